@@ -1,0 +1,83 @@
+# The testbed's entry points. `make up` and `make test` install what they need
+# (Debian packages, the compose plugin, the venv, generated code, images) first.
+
+SHELL := /bin/bash
+PY := .venv/bin/python
+COMPOSE := docker compose
+RUN_ID ?= $(shell date -u +%Y%m%d-%H%M%S)
+export RUN_ID
+PACKAGES := broker_node controller zkdata rpc eventlog chaos pipeline testbed
+
+.PHONY: help setup host venv proto compose-plugin images up down ps logs cluster \
+        test lint test-unit test-integration test-docker clean-images clean
+
+help:
+	@echo "make up                 build what is missing, start the cluster, show it"
+	@echo "make test               lint + unit + integration + docker tiers"
+	@echo "make down               stop the cluster and remove its volumes"
+	@echo "make cluster            show ZooKeeper modes, brokers and epochs, the controller"
+	@echo "make images             (re)build the images whose inputs changed"
+	@echo "make lint | test-unit | test-integration | test-docker"
+
+host:
+	@scripts/ensure-host-packages.sh
+
+compose-plugin:
+	@scripts/ensure-compose-plugin.sh
+
+venv:
+	@scripts/ensure-venv.sh
+
+proto: venv
+	@scripts/gen-proto.sh $(PY)
+
+setup: host compose-plugin venv proto
+
+images: setup
+	@scripts/build-images.sh $(PY)
+
+up: images
+	@mkdir -p runs/$(RUN_ID)
+	@echo "==> starting the cluster (run $(RUN_ID), events in runs/$(RUN_ID)/events/)"
+	@$(COMPOSE) up -d --wait
+	@$(PY) -m testbed cluster --wait-brokers 3
+
+cluster: venv proto
+	@$(PY) -m testbed cluster
+
+down: compose-plugin
+	@$(COMPOSE) down -v --remove-orphans
+
+ps:
+	@$(COMPOSE) ps
+
+logs:
+	@$(COMPOSE) logs --tail=100
+
+lint: setup
+	@echo "==> ruff"
+	@.venv/bin/ruff check .
+	@.venv/bin/ruff format --check .
+	@echo "==> mypy"
+	@.venv/bin/mypy $(PACKAGES)
+	@# each test tier has its own conftest module, so each is checked on its own
+	@for tier in unit integration docker; do .venv/bin/mypy tests/support tests/$$tier || exit 1; done
+
+test-unit: setup
+	@.venv/bin/pytest tests/unit -q
+
+test-integration: setup
+	@.venv/bin/pytest tests/integration -q
+
+test-docker: images
+	@.venv/bin/pytest tests/docker -q
+
+test: images lint
+	@echo "==> tests (unit, integration, docker)"
+	@.venv/bin/pytest tests/unit tests/integration tests/docker -q
+
+clean-images:
+	-@docker image rm testbed-broker:latest testbed-zookeeper:latest testbed-base:latest
+
+clean:
+	rm -rf .build testbed_rpc .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,61 @@
+"""`python -m broker_node`: run one broker until SIGTERM or SIGINT.
+
+The process may be PID 1 in its container: it installs its own SIGTERM handler, stops
+cleanly (closing the ZooKeeper session so its ephemeral znodes vanish at once) and exits 0.
+Exit 2: bad configuration. Exit 1: could not start. Main thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from types import FrameType
+
+from broker_node.config import load_config
+from broker_node.node import BrokerNode
+from zkdata.errors import BrokerIdInUseError
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse the configuration, start the broker, wait for a stop signal."""
+    config = load_config(argv)
+    logging.basicConfig(
+        level=logging.INFO,
+        format=f"%(asctime)s {config.node_name} %(threadName)s %(levelname)s %(name)s: %(message)s",
+    )
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        logging.getLogger("broker_node").info("received %s, stopping", signal.Signals(signum).name)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    node = BrokerNode(config)
+    try:
+        node.start()
+    except BrokerIdInUseError as exc:
+        logging.getLogger("broker_node").error("cannot register: %s", exc)
+        node.stop()
+        return 1
+    except Exception:
+        logging.getLogger("broker_node").exception("start-up failed")
+        node.stop()
+        return 1
+    logging.getLogger("broker_node").info(
+        "broker %d serving on port %d, broker epoch %d",
+        config.broker_id,
+        node.port,
+        node.broker_epoch,
+    )
+    while not stop.wait(1.0):
+        pass
+    node.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,146 @@
+"""`BrokerConfig`: the broker process's configuration, built once at the edge.
+
+Command-line arguments win over environment variables, which win over defaults. This is
+the only module of the broker that reads the environment. Bad values end the process
+with a clear message and exit code 2. Main thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import socket
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+_ZK_CONNECT = re.compile(r"^[A-Za-z0-9.\-_\[\]:]+:\d+(,[A-Za-z0-9.\-_\[\]:]+:\d+)*(/[^/\s]+)*/?$")
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerConfig:
+    """Everything a broker process needs to know."""
+
+    broker_id: int
+    zk_connect: str
+    zk_session_timeout_ms: int = 6000
+    zk_connection_timeout_ms: int = 30000
+    listen_host: str = "0.0.0.0"
+    port: int = 9092
+    advertised_host: str = "localhost"
+    run_dir: Path | None = None
+    health_file: Path | None = None
+
+    @property
+    def node_name(self) -> str:
+        """The name used in event logs and run directories: `broker<id>`."""
+        return f"broker{self.broker_id}"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with environment-variable defaults named in the help."""
+
+
+def _env(env: Mapping[str, str], name: str) -> str | None:
+    value = env.get(name)
+    return value if value not in (None, "") else None
+
+
+def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
+    """The command line of `python -m broker_node`, defaults taken from `env`."""
+    parser = _Parser(
+        prog="broker_node",
+        description="A testbed broker: registers in ZooKeeper, runs for controller, serves "
+        "the control-plane RPCs. Each option can also be set by the environment variable "
+        "shown.",
+    )
+    parser.add_argument(
+        "--broker-id", default=_env(env, "BROKER_ID"), help="broker id, >= 0 (BROKER_ID)"
+    )
+    parser.add_argument(
+        "--zk-connect",
+        default=_env(env, "ZK_CONNECT"),
+        help="ZooKeeper connect string host:port[,host:port...][/chroot] (ZK_CONNECT)",
+    )
+    parser.add_argument(
+        "--zk-session-timeout-ms",
+        default=_env(env, "ZK_SESSION_TIMEOUT_MS") or "6000",
+        help="ZooKeeper session timeout (ZK_SESSION_TIMEOUT_MS, default 6000)",
+    )
+    parser.add_argument(
+        "--zk-connection-timeout-ms",
+        default=_env(env, "ZK_CONNECTION_TIMEOUT_MS") or "30000",
+        help="how long to wait for the first ZooKeeper connection (ZK_CONNECTION_TIMEOUT_MS)",
+    )
+    parser.add_argument(
+        "--listen-host",
+        default=_env(env, "LISTEN_HOST") or "0.0.0.0",
+        help="bind address (LISTEN_HOST)",
+    )
+    parser.add_argument(
+        "--port", default=_env(env, "PORT") or "9092", help="gRPC port; 0 picks a free one (PORT)"
+    )
+    parser.add_argument(
+        "--advertised-host",
+        default=_env(env, "ADVERTISED_HOST") or socket.gethostname(),
+        help="host name other brokers and clients use (ADVERTISED_HOST, default: hostname)",
+    )
+    parser.add_argument(
+        "--run-dir",
+        default=_env(env, "RUN_DIR"),
+        help="run directory; events go to <run-dir>/events/broker<id>.jsonl (RUN_DIR)",
+    )
+    parser.add_argument(
+        "--health-file",
+        default=_env(env, "HEALTH_FILE"),
+        help="file written while registered and serving, for health checks (HEALTH_FILE)",
+    )
+    return parser
+
+
+def _int(parser: argparse.ArgumentParser, name: str, raw: str | None, low: int, high: int) -> int:
+    if raw is None:
+        parser.error(f"{name} is required")
+    try:
+        value = int(raw)
+    except ValueError:
+        parser.error(f"{name} must be an integer, got {raw!r}")
+    if not low <= value <= high:
+        parser.error(f"{name} must be between {low} and {high}, got {value}")
+    return value
+
+
+def load_config(
+    argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
+) -> BrokerConfig:
+    """Parse `argv` over `env` (defaults: the process's); exit 2 with a message on bad input."""
+    env = os.environ if env is None else env
+    parser = build_parser(env)
+    args = parser.parse_args(argv)
+    broker_id = _int(parser, "--broker-id", args.broker_id, 0, 2**31 - 1)
+    if not args.zk_connect:
+        parser.error("--zk-connect is required (or set ZK_CONNECT)")
+    if not _ZK_CONNECT.match(args.zk_connect):
+        parser.error(
+            "--zk-connect must look like host:port[,host:port...][/chroot], "
+            f"got {args.zk_connect!r}"
+        )
+    session = _int(parser, "--zk-session-timeout-ms", args.zk_session_timeout_ms, 1000, 600_000)
+    connection = _int(
+        parser, "--zk-connection-timeout-ms", args.zk_connection_timeout_ms, 100, 600_000
+    )
+    port = _int(parser, "--port", args.port, 0, 65535)
+    if not args.advertised_host:
+        parser.error("--advertised-host must not be empty")
+    return BrokerConfig(
+        broker_id=broker_id,
+        zk_connect=args.zk_connect,
+        zk_session_timeout_ms=session,
+        zk_connection_timeout_ms=connection,
+        listen_host=args.listen_host,
+        port=port,
+        advertised_host=args.advertised_host,
+        run_dir=Path(args.run_dir) if args.run_dir else None,
+        health_file=Path(args.health_file) if args.health_file else None,
+    )

@@ -1,0 +1,182 @@
+"""`ControlRequestHandler`: the broker's side of LeaderAndIsr, UpdateMetadata, StopReplica
+and ControlledShutdown.
+
+Applies the fencing rules of `broker_node.fencing`, records what it accepted (the highest
+controller epoch obeyed, each hosted partition's leadership, the metadata cache) and writes
+every accepted or rejected request to the event log. Runs on gRPC worker threads; one lock
+serializes state changes (Kafka's `replicaStateChangeLock`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from broker_node import fencing
+from broker_node.metadata_cache import MetadataCache
+from eventlog import EventKind, EventLog
+from rpc import messages as m
+from rpc.errors import Errors
+from zkdata.model import TopicPartition
+
+
+@dataclass(frozen=True, slots=True)
+class HostedPartition:
+    """A partition replica this broker holds, as the last accepted LeaderAndIsr set it."""
+
+    state: m.LeaderAndIsrPartitionState
+    is_leader: bool
+
+
+class ControlRequestHandler:
+    """Fences and applies control requests for broker `broker_id`."""
+
+    def __init__(
+        self,
+        broker_id: int,
+        broker_epoch: Callable[[], int],
+        event_log: EventLog,
+        controlled_shutdown: Callable[[m.ControlledShutdownRequest], m.ControlledShutdownResponse],
+    ) -> None:
+        self.broker_id = broker_id
+        self._broker_epoch = broker_epoch
+        self._events = event_log
+        self._controlled_shutdown = controlled_shutdown
+        self._lock = threading.Lock()
+        self.metadata_cache = MetadataCache()
+        self._controller_epoch = 0
+        self._hosted: dict[TopicPartition, HostedPartition] = {}
+
+    @property
+    def controller_epoch(self) -> int:
+        """The highest controller epoch this broker has obeyed."""
+        with self._lock:
+            return self._controller_epoch
+
+    def hosted_partitions(self) -> dict[TopicPartition, HostedPartition]:
+        """A copy of the hosted partitions."""
+        with self._lock:
+            return dict(self._hosted)
+
+    def _check(self, api: str, header: m.ControlHeader) -> Errors:
+        current = self._broker_epoch()
+        error = fencing.check_control_request(
+            header.controller_epoch, header.broker_epoch, self._controller_epoch, current
+        )
+        if error is not Errors.NONE:
+            self._events.emit(
+                EventKind.REQUEST_REJECTED,
+                api=api,
+                error=error.name,
+                error_code=int(error),
+                controller_id=header.controller_id,
+                controller_epoch=header.controller_epoch,
+                request_broker_epoch=header.broker_epoch,
+                broker_epoch=current,
+                highest_controller_epoch=self._controller_epoch,
+            )
+        return error
+
+    def _accepted(self, api: str, header: m.ControlHeader, partitions: int, errors: int) -> None:
+        self._events.emit(
+            EventKind.REQUEST_ACCEPTED,
+            api=api,
+            controller_id=header.controller_id,
+            controller_epoch=header.controller_epoch,
+            request_broker_epoch=header.broker_epoch,
+            broker_epoch=self._broker_epoch(),
+            partitions=partitions,
+            partition_errors=errors,
+        )
+
+    def leader_and_isr(self, request: m.LeaderAndIsrRequest) -> m.LeaderAndIsrResponse:
+        """Become leader or follower of each partition whose leader epoch is newer."""
+        with self._lock:
+            error = self._check("LeaderAndIsr", request.header)
+            if error is not Errors.NONE:
+                return m.LeaderAndIsrResponse(
+                    error,
+                    tuple(
+                        m.PartitionError(s.topic_partition, error) for s in request.partition_states
+                    ),
+                )
+            self._controller_epoch = request.header.controller_epoch
+            results = []
+            for state in request.partition_states:
+                tp = state.topic_partition
+                hosted = self._hosted.get(tp)
+                verdict = fencing.check_leader_and_isr_partition(
+                    state.leader_epoch,
+                    hosted.state.leader_epoch if hosted else None,
+                    state.replicas,
+                    self.broker_id,
+                )
+                if verdict is Errors.NONE:
+                    self._hosted[tp] = HostedPartition(state, state.leader == self.broker_id)
+                else:
+                    self._events.emit(
+                        EventKind.PARTITION_FENCED,
+                        api="LeaderAndIsr",
+                        topic=tp.topic,
+                        partition=tp.partition,
+                        error=verdict.name,
+                        leader_epoch=state.leader_epoch,
+                        current_leader_epoch=hosted.state.leader_epoch if hosted else None,
+                        controller_epoch=request.header.controller_epoch,
+                    )
+                results.append(m.PartitionError(tp, verdict))
+            self._accepted(
+                "LeaderAndIsr",
+                request.header,
+                len(results),
+                sum(1 for r in results if r.error is not Errors.NONE),
+            )
+            return m.LeaderAndIsrResponse(Errors.NONE, tuple(results))
+
+    def update_metadata(self, request: m.UpdateMetadataRequest) -> m.UpdateMetadataResponse:
+        """Refresh the metadata cache."""
+        with self._lock:
+            error = self._check("UpdateMetadata", request.header)
+            if error is not Errors.NONE:
+                return m.UpdateMetadataResponse(error)
+            self._controller_epoch = request.header.controller_epoch
+            self.metadata_cache.update(request)
+            self._accepted("UpdateMetadata", request.header, len(request.partition_states), 0)
+            return m.UpdateMetadataResponse(Errors.NONE)
+
+    def stop_replica(self, request: m.StopReplicaRequest) -> m.StopReplicaResponse:
+        """Stop each replica unless its leader epoch is fenced."""
+        with self._lock:
+            error = self._check("StopReplica", request.header)
+            if error is not Errors.NONE:
+                return m.StopReplicaResponse(
+                    error,
+                    tuple(
+                        m.PartitionError(s.topic_partition, error) for s in request.partition_states
+                    ),
+                )
+            self._controller_epoch = request.header.controller_epoch
+            results = []
+            for state in request.partition_states:
+                tp = state.topic_partition
+                hosted = self._hosted.get(tp)
+                verdict = fencing.check_stop_replica_partition(
+                    state.leader_epoch, hosted.state.leader_epoch if hosted else None
+                )
+                if verdict is Errors.NONE:
+                    self._hosted.pop(tp, None)
+                results.append(m.PartitionError(tp, verdict))
+            self._accepted(
+                "StopReplica",
+                request.header,
+                len(results),
+                sum(1 for r in results if r.error is not Errors.NONE),
+            )
+            return m.StopReplicaResponse(Errors.NONE, tuple(results))
+
+    def controlled_shutdown(
+        self, request: m.ControlledShutdownRequest
+    ) -> m.ControlledShutdownResponse:
+        """Answered by the local controller (NOT_CONTROLLER unless it is active)."""
+        return self._controlled_shutdown(request)

@@ -1,0 +1,65 @@
+"""Broker-side fencing decisions (DESIGN.md 4.4), as Kafka 2.8's broker makes them.
+
+Pure functions of explicit values; the request handler applies them under its lock.
+
+Request level (LeaderAndIsr, UpdateMetadata, StopReplica), in Kafka's order:
+  1. broker epoch in the request older than ours        -> STALE_BROKER_EPOCH (77)
+     (-1 means "unknown" and passes; a newer one passes: the controller may learn of our
+     new registration before we do)
+  2. controller epoch older than the highest obeyed      -> STALE_CONTROLLER_EPOCH (11)
+Partition level:
+  LeaderAndIsr: leader epoch not newer than ours          -> STALE_CONTROLLER_EPOCH
+                this broker not among the replicas        -> UNKNOWN_TOPIC_OR_PARTITION
+  StopReplica:  leader epoch older or equal (unless -1/-2) -> FENCED_LEADER_EPOCH
+"""
+
+from __future__ import annotations
+
+from rpc.errors import Errors
+from zkdata.model import EPOCH_DURING_DELETE, NO_EPOCH, UNKNOWN_BROKER_EPOCH
+
+
+def is_broker_epoch_stale(request_broker_epoch: int, current_broker_epoch: int) -> bool:
+    """True when the request was addressed to an earlier registration of this broker."""
+    if request_broker_epoch == UNKNOWN_BROKER_EPOCH:
+        return False
+    return request_broker_epoch < current_broker_epoch
+
+
+def check_control_request(
+    request_controller_epoch: int,
+    request_broker_epoch: int,
+    highest_controller_epoch: int,
+    current_broker_epoch: int,
+) -> Errors:
+    """The request-level verdict for a controller-to-broker request."""
+    if is_broker_epoch_stale(request_broker_epoch, current_broker_epoch):
+        return Errors.STALE_BROKER_EPOCH
+    if request_controller_epoch < highest_controller_epoch:
+        return Errors.STALE_CONTROLLER_EPOCH
+    return Errors.NONE
+
+
+def check_leader_and_isr_partition(
+    request_leader_epoch: int,
+    current_leader_epoch: int | None,
+    replicas: tuple[int, ...],
+    local_broker_id: int,
+) -> Errors:
+    """Per-partition verdict for LeaderAndIsr; `current_leader_epoch` None = not hosted."""
+    if current_leader_epoch is not None and request_leader_epoch <= current_leader_epoch:
+        return Errors.STALE_CONTROLLER_EPOCH
+    if local_broker_id not in replicas:
+        return Errors.UNKNOWN_TOPIC_OR_PARTITION
+    return Errors.NONE
+
+
+def check_stop_replica_partition(
+    request_leader_epoch: int, current_leader_epoch: int | None
+) -> Errors:
+    """Per-partition verdict for StopReplica; `current_leader_epoch` None = not hosted."""
+    if request_leader_epoch in (EPOCH_DURING_DELETE, NO_EPOCH) or current_leader_epoch is None:
+        return Errors.NONE
+    if request_leader_epoch > current_leader_epoch:
+        return Errors.NONE
+    return Errors.FENCED_LEADER_EPOCH

@@ -1,0 +1,139 @@
+"""`BrokerNode`: one broker process, assembled and run.
+
+Start-up order: event log -> ZooKeeper session -> persistent paths -> gRPC server (the port
+is known before registering) -> registration (broker epoch) -> controller (election).
+Stopping reverses it and closes the session, so `/brokers/ids/N` (and `/controller`, if
+held) disappear at once. `start`/`stop` run on the main thread.
+"""
+
+from __future__ import annotations
+
+import logging
+from concurrent import futures
+
+import grpc
+
+from broker_node.config import BrokerConfig
+from broker_node.control_requests import ControlRequestHandler
+from broker_node.registration import BrokerRegistration
+from broker_node.zk_session import SessionListener, ensure_chroot, new_client
+from controller import KafkaController
+from eventlog import EventKind, EventLog
+from rpc import messages as m
+from rpc.errors import Errors
+from rpc.wire import CHANNEL_OPTIONS, add_broker_control_service
+from zkdata.client import KafkaZkClient
+
+log = logging.getLogger(__name__)
+
+
+class BrokerNode:
+    """A broker: registration, control-plane service, controller."""
+
+    def __init__(self, config: BrokerConfig) -> None:
+        self.config = config
+        self.events = EventLog(config.run_dir, config.node_name)
+        self._kazoo = new_client(config.zk_connect, config.zk_session_timeout_ms)
+        self.zk = KafkaZkClient(self._kazoo)
+        self._server: grpc.Server | None = None
+        self.port = config.port
+        self.registration: BrokerRegistration | None = None
+        self.controller: KafkaController | None = None
+        self.handler: ControlRequestHandler | None = None
+
+    @property
+    def broker_epoch(self) -> int:
+        """The current broker epoch (-1 before registration)."""
+        return self.registration.epoch if self.registration else -1
+
+    def start(self) -> None:
+        """Bring the broker up; raises if ZooKeeper or the port is unavailable."""
+        cfg = self.config
+        self.events.emit(EventKind.NODE_STARTED, broker_id=cfg.broker_id, zk_connect=cfg.zk_connect)
+        timeout_s = cfg.zk_connection_timeout_ms / 1000
+        ensure_chroot(cfg.zk_connect, timeout_s)
+        self._kazoo.start(timeout=timeout_s)
+        self.zk.create_persistent_paths()
+
+        self.handler = ControlRequestHandler(
+            cfg.broker_id, lambda: self.broker_epoch, self.events, self._controlled_shutdown
+        )
+        server = grpc.server(
+            futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="grpc-worker"),
+            options=CHANNEL_OPTIONS,
+        )
+        add_broker_control_service(server, self.handler)
+        self.port = server.add_insecure_port(f"{cfg.listen_host}:{cfg.port}")
+        if self.port == 0:
+            raise OSError(f"cannot bind {cfg.listen_host}:{cfg.port}")
+        server.start()
+        self._server = server
+
+        self.registration = BrokerRegistration(
+            self.zk,
+            cfg.broker_id,
+            cfg.advertised_host,
+            self.port,
+            self.events,
+            wait_for_stale_s=2 * cfg.zk_session_timeout_ms / 1000 + 5,
+        )
+        self.controller = KafkaController(
+            cfg.broker_id, self.zk, self.events, register_broker=self._reregister
+        )
+        self._kazoo.add_listener(
+            SessionListener(
+                self._kazoo,
+                self.events,
+                on_expired=self._on_session_expired,
+                on_new_session=self.controller.on_new_session,
+            )
+        )
+        self.registration.register()
+        self._write_health()
+        self.controller.startup()
+
+    def _reregister(self) -> int:
+        assert self.registration is not None
+        epoch = self.registration.register()
+        self._write_health()
+        return epoch
+
+    def _on_session_expired(self) -> None:
+        self._clear_health()
+        if self.controller is not None:
+            self.controller.on_session_expired()
+
+    def _controlled_shutdown(
+        self, request: m.ControlledShutdownRequest
+    ) -> m.ControlledShutdownResponse:
+        if self.controller is None:
+            return m.ControlledShutdownResponse(Errors.NOT_CONTROLLER)
+        return self.controller.controlled_shutdown(request)
+
+    def _write_health(self) -> None:
+        path = self.config.health_file
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"{self.config.broker_id} {self.broker_epoch} {self.port}\n")
+
+    def _clear_health(self) -> None:
+        path = self.config.health_file
+        if path is not None:
+            path.unlink(missing_ok=True)
+
+    def stop(self) -> None:
+        """Stop serving and close the session (idempotent). The controlled-shutdown request
+        to the controller is sent here first once the controller core can move leaders."""
+        self._clear_health()
+        if self.controller is not None:
+            self.controller.shutdown()
+        if self._server is not None:
+            self._server.stop(grace=1.0).wait(2.0)
+            self._server = None
+        try:
+            self._kazoo.stop()
+            self._kazoo.close()
+        except Exception:  # stopping must not fail because ZooKeeper is gone
+            log.exception("closing the ZooKeeper session failed")
+        self.events.emit(EventKind.NODE_STOPPED, broker_id=self.config.broker_id)
+        self.events.close()

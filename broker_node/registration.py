@@ -1,0 +1,80 @@
+"""`BrokerRegistration`: the broker's ephemeral `/brokers/ids/N` and its broker epoch.
+
+`register()` runs on the main thread at start-up and on the controller event thread after
+a session expiry; `epoch` may be read from any thread.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from eventlog import EventKind, EventLog
+from zkdata.client import KafkaZkClient, now_ms
+from zkdata.errors import BrokerIdInUseError
+from zkdata.model import UNKNOWN_BROKER_EPOCH, BrokerInfo, EndPoint
+
+
+class BrokerRegistration:
+    """Registers broker `broker_id` at `host:port`; remembers the latest broker epoch."""
+
+    def __init__(
+        self,
+        zk: KafkaZkClient,
+        broker_id: int,
+        host: str,
+        port: int,
+        event_log: EventLog,
+        wait_for_stale_s: float,
+    ) -> None:
+        self._zk = zk
+        self.broker_id = broker_id
+        self._host = host
+        self._port = port
+        self._events = event_log
+        self._wait_for_stale_s = wait_for_stale_s
+        self._lock = threading.Lock()
+        self._epoch = UNKNOWN_BROKER_EPOCH
+        self._count = 0
+
+    @property
+    def epoch(self) -> int:
+        """The broker epoch (czxid of the registration), -1 before the first registration."""
+        with self._lock:
+            return self._epoch
+
+    def register(self) -> int:
+        """Create the registration and return the new broker epoch.
+
+        If another session still holds the id (this broker was killed and restarted before
+        ZooKeeper expired its old session), wait up to `wait_for_stale_s` for that node to
+        go away, then raise `BrokerIdInUseError`.
+        """
+        info = BrokerInfo(
+            id=self.broker_id,
+            endpoints=(EndPoint(self._host, self._port),),
+            timestamp_ms=now_ms(),
+        )
+        deadline = time.monotonic() + self._wait_for_stale_s
+        while True:
+            try:
+                epoch = self._zk.register_broker(info)
+                break
+            except BrokerIdInUseError:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.25)  # backoff while the stale session expires server-side
+        with self._lock:
+            previous = self._epoch
+            self._epoch = epoch
+            self._count += 1
+            count = self._count
+        self._events.emit(
+            EventKind.BROKER_REGISTERED,
+            broker_id=self.broker_id,
+            broker_epoch=epoch,
+            previous_broker_epoch=previous,
+            reregistration=count > 1,
+            session_id=f"0x{self._zk.session_id or 0:x}",
+        )
+        return epoch

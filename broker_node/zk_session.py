@@ -1,0 +1,78 @@
+"""The broker's kazoo session: creation (with the chroot made if missing) and the session
+state listener.
+
+The listener runs on kazoo's connection thread and only records the change and hands it
+on: expiry -> the controller's Expire event; the new session after an expiry -> the
+controller's RegisterBrokerAndReelect event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kazoo.client import KazooClient
+from kazoo.protocol.states import KazooState
+
+from eventlog import EventKind, EventLog
+from zkdata import paths
+
+
+def ensure_chroot(connect: str, timeout_s: float) -> None:
+    """Create the chroot of `connect` (if it has one) with a short-lived session."""
+    hosts, chroot = paths.split_chroot(connect)
+    if not chroot:
+        return
+    client = KazooClient(hosts=hosts, timeout=timeout_s)
+    client.start(timeout=timeout_s)
+    try:
+        client.ensure_path(chroot)
+    finally:
+        client.stop()
+        client.close()
+
+
+def new_client(connect: str, session_timeout_ms: int) -> KazooClient:
+    """A kazoo client that reconnects forever and retries commands within twice the
+    session timeout (an expired session is not retried: the listener handles it)."""
+    session_s = session_timeout_ms / 1000
+    return KazooClient(
+        hosts=connect,
+        timeout=session_s,
+        connection_retry={"max_tries": -1, "delay": 0.1, "backoff": 2, "max_delay": 1.0},
+        command_retry={
+            "max_tries": -1,
+            "delay": 0.05,
+            "backoff": 2,
+            "max_delay": 1.0,
+            "deadline": max(10.0, 2 * session_s),
+            "ignore_expire": False,
+        },
+    )
+
+
+class SessionListener:
+    """Follows kazoo's state changes for one broker (kazoo's connection thread)."""
+
+    def __init__(
+        self,
+        client: KazooClient,
+        event_log: EventLog,
+        on_expired: Callable[[], None],
+        on_new_session: Callable[[], None],
+    ) -> None:
+        self._client = client
+        self._events = event_log
+        self._on_expired = on_expired
+        self._on_new_session = on_new_session
+        self._expired = False
+
+    def __call__(self, state: KazooState) -> None:
+        client_id = self._client.client_id
+        session = f"0x{client_id[0]:x}" if client_id else None
+        self._events.emit(EventKind.ZK_SESSION_STATE, state=str(state).lower(), session_id=session)
+        if state == KazooState.LOST:
+            self._expired = True
+            self._on_expired()
+        elif state == KazooState.CONNECTED and self._expired:
+            self._expired = False
+            self._on_new_session()

@@ -1,0 +1,249 @@
+"""`KafkaController`: every broker builds one; only the elected one is active.
+
+Election (DESIGN.md 4.1): read `/controller_epoch`, then one multi creating the ephemeral
+`/controller` and bumping the epoch at the version read. A watch on `/controller` re-runs
+the election when it is deleted and resigns when it moved elsewhere. Session expiry
+resigns; the next session re-registers the broker (new broker epoch) and runs again.
+
+Threads: public methods may be called from any thread and only enqueue events; `process`
+and everything it calls run on `controller-event-thread`, which owns the context.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Protocol
+
+from kazoo.protocol.states import EventType, KeeperState, WatchedEvent
+
+from controller import events as ev
+from controller.context import ControllerContext
+from controller.event_manager import ControllerEventManager
+from eventlog import EventKind, EventLog
+from rpc.errors import Errors
+from rpc.messages import ControlledShutdownRequest, ControlledShutdownResponse
+from zkdata import paths
+from zkdata.client import ControllerEpoch, WatchCallback
+from zkdata.errors import ControllerMovedError, ZnodeFormatError
+
+log = logging.getLogger(__name__)
+
+#: `activeControllerId` when no controller is known.
+NO_CONTROLLER = -1
+
+
+class ControllerZk(Protocol):
+    """The ZooKeeper operations the controller needs (implemented by `KafkaZkClient`)."""
+
+    def get_controller_id(self) -> int | None:
+        """The active controller's id, or None."""
+
+    def register_controller_and_increment_epoch(self, controller_id: int) -> ControllerEpoch:
+        """Run for election; raises ControllerMovedError when someone else won."""
+
+    def watch_exists(self, path: str, callback: WatchCallback) -> bool:
+        """Arm a one-shot watch."""
+
+    def delete_controller_if_owned(self) -> None:
+        """Give up `/controller` if this session holds it."""
+
+
+class KafkaController:
+    """The controller of one broker; active only while it holds `/controller`."""
+
+    def __init__(
+        self,
+        broker_id: int,
+        zk: ControllerZk,
+        event_log: EventLog,
+        register_broker: Callable[[], int],
+    ) -> None:
+        self.broker_id = broker_id
+        self._zk = zk
+        self._events = event_log
+        self._register_broker = register_broker
+        self.context = ControllerContext()
+        self._active_controller_id = NO_CONTROLLER
+        self.event_manager = ControllerEventManager(self)
+
+    # -- any thread ------------------------------------------------------------------------
+
+    @property
+    def is_active(self) -> bool:
+        """True while this broker is the controller."""
+        return self._active_controller_id == self.broker_id
+
+    @property
+    def active_controller_id(self) -> int:
+        """The controller as last observed, or -1."""
+        return self._active_controller_id
+
+    def startup(self) -> None:
+        """Start the event thread and join the election."""
+        self.event_manager.start()
+        self.event_manager.put(ev.Startup())
+
+    def on_session_expired(self) -> None:
+        """The session is gone: preempt queued work and resign (kazoo's thread)."""
+        self.event_manager.clear_and_put(ev.Expire())
+
+    def on_new_session(self) -> None:
+        """A new session replaced an expired one: re-register and re-elect."""
+        self.event_manager.put(ev.RegisterBrokerAndReelect())
+
+    def controlled_shutdown(
+        self, request: ControlledShutdownRequest, timeout_s: float = 30.0
+    ) -> ControlledShutdownResponse:
+        """Answer a broker's ControlledShutdown (called on a gRPC thread; waits for the
+        event thread)."""
+        if not self.is_active:
+            return ControlledShutdownResponse(Errors.NOT_CONTROLLER)
+        done = threading.Event()
+        answer: list[ControlledShutdownResponse] = []
+
+        def reply(response: ControlledShutdownResponse) -> None:
+            answer.append(response)
+            done.set()
+
+        self.event_manager.put(
+            ev.ControlledShutdown(request.broker_id, request.broker_epoch, reply)
+        )
+        if not done.wait(timeout_s):
+            return ControlledShutdownResponse(Errors.REQUEST_TIMED_OUT)
+        return answer[0]
+
+    def shutdown(self) -> None:
+        """Stop the event thread and resign (the broker is stopping)."""
+        self.event_manager.shutdown()
+        if self.is_active:
+            self._on_resignation()
+        self._active_controller_id = NO_CONTROLLER
+
+    # -- event thread ----------------------------------------------------------------------
+
+    def process(self, event: ev.ControllerEvent) -> None:
+        """Dispatch one event (event thread)."""
+        match event:
+            case ev.Startup():
+                self._watch_controller()
+                self._elect()
+            case ev.ControllerChange():
+                self._maybe_resign()
+                if self._active_controller_id == NO_CONTROLLER:
+                    self._elect()  # it vanished before the watch was armed again
+            case ev.Reelect():
+                self._maybe_resign()
+                self._elect()
+            case ev.Expire():
+                self._process_expire()
+            case ev.RegisterBrokerAndReelect():
+                self._register_broker()
+                self._maybe_resign()
+                self._elect()
+            case ev.ControlledShutdown():
+                self._process_controlled_shutdown(event)
+            case _:
+                log.warning("unhandled controller event %r", event)
+
+    def on_process_error(self, event: ev.ControllerEvent, error: BaseException) -> None:
+        """Record a failed event; answer its caller if it has one (event thread)."""
+        self._events.emit(
+            EventKind.EVENT_FAILED,
+            event=type(event).__name__,
+            error=f"{type(error).__name__}: {error}",
+        )
+        event.preempt()
+
+    def _on_controller_znode(self, watched: WatchedEvent) -> None:
+        """Watch on `/controller` (kazoo's event thread): only enqueue.
+
+        kazoo drops every watch when the connection is suspended (it tells each watcher
+        with an event of type NONE) and does not restore them when the same session comes
+        back, so a suspension also enqueues ControllerChange, which re-arms the watch and
+        re-checks the controller once connected. After an expiry (NONE in a closed state)
+        the session listener's Expire / RegisterBrokerAndReelect take over.
+        """
+        if watched.type == EventType.DELETED:
+            self.event_manager.put(ev.Reelect())
+        else:
+            suspended = watched.type == EventType.NONE and watched.state == KeeperState.CONNECTING
+            if suspended or watched.type in (EventType.CREATED, EventType.CHANGED):
+                self.event_manager.put(ev.ControllerChange())
+
+    def _watch_controller(self) -> None:
+        self._zk.watch_exists(paths.CONTROLLER, self._on_controller_znode)
+
+    def _read_controller_id(self) -> int:
+        try:
+            found = self._zk.get_controller_id()
+        except ZnodeFormatError as exc:
+            self._events.emit(EventKind.MALFORMED_ZNODE, path=exc.path, reason=exc.reason)
+            return NO_CONTROLLER
+        return NO_CONTROLLER if found is None else found
+
+    def _elect(self) -> None:
+        self._active_controller_id = self._read_controller_id()
+        if self._active_controller_id != NO_CONTROLLER:
+            self._events.emit(
+                EventKind.CONTROLLER_OBSERVED, controller_id=self._active_controller_id
+            )
+            return
+        try:
+            epoch = self._zk.register_controller_and_increment_epoch(self.broker_id)
+        except ControllerMovedError as exc:
+            log.info("broker %d lost the controller election: %s", self.broker_id, exc)
+            self._maybe_resign()
+            return
+        except ZnodeFormatError as exc:
+            self._events.emit(EventKind.MALFORMED_ZNODE, path=exc.path, reason=exc.reason)
+            return
+        self.context.epoch = epoch.epoch
+        self.context.epoch_zk_version = epoch.zk_version
+        self._active_controller_id = self.broker_id
+        self._events.emit(
+            EventKind.CONTROLLER_ELECTED,
+            controller_id=self.broker_id,
+            controller_epoch=epoch.epoch,
+            epoch_zk_version=epoch.zk_version,
+        )
+        self._on_controller_failover()
+
+    def _maybe_resign(self) -> None:
+        was_active = self.is_active
+        self._watch_controller()
+        self._active_controller_id = self._read_controller_id()
+        if was_active and not self.is_active:
+            self._on_resignation()
+        if not self.is_active and self._active_controller_id != NO_CONTROLLER:
+            self._events.emit(
+                EventKind.CONTROLLER_OBSERVED, controller_id=self._active_controller_id
+            )
+
+    def _process_expire(self) -> None:
+        was_active = self.is_active
+        self._active_controller_id = NO_CONTROLLER
+        if was_active:
+            self._on_resignation()
+
+    def _on_controller_failover(self) -> None:
+        """Become the active controller. The controller core (context load, listeners,
+        state machines, channel manager) hooks in here."""
+
+    def _on_resignation(self) -> None:
+        """Tear down everything `_on_controller_failover` set up."""
+        self._events.emit(
+            EventKind.CONTROLLER_RESIGNED,
+            controller_id=self.broker_id,
+            controller_epoch=self.context.epoch,
+        )
+        self.context.reset()
+
+    def _process_controlled_shutdown(self, event: ev.ControlledShutdown) -> None:
+        if not self.is_active:
+            event.callback(ControlledShutdownResponse(Errors.NOT_CONTROLLER))
+            return
+        # No partitions are led yet, so nothing remains to move. The controller core
+        # replaces this with Kafka's controlled-shutdown election.
+        event.callback(ControlledShutdownResponse(Errors.NONE, ()))

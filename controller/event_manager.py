@@ -1,0 +1,116 @@
+"""`ControllerEventManager`: one unbounded queue and the one thread that processes it.
+
+`put` and `clear_and_put` may be called from any thread (watches, gRPC handlers, session
+listeners). The thread `controller-event-thread` is the only caller of the processor, so the
+processor owns all controller state without locks. A processor exception is reported and
+the loop goes on: one bad event never kills the controller.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from controller.events import ControllerEvent, ShutdownEventThread
+from controller.states import ControllerState
+
+log = logging.getLogger(__name__)
+
+THREAD_NAME = "controller-event-thread"
+
+
+class EventProcessor(Protocol):
+    """What the event thread calls for each event."""
+
+    def process(self, event: ControllerEvent) -> None:
+        """Handle one event (on the event thread)."""
+
+    def on_process_error(self, event: ControllerEvent, error: BaseException) -> None:
+        """Report an exception `process` raised (on the event thread)."""
+
+
+@dataclass(slots=True)
+class _Queued:
+    event: ControllerEvent
+    enqueued_at: float
+
+
+class ControllerEventManager:
+    """The queue, its thread and its metrics (queue size, queue time, current state)."""
+
+    def __init__(
+        self,
+        processor: EventProcessor,
+        on_queue_time: Callable[[float], None] | None = None,
+    ) -> None:
+        self._processor = processor
+        self._queue: queue.Queue[_Queued] = queue.Queue()
+        self._lock = threading.Lock()  # serializes clear_and_put against put
+        self._thread = threading.Thread(target=self._run, name=THREAD_NAME, daemon=True)
+        self._on_queue_time = on_queue_time
+        self.state = ControllerState.IDLE
+        self.last_queue_time_ms = 0.0
+
+    def start(self) -> None:
+        """Start the event thread."""
+        self._thread.start()
+
+    @property
+    def is_event_thread(self) -> bool:
+        """True when called on the event thread."""
+        return threading.current_thread() is self._thread
+
+    def queue_size(self) -> int:
+        """Events waiting (EventQueueSize)."""
+        return self._queue.qsize()
+
+    def put(self, event: ControllerEvent) -> None:
+        """Enqueue `event` (any thread)."""
+        with self._lock:
+            self._queue.put(_Queued(event, time.monotonic()))
+
+    def clear_and_put(self, event: ControllerEvent) -> None:
+        """Drop every queued event (answering their callers through `preempt`), then enqueue
+        `event` (any thread)."""
+        with self._lock:
+            dropped: list[_Queued] = []
+            while True:
+                try:
+                    dropped.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            self._queue.put(_Queued(event, time.monotonic()))
+        for item in dropped:
+            item.event.preempt()
+
+    def shutdown(self, timeout_s: float = 10.0) -> None:
+        """Preempt what is queued, stop the thread and wait for it (any other thread)."""
+        self.clear_and_put(ShutdownEventThread())
+        if self._thread.is_alive() and not self.is_event_thread:
+            self._thread.join(timeout_s)
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            if isinstance(item.event, ShutdownEventThread):
+                return
+            waited = time.monotonic() - item.enqueued_at
+            self.last_queue_time_ms = waited * 1000
+            if self._on_queue_time is not None:
+                self._on_queue_time(waited)
+            self.state = item.event.state
+            try:
+                self._processor.process(item.event)
+            except Exception as exc:  # the controller never dies of one event
+                log.exception("controller event %s failed", type(item.event).__name__)
+                try:
+                    self._processor.on_process_error(item.event, exc)
+                except Exception:
+                    log.exception("reporting the failure of %s failed", item.event)
+            finally:
+                self.state = ControllerState.IDLE

@@ -1,0 +1,86 @@
+"""Controller events: frozen values put on the event queue by watches, timers, RPC handlers
+and session listeners (any thread), processed one at a time by the controller event thread.
+
+An event that carries a caller (`callback`) must answer it exactly once: with its result
+when processed, or through `preempt()` when the queue is cleared because the controller
+moved or is shutting down.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar
+
+from controller.states import ControllerState
+from rpc.errors import Errors
+from rpc.messages import ControlledShutdownResponse
+
+
+@dataclass(frozen=True)
+class ControllerEvent:
+    """Base of all events."""
+
+    state: ClassVar[ControllerState] = ControllerState.IDLE
+
+    def preempt(self) -> None:
+        """Answer the caller, if any, because the event will not be processed."""
+
+
+@dataclass(frozen=True)
+class Startup(ControllerEvent):
+    """The broker started: watch `/controller` and take part in the election."""
+
+    state: ClassVar[ControllerState] = ControllerState.CONTROLLER_CHANGE
+
+
+@dataclass(frozen=True)
+class ControllerChange(ControllerEvent):
+    """`/controller` was created or changed, or its watch was lost with a suspended
+    connection: re-arm the watch, resign if it is no longer us, run for election if there
+    is no controller at all."""
+
+    state: ClassVar[ControllerState] = ControllerState.CONTROLLER_CHANGE
+
+
+@dataclass(frozen=True)
+class Reelect(ControllerEvent):
+    """`/controller` was deleted: resign if needed and run for election."""
+
+    state: ClassVar[ControllerState] = ControllerState.CONTROLLER_CHANGE
+
+
+@dataclass(frozen=True)
+class Expire(ControllerEvent):
+    """The ZooKeeper session expired: the ephemeral znodes are gone; resign."""
+
+    state: ClassVar[ControllerState] = ControllerState.CONTROLLER_CHANGE
+
+
+@dataclass(frozen=True)
+class RegisterBrokerAndReelect(ControllerEvent):
+    """A new session is up after an expiry: register the broker again (new broker epoch)
+    and run for election."""
+
+    state: ClassVar[ControllerState] = ControllerState.CONTROLLER_CHANGE
+
+
+@dataclass(frozen=True)
+class ControlledShutdown(ControllerEvent):
+    """A broker asks to shut down in a controlled way; `callback` receives the answer."""
+
+    state: ClassVar[ControllerState] = ControllerState.CONTROLLED_SHUTDOWN
+    broker_id: int
+    broker_epoch: int
+    callback: Callable[[ControlledShutdownResponse], None]
+
+    def preempt(self) -> None:
+        """The controller moved before the request was handled."""
+        self.callback(ControlledShutdownResponse(Errors.NOT_CONTROLLER))
+
+
+@dataclass(frozen=True)
+class ShutdownEventThread(ControllerEvent):
+    """Stop the event thread (the broker is stopping)."""
+
+    state: ClassVar[ControllerState] = ControllerState.CONTROLLER_SHUTDOWN

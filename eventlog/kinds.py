@@ -1,0 +1,25 @@
+"""The kinds of structured events, schema version 1 (docs/events.md). Any thread."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+#: Bumped whenever a kind's fields change incompatibly; written into every line as `v`.
+SCHEMA_VERSION = 1
+
+
+class EventKind(StrEnum):
+    """What happened. Field lists are in docs/events.md."""
+
+    NODE_STARTED = "node_started"
+    NODE_STOPPED = "node_stopped"
+    ZK_SESSION_STATE = "zk_session_state"
+    BROKER_REGISTERED = "broker_registered"
+    CONTROLLER_ELECTED = "controller_elected"
+    CONTROLLER_RESIGNED = "controller_resigned"
+    CONTROLLER_OBSERVED = "controller_observed"
+    REQUEST_ACCEPTED = "request_accepted"
+    REQUEST_REJECTED = "request_rejected"
+    PARTITION_FENCED = "partition_fenced"
+    MALFORMED_ZNODE = "malformed_znode"
+    EVENT_FAILED = "event_failed"

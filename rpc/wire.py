@@ -1,0 +1,356 @@
+"""The one module that touches generated protobuf code (`testbed_rpc`).
+
+Converts `rpc.messages` to and from protobuf, adapts a `BrokerControlHandler` to the
+generated gRPC servicer, and wraps the generated stub in `BrokerControlClient`.
+Server-side handlers run on gRPC's worker threads; the client blocks its caller.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import grpc
+
+from rpc import messages as m
+from rpc.errors import Errors
+from testbed_rpc import control_pb2 as pb
+from testbed_rpc import control_pb2_grpc as pb_grpc
+from zkdata.model import EndPoint, TopicPartition
+
+#: gRPC's default 4 MiB cap is reached near 120k partitions; control requests may be larger.
+MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+CHANNEL_OPTIONS: list[tuple[str, Any]] = [
+    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+]
+
+
+class BrokerControlHandler(Protocol):
+    """What a broker does with each control request (domain objects in and out)."""
+
+    def leader_and_isr(self, request: m.LeaderAndIsrRequest) -> m.LeaderAndIsrResponse:
+        """Become leader or follower of partitions."""
+
+    def update_metadata(self, request: m.UpdateMetadataRequest) -> m.UpdateMetadataResponse:
+        """Refresh the metadata cache."""
+
+    def stop_replica(self, request: m.StopReplicaRequest) -> m.StopReplicaResponse:
+        """Stop replicas."""
+
+    def controlled_shutdown(
+        self, request: m.ControlledShutdownRequest
+    ) -> m.ControlledShutdownResponse:
+        """Move leaderships off a stopping broker (answered by the controller)."""
+
+
+# -- conversions -----------------------------------------------------------------------
+
+
+def _header_to_pb(h: m.ControlHeader) -> pb.ControlHeader:
+    return pb.ControlHeader(
+        controller_id=h.controller_id,
+        controller_epoch=h.controller_epoch,
+        broker_epoch=h.broker_epoch,
+    )
+
+
+def _header_from_pb(h: pb.ControlHeader) -> m.ControlHeader:
+    return m.ControlHeader(h.controller_id, h.controller_epoch, h.broker_epoch)
+
+
+def _errors_to_pb(errors: tuple[m.PartitionError, ...]) -> list[pb.PartitionError]:
+    return [
+        pb.PartitionError(
+            topic=e.topic_partition.topic,
+            partition=e.topic_partition.partition,
+            error_code=int(e.error),
+        )
+        for e in errors
+    ]
+
+
+def _errors_from_pb(errors: Any) -> tuple[m.PartitionError, ...]:
+    return tuple(
+        m.PartitionError(TopicPartition(e.topic, e.partition), Errors.from_code(e.error_code))
+        for e in errors
+    )
+
+
+def leader_and_isr_request_to_pb(r: m.LeaderAndIsrRequest) -> pb.LeaderAndIsrRequest:
+    """Domain -> protobuf."""
+    return pb.LeaderAndIsrRequest(
+        header=_header_to_pb(r.header),
+        partition_states=[
+            pb.LeaderAndIsrPartitionState(
+                topic=s.topic,
+                partition=s.partition,
+                controller_epoch=s.controller_epoch,
+                leader=s.leader,
+                leader_epoch=s.leader_epoch,
+                isr=s.isr,
+                zk_version=s.zk_version,
+                replicas=s.replicas,
+                adding_replicas=s.adding_replicas,
+                removing_replicas=s.removing_replicas,
+                is_new=s.is_new,
+            )
+            for s in r.partition_states
+        ],
+        live_leaders=[
+            pb.LiveLeader(broker_id=x.broker_id, host=x.host, port=x.port) for x in r.live_leaders
+        ],
+    )
+
+
+def leader_and_isr_request_from_pb(r: pb.LeaderAndIsrRequest) -> m.LeaderAndIsrRequest:
+    """Protobuf -> domain."""
+    return m.LeaderAndIsrRequest(
+        header=_header_from_pb(r.header),
+        partition_states=tuple(
+            m.LeaderAndIsrPartitionState(
+                topic=s.topic,
+                partition=s.partition,
+                controller_epoch=s.controller_epoch,
+                leader=s.leader,
+                leader_epoch=s.leader_epoch,
+                isr=tuple(s.isr),
+                zk_version=s.zk_version,
+                replicas=tuple(s.replicas),
+                adding_replicas=tuple(s.adding_replicas),
+                removing_replicas=tuple(s.removing_replicas),
+                is_new=s.is_new,
+            )
+            for s in r.partition_states
+        ),
+        live_leaders=tuple(m.LiveLeader(x.broker_id, x.host, x.port) for x in r.live_leaders),
+    )
+
+
+def leader_and_isr_response_to_pb(r: m.LeaderAndIsrResponse) -> pb.LeaderAndIsrResponse:
+    """Domain -> protobuf."""
+    return pb.LeaderAndIsrResponse(
+        error_code=int(r.error), partition_errors=_errors_to_pb(r.partition_errors)
+    )
+
+
+def leader_and_isr_response_from_pb(r: pb.LeaderAndIsrResponse) -> m.LeaderAndIsrResponse:
+    """Protobuf -> domain."""
+    return m.LeaderAndIsrResponse(
+        Errors.from_code(r.error_code), _errors_from_pb(r.partition_errors)
+    )
+
+
+def _endpoint_to_pb(e: EndPoint) -> pb.Endpoint:
+    return pb.Endpoint(
+        listener=e.listener, host=e.host, port=e.port, security_protocol=e.security_protocol
+    )
+
+
+def update_metadata_request_to_pb(r: m.UpdateMetadataRequest) -> pb.UpdateMetadataRequest:
+    """Domain -> protobuf."""
+    return pb.UpdateMetadataRequest(
+        header=_header_to_pb(r.header),
+        partition_states=[
+            pb.UpdateMetadataPartitionState(
+                topic=s.topic,
+                partition=s.partition,
+                controller_epoch=s.controller_epoch,
+                leader=s.leader,
+                leader_epoch=s.leader_epoch,
+                isr=s.isr,
+                zk_version=s.zk_version,
+                replicas=s.replicas,
+                offline_replicas=s.offline_replicas,
+            )
+            for s in r.partition_states
+        ],
+        live_brokers=[
+            pb.LiveBroker(
+                id=b.id, endpoints=[_endpoint_to_pb(e) for e in b.endpoints], rack=b.rack or ""
+            )
+            for b in r.live_brokers
+        ],
+    )
+
+
+def update_metadata_request_from_pb(r: pb.UpdateMetadataRequest) -> m.UpdateMetadataRequest:
+    """Protobuf -> domain."""
+    return m.UpdateMetadataRequest(
+        header=_header_from_pb(r.header),
+        partition_states=tuple(
+            m.UpdateMetadataPartitionState(
+                topic=s.topic,
+                partition=s.partition,
+                controller_epoch=s.controller_epoch,
+                leader=s.leader,
+                leader_epoch=s.leader_epoch,
+                isr=tuple(s.isr),
+                zk_version=s.zk_version,
+                replicas=tuple(s.replicas),
+                offline_replicas=tuple(s.offline_replicas),
+            )
+            for s in r.partition_states
+        ),
+        live_brokers=tuple(
+            m.LiveBroker(
+                id=b.id,
+                endpoints=tuple(
+                    EndPoint(e.host, e.port, e.listener, e.security_protocol) for e in b.endpoints
+                ),
+                rack=b.rack or None,
+            )
+            for b in r.live_brokers
+        ),
+    )
+
+
+def stop_replica_request_to_pb(r: m.StopReplicaRequest) -> pb.StopReplicaRequest:
+    """Domain -> protobuf."""
+    return pb.StopReplicaRequest(
+        header=_header_to_pb(r.header),
+        partition_states=[
+            pb.StopReplicaPartitionState(
+                topic=s.topic,
+                partition=s.partition,
+                leader_epoch=s.leader_epoch,
+                delete_partition=s.delete_partition,
+            )
+            for s in r.partition_states
+        ],
+    )
+
+
+def stop_replica_request_from_pb(r: pb.StopReplicaRequest) -> m.StopReplicaRequest:
+    """Protobuf -> domain."""
+    return m.StopReplicaRequest(
+        header=_header_from_pb(r.header),
+        partition_states=tuple(
+            m.StopReplicaPartitionState(s.topic, s.partition, s.leader_epoch, s.delete_partition)
+            for s in r.partition_states
+        ),
+    )
+
+
+def stop_replica_response_to_pb(r: m.StopReplicaResponse) -> pb.StopReplicaResponse:
+    """Domain -> protobuf."""
+    return pb.StopReplicaResponse(
+        error_code=int(r.error), partition_errors=_errors_to_pb(r.partition_errors)
+    )
+
+
+def stop_replica_response_from_pb(r: pb.StopReplicaResponse) -> m.StopReplicaResponse:
+    """Protobuf -> domain."""
+    return m.StopReplicaResponse(
+        Errors.from_code(r.error_code), _errors_from_pb(r.partition_errors)
+    )
+
+
+def controlled_shutdown_response_to_pb(
+    r: m.ControlledShutdownResponse,
+) -> pb.ControlledShutdownResponse:
+    """Domain -> protobuf."""
+    return pb.ControlledShutdownResponse(
+        error_code=int(r.error),
+        remaining_partitions=[
+            pb.TopicPartition(topic=tp.topic, partition=tp.partition)
+            for tp in r.remaining_partitions
+        ],
+    )
+
+
+def controlled_shutdown_response_from_pb(
+    r: pb.ControlledShutdownResponse,
+) -> m.ControlledShutdownResponse:
+    """Protobuf -> domain."""
+    return m.ControlledShutdownResponse(
+        Errors.from_code(r.error_code),
+        tuple(TopicPartition(tp.topic, tp.partition) for tp in r.remaining_partitions),
+    )
+
+
+# -- server side -------------------------------------------------------------------------
+
+
+class _BrokerControlServicer(pb_grpc.BrokerControlServicer):
+    """Adapts protobuf calls to a `BrokerControlHandler` (runs on gRPC worker threads)."""
+
+    def __init__(self, handler: BrokerControlHandler) -> None:
+        self._handler = handler
+
+    def LeaderAndIsr(self, request: pb.LeaderAndIsrRequest, context: Any) -> Any:
+        response = self._handler.leader_and_isr(leader_and_isr_request_from_pb(request))
+        return leader_and_isr_response_to_pb(response)
+
+    def UpdateMetadata(self, request: pb.UpdateMetadataRequest, context: Any) -> Any:
+        response = self._handler.update_metadata(update_metadata_request_from_pb(request))
+        return pb.UpdateMetadataResponse(error_code=int(response.error))
+
+    def StopReplica(self, request: pb.StopReplicaRequest, context: Any) -> Any:
+        response = self._handler.stop_replica(stop_replica_request_from_pb(request))
+        return stop_replica_response_to_pb(response)
+
+    def ControlledShutdown(self, request: pb.ControlledShutdownRequest, context: Any) -> Any:
+        response = self._handler.controlled_shutdown(
+            m.ControlledShutdownRequest(request.broker_id, request.broker_epoch)
+        )
+        return controlled_shutdown_response_to_pb(response)
+
+
+def add_broker_control_service(server: grpc.Server, handler: BrokerControlHandler) -> None:
+    """Serve `handler` as the BrokerControl service on `server`."""
+    pb_grpc.add_BrokerControlServicer_to_server(_BrokerControlServicer(handler), server)  # type: ignore[no-untyped-call]
+
+
+# -- client side -------------------------------------------------------------------------
+
+
+class BrokerControlClient:
+    """A channel to one broker's BrokerControl service. Calls block the calling thread and
+    raise `grpc.RpcError` on transport failure."""
+
+    def __init__(self, target: str, timeout_s: float = 10.0) -> None:
+        self._channel = grpc.insecure_channel(target, options=CHANNEL_OPTIONS)
+        self._stub = pb_grpc.BrokerControlStub(self._channel)  # type: ignore[no-untyped-call]
+        self._timeout = timeout_s
+        self.target = target
+
+    def leader_and_isr(self, request: m.LeaderAndIsrRequest) -> m.LeaderAndIsrResponse:
+        """Send LeaderAndIsr."""
+        reply = self._stub.LeaderAndIsr(
+            leader_and_isr_request_to_pb(request), timeout=self._timeout
+        )
+        return leader_and_isr_response_from_pb(reply)
+
+    def update_metadata(self, request: m.UpdateMetadataRequest) -> m.UpdateMetadataResponse:
+        """Send UpdateMetadata."""
+        reply = self._stub.UpdateMetadata(
+            update_metadata_request_to_pb(request), timeout=self._timeout
+        )
+        return m.UpdateMetadataResponse(Errors.from_code(reply.error_code))
+
+    def stop_replica(self, request: m.StopReplicaRequest) -> m.StopReplicaResponse:
+        """Send StopReplica."""
+        reply = self._stub.StopReplica(stop_replica_request_to_pb(request), timeout=self._timeout)
+        return stop_replica_response_from_pb(reply)
+
+    def controlled_shutdown(
+        self, request: m.ControlledShutdownRequest
+    ) -> m.ControlledShutdownResponse:
+        """Send ControlledShutdown."""
+        reply = self._stub.ControlledShutdown(
+            pb.ControlledShutdownRequest(
+                broker_id=request.broker_id, broker_epoch=request.broker_epoch
+            ),
+            timeout=self._timeout,
+        )
+        return controlled_shutdown_response_from_pb(reply)
+
+    def close(self) -> None:
+        """Close the channel."""
+        self._channel.close()
+
+    def __enter__(self) -> BrokerControlClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

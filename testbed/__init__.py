@@ -1,0 +1,1 @@
+"""The testbed's command line (`python -m testbed`, `testbed`)."""

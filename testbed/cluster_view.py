@@ -1,0 +1,85 @@
+"""A read-only picture of the cluster: each ZooKeeper server's mode, the registered brokers
+with their broker epochs, the controller and the controller epoch. Blocks its caller."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from kazoo.client import KazooClient
+
+from zkdata import paths
+from zkdata.client import KafkaZkClient
+from zkdata.errors import ZnodeFormatError
+from zkdata.fourletter import server_mode
+from zkdata.model import Broker
+
+
+@dataclass(frozen=True)
+class ClusterView:
+    """What `testbed cluster` shows."""
+
+    servers: dict[str, str]
+    brokers: dict[int, Broker]
+    controller_id: int | None
+    controller_epoch: int | None
+    problems: list[str] = field(default_factory=list)
+
+
+def read_cluster(connect: str, timeout_s: float = 10.0) -> ClusterView:
+    """Query every server with `srvr` and read the cluster znodes through one session.
+
+    Raises `kazoo.handlers.threading.KazooTimeoutError` if no server can be reached.
+    """
+    hosts, _ = paths.split_chroot(connect)
+    servers = {}
+    for hostport in hosts.split(","):
+        host, _, port = hostport.rpartition(":")
+        servers[hostport] = server_mode(host, int(port))
+    client = KazooClient(hosts=connect, timeout=timeout_s, read_only=True)
+    client.start(timeout=timeout_s)
+    try:
+        zk = KafkaZkClient(client)
+        problems: list[str] = []
+        brokers: dict[int, Broker] = {}
+        if client.exists(paths.BROKER_IDS):
+            listing = zk.get_all_brokers()
+            brokers = listing.brokers
+            problems += [str(err) for err in listing.malformed.values()]
+        controller_id = epoch = None
+        try:
+            controller_id = zk.get_controller_id()
+        except ZnodeFormatError as exc:
+            problems.append(str(exc))
+        try:
+            found = zk.get_controller_epoch()
+            epoch = found.epoch if found else None
+        except ZnodeFormatError as exc:
+            problems.append(str(exc))
+        return ClusterView(servers, brokers, controller_id, epoch, problems)
+    finally:
+        client.stop()
+        client.close()
+
+
+def render(view: ClusterView) -> str:
+    """A plain-text table."""
+    lines = ["ZooKeeper ensemble", f"  {'SERVER':<24}MODE"]
+    lines += [f"  {server:<24}{mode}" for server, mode in view.servers.items()]
+    lines += ["", "Brokers", f"  {'ID':<5}{'ENDPOINT':<34}{'BROKER EPOCH (czxid)':<22}REGISTERED"]
+    if not view.brokers:
+        lines.append("  (none registered)")
+    for broker_id in sorted(view.brokers):
+        b = view.brokers[broker_id]
+        registered = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(b.info.timestamp_ms / 1000))
+        lines.append(
+            f"  {broker_id:<5}{b.info.endpoint.connection_string():<34}{b.epoch:<22}{registered}Z"
+        )
+    lines += ["", "Controller"]
+    if view.controller_id is None:
+        lines.append("  (none)")
+    else:
+        lines.append(f"  broker {view.controller_id}, controller epoch {view.controller_epoch}")
+    if view.problems:
+        lines += ["", "Problems"] + [f"  {p}" for p in view.problems]
+    return "\n".join(lines)

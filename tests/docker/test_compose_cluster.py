@@ -1,0 +1,120 @@
+"""The compose cluster as users run it: real images, real containers, real ensemble.
+
+Setup: docker-compose.yml under a private project name (conftest). Validation goes
+through the published ZooKeeper ports, the docker SDK and the bind-mounted event logs.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from eventlog import event_log_path, read_events
+from support.compose import ComposeCluster
+from support.waiting import wait_until
+from zkdata.client import KafkaZkClient
+from zkdata.fourletter import server_mode
+
+pytestmark = pytest.mark.docker
+
+
+def test_compose_cluster_has_an_ensemble_three_brokers_and_one_controller(
+    compose_cluster: ComposeCluster,
+) -> None:
+    """One ZooKeeper leader and two followers; brokers 1-3 registered with distinct broker
+    epochs; exactly one broker logged its election at the current controller epoch."""
+    modes = sorted(
+        server_mode("127.0.0.1", int(hp.rsplit(":", 1)[1]))
+        for hp in compose_cluster.zk_connect.split(",")
+    )
+    assert modes == ["follower", "follower", "leader"]
+    client = compose_cluster.zk()
+    try:
+        zk = KafkaZkClient(client)
+        brokers = zk.get_all_brokers().brokers
+        controller_id = zk.get_controller_id()
+        epoch = zk.get_controller_epoch()
+    finally:
+        client.stop()
+        client.close()
+    assert sorted(brokers) == [1, 2, 3]
+    assert len({b.epoch for b in brokers.values()}) == 3
+    assert {b.info.endpoint.host for b in brokers.values()} == {"broker1", "broker2", "broker3"}
+    assert controller_id in brokers
+    assert epoch is not None
+    elected = wait_until(
+        lambda: [
+            e
+            for e in read_events(event_log_path(compose_cluster.run_dir, f"broker{controller_id}"))
+            if e["kind"] == "controller_elected"
+        ],
+        10,
+        "the controller's event log (bind-mounted under runs/) shows no election",
+    )
+    assert elected[-1]["controller_epoch"] == epoch.epoch
+
+
+def test_docker_kill_of_the_controller_elects_another_with_a_higher_epoch(
+    compose_cluster: ComposeCluster,
+) -> None:
+    """`docker kill` of the controller's container: another broker becomes controller with
+    a higher epoch; restarted, the killed broker registers again with a larger broker epoch."""
+    client = compose_cluster.zk()
+    try:
+        zk = KafkaZkClient(client)
+        old = zk.get_controller_id()
+        old_epoch = zk.get_controller_epoch()
+        assert old is not None
+        assert old_epoch is not None
+        old_registration = zk.get_broker(old)
+        assert old_registration is not None
+        victim = compose_cluster.container(f"broker{old}")
+        victim.kill()
+        new = wait_until(
+            lambda: (c := zk.get_controller_id()) is not None and c != old and c,
+            30,
+            "no new controller after the controller's container was killed",
+        )
+        new_epoch = zk.get_controller_epoch()
+        assert new_epoch is not None
+        assert new_epoch.epoch > old_epoch.epoch
+        assert new in {1, 2, 3} - {old}
+        victim.start()
+        back = wait_until(
+            lambda: (
+                (b := zk.get_broker(old)) is not None and b.epoch != old_registration.epoch and b
+            ),
+            60,
+            "the killed broker did not register again after `docker start`",
+        )
+        assert back.epoch > old_registration.epoch
+        assert zk.get_controller_id() == new
+    finally:
+        client.stop()
+        client.close()
+
+
+def test_docker_stop_of_a_broker_exits_cleanly_and_deregisters_at_once(
+    compose_cluster: ComposeCluster,
+) -> None:
+    """SIGTERM to the broker (PID 1 of its container): it exits 0 and its registration is
+    gone without waiting for the session timeout."""
+    client = compose_cluster.zk()
+    try:
+        zk = KafkaZkClient(client)
+        controller_id = zk.get_controller_id()
+        target = next(i for i in (1, 2, 3) if i != controller_id)
+        container = compose_cluster.container(f"broker{target}")
+        started = time.monotonic()
+        container.stop(timeout=20)
+        took = time.monotonic() - started
+        container.reload()
+        assert container.attrs["State"]["ExitCode"] == 0
+        assert zk.get_broker(target) is None
+        assert took < 15  # far below the 20 s grace period: no SIGKILL was needed
+        container.start()
+        wait_until(lambda: zk.get_broker(target), 60, "stopped broker did not come back")
+    finally:
+        client.stop()
+        client.close()

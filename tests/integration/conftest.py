@@ -1,0 +1,91 @@
+"""Fixtures for the integration tier: one real ZooKeeper ensemble per test session."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from kazoo.client import KazooClient
+
+from support.brokers import BrokerProcess
+from support.zk_ensemble import (
+    ZkEnsemble,
+    missing_prerequisites,
+    new_chroot,
+    open_client,
+)
+
+
+@pytest.fixture(scope="session")
+def zk_ensemble(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZkEnsemble]:
+    """A running 3-server ensemble shared by the whole session, killed at its end.
+
+    Set up and torn down on pytest's main thread. Fails (never skips) when Java or
+    Debian's ZooKeeper is missing.
+    """
+    missing = missing_prerequisites()
+    if missing:
+        pytest.fail(
+            "the integration tier needs a local ZooKeeper: "
+            + "; ".join(missing)
+            + ". Run `make test`, which installs Debian's `zookeeper` package and Java.",
+            pytrace=False,
+        )
+    ensemble = ZkEnsemble(Path(tmp_path_factory.mktemp("zk-ensemble")))
+    try:
+        ensemble.start()
+        yield ensemble
+    finally:
+        ensemble.stop()
+
+
+@pytest.fixture
+def zk_chroot(zk_ensemble: ZkEnsemble) -> str:
+    """A fresh chroot path whose node already exists; created on the test's thread."""
+    chroot = new_chroot()
+    with open_client(zk_ensemble.connect_string()) as admin:
+        admin.ensure_path(chroot)
+    return chroot
+
+
+@pytest.fixture
+def zk_connect(zk_ensemble: ZkEnsemble, zk_chroot: str) -> str:
+    """The connect string of every ensemble member, chrooted to ``zk_chroot``."""
+    return zk_ensemble.connect_string(zk_chroot)
+
+
+@pytest.fixture
+def zk_client(zk_connect: str) -> Iterator[KazooClient]:
+    """A started ``KazooClient`` (timeout=10) on ``zk_connect``, stopped and closed after."""
+    with open_client(zk_connect, timeout=10) as client:
+        yield client
+
+
+@pytest.fixture
+def run_dir(tmp_path: Path) -> Path:
+    """A run directory for this test's event logs."""
+    path = tmp_path / "run"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def brokers(zk_connect: str, run_dir: Path) -> Iterator[BrokerFactory]:
+    """Start broker processes on demand; every one is killed when the test ends."""
+    started: list[BrokerProcess] = []
+
+    def start(
+        broker_id: int, session_timeout_ms: int = 3000, connect: str | None = None
+    ) -> BrokerProcess:
+        broker = BrokerProcess(broker_id, connect or zk_connect, run_dir, session_timeout_ms)
+        broker.start()
+        started.append(broker)
+        return broker
+
+    yield start
+    for broker in started:
+        broker.kill()
+
+
+BrokerFactory = Callable[..., BrokerProcess]

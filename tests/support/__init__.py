@@ -1,0 +1,1 @@
+"""Harness for the integration and docker tiers: real processes, waited on with deadlines."""

@@ -1,0 +1,125 @@
+"""Brokers as local processes (`python -m broker_node`) for the integration tier.
+
+Each broker gets a free port, its own log file and health file; the test's run directory
+collects the event logs. Methods run on the test's thread.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from eventlog import event_log_path, read_events
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+class BrokerProcess:
+    """One broker process; can be started again after it stopped or was killed."""
+
+    def __init__(
+        self,
+        broker_id: int,
+        zk_connect: str,
+        run_dir: Path,
+        session_timeout_ms: int = 3000,
+    ) -> None:
+        self.broker_id = broker_id
+        self.zk_connect = zk_connect
+        self.run_dir = run_dir
+        self.session_timeout_ms = session_timeout_ms
+        self.log_path = run_dir / "logs" / f"broker{broker_id}.log"
+        self.health_file = run_dir / "health" / f"broker{broker_id}"
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def pid(self) -> int:
+        """The running process's id."""
+        assert self._proc is not None, "broker not started"
+        return self._proc.pid
+
+    def start(self, *extra_args: str) -> None:
+        """Launch the process (does not wait for registration)."""
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        env = dict(os.environ)
+        env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+        args = [
+            sys.executable,
+            "-m",
+            "broker_node",
+            "--broker-id",
+            str(self.broker_id),
+            "--zk-connect",
+            self.zk_connect,
+            "--zk-session-timeout-ms",
+            str(self.session_timeout_ms),
+            "--listen-host",
+            "127.0.0.1",
+            "--advertised-host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--run-dir",
+            str(self.run_dir),
+            "--health-file",
+            str(self.health_file),
+            *extra_args,
+        ]
+        log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child
+        try:
+            self._proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=env)
+        finally:
+            log.close()
+
+    def is_running(self) -> bool:
+        """True while the process has not exited."""
+        return self._proc is not None and self._proc.poll() is None
+
+    def returncode(self) -> int | None:
+        """The exit code once the process ended."""
+        return None if self._proc is None else self._proc.poll()
+
+    def port(self) -> int | None:
+        """The gRPC port from the health file (written once registered)."""
+        try:
+            return int(self.health_file.read_text().split()[2])
+        except (OSError, IndexError, ValueError):
+            return None
+
+    def kill(self) -> None:
+        """SIGKILL and reap (the ZooKeeper session is left to expire)."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.wait(10)
+        self.health_file.unlink(missing_ok=True)
+
+    def terminate(self, timeout: float = 20) -> int:
+        """SIGTERM and wait for a clean exit; returns the exit code."""
+        assert self._proc is not None
+        self._proc.send_signal(signal.SIGTERM)
+        return self._proc.wait(timeout)
+
+    def pause(self) -> None:
+        """SIGSTOP: the process stops answering, its session will expire."""
+        assert self._proc is not None
+        self._proc.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """SIGCONT."""
+        assert self._proc is not None
+        self._proc.send_signal(signal.SIGCONT)
+
+    def events(self) -> list[dict[str, Any]]:
+        """The broker's event log so far."""
+        return read_events(event_log_path(self.run_dir, f"broker{self.broker_id}"))
+
+    def log_tail(self, lines: int = 30) -> str:
+        """The end of the broker's stdout/stderr, for failure messages."""
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"

@@ -1,0 +1,333 @@
+"""Hypothesis properties of the znode codecs.
+
+Fuzz: every decoder, fed arbitrary bytes, arbitrary JSON, or a valid Kafka sample with keys
+dropped or values replaced, either decodes or raises `ZnodeFormatError`; nothing else
+escapes. Round trip: decoding what an encoder wrote gives back the same value object.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from zkdata.admin_znodes import (
+    IsrChangeNotificationSequenceZNode,
+    PreferredReplicaElectionZNode,
+    ReassignPartitionsZNode,
+    TopicConfigZNode,
+)
+from zkdata.errors import ZnodeFormatError
+from zkdata.model import (
+    BrokerInfo,
+    ControllerRegistration,
+    EndPoint,
+    LeaderAndIsr,
+    LeaderIsrAndControllerEpoch,
+    PartitionReassignment,
+    ReplicaAssignment,
+    TopicAssignment,
+    TopicConfig,
+    TopicPartition,
+)
+from zkdata.znodes import (
+    BrokerIdZNode,
+    ControllerEpochZNode,
+    ControllerZNode,
+    TopicPartitionStateZNode,
+    TopicZNode,
+)
+
+FUZZ = settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+ROUND_TRIP = settings(max_examples=200, deadline=None)
+
+DECODERS: dict[str, Callable[[bytes | None], object]] = {
+    "BrokerIdZNode": lambda data: BrokerIdZNode.decode(1, data),
+    "ControllerZNode": ControllerZNode.decode,
+    "ControllerEpochZNode": ControllerEpochZNode.decode,
+    "TopicZNode": TopicZNode.decode,
+    "TopicPartitionStateZNode": lambda data: TopicPartitionStateZNode.decode(data, 0),
+    "ReassignPartitionsZNode": ReassignPartitionsZNode.decode,
+    "PreferredReplicaElectionZNode": PreferredReplicaElectionZNode.decode,
+    "IsrChangeNotificationSequenceZNode": IsrChangeNotificationSequenceZNode.decode,
+    "TopicConfigZNode": TopicConfigZNode.decode,
+}
+
+#: Valid Kafka 2.x znode contents, as parsed JSON, that the mutation fuzz starts from.
+SAMPLES: dict[str, list[Any]] = {
+    "BrokerIdZNode": [
+        {
+            "features": {},
+            "listener_security_protocol_map": {"PLAINTEXT": "PLAINTEXT", "SSL": "SSL"},
+            "endpoints": ["PLAINTEXT://broker1:9092", "SSL://[::1]:9093"],
+            "jmx_port": -1,
+            "port": 9092,
+            "host": "broker1",
+            "version": 5,
+            "timestamp": "1700000000000",
+            "rack": "r1",
+        },
+        {"jmx_port": -1, "timestamp": "1700000000000", "host": "h", "version": 1, "port": 9092},
+        {
+            "jmx_port": -1,
+            "timestamp": "1700000000000",
+            "endpoints": ["PLAINTEXT://h:9092"],
+            "host": "h",
+            "version": 2,
+            "port": 9092,
+        },
+    ],
+    "ControllerZNode": [{"version": 1, "brokerid": 2, "timestamp": "1700000000000"}],
+    "ControllerEpochZNode": [7],
+    "TopicZNode": [
+        {"version": 1, "partitions": {"0": [1, 2, 3], "1": [2, 3, 1]}},
+        {
+            "version": 2,
+            "partitions": {"0": [4, 2, 3, 1], "1": [2, 3, 1]},
+            "adding_replicas": {"0": [4]},
+            "removing_replicas": {"0": [1]},
+        },
+        {
+            "version": 3,
+            "topic_id": "Hf5wG8TfRD6o0uPHUkBw3Q",
+            "partitions": {"0": [1]},
+            "adding_replicas": {},
+            "removing_replicas": {},
+        },
+    ],
+    "TopicPartitionStateZNode": [
+        {"controller_epoch": 3, "leader": 1, "version": 1, "leader_epoch": 5, "isr": [1, 2, 3]}
+    ],
+    "ReassignPartitionsZNode": [
+        {
+            "version": 1,
+            "partitions": [
+                {"topic": "t", "partition": 0, "replicas": [1, 2], "log_dirs": ["any", "any"]},
+                {"topic": "u", "partition": 3, "replicas": [3]},
+            ],
+        }
+    ],
+    "PreferredReplicaElectionZNode": [
+        {"version": 1, "partitions": [{"topic": "t", "partition": 0}, {"topic": "u", "partition": 1}]}
+    ],
+    "IsrChangeNotificationSequenceZNode": [
+        {"version": 1, "partitions": [{"topic": "t", "partition": 0}]}
+    ],
+    "TopicConfigZNode": [{"version": 1, "config": {"unclean.leader.election.enable": "true"}}],
+}
+
+# -- strategies ----------------------------------------------------------------------------
+
+#: Strings that look almost like numbers: where integer parsing goes wrong.
+numberish = st.from_regex(r"\A[ -]{0,2}[0-9\u00b2\u0661]{0,4}[ .]?[0-9]{0,2}\Z")
+json_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats()
+    | st.text(max_size=20)
+    | numberish
+)
+json_keys = st.text(max_size=10) | numberish | st.sampled_from(["version", "partitions", "0"])
+json_values = st.recursive(
+    json_scalars,
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(json_keys, children, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+def to_bytes(value: Any) -> bytes:
+    """JSON bytes as any writer might produce them."""
+    return json.dumps(value).encode("utf-8")
+
+
+@st.composite
+def mutated(draw: st.DrawFn, sample: Any) -> Any:
+    """`sample` with one to three edits, each dropping a key (or list item) or replacing a
+    value with arbitrary JSON, at any depth."""
+    value = copy.deepcopy(sample)
+    for _ in range(draw(st.integers(1, 3))):
+        node = value
+        while isinstance(node, dict | list) and node:
+            key: Any
+            if isinstance(node, dict):
+                key = draw(st.sampled_from(sorted(node)))
+            else:
+                key = draw(st.integers(0, len(node) - 1))
+            child = node[key]
+            if isinstance(child, dict | list) and child and draw(st.booleans()):
+                node = child
+                continue
+            if draw(st.booleans()):
+                del node[key]
+            else:
+                node[key] = draw(json_values)
+            break
+    return value
+
+
+def decodes_or_raises_format_error(decoder: Callable[[bytes | None], object], data: bytes) -> None:
+    """Decode `data`; a `ZnodeFormatError` is fine, any other exception fails the test."""
+    try:
+        decoder(data)
+    except ZnodeFormatError:
+        pass
+
+
+# -- fuzz ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(DECODERS))
+@FUZZ
+@given(data=st.binary(max_size=200))
+def test_decoder_survives_arbitrary_bytes(name: str, data: bytes) -> None:
+    decodes_or_raises_format_error(DECODERS[name], data)
+
+
+@pytest.mark.parametrize("name", sorted(DECODERS))
+@FUZZ
+@given(value=json_values)
+def test_decoder_survives_arbitrary_json(name: str, value: Any) -> None:
+    decodes_or_raises_format_error(DECODERS[name], to_bytes(value))
+
+
+@pytest.mark.parametrize("name", sorted(DECODERS))
+@FUZZ
+@given(data=st.data())
+def test_decoder_survives_mutated_kafka_samples(name: str, data: st.DataObject) -> None:
+    sample = data.draw(st.sampled_from(SAMPLES[name]), label="sample")
+    value = data.draw(mutated(sample), label="mutated")
+    decodes_or_raises_format_error(DECODERS[name], to_bytes(value))
+
+
+@FUZZ
+@given(text=numberish | st.text(max_size=12))
+def test_controller_epoch_survives_arbitrary_text(text: str) -> None:
+    decodes_or_raises_format_error(ControllerEpochZNode.decode, text.encode("utf-8"))
+
+
+# -- round trips ---------------------------------------------------------------------------
+
+broker_ids = st.integers(min_value=0, max_value=2**31 - 1)
+non_negative = st.integers(min_value=0, max_value=2**31 - 1)
+timestamps = st.integers(min_value=-(2**63), max_value=2**63 - 1)
+replica_lists = st.lists(non_negative, max_size=5).map(tuple)
+topics = st.text(min_size=1, max_size=20)
+
+endpoints = st.builds(
+    EndPoint,
+    host=st.from_regex(r"\A[0-9a-zA-Z\-%._:]{0,20}\Z"),
+    port=st.integers(min_value=0, max_value=65535),
+    listener=st.from_regex(r"\A[A-Za-z0-9_]{1,12}\Z"),
+    security_protocol=st.text(max_size=12),
+)
+broker_infos = st.builds(
+    BrokerInfo,
+    id=broker_ids,
+    endpoints=st.lists(endpoints, min_size=1, max_size=3, unique_by=lambda e: e.listener).map(
+        tuple
+    ),
+    rack=st.none() | st.text(max_size=10),
+    jmx_port=st.integers(min_value=-1, max_value=65535),
+    timestamp_ms=timestamps,
+)
+replica_assignments = st.builds(
+    ReplicaAssignment,
+    replicas=replica_lists,
+    adding_replicas=replica_lists,
+    removing_replicas=replica_lists,
+)
+topic_assignments = st.builds(
+    TopicAssignment,
+    partitions=st.dictionaries(st.integers(0, 100_000), replica_assignments, max_size=6),
+    topic_id=st.none(),
+)
+partition_states = st.builds(
+    LeaderIsrAndControllerEpoch,
+    leader_and_isr=st.builds(
+        LeaderAndIsr,
+        leader=st.integers(min_value=-1, max_value=2**31 - 1),
+        leader_epoch=non_negative,
+        isr=replica_lists,
+        zk_version=non_negative,
+    ),
+    controller_epoch=non_negative,
+)
+topic_partitions = st.builds(TopicPartition, topic=topics, partition=non_negative)
+
+
+@ROUND_TRIP
+@given(info=broker_infos)
+def test_broker_registration_round_trips(info: BrokerInfo) -> None:
+    assert BrokerIdZNode.decode(info.id, BrokerIdZNode.encode(info)) == info
+
+
+@ROUND_TRIP
+@given(registration=st.builds(ControllerRegistration, broker_id=broker_ids, timestamp_ms=timestamps))
+def test_controller_round_trips(registration: ControllerRegistration) -> None:
+    assert ControllerZNode.decode(ControllerZNode.encode(registration)) == registration
+
+
+@ROUND_TRIP
+@given(epoch=non_negative)
+def test_controller_epoch_round_trips(epoch: int) -> None:
+    assert ControllerEpochZNode.decode(ControllerEpochZNode.encode(epoch)) == epoch
+
+
+@ROUND_TRIP
+@given(assignment=topic_assignments)
+def test_topic_round_trips(assignment: TopicAssignment) -> None:
+    assert TopicZNode.decode(TopicZNode.encode(assignment)) == assignment
+
+
+@ROUND_TRIP
+@given(state=partition_states)
+def test_partition_state_round_trips(state: LeaderIsrAndControllerEpoch) -> None:
+    zk_version = state.leader_and_isr.zk_version
+    assert TopicPartitionStateZNode.decode(TopicPartitionStateZNode.encode(state), zk_version) == (
+        state
+    )
+
+
+@ROUND_TRIP
+@given(
+    reassignments=st.lists(
+        st.builds(PartitionReassignment, topic_partition=topic_partitions, replicas=replica_lists),
+        max_size=5,
+    ).map(tuple)
+)
+def test_reassign_partitions_round_trips(
+    reassignments: tuple[PartitionReassignment, ...],
+) -> None:
+    assert ReassignPartitionsZNode.decode(ReassignPartitionsZNode.encode(reassignments)) == (
+        reassignments
+    )
+
+
+@ROUND_TRIP
+@given(partitions=st.lists(topic_partitions, max_size=5).map(tuple))
+def test_preferred_replica_election_round_trips(partitions: tuple[TopicPartition, ...]) -> None:
+    encoded = PreferredReplicaElectionZNode.encode(partitions)
+    assert PreferredReplicaElectionZNode.decode(encoded) == partitions
+
+
+@ROUND_TRIP
+@given(partitions=st.lists(topic_partitions, max_size=5).map(tuple))
+def test_isr_change_notification_round_trips(partitions: tuple[TopicPartition, ...]) -> None:
+    encoded = IsrChangeNotificationSequenceZNode.encode(partitions)
+    assert IsrChangeNotificationSequenceZNode.decode(encoded) == partitions
+
+
+@ROUND_TRIP
+@given(config=st.builds(TopicConfig, config=st.dictionaries(st.text(), st.text(), max_size=6)))
+def test_topic_config_round_trips(config: TopicConfig) -> None:
+    assert TopicConfigZNode.decode(TopicConfigZNode.encode(config)) == config

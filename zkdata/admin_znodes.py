@@ -1,0 +1,155 @@
+"""Codecs of the admin, ISR-change and config znodes, byte-compatible with Kafka 2.x.
+
+Decoders raise `ZnodeFormatError` and nothing else. Pure, any thread.
+"""
+
+from __future__ import annotations
+
+from zkdata import jsonfields as jf
+from zkdata import paths
+from zkdata.errors import ZnodeFormatError
+from zkdata.model import PartitionReassignment, TopicConfig, TopicPartition
+
+
+def _encode_partitions(partitions: tuple[TopicPartition, ...]) -> bytes:
+    return jf.encode(
+        {
+            "version": 1,
+            "partitions": [{"topic": tp.topic, "partition": tp.partition} for tp in partitions],
+        }
+    )
+
+
+def _decode_partitions(data: bytes | None) -> tuple[TopicPartition, ...]:
+    obj = jf.parse_object(data)
+    jf.check_version(obj, (1,))
+    out = []
+    for entry in jf.get_list(obj, "partitions"):
+        item = jf.as_object(entry, "partitions[]")
+        out.append(
+            TopicPartition(jf.get_str(item, "topic"), jf.get_int(item, "partition", minimum=0))
+        )
+    return tuple(out)
+
+
+class DeleteTopicsZNode:
+    """`/admin/delete_topics/T`: the child's name is the topic; the data is empty."""
+
+    @staticmethod
+    def path(topic: str) -> str:
+        """The znode's path."""
+        return paths.delete_topic(topic)
+
+
+class ReassignPartitionsZNode:
+    """`/admin/reassign_partitions`: a list of topic, partition and target replicas."""
+
+    @staticmethod
+    def path() -> str:
+        """The znode's path."""
+        return paths.REASSIGN_PARTITIONS
+
+    @staticmethod
+    def encode(reassignments: tuple[PartitionReassignment, ...]) -> bytes:
+        """Kafka's JSON."""
+        return jf.encode(
+            {
+                "version": 1,
+                "partitions": [
+                    {
+                        "topic": r.topic_partition.topic,
+                        "partition": r.topic_partition.partition,
+                        "replicas": list(r.replicas),
+                    }
+                    for r in reassignments
+                ],
+            }
+        )
+
+    @staticmethod
+    def decode(data: bytes | None) -> tuple[PartitionReassignment, ...]:
+        """Parse Kafka's JSON (an optional `log_dirs` list is accepted and ignored)."""
+        obj = jf.parse_object(data)
+        jf.check_version(obj, (1,))
+        out = []
+        for entry in jf.get_list(obj, "partitions"):
+            item = jf.as_object(entry, "partitions[]")
+            out.append(
+                PartitionReassignment(
+                    TopicPartition(
+                        jf.get_str(item, "topic"), jf.get_int(item, "partition", minimum=0)
+                    ),
+                    jf.get_int_list(item, "replicas", minimum=0),
+                )
+            )
+        return tuple(out)
+
+
+class PreferredReplicaElectionZNode:
+    """`/admin/preferred_replica_election`: `{"version":1,"partitions":[{"topic","partition"}]}`."""
+
+    @staticmethod
+    def path() -> str:
+        """The znode's path."""
+        return paths.PREFERRED_REPLICA_ELECTION
+
+    @staticmethod
+    def encode(partitions: tuple[TopicPartition, ...]) -> bytes:
+        """Kafka's JSON."""
+        return _encode_partitions(partitions)
+
+    @staticmethod
+    def decode(data: bytes | None) -> tuple[TopicPartition, ...]:
+        """Parse Kafka's JSON."""
+        return _decode_partitions(data)
+
+
+class IsrChangeNotificationSequenceZNode:
+    """`/isr_change_notification/isr_change_<seq>`: partitions whose ISR changed."""
+
+    @staticmethod
+    def path_prefix() -> str:
+        """Prefix for `create(..., sequence=True)`."""
+        return paths.isr_change_prefix()
+
+    @staticmethod
+    def path(child: str) -> str:
+        """The path of one notification child."""
+        return paths.isr_change_notification(child)
+
+    @staticmethod
+    def encode(partitions: tuple[TopicPartition, ...]) -> bytes:
+        """Kafka's JSON."""
+        return _encode_partitions(partitions)
+
+    @staticmethod
+    def decode(data: bytes | None) -> tuple[TopicPartition, ...]:
+        """Parse Kafka's JSON."""
+        return _decode_partitions(data)
+
+
+class TopicConfigZNode:
+    """`/config/topics/T`: `{"version":1,"config":{"key":"value"}}` (values are strings)."""
+
+    @staticmethod
+    def path(topic: str) -> str:
+        """The znode's path."""
+        return paths.topic_config(topic)
+
+    @staticmethod
+    def encode(config: TopicConfig) -> bytes:
+        """Kafka's JSON."""
+        return jf.encode({"version": 1, "config": dict(sorted(config.config.items()))})
+
+    @staticmethod
+    def decode(data: bytes | None) -> TopicConfig:
+        """Parse Kafka's JSON; every value must be a string."""
+        obj = jf.parse_object(data)
+        jf.check_version(obj, (1,))
+        raw = jf.get_object(obj, "config", default={})
+        config: dict[str, str] = {}
+        for key, value in raw.items():
+            if not isinstance(value, str):
+                raise ZnodeFormatError(f"config value of {key!r} must be a string, got {value!r}")
+            config[key] = value
+        return TopicConfig(config)

@@ -1,0 +1,142 @@
+"""Value objects stored in ZooKeeper: frozen, hashable, free of I/O. Any thread."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+#: Leader id meaning "no leader" (Kafka's `LeaderAndIsr.NoLeader`).
+NO_LEADER = -1
+#: Leader epoch used in StopReplica while a topic is deleted (`LeaderAndIsr.EpochDuringDelete`).
+EPOCH_DURING_DELETE = -2
+#: Leader epoch meaning "not given" (`LeaderAndIsr.NoEpoch`).
+NO_EPOCH = -1
+#: Broker epoch meaning "unknown" (`AbstractControlRequest.UNKNOWN_BROKER_EPOCH`).
+UNKNOWN_BROKER_EPOCH = -1
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class TopicPartition:
+    """A topic name and a partition number."""
+
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+
+@dataclass(frozen=True, slots=True)
+class EndPoint:
+    """One listener of a broker: `PLAINTEXT://host:port`."""
+
+    host: str
+    port: int
+    listener: str = "PLAINTEXT"
+    security_protocol: str = "PLAINTEXT"
+
+    def connection_string(self) -> str:
+        """Kafka's endpoint string, e.g. `PLAINTEXT://broker1:9092`."""
+        return f"{self.listener}://{self.host}:{self.port}"
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerInfo:
+    """What a broker registers under `/brokers/ids/N`."""
+
+    id: int
+    endpoints: tuple[EndPoint, ...]
+    rack: str | None = None
+    jmx_port: int = -1
+    timestamp_ms: int = 0
+
+    @property
+    def endpoint(self) -> EndPoint:
+        """The first (primary) endpoint."""
+        return self.endpoints[0]
+
+
+@dataclass(frozen=True, slots=True)
+class Broker:
+    """A registered broker together with its epoch (the czxid of its znode, KIP-380)."""
+
+    info: BrokerInfo
+    epoch: int
+
+    @property
+    def id(self) -> int:
+        """The broker id."""
+        return self.info.id
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerRegistration:
+    """The content of `/controller`."""
+
+    broker_id: int
+    timestamp_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderAndIsr:
+    """Leader, leader epoch and ISR of one partition, plus the state znode's zkVersion."""
+
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    zk_version: int = 0
+
+    def new_leader_and_isr(self, leader: int, isr: tuple[int, ...]) -> LeaderAndIsr:
+        """The next leadership: a new leader and ISR always bump the leader epoch."""
+        return LeaderAndIsr(leader, self.leader_epoch + 1, isr, self.zk_version)
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderIsrAndControllerEpoch:
+    """The content of a partition's state znode: leadership and the epoch of the controller
+    that decided it."""
+
+    leader_and_isr: LeaderAndIsr
+    controller_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaAssignment:
+    """Replicas of one partition, with the replicas being added or removed by a reassignment."""
+
+    replicas: tuple[int, ...]
+    adding_replicas: tuple[int, ...] = ()
+    removing_replicas: tuple[int, ...] = ()
+
+    @property
+    def is_being_reassigned(self) -> bool:
+        """True while a reassignment is in flight."""
+        return bool(self.adding_replicas or self.removing_replicas)
+
+
+@dataclass(frozen=True, slots=True)
+class TopicAssignment:
+    """The content of `/brokers/topics/T`: partition number -> assignment."""
+
+    partitions: dict[int, ReplicaAssignment] = field(default_factory=dict)
+    topic_id: str | None = None
+
+    def __hash__(self) -> int:
+        return hash((tuple(sorted(self.partitions.items())), self.topic_id))
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionReassignment:
+    """One entry of `/admin/reassign_partitions`."""
+
+    topic_partition: TopicPartition
+    replicas: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TopicConfig:
+    """The content of `/config/topics/T`: string-valued overrides (Kafka keeps them as strings)."""
+
+    config: dict[str, str] = field(default_factory=dict)
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted(self.config.items())))
