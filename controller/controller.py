@@ -46,8 +46,6 @@ class ControllerZk(Protocol):
     def watch_exists(self, path: str, callback: WatchCallback) -> bool:
         """Arm a one-shot watch."""
 
-    def delete_controller_if_owned(self) -> None:
-        """Give up `/controller` if this session holds it."""
 
 
 class KafkaController:
@@ -183,21 +181,26 @@ class KafkaController:
             return NO_CONTROLLER
         return NO_CONTROLLER if found is None else found
 
-    def _elect(self) -> None:
-        self._active_controller_id = self._read_controller_id()
-        if self._active_controller_id != NO_CONTROLLER:
-            self._events.emit(
-                EventKind.CONTROLLER_OBSERVED, controller_id=self._active_controller_id
-            )
-            return
-        try:
-            epoch = self._zk.register_controller_and_increment_epoch(self.broker_id)
-        except ControllerMovedError as exc:
-            log.info("broker %d lost the controller election: %s", self.broker_id, exc)
-            self._maybe_resign()
-            return
-        except ZnodeFormatError as exc:
-            self._events.emit(EventKind.MALFORMED_ZNODE, path=exc.path, reason=exc.reason)
+    def _elect(self, attempts: int = 3) -> None:
+        """Run for controller unless one is known. A lost race (NodeExists / BadVersion)
+        whose winner is already gone again is retried from the read of the epoch."""
+        for _ in range(attempts):
+            self._active_controller_id = self._read_controller_id()
+            if self._active_controller_id != NO_CONTROLLER:
+                self._events.emit(
+                    EventKind.CONTROLLER_OBSERVED, controller_id=self._active_controller_id
+                )
+                return
+            try:
+                epoch = self._zk.register_controller_and_increment_epoch(self.broker_id)
+                break
+            except ControllerMovedError as exc:
+                log.info("broker %d lost the controller election: %s", self.broker_id, exc)
+                self._watch_controller()
+            except ZnodeFormatError as exc:
+                self._events.emit(EventKind.MALFORMED_ZNODE, path=exc.path, reason=exc.reason)
+                return
+        else:
             return
         self.context.epoch = epoch.epoch
         self.context.epoch_zk_version = epoch.zk_version

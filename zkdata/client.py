@@ -226,15 +226,6 @@ class KafkaZkClient:
             f"broker {controller_id}"
         )
 
-    def delete_controller_if_owned(self) -> None:
-        """Remove `/controller` if this session owns it (clean resignation at shutdown)."""
-        try:
-            _, stat = self._zk.get(paths.CONTROLLER)
-            if stat.ephemeralOwner == self.session_id:
-                self._zk.delete(paths.CONTROLLER, version=stat.version)
-        except (NoNodeError, BadVersionError):
-            pass
-
     # -- watches -------------------------------------------------------------------------
 
     def watch_exists(self, path: str, callback: WatchCallback) -> bool:

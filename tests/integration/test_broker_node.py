@@ -1,0 +1,100 @@
+"""A `BrokerNode` run in-process against the real ensemble, so that its ZooKeeper session
+can be expired with the harness (kazoo's way: a second client on the same session id)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kazoo.client import KazooClient
+
+from broker_node.config import BrokerConfig
+from broker_node.node import BrokerNode
+from eventlog import event_log_path, read_events
+from support.waiting import wait_until
+from support.zk_ensemble import expire_session
+from zkdata import paths
+from zkdata.client import KafkaZkClient
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def node(zk_connect: str, run_dir: Path) -> Iterator[BrokerNode]:
+    """Broker 1, started in this process, stopped after the test."""
+    broker = BrokerNode(
+        BrokerConfig(
+            broker_id=1,
+            zk_connect=zk_connect,
+            zk_session_timeout_ms=3000,
+            listen_host="127.0.0.1",
+            port=0,
+            advertised_host="127.0.0.1",
+            run_dir=run_dir,
+        )
+    )
+    broker.start()
+    yield broker
+    broker.stop()
+
+
+def kinds(run_dir: Path) -> list[str]:
+    """The kinds of broker 1's events, in order."""
+    return [e["kind"] for e in read_events(event_log_path(run_dir, "broker1"))]
+
+
+def test_expired_session_reregisters_and_wins_the_election_again(
+    node: BrokerNode, zk_client: KazooClient, run_dir: Path
+) -> None:
+    """After its session expires the broker resigns, registers again under the new session
+    with a larger broker epoch, and (alone) becomes controller at the next epoch."""
+    zk = KafkaZkClient(zk_client)
+    wait_until(lambda: zk.get_controller_id() == 1, 15, "broker 1 did not become controller")
+    epoch_before = node.broker_epoch
+    controller_epoch = zk.get_controller_epoch()
+    assert controller_epoch is not None
+    expire_session(node.zk.kazoo)
+    wait_until(
+        lambda: node.broker_epoch > epoch_before,
+        15,
+        lambda: f"no re-registration; events: {kinds(run_dir)}",
+    )
+    registration = zk.get_broker(1)
+    assert registration is not None
+    assert registration.epoch == node.broker_epoch
+    wait_until(
+        lambda: (
+            (e := zk.get_controller_epoch()) is not None and e.epoch == controller_epoch.epoch + 1
+        ),
+        15,
+        "broker 1 did not win the election again",
+    )
+    assert zk.get_controller_id() == 1
+    sequence = kinds(run_dir)
+    assert sequence.index("controller_resigned") < len(sequence) - 1
+    assert sequence.count("controller_elected") == 2
+    assert sequence.count("broker_registered") == 2
+
+
+def test_a_malformed_controller_znode_is_reported_and_the_broker_keeps_running(
+    node: BrokerNode, zk_client: KazooClient, run_dir: Path
+) -> None:
+    """Garbage in /controller (held by an outside session) is logged as malformed_znode;
+    the broker keeps serving and takes over once the bad node is gone."""
+    zk = KafkaZkClient(zk_client)
+    wait_until(lambda: zk.get_controller_id() == 1, 15, "broker 1 did not become controller")
+    swap = zk_client.transaction()  # atomically: the broker never sees a free /controller
+    swap.delete(paths.CONTROLLER)
+    swap.create(paths.CONTROLLER, b"\xff not json", ephemeral=True)
+    assert all(result is True or isinstance(result, str) for result in swap.commit())
+    wait_until(
+        lambda: "malformed_znode" in kinds(run_dir),
+        15,
+        lambda: f"no malformed_znode event; events: {kinds(run_dir)}",
+    )
+    assert node.controller is not None
+    assert not node.controller.is_active
+    zk_client.delete(paths.CONTROLLER)
+    wait_until(lambda: zk.get_controller_id() == 1, 15, "broker 1 did not take over again")
+    assert node.controller.is_active
