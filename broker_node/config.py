@@ -15,7 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-_ZK_CONNECT = re.compile(r"^[A-Za-z0-9.\-_\[\]:]+:\d+(,[A-Za-z0-9.\-_\[\]:]+:\d+)*(/[^/\s]+)*/?$")
+_ZK_CONNECT = re.compile(
+    r"[A-Za-z0-9.\-_\[\]:]+:[0-9]{1,5}(,[A-Za-z0-9.\-_\[\]:]+:[0-9]{1,5})*(/[^/\s]+)*", re.ASCII
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +123,7 @@ def load_config(
     broker_id = _int(parser, "--broker-id", args.broker_id, 0, 2**31 - 1)
     if not args.zk_connect:
         parser.error("--zk-connect is required (or set ZK_CONNECT)")
-    if not _ZK_CONNECT.match(args.zk_connect):
+    if not _ZK_CONNECT.fullmatch(args.zk_connect):
         parser.error(
             "--zk-connect must look like host:port[,host:port...][/chroot], "
             f"got {args.zk_connect!r}"

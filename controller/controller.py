@@ -47,7 +47,6 @@ class ControllerZk(Protocol):
         """Arm a one-shot watch."""
 
 
-
 class KafkaController:
     """The controller of one broker; active only while it holds `/controller`."""
 

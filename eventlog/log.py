@@ -33,6 +33,8 @@ class EventLog:
             path = event_log_path(run_dir, node)
             path.parent.mkdir(parents=True, exist_ok=True)
             self._file = open(path, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
+            if _ends_torn(path):
+                self._file.write("\n")  # a killed predecessor left half a line
             self.path: Path | None = path
         else:
             self.path = None
@@ -61,6 +63,16 @@ class EventLog:
                 os.fsync(self._file.fileno())
                 self._file.close()
                 self._file = None
+
+
+def _ends_torn(path: Path) -> bool:
+    """True when the file is non-empty and does not end with a newline."""
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        if f.tell() == 0:
+            return False
+        f.seek(-1, os.SEEK_END)
+        return f.read(1) != b"\n"
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:

@@ -7,9 +7,16 @@ promise that malformed bytes never escape as another exception. Pure, any thread
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from zkdata.errors import ZnodeFormatError
+
+#: Kafka stores ids, epochs and partition numbers as Java ints.
+INT32_MIN = -(2**31)
+INT32_MAX = 2**31 - 1
+_LONG = re.compile(r"-?[0-9]{1,19}")
+_PARTITION = re.compile(r"[0-9]{1,10}")
 
 
 def encode(obj: object) -> bytes:
@@ -37,12 +44,15 @@ def get_int(obj: dict[str, Any], key: str, *, minimum: int | None = None) -> int
     return as_int(obj[key], key, minimum=minimum)
 
 
-def as_int(value: object, what: str, *, minimum: int | None = None) -> int:
-    """Check that `value` is an integer, at least `minimum` when given."""
+def as_int(
+    value: object, what: str, *, minimum: int | None = None, maximum: int = INT32_MAX
+) -> int:
+    """Check that `value` is an integer within [`minimum` (default int32 min), `maximum`]."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise ZnodeFormatError(f"{what} must be an integer, got {value!r}")
-    if minimum is not None and value < minimum:
-        raise ZnodeFormatError(f"{what} must be >= {minimum}, got {value}")
+    low = INT32_MIN if minimum is None else minimum
+    if not low <= value <= maximum:
+        raise ZnodeFormatError(f"{what} must be between {low} and {maximum}, got {value}")
     return value
 
 
@@ -110,17 +120,19 @@ def check_version(obj: dict[str, Any], supported: tuple[int, ...]) -> int:
 
 
 def timestamp_ms(obj: dict[str, Any], key: str = "timestamp") -> int:
-    """Kafka writes timestamps as a string of milliseconds; tolerate an integer, default 0."""
+    """Kafka writes timestamps as a string of milliseconds (a Java long); tolerate an
+    integer; default 0."""
     value = obj.get(key, "0")
     if isinstance(value, str):
-        if not value.strip().lstrip("-").isdigit():
+        text = value.strip()
+        if not _LONG.fullmatch(text) or not -(2**63) <= int(text) < 2**63:
             raise ZnodeFormatError(f"{key} must be a string of milliseconds, got {value!r}")
-        return int(value)
-    return as_int(value, key)
+        return int(text)
+    return as_int(value, key, minimum=-(2**63), maximum=2**63 - 1)
 
 
 def partition_number(key: str) -> int:
     """A partition number written as a JSON object key ("0", "1", ...)."""
-    if not key.isdigit() or not key.isascii():
+    if not _PARTITION.fullmatch(key) or int(key) > INT32_MAX:
         raise ZnodeFormatError(f"partition key must be a non-negative integer, got {key!r}")
     return int(key)

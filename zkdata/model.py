@@ -36,7 +36,8 @@ class EndPoint:
 
     def connection_string(self) -> str:
         """Kafka's endpoint string, e.g. `PLAINTEXT://broker1:9092`."""
-        return f"{self.listener}://{self.host}:{self.port}"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.listener}://{host}:{self.port}"
 
 
 @dataclass(frozen=True, slots=True)

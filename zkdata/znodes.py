@@ -22,7 +22,8 @@ from zkdata.model import (
     TopicAssignment,
 )
 
-_ENDPOINT = re.compile(r"^([A-Za-z0-9_]+)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)$")
+_ENDPOINT = re.compile(r"([A-Za-z0-9_]+)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]{1,5})")
+_EPOCH = re.compile(r"[0-9]{1,10}")
 
 
 class BrokerIdZNode:
@@ -87,10 +88,12 @@ class BrokerIdZNode:
 def _parse_endpoint(raw: object, protocols: dict[str, object]) -> EndPoint:
     if not isinstance(raw, str):
         raise ZnodeFormatError(f"endpoint must be a string, got {raw!r}")
-    match = _ENDPOINT.match(raw)
+    match = _ENDPOINT.fullmatch(raw)
     if match is None:
         raise ZnodeFormatError(f"malformed endpoint {raw!r}")
     listener, host, port = match.group(1), match.group(2), int(match.group(3))
+    if not -1 <= port <= 65535:
+        raise ZnodeFormatError(f"endpoint port out of range in {raw!r}")
     protocol = protocols.get(listener, listener)
     if not isinstance(protocol, str):
         raise ZnodeFormatError(f"security protocol of {listener} must be a string")
@@ -148,8 +151,8 @@ class ControllerEpochZNode:
             text = data.decode("ascii").strip()
         except UnicodeDecodeError:
             raise ZnodeFormatError("controller epoch is not ASCII") from None
-        if not text.isdigit():
-            raise ZnodeFormatError(f"controller epoch must be a non-negative integer, got {text!r}")
+        if not _EPOCH.fullmatch(text) or int(text) > jf.INT32_MAX:
+            raise ZnodeFormatError(f"controller epoch must be a non-negative int, got {text!r}")
         return int(text)
 
 

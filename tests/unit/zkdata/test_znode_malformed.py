@@ -148,7 +148,9 @@ SPECIFIC_CASES = [
     pytest.param("broker", with_(BROKER_V1, host=None), id="broker-v1-host-null"),
     pytest.param("broker", without(BROKER_V4, "endpoints"), id="broker-endpoints-missing"),
     pytest.param("broker", with_(BROKER_V4, endpoints=[]), id="broker-endpoints-empty"),
-    pytest.param("broker", with_(BROKER_V4, endpoints="PLAINTEXT://h:1"), id="broker-endpoints-str"),
+    pytest.param(
+        "broker", with_(BROKER_V4, endpoints="PLAINTEXT://h:1"), id="broker-endpoints-str"
+    ),
     pytest.param("broker", broker_endpoint(9092), id="broker-endpoint-number"),
     pytest.param("broker", broker_endpoint(None), id="broker-endpoint-null"),
     pytest.param("broker", broker_endpoint({"host": "h"}), id="broker-endpoint-object"),
@@ -217,9 +219,7 @@ SPECIFIC_CASES = [
     pytest.param("controller_epoch", b"1_000", id="controller-epoch-underscore"),
     pytest.param("controller_epoch", b"   ", id="controller-epoch-blank"),
     pytest.param("controller_epoch", b'{"epoch":7}', id="controller-epoch-json"),
-    pytest.param(
-        "controller_epoch", "\u0661".encode(), id="controller-epoch-non-ascii-digit"
-    ),
+    pytest.param("controller_epoch", "\u0661".encode(), id="controller-epoch-non-ascii-digit"),
     pytest.param("controller_epoch", b"9" * 5000, id="controller-epoch-5000-digits"),
     # /brokers/topics/T
     pytest.param("topic", with_(TOPIC, version=0), id="topic-version-0"),
@@ -243,18 +243,12 @@ SPECIFIC_CASES = [
     pytest.param("topic", with_(TOPIC, partitions={"0": [None]}), id="topic-replica-null"),
     pytest.param("topic", with_(TOPIC, adding_replicas=[]), id="topic-adding-list"),
     pytest.param("topic", with_(TOPIC, removing_replicas=5), id="topic-removing-number"),
-    pytest.param(
-        "topic", with_(TOPIC, adding_replicas={"0": [True]}), id="topic-adding-boolean"
-    ),
-    pytest.param(
-        "topic", with_(TOPIC, removing_replicas={"0": "1"}), id="topic-removing-string"
-    ),
+    pytest.param("topic", with_(TOPIC, adding_replicas={"0": [True]}), id="topic-adding-boolean"),
+    pytest.param("topic", with_(TOPIC, removing_replicas={"0": "1"}), id="topic-removing-string"),
     pytest.param(
         "topic", with_(TOPIC, adding_replicas={"7": [3]}), id="topic-adding-unknown-partition"
     ),
-    pytest.param(
-        "topic", with_(TOPIC, removing_replicas={"x": [3]}), id="topic-removing-bad-key"
-    ),
+    pytest.param("topic", with_(TOPIC, removing_replicas={"x": [3]}), id="topic-removing-bad-key"),
     pytest.param("topic", with_(TOPIC, version=3, topic_id=5), id="topic-v3-topic-id-number"),
     # /brokers/topics/T/partitions/P/state
     pytest.param("partition_state", with_(STATE, version=2), id="state-version-2"),

@@ -7,8 +7,10 @@ escapes. Round trip: decoding what an encoder wrote gives back the same value ob
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
+import string
 from collections.abc import Callable
 from typing import Any
 
@@ -43,9 +45,7 @@ from zkdata.znodes import (
     TopicZNode,
 )
 
-FUZZ = settings(
-    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 ROUND_TRIP = settings(max_examples=200, deadline=None)
 
 DECODERS: dict[str, Callable[[bytes | None], object]] = {
@@ -61,6 +61,7 @@ DECODERS: dict[str, Callable[[bytes | None], object]] = {
 }
 
 #: Valid Kafka 2.x znode contents, as parsed JSON, that the mutation fuzz starts from.
+#: (`/controller_epoch` is not JSON; its text is fuzzed on its own below.)
 SAMPLES: dict[str, list[Any]] = {
     "BrokerIdZNode": [
         {
@@ -85,7 +86,6 @@ SAMPLES: dict[str, list[Any]] = {
         },
     ],
     "ControllerZNode": [{"version": 1, "brokerid": 2, "timestamp": "1700000000000"}],
-    "ControllerEpochZNode": [7],
     "TopicZNode": [
         {"version": 1, "partitions": {"0": [1, 2, 3], "1": [2, 3, 1]}},
         {
@@ -115,7 +115,10 @@ SAMPLES: dict[str, list[Any]] = {
         }
     ],
     "PreferredReplicaElectionZNode": [
-        {"version": 1, "partitions": [{"topic": "t", "partition": 0}, {"topic": "u", "partition": 1}]}
+        {
+            "version": 1,
+            "partitions": [{"topic": "t", "partition": 0}, {"topic": "u", "partition": 1}],
+        }
     ],
     "IsrChangeNotificationSequenceZNode": [
         {"version": 1, "partitions": [{"topic": "t", "partition": 0}]}
@@ -126,7 +129,14 @@ SAMPLES: dict[str, list[Any]] = {
 # -- strategies ----------------------------------------------------------------------------
 
 #: Strings that look almost like numbers: where integer parsing goes wrong.
-numberish = st.from_regex(r"\A[ -]{0,2}[0-9\u00b2\u0661]{0,4}[ .]?[0-9]{0,2}\Z")
+numberish = st.builds(
+    "".join,
+    st.tuples(
+        st.sampled_from(["", "-", "--", "+", " ", "-+"]),
+        st.text(alphabet="0123456789\u00b2\u0661", max_size=4),
+        st.sampled_from(["", ".5", " ", "e3", "_0"]),
+    ),
+)
 json_scalars = (
     st.none()
     | st.booleans()
@@ -152,8 +162,8 @@ def to_bytes(value: Any) -> bytes:
 
 @st.composite
 def mutated(draw: st.DrawFn, sample: Any) -> Any:
-    """`sample` with one to three edits, each dropping a key (or list item) or replacing a
-    value with arbitrary JSON, at any depth."""
+    """`sample` with one to three edits at any depth, each dropping a key (or list item),
+    renaming a key, or replacing a value with arbitrary JSON or a number-like string."""
     value = copy.deepcopy(sample)
     for _ in range(draw(st.integers(1, 3))):
         node = value
@@ -167,40 +177,42 @@ def mutated(draw: st.DrawFn, sample: Any) -> Any:
             if isinstance(child, dict | list) and child and draw(st.booleans()):
                 node = child
                 continue
-            if draw(st.booleans()):
+            action = draw(st.sampled_from(["drop", "replace", "rename"]))
+            if action == "drop":
                 del node[key]
+            elif action == "rename" and isinstance(node, dict):
+                node[draw(json_keys)] = node.pop(key)
             else:
-                node[key] = draw(json_values)
+                node[key] = draw(numberish | json_values)
             break
     return value
 
 
 def decodes_or_raises_format_error(decoder: Callable[[bytes | None], object], data: bytes) -> None:
     """Decode `data`; a `ZnodeFormatError` is fine, any other exception fails the test."""
-    try:
+    with contextlib.suppress(ZnodeFormatError):
         decoder(data)
-    except ZnodeFormatError:
-        pass
 
 
 # -- fuzz ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", sorted(DECODERS))
 @FUZZ
 @given(data=st.binary(max_size=200))
-def test_decoder_survives_arbitrary_bytes(name: str, data: bytes) -> None:
-    decodes_or_raises_format_error(DECODERS[name], data)
+def test_every_decoder_survives_arbitrary_bytes(data: bytes) -> None:
+    for decoder in DECODERS.values():
+        decodes_or_raises_format_error(decoder, data)
 
 
-@pytest.mark.parametrize("name", sorted(DECODERS))
 @FUZZ
 @given(value=json_values)
-def test_decoder_survives_arbitrary_json(name: str, value: Any) -> None:
-    decodes_or_raises_format_error(DECODERS[name], to_bytes(value))
+def test_every_decoder_survives_arbitrary_json(value: Any) -> None:
+    data = to_bytes(value)
+    for decoder in DECODERS.values():
+        decodes_or_raises_format_error(decoder, data)
 
 
-@pytest.mark.parametrize("name", sorted(DECODERS))
+@pytest.mark.parametrize("name", sorted(SAMPLES))
 @FUZZ
 @given(data=st.data())
 def test_decoder_survives_mutated_kafka_samples(name: str, data: st.DataObject) -> None:
@@ -225,9 +237,9 @@ topics = st.text(min_size=1, max_size=20)
 
 endpoints = st.builds(
     EndPoint,
-    host=st.from_regex(r"\A[0-9a-zA-Z\-%._:]{0,20}\Z"),
+    host=st.text(alphabet=string.ascii_letters + string.digits + "-%._:", max_size=20),
     port=st.integers(min_value=0, max_value=65535),
-    listener=st.from_regex(r"\A[A-Za-z0-9_]{1,12}\Z"),
+    listener=st.text(alphabet=string.ascii_letters + string.digits + "_", min_size=1, max_size=12),
     security_protocol=st.text(max_size=12),
 )
 broker_infos = st.builds(
@@ -272,7 +284,9 @@ def test_broker_registration_round_trips(info: BrokerInfo) -> None:
 
 
 @ROUND_TRIP
-@given(registration=st.builds(ControllerRegistration, broker_id=broker_ids, timestamp_ms=timestamps))
+@given(
+    registration=st.builds(ControllerRegistration, broker_id=broker_ids, timestamp_ms=timestamps)
+)
 def test_controller_round_trips(registration: ControllerRegistration) -> None:
     assert ControllerZNode.decode(ControllerZNode.encode(registration)) == registration
 

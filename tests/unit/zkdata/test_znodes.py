@@ -258,16 +258,13 @@ def test_topic_decodes_kafka_samples(data: bytes, expected: TopicAssignment) -> 
 
 def test_topic_decoded_reassignment_is_flagged() -> None:
     data = (
-        b'{"version":2,"partitions":{"0":[4,1]},"adding_replicas":{"0":[4]},'
-        b'"removing_replicas":{}}'
+        b'{"version":2,"partitions":{"0":[4,1]},"adding_replicas":{"0":[4]},"removing_replicas":{}}'
     )
     assert TopicZNode.decode(data).partitions[0].is_being_reassigned
 
 
 def test_topic_encodes_version_2_with_sorted_partitions() -> None:
-    assignment = TopicAssignment(
-        {1: ReplicaAssignment((2, 3, 1)), 0: ReplicaAssignment((1, 2, 3))}
-    )
+    assignment = TopicAssignment({1: ReplicaAssignment((2, 3, 1)), 0: ReplicaAssignment((1, 2, 3))})
     assert TopicZNode.encode(assignment) == (
         b'{"version":2,"partitions":{"0":[1,2,3],"1":[2,3,1]},"adding_replicas":{},'
         b'"removing_replicas":{}}'

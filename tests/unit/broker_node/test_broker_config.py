@@ -1,0 +1,212 @@
+"""`load_config(argv, env)`: environment defaults, command-line overrides, and every bad
+value ending the process with exit code 2 and a message naming the option."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from broker_node.config import BrokerConfig, load_config
+
+BASE_ENV = {"BROKER_ID": "1", "ZK_CONNECT": "zk1:2181", "ADVERTISED_HOST": "broker1"}
+
+
+def test_minimal_environment_gives_the_defaults() -> None:
+    config = load_config([], BASE_ENV)
+    assert config == BrokerConfig(
+        broker_id=1,
+        zk_connect="zk1:2181",
+        zk_session_timeout_ms=6000,
+        zk_connection_timeout_ms=30000,
+        listen_host="0.0.0.0",
+        port=9092,
+        advertised_host="broker1",
+        run_dir=None,
+        health_file=None,
+    )
+    assert config.node_name == "broker1"
+
+
+def test_every_option_is_read_from_the_environment() -> None:
+    env = {
+        "BROKER_ID": "3",
+        "ZK_CONNECT": "zk1:2181,zk2:2181,zk3:2181/testbed",
+        "ZK_SESSION_TIMEOUT_MS": "10000",
+        "ZK_CONNECTION_TIMEOUT_MS": "5000",
+        "LISTEN_HOST": "127.0.0.1",
+        "PORT": "19092",
+        "ADVERTISED_HOST": "broker3.local",
+        "RUN_DIR": "/runs/r1",
+        "HEALTH_FILE": "/tmp/healthy",
+    }
+    assert load_config([], env) == BrokerConfig(
+        broker_id=3,
+        zk_connect="zk1:2181,zk2:2181,zk3:2181/testbed",
+        zk_session_timeout_ms=10000,
+        zk_connection_timeout_ms=5000,
+        listen_host="127.0.0.1",
+        port=19092,
+        advertised_host="broker3.local",
+        run_dir=Path("/runs/r1"),
+        health_file=Path("/tmp/healthy"),
+    )
+
+
+def test_command_line_overrides_the_environment() -> None:
+    env = {
+        **BASE_ENV,
+        "ZK_SESSION_TIMEOUT_MS": "10000",
+        "PORT": "19092",
+        "RUN_DIR": "/runs/env",
+    }
+    argv = [
+        "--broker-id",
+        "7",
+        "--zk-connect",
+        "zkA:2182/chroot",
+        "--zk-session-timeout-ms",
+        "20000",
+        "--zk-connection-timeout-ms",
+        "1000",
+        "--listen-host",
+        "::",
+        "--port",
+        "0",
+        "--advertised-host",
+        "b7",
+        "--run-dir",
+        "/runs/argv",
+        "--health-file",
+        "/h",
+    ]
+    assert load_config(argv, env) == BrokerConfig(
+        broker_id=7,
+        zk_connect="zkA:2182/chroot",
+        zk_session_timeout_ms=20000,
+        zk_connection_timeout_ms=1000,
+        listen_host="::",
+        port=0,
+        advertised_host="b7",
+        run_dir=Path("/runs/argv"),
+        health_file=Path("/h"),
+    )
+
+
+def test_empty_environment_values_count_as_unset() -> None:
+    env = {**BASE_ENV, "PORT": "", "ZK_SESSION_TIMEOUT_MS": "", "RUN_DIR": ""}
+    config = load_config([], env)
+    assert (config.port, config.zk_session_timeout_ms, config.run_dir) == (9092, 6000, None)
+
+
+def test_advertised_host_defaults_to_the_host_name() -> None:
+    env = {"BROKER_ID": "1", "ZK_CONNECT": "zk1:2181"}
+    assert load_config([], env).advertised_host == socket.gethostname()
+
+
+@pytest.mark.parametrize(
+    "zk_connect",
+    [
+        "zk1:2181",
+        "zk1:2181,zk2:2182,zk3:2183",
+        "zk1:2181/kafka",
+        "zk1:2181,zk2:2181/kafka/cluster-a",
+        "10.0.0.1:2181",
+        "zk_1.example.com:2181",
+    ],
+)
+def test_well_formed_connect_strings_are_accepted(zk_connect: str) -> None:
+    assert load_config(["--zk-connect", zk_connect], BASE_ENV).zk_connect == zk_connect
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "option"),
+    [
+        pytest.param([], {"ZK_CONNECT": "zk1:2181"}, "--broker-id", id="broker-id-missing"),
+        pytest.param(["--broker-id", "one"], BASE_ENV, "--broker-id", id="broker-id-word"),
+        pytest.param(["--broker-id", "1.5"], BASE_ENV, "--broker-id", id="broker-id-decimal"),
+        pytest.param(["--broker-id", "-1"], BASE_ENV, "--broker-id", id="broker-id-negative"),
+        pytest.param(
+            ["--broker-id", str(2**31)], BASE_ENV, "--broker-id", id="broker-id-over-int32"
+        ),
+        pytest.param(
+            [], {**BASE_ENV, "BROKER_ID": "x"}, "--broker-id", id="broker-id-env-not-integer"
+        ),
+        pytest.param([], {"BROKER_ID": "1"}, "--zk-connect", id="zk-connect-missing"),
+        pytest.param(["--zk-connect", "zk1"], BASE_ENV, "--zk-connect", id="zk-connect-no-port"),
+        pytest.param(
+            ["--zk-connect", "zk1:port"], BASE_ENV, "--zk-connect", id="zk-connect-port-word"
+        ),
+        pytest.param(
+            ["--zk-connect", "zk1:2181,"], BASE_ENV, "--zk-connect", id="zk-connect-trailing-comma"
+        ),
+        pytest.param(
+            ["--zk-connect", "zk1:2181 zk2:2181"], BASE_ENV, "--zk-connect", id="zk-connect-space"
+        ),
+        pytest.param(
+            ["--zk-connect", "zk1:2181//kafka"], BASE_ENV, "--zk-connect", id="zk-connect-chroot-//"
+        ),
+        pytest.param(
+            ["--zk-connect", "http://zk1:2181"], BASE_ENV, "--zk-connect", id="zk-connect-url"
+        ),
+        pytest.param(
+            [], {**BASE_ENV, "ZK_CONNECT": "zk1:"}, "--zk-connect", id="zk-connect-env-bad"
+        ),
+        pytest.param(
+            ["--zk-session-timeout-ms", "999"],
+            BASE_ENV,
+            "--zk-session-timeout-ms",
+            id="session-timeout-too-low",
+        ),
+        pytest.param(
+            ["--zk-session-timeout-ms", "600001"],
+            BASE_ENV,
+            "--zk-session-timeout-ms",
+            id="session-timeout-too-high",
+        ),
+        pytest.param(
+            ["--zk-session-timeout-ms", "6s"],
+            BASE_ENV,
+            "--zk-session-timeout-ms",
+            id="session-timeout-not-integer",
+        ),
+        pytest.param(
+            [],
+            {**BASE_ENV, "ZK_SESSION_TIMEOUT_MS": "-6000"},
+            "--zk-session-timeout-ms",
+            id="session-timeout-env-negative",
+        ),
+        pytest.param(
+            ["--zk-connection-timeout-ms", "99"],
+            BASE_ENV,
+            "--zk-connection-timeout-ms",
+            id="connection-timeout-too-low",
+        ),
+        pytest.param(
+            ["--zk-connection-timeout-ms", "abc"],
+            BASE_ENV,
+            "--zk-connection-timeout-ms",
+            id="connection-timeout-not-integer",
+        ),
+        pytest.param(["--port", "65536"], BASE_ENV, "--port", id="port-too-high"),
+        pytest.param(["--port", "-1"], BASE_ENV, "--port", id="port-negative"),
+        pytest.param(["--port", "http"], BASE_ENV, "--port", id="port-not-integer"),
+        pytest.param([], {**BASE_ENV, "PORT": "99999"}, "--port", id="port-env-too-high"),
+        pytest.param(
+            ["--advertised-host", ""], BASE_ENV, "--advertised-host", id="advertised-host-empty"
+        ),
+        pytest.param(["--no-such-option"], BASE_ENV, "--no-such-option", id="unknown-option"),
+    ],
+)
+def test_bad_value_exits_2_naming_the_option(
+    argv: list[str], env: dict[str, str], option: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as excinfo:
+        load_config(argv, env)
+    assert excinfo.value.code == 2
+    error_lines = [
+        line for line in capsys.readouterr().err.splitlines() if "broker_node: error:" in line
+    ]
+    assert len(error_lines) == 1
+    assert option in error_lines[0]  # the usage line names every option; the error must too

@@ -1,0 +1,139 @@
+"""`EventLog` and `read_events`: one JSON line per event, read back whole; torn lines are
+skipped; a log without a run directory writes nothing. Files live under `tmp_path`."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from eventlog import SCHEMA_VERSION, EventKind, EventLog, event_log_path, read_events
+
+
+@pytest.fixture
+def log(tmp_path: Path) -> Iterator[EventLog]:
+    """broker1's event log in a fresh run directory."""
+    event_log = EventLog(tmp_path, "broker1")
+    yield event_log
+    event_log.close()
+
+
+def test_log_file_lives_under_events_named_after_the_node(tmp_path: Path, log: EventLog) -> None:
+    assert event_log_path(tmp_path, "broker1") == tmp_path / "events" / "broker1.jsonl"
+    assert log.path == tmp_path / "events" / "broker1.jsonl"
+
+
+def test_emit_writes_one_json_line_with_the_envelope_and_fields(
+    tmp_path: Path, log: EventLog
+) -> None:
+    before = int(time.time() * 1000)
+    log.emit(EventKind.CONTROLLER_ELECTED, controller_epoch=7, broker_id=1)
+    after = int(time.time() * 1000)
+
+    text = (tmp_path / "events" / "broker1.jsonl").read_text(encoding="utf-8")
+    assert text.endswith("\n")
+    lines = text.splitlines()
+    assert len(lines) == 1
+    record = json.loads(lines[0])
+    assert record["v"] == SCHEMA_VERSION == 1
+    assert before <= record["ts"] <= after
+    assert isinstance(record["ts"], int)
+    assert record["node"] == "broker1"
+    assert record["kind"] == "controller_elected"
+    assert record["controller_epoch"] == 7
+    assert record["broker_id"] == 1
+    assert set(record) == {"v", "ts", "node", "kind", "controller_epoch", "broker_id"}
+
+
+def test_emit_returns_the_record_as_written(log: EventLog) -> None:
+    record = log.emit(EventKind.REQUEST_REJECTED, reason="STALE_CONTROLLER_EPOCH", epochs=[6, 7])
+    assert log.path is not None
+    assert read_events(log.path) == [record]
+
+
+def test_lines_are_compact_json(tmp_path: Path, log: EventLog) -> None:
+    log.emit(EventKind.NODE_STARTED, pid=42)
+    line = (tmp_path / "events" / "broker1.jsonl").read_text(encoding="utf-8").strip()
+    assert ", " not in line
+    assert '": ' not in line
+
+
+def test_events_are_read_back_in_order(log: EventLog) -> None:
+    kinds = [EventKind.NODE_STARTED, EventKind.BROKER_REGISTERED, EventKind.CONTROLLER_ELECTED]
+    for i, kind in enumerate(kinds):
+        log.emit(kind, seq=i)
+    assert log.path is not None
+    events = read_events(log.path)
+    assert [e["kind"] for e in events] == [str(k) for k in kinds]
+    assert [e["seq"] for e in events] == [0, 1, 2]
+
+
+def test_values_json_cannot_hold_are_written_as_strings(log: EventLog) -> None:
+    log.emit(EventKind.MALFORMED_ZNODE, path=Path("/brokers/ids/1"), data=b"\xff")
+    assert log.path is not None
+    (event,) = read_events(log.path)
+    assert event["path"] == "/brokers/ids/1"
+    assert event["data"] == str(b"\xff")
+
+
+def test_torn_last_line_is_ignored(log: EventLog) -> None:
+    log.emit(EventKind.NODE_STARTED)
+    log.emit(EventKind.ZK_SESSION_STATE, state="CONNECTED")
+    assert log.path is not None
+    with open(log.path, "a", encoding="utf-8") as f:
+        f.write('{"v":1,"ts":1700000000000,"node":"broker1","kind":"contr')
+    events = read_events(log.path)
+    assert [e["kind"] for e in events] == ["node_started", "zk_session_state"]
+
+
+def test_event_written_after_a_torn_line_by_a_restarted_node_is_kept(tmp_path: Path) -> None:
+    """A broker killed mid-line and restarted into the same run directory appends to the
+    same file; its first event must not be glued onto the torn line and lost."""
+    first = EventLog(tmp_path, "broker1")
+    first.emit(EventKind.NODE_STARTED, incarnation=1)
+    first.close()
+    path = event_log_path(tmp_path, "broker1")
+    with open(path, "a", encoding="utf-8") as f:
+        f.write('{"v":1,"ts":1700000000000,"node":"broker1","ki')  # killed mid-write
+
+    restarted = EventLog(tmp_path, "broker1")
+    try:
+        restarted.emit(EventKind.NODE_STARTED, incarnation=2)
+    finally:
+        restarted.close()
+
+    assert [e.get("incarnation") for e in read_events(path)] == [1, 2]
+
+
+def test_reading_a_missing_log_gives_no_events(tmp_path: Path) -> None:
+    assert read_events(tmp_path / "events" / "nobody.jsonl") == []
+
+
+def test_log_without_run_dir_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    null_log = EventLog(None, "broker9")
+    record = null_log.emit(EventKind.NODE_STARTED, pid=1)
+    null_log.close()
+    assert null_log.path is None
+    assert record["node"] == "broker9"
+    assert record["kind"] == "node_started"
+    assert record["pid"] == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_two_nodes_write_separate_files(tmp_path: Path) -> None:
+    a = EventLog(tmp_path, "broker1")
+    b = EventLog(tmp_path, "broker2")
+    try:
+        a.emit(EventKind.NODE_STARTED)
+        b.emit(EventKind.NODE_STOPPED)
+    finally:
+        a.close()
+        b.close()
+    assert [e["node"] for e in read_events(event_log_path(tmp_path, "broker1"))] == ["broker1"]
+    assert [e["kind"] for e in read_events(event_log_path(tmp_path, "broker2"))] == ["node_stopped"]

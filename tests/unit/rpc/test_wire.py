@@ -1,0 +1,514 @@
+"""`rpc.wire`: every request and response survives domain -> protobuf -> bytes -> domain.
+
+Messages with a public converter pair are checked directly; the ones converted inside the
+servicer and client (ControlledShutdownRequest, UpdateMetadataResponse) are checked through
+an in-process loopback stub that serializes every call to bytes. No sockets are opened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TypeVar
+
+import pytest
+from google.protobuf.message import Message
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rpc import messages as m
+from rpc import wire
+from rpc.errors import Errors
+from testbed_rpc import control_pb2 as pb
+from zkdata.model import EndPoint, TopicPartition
+
+PROPERTY = settings(max_examples=100, deadline=None)
+
+D = TypeVar("D")
+P = TypeVar("P", bound=Message)
+
+
+def through_bytes(
+    value: D, to_pb: Callable[[D], P], pb_type: type[P], from_pb: Callable[[P], D]
+) -> D:
+    """Convert `value` to protobuf, serialize, parse the bytes back and convert to domain."""
+    data = to_pb(value).SerializeToString()
+    return from_pb(pb_type.FromString(data))
+
+
+# -- strategies ----------------------------------------------------------------------------
+
+int32 = st.integers(min_value=-(2**31), max_value=2**31 - 1)
+int64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
+ids = st.integers(min_value=-1, max_value=2**31 - 1)
+id_lists = st.lists(ids, max_size=5).map(tuple)
+topics = st.text(max_size=20)
+errors = st.sampled_from(Errors)
+
+headers = st.builds(
+    m.ControlHeader, controller_id=int32, controller_epoch=int32, broker_epoch=int64
+)
+partition_errors = st.lists(
+    st.builds(
+        m.PartitionError,
+        topic_partition=st.builds(TopicPartition, topic=topics, partition=int32),
+        error=errors,
+    ),
+    max_size=4,
+).map(tuple)
+leader_and_isr_requests = st.builds(
+    m.LeaderAndIsrRequest,
+    header=headers,
+    partition_states=st.lists(
+        st.builds(
+            m.LeaderAndIsrPartitionState,
+            topic=topics,
+            partition=int32,
+            controller_epoch=int32,
+            leader=int32,
+            leader_epoch=int32,
+            isr=id_lists,
+            zk_version=int32,
+            replicas=id_lists,
+            adding_replicas=id_lists,
+            removing_replicas=id_lists,
+            is_new=st.booleans(),
+        ),
+        max_size=4,
+    ).map(tuple),
+    live_leaders=st.lists(
+        st.builds(m.LiveLeader, broker_id=int32, host=st.text(max_size=15), port=int32),
+        max_size=3,
+    ).map(tuple),
+)
+endpoints = st.builds(
+    EndPoint,
+    host=st.text(max_size=15),
+    port=int32,
+    listener=st.text(max_size=10),
+    security_protocol=st.text(max_size=10),
+)
+update_metadata_requests = st.builds(
+    m.UpdateMetadataRequest,
+    header=headers,
+    partition_states=st.lists(
+        st.builds(
+            m.UpdateMetadataPartitionState,
+            topic=topics,
+            partition=int32,
+            controller_epoch=int32,
+            leader=int32,
+            leader_epoch=int32,
+            isr=id_lists,
+            zk_version=int32,
+            replicas=id_lists,
+            offline_replicas=id_lists,
+        ),
+        max_size=4,
+    ).map(tuple),
+    live_brokers=st.lists(
+        st.builds(
+            m.LiveBroker,
+            id=int32,
+            endpoints=st.lists(endpoints, max_size=3).map(tuple),
+            rack=st.none() | st.text(min_size=1, max_size=8),
+        ),
+        max_size=3,
+    ).map(tuple),
+)
+stop_replica_requests = st.builds(
+    m.StopReplicaRequest,
+    header=headers,
+    partition_states=st.lists(
+        st.builds(
+            m.StopReplicaPartitionState,
+            topic=topics,
+            partition=int32,
+            leader_epoch=int32,
+            delete_partition=st.booleans(),
+        ),
+        max_size=4,
+    ).map(tuple),
+)
+
+# -- examples ------------------------------------------------------------------------------
+
+HEADER = m.ControlHeader(controller_id=1, controller_epoch=7, broker_epoch=4294967396)
+
+LEADER_AND_ISR = m.LeaderAndIsrRequest(
+    header=HEADER,
+    partition_states=(
+        m.LeaderAndIsrPartitionState(
+            topic="orders",
+            partition=0,
+            controller_epoch=7,
+            leader=1,
+            leader_epoch=5,
+            isr=(1, 2, 3),
+            zk_version=12,
+            replicas=(1, 2, 3, 4),
+            adding_replicas=(4,),
+            removing_replicas=(1,),
+            is_new=True,
+        ),
+        m.LeaderAndIsrPartitionState(
+            topic="orders",
+            partition=1,
+            controller_epoch=6,
+            leader=-1,
+            leader_epoch=0,
+            isr=(),
+            zk_version=0,
+            replicas=(2, 3),
+        ),
+    ),
+    live_leaders=(m.LiveLeader(1, "broker1", 9092),),
+)
+UPDATE_METADATA = m.UpdateMetadataRequest(
+    header=m.ControlHeader(1, 7, -1),
+    partition_states=(
+        m.UpdateMetadataPartitionState(
+            topic="orders",
+            partition=0,
+            controller_epoch=7,
+            leader=1,
+            leader_epoch=5,
+            isr=(1, 2),
+            zk_version=3,
+            replicas=(1, 2, 3),
+            offline_replicas=(3,),
+        ),
+    ),
+    live_brokers=(
+        m.LiveBroker(1, (EndPoint("broker1", 9092),), rack="rack-a"),
+        m.LiveBroker(
+            2,
+            (
+                EndPoint("broker2", 9092, "INTERNAL", "PLAINTEXT"),
+                EndPoint("b2.example.com", 9094, "EXTERNAL", "SSL"),
+            ),
+        ),
+    ),
+)
+STOP_REPLICA = m.StopReplicaRequest(
+    header=HEADER,
+    partition_states=(
+        m.StopReplicaPartitionState("orders", 0, 5, delete_partition=False),
+        m.StopReplicaPartitionState("orders", 1, -2, delete_partition=True),
+        m.StopReplicaPartitionState("audit", 3, -1, delete_partition=False),
+    ),
+)
+PARTITION_ERRORS = (
+    m.PartitionError(TopicPartition("orders", 0), Errors.NONE),
+    m.PartitionError(TopicPartition("orders", 1), Errors.STALE_CONTROLLER_EPOCH),
+    m.PartitionError(TopicPartition("audit", 3), Errors.FENCED_LEADER_EPOCH),
+)
+
+
+def test_leader_and_isr_request_survives_the_wire() -> None:
+    back = through_bytes(
+        LEADER_AND_ISR,
+        wire.leader_and_isr_request_to_pb,
+        pb.LeaderAndIsrRequest,
+        wire.leader_and_isr_request_from_pb,
+    )
+    assert back == LEADER_AND_ISR
+
+
+def test_leader_and_isr_response_survives_the_wire() -> None:
+    response = m.LeaderAndIsrResponse(Errors.NONE, PARTITION_ERRORS)
+    back = through_bytes(
+        response,
+        wire.leader_and_isr_response_to_pb,
+        pb.LeaderAndIsrResponse,
+        wire.leader_and_isr_response_from_pb,
+    )
+    assert back == response
+
+
+def test_update_metadata_request_survives_the_wire() -> None:
+    back = through_bytes(
+        UPDATE_METADATA,
+        wire.update_metadata_request_to_pb,
+        pb.UpdateMetadataRequest,
+        wire.update_metadata_request_from_pb,
+    )
+    assert back == UPDATE_METADATA
+
+
+def test_stop_replica_request_survives_the_wire() -> None:
+    back = through_bytes(
+        STOP_REPLICA,
+        wire.stop_replica_request_to_pb,
+        pb.StopReplicaRequest,
+        wire.stop_replica_request_from_pb,
+    )
+    assert back == STOP_REPLICA
+
+
+def test_stop_replica_response_survives_the_wire() -> None:
+    response = m.StopReplicaResponse(Errors.STALE_BROKER_EPOCH, PARTITION_ERRORS)
+    back = through_bytes(
+        response,
+        wire.stop_replica_response_to_pb,
+        pb.StopReplicaResponse,
+        wire.stop_replica_response_from_pb,
+    )
+    assert back == response
+
+
+def test_controlled_shutdown_response_survives_the_wire() -> None:
+    response = m.ControlledShutdownResponse(
+        Errors.NONE, (TopicPartition("orders", 0), TopicPartition("audit", 2))
+    )
+    back = through_bytes(
+        response,
+        wire.controlled_shutdown_response_to_pb,
+        pb.ControlledShutdownResponse,
+        wire.controlled_shutdown_response_from_pb,
+    )
+    assert back == response
+
+
+def test_error_codes_travel_as_kafkas_numbers() -> None:
+    message = wire.leader_and_isr_response_to_pb(
+        m.LeaderAndIsrResponse(Errors.STALE_CONTROLLER_EPOCH, PARTITION_ERRORS[2:])
+    )
+    assert message.error_code == 11
+    assert [e.error_code for e in message.partition_errors] == [74]
+
+
+def test_unknown_error_codes_from_the_wire_become_unknown_server_error() -> None:
+    message = pb.StopReplicaResponse(
+        error_code=9999,
+        partition_errors=[pb.PartitionError(topic="t", partition=0, error_code=4242)],
+    )
+    response = wire.stop_replica_response_from_pb(
+        pb.StopReplicaResponse.FromString(message.SerializeToString())
+    )
+    assert response == m.StopReplicaResponse(
+        Errors.UNKNOWN_SERVER_ERROR,
+        (m.PartitionError(TopicPartition("t", 0), Errors.UNKNOWN_SERVER_ERROR),),
+    )
+
+
+def test_no_rack_travels_as_none() -> None:
+    request = m.UpdateMetadataRequest(m.ControlHeader(1, 1, 1), (), (m.LiveBroker(3, (), None),))
+    back = through_bytes(
+        request,
+        wire.update_metadata_request_to_pb,
+        pb.UpdateMetadataRequest,
+        wire.update_metadata_request_from_pb,
+    )
+    assert back.live_brokers[0].rack is None
+
+
+# -- properties ----------------------------------------------------------------------------
+
+
+@PROPERTY
+@given(request=leader_and_isr_requests)
+def test_any_leader_and_isr_request_survives_the_wire(request: m.LeaderAndIsrRequest) -> None:
+    back = through_bytes(
+        request,
+        wire.leader_and_isr_request_to_pb,
+        pb.LeaderAndIsrRequest,
+        wire.leader_and_isr_request_from_pb,
+    )
+    assert back == request
+
+
+@PROPERTY
+@given(request=update_metadata_requests)
+def test_any_update_metadata_request_survives_the_wire(request: m.UpdateMetadataRequest) -> None:
+    back = through_bytes(
+        request,
+        wire.update_metadata_request_to_pb,
+        pb.UpdateMetadataRequest,
+        wire.update_metadata_request_from_pb,
+    )
+    assert back == request
+
+
+@PROPERTY
+@given(request=stop_replica_requests)
+def test_any_stop_replica_request_survives_the_wire(request: m.StopReplicaRequest) -> None:
+    back = through_bytes(
+        request,
+        wire.stop_replica_request_to_pb,
+        pb.StopReplicaRequest,
+        wire.stop_replica_request_from_pb,
+    )
+    assert back == request
+
+
+@PROPERTY
+@given(response=st.builds(m.LeaderAndIsrResponse, error=errors, partition_errors=partition_errors))
+def test_any_leader_and_isr_response_survives_the_wire(response: m.LeaderAndIsrResponse) -> None:
+    back = through_bytes(
+        response,
+        wire.leader_and_isr_response_to_pb,
+        pb.LeaderAndIsrResponse,
+        wire.leader_and_isr_response_from_pb,
+    )
+    assert back == response
+
+
+@PROPERTY
+@given(response=st.builds(m.StopReplicaResponse, error=errors, partition_errors=partition_errors))
+def test_any_stop_replica_response_survives_the_wire(response: m.StopReplicaResponse) -> None:
+    back = through_bytes(
+        response,
+        wire.stop_replica_response_to_pb,
+        pb.StopReplicaResponse,
+        wire.stop_replica_response_from_pb,
+    )
+    assert back == response
+
+
+@PROPERTY
+@given(
+    response=st.builds(
+        m.ControlledShutdownResponse,
+        error=errors,
+        remaining_partitions=st.lists(
+            st.builds(TopicPartition, topic=topics, partition=int32), max_size=4
+        ).map(tuple),
+    )
+)
+def test_any_controlled_shutdown_response_survives_the_wire(
+    response: m.ControlledShutdownResponse,
+) -> None:
+    back = through_bytes(
+        response,
+        wire.controlled_shutdown_response_to_pb,
+        pb.ControlledShutdownResponse,
+        wire.controlled_shutdown_response_from_pb,
+    )
+    assert back == response
+
+
+# -- servicer and client over an in-process loopback ---------------------------------------
+
+
+class RecordingHandler:
+    """A `BrokerControlHandler` that records each request and answers with canned responses."""
+
+    def __init__(self) -> None:
+        self.requests: list[object] = []
+        self.leader_and_isr_response = m.LeaderAndIsrResponse(Errors.NONE, PARTITION_ERRORS)
+        self.update_metadata_response = m.UpdateMetadataResponse(Errors.STALE_CONTROLLER_EPOCH)
+        self.stop_replica_response = m.StopReplicaResponse(Errors.NONE, PARTITION_ERRORS[:1])
+        self.controlled_shutdown_response = m.ControlledShutdownResponse(
+            Errors.NONE, (TopicPartition("orders", 1),)
+        )
+
+    def leader_and_isr(self, request: m.LeaderAndIsrRequest) -> m.LeaderAndIsrResponse:
+        self.requests.append(request)
+        return self.leader_and_isr_response
+
+    def update_metadata(self, request: m.UpdateMetadataRequest) -> m.UpdateMetadataResponse:
+        self.requests.append(request)
+        return self.update_metadata_response
+
+    def stop_replica(self, request: m.StopReplicaRequest) -> m.StopReplicaResponse:
+        self.requests.append(request)
+        return self.stop_replica_response
+
+    def controlled_shutdown(
+        self, request: m.ControlledShutdownRequest
+    ) -> m.ControlledShutdownResponse:
+        self.requests.append(request)
+        return self.controlled_shutdown_response
+
+
+class LoopbackStub:
+    """Stands in for the generated stub: serializes each call to bytes, parses it back, runs
+    the real servicer, and does the same with the reply."""
+
+    _TYPES: dict[str, tuple[type[Message], type[Message]]] = {
+        "LeaderAndIsr": (pb.LeaderAndIsrRequest, pb.LeaderAndIsrResponse),
+        "UpdateMetadata": (pb.UpdateMetadataRequest, pb.UpdateMetadataResponse),
+        "StopReplica": (pb.StopReplicaRequest, pb.StopReplicaResponse),
+        "ControlledShutdown": (pb.ControlledShutdownRequest, pb.ControlledShutdownResponse),
+    }
+
+    def __init__(self, handler: RecordingHandler) -> None:
+        self._servicer = wire._BrokerControlServicer(handler)
+        self.timeouts: list[float | None] = []
+
+    def __getattr__(self, method: str) -> Callable[..., Message]:
+        request_type, response_type = self._TYPES[method]
+
+        def call(request: Message, timeout: float | None = None) -> Message:
+            self.timeouts.append(timeout)
+            parsed = request_type.FromString(request.SerializeToString())
+            reply: Message = getattr(self._servicer, method)(parsed, None)
+            return response_type.FromString(reply.SerializeToString())
+
+        return call
+
+
+@dataclass
+class Loopback:
+    """A client wired to the real servicer through the loopback stub."""
+
+    client: wire.BrokerControlClient
+    handler: RecordingHandler
+    stub: LoopbackStub
+
+
+@pytest.fixture
+def loopback(monkeypatch: pytest.MonkeyPatch) -> Iterator[Loopback]:
+    """A `BrokerControlClient` whose stub is the loopback (its channel is never used)."""
+    handler = RecordingHandler()
+    client = wire.BrokerControlClient("loopback.invalid:1", timeout_s=3.5)
+    stub = LoopbackStub(handler)
+    monkeypatch.setattr(client, "_stub", stub)
+    yield Loopback(client, handler, stub)
+    client.close()
+
+
+def test_client_and_servicer_carry_leader_and_isr(loopback: Loopback) -> None:
+    client, handler, stub = loopback.client, loopback.handler, loopback.stub
+    assert client.leader_and_isr(LEADER_AND_ISR) == handler.leader_and_isr_response
+    assert handler.requests == [LEADER_AND_ISR]
+    assert stub.timeouts == [3.5]
+
+
+def test_client_and_servicer_carry_update_metadata_and_its_response(loopback: Loopback) -> None:
+    client, handler = loopback.client, loopback.handler
+    response = client.update_metadata(UPDATE_METADATA)
+    assert response == m.UpdateMetadataResponse(Errors.STALE_CONTROLLER_EPOCH)
+    assert handler.requests == [UPDATE_METADATA]
+
+
+def test_client_and_servicer_carry_stop_replica(loopback: Loopback) -> None:
+    client, handler = loopback.client, loopback.handler
+    assert client.stop_replica(STOP_REPLICA) == handler.stop_replica_response
+    assert handler.requests == [STOP_REPLICA]
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        pytest.param(m.ControlledShutdownRequest(3, 4294967396), id="large-broker-epoch"),
+        pytest.param(m.ControlledShutdownRequest(0, -1), id="unknown-broker-epoch"),
+    ],
+)
+def test_client_and_servicer_carry_controlled_shutdown(
+    loopback: Loopback, request_: m.ControlledShutdownRequest
+) -> None:
+    client, handler = loopback.client, loopback.handler
+    response = client.controlled_shutdown(request_)
+    assert response == handler.controlled_shutdown_response
+    assert handler.requests == [request_]
+
+
+@pytest.mark.parametrize("error", list(Errors), ids=lambda e: e.name)
+def test_update_metadata_response_error_survives_the_loopback(
+    loopback: Loopback, error: Errors
+) -> None:
+    client, handler = loopback.client, loopback.handler
+    handler.update_metadata_response = m.UpdateMetadataResponse(error)
+    assert client.update_metadata(UPDATE_METADATA) == m.UpdateMetadataResponse(error)
