@@ -78,7 +78,13 @@ class ControlRequestHandler:
             )
         return error
 
-    def _accepted(self, api: str, header: m.ControlHeader, partitions: int, errors: int) -> None:
+    def _accepted(
+        self,
+        api: str,
+        header: m.ControlHeader,
+        results: tuple[m.PartitionError, ...],
+        partitions: int | None = None,
+    ) -> None:
         self._events.emit(
             EventKind.REQUEST_ACCEPTED,
             api=api,
@@ -86,8 +92,18 @@ class ControlRequestHandler:
             controller_epoch=header.controller_epoch,
             request_broker_epoch=header.broker_epoch,
             broker_epoch=self._broker_epoch(),
-            partitions=partitions,
-            partition_errors=errors,
+            partitions=len(results) if partitions is None else partitions,
+            partition_errors=sum(1 for r in results if r.error is not Errors.NONE),
+        )
+
+    def _fenced(self, api: str, tp: TopicPartition, error: Errors, **epochs: object) -> None:
+        self._events.emit(
+            EventKind.PARTITION_FENCED,
+            api=api,
+            topic=tp.topic,
+            partition=tp.partition,
+            error=error.name,
+            **epochs,
         )
 
     def leader_and_isr(self, request: m.LeaderAndIsrRequest) -> m.LeaderAndIsrResponse:
@@ -95,12 +111,7 @@ class ControlRequestHandler:
         with self._lock:
             error = self._check("LeaderAndIsr", request.header)
             if error is not Errors.NONE:
-                return m.LeaderAndIsrResponse(
-                    error,
-                    tuple(
-                        m.PartitionError(s.topic_partition, error) for s in request.partition_states
-                    ),
-                )
+                return m.LeaderAndIsrResponse(error, _every(request.partition_states, error))
             self._controller_epoch = request.header.controller_epoch
             results = []
             for state in request.partition_states:
@@ -115,23 +126,16 @@ class ControlRequestHandler:
                 if verdict is Errors.NONE:
                     self._hosted[tp] = HostedPartition(state, state.leader == self.broker_id)
                 else:
-                    self._events.emit(
-                        EventKind.PARTITION_FENCED,
-                        api="LeaderAndIsr",
-                        topic=tp.topic,
-                        partition=tp.partition,
-                        error=verdict.name,
+                    self._fenced(
+                        "LeaderAndIsr",
+                        tp,
+                        verdict,
                         leader_epoch=state.leader_epoch,
                         current_leader_epoch=hosted.state.leader_epoch if hosted else None,
                         controller_epoch=request.header.controller_epoch,
                     )
                 results.append(m.PartitionError(tp, verdict))
-            self._accepted(
-                "LeaderAndIsr",
-                request.header,
-                len(results),
-                sum(1 for r in results if r.error is not Errors.NONE),
-            )
+            self._accepted("LeaderAndIsr", request.header, tuple(results))
             return m.LeaderAndIsrResponse(Errors.NONE, tuple(results))
 
     def update_metadata(self, request: m.UpdateMetadataRequest) -> m.UpdateMetadataResponse:
@@ -142,7 +146,7 @@ class ControlRequestHandler:
                 return m.UpdateMetadataResponse(error)
             self._controller_epoch = request.header.controller_epoch
             self.metadata_cache.update(request)
-            self._accepted("UpdateMetadata", request.header, len(request.partition_states), 0)
+            self._accepted("UpdateMetadata", request.header, (), len(request.partition_states))
             return m.UpdateMetadataResponse(Errors.NONE)
 
     def stop_replica(self, request: m.StopReplicaRequest) -> m.StopReplicaResponse:
@@ -150,12 +154,7 @@ class ControlRequestHandler:
         with self._lock:
             error = self._check("StopReplica", request.header)
             if error is not Errors.NONE:
-                return m.StopReplicaResponse(
-                    error,
-                    tuple(
-                        m.PartitionError(s.topic_partition, error) for s in request.partition_states
-                    ),
-                )
+                return m.StopReplicaResponse(error, _every(request.partition_states, error))
             self._controller_epoch = request.header.controller_epoch
             results = []
             for state in request.partition_states:
@@ -166,13 +165,17 @@ class ControlRequestHandler:
                 )
                 if verdict is Errors.NONE:
                     self._hosted.pop(tp, None)
+                else:
+                    self._fenced(
+                        "StopReplica",
+                        tp,
+                        verdict,
+                        leader_epoch=state.leader_epoch,
+                        current_leader_epoch=hosted.state.leader_epoch if hosted else None,
+                        controller_epoch=request.header.controller_epoch,
+                    )
                 results.append(m.PartitionError(tp, verdict))
-            self._accepted(
-                "StopReplica",
-                request.header,
-                len(results),
-                sum(1 for r in results if r.error is not Errors.NONE),
-            )
+            self._accepted("StopReplica", request.header, tuple(results))
             return m.StopReplicaResponse(Errors.NONE, tuple(results))
 
     def controlled_shutdown(
@@ -180,3 +183,11 @@ class ControlRequestHandler:
     ) -> m.ControlledShutdownResponse:
         """Answered by the local controller (NOT_CONTROLLER unless it is active)."""
         return self._controlled_shutdown(request)
+
+
+def _every(
+    states: tuple[m.LeaderAndIsrPartitionState, ...] | tuple[m.StopReplicaPartitionState, ...],
+    error: Errors,
+) -> tuple[m.PartitionError, ...]:
+    """The same error for every partition of a rejected request."""
+    return tuple(m.PartitionError(s.topic_partition, error) for s in states)
