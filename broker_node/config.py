@@ -33,6 +33,7 @@ class BrokerConfig:
     advertised_host: str = "localhost"
     run_dir: Path | None = None
     health_file: Path | None = None
+    unclean_leader_election_enable: bool = False
 
     @property
     def node_name(self) -> str:
@@ -98,7 +99,20 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         default=_env(env, "HEALTH_FILE"),
         help="file written while registered and serving, for health checks (HEALTH_FILE)",
     )
+    parser.add_argument(
+        "--unclean-leader-election-enable",
+        default=_env(env, "UNCLEAN_LEADER_ELECTION_ENABLE") or "false",
+        help="broker default for unclean leader election, true/false "
+        "(UNCLEAN_LEADER_ELECTION_ENABLE, default false)",
+    )
     return parser
+
+
+def _bool(parser: argparse.ArgumentParser, name: str, raw: str) -> bool:
+    value = raw.strip().lower()
+    if value not in ("true", "false"):
+        parser.error(f"{name} must be true or false, got {raw!r}")
+    return value == "true"
 
 
 def _int(parser: argparse.ArgumentParser, name: str, raw: str | None, low: int, high: int) -> int:
@@ -145,4 +159,7 @@ def load_config(
         advertised_host=args.advertised_host,
         run_dir=Path(args.run_dir) if args.run_dir else None,
         health_file=Path(args.health_file) if args.health_file else None,
+        unclean_leader_election_enable=_bool(
+            parser, "--unclean-leader-election-enable", args.unclean_leader_election_enable
+        ),
     )

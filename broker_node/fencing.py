@@ -10,7 +10,10 @@ Request level (LeaderAndIsr, UpdateMetadata, StopReplica), in Kafka's order:
 Partition level:
   LeaderAndIsr: leader epoch not newer than ours          -> STALE_CONTROLLER_EPOCH
                 this broker not among the replicas        -> UNKNOWN_TOPIC_OR_PARTITION
-  StopReplica:  leader epoch older or equal (unless -1/-2) -> FENCED_LEADER_EPOCH
+  StopReplica:  leader epoch older (unless -1/-2)       -> FENCED_LEADER_EPOCH
+                (an equal epoch passes: the controller stops a follower at the epoch the
+                broker already has, e.g. in controlled shutdown; Kafka 2.8 fenced it, later
+                versions let it pass)
 """
 
 from __future__ import annotations
@@ -60,6 +63,6 @@ def check_stop_replica_partition(
     """Per-partition verdict for StopReplica; `current_leader_epoch` None = not hosted."""
     if request_leader_epoch in (EPOCH_DURING_DELETE, NO_EPOCH) or current_leader_epoch is None:
         return Errors.NONE
-    if request_leader_epoch > current_leader_epoch:
+    if request_leader_epoch >= current_leader_epoch:
         return Errors.NONE
     return Errors.FENCED_LEADER_EPOCH

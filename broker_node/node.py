@@ -18,6 +18,7 @@ from broker_node.control_requests import ControlRequestHandler
 from broker_node.registration import BrokerRegistration
 from broker_node.zk_session import SessionListener, ensure_chroot, new_client
 from controller import KafkaController
+from controller.active import ControllerConfig
 from eventlog import EventKind, EventLog
 from rpc import messages as m
 from rpc.errors import Errors
@@ -78,7 +79,11 @@ class BrokerNode:
             wait_for_stale_s=2 * cfg.zk_session_timeout_ms / 1000 + 5,
         )
         self.controller = KafkaController(
-            cfg.broker_id, self.zk, self.events, register_broker=self._reregister
+            cfg.broker_id,
+            self.zk,
+            self.events,
+            register_broker=self._reregister,
+            config=ControllerConfig(cfg.unclean_leader_election_enable),
         )
         self._kazoo.add_listener(
             SessionListener(

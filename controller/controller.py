@@ -14,37 +14,26 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import Protocol
 
 from kazoo.protocol.states import EventType, KeeperState, WatchedEvent
 
 from controller import events as ev
+from controller.active import ActiveController, ControllerConfig
+from controller.channel_manager import BrokerChannel, grpc_channel
 from controller.context import ControllerContext
 from controller.event_manager import ControllerEventManager
 from eventlog import EventKind, EventLog
 from rpc.errors import Errors
 from rpc.messages import ControlledShutdownRequest, ControlledShutdownResponse
 from zkdata import paths
-from zkdata.client import ControllerEpoch, WatchCallback
+from zkdata.client import KafkaZkClient
 from zkdata.errors import ControllerMovedError, ZnodeFormatError
+from zkdata.model import Broker
 
 log = logging.getLogger(__name__)
 
 #: `activeControllerId` when no controller is known.
 NO_CONTROLLER = -1
-
-
-class ControllerZk(Protocol):
-    """The ZooKeeper operations the controller needs (implemented by `KafkaZkClient`)."""
-
-    def get_controller_id(self) -> int | None:
-        """The active controller's id, or None."""
-
-    def register_controller_and_increment_epoch(self, controller_id: int) -> ControllerEpoch:
-        """Run for election; raises ControllerMovedError when someone else won."""
-
-    def watch_exists(self, path: str, callback: WatchCallback) -> bool:
-        """Arm a one-shot watch."""
 
 
 class KafkaController:
@@ -53,16 +42,21 @@ class KafkaController:
     def __init__(
         self,
         broker_id: int,
-        zk: ControllerZk,
+        zk: KafkaZkClient,
         event_log: EventLog,
         register_broker: Callable[[], int],
+        config: ControllerConfig | None = None,
+        connect: Callable[[Broker], BrokerChannel] = grpc_channel,
     ) -> None:
         self.broker_id = broker_id
         self._zk = zk
         self._events = event_log
         self._register_broker = register_broker
+        self._config = config or ControllerConfig()
+        self._connect = connect
         self.context = ControllerContext()
         self._active_controller_id = NO_CONTROLLER
+        self.active: ActiveController | None = None
         self.event_manager = ControllerEventManager(self)
 
     # -- any thread ------------------------------------------------------------------------
@@ -121,7 +115,14 @@ class KafkaController:
     # -- event thread ----------------------------------------------------------------------
 
     def process(self, event: ev.ControllerEvent) -> None:
-        """Dispatch one event (event thread)."""
+        """Dispatch one event (event thread). A failed epoch check anywhere resigns."""
+        try:
+            self._dispatch(event)
+        except ControllerMovedError as exc:
+            self._controller_moved(exc)
+
+    def _dispatch(self, event: ev.ControllerEvent) -> None:
+        active = self.active
         match event:
             case ev.Startup():
                 self._watch_controller()
@@ -139,10 +140,21 @@ class KafkaController:
                 self._register_broker()
                 self._maybe_resign()
                 self._elect()
+            case ev.BrokerChange() if active is not None:
+                active.process_broker_change()
+            case ev.TopicChange() if active is not None:
+                active.process_topic_change()
+            case (
+                ev.TopicDeletion()
+                | ev.IsrChangeNotification()
+                | ev.PartitionReassignment()
+                | ev.ReplicaLeaderElection()
+            ) if active is not None:
+                active.arm_admin_watches()
             case ev.ControlledShutdown():
                 self._process_controlled_shutdown(event)
             case _:
-                log.warning("unhandled controller event %r", event)
+                pass  # an event for an active controller while inactive: nothing to do
 
     def on_process_error(self, event: ev.ControllerEvent, error: BaseException) -> None:
         """Record a failed event; answer its caller if it has one (event thread)."""
@@ -230,17 +242,40 @@ class KafkaController:
             self._on_resignation()
 
     def _on_controller_failover(self) -> None:
-        """Become the active controller. The controller core (context load, listeners,
-        state machines, channel manager) hooks in here."""
+        """Become the active controller: load the cluster and start the state machines."""
+        self.active = ActiveController(
+            self.broker_id,
+            self.context,
+            self._zk,
+            self._events,
+            self.event_manager.put,
+            self._config,
+            self._connect,
+        )
+        self.active.on_failover()
 
     def _on_resignation(self) -> None:
         """Tear down everything `_on_controller_failover` set up."""
+        if self.active is not None:
+            self.active.on_resignation()
+            self.active = None
         self._events.emit(
             EventKind.CONTROLLER_RESIGNED,
             controller_id=self.broker_id,
             controller_epoch=self.context.epoch,
         )
         self.context.reset()
+
+    def _controller_moved(self, error: ControllerMovedError) -> None:
+        """An epoch-fenced write failed: another controller was elected. Resign at once and
+        give up `/controller` if this session still holds it, so a proper election runs."""
+        log.warning("broker %d: controller moved: %s", self.broker_id, error)
+        was_active = self.is_active
+        self._active_controller_id = NO_CONTROLLER
+        if was_active:
+            self._on_resignation()
+        self._zk.delete_controller_if_owned()
+        self._maybe_resign()
 
     def _process_controlled_shutdown(self, event: ev.ControlledShutdown) -> None:
         if not self.is_active:

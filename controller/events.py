@@ -66,6 +66,48 @@ class RegisterBrokerAndReelect(ControllerEvent):
 
 
 @dataclass(frozen=True)
+class BrokerChange(ControllerEvent):
+    """The children of `/brokers/ids` changed: brokers registered, left or bounced."""
+
+    state: ClassVar[ControllerState] = ControllerState.BROKER_CHANGE
+
+
+@dataclass(frozen=True)
+class TopicChange(ControllerEvent):
+    """The children of `/brokers/topics` changed: topics were created or removed."""
+
+    state: ClassVar[ControllerState] = ControllerState.TOPIC_CHANGE
+
+
+@dataclass(frozen=True)
+class TopicDeletion(ControllerEvent):
+    """The children of `/admin/delete_topics` changed."""
+
+    state: ClassVar[ControllerState] = ControllerState.TOPIC_DELETION
+
+
+@dataclass(frozen=True)
+class IsrChangeNotification(ControllerEvent):
+    """Leaders recorded ISR changes under `/isr_change_notification`."""
+
+    state: ClassVar[ControllerState] = ControllerState.ISR_CHANGE
+
+
+@dataclass(frozen=True)
+class PartitionReassignment(ControllerEvent):
+    """`/admin/reassign_partitions` was created or changed."""
+
+    state: ClassVar[ControllerState] = ControllerState.ALTER_PARTITION_REASSIGNMENT
+
+
+@dataclass(frozen=True)
+class ReplicaLeaderElection(ControllerEvent):
+    """`/admin/preferred_replica_election` was created or changed."""
+
+    state: ClassVar[ControllerState] = ControllerState.MANUAL_LEADER_BALANCE
+
+
+@dataclass(frozen=True)
 class ControlledShutdown(ControllerEvent):
     """A broker asks to shut down in a controlled way; `callback` receives the answer."""
 

@@ -1,11 +1,12 @@
-"""`ControllerState`: what the controller's event thread is busy with (Kafka's values).
+"""Controller enums: `ControllerState` (what the event thread is busy with, Kafka's values)
+and the partition and replica states with their transition tables.
 
 Every event names one; the event manager reports the current state and times each.
 """
 
 from __future__ import annotations
 
-from enum import IntEnum
+from enum import Enum, IntEnum
 
 
 class ControllerState(IntEnum):
@@ -29,3 +30,73 @@ class ControllerState(IntEnum):
     LIST_PARTITION_REASSIGNMENTS = 15
     UPDATE_METADATA_RESPONSE_RECEIVED = 16
     UPDATE_FEATURES = 17
+
+
+class PartitionState(Enum):
+    """Kafka's partition states. `valid_previous` is the transition table."""
+
+    NEW = "NewPartition"
+    ONLINE = "OnlinePartition"
+    OFFLINE = "OfflinePartition"
+    NON_EXISTENT = "NonExistentPartition"
+
+    @property
+    def valid_previous(self) -> frozenset[PartitionState]:
+        """The states this state may be entered from."""
+        return _PARTITION_TRANSITIONS[self]
+
+
+_PARTITION_TRANSITIONS: dict[PartitionState, frozenset[PartitionState]] = {
+    PartitionState.NEW: frozenset({PartitionState.NON_EXISTENT}),
+    PartitionState.ONLINE: frozenset(
+        {PartitionState.NEW, PartitionState.ONLINE, PartitionState.OFFLINE}
+    ),
+    PartitionState.OFFLINE: frozenset(
+        {PartitionState.NEW, PartitionState.ONLINE, PartitionState.OFFLINE}
+    ),
+    PartitionState.NON_EXISTENT: frozenset({PartitionState.OFFLINE}),
+}
+
+
+class ReplicaState(Enum):
+    """Kafka's seven replica states. `valid_previous` is the transition table."""
+
+    NEW = "NewReplica"
+    ONLINE = "OnlineReplica"
+    OFFLINE = "OfflineReplica"
+    DELETION_STARTED = "ReplicaDeletionStarted"
+    DELETION_SUCCESSFUL = "ReplicaDeletionSuccessful"
+    DELETION_INELIGIBLE = "ReplicaDeletionIneligible"
+    NON_EXISTENT = "NonExistentReplica"
+
+    @property
+    def valid_previous(self) -> frozenset[ReplicaState]:
+        """The states this state may be entered from."""
+        return _REPLICA_TRANSITIONS[self]
+
+
+_REPLICA_TRANSITIONS: dict[ReplicaState, frozenset[ReplicaState]] = {
+    ReplicaState.NEW: frozenset({ReplicaState.NON_EXISTENT}),
+    ReplicaState.ONLINE: frozenset(
+        {
+            ReplicaState.NEW,
+            ReplicaState.ONLINE,
+            ReplicaState.OFFLINE,
+            ReplicaState.DELETION_INELIGIBLE,
+        }
+    ),
+    ReplicaState.OFFLINE: frozenset(
+        {
+            ReplicaState.NEW,
+            ReplicaState.ONLINE,
+            ReplicaState.OFFLINE,
+            ReplicaState.DELETION_INELIGIBLE,
+        }
+    ),
+    ReplicaState.DELETION_STARTED: frozenset({ReplicaState.OFFLINE}),
+    ReplicaState.DELETION_SUCCESSFUL: frozenset({ReplicaState.DELETION_STARTED}),
+    ReplicaState.DELETION_INELIGIBLE: frozenset(
+        {ReplicaState.OFFLINE, ReplicaState.DELETION_STARTED}
+    ),
+    ReplicaState.NON_EXISTENT: frozenset({ReplicaState.DELETION_SUCCESSFUL}),
+}

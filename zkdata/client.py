@@ -10,18 +10,42 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 from kazoo.protocol.states import WatchedEvent, ZnodeStat
 
 from zkdata import paths
-from zkdata.errors import BrokerIdInUseError, ControllerMovedError, ZnodeFormatError
-from zkdata.model import Broker, BrokerInfo, ControllerRegistration
-from zkdata.znodes import BrokerIdZNode, ControllerEpochZNode, ControllerZNode
+from zkdata.admin_znodes import TopicConfigZNode
+from zkdata.errors import (
+    BrokerIdInUseError,
+    ControllerMovedError,
+    TopicExistsError,
+    ZnodeFormatError,
+)
+from zkdata.fenced_writes import Create, FencedWriter, OpResult, SetData
+from zkdata.model import (
+    Broker,
+    BrokerInfo,
+    ControllerRegistration,
+    LeaderIsrAndControllerEpoch,
+    TopicAssignment,
+    TopicConfig,
+    TopicPartition,
+)
+from zkdata.znodes import (
+    BrokerIdZNode,
+    ControllerEpochZNode,
+    ControllerZNode,
+    TopicPartitionStateZNode,
+    TopicZNode,
+)
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 #: The epoch written when `/controller_epoch` is first created (Kafka's `InitialControllerEpoch`).
 INITIAL_CONTROLLER_EPOCH = 0
@@ -37,6 +61,15 @@ class ControllerEpoch:
 
     epoch: int
     zk_version: int
+
+
+@dataclass(frozen=True, slots=True)
+class Reads(Generic[K, V]):
+    """Values read for many znodes: the decoded ones, the ones that failed to decode, and
+    (implicitly) the missing ones, which appear in neither."""
+
+    found: dict[K, V]
+    malformed: dict[K, ZnodeFormatError]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +90,7 @@ class KafkaZkClient:
 
     def __init__(self, kazoo: KazooClient) -> None:
         self._zk = kazoo
+        self._fenced = FencedWriter(kazoo)
 
     @property
     def kazoo(self) -> KazooClient:
@@ -226,8 +260,128 @@ class KafkaZkClient:
             f"broker {controller_id}"
         )
 
+    def delete_controller_if_owned(self) -> None:
+        """Remove `/controller` if this session holds it (after a failed epoch check)."""
+        try:
+            _, stat = self._zk.retry(self._zk.get, paths.CONTROLLER)
+            if stat.ephemeralOwner == self.session_id:
+                self._zk.retry(self._zk.delete, paths.CONTROLLER, version=stat.version)
+        except (NoNodeError, BadVersionError):
+            pass
+
+    # -- topics and partitions ---------------------------------------------------------
+
+    def get_all_topics(self, watch: WatchCallback | None = None) -> set[str]:
+        """Children of `/brokers/topics`, optionally arming a child watch."""
+        return set(self._zk.retry(self._zk.get_children, paths.BROKER_TOPICS, watch=watch))
+
+    def _read_many(
+        self, keys: Iterable[K], path_of: Callable[[K], str], decode: Callable[[bytes, Any], V]
+    ) -> Reads[K, V]:
+        """Pipelined reads: issue every `get_async`, then collect (missing nodes skipped)."""
+        pending = [(key, self._zk.get_async(path_of(key))) for key in keys]
+        found: dict[K, V] = {}
+        malformed: dict[K, ZnodeFormatError] = {}
+        for key, result in pending:
+            try:
+                data, stat = result.get()
+            except NoNodeError:
+                continue
+            try:
+                found[key] = decode(data, stat)
+            except ZnodeFormatError as exc:
+                malformed[key] = ZnodeFormatError(exc.reason, path_of(key))
+        return Reads(found, malformed)
+
+    def get_topic_assignments(self, topics: Iterable[str]) -> Reads[str, TopicAssignment]:
+        """The replica assignments of `topics`, read pipelined."""
+        return self._read_many(topics, paths.topic, lambda data, _: TopicZNode.decode(data))
+
+    def get_topic_configs(self, topics: Iterable[str]) -> Reads[str, TopicConfig]:
+        """Per-topic config overrides (`/config/topics/T`), read pipelined."""
+        return self._read_many(
+            topics, paths.topic_config, lambda data, _: TopicConfigZNode.decode(data)
+        )
+
+    def get_partition_states(
+        self, partitions: Iterable[TopicPartition]
+    ) -> Reads[TopicPartition, LeaderIsrAndControllerEpoch]:
+        """Leader, ISR and epochs of `partitions` with their zkVersions, read pipelined."""
+        return self._read_many(
+            partitions,
+            lambda tp: paths.partition_state(tp.topic, tp.partition),
+            lambda data, stat: TopicPartitionStateZNode.decode(data, int(stat.version)),
+        )
+
+    def create_topic(
+        self, topic: str, assignment: TopicAssignment, config: TopicConfig | None = None
+    ) -> None:
+        """Write a new topic as Kafka's admin tools do: its config (if any) then its
+        assignment znode. Raises `TopicExistsError` if the topic exists."""
+        if config is not None and config.config:
+            data = TopicConfigZNode.encode(config)
+            try:
+                self._zk.retry(self._zk.create, paths.topic_config(topic), data, makepath=True)
+            except NodeExistsError:
+                self._zk.retry(self._zk.set, paths.topic_config(topic), data)
+        try:
+            self._zk.retry(
+                self._zk.create, paths.topic(topic), TopicZNode.encode(assignment), makepath=True
+            )
+        except NodeExistsError:
+            raise TopicExistsError(f"Topic '{topic}' already exists.") from None
+
+    def create_partition_states(
+        self, states: Mapping[TopicPartition, LeaderIsrAndControllerEpoch], epoch_zk_version: int
+    ) -> dict[TopicPartition, OpResult]:
+        """Create the state znodes of new partitions, epoch-fenced and batched.
+
+        The empty parents (`.../partitions`, `.../partitions/P`) are created first,
+        pipelined; an existing parent is fine. An existing state znode is reported as
+        `NodeExistsError` for that partition.
+        """
+        self._create_all_quietly(sorted({paths.topic_partitions(tp.topic) for tp in states}))
+        self._create_all_quietly([paths.topic_partition(tp.topic, tp.partition) for tp in states])
+        order = list(states)
+        ops = [
+            Create(
+                paths.partition_state(tp.topic, tp.partition),
+                TopicPartitionStateZNode.encode(states[tp]),
+            )
+            for tp in order
+        ]
+        return dict(zip(order, self._fenced.write(ops, epoch_zk_version), strict=True))
+
+    def _create_all_quietly(self, znodes: list[str]) -> None:
+        """Create empty persistent znodes, pipelined; existing ones are fine."""
+        for result in [self._zk.create_async(path) for path in znodes]:
+            with contextlib.suppress(NodeExistsError):
+                result.get()
+
+    def update_leader_and_isr(
+        self, states: Mapping[TopicPartition, LeaderIsrAndControllerEpoch], epoch_zk_version: int
+    ) -> dict[TopicPartition, OpResult]:
+        """Write new leaderships, each conditional on the zkVersion it carries, all
+        epoch-fenced. A result is the new zkVersion, or `BadVersionError` (someone else
+        wrote the partition: re-read and re-decide) or another kazoo error."""
+        order = list(states)
+        ops = [
+            SetData(
+                paths.partition_state(tp.topic, tp.partition),
+                TopicPartitionStateZNode.encode(states[tp]),
+                states[tp].leader_and_isr.zk_version,
+            )
+            for tp in order
+        ]
+        return dict(zip(order, self._fenced.write(ops, epoch_zk_version), strict=True))
+
     # -- watches -------------------------------------------------------------------------
 
     def watch_exists(self, path: str, callback: WatchCallback) -> bool:
         """Arm a one-shot exists-watch on `path`; return whether the node exists now."""
         return self._zk.retry(self._zk.exists, path, watch=callback) is not None
+
+    def watch_children(self, path: str, callback: WatchCallback) -> list[str]:
+        """Arm a one-shot child watch on `path` (created if missing); return the children."""
+        self._zk.retry(self._zk.ensure_path, path)
+        return list(self._zk.retry(self._zk.get_children, path, watch=callback))

@@ -3,6 +3,7 @@
     ZkDataError
     ├── ZnodeFormatError          a znode's bytes do not decode (bad JSON, wrong types, bad version)
     ├── BrokerIdInUseError        /brokers/ids/N belongs to another session
+    ├── TopicExistsError          creating a topic whose znode exists
     └── ControllerMovedError      an epoch-fenced write or the election lost to another controller
 
 Kazoo's own exceptions (connection loss, session expiry) pass through unchanged.
@@ -26,6 +27,10 @@ class ZnodeFormatError(ZkDataError):
 
 class BrokerIdInUseError(ZkDataError):
     """Another session owns the ephemeral registration of this broker id."""
+
+
+class TopicExistsError(ZkDataError):
+    """The topic already exists."""
 
 
 class ControllerMovedError(ZkDataError):

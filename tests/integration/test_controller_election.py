@@ -27,6 +27,7 @@ from zkdata.model import UNKNOWN_BROKER_EPOCH
 pytestmark = pytest.mark.integration
 
 SESSION_MS = 3000
+ZOMBIE = 99  # the controller id of requests sent by the tests themselves
 Start = Callable[..., BrokerProcess]
 
 
@@ -130,25 +131,31 @@ def test_request_with_an_older_controller_epoch_is_rejected_with_11(
     assert broker is not None
     assert port is not None
     with BrokerControlClient(f"127.0.0.1:{port}") as client:
-        fresh = client.update_metadata(m.UpdateMetadataRequest(header(5, broker.epoch), (), ()))
+        fresh = client.update_metadata(
+            m.UpdateMetadataRequest(header(5, broker.epoch, ZOMBIE), (), ())
+        )
         assert fresh.error is Errors.NONE
         stale = client.leader_and_isr(
-            m.LeaderAndIsrRequest(header(4, broker.epoch), (partition_state(1, (1, 2)),))
+            m.LeaderAndIsrRequest(header(4, broker.epoch, ZOMBIE), (partition_state(1, (1, 2)),))
         )
         assert stale.error is Errors.STALE_CONTROLLER_EPOCH
         assert int(stale.error) == 11
         assert [e.error for e in stale.partition_errors] == [Errors.STALE_CONTROLLER_EPOCH]
         # The fenced request left no trace: the same leader epoch is still new.
         same = client.leader_and_isr(
-            m.LeaderAndIsrRequest(header(5, broker.epoch), (partition_state(1, (1, 2)),))
+            m.LeaderAndIsrRequest(header(5, broker.epoch, ZOMBIE), (partition_state(1, (1, 2)),))
         )
         assert same.error is Errors.NONE
         assert [e.error for e in same.partition_errors] == [Errors.NONE]
         replay = client.leader_and_isr(
-            m.LeaderAndIsrRequest(header(5, broker.epoch), (partition_state(1, (1, 2)),))
+            m.LeaderAndIsrRequest(header(5, broker.epoch, ZOMBIE), (partition_state(1, (1, 2)),))
         )
         assert [e.error for e in replay.partition_errors] == [Errors.STALE_CONTROLLER_EPOCH]
-    rejected = [e for e in target.events() if e["kind"] == "request_rejected"]
+    rejected = [
+        e
+        for e in target.events()
+        if e["kind"] == "request_rejected" and e["controller_id"] == ZOMBIE
+    ]
     assert [(e["api"], e["error_code"], e["controller_epoch"]) for e in rejected] == [
         ("LeaderAndIsr", 11, 4)
     ]
@@ -173,15 +180,20 @@ def test_bounced_broker_has_a_larger_epoch_and_rejects_its_old_one_with_77(
         lambda: "broker 2 did not come back:\n" + bounced.log_tail(),
     )
     assert after.epoch > before.epoch
+    controller_epoch = zk.get_controller_epoch()
+    assert controller_epoch is not None
+    epoch = controller_epoch.epoch
     with BrokerControlClient(f"127.0.0.1:{bounced.port()}") as client:
-        old = client.update_metadata(m.UpdateMetadataRequest(header(1, before.epoch), (), ()))
+        old = client.update_metadata(m.UpdateMetadataRequest(header(epoch, before.epoch), (), ()))
         assert old.error is Errors.STALE_BROKER_EPOCH
         assert int(old.error) == 77
         unknown = client.update_metadata(
-            m.UpdateMetadataRequest(header(1, UNKNOWN_BROKER_EPOCH), (), ())
+            m.UpdateMetadataRequest(header(epoch, UNKNOWN_BROKER_EPOCH), (), ())
         )
         assert unknown.error is Errors.NONE
-        current = client.update_metadata(m.UpdateMetadataRequest(header(1, after.epoch), (), ()))
+        current = client.update_metadata(
+            m.UpdateMetadataRequest(header(epoch, after.epoch), (), ())
+        )
         assert current.error is Errors.NONE
 
 

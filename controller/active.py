@@ -1,0 +1,252 @@
+"""`ActiveController`: everything the elected controller runs, set up by failover and torn
+down on resignation (Kafka's `onControllerFailover` / `onControllerResignation`).
+
+Holds the context, both state machines, the request batch and the channel manager, and
+handles the events that only an active controller acts on: broker changes (startup,
+failure, bounce) and topic changes (creation). Event thread only; the ZooKeeper watches it
+arms run on kazoo's thread and only enqueue events.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kazoo.protocol.states import EventType, KeeperState, WatchedEvent
+
+from controller import events as ev
+from controller.channel_manager import BrokerChannel, ControllerChannelManager, grpc_channel
+from controller.context import ControllerContext
+from controller.partition_state_machine import (
+    ElectionStats,
+    OfflineElection,
+    PartitionStateMachine,
+)
+from controller.replica_state_machine import ReplicaStateMachine
+from controller.request_batch import RequestBatch
+from controller.states import PartitionState, ReplicaState
+from eventlog import EventKind, EventLog
+from zkdata import paths
+from zkdata.client import KafkaZkClient
+from zkdata.model import Broker, TopicPartition
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerConfig:
+    """Controller settings taken from the broker's configuration."""
+
+    unclean_leader_election_enable: bool = False
+
+
+class ActiveController:
+    """The state and duties of the controller while it is active."""
+
+    def __init__(
+        self,
+        broker_id: int,
+        context: ControllerContext,
+        zk: KafkaZkClient,
+        event_log: EventLog,
+        enqueue: Callable[[ev.ControllerEvent], None],
+        config: ControllerConfig,
+        connect: Callable[[Broker], BrokerChannel] = grpc_channel,
+        stats: ElectionStats | None = None,
+    ) -> None:
+        self.broker_id = broker_id
+        self.ctx = context
+        self._zk = zk
+        self._events = event_log
+        self._enqueue = enqueue
+        self.channels = ControllerChannelManager(event_log, connect)
+        self.batch = RequestBatch(broker_id, context, self.channels.send)
+        self.partitions = PartitionStateMachine(
+            context, zk, self.batch, event_log, config.unclean_leader_election_enable, stats
+        )
+        self.replicas = ReplicaStateMachine(context, zk, self.batch, event_log)
+
+    # -- watches (kazoo's thread: enqueue only) -------------------------------------------
+
+    def _watcher(self, event: ev.ControllerEvent) -> Callable[[WatchedEvent], None]:
+        def on_watch(watched: WatchedEvent) -> None:
+            if watched.type != EventType.NONE or watched.state == KeeperState.CONNECTING:
+                self._enqueue(event)  # also after a suspension, which drops kazoo's watches
+
+        return on_watch
+
+    def _arm_broker_watch(self) -> list[str]:
+        return self._zk.watch_children(paths.BROKER_IDS, self._watcher(ev.BrokerChange()))
+
+    def _arm_topic_watch(self) -> set[str]:
+        return self._zk.get_all_topics(watch=self._watcher(ev.TopicChange()))
+
+    def arm_admin_watches(self) -> None:
+        """Watches whose handlers (deletion, ISR changes, reassignment, preferred election)
+        re-arm them; their work is done by the later controller duties."""
+        self._zk.watch_children(paths.DELETE_TOPICS, self._watcher(ev.TopicDeletion()))
+        self._zk.watch_children(
+            paths.ISR_CHANGE_NOTIFICATION, self._watcher(ev.IsrChangeNotification())
+        )
+        self._zk.watch_exists(paths.REASSIGN_PARTITIONS, self._watcher(ev.PartitionReassignment()))
+        self._zk.watch_exists(
+            paths.PREFERRED_REPLICA_ELECTION, self._watcher(ev.ReplicaLeaderElection())
+        )
+
+    # -- failover and resignation ---------------------------------------------------------
+
+    def on_failover(self) -> None:
+        """Load the cluster from ZooKeeper (pipelined), open channels, tell every broker,
+        and start both state machines."""
+        started = time.monotonic()
+        self._arm_broker_watch()
+        listing = self._zk.get_all_brokers()
+        for name, error in listing.malformed.items():
+            self._malformed(error.path or name, error.reason)
+        self.ctx.set_live_brokers(listing.brokers.values())
+        self._load_topics(self._arm_topic_watch())
+        self.arm_admin_watches()
+        partitions = self.ctx.all_partitions()
+        states = self._zk.get_partition_states(partitions)
+        for tp, state in states.found.items():
+            self.ctx.set_leadership(tp, state)
+        for error in states.malformed.values():
+            self._malformed(error.path, error.reason)
+        self.channels.startup(self.ctx.live_brokers())
+        self._send_update_metadata(self.ctx.live_or_shutting_down_broker_ids(), [])
+        self.replicas.startup()
+        self.partitions.startup()
+        self._events.emit(
+            EventKind.CONTROLLER_FAILOVER_DONE,
+            controller_epoch=self.ctx.epoch,
+            brokers=len(self.ctx.live_brokers()),
+            topics=len(self.ctx.all_topics()),
+            partitions=len(partitions),
+            offline_partitions=self.ctx.offline_partition_count(),
+            duration_ms=round((time.monotonic() - started) * 1000, 1),
+        )
+
+    def on_resignation(self) -> None:
+        """Close every channel; the caller resets the context."""
+        self.channels.shutdown()
+
+    def _load_topics(self, topics: set[str]) -> list[str]:
+        """Read the assignments and configs of `topics` into the context; return the ones
+        that loaded (malformed ones are reported and skipped)."""
+        reads = self._zk.get_topic_assignments(sorted(topics))
+        for error in reads.malformed.values():
+            self._malformed(error.path, error.reason)
+        configs = self._zk.get_topic_configs(sorted(reads.found))
+        for error in configs.malformed.values():
+            self._malformed(error.path, error.reason)
+        for topic, assignment in sorted(reads.found.items()):
+            self.ctx.add_topic(topic, assignment.partitions)
+            self.ctx.set_topic_config(
+                topic, configs.found[topic].config if topic in configs.found else {}
+            )
+        return sorted(reads.found)
+
+    def _malformed(self, path: str | None, reason: str) -> None:
+        self._events.emit(EventKind.MALFORMED_ZNODE, path=path, reason=reason)
+
+    def _send_update_metadata(
+        self, broker_ids: frozenset[int] | list[int], partitions: list[TopicPartition]
+    ) -> None:
+        self.batch.new_batch()
+        self.batch.add_update_metadata(broker_ids, partitions)
+        self.batch.send()
+
+    # -- topics ---------------------------------------------------------------------------
+
+    def process_topic_change(self) -> None:
+        """New topics get their partitions created and brought online; vanished topics are
+        forgotten."""
+        topics = self._arm_topic_watch()
+        known = self.ctx.all_topics()
+        deleted = known - topics
+        for topic in sorted(deleted):
+            self.ctx.remove_topic(topic)
+        added = self._load_topics(topics - known)
+        self._events.emit(EventKind.TOPIC_CHANGE, added=added, removed=sorted(deleted))
+        new_partitions = [tp for topic in added for tp in self.ctx.partitions_of(topic)]
+        if new_partitions:
+            self.on_new_partition_creation(new_partitions)
+
+    def on_new_partition_creation(self, partitions: list[TopicPartition]) -> None:
+        """New -> Online for partitions and their replicas (Kafka's onNewPartitionCreation)."""
+        replicas = self.ctx.replicas_for_partitions(partitions)
+        self.partitions.handle_state_changes(partitions, PartitionState.NEW)
+        self.replicas.handle_state_changes(replicas, ReplicaState.NEW)
+        self.partitions.handle_state_changes(partitions, PartitionState.ONLINE, OfflineElection())
+        self.replicas.handle_state_changes(replicas, ReplicaState.ONLINE)
+
+    # -- brokers --------------------------------------------------------------------------
+
+    def process_broker_change(self) -> None:
+        """Compare `/brokers/ids` (with czxid epochs) to the live set: start new brokers,
+        fail dead ones, and fail-then-start bounced ones (same id, larger epoch)."""
+        self._arm_broker_watch()
+        listing = self._zk.get_all_brokers()
+        for name, error in listing.malformed.items():
+            self._malformed(error.path or name, error.reason)
+        current = listing.brokers
+        known = self.ctx.live_or_shutting_down_broker_ids()
+        new = sorted(set(current) - known)
+        dead = sorted(known - set(current))
+        bounced = sorted(
+            b for b in set(current) & known if current[b].epoch > self.ctx.broker_epoch(b)
+        )
+        self._events.emit(
+            EventKind.BROKER_CHANGE,
+            new=new,
+            dead=dead,
+            bounced=bounced,
+            live=sorted(current),
+            epochs={str(b): current[b].epoch for b in sorted(current)},
+        )
+        for broker_id in bounced + dead:
+            self.channels.remove_broker(broker_id)
+        for broker_id in new + bounced:
+            self.channels.add_broker(current[broker_id])
+        if new:
+            self.ctx.add_live_brokers(current[b] for b in new)
+            self.on_broker_startup(new)
+        if bounced:
+            self.ctx.remove_live_brokers(bounced)
+            self.on_broker_failure(bounced)
+            self.ctx.add_live_brokers(current[b] for b in bounced)
+            self.on_broker_startup(bounced)
+        if dead:
+            self.ctx.remove_live_brokers(dead)
+            self.on_broker_failure(dead)
+
+    def on_broker_startup(self, new_brokers: list[int]) -> None:
+        """Tell everyone about the new brokers, give them full metadata and their replicas,
+        and bring offline partitions back online."""
+        existing = self.ctx.live_or_shutting_down_broker_ids() - set(new_brokers)
+        self._send_update_metadata(existing, [])
+        self._send_update_metadata(frozenset(new_brokers), self.ctx.partitions_with_leaders())
+        self.replicas.handle_state_changes(
+            self.ctx.replicas_on_brokers(new_brokers), ReplicaState.ONLINE
+        )
+        self.partitions.trigger_online_partition_state_change()
+
+    def on_broker_failure(self, dead_brokers: list[int]) -> None:
+        """Move leaderships off dead brokers and take their replicas offline."""
+        replicas = self.ctx.replicas_on_brokers(dead_brokers)
+        not_deleting = [
+            r
+            for r in replicas
+            if not self.ctx.is_topic_queued_for_deletion(r.topic_partition.topic)
+        ]
+        offline_leaders = self.ctx.partitions_with_offline_leader()
+        self.partitions.handle_state_changes(offline_leaders, PartitionState.OFFLINE)
+        self.partitions.trigger_online_partition_state_change()
+        self.replicas.handle_state_changes(not_deleting, ReplicaState.OFFLINE)
+        if not offline_leaders:
+            self._send_update_metadata(self.ctx.live_or_shutting_down_broker_ids(), [])
+
+    # -- figures --------------------------------------------------------------------------
+
+    def topic_count(self) -> int:
+        """GlobalTopicCount."""
+        return len(self.ctx.all_topics())

@@ -1,0 +1,231 @@
+"""`ControllerChannelManager`: one queue and one sender thread per live broker.
+
+The event thread enqueues requests (`send`) and adds or removes brokers; each thread
+`controller-to-broker-<id>-send-thread` sends its queue in order over gRPC, and on a
+transport failure backs off and resends the same request until it gets an answer or the
+broker is removed. Responses go to the request's callback on the sender thread (which may
+only enqueue controller events or write the event log).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+import grpc
+
+from eventlog import EventKind, EventLog
+from rpc import messages as m
+from rpc.errors import Errors
+from rpc.wire import BrokerControlClient
+from zkdata.model import Broker
+
+log = logging.getLogger(__name__)
+
+ControlRequest = m.LeaderAndIsrRequest | m.UpdateMetadataRequest | m.StopReplicaRequest
+ControlResponse = m.LeaderAndIsrResponse | m.UpdateMetadataResponse | m.StopReplicaResponse
+ResponseCallback = Callable[[int, ControlResponse], None]
+
+
+class BrokerChannel(Protocol):
+    """What a sender thread needs from a connection to a broker (`BrokerControlClient`)."""
+
+    def leader_and_isr(self, request: m.LeaderAndIsrRequest) -> m.LeaderAndIsrResponse:
+        """Send LeaderAndIsr."""
+
+    def update_metadata(self, request: m.UpdateMetadataRequest) -> m.UpdateMetadataResponse:
+        """Send UpdateMetadata."""
+
+    def stop_replica(self, request: m.StopReplicaRequest) -> m.StopReplicaResponse:
+        """Send StopReplica."""
+
+    def close(self) -> None:
+        """Close the connection."""
+
+
+def grpc_channel(broker: Broker) -> BrokerChannel:
+    """A real gRPC connection to the broker's first endpoint."""
+    endpoint = broker.info.endpoint
+    return BrokerControlClient(f"{endpoint.host}:{endpoint.port}", timeout_s=30.0)
+
+
+def api_name(request: ControlRequest) -> str:
+    """Kafka's name of the request's API."""
+    match request:
+        case m.LeaderAndIsrRequest():
+            return "LeaderAndIsr"
+        case m.UpdateMetadataRequest():
+            return "UpdateMetadata"
+        case m.StopReplicaRequest():
+            return "StopReplica"
+
+
+def _call(channel: BrokerChannel, request: ControlRequest) -> ControlResponse:
+    match request:
+        case m.LeaderAndIsrRequest():
+            return channel.leader_and_isr(request)
+        case m.UpdateMetadataRequest():
+            return channel.update_metadata(request)
+        case m.StopReplicaRequest():
+            return channel.stop_replica(request)
+
+
+@dataclass(frozen=True, slots=True)
+class _Queued:
+    request: ControlRequest
+    callback: ResponseCallback | None
+
+
+def _partition_error_count(response: ControlResponse) -> int:
+    errors: tuple[m.PartitionError, ...] = getattr(response, "partition_errors", ())
+    return len([e for e in errors if e.error is not Errors.NONE])
+
+
+class _Sender:
+    """One broker's queue and sender thread."""
+
+    def __init__(
+        self,
+        broker: Broker,
+        channel: BrokerChannel,
+        event_log: EventLog,
+        backoff_s: float,
+        max_backoff_s: float,
+    ) -> None:
+        self.broker_id = broker.id
+        self._channel = channel
+        self._events = event_log
+        self._backoff_s = backoff_s
+        self._max_backoff_s = max_backoff_s
+        self.queue: queue.Queue[_Queued | None] = queue.Queue()
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, name=f"controller-to-broker-{broker.id}-send-thread", daemon=True
+        )
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self.queue.put(None)
+        if self._thread.is_alive() and threading.current_thread() is not self._thread:
+            self._thread.join(5.0)
+        self._channel.close()
+
+    def _run(self) -> None:
+        while not self._stopped.is_set():
+            item = self.queue.get()
+            if item is None:
+                return
+            response = self._send_until_answered(item.request)
+            if response is None:
+                return
+            self._events.emit(
+                EventKind.CONTROL_RESPONSE_RECEIVED,
+                api=api_name(item.request),
+                broker_id=self.broker_id,
+                controller_epoch=item.request.header.controller_epoch,
+                error=response.error.name,
+                partition_errors=_partition_error_count(response),
+            )
+            if item.callback is not None:
+                try:
+                    item.callback(self.broker_id, response)
+                except Exception:
+                    log.exception("response callback for broker %d failed", self.broker_id)
+
+    def _send_until_answered(self, request: ControlRequest) -> ControlResponse | None:
+        backoff = self._backoff_s
+        while not self._stopped.is_set():
+            try:
+                return _call(self._channel, request)
+            except grpc.RpcError as exc:
+                log.warning(
+                    "sending %s to broker %d failed (%s); retrying in %.2fs",
+                    api_name(request),
+                    self.broker_id,
+                    exc.code() if hasattr(exc, "code") else exc,
+                    backoff,
+                )
+                self._stopped.wait(backoff)
+                backoff = min(backoff * 2, self._max_backoff_s)
+        return None
+
+
+class ControllerChannelManager:
+    """Senders for every live broker. Called on the controller event thread."""
+
+    def __init__(
+        self,
+        event_log: EventLog,
+        connect: Callable[[Broker], BrokerChannel] = grpc_channel,
+        backoff_s: float = 0.1,
+        max_backoff_s: float = 1.0,
+    ) -> None:
+        self._events = event_log
+        self._connect = connect
+        self._backoff_s = backoff_s
+        self._max_backoff_s = max_backoff_s
+        self._senders: dict[int, _Sender] = {}
+        self._lock = threading.Lock()  # guards _senders for metric readers on other threads
+
+    def startup(self, brokers: list[Broker]) -> None:
+        """Open a sender for each broker."""
+        for broker in brokers:
+            self.add_broker(broker)
+
+    def add_broker(self, broker: Broker) -> None:
+        """Open a sender for a new (or re-registered) broker."""
+        with self._lock:
+            if broker.id in self._senders:
+                return
+            sender = _Sender(
+                broker, self._connect(broker), self._events, self._backoff_s, self._max_backoff_s
+            )
+            self._senders[broker.id] = sender
+        sender.start()
+
+    def remove_broker(self, broker_id: int) -> None:
+        """Stop a dead broker's sender; its queued requests are dropped."""
+        with self._lock:
+            sender = self._senders.pop(broker_id, None)
+        if sender is not None:
+            sender.stop()
+
+    def send(
+        self, broker_id: int, request: ControlRequest, callback: ResponseCallback | None = None
+    ) -> bool:
+        """Queue `request` for `broker_id`; False if there is no sender for it."""
+        with self._lock:
+            sender = self._senders.get(broker_id)
+        if sender is None:
+            log.warning("not sending %s to broker %d: not live", api_name(request), broker_id)
+            return False
+        self._events.emit(
+            EventKind.CONTROL_REQUEST_SENT,
+            api=api_name(request),
+            broker_id=broker_id,
+            controller_epoch=request.header.controller_epoch,
+            broker_epoch=request.header.broker_epoch,
+            partitions=len(request.partition_states),
+        )
+        sender.queue.put(_Queued(request, callback))
+        return True
+
+    def queue_sizes(self) -> dict[int, int]:
+        """Requests waiting per broker (any thread)."""
+        with self._lock:
+            return {broker_id: s.queue.qsize() for broker_id, s in self._senders.items()}
+
+    def shutdown(self) -> None:
+        """Stop every sender."""
+        with self._lock:
+            senders = list(self._senders.values())
+            self._senders.clear()
+        for sender in senders:
+            sender.stop()

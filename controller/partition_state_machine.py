@@ -1,0 +1,349 @@
+"""`PartitionStateMachine`: moves partitions between New, Online, Offline and NonExistent.
+
+Every change runs in one order (STYLE rule 4): read the current state znodes (pipelined)
+-> decide with a pure election -> one fenced, batched ZooKeeper write -> update the
+context for the writes that succeeded -> add LeaderAndIsr / UpdateMetadata to the batch
+-> send once. A BADVERSION on a state znode (a leader changed the ISR meanwhile) re-reads
+and re-decides that partition. `ControllerMovedError` propagates: the caller resigns.
+Event thread only.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from kazoo.exceptions import BadVersionError, NodeExistsError
+
+from controller.context import ControllerContext
+from controller.leader_election import (
+    ElectionResult,
+    controlled_shutdown_election,
+    offline_election,
+    preferred_election,
+    reassign_election,
+)
+from controller.request_batch import RequestBatch
+from controller.states import PartitionState
+from eventlog import EventKind, EventLog
+from zkdata.client import Reads
+from zkdata.errors import ControllerMovedError
+from zkdata.fenced_writes import OpResult
+from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
+
+
+@dataclass(frozen=True, slots=True)
+class OfflineElection:
+    """Elect among live ISR members; unclean if allowed here or by the topic's config."""
+
+    allow_unclean: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ReassignElection:
+    """Elect among the reassignment's target replicas."""
+
+
+@dataclass(frozen=True, slots=True)
+class PreferredElection:
+    """Elect the preferred (first) replica."""
+
+
+@dataclass(frozen=True, slots=True)
+class ControlledShutdownElection:
+    """Elect a live ISR member that is not shutting down."""
+
+
+ElectionStrategy = (
+    OfflineElection | ReassignElection | PreferredElection | ControlledShutdownElection
+)
+
+
+class PartitionZk(Protocol):
+    """The ZooKeeper operations the partition state machine uses (`KafkaZkClient`)."""
+
+    def get_partition_states(
+        self, partitions: Iterable[TopicPartition]
+    ) -> Reads[TopicPartition, LeaderIsrAndControllerEpoch]:
+        """Read state znodes."""
+
+    def create_partition_states(
+        self, states: dict[TopicPartition, LeaderIsrAndControllerEpoch], epoch_zk_version: int
+    ) -> dict[TopicPartition, OpResult]:
+        """Create state znodes, fenced."""
+
+    def update_leader_and_isr(
+        self, states: dict[TopicPartition, LeaderIsrAndControllerEpoch], epoch_zk_version: int
+    ) -> dict[TopicPartition, OpResult]:
+        """Conditionally update state znodes, fenced."""
+
+
+@dataclass(frozen=True, slots=True)
+class ElectionStats:
+    """Hooks for metrics: called after every election round (event thread)."""
+
+    on_election: Callable[[float], None] = lambda seconds: None
+    on_unclean: Callable[[int], None] = lambda count: None
+
+
+class PartitionStateMachine:
+    """Partition states of the active controller."""
+
+    def __init__(
+        self,
+        context: ControllerContext,
+        zk: PartitionZk,
+        batch: RequestBatch,
+        event_log: EventLog,
+        unclean_default: bool = False,
+        stats: ElectionStats | None = None,
+    ) -> None:
+        self._ctx = context
+        self._zk = zk
+        self._batch = batch
+        self._events = event_log
+        self._unclean_default = unclean_default
+        self._stats = stats or ElectionStats()
+
+    def startup(self) -> None:
+        """Derive each partition's state from the context, then bring New and Offline
+        partitions online."""
+        for tp in self._ctx.all_partitions():
+            leadership = self._ctx.leadership(tp)
+            if leadership is None:
+                self._ctx.set_partition_state(tp, PartitionState.NEW)
+            elif self._ctx.is_replica_online(leadership.leader_and_isr.leader, True):
+                self._ctx.set_partition_state(tp, PartitionState.ONLINE)
+            else:
+                self._ctx.set_partition_state(tp, PartitionState.OFFLINE)
+        self.trigger_online_partition_state_change()
+
+    def trigger_online_partition_state_change(self) -> dict[TopicPartition, object]:
+        """Elect leaders for every New or Offline partition not queued for deletion."""
+        partitions = [
+            tp
+            for tp in self._ctx.partitions_in_states(PartitionState.NEW, PartitionState.OFFLINE)
+            if not self._ctx.is_topic_queued_for_deletion(tp.topic)
+        ]
+        return self.handle_state_changes(partitions, PartitionState.ONLINE, OfflineElection())
+
+    def handle_state_changes(
+        self,
+        partitions: Sequence[TopicPartition],
+        target: PartitionState,
+        strategy: ElectionStrategy | None = None,
+    ) -> dict[TopicPartition, object]:
+        """Move `partitions` to `target` and send the resulting requests. Returns, per
+        partition, the new LeaderAndIsr (elections), the target state, or the reason
+        (a string) it failed."""
+        if not partitions:
+            return {}
+        self._batch.new_batch()
+        try:
+            results = self._change(partitions, target, strategy)
+        except BaseException:
+            self._batch.clear()
+            raise
+        self._batch.send()
+        return results
+
+    def _change(
+        self,
+        partitions: Sequence[TopicPartition],
+        target: PartitionState,
+        strategy: ElectionStrategy | None,
+    ) -> dict[TopicPartition, object]:
+        valid = []
+        for tp in partitions:
+            current = self._ctx.partition_state(tp)
+            if current in target.valid_previous:
+                valid.append(tp)
+            else:
+                self._events.emit(
+                    EventKind.INVALID_STATE_TRANSITION,
+                    machine="partition",
+                    topic=tp.topic,
+                    partition=tp.partition,
+                    current=current.value,
+                    target=target.value,
+                )
+        results: dict[TopicPartition, object] = {}
+        if target is PartitionState.ONLINE:
+            new = [tp for tp in valid if self._ctx.partition_state(tp) is PartitionState.NEW]
+            existing = [tp for tp in valid if tp not in set(new)]
+            results.update(self._initialize_leader_and_isr(new))
+            if existing:
+                results.update(self._elect_leaders(existing, strategy or OfflineElection()))
+            succeeded = [tp for tp, r in results.items() if isinstance(r, LeaderAndIsr)]
+        else:
+            succeeded = valid
+            results.update({tp: target for tp in valid})
+        for tp in succeeded:
+            self._ctx.set_partition_state(tp, target)
+        if valid:
+            self._events.emit(
+                EventKind.PARTITION_STATE_CHANGE,
+                target=target.value,
+                partitions=len(succeeded),
+                failed=len(valid) - len(succeeded),
+            )
+        return results
+
+    def _initialize_leader_and_isr(
+        self, partitions: list[TopicPartition]
+    ) -> dict[TopicPartition, object]:
+        results: dict[TopicPartition, object] = {}
+        states: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
+        for tp in partitions:
+            live = tuple(r for r in self._ctx.replicas(tp) if self._ctx.is_replica_online(r))
+            if not live:
+                results[tp] = self._failed(tp, "no live replica to lead a new partition")
+                continue
+            states[tp] = LeaderIsrAndControllerEpoch(
+                LeaderAndIsr(live[0], 0, live, 0), self._ctx.epoch
+            )
+        if not states:
+            return results
+        written = self._zk.create_partition_states(states, self._ctx.epoch_zk_version)
+        for tp, outcome in written.items():
+            if isinstance(outcome, Exception):
+                reason = (
+                    "state znode already exists"
+                    if isinstance(outcome, NodeExistsError)
+                    else f"{type(outcome).__name__}"
+                )
+                results[tp] = self._failed(tp, reason)
+                continue
+            state = states[tp]
+            self._ctx.set_leadership(tp, state)
+            lai = state.leader_and_isr
+            self._batch.add_leader_and_isr(
+                lai.isr, tp, state, self._ctx.assignment(tp), is_new=True
+            )
+            self._elected(tp, lai, "initial", unclean=False)
+            results[tp] = lai
+        return results
+
+    def _elect_leaders(
+        self, partitions: list[TopicPartition], strategy: ElectionStrategy
+    ) -> dict[TopicPartition, object]:
+        started = time.monotonic()
+        results: dict[TopicPartition, object] = {}
+        remaining = list(partitions)
+        unclean_count = 0
+        while remaining:
+            reads = self._zk.get_partition_states(remaining)
+            decided: dict[TopicPartition, tuple[LeaderIsrAndControllerEpoch, ElectionResult]] = {}
+            for tp in remaining:
+                current = reads.found.get(tp)
+                if tp in reads.malformed:
+                    self._malformed(reads.malformed[tp].path, reads.malformed[tp].reason)
+                    results[tp] = self._failed(tp, "state znode does not decode")
+                elif current is None:
+                    results[tp] = self._failed(tp, "state znode is missing")
+                elif current.controller_epoch > self._ctx.epoch:
+                    raise ControllerMovedError(
+                        f"{tp} was written by controller epoch {current.controller_epoch}"
+                    )
+                else:
+                    election = self._decide(tp, current.leader_and_isr, strategy)
+                    if election.leader_and_isr is None:
+                        results[tp] = self._failed(tp, f"no eligible leader ({_name(strategy)})")
+                    else:
+                        state = LeaderIsrAndControllerEpoch(
+                            election.leader_and_isr, self._ctx.epoch
+                        )
+                        decided[tp] = (state, election)
+            if not decided:
+                break
+            written = self._zk.update_leader_and_isr(
+                {tp: d[0] for tp, d in decided.items()}, self._ctx.epoch_zk_version
+            )
+            remaining = []
+            for tp, outcome in written.items():
+                state, election = decided[tp]
+                if isinstance(outcome, BadVersionError):
+                    remaining.append(tp)  # re-read and re-decide
+                elif isinstance(outcome, Exception):
+                    results[tp] = self._failed(tp, type(outcome).__name__)
+                else:
+                    lai = state.leader_and_isr
+                    stored = LeaderIsrAndControllerEpoch(
+                        LeaderAndIsr(lai.leader, lai.leader_epoch, lai.isr, int(outcome)),
+                        state.controller_epoch,
+                    )
+                    self._ctx.set_leadership(tp, stored)
+                    self._batch.add_leader_and_isr(
+                        election.recipients, tp, stored, self._ctx.assignment(tp), is_new=False
+                    )
+                    self._elected(tp, stored.leader_and_isr, _name(strategy), election.unclean)
+                    unclean_count += int(election.unclean)
+                    results[tp] = stored.leader_and_isr
+        self._stats.on_election(time.monotonic() - started)
+        if unclean_count:
+            self._stats.on_unclean(unclean_count)
+        return results
+
+    def _decide(
+        self, tp: TopicPartition, current: LeaderAndIsr, strategy: ElectionStrategy
+    ) -> ElectionResult:
+        ctx = self._ctx
+        assignment = ctx.assignment(tp)
+        replicas = assignment.replicas
+        online = {r for r in replicas if ctx.is_replica_online(r)}
+        match strategy:
+            case OfflineElection(allow_unclean):
+                unclean = allow_unclean or ctx.unclean_enabled(tp.topic, self._unclean_default)
+                return offline_election(current, replicas, online, unclean)
+            case ReassignElection():
+                target = tuple(r for r in replicas if r not in assignment.removing_replicas)
+                return reassign_election(
+                    current, target, {r for r in target if ctx.is_replica_online(r)}
+                )
+            case PreferredElection():
+                return preferred_election(current, replicas, online)
+            case ControlledShutdownElection():
+                return controlled_shutdown_election(
+                    current,
+                    replicas,
+                    {r for r in replicas if ctx.is_replica_online(r, True)},
+                    ctx.shutting_down_broker_ids(),
+                )
+
+    def _elected(self, tp: TopicPartition, lai: LeaderAndIsr, strategy: str, unclean: bool) -> None:
+        self._events.emit(
+            EventKind.LEADER_ELECTED,
+            topic=tp.topic,
+            partition=tp.partition,
+            leader=lai.leader,
+            leader_epoch=lai.leader_epoch,
+            isr=list(lai.isr),
+            zk_version=lai.zk_version,
+            controller_epoch=self._ctx.epoch,
+            strategy=strategy,
+            unclean=unclean,
+        )
+
+    def _failed(self, tp: TopicPartition, reason: str) -> str:
+        self._events.emit(
+            EventKind.LEADER_ELECTION_FAILED,
+            topic=tp.topic,
+            partition=tp.partition,
+            reason=reason,
+            controller_epoch=self._ctx.epoch,
+        )
+        return reason
+
+    def _malformed(self, path: str | None, reason: str) -> None:
+        self._events.emit(EventKind.MALFORMED_ZNODE, path=path, reason=reason)
+
+
+def _name(strategy: ElectionStrategy) -> str:
+    return {
+        OfflineElection: "offline",
+        ReassignElection: "reassign",
+        PreferredElection: "preferred",
+        ControlledShutdownElection: "controlled_shutdown",
+    }[type(strategy)]

@@ -1,0 +1,185 @@
+"""`RequestBatch`: collects one round of control requests and sends them once.
+
+At most one LeaderAndIsr, one UpdateMetadata and one StopReplica per broker per `send`
+(Kafka's `ControllerBrokerRequestBatch`). Adding a LeaderAndIsr also adds its partition to
+the UpdateMetadata of every live broker. Every request carries the controller id, the
+controller epoch and the target's broker epoch. Event thread only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from controller.channel_manager import ControlRequest, ResponseCallback
+from controller.context import ControllerContext
+from rpc import messages as m
+from zkdata.model import (
+    EPOCH_DURING_DELETE,
+    NO_EPOCH,
+    LeaderIsrAndControllerEpoch,
+    ReplicaAssignment,
+    TopicPartition,
+)
+
+Send = Callable[[int, ControlRequest, ResponseCallback | None], bool]
+
+
+class RequestBatch:
+    """One round of requests, built against the controller context."""
+
+    def __init__(
+        self,
+        controller_id: int,
+        context: ControllerContext,
+        send: Send,
+        on_stop_replica_response: ResponseCallback | None = None,
+    ) -> None:
+        self._controller_id = controller_id
+        self._context = context
+        self._send = send
+        self._on_stop_replica_response = on_stop_replica_response
+        self._leader_and_isr: dict[int, dict[TopicPartition, m.LeaderAndIsrPartitionState]] = {}
+        self._stop_replica: dict[int, dict[TopicPartition, bool]] = {}
+        self._update_brokers: set[int] = set()
+        self._update_partitions: set[TopicPartition] = set()
+
+    def new_batch(self) -> None:
+        """Start a round; the previous one must have been sent."""
+        if self._leader_and_isr or self._stop_replica or self._update_brokers:
+            raise RuntimeError("a request batch was not sent before a new one started")
+
+    def clear(self) -> None:
+        """Drop whatever was added (after a failed state change)."""
+        self._leader_and_isr.clear()
+        self._stop_replica.clear()
+        self._update_brokers.clear()
+        self._update_partitions.clear()
+
+    def add_leader_and_isr(
+        self,
+        broker_ids: Iterable[int],
+        tp: TopicPartition,
+        leadership: LeaderIsrAndControllerEpoch,
+        assignment: ReplicaAssignment,
+        is_new: bool,
+    ) -> None:
+        """Tell `broker_ids` about a partition's leadership (and all live brokers' caches)."""
+        lai = leadership.leader_and_isr
+        for broker_id in broker_ids:
+            if broker_id < 0:
+                continue
+            per_broker = self._leader_and_isr.setdefault(broker_id, {})
+            previous = per_broker.get(tp)
+            per_broker[tp] = m.LeaderAndIsrPartitionState(
+                topic=tp.topic,
+                partition=tp.partition,
+                controller_epoch=leadership.controller_epoch,
+                leader=lai.leader,
+                leader_epoch=lai.leader_epoch,
+                isr=lai.isr,
+                zk_version=lai.zk_version,
+                replicas=assignment.replicas,
+                adding_replicas=assignment.adding_replicas,
+                removing_replicas=assignment.removing_replicas,
+                is_new=is_new or (previous is not None and previous.is_new),
+            )
+        self.add_update_metadata(self._context.live_or_shutting_down_broker_ids(), [tp])
+
+    def add_stop_replica(self, broker_ids: Iterable[int], tp: TopicPartition, delete: bool) -> None:
+        """Stop (and maybe delete) a partition's replica on `broker_ids`."""
+        for broker_id in broker_ids:
+            if broker_id < 0:
+                continue
+            per_broker = self._stop_replica.setdefault(broker_id, {})
+            per_broker[tp] = per_broker.get(tp, False) or delete
+
+    def add_update_metadata(
+        self, broker_ids: Iterable[int], partitions: Iterable[TopicPartition]
+    ) -> None:
+        """Send `broker_ids` an UpdateMetadata, with the states of `partitions`."""
+        self._update_brokers |= {b for b in broker_ids if b >= 0}
+        self._update_partitions |= set(partitions)
+
+    def send(self) -> None:
+        """Send everything added, once per broker and API, then empty the batch."""
+        try:
+            self._send_leader_and_isr()
+            self._send_update_metadata()
+            self._send_stop_replica()
+        finally:
+            self.clear()
+
+    def _header(self, broker_id: int) -> m.ControlHeader:
+        return m.ControlHeader(
+            self._controller_id, self._context.epoch, self._context.broker_epoch(broker_id)
+        )
+
+    def _send_leader_and_isr(self) -> None:
+        for broker_id, states in sorted(self._leader_and_isr.items()):
+            if self._context.live_broker(broker_id) is None:
+                continue
+            leaders = sorted({s.leader for s in states.values()})
+            live_leaders = []
+            for leader in leaders:
+                broker = self._context.live_broker(leader)
+                if broker is not None:
+                    ep = broker.info.endpoint
+                    live_leaders.append(m.LiveLeader(leader, ep.host, ep.port))
+            request = m.LeaderAndIsrRequest(
+                self._header(broker_id),
+                tuple(states[tp] for tp in sorted(states)),
+                tuple(live_leaders),
+            )
+            self._send(broker_id, request, None)
+
+    def _send_update_metadata(self) -> None:
+        if not self._update_brokers:
+            return
+        states = []
+        for tp in sorted(self._update_partitions):
+            leadership = self._context.leadership(tp)
+            if leadership is None:
+                continue
+            replicas = self._context.replicas(tp)
+            lai = leadership.leader_and_isr
+            deleting = self._context.is_topic_queued_for_deletion(tp.topic)
+            states.append(
+                m.UpdateMetadataPartitionState(
+                    topic=tp.topic,
+                    partition=tp.partition,
+                    controller_epoch=leadership.controller_epoch,
+                    leader=EPOCH_DURING_DELETE if deleting else lai.leader,
+                    leader_epoch=lai.leader_epoch,
+                    isr=lai.isr,
+                    zk_version=lai.zk_version,
+                    replicas=replicas,
+                    offline_replicas=tuple(
+                        r for r in replicas if not self._context.is_replica_online(r, True)
+                    ),
+                )
+            )
+        live = tuple(
+            m.LiveBroker(b.id, b.info.endpoints, b.info.rack) for b in self._context.live_brokers()
+        )
+        for broker_id in sorted(self._update_brokers):
+            if self._context.live_broker(broker_id) is None:
+                continue
+            request = m.UpdateMetadataRequest(self._header(broker_id), tuple(states), live)
+            self._send(broker_id, request, None)
+
+    def _send_stop_replica(self) -> None:
+        for broker_id, partitions in sorted(self._stop_replica.items()):
+            if self._context.live_broker(broker_id) is None:
+                continue
+            states = []
+            for tp, delete in sorted(partitions.items()):
+                leadership = self._context.leadership(tp)
+                if self._context.is_topic_queued_for_deletion(tp.topic):
+                    epoch = EPOCH_DURING_DELETE
+                elif leadership is not None:
+                    epoch = leadership.leader_and_isr.leader_epoch
+                else:
+                    epoch = NO_EPOCH
+                states.append(m.StopReplicaPartitionState(tp.topic, tp.partition, epoch, delete))
+            request = m.StopReplicaRequest(self._header(broker_id), tuple(states))
+            self._send(broker_id, request, self._on_stop_replica_response)

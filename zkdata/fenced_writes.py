@@ -1,0 +1,134 @@
+"""Epoch-fenced, pipelined ZooKeeper writes of the active controller (DESIGN.md 4.2-4.3).
+
+Every write travels in a multi that first checks `/controller_epoch` at the zkVersion the
+controller won its election with; a failed check raises `ControllerMovedError`, the one
+signal to resign. Many writes go in few multis of at most `MAX_OPS_PER_MULTI` operations
+(the server's 1 MiB request limit, LIMITS.md); when a batch fails on one of its own
+operations (e.g. BADVERSION of one state znode), that batch is re-run one write per multi,
+pipelined, so that each write gets its own result. Blocks the calling thread (the
+controller event thread).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kazoo.client import KazooClient, TransactionRequest
+from kazoo.exceptions import BadVersionError, KazooException, NoNodeError
+from kazoo.protocol.states import ZnodeStat
+
+from zkdata import paths
+from zkdata.errors import ControllerMovedError
+
+#: Operations per multi; ~100 bytes each keeps a multi far below the 1 MiB request limit.
+MAX_OPS_PER_MULTI = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Create:
+    """Create a persistent znode."""
+
+    path: str
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class SetData:
+    """Set a znode's data if its zkVersion is still `version`."""
+
+    path: str
+    data: bytes
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class Delete:
+    """Delete a znode (any version when `version` is -1)."""
+
+    path: str
+    version: int = -1
+
+
+Op = Create | SetData | Delete
+#: One write's outcome: the new zkVersion for SetData, the path for Create, True for Delete,
+#: or the kazoo exception that failed it (NodeExistsError, BadVersionError, NoNodeError...).
+OpResult = int | str | bool | Exception
+
+
+def _add(tx: TransactionRequest, op: Op) -> None:
+    match op:
+        case Create(path, data):
+            tx.create(path, data)
+        case SetData(path, data, version):
+            tx.set_data(path, data, version=version)
+        case Delete(path, version):
+            tx.delete(path, version=version)
+
+
+def _result(raw: object) -> OpResult:
+    if isinstance(raw, ZnodeStat):
+        return int(raw.version)
+    if isinstance(raw, Exception):
+        return raw
+    if isinstance(raw, str | bool):
+        return raw
+    raise TypeError(f"unexpected multi result {raw!r}")
+
+
+class FencedWriter:
+    """Runs writes guarded by the controller epoch's zkVersion."""
+
+    def __init__(self, kazoo: KazooClient) -> None:
+        self._zk = kazoo
+
+    def write(self, ops: Sequence[Op], epoch_zk_version: int) -> list[OpResult]:
+        """Apply `ops` (independently of each other) and return one result per op, in order.
+
+        Raises `ControllerMovedError` if `/controller_epoch` is no longer at
+        `epoch_zk_version`; connection loss and session expiry pass through.
+        """
+        chunks = [ops[i : i + MAX_OPS_PER_MULTI] for i in range(0, len(ops), MAX_OPS_PER_MULTI)]
+        pending = [
+            (chunk, self._transaction(chunk, epoch_zk_version).commit_async()) for chunk in chunks
+        ]
+        results: list[OpResult] = []
+        for chunk, async_result in pending:
+            try:
+                raw = list(async_result.get())
+            except KazooException:  # connection loss mid-pipeline: redo this chunk with retries
+                raw = self._zk.retry(
+                    lambda c=chunk: list(self._transaction(c, epoch_zk_version).commit())
+                )
+            self._raise_if_fenced(raw[0])
+            if any(isinstance(r, Exception) for r in raw[1:]):
+                results.extend(self._one_by_one(chunk, epoch_zk_version))
+            else:
+                results.extend(_result(r) for r in raw[1:])
+        return results
+
+    def _transaction(self, chunk: Sequence[Op], epoch_zk_version: int) -> TransactionRequest:
+        tx = self._zk.transaction()
+        tx.check(paths.CONTROLLER_EPOCH, epoch_zk_version)
+        for op in chunk:
+            _add(tx, op)
+        return tx
+
+    def _one_by_one(self, chunk: Sequence[Op], epoch_zk_version: int) -> list[OpResult]:
+        pending = [self._transaction([op], epoch_zk_version).commit_async() for op in chunk]
+        out: list[OpResult] = []
+        for op, async_result in zip(chunk, pending, strict=True):
+            try:
+                raw = list(async_result.get())
+            except KazooException:
+                raw = self._zk.retry(
+                    lambda o=op: list(self._transaction([o], epoch_zk_version).commit())
+                )
+            self._raise_if_fenced(raw[0])
+            out.append(_result(raw[1]))
+        return out
+
+    @staticmethod
+    def _raise_if_fenced(check_result: object) -> None:
+        if isinstance(check_result, BadVersionError | NoNodeError):
+            raise ControllerMovedError("/controller_epoch changed: another controller was elected")
