@@ -13,6 +13,7 @@ from concurrent import futures
 
 import grpc
 
+from broker_node.client_api import ClientApi
 from broker_node.config import BrokerConfig
 from broker_node.control_requests import ControlRequestHandler
 from broker_node.registration import BrokerRegistration
@@ -22,7 +23,7 @@ from controller.active import ControllerConfig
 from eventlog import EventKind, EventLog
 from rpc import messages as m
 from rpc.errors import Errors
-from rpc.wire import CHANNEL_OPTIONS, add_broker_control_service
+from rpc.wire import CHANNEL_OPTIONS, add_broker_control_service, add_client_api_service
 from zkdata.client import KafkaZkClient
 
 log = logging.getLogger(__name__)
@@ -64,6 +65,7 @@ class BrokerNode:
             options=CHANNEL_OPTIONS,
         )
         add_broker_control_service(server, self.handler)
+        add_client_api_service(server, ClientApi(self.handler.metadata_cache))
         self.port = server.add_insecure_port(f"{cfg.listen_host}:{cfg.port}")
         if self.port == 0:
             raise OSError(f"cannot bind {cfg.listen_host}:{cfg.port}")

@@ -166,3 +166,42 @@ class ControlledShutdownResponse:
 
     error: Errors
     remaining_partitions: tuple[TopicPartition, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataRequest:
+    """Ask a broker what it knows: the listed topics, or all when empty."""
+
+    topics: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionMetadata:
+    """One partition as a broker's metadata cache sees it."""
+
+    partition: int
+    error: Errors
+    leader: int
+    leader_epoch: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    offline_replicas: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TopicMetadata:
+    """A topic and its partitions (or UNKNOWN_TOPIC_OR_PARTITION)."""
+
+    name: str
+    error: Errors
+    partitions: tuple[PartitionMetadata, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataResponse:
+    """Live brokers, the controller, and the requested topics."""
+
+    controller_id: int
+    controller_epoch: int
+    brokers: tuple[LiveBroker, ...]
+    topics: tuple[TopicMetadata, ...]

@@ -191,16 +191,7 @@ def update_metadata_request_from_pb(r: pb.UpdateMetadataRequest) -> m.UpdateMeta
             )
             for s in r.partition_states
         ),
-        live_brokers=tuple(
-            m.LiveBroker(
-                id=b.id,
-                endpoints=tuple(
-                    EndPoint(e.host, e.port, e.listener, e.security_protocol) for e in b.endpoints
-                ),
-                rack=b.rack or None,
-            )
-            for b in r.live_brokers
-        ),
+        live_brokers=tuple(_live_broker_from_pb(b) for b in r.live_brokers),
     )
 
 
@@ -268,6 +259,77 @@ def controlled_shutdown_response_from_pb(
     )
 
 
+def _live_broker_from_pb(b: Any) -> m.LiveBroker:
+    return m.LiveBroker(
+        id=b.id,
+        endpoints=tuple(
+            EndPoint(e.host, e.port, e.listener, e.security_protocol) for e in b.endpoints
+        ),
+        rack=b.rack or None,
+    )
+
+
+def metadata_response_to_pb(r: m.MetadataResponse) -> pb.MetadataResponse:
+    """Domain -> protobuf."""
+    return pb.MetadataResponse(
+        controller_id=r.controller_id,
+        controller_epoch=r.controller_epoch,
+        brokers=[
+            pb.LiveBroker(
+                id=b.id, endpoints=[_endpoint_to_pb(e) for e in b.endpoints], rack=b.rack or ""
+            )
+            for b in r.brokers
+        ],
+        topics=[
+            pb.TopicMetadata(
+                name=t.name,
+                error_code=int(t.error),
+                partitions=[
+                    pb.PartitionMetadata(
+                        partition=p.partition,
+                        error_code=int(p.error),
+                        leader=p.leader,
+                        leader_epoch=p.leader_epoch,
+                        replicas=p.replicas,
+                        isr=p.isr,
+                        offline_replicas=p.offline_replicas,
+                    )
+                    for p in t.partitions
+                ],
+            )
+            for t in r.topics
+        ],
+    )
+
+
+def metadata_response_from_pb(r: pb.MetadataResponse) -> m.MetadataResponse:
+    """Protobuf -> domain."""
+    return m.MetadataResponse(
+        controller_id=r.controller_id,
+        controller_epoch=r.controller_epoch,
+        brokers=tuple(_live_broker_from_pb(b) for b in r.brokers),
+        topics=tuple(
+            m.TopicMetadata(
+                name=t.name,
+                error=Errors.from_code(t.error_code),
+                partitions=tuple(
+                    m.PartitionMetadata(
+                        partition=p.partition,
+                        error=Errors.from_code(p.error_code),
+                        leader=p.leader,
+                        leader_epoch=p.leader_epoch,
+                        replicas=tuple(p.replicas),
+                        isr=tuple(p.isr),
+                        offline_replicas=tuple(p.offline_replicas),
+                    )
+                    for p in t.partitions
+                ),
+            )
+            for t in r.topics
+        ),
+    )
+
+
 # -- server side -------------------------------------------------------------------------
 
 
@@ -294,6 +356,29 @@ class _BrokerControlServicer(pb_grpc.BrokerControlServicer):
             m.ControlledShutdownRequest(request.broker_id, request.broker_epoch)
         )
         return controlled_shutdown_response_to_pb(response)
+
+
+class ClientApiHandler(Protocol):
+    """What a broker answers to clients (domain objects in and out)."""
+
+    def metadata(self, request: m.MetadataRequest) -> m.MetadataResponse:
+        """Describe brokers and topics."""
+
+
+class _ClientApiServicer(pb_grpc.ClientApiServicer):
+    """Adapts protobuf calls to a `ClientApiHandler` (runs on gRPC worker threads)."""
+
+    def __init__(self, handler: ClientApiHandler) -> None:
+        self._handler = handler
+
+    def Metadata(self, request: pb.MetadataRequest, context: Any) -> Any:
+        response = self._handler.metadata(m.MetadataRequest(tuple(request.topics)))
+        return metadata_response_to_pb(response)
+
+
+def add_client_api_service(server: grpc.Server, handler: ClientApiHandler) -> None:
+    """Serve `handler` as the ClientApi service on `server`."""
+    pb_grpc.add_ClientApiServicer_to_server(_ClientApiServicer(handler), server)  # type: ignore[no-untyped-call]
 
 
 def add_broker_control_service(server: grpc.Server, handler: BrokerControlHandler) -> None:
@@ -350,6 +435,31 @@ class BrokerControlClient:
         self._channel.close()
 
     def __enter__(self) -> BrokerControlClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class ClientApiClient:
+    """A channel to one broker's ClientApi service (blocks the calling thread)."""
+
+    def __init__(self, target: str, timeout_s: float = 10.0) -> None:
+        self._channel = grpc.insecure_channel(target, options=CHANNEL_OPTIONS)
+        self._stub = pb_grpc.ClientApiStub(self._channel)  # type: ignore[no-untyped-call]
+        self._timeout = timeout_s
+        self.target = target
+
+    def metadata(self, topics: tuple[str, ...] = ()) -> m.MetadataResponse:
+        """Ask for brokers and topics (all topics when `topics` is empty)."""
+        reply = self._stub.Metadata(pb.MetadataRequest(topics=topics), timeout=self._timeout)
+        return metadata_response_from_pb(reply)
+
+    def close(self) -> None:
+        """Close the channel."""
+        self._channel.close()
+
+    def __enter__(self) -> ClientApiClient:
         return self
 
     def __exit__(self, *exc: object) -> None:

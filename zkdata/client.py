@@ -144,7 +144,10 @@ class KafkaZkClient:
 
     def get_all_brokers(self) -> BrokerListing:
         """All registrations, read pipelined; malformed ones are reported, not raised."""
-        children = self._zk.retry(self._zk.get_children, paths.BROKER_IDS)
+        try:
+            children = self._zk.retry(self._zk.get_children, paths.BROKER_IDS)
+        except NoNodeError:
+            return BrokerListing({}, {})  # no broker has ever started here
         pending = [(name, self._zk.get_async(paths.broker_id_child(name))) for name in children]
         brokers: dict[int, Broker] = {}
         malformed: dict[str, ZnodeFormatError] = {}
@@ -273,7 +276,12 @@ class KafkaZkClient:
 
     def get_all_topics(self, watch: WatchCallback | None = None) -> set[str]:
         """Children of `/brokers/topics`, optionally arming a child watch."""
-        return set(self._zk.retry(self._zk.get_children, paths.BROKER_TOPICS, watch=watch))
+        if watch is not None:
+            self._zk.retry(self._zk.ensure_path, paths.BROKER_TOPICS)
+        try:
+            return set(self._zk.retry(self._zk.get_children, paths.BROKER_TOPICS, watch=watch))
+        except NoNodeError:
+            return set()
 
     def _read_many(
         self, keys: Iterable[K], path_of: Callable[[K], str], decode: Callable[[bytes, Any], V]
