@@ -34,6 +34,7 @@ class BrokerConfig:
     run_dir: Path | None = None
     health_file: Path | None = None
     unclean_leader_election_enable: bool = False
+    metrics_port: int | None = 9404
 
     @property
     def node_name(self) -> str:
@@ -100,6 +101,11 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         help="file written while registered and serving, for health checks (HEALTH_FILE)",
     )
     parser.add_argument(
+        "--metrics-port",
+        default=_env(env, "METRICS_PORT") or "9404",
+        help="Prometheus endpoint port; 0 picks a free one, 'off' disables (METRICS_PORT)",
+    )
+    parser.add_argument(
         "--unclean-leader-election-enable",
         default=_env(env, "UNCLEAN_LEADER_ELECTION_ENABLE") or "false",
         help="broker default for unclean leader election, true/false "
@@ -147,6 +153,11 @@ def load_config(
         parser, "--zk-connection-timeout-ms", args.zk_connection_timeout_ms, 100, 600_000
     )
     port = _int(parser, "--port", args.port, 0, 65535)
+    metrics_port = (
+        None
+        if args.metrics_port.strip().lower() == "off"
+        else _int(parser, "--metrics-port", args.metrics_port, 0, 65535)
+    )
     if not args.advertised_host:
         parser.error("--advertised-host must not be empty")
     return BrokerConfig(
@@ -159,6 +170,7 @@ def load_config(
         advertised_host=args.advertised_host,
         run_dir=Path(args.run_dir) if args.run_dir else None,
         health_file=Path(args.health_file) if args.health_file else None,
+        metrics_port=metrics_port,
         unclean_leader_election_enable=_bool(
             parser, "--unclean-leader-election-enable", args.unclean_leader_election_enable
         ),

@@ -13,7 +13,7 @@ def main() -> int:
     """Check the health file and the port it names."""
     path = Path(os.environ.get("HEALTH_FILE", "/tmp/broker.health"))
     try:
-        _broker, _epoch, port = path.read_text().split()
+        port = path.read_text().split()[2]
         with socket.create_connection(("127.0.0.1", int(port)), timeout=2):
             return 0
     except (OSError, ValueError):

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import logging
 from concurrent import futures
+from typing import Any
 
 import grpc
 
 from broker_node.client_api import ClientApi
 from broker_node.config import BrokerConfig
 from broker_node.control_requests import ControlRequestHandler
+from broker_node.metrics import serve_metrics
 from broker_node.registration import BrokerRegistration
 from broker_node.zk_session import SessionListener, ensure_chroot, new_client
 from controller import KafkaController
@@ -42,6 +44,8 @@ class BrokerNode:
         self.registration: BrokerRegistration | None = None
         self.controller: KafkaController | None = None
         self.handler: ControlRequestHandler | None = None
+        self._metrics_server: Any = None
+        self.metrics_port: int | None = None
 
     @property
     def broker_epoch(self) -> int:
@@ -95,6 +99,10 @@ class BrokerNode:
                 on_new_session=self.controller.on_new_session,
             )
         )
+        if cfg.metrics_port is not None:
+            self._metrics_server, self.metrics_port = serve_metrics(
+                cfg.listen_host, cfg.metrics_port, self.controller, self.handler
+            )
         self.registration.register()
         self._write_health()
         self.controller.startup()
@@ -121,7 +129,8 @@ class BrokerNode:
         path = self.config.health_file
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(f"{self.config.broker_id} {self.broker_epoch} {self.port}\n")
+            fields = (self.config.broker_id, self.broker_epoch, self.port, self.metrics_port or 0)
+            path.write_text(" ".join(str(f) for f in fields) + "\n")
 
     def _clear_health(self) -> None:
         path = self.config.health_file
@@ -137,6 +146,9 @@ class BrokerNode:
         if self._server is not None:
             self._server.stop(grace=1.0).wait(2.0)
             self._server = None
+        if self._metrics_server is not None:
+            self._metrics_server.shutdown()
+            self._metrics_server = None
         try:
             self._kazoo.stop()
             self._kazoo.close()

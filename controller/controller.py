@@ -22,6 +22,8 @@ from controller.active import ActiveController, ControllerConfig
 from controller.channel_manager import BrokerChannel, grpc_channel
 from controller.context import ControllerContext
 from controller.event_manager import ControllerEventManager
+from controller.metrics import ControllerMetrics
+from controller.partition_state_machine import ElectionStats
 from eventlog import EventKind, EventLog
 from rpc.errors import Errors
 from rpc.messages import ControlledShutdownRequest, ControlledShutdownResponse
@@ -57,7 +59,8 @@ class KafkaController:
         self.context = ControllerContext()
         self._active_controller_id = NO_CONTROLLER
         self.active: ActiveController | None = None
-        self.event_manager = ControllerEventManager(self)
+        self.metrics = ControllerMetrics()
+        self.event_manager = ControllerEventManager(self, self.metrics.record_queue_time)
 
     # -- any thread ------------------------------------------------------------------------
 
@@ -120,6 +123,8 @@ class KafkaController:
             self._dispatch(event)
         except ControllerMovedError as exc:
             self._controller_moved(exc)
+        finally:
+            self.metrics.publish(self.is_active, self.context)
 
     def _dispatch(self, event: ev.ControllerEvent) -> None:
         active = self.active
@@ -251,6 +256,7 @@ class KafkaController:
             self.event_manager.put,
             self._config,
             self._connect,
+            ElectionStats(self.metrics.record_election, self.metrics.record_unclean),
         )
         self.active.on_failover()
 

@@ -44,6 +44,7 @@ def compose_cluster() -> Iterator[ComposeCluster]:
         "TESTCONTAINERS_RYUK_DISABLED": "true",
         **{f"ZK{i}_PORT": "" for i in (1, 2, 3)},
         **{f"BROKER{i}_PORT": "" for i in (1, 2, 3)},
+        **{f"BROKER{i}_METRICS_PORT": "" for i in (1, 2, 3)},
     }
     saved = {key: os.environ.get(key) for key in overrides}
     os.environ.update(overrides)

@@ -6,15 +6,19 @@ through the published ZooKeeper ports, the docker SDK and the bind-mounted event
 
 from __future__ import annotations
 
+import random
 import time
+from collections import Counter
 
 import pytest
 
 from eventlog import event_log_path, read_events
 from support.compose import ComposeCluster
 from support.waiting import wait_until
+from testbed.topics import create_topic
 from zkdata.client import KafkaZkClient
 from zkdata.fourletter import server_mode
+from zkdata.model import TopicPartition
 
 pytestmark = pytest.mark.docker
 
@@ -115,6 +119,42 @@ def test_docker_stop_of_a_broker_exits_cleanly_and_deregisters_at_once(
         assert took < 15  # far below the 20 s grace period: no SIGKILL was needed
         container.start()
         wait_until(lambda: zk.get_broker(target), 60, "stopped broker did not come back")
+    finally:
+        client.stop()
+        client.close()
+
+
+def test_killing_the_broker_leading_most_partitions_leaves_every_partition_online(
+    compose_cluster: ComposeCluster,
+) -> None:
+    """A topic of 30 partitions with RF 3; `docker kill` of the broker leading the most of
+    them: every partition is led again by a live broker, with the dead one out of the ISR."""
+    client = compose_cluster.zk()
+    try:
+        zk = KafkaZkClient(client)
+        wait_until(lambda: len(zk.get_all_brokers().brokers) == 3, 60, "cluster not whole")
+        create_topic(zk, "docker-thirty", 30, 3, rng=random.Random(30))
+        partitions = [TopicPartition("docker-thirty", p) for p in range(30)]
+
+        def leaders(live: set[int]) -> dict[int, int] | None:
+            found = zk.get_partition_states(partitions).found
+            led = {tp.partition: s.leader_and_isr.leader for tp, s in found.items()}
+            return led if len(led) == 30 and set(led.values()) <= live else None
+
+        before = wait_until(lambda: leaders({1, 2, 3}), 30, "topic did not come online")
+        victim = Counter(before.values()).most_common(1)[0][0]
+        container = compose_cluster.container(f"broker{victim}")
+        container.kill()
+        survivors = {1, 2, 3} - {victim}
+        wait_until(
+            lambda: leaders(survivors),
+            30,
+            "partitions did not move to live brokers after the kill",
+        )
+        isrs = [s.leader_and_isr.isr for s in zk.get_partition_states(partitions).found.values()]
+        assert all(victim not in isr and isr for isr in isrs)
+        container.start()
+        wait_until(lambda: zk.get_broker(victim), 60, "killed broker did not come back")
     finally:
         client.stop()
         client.close()

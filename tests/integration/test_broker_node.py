@@ -3,7 +3,9 @@ can be expired with the harness (kazoo's way: a second client on the same sessio
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,11 @@ from kazoo.client import KazooClient
 
 from broker_node.config import BrokerConfig
 from broker_node.node import BrokerNode
+from controller.events import ControllerEvent
 from eventlog import event_log_path, read_events
+from rpc.errors import Errors
+from rpc.messages import ControlledShutdownRequest, ControlledShutdownResponse
+from rpc.wire import BrokerControlClient
 from support.waiting import wait_until
 from support.zk_ensemble import expire_session
 from zkdata import paths
@@ -32,6 +38,7 @@ def node(zk_connect: str, run_dir: Path) -> Iterator[BrokerNode]:
             port=0,
             advertised_host="127.0.0.1",
             run_dir=run_dir,
+            metrics_port=None,
         )
     )
     broker.start()
@@ -98,3 +105,51 @@ def test_a_malformed_controller_znode_is_reported_and_the_broker_keeps_running(
     zk_client.delete(paths.CONTROLLER)
     wait_until(lambda: zk.get_controller_id() == 1, 15, "broker 1 did not take over again")
     assert node.controller.is_active
+
+
+@dataclass(frozen=True)
+class _Block(ControllerEvent):
+    """An event the test holds on the event thread."""
+
+
+def test_preemption_answers_queued_callers_that_the_controller_moved(
+    node: BrokerNode, zk_client: KazooClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ControlledShutdown queued behind a busy event is preempted when the session
+    expires (Expire clears the queue): its caller hears NOT_CONTROLLER at once."""
+    zk = KafkaZkClient(zk_client)
+    wait_until(lambda: zk.get_controller_id() == 1, 15, "broker 1 did not become controller")
+    controller = node.controller
+    assert controller is not None
+    entered, release = threading.Event(), threading.Event()
+    dispatch = controller._dispatch
+
+    def held(event: ControllerEvent) -> None:
+        if isinstance(event, _Block):
+            entered.set()
+            release.wait(30)
+        dispatch(event)
+
+    monkeypatch.setattr(controller, "_dispatch", held)
+    controller.event_manager.put(_Block())
+    assert entered.wait(10)
+    answers: list[ControlledShutdownResponse] = []
+
+    def ask() -> None:
+        with BrokerControlClient(f"127.0.0.1:{node.port}", timeout_s=30) as client:
+            answers.append(
+                client.controlled_shutdown(ControlledShutdownRequest(1, node.broker_epoch))
+            )
+
+    caller = threading.Thread(target=ask, name="test-controlled-shutdown-caller")
+    caller.start()
+    try:
+        wait_until(
+            lambda: controller.event_manager.queue_size() >= 1, 10, "the request was not queued"
+        )
+        expire_session(node.zk.kazoo)
+        caller.join(15)
+        assert not caller.is_alive(), "the queued caller was not answered"
+    finally:
+        release.set()
+    assert [a.error for a in answers] == [Errors.NOT_CONTROLLER]

@@ -8,6 +8,7 @@ the brokers' Metadata answers (what UpdateMetadata told them) and their event lo
 from __future__ import annotations
 
 import random
+import urllib.request
 from collections.abc import Callable
 from typing import Any
 
@@ -42,7 +43,7 @@ def start_brokers(
     procs = {i: brokers(i, session_ms) for i in ids}
     wait_until(
         lambda: (
-            sorted(zk.get_all_brokers().brokers) == sorted(ids)
+            set(ids) <= set(zk.get_all_brokers().brokers)
             and zk.get_controller_id() is not None
             and all(p.port() for p in procs.values())
         ),
@@ -247,3 +248,50 @@ def test_controller_move_while_an_event_is_processing_is_fenced(
         if e["topic"] == "fenced" and e["controller_epoch"] <= old_epoch.epoch + 10
     ]
     assert stale_writes == []
+
+
+def test_metrics_are_exported_with_kafkas_names(brokers: Start, zk_client: KazooClient) -> None:
+    """The controller's Prometheus endpoint reports one active controller, the topic and
+    partition counts, and after a broker dies its offline partitions."""
+    zk = KafkaZkClient(zk_client)
+    procs = start_brokers(brokers, zk, [1])
+    procs.update(start_brokers(brokers, zk, [2]))
+    zk.create_topic(
+        "m", TopicAssignment({0: ReplicaAssignment((2,)), 1: ReplicaAssignment((1, 2))})
+    )
+    wait_until(lambda: complete(zk, "m", 2), 15, "topic not created")
+    controller = zk.get_controller_id()
+    assert controller is not None
+    port = procs[controller].metrics_port()
+    assert port is not None
+
+    def scrape() -> dict[str, float]:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as reply:
+            text = reply.read().decode()
+        return {
+            line.split(" ")[0]: float(line.split(" ")[1])
+            for line in text.splitlines()
+            if line and not line.startswith("#")
+        }
+
+    figures = wait_until(
+        lambda: (
+            (f := scrape()).get("kafka_controller_KafkaController_GlobalPartitionCount") == 2 and f
+        ),
+        10,
+        "partition count never reached 2",
+    )
+    assert figures["kafka_controller_KafkaController_ActiveControllerCount"] == 1
+    assert figures["kafka_controller_KafkaController_GlobalTopicCount"] == 1
+    assert figures["kafka_controller_KafkaController_OfflinePartitionsCount"] == 0
+    assert controller == 1  # broker 1 started alone, so it won
+    other = procs[2].metrics_port()
+    assert other is not None
+    with urllib.request.urlopen(f"http://127.0.0.1:{other}/metrics", timeout=5) as reply:
+        assert "kafka_controller_KafkaController_ActiveControllerCount 0.0" in reply.read().decode()
+    procs[2].kill()
+    wait_until(
+        lambda: scrape()["kafka_controller_KafkaController_OfflinePartitionsCount"] == 1,
+        SESSION_MS / 1000 + 5,
+        "the partition whose only replica died is not counted offline",
+    )

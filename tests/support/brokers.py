@@ -67,6 +67,8 @@ class BrokerProcess:
             str(self.run_dir),
             "--health-file",
             str(self.health_file),
+            "--metrics-port",
+            "0",
             *extra_args,
         ]
         log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child
@@ -87,6 +89,13 @@ class BrokerProcess:
         """The gRPC port from the health file (written once registered)."""
         try:
             return int(self.health_file.read_text().split()[2])
+        except (OSError, IndexError, ValueError):
+            return None
+
+    def metrics_port(self) -> int | None:
+        """The Prometheus port from the health file (0 or None: not serving)."""
+        try:
+            return int(self.health_file.read_text().split()[3]) or None
         except (OSError, IndexError, ValueError):
             return None
 

@@ -1,0 +1,319 @@
+"""The benchmark's broker processes and what their event logs say about failovers.
+
+`BrokerFleet` starts, kills and restarts `BrokerProcess`es and waits, with deadlines
+(`support.waiting.wait_until`), for registrations, for `controller_failover_done` events
+and for the cluster to go quiet. Event logs are followed incrementally by `EventTail`:
+while a failover runs, the benchmark only scans newly appended bytes for one event kind,
+so that its polling takes as little CPU as possible from the brokers on this 2-core
+machine. `failover_timeline` parses a whole log afterwards. Main thread.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from eventlog import EventKind, event_log_path, read_events
+from support.brokers import BrokerProcess
+from support.waiting import wait_until
+
+#: How often the event logs are polled while waiting.
+POLL_INTERVAL_S = 0.1
+
+
+def _kind_marker(kind: EventKind) -> str:
+    """The exact text `EventLog` writes for a kind (compact JSON separators)."""
+    return f'"kind":"{kind}"'
+
+
+_FAILOVER_DONE = _kind_marker(EventKind.CONTROLLER_FAILOVER_DONE)
+
+
+class BrokerDiedError(RuntimeError):
+    """A broker process the benchmark expects to be running has exited."""
+
+
+class EventTail:
+    """Follows one append-only JSON-lines file, returning only complete new lines."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._offset = 0
+        self._partial = b""
+
+    def new_lines(self) -> list[str]:
+        """The lines completed since the last call (none if the file does not exist)."""
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self._offset)
+                chunk = f.read()
+        except FileNotFoundError:
+            return []
+        self._offset += len(chunk)
+        data = self._partial + chunk
+        lines = data.split(b"\n")
+        self._partial = lines.pop()
+        return [line.decode("utf-8", errors="replace") for line in lines if line]
+
+    def size(self) -> int:
+        """The file's current size in bytes (0 if absent)."""
+        try:
+            return self.path.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+
+@dataclass(frozen=True, slots=True)
+class FailoverDone:
+    """A `controller_failover_done` event and the broker that wrote it."""
+
+    broker_id: int
+    event: dict[str, Any]
+
+    @property
+    def controller_epoch(self) -> int:
+        """The epoch the controller was elected with."""
+        return int(self.event["controller_epoch"])
+
+    @property
+    def duration_ms(self) -> float:
+        """How long `on_failover` took, as measured by the controller."""
+        return float(self.event["duration_ms"])
+
+    @property
+    def ts_ms(self) -> int:
+        """Wall-clock time the event was written (ms since the epoch)."""
+        return int(self.event["ts"])
+
+
+@dataclass(slots=True)
+class _Member:
+    process: BrokerProcess
+    tail: EventTail
+    failovers: list[FailoverDone] = field(default_factory=list)
+    expected_running: bool = False
+
+
+class BrokerFleet:
+    """Broker processes 1..n on one ZooKeeper connect string, sharing `run_dir`."""
+
+    def __init__(
+        self, broker_ids: list[int], zk_connect: str, run_dir: Path, session_timeout_ms: int
+    ) -> None:
+        self.run_dir = run_dir
+        self._members = {
+            broker_id: _Member(
+                BrokerProcess(broker_id, zk_connect, run_dir, session_timeout_ms),
+                EventTail(event_log_path(run_dir, f"broker{broker_id}")),
+            )
+            for broker_id in broker_ids
+        }
+
+    @property
+    def broker_ids(self) -> list[int]:
+        """Every broker id, sorted."""
+        return sorted(self._members)
+
+    def event_log(self, broker_id: int) -> Path:
+        """Where broker `broker_id` writes its events."""
+        return self._members[broker_id].tail.path
+
+    def process(self, broker_id: int) -> BrokerProcess:
+        """Broker `broker_id`'s process handle."""
+        return self._members[broker_id].process
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def start(self, broker_id: int) -> None:
+        """Launch one broker (does not wait for it to register)."""
+        member = self._members[broker_id]
+        member.process.start()
+        member.expected_running = True
+
+    def start_all(self) -> None:
+        """Launch every broker, one right after the other."""
+        for broker_id in self.broker_ids:
+            self.start(broker_id)
+
+    def kill(self, broker_id: int) -> float:
+        """SIGKILL one broker; returns the wall-clock time (s) just before the signal."""
+        member = self._members[broker_id]
+        member.expected_running = False
+        killed_at = time.time()
+        member.process.kill()
+        return killed_at
+
+    def kill_all(self) -> None:
+        """SIGKILL every broker this fleet started (safe to call more than once)."""
+        for member in self._members.values():
+            member.expected_running = False
+            member.process.kill()
+
+    # -- waiting ---------------------------------------------------------------------------
+
+    def wait_registered(self, broker_ids: list[int], timeout: float) -> None:
+        """Until each broker's health file names its port (written once registered)."""
+        wait_until(
+            lambda: self._check_alive() and all(self.process(b).port() for b in broker_ids),
+            timeout=timeout,
+            message=lambda: (
+                "brokers did not register: "
+                + ", ".join(f"{b}" for b in broker_ids if not self.process(b).port())
+                + self._log_tails(broker_ids)
+            ),
+            interval=POLL_INTERVAL_S,
+        )
+
+    def wait_failover_done(self, after_epoch: int, timeout: float) -> FailoverDone:
+        """Until some broker reports `controller_failover_done` with an epoch above
+        `after_epoch`; returns the earliest such event."""
+        return wait_until(
+            lambda: self._check_alive() and self._failover_after(after_epoch),
+            timeout=timeout,
+            message=lambda: (
+                f"no controller_failover_done with controller epoch > {after_epoch}"
+                + self._log_tails(self.broker_ids)
+            ),
+            interval=POLL_INTERVAL_S,
+        )
+
+    def wait_quiet(self, quiet_s: float, timeout: float) -> float:
+        """Until no event log has grown for `quiet_s` seconds (controller and brokers done
+        with the requests of the last change); returns how long that took."""
+        started = time.monotonic()
+        sizes = self._log_sizes()
+        last_change = started
+
+        def settled() -> bool:
+            nonlocal sizes, last_change
+            self._check_alive()
+            now_sizes = self._log_sizes()
+            if now_sizes != sizes:
+                sizes, last_change = now_sizes, time.monotonic()
+            return time.monotonic() - last_change >= quiet_s
+
+        wait_until(
+            settled,
+            timeout=timeout,
+            message=f"the event logs kept growing: no {quiet_s:.1f} s of quiet",
+            interval=POLL_INTERVAL_S,
+        )
+        return time.monotonic() - started
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _failover_after(self, after_epoch: int) -> FailoverDone | None:
+        for broker_id, member in self._members.items():
+            for line in member.tail.new_lines():
+                if _FAILOVER_DONE in line:
+                    member.failovers.append(FailoverDone(broker_id, json.loads(line)))
+        found = [
+            done
+            for member in self._members.values()
+            for done in member.failovers
+            if done.controller_epoch > after_epoch
+        ]
+        return min(found, key=lambda d: d.controller_epoch) if found else None
+
+    def _check_alive(self) -> bool:
+        for broker_id, member in self._members.items():
+            if member.expected_running and not member.process.is_running():
+                raise BrokerDiedError(
+                    f"broker {broker_id} exited with code {member.process.returncode()}; "
+                    f"tail of {member.process.log_path}:\n{member.process.log_tail()}"
+                )
+        return True
+
+    def _log_sizes(self) -> dict[int, int]:
+        return {broker_id: m.tail.size() for broker_id, m in self._members.items()}
+
+    def _log_tails(self, broker_ids: list[int]) -> str:
+        parts = [
+            f"\n--- broker {b} ({self.process(b).log_path}):\n{self.process(b).log_tail(15)}"
+            for b in broker_ids
+        ]
+        return "".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class FailoverTimeline:
+    """Where a failover's time went, from the new controller's own events (ms wall clock).
+
+    `elected_ts` is the `controller_elected` event, written just before `on_failover`
+    starts; elections are the `leader_elected` events of this controller epoch.
+    """
+
+    controller_epoch: int
+    elected_ts: int | None
+    done_ts: int
+    live_brokers: int
+    partitions: int
+    offline_partitions: int
+    leaders_elected: int
+    first_election_ts: int | None
+    last_election_ts: int | None
+    requests_sent: dict[str, int]
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain values for JSON, with the phase lengths in seconds."""
+        return {
+            "controller_epoch": self.controller_epoch,
+            "live_brokers": self.live_brokers,
+            "partitions": self.partitions,
+            "offline_partitions_after": self.offline_partitions,
+            "leaders_elected": self.leaders_elected,
+            "requests_sent": self.requests_sent,
+            "phases_s": self.phases(),
+        }
+
+    def phases(self) -> dict[str, float | None]:
+        """Elected -> first leader elected (loading, deciding, the fenced write),
+        first -> last leader elected, last leader elected (or elected) -> done."""
+
+        def span(start: int | None, end: int | None) -> float | None:
+            return None if start is None or end is None else (end - start) / 1000
+
+        after = self.last_election_ts if self.last_election_ts is not None else self.elected_ts
+        return {
+            "elected_to_first_leader_elected": span(self.elected_ts, self.first_election_ts),
+            "first_to_last_leader_elected": span(self.first_election_ts, self.last_election_ts),
+            "last_leader_elected_to_done": span(after, self.done_ts),
+        }
+
+
+def failover_timeline(log: Path, done: FailoverDone) -> FailoverTimeline:
+    """Read the controller's whole event log and summarize the failover of `done`."""
+    epoch = done.controller_epoch
+    elected_ts: int | None = None
+    elections: list[int] = []
+    sent: dict[str, int] = {}
+    for event in read_events(log):
+        kind = event.get("kind")
+        if event.get("controller_epoch") != epoch or int(event.get("ts", 0)) > done.ts_ms:
+            continue
+        if kind == EventKind.CONTROLLER_ELECTED:
+            elected_ts = int(event["ts"])
+        elif kind == EventKind.LEADER_ELECTED:
+            elections.append(int(event["ts"]))
+        elif kind == EventKind.CONTROL_REQUEST_SENT:
+            api = str(event.get("api"))
+            sent[api] = sent.get(api, 0) + 1
+
+    def reported(name: str) -> int:
+        return int(done.event.get(name, -1))
+
+    return FailoverTimeline(
+        controller_epoch=epoch,
+        elected_ts=elected_ts,
+        done_ts=done.ts_ms,
+        live_brokers=reported("brokers"),
+        partitions=reported("partitions"),
+        offline_partitions=reported("offline_partitions"),
+        leaders_elected=len(elections),
+        first_election_ts=min(elections) if elections else None,
+        last_election_ts=max(elections) if elections else None,
+        requests_sent=sent,
+    )

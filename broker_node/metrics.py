@@ -1,0 +1,123 @@
+"""The broker's Prometheus endpoint, with Kafka's metric names.
+
+A custom collector reads, on each scrape (on the HTTP server's thread), the controller's
+published figures, its event manager, its channel manager's queues and the replicas this
+broker hosts. Nothing is registered globally: each broker owns its registry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from prometheus_client import start_http_server
+from prometheus_client.core import (
+    CollectorRegistry,
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    Metric,
+    SummaryMetricFamily,
+)
+from prometheus_client.registry import Collector
+
+if TYPE_CHECKING:
+    from broker_node.control_requests import ControlRequestHandler
+    from controller import KafkaController
+
+CONTROLLER = "kafka_controller_KafkaController_"
+STATS = "kafka_controller_ControllerStats_"
+EVENT_MANAGER = "kafka_controller_ControllerEventManager_"
+CHANNEL = "kafka_controller_ControllerChannelManager_"
+REPLICA_MANAGER = "kafka_server_ReplicaManager_"
+
+
+def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
+    return GaugeMetricFamily(name, doc, value=value)
+
+
+class BrokerCollector(Collector):
+    """Collects one broker's metrics at scrape time."""
+
+    def __init__(self, controller: KafkaController, handler: ControlRequestHandler) -> None:
+        self._controller = controller
+        self._handler = handler
+
+    def collect(self) -> Iterator[Metric]:
+        """Yield every metric family."""
+        c = self._controller
+        snap = c.metrics.snapshot()
+        yield _gauge(
+            CONTROLLER + "ActiveControllerCount",
+            "1 on the active controller",
+            snap.active_controller_count,
+        )
+        yield _gauge(
+            CONTROLLER + "OfflinePartitionsCount",
+            "partitions without a live leader",
+            snap.offline_partitions_count,
+        )
+        yield _gauge(
+            CONTROLLER + "PreferredReplicaImbalanceCount",
+            "partitions not led by their preferred replica",
+            snap.preferred_replica_imbalance_count,
+        )
+        yield _gauge(CONTROLLER + "GlobalTopicCount", "topics", snap.global_topic_count)
+        yield _gauge(CONTROLLER + "GlobalPartitionCount", "partitions", snap.global_partition_count)
+        yield _gauge(
+            CONTROLLER + "ControllerState",
+            "what the controller event thread is doing (Kafka's ControllerState values)",
+            int(c.event_manager.state),
+        )
+        yield _gauge(
+            EVENT_MANAGER + "EventQueueSize",
+            "queued controller events",
+            c.event_manager.queue_size(),
+        )
+        queue_time = snap.event_queue_time
+        yield SummaryMetricFamily(
+            EVENT_MANAGER + "EventQueueTimeMs",
+            "time events waited in the queue (ms)",
+            count_value=queue_time.count,
+            sum_value=queue_time.total_ms,
+        )
+        election = snap.leader_election
+        yield SummaryMetricFamily(
+            STATS + "LeaderElectionRateAndTimeMs",
+            "leader election rounds and their time (ms)",
+            count_value=election.count,
+            sum_value=election.total_ms,
+        )
+        unclean = CounterMetricFamily(
+            STATS + "UncleanLeaderElectionsPerSec", "leaders elected from outside the ISR"
+        )
+        unclean.add_metric([], snap.unclean_leader_elections)
+        yield unclean
+        queues = GaugeMetricFamily(
+            CHANNEL + "QueueSize", "control requests waiting per broker", labels=["broker_id"]
+        )
+        active = c.active
+        if active is not None:
+            for broker_id, size in sorted(active.channels.queue_sizes().items()):
+                queues.add_metric([str(broker_id)], size)
+        yield queues
+        hosted = self._handler.hosted_partitions()
+        leaders = [h for h in hosted.values() if h.is_leader]
+        yield _gauge(REPLICA_MANAGER + "LeaderCount", "partitions this broker leads", len(leaders))
+        yield _gauge(
+            REPLICA_MANAGER + "PartitionCount", "partitions this broker hosts", len(hosted)
+        )
+        yield _gauge(
+            REPLICA_MANAGER + "UnderReplicatedPartitions",
+            "led partitions whose ISR is smaller than their replica set",
+            sum(1 for h in leaders if len(h.state.isr) < len(h.state.replicas)),
+        )
+
+
+def serve_metrics(
+    host: str, port: int, controller: KafkaController, handler: ControlRequestHandler
+) -> tuple[object, int]:
+    """Start the HTTP endpoint (its own daemon thread); returns the server and its port."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(BrokerCollector(controller, handler))
+    server, _thread = start_http_server(port, addr=host, registry=registry)
+    return server, int(server.server_port)
