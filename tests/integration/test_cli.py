@@ -1,0 +1,212 @@
+"""`testbed` command line against a real ensemble: happy paths and clear errors with
+non-zero exit codes (bad arguments exit 2, failed commands exit 1)."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+from kazoo.client import KazooClient
+
+from testbed.__main__ import main
+from zkdata import paths
+from zkdata.client import KafkaZkClient
+from zkdata.model import BrokerInfo, EndPoint
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def registered(zk_client: KazooClient) -> KafkaZkClient:
+    """Brokers 1-3 registered (by this test's session) so that assignments can be made."""
+    zk = KafkaZkClient(zk_client)
+    zk.create_persistent_paths()
+    for broker_id in (1, 2, 3):
+        zk.register_broker(BrokerInfo(broker_id, (EndPoint("127.0.0.1", 9000 + broker_id),)))
+    return zk
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """Run the CLI in-process; returns exit code, stdout, stderr."""
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_create_list_and_describe_a_topic(
+    registered: KafkaZkClient, zk_connect: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """create writes Kafka's assignment; list and describe show it."""
+    code, out, _ = run(
+        capsys,
+        "topics",
+        "create",
+        "--zk",
+        zk_connect,
+        "--topic",
+        "t",
+        "--partitions",
+        "6",
+        "--replication-factor",
+        "3",
+        "--config",
+        "unclean.leader.election.enable=true",
+    )
+    assert (code, out.strip()) == (0, "Created topic t.")
+    assignment = registered.get_topic_assignments(["t"]).found["t"]
+    assert sorted(assignment.partitions) == list(range(6))
+    assert all(sorted(a.replicas) == [1, 2, 3] for a in assignment.partitions.values())
+    assert registered.get_topic_configs(["t"]).found["t"].config == {
+        "unclean.leader.election.enable": "true"
+    }
+    code, out, _ = run(capsys, "topics", "list", "--zk", zk_connect)
+    assert (code, out.split()) == (0, ["t"])
+    code, out, _ = run(capsys, "topics", "describe", "--zk", zk_connect, "--topic", "t")
+    assert code == 0
+    assert out.startswith("Topic: t\tPartitionCount: 6\tReplicationFactor: 3")
+    assert out.count("Leader: none") == 6  # no controller runs in this test
+
+
+def test_explicit_assignment(
+    registered: KafkaZkClient, zk_connect: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--replica-assignment is written as given."""
+    code, _, _ = run(
+        capsys,
+        "topics",
+        "create",
+        "--zk",
+        zk_connect,
+        "--topic",
+        "x",
+        "--replica-assignment",
+        "1:2,2:3,3:1",
+    )
+    assert code == 0
+    found = registered.get_topic_assignments(["x"]).found["x"].partitions
+    assert {p: a.replicas for p, a in found.items()} == {0: (1, 2), 1: (2, 3), 2: (3, 1)}
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        pytest.param(
+            ["--topic", "big", "--partitions", "1", "--replication-factor", "4"],
+            "Replication factor: 4 larger than available brokers: 3.",
+            id="replication-factor-above-live-brokers",
+        ),
+        pytest.param(
+            ["--topic", "bad name!", "--partitions", "1", "--replication-factor", "1"],
+            "is illegal",
+            id="illegal-topic-name",
+        ),
+        pytest.param(
+            ["--topic", "zero", "--partitions", "0", "--replication-factor", "1"],
+            "partitions",
+            id="zero-partitions",
+        ),
+        pytest.param(
+            ["--topic", "dead", "--replica-assignment", "1:7"],
+            "7",
+            id="assignment-names-an-unknown-broker",
+        ),
+        pytest.param(
+            ["--topic", "dup", "--replica-assignment", "1:1"],
+            "1",
+            id="assignment-repeats-a-broker",
+        ),
+        pytest.param(
+            ["--topic", "half", "--partitions", "3"], "--replication-factor", id="missing-rf"
+        ),
+        pytest.param(
+            ["--topic", "cfg", "--partitions", "1", "--replication-factor", "1", "--config", "x"],
+            "key=value",
+            id="malformed-config",
+        ),
+    ],
+)
+def test_bad_create_requests_fail_clearly_and_write_nothing(
+    registered: KafkaZkClient,
+    zk_connect: str,
+    zk_client: KazooClient,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    message: str,
+) -> None:
+    """Each bad request exits 1 with an `Error:` line naming the problem; no topic appears."""
+    code, _, err = run(capsys, "topics", "create", "--zk", zk_connect, *argv)
+    assert code == 1
+    assert err.startswith("Error: ")
+    assert message.lower() in err.lower()
+    assert zk_client.get_children(paths.BROKER_TOPICS) == []
+
+
+def test_creating_an_existing_topic_fails(
+    registered: KafkaZkClient, zk_connect: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A second create of the same topic exits 1 and leaves the first assignment alone."""
+    args = ["topics", "create", "--zk", zk_connect, "--topic", "t", "--replica-assignment", "1"]
+    assert run(capsys, *args)[0] == 0
+    code, _, err = run(
+        capsys, "topics", "create", "--zk", zk_connect, "--topic", "t", "--replica-assignment", "2"
+    )
+    assert code == 1
+    assert "already exists" in err
+    assert registered.get_topic_assignments(["t"]).found["t"].partitions[0].replicas == (1,)
+
+
+def test_describing_an_unknown_topic_fails(
+    registered: KafkaZkClient, zk_connect: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """describe of a missing topic exits 1 naming it."""
+    code, _, err = run(capsys, "topics", "describe", "--zk", zk_connect, "--topic", "nope")
+    assert code == 1
+    assert "'nope' does not exist" in err
+
+
+def test_unreachable_zookeeper_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """No server at the address: exit 1 with a message, quickly."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    code, _, err = run(capsys, "topics", "list", "--zk", f"127.0.0.1:{port}")
+    assert code == 1
+    assert "cannot reach ZooKeeper" in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["cluster", "--help"],
+        ["topics", "--help"],
+        ["topics", "create", "--help"],
+        ["topics", "list", "--help"],
+        ["topics", "describe", "--help"],
+    ],
+)
+def test_every_command_has_help(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    """--help prints usage and exits 0."""
+    code, out, _ = run(capsys, *argv)
+    assert code == 0
+    assert out.startswith("usage: testbed")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["topics"],
+        ["topics", "create"],
+        ["topics", "create", "--topic", "t", "--partitions", "x"],
+        ["nonsense"],
+    ],
+)
+def test_bad_arguments_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    """argparse errors exit 2 with a usage line on stderr."""
+    code, _, err = run(capsys, *argv)
+    assert code == 2
+    assert "usage:" in err
