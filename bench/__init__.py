@@ -3,10 +3,12 @@
 `python -m bench.failover` times controller failover for many partitions against a real
 3-server ZooKeeper ensemble and broker processes. Modules, one concept each:
 
+- `config`: the command line and the frozen settings of a run.
 - `layout`: the synthetic cluster (topics, assignments, partition states); pure.
 - `populate`: writes a layout into ZooKeeper in multi-op transactions.
 - `floor`: what a failover must do at minimum (pipelined reads, fenced writes), timed.
 - `fleet`: the broker processes and their event logs, waited on with deadlines.
+- `timeline`: where a failover's time went, read back from the event logs.
 - `report`: the printed table and `bench.json`.
 - `failover`: the command line and the run itself.
 

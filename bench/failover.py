@@ -12,8 +12,12 @@ Runbook:
    replicas, epochs 0) and `/controller_epoch` = 0.
 3. Floors: the best of 3 pipelined reloads of every topic and partition state on a
    fresh session; the best of 3 fenced, pipelined rewrites of every state.
-4. Round 1: start the brokers (DIR is their run directory: `logs/`, `events/`) and wait
-   for the first `controller_failover_done`.
+4. Round 1: hold `/controller` from a bench session (as "broker 0"), start the brokers
+   (DIR is their run directory: `logs/`, `events/`), and once all are registered, close
+   that session; wait for the first `controller_failover_done`. Without the hold, the
+   first broker up would win alone, lead every partition and shrink every ISR to itself
+   (the testbed has no replication, so ISRs never grow back), which would leave nothing
+   to elect after a kill, or nothing electable.
 5. Rounds 2..R: SIGKILL the controller, wait for the next `controller_failover_done`
    with a larger controller epoch, then restart the killed broker and let the cluster
    settle.
@@ -25,7 +29,6 @@ misses its deadline ends the run with exit code 1 and says which. Main thread.
 
 from __future__ import annotations
 
-import argparse
 import os
 import platform
 import shutil
@@ -35,13 +38,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 from bench import console
-from bench.fleet import BrokerDiedError, BrokerFleet, FailoverDone, failover_timeline
+from bench.config import REPO_ROOT, BenchConfig, parse_config
+from bench.fleet import BrokerDiedError, BrokerFleet, FailoverDone
 from bench.floor import FloorError, ReadSample, WriteSample, read_once, write_floor
 from bench.layout import ClusterLayout, znodes
 from bench.populate import PopulateError, PopulateResult, populate
@@ -53,105 +57,18 @@ from bench.report import (
     render_table,
     write_json,
 )
+from bench.timeline import failover_timeline
 from support.zk_ensemble import ZkEnsemble, missing_prerequisites, new_chroot, open_client
 from zkdata.client import KafkaZkClient
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-#: The ensemble's session-timeout bounds (`minSessionTimeout`/`maxSessionTimeout`).
-SESSION_TIMEOUT_RANGE_MS = (1000, 60000)
+#: The broker id the bench registers as controller while the brokers start, so that the
+#: first election runs only once every broker is registered (else the first broker to
+#: start would take over every partition and the ISRs would shrink to it).
+PLACEHOLDER_ID = 0
 #: How long the event logs must stay unchanged before the cluster counts as settled.
 QUIET_S = 1.5
 EXIT_FAILED = 1
 EXIT_USAGE = 2
-
-
-@dataclass(frozen=True, slots=True)
-class BenchConfig:
-    """One run's settings, built from the command line."""
-
-    partitions: int
-    topics: int
-    brokers: int
-    session_timeout_ms: int
-    rounds: int
-    out: Path
-    floor_repetitions: int = 3
-    write_floor: bool = True
-    timeout_s: float = 180.0
-
-    @property
-    def layout(self) -> ClusterLayout:
-        """The cluster to load into ZooKeeper."""
-        return ClusterLayout(self.partitions, self.topics, self.brokers)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The command line."""
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.failover",
-        description="Time controller failover for many partitions against a floor measured "
-        "on the same ZooKeeper ensemble in the same run.",
-    )
-    parser.add_argument("--partitions", type=int, default=10_000, help="default 10000")
-    parser.add_argument("--topics", type=int, default=100, help="default 100")
-    parser.add_argument("--brokers", type=int, default=3, help="default 3")
-    parser.add_argument(
-        "--session-timeout-ms", type=int, default=6000, help="brokers' ZooKeeper session timeout"
-    )
-    parser.add_argument(
-        "--rounds",
-        type=int,
-        default=2,
-        help="failovers to measure: the first election, then one per kill -9 (default 2)",
-    )
-    parser.add_argument(
-        "--out", type=Path, default=None, help="output directory (default runs/bench-<UTC time>)"
-    )
-    parser.add_argument(
-        "--floor-repetitions", type=int, default=3, help="floor measurements, best kept"
-    )
-    parser.add_argument("--no-write-floor", action="store_true", help="skip the fenced-write floor")
-    parser.add_argument(
-        "--timeout",
-        type=float,
-        default=180.0,
-        help="deadline in seconds for each wait (default 180)",
-    )
-    return parser
-
-
-def parse_config(argv: Sequence[str] | None) -> BenchConfig:
-    """Build and validate the settings; bad values exit with code 2."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    out = args.out or REPO_ROOT / "runs" / time.strftime("bench-%Y%m%d-%H%M%S", time.gmtime())
-    low, high = SESSION_TIMEOUT_RANGE_MS
-    if not low <= args.session_timeout_ms <= high:
-        parser.error(f"--session-timeout-ms must be within {low}..{high}")
-    if args.rounds < 1:
-        parser.error("--rounds must be at least 1")
-    if args.rounds > 1 and args.brokers < 2:
-        parser.error("rounds after a kill need at least 2 brokers")
-    if args.floor_repetitions < 1:
-        parser.error("--floor-repetitions must be at least 1")
-    if args.timeout <= 0:
-        parser.error("--timeout must be positive")
-    config = BenchConfig(
-        partitions=args.partitions,
-        topics=args.topics,
-        brokers=args.brokers,
-        session_timeout_ms=args.session_timeout_ms,
-        rounds=args.rounds,
-        out=out.resolve(),  # the ZooKeeper JVMs run in their own directories
-        floor_repetitions=args.floor_repetitions,
-        write_floor=not args.no_write_floor,
-        timeout_s=args.timeout,
-    )
-    try:
-        _ = config.layout
-    except ValueError as exc:
-        parser.error(str(exc))
-    return config
 
 
 # -- the run ------------------------------------------------------------------------------
@@ -160,12 +77,15 @@ def parse_config(argv: Sequence[str] | None) -> BenchConfig:
 def run(config: BenchConfig) -> BenchResult:
     """Set up, measure and tear down; returns every figure. Raises on a missed deadline."""
     layout = config.layout
+    load_at_start = os.getloadavg()
     config.out.mkdir(parents=True, exist_ok=True)
     zk_dir = Path(tempfile.mkdtemp(prefix="zk-", dir=config.out))
     ensemble = ZkEnsemble(zk_dir, size=3)
     fleet: BrokerFleet | None = None
     try:
         console.phase(f"starting a 3-server ZooKeeper ensemble in {zk_dir}")
+        load = " ".join(f"{x:.2f}" for x in load_at_start)
+        console.detail(f"load average before the run: {load}")
         started = time.monotonic()
         ensemble.start()
         console.detail(
@@ -185,7 +105,7 @@ def run(config: BenchConfig) -> BenchResult:
         rounds = _rounds(config, fleet, connect)
         return BenchResult(
             settings=_settings(config, chroot),
-            environment=_environment(),
+            environment=_environment(load_at_start),
             populate=populated,
             reads=reads,
             writes=writes,
@@ -248,13 +168,18 @@ def _write_floor(connect: str, config: BenchConfig) -> list[WriteSample]:
 def _rounds(config: BenchConfig, fleet: BrokerFleet, connect: str) -> list[RoundResult]:
     console.phase(
         f"round 1: starting {config.brokers} brokers (session timeout "
-        f"{config.session_timeout_ms} ms); logs in {config.out / 'logs'}"
+        f"{config.session_timeout_ms} ms) while the bench holds /controller; "
+        f"logs in {config.out / 'logs'}"
     )
-    started_at = time.time()
-    fleet.start_all()
-    done = fleet.wait_failover_done(after_epoch=0, timeout=config.timeout_s)
+    with open_client(connect) as holder:
+        held = KafkaZkClient(holder).register_controller_and_increment_epoch(PLACEHOLDER_ID)
+        fleet.start_all()
+        fleet.wait_registered(fleet.broker_ids, timeout=config.timeout_s)
+        console.detail("every broker registered; releasing /controller")
+    released_at = time.time()  # closing the session deleted the ephemeral /controller
+    done = fleet.wait_failover_done(after_epoch=held.epoch, timeout=config.timeout_s)
     first = _round_result(1, FIRST_ELECTION, fleet, done)
-    first = replace(first, start_to_done_s=done.ts_ms / 1000 - started_at)
+    first = replace(first, release_to_done_s=done.ts_ms / 1000 - released_at)
     _say_round(first)
     rounds = [first]
     _settle(config, fleet, fleet.broker_ids)
@@ -272,12 +197,12 @@ def _rounds(config: BenchConfig, fleet: BrokerFleet, connect: str) -> list[Round
             timeout=config.timeout_s + config.session_timeout_ms / 1000,
         )
         result = _round_result(number, AFTER_KILL, fleet, done)
-        elected = result.timeline.elected_ts
+        elected_ts = result.timeline.elected_ts
         result = replace(
             result,
             killed_broker=victim,
             kill_to_done_s=done.ts_ms / 1000 - killed_at,
-            kill_to_elected_s=None if elected is None else elected / 1000 - killed_at,
+            kill_to_elected_s=None if elected_ts is None else elected_ts / 1000 - killed_at,
         )
         _say_round(result)
         rounds.append(result)
@@ -289,7 +214,8 @@ def _rounds(config: BenchConfig, fleet: BrokerFleet, connect: str) -> list[Round
 
 
 def _round_result(number: int, kind: str, fleet: BrokerFleet, done: FailoverDone) -> RoundResult:
-    timeline = failover_timeline(fleet.event_log(done.broker_id), done)
+    logs = {broker_id: fleet.event_log(broker_id) for broker_id in fleet.broker_ids}
+    timeline = failover_timeline(logs, done)
     return RoundResult(
         number=number,
         kind=kind,
@@ -301,19 +227,23 @@ def _round_result(number: int, kind: str, fleet: BrokerFleet, done: FailoverDone
 
 
 def _say_round(result: RoundResult) -> None:
+    """Progress lines for one round: the figures, the milestones, anything suspicious."""
     t = result.timeline
     console.detail(
         f"broker {result.controller_id} is controller (epoch {result.controller_epoch}), "
         f"failover {result.duration_s:.2f} s: {t.partitions:,} partitions, "
         f"{t.live_brokers} live brokers, {t.leaders_elected:,} leaders elected"
     )
-    phases = ", ".join(
-        f"{name.replace('_', ' ')} {value:.2f} s"
-        for name, value in t.phases().items()
-        if value is not None
-    )
-    if phases:
-        console.detail(phases)
+    previous = 0.0
+    for milestone in t.milestones:
+        console.detail(
+            f"  {milestone.offset_s:6.2f} s (+{milestone.offset_s - previous:.2f})  "
+            f"{milestone.what}"
+        )
+        previous = milestone.offset_s
+    if t.fenced_on_brokers:
+        counts = ", ".join(f"broker {b}: {n:,}" for b, n in sorted(t.fenced_on_brokers.items()))
+        console.detail(f"partition_fenced events written meanwhile: {counts}")
     if result.kill_to_done_s is not None:
         detected = (
             f"kill -> elected {result.kill_to_elected_s:.2f} s, "
@@ -321,8 +251,13 @@ def _say_round(result: RoundResult) -> None:
             else ""
         )
         console.detail(f"{detected}kill -> failover done {result.kill_to_done_s:.2f} s")
-    if result.start_to_done_s is not None:
-        console.detail(f"brokers launched -> failover done {result.start_to_done_s:.2f} s")
+    if result.release_to_done_s is not None:
+        console.detail(f"/controller released -> failover done {result.release_to_done_s:.2f} s")
+    if t.offline_partitions:
+        console.warn(
+            f"round {result.number}: {t.offline_partitions:,} partitions still offline "
+            "when the failover finished"
+        )
 
 
 def _settle(config: BenchConfig, fleet: BrokerFleet, broker_ids: list[int]) -> None:
@@ -349,7 +284,9 @@ def _settings(config: BenchConfig, chroot: str) -> dict[str, Any]:
     return settings
 
 
-def _environment() -> dict[str, Any]:
+def _environment(load_at_start: tuple[float, float, float]) -> dict[str, Any]:
+    """The machine and revision, with the load average (other work on the box skews every
+    figure on 2 cores)."""
     try:
         revision = subprocess.run(
             ["git", "-C", str(REPO_ROOT), "describe", "--always", "--dirty"],
@@ -365,6 +302,8 @@ def _environment() -> dict[str, Any]:
         "python": platform.python_version(),
         "platform": platform.platform(),
         "git": revision or None,
+        "loadavg_at_start": list(load_at_start),
+        "loadavg_at_end": list(os.getloadavg()),
         "finished_at_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
 

@@ -5,7 +5,7 @@
 and for the cluster to go quiet. Event logs are followed incrementally by `EventTail`:
 while a failover runs, the benchmark only scans newly appended bytes for one event kind,
 so that its polling takes as little CPU as possible from the brokers on this 2-core
-machine. `failover_timeline` parses a whole log afterwards. Main thread.
+machine (`timeline` parses whole logs afterwards). Main thread.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from eventlog import EventKind, event_log_path, read_events
+from eventlog import EventKind, event_log_path
 from support.brokers import BrokerProcess
 from support.waiting import wait_until
 
@@ -236,84 +236,3 @@ class BrokerFleet:
             for b in broker_ids
         ]
         return "".join(parts)
-
-
-@dataclass(frozen=True, slots=True)
-class FailoverTimeline:
-    """Where a failover's time went, from the new controller's own events (ms wall clock).
-
-    `elected_ts` is the `controller_elected` event, written just before `on_failover`
-    starts; elections are the `leader_elected` events of this controller epoch.
-    """
-
-    controller_epoch: int
-    elected_ts: int | None
-    done_ts: int
-    live_brokers: int
-    partitions: int
-    offline_partitions: int
-    leaders_elected: int
-    first_election_ts: int | None
-    last_election_ts: int | None
-    requests_sent: dict[str, int]
-
-    def as_dict(self) -> dict[str, Any]:
-        """Plain values for JSON, with the phase lengths in seconds."""
-        return {
-            "controller_epoch": self.controller_epoch,
-            "live_brokers": self.live_brokers,
-            "partitions": self.partitions,
-            "offline_partitions_after": self.offline_partitions,
-            "leaders_elected": self.leaders_elected,
-            "requests_sent": self.requests_sent,
-            "phases_s": self.phases(),
-        }
-
-    def phases(self) -> dict[str, float | None]:
-        """Elected -> first leader elected (loading, deciding, the fenced write),
-        first -> last leader elected, last leader elected (or elected) -> done."""
-
-        def span(start: int | None, end: int | None) -> float | None:
-            return None if start is None or end is None else (end - start) / 1000
-
-        after = self.last_election_ts if self.last_election_ts is not None else self.elected_ts
-        return {
-            "elected_to_first_leader_elected": span(self.elected_ts, self.first_election_ts),
-            "first_to_last_leader_elected": span(self.first_election_ts, self.last_election_ts),
-            "last_leader_elected_to_done": span(after, self.done_ts),
-        }
-
-
-def failover_timeline(log: Path, done: FailoverDone) -> FailoverTimeline:
-    """Read the controller's whole event log and summarize the failover of `done`."""
-    epoch = done.controller_epoch
-    elected_ts: int | None = None
-    elections: list[int] = []
-    sent: dict[str, int] = {}
-    for event in read_events(log):
-        kind = event.get("kind")
-        if event.get("controller_epoch") != epoch or int(event.get("ts", 0)) > done.ts_ms:
-            continue
-        if kind == EventKind.CONTROLLER_ELECTED:
-            elected_ts = int(event["ts"])
-        elif kind == EventKind.LEADER_ELECTED:
-            elections.append(int(event["ts"]))
-        elif kind == EventKind.CONTROL_REQUEST_SENT:
-            api = str(event.get("api"))
-            sent[api] = sent.get(api, 0) + 1
-
-    def reported(name: str) -> int:
-        return int(done.event.get(name, -1))
-
-    return FailoverTimeline(
-        controller_epoch=epoch,
-        elected_ts=elected_ts,
-        done_ts=done.ts_ms,
-        live_brokers=reported("brokers"),
-        partitions=reported("partitions"),
-        offline_partitions=reported("offline_partitions"),
-        leaders_elected=len(elections),
-        first_election_ts=min(elections) if elections else None,
-        last_election_ts=max(elections) if elections else None,
-        requests_sent=sent,
-    )

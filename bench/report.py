@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.fleet import FailoverTimeline
 from bench.floor import ReadSample, WriteSample
 from bench.populate import PopulateResult
+from bench.timeline import FailoverTimeline
 
 FIRST_ELECTION = "first_election"
 AFTER_KILL = "after_kill"
@@ -36,7 +36,7 @@ class RoundResult:
     killed_broker: int | None = None
     kill_to_elected_s: float | None = None
     kill_to_done_s: float | None = None
-    start_to_done_s: float | None = None
+    release_to_done_s: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """Plain values for JSON."""
@@ -49,7 +49,7 @@ class RoundResult:
             "killed_broker": self.killed_broker,
             "kill_to_elected_s": self.kill_to_elected_s,
             "kill_to_done_s": self.kill_to_done_s,
-            "brokers_started_to_done_s": self.start_to_done_s,
+            "controller_released_to_done_s": self.release_to_done_s,
             **self.timeline.as_dict(),
         }
 
@@ -85,10 +85,10 @@ def _ratio(value: float, floor: float) -> str:
 
 
 def _spread(values: list[float]) -> str:
-    """`(median of n, min-max)` when there are several values."""
+    """`; median of n, min-max s` when there are several values, else nothing."""
     if len(values) < 2:
         return ""
-    return f"   median of {len(values)}, {min(values):.2f}-{max(values):.2f} s"
+    return f"; median of {len(values)}, {min(values):.2f}-{max(values):.2f} s"
 
 
 def render_table(result: BenchResult) -> str:
@@ -112,22 +112,26 @@ def render_table(result: BenchResult) -> str:
     for r in first:
         lines.append(
             _row(
-                f"failover (first election, {r.timeline.leaders_elected:,} leaders moved)",
+                "failover (first election)",
                 f"{r.duration_s:.2f} s",
-                f"{_ratio(r.duration_s, floor.seconds)} floor",
+                f"{_ratio(r.duration_s, floor.seconds)} floor   "
+                f"{r.timeline.leaders_elected:,} leaders moved",
             )
         )
+        lines.extend(_load_row([r], floor.seconds))
     kills = result.rounds_of(AFTER_KILL)
     if kills:
         work = [r.duration_s for r in kills]
         moved = statistics.median(r.timeline.leaders_elected for r in kills)
         lines.append(
             _row(
-                f"failover after kill -9 ({moved:,.0f} leaders moved)",
+                "failover after kill -9 (new controller's work)",
                 f"{statistics.median(work):.2f} s",
-                f"{_ratio(statistics.median(work), floor.seconds)} floor{_spread(work)}",
+                f"{_ratio(statistics.median(work), floor.seconds)} floor   "
+                f"{moved:,.0f} leaders moved{_spread(work)}",
             )
         )
+        lines.extend(_load_row(kills, floor.seconds))
         total = [r.kill_to_done_s for r in kills if r.kill_to_done_s is not None]
         if total:
             session_s = s["session_timeout_ms"] / 1000
@@ -135,11 +139,26 @@ def render_table(result: BenchResult) -> str:
                 _row(
                     f"kill -9 -> failover done (incl. {session_s:g} s session)",
                     f"{statistics.median(total):.2f} s",
-                    _spread(total).strip(),
+                    _spread(total).removeprefix("; "),
                 )
             )
     lines.append(_footnote(result))
     return "\n".join(lines)
+
+
+def _load_row(rounds: list[RoundResult], floor_s: float) -> list[str]:
+    """`  of which loading ...`: election to the first request sent (the reads)."""
+    loads = [r.timeline.load_s for r in rounds if r.timeline.load_s is not None]
+    if not loads:
+        return []
+    load = statistics.median(loads)
+    return [
+        _row(
+            "  of which loading (until the first request sent)",
+            f"{load:.2f} s",
+            f"{_ratio(load, floor_s)} floor",
+        )
+    ]
 
 
 def _row(label: str, value: str, extra: str = "") -> str:
@@ -149,15 +168,15 @@ def _row(label: str, value: str, extra: str = "") -> str:
 def _footnote(result: BenchResult) -> str:
     floor = result.read_floor
     text = (
-        f"(floor: best of {len(result.reads)} reloads on a fresh session, decoded; "
-        f"failover = the controller's own duration_ms"
+        f"floor = best of {len(result.reads)} reloads on a fresh session (decoded); "
+        "failover = the new controller's own duration_ms"
     )
     write = result.write_floor
     if write is not None and result.rounds:
         both = floor.seconds + write.seconds
         ratios = ", ".join(f"round {r.number} {_ratio(r.duration_s, both)}" for r in result.rounds)
-        text += f"; vs read+write floor {both:.2f} s: {ratios}"
-    return text + ")"
+        text += f"\nvs read + write floor ({both:.2f} s): {ratios}"
+    return text
 
 
 def to_json(result: BenchResult) -> dict[str, Any]:

@@ -113,9 +113,9 @@ class _Sender:
     def stop(self) -> None:
         self._stopped.set()
         self.queue.put(None)
+        self._channel.close()  # cancels a call in flight: never wait out its timeout
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
             self._thread.join(5.0)
-        self._channel.close()
 
     def _run(self) -> None:
         while not self._stopped.is_set():
@@ -144,7 +144,11 @@ class _Sender:
         while not self._stopped.is_set():
             try:
                 return _call(self._channel, request)
+            except ValueError:
+                return None  # the channel was closed: the broker was removed
             except grpc.RpcError as exc:
+                if self._stopped.is_set():
+                    return None
                 log.warning(
                     "sending %s to broker %d failed (%s); retrying in %.2fs",
                     api_name(request),

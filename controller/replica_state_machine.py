@@ -152,8 +152,8 @@ class ReplicaStateMachine:
                         tp,
                         ReplicaAssignment(
                             tuple(r for r in a.replicas if r != broker_id),
-                            a.adding_replicas,
-                            a.removing_replicas,
+                            tuple(r for r in a.adding_replicas if r != broker_id),
+                            tuple(r for r in a.removing_replicas if r != broker_id),
                         ),
                     )
                 done = valid
@@ -189,7 +189,7 @@ class ReplicaStateMachine:
                         f"{tp} was written by controller epoch {current.controller_epoch}"
                     )
                 lai = current.leader_and_isr
-                if broker_id not in lai.isr and lai.leader != broker_id:
+                if broker_id not in lai.isr:  # nothing to shrink (Kafka writes nothing)
                     self._ctx.set_leadership(tp, current)
                     settled[tp] = current
                     continue
@@ -203,7 +203,16 @@ class ReplicaStateMachine:
             for tp, outcome in written.items():
                 if isinstance(outcome, BadVersionError):
                     remaining.append(tp)
-                elif not isinstance(outcome, Exception):
+                elif isinstance(outcome, Exception):
+                    self._events.emit(
+                        EventKind.ISR_SHRINK_FAILED,
+                        topic=tp.topic,
+                        partition=tp.partition,
+                        replica=broker_id,
+                        reason=type(outcome).__name__,
+                        controller_epoch=self._ctx.epoch,
+                    )
+                else:
                     new = updates[tp].leader_and_isr
                     stored = LeaderIsrAndControllerEpoch(
                         LeaderAndIsr(new.leader, new.leader_epoch, new.isr, int(outcome)),

@@ -23,13 +23,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
 import grpc
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
 from controller.channel_manager import ControlRequest, ResponseCallback
-from eventlog import EventKind, EventLog
 from rpc import messages as m
 from rpc.errors import Errors
 from zkdata import paths
@@ -49,7 +48,6 @@ __all__ = [
     "FakeBrokerChannel",
     "FakePartitionZk",
     "FakeRpcError",
-    "RecordingEventLog",
     "RecordingSend",
     "ZkCall",
     "make_broker",
@@ -413,29 +411,3 @@ def _partition_errors(
 
 
 # -- event log ------------------------------------------------------------------------------------
-
-
-class RecordingEventLog(EventLog):
-    """An `EventLog(None, node)`: writes no file and keeps every event emitted. Any thread."""
-
-    def __init__(self, node: str = "test") -> None:
-        super().__init__(None, node)
-        self._recorded_lock = threading.Lock()
-        self._recorded: list[dict[str, Any]] = []
-
-    def emit(self, kind: EventKind, **fields: Any) -> dict[str, Any]:
-        """Emit as `EventLog` does, and keep the record."""
-        record = super().emit(kind, **fields)
-        with self._recorded_lock:
-            self._recorded.append(record)
-        return record
-
-    @property
-    def events(self) -> list[dict[str, Any]]:
-        """Every event emitted so far, in order."""
-        with self._recorded_lock:
-            return list(self._recorded)
-
-    def of_kind(self, kind: EventKind) -> list[dict[str, Any]]:
-        """The events of one kind, in order."""
-        return [e for e in self.events if e["kind"] == str(kind)]

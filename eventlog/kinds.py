@@ -33,3 +33,4 @@ class EventKind(StrEnum):
     BROKER_CHANGE = "broker_change"
     TOPIC_CHANGE = "topic_change"
     CONTROLLER_FAILOVER_DONE = "controller_failover_done"
+    ISR_SHRINK_FAILED = "isr_shrink_failed"

@@ -1,0 +1,36 @@
+"""Test doubles for the event log: `RecordingEventLog` keeps what it is told instead of
+writing a file. For tests only; any thread."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from eventlog.kinds import EventKind
+from eventlog.log import EventLog
+
+
+class RecordingEventLog(EventLog):
+    """An `EventLog(None, node)`: writes no file and keeps every event emitted. Any thread."""
+
+    def __init__(self, node: str = "test") -> None:
+        super().__init__(None, node)
+        self._recorded_lock = threading.Lock()
+        self._recorded: list[dict[str, Any]] = []
+
+    def emit(self, kind: EventKind, **fields: Any) -> dict[str, Any]:
+        """Emit as `EventLog` does, and keep the record."""
+        record = super().emit(kind, **fields)
+        with self._recorded_lock:
+            self._recorded.append(record)
+        return record
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        """Every event emitted so far, in order."""
+        with self._recorded_lock:
+            return list(self._recorded)
+
+    def of_kind(self, kind: EventKind) -> list[dict[str, Any]]:
+        """The events of one kind, in order."""
+        return [e for e in self.events if e["kind"] == str(kind)]
