@@ -6,10 +6,10 @@ PY := .venv/bin/python
 COMPOSE := docker compose
 RUN_ID ?= $(shell date -u +%Y%m%d-%H%M%S)
 export RUN_ID
-PACKAGES := broker_node controller zkdata rpc eventlog chaos pipeline testbed
+PACKAGES := broker_node controller zkdata rpc eventlog chaos pipeline testbed bench
 
 .PHONY: help setup host venv proto compose-plugin images up down ps logs cluster \
-        test lint test-unit test-integration test-docker clean-images clean
+        test lint test-unit test-integration test-docker bench bench-quick clean-images clean
 
 help:
 	@echo "make up                 build what is missing, start the cluster, show it"
@@ -18,6 +18,8 @@ help:
 	@echo "make cluster            show ZooKeeper modes, brokers and epochs, the controller"
 	@echo "make images             (re)build the images whose inputs changed"
 	@echo "make lint | test-unit | test-integration | test-docker"
+	@echo "make bench              controller failover for 10,000 partitions vs. a ZooKeeper floor (BENCH_ARGS=...)"
+	@echo "make bench-quick        the same with 1,000 partitions"
 
 host:
 	@scripts/ensure-host-packages.sh
@@ -75,6 +77,12 @@ test-docker: images
 test: images lint
 	@echo "==> tests (unit, integration, docker)"
 	@.venv/bin/pytest tests/unit tests/integration tests/docker -q
+
+bench: setup
+	@$(PY) -m bench.failover $(BENCH_ARGS)
+
+bench-quick: setup
+	@$(PY) -m bench.failover --partitions 1000 --rounds 2 $(BENCH_ARGS)
 
 clean-images:
 	-@docker image rm testbed-broker:latest testbed-zookeeper:latest testbed-base:latest

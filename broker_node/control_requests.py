@@ -20,6 +20,9 @@ from rpc import messages as m
 from rpc.errors import Errors
 from zkdata.model import TopicPartition
 
+#: How many fenced partitions a `partition_fenced` event lists by name.
+FENCED_SAMPLE = 10
+
 
 @dataclass(frozen=True, slots=True)
 class HostedPartition:
@@ -27,6 +30,9 @@ class HostedPartition:
 
     state: m.LeaderAndIsrPartitionState
     is_leader: bool
+
+
+_Fenced = tuple[TopicPartition, Errors, int, HostedPartition | None]
 
 
 class ControlRequestHandler:
@@ -96,14 +102,31 @@ class ControlRequestHandler:
             partition_errors=sum(1 for r in results if r.error is not Errors.NONE),
         )
 
-    def _fenced(self, api: str, tp: TopicPartition, error: Errors, **epochs: object) -> None:
+    def _fenced(self, api: str, header: m.ControlHeader, fenced: list[_Fenced]) -> None:
+        """One event per request for the partitions it could not apply (a failover resends
+        every partition at its current epoch, so these come in thousands)."""
+        if not fenced:
+            return
+        by_error: dict[str, int] = {}
+        for _, error, _, _ in fenced:
+            by_error[error.name] = by_error.get(error.name, 0) + 1
         self._events.emit(
             EventKind.PARTITION_FENCED,
             api=api,
-            topic=tp.topic,
-            partition=tp.partition,
-            error=error.name,
-            **epochs,
+            controller_id=header.controller_id,
+            controller_epoch=header.controller_epoch,
+            count=len(fenced),
+            errors=by_error,
+            sample=[
+                {
+                    "topic": tp.topic,
+                    "partition": tp.partition,
+                    "error": error.name,
+                    "leader_epoch": epoch,
+                    "current_leader_epoch": hosted.state.leader_epoch if hosted else None,
+                }
+                for tp, error, epoch, hosted in fenced[:FENCED_SAMPLE]
+            ],
         )
 
     def leader_and_isr(self, request: m.LeaderAndIsrRequest) -> m.LeaderAndIsrResponse:
@@ -114,6 +137,7 @@ class ControlRequestHandler:
                 return m.LeaderAndIsrResponse(error, _every(request.partition_states, error))
             self._controller_epoch = request.header.controller_epoch
             results = []
+            fenced: list[_Fenced] = []
             for state in request.partition_states:
                 tp = state.topic_partition
                 hosted = self._hosted.get(tp)
@@ -126,15 +150,9 @@ class ControlRequestHandler:
                 if verdict is Errors.NONE:
                     self._hosted[tp] = HostedPartition(state, state.leader == self.broker_id)
                 else:
-                    self._fenced(
-                        "LeaderAndIsr",
-                        tp,
-                        verdict,
-                        leader_epoch=state.leader_epoch,
-                        current_leader_epoch=hosted.state.leader_epoch if hosted else None,
-                        controller_epoch=request.header.controller_epoch,
-                    )
+                    fenced.append((tp, verdict, state.leader_epoch, hosted))
                 results.append(m.PartitionError(tp, verdict))
+            self._fenced("LeaderAndIsr", request.header, fenced)
             self._accepted("LeaderAndIsr", request.header, tuple(results))
             return m.LeaderAndIsrResponse(Errors.NONE, tuple(results))
 
@@ -157,6 +175,7 @@ class ControlRequestHandler:
                 return m.StopReplicaResponse(error, _every(request.partition_states, error))
             self._controller_epoch = request.header.controller_epoch
             results = []
+            fenced: list[_Fenced] = []
             for state in request.partition_states:
                 tp = state.topic_partition
                 hosted = self._hosted.get(tp)
@@ -166,15 +185,9 @@ class ControlRequestHandler:
                 if verdict is Errors.NONE:
                     self._hosted.pop(tp, None)
                 else:
-                    self._fenced(
-                        "StopReplica",
-                        tp,
-                        verdict,
-                        leader_epoch=state.leader_epoch,
-                        current_leader_epoch=hosted.state.leader_epoch if hosted else None,
-                        controller_epoch=request.header.controller_epoch,
-                    )
+                    fenced.append((tp, verdict, state.leader_epoch, hosted))
                 results.append(m.PartitionError(tp, verdict))
+            self._fenced("StopReplica", request.header, fenced)
             self._accepted("StopReplica", request.header, tuple(results))
             return m.StopReplicaResponse(Errors.NONE, tuple(results))
 

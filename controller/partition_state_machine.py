@@ -1,11 +1,14 @@
 """`PartitionStateMachine`: moves partitions between New, Online, Offline and NonExistent.
 
-Every change runs in one order (STYLE rule 4): read the current state znodes (pipelined)
--> decide with a pure election -> one fenced, batched ZooKeeper write -> update the
-context for the writes that succeeded -> add LeaderAndIsr / UpdateMetadata to the batch
--> send once. A BADVERSION on a state znode (a leader changed the ISR meanwhile) re-reads
-and re-decides that partition. `ControllerMovedError` propagates: the caller resigns.
-Event thread only.
+Every change runs in one order (STYLE rule 4): current state -> decide with a pure
+election -> one fenced, batched ZooKeeper write -> update the context for the writes that
+succeeded -> add LeaderAndIsr / UpdateMetadata to the batch -> send once.
+
+The current state comes first from the context, which holds each state znode as last read
+or written together with its zkVersion; every write is conditional on that zkVersion, so a
+stale context cannot win. A BADVERSION (a leader changed the ISR meanwhile) re-reads that
+partition from ZooKeeper (pipelined) and re-decides. Partitions the context does not know
+are read at once. `ControllerMovedError` propagates: the caller resigns. Event thread only.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from kazoo.exceptions import BadVersionError, NodeExistsError
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
 from controller.context import ControllerContext
 from controller.leader_election import (
@@ -86,6 +89,27 @@ class ElectionStats:
 
     on_election: Callable[[float], None] = lambda seconds: None
     on_unclean: Callable[[int], None] = lambda count: None
+
+
+def current_states(
+    context: ControllerContext,
+    zk: PartitionZk,
+    partitions: list[TopicPartition],
+    trust_context: bool,
+) -> Reads[TopicPartition, LeaderIsrAndControllerEpoch]:
+    """The state of `partitions`: from the context where it knows them (`trust_context`),
+    otherwise read from ZooKeeper, pipelined."""
+    known: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
+    if trust_context:
+        for tp in partitions:
+            state = context.leadership(tp)
+            if state is not None:
+                known[tp] = state
+    rest = [tp for tp in partitions if tp not in known]
+    if not rest:
+        return Reads(known, {})
+    reads = zk.get_partition_states(rest)
+    return Reads({**known, **reads.found}, reads.malformed)
 
 
 class PartitionStateMachine:
@@ -233,8 +257,10 @@ class PartitionStateMachine:
         results: dict[TopicPartition, object] = {}
         remaining = list(partitions)
         unclean_count = 0
+        first_round = True
         while remaining:
-            reads = self._zk.get_partition_states(remaining)
+            reads = current_states(self._ctx, self._zk, remaining, trust_context=first_round)
+            first_round = False
             decided: dict[TopicPartition, tuple[LeaderIsrAndControllerEpoch, ElectionResult]] = {}
             for tp in remaining:
                 current = reads.found.get(tp)
@@ -266,6 +292,8 @@ class PartitionStateMachine:
                 state, election = decided[tp]
                 if isinstance(outcome, BadVersionError):
                     remaining.append(tp)  # re-read and re-decide
+                elif isinstance(outcome, NoNodeError):
+                    results[tp] = self._failed(tp, "state znode is missing")
                 elif isinstance(outcome, Exception):
                     results[tp] = self._failed(tp, type(outcome).__name__)
                 else:

@@ -1,8 +1,9 @@
 """`ReplicaStateMachine`: moves replicas through Kafka's seven replica states.
 
 OfflineReplica sends StopReplica and shrinks the ISR of every partition the replica was
-in (keeping the last member, KAFKA-5083), with the same read -> decide -> fenced write ->
-context -> batch order as the partition state machine. Event thread only.
+in (keeping the last member, KAFKA-5083), with the same state -> decide -> fenced write ->
+context -> batch order as the partition state machine (current state from the context,
+re-read from ZooKeeper after a BADVERSION). Event thread only.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from kazoo.exceptions import BadVersionError
 
 from controller.context import ControllerContext, PartitionReplica
 from controller.leader_election import remove_replica_from_isr
-from controller.partition_state_machine import PartitionZk
+from controller.partition_state_machine import PartitionZk, current_states
 from controller.request_batch import RequestBatch
 from controller.states import ReplicaState
 from eventlog import EventKind, EventLog
@@ -177,8 +178,10 @@ class ReplicaStateMachine:
         partitions whose state is now settled, with that state."""
         settled: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
         remaining = list(partitions)
+        first_round = True
         while remaining:
-            reads = self._zk.get_partition_states(remaining)
+            reads = current_states(self._ctx, self._zk, remaining, trust_context=first_round)
+            first_round = False
             updates: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
             for tp in remaining:
                 current = reads.found.get(tp)
