@@ -32,6 +32,29 @@ from zkdata.client import KafkaZkClient
 from zkdata.model import Broker, TopicPartition
 
 
+class Watchers:
+    """One watch callback per event type for the broker's whole life: kazoo keeps a set of
+    callbacks per path, so re-arming with the same callback never doubles the events. The
+    callbacks run on kazoo's thread and only enqueue; after a suspension (which drops
+    kazoo's watches) they enqueue too, so the handler re-arms and catches up."""
+
+    def __init__(self, enqueue: Callable[[ev.ControllerEvent], None]) -> None:
+        self._enqueue = enqueue
+        self._callbacks: dict[type[ev.ControllerEvent], Callable[[WatchedEvent], None]] = {}
+
+    def __call__(self, event: ev.ControllerEvent) -> Callable[[WatchedEvent], None]:
+        """The callback that enqueues `event`."""
+        kind = type(event)
+        if kind not in self._callbacks:
+
+            def on_watch(watched: WatchedEvent) -> None:
+                if watched.type != EventType.NONE or watched.state == KeeperState.CONNECTING:
+                    self._enqueue(event)
+
+            self._callbacks[kind] = on_watch
+        return self._callbacks[kind]
+
+
 @dataclass(frozen=True, slots=True)
 class ControllerConfig:
     """Controller settings taken from the broker's configuration."""
@@ -48,7 +71,7 @@ class ActiveController:
         context: ControllerContext,
         zk: KafkaZkClient,
         event_log: EventLog,
-        enqueue: Callable[[ev.ControllerEvent], None],
+        watchers: Watchers,
         config: ControllerConfig,
         connect: Callable[[Broker], BrokerChannel] = grpc_channel,
         stats: ElectionStats | None = None,
@@ -57,7 +80,7 @@ class ActiveController:
         self.ctx = context
         self._zk = zk
         self._events = event_log
-        self._enqueue = enqueue
+        self._watchers = watchers
         self.channels = ControllerChannelManager(event_log, connect)
         self.batch = RequestBatch(broker_id, context, self.channels.send)
         self.partitions = PartitionStateMachine(
@@ -65,32 +88,34 @@ class ActiveController:
         )
         self.replicas = ReplicaStateMachine(context, zk, self.batch, event_log)
 
-    # -- watches (kazoo's thread: enqueue only) -------------------------------------------
-
-    def _watcher(self, event: ev.ControllerEvent) -> Callable[[WatchedEvent], None]:
-        def on_watch(watched: WatchedEvent) -> None:
-            if watched.type != EventType.NONE or watched.state == KeeperState.CONNECTING:
-                self._enqueue(event)  # also after a suspension, which drops kazoo's watches
-
-        return on_watch
+    # -- watches ----------------------------------------------------------------------------
 
     def _arm_broker_watch(self) -> list[str]:
-        return self._zk.watch_children(paths.BROKER_IDS, self._watcher(ev.BrokerChange()))
+        return self._zk.watch_children(paths.BROKER_IDS, self._watchers(ev.BrokerChange()))
 
     def _arm_topic_watch(self) -> set[str]:
-        return self._zk.get_all_topics(watch=self._watcher(ev.TopicChange()))
+        return self._zk.get_all_topics(watch=self._watchers(ev.TopicChange()))
 
     def arm_admin_watches(self) -> None:
-        """Watches whose handlers (deletion, ISR changes, reassignment, preferred election)
-        re-arm them; their work is done by the later controller duties."""
-        self._zk.watch_children(paths.DELETE_TOPICS, self._watcher(ev.TopicDeletion()))
-        self._zk.watch_children(
-            paths.ISR_CHANGE_NOTIFICATION, self._watcher(ev.IsrChangeNotification())
-        )
-        self._zk.watch_exists(paths.REASSIGN_PARTITIONS, self._watcher(ev.PartitionReassignment()))
-        self._zk.watch_exists(
-            paths.PREFERRED_REPLICA_ELECTION, self._watcher(ev.ReplicaLeaderElection())
-        )
+        """The watches of the admin paths and of ISR change notifications."""
+        self.rearm(ev.TopicDeletion())
+        self.rearm(ev.IsrChangeNotification())
+        self.rearm(ev.PartitionReassignment())
+        self.rearm(ev.ReplicaLeaderElection())
+
+    def rearm(self, event: ev.ControllerEvent) -> None:
+        """Arm again the one-shot watch whose firing produced `event` (deletion,
+        reassignment and preferred election do their work in later controller duties)."""
+        callback = self._watchers(event)
+        match event:
+            case ev.TopicDeletion():
+                self._zk.watch_children(paths.DELETE_TOPICS, callback)
+            case ev.IsrChangeNotification():
+                self._zk.watch_children(paths.ISR_CHANGE_NOTIFICATION, callback)
+            case ev.PartitionReassignment():
+                self._zk.watch_exists(paths.REASSIGN_PARTITIONS, callback)
+            case ev.ReplicaLeaderElection():
+                self._zk.watch_exists(paths.PREFERRED_REPLICA_ELECTION, callback)
 
     # -- failover and resignation ---------------------------------------------------------
 
@@ -178,6 +203,32 @@ class ActiveController:
         self.replicas.handle_state_changes(replicas, ReplicaState.NEW)
         self.partitions.handle_state_changes(partitions, PartitionState.ONLINE, OfflineElection())
         self.replicas.handle_state_changes(replicas, ReplicaState.ONLINE)
+
+    # -- ISR changes --------------------------------------------------------------------------
+
+    def process_isr_change_notification(self) -> None:
+        """Leaders recorded ISR changes: reload those partitions' states, tell every live
+        broker, and delete the handled notifications (Kafka's IsrChangeNotification)."""
+        notes = self._zk.read_isr_change_notifications(self._watchers(ev.IsrChangeNotification()))
+        for child, error in notes.malformed.items():
+            self._malformed(error.path or child, error.reason)
+        partitions = sorted(
+            {tp for tps in notes.found.values() for tp in tps if self.ctx.replicas(tp)}
+        )
+        if partitions:
+            states = self._zk.get_partition_states(partitions)
+            for tp, state in states.found.items():
+                self.ctx.set_leadership(tp, state)
+            self._send_update_metadata(self.ctx.live_or_shutting_down_broker_ids(), partitions)
+        handled = sorted(set(notes.found) | set(notes.malformed))
+        if handled:
+            self._zk.delete_isr_change_notifications(handled, self.ctx.epoch_zk_version)
+            self._events.emit(
+                EventKind.ISR_CHANGE_HANDLED,
+                notifications=len(handled),
+                partitions=len(partitions),
+                controller_epoch=self.ctx.epoch,
+            )
 
     # -- brokers --------------------------------------------------------------------------
 

@@ -240,8 +240,12 @@ class ControllerContext:
     # -- figures for metrics -------------------------------------------------------------
 
     def offline_partition_count(self) -> int:
-        """Partitions without a live leader (OfflinePartitionsCount)."""
-        return len(self.partitions_in_states(PartitionState.OFFLINE, PartitionState.NEW))
+        """Partitions in OfflinePartition, not queued for deletion (OfflinePartitionsCount)."""
+        return sum(
+            1
+            for tp, s in self._partition_states.items()
+            if s is PartitionState.OFFLINE and tp.topic not in self._topics_to_delete
+        )
 
     def preferred_replica_imbalance_count(self) -> int:
         """Partitions not led by their preferred (first) replica."""

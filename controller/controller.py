@@ -18,7 +18,7 @@ from collections.abc import Callable
 from kazoo.protocol.states import EventType, KeeperState, WatchedEvent
 
 from controller import events as ev
-from controller.active import ActiveController, ControllerConfig
+from controller.active import ActiveController, ControllerConfig, Watchers
 from controller.channel_manager import BrokerChannel, grpc_channel
 from controller.context import ControllerContext
 from controller.event_manager import ControllerEventManager
@@ -61,6 +61,7 @@ class KafkaController:
         self.active: ActiveController | None = None
         self.metrics = ControllerMetrics()
         self.event_manager = ControllerEventManager(self, self.metrics.record_queue_time)
+        self._watchers = Watchers(self.event_manager.put)
 
     # -- any thread ------------------------------------------------------------------------
 
@@ -149,13 +150,12 @@ class KafkaController:
                 active.process_broker_change()
             case ev.TopicChange() if active is not None:
                 active.process_topic_change()
-            case (
-                ev.TopicDeletion()
-                | ev.IsrChangeNotification()
-                | ev.PartitionReassignment()
-                | ev.ReplicaLeaderElection()
-            ) if active is not None:
-                active.arm_admin_watches()
+            case ev.IsrChangeNotification() if active is not None:
+                active.process_isr_change_notification()
+            case ev.TopicDeletion() | ev.PartitionReassignment() | ev.ReplicaLeaderElection() if (
+                active is not None
+            ):
+                active.rearm(event)
             case ev.ControlledShutdown():
                 self._process_controlled_shutdown(event)
             case _:
@@ -253,12 +253,25 @@ class KafkaController:
             self.context,
             self._zk,
             self._events,
-            self.event_manager.put,
+            self._watchers,
             self._config,
             self._connect,
             ElectionStats(self.metrics.record_election, self.metrics.record_unclean),
         )
-        self.active.on_failover()
+        try:
+            self.active.on_failover()
+        except ControllerMovedError:
+            raise
+        except Exception as exc:  # half-loaded: give the controllership up, as Kafka does
+            log.exception("broker %d: controller failover failed", self.broker_id)
+            self._events.emit(
+                EventKind.EVENT_FAILED,
+                event="ControllerFailover",
+                error=f"{type(exc).__name__}: {exc}",
+            )
+            self._active_controller_id = NO_CONTROLLER
+            self._on_resignation()
+            self._zk.delete_controller_if_owned()
 
     def _on_resignation(self) -> None:
         """Tear down everything `_on_controller_failover` set up."""

@@ -223,6 +223,19 @@ class ReplicaStateMachine:
                     )
                     self._ctx.set_leadership(tp, stored)
                     settled[tp] = stored
+                    self._events.emit(
+                        EventKind.ISR_CHANGED,
+                        topic=tp.topic,
+                        partition=tp.partition,
+                        reason="replica offline",
+                        by="controller",
+                        replica=broker_id,
+                        leader=new.leader,
+                        leader_epoch=new.leader_epoch,
+                        isr=list(new.isr),
+                        zk_version=int(outcome),
+                        controller_epoch=self._ctx.epoch,
+                    )
         return settled
 
     def _invalid(

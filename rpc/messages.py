@@ -205,3 +205,136 @@ class MetadataResponse:
     controller_epoch: int
     brokers: tuple[LiveBroker, ...]
     topics: tuple[TopicMetadata, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ProducedRecord:
+    """A record as a producer sends it."""
+
+    key: bytes | None
+    value: bytes
+    timestamp_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ProduceRequest:
+    """Append records to one partition's leader. `acks`: 0, 1 or -1 (all)."""
+
+    topic: str
+    partition: int
+    records: tuple[ProducedRecord, ...]
+    acks: int = -1
+    timeout_ms: int = 10_000
+
+    @property
+    def topic_partition(self) -> TopicPartition:
+        """The partition written."""
+        return TopicPartition(self.topic, self.partition)
+
+
+@dataclass(frozen=True, slots=True)
+class ProduceResponse:
+    """The offsets given to the records, or why they were not written (or acknowledged)."""
+
+    error: Errors
+    base_offset: int = -1
+    last_offset: int = -1
+    error_message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class FetchPartition:
+    """Where to read one partition from; `current_leader_epoch` -1 skips the epoch check."""
+
+    topic: str
+    partition: int
+    fetch_offset: int
+    current_leader_epoch: int = -1
+    max_records: int = 500
+
+    @property
+    def topic_partition(self) -> TopicPartition:
+        """The partition read."""
+        return TopicPartition(self.topic, self.partition)
+
+
+@dataclass(frozen=True, slots=True)
+class FetchRequest:
+    """Read partitions; `replica_id` -1 for a consumer, a broker id for a follower."""
+
+    partitions: tuple[FetchPartition, ...]
+    replica_id: int = -1
+    max_wait_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class FetchedRecord:
+    """A record read from a log."""
+
+    offset: int
+    leader_epoch: int
+    timestamp_ms: int
+    key: bytes | None
+    value: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class FetchedPartition:
+    """What one partition returned."""
+
+    topic: str
+    partition: int
+    error: Errors
+    high_watermark: int = -1
+    log_start_offset: int = -1
+    log_end_offset: int = -1
+    records: tuple[FetchedRecord, ...] = ()
+
+    @property
+    def topic_partition(self) -> TopicPartition:
+        """The partition read."""
+        return TopicPartition(self.topic, self.partition)
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResponse:
+    """A request-level error and one result per partition."""
+
+    error: Errors
+    partitions: tuple[FetchedPartition, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class EpochPartition:
+    """Ask for the end offset of `leader_epoch` (checked against `current_leader_epoch`)."""
+
+    topic: str
+    partition: int
+    current_leader_epoch: int
+    leader_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class EpochEndOffset:
+    """The largest epoch <= the requested one and its end offset (KIP-101)."""
+
+    topic: str
+    partition: int
+    error: Errors
+    leader_epoch: int = -1
+    end_offset: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetsForLeaderEpochRequest:
+    """A follower asks its leader where each epoch ended."""
+
+    partitions: tuple[EpochPartition, ...]
+    replica_id: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetsForLeaderEpochResponse:
+    """One answer per partition."""
+
+    partitions: tuple[EpochEndOffset, ...]

@@ -330,6 +330,191 @@ def metadata_response_from_pb(r: pb.MetadataResponse) -> m.MetadataResponse:
     )
 
 
+def produce_request_to_pb(r: m.ProduceRequest) -> pb.ProduceRequest:
+    """Domain -> protobuf."""
+    return pb.ProduceRequest(
+        acks=r.acks,
+        timeout_ms=r.timeout_ms,
+        topic=r.topic,
+        partition=r.partition,
+        records=[
+            pb.ProducedRecord(
+                key=rec.key or b"",
+                has_key=rec.key is not None,
+                value=rec.value,
+                timestamp_ms=rec.timestamp_ms,
+            )
+            for rec in r.records
+        ],
+    )
+
+
+def produce_request_from_pb(r: pb.ProduceRequest) -> m.ProduceRequest:
+    """Protobuf -> domain."""
+    return m.ProduceRequest(
+        topic=r.topic,
+        partition=r.partition,
+        records=tuple(
+            m.ProducedRecord(rec.key if rec.has_key else None, rec.value, rec.timestamp_ms)
+            for rec in r.records
+        ),
+        acks=r.acks,
+        timeout_ms=r.timeout_ms,
+    )
+
+
+def fetch_request_to_pb(r: m.FetchRequest) -> pb.FetchRequest:
+    """Domain -> protobuf."""
+    return pb.FetchRequest(
+        replica_id=r.replica_id,
+        max_wait_ms=r.max_wait_ms,
+        partitions=[
+            pb.FetchPartition(
+                topic=p.topic,
+                partition=p.partition,
+                fetch_offset=p.fetch_offset,
+                current_leader_epoch=p.current_leader_epoch,
+                max_records=p.max_records,
+            )
+            for p in r.partitions
+        ],
+    )
+
+
+def fetch_request_from_pb(r: pb.FetchRequest) -> m.FetchRequest:
+    """Protobuf -> domain."""
+    return m.FetchRequest(
+        partitions=tuple(
+            m.FetchPartition(
+                p.topic, p.partition, p.fetch_offset, p.current_leader_epoch, p.max_records
+            )
+            for p in r.partitions
+        ),
+        replica_id=r.replica_id,
+        max_wait_ms=r.max_wait_ms,
+    )
+
+
+def fetch_response_to_pb(r: m.FetchResponse) -> pb.FetchResponse:
+    """Domain -> protobuf."""
+    return pb.FetchResponse(
+        error_code=int(r.error),
+        partitions=[
+            pb.FetchedPartition(
+                topic=p.topic,
+                partition=p.partition,
+                error_code=int(p.error),
+                high_watermark=p.high_watermark,
+                log_start_offset=p.log_start_offset,
+                log_end_offset=p.log_end_offset,
+                records=[
+                    pb.FetchedRecord(
+                        offset=rec.offset,
+                        leader_epoch=rec.leader_epoch,
+                        timestamp_ms=rec.timestamp_ms,
+                        key=rec.key or b"",
+                        has_key=rec.key is not None,
+                        value=rec.value,
+                    )
+                    for rec in p.records
+                ],
+            )
+            for p in r.partitions
+        ],
+    )
+
+
+def fetch_response_from_pb(r: pb.FetchResponse) -> m.FetchResponse:
+    """Protobuf -> domain."""
+    return m.FetchResponse(
+        Errors.from_code(r.error_code),
+        tuple(
+            m.FetchedPartition(
+                topic=p.topic,
+                partition=p.partition,
+                error=Errors.from_code(p.error_code),
+                high_watermark=p.high_watermark,
+                log_start_offset=p.log_start_offset,
+                log_end_offset=p.log_end_offset,
+                records=tuple(
+                    m.FetchedRecord(
+                        rec.offset,
+                        rec.leader_epoch,
+                        rec.timestamp_ms,
+                        rec.key if rec.has_key else None,
+                        rec.value,
+                    )
+                    for rec in p.records
+                ),
+            )
+            for p in r.partitions
+        ),
+    )
+
+
+def offsets_for_leader_epoch_request_to_pb(
+    r: m.OffsetsForLeaderEpochRequest,
+) -> pb.OffsetsForLeaderEpochRequest:
+    """Domain -> protobuf."""
+    return pb.OffsetsForLeaderEpochRequest(
+        replica_id=r.replica_id,
+        partitions=[
+            pb.EpochPartition(
+                topic=p.topic,
+                partition=p.partition,
+                current_leader_epoch=p.current_leader_epoch,
+                leader_epoch=p.leader_epoch,
+            )
+            for p in r.partitions
+        ],
+    )
+
+
+def offsets_for_leader_epoch_request_from_pb(
+    r: pb.OffsetsForLeaderEpochRequest,
+) -> m.OffsetsForLeaderEpochRequest:
+    """Protobuf -> domain."""
+    return m.OffsetsForLeaderEpochRequest(
+        tuple(
+            m.EpochPartition(p.topic, p.partition, p.current_leader_epoch, p.leader_epoch)
+            for p in r.partitions
+        ),
+        r.replica_id,
+    )
+
+
+def offsets_for_leader_epoch_response_to_pb(
+    r: m.OffsetsForLeaderEpochResponse,
+) -> pb.OffsetsForLeaderEpochResponse:
+    """Domain -> protobuf."""
+    return pb.OffsetsForLeaderEpochResponse(
+        partitions=[
+            pb.EpochEndOffset(
+                topic=p.topic,
+                partition=p.partition,
+                error_code=int(p.error),
+                leader_epoch=p.leader_epoch,
+                end_offset=p.end_offset,
+            )
+            for p in r.partitions
+        ]
+    )
+
+
+def offsets_for_leader_epoch_response_from_pb(
+    r: pb.OffsetsForLeaderEpochResponse,
+) -> m.OffsetsForLeaderEpochResponse:
+    """Protobuf -> domain."""
+    return m.OffsetsForLeaderEpochResponse(
+        tuple(
+            m.EpochEndOffset(
+                p.topic, p.partition, Errors.from_code(p.error_code), p.leader_epoch, p.end_offset
+            )
+            for p in r.partitions
+        )
+    )
+
+
 # -- server side -------------------------------------------------------------------------
 
 
@@ -363,6 +548,17 @@ class ClientApiHandler(Protocol):
 
     def metadata(self, request: m.MetadataRequest) -> m.MetadataResponse:
         """Describe brokers and topics."""
+
+    def produce(self, request: m.ProduceRequest) -> m.ProduceResponse:
+        """Append to a partition leader."""
+
+    def fetch(self, request: m.FetchRequest) -> m.FetchResponse:
+        """Read partitions."""
+
+    def offsets_for_leader_epoch(
+        self, request: m.OffsetsForLeaderEpochRequest
+    ) -> m.OffsetsForLeaderEpochResponse:
+        """Where leader epochs ended."""
 
 
 class _ClientApiServicer(pb_grpc.ClientApiServicer):
@@ -454,6 +650,33 @@ class ClientApiClient:
         """Ask for brokers and topics (all topics when `topics` is empty)."""
         reply = self._stub.Metadata(pb.MetadataRequest(topics=topics), timeout=self._timeout)
         return metadata_response_from_pb(reply)
+
+    def produce(self, request: m.ProduceRequest) -> m.ProduceResponse:
+        """Append records to a partition leader."""
+        timeout = max(self._timeout, request.timeout_ms / 1000 + 5)
+        reply = self._stub.Produce(produce_request_to_pb(request), timeout=timeout)
+        return m.ProduceResponse(
+            Errors.from_code(reply.error_code),
+            reply.base_offset,
+            reply.last_offset,
+            reply.error_message,
+        )
+
+    def fetch(self, request: m.FetchRequest) -> m.FetchResponse:
+        """Read partitions (waits up to `max_wait_ms` for data on the broker)."""
+        timeout = max(self._timeout, request.max_wait_ms / 1000 + 5)
+        return fetch_response_from_pb(
+            self._stub.Fetch(fetch_request_to_pb(request), timeout=timeout)
+        )
+
+    def offsets_for_leader_epoch(
+        self, request: m.OffsetsForLeaderEpochRequest
+    ) -> m.OffsetsForLeaderEpochResponse:
+        """Ask where leader epochs ended."""
+        reply = self._stub.OffsetsForLeaderEpoch(
+            offsets_for_leader_epoch_request_to_pb(request), timeout=self._timeout
+        )
+        return offsets_for_leader_epoch_response_from_pb(reply)
 
     def close(self) -> None:
         """Close the channel."""

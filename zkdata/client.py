@@ -19,14 +19,14 @@ from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 from kazoo.protocol.states import WatchedEvent, ZnodeStat
 
 from zkdata import paths
-from zkdata.admin_znodes import TopicConfigZNode
+from zkdata.admin_znodes import IsrChangeNotificationSequenceZNode, TopicConfigZNode
 from zkdata.errors import (
     BrokerIdInUseError,
     ControllerMovedError,
     TopicExistsError,
     ZnodeFormatError,
 )
-from zkdata.fenced_writes import Create, FencedWriter, OpResult, SetData
+from zkdata.fenced_writes import Create, Delete, FencedWriter, OpResult, SetData
 from zkdata.model import (
     Broker,
     BrokerInfo,
@@ -382,6 +382,59 @@ class KafkaZkClient:
             for tp in order
         ]
         return dict(zip(order, self._fenced.write(ops, epoch_zk_version), strict=True))
+
+    # -- ISR changes (partition leaders and the controller) ------------------------------
+
+    def update_partition_state(
+        self, tp: TopicPartition, state: LeaderIsrAndControllerEpoch, expected_version: int
+    ) -> int | None:
+        """A leader writes its new ISR: conditional on `expected_version`; returns the new
+        zkVersion, or None when the znode changed meanwhile (BADVERSION)."""
+        try:
+            stat = self._zk.retry(
+                self._zk.set,
+                paths.partition_state(tp.topic, tp.partition),
+                TopicPartitionStateZNode.encode(state),
+                version=expected_version,
+            )
+        except BadVersionError:
+            return None
+        return int(stat.version)
+
+    def create_isr_change_notification(self, partitions: Iterable[TopicPartition]) -> str:
+        """Record partitions whose ISR changed, for the controller; returns the new node."""
+        data = IsrChangeNotificationSequenceZNode.encode(tuple(sorted(partitions)))
+        path: str = self._zk.retry(
+            self._zk.create,
+            IsrChangeNotificationSequenceZNode.path_prefix(),
+            data,
+            sequence=True,
+            makepath=True,
+        )
+        return path
+
+    def read_isr_change_notifications(
+        self, watch: WatchCallback | None = None
+    ) -> Reads[str, tuple[TopicPartition, ...]]:
+        """Every pending notification (child name -> partitions), read pipelined."""
+        children = (
+            self.watch_children(paths.ISR_CHANGE_NOTIFICATION, watch)
+            if watch
+            else list(self._zk.retry(self._zk.get_children, paths.ISR_CHANGE_NOTIFICATION))
+        )
+        return self._read_many(
+            sorted(children),
+            paths.isr_change_notification,
+            lambda data, _: IsrChangeNotificationSequenceZNode.decode(data),
+        )
+
+    def delete_isr_change_notifications(
+        self, children: Iterable[str], epoch_zk_version: int
+    ) -> None:
+        """Remove handled notifications (epoch-fenced; already gone is fine)."""
+        self._fenced.write(
+            [Delete(paths.isr_change_notification(c)) for c in children], epoch_zk_version
+        )
 
     # -- watches -------------------------------------------------------------------------
 

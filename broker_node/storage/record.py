@@ -1,0 +1,122 @@
+"""`Record` and its on-disk encoding, the one place that knows the record format.
+
+Every record is stored alone and length-prefixed, big-endian:
+
+    length     u32   bytes that follow this field
+    crc        u32   CRC-32 (zlib) of everything after this field
+    offset     i64
+    epoch      i32   the leader epoch the record was written in
+    timestamp  i64   milliseconds
+    key_len    i32   -1 for a null key
+    key        key_len bytes
+    value_len  i32
+    value      value_len bytes
+
+Pure functions; any thread may call them.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from dataclasses import dataclass
+
+from broker_node.storage.errors import InvalidRecordError
+
+__all__ = [
+    "LENGTH_PREFIX_BYTES",
+    "RECORD_OVERHEAD",
+    "Record",
+    "decode_record",
+    "encode_record",
+    "encoded_size",
+    "record_length",
+]
+
+_LENGTH = struct.Struct(">I")
+_CRC = struct.Struct(">I")
+_FIXED = struct.Struct(">qiqi")  # offset, leader epoch, timestamp, key length
+_VALUE_LENGTH = struct.Struct(">i")
+
+LENGTH_PREFIX_BYTES = _LENGTH.size
+"""Bytes of the length field that starts every record."""
+
+_MIN_LENGTH = _CRC.size + _FIXED.size + _VALUE_LENGTH.size
+RECORD_OVERHEAD = LENGTH_PREFIX_BYTES + _MIN_LENGTH
+"""Bytes a record with an empty key and value occupies (36)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One record of a partition log, with the offset and leader epoch it was stored at."""
+
+    offset: int
+    leader_epoch: int
+    timestamp_ms: int
+    key: bytes | None
+    value: bytes
+
+
+def encoded_size(key: bytes | None, value: bytes) -> int:
+    """Bytes the record with this key and value occupies in a segment."""
+    return RECORD_OVERHEAD + (0 if key is None else len(key)) + len(value)
+
+
+def encode_record(record: Record) -> bytes:
+    """The record's bytes as stored in a segment; `ValueError` if a field does not fit."""
+    key = record.key
+    try:
+        body = b"".join(
+            (
+                _FIXED.pack(
+                    record.offset,
+                    record.leader_epoch,
+                    record.timestamp_ms,
+                    -1 if key is None else len(key),
+                ),
+                b"" if key is None else key,
+                _VALUE_LENGTH.pack(len(record.value)),
+                record.value,
+            )
+        )
+        return _LENGTH.pack(_CRC.size + len(body)) + _CRC.pack(zlib.crc32(body)) + body
+    except struct.error as exc:
+        raise ValueError(f"record does not fit the on-disk format: {exc}") from exc
+
+
+def record_length(prefix: bytes, position: int) -> int:
+    """Total bytes of the record whose first `LENGTH_PREFIX_BYTES` bytes are `prefix`.
+
+    Raises `InvalidRecordError` when the length field cannot belong to a record.
+    """
+    (length,) = _LENGTH.unpack(prefix)
+    if length < _MIN_LENGTH:
+        raise InvalidRecordError(position, f"length field {length} is below the minimum")
+    return LENGTH_PREFIX_BYTES + length
+
+
+def decode_record(data: bytes, position: int) -> Record:
+    """Decode one whole record (`data` is exactly its bytes, length field included).
+
+    `position` only names the record in errors. Raises `InvalidRecordError` when the CRC
+    does not match or the key and value lengths disagree with the length field.
+    """
+    body_start = LENGTH_PREFIX_BYTES + _CRC.size
+    if len(data) < RECORD_OVERHEAD or record_length(data[:LENGTH_PREFIX_BYTES], position) != len(
+        data
+    ):
+        raise InvalidRecordError(position, "truncated record")
+    (crc,) = _CRC.unpack_from(data, LENGTH_PREFIX_BYTES)
+    if zlib.crc32(memoryview(data)[body_start:]) != crc:
+        raise InvalidRecordError(position, "CRC mismatch")
+    offset, epoch, timestamp, key_length = _FIXED.unpack_from(data, body_start)
+    cursor = body_start + _FIXED.size
+    if key_length < -1 or cursor + max(key_length, 0) + _VALUE_LENGTH.size > len(data):
+        raise InvalidRecordError(position, f"bad key length {key_length}")
+    key = None if key_length == -1 else data[cursor : cursor + key_length]
+    cursor += max(key_length, 0)
+    (value_length,) = _VALUE_LENGTH.unpack_from(data, cursor)
+    cursor += _VALUE_LENGTH.size
+    if value_length < 0 or cursor + value_length != len(data):
+        raise InvalidRecordError(position, f"bad value length {value_length}")
+    return Record(offset, epoch, timestamp, key, data[cursor:])
