@@ -1,21 +1,39 @@
-"""`ClientApi`: what a broker tells clients, answered from its metadata cache (Kafka's
-Metadata request). Runs on gRPC worker threads; reads an immutable cache snapshot."""
+"""`ClientApi`: the data-plane service of a broker. Metadata is answered from the metadata
+cache (an immutable snapshot); Produce, Fetch and OffsetsForLeaderEpoch go to the replica
+manager. Runs on gRPC worker threads."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 
 from broker_node.metadata_cache import MetadataCache
+from broker_node.replica_manager import ReplicaManager
 from rpc import messages as m
 from rpc.errors import Errors
 from zkdata.model import NO_LEADER
 
 
 class ClientApi:
-    """Metadata from one broker's cache."""
+    """Metadata from one broker's cache; Produce, Fetch and OffsetsForLeaderEpoch on its
+    replicas."""
 
-    def __init__(self, cache: MetadataCache) -> None:
+    def __init__(self, cache: MetadataCache, replicas: ReplicaManager) -> None:
         self._cache = cache
+        self._replicas = replicas
+
+    def produce(self, request: m.ProduceRequest) -> m.ProduceResponse:
+        """Append to a partition this broker leads."""
+        return self._replicas.produce(request)
+
+    def fetch(self, request: m.FetchRequest) -> m.FetchResponse:
+        """Read partitions (consumers up to the high watermark, followers up to the end)."""
+        return self._replicas.fetch(request)
+
+    def offsets_for_leader_epoch(
+        self, request: m.OffsetsForLeaderEpochRequest
+    ) -> m.OffsetsForLeaderEpochResponse:
+        """Where leader epochs ended (KIP-101)."""
+        return self._replicas.offsets_for_leader_epoch(request)
 
     def metadata(self, request: m.MetadataRequest) -> m.MetadataResponse:
         """Live brokers, the controller and the requested topics (all when none named).

@@ -35,6 +35,17 @@ class BrokerConfig:
     health_file: Path | None = None
     unclean_leader_election_enable: bool = False
     metrics_port: int | None = 9404
+    data_dir: Path | None = None
+    replica_lag_time_max_ms: int = 10_000
+    min_insync_replicas: int = 1
+    isr_change_blackout_ms: int = 5_000
+
+    @property
+    def log_dir(self) -> Path:
+        """Where partition logs live: `data_dir`, else `<run_dir>/data/broker<id>`."""
+        if self.data_dir is not None:
+            return self.data_dir
+        return (self.run_dir or Path(".")) / "data" / self.node_name
 
     @property
     def node_name(self) -> str:
@@ -106,6 +117,28 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         help="Prometheus endpoint port; 0 picks a free one, 'off' disables (METRICS_PORT)",
     )
     parser.add_argument(
+        "--data-dir",
+        default=_env(env, "DATA_DIR"),
+        help="where partition logs live (DATA_DIR; default <run-dir>/data/broker<id>, "
+        "or ./data/broker<id> without a run dir)",
+    )
+    parser.add_argument(
+        "--replica-lag-time-max-ms",
+        default=_env(env, "REPLICA_LAG_TIME_MAX_MS") or "10000",
+        help="a follower this long behind leaves the ISR (REPLICA_LAG_TIME_MAX_MS, default 10000)",
+    )
+    parser.add_argument(
+        "--min-insync-replicas",
+        default=_env(env, "MIN_INSYNC_REPLICAS") or "1",
+        help="broker default of min.insync.replicas for acks=all (MIN_INSYNC_REPLICAS, default 1)",
+    )
+    parser.add_argument(
+        "--isr-change-blackout-ms",
+        default=_env(env, "ISR_CHANGE_BLACKOUT_MS") or "5000",
+        help="ISR changes are announced once none happened for this long "
+        "(ISR_CHANGE_BLACKOUT_MS, default 5000 as in Kafka)",
+    )
+    parser.add_argument(
         "--unclean-leader-election-enable",
         default=_env(env, "UNCLEAN_LEADER_ELECTION_ENABLE") or "false",
         help="broker default for unclean leader election, true/false "
@@ -158,6 +191,11 @@ def load_config(
         if args.metrics_port.strip().lower() == "off"
         else _int(parser, "--metrics-port", args.metrics_port, 0, 65535)
     )
+    lag = _int(parser, "--replica-lag-time-max-ms", args.replica_lag_time_max_ms, 100, 3_600_000)
+    min_isr = _int(parser, "--min-insync-replicas", args.min_insync_replicas, 1, 1000)
+    blackout = _int(parser, "--isr-change-blackout-ms", args.isr_change_blackout_ms, 0, 600_000)
+    run_dir = Path(args.run_dir) if args.run_dir else None
+    data_dir = Path(args.data_dir) if args.data_dir else None
     if not args.advertised_host:
         parser.error("--advertised-host must not be empty")
     return BrokerConfig(
@@ -168,9 +206,13 @@ def load_config(
         listen_host=args.listen_host,
         port=port,
         advertised_host=args.advertised_host,
-        run_dir=Path(args.run_dir) if args.run_dir else None,
+        run_dir=run_dir,
         health_file=Path(args.health_file) if args.health_file else None,
         metrics_port=metrics_port,
+        data_dir=data_dir,
+        replica_lag_time_max_ms=lag,
+        min_insync_replicas=min_isr,
+        isr_change_blackout_ms=blackout,
         unclean_leader_election_enable=_bool(
             parser, "--unclean-leader-election-enable", args.unclean_leader_election_enable
         ),

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from broker_node import fencing
 from broker_node.metadata_cache import MetadataCache
+from broker_node.replica_manager import ReplicaManager
 from eventlog import EventKind, EventLog
 from rpc import messages as m
 from rpc.errors import Errors
@@ -44,11 +45,13 @@ class ControlRequestHandler:
         broker_epoch: Callable[[], int],
         event_log: EventLog,
         controlled_shutdown: Callable[[m.ControlledShutdownRequest], m.ControlledShutdownResponse],
+        replicas: ReplicaManager | None = None,
     ) -> None:
         self.broker_id = broker_id
         self._broker_epoch = broker_epoch
         self._events = event_log
         self._controlled_shutdown = controlled_shutdown
+        self._replicas = replicas
         self._lock = threading.Lock()
         self.metadata_cache = MetadataCache()
         self._controller_epoch = 0
@@ -153,6 +156,12 @@ class ControlRequestHandler:
                     fenced.append((tp, verdict, state.leader_epoch, hosted))
                 results.append(m.PartitionError(tp, verdict))
             self._fenced("LeaderAndIsr", request.header, fenced)
+            if self._replicas is not None:
+                accepted = {r.topic_partition for r in results if r.error is Errors.NONE}
+                self._replicas.become_leader_or_follower(
+                    [s for s in request.partition_states if s.topic_partition in accepted],
+                    request.live_leaders,
+                )
             self._accepted("LeaderAndIsr", request.header, tuple(results))
             return m.LeaderAndIsrResponse(Errors.NONE, tuple(results))
 
@@ -188,6 +197,12 @@ class ControlRequestHandler:
                     fenced.append((tp, verdict, state.leader_epoch, hosted))
                 results.append(m.PartitionError(tp, verdict))
             self._fenced("StopReplica", request.header, fenced)
+            if self._replicas is not None:
+                stopped = [r.topic_partition for r in results if r.error is Errors.NONE]
+                self._replicas.stop_replicas(
+                    stopped,
+                    [s.topic_partition for s in request.partition_states if s.delete_partition],
+                )
             self._accepted("StopReplica", request.header, tuple(results))
             return m.StopReplicaResponse(Errors.NONE, tuple(results))
 

@@ -21,7 +21,7 @@ from prometheus_client.core import (
 from prometheus_client.registry import Collector
 
 if TYPE_CHECKING:
-    from broker_node.control_requests import ControlRequestHandler
+    from broker_node.replica_manager import ReplicaManager
     from controller import KafkaController
 
 CONTROLLER = "kafka_controller_KafkaController_"
@@ -38,9 +38,9 @@ def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
 class BrokerCollector(Collector):
     """Collects one broker's metrics at scrape time."""
 
-    def __init__(self, controller: KafkaController, handler: ControlRequestHandler) -> None:
+    def __init__(self, controller: KafkaController, replicas: ReplicaManager) -> None:
         self._controller = controller
-        self._handler = handler
+        self._replicas = replicas
 
     def collect(self) -> Iterator[Metric]:
         """Yield every metric family."""
@@ -100,24 +100,24 @@ class BrokerCollector(Collector):
             for broker_id, size in sorted(active.channels.queue_sizes().items()):
                 queues.add_metric([str(broker_id)], size)
         yield queues
-        hosted = self._handler.hosted_partitions()
-        leaders = [h for h in hosted.values() if h.is_leader]
+        partitions = self._replicas.partitions()
+        leaders = [p for p in partitions if p.is_leader]
         yield _gauge(REPLICA_MANAGER + "LeaderCount", "partitions this broker leads", len(leaders))
         yield _gauge(
-            REPLICA_MANAGER + "PartitionCount", "partitions this broker hosts", len(hosted)
+            REPLICA_MANAGER + "PartitionCount", "partitions this broker hosts", len(partitions)
         )
         yield _gauge(
             REPLICA_MANAGER + "UnderReplicatedPartitions",
             "led partitions whose ISR is smaller than their replica set",
-            sum(1 for h in leaders if len(h.state.isr) < len(h.state.replicas)),
+            sum(1 for p in leaders if p.under_replicated()),
         )
 
 
 def serve_metrics(
-    host: str, port: int, controller: KafkaController, handler: ControlRequestHandler
+    host: str, port: int, controller: KafkaController, replicas: ReplicaManager
 ) -> tuple[object, int]:
     """Start the HTTP endpoint (its own daemon thread); returns the server and its port."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(BrokerCollector(controller, handler))
+    registry.register(BrokerCollector(controller, replicas))
     server, _thread = start_http_server(port, addr=host, registry=registry)
     return server, int(server.server_port)

@@ -19,6 +19,7 @@ from broker_node.config import BrokerConfig
 from broker_node.control_requests import ControlRequestHandler
 from broker_node.metrics import serve_metrics
 from broker_node.registration import BrokerRegistration
+from broker_node.replica_manager import ReplicaManager, ReplicationConfig
 from broker_node.zk_session import SessionListener, ensure_chroot, new_client
 from controller import KafkaController
 from controller.active import ControllerConfig
@@ -44,6 +45,7 @@ class BrokerNode:
         self.registration: BrokerRegistration | None = None
         self.controller: KafkaController | None = None
         self.handler: ControlRequestHandler | None = None
+        self.replicas: ReplicaManager | None = None
         self._metrics_server: Any = None
         self.metrics_port: int | None = None
 
@@ -61,15 +63,33 @@ class BrokerNode:
         self._kazoo.start(timeout=timeout_s)
         self.zk.create_persistent_paths()
 
+        self.replicas = ReplicaManager(
+            cfg.broker_id,
+            ReplicationConfig(
+                data_dir=cfg.log_dir,
+                lag_time_max_ms=cfg.replica_lag_time_max_ms,
+                min_insync_replicas=cfg.min_insync_replicas,
+                isr_change_check_ms=min(2_500, max(100, cfg.isr_change_blackout_ms // 2)),
+                isr_change_blackout_ms=cfg.isr_change_blackout_ms,
+            ),
+            self.zk,
+            self.events,
+            self._topic_config,
+        )
+        self.replicas.startup()
         self.handler = ControlRequestHandler(
-            cfg.broker_id, lambda: self.broker_epoch, self.events, self._controlled_shutdown
+            cfg.broker_id,
+            lambda: self.broker_epoch,
+            self.events,
+            self._controlled_shutdown,
+            self.replicas,
         )
         server = grpc.server(
             futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="grpc-worker"),
             options=CHANNEL_OPTIONS,
         )
         add_broker_control_service(server, self.handler)
-        add_client_api_service(server, ClientApi(self.handler.metadata_cache))
+        add_client_api_service(server, ClientApi(self.handler.metadata_cache, self.replicas))
         self.port = server.add_insecure_port(f"{cfg.listen_host}:{cfg.port}")
         if self.port == 0:
             raise OSError(f"cannot bind {cfg.listen_host}:{cfg.port}")
@@ -101,11 +121,15 @@ class BrokerNode:
         )
         if cfg.metrics_port is not None:
             self._metrics_server, self.metrics_port = serve_metrics(
-                cfg.listen_host, cfg.metrics_port, self.controller, self.handler
+                cfg.listen_host, cfg.metrics_port, self.controller, self.replicas
             )
         self.registration.register()
         self._write_health()
         self.controller.startup()
+
+    def _topic_config(self, topic: str) -> dict[str, str]:
+        found = self.zk.get_topic_configs([topic]).found.get(topic)
+        return dict(found.config) if found else {}
 
     def _reregister(self) -> int:
         assert self.registration is not None
@@ -146,6 +170,8 @@ class BrokerNode:
         if self._server is not None:
             self._server.stop(grace=1.0).wait(2.0)
             self._server = None
+        if self.replicas is not None:
+            self.replicas.shutdown()
         if self._metrics_server is not None:
             self._metrics_server.shutdown()
             self._metrics_server = None

@@ -1,2 +1,14 @@
 """Faults (kill, pause, partition, isolate from ZooKeeper), the workload and the run's
-quick verdict. Not implemented yet: the foundation ships the cluster they will attack."""
+quick verdict. The faults are not implemented yet; the workload side is:
+
+- `history`: the operation history (invoke / ok / fail / info per operation), its JSON-lines
+  schema, writer and reader.
+- `checker` (results in `verdict`): pure checks over a history and its final read: lost
+  acknowledged writes, duplicates, reordering, unexpected values and more.
+- `cluster`, `producer`, `consumer`: the workload client over the brokers' gRPC ClientApi.
+- `workload`: producer and consumer threads, the final read, and the command line
+  (`python -m chaos.workload`).
+- `testing`: test doubles (an in-process cluster, a recording history, a fake clock).
+
+Nothing is imported here, so that `python -m chaos.workload` runs its module only once.
+"""

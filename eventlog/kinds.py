@@ -39,4 +39,4 @@ class EventKind(StrEnum):
     LOG_TRUNCATED = "log_truncated"
     ISR_CHANGE_PROPAGATED = "isr_change_propagated"
     ISR_CHANGE_HANDLED = "isr_change_handled"
-    PRODUCE_APPENDED = "produce_appended"
+    FETCHER_PARKED = "fetcher_parked"

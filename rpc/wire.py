@@ -571,6 +571,24 @@ class _ClientApiServicer(pb_grpc.ClientApiServicer):
         response = self._handler.metadata(m.MetadataRequest(tuple(request.topics)))
         return metadata_response_to_pb(response)
 
+    def Produce(self, request: pb.ProduceRequest, context: Any) -> Any:
+        r = self._handler.produce(produce_request_from_pb(request))
+        return pb.ProduceResponse(
+            error_code=int(r.error),
+            base_offset=r.base_offset,
+            last_offset=r.last_offset,
+            error_message=r.error_message,
+        )
+
+    def Fetch(self, request: pb.FetchRequest, context: Any) -> Any:
+        return fetch_response_to_pb(self._handler.fetch(fetch_request_from_pb(request)))
+
+    def OffsetsForLeaderEpoch(self, request: pb.OffsetsForLeaderEpochRequest, context: Any) -> Any:
+        response = self._handler.offsets_for_leader_epoch(
+            offsets_for_leader_epoch_request_from_pb(request)
+        )
+        return offsets_for_leader_epoch_response_to_pb(response)
+
 
 def add_client_api_service(server: grpc.Server, handler: ClientApiHandler) -> None:
     """Serve `handler` as the ClientApi service on `server`."""

@@ -1,7 +1,7 @@
 """The leader-epoch cache (Kafka's `LeaderEpochFileCache`, KIP-101): for each leader epoch
 that wrote records to this replica, the offset of its first record.
 
-`end_offset_for` answers OffsetsForLeaderEpoch exactly as Kafka 2.8 does; it is a pure
+`end_offset_for` answers OffsetsForLeaderEpoch as a Kafka 2.8 leader does; it is a pure
 function of the entries. `LeaderEpochCache` holds the entries in memory; `PartitionLog`
 persists them (`checkpoints`) after every change.
 
@@ -40,25 +40,27 @@ class EpochEntry:
 def end_offset_for(
     entries: Sequence[EpochEntry], requested_epoch: int, log_end_offset: int
 ) -> tuple[int, int]:
-    """(epoch, end offset) for OffsetsForLeaderEpoch, as Kafka 2.8's `endOffsetFor`.
+    """(epoch, end offset) for OffsetsForLeaderEpoch, as a Kafka 2.8 leader answers it.
 
-    `entries` ascend by epoch. The answer, case by case:
+    `entries` ascend by epoch. Case by case:
 
-    - requested is UNDEFINED_EPOCH, the cache is empty, or requested is above every cached
-      epoch: (UNDEFINED_EPOCH, UNDEFINED_OFFSET);
-    - requested is the latest cached epoch: (requested, log end offset);
-    - requested is below the first cached epoch: (requested, first entry's start offset);
+    - requested is UNDEFINED_EPOCH, or the cache is empty: (UNDEFINED_EPOCH, UNDEFINED_OFFSET);
+    - requested is below the first cached epoch: (requested, the first entry's start offset),
+      as Kafka 2.8's code answers (its scaladoc still says UNDEFINED_EPOCH_OFFSET);
+    - requested is the latest cached epoch or above it: (latest epoch, log end offset);
     - otherwise: (largest cached epoch <= requested, start offset of the next cached epoch).
+
+    Above the latest epoch, Kafka's cache alone would answer undefined; but a Kafka leader
+    caches its own epoch at the log end when elected (`maybeAssignEpochStartOffset`), so
+    the leader answers (latest epoch with records, log end offset at election). This log
+    caches an epoch only with its first record, and this rule gives that same answer.
     """
-    undefined = (UNDEFINED_EPOCH, UNDEFINED_OFFSET)
     if requested_epoch == UNDEFINED_EPOCH or not entries:
-        return undefined
-    if entries[-1].epoch == requested_epoch:
-        return requested_epoch, log_end_offset
+        return UNDEFINED_EPOCH, UNDEFINED_OFFSET
+    if requested_epoch >= entries[-1].epoch:
+        return entries[-1].epoch, log_end_offset
     epochs = [entry.epoch for entry in entries]
     higher = bisect.bisect_right(epochs, requested_epoch)
-    if higher == len(entries):
-        return undefined
     if higher == 0:
         return requested_epoch, entries[0].start_offset
     return entries[higher - 1].epoch, entries[higher].start_offset
@@ -90,9 +92,7 @@ class LeaderEpochCache:
         if epoch <= self.latest_epoch:
             return False
         if self._entries and start_offset <= self._entries[-1].start_offset:
-            raise ValueError(
-                f"epoch {epoch} at {start_offset} does not follow {self._entries[-1]}"
-            )
+            raise ValueError(f"epoch {epoch} at {start_offset} does not follow {self._entries[-1]}")
         self._entries.append(EpochEntry(epoch, start_offset))
         return True
 

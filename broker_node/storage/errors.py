@@ -22,9 +22,7 @@ class OffsetOutOfRangeError(LogError):
     """The requested offset is below the log start offset or above the log end offset."""
 
     def __init__(self, offset: int, log_start_offset: int, log_end_offset: int) -> None:
-        super().__init__(
-            f"offset {offset} is out of range [{log_start_offset}, {log_end_offset}]"
-        )
+        super().__init__(f"offset {offset} is out of range [{log_start_offset}, {log_end_offset}]")
         self.offset = offset
         self.log_start_offset = log_start_offset
         self.log_end_offset = log_end_offset

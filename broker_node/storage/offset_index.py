@@ -13,6 +13,7 @@ Threads: not thread-safe; only `PartitionLog`, holding its lock, calls it.
 from __future__ import annotations
 
 import bisect
+import itertools
 import os
 import struct
 from collections.abc import Sequence
@@ -39,7 +40,7 @@ def parse_index(data: bytes, base_offset: int) -> list[tuple[int, int]] | None:
     if len(data) % INDEX_ENTRY_BYTES:
         return None
     entries = [(base_offset + rel, pos) for rel, pos in _ENTRY.iter_unpack(data)]
-    for (prev_offset, prev_pos), (offset, pos) in zip(entries, entries[1:], strict=False):
+    for (prev_offset, prev_pos), (offset, pos) in itertools.pairwise(entries):
         if offset <= prev_offset or pos <= prev_pos:
             return None
     return entries

@@ -25,11 +25,13 @@ from broker_node.storage.errors import InvalidRecordError
 
 __all__ = [
     "LENGTH_PREFIX_BYTES",
+    "PEEK_OFFSET_BYTES",
     "RECORD_OVERHEAD",
     "Record",
     "decode_record",
     "encode_record",
     "encoded_size",
+    "peek_offset",
     "record_length",
 ]
 
@@ -89,10 +91,22 @@ def record_length(prefix: bytes, position: int) -> int:
 
     Raises `InvalidRecordError` when the length field cannot belong to a record.
     """
-    (length,) = _LENGTH.unpack(prefix)
+    length: int = _LENGTH.unpack(prefix)[0]
     if length < _MIN_LENGTH:
         raise InvalidRecordError(position, f"length field {length} is below the minimum")
     return LENGTH_PREFIX_BYTES + length
+
+
+_OFFSET = struct.Struct(">q")
+PEEK_OFFSET_BYTES = LENGTH_PREFIX_BYTES + _CRC.size + _OFFSET.size
+"""Bytes at the start of a record that `peek_offset` needs."""
+
+
+def peek_offset(head: bytes) -> int:
+    """The offset field of the record whose first `PEEK_OFFSET_BYTES` bytes are `head`
+    (unchecked: the CRC is not verified)."""
+    offset: int = _OFFSET.unpack_from(head, LENGTH_PREFIX_BYTES + _CRC.size)[0]
+    return offset
 
 
 def decode_record(data: bytes, position: int) -> Record:

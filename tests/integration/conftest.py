@@ -76,10 +76,13 @@ def brokers(zk_connect: str, run_dir: Path) -> Iterator[BrokerFactory]:
     started: list[BrokerProcess] = []
 
     def start(
-        broker_id: int, session_timeout_ms: int = 3000, connect: str | None = None
+        broker_id: int,
+        session_timeout_ms: int = 3000,
+        connect: str | None = None,
+        extra_args: tuple[str, ...] = (),
     ) -> BrokerProcess:
         broker = BrokerProcess(broker_id, connect or zk_connect, run_dir, session_timeout_ms)
-        broker.start()
+        broker.start(*extra_args)
         started.append(broker)
         return broker
 

@@ -35,6 +35,7 @@ class BrokerProcess:
         self.log_path = run_dir / "logs" / f"broker{broker_id}.log"
         self.health_file = run_dir / "health" / f"broker{broker_id}"
         self._proc: subprocess.Popen[bytes] | None = None
+        self._extra_args: tuple[str, ...] = ()
 
     @property
     def pid(self) -> int:
@@ -43,7 +44,10 @@ class BrokerProcess:
         return self._proc.pid
 
     def start(self, *extra_args: str) -> None:
-        """Launch the process (does not wait for registration)."""
+        """Launch the process (does not wait for registration). Extra arguments given once
+        are kept for later restarts."""
+        if extra_args:
+            self._extra_args = extra_args
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         env = dict(os.environ)
         env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
@@ -69,7 +73,7 @@ class BrokerProcess:
             str(self.health_file),
             "--metrics-port",
             "0",
-            *extra_args,
+            *self._extra_args,
         ]
         log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child
         try:

@@ -1,0 +1,261 @@
+"""Replica fetchers: one thread per source broker, `replica-fetcher-<leader id>`, that
+keeps this broker's follower replicas in step with their leader.
+
+For each partition a thread first truncates (KIP-101: it asks the leader where its own
+latest epoch ended and cuts the local log there), then fetches from its log end,
+appends, and follows the leader's high watermark. A fenced or unknown leader epoch, or a
+leader that no longer leads, parks the partition until the next LeaderAndIsr moves it.
+Partitions are added and removed from gRPC threads; the maps are guarded by a lock.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import grpc
+
+from broker_node.storage import UNDEFINED_EPOCH, UNDEFINED_OFFSET
+from eventlog import EventKind, EventLog
+from rpc import messages as m
+from rpc.errors import Errors
+from rpc.wire import ClientApiClient
+from zkdata.model import TopicPartition
+
+if TYPE_CHECKING:
+    from broker_node.partition import Partition
+    from broker_node.replica_manager import ReplicaManager
+
+log = logging.getLogger(__name__)
+
+#: Errors after which a partition waits for the controller instead of retrying.
+PARKING = {
+    Errors.FENCED_LEADER_EPOCH,
+    Errors.NOT_LEADER_OR_FOLLOWER,
+    Errors.UNKNOWN_TOPIC_OR_PARTITION,
+}
+
+
+@dataclass(slots=True)
+class _Fetching:
+    partition: Partition
+    leader_epoch: int
+    truncated: bool = False
+    parked: bool = False
+
+
+class ReplicaFetcherThread:
+    """Fetches every partition this broker follows from one leader."""
+
+    def __init__(
+        self,
+        broker_id: int,
+        leader_id: int,
+        host: str,
+        port: int,
+        event_log: EventLog,
+        max_wait_ms: int,
+    ) -> None:
+        self.broker_id = broker_id
+        self.leader_id = leader_id
+        self.target = f"{host}:{port}"
+        self._events = event_log
+        self._max_wait_ms = max_wait_ms
+        self._client = ClientApiClient(self.target, timeout_s=10)
+        self._lock = threading.Lock()
+        self._partitions: dict[TopicPartition, _Fetching] = {}
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, name=f"replica-fetcher-{leader_id}", daemon=True
+        )
+
+    def start(self) -> None:
+        """Start fetching."""
+        self._thread.start()
+
+    def add(self, partitions: dict[TopicPartition, Partition]) -> None:
+        """Follow `partitions` (each at its current leader epoch), truncating first."""
+        with self._lock:
+            for tp, partition in partitions.items():
+                self._partitions[tp] = _Fetching(partition, partition.leader_epoch)
+
+    def remove(self, partitions: list[TopicPartition]) -> None:
+        """Stop following `partitions`."""
+        with self._lock:
+            for tp in partitions:
+                self._partitions.pop(tp, None)
+
+    def is_empty(self) -> bool:
+        """No partition left to fetch."""
+        with self._lock:
+            return not self._partitions
+
+    def stop(self) -> None:
+        """Stop the thread and close the connection."""
+        self._stopped.set()
+        self._client.close()
+        if self._thread.is_alive() and threading.current_thread() is not self._thread:
+            self._thread.join(5)
+
+    def _active(self) -> list[tuple[TopicPartition, _Fetching]]:
+        with self._lock:
+            return [(tp, f) for tp, f in self._partitions.items() if not f.parked]
+
+    def _run(self) -> None:
+        backoff = 0.1
+        while not self._stopped.is_set():
+            active = self._active()
+            if not active:
+                self._stopped.wait(0.1)
+                continue
+            try:
+                self._truncate([(tp, f) for tp, f in active if not f.truncated])
+                self._fetch([(tp, f) for tp, f in active if f.truncated])
+                backoff = 0.1
+            except grpc.RpcError as exc:
+                if self._stopped.is_set():
+                    return
+                log.info("fetching from broker %d failed: %s", self.leader_id, exc)
+                self._stopped.wait(backoff)
+                backoff = min(backoff * 2, 1.0)
+            except ValueError:
+                return  # the channel was closed by stop()
+            except Exception:
+                log.exception("replica fetcher for leader %d failed", self.leader_id)
+                self._stopped.wait(backoff)
+
+    def _park(self, tp: TopicPartition, fetching: _Fetching, error: Errors) -> None:
+        fetching.parked = True
+        self._events.emit(
+            EventKind.FETCHER_PARKED,
+            topic=tp.topic,
+            partition=tp.partition,
+            leader=self.leader_id,
+            leader_epoch=fetching.leader_epoch,
+            error=error.name,
+        )
+
+    def _truncate(self, pending: list[tuple[TopicPartition, _Fetching]]) -> None:
+        if not pending:
+            return
+        asks = []
+        no_epoch = []
+        for tp, f in pending:
+            epoch = f.partition.log.latest_epoch()
+            if epoch == UNDEFINED_EPOCH:
+                no_epoch.append((tp, f))
+            else:
+                asks.append(m.EpochPartition(tp.topic, tp.partition, f.leader_epoch, epoch))
+        for _tp, f in no_epoch:
+            f.partition.truncate_to(f.partition.log.high_watermark)
+            f.truncated = True
+        if not asks:
+            return
+        reply = self._client.offsets_for_leader_epoch(
+            m.OffsetsForLeaderEpochRequest(tuple(asks), self.broker_id)
+        )
+        by_tp = dict(pending)
+        for answer in reply.partitions:
+            tp = TopicPartition(answer.topic, answer.partition)
+            f = by_tp[tp]
+            if answer.error in PARKING:
+                self._park(tp, f, answer.error)
+                continue
+            if answer.error is not Errors.NONE:
+                continue  # e.g. UNKNOWN_LEADER_EPOCH: the leader is not there yet; ask again
+            log_ = f.partition.log
+            if answer.leader_epoch == UNDEFINED_EPOCH or answer.end_offset == UNDEFINED_OFFSET:
+                target = log_.high_watermark
+            else:
+                target = answer.end_offset
+                local_epoch, local_end = log_.end_offset_for_epoch(answer.leader_epoch)
+                if local_epoch == answer.leader_epoch and local_end != UNDEFINED_OFFSET:
+                    target = min(target, local_end)
+            f.partition.truncate_to(min(target, log_.log_end_offset))
+            f.truncated = True
+
+    def _fetch(self, ready: list[tuple[TopicPartition, _Fetching]]) -> None:
+        if not ready:
+            return
+        request = m.FetchRequest(
+            tuple(
+                m.FetchPartition(
+                    tp.topic, tp.partition, f.partition.log.log_end_offset, f.leader_epoch
+                )
+                for tp, f in ready
+            ),
+            replica_id=self.broker_id,
+            max_wait_ms=self._max_wait_ms,
+        )
+        reply = self._client.fetch(request)
+        by_tp = dict(ready)
+        for fetched in reply.partitions:
+            tp = fetched.topic_partition
+            f = by_tp[tp]
+            with self._lock:
+                if self._partitions.get(tp) is not f:
+                    continue  # removed or re-added meanwhile
+            if fetched.error is Errors.NONE:
+                f.partition.append_as_follower(fetched.records, fetched.high_watermark)
+            elif fetched.error is Errors.OFFSET_OUT_OF_RANGE:
+                f.truncated = False  # diverged: truncate again
+            elif fetched.error in PARKING:
+                self._park(tp, f, fetched.error)
+
+
+class ReplicaFetcherManager:
+    """The fetcher threads of one broker, one per leader it follows."""
+
+    def __init__(
+        self, broker_id: int, replicas: ReplicaManager, event_log: EventLog, max_wait_ms: int
+    ) -> None:
+        self.broker_id = broker_id
+        self._replicas = replicas
+        self._events = event_log
+        self._max_wait_ms = max_wait_ms
+        self._lock = threading.Lock()
+        self._threads: dict[int, ReplicaFetcherThread] = {}
+        self._owner: dict[TopicPartition, int] = {}
+
+    def add_partitions(
+        self, leader_id: int, host: str, port: int, partitions: dict[TopicPartition, Partition]
+    ) -> None:
+        """Follow `partitions` from `leader_id` at host:port."""
+        with self._lock:
+            thread = self._threads.get(leader_id)
+            if thread is None or thread.target != f"{host}:{port}":
+                if thread is not None:
+                    thread.stop()
+                thread = ReplicaFetcherThread(
+                    self.broker_id, leader_id, host, port, self._events, self._max_wait_ms
+                )
+                self._threads[leader_id] = thread
+                thread.start()
+            thread.add(partitions)
+            for tp in partitions:
+                self._owner[tp] = leader_id
+
+    def remove_partitions(self, partitions: list[TopicPartition]) -> None:
+        """Stop following `partitions`; idle threads are stopped."""
+        idle = []
+        with self._lock:
+            for tp in partitions:
+                leader_id = self._owner.pop(tp, None)
+                if leader_id is not None and leader_id in self._threads:
+                    self._threads[leader_id].remove([tp])
+            for leader_id, thread in list(self._threads.items()):
+                if thread.is_empty():
+                    idle.append(self._threads.pop(leader_id))
+        for thread in idle:
+            thread.stop()
+
+    def shutdown(self) -> None:
+        """Stop every fetcher thread."""
+        with self._lock:
+            threads = list(self._threads.values())
+            self._threads.clear()
+            self._owner.clear()
+        for thread in threads:
+            thread.stop()

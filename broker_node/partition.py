@@ -1,0 +1,361 @@
+"""`Partition`: one replica hosted by this broker, as leader or follower.
+
+As leader it appends produced records, serves fetches (followers up to the log end,
+consumers up to the high watermark), tracks each follower's progress, moves the high
+watermark, and shrinks or expands the ISR by writing the state znode conditionally on its
+zkVersion (keeping the controller epoch of the leadership decision). As follower it takes
+records from the replica fetcher and truncates when told.
+
+Thread-safety: every method may be called from any thread (gRPC workers, the fetcher
+threads, the ISR expiration thread); one condition variable guards the state and wakes
+produce and fetch waiters. ZooKeeper writes happen under it, as Kafka's leader ISR lock.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from broker_node import isr as decide
+from broker_node.storage import PartitionLog, Record
+from eventlog import EventKind, EventLog
+from rpc import messages as m
+from rpc.errors import Errors
+from zkdata.client import Reads
+from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
+
+
+class IsrStore(Protocol):
+    """Where a leader writes its ISR (`KafkaZkClient`)."""
+
+    def update_partition_state(
+        self, tp: TopicPartition, state: LeaderIsrAndControllerEpoch, expected_version: int
+    ) -> int | None:
+        """Conditional write; None on BADVERSION."""
+
+    def get_partition_states(
+        self, partitions: Sequence[TopicPartition]
+    ) -> Reads[TopicPartition, LeaderIsrAndControllerEpoch]:
+        """Read state znodes."""
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionConfig:
+    """Replication settings of one partition."""
+
+    lag_time_max_ms: int = 10_000
+    min_insync_replicas: int = 1
+
+
+def _now_ms() -> int:
+    return int(time.monotonic() * 1000)
+
+
+class Partition:
+    """One replica of one partition on this broker."""
+
+    def __init__(
+        self,
+        tp: TopicPartition,
+        broker_id: int,
+        log: PartitionLog,
+        store: IsrStore,
+        event_log: EventLog,
+        config: PartitionConfig,
+        on_isr_change: Callable[[TopicPartition], None],
+        clock_ms: Callable[[], int] = _now_ms,
+    ) -> None:
+        self.tp = tp
+        self.broker_id = broker_id
+        self.log = log
+        self._store = store
+        self._events = event_log
+        self.config = config
+        self._on_isr_change = on_isr_change
+        self._clock = clock_ms
+        self._cond = threading.Condition(threading.RLock())
+        self.leader = -1
+        self.leader_epoch = -1
+        self.isr: tuple[int, ...] = ()
+        self.replicas: tuple[int, ...] = ()
+        self.zk_version = 0
+        self.controller_epoch = 0
+        self._followers: dict[int, decide.FollowerState] = {}
+        self._leader_epoch_start_offset = 0
+
+    # -- roles (gRPC thread handling LeaderAndIsr) -----------------------------------------
+
+    @property
+    def is_leader(self) -> bool:
+        """True while this broker leads the partition."""
+        return self.leader == self.broker_id
+
+    def make_leader(self, state: m.LeaderAndIsrPartitionState) -> None:
+        """Become leader at `state`'s epoch: the new epoch starts at the current log end."""
+        with self._cond:
+            now = self._clock()
+            self._apply(state)
+            self._leader_epoch_start_offset = self.log.log_end_offset
+            self._followers = {
+                r: decide.FollowerState(last_caught_up_ms=now if r in self.isr else 0)
+                for r in self.replicas
+                if r != self.broker_id
+            }
+            self._maybe_increment_hw()
+            self._cond.notify_all()
+
+    def make_follower(self, state: m.LeaderAndIsrPartitionState) -> None:
+        """Follow `state.leader`; produce waiters give up, fetches are refused."""
+        with self._cond:
+            self._apply(state)
+            self._followers = {}
+            self._cond.notify_all()
+
+    def stop(self) -> None:
+        """Neither lead nor follow (StopReplica without delete)."""
+        with self._cond:
+            self.leader = -1
+            self._followers = {}
+            self._cond.notify_all()
+
+    def _apply(self, state: m.LeaderAndIsrPartitionState) -> None:
+        self.leader = state.leader
+        self.leader_epoch = state.leader_epoch
+        self.isr = state.isr
+        self.replicas = state.replicas
+        self.zk_version = state.zk_version
+        self.controller_epoch = state.controller_epoch
+
+    # -- leader: produce ------------------------------------------------------------------
+
+    def append_as_leader(
+        self, records: Sequence[m.ProducedRecord], acks: int
+    ) -> tuple[Errors, int, int]:
+        """Append if this broker leads and, for acks=all, the ISR is large enough; returns
+        (error, first offset, last offset)."""
+        with self._cond:
+            if not self.is_leader:
+                return Errors.NOT_LEADER_OR_FOLLOWER, -1, -1
+            if acks == -1 and len(self.isr) < self.config.min_insync_replicas:
+                return Errors.NOT_ENOUGH_REPLICAS, -1, -1
+            first, last = self.log.append_as_leader(
+                [(r.key, r.value, r.timestamp_ms or int(time.time() * 1000)) for r in records],
+                self.leader_epoch,
+            )
+            self._maybe_increment_hw()
+            self._cond.notify_all()
+            return Errors.NONE, first, last
+
+    def wait_for_acks(self, last_offset: int, leader_epoch: int, timeout_s: float) -> Errors:
+        """Wait until the high watermark covers `last_offset` (acks=all)."""
+        deadline = time.monotonic() + timeout_s
+        with self._cond:
+            while True:
+                if not self.is_leader or self.leader_epoch != leader_epoch:
+                    return Errors.NOT_LEADER_OR_FOLLOWER
+                if self.log.high_watermark > last_offset:
+                    if len(self.isr) < self.config.min_insync_replicas:
+                        return Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+                    return Errors.NONE
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return Errors.REQUEST_TIMED_OUT
+                self._cond.wait(remaining)
+
+    # -- leader: fetch --------------------------------------------------------------------
+
+    def _check_epoch(self, current_leader_epoch: int) -> Errors:
+        if not self.is_leader:
+            return Errors.NOT_LEADER_OR_FOLLOWER
+        if current_leader_epoch == -1:
+            return Errors.NONE
+        if current_leader_epoch < self.leader_epoch:
+            return Errors.FENCED_LEADER_EPOCH
+        if current_leader_epoch > self.leader_epoch:
+            return Errors.UNKNOWN_LEADER_EPOCH
+        return Errors.NONE
+
+    def read(
+        self, fetch: m.FetchPartition, replica_id: int, max_wait_s: float
+    ) -> m.FetchedPartition:
+        """Serve a fetch; a follower's fetch also reports its progress. Waits up to
+        `max_wait_s` for records to appear."""
+        deadline = time.monotonic() + max_wait_s
+        with self._cond:
+            error = self._check_epoch(fetch.current_leader_epoch)
+            if error is not Errors.NONE:
+                return self._fetched(fetch, error)
+            if replica_id >= 0:
+                self._follower_fetched(replica_id, fetch.fetch_offset)
+            while True:
+                if not self.log.log_start_offset <= fetch.fetch_offset <= self.log.log_end_offset:
+                    return self._fetched(fetch, Errors.OFFSET_OUT_OF_RANGE)
+                limit = self.log.log_end_offset if replica_id >= 0 else self.log.high_watermark
+                records = (
+                    self.log.read(fetch.fetch_offset, limit, fetch.max_records)
+                    if fetch.fetch_offset < limit
+                    else []
+                )
+                remaining = deadline - time.monotonic()
+                if records or remaining <= 0:
+                    return self._fetched(fetch, Errors.NONE, records)
+                self._cond.wait(min(remaining, 0.5))
+                error = self._check_epoch(fetch.current_leader_epoch)
+                if error is not Errors.NONE:
+                    return self._fetched(fetch, error)
+
+    def _fetched(
+        self, fetch: m.FetchPartition, error: Errors, records: Sequence[Record] = ()
+    ) -> m.FetchedPartition:
+        return m.FetchedPartition(
+            topic=fetch.topic,
+            partition=fetch.partition,
+            error=error,
+            high_watermark=self.log.high_watermark,
+            log_start_offset=self.log.log_start_offset,
+            log_end_offset=self.log.log_end_offset,
+            records=tuple(
+                m.FetchedRecord(r.offset, r.leader_epoch, r.timestamp_ms, r.key, r.value)
+                for r in records
+            ),
+        )
+
+    def _follower_fetched(self, replica_id: int, fetch_offset: int) -> None:
+        if replica_id not in self._followers:
+            return
+        state = decide.after_fetch(
+            self._followers[replica_id], fetch_offset, self.log.log_end_offset, self._clock()
+        )
+        self._followers[replica_id] = state
+        if replica_id not in self.isr and decide.may_join_isr(
+            state.log_end_offset, self.log.high_watermark, self._leader_epoch_start_offset
+        ):
+            self._update_isr((*self.isr, replica_id), "expand")
+        self._maybe_increment_hw()
+
+    def _maybe_increment_hw(self) -> None:
+        hw = decide.high_watermark(
+            self.log.high_watermark,
+            self.log.log_end_offset,
+            self.isr,
+            self.broker_id,
+            self._followers,
+        )
+        if hw != self.log.high_watermark:
+            self.log.set_high_watermark(hw)
+            self._cond.notify_all()
+
+    def end_offset_for_epoch(self, current_leader_epoch: int, epoch: int) -> m.EpochEndOffset:
+        """KIP-101: where `epoch` ended in this leader's log."""
+        with self._cond:
+            error = self._check_epoch(current_leader_epoch)
+            if error is not Errors.NONE:
+                return m.EpochEndOffset(self.tp.topic, self.tp.partition, error)
+            found_epoch, end = self.log.end_offset_for_epoch(epoch)
+            return m.EpochEndOffset(self.tp.topic, self.tp.partition, Errors.NONE, found_epoch, end)
+
+    # -- leader: ISR maintenance (ISR expiration thread) ----------------------------------
+
+    def maybe_shrink_isr(self) -> None:
+        """Drop followers that have lagged longer than `replica.lag.time.max.ms`."""
+        with self._cond:
+            if not self.is_leader:
+                return
+            lagging = decide.out_of_sync_replicas(
+                self.isr,
+                self.broker_id,
+                self.log.log_end_offset,
+                self._followers,
+                self._clock(),
+                self.config.lag_time_max_ms,
+            )
+            if lagging:
+                self._update_isr(tuple(r for r in self.isr if r not in lagging), "shrink")
+                self._maybe_increment_hw()
+
+    def _update_isr(self, new_isr: tuple[int, ...], reason: str) -> None:
+        """Write the new ISR to the state znode, conditional on its zkVersion. On BADVERSION
+        the znode is re-read: if it already says the same, adopt its version; otherwise the
+        controller changed the partition and this leader waits for its LeaderAndIsr."""
+        state = LeaderIsrAndControllerEpoch(
+            LeaderAndIsr(self.leader, self.leader_epoch, new_isr, self.zk_version),
+            self.controller_epoch,
+        )
+        version = self._store.update_partition_state(self.tp, state, self.zk_version)
+        if version is None:
+            current = self._store.get_partition_states([self.tp]).found.get(self.tp)
+            lai = current.leader_and_isr if current else None
+            if lai is None or (lai.leader, lai.leader_epoch, lai.isr) != (
+                self.leader,
+                self.leader_epoch,
+                new_isr,
+            ):
+                self._events.emit(
+                    EventKind.ISR_UPDATE_FAILED,
+                    topic=self.tp.topic,
+                    partition=self.tp.partition,
+                    leader_epoch=self.leader_epoch,
+                    isr=list(self.isr),
+                    wanted=list(new_isr),
+                    reason="state znode changed (BADVERSION); waiting for the controller",
+                )
+                return
+            version = lai.zk_version
+        old = self.isr
+        self.isr = new_isr
+        self.zk_version = version
+        self._events.emit(
+            EventKind.ISR_CHANGED,
+            topic=self.tp.topic,
+            partition=self.tp.partition,
+            reason=reason,
+            leader=self.leader,
+            leader_epoch=self.leader_epoch,
+            old_isr=list(old),
+            isr=list(new_isr),
+            zk_version=version,
+            high_watermark=self.log.high_watermark,
+        )
+        self._on_isr_change(self.tp)
+        self._cond.notify_all()
+
+    # -- follower (replica fetcher thread) ------------------------------------------------
+
+    def append_as_follower(self, records: Sequence[m.FetchedRecord], leader_hw: int) -> None:
+        """Append what the leader sent and follow its high watermark."""
+        with self._cond:
+            if records:
+                self.log.append_as_follower(
+                    [
+                        Record(r.offset, r.leader_epoch, r.timestamp_ms, r.key, r.value)
+                        for r in records
+                    ]
+                )
+            self.log.set_high_watermark(min(leader_hw, self.log.log_end_offset))
+
+    def truncate_to(self, offset: int) -> int:
+        """Drop the divergent tail (KIP-101); returns the records removed."""
+        with self._cond:
+            before = self.log.log_end_offset
+            self.log.truncate_to(offset)
+            removed = before - self.log.log_end_offset
+            if removed:
+                self._events.emit(
+                    EventKind.LOG_TRUNCATED,
+                    topic=self.tp.topic,
+                    partition=self.tp.partition,
+                    to_offset=self.log.log_end_offset,
+                    removed=removed,
+                    leader_epoch=self.leader_epoch,
+                )
+            return removed
+
+    # -- figures ----------------------------------------------------------------------------
+
+    def under_replicated(self) -> bool:
+        """Led here with an ISR smaller than the replica set."""
+        with self._cond:
+            return self.is_leader and len(self.isr) < len(self.replicas)

@@ -1,0 +1,275 @@
+"""`ReplicaManager`: the partitions this broker hosts and the data-plane requests on them.
+
+LeaderAndIsr (accepted by the control request handler) makes partitions leaders or
+followers and starts or stops their replica fetchers; StopReplica stops (and may delete)
+them. Produce, Fetch and OffsetsForLeaderEpoch run on gRPC worker threads against the
+`Partition` objects. Two daemon threads keep the ISR: `isr-expiration` shrinks it,
+`isr-change-propagation` batches ISR changes into `/isr_change_notification` the way
+Kafka 2.x does (after 5 s without new changes, or at least every 60 s).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from broker_node.fetcher import ReplicaFetcherManager
+from broker_node.partition import IsrStore, Partition, PartitionConfig
+from broker_node.storage import PartitionLog
+from eventlog import EventKind, EventLog
+from rpc import messages as m
+from rpc.errors import Errors
+from zkdata.model import TopicPartition
+
+MIN_INSYNC = "min.insync.replicas"
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicationConfig:
+    """Broker-wide replication settings."""
+
+    data_dir: Path
+    lag_time_max_ms: int = 10_000
+    min_insync_replicas: int = 1
+    isr_change_check_ms: int = 2_500
+    isr_change_blackout_ms: int = 5_000
+    isr_change_max_delay_ms: int = 60_000
+    fetch_max_wait_ms: int = 500
+
+
+class IsrChangeSink(IsrStore, Protocol):
+    """`IsrStore` plus the notification the controller reads (`KafkaZkClient`)."""
+
+    def create_isr_change_notification(self, partitions: Iterable[TopicPartition]) -> str:
+        """Record partitions whose ISR changed."""
+        ...
+
+
+class ReplicaManager:
+    """Hosted partitions of one broker."""
+
+    def __init__(
+        self,
+        broker_id: int,
+        config: ReplicationConfig,
+        store: IsrChangeSink,
+        event_log: EventLog,
+        topic_config: Callable[[str], dict[str, str]],
+    ) -> None:
+        self.broker_id = broker_id
+        self.config = config
+        self._store = store
+        self._events = event_log
+        self._topic_config = topic_config
+        self._lock = threading.Lock()
+        self._partitions: dict[TopicPartition, Partition] = {}
+        self._isr_changes: set[TopicPartition] = set()
+        self._last_isr_change_ms = 0.0
+        self._last_propagation_ms = time.monotonic() * 1000
+        self._stopped = threading.Event()
+        self.fetchers = ReplicaFetcherManager(broker_id, self, event_log, config.fetch_max_wait_ms)
+        self._threads = [
+            threading.Thread(target=self._isr_expiration, name="isr-expiration", daemon=True),
+            threading.Thread(
+                target=self._isr_change_propagation, name="isr-change-propagation", daemon=True
+            ),
+        ]
+
+    def startup(self) -> None:
+        """Start the ISR threads."""
+        for thread in self._threads:
+            thread.start()
+
+    def shutdown(self) -> None:
+        """Stop fetchers and ISR threads; flush and close every log."""
+        self._stopped.set()
+        self.fetchers.shutdown()
+        for thread in self._threads:
+            if thread.is_alive():
+                thread.join(5)
+        with self._lock:
+            partitions = list(self._partitions.values())
+        for partition in partitions:
+            partition.log.close()
+
+    # -- hosting --------------------------------------------------------------------------
+
+    def partition(self, tp: TopicPartition) -> Partition | None:
+        """A hosted partition."""
+        with self._lock:
+            return self._partitions.get(tp)
+
+    def partitions(self) -> list[Partition]:
+        """Every hosted partition."""
+        with self._lock:
+            return list(self._partitions.values())
+
+    def _get_or_create(self, tp: TopicPartition) -> Partition:
+        with self._lock:
+            partition = self._partitions.get(tp)
+            if partition is None:
+                log = PartitionLog(self.config.data_dir / f"{tp.topic}-{tp.partition}")
+                overrides = self._topic_config(tp.topic)
+                try:
+                    min_isr = int(overrides.get(MIN_INSYNC, self.config.min_insync_replicas))
+                except ValueError:
+                    min_isr = self.config.min_insync_replicas
+                partition = Partition(
+                    tp,
+                    self.broker_id,
+                    log,
+                    self._store,
+                    self._events,
+                    PartitionConfig(self.config.lag_time_max_ms, min_isr),
+                    self._record_isr_change,
+                )
+                self._partitions[tp] = partition
+            return partition
+
+    def become_leader_or_follower(
+        self, states: Iterable[m.LeaderAndIsrPartitionState], live_leaders: Iterable[m.LiveLeader]
+    ) -> None:
+        """Apply accepted LeaderAndIsr partition states (gRPC thread)."""
+        endpoints = {leader.broker_id: (leader.host, leader.port) for leader in live_leaders}
+        to_follow: dict[int, dict[TopicPartition, Partition]] = {}
+        for state in states:
+            partition = self._get_or_create(state.topic_partition)
+            if state.leader == self.broker_id:
+                self.fetchers.remove_partitions([partition.tp])
+                partition.make_leader(state)
+            else:
+                self.fetchers.remove_partitions([partition.tp])
+                partition.make_follower(state)
+                if state.leader >= 0 and state.leader in endpoints:
+                    to_follow.setdefault(state.leader, {})[partition.tp] = partition
+        for leader, partitions in to_follow.items():
+            host, port = endpoints[leader]
+            self.fetchers.add_partitions(leader, host, port, partitions)
+
+    def stop_replicas(
+        self, partitions: Iterable[TopicPartition], delete: Iterable[TopicPartition]
+    ) -> None:
+        """StopReplica: stop fetching; delete the logs of the partitions in `delete`."""
+        tps = list(partitions)
+        doomed = set(delete)
+        self.fetchers.remove_partitions(tps)
+        for tp in tps:
+            with self._lock:
+                partition = (
+                    self._partitions.pop(tp, None) if tp in doomed else self._partitions.get(tp)
+                )
+            if partition is None:
+                continue
+            partition.stop()
+            if tp in doomed:
+                partition.log.delete()
+
+    # -- data plane (gRPC threads) ------------------------------------------------------------
+
+    def produce(self, request: m.ProduceRequest) -> m.ProduceResponse:
+        """Append to a partition this broker leads; acks=all waits for the ISR."""
+        if request.acks not in (0, 1, -1):
+            return m.ProduceResponse(Errors.INVALID_REQUIRED_ACKS)
+        partition = self.partition(request.topic_partition)
+        if partition is None:
+            return m.ProduceResponse(Errors.UNKNOWN_TOPIC_OR_PARTITION)
+        epoch = partition.leader_epoch
+        error, first, last = partition.append_as_leader(request.records, request.acks)
+        if error is not Errors.NONE:
+            return m.ProduceResponse(error)
+        if request.acks == -1:
+            error = partition.wait_for_acks(last, epoch, request.timeout_ms / 1000)
+            if error is not Errors.NONE:
+                return m.ProduceResponse(error, first, last)
+        return m.ProduceResponse(Errors.NONE, first, last)
+
+    def fetch(self, request: m.FetchRequest) -> m.FetchResponse:
+        """Read each partition; waits up to `max_wait_ms` in total for data."""
+        deadline = time.monotonic() + request.max_wait_ms / 1000
+        out = []
+        for fetch in request.partitions:
+            partition = self.partition(fetch.topic_partition)
+            if partition is None:
+                out.append(
+                    m.FetchedPartition(
+                        fetch.topic, fetch.partition, Errors.UNKNOWN_TOPIC_OR_PARTITION
+                    )
+                )
+                continue
+            wait = deadline - time.monotonic() if len(request.partitions) == 1 else 0.0
+            out.append(partition.read(fetch, request.replica_id, max(0.0, wait)))
+        if (
+            len(request.partitions) > 1
+            and not any(p.records for p in out)
+            and time.monotonic() < deadline
+        ):
+            self._stopped.wait(min(0.1, deadline - time.monotonic()))  # brief poll interval
+        return m.FetchResponse(Errors.NONE, tuple(out))
+
+    def offsets_for_leader_epoch(
+        self, request: m.OffsetsForLeaderEpochRequest
+    ) -> m.OffsetsForLeaderEpochResponse:
+        """KIP-101 answers from the leaders' epoch caches."""
+        out = []
+        for ask in request.partitions:
+            partition = self.partition(TopicPartition(ask.topic, ask.partition))
+            if partition is None:
+                out.append(
+                    m.EpochEndOffset(ask.topic, ask.partition, Errors.UNKNOWN_TOPIC_OR_PARTITION)
+                )
+            else:
+                out.append(
+                    partition.end_offset_for_epoch(ask.current_leader_epoch, ask.leader_epoch)
+                )
+        return m.OffsetsForLeaderEpochResponse(tuple(out))
+
+    # -- ISR threads ------------------------------------------------------------------------
+
+    def _record_isr_change(self, tp: TopicPartition) -> None:
+        with self._lock:
+            self._isr_changes.add(tp)
+            self._last_isr_change_ms = time.monotonic() * 1000
+
+    def _isr_expiration(self) -> None:
+        interval = max(0.05, self.config.lag_time_max_ms / 2000)
+        while not self._stopped.wait(interval):
+            for partition in self.partitions():
+                try:
+                    partition.maybe_shrink_isr()
+                    partition.log.flush()  # checkpoints the high watermark and epochs
+                except Exception as exc:  # ZooKeeper trouble: try again next round
+                    self._events.emit(
+                        EventKind.ISR_UPDATE_FAILED,
+                        topic=partition.tp.topic,
+                        partition=partition.tp.partition,
+                        reason=f"{type(exc).__name__}: {exc}",
+                    )
+
+    def _isr_change_propagation(self) -> None:
+        while not self._stopped.wait(self.config.isr_change_check_ms / 1000):
+            self.maybe_propagate_isr_changes()
+
+    def maybe_propagate_isr_changes(self) -> None:
+        """Write one notification for the pending ISR changes once they have settled."""
+        now = time.monotonic() * 1000
+        with self._lock:
+            if not self._isr_changes:
+                return
+            quiet = now - self._last_isr_change_ms > self.config.isr_change_blackout_ms
+            overdue = now - self._last_propagation_ms > self.config.isr_change_max_delay_ms
+            if not (quiet or overdue):
+                return
+            changes = sorted(self._isr_changes)
+            self._isr_changes.clear()
+            self._last_propagation_ms = now
+        try:
+            node = self._store.create_isr_change_notification(changes)
+        except Exception:
+            with self._lock:
+                self._isr_changes.update(changes)  # try again next round
+            return
+        self._events.emit(EventKind.ISR_CHANGE_PROPAGATED, node=node, partitions=len(changes))

@@ -1,0 +1,381 @@
+"""`PartitionLog`: the on-disk log of one partition replica (Kafka's `Log`, simplified).
+
+The directory holds `<base offset>.log` segments with their `<base offset>.index` sparse
+offset indexes, a `leader-epoch-checkpoint` and an `hw-checkpoint`. Opening the directory
+recovers it (`log_loader`). Appends write each batch with one `write` per segment and flush
+Python's buffer, so a killed process loses nothing already appended; the files are fsynced
+only by `flush()` (and on a segment roll) when the log was opened with `fsync=True`.
+
+Order of writes, so that any crash leaves a log that recovery accepts:
+- append: epoch checkpoint (new epoch) -> records -> offset index;
+- truncate: delete whole segments from the last one back -> truncate the segment holding
+  the offset -> epoch checkpoint -> high-watermark checkpoint;
+- checkpoints are replaced atomically (temporary file + `os.replace`).
+
+The high watermark is checkpointed at most once a second when it rises, at once when it
+falls (truncation), and on `flush()`/`close()`: a crash may lose a recent rise, never keep
+a watermark above what the log held.
+
+Threads: every public method may be called from any thread. One `threading.RLock`
+serialises them, so each call sees and leaves a consistent log. After `close()` or
+`delete()` every method but those two raises `LogError`; so does every method after a write
+failed with `OSError` (the files may hold a partial write that only recovery, i.e. opening
+the directory again, can repair).
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import math
+import shutil
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+from broker_node.storage.appends import (
+    follower_append_problem,
+    leader_append_problem,
+    split_for_segments,
+)
+from broker_node.storage.checkpoints import (
+    HW_CHECKPOINT,
+    LEADER_EPOCH_CHECKPOINT,
+    atomic_write,
+    encode_epoch_checkpoint,
+    encode_hw_checkpoint,
+    fsync_directory,
+)
+from broker_node.storage.epoch_cache import EpochEntry
+from broker_node.storage.errors import LogError, OffsetOutOfRangeError
+from broker_node.storage.log_loader import load_log
+from broker_node.storage.record import Record, encode_record
+from broker_node.storage.segment import LogSegment
+
+__all__ = ["HW_CHECKPOINT_INTERVAL_S", "PartitionLog"]
+
+HW_CHECKPOINT_INTERVAL_S = 1.0
+"""A rising high watermark is written to `hw-checkpoint` at most this often."""
+
+_U32_MAX = (1 << 32) - 1
+
+
+class PartitionLog:
+    """The replicated log of one partition on this broker (thread-safe)."""
+
+    def __init__(
+        self,
+        directory: Path,
+        segment_bytes: int = 1 << 20,
+        index_interval_bytes: int = 4096,
+        fsync: bool = False,
+    ) -> None:
+        """Open or create the log in `directory` and recover it (see `log_loader`).
+
+        `CorruptLogError` if the damage is beyond repair.
+        """
+        if not 0 < segment_bytes <= _U32_MAX:
+            raise ValueError(f"segment_bytes must be in [1, {_U32_MAX}], not {segment_bytes}")
+        if index_interval_bytes < 0:
+            raise ValueError(f"index_interval_bytes must be >= 0, not {index_interval_bytes}")
+        self._lock = threading.RLock()
+        self._directory = directory
+        self._segment_bytes = segment_bytes
+        self._index_interval_bytes = index_interval_bytes
+        self._fsync = fsync
+        self._closed = False
+        self._failure: str | None = None
+        self._clock: Callable[[], float] = time.monotonic
+        loaded = load_log(directory, index_interval_bytes, fsync)
+        self._segments = loaded.segments
+        self._epochs = loaded.epochs
+        self._high_watermark = loaded.high_watermark
+        self._hw_on_disk: int | None = None
+        self._hw_written_at = -math.inf
+        if loaded.epochs_changed or not (directory / LEADER_EPOCH_CHECKPOINT).exists():
+            self._write_epoch_checkpoint()
+        self._store_hw()  # without starting the once-a-second clock
+
+    # -- offsets -------------------------------------------------------------------------
+
+    @property
+    def directory(self) -> Path:
+        """The log's directory."""
+        return self._directory
+
+    @property
+    def log_start_offset(self) -> int:
+        """The first offset the log holds (the base offset of its first segment)."""
+        with self._lock:
+            self._check_open()
+            return self._segments[0].base_offset
+
+    @property
+    def log_end_offset(self) -> int:
+        """The log end offset (LEO): the offset the next appended record gets."""
+        with self._lock:
+            self._check_open()
+            return self._segments[-1].next_offset
+
+    # -- appends -------------------------------------------------------------------------
+
+    def append_as_leader(
+        self, records: Sequence[tuple[bytes | None, bytes, int]], leader_epoch: int
+    ) -> tuple[int, int]:
+        """Append (key, value, timestamp_ms) records at consecutive offsets from the LEO,
+        in `leader_epoch`; return (first offset, last offset).
+
+        A new epoch is cached as starting at the first offset. An epoch older than the
+        latest cached one raises `LogError`. An empty batch writes nothing and returns
+        (LEO, LEO - 1), as an empty range.
+        """
+        with self._writing():
+            problem = leader_append_problem(leader_epoch, self._epochs.latest_epoch)
+            if problem is not None:
+                raise LogError(problem)
+            first = self._segments[-1].next_offset
+            built = [
+                Record(first + i, leader_epoch, timestamp_ms, key, value)
+                for i, (key, value, timestamp_ms) in enumerate(records)
+            ]
+            if built:
+                encoded = [encode_record(record) for record in built]
+                if self._epochs.assign(leader_epoch, first):
+                    self._write_epoch_checkpoint()
+                self._write(built, encoded)
+            return first, first + len(built) - 1
+
+    def append_as_follower(self, records: Sequence[Record]) -> None:
+        """Append records copied from the leader, keeping their offsets and epochs.
+
+        The first offset must be the LEO and the offsets contiguous; epochs must not go
+        backwards. Otherwise `LogError`, and nothing is written. Every newer epoch met is
+        cached as starting at its first record.
+        """
+        with self._writing():
+            problem = follower_append_problem(
+                records, self._segments[-1].next_offset, self._epochs.latest_epoch
+            )
+            if problem is not None:
+                raise LogError(problem)
+            if not records:
+                return
+            encoded = [encode_record(record) for record in records]
+            changed = False
+            for record in records:
+                changed |= self._epochs.assign(record.leader_epoch, record.offset)
+            if changed:
+                self._write_epoch_checkpoint()
+            self._write(records, encoded)
+
+    def _write(self, records: Sequence[Record], encoded: Sequence[bytes]) -> None:
+        counts = split_for_segments(
+            [len(data) for data in encoded], self._segments[-1].size, self._segment_bytes
+        )
+        start = 0
+        for n, count in enumerate(counts):
+            if n:
+                self._roll()
+            if count:
+                end = start + count
+                self._segments[-1].append(records[start:end], encoded[start:end])
+                start = end
+
+    def _roll(self) -> None:
+        active = self._segments[-1]
+        if self._fsync:
+            active.sync()
+        active.close()
+        self._segments.append(
+            LogSegment.create(self._directory, active.next_offset, self._index_interval_bytes)
+        )
+        if self._fsync:
+            fsync_directory(self._directory)
+
+    # -- reads ---------------------------------------------------------------------------
+
+    def read(
+        self,
+        start_offset: int,
+        max_offset: int | None = None,
+        max_records: int = 1000,
+        max_bytes: int = 1 << 20,
+    ) -> list[Record]:
+        """Records with start_offset <= offset < min(max_offset, LEO), at most
+        `max_records` of them and `max_bytes` of their encoded size, yet at least one when
+        any is available. `OffsetOutOfRangeError` if `start_offset` is below the log start
+        or above the LEO; reading at the LEO returns [].
+        """
+        with self._lock:
+            self._check_open()
+            log_end = self._segments[-1].next_offset
+            if not self._segments[0].base_offset <= start_offset <= log_end:
+                raise OffsetOutOfRangeError(start_offset, self._segments[0].base_offset, log_end)
+            end = log_end if max_offset is None else min(max_offset, log_end)
+            records: list[Record] = []
+            used = 0
+            first = self._segment_index(start_offset)
+            for segment in self._segments[first:]:
+                if start_offset >= end or len(records) >= max_records:
+                    break
+                found, size = segment.read(
+                    start_offset, end, max_records - len(records), max_bytes - used, not records
+                )
+                records += found
+                used += size
+                if found:
+                    start_offset = found[-1].offset + 1
+                if start_offset < segment.next_offset:
+                    break  # a limit stopped the read inside this segment
+            return records
+
+    def _segment_index(self, offset: int) -> int:
+        """Index of the segment holding `offset` (the last one for the LEO)."""
+        bases = [segment.base_offset for segment in self._segments]
+        return max(bisect.bisect_right(bases, offset) - 1, 0)
+
+    # -- truncation ----------------------------------------------------------------------
+
+    def truncate_to(self, offset: int) -> None:
+        """Remove every record at or past `offset` (whole segments past it are deleted);
+        drop epoch entries starting there or later; clamp the high watermark.
+
+        A no-op when `offset` >= LEO; `OffsetOutOfRangeError` below the log start.
+        """
+        with self._writing():
+            log_start = self._segments[0].base_offset
+            log_end = self._segments[-1].next_offset
+            if offset < log_start:
+                raise OffsetOutOfRangeError(offset, log_start, log_end)
+            if offset >= log_end:
+                return
+            while len(self._segments) > 1 and self._segments[-1].base_offset > offset:
+                self._segments.pop().delete()
+            active = self._segments[-1]
+            active.truncate_to(offset)
+            active.open_for_append()
+            if self._epochs.truncate_from_end(offset):
+                self._write_epoch_checkpoint()
+            if self._high_watermark > offset:
+                self._high_watermark = offset
+                self._write_hw_checkpoint()
+
+    # -- leader epochs -------------------------------------------------------------------
+
+    def latest_epoch(self) -> int:
+        """The newest leader epoch in the cache, UNDEFINED_EPOCH if none."""
+        with self._lock:
+            self._check_open()
+            return self._epochs.latest_epoch
+
+    def epoch_entries(self) -> list[EpochEntry]:
+        """The epoch cache: each epoch and its start offset, ascending."""
+        with self._lock:
+            self._check_open()
+            return self._epochs.entries
+
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        """(epoch, end offset) for OffsetsForLeaderEpoch, as Kafka 2.8 answers it
+        (`epoch_cache.end_offset_for` lists the cases)."""
+        with self._lock:
+            self._check_open()
+            return self._epochs.end_offset_for(epoch, self._segments[-1].next_offset)
+
+    def epoch_start_offset(self, epoch: int) -> int | None:
+        """The start offset of `epoch` in the cache, None if it is not cached."""
+        with self._lock:
+            self._check_open()
+            return self._epochs.start_offset_of(epoch)
+
+    # -- high watermark ------------------------------------------------------------------
+
+    @property
+    def high_watermark(self) -> int:
+        """The high watermark: offsets below it are committed."""
+        with self._lock:
+            self._check_open()
+            return self._high_watermark
+
+    def set_high_watermark(self, hw: int) -> None:
+        """Set the high watermark, clamped to [log start, LEO]. A rise is checkpointed at
+        most once a second (else at the next `flush()`), a fall at once."""
+        with self._writing():
+            clamped = min(max(hw, self._segments[0].base_offset), self._segments[-1].next_offset)
+            fell = clamped < self._high_watermark
+            self._high_watermark = clamped
+            if fell or self._clock() - self._hw_written_at >= HW_CHECKPOINT_INTERVAL_S:
+                self._write_hw_checkpoint()
+
+    # -- durability and lifecycle --------------------------------------------------------
+
+    def flush(self) -> None:
+        """Flush buffers (fsync the active segment when opened with `fsync=True`) and
+        write both checkpoints."""
+        with self._writing():
+            if self._fsync:
+                self._segments[-1].sync()
+            self._write_epoch_checkpoint()
+            self._write_hw_checkpoint()
+
+    def close(self) -> None:
+        """Flush and close the files. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            if self._failure is None:
+                self.flush()
+            for segment in self._segments:
+                segment.close()
+            self._closed = True
+
+    def delete(self) -> None:
+        """Close the log and remove its directory (StopReplica with delete)."""
+        with self._lock:
+            if not self._closed:
+                for segment in self._segments:
+                    segment.close()
+                self._closed = True
+            with contextlib.suppress(FileNotFoundError):
+                shutil.rmtree(self._directory)
+
+    def _check_open(self) -> None:
+        if self._failure is not None:
+            raise LogError(f"{self._directory}: {self._failure}; open it again to recover")
+        if self._closed:
+            raise LogError(f"{self._directory}: the log is closed")
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Hold the lock for a call that writes. An `OSError` fails the log (as Kafka takes
+        the log directory offline): it is re-raised, and later calls raise `LogError`."""
+        with self._lock:
+            self._check_open()
+            try:
+                yield
+            except OSError as exc:
+                self._failure = f"a write failed ({exc})"
+                for segment in self._segments:
+                    with contextlib.suppress(OSError):
+                        segment.close()
+                raise
+
+    def _write_epoch_checkpoint(self) -> None:
+        atomic_write(
+            self._directory / LEADER_EPOCH_CHECKPOINT,
+            encode_epoch_checkpoint(self._epochs.entries),
+            self._fsync,
+        )
+
+    def _write_hw_checkpoint(self) -> None:
+        self._store_hw()
+        self._hw_written_at = self._clock()
+
+    def _store_hw(self) -> None:
+        if self._hw_on_disk != self._high_watermark:
+            atomic_write(
+                self._directory / HW_CHECKPOINT,
+                encode_hw_checkpoint(self._high_watermark),
+                self._fsync,
+            )
+            self._hw_on_disk = self._high_watermark

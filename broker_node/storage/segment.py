@@ -1,0 +1,292 @@
+"""`LogSegment`: one `<base offset, 20 digits>.log` file of records and its offset index.
+
+A segment holds the contiguous records from its base offset to `next_offset` (exclusive).
+Only the last (active) segment of a log is appended to; it keeps its file open. Older
+segments are opened for the length of each read.
+
+Threads: not thread-safe; only `PartitionLog`, holding its lock, calls it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import BinaryIO
+
+from broker_node.storage.errors import CorruptLogError, InvalidRecordError
+from broker_node.storage.offset_index import (
+    OffsetIndex,
+    index_entry_due,
+    parse_index,
+)
+from broker_node.storage.record import (
+    LENGTH_PREFIX_BYTES,
+    PEEK_OFFSET_BYTES,
+    Record,
+    decode_record,
+    peek_offset,
+    record_length,
+)
+
+__all__ = ["INDEX_SUFFIX", "LOG_SUFFIX", "LogSegment", "segment_base_offset"]
+
+LOG_SUFFIX = ".log"
+INDEX_SUFFIX = ".index"
+_BASE_DIGITS = 20
+_READ_CHUNK_BYTES = 64 * 1024
+
+
+def segment_base_offset(name: str) -> int | None:
+    """The base offset a segment's log file name encodes, None for any other file."""
+    stem, dot, suffix = name.partition(".")
+    if dot + suffix != LOG_SUFFIX or len(stem) != _BASE_DIGITS or not stem.isdigit():
+        return None
+    return int(stem)
+
+
+class LogSegment:
+    """The records [base_offset, next_offset) of a log, in one file."""
+
+    def __init__(
+        self, directory: Path, base_offset: int, index_interval_bytes: int, size: int
+    ) -> None:
+        self.base_offset = base_offset
+        self.log_path = directory / f"{base_offset:0{_BASE_DIGITS}d}{LOG_SUFFIX}"
+        self.index = OffsetIndex(
+            directory / f"{base_offset:0{_BASE_DIGITS}d}{INDEX_SUFFIX}", base_offset
+        )
+        self.size = size
+        self.next_offset = base_offset
+        self._index_interval_bytes = index_interval_bytes
+        self._file: BinaryIO | None = None
+
+    # -- opening -------------------------------------------------------------------------
+
+    @classmethod
+    def create(cls, directory: Path, base_offset: int, index_interval_bytes: int) -> LogSegment:
+        """A new, empty active segment (its log and index files created empty)."""
+        segment = cls(directory, base_offset, index_interval_bytes, 0)
+        segment.index.path.write_bytes(b"")
+        segment.open_for_append()
+        return segment
+
+    @classmethod
+    def open_sealed(
+        cls, directory: Path, base_offset: int, index_interval_bytes: int, fsync: bool
+    ) -> LogSegment:
+        """An existing segment before the last: its records are trusted; its index is
+        checked against the log and rebuilt if missing or inconsistent. `next_offset` comes
+        from scanning past the last index entry. `CorruptLogError` if a record is bad."""
+        segment = cls(directory, base_offset, index_interval_bytes, 0)
+        segment.size = segment.log_path.stat().st_size
+        try:
+            entries = parse_index(segment.index.path.read_bytes(), base_offset)
+        except FileNotFoundError:
+            entries = None
+        if entries is not None and segment._index_matches_log(entries):
+            segment.index = OffsetIndex(segment.index.path, base_offset, entries)
+            start_offset, start_position = entries[-1] if entries else (base_offset, 0)
+            last = None
+            for _, record, _ in segment._scan(start_position):
+                last = record
+            segment.next_offset = start_offset if last is None else last.offset + 1
+        else:
+            valid_end = segment._rebuild_index(fsync)
+            if valid_end != segment.size:
+                raise CorruptLogError(
+                    f"{segment.log_path}: records stop at byte {valid_end} of {segment.size}"
+                )
+        return segment
+
+    @classmethod
+    def recover(
+        cls, directory: Path, base_offset: int, index_interval_bytes: int, fsync: bool
+    ) -> tuple[LogSegment, int]:
+        """The last segment, validated record by record: it is truncated before the first
+        torn, corrupt or out-of-sequence record, and its index is rebuilt. Returns the
+        segment (open for appending) and the number of bytes truncated."""
+        segment = cls(directory, base_offset, index_interval_bytes, 0)
+        segment.size = segment.log_path.stat().st_size
+        valid_end = segment._rebuild_index(fsync)
+        truncated = segment.size - valid_end
+        if truncated:
+            with open(segment.log_path, "r+b") as file:
+                file.truncate(valid_end)
+            segment.size = valid_end
+        segment.open_for_append()
+        return segment, truncated
+
+    def _rebuild_index(self, fsync: bool) -> int:
+        """Rebuild the index from the records; return where the valid records end."""
+        entries: list[tuple[int, int]] = []
+        last_indexed = 0
+        valid_end = 0
+        self.next_offset = self.base_offset
+        with contextlib.suppress(InvalidRecordError):
+            for position, record, length in self._scan(0):
+                if record.offset != self.next_offset:
+                    break
+                if index_entry_due(position, last_indexed, self._index_interval_bytes):
+                    entries.append((record.offset, position))
+                    last_indexed = position
+                self.next_offset += 1
+                valid_end = position + length
+        self.index = OffsetIndex(self.index.path, self.base_offset, entries)
+        self.index.rewrite(fsync)
+        return valid_end
+
+    def _index_matches_log(self, entries: Sequence[tuple[int, int]]) -> bool:
+        """Whether every entry points at a record with the entry's offset."""
+        with self._reader() as fd:
+            for offset, position in entries:
+                if position + PEEK_OFFSET_BYTES > self.size:
+                    return False
+                if peek_offset(os.pread(fd, PEEK_OFFSET_BYTES, position)) != offset:
+                    return False
+        return True
+
+    # -- appending -----------------------------------------------------------------------
+
+    def open_for_append(self) -> None:
+        """Open the log file for appends (the segment becomes the active one)."""
+        if self._file is None:
+            self._file = open(self.log_path, "a+b")  # noqa: SIM115 - closed by close()
+
+    def append(self, records: Sequence[Record], encoded: Sequence[bytes]) -> None:
+        """Write `records` (whose bytes are `encoded`) with one `write` and flush Python's
+        buffer; then index them. The first offset must be `next_offset`."""
+        if self._file is None:
+            raise RuntimeError(f"{self.log_path} is not open for appending")
+        new_entries: list[tuple[int, int]] = []
+        last_indexed = self.index.last_position
+        position = self.size
+        for record, data in zip(records, encoded, strict=True):
+            if index_entry_due(position, last_indexed, self._index_interval_bytes):
+                new_entries.append((record.offset, position))
+                last_indexed = position
+            position += len(data)
+        self._file.write(b"".join(encoded))
+        self._file.flush()
+        self.size = position
+        self.next_offset = records[-1].offset + 1
+        self.index.append(new_entries)
+
+    # -- reading -------------------------------------------------------------------------
+
+    def read(
+        self, start_offset: int, end_offset: int, max_records: int, max_bytes: int, force: bool
+    ) -> tuple[list[Record], int]:
+        """Records from `start_offset` (in this segment) up to `end_offset` (exclusive),
+        at most `max_records` of them and `max_bytes` of their encoded size, but the
+        first regardless of size when `force`. Returns them and the bytes they take."""
+        records: list[Record] = []
+        used = 0
+        if start_offset >= end_offset or max_records <= 0:
+            return records, used
+        _, position = self.index.lookup(start_offset)
+        for _, record, length in self._scan(position):
+            if record.offset >= end_offset:
+                break
+            if record.offset < start_offset:
+                continue
+            if used + length > max_bytes and not (force and not records):
+                break
+            records.append(record)
+            used += length
+            if len(records) >= max_records:
+                break
+        return records, used
+
+    def records(self) -> Iterator[Record]:
+        """Every record of the segment, in order (`CorruptLogError` at a bad one)."""
+        for _, record, _ in self._scan(0):
+            yield record
+
+    def _scan(self, position: int) -> Iterator[tuple[int, Record, int]]:
+        """(position, record, length) from `position` to the end of the segment.
+
+        Raises `InvalidRecordError` at the first torn or corrupt record.
+        """
+        with self._reader() as fd:
+            buffer = b""
+            buffer_start = position
+            while position < self.size:
+                if self.size - position < LENGTH_PREFIX_BYTES:
+                    raise InvalidRecordError(position, "torn length field")
+                if position + LENGTH_PREFIX_BYTES > buffer_start + len(buffer):
+                    buffer = os.pread(fd, min(_READ_CHUNK_BYTES, self.size - position), position)
+                    buffer_start = position
+                at = position - buffer_start
+                length = record_length(buffer[at : at + LENGTH_PREFIX_BYTES], position)
+                if position + length > self.size:
+                    raise InvalidRecordError(position, "torn record")
+                if at + length > len(buffer):
+                    buffer = os.pread(
+                        fd, min(max(_READ_CHUNK_BYTES, length), self.size - position), position
+                    )
+                    buffer_start = position
+                    at = 0
+                    if len(buffer) < length:
+                        raise InvalidRecordError(position, "file shorter than its size")
+                yield position, decode_record(buffer[at : at + length], position), length
+                position += length
+
+    @contextlib.contextmanager
+    def _reader(self) -> Iterator[int]:
+        """A file descriptor to `pread` from: the append handle, or a fresh one."""
+        if self._file is not None:
+            yield self._file.fileno()
+            return
+        fd = os.open(self.log_path, os.O_RDONLY)
+        try:
+            yield fd
+        finally:
+            os.close(fd)
+
+    # -- truncation, durability, lifecycle -----------------------------------------------
+
+    def truncate_to(self, offset: int) -> None:
+        """Remove every record at or past `offset` (which lies in this segment)."""
+        if offset >= self.next_offset:
+            return
+        _, start = self.index.lookup(offset)
+        for record_position, record, _ in self._scan(start):
+            if record.offset >= offset:
+                position = record_position
+                break
+        else:
+            raise CorruptLogError(f"{self.log_path}: offset {offset} not found")
+        self.index.truncate_to(offset)
+        if self._file is not None:
+            self._file.flush()
+            self._file.truncate(position)
+        else:
+            with open(self.log_path, "r+b") as file:
+                file.truncate(position)
+        self.size = position
+        self.next_offset = offset
+
+    def sync(self) -> None:
+        """fsync the log and index files."""
+        if self._file is not None:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+        else:
+            with open(self.log_path, "rb") as file:
+                os.fsync(file.fileno())
+        self.index.sync()
+
+    def close(self) -> None:
+        """Close the file handles; reads still work (they open the file themselves)."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        self.index.close()
+
+    def delete(self) -> None:
+        """Close and remove both files."""
+        self.close()
+        self.log_path.unlink(missing_ok=True)
+        self.index.path.unlink(missing_ok=True)

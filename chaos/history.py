@@ -1,0 +1,357 @@
+"""The workload's operation history: what each client asked for and what it learned.
+
+One JSON-lines file per workload process: `runs/<run-id>/history/<process>.jsonl`. A
+*process* is one logical client (a producer or consumer thread); its name is the file name
+and must match `[A-Za-z0-9._-]+`.
+
+Semantics (Jepsen's): every operation writes an `invoke` line before its first request and
+then exactly one completion line with the same `(process, op_id)`:
+
+- `ok`: acknowledged. For a send, the record was given `offset` (acks as in `acks`).
+- `fail`: definitely not applied (every attempt was rejected before any append: e.g.
+  NOT_LEADER_OR_FOLLOWER or NOT_ENOUGH_REPLICAS without an offset, INVALID_REQUIRED_ACKS).
+- `info`: the outcome is unknown (timeouts, transport errors, NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+  REQUEST_TIMED_OUT, an error returned with an offset): the value may or may not be in the log.
+
+An `invoke` with no completion (the process died) counts as `info`. Polls have no side effect,
+so a poll that cannot complete is `fail`, never `info`.
+
+Retries happen inside one operation and are summarised on its completion line: `attempts` is
+the number of requests sent, `attempts_unknown` how many of them (the final one included)
+ended with an unknown outcome. A value may therefore legitimately appear in the log up to
+`attempts_unknown + (1 if type == "ok" else 0)` times; the checker holds it to that.
+
+A batch send writes one invoke and one completion per value, each with its own `op_id`; the
+completions of an acknowledged batch carry offsets base..last in order.
+
+A poll writes a single completion line: `records` lists every record read, in offset order,
+as `[offset, value]` pairs, and `offset` is the high watermark the broker reported. (One line
+per poll, rather than one per record, keeps "exactly one completion" true for empty polls.)
+
+Fields of every line (all always present; `null` where not applicable):
+
+| field | type | meaning |
+| --- | --- | --- |
+| `v` | int | schema version, currently 1 |
+| `type` | str | `invoke`, `ok`, `fail` or `info` |
+| `f` | str | `send` or `poll` |
+| `process` | str | the client process that ran the operation |
+| `op_id` | int | unique within the process; pairs an invoke with its completion |
+| `time_ns` | int | `time.monotonic_ns()` when the line was made (comparable on one host) |
+| `wall_ms` | int | wall-clock ms since the Unix epoch, to line up with the event logs |
+| `topic`, `partition` | str, int | the partition written or read |
+| `offset` | int / null | send ok/info: offset given (if known); poll: see below |
+| `value` | str / null | send: the (unique) value; poll: null |
+| `error` | str / null | fail/info: why (a Kafka error name or a transport error) |
+| `acks` | int / null | send: the acks asked for (-1 = all); poll: null |
+| `attempts` | int | completions: requests sent; invoke: 0 |
+| `attempts_unknown` | int | completions: attempts with an unknown outcome; invoke: 0 |
+| `records` | list / null | poll ok: `[[offset, value], ...]`; otherwise null |
+
+A poll's `offset` is the fetch offset on its invoke and the high watermark on its `ok`.
+
+Writing: each line is written whole and flushed at once, so a killed process loses at most
+the line it was writing; `read_history` skips such torn lines (lines that are not JSON) but
+rejects a JSON line that breaks the schema. A writer reopening an existing file continues
+its op ids. `HistoryWriter` is safe from any thread; the rest is pure or reads files on the
+calling thread.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import os
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, Literal, get_args
+
+SCHEMA_VERSION = 1
+
+OpType = Literal["invoke", "ok", "fail", "info"]
+OpF = Literal["send", "poll"]
+Completion = Literal["ok", "fail", "info"]
+
+_OP_TYPES: frozenset[str] = frozenset(get_args(OpType))
+_OP_FS: frozenset[str] = frozenset(get_args(OpF))
+_PROCESS_NAME = re.compile(r"[A-Za-z0-9._-]+")
+
+
+class HistoryFormatError(ValueError):
+    """A history line is JSON but does not follow the schema."""
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryOp:
+    """One line of the history (see the module docstring for each field)."""
+
+    type: OpType
+    f: OpF
+    process: str
+    time_ns: int
+    wall_ms: int
+    topic: str
+    partition: int
+    offset: int | None
+    value: str | None
+    error: str | None
+    op_id: int
+    acks: int | None = None
+    attempts: int = 0
+    attempts_unknown: int = 0
+    records: tuple[tuple[int, str], ...] | None = None
+
+    def to_json(self) -> str:
+        """The line as written (compact JSON, no newline)."""
+        record: dict[str, Any] = {
+            "v": SCHEMA_VERSION,
+            "type": self.type,
+            "f": self.f,
+            "process": self.process,
+            "op_id": self.op_id,
+            "time_ns": self.time_ns,
+            "wall_ms": self.wall_ms,
+            "topic": self.topic,
+            "partition": self.partition,
+            "offset": self.offset,
+            "value": self.value,
+            "error": self.error,
+            "acks": self.acks,
+            "attempts": self.attempts,
+            "attempts_unknown": self.attempts_unknown,
+            "records": None if self.records is None else [list(r) for r in self.records],
+        }
+        return json.dumps(record, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, record: dict[str, Any]) -> HistoryOp:
+        """Decode one parsed line; raises `HistoryFormatError` if it breaks the schema."""
+        if record.get("v") != SCHEMA_VERSION:
+            raise HistoryFormatError(f"unsupported history version {record.get('v')!r}")
+        if record.get("type") not in _OP_TYPES or record.get("f") not in _OP_FS:
+            raise HistoryFormatError(f"bad type/f: {record.get('type')!r}/{record.get('f')!r}")
+        raw_records = record.get("records")
+        records = None
+        if raw_records is not None:
+            if not isinstance(raw_records, list):
+                raise HistoryFormatError(f"records must be a list, got {raw_records!r}")
+            records = tuple(_record(r) for r in raw_records)
+        return cls(
+            type=record["type"],
+            f=record["f"],
+            process=_str(record.get("process"), "process"),
+            time_ns=_int(record.get("time_ns"), "time_ns"),
+            wall_ms=_int(record.get("wall_ms"), "wall_ms"),
+            topic=_str(record.get("topic"), "topic"),
+            partition=_int(record.get("partition"), "partition"),
+            offset=_opt_int(record.get("offset"), "offset"),
+            value=_opt_str(record.get("value"), "value"),
+            error=_opt_str(record.get("error"), "error"),
+            op_id=_int(record.get("op_id"), "op_id"),
+            acks=_opt_int(record.get("acks"), "acks"),
+            attempts=_int(record.get("attempts", 0), "attempts"),
+            attempts_unknown=_int(record.get("attempts_unknown", 0), "attempts_unknown"),
+            records=records,
+        )
+
+
+def _record(raw: object) -> tuple[int, str]:
+    if not isinstance(raw, list) or len(raw) != 2:
+        raise HistoryFormatError(f"a record must be [offset, value], got {raw!r}")
+    return _int(raw[0], "record offset"), _str(raw[1], "record value")
+
+
+def _int(value: object, name: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise HistoryFormatError(f"{name} must be an int, got {value!r}")
+    return value
+
+
+def _str(value: object, name: str) -> str:
+    if not isinstance(value, str):
+        raise HistoryFormatError(f"{name} must be a string, got {value!r}")
+    return value
+
+
+def _opt_int(value: object, name: str) -> int | None:
+    return None if value is None else _int(value, name)
+
+
+def _opt_str(value: object, name: str) -> str | None:
+    return None if value is None else _str(value, name)
+
+
+def history_path(history_dir: Path, process: str) -> Path:
+    """Where `process` writes its history inside a history directory."""
+    if not _PROCESS_NAME.fullmatch(process):
+        raise ValueError(f"process name {process!r} must match [A-Za-z0-9._-]+")
+    return history_dir / f"{process}.jsonl"
+
+
+def _wall_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class HistoryWriter:
+    """The history of one process, appended line by line. Any thread; lines from
+    concurrent callers never interleave. `path` None keeps nothing (for tests and dry runs)."""
+
+    def __init__(
+        self,
+        path: Path | None,
+        process: str,
+        *,
+        clock_ns: Callable[[], int] = time.monotonic_ns,
+        wall_ms: Callable[[], int] = _wall_ms,
+    ) -> None:
+        if not _PROCESS_NAME.fullmatch(process):
+            raise ValueError(f"process name {process!r} must match [A-Za-z0-9._-]+")
+        self.process = process
+        self.path = path
+        self._clock_ns = clock_ns
+        self._wall_ms = wall_ms
+        self._lock = threading.Lock()
+        self._counts: Counter[tuple[str, str]] = Counter()
+        self._file: IO[str] | None = None
+        first_id = 0
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.exists():
+                previous = read_history([path])
+                first_id = max((op.op_id for op in previous), default=-1) + 1
+            self._file = open(path, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
+            if _ends_torn(path):
+                self._file.write("\n")  # a killed predecessor left half a line
+        self._op_ids = itertools.count(first_id)
+
+    def invoke(
+        self,
+        f: OpF,
+        topic: str,
+        partition: int,
+        *,
+        value: str | None = None,
+        offset: int | None = None,
+        acks: int | None = None,
+    ) -> HistoryOp:
+        """Write and return the `invoke` line of a new operation (allocates its op id)."""
+        with self._lock:
+            op_id = next(self._op_ids)
+        op = HistoryOp(
+            type="invoke",
+            f=f,
+            process=self.process,
+            time_ns=self._clock_ns(),
+            wall_ms=self._wall_ms(),
+            topic=topic,
+            partition=partition,
+            offset=offset,
+            value=value,
+            error=None,
+            op_id=op_id,
+            acks=acks,
+        )
+        self.write(op)
+        return op
+
+    def complete(
+        self,
+        invoked: HistoryOp,
+        type: Completion,
+        *,
+        offset: int | None = None,
+        error: str | None = None,
+        attempts: int = 0,
+        attempts_unknown: int = 0,
+        records: tuple[tuple[int, str], ...] | None = None,
+    ) -> HistoryOp:
+        """Write and return the completion of `invoked` (same process, op id, partition, value)."""
+        op = dataclasses.replace(
+            invoked,
+            type=type,
+            time_ns=self._clock_ns(),
+            wall_ms=self._wall_ms(),
+            offset=offset,
+            error=error,
+            attempts=attempts,
+            attempts_unknown=attempts_unknown,
+            records=records,
+        )
+        self.write(op)
+        return op
+
+    def write(self, op: HistoryOp) -> None:
+        """Append one line and flush it."""
+        line = op.to_json() + "\n"
+        with self._lock:
+            self._counts[(op.f, op.type)] += 1
+            if self._file is not None:
+                self._file.write(line)
+                self._file.flush()
+
+    def now_ns(self) -> int:
+        """The writer's clock: the `time_ns` a line made now would carry."""
+        return self._clock_ns()
+
+    def counts(self) -> dict[tuple[str, str], int]:
+        """Lines written so far by `(f, type)`, e.g. `("send", "ok")`."""
+        with self._lock:
+            return dict(self._counts)
+
+    def close(self) -> None:
+        """Flush to disk and close; later writes are counted but not stored."""
+        with self._lock:
+            if self._file is not None:
+                self._file.flush()
+                os.fsync(self._file.fileno())
+                self._file.close()
+                self._file = None
+
+    def __enter__(self) -> HistoryWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _ends_torn(path: Path) -> bool:
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        if f.tell() == 0:
+            return False
+        f.seek(-1, os.SEEK_END)
+        return f.read(1) != b"\n"
+
+
+def read_history(paths: Iterable[Path]) -> list[HistoryOp]:
+    """Every complete line of the given files, merged by `time_ns` (each file's order kept
+    for ties). Lines that are not JSON (torn writes) are skipped; missing files are empty."""
+    ops: list[HistoryOp] = []
+    for path in paths:
+        if not path.exists():
+            continue
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                if not isinstance(record, dict):
+                    raise HistoryFormatError(f"{path}: a line is not a JSON object: {line!r}")
+                try:
+                    ops.append(HistoryOp.from_json(record))
+                except HistoryFormatError as exc:
+                    raise HistoryFormatError(f"{path}: {exc}: {line.strip()!r}") from None
+    ops.sort(key=lambda op: op.time_ns)
+    return ops
+
+
+def history_files(history_dir: Path) -> list[Path]:
+    """The history files of a directory, sorted by name."""
+    return sorted(history_dir.glob("*.jsonl"))
