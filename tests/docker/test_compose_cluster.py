@@ -7,11 +7,15 @@ through the published ZooKeeper ports, the docker SDK and the bind-mounted event
 from __future__ import annotations
 
 import random
+import threading
 import time
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
+from chaos.cluster import Cluster
+from chaos.workload import Progress, WorkloadConfig, judge, run_workload
 from eventlog import event_log_path, read_events
 from support.compose import ComposeCluster
 from support.waiting import wait_until
@@ -155,6 +159,64 @@ def test_killing_the_broker_leading_most_partitions_leaves_every_partition_onlin
         assert all(victim not in isr and isr for isr in isrs)
         container.start()
         wait_until(lambda: zk.get_broker(victim), 60, "killed broker did not come back")
+    finally:
+        client.stop()
+        client.close()
+
+
+def test_workload_through_a_broker_kill_loses_no_acknowledged_write(
+    compose_cluster: ComposeCluster, tmp_path: Path
+) -> None:
+    """The workload runs from the host against the containers (advertised addresses mapped
+    to the published ports); `docker kill` of the broker leading partition 0 after 100
+    acknowledged sends; the history shows no acknowledged write lost."""
+    client = compose_cluster.zk()
+    try:
+        zk = KafkaZkClient(client)
+        wait_until(lambda: len(zk.get_all_brokers().brokers) == 3, 60, "cluster not whole")
+        create_topic(zk, "docker-workload", 3, 3, rng=random.Random(9))
+        tp0 = TopicPartition("docker-workload", 0)
+        wait_until(lambda: zk.get_partition_states([tp0]).found.get(tp0), 30, "topic not created")
+        addresses = compose_cluster.broker_addresses()
+        cluster = Cluster(
+            list(addresses.values()), topics=("docker-workload",), address_map=addresses
+        )
+        config = WorkloadConfig(
+            topic="docker-workload",
+            partitions=3,
+            duration_s=90,
+            producers=2,
+            rate_per_s=40,
+            progress_interval_s=0.5,
+            max_sends=300,
+        )
+        enough = threading.Event()
+        killed: list[int] = []
+
+        def progress(p: Progress) -> None:
+            if p.counts.get("send ok", 0) >= 100:
+                enough.set()
+
+        def killer() -> None:
+            if enough.wait(90):
+                victim = zk.get_partition_states([tp0]).found[tp0].leader_and_isr.leader
+                compose_cluster.container(f"broker{victim}").kill()
+                killed.append(victim)
+
+        thread = threading.Thread(target=killer, name="test-killer")
+        thread.start()
+        try:
+            result = run_workload(cluster, config, tmp_path / "history", None, progress)
+        finally:
+            enough.set()
+            thread.join(30)
+            cluster.close()
+        assert killed, "no broker was killed"
+        verdict = judge(result)
+        assert verdict.ok, verdict.report()
+        assert result.counts.get("send ok", 0) >= 500
+        compose_cluster.container(f"broker{killed[0]}").start()
+        wait_until(lambda: zk.get_broker(killed[0]), 60, "killed broker did not come back")
     finally:
         client.stop()
         client.close()

@@ -25,6 +25,13 @@ class ComposeCluster:
         found = self.compose.get_container(service_name=service, include_all=True)
         return DockerClient.from_env().containers.get(found.ID)
 
+    def broker_addresses(self) -> dict[str, str]:
+        """Each broker's advertised address mapped to its published loopback port."""
+        return {
+            f"broker{i}:9092": f"127.0.0.1:{self.compose.get_service_port(f'broker{i}', 9092)}"
+            for i in (1, 2, 3)
+        }
+
     def zk(self) -> KazooClient:
         """A started kazoo client on the published ZooKeeper ports (caller stops it)."""
         client = KazooClient(hosts=self.zk_connect, timeout=10)
