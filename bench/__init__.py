@@ -1,7 +1,9 @@
-"""Benchmarks of the controller against floors measured on the same machine, in the same run.
+"""Benchmarks of the testbed against floors measured on the same machine, in the same run.
 
 `python -m bench.failover` times controller failover for many partitions against a real
-3-server ZooKeeper ensemble and broker processes. Modules, one concept each:
+3-server ZooKeeper ensemble and broker processes; `python -m bench.produce` measures
+acks=all and acks=1 produce throughput against the gRPC round-trip floor (Metadata RPCs).
+Modules, one concept each:
 
 - `config`: the command line and the frozen settings of a run.
 - `layout`: the synthetic cluster (topics, assignments, partition states); pure.
@@ -11,10 +13,19 @@
 - `timeline`: where a failover's time went, read back from the event logs.
 - `report`: the printed table and `bench.json`.
 - `failover`: the command line and the run itself.
+- `machine`: the machine, revision and load a run happened on (both benchmarks).
+- `produce_config`: the produce benchmark's command line and settings.
+- `cluster_ready`: deadline-bounded waits until brokers and a topic's ISRs are complete.
+- `rpc_load`: timed load from client threads (latencies, errors, progress); Metadata ops.
+- `producers`: leader lookup, one channel per broker, batches sent with retries.
+- `usage`: CPU per process and for the box, and broker events, during a phase.
+- `produce_report`: the produce benchmark's table, ratios and `bench.json`.
+- `produce`: the produce benchmark's run.
 
 The benchmark reuses the integration tier's harness (`tests/support`: `ZkEnsemble`,
 `BrokerProcess`, `wait_until`). That directory is not a package on the default import
-path, so importing `bench` puts it there; everything runs on the main thread.
+path, so importing `bench` puts it there. Everything runs on the main thread, except the
+produce benchmark's client threads (`rpc_load`).
 """
 
 from __future__ import annotations

@@ -30,10 +30,8 @@ misses its deadline ends the run with exit code 1 and says which. Main thread.
 from __future__ import annotations
 
 import os
-import platform
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -44,10 +42,11 @@ from types import FrameType
 from typing import Any
 
 from bench import console
-from bench.config import REPO_ROOT, BenchConfig, parse_config
+from bench.config import BenchConfig, parse_config
 from bench.fleet import BrokerDiedError, BrokerFleet, FailoverDone
 from bench.floor import FloorError, ReadSample, WriteSample, read_once, write_floor
 from bench.layout import ClusterLayout, znodes
+from bench.machine import environment
 from bench.populate import PopulateError, PopulateResult, populate
 from bench.report import (
     AFTER_KILL,
@@ -105,7 +104,7 @@ def run(config: BenchConfig) -> BenchResult:
         rounds = _rounds(config, fleet, connect)
         return BenchResult(
             settings=_settings(config, chroot),
-            environment=_environment(load_at_start),
+            environment=environment(load_at_start),
             populate=populated,
             reads=reads,
             writes=writes,
@@ -282,30 +281,6 @@ def _settings(config: BenchConfig, chroot: str) -> dict[str, Any]:
     settings["zk_chroot"] = chroot
     settings["zk_servers"] = 3
     return settings
-
-
-def _environment(load_at_start: tuple[float, float, float]) -> dict[str, Any]:
-    """The machine and revision, with the load average (other work on the box skews every
-    figure on 2 cores)."""
-    try:
-        revision = subprocess.run(
-            ["git", "-C", str(REPO_ROOT), "describe", "--always", "--dirty"],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=10,
-        ).stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        revision = ""
-    return {
-        "cpus": os.cpu_count(),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "git": revision or None,
-        "loadavg_at_start": list(load_at_start),
-        "loadavg_at_end": list(os.getloadavg()),
-        "finished_at_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
 
 
 # -- entry point --------------------------------------------------------------------------

@@ -39,6 +39,9 @@ class BrokerConfig:
     replica_lag_time_max_ms: int = 10_000
     min_insync_replicas: int = 1
     isr_change_blackout_ms: int = 5_000
+    controlled_shutdown_enable: bool = True
+    controlled_shutdown_max_retries: int = 3
+    controlled_shutdown_retry_backoff_ms: int = 1_000
 
     @property
     def log_dir(self) -> Path:
@@ -139,6 +142,23 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         "(ISR_CHANGE_BLACKOUT_MS, default 5000 as in Kafka)",
     )
     parser.add_argument(
+        "--controlled-shutdown-enable",
+        default=_env(env, "CONTROLLED_SHUTDOWN_ENABLE") or "true",
+        help="on SIGTERM, ask the controller to move leaderships first, true/false "
+        "(CONTROLLED_SHUTDOWN_ENABLE, default true)",
+    )
+    parser.add_argument(
+        "--controlled-shutdown-max-retries",
+        default=_env(env, "CONTROLLED_SHUTDOWN_MAX_RETRIES") or "3",
+        help="attempts after the first before an unclean shutdown "
+        "(CONTROLLED_SHUTDOWN_MAX_RETRIES, default 3)",
+    )
+    parser.add_argument(
+        "--controlled-shutdown-retry-backoff-ms",
+        default=_env(env, "CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS") or "1000",
+        help="wait between attempts (CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS, default 1000)",
+    )
+    parser.add_argument(
         "--unclean-leader-election-enable",
         default=_env(env, "UNCLEAN_LEADER_ELECTION_ENABLE") or "false",
         help="broker default for unclean leader election, true/false "
@@ -194,6 +214,16 @@ def load_config(
     lag = _int(parser, "--replica-lag-time-max-ms", args.replica_lag_time_max_ms, 100, 3_600_000)
     min_isr = _int(parser, "--min-insync-replicas", args.min_insync_replicas, 1, 1000)
     blackout = _int(parser, "--isr-change-blackout-ms", args.isr_change_blackout_ms, 0, 600_000)
+    retries = _int(
+        parser, "--controlled-shutdown-max-retries", args.controlled_shutdown_max_retries, 0, 100
+    )
+    backoff = _int(
+        parser,
+        "--controlled-shutdown-retry-backoff-ms",
+        args.controlled_shutdown_retry_backoff_ms,
+        0,
+        600_000,
+    )
     run_dir = Path(args.run_dir) if args.run_dir else None
     data_dir = Path(args.data_dir) if args.data_dir else None
     if not args.advertised_host:
@@ -213,6 +243,11 @@ def load_config(
         replica_lag_time_max_ms=lag,
         min_insync_replicas=min_isr,
         isr_change_blackout_ms=blackout,
+        controlled_shutdown_enable=_bool(
+            parser, "--controlled-shutdown-enable", args.controlled_shutdown_enable
+        ),
+        controlled_shutdown_max_retries=retries,
+        controlled_shutdown_retry_backoff_ms=backoff,
         unclean_leader_election_enable=_bool(
             parser, "--unclean-leader-election-enable", args.unclean_leader_election_enable
         ),

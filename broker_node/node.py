@@ -9,6 +9,7 @@ held) disappear at once. `start`/`stop` run on the main thread.
 from __future__ import annotations
 
 import logging
+import threading
 from concurrent import futures
 from typing import Any
 
@@ -26,7 +27,12 @@ from controller.active import ControllerConfig
 from eventlog import EventKind, EventLog
 from rpc import messages as m
 from rpc.errors import Errors
-from rpc.wire import CHANNEL_OPTIONS, add_broker_control_service, add_client_api_service
+from rpc.wire import (
+    CHANNEL_OPTIONS,
+    BrokerControlClient,
+    add_broker_control_service,
+    add_client_api_service,
+)
 from zkdata.client import KafkaZkClient
 
 log = logging.getLogger(__name__)
@@ -46,6 +52,7 @@ class BrokerNode:
         self.controller: KafkaController | None = None
         self.handler: ControlRequestHandler | None = None
         self.replicas: ReplicaManager | None = None
+        self._stopping = threading.Event()
         self._metrics_server: Any = None
         self.metrics_port: int | None = None
 
@@ -161,9 +168,57 @@ class BrokerNode:
         if path is not None:
             path.unlink(missing_ok=True)
 
+    def controlled_shutdown(self) -> bool:
+        """Ask the controller to move this broker's leaderships away before it stops
+        (Kafka's controlled shutdown): retry with backoff while it answers with partitions
+        still led or cannot be reached; True once it has nothing left to move."""
+        cfg = self.config
+        attempts = cfg.controlled_shutdown_max_retries + 1
+        for attempt in range(1, attempts + 1):
+            outcome = self._ask_controller_to_shut_down()
+            self.events.emit(
+                EventKind.CONTROLLED_SHUTDOWN_ATTEMPT,
+                broker_id=cfg.broker_id,
+                broker_epoch=self.broker_epoch,
+                attempt=attempt,
+                outcome=outcome,
+            )
+            if outcome == "done":
+                return True
+            if attempt < attempts:
+                self._stopping.wait(cfg.controlled_shutdown_retry_backoff_ms / 1000)
+        log.warning("controlled shutdown did not complete; shutting down uncleanly")
+        return False
+
+    def _ask_controller_to_shut_down(self) -> str:
+        try:
+            controller_id = self.zk.get_controller_id()
+            broker = self.zk.get_broker(controller_id) if controller_id is not None else None
+            if broker is None:
+                return "no controller"
+            endpoint = broker.info.endpoint
+            with BrokerControlClient(f"{endpoint.host}:{endpoint.port}", timeout_s=5) as client:
+                reply = client.controlled_shutdown(
+                    m.ControlledShutdownRequest(self.config.broker_id, self.broker_epoch)
+                )
+        except Exception as exc:  # ZooKeeper or the controller unreachable: try again
+            return f"failed: {type(exc).__name__}"
+        if reply.error is not Errors.NONE:
+            return reply.error.name
+        if reply.remaining_partitions:
+            return f"{len(reply.remaining_partitions)} partitions still led"
+        return "done"
+
     def stop(self) -> None:
-        """Stop serving and close the session (idempotent). The controlled-shutdown request
-        to the controller is sent here first once the controller core can move leaders."""
+        """Stop serving and close the session (idempotent): first a controlled shutdown
+        (when enabled and registered), so no partition is left without a leader."""
+        if (
+            self.config.controlled_shutdown_enable
+            and self.registration is not None
+            and self.broker_epoch >= 0
+            and self._server is not None
+        ):
+            self.controlled_shutdown()
         self._clear_health()
         if self.controller is not None:
             self.controller.shutdown()

@@ -17,8 +17,9 @@ from kazoo.protocol.states import EventType, KeeperState, WatchedEvent
 
 from controller import events as ev
 from controller.channel_manager import BrokerChannel, ControllerChannelManager, grpc_channel
-from controller.context import ControllerContext
+from controller.context import ControllerContext, PartitionReplica
 from controller.partition_state_machine import (
+    ControlledShutdownElection,
     ElectionStats,
     OfflineElection,
     PartitionStateMachine,
@@ -27,9 +28,11 @@ from controller.replica_state_machine import ReplicaStateMachine
 from controller.request_batch import RequestBatch
 from controller.states import PartitionState, ReplicaState
 from eventlog import EventKind, EventLog
+from rpc.errors import Errors
+from rpc.messages import ControlledShutdownResponse
 from zkdata import paths
 from zkdata.client import KafkaZkClient
-from zkdata.model import Broker, TopicPartition
+from zkdata.model import UNKNOWN_BROKER_EPOCH, Broker, TopicPartition
 
 
 class Watchers:
@@ -295,6 +298,51 @@ class ActiveController:
         self.replicas.handle_state_changes(not_deleting, ReplicaState.OFFLINE)
         if not offline_leaders:
             self._send_update_metadata(self.ctx.live_or_shutting_down_broker_ids(), [])
+
+    # -- controlled shutdown ----------------------------------------------------------------
+
+    def controlled_shutdown(self, broker_id: int, broker_epoch: int) -> ControlledShutdownResponse:
+        """Move leaderships off a broker that asked to stop (Kafka's doControlledShutdown):
+        elect new leaders for what it leads, take its follower replicas offline (StopReplica,
+        ISR shrink), and answer with the replicated partitions it still leads."""
+        known = self.ctx.broker_epoch(broker_id)
+        if broker_epoch != UNKNOWN_BROKER_EPOCH and broker_epoch < known:
+            return ControlledShutdownResponse(Errors.STALE_BROKER_EPOCH)
+        if broker_id not in self.ctx.live_or_shutting_down_broker_ids():
+            return ControlledShutdownResponse(Errors.BROKER_NOT_AVAILABLE)
+        self.ctx.mark_shutting_down(broker_id)
+
+        def movable(tp: TopicPartition) -> bool:
+            return (
+                len(self.ctx.replicas(tp)) > 1
+                and self.ctx.leadership(tp) is not None
+                and not self.ctx.is_topic_queued_for_deletion(tp.topic)
+            )
+
+        on_broker = sorted(tp for tp in self.ctx.partitions_on_broker(broker_id) if movable(tp))
+        led = [tp for tp in on_broker if self._leader(tp) == broker_id]
+        followed = [tp for tp in on_broker if self._leader(tp) != broker_id]
+        self.partitions.handle_state_changes(
+            led, PartitionState.ONLINE, ControlledShutdownElection()
+        )
+        self.replicas.handle_state_changes(
+            [PartitionReplica(tp, broker_id) for tp in followed], ReplicaState.OFFLINE
+        )
+        remaining = tuple(tp for tp in self.ctx.partitions_led_by(broker_id) if movable(tp))
+        self._events.emit(
+            EventKind.CONTROLLED_SHUTDOWN,
+            broker_id=broker_id,
+            broker_epoch=broker_epoch,
+            led=len(led),
+            followed=len(followed),
+            remaining=len(remaining),
+            controller_epoch=self.ctx.epoch,
+        )
+        return ControlledShutdownResponse(Errors.NONE, remaining)
+
+    def _leader(self, tp: TopicPartition) -> int:
+        state = self.ctx.leadership(tp)
+        return state.leader_and_isr.leader if state else -1
 
     # -- figures --------------------------------------------------------------------------
 

@@ -297,9 +297,13 @@ class KafkaController:
         self._maybe_resign()
 
     def _process_controlled_shutdown(self, event: ev.ControlledShutdown) -> None:
-        if not self.is_active:
+        active = self.active
+        if not self.is_active or active is None:
             event.callback(ControlledShutdownResponse(Errors.NOT_CONTROLLER))
             return
-        # No partitions are led yet, so nothing remains to move. The controller core
-        # replaces this with Kafka's controlled-shutdown election.
-        event.callback(ControlledShutdownResponse(Errors.NONE, ()))
+        try:
+            response = active.controlled_shutdown(event.broker_id, event.broker_epoch)
+        except ControllerMovedError:
+            event.callback(ControlledShutdownResponse(Errors.NOT_CONTROLLER))
+            raise
+        event.callback(response)

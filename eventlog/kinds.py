@@ -40,3 +40,5 @@ class EventKind(StrEnum):
     ISR_CHANGE_PROPAGATED = "isr_change_propagated"
     ISR_CHANGE_HANDLED = "isr_change_handled"
     FETCHER_PARKED = "fetcher_parked"
+    CONTROLLED_SHUTDOWN = "controlled_shutdown"
+    CONTROLLED_SHUTDOWN_ATTEMPT = "controlled_shutdown_attempt"

@@ -180,7 +180,9 @@ def test_bounced_broker_is_detected_by_czxid_and_resent_leader_and_isr(
     zk = KafkaZkClient(zk_client)
     procs = {1: brokers(1, 15000)}
     wait_until(lambda: zk.get_controller_id() == 1, 20, lambda: procs[1].log_tail())
-    procs.update({i: brokers(i, SESSION_MS) for i in (2, 3)})
+    # broker 2 is bounced while the controller is frozen: no controlled shutdown to wait for
+    no_cs = ("--controlled-shutdown-enable", "false")
+    procs.update({i: brokers(i, SESSION_MS, extra_args=no_cs) for i in (2, 3)})
     wait_until(lambda: len(zk.get_all_brokers().brokers) == 3, 20, "brokers 2, 3 did not join")
     create_topic(zk, "t", 3, 3, rng=random.Random(3))
     wait_until(lambda: len(states(zk, "t", 3)) == 3, 15, "topic not created")
