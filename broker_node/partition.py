@@ -188,6 +188,8 @@ class Partition:
             error = self._check_epoch(fetch.current_leader_epoch)
             if error is not Errors.NONE:
                 return self._fetched(fetch, error)
+            if not self.log.log_start_offset <= fetch.fetch_offset <= self.log.log_end_offset:
+                return self._fetched(fetch, Errors.OFFSET_OUT_OF_RANGE)  # no progress to record
             if replica_id >= 0:
                 self._follower_fetched(replica_id, fetch.fetch_offset)
             while True:

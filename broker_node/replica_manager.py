@@ -265,11 +265,12 @@ class ReplicaManager:
                 return
             changes = sorted(self._isr_changes)
             self._isr_changes.clear()
-            self._last_propagation_ms = now
         try:
             node = self._store.create_isr_change_notification(changes)
         except Exception:
             with self._lock:
                 self._isr_changes.update(changes)  # try again next round
             return
+        with self._lock:
+            self._last_propagation_ms = now
         self._events.emit(EventKind.ISR_CHANGE_PROPAGATED, node=node, partitions=len(changes))

@@ -16,8 +16,6 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from kazoo.exceptions import NoNodeError
-
 from zkdata.client import Reads
 from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 
@@ -92,12 +90,13 @@ class FakeIsrStore:
     def update_partition_state(
         self, tp: TopicPartition, state: LeaderIsrAndControllerEpoch, expected_version: int
     ) -> int | None:
-        """Conditional write: the new zkVersion, or None on BADVERSION."""
+        """Conditional write: the new zkVersion, or None on BADVERSION or a missing znode
+        (as `KafkaZkClient.update_partition_state` answers)."""
         with self._lock:
             znode = self._znodes.get(tp)
             if znode is None:
                 self._writes.append(IsrWrite(tp, state, expected_version, None))
-                raise NoNodeError(f"no state znode for {tp}")
+                return None
             if znode[1] != expected_version:
                 self._writes.append(IsrWrite(tp, state, expected_version, None))
                 return None

@@ -389,7 +389,7 @@ class KafkaZkClient:
         self, tp: TopicPartition, state: LeaderIsrAndControllerEpoch, expected_version: int
     ) -> int | None:
         """A leader writes its new ISR: conditional on `expected_version`; returns the new
-        zkVersion, or None when the znode changed meanwhile (BADVERSION)."""
+        zkVersion, or None when the znode changed (BADVERSION) or vanished meanwhile."""
         try:
             stat = self._zk.retry(
                 self._zk.set,
@@ -397,7 +397,7 @@ class KafkaZkClient:
                 TopicPartitionStateZNode.encode(state),
                 version=expected_version,
             )
-        except BadVersionError:
+        except (BadVersionError, NoNodeError):  # changed or deleted meanwhile
             return None
         return int(stat.version)
 
