@@ -9,7 +9,8 @@ export RUN_ID
 PACKAGES := broker_node controller zkdata rpc eventlog chaos pipeline testbed bench
 
 .PHONY: help setup host venv proto compose-plugin images up down ps logs cluster \
-        test lint test-unit test-integration test-docker bench bench-quick clean-images clean
+        test lint test-unit test-integration test-docker bench bench-quick bench-produce \
+        bench-produce-quick clean-images clean
 
 help:
 	@echo "make up                 build what is missing, start the cluster, show it"
@@ -20,6 +21,8 @@ help:
 	@echo "make lint | test-unit | test-integration | test-docker"
 	@echo "make bench              controller failover for 10,000 partitions vs. a ZooKeeper floor (BENCH_ARGS=...)"
 	@echo "make bench-quick        the same with 1,000 partitions"
+	@echo "make bench-produce      acks=all and acks=1 produce throughput vs. a gRPC round-trip floor"
+	@echo "make bench-produce-quick the same for 3 s per acks setting"
 
 host:
 	@scripts/ensure-host-packages.sh
@@ -83,6 +86,12 @@ bench: setup
 
 bench-quick: setup
 	@$(PY) -m bench.failover --partitions 1000 --rounds 2 $(BENCH_ARGS)
+
+bench-produce: setup
+	@$(PY) -m bench.produce $(BENCH_ARGS)
+
+bench-produce-quick: setup
+	@$(PY) -m bench.produce --quick $(BENCH_ARGS)
 
 clean-images:
 	-@docker image rm testbed-broker:latest testbed-zookeeper:latest testbed-base:latest

@@ -194,7 +194,7 @@ def _measure(
     console.phase(f"{title}: {threads} thread(s) for {duration_s:g} s")
     before = meter.sample()
     load = run_load(key, op, threads, duration_s, GRACE_S, unit=unit)
-    cpu = CpuMeter.usage(before, meter.sample())
+    cpu = meter.usage(before, meter.sample())
     check_alive(fleet)
     logs = {f"broker{b}": fleet.event_log(b) for b in fleet.broker_ids}
     events = events_between(logs, load.started_wall, load.ended_wall)

@@ -262,10 +262,11 @@ def _event_lines(result: ProduceBenchResult) -> list[str]:
     ):
         cpu = phase.cpu
         if cpu.box_busy_s > 0 and cpu.other_s / cpu.box_busy_s > OTHER_CPU_WARNING:
+            top = ", ".join(f"{k} {v:.2f} s" for k, v in cpu.top_others.items()) or "none"
             lines.append(
-                f"warning: {cpu.other_s / cpu.box_busy_s:.0%} of the busy CPU during "
-                f"'{phase.title}' was outside the bench, its brokers and ZooKeeper "
-                "(loopback networking in the kernel, or other work on the machine)"
+                f"note: {cpu.other_s / cpu.box_busy_s:.0%} of the busy CPU during "
+                f"'{phase.title}' ({cpu.other_s:.2f} s) was outside the bench, its brokers and "
+                f"ZooKeeper: irq+softirq {cpu.irq_s:.2f} s; other processes: {top}"
             )
     for phase in (result.acks_all, result.acks_one):
         if phase.events:

@@ -46,12 +46,14 @@ class ControlRequestHandler:
         event_log: EventLog,
         controlled_shutdown: Callable[[m.ControlledShutdownRequest], m.ControlledShutdownResponse],
         replicas: ReplicaManager | None = None,
+        elect_leaders: Callable[[m.ElectLeadersRequest], m.ElectLeadersResponse] | None = None,
     ) -> None:
         self.broker_id = broker_id
         self._broker_epoch = broker_epoch
         self._events = event_log
         self._controlled_shutdown = controlled_shutdown
         self._replicas = replicas
+        self._elect_leaders = elect_leaders
         self._lock = threading.Lock()
         self.metadata_cache = MetadataCache()
         self._controller_epoch = 0
@@ -211,6 +213,12 @@ class ControlRequestHandler:
     ) -> m.ControlledShutdownResponse:
         """Answered by the local controller (NOT_CONTROLLER unless it is active)."""
         return self._controlled_shutdown(request)
+
+    def elect_leaders(self, request: m.ElectLeadersRequest) -> m.ElectLeadersResponse:
+        """Answered by the local controller (NOT_CONTROLLER unless it is active)."""
+        if self._elect_leaders is None:
+            return m.ElectLeadersResponse(Errors.NOT_CONTROLLER)
+        return self._elect_leaders(request)
 
 
 def _every(

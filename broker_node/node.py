@@ -37,6 +37,11 @@ from zkdata.client import KafkaZkClient
 
 log = logging.getLogger(__name__)
 
+#: gRPC worker threads. An acks=all Produce holds one while it waits for the followers,
+#: whose Fetch calls need others to end that wait (Kafka parks such waits in a purgatory
+#: instead), so the pool is sized far above the producers a test or workload runs.
+GRPC_WORKERS = 64
+
 
 class BrokerNode:
     """A broker: registration, control-plane service, controller."""
@@ -92,7 +97,7 @@ class BrokerNode:
             self.replicas,
         )
         server = grpc.server(
-            futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="grpc-worker"),
+            futures.ThreadPoolExecutor(max_workers=GRPC_WORKERS, thread_name_prefix="grpc-worker"),
             options=CHANNEL_OPTIONS,
         )
         add_broker_control_service(server, self.handler)

@@ -338,3 +338,30 @@ class OffsetsForLeaderEpochResponse:
     """One answer per partition."""
 
     partitions: tuple[EpochEndOffset, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ElectLeadersRequest:
+    """Ask the controller for a preferred (0) or unclean (1) election; all partitions when
+    none are listed."""
+
+    election_type: int
+    partitions: tuple[TopicPartition, ...] = ()
+    timeout_ms: int = 30_000
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionElectionResult:
+    """One partition's outcome (ELECTION_NOT_NEEDED and friends, as Kafka names them)."""
+
+    topic_partition: TopicPartition
+    error: Errors
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ElectLeadersResponse:
+    """A request-level error (NOT_CONTROLLER...) and one result per partition."""
+
+    error: Errors
+    results: tuple[PartitionElectionResult, ...] = ()

@@ -42,6 +42,9 @@ class BrokerControlHandler(Protocol):
     ) -> m.ControlledShutdownResponse:
         """Move leaderships off a stopping broker (answered by the controller)."""
 
+    def elect_leaders(self, request: m.ElectLeadersRequest) -> m.ElectLeadersResponse:
+        """Run preferred or unclean elections (answered by the controller)."""
+
 
 # -- conversions -----------------------------------------------------------------------
 
@@ -542,6 +545,27 @@ class _BrokerControlServicer(pb_grpc.BrokerControlServicer):
         )
         return controlled_shutdown_response_to_pb(response)
 
+    def ElectLeaders(self, request: pb.ElectLeadersRequest, context: Any) -> Any:
+        response = self._handler.elect_leaders(
+            m.ElectLeadersRequest(
+                request.election_type,
+                tuple(TopicPartition(p.topic, p.partition) for p in request.partitions),
+                request.timeout_ms,
+            )
+        )
+        return pb.ElectLeadersResponse(
+            error_code=int(response.error),
+            results=[
+                pb.PartitionElectionResult(
+                    topic=r.topic_partition.topic,
+                    partition=r.topic_partition.partition,
+                    error_code=int(r.error),
+                    error_message=r.message,
+                )
+                for r in response.results
+            ],
+        )
+
 
 class ClientApiHandler(Protocol):
     """What a broker answers to clients (domain objects in and out)."""
@@ -643,6 +667,31 @@ class BrokerControlClient:
             timeout=self._timeout,
         )
         return controlled_shutdown_response_from_pb(reply)
+
+    def elect_leaders(self, request: m.ElectLeadersRequest) -> m.ElectLeadersResponse:
+        """Ask the controller for elections."""
+        reply = self._stub.ElectLeaders(
+            pb.ElectLeadersRequest(
+                election_type=request.election_type,
+                partitions=[
+                    pb.TopicPartition(topic=tp.topic, partition=tp.partition)
+                    for tp in request.partitions
+                ],
+                timeout_ms=request.timeout_ms,
+            ),
+            timeout=max(self._timeout, request.timeout_ms / 1000 + 5),
+        )
+        return m.ElectLeadersResponse(
+            Errors.from_code(reply.error_code),
+            tuple(
+                m.PartitionElectionResult(
+                    TopicPartition(r.topic, r.partition),
+                    Errors.from_code(r.error_code),
+                    r.error_message,
+                )
+                for r in reply.results
+            ),
+        )
 
     def close(self) -> None:
         """Close the channel."""
