@@ -1,0 +1,109 @@
+"""Preferred election triage and auto-rebalance candidates, as Kafka 2.8 decides them."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from controller.leader_balance import (
+    ElectionType,
+    failure_error,
+    imbalance_ratios,
+    rebalance_candidates,
+    triage,
+)
+from rpc.errors import Errors
+from zkdata.model import LeaderAndIsr, TopicPartition
+
+T0, T1, T2, T3 = (TopicPartition("t", p) for p in range(4))
+ASSIGNMENT = {T0: (1, 2), T1: (2, 1), T2: (1, 3), T3: (3, 1)}
+
+
+def run_triage(
+    election: ElectionType, leaders: dict[TopicPartition, int], deleting: set[str] = frozenset()
+) -> tuple[tuple[TopicPartition, ...], dict[TopicPartition, Errors]]:
+    result = triage(
+        [*ASSIGNMENT, TopicPartition("ghost", 0)],
+        election,
+        lambda tp: ASSIGNMENT.get(tp, ()),
+        lambda tp: LeaderAndIsr(leaders[tp], 1, (1, 2, 3)) if tp in leaders else None,
+        lambda topic: topic in deleting,
+        lambda broker: broker in {1, 2},
+    )
+    return result.to_elect, result.answered
+
+
+def test_preferred_triage_answers_unknown_and_not_needed() -> None:
+    to_elect, answered = run_triage(ElectionType.PREFERRED, {T0: 2, T1: 2, T2: 1, T3: 1})
+    assert to_elect == (T0, T3)
+    assert answered == {
+        T1: Errors.ELECTION_NOT_NEEDED,
+        T2: Errors.ELECTION_NOT_NEEDED,
+        TopicPartition("ghost", 0): Errors.UNKNOWN_TOPIC_OR_PARTITION,
+    }
+
+
+def test_unclean_triage_elects_only_partitions_without_a_live_leader() -> None:
+    to_elect, answered = run_triage(ElectionType.UNCLEAN, {T0: 3, T1: -1, T2: 1, T3: 2})
+    assert to_elect == (T0, T1)
+    assert answered[T2] is Errors.ELECTION_NOT_NEEDED
+    assert answered[T3] is Errors.ELECTION_NOT_NEEDED
+
+
+def test_topics_being_deleted_are_refused() -> None:
+    _, answered = run_triage(ElectionType.PREFERRED, {T0: 2, T1: 1, T2: 3, T3: 1}, {"t"})
+    assert {answered[tp] for tp in ASSIGNMENT} == {Errors.INVALID_TOPIC_EXCEPTION}
+
+
+@pytest.mark.parametrize(
+    ("election", "error"),
+    [
+        (ElectionType.PREFERRED, Errors.PREFERRED_LEADER_NOT_AVAILABLE),
+        (ElectionType.UNCLEAN, Errors.ELIGIBLE_LEADERS_NOT_AVAILABLE),
+    ],
+)
+def test_failed_elections_get_kafkas_error(election: ElectionType, error: Errors) -> None:
+    assert failure_error(election) is error
+
+
+def test_imbalance_ratio_per_preferred_broker() -> None:
+    ratios = imbalance_ratios(ASSIGNMENT, {T0: 2, T1: 2, T2: 1, T3: 1})
+    assert ratios == {1: (0.5, [T0]), 2: (0.0, []), 3: (1.0, [T3])}
+
+
+def test_rebalance_moves_partitions_of_brokers_above_the_threshold_only() -> None:
+    leaders = {T0: 2, T1: 2, T2: 1, T3: 1}
+    isrs = dict.fromkeys(ASSIGNMENT, (1, 2, 3))
+    assert rebalance_candidates(ASSIGNMENT, leaders, isrs, {1, 2, 3}, 10, False) == [T0, T3]
+    assert rebalance_candidates(ASSIGNMENT, leaders, isrs, {1, 2, 3}, 60, False) == [T3]
+    assert rebalance_candidates(ASSIGNMENT, leaders, isrs, {1, 2}, 10, False) == [T0]
+    assert rebalance_candidates(ASSIGNMENT, leaders, isrs, {1, 2, 3}, 10, True) == []
+    isrs[T3] = (1,)
+    assert rebalance_candidates(ASSIGNMENT, leaders, isrs, {1, 2, 3}, 10, False) == [T0]
+
+
+@given(
+    st.dictionaries(
+        st.integers(0, 20),
+        st.permutations([1, 2, 3]).map(tuple),
+        min_size=1,
+    ),
+    st.data(),
+)
+def test_rebalance_candidates_always_return_to_a_live_in_sync_preferred_replica(
+    assignment: dict[int, tuple[int, ...]], data: st.DataObject
+) -> None:
+    assignments = {TopicPartition("p", k): v for k, v in assignment.items()}
+    leaders = {tp: data.draw(st.sampled_from(r)) for tp, r in assignments.items()}
+    isrs = {
+        tp: tuple(sorted(set(data.draw(st.lists(st.sampled_from(r), min_size=1)))))
+        for tp, r in assignments.items()
+    }
+    live = data.draw(st.sets(st.sampled_from([1, 2, 3])))
+    chosen = rebalance_candidates(assignments, leaders, isrs, live, 10, False)
+    for tp in chosen:
+        preferred = assignments[tp][0]
+        assert leaders[tp] != preferred
+        assert preferred in live
+        assert preferred in isrs[tp]
