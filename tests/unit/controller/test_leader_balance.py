@@ -21,7 +21,9 @@ ASSIGNMENT = {T0: (1, 2), T1: (2, 1), T2: (1, 3), T3: (3, 1)}
 
 
 def run_triage(
-    election: ElectionType, leaders: dict[TopicPartition, int], deleting: set[str] = frozenset()
+    election: ElectionType,
+    leaders: dict[TopicPartition, int],
+    deleting: frozenset[str] = frozenset(),
 ) -> tuple[tuple[TopicPartition, ...], dict[TopicPartition, Errors]]:
     result = triage(
         [*ASSIGNMENT, TopicPartition("ghost", 0)],
@@ -52,7 +54,7 @@ def test_unclean_triage_elects_only_partitions_without_a_live_leader() -> None:
 
 
 def test_topics_being_deleted_are_refused() -> None:
-    _, answered = run_triage(ElectionType.PREFERRED, {T0: 2, T1: 1, T2: 3, T3: 1}, {"t"})
+    _, answered = run_triage(ElectionType.PREFERRED, {T0: 2, T1: 1, T2: 3, T3: 1}, frozenset({"t"}))
     assert {answered[tp] for tp in ASSIGNMENT} == {Errors.INVALID_TOPIC_EXCEPTION}
 
 
@@ -74,7 +76,7 @@ def test_imbalance_ratio_per_preferred_broker() -> None:
 
 def test_rebalance_moves_partitions_of_brokers_above_the_threshold_only() -> None:
     leaders = {T0: 2, T1: 2, T2: 1, T3: 1}
-    isrs = dict.fromkeys(ASSIGNMENT, (1, 2, 3))
+    isrs: dict[TopicPartition, tuple[int, ...]] = dict.fromkeys(ASSIGNMENT, (1, 2, 3))
     assert rebalance_candidates(ASSIGNMENT, leaders, isrs, {1, 2, 3}, 10, False) == [T0, T3]
     assert rebalance_candidates(ASSIGNMENT, leaders, isrs, {1, 2, 3}, 60, False) == [T3]
     assert rebalance_candidates(ASSIGNMENT, leaders, isrs, {1, 2}, 10, False) == [T0]
