@@ -40,6 +40,7 @@ class BrokerConfig:
     min_insync_replicas: int = 1
     isr_change_blackout_ms: int = 5_000
     controlled_shutdown_enable: bool = True
+    delete_topic_enable: bool = True
     controlled_shutdown_max_retries: int = 3
     controlled_shutdown_retry_backoff_ms: int = 1_000
 
@@ -159,6 +160,11 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         help="wait between attempts (CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS, default 1000)",
     )
     parser.add_argument(
+        "--delete-topic-enable",
+        default=_env(env, "DELETE_TOPIC_ENABLE") or "true",
+        help="Kafka's delete.topic.enable, true/false (DELETE_TOPIC_ENABLE, default true)",
+    )
+    parser.add_argument(
         "--unclean-leader-election-enable",
         default=_env(env, "UNCLEAN_LEADER_ELECTION_ENABLE") or "false",
         help="broker default for unclean leader election, true/false "
@@ -247,6 +253,7 @@ def load_config(
             parser, "--controlled-shutdown-enable", args.controlled_shutdown_enable
         ),
         controlled_shutdown_max_retries=retries,
+        delete_topic_enable=_bool(parser, "--delete-topic-enable", args.delete_topic_enable),
         controlled_shutdown_retry_backoff_ms=backoff,
         unclean_leader_election_enable=_bool(
             parser, "--unclean-leader-election-enable", args.unclean_leader_election_enable

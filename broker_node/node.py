@@ -121,7 +121,7 @@ class BrokerNode:
             self.zk,
             self.events,
             register_broker=self._reregister,
-            config=ControllerConfig(cfg.unclean_leader_election_enable),
+            config=ControllerConfig(cfg.unclean_leader_election_enable, cfg.delete_topic_enable),
         )
         self._kazoo.add_listener(
             SessionListener(

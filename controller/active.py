@@ -1,10 +1,11 @@
 """`ActiveController`: everything the elected controller runs, set up by failover and torn
 down on resignation (Kafka's `onControllerFailover` / `onControllerResignation`).
 
-Holds the context, both state machines, the request batch and the channel manager, and
-handles the events that only an active controller acts on: broker changes (startup,
-failure, bounce) and topic changes (creation). Event thread only; the ZooKeeper watches it
-arms run on kazoo's thread and only enqueue events.
+Holds the context, both state machines, the request batch, the channel manager and the
+topic deletion manager, and handles the events that only an active controller acts on:
+broker changes (startup, failure, bounce), topic changes (creation) and topic deletion.
+Event thread only; the ZooKeeper watches it arms run on kazoo's thread and StopReplica
+response callbacks on the sender threads, and both only enqueue events.
 """
 
 from __future__ import annotations
@@ -16,7 +17,14 @@ from dataclasses import dataclass
 from kazoo.protocol.states import EventType, KeeperState, WatchedEvent
 
 from controller import events as ev
-from controller.channel_manager import BrokerChannel, ControllerChannelManager, grpc_channel
+from controller.channel_manager import (
+    BrokerChannel,
+    ControllerChannelManager,
+    ControlRequest,
+    ControlResponse,
+    ResponseCallback,
+    grpc_channel,
+)
 from controller.context import ControllerContext, PartitionReplica
 from controller.partition_state_machine import (
     ControlledShutdownElection,
@@ -27,11 +35,14 @@ from controller.partition_state_machine import (
 from controller.replica_state_machine import ReplicaStateMachine
 from controller.request_batch import RequestBatch
 from controller.states import PartitionState, ReplicaState
+from controller.topic_deletion import TopicDeletionManager, deletion_response_callback
 from eventlog import EventKind, EventLog
+from rpc import messages as m
 from rpc.errors import Errors
 from rpc.messages import ControlledShutdownResponse
 from zkdata import paths
 from zkdata.client import KafkaZkClient
+from zkdata.deletion import TopicDeletionZk
 from zkdata.model import UNKNOWN_BROKER_EPOCH, Broker, TopicPartition
 
 
@@ -44,6 +55,11 @@ class Watchers:
     def __init__(self, enqueue: Callable[[ev.ControllerEvent], None]) -> None:
         self._enqueue = enqueue
         self._callbacks: dict[type[ev.ControllerEvent], Callable[[WatchedEvent], None]] = {}
+
+    @property
+    def enqueue(self) -> Callable[[ev.ControllerEvent], None]:
+        """The event queue's `put`, for callbacks that are not watches (any thread)."""
+        return self._enqueue
 
     def __call__(self, event: ev.ControllerEvent) -> Callable[[WatchedEvent], None]:
         """The callback that enqueues `event`."""
@@ -63,6 +79,8 @@ class ControllerConfig:
     """Controller settings taken from the broker's configuration."""
 
     unclean_leader_election_enable: bool = False
+    #: Kafka's `delete.topic.enable`: when false, deletion requests are only removed.
+    delete_topic_enable: bool = True
 
 
 class ActiveController:
@@ -85,11 +103,41 @@ class ActiveController:
         self._events = event_log
         self._watchers = watchers
         self.channels = ControllerChannelManager(event_log, connect)
-        self.batch = RequestBatch(broker_id, context, self.channels.send)
+        self.batch = RequestBatch(
+            broker_id,
+            context,
+            self._send,
+            on_stop_replica_response=self._on_stop_replica_response,
+        )
         self.partitions = PartitionStateMachine(
             context, zk, self.batch, event_log, config.unclean_leader_election_enable, stats
         )
         self.replicas = ReplicaStateMachine(context, zk, self.batch, event_log)
+        self.deletion = TopicDeletionManager(
+            context,
+            TopicDeletionZk(zk),
+            self.partitions,
+            self.replicas,
+            self.batch,
+            event_log,
+            config.delete_topic_enable,
+        )
+
+    # -- requests and responses ---------------------------------------------------------------
+
+    def _send(
+        self, broker_id: int, request: ControlRequest, callback: ResponseCallback | None
+    ) -> bool:
+        """The batch's `send` (event thread): a StopReplica keeps its response callback only
+        if it deletes partitions, narrowed to those partitions."""
+        if isinstance(request, m.StopReplicaRequest) and callback is not None:
+            callback = deletion_response_callback(request, callback)
+        return self.channels.send(broker_id, request, callback)
+
+    def _on_stop_replica_response(self, broker_id: int, response: ControlResponse) -> None:
+        """A StopReplica that deleted partitions was answered (sender thread): enqueue."""
+        if isinstance(response, m.StopReplicaResponse):
+            self._watchers.enqueue(ev.TopicDeletionStopReplicaResponseReceived(broker_id, response))
 
     # -- watches ----------------------------------------------------------------------------
 
@@ -99,6 +147,10 @@ class ActiveController:
     def _arm_topic_watch(self) -> set[str]:
         return self._zk.get_all_topics(watch=self._watchers(ev.TopicChange()))
 
+    def _deletion_requests(self) -> list[str]:
+        """Arm the `/admin/delete_topics` child watch again and list the requests."""
+        return self._zk.watch_children(paths.DELETE_TOPICS, self._watchers(ev.TopicDeletion()))
+
     def arm_admin_watches(self) -> None:
         """The watches of the admin paths and of ISR change notifications."""
         self.rearm(ev.TopicDeletion())
@@ -107,8 +159,8 @@ class ActiveController:
         self.rearm(ev.ReplicaLeaderElection())
 
     def rearm(self, event: ev.ControllerEvent) -> None:
-        """Arm again the one-shot watch whose firing produced `event` (deletion,
-        reassignment and preferred election do their work in later controller duties)."""
+        """Arm again the one-shot watch whose firing produced `event` (reassignment and
+        preferred election do their work in later controller duties)."""
         callback = self._watchers(event)
         match event:
             case ev.TopicDeletion():
@@ -139,10 +191,12 @@ class ActiveController:
             self.ctx.set_leadership(tp, state)
         for error in states.malformed.values():
             self._malformed(error.path, error.reason)
+        self.deletion.init(self._deletion_requests())
         self.channels.startup(self.ctx.live_brokers())
         self._send_update_metadata(self.ctx.live_or_shutting_down_broker_ids(), [])
         self.replicas.startup()
         self.partitions.startup()
+        self.deletion.try_topic_deletion()
         self._events.emit(
             EventKind.CONTROLLER_FAILOVER_DONE,
             controller_epoch=self.ctx.epoch,
@@ -206,6 +260,19 @@ class ActiveController:
         self.replicas.handle_state_changes(replicas, ReplicaState.NEW)
         self.partitions.handle_state_changes(partitions, PartitionState.ONLINE, OfflineElection())
         self.replicas.handle_state_changes(replicas, ReplicaState.ONLINE)
+
+    # -- topic deletion -------------------------------------------------------------------------
+
+    def process_topic_deletion(self) -> None:
+        """`/admin/delete_topics` changed: re-arm the watch and hand the requests to the
+        deletion manager (Kafka's TopicDeletion event)."""
+        self.deletion.on_deletion_requests(self._deletion_requests())
+
+    def process_stop_replica_response(
+        self, event: ev.TopicDeletionStopReplicaResponseReceived
+    ) -> None:
+        """A broker answered a StopReplica that deleted partitions."""
+        self.deletion.on_stop_replica_response(event.broker_id, event.response)
 
     # -- ISR changes --------------------------------------------------------------------------
 
@@ -275,27 +342,37 @@ class ActiveController:
 
     def on_broker_startup(self, new_brokers: list[int]) -> None:
         """Tell everyone about the new brokers, give them full metadata and their replicas,
-        and bring offline partitions back online."""
+        bring offline partitions back online, and resume the deletion of topics with
+        replicas on them."""
         existing = self.ctx.live_or_shutting_down_broker_ids() - set(new_brokers)
         self._send_update_metadata(existing, [])
         self._send_update_metadata(frozenset(new_brokers), self.ctx.partitions_with_leaders())
-        self.replicas.handle_state_changes(
-            self.ctx.replicas_on_brokers(new_brokers), ReplicaState.ONLINE
-        )
+        replicas = self.ctx.replicas_on_brokers(new_brokers)
+        self.replicas.handle_state_changes(replicas, ReplicaState.ONLINE)
         self.partitions.trigger_online_partition_state_change()
+        deleting = {
+            r.topic_partition.topic
+            for r in replicas
+            if self.ctx.is_topic_queued_for_deletion(r.topic_partition.topic)
+        }
+        if deleting:
+            self.deletion.resume_deletion_for_topics(deleting)
 
     def on_broker_failure(self, dead_brokers: list[int]) -> None:
-        """Move leaderships off dead brokers and take their replicas offline."""
-        replicas = self.ctx.replicas_on_brokers(dead_brokers)
-        not_deleting = [
-            r
-            for r in replicas
-            if not self.ctx.is_topic_queued_for_deletion(r.topic_partition.topic)
-        ]
+        """Move leaderships off dead brokers and take their replicas offline; the replicas
+        of topics being deleted fail their deletion instead (the topics wait for the
+        brokers to return)."""
+        not_deleting: list[PartitionReplica] = []
+        deleting: list[PartitionReplica] = []
+        for r in self.ctx.replicas_on_brokers(dead_brokers):
+            queued = self.ctx.is_topic_queued_for_deletion(r.topic_partition.topic)
+            (deleting if queued else not_deleting).append(r)
         offline_leaders = self.ctx.partitions_with_offline_leader()
         self.partitions.handle_state_changes(offline_leaders, PartitionState.OFFLINE)
         self.partitions.trigger_online_partition_state_change()
         self.replicas.handle_state_changes(not_deleting, ReplicaState.OFFLINE)
+        if deleting:
+            self.deletion.on_replicas_offline(deleting)
         if not offline_leaders:
             self._send_update_metadata(self.ctx.live_or_shutting_down_broker_ids(), [])
 

@@ -152,9 +152,11 @@ class KafkaController:
                 active.process_topic_change()
             case ev.IsrChangeNotification() if active is not None:
                 active.process_isr_change_notification()
-            case ev.TopicDeletion() | ev.PartitionReassignment() | ev.ReplicaLeaderElection() if (
-                active is not None
-            ):
+            case ev.TopicDeletion() if active is not None:
+                active.process_topic_deletion()
+            case ev.TopicDeletionStopReplicaResponseReceived() if active is not None:
+                active.process_stop_replica_response(event)
+            case ev.PartitionReassignment() | ev.ReplicaLeaderElection() if active is not None:
                 active.rearm(event)
             case ev.ControlledShutdown():
                 self._process_controlled_shutdown(event)

@@ -14,7 +14,7 @@ from typing import ClassVar
 
 from controller.states import ControllerState
 from rpc.errors import Errors
-from rpc.messages import ControlledShutdownResponse
+from rpc.messages import ControlledShutdownResponse, StopReplicaResponse
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,17 @@ class TopicDeletion(ControllerEvent):
     """The children of `/admin/delete_topics` changed."""
 
     state: ClassVar[ControllerState] = ControllerState.TOPIC_DELETION
+
+
+@dataclass(frozen=True)
+class TopicDeletionStopReplicaResponseReceived(ControllerEvent):
+    """A broker answered a StopReplica that deleted partitions (put by the request's
+    callback on `controller-to-broker-<id>-send-thread`). `response` is narrowed to the
+    deleted partitions: one error per partition, the request-level error where set."""
+
+    state: ClassVar[ControllerState] = ControllerState.TOPIC_DELETION
+    broker_id: int
+    response: StopReplicaResponse
 
 
 @dataclass(frozen=True)

@@ -411,3 +411,92 @@ def _partition_errors(
 
 
 # -- event log ------------------------------------------------------------------------------------
+
+
+# -- topic deletion ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DeletionCall:
+    """One write made to a `FakeDeletionZk`: the method, the topics and the fencing
+    zkVersion."""
+
+    method: Literal["delete_topic_deletions", "delete_topic"]
+    topics: tuple[str, ...]
+    epoch_zk_version: int
+
+
+class FakeDeletionZk:
+    """An in-memory `controller.topic_deletion.DeletionZk` (`zkdata.deletion.TopicDeletionZk`).
+
+    `topics` holds the topics whose `/brokers/topics/T` exists, `configs` those with a
+    `/config/topics/T`, `requests` the children of `/admin/delete_topics`. Results match
+    the real client: one per path written, True or a kazoo error instance; only existing
+    znodes are written. Both writes raise `ControllerMovedError`, writing nothing, when
+    their `epoch_zk_version` differs from the `epoch_zk_version` attribute. Every write
+    is appended to `calls`. Not thread-safe: the thread playing the event thread only.
+    """
+
+    def __init__(
+        self,
+        epoch_zk_version: int = 0,
+        topics: Iterable[str] = (),
+        requests: Iterable[str] = (),
+        configs: Iterable[str] = (),
+    ) -> None:
+        self.epoch_zk_version = epoch_zk_version
+        self.topics = set(topics)
+        self.requests = set(requests)
+        self.configs = set(configs)
+        self.calls: list[DeletionCall] = []
+        self._failures: dict[str, Exception] = {}
+
+    def fail_next_removal(self, path: str, error: Exception) -> None:
+        """Answer `error` for `path` in the next `delete_topic` that writes it (the znode
+        stays)."""
+        self._failures[path] = error
+
+    def delete_topic_deletions(
+        self, topics: Iterable[str], epoch_zk_version: int
+    ) -> dict[str, OpResult]:
+        """Remove requests: True, or `NoNodeError()` for a request that is not there."""
+        order = tuple(topics)
+        self.calls.append(DeletionCall("delete_topic_deletions", order, epoch_zk_version))
+        self._check_epoch(epoch_zk_version)
+        results: dict[str, OpResult] = {}
+        for topic in order:
+            results[topic] = True if topic in self.requests else NoNodeError()
+            self.requests.discard(topic)
+        return results
+
+    def delete_topic(self, topic: str, epoch_zk_version: int) -> dict[str, OpResult]:
+        """Remove the topic's znodes that exist; per path True or the injected error."""
+        self.calls.append(DeletionCall("delete_topic", (topic,), epoch_zk_version))
+        self._check_epoch(epoch_zk_version)
+        present = [
+            (paths.topic(topic), self.topics),
+            (paths.topic_config(topic), self.configs),
+            (paths.delete_topic(topic), self.requests),
+        ]
+        results: dict[str, OpResult] = {}
+        for path, holder in present:
+            if topic not in holder:
+                continue
+            failure = self._failures.pop(path, None)
+            if failure is not None:
+                results[path] = failure
+            else:
+                holder.discard(topic)
+                results[path] = True
+        return results
+
+    def writes(self, method: str) -> list[DeletionCall]:
+        """The calls made to `method`, in order."""
+        return [call for call in self.calls if call.method == method]
+
+    def _check_epoch(self, epoch_zk_version: int) -> None:
+        if epoch_zk_version != self.epoch_zk_version:
+            raise ControllerMovedError(
+                f"/controller_epoch is at zkVersion {self.epoch_zk_version}, "
+                f"not {epoch_zk_version}: another controller was elected"
+            )

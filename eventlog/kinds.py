@@ -42,3 +42,8 @@ class EventKind(StrEnum):
     FETCHER_PARKED = "fetcher_parked"
     CONTROLLED_SHUTDOWN = "controlled_shutdown"
     CONTROLLED_SHUTDOWN_ATTEMPT = "controlled_shutdown_attempt"
+    TOPIC_DELETION_REQUESTED = "topic_deletion_requested"
+    TOPIC_DELETION_STARTED = "topic_deletion_started"
+    TOPIC_DELETION_INELIGIBLE = "topic_deletion_ineligible"
+    TOPIC_DELETION_COMPLETED = "topic_deletion_completed"
+    TOPIC_DELETION_FAILED = "topic_deletion_failed"

@@ -4,6 +4,7 @@
     testbed topics create --topic T (--partitions N --replication-factor R | --replica-assignment A)
                           [--config K=V ...]
     testbed topics list
+    testbed topics delete --topic T
     testbed topics describe [--topic T ...]
 
 Exit codes: 0 success, 1 the cluster could not be reached or did not become ready,
@@ -32,6 +33,7 @@ from testbed.cluster_view import read_cluster, render
 from testbed.topics import (
     TopicCommandError,
     create_topic,
+    delete_topic,
     describe_topics,
     parse_configs,
     parse_replica_assignment,
@@ -76,8 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     topics = sub.add_parser(
         "topics",
-        help="create, list and describe topics",
-        description="Create, list and describe topics (like kafka-topics.sh --zookeeper).",
+        help="create, list, describe and delete topics",
+        description="Create, list, describe and delete topics (like kafka-topics.sh --zookeeper).",
     )
     topic_sub = topics.add_subparsers(dest="action", required=True, metavar="ACTION")
     create = topic_sub.add_parser(
@@ -106,6 +108,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_zk(describe)
     describe.add_argument("--topic", action="append", default=[], help="a topic (repeatable)")
+    delete = topic_sub.add_parser(
+        "delete",
+        help="mark a topic for deletion",
+        description="Mark a topic for deletion (writes /admin/delete_topics/T); the "
+        "controller then deletes its partitions on every broker and its znodes.",
+    )
+    _add_zk(delete)
+    delete.add_argument("--topic", required=True, help="the topic name")
     return parser
 
 
@@ -161,6 +171,12 @@ def _topics(args: argparse.Namespace) -> int:
         elif args.action == "list":
             for topic in sorted(zk.get_all_topics()):
                 print(topic)
+        elif args.action == "delete":
+            if delete_topic(zk, args.topic):
+                print(f"Topic {args.topic} is marked for deletion.")
+                print("Note: This will have no impact if delete.topic.enable is not set to true.")
+            else:
+                print(f"Topic {args.topic} is already marked for deletion.")
         else:
             described = describe_topics(zk, args.topic)
             print(render_description(described, set(zk.get_all_brokers().brokers)))

@@ -1,6 +1,7 @@
 """Topic administration through ZooKeeper, as Kafka 2.x's `kafka-topics.sh --zookeeper`
-does it: creation writes `/brokers/topics/T` (and `/config/topics/T`) for the controller to
-act on; description reads the assignment and state znodes. Blocks the calling thread."""
+does it: creation writes `/brokers/topics/T` (and `/config/topics/T`) and deletion
+`/admin/delete_topics/T` for the controller to act on; description reads the assignment
+and state znodes. Blocks the calling thread."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from controller.replica_assignment import (
     validate_topic_name,
 )
 from zkdata.client import KafkaZkClient
+from zkdata.deletion import TopicDeletionZk
 from zkdata.model import (
     LeaderIsrAndControllerEpoch,
     ReplicaAssignment,
@@ -85,6 +87,15 @@ def create_topic(
         TopicConfig(dict(config or {})),
     )
     return chosen
+
+
+def delete_topic(zk: KafkaZkClient, name: str) -> bool:
+    """Mark a topic for deletion (`kafka-topics.sh --delete`): write
+    `/admin/delete_topics/T`; the controller deletes the topic. Returns False when it was
+    already marked. Raises `TopicCommandError` if the topic does not exist."""
+    if name not in zk.get_all_topics():
+        raise TopicCommandError(f"Topic '{name}' does not exist as expected")
+    return TopicDeletionZk(zk).mark_topic_for_deletion(name)
 
 
 @dataclass(frozen=True)

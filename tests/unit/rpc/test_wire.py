@@ -421,6 +421,16 @@ class RecordingHandler:
         self.requests.append(request)
         return self.controlled_shutdown_response
 
+    def elect_leaders(self, request: m.ElectLeadersRequest) -> m.ElectLeadersResponse:
+        self.requests.append(request)
+        return m.ElectLeadersResponse(
+            Errors.NONE,
+            tuple(
+                m.PartitionElectionResult(tp, Errors.ELECTION_NOT_NEEDED)
+                for tp in request.partitions
+            ),
+        )
+
 
 class LoopbackStub:
     """Stands in for the generated stub: serializes each call to bytes, parses it back, runs
@@ -431,6 +441,7 @@ class LoopbackStub:
         "UpdateMetadata": (pb.UpdateMetadataRequest, pb.UpdateMetadataResponse),
         "StopReplica": (pb.StopReplicaRequest, pb.StopReplicaResponse),
         "ControlledShutdown": (pb.ControlledShutdownRequest, pb.ControlledShutdownResponse),
+        "ElectLeaders": (pb.ElectLeadersRequest, pb.ElectLeadersResponse),
     }
 
     def __init__(self, handler: RecordingHandler) -> None:
@@ -512,3 +523,15 @@ def test_update_metadata_response_error_survives_the_loopback(
     client, handler = loopback.client, loopback.handler
     handler.update_metadata_response = m.UpdateMetadataResponse(error)
     assert client.update_metadata(UPDATE_METADATA) == m.UpdateMetadataResponse(error)
+
+
+def test_elect_leaders_survives_the_wire(loopback: Loopback) -> None:
+    """ElectLeaders request and per-partition results round-trip through protobuf."""
+    client, handler = loopback.client, loopback.handler
+    partitions = (TopicPartition("t", 0), TopicPartition("u", 3))
+    reply = client.elect_leaders(m.ElectLeadersRequest(1, partitions, 2000))
+    assert handler.requests[-1] == m.ElectLeadersRequest(1, partitions, 2000)
+    assert reply == m.ElectLeadersResponse(
+        Errors.NONE,
+        tuple(m.PartitionElectionResult(tp, Errors.ELECTION_NOT_NEEDED) for tp in partitions),
+    )

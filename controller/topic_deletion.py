@@ -1,0 +1,537 @@
+"""`TopicDeletionManager`: deletes the topics requested under `/admin/delete_topics`, as
+Kafka 2.8's TopicDeletionManager does. Everything here runs on `controller-event-thread`,
+except the StopReplica response callback built by `deletion_response_callback`, which
+runs on `controller-to-broker-<id>-send-thread` and only hands the response on (the
+active controller's callback enqueues `TopicDeletionStopReplicaResponseReceived`).
+
+How a deletion runs:
+
+1. A request (`/admin/delete_topics/T`, written by `testbed topics delete` or Kafka's
+   tools) for an unknown topic is removed. With `delete.topic.enable=false` every request
+   is removed and nothing else happens. Otherwise the topic is queued in the context
+   (`queue_topic_deletion`); from then on UpdateMetadata carries leader -2 for it and
+   StopReplica leader epoch -2, and no leader is elected for it.
+2. A queued topic is *eligible* when no replica of it is in ReplicaDeletionStarted
+   (deletion not in progress), it is not marked ineligible, and no partition of it has
+   adding or removing replicas (a reassignment in flight). A topic is marked ineligible
+   when a replica of it is on a dead broker (at failover, when deletion starts, or when
+   the broker fails) or a broker answers its StopReplica with an error. Broker start-up
+   clears the mark for the topics with replicas on the new brokers (and so will the end
+   of a reassignment, once reassignment exists) and deletion resumes.
+3. Deletion of an eligible topic, the first time in a controller term: partitions
+   -> Offline -> NonExistent (context only). Every time: UpdateMetadata with the topic's
+   partitions (leader -2) to every live broker; replicas on dead brokers ->
+   ReplicaDeletionIneligible (topic marked ineligible, as in Kafka the live replicas
+   still go ahead); the other replicas that are not deleted yet -> Offline (StopReplica,
+   ISR shrink) -> ReplicaDeletionStarted (StopReplica `delete=true`). A topic retried
+   after a failure first moves its ReplicaDeletionIneligible replicas to Offline.
+4. Each StopReplica response comes back as an event: per partition, NONE moves the
+   replica to ReplicaDeletionSuccessful, an error (or a request-level error) to
+   ReplicaDeletionIneligible with the topic marked ineligible. Only replicas still in
+   ReplicaDeletionStarted are touched, so late or repeated answers change nothing.
+5. When every replica of a queued topic is ReplicaDeletionSuccessful: one fenced write
+   removes `/brokers/topics/T` with its partition and state znodes, `/config/topics/T`
+   and `/admin/delete_topics/T` (`zkdata.deletion`); then the replicas -> NonExistent
+   and the context forgets the topic. If a znode could not be removed (anything but
+   "already gone"), the topic stays queued and the removal is tried again at the next
+   resumption.
+
+Failover reads `/admin/delete_topics` (`init`, before the state machines start: topics
+with a replica on a dead broker or a reassignment in flight start ineligible) and
+resumes after the state machines have started (`try_topic_deletion`). A failed epoch
+check raises `ControllerMovedError` from the write, before the context is touched.
+
+Events, each with `controller_epoch` (the epoch of the controller acting):
+
+- `topic_deletion_requested`: `topics` newly queued; `removed` request znodes removed;
+  `unknown` the removed ones that name no known topic; `enabled` (`delete.topic.enable`);
+  `source`, `"watch"` or `"failover"`.
+- `topic_deletion_started` (per topic and round): `topic`; `partitions` (count);
+  `replicas` sent StopReplica with delete in this round; `offline_replicas` on dead
+  brokers; `retry`, true when deletion already started earlier in this term.
+- `topic_deletion_ineligible` (when a topic becomes halted): `topic`; `reason`,
+  `"offline replicas"`, `"replica deletion failure"` or `"topic reassignment in
+  progress"`; `replicas`, the `[partition, broker]` pairs concerned; `errors`, the
+  brokers' error names (both may be empty).
+- `topic_deletion_completed`: `topic`; `partitions`; `duration_ms` since the topic was
+  queued in this controller term.
+- `topic_deletion_failed`: `topic`; `failed`, znode path -> the kazoo error class that
+  kept it from being removed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
+from dataclasses import dataclass
+from typing import Protocol
+
+from kazoo.exceptions import NoNodeError
+
+from controller.channel_manager import ControlResponse, ResponseCallback
+from controller.context import ControllerContext, PartitionReplica
+from controller.partition_state_machine import PartitionStateMachine
+from controller.replica_state_machine import ReplicaStateMachine
+from controller.request_batch import RequestBatch
+from controller.states import PartitionState, ReplicaState
+from eventlog import EventKind, EventLog
+from rpc import messages as m
+from rpc.errors import Errors
+from zkdata.fenced_writes import OpResult
+from zkdata.model import TopicPartition
+
+#: Why a topic was marked ineligible (Kafka's reasons).
+REASON_OFFLINE_REPLICAS = "offline replicas"
+REASON_DELETION_FAILURE = "replica deletion failure"
+REASON_REASSIGNMENT = "topic reassignment in progress"
+
+
+class DeletionZk(Protocol):
+    """The ZooKeeper operations of topic deletion (`zkdata.deletion.TopicDeletionZk`)."""
+
+    def delete_topic_deletions(
+        self, topics: Iterable[str], epoch_zk_version: int
+    ) -> dict[str, OpResult]:
+        """Remove deletion requests, fenced."""
+
+    def delete_topic(self, topic: str, epoch_zk_version: int) -> dict[str, OpResult]:
+        """Remove a deleted topic's znodes, fenced; one result per path."""
+
+
+# -- decisions (pure) ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RequestTriage:
+    """What to do with the deletion requests found under `/admin/delete_topics`."""
+
+    queue: tuple[str, ...]
+    remove: tuple[str, ...]
+    unknown: tuple[str, ...]
+
+
+def triage_requests(requested: Iterable[str], known: Set[str], enabled: bool) -> RequestTriage:
+    """Requests for known topics are queued, those for unknown topics removed; with
+    deletion disabled every request is removed. Sorted, duplicates dropped."""
+    names = sorted(set(requested))
+    unknown = tuple(t for t in names if t not in known)
+    if not enabled:
+        return RequestTriage((), tuple(names), unknown)
+    return RequestTriage(tuple(t for t in names if t in known), unknown, unknown)
+
+
+@dataclass(frozen=True, slots=True)
+class TopicDeletionView:
+    """What deciding a queued topic's next step looks at."""
+
+    replica_states: tuple[ReplicaState, ...]
+    being_reassigned: bool = False
+    marked_ineligible: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class DeletionPlan:
+    """The next step of each queued topic: tear down (every replica deleted), start or
+    restart deletion, and, among those, the ones whose failed replicas go back to Offline
+    first."""
+
+    complete: tuple[str, ...] = ()
+    start: tuple[str, ...] = ()
+    retry: tuple[str, ...] = ()
+
+
+def plan_deletions(topics: Mapping[str, TopicDeletionView]) -> DeletionPlan:
+    """Kafka's `resumeDeletions` decision. A topic whose replicas are all
+    ReplicaDeletionSuccessful (or that has none) is complete. One with a replica in
+    ReplicaDeletionStarted is in progress and waits. Any other is started unless it is
+    marked ineligible or being reassigned; a started topic with ReplicaDeletionIneligible
+    replicas is also retried."""
+    complete, start, retry = [], [], []
+    for topic in sorted(topics):
+        view = topics[topic]
+        states = view.replica_states
+        if all(s is ReplicaState.DELETION_SUCCESSFUL for s in states):
+            complete.append(topic)
+        elif (
+            ReplicaState.DELETION_STARTED not in states
+            and not view.marked_ineligible
+            and not view.being_reassigned
+        ):
+            start.append(topic)
+            if ReplicaState.DELETION_INELIGIBLE in states:
+                retry.append(topic)
+    return DeletionPlan(tuple(complete), tuple(start), tuple(retry))
+
+
+def narrow_stop_replica_response(
+    response: ControlResponse, deleted: Sequence[TopicPartition]
+) -> m.StopReplicaResponse:
+    """The answer for exactly the `deleted` partitions, in order: the request-level error
+    when there is one, else each partition's error; a partition the broker did not answer
+    for counts as UNKNOWN_SERVER_ERROR (so that it is retried rather than waited for)."""
+    errors: tuple[m.PartitionError, ...] = getattr(response, "partition_errors", ())
+    answered = {e.topic_partition: e.error for e in errors}
+
+    def error_of(tp: TopicPartition) -> Errors:
+        if response.error is not Errors.NONE:
+            return response.error
+        return answered.get(tp, Errors.UNKNOWN_SERVER_ERROR)
+
+    return m.StopReplicaResponse(
+        response.error, tuple(m.PartitionError(tp, error_of(tp)) for tp in deleted)
+    )
+
+
+def deletion_response_callback(
+    request: m.StopReplicaRequest, on_response: ResponseCallback
+) -> ResponseCallback | None:
+    """The response callback to attach to `request` (built on the event thread): None when
+    it deletes no partition, otherwise one that hands `on_response` the response narrowed
+    to the deleted partitions (called on the sender thread). A StopReplica without delete
+    (OfflineReplica) thus never counts as a deletion, even when it is answered while the
+    replica is already in ReplicaDeletionStarted."""
+    deleted = tuple(
+        sorted(s.topic_partition for s in request.partition_states if s.delete_partition)
+    )
+    if not deleted:
+        return None
+
+    def narrowed(broker_id: int, response: ControlResponse) -> None:
+        on_response(broker_id, narrow_stop_replica_response(response, deleted))
+
+    return narrowed
+
+
+# -- the manager ----------------------------------------------------------------------------
+
+
+class TopicDeletionManager:
+    """Topic deletion for the active controller; lives as long as its term. What Kafka
+    keeps in the context besides the queue (the halted topics, the topics whose deletion
+    started) is kept here and goes with the active controller on resignation."""
+
+    def __init__(
+        self,
+        context: ControllerContext,
+        zk: DeletionZk,
+        partitions: PartitionStateMachine,
+        replicas: ReplicaStateMachine,
+        batch: RequestBatch,
+        event_log: EventLog,
+        enabled: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._ctx = context
+        self._zk = zk
+        self._partitions = partitions
+        self._replicas = replicas
+        self._batch = batch
+        self._events = event_log
+        self._enabled = enabled
+        self._clock = clock
+        self._ineligible: set[str] = set()
+        self._started: set[str] = set()
+        self._queued_at: dict[str, float] = {}
+
+    @property
+    def enabled(self) -> bool:
+        """`delete.topic.enable`."""
+        return self._enabled
+
+    def queued_topics(self) -> list[str]:
+        """Topics queued for deletion and not deleted yet, sorted."""
+        return sorted(t for t in self._ctx.all_topics() if self._queued(t))
+
+    def ineligible_topics(self) -> list[str]:
+        """Queued topics whose deletion is halted until something resumes it, sorted."""
+        return sorted(t for t in self._ineligible if self._queued(t))
+
+    # -- entry points --------------------------------------------------------------------------
+
+    def init(self, requested: Iterable[str]) -> None:
+        """Failover, once the context is loaded and before the state machines start: queue
+        the requested topics, halting those with a replica on a dead broker or a
+        reassignment in flight, and remove the requests to drop."""
+        triage = triage_requests(requested, self._ctx.all_topics(), self._enabled)
+        self._remove_requests(triage.remove)
+        offline = [r for t in self._queue(triage, "failover") for r in self._offline(t)]
+        self.mark_ineligible(_topics(offline), REASON_OFFLINE_REPLICAS, offline)
+
+    def try_topic_deletion(self) -> None:
+        """Failover, after the state machines started: resume every queued deletion."""
+        self.resume_deletions()
+
+    def on_deletion_requests(self, requested: Iterable[str]) -> None:
+        """`/admin/delete_topics` changed (Kafka's `processTopicDeletion`)."""
+        triage = triage_requests(requested, self._ctx.all_topics(), self._enabled)
+        self._remove_requests(triage.remove)
+        self._queue(triage, "watch")
+        self.resume_deletions()
+
+    def on_stop_replica_response(self, broker_id: int, response: m.StopReplicaResponse) -> None:
+        """A broker answered a StopReplica that deleted partitions; `response` lists
+        exactly those partitions (see `deletion_response_callback`). Only replicas still in
+        ReplicaDeletionStarted are moved."""
+        answers = {
+            PartitionReplica(e.topic_partition, broker_id): e.error
+            for e in response.partition_errors
+        }
+        started = self._in_states(answers, ReplicaState.DELETION_STARTED)
+        if not self._enabled or not started:
+            return
+        failed = [r for r in started if answers[r] is not Errors.NONE]
+        self._replicas.handle_state_changes(
+            [r for r in started if answers[r] is Errors.NONE], ReplicaState.DELETION_SUCCESSFUL
+        )
+        errors = sorted({answers[r].name for r in failed})
+        self._fail(failed, REASON_DELETION_FAILURE, errors)
+        self.resume_deletions()
+
+    def on_replicas_offline(self, replicas: Iterable[PartitionReplica]) -> None:
+        """Replicas went offline with their brokers (Kafka's `failReplicaDeletion` from
+        `onReplicasBecomeOffline`): those of queued topics not deleted yet fail, and their
+        topics wait for the brokers to return."""
+        doomed = [
+            r
+            for r in replicas
+            if self._queued(r.topic_partition.topic)
+            and self._ctx.replica_state(r) is not ReplicaState.DELETION_SUCCESSFUL
+        ]
+        if self._enabled and doomed:
+            self._fail(doomed, REASON_OFFLINE_REPLICAS, [])
+            self.resume_deletions()
+
+    def resume_deletion_for_topics(self, topics: Iterable[str]) -> None:
+        """What halted these topics is over (a broker with their replicas started, a
+        reassignment completed): clear their mark and resume."""
+        resumed = {t for t in topics if self._queued(t)}
+        if self._enabled and resumed:
+            self._ineligible -= resumed
+            self.resume_deletions()
+
+    def mark_ineligible(
+        self,
+        topics: Iterable[str],
+        reason: str,
+        replicas: Iterable[PartitionReplica] = (),
+        errors: Sequence[str] = (),
+    ) -> None:
+        """Halt the deletion of the queued `topics` until it is resumed; emits
+        `topic_deletion_ineligible` for each topic newly halted."""
+        concerned = sorted(replicas)
+        halted = sorted({t for t in topics if self._queued(t)} - self._ineligible)
+        self._ineligible.update(halted)
+        for topic in halted:
+            self._events.emit(
+                EventKind.TOPIC_DELETION_INELIGIBLE,
+                topic=topic,
+                reason=reason,
+                replicas=[
+                    [r.topic_partition.partition, r.replica]
+                    for r in concerned
+                    if r.topic_partition.topic == topic
+                ],
+                errors=list(errors),
+                controller_epoch=self._ctx.epoch,
+            )
+
+    def resume_deletions(self) -> None:
+        """Kafka's `resumeDeletions`: tear down the topics whose replicas are all deleted,
+        and start (or restart) the eligible ones."""
+        if not self._enabled:
+            return
+        queued = self.queued_topics()
+        self._forget_all_but(set(queued))
+        plan = plan_deletions(
+            {
+                topic: TopicDeletionView(
+                    tuple(self._ctx.replica_state(r) for r in self._replicas_of(topic)),
+                    self._being_reassigned(topic),
+                    topic in self._ineligible,
+                )
+                for topic in queued
+            }
+        )
+        for topic in plan.complete:
+            self._complete_delete_topic(topic)
+        failed = [r for t in plan.retry for r in self._replicas_of(t)]
+        self._replicas.handle_state_changes(
+            self._in_states(failed, ReplicaState.DELETION_INELIGIBLE), ReplicaState.OFFLINE
+        )
+        if plan.start:
+            self._on_topic_deletion(plan.start)
+
+    # -- steps ---------------------------------------------------------------------------------
+
+    def _on_topic_deletion(self, topics: Sequence[str]) -> None:
+        """Partitions of topics seen for the first time -> Offline -> NonExistent; tell
+        every live broker the topics are going (leader -2); delete the replicas."""
+        unseen = [t for t in topics if t not in self._started]
+        partitions = [tp for t in unseen for tp in self._ctx.partitions_of(t)]
+        self._partitions.handle_state_changes(
+            [tp for tp in partitions if self._ctx.partition_state(tp) in _OFFLINE_FROM],
+            PartitionState.OFFLINE,
+        )
+        self._partitions.handle_state_changes(
+            [tp for tp in partitions if self._ctx.partition_state(tp) is PartitionState.OFFLINE],
+            PartitionState.NON_EXISTENT,
+        )
+        self._started.update(unseen)
+        self._batch.new_batch()
+        self._batch.add_update_metadata(
+            self._ctx.live_or_shutting_down_broker_ids(),
+            [tp for t in topics for tp in self._ctx.partitions_of(t)],
+        )
+        self._batch.send()
+        self._on_partition_deletion(topics, retried=set(topics) - set(unseen))
+
+    def _on_partition_deletion(self, topics: Sequence[str], retried: Set[str]) -> None:
+        """Replicas on dead brokers -> ReplicaDeletionIneligible (their topics halted);
+        the others not deleted yet -> Offline -> ReplicaDeletionStarted (StopReplica with
+        delete)."""
+        dead = [r for t in topics for r in self._offline(t)]
+        alive = [
+            r
+            for t in topics
+            for r in self._replicas_of(t)
+            if self._ctx.is_replica_online(r.replica)
+            and self._ctx.replica_state(r) is not ReplicaState.DELETION_SUCCESSFUL
+        ]
+        self._replicas.handle_state_changes(
+            self._in_states(dead, *ReplicaState.DELETION_INELIGIBLE.valid_previous),
+            ReplicaState.DELETION_INELIGIBLE,
+        )
+        self._replicas.handle_state_changes(alive, ReplicaState.OFFLINE)
+        self._replicas.handle_state_changes(
+            self._in_states(alive, ReplicaState.OFFLINE), ReplicaState.DELETION_STARTED
+        )
+        started = self._in_states(alive, ReplicaState.DELETION_STARTED)
+        for topic in topics:
+            self._events.emit(
+                EventKind.TOPIC_DELETION_STARTED,
+                topic=topic,
+                partitions=len(self._ctx.partitions_of(topic)),
+                replicas=sum(1 for r in started if r.topic_partition.topic == topic),
+                offline_replicas=sum(1 for r in dead if r.topic_partition.topic == topic),
+                retry=topic in retried,
+                controller_epoch=self._ctx.epoch,
+            )
+        self.mark_ineligible(_topics(dead), REASON_OFFLINE_REPLICAS, dead)
+
+    def _complete_delete_topic(self, topic: str) -> None:
+        """Every replica is deleted: remove the topic's znodes (one fenced write), then
+        forget it. A znode that could not be removed keeps the topic queued."""
+        results = self._zk.delete_topic(topic, self._ctx.epoch_zk_version)
+        failed = {
+            path: type(outcome).__name__
+            for path, outcome in results.items()
+            if isinstance(outcome, Exception) and not isinstance(outcome, NoNodeError)
+        }
+        if failed:
+            self._events.emit(
+                EventKind.TOPIC_DELETION_FAILED,
+                topic=topic,
+                failed=failed,
+                controller_epoch=self._ctx.epoch,
+            )
+            return
+        partitions = len(self._ctx.partitions_of(topic))
+        self._replicas.handle_state_changes(
+            self._in_states(self._replicas_of(topic), ReplicaState.DELETION_SUCCESSFUL),
+            ReplicaState.NON_EXISTENT,
+        )
+        self._ctx.remove_topic(topic)
+        queued_at = self._queued_at.pop(topic, None)
+        self._forget_all_but(set(self.queued_topics()))
+        self._events.emit(
+            EventKind.TOPIC_DELETION_COMPLETED,
+            topic=topic,
+            partitions=partitions,
+            duration_ms=None if queued_at is None else round((self._clock() - queued_at) * 1000),
+            controller_epoch=self._ctx.epoch,
+        )
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def _queue(self, triage: RequestTriage, source: str) -> list[str]:
+        """Queue the triaged topics (halting those being reassigned); returns the topics
+        queued now."""
+        new = [t for t in triage.queue if not self._queued(t)]
+        self._ctx.queue_topic_deletion(new)
+        now = self._clock()
+        for topic in new:
+            self._queued_at.setdefault(topic, now)
+        if new or triage.remove:
+            self._events.emit(
+                EventKind.TOPIC_DELETION_REQUESTED,
+                topics=new,
+                removed=list(triage.remove),
+                unknown=list(triage.unknown),
+                enabled=self._enabled,
+                source=source,
+                controller_epoch=self._ctx.epoch,
+            )
+        self.mark_ineligible([t for t in new if self._being_reassigned(t)], REASON_REASSIGNMENT)
+        return new
+
+    def _remove_requests(self, topics: Sequence[str]) -> None:
+        if topics:
+            self._zk.delete_topic_deletions(topics, self._ctx.epoch_zk_version)
+
+    def _fail(
+        self, replicas: Sequence[PartitionReplica], reason: str, errors: Sequence[str]
+    ) -> None:
+        """Replicas whose deletion failed -> ReplicaDeletionIneligible (where that is a
+        valid move), and their topics halted."""
+        if replicas:
+            self._replicas.handle_state_changes(
+                self._in_states(replicas, *ReplicaState.DELETION_INELIGIBLE.valid_previous),
+                ReplicaState.DELETION_INELIGIBLE,
+            )
+            self.mark_ineligible(_topics(replicas), reason, replicas, errors)
+
+    def _queued(self, topic: str) -> bool:
+        return self._ctx.is_topic_queued_for_deletion(topic)
+
+    def _replicas_of(self, topic: str) -> list[PartitionReplica]:
+        return self._ctx.replicas_for_partitions(self._ctx.partitions_of(topic))
+
+    def _offline(self, topic: str) -> list[PartitionReplica]:
+        """A topic's replicas not deleted yet on brokers that are dead (or shutting down)."""
+        return [
+            r
+            for r in self._replicas_of(topic)
+            if not self._ctx.is_replica_online(r.replica)
+            and self._ctx.replica_state(r) is not ReplicaState.DELETION_SUCCESSFUL
+        ]
+
+    def _in_states(
+        self, replicas: Iterable[PartitionReplica], *states: ReplicaState
+    ) -> list[PartitionReplica]:
+        """The `replicas` of queued topics that are in one of `states`, in order."""
+        return [
+            r
+            for r in replicas
+            if self._queued(r.topic_partition.topic) and self._ctx.replica_state(r) in states
+        ]
+
+    def _being_reassigned(self, topic: str) -> bool:
+        return any(
+            self._ctx.assignment(tp).is_being_reassigned for tp in self._ctx.partitions_of(topic)
+        )
+
+    def _forget_all_but(self, queued: Set[str]) -> None:
+        """Drop what is kept about topics no longer queued (deleted, or forgotten by a
+        TopicChange)."""
+        self._ineligible &= queued
+        self._started &= queued
+        for topic in set(self._queued_at) - queued:
+            del self._queued_at[topic]
+
+
+#: The partition states a partition of a deleted topic can go Offline from.
+_OFFLINE_FROM = PartitionState.OFFLINE.valid_previous
+
+
+def _topics(replicas: Iterable[PartitionReplica]) -> set[str]:
+    return {r.topic_partition.topic for r in replicas}
