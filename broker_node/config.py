@@ -41,6 +41,9 @@ class BrokerConfig:
     isr_change_blackout_ms: int = 5_000
     controlled_shutdown_enable: bool = True
     delete_topic_enable: bool = True
+    auto_leader_rebalance_enable: bool = True
+    leader_imbalance_check_interval_s: float = 300.0
+    leader_imbalance_per_broker_percentage: int = 10
     controlled_shutdown_max_retries: int = 3
     controlled_shutdown_retry_backoff_ms: int = 1_000
 
@@ -160,6 +163,24 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         help="wait between attempts (CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS, default 1000)",
     )
     parser.add_argument(
+        "--auto-leader-rebalance-enable",
+        default=_env(env, "AUTO_LEADER_REBALANCE_ENABLE") or "true",
+        help="move leaderships back to preferred replicas periodically, true/false "
+        "(AUTO_LEADER_REBALANCE_ENABLE, default true)",
+    )
+    parser.add_argument(
+        "--leader-imbalance-check-interval-seconds",
+        default=_env(env, "LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS") or "300",
+        help="how often the imbalance is checked (LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS, "
+        "default 300)",
+    )
+    parser.add_argument(
+        "--leader-imbalance-per-broker-percentage",
+        default=_env(env, "LEADER_IMBALANCE_PER_BROKER_PERCENTAGE") or "10",
+        help="a broker leading fewer of its preferred partitions than this share is "
+        "rebalanced (LEADER_IMBALANCE_PER_BROKER_PERCENTAGE, default 10)",
+    )
+    parser.add_argument(
         "--delete-topic-enable",
         default=_env(env, "DELETE_TOPIC_ENABLE") or "true",
         help="Kafka's delete.topic.enable, true/false (DELETE_TOPIC_ENABLE, default true)",
@@ -254,6 +275,23 @@ def load_config(
         ),
         controlled_shutdown_max_retries=retries,
         delete_topic_enable=_bool(parser, "--delete-topic-enable", args.delete_topic_enable),
+        auto_leader_rebalance_enable=_bool(
+            parser, "--auto-leader-rebalance-enable", args.auto_leader_rebalance_enable
+        ),
+        leader_imbalance_check_interval_s=_int(
+            parser,
+            "--leader-imbalance-check-interval-seconds",
+            args.leader_imbalance_check_interval_seconds,
+            1,
+            86_400,
+        ),
+        leader_imbalance_per_broker_percentage=_int(
+            parser,
+            "--leader-imbalance-per-broker-percentage",
+            args.leader_imbalance_per_broker_percentage,
+            0,
+            100,
+        ),
         controlled_shutdown_retry_backoff_ms=backoff,
         unclean_leader_election_enable=_bool(
             parser, "--unclean-leader-election-enable", args.unclean_leader_election_enable

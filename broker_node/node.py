@@ -95,6 +95,7 @@ class BrokerNode:
             self.events,
             self._controlled_shutdown,
             self.replicas,
+            self._elect_leaders,
         )
         server = grpc.server(
             futures.ThreadPoolExecutor(max_workers=GRPC_WORKERS, thread_name_prefix="grpc-worker"),
@@ -121,7 +122,13 @@ class BrokerNode:
             self.zk,
             self.events,
             register_broker=self._reregister,
-            config=ControllerConfig(cfg.unclean_leader_election_enable, cfg.delete_topic_enable),
+            config=ControllerConfig(
+                cfg.unclean_leader_election_enable,
+                cfg.delete_topic_enable,
+                cfg.auto_leader_rebalance_enable,
+                cfg.leader_imbalance_per_broker_percentage,
+                cfg.leader_imbalance_check_interval_s,
+            ),
         )
         self._kazoo.add_listener(
             SessionListener(
@@ -160,6 +167,11 @@ class BrokerNode:
         if self.controller is None:
             return m.ControlledShutdownResponse(Errors.NOT_CONTROLLER)
         return self.controller.controlled_shutdown(request)
+
+    def _elect_leaders(self, request: m.ElectLeadersRequest) -> m.ElectLeadersResponse:
+        if self.controller is None:
+            return m.ElectLeadersResponse(Errors.NOT_CONTROLLER)
+        return self.controller.elect_leaders(request)
 
     def _write_health(self) -> None:
         path = self.config.health_file

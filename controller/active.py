@@ -10,6 +10,7 @@ response callbacks on the sender threads, and both only enqueue events.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,11 +27,13 @@ from controller.channel_manager import (
     grpc_channel,
 )
 from controller.context import ControllerContext, PartitionReplica
+from controller.leader_balance import ElectionType, failure_error, rebalance_candidates, triage
 from controller.partition_state_machine import (
     ControlledShutdownElection,
     ElectionStats,
     OfflineElection,
     PartitionStateMachine,
+    PreferredElection,
 )
 from controller.replica_state_machine import ReplicaStateMachine
 from controller.request_batch import RequestBatch
@@ -41,9 +44,14 @@ from rpc import messages as m
 from rpc.errors import Errors
 from rpc.messages import ControlledShutdownResponse
 from zkdata import paths
+from zkdata.admin_requests import (
+    delete_preferred_replica_election,
+    read_preferred_replica_election,
+)
 from zkdata.client import KafkaZkClient
 from zkdata.deletion import TopicDeletionZk
-from zkdata.model import UNKNOWN_BROKER_EPOCH, Broker, TopicPartition
+from zkdata.errors import ZnodeFormatError
+from zkdata.model import UNKNOWN_BROKER_EPOCH, Broker, LeaderAndIsr, TopicPartition
 
 
 class Watchers:
@@ -81,6 +89,11 @@ class ControllerConfig:
     unclean_leader_election_enable: bool = False
     #: Kafka's `delete.topic.enable`: when false, deletion requests are only removed.
     delete_topic_enable: bool = True
+    #: Kafka's `auto.leader.rebalance.enable`, `leader.imbalance.per.broker.percentage`
+    #: and `leader.imbalance.check.interval.seconds`.
+    auto_leader_rebalance_enable: bool = True
+    leader_imbalance_per_broker_percentage: int = 10
+    leader_imbalance_check_interval_s: float = 300.0
 
 
 class ActiveController:
@@ -102,6 +115,8 @@ class ActiveController:
         self._zk = zk
         self._events = event_log
         self._watchers = watchers
+        self._config = config
+        self._rebalance_stop = threading.Event()
         self.channels = ControllerChannelManager(event_log, connect)
         self.batch = RequestBatch(
             broker_id,
@@ -171,6 +186,8 @@ class ActiveController:
                 self._zk.watch_exists(paths.REASSIGN_PARTITIONS, callback)
             case ev.ReplicaLeaderElection():
                 self._zk.watch_exists(paths.PREFERRED_REPLICA_ELECTION, callback)
+            case _:
+                pass
 
     # -- failover and resignation ---------------------------------------------------------
 
@@ -197,6 +214,9 @@ class ActiveController:
         self.replicas.startup()
         self.partitions.startup()
         self.deletion.try_topic_deletion()
+        self.process_preferred_replica_election_znode()
+        self.process_isr_change_notification()
+        self._start_rebalance_timer()
         self._events.emit(
             EventKind.CONTROLLER_FAILOVER_DONE,
             controller_epoch=self.ctx.epoch,
@@ -208,8 +228,97 @@ class ActiveController:
         )
 
     def on_resignation(self) -> None:
-        """Close every channel; the caller resets the context."""
+        """Stop the rebalance timer and close every channel; the caller resets the context."""
+        self._rebalance_stop.set()
         self.channels.shutdown()
+
+    def _start_rebalance_timer(self) -> None:
+        """A daemon thread `leader-rebalance` that only enqueues the auto-rebalance event."""
+        if not self._config.auto_leader_rebalance_enable:
+            return
+        interval = self._config.leader_imbalance_check_interval_s
+
+        def tick() -> None:
+            while not self._rebalance_stop.wait(interval):
+                self._watchers.enqueue(ev.AutoPreferredReplicaLeaderElection())
+
+        threading.Thread(target=tick, name="leader-rebalance", daemon=True).start()
+
+    # -- preferred and unclean elections -------------------------------------------------------
+
+    def elect_leaders(
+        self, election: ElectionType, requested: tuple[TopicPartition, ...]
+    ) -> dict[TopicPartition, Errors]:
+        """Preferred or unclean elections for `requested` (every partition when empty), with
+        Kafka's outcome for each partition."""
+        ctx = self.ctx
+        plan = triage(
+            requested or tuple(ctx.all_partitions()),
+            election,
+            ctx.replicas,
+            lambda tp: s.leader_and_isr if (s := ctx.leadership(tp)) else None,
+            ctx.is_topic_queued_for_deletion,
+            ctx.is_replica_online,
+        )
+        outcomes = dict(plan.answered)
+        if plan.to_elect:
+            strategy: PreferredElection | OfflineElection = (
+                PreferredElection()
+                if election is ElectionType.PREFERRED
+                else OfflineElection(allow_unclean=True)
+            )
+            results = self.partitions.handle_state_changes(
+                list(plan.to_elect), PartitionState.ONLINE, strategy
+            )
+            for tp in plan.to_elect:
+                ok = isinstance(results.get(tp), LeaderAndIsr)
+                outcomes[tp] = Errors.NONE if ok else failure_error(election)
+        self._events.emit(
+            EventKind.LEADER_ELECTIONS_REQUESTED,
+            election=election.name.lower(),
+            requested=len(requested) if requested else "all",
+            outcomes={
+                e.name: sum(1 for o in outcomes.values() if o is e) for e in set(outcomes.values())
+            },
+            controller_epoch=ctx.epoch,
+        )
+        return outcomes
+
+    def process_preferred_replica_election_znode(self) -> None:
+        """`/admin/preferred_replica_election` written (Kafka's ZK-triggered election): elect
+        the listed partitions' preferred replicas, then remove the request."""
+        try:
+            requested = read_preferred_replica_election(
+                self._zk, self._watchers(ev.ReplicaLeaderElection())
+            )
+        except ZnodeFormatError as exc:
+            self._malformed(exc.path, exc.reason)
+            delete_preferred_replica_election(self._zk, self.ctx.epoch_zk_version)
+            return
+        if requested is None:
+            return
+        if requested:
+            self.elect_leaders(ElectionType.PREFERRED, requested)
+        delete_preferred_replica_election(self._zk, self.ctx.epoch_zk_version)
+
+    def auto_rebalance(self) -> None:
+        """Kafka's checkAndTriggerAutoLeaderRebalance: for brokers whose imbalance exceeds the
+        threshold, move leaderships back to their live, in-sync preferred replicas."""
+        ctx = self.ctx
+        partitions = [
+            tp for tp in ctx.all_partitions() if not ctx.is_topic_queued_for_deletion(tp.topic)
+        ]
+        states = {tp: state.leader_and_isr for tp in partitions if (state := ctx.leadership(tp))}
+        candidates = rebalance_candidates(
+            {tp: ctx.replicas(tp) for tp in partitions},
+            {tp: lai.leader for tp, lai in states.items()},
+            {tp: lai.isr for tp, lai in states.items()},
+            ctx.live_broker_ids(),
+            self._config.leader_imbalance_per_broker_percentage,
+            any(ctx.assignment(tp).is_being_reassigned for tp in partitions),
+        )
+        if candidates:
+            self.elect_leaders(ElectionType.PREFERRED, tuple(candidates))
 
     def _load_topics(self, topics: set[str]) -> list[str]:
         """Read the assignments and configs of `topics` into the context; return the ones

@@ -22,11 +22,18 @@ from controller.active import ActiveController, ControllerConfig, Watchers
 from controller.channel_manager import BrokerChannel, grpc_channel
 from controller.context import ControllerContext
 from controller.event_manager import ControllerEventManager
+from controller.leader_balance import ElectionType
 from controller.metrics import ControllerMetrics
 from controller.partition_state_machine import ElectionStats
 from eventlog import EventKind, EventLog
 from rpc.errors import Errors
-from rpc.messages import ControlledShutdownRequest, ControlledShutdownResponse
+from rpc.messages import (
+    ControlledShutdownRequest,
+    ControlledShutdownResponse,
+    ElectLeadersRequest,
+    ElectLeadersResponse,
+    PartitionElectionResult,
+)
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ControllerMovedError, ZnodeFormatError
@@ -109,6 +116,24 @@ class KafkaController:
             return ControlledShutdownResponse(Errors.REQUEST_TIMED_OUT)
         return answer[0]
 
+    def elect_leaders(
+        self, request: ElectLeadersRequest, timeout_s: float = 60.0
+    ) -> ElectLeadersResponse:
+        """Answer ElectLeaders (a gRPC thread; waits for the event thread)."""
+        if not self.is_active:
+            return ElectLeadersResponse(Errors.NOT_CONTROLLER)
+        done = threading.Event()
+        answer: list[ElectLeadersResponse] = []
+
+        def reply(response: ElectLeadersResponse) -> None:
+            answer.append(response)
+            done.set()
+
+        self.event_manager.put(ev.ElectLeaders(request.election_type, request.partitions, reply))
+        if not done.wait(timeout_s):
+            return ElectLeadersResponse(Errors.REQUEST_TIMED_OUT)
+        return answer[0]
+
     def shutdown(self) -> None:
         """Stop the event thread and resign (the broker is stopping)."""
         self.event_manager.shutdown()
@@ -156,7 +181,13 @@ class KafkaController:
                 active.process_topic_deletion()
             case ev.TopicDeletionStopReplicaResponseReceived() if active is not None:
                 active.process_stop_replica_response(event)
-            case ev.PartitionReassignment() | ev.ReplicaLeaderElection() if active is not None:
+            case ev.ReplicaLeaderElection() if active is not None:
+                active.process_preferred_replica_election_znode()
+            case ev.AutoPreferredReplicaLeaderElection() if active is not None:
+                active.auto_rebalance()
+            case ev.ElectLeaders():
+                self._process_elect_leaders(event)
+            case ev.PartitionReassignment() if active is not None:
                 active.rearm(event)
             case ev.ControlledShutdown():
                 self._process_controlled_shutdown(event)
@@ -309,3 +340,23 @@ class KafkaController:
             event.callback(ControlledShutdownResponse(Errors.NOT_CONTROLLER))
             raise
         event.callback(response)
+
+    def _process_elect_leaders(self, event: ev.ElectLeaders) -> None:
+        active = self.active
+        if not self.is_active or active is None:
+            event.callback(ElectLeadersResponse(Errors.NOT_CONTROLLER))
+            return
+        if event.election_type not in (0, 1):
+            event.callback(ElectLeadersResponse(Errors.INVALID_REQUEST))
+            return
+        try:
+            outcomes = active.elect_leaders(ElectionType(event.election_type), event.partitions)
+        except ControllerMovedError:
+            event.callback(ElectLeadersResponse(Errors.NOT_CONTROLLER))
+            raise
+        event.callback(
+            ElectLeadersResponse(
+                Errors.NONE,
+                tuple(PartitionElectionResult(tp, error) for tp, error in sorted(outcomes.items())),
+            )
+        )

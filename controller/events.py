@@ -14,7 +14,8 @@ from typing import ClassVar
 
 from controller.states import ControllerState
 from rpc.errors import Errors
-from rpc.messages import ControlledShutdownResponse, StopReplicaResponse
+from rpc.messages import ControlledShutdownResponse, ElectLeadersResponse, StopReplicaResponse
+from zkdata.model import TopicPartition
 
 
 @dataclass(frozen=True)
@@ -130,6 +131,27 @@ class ControlledShutdown(ControllerEvent):
     def preempt(self) -> None:
         """The controller moved before the request was handled."""
         self.callback(ControlledShutdownResponse(Errors.NOT_CONTROLLER))
+
+
+@dataclass(frozen=True)
+class ElectLeaders(ControllerEvent):
+    """An ElectLeaders request from the admin client; `callback` receives the answer."""
+
+    state: ClassVar[ControllerState] = ControllerState.MANUAL_LEADER_BALANCE
+    election_type: int
+    partitions: tuple[TopicPartition, ...]
+    callback: Callable[[ElectLeadersResponse], None]
+
+    def preempt(self) -> None:
+        """The controller moved before the request was handled."""
+        self.callback(ElectLeadersResponse(Errors.NOT_CONTROLLER))
+
+
+@dataclass(frozen=True)
+class AutoPreferredReplicaLeaderElection(ControllerEvent):
+    """The leader-imbalance timer fired: move leaderships back to preferred replicas."""
+
+    state: ClassVar[ControllerState] = ControllerState.AUTO_LEADER_BALANCE
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,10 @@ succeeded -> add LeaderAndIsr / UpdateMetadata to the batch -> send once.
 The current state comes first from the context, which holds each state znode as last read
 or written together with its zkVersion; every write is conditional on that zkVersion, so a
 stale context cannot win. A BADVERSION (a leader changed the ISR meanwhile) re-reads that
-partition from ZooKeeper (pipelined) and re-decides. Partitions the context does not know
-are read at once. `ControllerMovedError` propagates: the caller resigns. Event thread only.
+partition from ZooKeeper (pipelined) and re-decides; so does an election that found no
+leader in the context's state, since a leader may have grown the ISR since. Partitions
+the context does not know are read at once. `ControllerMovedError` propagates: the caller
+resigns. Event thread only.
 """
 
 from __future__ import annotations
@@ -260,8 +262,9 @@ class PartitionStateMachine:
         first_round = True
         while remaining:
             reads = current_states(self._ctx, self._zk, remaining, trust_context=first_round)
-            first_round = False
+            trusted, first_round = first_round, False
             decided: dict[TopicPartition, tuple[LeaderIsrAndControllerEpoch, ElectionResult]] = {}
+            recheck: list[TopicPartition] = []
             for tp in remaining:
                 current = reads.found.get(tp)
                 if tp in reads.malformed:
@@ -275,19 +278,23 @@ class PartitionStateMachine:
                     )
                 else:
                     election = self._decide(tp, current.leader_and_isr, strategy)
-                    if election.leader_and_isr is None:
+                    if election.leader_and_isr is None and trusted:
+                        recheck.append(tp)  # the context may lag a leader's ISR change
+                    elif election.leader_and_isr is None:
                         results[tp] = self._failed(tp, f"no eligible leader ({_name(strategy)})")
                     else:
                         state = LeaderIsrAndControllerEpoch(
                             election.leader_and_isr, self._ctx.epoch
                         )
                         decided[tp] = (state, election)
-            if not decided:
-                break
-            written = self._zk.update_leader_and_isr(
-                {tp: d[0] for tp, d in decided.items()}, self._ctx.epoch_zk_version
+            written = (
+                self._zk.update_leader_and_isr(
+                    {tp: d[0] for tp, d in decided.items()}, self._ctx.epoch_zk_version
+                )
+                if decided
+                else {}
             )
-            remaining = []
+            remaining = recheck
             for tp, outcome in written.items():
                 state, election = decided[tp]
                 if isinstance(outcome, BadVersionError):

@@ -41,6 +41,7 @@ class EventKind(StrEnum):
     ISR_CHANGE_HANDLED = "isr_change_handled"
     FETCHER_PARKED = "fetcher_parked"
     CONTROLLED_SHUTDOWN = "controlled_shutdown"
+    LEADER_ELECTIONS_REQUESTED = "leader_elections_requested"
     CONTROLLED_SHUTDOWN_ATTEMPT = "controlled_shutdown_attempt"
     TOPIC_DELETION_REQUESTED = "topic_deletion_requested"
     TOPIC_DELETION_STARTED = "topic_deletion_started"

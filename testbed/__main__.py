@@ -6,6 +6,9 @@
     testbed topics list
     testbed topics delete --topic T
     testbed topics describe [--topic T ...]
+    testbed elect-leaders --election-type preferred|unclean
+                          (--all-topic-partitions | --topic T [--partition P] | --path-to-json-file F)
+    testbed zk ls|get|tree [PATH]
 
 Exit codes: 0 success, 1 the cluster could not be reached or did not become ready,
 2 bad arguments. Main thread.
@@ -19,7 +22,9 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 
+import grpc
 from kazoo.client import KazooClient
 from kazoo.handlers.threading import KazooTimeoutError
 
@@ -30,6 +35,13 @@ from controller.replica_assignment import (
     InvalidTopicError,
 )
 from testbed.cluster_view import read_cluster, render
+from testbed.elect import (
+    ElectionCommandError,
+    controller_address,
+    elect,
+    parse_partitions_file,
+)
+from testbed.elect import render as render_elections
 from testbed.topics import (
     TopicCommandError,
     create_topic,
@@ -39,8 +51,10 @@ from testbed.topics import (
     parse_replica_assignment,
     render_description,
 )
+from testbed.zk_tree import ZkPathError, get, ls, tree
 from zkdata.client import KafkaZkClient
 from zkdata.errors import TopicExistsError, ZnodeFormatError
+from zkdata.model import TopicPartition
 
 DEFAULT_ZK = "127.0.0.1:2181,127.0.0.1:2182,127.0.0.1:2183"
 
@@ -116,6 +130,38 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_zk(delete)
     delete.add_argument("--topic", required=True, help="the topic name")
+    elect = sub.add_parser(
+        "elect-leaders",
+        help="run preferred or unclean leader elections",
+        description="Ask the controller to elect leaders (like kafka-leader-election.sh): "
+        "preferred moves leadership back to the first replica; unclean elects any live "
+        "replica for partitions without a live leader.",
+    )
+    _add_zk(elect)
+    elect.add_argument(
+        "--election-type", required=True, choices=["preferred", "unclean"], help="the election"
+    )
+    which = elect.add_mutually_exclusive_group(required=True)
+    which.add_argument("--all-topic-partitions", action="store_true", help="every partition")
+    which.add_argument("--topic", help="one topic (all its partitions unless --partition)")
+    which.add_argument(
+        "--path-to-json-file", type=Path, help='{"partitions":[{"topic":..,"partition":..}]}'
+    )
+    elect.add_argument("--partition", type=int, help="one partition of --topic")
+    elect.add_argument(
+        "--controller-address",
+        help="host:port of the controller's gRPC port when its advertised name does not "
+        "resolve here (e.g. 127.0.0.1:9092 for broker2 of the compose cluster)",
+    )
+    zk = sub.add_parser(
+        "zk",
+        help="read-only view of the ZooKeeper tree",
+        description="Read-only view of the ZooKeeper tree: ls, get (data and Stat), tree.",
+    )
+    _add_zk(zk)
+    zk.add_argument("action", choices=["ls", "get", "tree"], help="what to show")
+    zk.add_argument("path", nargs="?", default="/", help="a znode path (default /)")
+    zk.add_argument("--depth", type=int, default=4, help="levels shown by tree (default 4)")
     return parser
 
 
@@ -184,6 +230,8 @@ def _topics(args: argparse.Namespace) -> int:
 
 
 USER_ERRORS = (
+    ElectionCommandError,
+    ZkPathError,
     TopicCommandError,
     TopicExistsError,
     InvalidTopicError,
@@ -229,11 +277,54 @@ def _cluster(args: argparse.Namespace) -> int:
         time.sleep(0.5)  # polling the cluster until it is ready
 
 
+def _elect(args: argparse.Namespace) -> int:
+    if args.partition is not None and not args.topic:
+        raise ElectionCommandError("--partition needs --topic")
+    with _zk_session(args.zk) as zk:
+        if args.all_topic_partitions:
+            partitions: tuple[TopicPartition, ...] = ()
+        elif args.path_to_json_file:
+            partitions = parse_partitions_file(args.path_to_json_file)
+        else:
+            found = zk.get_topic_assignments([args.topic]).found.get(args.topic)
+            if found is None:
+                raise ElectionCommandError(f"Topic '{args.topic}' does not exist")
+            numbers = [args.partition] if args.partition is not None else sorted(found.partitions)
+            partitions = tuple(TopicPartition(args.topic, p) for p in numbers)
+        address = controller_address(zk, args.controller_address)
+    election = 0 if args.election_type == "preferred" else 1
+    try:
+        response = elect(address, election, partitions, 30_000)
+    except grpc.RpcError as exc:
+        raise ElectionCommandError(
+            f"cannot reach the controller at {address}: {exc.code()}"
+        ) from None
+    text, ok = render_elections(response, args.election_type.upper())
+    print(text)
+    return 0 if ok else 1
+
+
+def _zk(args: argparse.Namespace) -> int:
+    with _zk_session(args.zk) as zk:
+        client = zk.kazoo
+        if args.action == "ls":
+            print("\n".join(ls(client, args.path)))
+        elif args.action == "get":
+            print(get(client, args.path))
+        else:
+            print("\n".join(tree(client, args.path, args.depth)))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point."""
     args = build_parser().parse_args(argv)
     if args.command == "cluster":
         return _cluster(args)
+    if args.command == "elect-leaders":
+        return _run(_elect, args)
+    if args.command == "zk":
+        return _run(_zk, args)
     return _run(_topics, args)
 
 
