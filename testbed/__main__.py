@@ -7,7 +7,7 @@
     testbed topics delete --topic T
     testbed topics describe [--topic T ...]
     testbed elect-leaders --election-type preferred|unclean
-                          (--all-topic-partitions | --topic T [--partition P] | --path-to-json-file F)
+        (--all-topic-partitions | --topic T [--partition P] | --path-to-json-file F)
     testbed zk ls|get|tree [PATH]
 
 Exit codes: 0 success, 1 the cluster could not be reached or did not become ready,
