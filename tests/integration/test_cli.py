@@ -186,6 +186,9 @@ def test_unreachable_zookeeper_is_a_clear_error(capsys: pytest.CaptureFixture[st
         ["topics", "create", "--help"],
         ["topics", "list", "--help"],
         ["topics", "describe", "--help"],
+        ["topics", "delete", "--help"],
+        ["elect-leaders", "--help"],
+        ["zk", "--help"],
     ],
 )
 def test_every_command_has_help(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
@@ -203,6 +206,9 @@ def test_every_command_has_help(capsys: pytest.CaptureFixture[str], argv: list[s
         ["topics", "create"],
         ["topics", "create", "--topic", "t", "--partitions", "x"],
         ["nonsense"],
+        ["elect-leaders", "--all-topic-partitions"],
+        ["elect-leaders", "--election-type", "clean", "--all-topic-partitions"],
+        ["zk", "rm", "/"],
     ],
 )
 def test_bad_arguments_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
@@ -210,3 +216,49 @@ def test_bad_arguments_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str
     code, _, err = run(capsys, *argv)
     assert code == 2
     assert "usage:" in err
+
+
+def test_zk_view_lists_gets_and_draws_the_tree(
+    registered: KafkaZkClient, zk_connect: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ls, get (data and Stat) and tree of the chroot; a missing path exits 1."""
+    code, out, _ = run(capsys, "zk", "--zk", zk_connect, "ls", "/brokers/ids")
+    assert (code, out.split()) == (0, ["1", "2", "3"])
+    code, out, _ = run(capsys, "zk", "--zk", zk_connect, "get", "/brokers/ids/2")
+    assert code == 0
+    assert '"version":5' in out
+    assert "ephemeralOwner = 0x" in out
+    code, out, _ = run(capsys, "zk", "--zk", zk_connect, "tree", "/brokers", "--depth", "2")
+    assert code == 0
+    assert out.splitlines()[:3] == ["/brokers", "  ids", "    1"]
+    code, _, err = run(capsys, "zk", "--zk", zk_connect, "get", "/nowhere")
+    assert code == 1
+    assert "/nowhere does not exist" in err
+
+
+def test_elect_leaders_without_a_controller_or_topic_fails_clearly(
+    registered: KafkaZkClient, zk_connect: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No controller elected: exit 1; an unknown topic: exit 1 naming it."""
+    code, _, err = run(
+        capsys,
+        "elect-leaders",
+        "--zk",
+        zk_connect,
+        "--election-type",
+        "preferred",
+        "--all-topic-partitions",
+    )
+    assert (code, err.strip()) == (1, "Error: no controller is elected")
+    code, _, err = run(
+        capsys,
+        "elect-leaders",
+        "--zk",
+        zk_connect,
+        "--election-type",
+        "preferred",
+        "--topic",
+        "nope",
+    )
+    assert code == 1
+    assert "'nope' does not exist" in err
