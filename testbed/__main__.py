@@ -47,6 +47,7 @@ from testbed.topics import (
     create_topic,
     delete_topic,
     describe_topics,
+    filter_partitions,
     parse_configs,
     parse_replica_assignment,
     render_description,
@@ -122,6 +123,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_zk(describe)
     describe.add_argument("--topic", action="append", default=[], help="a topic (repeatable)")
+    describe.add_argument(
+        "--under-replicated-partitions",
+        action="store_true",
+        help="only partitions whose ISR is smaller than their replica set",
+    )
+    describe.add_argument(
+        "--unavailable-partitions",
+        action="store_true",
+        help="only partitions without a live leader",
+    )
     delete = topic_sub.add_parser(
         "delete",
         help="mark a topic for deletion",
@@ -224,8 +235,15 @@ def _topics(args: argparse.Namespace) -> int:
             else:
                 print(f"Topic {args.topic} is already marked for deletion.")
         else:
-            described = describe_topics(zk, args.topic)
-            print(render_description(described, set(zk.get_all_brokers().brokers)))
+            live = set(zk.get_all_brokers().brokers)
+            described = filter_partitions(
+                describe_topics(zk, args.topic),
+                live,
+                args.under_replicated_partitions,
+                args.unavailable_partitions,
+            )
+            if described:
+                print(render_description(described, live))
     return 0
 
 

@@ -12,7 +12,7 @@ from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ZnodeFormatError
 from zkdata.fourletter import server_mode
-from zkdata.model import Broker
+from zkdata.model import Broker, TopicPartition
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,8 @@ class ClusterView:
     controller_id: int | None
     controller_epoch: int | None
     problems: list[str] = field(default_factory=list)
+    partitions: int = 0
+    offline: list[str] = field(default_factory=list)
 
 
 def read_cluster(connect: str, timeout_s: float = 10.0) -> ClusterView:
@@ -56,10 +58,32 @@ def read_cluster(connect: str, timeout_s: float = 10.0) -> ClusterView:
             epoch = found.epoch if found else None
         except ZnodeFormatError as exc:
             problems.append(str(exc))
-        return ClusterView(servers, brokers, controller_id, epoch, problems)
+        partitions, offline = _offline_partitions(zk, set(brokers), problems)
+        return ClusterView(servers, brokers, controller_id, epoch, problems, partitions, offline)
     finally:
         client.stop()
         client.close()
+
+
+def _offline_partitions(
+    zk: KafkaZkClient, live: set[int], problems: list[str]
+) -> tuple[int, list[str]]:
+    """Every partition (read pipelined) and those without a live leader."""
+    topics = zk.get_all_topics()
+    reads = zk.get_topic_assignments(sorted(topics))
+    problems += [str(err) for err in reads.malformed.values()]
+    tps = [
+        TopicPartition(topic, p)
+        for topic, assignment in reads.found.items()
+        for p in sorted(assignment.partitions)
+    ]
+    states = zk.get_partition_states(tps)
+    offline = [
+        str(tp)
+        for tp in sorted(tps)
+        if (s := states.found.get(tp)) is None or s.leader_and_isr.leader not in live
+    ]
+    return len(tps), offline
 
 
 def render(view: ClusterView) -> str:
@@ -80,6 +104,10 @@ def render(view: ClusterView) -> str:
         lines.append("  (none)")
     else:
         lines.append(f"  broker {view.controller_id}, controller epoch {view.controller_epoch}")
+    lines += ["", f"Partitions: {view.partitions}, offline: {len(view.offline)}"]
+    if view.offline:
+        shown = ", ".join(view.offline[:20]) + (" ..." if len(view.offline) > 20 else "")
+        lines.append(f"  offline: {shown}")
     if view.problems:
         lines += ["", "Problems"] + [f"  {p}" for p in view.problems]
     return "\n".join(lines)

@@ -145,6 +145,30 @@ def describe_topics(
     return out
 
 
+def filter_partitions(
+    described: Mapping[str, list[PartitionDescription]],
+    live: set[int],
+    under_replicated: bool,
+    unavailable: bool,
+) -> dict[str, list[PartitionDescription]]:
+    """Kafka's `--under-replicated-partitions` (ISR smaller than the replicas) and
+    `--unavailable-partitions` (no leader, or a leader that is not live) filters; topics left
+    with no partition are dropped."""
+    if not (under_replicated or unavailable):
+        return dict(described)
+    out: dict[str, list[PartitionDescription]] = {}
+    for topic, parts in described.items():
+        kept = [
+            d
+            for d in parts
+            if (under_replicated and len(d.isr) < len(d.replicas))
+            or (unavailable and (d.leader is None or d.leader not in live))
+        ]
+        if kept:
+            out[topic] = kept
+    return out
+
+
 def render_description(described: Mapping[str, list[PartitionDescription]], live: set[int]) -> str:
     """Kafka's `--describe` layout."""
     lines = []

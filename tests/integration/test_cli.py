@@ -262,3 +262,31 @@ def test_elect_leaders_without_a_controller_or_topic_fails_clearly(
     )
     assert code == 1
     assert "'nope' does not exist" in err
+
+
+def test_describe_filters_and_cluster_count_partitions_without_leaders(
+    registered: KafkaZkClient, zk_connect: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No controller runs here, so no partition has a leader: the unavailable filter shows
+    them all, and `cluster` counts them offline."""
+    assert (
+        run(
+            capsys,
+            "topics",
+            "create",
+            "--zk",
+            zk_connect,
+            "--topic",
+            "f",
+            "--replica-assignment",
+            "1:2,2:3",
+        )[0]
+        == 0
+    )
+    code, out, _ = run(capsys, "topics", "describe", "--zk", zk_connect, "--unavailable-partitions")
+    assert code == 0
+    assert out.count("Leader: none") == 2
+    code, out, _ = run(capsys, "cluster", "--zk", zk_connect)
+    assert code == 0
+    assert "Partitions: 2, offline: 2" in out
+    assert "offline: f-0, f-1" in out

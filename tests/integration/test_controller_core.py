@@ -19,7 +19,7 @@ from rpc.errors import Errors
 from rpc.wire import ClientApiClient
 from support.brokers import BrokerProcess
 from support.waiting import wait_until
-from testbed.topics import create_topic
+from testbed.topics import create_topic, describe_topics, filter_partitions
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.model import (
@@ -155,6 +155,10 @@ def test_broker_failure_moves_leaders_to_live_brokers(
         return now if ok else None
 
     after = wait_until(moved, SESSION_MS / 1000 + 5, "leaders did not move off the dead broker")
+    live = set(zk.get_all_brokers().brokers)
+    described = describe_topics(zk, ["t"])
+    assert len(filter_partitions(described, live, True, False)["t"]) == 6  # all lost a replica
+    assert filter_partitions(described, live, False, True) == {}  # none is without a leader
     for partition in led:
         assert (
             after[partition].leader_and_isr.leader_epoch
