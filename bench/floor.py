@@ -1,6 +1,6 @@
 """Floors: the ZooKeeper work a controller failover cannot avoid, timed on the same ensemble.
 
-- Read floor (LIMITS.md 2e): a fresh kazoo session lists `/brokers/topics`, then reads
+- Read floor: a fresh kazoo session lists `/brokers/topics`, then reads
   every topic znode pipelined (issue every `get_async`, then collect), then every
   partition state znode the same way, decoding each with the project's codecs. The
   session's connect time is not counted: a controller already has its session.

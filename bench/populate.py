@@ -1,6 +1,6 @@
 """Load a layout into ZooKeeper fast: multi-op transactions of at most 1,000 creates.
 
-LIMITS.md section 2(d): transactions of 1,000 creates reach ~25-30k znodes/s on this
+Transactions of 1,000 creates reach ~25-30k znodes/s on this
 machine class, against ~2k/s for pipelined single creates. Blocks the main thread.
 """
 

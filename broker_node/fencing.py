@@ -1,4 +1,4 @@
-"""Broker-side fencing decisions (DESIGN.md 4.4), as Kafka 2.8's broker makes them.
+"""Broker-side fencing decisions (docs/fencing.md), as Kafka 2.8's broker makes them.
 
 Pure functions of explicit values; the request handler applies them under its lock.
 

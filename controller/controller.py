@@ -1,6 +1,6 @@
 """`KafkaController`: every broker builds one; only the elected one is active.
 
-Election (DESIGN.md 4.1): read `/controller_epoch`, then one multi creating the ephemeral
+Election (docs/fencing.md): read `/controller_epoch`, then one multi creating the ephemeral
 `/controller` and bumping the epoch at the version read. A watch on `/controller` re-runs
 the election when it is deleted and resigns when it moved elsewhere. Session expiry
 resigns; the next session re-registers the broker (new broker epoch) and runs again.

@@ -1,9 +1,9 @@
-"""Epoch-fenced, pipelined ZooKeeper writes of the active controller (DESIGN.md 4.2-4.3).
+"""Epoch-fenced, pipelined ZooKeeper writes of the active controller (docs/fencing.md).
 
 Every write travels in a multi that first checks `/controller_epoch` at the zkVersion the
 controller won its election with; a failed check raises `ControllerMovedError`, the one
 signal to resign. Many writes go in few multis of at most `MAX_OPS_PER_MULTI` operations
-(the server's 1 MiB request limit, LIMITS.md); when a batch fails on one of its own
+(below the server's 1 MiB request limit); when a batch fails on one of its own
 operations (e.g. BADVERSION of one state znode), that batch is re-run one write per multi,
 pipelined, so that each write gets its own result. Blocks the calling thread (the
 controller event thread).

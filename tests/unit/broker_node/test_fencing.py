@@ -1,4 +1,4 @@
-"""Broker-side fencing decisions (DESIGN.md 4.4) as tables, with Kafka 2.8's semantics."""
+"""Broker-side fencing decisions (docs/fencing.md) as tables, with Kafka 2.8's semantics."""
 
 from __future__ import annotations
 

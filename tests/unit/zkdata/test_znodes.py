@@ -1,7 +1,7 @@
 """Broker, controller, topic and partition-state znode codecs against Kafka 2.x's bytes.
 
 Decoding takes literal samples as Kafka 2.x writes them to ZooKeeper; encoding asserts
-the exact bytes of the formats DESIGN.md section 3 lists.
+the exact bytes of the formats docs/zookeeper-layout.md lists.
 """
 
 from __future__ import annotations
