@@ -69,128 +69,79 @@ def _env(env: Mapping[str, str], name: str) -> str | None:
     return value if value not in (None, "") else None
 
 
+#: Every option: flag, default (None: required or unset), help. The environment variable
+#: is the flag in upper snake case (`--zk-connect` -> `ZK_CONNECT`).
+_OPTIONS: tuple[tuple[str, str | None, str], ...] = (
+    ("--broker-id", None, "broker id, >= 0"),
+    ("--zk-connect", None, "ZooKeeper connect string host:port[,host:port...][/chroot]"),
+    ("--zk-session-timeout-ms", "6000", "ZooKeeper session timeout"),
+    ("--zk-connection-timeout-ms", "30000", "how long to wait for the first connection"),
+    ("--listen-host", "0.0.0.0", "bind address"),
+    ("--port", "9092", "gRPC port; 0 picks a free one"),
+    ("--advertised-host", socket.gethostname(), "host name other brokers and clients use"),
+    ("--run-dir", None, "run directory; events go to <run-dir>/events/broker<id>.jsonl"),
+    ("--health-file", None, "file written while registered and serving, for health checks"),
+    ("--metrics-port", "9404", "Prometheus endpoint port; 0 picks a free one, 'off' disables"),
+    (
+        "--data-dir",
+        None,
+        "where partition logs live (default <run-dir>/data/broker<id>, or ./data/broker<id>)",
+    ),
+    ("--replica-lag-time-max-ms", "10000", "a follower this long behind leaves the ISR"),
+    ("--min-insync-replicas", "1", "broker default of min.insync.replicas for acks=all"),
+    (
+        "--isr-change-blackout-ms",
+        "5000",
+        "ISR changes are announced once none happened for this long (Kafka: 5000)",
+    ),
+    (
+        "--controlled-shutdown-enable",
+        "true",
+        "on SIGTERM, ask the controller to move leaderships first, true/false",
+    ),
+    (
+        "--controlled-shutdown-max-retries",
+        "3",
+        "attempts after the first before an unclean shutdown",
+    ),
+    ("--controlled-shutdown-retry-backoff-ms", "1000", "wait between attempts"),
+    (
+        "--auto-leader-rebalance-enable",
+        "true",
+        "move leaderships back to preferred replicas periodically, true/false",
+    ),
+    ("--leader-imbalance-check-interval-seconds", "300", "how often the imbalance is checked"),
+    (
+        "--leader-imbalance-per-broker-percentage",
+        "10",
+        "a broker leading fewer of its preferred partitions than this share is rebalanced",
+    ),
+    ("--delete-topic-enable", "true", "Kafka's delete.topic.enable, true/false"),
+    (
+        "--unclean-leader-election-enable",
+        "false",
+        "broker default for unclean leader election, true/false",
+    ),
+)
+
+
+def env_name(flag: str) -> str:
+    """The environment variable of an option: `--zk-connect` -> `ZK_CONNECT`."""
+    return flag.lstrip("-").replace("-", "_").upper()
+
+
 def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
     """The command line of `python -m broker_node`, defaults taken from `env`."""
     parser = _Parser(
         prog="broker_node",
         description="A testbed broker: registers in ZooKeeper, runs for controller, serves "
-        "the control-plane RPCs. Each option can also be set by the environment variable "
-        "shown.",
+        "the control-plane and data-plane RPCs. Each option can also be set by the "
+        "environment variable shown.",
     )
-    parser.add_argument(
-        "--broker-id", default=_env(env, "BROKER_ID"), help="broker id, >= 0 (BROKER_ID)"
-    )
-    parser.add_argument(
-        "--zk-connect",
-        default=_env(env, "ZK_CONNECT"),
-        help="ZooKeeper connect string host:port[,host:port...][/chroot] (ZK_CONNECT)",
-    )
-    parser.add_argument(
-        "--zk-session-timeout-ms",
-        default=_env(env, "ZK_SESSION_TIMEOUT_MS") or "6000",
-        help="ZooKeeper session timeout (ZK_SESSION_TIMEOUT_MS, default 6000)",
-    )
-    parser.add_argument(
-        "--zk-connection-timeout-ms",
-        default=_env(env, "ZK_CONNECTION_TIMEOUT_MS") or "30000",
-        help="how long to wait for the first ZooKeeper connection (ZK_CONNECTION_TIMEOUT_MS)",
-    )
-    parser.add_argument(
-        "--listen-host",
-        default=_env(env, "LISTEN_HOST") or "0.0.0.0",
-        help="bind address (LISTEN_HOST)",
-    )
-    parser.add_argument(
-        "--port", default=_env(env, "PORT") or "9092", help="gRPC port; 0 picks a free one (PORT)"
-    )
-    parser.add_argument(
-        "--advertised-host",
-        default=_env(env, "ADVERTISED_HOST") or socket.gethostname(),
-        help="host name other brokers and clients use (ADVERTISED_HOST, default: hostname)",
-    )
-    parser.add_argument(
-        "--run-dir",
-        default=_env(env, "RUN_DIR"),
-        help="run directory; events go to <run-dir>/events/broker<id>.jsonl (RUN_DIR)",
-    )
-    parser.add_argument(
-        "--health-file",
-        default=_env(env, "HEALTH_FILE"),
-        help="file written while registered and serving, for health checks (HEALTH_FILE)",
-    )
-    parser.add_argument(
-        "--metrics-port",
-        default=_env(env, "METRICS_PORT") or "9404",
-        help="Prometheus endpoint port; 0 picks a free one, 'off' disables (METRICS_PORT)",
-    )
-    parser.add_argument(
-        "--data-dir",
-        default=_env(env, "DATA_DIR"),
-        help="where partition logs live (DATA_DIR; default <run-dir>/data/broker<id>, "
-        "or ./data/broker<id> without a run dir)",
-    )
-    parser.add_argument(
-        "--replica-lag-time-max-ms",
-        default=_env(env, "REPLICA_LAG_TIME_MAX_MS") or "10000",
-        help="a follower this long behind leaves the ISR (REPLICA_LAG_TIME_MAX_MS, default 10000)",
-    )
-    parser.add_argument(
-        "--min-insync-replicas",
-        default=_env(env, "MIN_INSYNC_REPLICAS") or "1",
-        help="broker default of min.insync.replicas for acks=all (MIN_INSYNC_REPLICAS, default 1)",
-    )
-    parser.add_argument(
-        "--isr-change-blackout-ms",
-        default=_env(env, "ISR_CHANGE_BLACKOUT_MS") or "5000",
-        help="ISR changes are announced once none happened for this long "
-        "(ISR_CHANGE_BLACKOUT_MS, default 5000 as in Kafka)",
-    )
-    parser.add_argument(
-        "--controlled-shutdown-enable",
-        default=_env(env, "CONTROLLED_SHUTDOWN_ENABLE") or "true",
-        help="on SIGTERM, ask the controller to move leaderships first, true/false "
-        "(CONTROLLED_SHUTDOWN_ENABLE, default true)",
-    )
-    parser.add_argument(
-        "--controlled-shutdown-max-retries",
-        default=_env(env, "CONTROLLED_SHUTDOWN_MAX_RETRIES") or "3",
-        help="attempts after the first before an unclean shutdown "
-        "(CONTROLLED_SHUTDOWN_MAX_RETRIES, default 3)",
-    )
-    parser.add_argument(
-        "--controlled-shutdown-retry-backoff-ms",
-        default=_env(env, "CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS") or "1000",
-        help="wait between attempts (CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS, default 1000)",
-    )
-    parser.add_argument(
-        "--auto-leader-rebalance-enable",
-        default=_env(env, "AUTO_LEADER_REBALANCE_ENABLE") or "true",
-        help="move leaderships back to preferred replicas periodically, true/false "
-        "(AUTO_LEADER_REBALANCE_ENABLE, default true)",
-    )
-    parser.add_argument(
-        "--leader-imbalance-check-interval-seconds",
-        default=_env(env, "LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS") or "300",
-        help="how often the imbalance is checked (LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS, "
-        "default 300)",
-    )
-    parser.add_argument(
-        "--leader-imbalance-per-broker-percentage",
-        default=_env(env, "LEADER_IMBALANCE_PER_BROKER_PERCENTAGE") or "10",
-        help="a broker leading fewer of its preferred partitions than this share is "
-        "rebalanced (LEADER_IMBALANCE_PER_BROKER_PERCENTAGE, default 10)",
-    )
-    parser.add_argument(
-        "--delete-topic-enable",
-        default=_env(env, "DELETE_TOPIC_ENABLE") or "true",
-        help="Kafka's delete.topic.enable, true/false (DELETE_TOPIC_ENABLE, default true)",
-    )
-    parser.add_argument(
-        "--unclean-leader-election-enable",
-        default=_env(env, "UNCLEAN_LEADER_ELECTION_ENABLE") or "false",
-        help="broker default for unclean leader election, true/false "
-        "(UNCLEAN_LEADER_ELECTION_ENABLE, default false)",
-    )
+    for flag, default, text in _OPTIONS:
+        name = env_name(flag)
+        shown = f"{name}, default {default}" if default is not None else name
+        parser.add_argument(flag, default=_env(env, name) or default, help=f"{text} ({shown})")
     return parser
 
 
