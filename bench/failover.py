@@ -16,8 +16,8 @@ Runbook:
    (DIR is their run directory: `logs/`, `events/`), and once all are registered, close
    that session; wait for the first `controller_failover_done`. Without the hold, the
    first broker up would win alone, lead every partition and shrink every ISR to itself
-   (the testbed has no replication, so ISRs never grow back), which would leave nothing
-   to elect after a kill, or nothing electable.
+   until the others caught up again, so the round would measure ISR churn rather than a
+   failover over a settled cluster.
 5. Rounds 2..R: SIGKILL the controller, wait for the next `controller_failover_done`
    with a larger controller epoch, then restart the killed broker and let the cluster
    settle.
