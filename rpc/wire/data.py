@@ -1,0 +1,368 @@
+"""Data plane on the wire: Metadata, Produce, Fetch and OffsetsForLeaderEpoch. Converts
+`rpc.messages` to and from protobuf, adapts a `ClientApiHandler` to the generated servicer
+and wraps the generated stub in `ClientApiClient`. Handlers run on gRPC worker threads; the
+client blocks its caller.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import grpc
+
+from rpc import messages as m
+from rpc.errors import Errors
+from rpc.wire.control import _endpoint_to_pb, _live_broker_from_pb
+from rpc.wire.options import CHANNEL_OPTIONS
+from testbed_rpc import control_pb2 as pb
+from testbed_rpc import control_pb2_grpc as pb_grpc
+
+
+def metadata_response_to_pb(r: m.MetadataResponse) -> pb.MetadataResponse:
+    """Domain -> protobuf."""
+    return pb.MetadataResponse(
+        controller_id=r.controller_id,
+        controller_epoch=r.controller_epoch,
+        brokers=[
+            pb.LiveBroker(
+                id=b.id, endpoints=[_endpoint_to_pb(e) for e in b.endpoints], rack=b.rack or ""
+            )
+            for b in r.brokers
+        ],
+        topics=[
+            pb.TopicMetadata(
+                name=t.name,
+                error_code=int(t.error),
+                partitions=[
+                    pb.PartitionMetadata(
+                        partition=p.partition,
+                        error_code=int(p.error),
+                        leader=p.leader,
+                        leader_epoch=p.leader_epoch,
+                        replicas=p.replicas,
+                        isr=p.isr,
+                        offline_replicas=p.offline_replicas,
+                    )
+                    for p in t.partitions
+                ],
+            )
+            for t in r.topics
+        ],
+    )
+
+
+def metadata_response_from_pb(r: pb.MetadataResponse) -> m.MetadataResponse:
+    """Protobuf -> domain."""
+    return m.MetadataResponse(
+        controller_id=r.controller_id,
+        controller_epoch=r.controller_epoch,
+        brokers=tuple(_live_broker_from_pb(b) for b in r.brokers),
+        topics=tuple(
+            m.TopicMetadata(
+                name=t.name,
+                error=Errors.from_code(t.error_code),
+                partitions=tuple(
+                    m.PartitionMetadata(
+                        partition=p.partition,
+                        error=Errors.from_code(p.error_code),
+                        leader=p.leader,
+                        leader_epoch=p.leader_epoch,
+                        replicas=tuple(p.replicas),
+                        isr=tuple(p.isr),
+                        offline_replicas=tuple(p.offline_replicas),
+                    )
+                    for p in t.partitions
+                ),
+            )
+            for t in r.topics
+        ),
+    )
+
+
+def produce_request_to_pb(r: m.ProduceRequest) -> pb.ProduceRequest:
+    """Domain -> protobuf."""
+    return pb.ProduceRequest(
+        acks=r.acks,
+        timeout_ms=r.timeout_ms,
+        topic=r.topic,
+        partition=r.partition,
+        records=[
+            pb.ProducedRecord(
+                key=rec.key or b"",
+                has_key=rec.key is not None,
+                value=rec.value,
+                timestamp_ms=rec.timestamp_ms,
+            )
+            for rec in r.records
+        ],
+    )
+
+
+def produce_request_from_pb(r: pb.ProduceRequest) -> m.ProduceRequest:
+    """Protobuf -> domain."""
+    return m.ProduceRequest(
+        topic=r.topic,
+        partition=r.partition,
+        records=tuple(
+            m.ProducedRecord(rec.key if rec.has_key else None, rec.value, rec.timestamp_ms)
+            for rec in r.records
+        ),
+        acks=r.acks,
+        timeout_ms=r.timeout_ms,
+    )
+
+
+def fetch_request_to_pb(r: m.FetchRequest) -> pb.FetchRequest:
+    """Domain -> protobuf."""
+    return pb.FetchRequest(
+        replica_id=r.replica_id,
+        max_wait_ms=r.max_wait_ms,
+        partitions=[
+            pb.FetchPartition(
+                topic=p.topic,
+                partition=p.partition,
+                fetch_offset=p.fetch_offset,
+                current_leader_epoch=p.current_leader_epoch,
+                max_records=p.max_records,
+            )
+            for p in r.partitions
+        ],
+    )
+
+
+def fetch_request_from_pb(r: pb.FetchRequest) -> m.FetchRequest:
+    """Protobuf -> domain."""
+    return m.FetchRequest(
+        partitions=tuple(
+            m.FetchPartition(
+                p.topic, p.partition, p.fetch_offset, p.current_leader_epoch, p.max_records
+            )
+            for p in r.partitions
+        ),
+        replica_id=r.replica_id,
+        max_wait_ms=r.max_wait_ms,
+    )
+
+
+def fetch_response_to_pb(r: m.FetchResponse) -> pb.FetchResponse:
+    """Domain -> protobuf."""
+    return pb.FetchResponse(
+        error_code=int(r.error),
+        partitions=[
+            pb.FetchedPartition(
+                topic=p.topic,
+                partition=p.partition,
+                error_code=int(p.error),
+                high_watermark=p.high_watermark,
+                log_start_offset=p.log_start_offset,
+                log_end_offset=p.log_end_offset,
+                records=[
+                    pb.FetchedRecord(
+                        offset=rec.offset,
+                        leader_epoch=rec.leader_epoch,
+                        timestamp_ms=rec.timestamp_ms,
+                        key=rec.key or b"",
+                        has_key=rec.key is not None,
+                        value=rec.value,
+                    )
+                    for rec in p.records
+                ],
+            )
+            for p in r.partitions
+        ],
+    )
+
+
+def fetch_response_from_pb(r: pb.FetchResponse) -> m.FetchResponse:
+    """Protobuf -> domain."""
+    return m.FetchResponse(
+        Errors.from_code(r.error_code),
+        tuple(
+            m.FetchedPartition(
+                topic=p.topic,
+                partition=p.partition,
+                error=Errors.from_code(p.error_code),
+                high_watermark=p.high_watermark,
+                log_start_offset=p.log_start_offset,
+                log_end_offset=p.log_end_offset,
+                records=tuple(
+                    m.FetchedRecord(
+                        rec.offset,
+                        rec.leader_epoch,
+                        rec.timestamp_ms,
+                        rec.key if rec.has_key else None,
+                        rec.value,
+                    )
+                    for rec in p.records
+                ),
+            )
+            for p in r.partitions
+        ),
+    )
+
+
+def offsets_for_leader_epoch_request_to_pb(
+    r: m.OffsetsForLeaderEpochRequest,
+) -> pb.OffsetsForLeaderEpochRequest:
+    """Domain -> protobuf."""
+    return pb.OffsetsForLeaderEpochRequest(
+        replica_id=r.replica_id,
+        partitions=[
+            pb.EpochPartition(
+                topic=p.topic,
+                partition=p.partition,
+                current_leader_epoch=p.current_leader_epoch,
+                leader_epoch=p.leader_epoch,
+            )
+            for p in r.partitions
+        ],
+    )
+
+
+def offsets_for_leader_epoch_request_from_pb(
+    r: pb.OffsetsForLeaderEpochRequest,
+) -> m.OffsetsForLeaderEpochRequest:
+    """Protobuf -> domain."""
+    return m.OffsetsForLeaderEpochRequest(
+        tuple(
+            m.EpochPartition(p.topic, p.partition, p.current_leader_epoch, p.leader_epoch)
+            for p in r.partitions
+        ),
+        r.replica_id,
+    )
+
+
+def offsets_for_leader_epoch_response_to_pb(
+    r: m.OffsetsForLeaderEpochResponse,
+) -> pb.OffsetsForLeaderEpochResponse:
+    """Domain -> protobuf."""
+    return pb.OffsetsForLeaderEpochResponse(
+        partitions=[
+            pb.EpochEndOffset(
+                topic=p.topic,
+                partition=p.partition,
+                error_code=int(p.error),
+                leader_epoch=p.leader_epoch,
+                end_offset=p.end_offset,
+            )
+            for p in r.partitions
+        ]
+    )
+
+
+def offsets_for_leader_epoch_response_from_pb(
+    r: pb.OffsetsForLeaderEpochResponse,
+) -> m.OffsetsForLeaderEpochResponse:
+    """Protobuf -> domain."""
+    return m.OffsetsForLeaderEpochResponse(
+        tuple(
+            m.EpochEndOffset(
+                p.topic, p.partition, Errors.from_code(p.error_code), p.leader_epoch, p.end_offset
+            )
+            for p in r.partitions
+        )
+    )
+
+
+class ClientApiHandler(Protocol):
+    """What a broker answers to clients (domain objects in and out)."""
+
+    def metadata(self, request: m.MetadataRequest) -> m.MetadataResponse:
+        """Describe brokers and topics."""
+
+    def produce(self, request: m.ProduceRequest) -> m.ProduceResponse:
+        """Append to a partition leader."""
+
+    def fetch(self, request: m.FetchRequest) -> m.FetchResponse:
+        """Read partitions."""
+
+    def offsets_for_leader_epoch(
+        self, request: m.OffsetsForLeaderEpochRequest
+    ) -> m.OffsetsForLeaderEpochResponse:
+        """Where leader epochs ended."""
+
+
+class _ClientApiServicer(pb_grpc.ClientApiServicer):
+    """Adapts protobuf calls to a `ClientApiHandler` (runs on gRPC worker threads)."""
+
+    def __init__(self, handler: ClientApiHandler) -> None:
+        self._handler = handler
+
+    def Metadata(self, request: pb.MetadataRequest, context: Any) -> Any:
+        response = self._handler.metadata(m.MetadataRequest(tuple(request.topics)))
+        return metadata_response_to_pb(response)
+
+    def Produce(self, request: pb.ProduceRequest, context: Any) -> Any:
+        r = self._handler.produce(produce_request_from_pb(request))
+        return pb.ProduceResponse(
+            error_code=int(r.error),
+            base_offset=r.base_offset,
+            last_offset=r.last_offset,
+            error_message=r.error_message,
+        )
+
+    def Fetch(self, request: pb.FetchRequest, context: Any) -> Any:
+        return fetch_response_to_pb(self._handler.fetch(fetch_request_from_pb(request)))
+
+    def OffsetsForLeaderEpoch(self, request: pb.OffsetsForLeaderEpochRequest, context: Any) -> Any:
+        response = self._handler.offsets_for_leader_epoch(
+            offsets_for_leader_epoch_request_from_pb(request)
+        )
+        return offsets_for_leader_epoch_response_to_pb(response)
+
+
+def add_client_api_service(server: grpc.Server, handler: ClientApiHandler) -> None:
+    """Serve `handler` as the ClientApi service on `server`."""
+    pb_grpc.add_ClientApiServicer_to_server(_ClientApiServicer(handler), server)  # type: ignore[no-untyped-call]
+
+
+class ClientApiClient:
+    """A channel to one broker's ClientApi service (blocks the calling thread)."""
+
+    def __init__(self, target: str, timeout_s: float = 10.0) -> None:
+        self._channel = grpc.insecure_channel(target, options=CHANNEL_OPTIONS)
+        self._stub = pb_grpc.ClientApiStub(self._channel)  # type: ignore[no-untyped-call]
+        self._timeout = timeout_s
+        self.target = target
+
+    def metadata(self, topics: tuple[str, ...] = ()) -> m.MetadataResponse:
+        """Ask for brokers and topics (all topics when `topics` is empty)."""
+        reply = self._stub.Metadata(pb.MetadataRequest(topics=topics), timeout=self._timeout)
+        return metadata_response_from_pb(reply)
+
+    def produce(self, request: m.ProduceRequest) -> m.ProduceResponse:
+        """Append records to a partition leader."""
+        timeout = max(self._timeout, request.timeout_ms / 1000 + 5)
+        reply = self._stub.Produce(produce_request_to_pb(request), timeout=timeout)
+        return m.ProduceResponse(
+            Errors.from_code(reply.error_code),
+            reply.base_offset,
+            reply.last_offset,
+            reply.error_message,
+        )
+
+    def fetch(self, request: m.FetchRequest) -> m.FetchResponse:
+        """Read partitions (waits up to `max_wait_ms` for data on the broker)."""
+        timeout = max(self._timeout, request.max_wait_ms / 1000 + 5)
+        return fetch_response_from_pb(
+            self._stub.Fetch(fetch_request_to_pb(request), timeout=timeout)
+        )
+
+    def offsets_for_leader_epoch(
+        self, request: m.OffsetsForLeaderEpochRequest
+    ) -> m.OffsetsForLeaderEpochResponse:
+        """Ask where leader epochs ended."""
+        reply = self._stub.OffsetsForLeaderEpoch(
+            offsets_for_leader_epoch_request_to_pb(request), timeout=self._timeout
+        )
+        return offsets_for_leader_epoch_response_from_pb(reply)
+
+    def close(self) -> None:
+        """Close the channel."""
+        self._channel.close()
+
+    def __enter__(self) -> ClientApiClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
