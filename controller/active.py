@@ -27,6 +27,7 @@ from controller.channel_manager import (
     grpc_channel,
 )
 from controller.context import ControllerContext, PartitionReplica
+from controller.deletion_decisions import deletion_response_callback
 from controller.leader_balance import ElectionType, failure_error, rebalance_candidates, triage
 from controller.partition_state_machine import (
     ControlledShutdownElection,
@@ -38,7 +39,7 @@ from controller.partition_state_machine import (
 from controller.replica_state_machine import ReplicaStateMachine
 from controller.request_batch import RequestBatch
 from controller.states import PartitionState, ReplicaState
-from controller.topic_deletion import TopicDeletionManager, deletion_response_callback
+from controller.topic_deletion import TopicDeletionManager
 from eventlog import EventKind, EventLog
 from rpc import messages as m
 from rpc.errors import Errors

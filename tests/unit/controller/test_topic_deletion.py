@@ -28,6 +28,16 @@ from controller import events as ev
 from controller.active import ActiveController, ControllerConfig, Watchers
 from controller.channel_manager import ControlResponse
 from controller.context import ControllerContext, PartitionReplica
+from controller.deletion_decisions import (
+    REASON_DELETION_FAILURE,
+    REASON_OFFLINE_REPLICAS,
+    REASON_REASSIGNMENT,
+    TopicDeletionView,
+    deletion_response_callback,
+    narrow_stop_replica_response,
+    plan_deletions,
+    triage_requests,
+)
 from controller.partition_state_machine import PartitionStateMachine
 from controller.replica_state_machine import ReplicaStateMachine
 from controller.request_batch import RequestBatch
@@ -39,17 +49,7 @@ from controller.testing import (
     RecordingSend,
     make_broker,
 )
-from controller.topic_deletion import (
-    REASON_DELETION_FAILURE,
-    REASON_OFFLINE_REPLICAS,
-    REASON_REASSIGNMENT,
-    TopicDeletionManager,
-    TopicDeletionView,
-    deletion_response_callback,
-    narrow_stop_replica_response,
-    plan_deletions,
-    triage_requests,
-)
+from controller.topic_deletion import TopicDeletionManager
 from eventlog import EventKind
 from eventlog.testing import RecordingEventLog
 from rpc import messages as m
