@@ -31,18 +31,17 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from bench import console
 from bench.config import BenchConfig, parse_config
+from bench.entry import run_benchmark
 from bench.fleet import BrokerDiedError, BrokerFleet, FailoverDone
 from bench.floor import FloorError, ReadSample, WriteSample, read_once, write_floor
 from bench.layout import ClusterLayout, znodes
@@ -57,7 +56,7 @@ from bench.report import (
     write_json,
 )
 from bench.timeline import failover_timeline
-from support.zk_ensemble import ZkEnsemble, missing_prerequisites, new_chroot, open_client
+from support.zk_ensemble import ZkEnsemble, new_chroot, open_client
 from zkdata.client import KafkaZkClient
 
 #: The broker id the bench registers as controller while the brokers start, so that the
@@ -66,8 +65,6 @@ from zkdata.client import KafkaZkClient
 PLACEHOLDER_ID = 0
 #: How long the event logs must stay unchanged before the cluster counts as settled.
 QUIET_S = 1.5
-EXIT_FAILED = 1
-EXIT_USAGE = 2
 
 
 # -- the run ------------------------------------------------------------------------------
@@ -286,33 +283,16 @@ def _settings(config: BenchConfig, chroot: str) -> dict[str, Any]:
 # -- entry point --------------------------------------------------------------------------
 
 
-def _raise_system_exit(signum: int, _frame: FrameType | None) -> None:
-    """SIGTERM: unwind like Ctrl-C so that the ensemble and brokers are stopped."""
-    raise SystemExit(128 + signum)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark; returns the process exit code."""
     config = parse_config(argv)
-    missing = missing_prerequisites()
-    if missing:
-        print("bench: cannot start ZooKeeper: " + "; ".join(missing), file=sys.stderr)
-        return EXIT_USAGE
-    signal.signal(signal.SIGTERM, _raise_system_exit)
-    try:
-        result = run(config)
-    except TimeoutError as exc:
-        print(f"bench: a step timed out: {exc}\n(logs in {config.out})", file=sys.stderr)
-        return EXIT_FAILED
-    except (BrokerDiedError, PopulateError, FloorError, RuntimeError) as exc:
-        print(f"bench: failed: {exc}\n(logs in {config.out})", file=sys.stderr)
-        return EXIT_FAILED
-    print()
-    print(render_table(result))
-    out = config.out / "bench.json"
-    write_json(result, out)
-    print(f"\nwrote {out}")
-    return 0
+    return run_benchmark(
+        lambda: run(config),
+        config.out,
+        (BrokerDiedError, PopulateError, FloorError, RuntimeError),
+        render_table,
+        write_json,
+    )
 
 
 if __name__ == "__main__":

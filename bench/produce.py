@@ -34,20 +34,19 @@ from __future__ import annotations
 import os
 import random
 import shutil
-import signal
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import grpc
 
 from bench import console
 from bench.cluster_ready import broker_port, check_alive, wait_brokers_known, wait_full_isr
+from bench.entry import run_benchmark
 from bench.fleet import BrokerFleet
 from bench.machine import environment
 from bench.produce_config import ProduceConfig, parse_produce_config
@@ -55,13 +54,11 @@ from bench.produce_report import Phase, ProduceBenchResult, render_table, write_
 from bench.producers import Connections, LeaderTable, make_batch, produce_op
 from bench.rpc_load import Op, metadata_op, run_load, warm_up
 from bench.usage import CpuMeter, box_busy_fraction, child_pids, events_between
-from support.zk_ensemble import ZkEnsemble, missing_prerequisites, new_chroot, open_client
+from support.zk_ensemble import ZkEnsemble, new_chroot, open_client
 from testbed.topics import TopicCommandError, create_topic
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ZkDataError
 
-EXIT_FAILED = 1
-EXIT_USAGE = 2
 ACKS_ALL = -1
 #: acks=all batches sent to each partition, one by one, before the measured phases.
 WARMUP_BATCHES_PER_PARTITION = 3
@@ -288,34 +285,16 @@ def _settings(config: ProduceConfig, chroot: str) -> dict[str, Any]:
 # -- entry point --------------------------------------------------------------------------
 
 
-def _raise_system_exit(signum: int, _frame: FrameType | None) -> None:
-    """SIGTERM: unwind like Ctrl-C so that the ensemble and brokers are stopped."""
-    raise SystemExit(128 + signum)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark; returns the process exit code."""
     config = parse_produce_config(argv)
-    missing = missing_prerequisites()
-    if missing:
-        print("bench: cannot start ZooKeeper: " + "; ".join(missing), file=sys.stderr)
-        return EXIT_USAGE
-    signal.signal(signal.SIGTERM, _raise_system_exit)
-    try:
-        result = run(config)
-    except TimeoutError as exc:
-        print(f"bench: a step timed out: {exc}\n(logs in {config.out})", file=sys.stderr)
-        return EXIT_FAILED
-    except (RuntimeError, TopicCommandError, ValueError, ZkDataError, grpc.RpcError) as exc:
-        # BrokerDiedError and LoadError are RuntimeErrors; bad topic settings ValueErrors
-        print(f"bench: failed: {exc}\n(logs in {config.out})", file=sys.stderr)
-        return EXIT_FAILED
-    print()
-    print(render_table(result))
-    out = config.out / "bench.json"
-    write_json(result, out)
-    print(f"\nwrote {out}")
-    return 0
+    return run_benchmark(
+        lambda: run(config),
+        config.out,
+        (RuntimeError, TopicCommandError, ValueError, ZkDataError, grpc.RpcError),
+        render_table,
+        write_json,
+    )
 
 
 if __name__ == "__main__":
