@@ -3,7 +3,9 @@ down on resignation (Kafka's `onControllerFailover` / `onControllerResignation`)
 
 Holds the context, both state machines, the request batch, the channel manager and the
 topic deletion manager, and handles the events that only an active controller acts on:
-broker changes (startup, failure, bounce), topic changes (creation) and topic deletion.
+broker changes (startup, failure, bounce), topic changes (creation), topic deletion,
+partition reassignment (`controller.reassignment`), preferred and unclean elections, auto
+rebalance and controlled shutdown.
 Event thread only; the ZooKeeper watches it arms run on kazoo's thread and StopReplica
 response callbacks on the sender threads, and both only enqueue events.
 """
@@ -36,6 +38,7 @@ from controller.partition_state_machine import (
     PartitionStateMachine,
     PreferredElection,
 )
+from controller.reassignment import ReassignmentManager
 from controller.replica_state_machine import ReplicaStateMachine
 from controller.request_batch import RequestBatch
 from controller.states import PartitionState, ReplicaState
@@ -53,6 +56,7 @@ from zkdata.client import KafkaZkClient
 from zkdata.deletion import TopicDeletionZk
 from zkdata.errors import ZnodeFormatError
 from zkdata.model import UNKNOWN_BROKER_EPOCH, Broker, LeaderAndIsr, TopicPartition
+from zkdata.reassignment import ReassignmentZk
 
 
 class Watchers:
@@ -63,7 +67,7 @@ class Watchers:
 
     def __init__(self, enqueue: Callable[[ev.ControllerEvent], None]) -> None:
         self._enqueue = enqueue
-        self._callbacks: dict[type[ev.ControllerEvent], Callable[[WatchedEvent], None]] = {}
+        self._callbacks: dict[ev.ControllerEvent, Callable[[WatchedEvent], None]] = {}
 
     @property
     def enqueue(self) -> Callable[[ev.ControllerEvent], None]:
@@ -71,16 +75,16 @@ class Watchers:
         return self._enqueue
 
     def __call__(self, event: ev.ControllerEvent) -> Callable[[WatchedEvent], None]:
-        """The callback that enqueues `event`."""
-        kind = type(event)
-        if kind not in self._callbacks:
+        """The callback that enqueues `event` (one per distinct event value, so a
+        partition's watch and another partition's are different callbacks)."""
+        if event not in self._callbacks:
 
             def on_watch(watched: WatchedEvent) -> None:
                 if watched.type != EventType.NONE or watched.state == KeeperState.CONNECTING:
                     self._enqueue(event)
 
-            self._callbacks[kind] = on_watch
-        return self._callbacks[kind]
+            self._callbacks[event] = on_watch
+        return self._callbacks[event]
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +142,17 @@ class ActiveController:
             event_log,
             config.delete_topic_enable,
         )
+        self.reassignments = ReassignmentManager(
+            context,
+            ReassignmentZk(zk),
+            zk,
+            self.partitions,
+            self.replicas,
+            self.batch,
+            self.deletion,
+            event_log,
+            watchers,
+        )
 
     # -- requests and responses ---------------------------------------------------------------
 
@@ -175,8 +190,8 @@ class ActiveController:
         self.rearm(ev.ReplicaLeaderElection())
 
     def rearm(self, event: ev.ControllerEvent) -> None:
-        """Arm again the one-shot watch whose firing produced `event` (reassignment and
-        preferred election do their work in later controller duties)."""
+        """Arm again the one-shot watch of an admin path (the handlers of deletion,
+        reassignment and preferred election re-arm their own watch when they read)."""
         callback = self._watchers(event)
         match event:
             case ev.TopicDeletion():
@@ -214,6 +229,7 @@ class ActiveController:
         self._send_update_metadata(self.ctx.live_or_shutting_down_broker_ids(), [])
         self.replicas.startup()
         self.partitions.startup()
+        self.reassignments.on_failover()
         self.deletion.try_topic_deletion()
         self.process_preferred_replica_election_znode()
         self.process_isr_change_notification()
@@ -460,6 +476,7 @@ class ActiveController:
         replicas = self.ctx.replicas_on_brokers(new_brokers)
         self.replicas.handle_state_changes(replicas, ReplicaState.ONLINE)
         self.partitions.trigger_online_partition_state_change()
+        self.reassignments.on_broker_startup(new_brokers)
         deleting = {
             r.topic_partition.topic
             for r in replicas

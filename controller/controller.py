@@ -188,7 +188,9 @@ class KafkaController:
             case ev.ElectLeaders():
                 self._process_elect_leaders(event)
             case ev.PartitionReassignment() if active is not None:
-                active.rearm(event)
+                active.reassignments.process_request_znode()
+            case ev.PartitionReassignmentIsrChange() if active is not None:
+                active.reassignments.on_isr_change(event.topic_partition)
             case ev.ControlledShutdown():
                 self._process_controlled_shutdown(event)
             case _:

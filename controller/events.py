@@ -113,6 +113,15 @@ class PartitionReassignment(ControllerEvent):
 
 
 @dataclass(frozen=True)
+class PartitionReassignmentIsrChange(ControllerEvent):
+    """The state znode of a partition being reassigned changed: its ISR may now hold every
+    target replica."""
+
+    state: ClassVar[ControllerState] = ControllerState.ALTER_PARTITION_REASSIGNMENT
+    topic_partition: TopicPartition
+
+
+@dataclass(frozen=True)
 class ReplicaLeaderElection(ControllerEvent):
     """`/admin/preferred_replica_election` was created or changed."""
 

@@ -48,3 +48,7 @@ class EventKind(StrEnum):
     TOPIC_DELETION_INELIGIBLE = "topic_deletion_ineligible"
     TOPIC_DELETION_COMPLETED = "topic_deletion_completed"
     TOPIC_DELETION_FAILED = "topic_deletion_failed"
+    REASSIGNMENT_STARTED = "reassignment_started"
+    REASSIGNMENT_REJECTED = "reassignment_rejected"
+    REASSIGNMENT_COMPLETED = "reassignment_completed"
+    REASSIGNMENT_FAILED = "reassignment_failed"

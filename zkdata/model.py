@@ -113,6 +113,30 @@ class ReplicaAssignment:
         """True while a reassignment is in flight."""
         return bool(self.adding_replicas or self.removing_replicas)
 
+    @property
+    def origin_replicas(self) -> tuple[int, ...]:
+        """The replicas before the reassignment in flight (ORS): all but those being added."""
+        return tuple(r for r in self.replicas if r not in self.adding_replicas)
+
+    @property
+    def target_replicas(self) -> tuple[int, ...]:
+        """The replicas once the reassignment in flight is done (TRS): all but those being
+        removed."""
+        return tuple(r for r in self.replicas if r not in self.removing_replicas)
+
+    def reassign_to(self, target: tuple[int, ...]) -> ReplicaAssignment:
+        """The assignment while moving from the origin replicas to `target`: the replica
+        set is target then origin (RS = TRS + ORS, no repeats), adding what only the target
+        has (AR) and removing what only the origin has (RR). A reassignment already in
+        flight is replaced: its origin stays the origin."""
+        origin = self.origin_replicas
+        full = tuple(dict.fromkeys((*target, *origin)))
+        return ReplicaAssignment(
+            full,
+            tuple(r for r in full if r not in origin),
+            tuple(r for r in full if r not in target),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class TopicAssignment:

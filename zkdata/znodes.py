@@ -166,11 +166,18 @@ class TopicZNode:
 
     @staticmethod
     def encode(assignment: TopicAssignment) -> bytes:
-        """Version 2: partitions plus the adding/removing replicas of reassigned partitions."""
+        """Version 2: partitions plus the adding/removing replicas of reassigned partitions;
+        version 3 (with `topic_id` first) when the assignment carries a topic id, so that
+        rewriting a topic created by Kafka 2.8 keeps its id."""
         ordered = sorted(assignment.partitions.items())
+        head: dict[str, object] = (
+            {"version": 2}
+            if assignment.topic_id is None
+            else {"version": 3, "topic_id": assignment.topic_id}
+        )
         return jf.encode(
             {
-                "version": 2,
+                **head,
                 "partitions": {str(p): list(a.replicas) for p, a in ordered},
                 "adding_replicas": {
                     str(p): list(a.adding_replicas) for p, a in ordered if a.adding_replicas

@@ -1,0 +1,341 @@
+"""`ReassignmentManager`: partition reassignment as Kafka 2.4+ runs it (KIP-455), triggered
+through `/admin/reassign_partitions`.
+
+For one partition, with ORS the origin replicas, TRS the target, RS = TRS + ORS, AR the
+replicas being added and RR those being removed (`controller.reassignment_decisions`):
+
+- Start (or change) a reassignment: write RS, AR and RR into `/brokers/topics/T` and the
+  context, stopping replicas an earlier target added that the new one drops (U1-U2);
+  watch the partition's state znode.
+- While some target replica is not in the ISR: bump the leader epoch and send
+  LeaderAndIsr with RS, AR and RR to every replica in RS (A1); start AR as NewReplica, so
+  they fetch from the leader and join the ISR (A2). A leader's ISR change fires the
+  state-znode watch, which checks again.
+- Once the ISR holds all of TRS: AR to OnlineReplica (B1); RS = TRS, no AR or RR in the
+  context (B2); elect a leader from TRS if the current one is not in it or is not live,
+  else bump the leader epoch so every replica learns the new RS (B3); RR to
+  OfflineReplica, ReplicaDeletionStarted (StopReplica with delete), Successful and
+  NonExistent (B4-B5); write TRS into `/brokers/topics/T` (B6); drop the partition's entry
+  from `/admin/reassign_partitions` (B7); UpdateMetadata to every broker (B8); and resume
+  the deletion of its topic if one waits.
+
+The topic of a partition being reassigned is ineligible for deletion meanwhile. A new
+controller resumes every reassignment ZooKeeper shows in flight (the request znode and
+the adding/removing replicas in the topic znodes); so does a broker startup for the
+reassignments that target it. Requests that cannot run are removed from the request znode
+and reported (`reassignment_rejected`); the others proceed. Event thread only; the state
+watches it arms run on kazoo's thread and only enqueue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from kazoo.exceptions import BadVersionError
+
+from controller import events as ev
+from controller.context import ControllerContext, PartitionReplica
+from controller.deletion_decisions import REASON_REASSIGNMENT
+from controller.partition_state_machine import (
+    PartitionStateMachine,
+    PartitionZk,
+    ReassignElection,
+)
+from controller.reassignment_decisions import (
+    Rejection,
+    is_reassignment_complete,
+    plan_reassignments,
+)
+from controller.replica_state_machine import ReplicaStateMachine
+from controller.request_batch import RequestBatch
+from controller.states import PartitionState, ReplicaState
+from controller.topic_deletion import TopicDeletionManager
+from eventlog import EventKind, EventLog
+from zkdata.errors import ControllerMovedError, ZnodeFormatError
+from zkdata.model import (
+    LeaderAndIsr,
+    LeaderIsrAndControllerEpoch,
+    ReplicaAssignment,
+    TopicPartition,
+)
+from zkdata.reassignment import ReassignmentZk
+
+WatchFactory = Callable[[ev.ControllerEvent], Callable[..., None]]
+
+
+class ReassignmentManager:
+    """Reassignments of the active controller."""
+
+    def __init__(
+        self,
+        context: ControllerContext,
+        zk: ReassignmentZk,
+        partition_zk: PartitionZk,
+        partitions: PartitionStateMachine,
+        replicas: ReplicaStateMachine,
+        batch: RequestBatch,
+        deletion: TopicDeletionManager,
+        event_log: EventLog,
+        watch: WatchFactory,
+    ) -> None:
+        self._ctx = context
+        self._zk = zk
+        self._partition_zk = partition_zk
+        self._partitions = partitions
+        self._replicas = replicas
+        self._batch = batch
+        self._deletion = deletion
+        self._events = event_log
+        self._watch = watch
+
+    # -- triggers ---------------------------------------------------------------------------
+
+    def being_reassigned(self) -> list[TopicPartition]:
+        """Partitions with a reassignment in flight (Kafka's `partitionsBeingReassigned`)."""
+        return [
+            tp for tp in self._ctx.all_partitions() if self._ctx.assignment(tp).is_being_reassigned
+        ]
+
+    def on_failover(self) -> None:
+        """A new controller: start what `/admin/reassign_partitions` asks (again, for the
+        requests already in flight), then resume every other reassignment the topic
+        znodes show in flight (Kafka's `initializePartitionReassignments`)."""
+        started = self.process_request_znode(redo_in_flight=True)
+        for tp in self.being_reassigned():
+            if tp not in started:
+                self._reassign(tp, self._ctx.assignment(tp), resumed=True)
+
+    def process_request_znode(self, redo_in_flight: bool = False) -> set[TopicPartition]:
+        """`/admin/reassign_partitions` appeared or changed (Kafka's ZkPartitionReassignment):
+        re-arm its watch, drop the requests that cannot run, and start the others. Returns
+        the partitions started."""
+        try:
+            requests = self._zk.get_reassignments(self._watch(ev.PartitionReassignment()))
+        except ZnodeFormatError as exc:
+            self._events.emit(EventKind.MALFORMED_ZNODE, path=exc.path, reason=exc.reason)
+            self._zk.remove_reassignments(lambda r: True, self._ctx.epoch_zk_version)
+            return set()
+        if not requests:
+            return set()
+        plan = plan_reassignments(
+            requests,
+            self._ctx.assignment,
+            self._ctx.is_topic_queued_for_deletion,
+            self._ctx.live_or_shutting_down_broker_ids(),
+            redo_in_flight,
+        )
+        if plan.rejected:
+            self._reject(plan.rejected)
+        for tp, assignment in plan.start.items():
+            self._reassign(tp, assignment, resumed=redo_in_flight)
+        return set(plan.start)
+
+    def on_isr_change(self, tp: TopicPartition) -> None:
+        """The state znode of `tp` changed (Kafka's PartitionReassignmentIsrChange): finish
+        its reassignment if every target replica is now in the ISR."""
+        assignment = self._ctx.assignment(tp)
+        if not assignment.is_being_reassigned:
+            return  # finished, or the topic is gone: let the one-shot watch lapse
+        self._zk.watch_partition_state(tp, self._watch(ev.PartitionReassignmentIsrChange(tp)))
+        if is_reassignment_complete(assignment, self._current_isr(tp)):
+            self._reassign(tp, assignment)
+
+    def on_broker_startup(self, new_brokers: Iterable[int]) -> None:
+        """Resume the reassignments whose target includes a broker that just started."""
+        new = set(new_brokers)
+        for tp in self.being_reassigned():
+            assignment = self._ctx.assignment(tp)
+            if new & set(assignment.target_replicas):
+                self._reassign(tp, assignment, resumed=True)
+
+    # -- Kafka's onPartitionReassignment ------------------------------------------------------
+
+    def _reassign(
+        self, tp: TopicPartition, assignment: ReplicaAssignment, resumed: bool = False
+    ) -> None:
+        self._deletion.mark_ineligible([tp.topic], REASON_REASSIGNMENT)
+        if not self._update_current_reassignment(tp, assignment):
+            return
+        if not is_reassignment_complete(assignment, self._current_isr(tp)):
+            self._events.emit(
+                EventKind.REASSIGNMENT_STARTED,
+                topic=tp.topic,
+                partition=tp.partition,
+                origin=list(assignment.origin_replicas),
+                target=list(assignment.target_replicas),
+                adding=list(assignment.adding_replicas),
+                removing=list(assignment.removing_replicas),
+                resumed=resumed,
+                controller_epoch=self._ctx.epoch,
+            )
+            self._bump_leader_epoch_and_send(tp, assignment)  # A1
+            self._replicas.handle_state_changes(  # A2
+                [
+                    r
+                    for r in self._replica_list(tp, assignment.adding_replicas)
+                    if self._ctx.replica_state(r) is ReplicaState.NON_EXISTENT
+                ],
+                ReplicaState.NEW,
+            )
+            return
+        self._complete(tp, assignment)
+
+    def _complete(self, tp: TopicPartition, assignment: ReplicaAssignment) -> None:
+        self._replicas.handle_state_changes(  # B1
+            self._replica_list(tp, assignment.adding_replicas), ReplicaState.ONLINE
+        )
+        done = ReplicaAssignment(assignment.target_replicas)
+        self._ctx.set_assignment(tp, done)  # B2
+        self._move_leader_if_required(tp, done)  # B3
+        self._stop_removed_replicas(tp, assignment.removing_replicas)  # B4, B5
+        self._zk.set_partition_assignment(tp, done, self._ctx.epoch_zk_version)  # B6
+        self._zk.remove_reassignments(  # B7
+            lambda r: r.topic_partition == tp and r.replicas == done.replicas,
+            self._ctx.epoch_zk_version,
+        )
+        self._batch.new_batch()  # B8
+        self._batch.add_update_metadata(self._ctx.live_or_shutting_down_broker_ids(), [tp])
+        self._batch.send()
+        leadership = self._ctx.leadership(tp)
+        self._events.emit(
+            EventKind.REASSIGNMENT_COMPLETED,
+            topic=tp.topic,
+            partition=tp.partition,
+            replicas=list(done.replicas),
+            removed=list(assignment.removing_replicas),
+            leader=leadership.leader_and_isr.leader if leadership else -1,
+            controller_epoch=self._ctx.epoch,
+        )
+        self._deletion.resume_deletion_for_topics([tp.topic])
+
+    def _update_current_reassignment(
+        self, tp: TopicPartition, assignment: ReplicaAssignment
+    ) -> bool:
+        """U1-U2: record a new or changed reassignment in ZooKeeper and the context, stop
+        replicas the previous target added that this one drops, and watch the state znode.
+        False when the topic vanished from ZooKeeper."""
+        current = self._ctx.assignment(tp)
+        if current != assignment:
+            try:
+                written = self._zk.set_partition_assignment(
+                    tp, assignment, self._ctx.epoch_zk_version
+                )
+            except ZnodeFormatError as exc:
+                self._events.emit(EventKind.MALFORMED_ZNODE, path=exc.path, reason=exc.reason)
+                written = False
+            if not written:
+                self._failed(tp, assignment, "the topic znode is missing or does not decode")
+                return False
+            self._ctx.set_assignment(tp, assignment)
+            unneeded = tuple(r for r in current.replicas if r not in assignment.replicas)
+            if unneeded:
+                self._stop_removed_replicas(tp, unneeded)
+        self._zk.watch_partition_state(tp, self._watch(ev.PartitionReassignmentIsrChange(tp)))
+        return True
+
+    def _move_leader_if_required(self, tp: TopicPartition, done: ReplicaAssignment) -> None:
+        """B3: elect from the target when the leader left it or is not live; otherwise only
+        bump the leader epoch so that every replica learns the final replica set."""
+        leadership = self._ctx.leadership(tp)
+        leader = leadership.leader_and_isr.leader if leadership else -1
+        if leader in done.replicas and self._ctx.is_replica_online(leader):
+            self._bump_leader_epoch_and_send(tp, done)
+        else:
+            self._partitions.handle_state_changes([tp], PartitionState.ONLINE, ReassignElection())
+
+    def _stop_removed_replicas(self, tp: TopicPartition, removed: Iterable[int]) -> None:
+        """B4-B5: take the replicas out of the ISR, stop and delete them, forget them."""
+        doomed = self._replica_list(tp, removed)
+        for target in (
+            ReplicaState.OFFLINE,
+            ReplicaState.DELETION_STARTED,
+            ReplicaState.DELETION_SUCCESSFUL,
+            ReplicaState.NON_EXISTENT,
+        ):
+            self._replicas.handle_state_changes(doomed, target)
+
+    def _bump_leader_epoch_and_send(
+        self, tp: TopicPartition, assignment: ReplicaAssignment
+    ) -> None:
+        """Kafka's `updateLeaderEpochAndSendRequest`: the same leader and ISR at the next
+        leader epoch, written conditionally (re-read after BADVERSION), then LeaderAndIsr to
+        every replica in `assignment.replicas`."""
+        state = self._bump_leader_epoch(tp)
+        if state is None:
+            self._failed(tp, assignment, "the state znode is missing or does not decode")
+            return
+        self._batch.new_batch()
+        self._batch.add_leader_and_isr(assignment.replicas, tp, state, assignment, is_new=False)
+        self._batch.send()
+
+    def _bump_leader_epoch(self, tp: TopicPartition) -> LeaderIsrAndControllerEpoch | None:
+        while True:
+            current = self._partition_zk.get_partition_states([tp]).found.get(tp)
+            if current is None:
+                return None
+            if current.controller_epoch > self._ctx.epoch:
+                raise ControllerMovedError(
+                    f"{tp} was written by controller epoch {current.controller_epoch}"
+                )
+            lai = current.leader_and_isr
+            bumped = LeaderIsrAndControllerEpoch(
+                lai.new_leader_and_isr(lai.leader, lai.isr), self._ctx.epoch
+            )
+            outcome = self._partition_zk.update_leader_and_isr(
+                {tp: bumped}, self._ctx.epoch_zk_version
+            )[tp]
+            if isinstance(outcome, BadVersionError):
+                continue  # a leader changed the ISR meanwhile: read again
+            if isinstance(outcome, Exception):
+                return None
+            new = bumped.leader_and_isr
+            stored = LeaderIsrAndControllerEpoch(
+                LeaderAndIsr(new.leader, new.leader_epoch, new.isr, int(outcome)), self._ctx.epoch
+            )
+            self._ctx.set_leadership(tp, stored)
+            return stored
+
+    # -- helpers --------------------------------------------------------------------------
+
+    def _current_isr(self, tp: TopicPartition) -> tuple[int, ...] | None:
+        """The ISR as ZooKeeper holds it now (a leader may have grown it since the context
+        last read it); also refreshes the context."""
+        reads = self._partition_zk.get_partition_states([tp])
+        state = reads.found.get(tp)
+        if state is None:
+            return None
+        if state.controller_epoch <= self._ctx.epoch:
+            self._ctx.set_leadership(tp, state)
+        return state.leader_and_isr.isr
+
+    @staticmethod
+    def _replica_list(tp: TopicPartition, brokers: Iterable[int]) -> list[PartitionReplica]:
+        return [PartitionReplica(tp, b) for b in brokers]
+
+    def _reject(self, rejected: tuple[Rejection, ...]) -> None:
+        """Remove requests that cannot run from the request znode and report them; the
+        partitions keep their assignment."""
+        doomed = {(r.topic_partition, r.target) for r in rejected}
+        self._zk.remove_reassignments(
+            lambda r: (r.topic_partition, r.replicas) in doomed, self._ctx.epoch_zk_version
+        )
+        for r in rejected:
+            self._events.emit(
+                EventKind.REASSIGNMENT_REJECTED,
+                topic=r.topic_partition.topic,
+                partition=r.topic_partition.partition,
+                target=list(r.target),
+                error=r.error.name,
+                reason=r.reason,
+                controller_epoch=self._ctx.epoch,
+            )
+
+    def _failed(self, tp: TopicPartition, assignment: ReplicaAssignment, reason: str) -> None:
+        self._events.emit(
+            EventKind.REASSIGNMENT_FAILED,
+            topic=tp.topic,
+            partition=tp.partition,
+            target=list(assignment.target_replicas),
+            reason=reason,
+            controller_epoch=self._ctx.epoch,
+        )
