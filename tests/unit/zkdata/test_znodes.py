@@ -285,6 +285,15 @@ def test_topic_encodes_adding_and_removing_replicas_of_reassigned_partitions_onl
     )
 
 
+def test_topic_with_a_topic_id_is_rewritten_as_version_3_keeping_the_id() -> None:
+    data = b'{"version":3,"topic_id":"AAAAAAAAAAAAAAAAAAAAAQ","partitions":{"0":[1,2]}}'
+    decoded = TopicZNode.decode(data)
+    assert decoded.topic_id == "AAAAAAAAAAAAAAAAAAAAAQ"
+    encoded = TopicZNode.encode(decoded)
+    assert encoded.startswith(b'{"version":3,"topic_id":"AAAAAAAAAAAAAAAAAAAAAQ",')
+    assert TopicZNode.decode(encoded) == decoded
+
+
 # -- /brokers/topics/T/partitions/P/state --------------------------------------------------
 
 
