@@ -58,6 +58,7 @@ class Cluster:
         zk_client: KazooClient,
         run_dir: Path,
         partitions: dict[int, tuple[int, ...]] | None = None,
+        broker3_session_ms: int = LONG_SESSION_MS,
     ) -> None:
         self.kazoo = zk_client
         self.zk = KafkaZkClient(zk_client)
@@ -66,7 +67,7 @@ class Cluster:
         self.procs = {1: brokers(1, SESSION_MS)}
         wait_until(lambda: self.zk.get_controller_id() == 1, 30, self.tails)
         self.procs[2] = brokers(2, SESSION_MS)
-        self.procs[3] = brokers(3, LONG_SESSION_MS)
+        self.procs[3] = brokers(3, broker3_session_ms)
         wait_until(
             lambda: (
                 set(self.zk.get_all_brokers().brokers) == {1, 2, 3}
@@ -262,6 +263,46 @@ def test_partition_reassignment_resumes_after_controller_failover(
     assert not cluster.events(1, "reassignment_completed")
 
 
+def test_partition_reassignment_resumes_after_replica_comes_online(
+    brokers: Start, zk_client: KazooClient, run_dir: Path
+) -> None:
+    """The broker being added dies in the middle, and the reassignment waits for it.
+
+    Steps: pause broker 3 so that it cannot catch up; request t-0 from [1,2] to [2,3]; once
+    the reassignment is in flight, kill broker 3 and wait until its registration is gone;
+    then start it again.
+    Validate: while broker 3 is dead the reassignment stays in flight (adding [3], request
+    pending); after it returns, the controller resumes it and it completes with every
+    acknowledged record readable."""
+    cluster = Cluster(brokers, zk_client, run_dir, broker3_session_ms=5000)
+    cluster.procs[3].pause()
+    cluster.reassign.create_reassignments(request((T0, (2, 3))))
+    in_flight = ReplicaAssignment((2, 3, 1), (3,), (1,))
+    wait_until(
+        lambda: cluster.assignment(T0) == in_flight,
+        20,
+        lambda: f"the reassignment did not start: {cluster.assignment(T0)}\n" + cluster.tails(),
+    )
+    cluster.procs[3].kill()
+    wait_until(
+        lambda: 3 not in cluster.zk.get_all_brokers().brokers,
+        60,
+        "broker 3 stayed registered",
+    )
+    wait_until(
+        lambda: any(e["dead"] == [3] for e in cluster.events(1, "broker_change")),
+        20,
+        "the controller did not see broker 3 die",
+    )
+    assert cluster.assignment(T0) == in_flight
+    assert cluster.request_pending()
+
+    cluster.procs[3].start()
+    cluster.wait_reassigned({T0: (2, 3)})
+    assert any(e["resumed"] for e in cluster.events(1, "reassignment_started"))
+    cluster.wait_all_acked_readable(T0)
+
+
 def test_bad_reassignment_requests_are_rejected_and_lose_nothing(
     brokers: Start, zk_client: KazooClient, run_dir: Path
 ) -> None:
@@ -275,7 +316,11 @@ def test_bad_reassignment_requests_are_rejected_and_lose_nothing(
     with its error and its partition keeps its replicas; the valid entry completes; the
     controller is the same broker at the same epoch throughout."""
     cluster = Cluster(
-        brokers, zk_client, run_dir, partitions={0: (1, 2), 1: (2, 1), 2: (1, 2), 3: (2, 1)}
+        brokers,
+        zk_client,
+        run_dir,
+        partitions={0: (1, 2), 1: (2, 1), 2: (1, 2), 3: (2, 1)},
+        broker3_session_ms=SESSION_MS,
     )
     epoch = cluster.zk.get_controller_epoch()
     cluster.kazoo.create(paths.REASSIGN_PARTITIONS, b'{"version":1,"partitions":[{"topic"')
