@@ -85,6 +85,7 @@ class Partition:
         self.controller_epoch = 0
         self._followers: dict[int, decide.FollowerState] = {}
         self._leader_epoch_start_offset = 0
+        self._leadership_term = 0
 
     # -- roles (gRPC thread handling LeaderAndIsr) -----------------------------------------
 
@@ -93,10 +94,20 @@ class Partition:
         """True while this broker leads the partition."""
         return self.leader == self.broker_id
 
+    @property
+    def leadership_term(self) -> int:
+        """Counts the times this broker became leader: it stays the same across leader
+        epoch bumps that keep this broker leading (an ISR change by the controller, a
+        reassignment), so acks=all waiters survive those, and changes once leadership was
+        lost in between (the log may have been truncated meanwhile)."""
+        return self._leadership_term
+
     def make_leader(self, state: m.LeaderAndIsrPartitionState) -> None:
         """Become leader at `state`'s epoch: the new epoch starts at the current log end."""
         with self._cond:
             now = self._clock()
+            if not self.is_leader:
+                self._leadership_term += 1
             self._apply(state)
             self._leader_epoch_start_offset = self.log.log_end_offset
             self._followers = {
@@ -149,12 +160,14 @@ class Partition:
             self._cond.notify_all()
             return Errors.NONE, first, last
 
-    def wait_for_acks(self, last_offset: int, leader_epoch: int, timeout_s: float) -> Errors:
-        """Wait until the high watermark covers `last_offset` (acks=all)."""
+    def wait_for_acks(self, last_offset: int, leadership_term: int, timeout_s: float) -> Errors:
+        """Wait until the high watermark covers `last_offset` (acks=all), as long as this
+        broker leads without interruption since the append (`leadership_term` as read
+        before it); NOT_LEADER_OR_FOLLOWER once it stopped leading."""
         deadline = time.monotonic() + timeout_s
         with self._cond:
             while True:
-                if not self.is_leader or self.leader_epoch != leader_epoch:
+                if not self.is_leader or self._leadership_term != leadership_term:
                     return Errors.NOT_LEADER_OR_FOLLOWER
                 if self.log.high_watermark > last_offset:
                     if len(self.isr) < self.config.min_insync_replicas:

@@ -177,12 +177,12 @@ class ReplicaManager:
         partition = self.partition(request.topic_partition)
         if partition is None:
             return m.ProduceResponse(Errors.UNKNOWN_TOPIC_OR_PARTITION)
-        epoch = partition.leader_epoch
+        term = partition.leadership_term
         error, first, last = partition.append_as_leader(request.records, request.acks)
         if error is not Errors.NONE:
             return m.ProduceResponse(error)
         if request.acks == -1:
-            error = partition.wait_for_acks(last, epoch, request.timeout_ms / 1000)
+            error = partition.wait_for_acks(last, term, request.timeout_ms / 1000)
             if error is not Errors.NONE:
                 return m.ProduceResponse(error, first, last)
         return m.ProduceResponse(Errors.NONE, first, last)

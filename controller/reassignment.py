@@ -58,7 +58,7 @@ from zkdata.model import (
     ReplicaAssignment,
     TopicPartition,
 )
-from zkdata.reassignment import ReassignmentZk
+from zkdata.reassignment import MAX_ATTEMPTS, ReassignmentZk
 
 WatchFactory = Callable[[ev.ControllerEvent], Callable[..., None]]
 
@@ -115,7 +115,10 @@ class ReassignmentManager:
             self._events.emit(EventKind.MALFORMED_ZNODE, path=exc.path, reason=exc.reason)
             self._zk.remove_reassignments(lambda r: True, self._ctx.epoch_zk_version)
             return set()
-        if not requests:
+        if requests is None:
+            return set()
+        if not requests:  # an empty list asks for nothing: clear it so new requests can come
+            self._zk.remove_reassignments(lambda r: True, self._ctx.epoch_zk_version)
             return set()
         plan = plan_reassignments(
             requests,
@@ -126,9 +129,16 @@ class ReassignmentManager:
         )
         if plan.rejected:
             self._reject(plan.rejected)
+        failed = set()
         for tp, assignment in plan.start.items():
-            self._reassign(tp, assignment, resumed=redo_in_flight)
-        return set(plan.start)
+            resumed = redo_in_flight and self._ctx.assignment(tp).is_being_reassigned
+            if not self._reassign(tp, assignment, resumed):
+                failed.add(tp)
+        if failed:  # as Kafka does: a request that failed to start is dropped
+            self._zk.remove_reassignments(
+                lambda r: r.topic_partition in failed, self._ctx.epoch_zk_version
+            )
+        return set(plan.start) - failed
 
     def on_isr_change(self, tp: TopicPartition) -> None:
         """The state znode of `tp` changed (Kafka's PartitionReassignmentIsrChange): finish
@@ -152,10 +162,12 @@ class ReassignmentManager:
 
     def _reassign(
         self, tp: TopicPartition, assignment: ReplicaAssignment, resumed: bool = False
-    ) -> None:
+    ) -> bool:
+        """Kafka's `onPartitionReassignment`; False when the reassignment could not start
+        or go on (reported as `reassignment_failed`)."""
         self._deletion.mark_ineligible([tp.topic], REASON_REASSIGNMENT)
         if not self._update_current_reassignment(tp, assignment):
-            return
+            return False
         if not is_reassignment_complete(assignment, self._current_isr(tp)):
             self._events.emit(
                 EventKind.REASSIGNMENT_STARTED,
@@ -168,7 +180,9 @@ class ReassignmentManager:
                 resumed=resumed,
                 controller_epoch=self._ctx.epoch,
             )
-            self._bump_leader_epoch_and_send(tp, assignment)  # A1
+            if not self._bump_leader_epoch_and_send(tp, assignment):  # A1
+                self._failed(tp, assignment, "the state znode is missing or does not decode")
+                return False
             self._replicas.handle_state_changes(  # A2
                 [
                     r
@@ -177,8 +191,9 @@ class ReassignmentManager:
                 ],
                 ReplicaState.NEW,
             )
-            return
+            return True
         self._complete(tp, assignment)
+        return True
 
     def _complete(self, tp: TopicPartition, assignment: ReplicaAssignment) -> None:
         self._replicas.handle_state_changes(  # B1
@@ -188,7 +203,7 @@ class ReassignmentManager:
         self._ctx.set_assignment(tp, done)  # B2
         self._move_leader_if_required(tp, done)  # B3
         self._stop_removed_replicas(tp, assignment.removing_replicas)  # B4, B5
-        self._zk.set_partition_assignment(tp, done, self._ctx.epoch_zk_version)  # B6
+        self._write_assignment(tp, done)  # B6
         self._zk.remove_reassignments(  # B7
             lambda r: r.topic_partition == tp and r.replicas == done.replicas,
             self._ctx.epoch_zk_version,
@@ -216,15 +231,7 @@ class ReassignmentManager:
         False when the topic vanished from ZooKeeper."""
         current = self._ctx.assignment(tp)
         if current != assignment:
-            try:
-                written = self._zk.set_partition_assignment(
-                    tp, assignment, self._ctx.epoch_zk_version
-                )
-            except ZnodeFormatError as exc:
-                self._events.emit(EventKind.MALFORMED_ZNODE, path=exc.path, reason=exc.reason)
-                written = False
-            if not written:
-                self._failed(tp, assignment, "the topic znode is missing or does not decode")
+            if not self._write_assignment(tp, assignment):
                 return False
             self._ctx.set_assignment(tp, assignment)
             unneeded = tuple(r for r in current.replicas if r not in assignment.replicas)
@@ -232,6 +239,17 @@ class ReassignmentManager:
                 self._stop_removed_replicas(tp, unneeded)
         self._zk.watch_partition_state(tp, self._watch(ev.PartitionReassignmentIsrChange(tp)))
         return True
+
+    def _write_assignment(self, tp: TopicPartition, assignment: ReplicaAssignment) -> bool:
+        """Write the partition's assignment into its topic znode (U1, B6); a topic znode
+        that is gone or does not decode is reported and gives False."""
+        try:
+            if self._zk.set_partition_assignment(tp, assignment, self._ctx.epoch_zk_version):
+                return True
+        except ZnodeFormatError as exc:
+            self._events.emit(EventKind.MALFORMED_ZNODE, path=exc.path, reason=exc.reason)
+        self._failed(tp, assignment, "the topic znode is missing or does not decode")
+        return False
 
     def _move_leader_if_required(self, tp: TopicPartition, done: ReplicaAssignment) -> None:
         """B3: elect from the target when the leader left it or is not live; otherwise only
@@ -256,21 +274,24 @@ class ReassignmentManager:
 
     def _bump_leader_epoch_and_send(
         self, tp: TopicPartition, assignment: ReplicaAssignment
-    ) -> None:
+    ) -> bool:
         """Kafka's `updateLeaderEpochAndSendRequest`: the same leader and ISR at the next
         leader epoch, written conditionally (re-read after BADVERSION), then LeaderAndIsr to
-        every replica in `assignment.replicas`."""
+        every replica in `assignment.replicas`. False when there is no state to bump."""
         state = self._bump_leader_epoch(tp)
         if state is None:
-            self._failed(tp, assignment, "the state znode is missing or does not decode")
-            return
+            return False
         self._batch.new_batch()
         self._batch.add_leader_and_isr(assignment.replicas, tp, state, assignment, is_new=False)
         self._batch.send()
+        return True
 
     def _bump_leader_epoch(self, tp: TopicPartition) -> LeaderIsrAndControllerEpoch | None:
-        while True:
-            current = self._partition_zk.get_partition_states([tp]).found.get(tp)
+        for _ in range(MAX_ATTEMPTS):
+            reads = self._partition_zk.get_partition_states([tp])
+            for error in reads.malformed.values():
+                self._events.emit(EventKind.MALFORMED_ZNODE, path=error.path, reason=error.reason)
+            current = reads.found.get(tp)
             if current is None:
                 return None
             if current.controller_epoch > self._ctx.epoch:
@@ -294,6 +315,7 @@ class ReassignmentManager:
             )
             self._ctx.set_leadership(tp, stored)
             return stored
+        return None  # leaders kept changing the ISR: try again at the next ISR change
 
     # -- helpers --------------------------------------------------------------------------
 

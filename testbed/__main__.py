@@ -9,9 +9,14 @@
     testbed elect-leaders --election-type preferred|unclean
         (--all-topic-partitions | --topic T [--partition P] | --path-to-json-file F)
     testbed zk ls|get|tree [PATH]
+    testbed reassign generate --topics-to-move-json-file F --broker-list 1,2,3
+    testbed reassign execute --reassignment-json-file F
+    testbed reassign verify --reassignment-json-file F [--wait S]
 
-Exit codes: 0 success, 1 the cluster could not be reached or did not become ready,
-2 bad arguments. Main thread.
+Exit codes: 0 success, 1 the cluster could not be reached or did not become ready, or
+the command failed (for `reassign verify`: a partition's reassignment failed), 2 bad
+arguments, 3 (`reassign verify` only) some partitions are still being reassigned. Main
+thread.
 """
 
 from __future__ import annotations
@@ -42,6 +47,23 @@ from testbed.elect import (
     parse_partitions_file,
 )
 from testbed.elect import render as render_elections
+from testbed.reassign import (
+    ReassignCommandError,
+    execute,
+    generate,
+    parse_broker_list,
+    parse_reassignment,
+    parse_topics_to_move,
+    read_json_file,
+    render_proposal,
+    render_started,
+)
+from testbed.reassign_verify import (
+    render_verification,
+    verification_exit_code,
+    verify,
+    wait_for_reassignment,
+)
 from testbed.topics import (
     TopicCommandError,
     create_topic,
@@ -173,7 +195,67 @@ def build_parser() -> argparse.ArgumentParser:
     zk.add_argument("action", choices=["ls", "get", "tree"], help="what to show")
     zk.add_argument("path", nargs="?", default="/", help="a znode path (default /)")
     zk.add_argument("--depth", type=int, default=4, help="levels shown by tree (default 4)")
+    _add_reassign(sub)
     return parser
+
+
+def _add_reassign(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    reassign = sub.add_parser(
+        "reassign",
+        help="move partitions to other brokers",
+        description="Move partitions to other brokers (like kafka-reassign-partitions.sh "
+        "--zookeeper): generate proposes an assignment, execute writes "
+        "/admin/reassign_partitions for the controller, verify reports progress.",
+    )
+    actions = reassign.add_subparsers(dest="action", required=True, metavar="ACTION")
+    proposal = actions.add_parser(
+        "generate",
+        help="propose an assignment of whole topics over a list of brokers",
+        description="Print the current assignment of the topics and a proposed one over "
+        "--broker-list (Kafka's rack-unaware assignment, same partitions and replication "
+        "factor). Nothing is written.",
+    )
+    _add_zk(proposal)
+    proposal.add_argument(
+        "--topics-to-move-json-file",
+        type=Path,
+        required=True,
+        metavar="F",
+        help='the topics: {"version":1,"topics":[{"topic":"t"}]}',
+    )
+    proposal.add_argument(
+        "--broker-list", required=True, metavar="IDS", help="registered broker ids, e.g. 1,2,3"
+    )
+    start = actions.add_parser(
+        "execute",
+        help="start a reassignment",
+        description="Check a reassignment file against the topics and registered brokers, "
+        "print the current assignment (for a rollback), then write "
+        "/admin/reassign_partitions for the controller.",
+    )
+    _add_zk(start)
+    check = actions.add_parser(
+        "verify",
+        help="report the progress of a reassignment",
+        description="Report each partition of a reassignment file as complete, in progress "
+        "or failed. Exit code 0 when all are complete, 1 when any failed, 3 when some are "
+        "still in progress.",
+    )
+    _add_zk(check)
+    check.add_argument(
+        "--wait",
+        type=_positive,
+        metavar="S",
+        help="poll for up to S seconds until no partition is in progress",
+    )
+    for parser in (start, check):
+        parser.add_argument(
+            "--reassignment-json-file",
+            type=Path,
+            required=True,
+            metavar="F",
+            help='{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1,2]}]}',
+        )
 
 
 def _add_zk(parser: argparse.ArgumentParser) -> None:
@@ -257,6 +339,7 @@ USER_ERRORS = (
     InvalidReplicationFactorError,
     InvalidReplicaAssignmentError,
     ZnodeFormatError,
+    ReassignCommandError,
 )
 
 
@@ -334,6 +417,35 @@ def _zk(args: argparse.Namespace) -> int:
     return 0
 
 
+def _reassign(args: argparse.Namespace) -> int:
+    if args.action == "generate":
+        source = args.topics_to_move_json_file
+        topics = parse_topics_to_move(read_json_file(source), str(source))
+        brokers = parse_broker_list(args.broker_list)
+        with _zk_session(args.zk) as zk:
+            current, proposed = generate(zk, topics, brokers)
+        print(render_proposal(current, proposed))
+        return 0
+    source = args.reassignment_json_file
+    requests = parse_reassignment(read_json_file(source), str(source))
+    with _zk_session(args.zk) as zk:
+        if args.action == "execute":
+            print(render_started(execute(zk, requests)))
+            return 0
+        if args.wait is None:
+            statuses = verify(zk, requests)
+        else:
+            statuses = wait_for_reassignment(
+                lambda: verify(zk, requests), args.wait, _report_progress
+            )
+    print(render_verification(statuses))
+    return verification_exit_code(statuses)
+
+
+def _report_progress(complete: int, total: int) -> None:
+    print(f"{complete} of {total} partitions reassigned", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point."""
     args = build_parser().parse_args(argv)
@@ -343,6 +455,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(_elect, args)
     if args.command == "zk":
         return _run(_zk, args)
+    if args.command == "reassign":
+        return _run(_reassign, args)
     return _run(_topics, args)
 
 

@@ -68,7 +68,9 @@ class ReassignPartitionsZNode:
 
     @staticmethod
     def decode(data: bytes | None) -> tuple[PartitionReassignment, ...]:
-        """Parse Kafka's JSON (an optional `log_dirs` list is accepted and ignored)."""
+        """Parse Kafka's JSON (an optional `log_dirs` list is accepted and ignored). Broker
+        ids are not range-checked here: a request naming a negative id decodes, and the
+        controller rejects that one entry rather than the whole request."""
         obj = jf.parse_object(data)
         jf.check_version(obj, (1,))
         out = []
@@ -79,7 +81,7 @@ class ReassignPartitionsZNode:
                     TopicPartition(
                         jf.get_str(item, "topic"), jf.get_int(item, "partition", minimum=0)
                     ),
-                    jf.get_int_list(item, "replicas", minimum=0),
+                    jf.get_int_list(item, "replicas"),
                 )
             )
         return tuple(out)

@@ -73,7 +73,7 @@ class ReassignmentZk:
         """Drop the requests `should_remove` selects, keeping the others (Kafka's
         `maybeRemoveFromZkReassignment`); the znode goes when nothing is left. Fenced and
         conditional on the version read. Returns what was removed. A request that does not
-        decode is removed whole (`ZnodeFormatError` is not raised)."""
+        decode, or lists nothing, is removed whole (`ZnodeFormatError` is not raised)."""
         for _ in range(MAX_ATTEMPTS):
             read = self._read_request()
             if read is None:
@@ -89,7 +89,7 @@ class ReassignmentZk:
             else:
                 removed = tuple(r for r in requests if should_remove(r))
                 kept = tuple(r for r in requests if not should_remove(r))
-                if not removed:
+                if not removed and kept:
                     return ()
                 op = (
                     SetData(

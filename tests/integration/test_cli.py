@@ -8,7 +8,7 @@ import socket
 import pytest
 from kazoo.client import KazooClient
 
-from testbed.__main__ import main
+from support.cli import run
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.model import BrokerInfo, EndPoint
@@ -24,16 +24,6 @@ def registered(zk_client: KazooClient) -> KafkaZkClient:
     for broker_id in (1, 2, 3):
         zk.register_broker(BrokerInfo(broker_id, (EndPoint("127.0.0.1", 9000 + broker_id),)))
     return zk
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    """Run the CLI in-process; returns exit code, stdout, stderr."""
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_create_list_and_describe_a_topic(

@@ -217,12 +217,11 @@ def test_partition_reassignment(brokers: Start, zk_client: KazooClient, run_dir:
     assert started[(TOPIC, 0)]["adding"] == [3]
     assert started[(TOPIC, 0)]["removing"] == [1]
     # The brokers' metadata follows: every broker reports the new replica set of t-0.
-    for broker in (1, 2, 3):
-        wait_until(
-            lambda b=broker: _metadata_replicas(cluster, b, T0) == (2, 3),
-            10,
-            f"broker {broker} still reports old replicas for t-0",
-        )
+    wait_until(
+        lambda: all(_metadata_replicas(cluster, b, T0) == (2, 3) for b in (1, 2, 3)),
+        10,
+        "a broker still reports the old replicas of t-0",
+    )
 
 
 def test_partition_reassignment_resumes_after_controller_failover(
@@ -311,7 +310,8 @@ def test_bad_reassignment_requests_are_rejected_and_lose_nothing(
 
     Steps: write a request that is not JSON; then one mixing valid and invalid entries:
     a dead broker (3, killed), an unknown broker (9), a repeated broker, an empty list, an
-    unknown topic, an unknown partition and a partition listed twice.
+    negative broker id, an unknown topic, an unknown partition and a partition listed
+    twice; an empty request.
     Validate: the malformed request is removed and reported; each invalid entry is reported
     with its error and its partition keeps its replicas; the valid entry completes; the
     controller is the same broker at the same epoch throughout."""
@@ -319,26 +319,29 @@ def test_bad_reassignment_requests_are_rejected_and_lose_nothing(
         brokers,
         zk_client,
         run_dir,
-        partitions={0: (1, 2), 1: (2, 1), 2: (1, 2), 3: (2, 1)},
+        partitions={0: (1, 2), 1: (2, 1), 2: (1, 2), 3: (2, 1), 4: (1, 2)},
         broker3_session_ms=SESSION_MS,
     )
     epoch = cluster.zk.get_controller_epoch()
     cluster.kazoo.create(paths.REASSIGN_PARTITIONS, b'{"version":1,"partitions":[{"topic"')
     wait_until(lambda: not cluster.request_pending(), 20, "the malformed request stayed")
     assert any(e["path"] == paths.REASSIGN_PARTITIONS for e in cluster.events(1, "malformed_znode"))
+    cluster.reassign.create_reassignments(())  # asks for nothing: cleared as well
+    wait_until(lambda: not cluster.request_pending(), 20, "the empty request stayed")
 
     cluster.procs[3].kill()
     wait_until(
         lambda: 3 not in cluster.zk.get_all_brokers().brokers, 40, "broker 3 stayed registered"
     )
     before = {tp: cluster.assignment(tp) for tp in cluster.tps}
-    t2, t3 = TopicPartition(TOPIC, 2), TopicPartition(TOPIC, 3)
+    t2, t3, t4 = (TopicPartition(TOPIC, p) for p in (2, 3, 4))
     cluster.reassign.create_reassignments(
         request(
             (T0, (2, 3)),  # broker 3 is dead
             (T1, (1, 9)),  # broker 9 never existed
             (t2, (1, 1)),
             (t3, ()),
+            (t4, (1, -1)),
             (TopicPartition("nope", 0), (1, 2)),
             (TopicPartition(TOPIC, 7), (1, 2)),
             (t2, (2, 1)),  # t-2 listed twice
@@ -355,6 +358,7 @@ def test_bad_reassignment_requests_are_rejected_and_lose_nothing(
         (TOPIC, 2, (1, 1)): "INVALID_REQUEST",
         (TOPIC, 2, (2, 1)): "INVALID_REQUEST",
         (TOPIC, 3, ()): "INVALID_REPLICA_ASSIGNMENT",
+        (TOPIC, 4, (1, -1)): "INVALID_REPLICA_ASSIGNMENT",
         ("nope", 0, (1, 2)): "UNKNOWN_TOPIC_OR_PARTITION",
         (TOPIC, 7, (1, 2)): "UNKNOWN_TOPIC_OR_PARTITION",
     }

@@ -58,7 +58,7 @@ def test_an_entry_added_meanwhile_is_not_overwritten(zk_client: KazooClient) -> 
     entry."""
     reassign, version = setup(zk_client)
     reassign.create_reassignments([R0])
-    calls = []
+    calls: list[PartitionReassignment] = []
 
     def remove_r0(r: PartitionReassignment) -> bool:
         if not calls:  # first decision: someone adds R1 before our write lands

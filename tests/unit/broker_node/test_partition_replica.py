@@ -272,29 +272,58 @@ def test_acks_all_accepted_when_the_isr_meets_min_insync(make_rig: Callable[...,
 def test_acks_all_answered_once_every_isr_follower_fetched_past_the_offset(rig: Rig) -> None:
     rig.lead()
     _, _, last = rig.produce(3, acks=-1)
-    assert rig.partition.wait_for_acks(last, EPOCH, 0.0) is Errors.REQUEST_TIMED_OUT
+    assert (
+        rig.partition.wait_for_acks(last, rig.partition.leadership_term, 0.0)
+        is Errors.REQUEST_TIMED_OUT
+    )
     rig.fetch(3, replica_id=2)
     assert rig.partition.log.high_watermark == 0  # follower 3 still holds it
-    assert rig.partition.wait_for_acks(last, EPOCH, 0.0) is Errors.REQUEST_TIMED_OUT
+    assert (
+        rig.partition.wait_for_acks(last, rig.partition.leadership_term, 0.0)
+        is Errors.REQUEST_TIMED_OUT
+    )
     rig.fetch(2, replica_id=3)
     assert rig.partition.log.high_watermark == 2
-    assert rig.partition.wait_for_acks(1, EPOCH, 0.0) is Errors.NONE
-    assert rig.partition.wait_for_acks(last, EPOCH, 0.0) is Errors.REQUEST_TIMED_OUT
+    assert rig.partition.wait_for_acks(1, rig.partition.leadership_term, 0.0) is Errors.NONE
+    assert (
+        rig.partition.wait_for_acks(last, rig.partition.leadership_term, 0.0)
+        is Errors.REQUEST_TIMED_OUT
+    )
     rig.fetch(3, replica_id=3)
-    assert rig.partition.wait_for_acks(last, EPOCH, 0.0) is Errors.NONE
+    assert rig.partition.wait_for_acks(last, rig.partition.leadership_term, 0.0) is Errors.NONE
 
 
 def test_acks_all_times_out_on_a_short_timeout(rig: Rig) -> None:
     rig.lead()
     _, _, last = rig.produce(1, acks=-1)
-    assert rig.partition.wait_for_acks(last, EPOCH, 0.01) is Errors.REQUEST_TIMED_OUT
+    assert (
+        rig.partition.wait_for_acks(last, rig.partition.leadership_term, 0.01)
+        is Errors.REQUEST_TIMED_OUT
+    )
 
 
-def test_acks_all_refused_after_a_newer_leader_epoch(rig: Rig) -> None:
+def test_acks_all_keeps_waiting_across_a_leader_epoch_bump_that_keeps_the_leader(
+    rig: Rig,
+) -> None:
+    """A newer leader epoch with the same leader (the controller shrank the ISR or moves
+    replicas) does not fail the waiters: the log was never truncated."""
     rig.lead()
+    term = rig.partition.leadership_term
     _, _, last = rig.produce(1, acks=-1)
-    rig.lead(epoch=EPOCH + 1, zk_version=ZK_VERSION + 1)
-    assert rig.partition.wait_for_acks(last, EPOCH, 0.0) is Errors.NOT_LEADER_OR_FOLLOWER
+    rig.lead(epoch=EPOCH + 1, isr=(1,), zk_version=ZK_VERSION + 1)
+    assert rig.partition.leadership_term == term
+    assert rig.partition.wait_for_acks(last, term, 0.0) is Errors.NONE
+
+
+def test_acks_all_refused_once_leadership_was_lost_even_if_regained(rig: Rig) -> None:
+    rig.lead()
+    term = rig.partition.leadership_term
+    _, _, last = rig.produce(1, acks=-1)
+    rig.follow(epoch=EPOCH + 1)
+    assert rig.partition.wait_for_acks(last, term, 0.0) is Errors.NOT_LEADER_OR_FOLLOWER
+    rig.lead(epoch=EPOCH + 2, zk_version=ZK_VERSION + 2)
+    assert rig.partition.leadership_term != term
+    assert rig.partition.wait_for_acks(last, term, 0.0) is Errors.NOT_LEADER_OR_FOLLOWER
 
 
 def test_acks_all_not_enough_replicas_after_the_isr_shrank(
@@ -308,7 +337,10 @@ def test_acks_all_not_enough_replicas_after_the_isr_shrank(
     rig.partition.maybe_shrink_isr()
     assert rig.isr() == (1,)
     assert rig.partition.log.high_watermark == 1  # the leader alone commits it
-    assert rig.partition.wait_for_acks(last, EPOCH, 0.0) is Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+    assert (
+        rig.partition.wait_for_acks(last, rig.partition.leadership_term, 0.0)
+        is Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+    )
 
 
 class _AnnouncingTime(SimpleNamespace):
@@ -336,7 +368,7 @@ def _start_waiter(partition: Partition, last_offset: int) -> tuple[threading.Thr
     answers: list[Errors] = []
 
     def wait() -> None:
-        answers.append(partition.wait_for_acks(last_offset, EPOCH, 30.0))
+        answers.append(partition.wait_for_acks(last_offset, partition.leadership_term, 30.0))
 
     thread = threading.Thread(target=wait, name=WAITER, daemon=True)
     thread.start()

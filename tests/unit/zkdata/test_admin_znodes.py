@@ -150,3 +150,10 @@ def test_topic_config_encodes_kafka_json_with_sorted_keys() -> None:
         b'{"version":1,"config":{"min.insync.replicas":"2",'
         b'"unclean.leader.election.enable":"true"}}'
     )
+
+
+def test_reassign_partitions_decodes_negative_broker_ids_for_the_controller_to_reject() -> None:
+    data = b'{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1,-1]}]}'
+    assert ReassignPartitionsZNode.decode(data) == (
+        PartitionReassignment(TopicPartition("t", 0), (1, -1)),
+    )
