@@ -2,22 +2,21 @@
 down on resignation (Kafka's `onControllerFailover` / `onControllerResignation`).
 
 Holds the context, both state machines, the request batch, the channel manager and the
-topic deletion manager, and handles the events that only an active controller acts on:
-broker changes (startup, failure, bounce), topic changes (creation), topic deletion,
-partition reassignment (`controller.reassignment`), preferred and unclean elections, auto
-rebalance and controlled shutdown.
+managers of the controller's duties: topic deletion (`controller.topic_deletion`),
+partition reassignment (`controller.reassignment`), preferred and unclean elections with
+the auto rebalance (`controller.replica_election`). It handles itself broker changes
+(startup, failure, bounce), topic changes (creation), ISR change notifications and, through
+`controller.controlled_shutdown`, controlled shutdown.
+
 Event thread only; the ZooKeeper watches it arms run on kazoo's thread and StopReplica
 response callbacks on the sender threads, and both only enqueue events.
 """
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-
-from kazoo.protocol.states import EventType, KeeperState, WatchedEvent
 
 from controller import events as ev
 from controller.channel_manager import (
@@ -29,62 +28,28 @@ from controller.channel_manager import (
     grpc_channel,
 )
 from controller.context import ControllerContext, PartitionReplica
+from controller.controlled_shutdown import controlled_shutdown
 from controller.deletion_decisions import deletion_response_callback
-from controller.leader_balance import ElectionType, failure_error, rebalance_candidates, triage
 from controller.partition_state_machine import (
-    ControlledShutdownElection,
     ElectionStats,
     OfflineElection,
     PartitionStateMachine,
-    PreferredElection,
 )
 from controller.reassignment import ReassignmentManager
+from controller.replica_election import ReplicaElections
 from controller.replica_state_machine import ReplicaStateMachine
 from controller.request_batch import RequestBatch
 from controller.states import PartitionState, ReplicaState
 from controller.topic_deletion import TopicDeletionManager
+from controller.watchers import Watchers
 from eventlog import EventKind, EventLog
 from rpc import messages as m
-from rpc.errors import Errors
 from rpc.messages import ControlledShutdownResponse
 from zkdata import paths
-from zkdata.admin_requests import (
-    delete_preferred_replica_election,
-    read_preferred_replica_election,
-)
 from zkdata.client import KafkaZkClient
 from zkdata.deletion import TopicDeletionZk
-from zkdata.errors import ZnodeFormatError
-from zkdata.model import UNKNOWN_BROKER_EPOCH, Broker, LeaderAndIsr, TopicPartition
+from zkdata.model import Broker, TopicPartition
 from zkdata.reassignment import ReassignmentZk
-
-
-class Watchers:
-    """One watch callback per event type for the broker's whole life: kazoo keeps a set of
-    callbacks per path, so re-arming with the same callback never doubles the events. The
-    callbacks run on kazoo's thread and only enqueue; after a suspension (which drops
-    kazoo's watches) they enqueue too, so the handler re-arms and catches up."""
-
-    def __init__(self, enqueue: Callable[[ev.ControllerEvent], None]) -> None:
-        self._enqueue = enqueue
-        self._callbacks: dict[ev.ControllerEvent, Callable[[WatchedEvent], None]] = {}
-
-    @property
-    def enqueue(self) -> Callable[[ev.ControllerEvent], None]:
-        """The event queue's `put`, for callbacks that are not watches (any thread)."""
-        return self._enqueue
-
-    def __call__(self, event: ev.ControllerEvent) -> Callable[[WatchedEvent], None]:
-        """The callback that enqueues `event` (one per distinct event value, so a
-        partition's watch and another partition's are different callbacks)."""
-        if event not in self._callbacks:
-
-            def on_watch(watched: WatchedEvent) -> None:
-                if watched.type != EventType.NONE or watched.state == KeeperState.CONNECTING:
-                    self._enqueue(event)
-
-            self._callbacks[event] = on_watch
-        return self._callbacks[event]
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +86,6 @@ class ActiveController:
         self._events = event_log
         self._watchers = watchers
         self._config = config
-        self._rebalance_stop = threading.Event()
         self.channels = ControllerChannelManager(event_log, connect)
         self.batch = RequestBatch(
             broker_id,
@@ -141,6 +105,14 @@ class ActiveController:
             self.batch,
             event_log,
             config.delete_topic_enable,
+        )
+        self.elections = ReplicaElections(
+            context,
+            zk,
+            self.partitions,
+            event_log,
+            watchers,
+            config.leader_imbalance_per_broker_percentage,
         )
         self.reassignments = ReassignmentManager(
             context,
@@ -231,9 +203,10 @@ class ActiveController:
         self.partitions.startup()
         self.reassignments.on_failover()
         self.deletion.try_topic_deletion()
-        self.process_preferred_replica_election_znode()
+        self.elections.process_preferred_replica_election_znode()
         self.process_isr_change_notification()
-        self._start_rebalance_timer()
+        if self._config.auto_leader_rebalance_enable:
+            self.elections.start_rebalance_timer(self._config.leader_imbalance_check_interval_s)
         self._events.emit(
             EventKind.CONTROLLER_FAILOVER_DONE,
             controller_epoch=self.ctx.epoch,
@@ -246,96 +219,8 @@ class ActiveController:
 
     def on_resignation(self) -> None:
         """Stop the rebalance timer and close every channel; the caller resets the context."""
-        self._rebalance_stop.set()
+        self.elections.stop_rebalance_timer()
         self.channels.shutdown()
-
-    def _start_rebalance_timer(self) -> None:
-        """A daemon thread `leader-rebalance` that only enqueues the auto-rebalance event."""
-        if not self._config.auto_leader_rebalance_enable:
-            return
-        interval = self._config.leader_imbalance_check_interval_s
-
-        def tick() -> None:
-            while not self._rebalance_stop.wait(interval):
-                self._watchers.enqueue(ev.AutoPreferredReplicaLeaderElection())
-
-        threading.Thread(target=tick, name="leader-rebalance", daemon=True).start()
-
-    # -- preferred and unclean elections -------------------------------------------------------
-
-    def elect_leaders(
-        self, election: ElectionType, requested: tuple[TopicPartition, ...]
-    ) -> dict[TopicPartition, Errors]:
-        """Preferred or unclean elections for `requested` (every partition when empty), with
-        Kafka's outcome for each partition."""
-        ctx = self.ctx
-        plan = triage(
-            requested or tuple(ctx.all_partitions()),
-            election,
-            ctx.replicas,
-            lambda tp: s.leader_and_isr if (s := ctx.leadership(tp)) else None,
-            ctx.is_topic_queued_for_deletion,
-            ctx.is_replica_online,
-        )
-        outcomes = dict(plan.answered)
-        if plan.to_elect:
-            strategy: PreferredElection | OfflineElection = (
-                PreferredElection()
-                if election is ElectionType.PREFERRED
-                else OfflineElection(allow_unclean=True)
-            )
-            results = self.partitions.handle_state_changes(
-                list(plan.to_elect), PartitionState.ONLINE, strategy
-            )
-            for tp in plan.to_elect:
-                ok = isinstance(results.get(tp), LeaderAndIsr)
-                outcomes[tp] = Errors.NONE if ok else failure_error(election)
-        self._events.emit(
-            EventKind.LEADER_ELECTIONS_REQUESTED,
-            election=election.name.lower(),
-            requested=len(requested) if requested else "all",
-            outcomes={
-                e.name: sum(1 for o in outcomes.values() if o is e) for e in set(outcomes.values())
-            },
-            controller_epoch=ctx.epoch,
-        )
-        return outcomes
-
-    def process_preferred_replica_election_znode(self) -> None:
-        """`/admin/preferred_replica_election` written (Kafka's ZK-triggered election): elect
-        the listed partitions' preferred replicas, then remove the request."""
-        try:
-            requested = read_preferred_replica_election(
-                self._zk, self._watchers(ev.ReplicaLeaderElection())
-            )
-        except ZnodeFormatError as exc:
-            self._malformed(exc.path, exc.reason)
-            delete_preferred_replica_election(self._zk, self.ctx.epoch_zk_version)
-            return
-        if requested is None:
-            return
-        if requested:
-            self.elect_leaders(ElectionType.PREFERRED, requested)
-        delete_preferred_replica_election(self._zk, self.ctx.epoch_zk_version)
-
-    def auto_rebalance(self) -> None:
-        """Kafka's checkAndTriggerAutoLeaderRebalance: for brokers whose imbalance exceeds the
-        threshold, move leaderships back to their live, in-sync preferred replicas."""
-        ctx = self.ctx
-        partitions = [
-            tp for tp in ctx.all_partitions() if not ctx.is_topic_queued_for_deletion(tp.topic)
-        ]
-        states = {tp: state.leader_and_isr for tp in partitions if (state := ctx.leadership(tp))}
-        candidates = rebalance_candidates(
-            {tp: ctx.replicas(tp) for tp in partitions},
-            {tp: lai.leader for tp, lai in states.items()},
-            {tp: lai.isr for tp, lai in states.items()},
-            ctx.live_broker_ids(),
-            self._config.leader_imbalance_per_broker_percentage,
-            any(ctx.assignment(tp).is_being_reassigned for tp in partitions),
-        )
-        if candidates:
-            self.elect_leaders(ElectionType.PREFERRED, tuple(candidates))
 
     def _load_topics(self, topics: set[str]) -> list[str]:
         """Read the assignments and configs of `topics` into the context; return the ones
@@ -506,47 +391,10 @@ class ActiveController:
     # -- controlled shutdown ----------------------------------------------------------------
 
     def controlled_shutdown(self, broker_id: int, broker_epoch: int) -> ControlledShutdownResponse:
-        """Move leaderships off a broker that asked to stop (Kafka's doControlledShutdown):
-        elect new leaders for what it leads, take its follower replicas offline (StopReplica,
-        ISR shrink), and answer with the replicated partitions it still leads."""
-        known = self.ctx.broker_epoch(broker_id)
-        if broker_epoch != UNKNOWN_BROKER_EPOCH and broker_epoch < known:
-            return ControlledShutdownResponse(Errors.STALE_BROKER_EPOCH)
-        if broker_id not in self.ctx.live_or_shutting_down_broker_ids():
-            return ControlledShutdownResponse(Errors.BROKER_NOT_AVAILABLE)
-        self.ctx.mark_shutting_down(broker_id)
-
-        def movable(tp: TopicPartition) -> bool:
-            return (
-                len(self.ctx.replicas(tp)) > 1
-                and self.ctx.leadership(tp) is not None
-                and not self.ctx.is_topic_queued_for_deletion(tp.topic)
-            )
-
-        on_broker = sorted(tp for tp in self.ctx.partitions_on_broker(broker_id) if movable(tp))
-        led = [tp for tp in on_broker if self._leader(tp) == broker_id]
-        followed = [tp for tp in on_broker if self._leader(tp) != broker_id]
-        self.partitions.handle_state_changes(
-            led, PartitionState.ONLINE, ControlledShutdownElection()
+        """Move leaderships off a broker that asked to stop (`controller.controlled_shutdown`)."""
+        return controlled_shutdown(
+            self.ctx, self.partitions, self.replicas, self._events, broker_id, broker_epoch
         )
-        self.replicas.handle_state_changes(
-            [PartitionReplica(tp, broker_id) for tp in followed], ReplicaState.OFFLINE
-        )
-        remaining = tuple(tp for tp in self.ctx.partitions_led_by(broker_id) if movable(tp))
-        self._events.emit(
-            EventKind.CONTROLLED_SHUTDOWN,
-            broker_id=broker_id,
-            broker_epoch=broker_epoch,
-            led=len(led),
-            followed=len(followed),
-            remaining=len(remaining),
-            controller_epoch=self.ctx.epoch,
-        )
-        return ControlledShutdownResponse(Errors.NONE, remaining)
-
-    def _leader(self, tp: TopicPartition) -> int:
-        state = self.ctx.leadership(tp)
-        return state.leader_and_isr.leader if state else -1
 
     # -- figures --------------------------------------------------------------------------
 

@@ -18,13 +18,14 @@ from collections.abc import Callable
 from kazoo.protocol.states import EventType, KeeperState, WatchedEvent
 
 from controller import events as ev
-from controller.active import ActiveController, ControllerConfig, Watchers
+from controller.active import ActiveController, ControllerConfig
 from controller.channel_manager import BrokerChannel, grpc_channel
 from controller.context import ControllerContext
 from controller.event_manager import ControllerEventManager
 from controller.leader_balance import ElectionType
 from controller.metrics import ControllerMetrics
 from controller.partition_state_machine import ElectionStats
+from controller.watchers import Watchers
 from eventlog import EventKind, EventLog
 from rpc.errors import Errors
 from rpc.messages import (
@@ -182,9 +183,9 @@ class KafkaController:
             case ev.TopicDeletionStopReplicaResponseReceived() if active is not None:
                 active.process_stop_replica_response(event)
             case ev.ReplicaLeaderElection() if active is not None:
-                active.process_preferred_replica_election_znode()
+                active.elections.process_preferred_replica_election_znode()
             case ev.AutoPreferredReplicaLeaderElection() if active is not None:
-                active.auto_rebalance()
+                active.elections.auto_rebalance()
             case ev.ElectLeaders():
                 self._process_elect_leaders(event)
             case ev.PartitionReassignment() if active is not None:
@@ -352,7 +353,9 @@ class KafkaController:
             event.callback(ElectLeadersResponse(Errors.INVALID_REQUEST))
             return
         try:
-            outcomes = active.elect_leaders(ElectionType(event.election_type), event.partitions)
+            outcomes = active.elections.elect_leaders(
+                ElectionType(event.election_type), event.partitions
+            )
         except ControllerMovedError:
             event.callback(ElectLeadersResponse(Errors.NOT_CONTROLLER))
             raise

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from kazoo.exceptions import NotEmptyError
 
 from controller import events as ev
-from controller.active import ActiveController, ControllerConfig, Watchers
+from controller.active import ActiveController, ControllerConfig
 from controller.channel_manager import ControlResponse
 from controller.context import ControllerContext, PartitionReplica
 from controller.deletion_decisions import (
@@ -50,6 +50,7 @@ from controller.testing import (
     make_broker,
 )
 from controller.topic_deletion import TopicDeletionManager
+from controller.watchers import Watchers
 from eventlog import EventKind
 from eventlog.testing import RecordingEventLog
 from rpc import messages as m

@@ -1,0 +1,40 @@
+"""`Watchers`: the ZooKeeper watch callbacks of the controller, one per event value.
+
+kazoo keeps a set of callbacks per path, so re-arming a watch with the same callback never
+doubles the events. The callbacks run on kazoo's thread and only enqueue; after a
+suspension (which drops kazoo's watches) they enqueue too, so that the handler re-arms and
+catches up. Building a callback: the controller event thread; calling one: kazoo's thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kazoo.protocol.states import EventType, KeeperState, WatchedEvent
+
+from controller import events as ev
+
+
+class Watchers:
+    """One watch callback per distinct event value for the broker's whole life."""
+
+    def __init__(self, enqueue: Callable[[ev.ControllerEvent], None]) -> None:
+        self._enqueue = enqueue
+        self._callbacks: dict[ev.ControllerEvent, Callable[[WatchedEvent], None]] = {}
+
+    @property
+    def enqueue(self) -> Callable[[ev.ControllerEvent], None]:
+        """The event queue's `put`, for callbacks that are not watches (any thread)."""
+        return self._enqueue
+
+    def __call__(self, event: ev.ControllerEvent) -> Callable[[WatchedEvent], None]:
+        """The callback that enqueues `event` (one per distinct event value, so a
+        partition's watch and another partition's are different callbacks)."""
+        if event not in self._callbacks:
+
+            def on_watch(watched: WatchedEvent) -> None:
+                if watched.type != EventType.NONE or watched.state == KeeperState.CONNECTING:
+                    self._enqueue(event)
+
+            self._callbacks[event] = on_watch
+        return self._callbacks[event]

@@ -1,0 +1,196 @@
+"""The argument parser of the `testbed` command line: every subcommand with its options,
+defaults (`--zk` falls back to `ZK_CONNECT`, then the local ensemble) and argument types.
+`__main__` parses with it and dispatches. Building and parsing run on the CLI's main
+thread."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+DEFAULT_ZK = "127.0.0.1:2181,127.0.0.1:2182,127.0.0.1:2183"
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand."""
+    parser = argparse.ArgumentParser(prog="testbed", description="Drive and inspect the testbed.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    cluster = sub.add_parser(
+        "cluster",
+        help="show ZooKeeper servers, brokers and their epochs, the controller",
+        description="Show each ZooKeeper server's mode, the registered brokers with their "
+        "broker epochs, the controller and the controller epoch.",
+    )
+    _add_zk(cluster)
+    cluster.add_argument(
+        "--wait-brokers",
+        type=int,
+        default=0,
+        metavar="N",
+        help="first wait until N brokers are registered and a controller is elected",
+    )
+    cluster.add_argument(
+        "--timeout", type=_positive, default=60.0, help="seconds to wait (default 60)"
+    )
+    topics = sub.add_parser(
+        "topics",
+        help="create, list, describe and delete topics",
+        description="Create, list, describe and delete topics (like kafka-topics.sh --zookeeper).",
+    )
+    topic_sub = topics.add_subparsers(dest="action", required=True, metavar="ACTION")
+    create = topic_sub.add_parser(
+        "create",
+        help="create a topic",
+        description="Create a topic with a partition count and replication factor "
+        "(Kafka's replica assignment over the live brokers) or an explicit assignment.",
+    )
+    _add_zk(create)
+    create.add_argument("--topic", required=True, help="the topic name")
+    create.add_argument("--partitions", type=int, help="number of partitions")
+    create.add_argument("--replication-factor", type=int, help="replicas per partition")
+    create.add_argument(
+        "--replica-assignment",
+        help="explicit assignment: partitions separated by ',', brokers by ':' (1:2,2:3)",
+    )
+    create.add_argument(
+        "--config", action="append", default=[], metavar="KEY=VALUE", help="a topic config override"
+    )
+    listing = topic_sub.add_parser("list", help="list topics", description="List every topic.")
+    _add_zk(listing)
+    describe = topic_sub.add_parser(
+        "describe",
+        help="show partitions, leaders, replicas and ISRs",
+        description="Show each partition's leader, replicas and ISR.",
+    )
+    _add_zk(describe)
+    describe.add_argument("--topic", action="append", default=[], help="a topic (repeatable)")
+    describe.add_argument(
+        "--under-replicated-partitions",
+        action="store_true",
+        help="only partitions whose ISR is smaller than their replica set",
+    )
+    describe.add_argument(
+        "--unavailable-partitions",
+        action="store_true",
+        help="only partitions without a live leader",
+    )
+    delete = topic_sub.add_parser(
+        "delete",
+        help="mark a topic for deletion",
+        description="Mark a topic for deletion (writes /admin/delete_topics/T); the "
+        "controller then deletes its partitions on every broker and its znodes.",
+    )
+    _add_zk(delete)
+    delete.add_argument("--topic", required=True, help="the topic name")
+    elect = sub.add_parser(
+        "elect-leaders",
+        help="run preferred or unclean leader elections",
+        description="Ask the controller to elect leaders (like kafka-leader-election.sh): "
+        "preferred moves leadership back to the first replica; unclean elects any live "
+        "replica for partitions without a live leader.",
+    )
+    _add_zk(elect)
+    elect.add_argument(
+        "--election-type", required=True, choices=["preferred", "unclean"], help="the election"
+    )
+    which = elect.add_mutually_exclusive_group(required=True)
+    which.add_argument("--all-topic-partitions", action="store_true", help="every partition")
+    which.add_argument("--topic", help="one topic (all its partitions unless --partition)")
+    which.add_argument(
+        "--path-to-json-file", type=Path, help='{"partitions":[{"topic":..,"partition":..}]}'
+    )
+    elect.add_argument("--partition", type=int, help="one partition of --topic")
+    elect.add_argument(
+        "--controller-address",
+        help="host:port of the controller's gRPC port when its advertised name does not "
+        "resolve here (e.g. 127.0.0.1:9092 for broker2 of the compose cluster)",
+    )
+    zk = sub.add_parser(
+        "zk",
+        help="read-only view of the ZooKeeper tree",
+        description="Read-only view of the ZooKeeper tree: ls, get (data and Stat), tree.",
+    )
+    _add_zk(zk)
+    zk.add_argument("action", choices=["ls", "get", "tree"], help="what to show")
+    zk.add_argument("path", nargs="?", default="/", help="a znode path (default /)")
+    zk.add_argument("--depth", type=int, default=4, help="levels shown by tree (default 4)")
+    _add_reassign(sub)
+    return parser
+
+
+def _add_reassign(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    reassign = sub.add_parser(
+        "reassign",
+        help="move partitions to other brokers",
+        description="Move partitions to other brokers (like kafka-reassign-partitions.sh "
+        "--zookeeper): generate proposes an assignment, execute writes "
+        "/admin/reassign_partitions for the controller, verify reports progress.",
+    )
+    actions = reassign.add_subparsers(dest="action", required=True, metavar="ACTION")
+    proposal = actions.add_parser(
+        "generate",
+        help="propose an assignment of whole topics over a list of brokers",
+        description="Print the current assignment of the topics and a proposed one over "
+        "--broker-list (Kafka's rack-unaware assignment, same partitions and replication "
+        "factor). Nothing is written.",
+    )
+    _add_zk(proposal)
+    proposal.add_argument(
+        "--topics-to-move-json-file",
+        type=Path,
+        required=True,
+        metavar="F",
+        help='the topics: {"version":1,"topics":[{"topic":"t"}]}',
+    )
+    proposal.add_argument(
+        "--broker-list", required=True, metavar="IDS", help="registered broker ids, e.g. 1,2,3"
+    )
+    start = actions.add_parser(
+        "execute",
+        help="start a reassignment",
+        description="Check a reassignment file against the topics and registered brokers, "
+        "print the current assignment (for a rollback), then write "
+        "/admin/reassign_partitions for the controller.",
+    )
+    _add_zk(start)
+    check = actions.add_parser(
+        "verify",
+        help="report the progress of a reassignment",
+        description="Report each partition of a reassignment file as complete, in progress "
+        "or failed. Exit code 0 when all are complete, 1 when any failed, 3 when some are "
+        "still in progress.",
+    )
+    _add_zk(check)
+    check.add_argument(
+        "--wait",
+        type=_positive,
+        metavar="S",
+        help="poll for up to S seconds until no partition is in progress",
+    )
+    for parser in (start, check):
+        parser.add_argument(
+            "--reassignment-json-file",
+            type=Path,
+            required=True,
+            metavar="F",
+            help='{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1,2]}]}',
+        )
+
+
+def _add_zk(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--zk",
+        default=os.environ.get("ZK_CONNECT", DEFAULT_ZK),
+        help=f"ZooKeeper connect string (ZK_CONNECT, default {DEFAULT_ZK})",
+    )
