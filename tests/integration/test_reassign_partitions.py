@@ -14,6 +14,7 @@ acknowledged records (all readable from the new leader), and the controller's
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from rpc import messages as m
 from rpc.errors import Errors
 from rpc.wire import ClientApiClient
 from support.brokers import BrokerProcess
+from support.cli import run
 from support.waiting import wait_until
 from zkdata import paths
 from zkdata.client import KafkaZkClient
@@ -378,3 +380,65 @@ def _metadata_replicas(cluster: Cluster, broker: int, tp: TopicPartition) -> tup
         if partition.partition == tp.partition:
             return tuple(partition.replicas)
     return ()
+
+
+def test_reassign_command_executes_and_verifies_a_move(
+    brokers: Start,
+    zk_client: KazooClient,
+    zk_connect: str,
+    run_dir: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The command line drives a real reassignment end to end.
+
+    Steps: `testbed reassign generate` proposes t over brokers 2 and 3; its proposal is
+    saved as the reassignment file; `execute` starts it; `verify --wait` waits for it.
+    Validate: the proposal uses only brokers 2 and 3; `verify` reports every partition
+    complete with exit code 0 and the topic znode holds the proposal; the rollback file
+    printed by `execute`, executed in turn, brings the original assignment back."""
+    cluster = Cluster(brokers, zk_client, run_dir)
+    topics = tmp_path / "topics.json"
+    topics.write_text(json.dumps({"version": 1, "topics": [{"topic": TOPIC}]}))
+    code, out, err = run(
+        capsys,
+        "reassign",
+        "generate",
+        "--zk",
+        zk_connect,
+        "--topics-to-move-json-file",
+        str(topics),
+        "--broker-list",
+        "2,3",
+    )
+    assert (code, err) == (0, "")
+    proposal = json.loads(out.splitlines()[-1])
+    assert all(set(p["replicas"]) <= {2, 3} for p in proposal["partitions"])
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(proposal))
+
+    code, out, err = run(
+        capsys, "reassign", "execute", "--zk", zk_connect, "--reassignment-json-file", str(plan)
+    )
+    assert (code, err) == (0, "")
+    rollback = tmp_path / "rollback.json"
+    rollback.write_text(next(line for line in out.splitlines() if line.startswith("{")))
+
+    verify = ("reassign", "verify", "--zk", zk_connect, "--wait", "60")
+    code, out, _ = run(capsys, *verify, "--reassignment-json-file", str(plan))
+    assert code == 0, out
+    assert out.count("is complete.") == len(proposal["partitions"])
+    for p in proposal["partitions"]:
+        tp = TopicPartition(p["topic"], p["partition"])
+        assert cluster.assignment(tp) == ReplicaAssignment(tuple(p["replicas"]))
+
+    code, _, err = run(
+        capsys, "reassign", "execute", "--zk", zk_connect, "--reassignment-json-file", str(rollback)
+    )
+    assert (code, err) == (0, "")
+    code, out, _ = run(capsys, *verify, "--reassignment-json-file", str(rollback))
+    assert code == 0, out
+    assert cluster.assignment(T0) == ReplicaAssignment((1, 2))
+    assert cluster.assignment(T1) == ReplicaAssignment((2, 1))
+    for tp in (T0, T1):
+        cluster.wait_all_acked_readable(tp)
