@@ -10,6 +10,8 @@ Kafka 2.x does (after 5 s without new changes, or at least every 60 s).
 
 from __future__ import annotations
 
+import contextlib
+import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -108,11 +110,14 @@ class ReplicaManager:
         with self._lock:
             return list(self._partitions.values())
 
+    def _log_dir(self, tp: TopicPartition) -> Path:
+        return self.config.data_dir / f"{tp.topic}-{tp.partition}"
+
     def _get_or_create(self, tp: TopicPartition) -> Partition:
         with self._lock:
             partition = self._partitions.get(tp)
             if partition is None:
-                log = PartitionLog(self.config.data_dir / f"{tp.topic}-{tp.partition}")
+                log = PartitionLog(self._log_dir(tp))
                 overrides = self._topic_config(tp.topic)
                 try:
                     min_isr = int(overrides.get(MIN_INSYNC, self.config.min_insync_replicas))
@@ -163,6 +168,9 @@ class ReplicaManager:
                     self._partitions.pop(tp, None) if tp in doomed else self._partitions.get(tp)
                 )
             if partition is None:
+                if tp in doomed:  # not opened since this broker started: its files may remain
+                    with contextlib.suppress(FileNotFoundError):
+                        shutil.rmtree(self._log_dir(tp))
                 continue
             partition.stop()
             if tp in doomed:

@@ -118,9 +118,11 @@ class KafkaController:
         return answer[0]
 
     def elect_leaders(
-        self, request: ElectLeadersRequest, timeout_s: float = 60.0
+        self, request: ElectLeadersRequest, default_timeout_s: float = 60.0
     ) -> ElectLeadersResponse:
-        """Answer ElectLeaders (a gRPC thread; waits for the event thread)."""
+        """Answer ElectLeaders (a gRPC thread; waits for the event thread up to the
+        request's `timeout_ms`, or `default_timeout_s` when it gives none)."""
+        timeout_s = request.timeout_ms / 1000 if request.timeout_ms > 0 else default_timeout_s
         if not self.is_active:
             return ElectLeadersResponse(Errors.NOT_CONTROLLER)
         done = threading.Event()

@@ -1,0 +1,56 @@
+"""`ReplicaManager.stop_replicas`: StopReplica with delete removes a partition's log
+directory, whether or not the broker opened the partition since it started."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from broker_node.replica_manager import ReplicaManager, ReplicationConfig
+from broker_node.testing import FakeIsrStore
+from eventlog.testing import RecordingEventLog
+from rpc import messages as m
+from zkdata.model import TopicPartition
+
+TP = TopicPartition("orders", 0)
+
+
+def manager(data_dir: Path) -> ReplicaManager:
+    def no_overrides(_topic: str) -> dict[str, str]:
+        return {}
+
+    config = ReplicationConfig(data_dir=data_dir)
+    return ReplicaManager(1, config, FakeIsrStore(), RecordingEventLog("b1"), no_overrides)
+
+
+def lead(replicas: ReplicaManager) -> None:
+    state = m.LeaderAndIsrPartitionState(TP.topic, TP.partition, 1, 1, 1, (1,), 0, (1,))
+    replicas.become_leader_or_follower([state], [])
+
+
+def test_delete_removes_the_log_of_a_hosted_partition(tmp_path: Path) -> None:
+    replicas = manager(tmp_path)
+    lead(replicas)
+    assert (tmp_path / "orders-0").is_dir()
+    replicas.stop_replicas([TP], delete=[TP])
+    assert not (tmp_path / "orders-0").exists()
+    assert replicas.partition(TP) is None
+
+
+def test_delete_removes_a_log_left_from_before_a_restart(tmp_path: Path) -> None:
+    """The broker restarted and was never told about the partition again: its files
+    from the previous run are removed all the same."""
+    before = manager(tmp_path)
+    lead(before)
+    before.shutdown()
+    after = manager(tmp_path)
+    after.stop_replicas([TP], delete=[TP])
+    assert not (tmp_path / "orders-0").exists()
+
+
+def test_stop_without_delete_keeps_the_log(tmp_path: Path) -> None:
+    before = manager(tmp_path)
+    lead(before)
+    before.shutdown()
+    after = manager(tmp_path)
+    after.stop_replicas([TP], delete=[])
+    assert (tmp_path / "orders-0").is_dir()
