@@ -136,6 +136,8 @@ class BrokerNode:
                 self.events,
                 on_expired=self._on_session_expired,
                 on_new_session=self.controller.on_new_session,
+                on_suspended=self.controller.on_session_suspended,
+                on_connected=self.controller.on_session_connected,
             )
         )
         if cfg.metrics_port is not None:

@@ -2,8 +2,9 @@
 state listener.
 
 The listener runs on kazoo's connection thread and only records the change and hands it
-on: expiry -> the controller's Expire event; the new session after an expiry -> the
-controller's RegisterBrokerAndReelect event.
+on: suspension -> the controller stops acting (its event thread holds events); the
+connection back -> it acts again; expiry -> the controller's Expire event; the new session
+after an expiry -> the controller's RegisterBrokerAndReelect event.
 """
 
 from __future__ import annotations
@@ -59,11 +60,15 @@ class SessionListener:
         event_log: EventLog,
         on_expired: Callable[[], None],
         on_new_session: Callable[[], None],
+        on_suspended: Callable[[], None] = lambda: None,
+        on_connected: Callable[[], None] = lambda: None,
     ) -> None:
         self._client = client
         self._events = event_log
         self._on_expired = on_expired
         self._on_new_session = on_new_session
+        self._on_suspended = on_suspended
+        self._on_connected = on_connected
         self._expired = False
 
     def __call__(self, state: KazooState) -> None:
@@ -73,6 +78,10 @@ class SessionListener:
         if state == KazooState.LOST:
             self._expired = True
             self._on_expired()
-        elif state == KazooState.CONNECTED and self._expired:
-            self._expired = False
-            self._on_new_session()
+        elif state == KazooState.SUSPENDED:
+            self._on_suspended()
+        elif state == KazooState.CONNECTED:
+            self._on_connected()
+            if self._expired:
+                self._expired = False
+                self._on_new_session()

@@ -92,6 +92,15 @@ class KafkaController:
         """The session is gone: preempt queued work and resign (kazoo's thread)."""
         self.event_manager.clear_and_put(ev.Expire())
 
+    def on_session_suspended(self) -> None:
+        """The connection to ZooKeeper is lost, the session may still live: stop acting
+        until it is back or expires (kazoo's thread)."""
+        self.event_manager.pause()
+
+    def on_session_connected(self) -> None:
+        """Connected to ZooKeeper (again): act again (kazoo's thread)."""
+        self.event_manager.resume()
+
     def on_new_session(self) -> None:
         """A new session replaced an expired one: re-register and re-elect."""
         self.event_manager.put(ev.RegisterBrokerAndReelect())

@@ -4,6 +4,12 @@
 listeners). The thread `controller-event-thread` is the only caller of the processor, so the
 processor owns all controller state without locks. A processor exception is reported and
 the loop goes on: one bad event never kills the controller.
+
+While the ZooKeeper session is suspended (`pause`, from the session listener) the thread
+holds the next event instead of processing it: a controller that cannot reach ZooKeeper
+stops acting (DESIGN 4.5). The same session coming back (`resume`) releases it; an expiry
+arrives as `clear_and_put(Expire())`, which also releases the gate and preempts the event
+held.
 """
 
 from __future__ import annotations
@@ -55,6 +61,10 @@ class ControllerEventManager:
         self._on_queue_time = on_queue_time
         self.state = ControllerState.IDLE
         self.last_queue_time_ms = 0.0
+        self._connected = threading.Event()  # the session gate; open unless paused
+        self._connected.set()
+        self._clears = 0  # bumped by clear_and_put, under _lock
+        self._holding = threading.Event()  # set while an event waits at the gate
 
     def start(self) -> None:
         """Start the event thread."""
@@ -68,6 +78,20 @@ class ControllerEventManager:
     def queue_size(self) -> int:
         """Events waiting (EventQueueSize)."""
         return self._queue.qsize()
+
+    def pause(self) -> None:
+        """The session is suspended: hold events until `resume` or `clear_and_put` (any
+        thread)."""
+        self._connected.clear()
+
+    def resume(self) -> None:
+        """The session is connected again: process events (any thread)."""
+        self._connected.set()
+
+    @property
+    def holding(self) -> bool:
+        """True while the event thread holds an event at the closed gate."""
+        return self._holding.is_set()
 
     def put(self, event: ControllerEvent) -> None:
         """Enqueue `event` (any thread)."""
@@ -85,6 +109,8 @@ class ControllerEventManager:
                 except queue.Empty:
                     break
             self._queue.put(_Queued(event, time.monotonic()))
+            self._clears += 1
+        self._connected.set()
         for item in dropped:
             item.event.preempt()
 
@@ -97,8 +123,13 @@ class ControllerEventManager:
     def _run(self) -> None:
         while True:
             item = self._queue.get()
+            with self._lock:
+                clears = self._clears
             if isinstance(item.event, ShutdownEventThread):
                 return
+            if not self._pass_gate(clears):
+                item.event.preempt()  # dropped by clear_and_put while held
+                continue
             waited = time.monotonic() - item.enqueued_at
             self.last_queue_time_ms = waited * 1000
             if self._on_queue_time is not None:
@@ -114,3 +145,15 @@ class ControllerEventManager:
                     log.exception("reporting the failure of %s failed", item.event)
             finally:
                 self.state = ControllerState.IDLE
+
+    def _pass_gate(self, clears: int) -> bool:
+        """Wait while the session is suspended; False when `clear_and_put` ran since the
+        event was taken (`clears` as it was then): the event counts as dropped."""
+        if not self._connected.is_set():
+            self._holding.set()
+            try:
+                self._connected.wait()
+            finally:
+                self._holding.clear()
+        with self._lock:
+            return self._clears == clears

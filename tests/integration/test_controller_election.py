@@ -309,3 +309,48 @@ def test_broker_whose_connection_dropped_still_takes_over_the_controller(
         SESSION_MS / 1000 + 5,
         lambda: "broker 2 did not take over:\n" + pinned.log_tail(),
     )
+
+
+def test_controller_cut_off_from_zookeeper_stops_acting_until_its_session_is_back(
+    brokers: Start, zk_client: KazooClient, zk_ensemble: ZkEnsemble, zk_chroot: str
+) -> None:
+    """DESIGN 4.5: a controller whose session is suspended stops acting.
+
+    Setup: broker 1 is the controller, pinned to one ZooKeeper server with a long session;
+    broker 2 uses the other two. Steps: kill broker 1's server; ask broker 1 for preferred
+    elections (nothing needs electing, so an acting controller would answer from its
+    context alone); restart the server; ask again.
+    Validate: while suspended the request times out (the event thread holds it); once the
+    same session is back, broker 1 is still the controller at the same epoch and answers."""
+    zk = KafkaZkClient(zk_client)
+    pinned_server = 0
+    controller = brokers(1, 20_000, zk_ensemble.connect_string(zk_chroot, members=[0]))
+    wait_until(lambda: zk.get_controller_id() == 1, 30, lambda: controller.log_tail())
+    brokers(2, SESSION_MS, zk_ensemble.connect_string(zk_chroot, members=[1, 2]))
+    wait_until(lambda: set(zk.get_all_brokers().brokers) == {1, 2}, 30, "broker 2 missing")
+    epoch = zk.get_controller_epoch()
+    address = f"127.0.0.1:{controller.port()}"
+    request = m.ElectLeadersRequest(0, (), 1500)
+
+    zk_ensemble.kill_server(pinned_server)
+    try:
+        wait_until(
+            lambda: any(e.get("state") == "suspended" for e in controller.events()),
+            15,
+            "broker 1 did not notice its server going away",
+        )
+        with BrokerControlClient(address, timeout_s=10) as client:
+            held = client.elect_leaders(request)
+    finally:
+        zk_ensemble.start_server(pinned_server)
+    assert held.error is Errors.REQUEST_TIMED_OUT
+
+    def answered() -> bool:
+        with BrokerControlClient(address, timeout_s=10) as client:
+            return client.elect_leaders(request).error is Errors.NONE
+
+    wait_until(answered, 30, lambda: "broker 1 did not act again:\n" + controller.log_tail())
+    states = [e["state"] for e in controller.events() if e["kind"] == "zk_session_state"]
+    assert "lost" not in states
+    assert zk.get_controller_id() == 1
+    assert zk.get_controller_epoch() == epoch

@@ -299,3 +299,59 @@ def test_shutdown_of_a_never_started_manager_returns(processor: RecordingProcess
     em.shutdown(TIMEOUT)
     assert answers == [ControlledShutdownResponse(Errors.NOT_CONTROLLER)]
     assert processor.processed == []
+
+
+# -- the session gate ----------------------------------------------------------------------
+
+
+def wait_holding(em: ControllerEventManager) -> None:
+    """Wait until the event thread holds an event at the closed gate."""
+    wait_until(lambda: em.holding, TIMEOUT, "no event held at the gate", interval=POLL)
+
+
+def test_a_paused_manager_holds_events_until_resumed(
+    manager: ControllerEventManager, processor: RecordingProcessor
+) -> None:
+    """While the session is suspended the controller stops acting; the same session coming
+    back releases what was held, in order."""
+    manager.pause()
+    manager.put(Numbered(1))
+    manager.put(Numbered(2))
+    wait_holding(manager)
+    assert processor.processed == []
+    assert manager.queue_size() == 1  # the first is held, the second still queued
+    manager.resume()
+    wait_for_processed(processor, 2)
+    assert processor.processed == [Numbered(1), Numbered(2)]
+    assert not manager.holding
+
+
+def test_clear_and_put_releases_the_gate_and_drops_the_event_held(
+    manager: ControllerEventManager, processor: RecordingProcessor
+) -> None:
+    """An expiry while suspended: the held event and the queued ones are preempted and the
+    expiry's event is processed at once."""
+    answers: list[ControlledShutdownResponse] = []
+    manager.pause()
+    manager.put(ControlledShutdown(2, 5, answers.append))
+    wait_holding(manager)
+    manager.put(Numbered(1))
+    manager.clear_and_put(Numbered(99))
+    wait_for_processed(processor, 1)
+    assert processor.processed == [Numbered(99)]
+    assert answers == [ControlledShutdownResponse(Errors.NOT_CONTROLLER)]
+
+
+def test_an_event_taken_before_a_clear_is_dropped_by_it(
+    manager: ControllerEventManager, processor: RecordingProcessor
+) -> None:
+    """The thread took an event just before `clear_and_put`: it counts as queued, so it is
+    preempted, not processed."""
+    blocker = block(manager)
+    manager.pause()
+    manager.put(Numbered(1))
+    blocker.release.set()
+    wait_holding(manager)
+    manager.clear_and_put(Numbered(2))
+    wait_for_processed(processor, 2)
+    assert processor.processed == [blocker, Numbered(2)]
