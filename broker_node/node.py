@@ -17,6 +17,7 @@ import grpc
 
 from broker_node.client_api import ClientApi
 from broker_node.config import BrokerConfig
+from broker_node.config_changes import ConfigChangeListener
 from broker_node.control_requests import ControlRequestHandler
 from broker_node.metrics import serve_metrics
 from broker_node.registration import BrokerRegistration
@@ -34,6 +35,7 @@ from rpc.wire import (
     add_client_api_service,
 )
 from zkdata.client import KafkaZkClient
+from zkdata.config_changes import ConfigChangesZk
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +61,7 @@ class BrokerNode:
         self.replicas: ReplicaManager | None = None
         self._stopping = threading.Event()
         self._metrics_server: Any = None
+        self._config_changes: ConfigChangeListener | None = None
         self.metrics_port: int | None = None
 
     @property
@@ -147,10 +150,21 @@ class BrokerNode:
         self.registration.register()
         self._write_health()
         self.controller.startup()
+        self._config_changes = ConfigChangeListener(
+            ConfigChangesZk(self.zk), self._topic_config, self._on_topic_config, self.events
+        )
+        self._config_changes.start()
 
     def _topic_config(self, topic: str) -> dict[str, str]:
         found = self.zk.get_topic_configs([topic]).found.get(topic)
         return dict(found.config) if found else {}
+
+    def _on_topic_config(self, topic: str, overrides: dict[str, str]) -> None:
+        """A topic's overrides changed (`config-change-listener`)."""
+        if self.replicas is not None:
+            self.replicas.update_topic_config(topic, overrides)
+        if self.controller is not None:
+            self.controller.on_topic_config_change(topic)
 
     def _reregister(self) -> int:
         assert self.registration is not None
@@ -239,6 +253,8 @@ class BrokerNode:
         ):
             self.controlled_shutdown()
         self._clear_health()
+        if self._config_changes is not None:
+            self._config_changes.stop()
         if self.controller is not None:
             self.controller.shutdown()
         if self._server is not None:

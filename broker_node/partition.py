@@ -24,8 +24,8 @@ from broker_node.storage import PartitionLog, Record
 from eventlog import EventKind, EventLog
 from rpc import messages as m
 from rpc.errors import Errors
-from zkdata.client import Reads
 from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
+from zkdata.pipelined_reads import Reads
 
 
 class IsrStore(Protocol):
@@ -139,6 +139,12 @@ class Partition:
         self.replicas = state.replicas
         self.zk_version = state.zk_version
         self.controller_epoch = state.controller_epoch
+
+    def update_config(self, config: PartitionConfig) -> None:
+        """New replication settings (a topic config change); produce waiters re-check."""
+        with self._cond:
+            self.config = config
+            self._cond.notify_all()
 
     # -- leader: produce ------------------------------------------------------------------
 

@@ -26,8 +26,7 @@ from eventlog import EventKind, EventLog
 from rpc import messages as m
 from rpc.errors import Errors
 from zkdata.model import TopicPartition
-
-MIN_INSYNC = "min.insync.replicas"
+from zkdata.topic_configs import min_insync_replicas
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +109,16 @@ class ReplicaManager:
         with self._lock:
             return list(self._partitions.values())
 
+    def update_topic_config(self, topic: str, overrides: dict[str, str]) -> list[TopicPartition]:
+        """A topic's overrides changed (the config-change listener's thread): hosted
+        partitions of `topic` take the new `min.insync.replicas` at once. Returns them."""
+        min_isr = min_insync_replicas(overrides, self.config.min_insync_replicas)
+        with self._lock:
+            hosted = [p for tp, p in self._partitions.items() if tp.topic == topic]
+        for partition in hosted:
+            partition.update_config(PartitionConfig(self.config.lag_time_max_ms, min_isr))
+        return sorted(p.tp for p in hosted)
+
     def _log_dir(self, tp: TopicPartition) -> Path:
         return self.config.data_dir / f"{tp.topic}-{tp.partition}"
 
@@ -119,10 +128,7 @@ class ReplicaManager:
             if partition is None:
                 log = PartitionLog(self._log_dir(tp))
                 overrides = self._topic_config(tp.topic)
-                try:
-                    min_isr = int(overrides.get(MIN_INSYNC, self.config.min_insync_replicas))
-                except ValueError:
-                    min_isr = self.config.min_insync_replicas
+                min_isr = min_insync_replicas(overrides, self.config.min_insync_replicas)
                 partition = Partition(
                     tp,
                     self.broker_id,

@@ -16,8 +16,8 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from zkdata.client import Reads
 from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
+from zkdata.pipelined_reads import Reads
 
 __all__ = ["FakeIsrStore", "IsrWrite"]
 

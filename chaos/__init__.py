@@ -6,8 +6,8 @@ quick verdict. The faults are not implemented yet; the workload side is:
 - `checker` (results in `verdict`): pure checks over a history and its final read: lost
   acknowledged writes, duplicates, reordering, unexpected values and more.
 - `cluster`, `producer`, `consumer`: the workload client over the brokers' gRPC ClientApi.
-- `workload`: producer and consumer threads, the final read, and the command line
-  (`python -m chaos.workload`).
+- `workload_run`: a run: producer and consumer threads, the final read, the verdict.
+- `workload`: the command line (`python -m chaos.workload`).
 - `testing`: test doubles (an in-process cluster, a recording history, a fake clock).
 
 Nothing is imported here, so that `python -m chaos.workload` runs its module only once.

@@ -28,8 +28,8 @@ from controller.channel_manager import (
     grpc_channel,
 )
 from controller.context import ControllerContext, PartitionReplica
-from controller.controlled_shutdown import controlled_shutdown
 from controller.deletion_decisions import deletion_response_callback
+from controller.isr_changes import process_isr_change_notification
 from controller.partition_state_machine import (
     ElectionStats,
     OfflineElection,
@@ -44,7 +44,6 @@ from controller.topic_deletion import TopicDeletionManager
 from controller.watchers import Watchers
 from eventlog import EventKind, EventLog
 from rpc import messages as m
-from rpc.messages import ControlledShutdownResponse
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.deletion import TopicDeletionZk
@@ -264,6 +263,20 @@ class ActiveController:
         if new_partitions:
             self.on_new_partition_creation(new_partitions)
 
+    def process_topic_config_change(self, topic: str) -> None:
+        """Reload a topic's overrides; when unclean leader election is now enabled for it,
+        elect leaders for its offline partitions."""
+        if topic not in self.ctx.all_topics():
+            return
+        configs = self._zk.get_topic_configs([topic])
+        for error in configs.malformed.values():
+            self._malformed(error.path, error.reason)
+            return
+        found = configs.found.get(topic)
+        self.ctx.set_topic_config(topic, dict(found.config) if found else {})
+        if self.ctx.unclean_enabled(topic, self._config.unclean_leader_election_enable):
+            self.partitions.trigger_online_partition_state_change(topic)
+
     def on_new_partition_creation(self, partitions: list[TopicPartition]) -> None:
         """New -> Online for partitions and their replicas (Kafka's onNewPartitionCreation)."""
         replicas = self.ctx.replicas_for_partitions(partitions)
@@ -288,28 +301,10 @@ class ActiveController:
     # -- ISR changes --------------------------------------------------------------------------
 
     def process_isr_change_notification(self) -> None:
-        """Leaders recorded ISR changes: reload those partitions' states, tell every live
-        broker, and delete the handled notifications (Kafka's IsrChangeNotification)."""
-        notes = self._zk.read_isr_change_notifications(self._watchers(ev.IsrChangeNotification()))
-        for child, error in notes.malformed.items():
-            self._malformed(error.path or child, error.reason)
-        partitions = sorted(
-            {tp for tps in notes.found.values() for tp in tps if self.ctx.replicas(tp)}
+        """Leaders recorded ISR changes (`controller.isr_changes`)."""
+        process_isr_change_notification(
+            self.ctx, self._zk, self._watchers, self._events, self._send_update_metadata
         )
-        if partitions:
-            states = self._zk.get_partition_states(partitions)
-            for tp, state in states.found.items():
-                self.ctx.set_leadership(tp, state)
-            self._send_update_metadata(self.ctx.live_or_shutting_down_broker_ids(), partitions)
-        handled = sorted(set(notes.found) | set(notes.malformed))
-        if handled:
-            self._zk.delete_isr_change_notifications(handled, self.ctx.epoch_zk_version)
-            self._events.emit(
-                EventKind.ISR_CHANGE_HANDLED,
-                notifications=len(handled),
-                partitions=len(partitions),
-                controller_epoch=self.ctx.epoch,
-            )
 
     # -- brokers --------------------------------------------------------------------------
 
@@ -387,17 +382,3 @@ class ActiveController:
             self.deletion.on_replicas_offline(deleting)
         if not offline_leaders:
             self._send_update_metadata(self.ctx.live_or_shutting_down_broker_ids(), [])
-
-    # -- controlled shutdown ----------------------------------------------------------------
-
-    def controlled_shutdown(self, broker_id: int, broker_epoch: int) -> ControlledShutdownResponse:
-        """Move leaderships off a broker that asked to stop (`controller.controlled_shutdown`)."""
-        return controlled_shutdown(
-            self.ctx, self.partitions, self.replicas, self._events, broker_id, broker_epoch
-        )
-
-    # -- figures --------------------------------------------------------------------------
-
-    def topic_count(self) -> int:
-        """GlobalTopicCount."""
-        return len(self.ctx.all_topics())

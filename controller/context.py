@@ -11,8 +11,7 @@ from dataclasses import dataclass
 
 from controller.states import PartitionState, ReplicaState
 from zkdata.model import Broker, LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
-
-UNCLEAN_CONFIG = "unclean.leader.election.enable"
+from zkdata.topic_configs import unclean_leader_election_enabled
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -127,8 +126,7 @@ class ControllerContext:
 
     def unclean_enabled(self, topic: str, broker_default: bool) -> bool:
         """`unclean.leader.election.enable` for `topic`: its override, else the default."""
-        value = self._topic_configs.get(topic, {}).get(UNCLEAN_CONFIG)
-        return broker_default if value is None else value.strip().lower() == "true"
+        return unclean_leader_election_enabled(self._topic_configs.get(topic, {}), broker_default)
 
     def partitions_of(self, topic: str) -> list[TopicPartition]:
         """A topic's partitions, in order."""

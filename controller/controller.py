@@ -21,6 +21,7 @@ from controller import events as ev
 from controller.active import ActiveController, ControllerConfig
 from controller.channel_manager import BrokerChannel, grpc_channel
 from controller.context import ControllerContext
+from controller.controlled_shutdown import controlled_shutdown
 from controller.event_manager import ControllerEventManager
 from controller.leader_balance import ElectionType
 from controller.metrics import ControllerMetrics
@@ -91,6 +92,10 @@ class KafkaController:
     def on_session_expired(self) -> None:
         """The session is gone: preempt queued work and resign (kazoo's thread)."""
         self.event_manager.clear_and_put(ev.Expire())
+
+    def on_topic_config_change(self, topic: str) -> None:
+        """A topic's config overrides changed (the config-change listener's thread)."""
+        self.event_manager.put(ev.TopicConfigChange(topic))
 
     def on_session_suspended(self) -> None:
         """The connection to ZooKeeper is lost, the session may still live: stop acting
@@ -187,6 +192,8 @@ class KafkaController:
                 active.process_broker_change()
             case ev.TopicChange() if active is not None:
                 active.process_topic_change()
+            case ev.TopicConfigChange() if active is not None:
+                active.process_topic_config_change(event.topic)
             case ev.IsrChangeNotification() if active is not None:
                 active.process_isr_change_notification()
             case ev.TopicDeletion() if active is not None:
@@ -349,7 +356,14 @@ class KafkaController:
             event.callback(ControlledShutdownResponse(Errors.NOT_CONTROLLER))
             return
         try:
-            response = active.controlled_shutdown(event.broker_id, event.broker_epoch)
+            response = controlled_shutdown(
+                active.ctx,
+                active.partitions,
+                active.replicas,
+                self._events,
+                event.broker_id,
+                event.broker_epoch,
+            )
         except ControllerMovedError:
             event.callback(ControlledShutdownResponse(Errors.NOT_CONTROLLER))
             raise

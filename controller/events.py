@@ -122,6 +122,16 @@ class PartitionReassignmentIsrChange(ControllerEvent):
 
 
 @dataclass(frozen=True)
+class TopicConfigChange(ControllerEvent):
+    """A topic's config overrides changed (put by the broker's config-change listener):
+    reload them; if unclean leader election is now enabled, elect leaders for its offline
+    partitions (Kafka's TopicUncleanLeaderElectionEnable)."""
+
+    state: ClassVar[ControllerState] = ControllerState.TOPIC_UNCLEAN_LEADER_ELECTION_ENABLE
+    topic: str
+
+
+@dataclass(frozen=True)
 class ReplicaLeaderElection(ControllerEvent):
     """`/admin/preferred_replica_election` was created or changed."""
 

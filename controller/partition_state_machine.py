@@ -33,10 +33,10 @@ from controller.leader_election import (
 from controller.request_batch import RequestBatch
 from controller.states import PartitionState
 from eventlog import EventKind, EventLog
-from zkdata.client import Reads
 from zkdata.errors import ControllerMovedError
 from zkdata.fenced_writes import OpResult
 from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
+from zkdata.pipelined_reads import Reads
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,12 +146,16 @@ class PartitionStateMachine:
                 self._ctx.set_partition_state(tp, PartitionState.OFFLINE)
         self.trigger_online_partition_state_change()
 
-    def trigger_online_partition_state_change(self) -> dict[TopicPartition, object]:
-        """Elect leaders for every New or Offline partition not queued for deletion."""
+    def trigger_online_partition_state_change(
+        self, topic: str | None = None
+    ) -> dict[TopicPartition, object]:
+        """Elect leaders for every New or Offline partition (of `topic` when given) not
+        queued for deletion."""
         partitions = [
             tp
             for tp in self._ctx.partitions_in_states(PartitionState.NEW, PartitionState.OFFLINE)
             if not self._ctx.is_topic_queued_for_deletion(tp.topic)
+            and (topic is None or tp.topic == topic)
         ]
         return self.handle_state_changes(partitions, PartitionState.ONLINE, OfflineElection())
 

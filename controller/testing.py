@@ -32,7 +32,6 @@ from controller.channel_manager import ControlRequest, ResponseCallback
 from rpc import messages as m
 from rpc.errors import Errors
 from zkdata import paths
-from zkdata.client import Reads
 from zkdata.errors import ControllerMovedError, ZnodeFormatError
 from zkdata.fenced_writes import OpResult
 from zkdata.model import (
@@ -43,6 +42,7 @@ from zkdata.model import (
     LeaderIsrAndControllerEpoch,
     TopicPartition,
 )
+from zkdata.pipelined_reads import Reads
 
 __all__ = [
     "FakeBrokerChannel",

@@ -52,3 +52,4 @@ class EventKind(StrEnum):
     REASSIGNMENT_REJECTED = "reassignment_rejected"
     REASSIGNMENT_COMPLETED = "reassignment_completed"
     REASSIGNMENT_FAILED = "reassignment_failed"
+    TOPIC_CONFIG_CHANGED = "topic_config_changed"

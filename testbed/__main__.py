@@ -14,6 +14,9 @@
     testbed reassign generate --topics-to-move-json-file F --broker-list 1,2,3
     testbed reassign execute --reassignment-json-file F
     testbed reassign verify --reassignment-json-file F [--wait S]
+    testbed configs --entity-type topics [--entity-name T] --describe
+    testbed configs --entity-type topics --entity-name T --alter
+                    [--add-config K=V,K=V] [--delete-config K,K]
 
 Every command takes `--zk HOSTS` (default `$ZK_CONNECT`, else the local ensemble). The
 parser is built in `testbed.arguments`; this module runs each command's handler and maps
@@ -45,6 +48,15 @@ from controller.replica_assignment import (
 )
 from testbed.arguments import build_parser
 from testbed.cluster_view import read_cluster, render
+from testbed.configs import (
+    ConfigsCommandError,
+    alter_config,
+    describe_configs,
+    parse_add_config,
+    parse_delete_config,
+    render_altered,
+)
+from testbed.configs import render_description as render_configs
 from testbed.elect import (
     ElectionCommandError,
     controller_address,
@@ -83,6 +95,7 @@ from testbed.zk_tree import ZkPathError, get, ls, tree
 from zkdata.client import KafkaZkClient
 from zkdata.errors import TopicExistsError, ZnodeFormatError
 from zkdata.model import TopicPartition
+from zkdata.topic_configs import InvalidConfigError
 
 __all__ = ["USER_ERRORS", "build_parser", "main"]
 
@@ -161,6 +174,8 @@ USER_ERRORS = (
     InvalidReplicaAssignmentError,
     ZnodeFormatError,
     ReassignCommandError,
+    ConfigsCommandError,
+    InvalidConfigError,
 )
 
 
@@ -263,6 +278,27 @@ def _reassign(args: argparse.Namespace) -> int:
     return verification_exit_code(statuses)
 
 
+def _configs(args: argparse.Namespace) -> int:
+    additions = parse_add_config(args.add_config)
+    deletions = parse_delete_config(args.delete_config)
+    if args.describe:
+        if additions or deletions:
+            raise ConfigsCommandError("--add-config and --delete-config need --alter")
+        with _zk_session(args.zk) as zk:
+            described = describe_configs(zk, args.entity_name)
+        for topic, config in described.items():
+            print(render_configs(topic, config))
+        return 0
+    if args.entity_name is None:
+        raise ConfigsCommandError("--alter needs --entity-name")
+    if not additions and not deletions:
+        raise ConfigsCommandError("--alter needs --add-config or --delete-config")
+    with _zk_session(args.zk) as zk:
+        alter_config(zk, args.entity_name, additions, deletions)
+    print(render_altered(args.entity_name))
+    return 0
+
+
 def _report_progress(complete: int, total: int) -> None:
     print(f"{complete} of {total} partitions reassigned", file=sys.stderr)
 
@@ -278,6 +314,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(_zk, args)
     if args.command == "reassign":
         return _run(_reassign, args)
+    if args.command == "configs":
+        return _run(_configs, args)
     return _run(_topics, args)
 
 

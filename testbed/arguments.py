@@ -126,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     zk.add_argument("path", nargs="?", default="/", help="a znode path (default /)")
     zk.add_argument("--depth", type=int, default=4, help="levels shown by tree (default 4)")
     _add_reassign(sub)
+    _add_configs(sub)
     return parser
 
 
@@ -186,6 +187,49 @@ def _add_reassign(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             metavar="F",
             help='{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1,2]}]}',
         )
+
+
+def _add_configs(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    configs = sub.add_parser(
+        "configs",
+        help="describe and alter topic config overrides",
+        description="Describe and alter topic config overrides (like kafka-configs.sh "
+        "--zookeeper): --alter rewrites /config/topics/T and announces the change under "
+        "/config/changes for the brokers. Only topics: Kafka's other entity types (brokers, "
+        "users, clients, ips) are not supported.",
+    )
+    _add_zk(configs)
+    configs.add_argument(
+        "--entity-type",
+        required=True,
+        choices=["topics"],
+        help="the kind of entity; only topics is supported",
+    )
+    configs.add_argument(
+        "--entity-name",
+        metavar="T",
+        help="the topic; with --describe it may be left out to describe every topic",
+    )
+    what = configs.add_mutually_exclusive_group(required=True)
+    what.add_argument("--describe", action="store_true", help="print the overrides")
+    what.add_argument(
+        "--alter", action="store_true", help="add or delete overrides of --entity-name"
+    )
+    configs.add_argument(
+        "--add-config",
+        action="append",
+        default=[],
+        metavar="K=V,K=V",
+        help="overrides to set with --alter, comma-separated (repeatable; values cannot "
+        "contain ',')",
+    )
+    configs.add_argument(
+        "--delete-config",
+        action="append",
+        default=[],
+        metavar="K,K",
+        help="overrides to remove with --alter, comma-separated (repeatable); each must be set",
+    )
 
 
 def _add_zk(parser: argparse.ArgumentParser) -> None:

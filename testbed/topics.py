@@ -24,6 +24,7 @@ from zkdata.model import (
     TopicConfig,
     TopicPartition,
 )
+from zkdata.topic_configs import validate_topic_config
 
 
 class TopicCommandError(Exception):
@@ -67,10 +68,12 @@ def create_topic(
     """Create a topic from a partition count and replication factor (Kafka's assignment
     over the live brokers) or from an explicit assignment; returns the assignment.
 
-    Raises the `controller.replica_assignment` errors for bad input and
-    `zkdata.errors.TopicExistsError` if the topic exists.
+    Raises the `controller.replica_assignment` errors for bad input,
+    `zkdata.topic_configs.InvalidConfigError` for a config Kafka would refuse (nothing is
+    written then) and `zkdata.errors.TopicExistsError` if the topic exists.
     """
     validate_topic_name(name)
+    validate_topic_config(config or {})
     live = set(zk.get_all_brokers().brokers)
     if assignment is None:
         if partitions is None or replication_factor is None:

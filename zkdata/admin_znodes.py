@@ -130,6 +130,38 @@ class IsrChangeNotificationSequenceZNode:
         return _decode_partitions(data)
 
 
+class ConfigChangeNotificationZNode:
+    """`/config/changes/config_change_<seq>`: which entity's config changed. Written as
+    version 2 (`{"version":2,"entity_path":"topics/T"}`); version 1
+    (`{"version":1,"entity_type":"topics","entity_name":"T"}`) is read too."""
+
+    @staticmethod
+    def path_prefix() -> str:
+        """Prefix for `create(..., sequence=True)`."""
+        return paths.config_change_prefix()
+
+    @staticmethod
+    def path(child: str) -> str:
+        """The path of one notification child."""
+        return paths.config_change_notification(child)
+
+    @staticmethod
+    def encode(entity_type: str, entity_name: str) -> bytes:
+        """Kafka's version 2 JSON."""
+        return jf.encode({"version": 2, "entity_path": f"{entity_type}/{entity_name}"})
+
+    @staticmethod
+    def decode(data: bytes | None) -> tuple[str, str]:
+        """(entity type, entity name), e.g. `("topics", "orders")`."""
+        obj = jf.parse_object(data)
+        if jf.check_version(obj, (1, 2)) == 1:
+            return jf.get_str(obj, "entity_type"), jf.get_str(obj, "entity_name")
+        entity_type, slash, entity_name = jf.get_str(obj, "entity_path").partition("/")
+        if not slash or not entity_type or not entity_name:
+            raise ZnodeFormatError(f"entity_path must be <type>/<name>, got {obj['entity_path']!r}")
+        return entity_type, entity_name
+
+
 class TopicConfigZNode:
     """`/config/topics/T`: `{"version":1,"config":{"key":"value"}}` (values are strings)."""
 

@@ -1,9 +1,10 @@
 """ZooKeeper access in Kafka's terms, over a kazoo session (Kafka's `KafkaZkClient`).
 
 Callers never touch kazoo paths or JSON: they ask for brokers, the controller, epochs.
-Reads of many znodes are pipelined (kazoo `*_async`); atomic writes use `transaction()`.
+Reads of many znodes are pipelined (`pipelined_reads`); atomic writes use `transaction()`.
 Methods block the calling thread; watch callbacks run on kazoo's event thread and must
-only hand work off (enqueue), never block.
+only hand work off (enqueue), never block. Concerns with modules of their own take a
+`KafkaZkClient`: `deletion`, `reassignment`, `admin_requests`, `isr_change_notifications`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import contextlib
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
@@ -26,7 +27,7 @@ from zkdata.errors import (
     TopicExistsError,
     ZnodeFormatError,
 )
-from zkdata.fenced_writes import Create, Delete, FencedWriter, OpResult, SetData
+from zkdata.fenced_writes import Create, FencedWriter, OpResult, SetData
 from zkdata.model import (
     Broker,
     BrokerInfo,
@@ -36,6 +37,7 @@ from zkdata.model import (
     TopicConfig,
     TopicPartition,
 )
+from zkdata.pipelined_reads import Reads, read_many
 from zkdata.znodes import (
     BrokerIdZNode,
     ControllerEpochZNode,
@@ -43,9 +45,6 @@ from zkdata.znodes import (
     TopicPartitionStateZNode,
     TopicZNode,
 )
-
-K = TypeVar("K")
-V = TypeVar("V")
 
 #: The epoch written when `/controller_epoch` is first created (Kafka's `InitialControllerEpoch`).
 INITIAL_CONTROLLER_EPOCH = 0
@@ -61,15 +60,6 @@ class ControllerEpoch:
 
     epoch: int
     zk_version: int
-
-
-@dataclass(frozen=True, slots=True)
-class Reads(Generic[K, V]):
-    """Values read for many znodes: the decoded ones, the ones that failed to decode, and
-    (implicitly) the missing ones, which appear in neither."""
-
-    found: dict[K, V]
-    malformed: dict[K, ZnodeFormatError]
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,39 +273,22 @@ class KafkaZkClient:
         except NoNodeError:
             return set()
 
-    def _read_many(
-        self, keys: Iterable[K], path_of: Callable[[K], str], decode: Callable[[bytes, Any], V]
-    ) -> Reads[K, V]:
-        """Pipelined reads: issue every `get_async`, then collect (missing nodes skipped)."""
-        pending = [(key, self._zk.get_async(path_of(key))) for key in keys]
-        found: dict[K, V] = {}
-        malformed: dict[K, ZnodeFormatError] = {}
-        for key, result in pending:
-            try:
-                data, stat = result.get()
-            except NoNodeError:
-                continue
-            try:
-                found[key] = decode(data, stat)
-            except ZnodeFormatError as exc:
-                malformed[key] = ZnodeFormatError(exc.reason, path_of(key))
-        return Reads(found, malformed)
-
     def get_topic_assignments(self, topics: Iterable[str]) -> Reads[str, TopicAssignment]:
         """The replica assignments of `topics`, read pipelined."""
-        return self._read_many(topics, paths.topic, lambda data, _: TopicZNode.decode(data))
+        return read_many(self._zk, topics, paths.topic, lambda data, _: TopicZNode.decode(data))
 
     def get_topic_configs(self, topics: Iterable[str]) -> Reads[str, TopicConfig]:
         """Per-topic config overrides (`/config/topics/T`), read pipelined."""
-        return self._read_many(
-            topics, paths.topic_config, lambda data, _: TopicConfigZNode.decode(data)
+        return read_many(
+            self._zk, topics, paths.topic_config, lambda data, _: TopicConfigZNode.decode(data)
         )
 
     def get_partition_states(
         self, partitions: Iterable[TopicPartition]
     ) -> Reads[TopicPartition, LeaderIsrAndControllerEpoch]:
         """Leader, ISR and epochs of `partitions` with their zkVersions, read pipelined."""
-        return self._read_many(
+        return read_many(
+            self._zk,
             partitions,
             lambda tp: paths.partition_state(tp.topic, tp.partition),
             lambda data, stat: TopicPartitionStateZNode.decode(data, int(stat.version)),
@@ -383,7 +356,7 @@ class KafkaZkClient:
         ]
         return dict(zip(order, self._fenced.write(ops, epoch_zk_version), strict=True))
 
-    # -- ISR changes (partition leaders and the controller) ------------------------------
+    # -- ISR changes by partition leaders (the broker's `IsrChangeSink`) -----------------
 
     def update_partition_state(
         self, tp: TopicPartition, state: LeaderIsrAndControllerEpoch, expected_version: int
@@ -402,7 +375,8 @@ class KafkaZkClient:
         return int(stat.version)
 
     def create_isr_change_notification(self, partitions: Iterable[TopicPartition]) -> str:
-        """Record partitions whose ISR changed, for the controller; returns the new node."""
+        """Record partitions whose ISR changed, for the controller; returns the new node.
+        The controller reads and removes them with `zkdata.isr_change_notifications`."""
         data = IsrChangeNotificationSequenceZNode.encode(tuple(sorted(partitions)))
         path: str = self._zk.retry(
             self._zk.create,
@@ -412,29 +386,6 @@ class KafkaZkClient:
             makepath=True,
         )
         return path
-
-    def read_isr_change_notifications(
-        self, watch: WatchCallback | None = None
-    ) -> Reads[str, tuple[TopicPartition, ...]]:
-        """Every pending notification (child name -> partitions), read pipelined."""
-        children = (
-            self.watch_children(paths.ISR_CHANGE_NOTIFICATION, watch)
-            if watch
-            else list(self._zk.retry(self._zk.get_children, paths.ISR_CHANGE_NOTIFICATION))
-        )
-        return self._read_many(
-            sorted(children),
-            paths.isr_change_notification,
-            lambda data, _: IsrChangeNotificationSequenceZNode.decode(data),
-        )
-
-    def delete_isr_change_notifications(
-        self, children: Iterable[str], epoch_zk_version: int
-    ) -> None:
-        """Remove handled notifications (epoch-fenced; already gone is fine)."""
-        self._fenced.write(
-            [Delete(paths.isr_change_notification(c)) for c in children], epoch_zk_version
-        )
 
     # -- watches -------------------------------------------------------------------------
 

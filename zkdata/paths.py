@@ -20,6 +20,8 @@ ISR_CHANGE_PREFIX = "isr_change_"
 CONFIG = "/config"
 CONFIG_TOPICS = "/config/topics"
 CONFIG_BROKERS = "/config/brokers"
+CONFIG_CHANGES = "/config/changes"
+CONFIG_CHANGE_PREFIX = "config_change_"
 
 #: Persistent paths a broker creates at start-up (Kafka's `ZkData.PersistentZkPaths`).
 PERSISTENT_PATHS: tuple[str, ...] = (
@@ -30,6 +32,7 @@ PERSISTENT_PATHS: tuple[str, ...] = (
     ISR_CHANGE_NOTIFICATION,
     CONFIG_TOPICS,
     CONFIG_BROKERS,
+    CONFIG_CHANGES,
 )
 
 
@@ -81,6 +84,16 @@ def isr_change_notification(sequence_node: str) -> str:
 def isr_change_prefix() -> str:
     """Prefix for creating a sequential ISR change notification."""
     return f"{ISR_CHANGE_NOTIFICATION}/{ISR_CHANGE_PREFIX}"
+
+
+def config_change_notification(sequence_node: str) -> str:
+    """`/config/changes/config_change_<seq>` for a child name."""
+    return f"{CONFIG_CHANGES}/{sequence_node}"
+
+
+def config_change_prefix() -> str:
+    """Prefix for creating a sequential config change notification."""
+    return f"{CONFIG_CHANGES}/{CONFIG_CHANGE_PREFIX}"
 
 
 def split_chroot(connect: str) -> tuple[str, str]:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from chaos.cluster import Cluster
-from chaos.workload import Progress, WorkloadConfig, judge, run_workload
+from chaos.workload_run import Progress, WorkloadConfig, judge, run_workload
 from eventlog import event_log_path, read_events
 from support.compose import ComposeCluster
 from support.waiting import wait_until

@@ -12,7 +12,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from chaos.cluster import Cluster
-from chaos.workload import Progress, WorkloadConfig, judge, run_workload
+from chaos.workload_run import Progress, WorkloadConfig, judge, run_workload
 from support.brokers import BrokerProcess
 from support.waiting import wait_until
 from testbed.topics import create_topic

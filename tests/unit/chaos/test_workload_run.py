@@ -15,7 +15,7 @@ from chaos import workload
 from chaos.cluster import Cluster
 from chaos.history import read_history
 from chaos.testing import FakeBrokers
-from chaos.workload import Progress, WorkloadConfig, judge, run_workload
+from chaos.workload_run import Progress, WorkloadConfig, judge, run_workload
 from rpc import messages as m
 from rpc.errors import Errors
 from zkdata.model import TopicPartition

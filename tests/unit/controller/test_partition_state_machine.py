@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kazoo.exceptions import NoNodeError
 
-from controller.context import UNCLEAN_CONFIG, ControllerContext
+from controller.context import ControllerContext
 from controller.partition_state_machine import (
     ControlledShutdownElection,
     ElectionStats,
@@ -39,6 +39,7 @@ from zkdata.model import (
     ReplicaAssignment,
     TopicPartition,
 )
+from zkdata.topic_configs import UNCLEAN_LEADER_ELECTION_ENABLE
 
 CONTROLLER_ID = 9
 EPOCH = 4
@@ -246,7 +247,7 @@ def test_unclean_election_only_when_enabled(
 ) -> None:
     rig = make_rig(unclean_default=default)
     if topic_config is not None:
-        rig.ctx.set_topic_config(TOPIC, {UNCLEAN_CONFIG: topic_config})
+        rig.ctx.set_topic_config(TOPIC, {UNCLEAN_LEADER_ELECTION_ENABLE: topic_config})
     rig.seed(TP, leader=1, leader_epoch=4, isr=(1,), zk_version=7)
     rig.ctx.remove_live_brokers([1])
 

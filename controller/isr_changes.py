@@ -1,0 +1,52 @@
+"""The controller's side of ISR change notifications (Kafka's IsrChangeNotification
+event): partition leaders record ISR changes under `/isr_change_notification`; the active
+controller reloads those partitions' states, tells every live broker, and deletes the
+notifications it handled. Event thread only."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from controller import events as ev
+from controller.context import ControllerContext
+from controller.watchers import Watchers
+from eventlog import EventKind, EventLog
+from zkdata.client import KafkaZkClient
+from zkdata.isr_change_notifications import (
+    delete_isr_change_notifications,
+    read_isr_change_notifications,
+)
+from zkdata.model import TopicPartition
+
+#: Sends UpdateMetadata with `partitions` to `brokers` (the active controller's batch).
+SendUpdateMetadata = Callable[[frozenset[int], list[TopicPartition]], None]
+
+
+def process_isr_change_notification(
+    ctx: ControllerContext,
+    zk: KafkaZkClient,
+    watchers: Watchers,
+    event_log: EventLog,
+    send_update_metadata: SendUpdateMetadata,
+) -> None:
+    """Re-arm the child watch, reload the notified partitions' states into the context,
+    send them to every live broker, and delete the handled (and malformed) notifications,
+    epoch-fenced."""
+    notes = read_isr_change_notifications(zk, watchers(ev.IsrChangeNotification()))
+    for child, error in notes.malformed.items():
+        event_log.emit(EventKind.MALFORMED_ZNODE, path=error.path or child, reason=error.reason)
+    partitions = sorted({tp for tps in notes.found.values() for tp in tps if ctx.replicas(tp)})
+    if partitions:
+        states = zk.get_partition_states(partitions)
+        for tp, state in states.found.items():
+            ctx.set_leadership(tp, state)
+        send_update_metadata(ctx.live_or_shutting_down_broker_ids(), partitions)
+    handled = sorted(set(notes.found) | set(notes.malformed))
+    if handled:
+        delete_isr_change_notifications(zk, handled, ctx.epoch_zk_version)
+        event_log.emit(
+            EventKind.ISR_CHANGE_HANDLED,
+            notifications=len(handled),
+            partitions=len(partitions),
+            controller_epoch=ctx.epoch,
+        )
