@@ -160,10 +160,16 @@ class ControlRequestHandler:
             self._fenced("LeaderAndIsr", request.header, fenced)
             if self._replicas is not None:
                 accepted = {r.topic_partition for r in results if r.error is Errors.NONE}
-                self._replicas.become_leader_or_follower(
+                failed = self._replicas.become_leader_or_follower(
                     [s for s in request.partition_states if s.topic_partition in accepted],
                     request.live_leaders,
                 )
+                for tp in failed:  # not hosted: a later LeaderAndIsr may try again
+                    self._hosted.pop(tp, None)
+                results = [
+                    m.PartitionError(r.topic_partition, failed.get(r.topic_partition, r.error))
+                    for r in results
+                ]
             self._accepted("LeaderAndIsr", request.header, tuple(results))
             return m.LeaderAndIsrResponse(Errors.NONE, tuple(results))
 

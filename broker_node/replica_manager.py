@@ -22,6 +22,7 @@ from typing import Protocol
 from broker_node.fetcher import ReplicaFetcherManager
 from broker_node.partition import IsrStore, Partition, PartitionConfig
 from broker_node.storage import PartitionLog
+from broker_node.storage.errors import LogError
 from eventlog import EventKind, EventLog
 from rpc import messages as m
 from rpc.errors import Errors
@@ -143,12 +144,25 @@ class ReplicaManager:
 
     def become_leader_or_follower(
         self, states: Iterable[m.LeaderAndIsrPartitionState], live_leaders: Iterable[m.LiveLeader]
-    ) -> None:
-        """Apply accepted LeaderAndIsr partition states (gRPC thread)."""
+    ) -> dict[TopicPartition, Errors]:
+        """Apply accepted LeaderAndIsr partition states (gRPC thread). Returns the
+        partitions whose log could not be opened (KAFKA_STORAGE_ERROR): they are not
+        hosted, and the others are applied all the same."""
         endpoints = {leader.broker_id: (leader.host, leader.port) for leader in live_leaders}
         to_follow: dict[int, dict[TopicPartition, Partition]] = {}
+        failed: dict[TopicPartition, Errors] = {}
         for state in states:
-            partition = self._get_or_create(state.topic_partition)
+            try:
+                partition = self._get_or_create(state.topic_partition)
+            except (LogError, OSError) as exc:
+                failed[state.topic_partition] = Errors.KAFKA_STORAGE_ERROR
+                self._events.emit(
+                    EventKind.LOG_UNAVAILABLE,
+                    topic=state.topic,
+                    partition=state.partition,
+                    reason=f"{type(exc).__name__}: {exc}",
+                )
+                continue
             if state.leader == self.broker_id:
                 self.fetchers.remove_partitions([partition.tp])
                 partition.make_leader(state)
@@ -160,6 +174,7 @@ class ReplicaManager:
         for leader, partitions in to_follow.items():
             host, port = endpoints[leader]
             self.fetchers.add_partitions(leader, host, port, partitions)
+        return failed
 
     def stop_replicas(
         self, partitions: Iterable[TopicPartition], delete: Iterable[TopicPartition]

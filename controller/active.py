@@ -2,14 +2,14 @@
 down on resignation (Kafka's `onControllerFailover` / `onControllerResignation`).
 
 Holds the context, both state machines, the request batch, the channel manager and the
-managers of the controller's duties: topic deletion (`controller.topic_deletion`),
-partition reassignment (`controller.reassignment`), preferred and unclean elections with
-the auto rebalance (`controller.replica_election`). It handles itself broker changes
-(startup, failure, bounce), topic changes (creation), ISR change notifications and, through
-`controller.controlled_shutdown`, controlled shutdown.
+managers of the controller's duties: broker changes and offline replicas
+(`controller.broker_changes`), topic deletion (`controller.topic_deletion`), partition
+reassignment (`controller.reassignment`), preferred and unclean elections with the auto
+rebalance (`controller.replica_election`). It handles itself topic changes (creation),
+topic config changes and, through `controller.isr_changes`, ISR change notifications.
 
-Event thread only; the ZooKeeper watches it arms run on kazoo's thread and StopReplica
-response callbacks on the sender threads, and both only enqueue events.
+Event thread only; the ZooKeeper watches it arms run on kazoo's thread and the StopReplica
+and LeaderAndIsr response callbacks on the sender threads, and they only enqueue events.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from controller import events as ev
+from controller.broker_changes import BrokerChanges
 from controller.channel_manager import (
     BrokerChannel,
     ControllerChannelManager,
@@ -27,7 +28,7 @@ from controller.channel_manager import (
     ResponseCallback,
     grpc_channel,
 )
-from controller.context import ControllerContext, PartitionReplica
+from controller.context import ControllerContext
 from controller.deletion_decisions import deletion_response_callback
 from controller.isr_changes import process_isr_change_notification
 from controller.partition_state_machine import (
@@ -44,6 +45,7 @@ from controller.topic_deletion import TopicDeletionManager
 from controller.watchers import Watchers
 from eventlog import EventKind, EventLog
 from rpc import messages as m
+from rpc.errors import Errors
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.deletion import TopicDeletionZk
@@ -124,6 +126,18 @@ class ActiveController:
             event_log,
             watchers,
         )
+        self.brokers = BrokerChanges(
+            context,
+            zk,
+            self.channels,
+            self.partitions,
+            self.replicas,
+            self.deletion,
+            self.reassignments,
+            event_log,
+            watchers,
+            self._send_update_metadata,
+        )
 
     # -- requests and responses ---------------------------------------------------------------
 
@@ -134,7 +148,16 @@ class ActiveController:
         if it deletes partitions, narrowed to those partitions."""
         if isinstance(request, m.StopReplicaRequest) and callback is not None:
             callback = deletion_response_callback(request, callback)
+        if isinstance(request, m.LeaderAndIsrRequest):
+            callback = self._on_leader_and_isr_response
         return self.channels.send(broker_id, request, callback)
+
+    def _on_leader_and_isr_response(self, broker_id: int, response: ControlResponse) -> None:
+        """A LeaderAndIsr was answered (sender thread): enqueue only storage errors."""
+        if isinstance(response, m.LeaderAndIsrResponse) and any(
+            e.error is Errors.KAFKA_STORAGE_ERROR for e in response.partition_errors
+        ):
+            self._watchers.enqueue(ev.LeaderAndIsrResponseReceived(broker_id, response))
 
     def _on_stop_replica_response(self, broker_id: int, response: ControlResponse) -> None:
         """A StopReplica that deleted partitions was answered (sender thread): enqueue."""
@@ -142,9 +165,6 @@ class ActiveController:
             self._watchers.enqueue(ev.TopicDeletionStopReplicaResponseReceived(broker_id, response))
 
     # -- watches ----------------------------------------------------------------------------
-
-    def _arm_broker_watch(self) -> list[str]:
-        return self._zk.watch_children(paths.BROKER_IDS, self._watchers(ev.BrokerChange()))
 
     def _arm_topic_watch(self) -> set[str]:
         return self._zk.get_all_topics(watch=self._watchers(ev.TopicChange()))
@@ -182,7 +202,7 @@ class ActiveController:
         """Load the cluster from ZooKeeper (pipelined), open channels, tell every broker,
         and start both state machines."""
         started = time.monotonic()
-        self._arm_broker_watch()
+        self._zk.watch_children(paths.BROKER_IDS, self._watchers(ev.BrokerChange()))
         listing = self._zk.get_all_brokers()
         for name, error in listing.malformed.items():
             self._malformed(error.path or name, error.reason)
@@ -305,80 +325,3 @@ class ActiveController:
         process_isr_change_notification(
             self.ctx, self._zk, self._watchers, self._events, self._send_update_metadata
         )
-
-    # -- brokers --------------------------------------------------------------------------
-
-    def process_broker_change(self) -> None:
-        """Compare `/brokers/ids` (with czxid epochs) to the live set: start new brokers,
-        fail dead ones, and fail-then-start bounced ones (same id, larger epoch)."""
-        self._arm_broker_watch()
-        listing = self._zk.get_all_brokers()
-        for name, error in listing.malformed.items():
-            self._malformed(error.path or name, error.reason)
-        current = listing.brokers
-        known = self.ctx.live_or_shutting_down_broker_ids()
-        new = sorted(set(current) - known)
-        dead = sorted(known - set(current))
-        bounced = sorted(
-            b for b in set(current) & known if current[b].epoch > self.ctx.broker_epoch(b)
-        )
-        self._events.emit(
-            EventKind.BROKER_CHANGE,
-            new=new,
-            dead=dead,
-            bounced=bounced,
-            live=sorted(current),
-            epochs={str(b): current[b].epoch for b in sorted(current)},
-        )
-        for broker_id in bounced + dead:
-            self.channels.remove_broker(broker_id)
-        for broker_id in new + bounced:
-            self.channels.add_broker(current[broker_id])
-        if new:
-            self.ctx.add_live_brokers(current[b] for b in new)
-            self.on_broker_startup(new)
-        if bounced:
-            self.ctx.remove_live_brokers(bounced)
-            self.on_broker_failure(bounced)
-            self.ctx.add_live_brokers(current[b] for b in bounced)
-            self.on_broker_startup(bounced)
-        if dead:
-            self.ctx.remove_live_brokers(dead)
-            self.on_broker_failure(dead)
-
-    def on_broker_startup(self, new_brokers: list[int]) -> None:
-        """Tell everyone about the new brokers, give them full metadata and their replicas,
-        bring offline partitions back online, and resume the deletion of topics with
-        replicas on them."""
-        existing = self.ctx.live_or_shutting_down_broker_ids() - set(new_brokers)
-        self._send_update_metadata(existing, [])
-        self._send_update_metadata(frozenset(new_brokers), self.ctx.partitions_with_leaders())
-        replicas = self.ctx.replicas_on_brokers(new_brokers)
-        self.replicas.handle_state_changes(replicas, ReplicaState.ONLINE)
-        self.partitions.trigger_online_partition_state_change()
-        self.reassignments.on_broker_startup(new_brokers)
-        deleting = {
-            r.topic_partition.topic
-            for r in replicas
-            if self.ctx.is_topic_queued_for_deletion(r.topic_partition.topic)
-        }
-        if deleting:
-            self.deletion.resume_deletion_for_topics(deleting)
-
-    def on_broker_failure(self, dead_brokers: list[int]) -> None:
-        """Move leaderships off dead brokers and take their replicas offline; the replicas
-        of topics being deleted fail their deletion instead (the topics wait for the
-        brokers to return)."""
-        not_deleting: list[PartitionReplica] = []
-        deleting: list[PartitionReplica] = []
-        for r in self.ctx.replicas_on_brokers(dead_brokers):
-            queued = self.ctx.is_topic_queued_for_deletion(r.topic_partition.topic)
-            (deleting if queued else not_deleting).append(r)
-        offline_leaders = self.ctx.partitions_with_offline_leader()
-        self.partitions.handle_state_changes(offline_leaders, PartitionState.OFFLINE)
-        self.partitions.trigger_online_partition_state_change()
-        self.replicas.handle_state_changes(not_deleting, ReplicaState.OFFLINE)
-        if deleting:
-            self.deletion.on_replicas_offline(deleting)
-        if not offline_leaders:
-            self._send_update_metadata(self.ctx.live_or_shutting_down_broker_ids(), [])

@@ -30,6 +30,7 @@ class ControllerContext:
         self.epoch_zk_version = 0
         self._live_brokers: dict[int, Broker] = {}
         self._shutting_down: set[int] = set()
+        self._offline_replicas: dict[int, set[TopicPartition]] = {}
         self._assignments: dict[str, dict[int, ReplicaAssignment]] = {}
         self._leaderships: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
         self._partition_states: dict[TopicPartition, PartitionState] = {}
@@ -58,6 +59,7 @@ class ControllerContext:
         for broker_id in broker_ids:
             self._live_brokers.pop(broker_id, None)
             self._shutting_down.discard(broker_id)
+            self._offline_replicas.pop(broker_id, None)
 
     def live_broker(self, broker_id: int) -> Broker | None:
         """A live (or shutting-down) broker."""
@@ -88,11 +90,29 @@ class ControllerContext:
         """Brokers in controlled shutdown."""
         return frozenset(self._shutting_down)
 
-    def is_replica_online(self, broker_id: int, include_shutting_down: bool = False) -> bool:
-        """Whether a replica on `broker_id` counts as online."""
+    def is_replica_online(
+        self,
+        broker_id: int,
+        include_shutting_down: bool = False,
+        tp: TopicPartition | None = None,
+    ) -> bool:
+        """Whether a replica on `broker_id` (of partition `tp`, when given) counts as
+        online: the broker is live (and not shutting down, unless included), and the broker
+        has not reported that partition's log unavailable (Kafka's `isReplicaOnline`)."""
+        if tp is not None and tp in self._offline_replicas.get(broker_id, ()):
+            return False
         if include_shutting_down:
             return broker_id in self._live_brokers
         return broker_id in self._live_brokers and broker_id not in self._shutting_down
+
+    def mark_replicas_offline(self, broker_id: int, partitions: Iterable[TopicPartition]) -> None:
+        """A live broker answered KAFKA_STORAGE_ERROR for these partitions (Kafka's
+        `replicasOnOfflineDirs`); forgotten when the broker goes away or restarts."""
+        self._offline_replicas.setdefault(broker_id, set()).update(partitions)
+
+    def replicas_offline_on(self, broker_id: int) -> frozenset[TopicPartition]:
+        """The partitions whose log `broker_id` reported unavailable."""
+        return frozenset(self._offline_replicas.get(broker_id, ()))
 
     # -- topics and assignments ----------------------------------------------------------
 
@@ -193,7 +213,7 @@ class ControllerContext:
         return sorted(
             tp
             for tp, s in self._leaderships.items()
-            if not self.is_replica_online(s.leader_and_isr.leader)
+            if not self.is_replica_online(s.leader_and_isr.leader, tp=tp)
             and tp.topic not in self._topics_to_delete
         )
 

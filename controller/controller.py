@@ -189,7 +189,7 @@ class KafkaController:
                 self._maybe_resign()
                 self._elect()
             case ev.BrokerChange() if active is not None:
-                active.process_broker_change()
+                active.brokers.process_broker_change()
             case ev.TopicChange() if active is not None:
                 active.process_topic_change()
             case ev.TopicConfigChange() if active is not None:
@@ -198,6 +198,8 @@ class KafkaController:
                 active.process_isr_change_notification()
             case ev.TopicDeletion() if active is not None:
                 active.process_topic_deletion()
+            case ev.LeaderAndIsrResponseReceived() if active is not None:
+                active.brokers.process_leader_and_isr_response(event)
             case ev.TopicDeletionStopReplicaResponseReceived() if active is not None:
                 active.process_stop_replica_response(event)
             case ev.ReplicaLeaderElection() if active is not None:

@@ -14,7 +14,12 @@ from typing import ClassVar
 
 from controller.states import ControllerState
 from rpc.errors import Errors
-from rpc.messages import ControlledShutdownResponse, ElectLeadersResponse, StopReplicaResponse
+from rpc.messages import (
+    ControlledShutdownResponse,
+    ElectLeadersResponse,
+    LeaderAndIsrResponse,
+    StopReplicaResponse,
+)
 from zkdata.model import TopicPartition
 
 
@@ -96,6 +101,16 @@ class TopicDeletionStopReplicaResponseReceived(ControllerEvent):
     state: ClassVar[ControllerState] = ControllerState.TOPIC_DELETION
     broker_id: int
     response: StopReplicaResponse
+
+
+@dataclass(frozen=True)
+class LeaderAndIsrResponseReceived(ControllerEvent):
+    """A broker answered LeaderAndIsr with KAFKA_STORAGE_ERROR for some partitions (put by
+    the request's callback on `controller-to-broker-<id>-send-thread`)."""
+
+    state: ClassVar[ControllerState] = ControllerState.LEADER_AND_ISR_RESPONSE_RECEIVED
+    broker_id: int
+    response: LeaderAndIsrResponse
 
 
 @dataclass(frozen=True)

@@ -140,7 +140,7 @@ class PartitionStateMachine:
             leadership = self._ctx.leadership(tp)
             if leadership is None:
                 self._ctx.set_partition_state(tp, PartitionState.NEW)
-            elif self._ctx.is_replica_online(leadership.leader_and_isr.leader, True):
+            elif self._ctx.is_replica_online(leadership.leader_and_isr.leader, True, tp):
                 self._ctx.set_partition_state(tp, PartitionState.ONLINE)
             else:
                 self._ctx.set_partition_state(tp, PartitionState.OFFLINE)
@@ -227,7 +227,7 @@ class PartitionStateMachine:
         results: dict[TopicPartition, object] = {}
         states: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
         for tp in partitions:
-            live = tuple(r for r in self._ctx.replicas(tp) if self._ctx.is_replica_online(r))
+            live = tuple(r for r in self._ctx.replicas(tp) if self._ctx.is_replica_online(r, tp=tp))
             if not live:
                 results[tp] = self._failed(tp, "no live replica to lead a new partition")
                 continue
@@ -331,7 +331,7 @@ class PartitionStateMachine:
         ctx = self._ctx
         assignment = ctx.assignment(tp)
         replicas = assignment.replicas
-        online = {r for r in replicas if ctx.is_replica_online(r)}
+        online = {r for r in replicas if ctx.is_replica_online(r, tp=tp)}
         match strategy:
             case OfflineElection(allow_unclean):
                 unclean = allow_unclean or ctx.unclean_enabled(tp.topic, self._unclean_default)
@@ -339,7 +339,7 @@ class PartitionStateMachine:
             case ReassignElection():
                 target = tuple(r for r in replicas if r not in assignment.removing_replicas)
                 return reassign_election(
-                    current, target, {r for r in target if ctx.is_replica_online(r)}
+                    current, target, {r for r in target if ctx.is_replica_online(r, tp=tp)}
                 )
             case PreferredElection():
                 return preferred_election(current, replicas, online)
@@ -347,7 +347,7 @@ class PartitionStateMachine:
                 return controlled_shutdown_election(
                     current,
                     replicas,
-                    {r for r in replicas if ctx.is_replica_online(r, True)},
+                    {r for r in replicas if ctx.is_replica_online(r, True, tp)},
                     ctx.shutting_down_broker_ids(),
                 )
 

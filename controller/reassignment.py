@@ -256,7 +256,7 @@ class ReassignmentManager:
         bump the leader epoch so that every replica learns the final replica set."""
         leadership = self._ctx.leadership(tp)
         leader = leadership.leader_and_isr.leader if leadership else -1
-        if leader in done.replicas and self._ctx.is_replica_online(leader):
+        if leader in done.replicas and self._ctx.is_replica_online(leader, tp=tp):
             self._bump_leader_epoch_and_send(tp, done)
         else:
             self._partitions.handle_state_changes([tp], PartitionState.ONLINE, ReassignElection())

@@ -154,7 +154,7 @@ class RequestBatch:
                     zk_version=lai.zk_version,
                     replicas=replicas,
                     offline_replicas=tuple(
-                        r for r in replicas if not self._context.is_replica_online(r)
+                        r for r in replicas if not self._context.is_replica_online(r, tp=tp)
                     ),
                 )
             )

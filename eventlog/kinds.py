@@ -53,3 +53,5 @@ class EventKind(StrEnum):
     REASSIGNMENT_COMPLETED = "reassignment_completed"
     REASSIGNMENT_FAILED = "reassignment_failed"
     TOPIC_CONFIG_CHANGED = "topic_config_changed"
+    REPLICAS_OFFLINE = "replicas_offline"
+    LOG_UNAVAILABLE = "log_unavailable"

@@ -1,0 +1,162 @@
+"""`BrokerChanges`: what the active controller does when brokers come, go or bounce
+(Kafka's BrokerChange handling with `onBrokerStartup`, `onBrokerFailure` and
+`onReplicasBecomeOffline`), and when a live broker reports partitions whose log it cannot
+open (KAFKA_STORAGE_ERROR in a LeaderAndIsr answer, KIP-112's offline replicas). Event
+thread only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from controller import events as ev
+from controller.channel_manager import ControllerChannelManager
+from controller.context import ControllerContext, PartitionReplica
+from controller.partition_state_machine import PartitionStateMachine
+from controller.reassignment import ReassignmentManager
+from controller.replica_state_machine import ReplicaStateMachine
+from controller.states import PartitionState, ReplicaState
+from controller.topic_deletion import TopicDeletionManager
+from controller.watchers import Watchers
+from eventlog import EventKind, EventLog
+from rpc.errors import Errors
+from zkdata import paths
+from zkdata.client import KafkaZkClient
+from zkdata.model import TopicPartition
+
+#: Sends UpdateMetadata with `partitions` to `brokers` (the active controller's batch).
+SendUpdateMetadata = Callable[[frozenset[int], list[TopicPartition]], None]
+
+
+class BrokerChanges:
+    """Broker start-up, failure and bounce, and offline replicas, for the active controller."""
+
+    def __init__(
+        self,
+        context: ControllerContext,
+        zk: KafkaZkClient,
+        channels: ControllerChannelManager,
+        partitions: PartitionStateMachine,
+        replicas: ReplicaStateMachine,
+        deletion: TopicDeletionManager,
+        reassignments: ReassignmentManager,
+        event_log: EventLog,
+        watchers: Watchers,
+        send_update_metadata: SendUpdateMetadata,
+    ) -> None:
+        self._ctx = context
+        self._zk = zk
+        self._channels = channels
+        self._partitions = partitions
+        self._replicas = replicas
+        self._deletion = deletion
+        self._reassignments = reassignments
+        self._events = event_log
+        self._watchers = watchers
+        self._send_update_metadata = send_update_metadata
+
+    def process_broker_change(self) -> None:
+        """Compare `/brokers/ids` (with czxid epochs) to the live set: start new brokers,
+        fail dead ones, and fail-then-start bounced ones (same id, larger epoch)."""
+        self._zk.watch_children(paths.BROKER_IDS, self._watchers(ev.BrokerChange()))
+        listing = self._zk.get_all_brokers()
+        for name, error in listing.malformed.items():
+            self._events.emit(
+                EventKind.MALFORMED_ZNODE, path=error.path or name, reason=error.reason
+            )
+        current = listing.brokers
+        known = self._ctx.live_or_shutting_down_broker_ids()
+        new = sorted(set(current) - known)
+        dead = sorted(known - set(current))
+        bounced = sorted(
+            b for b in set(current) & known if current[b].epoch > self._ctx.broker_epoch(b)
+        )
+        self._events.emit(
+            EventKind.BROKER_CHANGE,
+            new=new,
+            dead=dead,
+            bounced=bounced,
+            live=sorted(current),
+            epochs={str(b): current[b].epoch for b in sorted(current)},
+        )
+        for broker_id in bounced + dead:
+            self._channels.remove_broker(broker_id)
+        for broker_id in new + bounced:
+            self._channels.add_broker(current[broker_id])
+        if new:
+            self._ctx.add_live_brokers(current[b] for b in new)
+            self.on_broker_startup(new)
+        if bounced:
+            self._ctx.remove_live_brokers(bounced)
+            self.on_broker_failure(bounced)
+            self._ctx.add_live_brokers(current[b] for b in bounced)
+            self.on_broker_startup(bounced)
+        if dead:
+            self._ctx.remove_live_brokers(dead)
+            self.on_broker_failure(dead)
+
+    def on_broker_startup(self, new_brokers: list[int]) -> None:
+        """Tell everyone about the new brokers, give them full metadata and their replicas,
+        bring offline partitions back online, and resume the deletion of topics with
+        replicas on them."""
+        existing = self._ctx.live_or_shutting_down_broker_ids() - set(new_brokers)
+        self._send_update_metadata(existing, [])
+        self._send_update_metadata(frozenset(new_brokers), self._ctx.partitions_with_leaders())
+        replicas = self._ctx.replicas_on_brokers(new_brokers)
+        self._replicas.handle_state_changes(replicas, ReplicaState.ONLINE)
+        self._partitions.trigger_online_partition_state_change()
+        self._reassignments.on_broker_startup(new_brokers)
+        deleting = {
+            r.topic_partition.topic
+            for r in replicas
+            if self._ctx.is_topic_queued_for_deletion(r.topic_partition.topic)
+        }
+        if deleting:
+            self._deletion.resume_deletion_for_topics(deleting)
+
+    def on_broker_failure(self, dead_brokers: list[int]) -> None:
+        """Dead brokers: every replica they hold is offline."""
+        self.on_replicas_become_offline(self._ctx.replicas_on_brokers(dead_brokers))
+
+    def process_leader_and_isr_response(self, event: ev.LeaderAndIsrResponseReceived) -> None:
+        """A live broker could not open some partitions' logs (KAFKA_STORAGE_ERROR in its
+        LeaderAndIsr answer): those replicas are offline until the broker restarts."""
+        broker_id = event.broker_id
+        if broker_id not in self._ctx.live_or_shutting_down_broker_ids():
+            return
+        failed = {
+            e.topic_partition
+            for e in event.response.partition_errors
+            if e.error is Errors.KAFKA_STORAGE_ERROR
+        }
+        new = sorted(tp for tp in failed - self._ctx.replicas_offline_on(broker_id))
+        if not new:
+            return
+        self._ctx.mark_replicas_offline(broker_id, new)
+        self._events.emit(
+            EventKind.REPLICAS_OFFLINE,
+            broker_id=broker_id,
+            partitions=[f"{tp.topic}-{tp.partition}" for tp in new],
+            controller_epoch=self._ctx.epoch,
+        )
+        self.on_replicas_become_offline(
+            [PartitionReplica(tp, broker_id) for tp in new if broker_id in self._ctx.replicas(tp)]
+        )
+
+    def on_replicas_become_offline(self, offline: list[PartitionReplica]) -> None:
+        """Kafka's onReplicasBecomeOffline: move leaderships off offline replicas and take
+        them offline; the replicas of topics being deleted fail their deletion instead (the
+        topics wait for the replicas to return)."""
+        not_deleting: list[PartitionReplica] = []
+        deleting: list[PartitionReplica] = []
+        for r in offline:
+            queued = self._ctx.is_topic_queued_for_deletion(r.topic_partition.topic)
+            (deleting if queued else not_deleting).append(r)
+        offline_leaders = self._ctx.partitions_with_offline_leader()
+        self._partitions.handle_state_changes(offline_leaders, PartitionState.OFFLINE)
+        self._partitions.trigger_online_partition_state_change()
+        self._replicas.handle_state_changes(not_deleting, ReplicaState.OFFLINE)
+        if deleting:
+            self._deletion.on_replicas_offline(deleting)
+        if not offline_leaders:
+            self._send_update_metadata(self._ctx.live_or_shutting_down_broker_ids(), [])

@@ -1,0 +1,43 @@
+"""`ReplicaManager.become_leader_or_follower` with a log that cannot be opened: that
+partition answers KAFKA_STORAGE_ERROR and is not hosted; the others are applied."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from broker_node.replica_manager import ReplicaManager, ReplicationConfig
+from broker_node.testing import FakeIsrStore
+from eventlog import EventKind
+from eventlog.testing import RecordingEventLog
+from rpc import messages as m
+from rpc.errors import Errors
+from zkdata.model import TopicPartition
+
+GOOD, BAD = TopicPartition("orders", 0), TopicPartition("orders", 1)
+
+
+def lead(tp: TopicPartition) -> m.LeaderAndIsrPartitionState:
+    return m.LeaderAndIsrPartitionState(tp.topic, tp.partition, 1, 1, 1, (1,), 0, (1,))
+
+
+def test_one_unreadable_log_fails_only_its_partition(tmp_path: Path) -> None:
+    bad_dir = tmp_path / "orders-1"
+    bad_dir.mkdir()
+    (bad_dir / "hw-checkpoint").write_text("not a checkpoint\n")
+    events = RecordingEventLog("broker1")
+
+    def no_overrides(_topic: str) -> dict[str, str]:
+        return {}
+
+    replicas = ReplicaManager(
+        1, ReplicationConfig(data_dir=tmp_path), FakeIsrStore(), events, no_overrides
+    )
+    failed = replicas.become_leader_or_follower([lead(BAD), lead(GOOD)], [])
+    assert failed == {BAD: Errors.KAFKA_STORAGE_ERROR}
+    assert replicas.partition(BAD) is None
+    good = replicas.partition(GOOD)
+    assert good is not None
+    assert good.is_leader
+    [unavailable] = events.of_kind(EventKind.LOG_UNAVAILABLE)
+    assert (unavailable["topic"], unavailable["partition"]) == ("orders", 1)
+    assert "CorruptLogError" in unavailable["reason"]
