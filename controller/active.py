@@ -18,6 +18,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kazoo.protocol.states import WatchedEvent
+
 from controller import events as ev
 from controller.broker_changes import BrokerChanges
 from controller.channel_manager import (
@@ -244,7 +246,7 @@ class ActiveController:
     def _load_topics(self, topics: set[str]) -> list[str]:
         """Read the assignments and configs of `topics` into the context; return the ones
         that loaded (malformed ones are reported and skipped)."""
-        reads = self._zk.get_topic_assignments(sorted(topics))
+        reads = self._zk.get_topic_assignments(sorted(topics), self._partition_watch)
         for error in reads.malformed.values():
             self._malformed(error.path, error.reason)
         configs = self._zk.get_topic_configs(sorted(reads.found))
@@ -282,6 +284,39 @@ class ActiveController:
         new_partitions = [tp for topic in added for tp in self.ctx.partitions_of(topic)]
         if new_partitions:
             self.on_new_partition_creation(new_partitions)
+
+    def _partition_watch(self, topic: str) -> Callable[[WatchedEvent], None]:
+        return self._watchers(ev.PartitionModifications(topic))
+
+    def process_partition_modifications(self, topic: str) -> None:
+        """`/brokers/topics/T` changed (Kafka's PartitionModifications): re-arm its watch;
+        partitions it lists that the context lacks are created and brought online, unless
+        the topic is being deleted."""
+        if topic not in self.ctx.all_topics():
+            return  # deleted, or never loaded: nothing is watched any more
+        reads = self._zk.get_topic_assignments([topic], self._partition_watch)
+        for error in reads.malformed.values():
+            self._malformed(error.path, error.reason)
+        found = reads.found.get(topic)
+        if found is None:
+            return
+        known = {tp.partition for tp in self.ctx.partitions_of(topic)}
+        added = {p: a for p, a in sorted(found.partitions.items()) if p not in known}
+        if not added:
+            return
+        deleting = self.ctx.is_topic_queued_for_deletion(topic)
+        self._events.emit(
+            EventKind.PARTITIONS_ADDED,
+            topic=topic,
+            partitions=sorted(added),
+            created=not deleting,
+            controller_epoch=self.ctx.epoch,
+        )
+        if deleting:
+            return  # as Kafka does: no partition is added to a topic being deleted
+        for partition, assignment in added.items():
+            self.ctx.set_assignment(TopicPartition(topic, partition), assignment)
+        self.on_new_partition_creation([TopicPartition(topic, p) for p in added])
 
     def process_topic_config_change(self, topic: str) -> None:
         """Reload a topic's overrides; when unclean leader election is now enabled for it,

@@ -192,6 +192,8 @@ class KafkaController:
                 active.brokers.process_broker_change()
             case ev.TopicChange() if active is not None:
                 active.process_topic_change()
+            case ev.PartitionModifications() if active is not None:
+                active.process_partition_modifications(event.topic)
             case ev.TopicConfigChange() if active is not None:
                 active.process_topic_config_change(event.topic)
             case ev.IsrChangeNotification() if active is not None:

@@ -86,6 +86,14 @@ class TopicChange(ControllerEvent):
 
 
 @dataclass(frozen=True)
+class PartitionModifications(ControllerEvent):
+    """`/brokers/topics/T` changed: partitions may have been added to the topic."""
+
+    state: ClassVar[ControllerState] = ControllerState.TOPIC_CHANGE
+    topic: str
+
+
+@dataclass(frozen=True)
 class TopicDeletion(ControllerEvent):
     """The children of `/admin/delete_topics` changed."""
 

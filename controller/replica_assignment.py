@@ -28,6 +28,7 @@ __all__ = [
     "InvalidReplicationFactorError",
     "InvalidTopicError",
     "assign_replicas_to_brokers",
+    "validate_partition_replicas",
     "validate_replica_assignment",
     "validate_topic_name",
 ]
@@ -154,8 +155,20 @@ def validate_replica_assignment(
             "partitions should be a consecutive 0-based integer sequence, got partitions "
             f"[{_join(partition_ids)}]"
         )
-    for partition in partition_ids:
-        replicas = assignment[partition]
+    validate_partition_replicas(assignment, len(assignment[0]), live_brokers)
+
+
+def validate_partition_replicas(
+    partitions: Mapping[int, Sequence[int]],
+    replication_factor: int,
+    live_brokers: AbstractSet[int],
+) -> None:
+    """Raise `InvalidReplicaAssignmentError` unless every partition (checked in id order)
+    has at least one replica, no broker twice, only brokers in `live_brokers`, and
+    `replication_factor` replicas (partition 0's, as Kafka words it). Used for a new
+    topic and for partitions added to one."""
+    for partition in sorted(partitions):
+        replicas = partitions[partition]
         if not replicas:
             raise InvalidReplicaAssignmentError(
                 f"Cannot have replication factor of 0 for partition id {partition}."
@@ -171,13 +184,12 @@ def validate_replica_assignment(
                 f"Specified brokers: {_join(replicas)}, "
                 f"available brokers: {_join(sorted(live_brokers))}."
             )
-    expected = len(assignment[0])
-    bad = [p for p in partition_ids if len(assignment[p]) != expected]
+    bad = [p for p in sorted(partitions) if len(partitions[p]) != replication_factor]
     if bad:
         raise InvalidReplicaAssignmentError(
             "Inconsistent replication factor between partitions, partition 0 has "
-            f"{expected} while partitions [{_join(bad)}] have replication factors "
-            f"[{_join(len(assignment[p]) for p in bad)}], respectively."
+            f"{replication_factor} while partitions [{_join(bad)}] have replication factors "
+            f"[{_join(len(partitions[p]) for p in bad)}], respectively."
         )
 
 

@@ -55,3 +55,4 @@ class EventKind(StrEnum):
     TOPIC_CONFIG_CHANGED = "topic_config_changed"
     REPLICAS_OFFLINE = "replicas_offline"
     LOG_UNAVAILABLE = "log_unavailable"
+    PARTITIONS_ADDED = "partitions_added"

@@ -4,6 +4,7 @@
     testbed topics create --topic T (--partitions N --replication-factor R | --replica-assignment A)
                           [--config K=V ...]
     testbed topics list
+    testbed topics alter --topic T --partitions N [--replica-assignment A]
     testbed topics delete --topic T
     testbed topics describe [--topic T ...] [--under-replicated-partitions]
                             [--unavailable-partitions]
@@ -83,12 +84,14 @@ from testbed.reassign_verify import (
 )
 from testbed.topics import (
     TopicCommandError,
+    add_partitions,
     create_topic,
     delete_topic,
     describe_topics,
     filter_partitions,
     parse_configs,
     parse_replica_assignment,
+    render_added,
     render_description,
 )
 from testbed.zk_tree import ZkPathError, get, ls, tree
@@ -144,6 +147,14 @@ def _topics(args: argparse.Namespace) -> int:
         elif args.action == "list":
             for topic in sorted(zk.get_all_topics()):
                 print(topic)
+        elif args.action == "alter":
+            requested = (
+                parse_replica_assignment(args.replica_assignment)
+                if args.replica_assignment is not None
+                else None
+            )
+            added = add_partitions(zk, args.topic, args.partitions, requested)
+            print(render_added(args.topic, added))
         elif args.action == "delete":
             if delete_topic(zk, args.topic):
                 print(f"Topic {args.topic} is marked for deletion.")

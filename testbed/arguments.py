@@ -45,8 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     topics = sub.add_parser(
         "topics",
-        help="create, list, describe and delete topics",
-        description="Create, list, describe and delete topics (like kafka-topics.sh --zookeeper).",
+        help="create, list, describe, alter and delete topics",
+        description="Create, list, describe, alter (add partitions) and delete topics (like "
+        "kafka-topics.sh --zookeeper).",
     )
     topic_sub = topics.add_subparsers(dest="action", required=True, metavar="ACTION")
     create = topic_sub.add_parser(
@@ -84,6 +85,27 @@ def build_parser() -> argparse.ArgumentParser:
         "--unavailable-partitions",
         action="store_true",
         help="only partitions without a live leader",
+    )
+    alter = topic_sub.add_parser(
+        "alter",
+        help="add partitions to a topic",
+        description="Add partitions to a topic (like kafka-topics.sh --alter --partitions): "
+        "rewrites /brokers/topics/T with the new partitions; the controller creates them. "
+        "Records with a key may map to a different partition afterwards.",
+    )
+    _add_zk(alter)
+    alter.add_argument("--topic", required=True, help="the topic name")
+    alter.add_argument(
+        "--partitions",
+        type=int,
+        required=True,
+        metavar="N",
+        help="the new partition count, larger than the current one",
+    )
+    alter.add_argument(
+        "--replica-assignment",
+        help="replicas of every partition, as for create (1:2,2:3); entries for existing "
+        "partitions are ignored",
     )
     delete = topic_sub.add_parser(
         "delete",

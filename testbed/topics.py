@@ -1,22 +1,30 @@
 """Topic administration through ZooKeeper, as Kafka 2.x's `kafka-topics.sh --zookeeper`
-does it: creation writes `/brokers/topics/T` (and `/config/topics/T`) and deletion
-`/admin/delete_topics/T` for the controller to act on; description reads the assignment
-and state znodes. Blocks the calling thread."""
+does it: creation writes `/brokers/topics/T` (and `/config/topics/T`), adding partitions
+rewrites `/brokers/topics/T` conditionally on its zkVersion, and deletion writes
+`/admin/delete_topics/T`, for the controller to act on; description reads the assignment
+and state znodes. Parsing, deciding and rendering are pure; the rest blocks the calling
+thread (the CLI's main thread)."""
 
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+
+from kazoo.exceptions import BadVersionError, NoNodeError
 
 from controller.replica_assignment import (
     InvalidReplicaAssignmentError,
     assign_replicas_to_brokers,
+    validate_partition_replicas,
     validate_replica_assignment,
     validate_topic_name,
 )
+from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.deletion import TopicDeletionZk
+from zkdata.errors import ZnodeFormatError
 from zkdata.model import (
     LeaderIsrAndControllerEpoch,
     ReplicaAssignment,
@@ -25,6 +33,7 @@ from zkdata.model import (
     TopicPartition,
 )
 from zkdata.topic_configs import validate_topic_config
+from zkdata.znodes import TopicZNode
 
 
 class TopicCommandError(Exception):
@@ -99,6 +108,132 @@ def delete_topic(zk: KafkaZkClient, name: str) -> bool:
     if name not in zk.get_all_topics():
         raise TopicCommandError(f"Topic '{name}' does not exist as expected")
     return TopicDeletionZk(zk).mark_topic_for_deletion(name)
+
+
+def new_partitions(
+    topic: str,
+    existing: Mapping[int, ReplicaAssignment],
+    partitions: int,
+    live_brokers: AbstractSet[int],
+    requested: Mapping[int, Sequence[int]] | None = None,
+) -> dict[int, tuple[int, ...]]:
+    """The replicas of the partitions to add so that `topic` has `partitions` of them, as
+    Kafka's `AdminZkClient.addPartitions` decides: partition id -> replicas, ids from the
+    current count up to `partitions - 1`.
+
+    Refused (`TopicCommandError`) while any partition is being reassigned, when the
+    existing ids are not 0..n-1, when `partitions` is not above the current count, and
+    when partition 0 has no replica.
+    Without `requested`, the new partitions get Kafka's rack-unaware assignment over
+    `live_brokers` with partition 0's replication factor, starting from the first live
+    broker whose id is at least partition 0's preferred replica (the first live broker if
+    none is). `requested` lists every partition, as `--replica-assignment` does; its
+    entries for existing partitions are ignored, and each new one must pass Kafka's checks
+    (`InvalidReplicaAssignmentError`). `InvalidReplicationFactorError` when partition 0
+    has more replicas than there are live brokers.
+    """
+    moving = sorted(p for p, a in existing.items() if a.is_being_reassigned)
+    if moving:
+        raise TopicCommandError(
+            f"Topic '{topic}' has a partition reassignment in progress (partitions "
+            f"{_ids(moving)}); add partitions once `testbed reassign verify` reports it complete"
+        )
+    current = len(existing)
+    if sorted(existing) != list(range(current)) or current == 0:
+        raise TopicCommandError(
+            f"Topic '{topic}' has partitions [{_ids(sorted(existing))}], not 0..n-1 with "
+            "n >= 1; partitions cannot be added to it"
+        )
+    if partitions <= current:
+        raise TopicCommandError(
+            f"A topic's partition count can only grow: topic '{topic}' has {current} "
+            f"partitions, so --partitions {partitions} adds none"
+        )
+    first = existing[0].replicas
+    if not first:
+        raise TopicCommandError(
+            f"Partition 0 of topic '{topic}' has no replicas, so the new partitions have no "
+            "replication factor to follow"
+        )
+    if requested is None:
+        ordered = sorted(live_brokers)
+        start = next((i for i, b in enumerate(ordered) if b >= first[0]), 0)
+        return assign_replicas_to_brokers(
+            partitions - current,
+            len(first),
+            ordered,
+            fixed_start_index=start,
+            start_partition_id=current,
+        )
+    if len(requested) != partitions:
+        raise InvalidReplicaAssignmentError(
+            f"--replica-assignment lists {len(requested)} partitions but --partitions is "
+            f"{partitions}; list every partition, existing ones included (they are ignored)"
+        )
+    added = {p: tuple(requested[p]) for p in range(current, partitions)}
+    validate_partition_replicas(added, len(first), live_brokers)
+    return added
+
+
+def add_partitions(
+    zk: KafkaZkClient,
+    topic: str,
+    partitions: int,
+    requested: Mapping[int, Sequence[int]] | None = None,
+) -> dict[int, tuple[int, ...]]:
+    """Grow an existing topic to `partitions` partitions (`kafka-topics.sh --alter
+    --partitions --zookeeper`): read `/brokers/topics/T` with its zkVersion, decide the new
+    partitions (`new_partitions`) over the registered brokers, and set the znode to the
+    existing partitions (unchanged, topic id kept) plus the new ones, conditionally on the
+    version read. The controller creates the new partitions. Returns the new partitions.
+
+    Raises `TopicCommandError` when the topic does not exist, is marked for deletion, or
+    changed between the read and the write, `ZnodeFormatError` when its znode does not
+    decode, and the errors of `new_partitions`. Nothing is written when it raises.
+    """
+    path = paths.topic(topic)
+    kazoo = zk.kazoo
+    pending_read = kazoo.get_async(path)
+    pending_deletion = kazoo.exists_async(paths.delete_topic(topic))
+    try:
+        data, stat = pending_read.get()
+    except NoNodeError:
+        raise TopicCommandError(f"Topic '{topic}' does not exist") from None
+    if pending_deletion.get() is not None:
+        raise TopicCommandError(
+            f"Topic '{topic}' is marked for deletion; partitions cannot be added to it"
+        )
+    try:
+        current = TopicZNode.decode(data)
+    except ZnodeFormatError as exc:
+        raise ZnodeFormatError(exc.reason, path) from None
+    live = set(zk.get_all_brokers().brokers)
+    added = new_partitions(topic, current.partitions, partitions, live, requested)
+    grown = TopicAssignment(
+        {**current.partitions, **{p: ReplicaAssignment(r) for p, r in added.items()}},
+        current.topic_id,
+    )
+    try:
+        kazoo.retry(kazoo.set, path, TopicZNode.encode(grown), version=stat.version)
+    except BadVersionError:
+        raise TopicCommandError(
+            f"Topic '{topic}' changed while its partitions were being added (version "
+            f"{stat.version} of {path} was read); nothing was written, run the command again"
+        ) from None
+    except NoNodeError:
+        raise TopicCommandError(
+            f"Topic '{topic}' was deleted while its partitions were being added"
+        ) from None
+    return added
+
+
+def render_added(topic: str, added: Iterable[int]) -> str:
+    """The line printed after partitions were added: `Added partitions 3..5 to topic T.`
+    (`Added partition 3 to topic T.` for one)."""
+    ids = sorted(added)
+    if len(ids) == 1:
+        return f"Added partition {ids[0]} to topic {topic}."
+    return f"Added partitions {ids[0]}..{ids[-1]} to topic {topic}."
 
 
 @dataclass(frozen=True)
@@ -193,3 +328,8 @@ def render_description(described: Mapping[str, list[PartitionDescription]], live
 
 def _ids(ids: Sequence[int]) -> str:
     return ",".join(str(i) for i in ids)
+
+
+def _listed(values: Iterable[int]) -> str:
+    """Kafka's `mkString(", ")`."""
+    return ", ".join(str(value) for value in values)

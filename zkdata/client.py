@@ -273,9 +273,14 @@ class KafkaZkClient:
         except NoNodeError:
             return set()
 
-    def get_topic_assignments(self, topics: Iterable[str]) -> Reads[str, TopicAssignment]:
-        """The replica assignments of `topics`, read pipelined."""
-        return read_many(self._zk, topics, paths.topic, lambda data, _: TopicZNode.decode(data))
+    def get_topic_assignments(
+        self, topics: Iterable[str], watch_of: Callable[[str], WatchCallback] | None = None
+    ) -> Reads[str, TopicAssignment]:
+        """The replica assignments of `topics`, read pipelined; `watch_of(topic)` arms a
+        data watch on each topic znode read (new partitions, Kafka's PartitionModifications)."""
+        return read_many(
+            self._zk, topics, paths.topic, lambda data, _: TopicZNode.decode(data), watch_of
+        )
 
     def get_topic_configs(self, topics: Iterable[str]) -> Reads[str, TopicConfig]:
         """Per-topic config overrides (`/config/topics/T`), read pipelined."""

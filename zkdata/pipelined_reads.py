@@ -16,7 +16,7 @@ from typing import Generic, TypeVar
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
-from kazoo.protocol.states import ZnodeStat
+from kazoo.protocol.states import WatchedEvent, ZnodeStat
 
 from zkdata.errors import ZnodeFormatError
 
@@ -40,10 +40,14 @@ def read_many(
     keys: Iterable[K],
     path_of: Callable[[K], str],
     decode: Callable[[bytes, ZnodeStat], V],
+    watch_of: Callable[[K], Callable[[WatchedEvent], None]] | None = None,
 ) -> Reads[K, V]:
     """Read the znode `path_of(key)` of every key, pipelined, and decode each with its Stat.
-    A `ZnodeFormatError` from `decode` is kept under its key with the znode's path."""
-    pending = [(key, zk.get_async(path_of(key))) for key in keys]
+    A `ZnodeFormatError` from `decode` is kept under its key with the znode's path.
+    `watch_of(key)`, when given, arms a one-shot data watch on each znode that exists."""
+    pending = [
+        (key, zk.get_async(path_of(key), watch=watch_of(key) if watch_of else None)) for key in keys
+    ]
     found: dict[K, V] = {}
     malformed: dict[K, ZnodeFormatError] = {}
     for key, result in pending:
