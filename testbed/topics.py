@@ -328,8 +328,3 @@ def render_description(described: Mapping[str, list[PartitionDescription]], live
 
 def _ids(ids: Sequence[int]) -> str:
     return ",".join(str(i) for i in ids)
-
-
-def _listed(values: Iterable[int]) -> str:
-    """Kafka's `mkString(", ")`."""
-    return ", ".join(str(value) for value in values)
