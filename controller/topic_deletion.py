@@ -16,8 +16,8 @@ How a deletion runs:
    adding or removing replicas (a reassignment in flight). A topic is marked ineligible
    when a replica of it is on a dead broker (at failover, when deletion starts, or when
    the broker fails) or a broker answers its StopReplica with an error. Broker start-up
-   clears the mark for the topics with replicas on the new brokers (and so will the end
-   of a reassignment, once reassignment exists) and deletion resumes.
+   clears the mark for the topics with replicas on the new brokers, and the end of a
+   reassignment for its topic; deletion then resumes.
 3. Deletion of an eligible topic, the first time in a controller term: partitions
    -> Offline -> NonExistent (context only). Every time: UpdateMetadata with the topic's
    partitions (leader -2) to every live broker; replicas on dead brokers ->
@@ -41,22 +41,8 @@ with a replica on a dead broker or a reassignment in flight start ineligible) an
 resumes after the state machines have started (`try_topic_deletion`). A failed epoch
 check raises `ControllerMovedError` from the write, before the context is touched.
 
-Events, each with `controller_epoch` (the epoch of the controller acting):
-
-- `topic_deletion_requested`: `topics` newly queued; `removed` request znodes removed;
-  `unknown` the removed ones that name no known topic; `enabled` (`delete.topic.enable`);
-  `source`, `"watch"` or `"failover"`.
-- `topic_deletion_started` (per topic and round): `topic`; `partitions` (count);
-  `replicas` sent StopReplica with delete in this round; `offline_replicas` on dead
-  brokers; `retry`, true when deletion already started earlier in this term.
-- `topic_deletion_ineligible` (when a topic becomes halted): `topic`; `reason`,
-  `"offline replicas"`, `"replica deletion failure"` or `"topic reassignment in
-  progress"`; `replicas`, the `[partition, broker]` pairs concerned; `errors`, the
-  brokers' error names (both may be empty).
-- `topic_deletion_completed`: `topic`; `partitions`; `duration_ms` since the topic was
-  queued in this controller term.
-- `topic_deletion_failed`: `topic`; `failed`, znode path -> the kazoo error class that
-  kept it from being removed.
+Events (`topic_deletion_requested`, `_started`, `_ineligible`, `_completed`, `_failed`, each
+with `controller_epoch`) are described in docs/events.md.
 """
 
 from __future__ import annotations
