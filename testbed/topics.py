@@ -243,6 +243,8 @@ class PartitionDescription:
     topic_partition: TopicPartition
     replicas: tuple[int, ...]
     state: LeaderIsrAndControllerEpoch | None
+    adding_replicas: tuple[int, ...] = ()
+    removing_replicas: tuple[int, ...] = ()
 
     @property
     def leader(self) -> int | None:
@@ -277,6 +279,8 @@ def describe_topics(
                 TopicPartition(topic, p),
                 a.replicas,
                 states.found.get(TopicPartition(topic, p)),
+                a.adding_replicas,
+                a.removing_replicas,
             )
             for p, a in sorted(reads.found[topic].partitions.items())
         ]
@@ -308,7 +312,8 @@ def filter_partitions(
 
 
 def render_description(described: Mapping[str, list[PartitionDescription]], live: set[int]) -> str:
-    """Kafka's `--describe` layout."""
+    """Kafka's `--describe` layout; a partition being reassigned also shows its adding
+    and removing replicas, as Kafka 2.4+ does."""
     lines = []
     for topic, parts in described.items():
         rf = len(parts[0].replicas) if parts else 0
@@ -320,6 +325,10 @@ def render_description(described: Mapping[str, list[PartitionDescription]], live
                 f"\tTopic: {topic}\tPartition: {d.topic_partition.partition}\tLeader: {leader}"
                 f"\tReplicas: {_ids(d.replicas)}\tIsr: {_ids(d.isr)}"
             )
+            if d.adding_replicas:
+                line += f"\tAdding Replicas: {_ids(d.adding_replicas)}"
+            if d.removing_replicas:
+                line += f"\tRemoving Replicas: {_ids(d.removing_replicas)}"
             if offline:
                 line += f"\tOffline: {_ids(offline)}"
             lines.append(line)

@@ -227,7 +227,11 @@ def test_partition_reassignment(brokers: Start, zk_client: KazooClient, run_dir:
 
 
 def test_partition_reassignment_resumes_after_controller_failover(
-    brokers: Start, zk_client: KazooClient, run_dir: Path
+    brokers: Start,
+    zk_client: KazooClient,
+    zk_connect: str,
+    run_dir: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Kill the controller while a reassignment is in flight.
 
@@ -247,6 +251,8 @@ def test_partition_reassignment_resumes_after_controller_failover(
             20,
             lambda: f"the reassignment did not start: {cluster.assignment(T0)}\n" + cluster.tails(),
         )
+        _, described, _ = run(capsys, "topics", "describe", "--zk", zk_connect, "--topic", TOPIC)
+        assert "\tAdding Replicas: 3\tRemoving Replicas: 1" in described.splitlines()[1]
         cluster.procs[1].kill()
         wait_until(
             lambda: any(e["resumed"] for e in cluster.events(2, "reassignment_started")),
