@@ -30,6 +30,7 @@ from support.cli import run
 from support.waiting import wait_until
 from zkdata import paths
 from zkdata.client import KafkaZkClient
+from zkdata.deletion import TopicDeletionZk
 from zkdata.model import (
     LeaderIsrAndControllerEpoch,
     PartitionReassignment,
@@ -448,3 +449,48 @@ def test_reassign_command_executes_and_verifies_a_move(
     assert cluster.assignment(T1) == ReplicaAssignment((2, 1))
     for tp in (T0, T1):
         cluster.wait_all_acked_readable(tp)
+
+
+def test_delete_topic_during_partition_reassignment(
+    brokers: Start, zk_client: KazooClient, run_dir: Path
+) -> None:
+    """Kafka's testPartitionReassignmentDuringDeleteTopic, from the other side: a topic
+    whose partition is being moved is not deleted until the move completes.
+
+    Steps: pause broker 3; request t-0 from [1,2] to [2,3]; once it is in flight, request
+    the deletion of t; then resume broker 3.
+    Validate: the deletion waits, marked ineligible for the reassignment in progress; once
+    the reassignment completes, the deletion resumes and removes the topic's znodes."""
+    cluster = Cluster(brokers, zk_client, run_dir)
+    cluster.procs[3].pause()
+    try:
+        cluster.reassign.create_reassignments(request((T0, (2, 3))))
+        wait_until(
+            lambda: cluster.assignment(T0).is_being_reassigned,
+            20,
+            lambda: "the reassignment did not start\n" + cluster.tails(),
+        )
+        TopicDeletionZk(cluster.zk).mark_topic_for_deletion(TOPIC)
+        wait_until(
+            lambda: any(
+                e["reason"] == "topic reassignment in progress"
+                for e in cluster.events(1, "topic_deletion_ineligible")
+            ),
+            20,
+            "the deletion did not wait for the reassignment",
+        )
+        assert cluster.kazoo.exists(paths.topic(TOPIC)) is not None
+    finally:
+        cluster.procs[3].resume()
+    wait_until(
+        lambda: (
+            cluster.kazoo.exists(paths.topic(TOPIC)) is None
+            and cluster.kazoo.exists(paths.delete_topic(TOPIC)) is None
+        ),
+        40,
+        lambda: "the topic was not deleted after the reassignment\n" + cluster.tails(),
+    )
+    completed = [e["topic"] for e in cluster.events(1, "reassignment_completed")]
+    assert completed == [TOPIC]
+    [deleted] = cluster.events(1, "topic_deletion_completed")
+    assert deleted["topic"] == TOPIC
