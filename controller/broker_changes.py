@@ -7,14 +7,13 @@ thread only.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from controller import events as ev
 from controller.channel_manager import ControllerChannelManager
 from controller.context import ControllerContext, PartitionReplica
 from controller.partition_state_machine import PartitionStateMachine
 from controller.reassignment import ReassignmentManager
 from controller.replica_state_machine import ReplicaStateMachine
+from controller.request_batch import SendUpdateMetadata
 from controller.states import PartitionState, ReplicaState
 from controller.topic_deletion import TopicDeletionManager
 from controller.watchers import Watchers
@@ -22,10 +21,6 @@ from eventlog import EventKind, EventLog
 from rpc.errors import Errors
 from zkdata import paths
 from zkdata.client import KafkaZkClient
-from zkdata.model import TopicPartition
-
-#: Sends UpdateMetadata with `partitions` to `brokers` (the active controller's batch).
-SendUpdateMetadata = Callable[[frozenset[int], list[TopicPartition]], None]
 
 
 class BrokerChanges:

@@ -5,10 +5,9 @@ notifications it handled. Event thread only."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from controller import events as ev
 from controller.context import ControllerContext
+from controller.request_batch import SendUpdateMetadata
 from controller.watchers import Watchers
 from eventlog import EventKind, EventLog
 from zkdata.client import KafkaZkClient
@@ -16,10 +15,6 @@ from zkdata.isr_change_notifications import (
     delete_isr_change_notifications,
     read_isr_change_notifications,
 )
-from zkdata.model import TopicPartition
-
-#: Sends UpdateMetadata with `partitions` to `brokers` (the active controller's batch).
-SendUpdateMetadata = Callable[[frozenset[int], list[TopicPartition]], None]
 
 
 def process_isr_change_notification(

@@ -29,7 +29,7 @@ watches it arms run on kazoo's thread and only enqueue.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from kazoo.exceptions import BadVersionError
 
@@ -50,6 +50,7 @@ from controller.replica_state_machine import ReplicaStateMachine
 from controller.request_batch import RequestBatch
 from controller.states import PartitionState, ReplicaState
 from controller.topic_deletion import TopicDeletionManager
+from controller.watchers import Watchers
 from eventlog import EventKind, EventLog
 from zkdata.errors import ControllerMovedError, ZnodeFormatError
 from zkdata.model import (
@@ -59,8 +60,6 @@ from zkdata.model import (
     TopicPartition,
 )
 from zkdata.reassignment import MAX_ATTEMPTS, ReassignmentZk
-
-WatchFactory = Callable[[ev.ControllerEvent], Callable[..., None]]
 
 
 class ReassignmentManager:
@@ -76,7 +75,7 @@ class ReassignmentManager:
         batch: RequestBatch,
         deletion: TopicDeletionManager,
         event_log: EventLog,
-        watch: WatchFactory,
+        watch: Watchers,
     ) -> None:
         self._ctx = context
         self._zk = zk
@@ -148,7 +147,7 @@ class ReassignmentManager:
             return  # finished, or the topic is gone: let the one-shot watch lapse
         self._zk.watch_partition_state(tp, self._watch(ev.PartitionReassignmentIsrChange(tp)))
         if is_reassignment_complete(assignment, self._current_isr(tp)):
-            self._reassign(tp, assignment)
+            self._complete(tp, assignment)  # U1-U2 ran when it started: nothing to redo
 
     def on_broker_startup(self, new_brokers: Iterable[int]) -> None:
         """Resume the reassignments whose target includes a broker that just started."""

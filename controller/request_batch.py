@@ -22,6 +22,9 @@ from zkdata.model import (
 )
 
 Send = Callable[[int, ControlRequest, ResponseCallback | None], bool]
+#: Sends, in a batch of its own, UpdateMetadata with `partitions` to `brokers` (the active
+#: controller's `_send_update_metadata`, handed to the duties that need it).
+SendUpdateMetadata = Callable[[frozenset[int], list[TopicPartition]], None]
 
 
 class RequestBatch:

@@ -398,7 +398,8 @@ class KafkaZkClient:
         """Arm a one-shot exists-watch on `path`; return whether the node exists now."""
         return self._zk.retry(self._zk.exists, path, watch=callback) is not None
 
-    def watch_children(self, path: str, callback: WatchCallback) -> list[str]:
-        """Arm a one-shot child watch on `path` (created if missing); return the children."""
+    def watch_children(self, path: str, callback: WatchCallback | None) -> list[str]:
+        """Arm a one-shot child watch on `path` (created if missing; no watch when
+        `callback` is None); return the children."""
         self._zk.retry(self._zk.ensure_path, path)
         return list(self._zk.retry(self._zk.get_children, path, watch=callback))

@@ -51,6 +51,7 @@ class ConfigChangesZk:
     """Config change notifications on one `KafkaZkClient`'s session."""
 
     def __init__(self, zk: KafkaZkClient) -> None:
+        self._client = zk
         self._zk = zk.kazoo
 
     def change_topic_config(self, topic: str, config: TopicConfig) -> str:
@@ -74,8 +75,7 @@ class ConfigChangesZk:
     def list_changes(self, watch: WatchCallback | None = None) -> list[str]:
         """The notification children in sequence order (others are skipped); `watch` arms
         a one-shot child watch. `/config/changes` is created if missing."""
-        self._zk.retry(self._zk.ensure_path, paths.CONFIG_CHANGES)
-        children = self._zk.retry(self._zk.get_children, paths.CONFIG_CHANGES, watch=watch)
+        children = self._client.watch_children(paths.CONFIG_CHANGES, watch)
         numbered = [(seq, c) for c in children if (seq := sequence_of(c)) is not None]
         return [child for _, child in sorted(numbered)]
 

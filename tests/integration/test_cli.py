@@ -8,10 +8,9 @@ import socket
 import pytest
 from kazoo.client import KazooClient
 
-from support.cli import run
+from support.cli import register_brokers, run
 from zkdata import paths
 from zkdata.client import KafkaZkClient
-from zkdata.model import BrokerInfo, EndPoint
 
 pytestmark = pytest.mark.integration
 
@@ -19,11 +18,7 @@ pytestmark = pytest.mark.integration
 @pytest.fixture
 def registered(zk_client: KazooClient) -> KafkaZkClient:
     """Brokers 1-3 registered (by this test's session) so that assignments can be made."""
-    zk = KafkaZkClient(zk_client)
-    zk.create_persistent_paths()
-    for broker_id in (1, 2, 3):
-        zk.register_broker(BrokerInfo(broker_id, (EndPoint("127.0.0.1", 9000 + broker_id),)))
-    return zk
+    return register_brokers(zk_client)
 
 
 def test_create_list_and_describe_a_topic(

@@ -10,10 +10,10 @@ import json
 import pytest
 from kazoo.client import KazooClient
 
-from support.cli import run
+from support.cli import register_brokers, run
 from zkdata import paths
 from zkdata.client import KafkaZkClient
-from zkdata.model import BrokerInfo, EndPoint, ReplicaAssignment, TopicAssignment, TopicConfig
+from zkdata.model import ReplicaAssignment, TopicAssignment, TopicConfig
 
 pytestmark = pytest.mark.integration
 
@@ -22,9 +22,7 @@ pytestmark = pytest.mark.integration
 def zk(zk_client: KazooClient) -> KafkaZkClient:
     """Kafka's persistent paths, broker 1 registered, and two topics: `t` with
     `retention.ms=1000`, `bare` without overrides."""
-    client = KafkaZkClient(zk_client)
-    client.create_persistent_paths()
-    client.register_broker(BrokerInfo(1, (EndPoint("127.0.0.1", 9001),)))
+    client = register_brokers(zk_client, [1])
     one = TopicAssignment({0: ReplicaAssignment((1,))})
     client.create_topic("t", one, TopicConfig({"retention.ms": "1000"}))
     client.create_topic("bare", one)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
-from support.cli import run
+from support.cli import register_brokers, run
 from testbed.reassign import parse_reassignment
 from testbed.reassign_verify import (
     PartitionStatus,
@@ -25,8 +25,6 @@ from zkdata import paths
 from zkdata.admin_znodes import ReassignPartitionsZNode
 from zkdata.client import KafkaZkClient
 from zkdata.model import (
-    BrokerInfo,
-    EndPoint,
     PartitionReassignment,
     ReplicaAssignment,
     TopicAssignment,
@@ -43,10 +41,7 @@ T0, T1 = TopicPartition("t", 0), TopicPartition("t", 1)
 def zk(zk_client: KazooClient) -> KafkaZkClient:
     """Brokers 1-3 registered by this test's session, and topic `t` with partitions 0 on
     [1,2] and 1 on [2,3]."""
-    client = KafkaZkClient(zk_client)
-    client.create_persistent_paths()
-    for broker_id in (1, 2, 3):
-        client.register_broker(BrokerInfo(broker_id, (EndPoint("127.0.0.1", 9000 + broker_id),)))
+    client = register_brokers(zk_client)
     client.create_topic("t", _topic({0: (1, 2), 1: (2, 3)}))
     return client
 

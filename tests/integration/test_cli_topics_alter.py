@@ -13,10 +13,10 @@ import pytest
 from kazoo.client import KazooClient
 
 import testbed.topics
-from support.cli import run
+from support.cli import register_brokers, run
 from zkdata import paths
 from zkdata.client import KafkaZkClient
-from zkdata.model import BrokerInfo, EndPoint, ReplicaAssignment, TopicAssignment
+from zkdata.model import ReplicaAssignment, TopicAssignment
 from zkdata.znodes import TopicZNode
 
 pytestmark = pytest.mark.integration
@@ -27,11 +27,7 @@ TOPIC_ID = "p5mHs1EETwSxMlzMBm3WwA"
 @pytest.fixture
 def registered(zk_client: KazooClient) -> KafkaZkClient:
     """Brokers 1-3 registered (by this test's session) so that partitions can be placed."""
-    zk = KafkaZkClient(zk_client)
-    zk.create_persistent_paths()
-    for broker_id in (1, 2, 3):
-        zk.register_broker(BrokerInfo(broker_id, (EndPoint("127.0.0.1", 9000 + broker_id),)))
-    return zk
+    return register_brokers(zk_client)
 
 
 def _create(
