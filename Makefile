@@ -6,7 +6,7 @@ PY := .venv/bin/python
 COMPOSE := docker compose
 RUN_ID ?= $(shell date -u +%Y%m%d-%H%M%S)
 export RUN_ID
-PACKAGES := broker_node controller zkdata rpc eventlog chaos pipeline testbed bench
+PACKAGES := admin harness broker_node controller zkdata rpc eventlog chaos pipeline testbed bench
 
 .PHONY: help setup host venv proto compose-plugin images up down ps logs cluster \
         test lint test-unit test-integration test-docker bench bench-quick bench-produce \
@@ -63,10 +63,12 @@ lint: setup
 	@echo "==> ruff"
 	@.venv/bin/ruff check .
 	@.venv/bin/ruff format --check .
+	@echo "==> import contracts"
+	@.venv/bin/lint-imports --no-cache
 	@echo "==> mypy"
 	@.venv/bin/mypy $(PACKAGES)
 	@# each test tier has its own conftest module, so each is checked on its own
-	@for tier in unit integration docker; do .venv/bin/mypy tests/support tests/$$tier || exit 1; done
+	@for tier in unit integration docker; do .venv/bin/mypy tests/$$tier || exit 1; done
 
 test-unit: setup
 	@.venv/bin/pytest tests/unit -q

@@ -22,19 +22,9 @@ Modules, one concept each:
 - `produce_report`: the produce benchmark's table, ratios and `bench.json`.
 - `produce`: the produce benchmark's run.
 
-The benchmark reuses the integration tier's harness (`tests/support`: `ZkEnsemble`,
-`BrokerProcess`, `wait_until`). That directory is not a package on the default import
-path, so importing `bench` puts it there. Everything runs on the main thread, except the
-produce benchmark's client threads (`rpc_load`).
+The benchmarks run on the cluster harness (`harness`: `ZkEnsemble`, `BrokerProcess`,
+`wait_until`) that the tests use. Everything runs on the main thread, except the produce
+benchmark's client threads (`rpc_load`).
 """
 
 from __future__ import annotations
-
-import sys
-from pathlib import Path
-
-#: `tests/`, which holds the `support` harness package.
-TESTS_DIR = Path(__file__).resolve().parents[1] / "tests"
-
-if str(TESTS_DIR) not in sys.path:
-    sys.path.insert(0, str(TESTS_DIR))

@@ -2,7 +2,7 @@
 broker knows every other and until each partition has a leader and its full ISR, both in
 ZooKeeper and in every broker's Metadata; and a check that no broker has died.
 
-Each wait polls every `POLL_S` on the calling thread (`support.waiting.wait_until`) and
+Each wait polls every `POLL_S` on the calling thread (`harness.wait_until`) and
 raises `TimeoutError` at its deadline, `BrokerDiedError` if a broker process exits.
 Transport errors while a broker starts serving count as "not yet". Main thread.
 """
@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import time
 
-import grpc
-
 from bench import console
 from bench.fleet import BrokerDiedError, BrokerFleet
 from bench.producers import Connections
-from rpc.errors import Errors
-from support.waiting import wait_until
-from support.zk_ensemble import open_client
+from harness.waiting import wait_until
+from harness.zk_ensemble import open_client
+from rpc.errors import Errors, RpcError
 from zkdata.client import KafkaZkClient
 from zkdata.model import TopicPartition
 
@@ -53,7 +51,7 @@ def wait_brokers_known(timeout_s: float, fleet: BrokerFleet, conns: Connections)
         check_alive(fleet)
         try:
             return all({b.id for b in c.metadata(()).brokers} == wanted for c in conns)
-        except grpc.RpcError:
+        except RpcError:
             return False  # not serving yet
 
     wait_until(
@@ -105,7 +103,7 @@ def wait_full_isr(
             check_alive(fleet)
             try:
                 return in_zk() and in_metadata()
-            except grpc.RpcError:
+            except RpcError:
                 return False
 
         wait_until(

@@ -11,7 +11,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TypeVar
 
-from support.zk_ensemble import missing_prerequisites
+from harness.zk_ensemble import missing_prerequisites
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2

@@ -5,7 +5,7 @@
 
 Runbook:
 
-1. Setup: a 3-server ZooKeeper ensemble as local JVMs (`tests/support`) in a temporary
+1. Setup: a 3-server ZooKeeper ensemble as local JVMs (`harness`) in a temporary
    directory under DIR, and a fresh chroot on it.
 2. Populate the chroot directly, in transactions of 1,000 creates: the topics with their
    assignments, every partition's state znode (leader = first replica, ISR = all
@@ -56,7 +56,7 @@ from bench.report import (
     write_json,
 )
 from bench.timeline import failover_timeline
-from support.zk_ensemble import ZkEnsemble, new_chroot, open_client
+from harness.zk_ensemble import ZkEnsemble, new_chroot, open_client
 from zkdata.client import KafkaZkClient
 
 #: The broker id the bench registers as controller while the brokers start, so that the

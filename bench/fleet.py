@@ -1,7 +1,7 @@
 """The benchmark's broker processes and what their event logs say about failovers.
 
 `BrokerFleet` starts, kills and restarts `BrokerProcess`es and waits, with deadlines
-(`support.waiting.wait_until`), for registrations, for `controller_failover_done` events
+(`harness.wait_until`), for registrations, for `controller_failover_done` events
 and for the cluster to go quiet. Event logs are followed incrementally by `EventTail`:
 while a failover runs, the benchmark only scans newly appended bytes for one event kind,
 so that its polling takes as little CPU as possible from the brokers on this 2-core
@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from eventlog import EventKind, event_log_path
-from support.brokers import BrokerProcess
-from support.waiting import wait_until
+from harness.brokers import BrokerProcess
+from harness.waiting import wait_until
 
 #: How often the event logs are polled while waiting.
 POLL_INTERVAL_S = 0.1

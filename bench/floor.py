@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from kazoo.client import KazooClient
 
 from bench.layout import ClusterLayout, initial_state
-from support.zk_ensemble import open_client
+from harness.zk_ensemble import open_client
 from zkdata import paths
 from zkdata.fenced_writes import MAX_OPS_PER_MULTI, FencedWriter, SetData
 from zkdata.model import TopicAssignment

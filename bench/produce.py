@@ -6,7 +6,7 @@
 
 Runbook:
 
-1. Setup: a 3-server ZooKeeper ensemble as local JVMs (`tests/support`) in a temporary
+1. Setup: a 3-server ZooKeeper ensemble as local JVMs (`harness`) in a temporary
    directory under DIR, a fresh chroot, and broker processes 1..n (DIR is their run
    directory: `logs/`, `events/`, `data/`). Wait until every broker is registered and
    every broker's Metadata lists all of them (the controller has seen them all).
@@ -42,8 +42,6 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-import grpc
-
 from bench import console
 from bench.cluster_ready import broker_port, check_alive, wait_brokers_known, wait_full_isr
 from bench.entry import run_benchmark
@@ -54,7 +52,8 @@ from bench.produce_report import Phase, ProduceBenchResult, render_table, write_
 from bench.producers import Connections, LeaderTable, make_batch, produce_op
 from bench.rpc_load import Op, metadata_op, run_load, warm_up
 from bench.usage import CpuMeter, box_busy_fraction, child_pids, events_between
-from support.zk_ensemble import ZkEnsemble, new_chroot, open_client
+from harness.zk_ensemble import ZkEnsemble, new_chroot, open_client
+from rpc.errors import RpcError
 from testbed.topics import TopicCommandError, create_topic
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ZkDataError
@@ -291,7 +290,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_benchmark(
         lambda: run(config),
         config.out,
-        (RuntimeError, TopicCommandError, ValueError, ZkDataError, grpc.RpcError),
+        (RuntimeError, TopicCommandError, ValueError, ZkDataError, RpcError),
         render_table,
         write_json,
     )

@@ -18,11 +18,9 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 
-import grpc
-
 from bench.rpc_load import Op, OpResult, transport_error
 from rpc import messages as m
-from rpc.errors import Errors
+from rpc.errors import Errors, RpcError
 from rpc.wire import ClientApiClient
 
 HOST = "127.0.0.1"
@@ -102,7 +100,7 @@ class LeaderTable:
             for client in self._connections:
                 try:
                     reply = client.metadata((self.topic,))
-                except grpc.RpcError:
+                except RpcError:
                     continue
                 found = {
                     p.partition: p.leader
@@ -150,7 +148,7 @@ def produce_op(
             else:
                 try:
                     reply = client.produce(request)
-                except grpc.RpcError as exc:
+                except RpcError as exc:
                     errors.append(transport_error(exc))
                 else:
                     if reply.error is Errors.NONE:

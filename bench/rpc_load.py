@@ -21,9 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import grpc
-
 from bench import console
+from rpc.errors import RpcError
 from rpc.wire import ClientApiClient
 
 #: No worker does more operations than this in one run, whatever its duration.
@@ -230,10 +229,9 @@ def _progress(tallies: list[_Tally], elapsed: float, unit: str) -> None:
     )
 
 
-def transport_error(exc: grpc.RpcError) -> str:
+def transport_error(exc: RpcError) -> str:
     """The name an RPC failure is counted under: `transport:<status code>`."""
-    code = exc.code() if isinstance(exc, grpc.Call) else None
-    return f"transport:{code.name if code is not None else 'UNKNOWN'}"
+    return f"transport:{exc.status}"
 
 
 def metadata_op(client: ClientApiClient, topic: str) -> Op:
@@ -244,7 +242,7 @@ def metadata_op(client: ClientApiClient, topic: str) -> Op:
     def op(_index: int, _n: int) -> OpResult:
         try:
             client.metadata(topics)
-        except grpc.RpcError as exc:
+        except RpcError as exc:
             return OpResult(False, 0, (transport_error(exc),))
         return OpResult(True)
 

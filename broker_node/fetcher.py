@@ -15,18 +15,15 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import grpc
-
 from broker_node.storage import UNDEFINED_EPOCH, UNDEFINED_OFFSET
 from eventlog import EventKind, EventLog
 from rpc import messages as m
-from rpc.errors import Errors
+from rpc.errors import Errors, RpcClosed, RpcError
 from rpc.wire import ClientApiClient
 from zkdata.model import TopicPartition
 
 if TYPE_CHECKING:
     from broker_node.partition import Partition
-    from broker_node.replica_manager import ReplicaManager
 
 log = logging.getLogger(__name__)
 
@@ -114,14 +111,14 @@ class ReplicaFetcherThread:
                 self._truncate([(tp, f) for tp, f in active if not f.truncated])
                 self._fetch([(tp, f) for tp, f in active if f.truncated])
                 backoff = 0.1
-            except grpc.RpcError as exc:
+            except RpcClosed:
+                return  # the channel was closed by stop()
+            except RpcError as exc:
                 if self._stopped.is_set():
                     return
                 log.info("fetching from broker %d failed: %s", self.leader_id, exc)
                 self._stopped.wait(backoff)
                 backoff = min(backoff * 2, 1.0)
-            except ValueError:
-                return  # the channel was closed by stop()
             except Exception:
                 log.exception("replica fetcher for leader %d failed", self.leader_id)
                 self._stopped.wait(backoff)
@@ -208,11 +205,8 @@ class ReplicaFetcherThread:
 class ReplicaFetcherManager:
     """The fetcher threads of one broker, one per leader it follows."""
 
-    def __init__(
-        self, broker_id: int, replicas: ReplicaManager, event_log: EventLog, max_wait_ms: int
-    ) -> None:
+    def __init__(self, broker_id: int, event_log: EventLog, max_wait_ms: int) -> None:
         self.broker_id = broker_id
-        self._replicas = replicas
         self._events = event_log
         self._max_wait_ms = max_wait_ms
         self._lock = threading.Lock()

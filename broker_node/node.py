@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from concurrent import futures
 from typing import Any
-
-import grpc
 
 from broker_node.client_api import ClientApi
 from broker_node.config import BrokerConfig
@@ -28,12 +25,7 @@ from controller.active import ControllerConfig
 from eventlog import EventKind, EventLog
 from rpc import messages as m
 from rpc.errors import Errors
-from rpc.wire import (
-    CHANNEL_OPTIONS,
-    BrokerControlClient,
-    add_broker_control_service,
-    add_client_api_service,
-)
+from rpc.wire import BrokerControlClient, RpcServer
 from zkdata.client import KafkaZkClient
 from zkdata.config_changes import ConfigChangesZk
 
@@ -53,7 +45,7 @@ class BrokerNode:
         self.events = EventLog(config.run_dir, config.node_name)
         self._kazoo = new_client(config.zk_connect, config.zk_session_timeout_ms)
         self.zk = KafkaZkClient(self._kazoo)
-        self._server: grpc.Server | None = None
+        self._server: RpcServer | None = None
         self.port = config.port
         self.registration: BrokerRegistration | None = None
         self.controller: KafkaController | None = None
@@ -100,16 +92,12 @@ class BrokerNode:
             self.replicas,
             self._elect_leaders,
         )
-        server = grpc.server(
-            futures.ThreadPoolExecutor(max_workers=GRPC_WORKERS, thread_name_prefix="grpc-worker"),
-            options=CHANNEL_OPTIONS,
+        server = RpcServer(
+            self.handler,
+            ClientApi(self.handler.metadata_cache, self.replicas),
+            workers=GRPC_WORKERS,
         )
-        add_broker_control_service(server, self.handler)
-        add_client_api_service(server, ClientApi(self.handler.metadata_cache, self.replicas))
-        self.port = server.add_insecure_port(f"{cfg.listen_host}:{cfg.port}")
-        if self.port == 0:
-            raise OSError(f"cannot bind {cfg.listen_host}:{cfg.port}")
-        server.start()
+        self.port = server.start(cfg.listen_host, cfg.port)
         self._server = server
 
         self.registration = BrokerRegistration(
@@ -258,7 +246,7 @@ class BrokerNode:
         if self.controller is not None:
             self.controller.shutdown()
         if self._server is not None:
-            self._server.stop(grace=1.0).wait(2.0)
+            self._server.stop(grace_s=1.0)
             self._server = None
         if self.replicas is not None:
             self.replicas.shutdown()

@@ -10,7 +10,7 @@ Errors raised to the workload:
 
 `Cluster` is shared by every workload thread: its state sits behind one lock, and broker
 calls run outside it on the calling thread. `connect` makes a client for an address; the
-default wraps `rpc.wire.ClientApiClient` and turns `grpc.RpcError` into `TransportError`,
+default wraps `rpc.wire.ClientApiClient` and turns `rpc.errors.RpcError` into `TransportError`,
 and tests pass an in-process fake (`chaos.testing`).
 """
 
@@ -21,10 +21,8 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
-import grpc
-
 from rpc import messages as m
-from rpc.errors import Errors
+from rpc.errors import Errors, RpcError
 from rpc.wire import ClientApiClient
 from zkdata.model import EndPoint, TopicPartition
 
@@ -108,29 +106,27 @@ class _GrpcClient:
     def metadata(self, topics: tuple[str, ...] = ()) -> m.MetadataResponse:
         try:
             return self._client.metadata(topics)
-        except grpc.RpcError as exc:
+        except RpcError as exc:
             raise _transport_error(self.target, exc) from exc
 
     def produce(self, request: m.ProduceRequest) -> m.ProduceResponse:
         try:
             return self._client.produce(request)
-        except grpc.RpcError as exc:
+        except RpcError as exc:
             raise _transport_error(self.target, exc) from exc
 
     def fetch(self, request: m.FetchRequest) -> m.FetchResponse:
         try:
             return self._client.fetch(request)
-        except grpc.RpcError as exc:
+        except RpcError as exc:
             raise _transport_error(self.target, exc) from exc
 
     def close(self) -> None:
         self._client.close()
 
 
-def _transport_error(target: str, exc: grpc.RpcError) -> TransportError:
-    code = exc.code() if isinstance(exc, grpc.Call) else None
-    name = code.name if code is not None else type(exc).__name__
-    return TransportError(f"{name} from {target}")
+def _transport_error(target: str, exc: RpcError) -> TransportError:
+    return TransportError(f"{exc.status} from {target}")
 
 
 def grpc_connect(timeout_s: float = 10.0) -> Connect:

@@ -62,7 +62,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
-import os
 import re
 import threading
 import time
@@ -70,7 +69,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Literal, get_args
+from typing import Any, Literal, get_args
+
+from eventlog.jsonlines import JsonLinesWriter, read_json_lines
 
 SCHEMA_VERSION = 1
 
@@ -218,16 +219,11 @@ class HistoryWriter:
         self._wall_ms = wall_ms
         self._lock = threading.Lock()
         self._counts: Counter[tuple[str, str]] = Counter()
-        self._file: IO[str] | None = None
         first_id = 0
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if path.exists():
-                previous = read_history([path])
-                first_id = max((op.op_id for op in previous), default=-1) + 1
-            self._file = open(path, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
-            if _ends_torn(path):
-                self._file.write("\n")  # a killed predecessor left half a line
+        if path is not None and path.exists():
+            previous = read_history([path])
+            first_id = max((op.op_id for op in previous), default=-1) + 1
+        self._lines = JsonLinesWriter(path)
         self._op_ids = itertools.count(first_id)
 
     def invoke(
@@ -288,12 +284,9 @@ class HistoryWriter:
 
     def write(self, op: HistoryOp) -> None:
         """Append one line and flush it."""
-        line = op.to_json() + "\n"
         with self._lock:
             self._counts[(op.f, op.type)] += 1
-            if self._file is not None:
-                self._file.write(line)
-                self._file.flush()
+        self._lines.append(op.to_json())
 
     def now_ns(self) -> int:
         """The writer's clock: the `time_ns` a line made now would carry."""
@@ -306,12 +299,7 @@ class HistoryWriter:
 
     def close(self) -> None:
         """Flush to disk and close; later writes are counted but not stored."""
-        with self._lock:
-            if self._file is not None:
-                self._file.flush()
-                os.fsync(self._file.fileno())
-                self._file.close()
-                self._file = None
+        self._lines.close()
 
     def __enter__(self) -> HistoryWriter:
         return self
@@ -320,34 +308,18 @@ class HistoryWriter:
         self.close()
 
 
-def _ends_torn(path: Path) -> bool:
-    with open(path, "rb") as f:
-        f.seek(0, os.SEEK_END)
-        if f.tell() == 0:
-            return False
-        f.seek(-1, os.SEEK_END)
-        return f.read(1) != b"\n"
-
-
 def read_history(paths: Iterable[Path]) -> list[HistoryOp]:
     """Every complete line of the given files, merged by `time_ns` (each file's order kept
     for ties). Lines that are not JSON (torn writes) are skipped; missing files are empty."""
     ops: list[HistoryOp] = []
     for path in paths:
-        if not path.exists():
-            continue
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for line in f:
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    continue
-                if not isinstance(record, dict):
-                    raise HistoryFormatError(f"{path}: a line is not a JSON object: {line!r}")
-                try:
-                    ops.append(HistoryOp.from_json(record))
-                except HistoryFormatError as exc:
-                    raise HistoryFormatError(f"{path}: {exc}: {line.strip()!r}") from None
+        for line, record in read_json_lines(path):
+            if not isinstance(record, dict):
+                raise HistoryFormatError(f"{path}: a line is not a JSON object: {line!r}")
+            try:
+                ops.append(HistoryOp.from_json(record))
+            except HistoryFormatError as exc:
+                raise HistoryFormatError(f"{path}: {exc}: {line.strip()!r}") from None
     ops.sort(key=lambda op: op.time_ns)
     return ops
 

@@ -20,12 +20,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from admin import InvalidTopicError, validate_topic_name
 from chaos.checker import FinalRead, Verdict, check
 from chaos.cluster import Cluster, PollFailed
 from chaos.consumer import Consumer
 from chaos.history import HistoryWriter, history_path, read_history
 from chaos.producer import Producer
-from controller.replica_assignment import InvalidTopicError, validate_topic_name
 
 __all__ = [
     "FINAL_READ_PROCESS",

@@ -1,7 +1,7 @@
 """`ControllerChannelManager`: one queue and one sender thread per live broker.
 
 The event thread enqueues requests (`send`) and adds or removes brokers; each thread
-`controller-to-broker-<id>-send-thread` sends its queue in order over gRPC, and on a
+`controller-to-broker-<id>-send-thread` sends its queue in order over gRPC (`rpc.wire`), and on a
 transport failure backs off and resends the same request until it gets an answer or the
 broker is removed. Responses go to the request's callback on the sender thread (which may
 only enqueue controller events or write the event log).
@@ -16,11 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-import grpc
-
 from eventlog import EventKind, EventLog
 from rpc import messages as m
-from rpc.errors import Errors
+from rpc.errors import Errors, RpcClosed, RpcError
 from rpc.wire import BrokerControlClient
 from zkdata.model import Broker
 
@@ -144,16 +142,16 @@ class _Sender:
         while not self._stopped.is_set():
             try:
                 return _call(self._channel, request)
-            except ValueError:
+            except RpcClosed:
                 return None  # the channel was closed: the broker was removed
-            except grpc.RpcError as exc:
+            except RpcError as exc:
                 if self._stopped.is_set():
                     return None
                 log.warning(
                     "sending %s to broker %d failed (%s); retrying in %.2fs",
                     api_name(request),
                     self.broker_id,
-                    exc.code() if hasattr(exc, "code") else exc,
+                    exc.status,
                     backoff,
                 )
                 self._stopped.wait(backoff)

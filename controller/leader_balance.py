@@ -8,12 +8,12 @@ being deleted, not needed); `rebalance_candidates` is Kafka's
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from enum import IntEnum
 
+from admin.leader_imbalance import imbalance_ratios
 from rpc.errors import Errors
 from zkdata.model import LeaderAndIsr, TopicPartition
 
@@ -74,23 +74,6 @@ def failure_error(election: ElectionType) -> Errors:
     if election is ElectionType.PREFERRED:
         return Errors.PREFERRED_LEADER_NOT_AVAILABLE
     return Errors.ELIGIBLE_LEADERS_NOT_AVAILABLE
-
-
-def imbalance_ratios(
-    assignments: Mapping[TopicPartition, tuple[int, ...]],
-    leaders: Mapping[TopicPartition, int],
-) -> dict[int, tuple[float, list[TopicPartition]]]:
-    """Per preferred broker: the share of the partitions it should lead that it does not,
-    and those partitions (Kafka's leader imbalance per broker)."""
-    by_preferred: dict[int, list[TopicPartition]] = defaultdict(list)
-    for tp, replicas in assignments.items():
-        if replicas:
-            by_preferred[replicas[0]].append(tp)
-    out: dict[int, tuple[float, list[TopicPartition]]] = {}
-    for broker, partitions in sorted(by_preferred.items()):
-        not_led = sorted(tp for tp in partitions if tp in leaders and leaders[tp] != broker)
-        out[broker] = (len(not_led) / len(partitions), not_led)
-    return out
 
 
 def rebalance_candidates(

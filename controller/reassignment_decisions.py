@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
+from admin.reassignment import target_error
 from rpc.errors import Errors
 from zkdata.model import PartitionReassignment, ReplicaAssignment, TopicPartition
 
@@ -33,7 +34,6 @@ __all__ = [
     "Rejection",
     "is_reassignment_complete",
     "plan_reassignments",
-    "target_error",
 ]
 
 
@@ -60,26 +60,6 @@ class ReassignmentPlan:
     start: dict[TopicPartition, ReplicaAssignment] = field(default_factory=dict)
     in_flight: tuple[TopicPartition, ...] = ()
     rejected: tuple[Rejection, ...] = ()
-
-
-def target_error(target: Sequence[int], live_brokers: AbstractSet[int]) -> str | None:
-    """Why `target` cannot be a partition's replica list, or None when it can: it must be
-    non-empty, without repeats and name only registered brokers (`live_brokers`)."""
-    if not target:
-        return "the target replica list is empty"
-    repeated = sorted(b for b, n in Counter(target).items() if n > 1)
-    if repeated:
-        return f"the target replica list {_ids(target)} names broker(s) {_ids(repeated)} twice"
-    negative = sorted(b for b in set(target) if b < 0)
-    if negative:
-        return f"the target replica list {_ids(target)} has invalid broker id(s) {_ids(negative)}"
-    absent = sorted(set(target) - set(live_brokers))
-    if absent:
-        return (
-            f"broker(s) {_ids(absent)} of the target {_ids(target)} are not registered "
-            f"(dead or unknown); live brokers: {_ids(sorted(live_brokers))}"
-        )
-    return None
 
 
 def plan_reassignments(
@@ -140,7 +120,3 @@ def is_reassignment_complete(assignment: ReplicaAssignment, isr: Sequence[int] |
     if not assignment.is_being_reassigned:
         return True
     return isr is not None and set(assignment.target_replicas) <= set(isr)
-
-
-def _ids(values: Iterable[int]) -> str:
-    return "[" + ",".join(str(v) for v in values) + "]"

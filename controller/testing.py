@@ -9,7 +9,8 @@ sender threads) run without I/O:
   concurrent write or a failure.
 - `RecordingSend` is the `Send` a `RequestBatch` hands its requests to.
 - `FakeBrokerChannel` is the `BrokerChannel` a sender thread talks to: it answers NONE,
-  can fail the next calls with a `grpc.RpcError`, and can hold calls to keep a queue full.
+  can fail the next calls with an `rpc.errors.RpcError`, and can hold calls to keep a queue
+  full.
 - `RecordingEventLog` is an `EventLog` that writes nowhere and keeps what was emitted.
 
 Threads: `FakePartitionZk` and `RecordingSend` are not thread-safe; only the thread that
@@ -25,12 +26,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
-import grpc
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
 from controller.channel_manager import ControlRequest, ResponseCallback
 from rpc import messages as m
-from rpc.errors import Errors
+from rpc.errors import Errors, RpcClosed, RpcError, RpcUnavailable
 from zkdata import paths
 from zkdata.errors import ControllerMovedError, ZnodeFormatError
 from zkdata.fenced_writes import OpResult
@@ -47,7 +47,6 @@ from zkdata.pipelined_reads import Reads
 __all__ = [
     "FakeBrokerChannel",
     "FakePartitionZk",
-    "FakeRpcError",
     "RecordingSend",
     "ZkCall",
     "make_broker",
@@ -272,25 +271,6 @@ class RecordingSend:
 # -- broker connections -----------------------------------------------------------------------
 
 
-class FakeRpcError(grpc.RpcError):
-    """A transport failure as gRPC reports it, with a status code."""
-
-    def __init__(
-        self, code: grpc.StatusCode = grpc.StatusCode.UNAVAILABLE, details: str = "injected"
-    ) -> None:
-        super().__init__(f"{code.name}: {details}")
-        self._code = code
-        self._details = details
-
-    def code(self) -> grpc.StatusCode:
-        """The gRPC status code."""
-        return self._code
-
-    def details(self) -> str:
-        """The failure's description."""
-        return self._details
-
-
 class FakeBrokerChannel:
     """A `controller.channel_manager.BrokerChannel` that answers every request `error`
     (NONE by default, with a NONE per partition where the response has them).
@@ -298,28 +278,29 @@ class FakeBrokerChannel:
     It records every call, answered or not, with the name of the calling thread. Tests
     can make the next calls fail (`fail_next`) or block (`hold`, until `release` or
     `close`). As with a real gRPC channel, `close` cancels calls in flight
-    (`StatusCode.CANCELLED`) and later calls raise `ValueError`. Any thread.
+    (`RpcUnavailable`, status CANCELLED) and later calls raise `RpcClosed`. Any thread.
     """
 
     def __init__(self, broker_id: int | None = None, error: Errors = Errors.NONE) -> None:
         self.broker_id = broker_id
+        self._target = f"fake-broker-{broker_id}"
         self._cond = threading.Condition()
         self._error = error
         self._calls: list[ControlRequest] = []
         self._threads: list[str] = []
         self._answered: list[ControlRequest] = []
         self._failures_left = 0
-        self._failure_code = grpc.StatusCode.UNAVAILABLE
+        self._failure: type[RpcError] = RpcUnavailable
         self._held = False
         self._closes = 0
 
     # -- control and inspection by tests -----------------------------------------------------
 
-    def fail_next(self, count: int, code: grpc.StatusCode = grpc.StatusCode.UNAVAILABLE) -> None:
-        """Raise `FakeRpcError(code)` from the next `count` calls."""
+    def fail_next(self, count: int, failure: type[RpcError] = RpcUnavailable) -> None:
+        """Raise `failure` (an `rpc.errors.RpcError` type) from the next `count` calls."""
         with self._cond:
             self._failures_left = count
-            self._failure_code = code
+            self._failure = failure
 
     def answer_with(self, error: Errors) -> None:
         """Answer later calls with `error` (request-level and per partition)."""
@@ -389,17 +370,17 @@ class FakeBrokerChannel:
     def _call(self, request: ControlRequest) -> Errors:
         with self._cond:
             if self._closes:
-                raise ValueError("Cannot invoke RPC on closed channel!")
+                raise RpcClosed(self._target, "CLOSED", "channel closed")
             self._calls.append(request)
             self._threads.append(threading.current_thread().name)
             self._cond.notify_all()
             while self._held and not self._closes:
                 self._cond.wait()
             if self._closes:
-                raise FakeRpcError(grpc.StatusCode.CANCELLED, "channel closed")
+                raise RpcUnavailable(self._target, "CANCELLED", "channel closed")
             if self._failures_left > 0:
                 self._failures_left -= 1
-                raise FakeRpcError(self._failure_code)
+                raise self._failure(self._target, self._failure.__name__, "injected")
             self._answered.append(request)
             return self._error
 

@@ -4,37 +4,10 @@ except the StopReplica response callback built by `deletion_response_callback`, 
 runs on `controller-to-broker-<id>-send-thread` and only hands the response on (the
 active controller's callback enqueues `TopicDeletionStopReplicaResponseReceived`).
 
-How a deletion runs:
-
-1. A request (`/admin/delete_topics/T`, written by `testbed topics delete` or Kafka's
-   tools) for an unknown topic is removed. With `delete.topic.enable=false` every request
-   is removed and nothing else happens. Otherwise the topic is queued in the context
-   (`queue_topic_deletion`); from then on UpdateMetadata carries leader -2 for it and
-   StopReplica leader epoch -2, and no leader is elected for it.
-2. A queued topic is *eligible* when no replica of it is in ReplicaDeletionStarted
-   (deletion not in progress), it is not marked ineligible, and no partition of it has
-   adding or removing replicas (a reassignment in flight). A topic is marked ineligible
-   when a replica of it is on a dead broker (at failover, when deletion starts, or when
-   the broker fails) or a broker answers its StopReplica with an error. Broker start-up
-   clears the mark for the topics with replicas on the new brokers, and the end of a
-   reassignment for its topic; deletion then resumes.
-3. Deletion of an eligible topic, the first time in a controller term: partitions
-   -> Offline -> NonExistent (context only). Every time: UpdateMetadata with the topic's
-   partitions (leader -2) to every live broker; replicas on dead brokers ->
-   ReplicaDeletionIneligible (topic marked ineligible, as in Kafka the live replicas
-   still go ahead); the other replicas that are not deleted yet -> Offline (StopReplica,
-   ISR shrink) -> ReplicaDeletionStarted (StopReplica `delete=true`). A topic retried
-   after a failure first moves its ReplicaDeletionIneligible replicas to Offline.
-4. Each StopReplica response comes back as an event: per partition, NONE moves the
-   replica to ReplicaDeletionSuccessful, an error (or a request-level error) to
-   ReplicaDeletionIneligible with the topic marked ineligible. Only replicas still in
-   ReplicaDeletionStarted are touched, so late or repeated answers change nothing.
-5. When every replica of a queued topic is ReplicaDeletionSuccessful: one fenced write
-   removes `/brokers/topics/T` with its partition and state znodes, `/config/topics/T`
-   and `/admin/delete_topics/T` (`zkdata.deletion`); then the replicas -> NonExistent
-   and the context forgets the topic. If a znode could not be removed (anything but
-   "already gone"), the topic stays queued and the removal is tried again at the next
-   resumption.
+A request queues a known topic (unknown ones are removed); a queued topic is deleted once
+it is eligible: StopReplica to its replicas, then one fenced write removes its znodes when
+every replica answered. The steps, eligibility and failure handling are tabled in
+docs/controller.md (Topic deletion).
 
 Failover reads `/admin/delete_topics` (`init`, before the state machines start: topics
 with a replica on a dead broker or a reassignment in flight start ineligible) and
@@ -83,9 +56,6 @@ class DeletionZk(Protocol):
 
     def delete_topic(self, topic: str, epoch_zk_version: int) -> dict[str, OpResult]:
         """Remove a deleted topic's znodes, fenced; one result per path."""
-
-
-# -- decisions (pure) ------------------------------------------------------------------------
 
 
 # -- the manager ----------------------------------------------------------------------------

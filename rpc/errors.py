@@ -53,3 +53,49 @@ class Errors(IntEnum):
             return cls(code)
         except ValueError:
             return cls.UNKNOWN_SERVER_ERROR
+
+
+class RpcError(Exception):
+    """A call to a broker failed below the Kafka protocol: no response was decoded.
+
+    The tree (raised by `rpc.wire`'s clients; nothing else sees `grpc.RpcError`):
+
+        RpcError                    no response; `target` says to whom, `status` how
+        ├── RpcUnavailable          not reached, or the call was dropped (effect unknown)
+        ├── RpcDeadlineExceeded     no answer within the call's deadline (effect unknown)
+        ├── RpcFenced               the peer refused the caller before any handler ran
+        ├── RpcMalformed            a message did not encode or decode
+        ├── RpcClosed               the local channel was closed; nothing was sent
+        └── RpcFailed               any other failure the peer reported (a handler crash)
+    """
+
+    def __init__(self, target: str, status: str, detail: str = "") -> None:
+        self.target = target
+        self.status = status
+        self.detail = detail
+        text = f"{status} from {target}"
+        super().__init__(f"{text}: {detail}" if detail else text)
+
+
+class RpcUnavailable(RpcError):
+    """The peer could not be reached, or the connection dropped mid-call."""
+
+
+class RpcDeadlineExceeded(RpcError):
+    """The call had no answer within its deadline; it may still take effect."""
+
+
+class RpcFenced(RpcError):
+    """The peer refused the caller (unauthenticated or not permitted)."""
+
+
+class RpcMalformed(RpcError):
+    """A request or response could not be encoded or decoded."""
+
+
+class RpcClosed(RpcError):
+    """The channel was closed on this side before or during the call."""
+
+
+class RpcFailed(RpcError):
+    """The peer answered with a failure status other than the ones above."""

@@ -37,16 +37,16 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
-import grpc
 from kazoo.client import KazooClient
 from kazoo.handlers.threading import KazooTimeoutError
 
-from controller.replica_assignment import (
+from admin import (
     InvalidPartitionsError,
     InvalidReplicaAssignmentError,
     InvalidReplicationFactorError,
     InvalidTopicError,
 )
+from rpc.errors import RpcError
 from testbed.arguments import build_parser
 from testbed.cluster_view import read_cluster, render
 from testbed.configs import (
@@ -243,9 +243,9 @@ def _elect(args: argparse.Namespace) -> int:
     election = 0 if args.election_type == "preferred" else 1
     try:
         response = elect(address, election, partitions, 30_000)
-    except grpc.RpcError as exc:
+    except RpcError as exc:
         raise ElectionCommandError(
-            f"cannot reach the controller at {address}: {exc.code()}"
+            f"cannot reach the controller at {address}: {exc.status}"
         ) from None
     text, ok = render_elections(response, args.election_type.upper())
     print(text)

@@ -21,19 +21,20 @@ import json
 import random
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
-from controller.reassignment_decisions import target_error
-from controller.replica_assignment import (
+from admin import (
+    InvalidPartitionsError,
     InvalidReplicationFactorError,
-    assign_replicas_to_brokers,
+    current_replicas,
+    propose_assignment,
+    reassignment_problems,
 )
 from zkdata.admin_znodes import ReassignPartitionsZNode
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ZnodeFormatError
-from zkdata.model import PartitionReassignment, ReplicaAssignment, TopicAssignment, TopicPartition
+from zkdata.model import PartitionReassignment, TopicAssignment, TopicPartition
 from zkdata.reassignment import ReassignmentInProgressError, ReassignmentZk
 
 #: The only log directory the testbed knows: Kafka's "let the broker choose".
@@ -168,36 +169,6 @@ def render_reassignment(assignment: Assignment) -> str:
 # -- generate -----------------------------------------------------------------------------
 
 
-def current_replicas(assignment: ReplicaAssignment) -> tuple[int, ...]:
-    """What a partition is assigned now, as a reassignment target: its replicas, less any
-    being added by a reassignment in flight (so that it also serves as a rollback)."""
-    return tuple(r for r in assignment.replicas if r not in assignment.adding_replicas)
-
-
-def propose_assignment(
-    topics: Mapping[str, TopicAssignment], brokers: Sequence[int], rng: random.Random
-) -> dict[TopicPartition, tuple[int, ...]]:
-    """A new assignment of every partition of `topics` over `brokers` (Kafka's rack-unaware
-    assignment), keeping each topic's partition ids and replication factor: the replica count
-    of its lowest partition (its target while that partition is being moved).
-
-    Raises `ReassignCommandError` for a topic without partitions or with more replicas than
-    there are brokers."""
-    proposal: dict[TopicPartition, tuple[int, ...]] = {}
-    for topic, assignment in sorted(topics.items()):
-        ids = sorted(assignment.partitions)
-        if not ids:
-            raise ReassignCommandError(f"topic {topic} has no partitions")
-        replication_factor = len(assignment.partitions[ids[0]].target_replicas)
-        try:
-            chosen = assign_replicas_to_brokers(len(ids), replication_factor, brokers, rng=rng)
-        except InvalidReplicationFactorError as exc:
-            raise ReassignCommandError(f"topic {topic}: {exc}") from None
-        for index, partition in enumerate(ids):
-            proposal[TopicPartition(topic, partition)] = chosen[index]
-    return proposal
-
-
 def generate(
     zk: KafkaZkClient,
     topics: Sequence[str],
@@ -219,7 +190,10 @@ def generate(
         for topic, assignment in found.items()
         for p, a in assignment.partitions.items()
     }
-    return current, propose_assignment(found, brokers, rng or random.Random())
+    try:
+        return current, propose_assignment(found, brokers, rng or random.Random())
+    except (InvalidPartitionsError, InvalidReplicationFactorError) as exc:
+        raise ReassignCommandError(str(exc)) from None
 
 
 def render_proposal(current: Assignment, proposed: Assignment) -> str:
@@ -247,30 +221,6 @@ def _read_topics(zk: KafkaZkClient, topics: Iterable[str]) -> dict[str, TopicAss
 
 
 # -- execute ------------------------------------------------------------------------------
-
-
-def reassignment_problems(
-    requests: Sequence[PartitionReassignment],
-    topics: Mapping[str, TopicAssignment],
-    live_brokers: AbstractSet[int],
-) -> list[str]:
-    """Why the controller would reject parts of `requests`, one sentence each (none when it
-    can start them all): no partition at all, a partition listed twice, an unknown topic or
-    partition (`topics` holds the assignments of the existing ones), or a target that
-    `target_error` refuses."""
-    if not requests:
-        return ["the reassignment lists no partition"]
-    counts = Counter(r.topic_partition for r in requests)
-    problems = [f"{tp} is listed {n} times" for tp, n in counts.items() if n > 1]
-    for request in requests:
-        tp = request.topic_partition
-        if tp.topic not in topics:
-            problems.append(f"{tp}: topic {tp.topic} does not exist")
-        elif tp.partition not in topics[tp.topic].partitions:
-            problems.append(f"{tp}: topic {tp.topic} has no partition {tp.partition}")
-        elif (reason := target_error(request.replicas, live_brokers)) is not None:
-            problems.append(f"{tp}: {reason}")
-    return problems
 
 
 def execute(

@@ -14,9 +14,11 @@ from dataclasses import dataclass
 
 from kazoo.exceptions import BadVersionError, NoNodeError
 
-from controller.replica_assignment import (
+from admin import (
     InvalidReplicaAssignmentError,
+    InvalidTopicError,
     assign_replicas_to_brokers,
+    colliding_topics,
     validate_partition_replicas,
     validate_replica_assignment,
     validate_topic_name,
@@ -77,11 +79,18 @@ def create_topic(
     """Create a topic from a partition count and replication factor (Kafka's assignment
     over the live brokers) or from an explicit assignment; returns the assignment.
 
-    Raises the `controller.replica_assignment` errors for bad input,
+    Raises the `admin` errors for bad input (`InvalidTopicError` also for a name that
+    collides with an existing topic's, as Kafka's `AdminZkClient` refuses it),
     `zkdata.topic_configs.InvalidConfigError` for a config Kafka would refuse (nothing is
     written then) and `zkdata.errors.TopicExistsError` if the topic exists.
     """
     validate_topic_name(name)
+    if "." in name or "_" in name:
+        colliding = colliding_topics(name, zk.get_all_topics())
+        if colliding:
+            raise InvalidTopicError(
+                f"Topic '{name}' collides with existing topics: {', '.join(colliding)}"
+            )
     validate_topic_config(config or {})
     live = set(zk.get_all_brokers().brokers)
     if assignment is None:

@@ -1,10 +1,11 @@
 """The one place that touches generated protobuf code (`testbed_rpc`): conversions between
-`rpc.messages` and protobuf, the servicer adapters and the client stubs, for the control
-plane (`control`) and the data plane (`data`). Everything else imports from here.
+`rpc.messages` and protobuf and the servicer adapters for the control plane (`control`) and
+the data plane (`data`), the client stubs (`clients`), the server (`server`) and the mapping
+of transport failures to `rpc.errors` (`status`). Everything else imports from here.
 """
 
+from rpc.wire.clients import BrokerControlClient, ClientApiClient
 from rpc.wire.control import (
-    BrokerControlClient,
     BrokerControlHandler,
     _BrokerControlServicer,
     add_broker_control_service,
@@ -22,7 +23,6 @@ from rpc.wire.control import (
     update_metadata_request_to_pb,
 )
 from rpc.wire.data import (
-    ClientApiClient,
     ClientApiHandler,
     add_client_api_service,
     fetch_request_from_pb,
@@ -39,6 +39,7 @@ from rpc.wire.data import (
     produce_request_to_pb,
 )
 from rpc.wire.options import CHANNEL_OPTIONS, MAX_MESSAGE_BYTES
+from rpc.wire.server import RpcServer
 
 __all__ = [
     "CHANNEL_OPTIONS",
@@ -47,6 +48,7 @@ __all__ = [
     "BrokerControlHandler",
     "ClientApiClient",
     "ClientApiHandler",
+    "RpcServer",
     "_BrokerControlServicer",
     "add_broker_control_service",
     "add_client_api_service",

@@ -12,7 +12,6 @@ import grpc
 
 from rpc import messages as m
 from rpc.errors import Errors
-from rpc.wire.options import CHANNEL_OPTIONS
 from testbed_rpc import control_pb2 as pb
 from testbed_rpc import control_pb2_grpc as pb_grpc
 from zkdata.model import EndPoint, TopicPartition
@@ -317,83 +316,3 @@ class _BrokerControlServicer(pb_grpc.BrokerControlServicer):
 def add_broker_control_service(server: grpc.Server, handler: BrokerControlHandler) -> None:
     """Serve `handler` as the BrokerControl service on `server`."""
     pb_grpc.add_BrokerControlServicer_to_server(_BrokerControlServicer(handler), server)  # type: ignore[no-untyped-call]
-
-
-# -- client side -------------------------------------------------------------------------
-
-
-class BrokerControlClient:
-    """A channel to one broker's BrokerControl service. Calls block the calling thread and
-    raise `grpc.RpcError` on transport failure."""
-
-    def __init__(self, target: str, timeout_s: float = 10.0) -> None:
-        self._channel = grpc.insecure_channel(target, options=CHANNEL_OPTIONS)
-        self._stub = pb_grpc.BrokerControlStub(self._channel)  # type: ignore[no-untyped-call]
-        self._timeout = timeout_s
-        self.target = target
-
-    def leader_and_isr(self, request: m.LeaderAndIsrRequest) -> m.LeaderAndIsrResponse:
-        """Send LeaderAndIsr."""
-        reply = self._stub.LeaderAndIsr(
-            leader_and_isr_request_to_pb(request), timeout=self._timeout
-        )
-        return leader_and_isr_response_from_pb(reply)
-
-    def update_metadata(self, request: m.UpdateMetadataRequest) -> m.UpdateMetadataResponse:
-        """Send UpdateMetadata."""
-        reply = self._stub.UpdateMetadata(
-            update_metadata_request_to_pb(request), timeout=self._timeout
-        )
-        return m.UpdateMetadataResponse(Errors.from_code(reply.error_code))
-
-    def stop_replica(self, request: m.StopReplicaRequest) -> m.StopReplicaResponse:
-        """Send StopReplica."""
-        reply = self._stub.StopReplica(stop_replica_request_to_pb(request), timeout=self._timeout)
-        return stop_replica_response_from_pb(reply)
-
-    def controlled_shutdown(
-        self, request: m.ControlledShutdownRequest
-    ) -> m.ControlledShutdownResponse:
-        """Send ControlledShutdown."""
-        reply = self._stub.ControlledShutdown(
-            pb.ControlledShutdownRequest(
-                broker_id=request.broker_id, broker_epoch=request.broker_epoch
-            ),
-            timeout=self._timeout,
-        )
-        return controlled_shutdown_response_from_pb(reply)
-
-    def elect_leaders(self, request: m.ElectLeadersRequest) -> m.ElectLeadersResponse:
-        """Ask the controller for elections."""
-        reply = self._stub.ElectLeaders(
-            pb.ElectLeadersRequest(
-                election_type=request.election_type,
-                partitions=[
-                    pb.TopicPartition(topic=tp.topic, partition=tp.partition)
-                    for tp in request.partitions
-                ],
-                timeout_ms=request.timeout_ms,
-            ),
-            timeout=max(self._timeout, request.timeout_ms / 1000 + 5),
-        )
-        return m.ElectLeadersResponse(
-            Errors.from_code(reply.error_code),
-            tuple(
-                m.PartitionElectionResult(
-                    TopicPartition(r.topic, r.partition),
-                    Errors.from_code(r.error_code),
-                    r.error_message,
-                )
-                for r in reply.results
-            ),
-        )
-
-    def close(self) -> None:
-        """Close the channel."""
-        self._channel.close()
-
-    def __enter__(self) -> BrokerControlClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

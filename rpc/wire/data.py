@@ -13,7 +13,6 @@ import grpc
 from rpc import messages as m
 from rpc.errors import Errors
 from rpc.wire.control import _endpoint_to_pb, _live_broker_from_pb
-from rpc.wire.options import CHANNEL_OPTIONS
 from testbed_rpc import control_pb2 as pb
 from testbed_rpc import control_pb2_grpc as pb_grpc
 
@@ -314,55 +313,3 @@ class _ClientApiServicer(pb_grpc.ClientApiServicer):
 def add_client_api_service(server: grpc.Server, handler: ClientApiHandler) -> None:
     """Serve `handler` as the ClientApi service on `server`."""
     pb_grpc.add_ClientApiServicer_to_server(_ClientApiServicer(handler), server)  # type: ignore[no-untyped-call]
-
-
-class ClientApiClient:
-    """A channel to one broker's ClientApi service (blocks the calling thread)."""
-
-    def __init__(self, target: str, timeout_s: float = 10.0) -> None:
-        self._channel = grpc.insecure_channel(target, options=CHANNEL_OPTIONS)
-        self._stub = pb_grpc.ClientApiStub(self._channel)  # type: ignore[no-untyped-call]
-        self._timeout = timeout_s
-        self.target = target
-
-    def metadata(self, topics: tuple[str, ...] = ()) -> m.MetadataResponse:
-        """Ask for brokers and topics (all topics when `topics` is empty)."""
-        reply = self._stub.Metadata(pb.MetadataRequest(topics=topics), timeout=self._timeout)
-        return metadata_response_from_pb(reply)
-
-    def produce(self, request: m.ProduceRequest) -> m.ProduceResponse:
-        """Append records to a partition leader."""
-        timeout = max(self._timeout, request.timeout_ms / 1000 + 5)
-        reply = self._stub.Produce(produce_request_to_pb(request), timeout=timeout)
-        return m.ProduceResponse(
-            Errors.from_code(reply.error_code),
-            reply.base_offset,
-            reply.last_offset,
-            reply.error_message,
-        )
-
-    def fetch(self, request: m.FetchRequest) -> m.FetchResponse:
-        """Read partitions (waits up to `max_wait_ms` for data on the broker)."""
-        timeout = max(self._timeout, request.max_wait_ms / 1000 + 5)
-        return fetch_response_from_pb(
-            self._stub.Fetch(fetch_request_to_pb(request), timeout=timeout)
-        )
-
-    def offsets_for_leader_epoch(
-        self, request: m.OffsetsForLeaderEpochRequest
-    ) -> m.OffsetsForLeaderEpochResponse:
-        """Ask where leader epochs ended."""
-        reply = self._stub.OffsetsForLeaderEpoch(
-            offsets_for_leader_epoch_request_to_pb(request), timeout=self._timeout
-        )
-        return offsets_for_leader_epoch_response_from_pb(reply)
-
-    def close(self) -> None:
-        """Close the channel."""
-        self._channel.close()
-
-    def __enter__(self) -> ClientApiClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

@@ -16,8 +16,8 @@ import pytest
 from docker.client import DockerClient
 from testcontainers.compose import DockerCompose
 
-from support.compose import ComposeCluster
-from support.waiting import wait_until
+from harness.compose import ComposeCluster
+from harness.waiting import wait_until
 from zkdata.client import KafkaZkClient
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -17,8 +17,8 @@ import pytest
 from chaos.cluster import Cluster
 from chaos.workload_run import Progress, WorkloadConfig, judge, run_workload
 from eventlog import event_log_path, read_events
-from support.compose import ComposeCluster
-from support.waiting import wait_until
+from harness.compose import ComposeCluster
+from harness.waiting import wait_until
 from testbed.topics import create_topic
 from zkdata.client import KafkaZkClient
 from zkdata.fourletter import server_mode
@@ -234,3 +234,16 @@ def test_workload_through_a_broker_kill_loses_no_acknowledged_write(
     finally:
         client.stop()
         client.close()
+
+
+def test_the_cli_runs_inside_a_broker_container(compose_cluster: ComposeCluster) -> None:
+    """The broker image carries every package the `testbed` CLI imports: `cluster` run in a
+    container (as the README's walk-through runs `elect-leaders`) sees all three brokers."""
+    result = compose_cluster.container("broker1").exec_run(
+        ["/opt/venv/bin/python", "-m", "testbed", "cluster"]
+    )
+    output = result.output.decode()
+    assert result.exit_code == 0, output
+    assert "Controller" in output
+    for host in ("broker1", "broker2", "broker3"):
+        assert f"PLAINTEXT://{host}:9092" in output

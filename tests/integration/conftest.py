@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from kazoo.client import KazooClient
 
-from support.brokers import BrokerProcess
-from support.zk_ensemble import (
+from harness.brokers import BrokerProcess
+from harness.zk_ensemble import (
     ZkEnsemble,
     missing_prerequisites,
     new_chroot,

@@ -9,8 +9,8 @@ from collections.abc import Callable
 import pytest
 from kazoo.client import KazooClient
 
-from support.brokers import BrokerProcess
-from support.waiting import wait_until
+from harness.brokers import BrokerProcess
+from harness.waiting import wait_until
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.model import ReplicaAssignment, TopicAssignment, TopicPartition

@@ -15,11 +15,11 @@ from broker_node.config import BrokerConfig
 from broker_node.node import BrokerNode
 from controller.events import ControllerEvent
 from eventlog import event_log_path, read_events
+from harness.waiting import wait_until
+from harness.zk_ensemble import expire_session
 from rpc.errors import Errors
 from rpc.messages import ControlledShutdownRequest, ControlledShutdownResponse
 from rpc.wire import BrokerControlClient
-from support.waiting import wait_until
-from support.zk_ensemble import expire_session
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 

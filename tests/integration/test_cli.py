@@ -6,9 +6,9 @@ from __future__ import annotations
 import socket
 
 import pytest
+from cli_runner import register_brokers, run
 from kazoo.client import KazooClient
 
-from support.cli import register_brokers, run
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 
@@ -141,6 +141,18 @@ def test_creating_an_existing_topic_fails(
     assert code == 1
     assert "already exists" in err
     assert registered.get_topic_assignments(["t"]).found["t"].partitions[0].replicas == (1,)
+
+
+def test_a_name_colliding_with_an_existing_topic_is_refused(
+    registered: KafkaZkClient, zk_connect: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`a.b` and `a_b` would share metric names, so Kafka refuses the second; so does this."""
+    args = ["topics", "create", "--zk", zk_connect, "--replica-assignment", "1"]
+    assert run(capsys, *args, "--topic", "a_b")[0] == 0
+    code, _, err = run(capsys, *args, "--topic", "a.b")
+    assert code == 1
+    assert "Topic 'a.b' collides with existing topics: a_b" in err
+    assert registered.get_all_topics() == {"a_b"}
 
 
 def test_describing_an_unknown_topic_fails(

@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from cli_runner import register_brokers, run
 from kazoo.client import KazooClient
 
-from support.cli import register_brokers, run
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.model import ReplicaAssignment, TopicAssignment, TopicConfig

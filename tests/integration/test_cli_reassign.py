@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_runner import register_brokers, run
 from kazoo.client import KazooClient
 
-from support.cli import register_brokers, run
 from testbed.reassign import parse_reassignment
 from testbed.reassign_verify import (
     PartitionStatus,

@@ -10,10 +10,10 @@ from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 
 import pytest
+from cli_runner import register_brokers, run
 from kazoo.client import KazooClient
 
 import testbed.topics
-from support.cli import register_brokers, run
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.model import ReplicaAssignment, TopicAssignment

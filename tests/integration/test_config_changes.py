@@ -16,11 +16,11 @@ from kazoo.client import KazooClient
 from broker_node.config_changes import ConfigChangeListener
 from eventlog import EventKind
 from eventlog.testing import RecordingEventLog
+from harness.brokers import BrokerProcess
+from harness.waiting import wait_until
 from rpc import messages as m
 from rpc.errors import Errors
 from rpc.wire import ClientApiClient
-from support.brokers import BrokerProcess
-from support.waiting import wait_until
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.config_changes import CHANGE_EXPIRATION_MS, ConfigChangesZk

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
+from harness.brokers import BrokerProcess
+from harness.waiting import wait_until
 from rpc.errors import Errors
 from rpc.wire import ClientApiClient
-from support.brokers import BrokerProcess
-from support.waiting import wait_until
 from testbed.topics import create_topic, describe_topics, filter_partitions
 from zkdata import paths
 from zkdata.client import KafkaZkClient

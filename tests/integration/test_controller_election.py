@@ -14,12 +14,12 @@ from collections.abc import Callable
 import pytest
 from kazoo.client import KazooClient
 
+from harness.brokers import BrokerProcess
+from harness.waiting import wait_until
+from harness.zk_ensemble import ZkEnsemble
 from rpc import messages as m
 from rpc.errors import Errors
 from rpc.wire import BrokerControlClient
-from support.brokers import BrokerProcess
-from support.waiting import wait_until
-from support.zk_ensemble import ZkEnsemble
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.model import UNKNOWN_BROKER_EPOCH

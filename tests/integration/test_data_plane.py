@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
+from harness.brokers import BrokerProcess
+from harness.waiting import wait_until
 from rpc import messages as m
 from rpc.errors import Errors
 from rpc.wire import ClientApiClient
-from support.brokers import BrokerProcess
-from support.waiting import wait_until
 from zkdata.client import KafkaZkClient
 from zkdata.model import (
     LeaderIsrAndControllerEpoch,

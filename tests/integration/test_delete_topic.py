@@ -19,11 +19,11 @@ import pytest
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
+from harness.brokers import BrokerProcess
+from harness.waiting import wait_until
 from rpc import messages as m
 from rpc.errors import Errors
 from rpc.wire import ClientApiClient
-from support.brokers import BrokerProcess
-from support.waiting import wait_until
 from testbed.__main__ import main
 from zkdata import paths
 from zkdata.client import KafkaZkClient

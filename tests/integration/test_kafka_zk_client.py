@@ -11,7 +11,7 @@ import pytest
 from kazoo.client import KazooClient
 from kazoo.exceptions import ConnectionLoss
 
-from support.zk_ensemble import open_client
+from harness.zk_ensemble import open_client
 from zkdata import paths
 from zkdata.client import ControllerEpoch, KafkaZkClient
 from zkdata.errors import BrokerIdInUseError, ControllerMovedError

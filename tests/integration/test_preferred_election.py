@@ -8,8 +8,8 @@ from collections.abc import Callable
 import pytest
 from kazoo.client import KazooClient
 
-from support.brokers import BrokerProcess
-from support.waiting import wait_until
+from harness.brokers import BrokerProcess
+from harness.waiting import wait_until
 from testbed.__main__ import main
 from zkdata.admin_znodes import PreferredReplicaElectionZNode
 from zkdata.client import KafkaZkClient

@@ -20,14 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_runner import run
 from kazoo.client import KazooClient
 
+from harness.brokers import BrokerProcess
+from harness.waiting import wait_until
 from rpc import messages as m
 from rpc.errors import Errors
 from rpc.wire import ClientApiClient
-from support.brokers import BrokerProcess
-from support.cli import run
-from support.waiting import wait_until
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.deletion import TopicDeletionZk

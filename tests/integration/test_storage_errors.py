@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from kazoo.client import KazooClient
 
+from harness.brokers import BrokerProcess
+from harness.waiting import wait_until
 from rpc.wire import ClientApiClient
-from support.brokers import BrokerProcess
-from support.waiting import wait_until
 from zkdata.client import KafkaZkClient
 from zkdata.model import ReplicaAssignment, TopicAssignment, TopicConfig, TopicPartition
 

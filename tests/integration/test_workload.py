@@ -14,8 +14,8 @@ from kazoo.client import KazooClient
 
 from chaos.cluster import Cluster
 from chaos.workload_run import Progress, WorkloadConfig, WorkloadResult, judge, run_workload
-from support.brokers import BrokerProcess
-from support.waiting import wait_until
+from harness.brokers import BrokerProcess
+from harness.waiting import wait_until
 from testbed.topics import create_topic
 from zkdata.client import KafkaZkClient
 from zkdata.model import PartitionReassignment, ReplicaAssignment, TopicPartition

@@ -6,8 +6,8 @@ import pytest
 from kazoo.client import KazooClient
 from kazoo.protocol.states import KazooState
 
-from support.waiting import wait_until
-from support.zk_ensemble import ZkEnsemble, expire_session, open_client
+from harness.waiting import wait_until
+from harness.zk_ensemble import ZkEnsemble, expire_session, open_client
 
 pytestmark = pytest.mark.integration
 

@@ -10,16 +10,15 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 
-import grpc
 import pytest
 
 from controller.channel_manager import ControllerChannelManager, ControlResponse
 from controller.testing import FakeBrokerChannel, make_broker
 from eventlog import EventKind
 from eventlog.testing import RecordingEventLog
+from harness.waiting import wait_until
 from rpc import messages as m
-from rpc.errors import Errors
-from support.waiting import wait_until
+from rpc.errors import Errors, RpcDeadlineExceeded
 from zkdata.model import Broker, TopicPartition
 
 TIMEOUT = 5.0
@@ -226,7 +225,7 @@ def test_retries_go_on_while_the_broker_stays_unreachable(
 ) -> None:
     manager.add_broker(make_broker(1))
     channel = channels.by_broker[1]
-    channel.fail_next(1_000_000, grpc.StatusCode.DEADLINE_EXCEEDED)
+    channel.fail_next(1_000_000, RpcDeadlineExceeded)
     responses = Responses()
     manager.send(1, update_metadata(1), responses)
     wait_for(lambda: len(channel.calls()) >= 5, "five attempts")

@@ -6,22 +6,20 @@ from __future__ import annotations
 
 import threading
 
-import grpc
 import pytest
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
 from controller.testing import (
     FakeBrokerChannel,
     FakePartitionZk,
-    FakeRpcError,
     RecordingSend,
     make_broker,
 )
 from eventlog import EventKind
 from eventlog.testing import RecordingEventLog
+from harness.waiting import wait_until
 from rpc import messages as m
-from rpc.errors import Errors
-from support.waiting import wait_until
+from rpc.errors import Errors, RpcClosed, RpcDeadlineExceeded, RpcUnavailable
 from zkdata.errors import ControllerMovedError
 from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 
@@ -155,12 +153,10 @@ def test_channel_answers_none_with_one_error_per_partition() -> None:
 def test_channel_fails_the_next_calls_with_an_rpc_error() -> None:
     channel = FakeBrokerChannel(1)
     request = m.UpdateMetadataRequest(m.ControlHeader(9, 1, 101), (), ())
-    channel.fail_next(2, grpc.StatusCode.DEADLINE_EXCEEDED)
+    channel.fail_next(2, RpcDeadlineExceeded)
     for _ in range(2):
-        with pytest.raises(grpc.RpcError) as failure:
+        with pytest.raises(RpcDeadlineExceeded):
             channel.update_metadata(request)
-        assert isinstance(failure.value, FakeRpcError)
-        assert failure.value.code() is grpc.StatusCode.DEADLINE_EXCEEDED
     assert channel.update_metadata(request) == m.UpdateMetadataResponse(Errors.NONE)
     assert channel.calls() == [request] * 3
     assert channel.requests() == [request]
@@ -184,9 +180,9 @@ def test_closing_a_channel_cancels_a_held_call_and_refuses_later_ones() -> None:
     channel.close()
     caller.join(5.0)
     assert len(outcome) == 1
-    assert isinstance(outcome[0], FakeRpcError)
-    assert outcome[0].code() is grpc.StatusCode.CANCELLED
-    with pytest.raises(ValueError, match="closed channel"):
+    assert isinstance(outcome[0], RpcUnavailable)
+    assert outcome[0].status == "CANCELLED"
+    with pytest.raises(RpcClosed, match="closed"):
         channel.update_metadata(request)
     assert channel.close_count == 1
 

@@ -16,9 +16,9 @@ import pytest
 from controller.event_manager import THREAD_NAME, ControllerEventManager
 from controller.events import ControlledShutdown, ControllerEvent
 from controller.states import ControllerState
+from harness.waiting import wait_until
 from rpc.errors import Errors
 from rpc.messages import ControlledShutdownResponse
-from support.waiting import wait_until
 
 TIMEOUT = 5.0
 POLL = 0.002

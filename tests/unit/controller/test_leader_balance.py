@@ -9,7 +9,6 @@ from hypothesis import strategies as st
 from controller.leader_balance import (
     ElectionType,
     failure_error,
-    imbalance_ratios,
     rebalance_candidates,
     triage,
 )
@@ -67,11 +66,6 @@ def test_topics_being_deleted_are_refused() -> None:
 )
 def test_failed_elections_get_kafkas_error(election: ElectionType, error: Errors) -> None:
     assert failure_error(election) is error
-
-
-def test_imbalance_ratio_per_preferred_broker() -> None:
-    ratios = imbalance_ratios(ASSIGNMENT, {T0: 2, T1: 2, T2: 1, T3: 1})
-    assert ratios == {1: (0.5, [T0]), 2: (0.0, []), 3: (1.0, [T3])}
 
 
 def test_rebalance_moves_partitions_of_brokers_above_the_threshold_only() -> None:

@@ -3,7 +3,6 @@ reject a request, and when a reassignment in flight is complete."""
 
 from __future__ import annotations
 
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -11,7 +10,6 @@ from controller.reassignment_decisions import (
     ReassignmentPlan,
     is_reassignment_complete,
     plan_reassignments,
-    target_error,
 )
 from rpc.errors import Errors
 from zkdata.model import PartitionReassignment, ReplicaAssignment, TopicPartition
@@ -67,28 +65,6 @@ def test_retargeting_never_forgets_the_origin(
     moving = ReplicaAssignment(origin).reassign_to(first).reassign_to(second)
     assert set(moving.origin_replicas) == set(origin)
     assert moving.target_replicas == second
-
-
-# -- target checks ---------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("target", "fragment"),
-    [
-        ((), "empty"),
-        ((1, 2, 1), "names broker(s) [1] twice"),
-        ((1, -1), "invalid broker id(s) [-1]"),
-        ((1, 9), "broker(s) [9] of the target [1,9] are not registered"),
-    ],
-)
-def test_bad_targets_are_explained(target: tuple[int, ...], fragment: str) -> None:
-    reason = target_error(target, LIVE)
-    assert reason is not None
-    assert fragment in reason
-
-
-def test_a_target_of_live_brokers_is_fine() -> None:
-    assert target_error((3, 1), LIVE) is None
 
 
 # -- plans -------------------------------------------------------------------------------

@@ -53,9 +53,9 @@ from controller.topic_deletion import TopicDeletionManager
 from controller.watchers import Watchers
 from eventlog import EventKind
 from eventlog.testing import RecordingEventLog
+from harness.waiting import wait_until
 from rpc import messages as m
 from rpc.errors import Errors
-from support.waiting import wait_until
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ControllerMovedError

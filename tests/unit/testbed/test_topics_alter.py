@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controller.replica_assignment import (
+from admin import (
     InvalidReplicaAssignmentError,
     InvalidReplicationFactorError,
     assign_replicas_to_brokers,

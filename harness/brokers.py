@@ -15,7 +15,7 @@ from typing import Any
 
 from eventlog import event_log_path, read_events
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 class BrokerProcess:

@@ -16,14 +16,15 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from kazoo.client import KazooClient
 from kazoo.protocol.states import KazooState
 
-from .waiting import wait_until
+from harness.ports import free_ports
+from harness.waiting import wait_until
 
 JAVA_DIR = Path("/usr/share/java")
 ZOOKEEPER_JAR = JAVA_DIR / "zookeeper.jar"
@@ -59,17 +60,6 @@ class _MemberPorts:
     client: int
     quorum: int
     election: int
-
-
-def _free_ports(count: int) -> list[int]:
-    """Let the kernel pick ``count`` distinct free TCP ports on 127.0.0.1."""
-    with ExitStack() as stack:
-        ports = []
-        for _ in range(count):
-            sock = stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
-            sock.bind((HOST, 0))
-            ports.append(int(sock.getsockname()[1]))
-        return ports
 
 
 def four_letter_word(port: int, command: str, timeout: float = 1.0) -> str | None:
@@ -161,7 +151,7 @@ class ZkEnsemble:
         if any(process is not None for process in self._processes):
             raise RuntimeError("the ensemble is already running")
         if not self._ports:
-            flat = _free_ports(3 * self.size)
+            flat = free_ports(3 * self.size)
             self._ports = [
                 _MemberPorts(client=flat[3 * i], quorum=flat[3 * i + 1], election=flat[3 * i + 2])
                 for i in range(self.size)

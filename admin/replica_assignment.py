@@ -1,81 +1,27 @@
-"""Topic creation inputs, decided as Kafka 2.8 decides them: topic names
-(`Topic.validate`), the rack-unaware replica assignment (`AdminUtils.assignReplicasToBrokers`)
-and the checks on an explicit assignment.
+"""Kafka's replica assignment (`AdminUtils.assignReplicasToBrokers`, rack-unaware) and the
+checks on an explicit assignment, as Kafka 2.8 makes them. Errors are `admin.errors`.
 
 Pure: no I/O, logging or metrics; randomness comes only from the `random.Random` passed in.
 Any thread may call these functions.
-
-Errors, each carrying a message phrased like Kafka's::
-
-    ValueError
-    ├── InvalidTopicError               Kafka's InvalidTopicException
-    ├── InvalidPartitionsError          Kafka's InvalidPartitionsException
-    ├── InvalidReplicationFactorError   Kafka's InvalidReplicationFactorException
-    └── InvalidReplicaAssignmentError   Kafka's InvalidReplicaAssignmentException
 """
 
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 
+from admin.errors import (
+    InvalidPartitionsError,
+    InvalidReplicaAssignmentError,
+    InvalidReplicationFactorError,
+)
+
 __all__ = [
-    "MAX_TOPIC_NAME_LENGTH",
-    "InvalidPartitionsError",
-    "InvalidReplicaAssignmentError",
-    "InvalidReplicationFactorError",
-    "InvalidTopicError",
     "assign_replicas_to_brokers",
     "validate_partition_replicas",
     "validate_replica_assignment",
-    "validate_topic_name",
 ]
-
-#: Kafka's `Topic.MAX_NAME_LENGTH`: leaves room in a 255-byte file name for the partition.
-MAX_TOPIC_NAME_LENGTH = 249
-_LEGAL_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]+")
-
-
-class InvalidTopicError(ValueError):
-    """The topic name breaks Kafka's naming rules."""
-
-
-class InvalidPartitionsError(ValueError):
-    """The number of partitions is not positive."""
-
-
-class InvalidReplicationFactorError(ValueError):
-    """The replication factor is not positive or exceeds the available brokers."""
-
-
-class InvalidReplicaAssignmentError(ValueError):
-    """An explicit replica assignment is malformed or names unknown brokers."""
-
-
-def validate_topic_name(name: str) -> None:
-    """Raise `InvalidTopicError` unless `name` is a legal Kafka topic name.
-
-    Legal: not empty, not "." or "..", at most 249 characters, and only ASCII letters,
-    digits, '.', '_' and '-'.
-    """
-    if not name:
-        raise InvalidTopicError("Topic name is illegal, it can't be empty")
-    if name in (".", ".."):
-        raise InvalidTopicError('Topic name cannot be "." or ".."')
-    # Java counts UTF-16 code units; that matters only for names that are illegal anyway,
-    # but it keeps the message the one Kafka gives.
-    if len(name.encode("utf-16-le")) // 2 > MAX_TOPIC_NAME_LENGTH:
-        raise InvalidTopicError(
-            f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LENGTH} "
-            f"characters, topic name: {name}"
-        )
-    if _LEGAL_TOPIC_NAME.fullmatch(name) is None:
-        raise InvalidTopicError(
-            f'Topic name "{name}" is illegal, it contains a character other than '
-            "ASCII alphanumerics, '.', '_' and '-'"
-        )
 
 
 def assign_replicas_to_brokers(

@@ -1,0 +1,52 @@
+"""Admin rules that the controller, the command line, the chaos workload and the benchmarks
+share: topic names (`topic_names`), Kafka's replica assignment (`replica_assignment`),
+reassignment targets and proposals (`reassignment`), leader imbalance (`leader_imbalance`),
+and their errors (`errors`).
+
+Every function is pure (no I/O, logging or metrics) and may run on any thread. Nothing here
+imports the controller, the broker or a tool.
+"""
+
+from admin.errors import (
+    InvalidPartitionsError,
+    InvalidReplicaAssignmentError,
+    InvalidReplicationFactorError,
+    InvalidTopicError,
+)
+from admin.leader_imbalance import imbalance_ratios
+from admin.reassignment import (
+    current_replicas,
+    propose_assignment,
+    reassignment_problems,
+    target_error,
+)
+from admin.replica_assignment import (
+    assign_replicas_to_brokers,
+    validate_partition_replicas,
+    validate_replica_assignment,
+)
+from admin.topic_names import (
+    MAX_TOPIC_NAME_LENGTH,
+    colliding_topics,
+    has_collision,
+    validate_topic_name,
+)
+
+__all__ = [
+    "MAX_TOPIC_NAME_LENGTH",
+    "InvalidPartitionsError",
+    "InvalidReplicaAssignmentError",
+    "InvalidReplicationFactorError",
+    "InvalidTopicError",
+    "assign_replicas_to_brokers",
+    "colliding_topics",
+    "current_replicas",
+    "has_collision",
+    "imbalance_ratios",
+    "propose_assignment",
+    "reassignment_problems",
+    "target_error",
+    "validate_partition_replicas",
+    "validate_replica_assignment",
+    "validate_topic_name",
+]

@@ -1,0 +1,172 @@
+"""The client stubs: `BrokerControlClient` and `ClientApiClient`, one gRPC channel to one
+broker each. Calls block the calling thread; every transport or codec failure leaves as an
+`rpc.errors.RpcError` (`rpc.wire.status`). Channels are safe to share between threads.
+"""
+
+from __future__ import annotations
+
+import grpc
+
+from rpc import messages as m
+from rpc.errors import Errors
+from rpc.wire.control import (
+    controlled_shutdown_response_from_pb,
+    leader_and_isr_request_to_pb,
+    leader_and_isr_response_from_pb,
+    stop_replica_request_to_pb,
+    stop_replica_response_from_pb,
+    update_metadata_request_to_pb,
+)
+from rpc.wire.data import (
+    fetch_request_to_pb,
+    fetch_response_from_pb,
+    metadata_response_from_pb,
+    offsets_for_leader_epoch_request_to_pb,
+    offsets_for_leader_epoch_response_from_pb,
+    produce_request_to_pb,
+)
+from rpc.wire.options import CHANNEL_OPTIONS
+from rpc.wire.status import mapped
+from testbed_rpc import control_pb2 as pb
+from testbed_rpc import control_pb2_grpc as pb_grpc
+from zkdata.model import TopicPartition
+
+
+class BrokerControlClient:
+    """A channel to one broker's BrokerControl service. Calls block the calling thread and
+    raise `rpc.errors.RpcError` on transport failure."""
+
+    def __init__(self, target: str, timeout_s: float = 10.0) -> None:
+        self._channel = grpc.insecure_channel(target, options=CHANNEL_OPTIONS)
+        self._stub = pb_grpc.BrokerControlStub(self._channel)  # type: ignore[no-untyped-call]
+        self._timeout = timeout_s
+        self.target = target
+
+    def leader_and_isr(self, request: m.LeaderAndIsrRequest) -> m.LeaderAndIsrResponse:
+        """Send LeaderAndIsr."""
+        with mapped(self.target):
+            reply = self._stub.LeaderAndIsr(
+                leader_and_isr_request_to_pb(request), timeout=self._timeout
+            )
+        return leader_and_isr_response_from_pb(reply)
+
+    def update_metadata(self, request: m.UpdateMetadataRequest) -> m.UpdateMetadataResponse:
+        """Send UpdateMetadata."""
+        with mapped(self.target):
+            reply = self._stub.UpdateMetadata(
+                update_metadata_request_to_pb(request), timeout=self._timeout
+            )
+        return m.UpdateMetadataResponse(Errors.from_code(reply.error_code))
+
+    def stop_replica(self, request: m.StopReplicaRequest) -> m.StopReplicaResponse:
+        """Send StopReplica."""
+        with mapped(self.target):
+            reply = self._stub.StopReplica(
+                stop_replica_request_to_pb(request), timeout=self._timeout
+            )
+        return stop_replica_response_from_pb(reply)
+
+    def controlled_shutdown(
+        self, request: m.ControlledShutdownRequest
+    ) -> m.ControlledShutdownResponse:
+        """Send ControlledShutdown."""
+        with mapped(self.target):
+            reply = self._stub.ControlledShutdown(
+                pb.ControlledShutdownRequest(
+                    broker_id=request.broker_id, broker_epoch=request.broker_epoch
+                ),
+                timeout=self._timeout,
+            )
+        return controlled_shutdown_response_from_pb(reply)
+
+    def elect_leaders(self, request: m.ElectLeadersRequest) -> m.ElectLeadersResponse:
+        """Ask the controller for elections."""
+        with mapped(self.target):
+            reply = self._stub.ElectLeaders(
+                pb.ElectLeadersRequest(
+                    election_type=request.election_type,
+                    partitions=[
+                        pb.TopicPartition(topic=tp.topic, partition=tp.partition)
+                        for tp in request.partitions
+                    ],
+                    timeout_ms=request.timeout_ms,
+                ),
+                timeout=max(self._timeout, request.timeout_ms / 1000 + 5),
+            )
+        return m.ElectLeadersResponse(
+            Errors.from_code(reply.error_code),
+            tuple(
+                m.PartitionElectionResult(
+                    TopicPartition(r.topic, r.partition),
+                    Errors.from_code(r.error_code),
+                    r.error_message,
+                )
+                for r in reply.results
+            ),
+        )
+
+    def close(self) -> None:
+        """Close the channel."""
+        self._channel.close()
+
+    def __enter__(self) -> BrokerControlClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class ClientApiClient:
+    """A channel to one broker's ClientApi service. Calls block the calling thread and raise
+    `rpc.errors.RpcError` on transport failure."""
+
+    def __init__(self, target: str, timeout_s: float = 10.0) -> None:
+        self._channel = grpc.insecure_channel(target, options=CHANNEL_OPTIONS)
+        self._stub = pb_grpc.ClientApiStub(self._channel)  # type: ignore[no-untyped-call]
+        self._timeout = timeout_s
+        self.target = target
+
+    def metadata(self, topics: tuple[str, ...] = ()) -> m.MetadataResponse:
+        """Ask for brokers and topics (all topics when `topics` is empty)."""
+        with mapped(self.target):
+            reply = self._stub.Metadata(pb.MetadataRequest(topics=topics), timeout=self._timeout)
+        return metadata_response_from_pb(reply)
+
+    def produce(self, request: m.ProduceRequest) -> m.ProduceResponse:
+        """Append records to a partition leader."""
+        timeout = max(self._timeout, request.timeout_ms / 1000 + 5)
+        with mapped(self.target):
+            reply = self._stub.Produce(produce_request_to_pb(request), timeout=timeout)
+        return m.ProduceResponse(
+            Errors.from_code(reply.error_code),
+            reply.base_offset,
+            reply.last_offset,
+            reply.error_message,
+        )
+
+    def fetch(self, request: m.FetchRequest) -> m.FetchResponse:
+        """Read partitions (waits up to `max_wait_ms` for data on the broker)."""
+        timeout = max(self._timeout, request.max_wait_ms / 1000 + 5)
+        with mapped(self.target):
+            reply = self._stub.Fetch(fetch_request_to_pb(request), timeout=timeout)
+        return fetch_response_from_pb(reply)
+
+    def offsets_for_leader_epoch(
+        self, request: m.OffsetsForLeaderEpochRequest
+    ) -> m.OffsetsForLeaderEpochResponse:
+        """Ask where leader epochs ended."""
+        with mapped(self.target):
+            reply = self._stub.OffsetsForLeaderEpoch(
+                offsets_for_leader_epoch_request_to_pb(request), timeout=self._timeout
+            )
+        return offsets_for_leader_epoch_response_from_pb(reply)
+
+    def close(self) -> None:
+        """Close the channel."""
+        self._channel.close()
+
+    def __enter__(self) -> ClientApiClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

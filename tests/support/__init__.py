@@ -1,1 +1,0 @@
-"""Harness for the integration and docker tiers: real processes, waited on with deadlines."""
