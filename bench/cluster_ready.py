@@ -13,10 +13,10 @@ import time
 
 from bench import console
 from bench.fleet import BrokerDiedError, BrokerFleet
-from bench.producers import Connections
+from client import Client, TransportError
 from harness.waiting import wait_until
 from harness.zk_ensemble import open_client
-from rpc.errors import Errors, RpcError
+from rpc.errors import Errors
 from zkdata.client import KafkaZkClient
 from zkdata.model import TopicPartition
 
@@ -42,7 +42,7 @@ def check_alive(fleet: BrokerFleet) -> None:
             )
 
 
-def wait_brokers_known(timeout_s: float, fleet: BrokerFleet, conns: Connections) -> None:
+def wait_brokers_known(timeout_s: float, fleet: BrokerFleet, client: Client) -> None:
     """Until every broker's Metadata lists every broker as live (UpdateMetadata from the
     controller arrived after the last registration)."""
     wanted = set(fleet.broker_ids)
@@ -50,8 +50,11 @@ def wait_brokers_known(timeout_s: float, fleet: BrokerFleet, conns: Connections)
     def known() -> bool:
         check_alive(fleet)
         try:
-            return all({b.id for b in c.metadata(()).brokers} == wanted for c in conns)
-        except RpcError:
+            return all(
+                {b.id for b in client.api(a).metadata(()).brokers} == wanted
+                for a in client.bootstrap
+            )
+        except TransportError:
             return False  # not serving yet
 
     wait_until(
@@ -66,7 +69,7 @@ def wait_full_isr(
     topic: str,
     timeout_s: float,
     fleet: BrokerFleet,
-    conns: Connections,
+    bench_client: Client,
     connect: str,
     assignment: dict[int, tuple[int, ...]],
 ) -> None:
@@ -87,8 +90,8 @@ def wait_full_isr(
             )
 
         def in_metadata() -> bool:
-            for broker in conns:
-                topics = broker.metadata((topic,)).topics
+            for address in bench_client.bootstrap:
+                topics = bench_client.api(address).metadata((topic,)).topics
                 if len(topics) != 1 or topics[0].error is not Errors.NONE:
                     return False
                 parts = {p.partition: p for p in topics[0].partitions}
@@ -103,7 +106,7 @@ def wait_full_isr(
             check_alive(fleet)
             try:
                 return in_zk() and in_metadata()
-            except RpcError:
+            except TransportError:
                 return False
 
         wait_until(

@@ -49,11 +49,11 @@ from bench.fleet import BrokerFleet
 from bench.machine import environment
 from bench.produce_config import ProduceConfig, parse_produce_config
 from bench.produce_report import Phase, ProduceBenchResult, render_table, write_json
-from bench.producers import Connections, LeaderTable, make_batch, produce_op
+from bench.producers import bench_client, leaders_of, make_batch, produce_op
 from bench.rpc_load import Op, metadata_op, run_load, warm_up
 from bench.usage import CpuMeter, box_busy_fraction, child_pids, events_between
+from client import Client, ClientError
 from harness.zk_ensemble import ZkEnsemble, new_chroot, open_client
-from rpc.errors import RpcError
 from testbed.topics import TopicCommandError, create_topic
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ZkDataError
@@ -81,7 +81,7 @@ def run(config: ProduceConfig) -> ProduceBenchResult:
     zk_dir = Path(tempfile.mkdtemp(prefix="zk-", dir=config.out))
     ensemble = ZkEnsemble(zk_dir, size=3)
     fleet: BrokerFleet | None = None
-    connections: Connections | None = None
+    client: Client | None = None
     try:
         busy_before = box_busy_fraction(BUSY_SAMPLE_S)
         console.detail(
@@ -109,18 +109,17 @@ def run(config: ProduceConfig) -> ProduceBenchResult:
         fleet.start_all()
         fleet.wait_registered(broker_ids, timeout=config.timeout_s)
         ports = {b: broker_port(fleet, b) for b in broker_ids}
-        connections = Connections(ports)
-        wait_brokers_known(config.timeout_s, fleet, connections)
+        client = bench_client(ports, config.topic)
+        wait_brokers_known(config.timeout_s, fleet, client)
         console.detail(
             f"registered and known to every broker after {time.monotonic() - started:.1f} s; "
             "ports " + ", ".join(f"{b}: {p}" for b, p in ports.items())
         )
 
         assignment = _create_topic(config, connect)
-        wait_full_isr(config.topic, config.timeout_s, fleet, connections, connect, assignment)
-        leaders = LeaderTable(connections, config.topic)
-        leaders.refresh(force=True)
-        initial_leaders = leaders.snapshot()
+        wait_full_isr(config.topic, config.timeout_s, fleet, client, connect, assignment)
+        client.refresh()
+        initial_leaders = leaders_of(client, config.topic)
         console.detail(
             "leaders: " + ", ".join(f"p{p} -> {b}" for p, b in sorted(initial_leaders.items()))
         )
@@ -131,8 +130,8 @@ def run(config: ProduceConfig) -> ProduceBenchResult:
                 "zookeeper": child_pids(ZK_MAIN_CLASS),
             }
         )
-        floor_seq, floor_conc = _floor(config, fleet, connections, meter, broker_ids[0])
-        acks_all, acks_one = _produce(config, fleet, connections, leaders, meter)
+        floor_seq, floor_conc = _floor(config, fleet, client, meter, ports[broker_ids[0]])
+        acks_all, acks_one = _produce(config, fleet, client, meter)
         return ProduceBenchResult(
             settings=_settings(config, chroot),
             environment={**environment(load_at_start), "cpu_busy_before_run": busy_before},
@@ -140,8 +139,10 @@ def run(config: ProduceConfig) -> ProduceBenchResult:
                 "name": config.topic,
                 "assignment": {str(p): list(r) for p, r in sorted(assignment.items())},
                 "leaders_at_start": {str(p): b for p, b in sorted(initial_leaders.items())},
-                "leaders_at_end": {str(p): b for p, b in sorted(leaders.snapshot().items())},
-                "leader_refreshes": leaders.refreshes,
+                "leaders_at_end": {
+                    str(p): b for p, b in sorted(leaders_of(client, config.topic).items())
+                },
+                "leader_refreshes": client.refreshes,
                 "floor_broker": broker_ids[0],
                 "broker_ports": {str(b): p for b, p in ports.items()},
             },
@@ -151,8 +152,8 @@ def run(config: ProduceConfig) -> ProduceBenchResult:
             acks_one=acks_one,
         )
     finally:
-        if connections is not None:
-            connections.close()
+        if client is not None:
+            client.close()
         if fleet is not None:
             fleet.kill_all()
         ensemble.stop()
@@ -205,16 +206,16 @@ def _measure(
 def _floor(
     config: ProduceConfig,
     fleet: BrokerFleet,
-    conns: Connections,
+    client: Client,
     meter: CpuMeter,
-    broker_id: int,
+    port: int,
 ) -> tuple[Phase, Phase]:
-    client = conns.get(broker_id)
-    assert client is not None
+    broker_id = fleet.broker_ids[0]
+    api = client.api(f"127.0.0.1:{port}")
     console.phase(f"floor: {config.warmup_calls} warm-up Metadata RPCs to broker {broker_id}")
-    took = warm_up(client, config.topic, config.warmup_calls, config.timeout_s)
+    took = warm_up(api, config.topic, config.warmup_calls, config.timeout_s)
     console.detail(f"{took:.2f} s")
-    op = metadata_op(client, config.topic)
+    op = metadata_op(api, config.topic)
     seq = _measure(
         "metadata_sequential",
         f"floor: Metadata RPC, 1 thread (broker {broker_id})",
@@ -241,15 +242,16 @@ def _floor(
 def _produce(
     config: ProduceConfig,
     fleet: BrokerFleet,
-    conns: Connections,
-    leaders: LeaderTable,
+    client: Client,
     meter: CpuMeter,
 ) -> tuple[Phase, Phase]:
     partitions = list(range(config.partitions))
     records = make_batch(config.batch, config.value_bytes)
 
     def op(acks: int) -> Op:
-        return produce_op(conns, leaders, partitions, records, acks, config.produce_timeout_ms)
+        return produce_op(
+            client, config.topic, partitions, records, acks, config.produce_timeout_ms
+        )
 
     console.phase(f"warm-up: {WARMUP_BATCHES_PER_PARTITION} acks=all batches to each partition")
     warm = op(ACKS_ALL)
@@ -290,7 +292,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_benchmark(
         lambda: run(config),
         config.out,
-        (RuntimeError, TopicCommandError, ValueError, ZkDataError, RpcError),
+        (RuntimeError, TopicCommandError, ValueError, ZkDataError, ClientError),
         render_table,
         write_json,
     )

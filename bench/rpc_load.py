@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench import console
-from rpc.errors import RpcError
-from rpc.wire import ClientApiClient
+from client import ApiLike, TransportError
 
 #: No worker does more operations than this in one run, whatever its duration.
 MAX_OPS_PER_THREAD = 2_000_000
@@ -229,12 +228,7 @@ def _progress(tallies: list[_Tally], elapsed: float, unit: str) -> None:
     )
 
 
-def transport_error(exc: RpcError) -> str:
-    """The name an RPC failure is counted under: `transport:<status code>`."""
-    return f"transport:{exc.status}"
-
-
-def metadata_op(client: ClientApiClient, topic: str) -> Op:
+def metadata_op(client: ApiLike, topic: str) -> Op:
     """One Metadata RPC for `topic` (the floor: a small request and reply, no disk, no
     replication); every thread shares `client`'s channel."""
     topics = (topic,)
@@ -242,14 +236,14 @@ def metadata_op(client: ClientApiClient, topic: str) -> Op:
     def op(_index: int, _n: int) -> OpResult:
         try:
             client.metadata(topics)
-        except RpcError as exc:
-            return OpResult(False, 0, (transport_error(exc),))
+        except TransportError as exc:
+            return OpResult(False, 0, (exc.name,))
         return OpResult(True)
 
     return op
 
 
-def warm_up(client: ClientApiClient, topic: str, calls: int, timeout_s: float) -> float:
+def warm_up(client: ApiLike, topic: str, calls: int, timeout_s: float) -> float:
     """`calls` sequential Metadata RPCs (connection set up, code paths warm); returns the
     seconds taken. `TimeoutError` past `timeout_s`."""
     started = time.monotonic()

@@ -7,7 +7,7 @@ errors and transport errors (after refreshing Metadata) until its deadline; othe
 writes `fail` and raises `PollFailed`. Reads have no side effect, so there is no `info`.
 
 A `Consumer` runs on its caller's thread (the workload's consumer thread, or the main
-thread for the final read); it shares only the thread-safe `Cluster`.
+thread for the final read); it shares only the thread-safe `client.Client`.
 """
 
 from __future__ import annotations
@@ -18,24 +18,19 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from chaos.checker import FinalRead
-from chaos.cluster import ClientError, Cluster, PollFailed, TransportError
 from chaos.history import HistoryWriter
+from client import FETCH_RETRIABLE, Client, ClientError, NoRoute, TransportError
 from rpc import messages as m
 from rpc.errors import Errors
 from zkdata.model import TopicPartition
 
 #: Fetch errors after which the consumer refreshes Metadata and tries again.
-RETRIABLE: frozenset[Errors] = frozenset(
-    {
-        Errors.NOT_LEADER_OR_FOLLOWER,
-        Errors.LEADER_NOT_AVAILABLE,
-        Errors.UNKNOWN_TOPIC_OR_PARTITION,
-        Errors.FENCED_LEADER_EPOCH,
-        Errors.UNKNOWN_LEADER_EPOCH,
-        Errors.REPLICA_NOT_AVAILABLE,
-        Errors.NOT_ENOUGH_REPLICAS,
-    }
-)
+RETRIABLE = FETCH_RETRIABLE
+
+
+class PollFailed(ClientError):
+    """A poll could not read its partition before its deadline."""
+
 
 Records = list[tuple[int, str]]
 
@@ -59,7 +54,7 @@ class Consumer:
 
     def __init__(
         self,
-        cluster: Cluster,
+        cluster: Client,
         topic: str,
         process: str,
         history: HistoryWriter,
@@ -115,19 +110,16 @@ class Consumer:
         self, tp: TopicPartition, offset: int, max_records: int
     ) -> tuple[bool, Polled | tuple[str, bool]]:
         try:
-            leader = self.cluster.leader_of(tp)
+            address = self.cluster.leader_address(tp)
+        except NoRoute as exc:
+            return False, (exc.reason, True)
         except ClientError as exc:
             return False, (f"no metadata: {exc}", True)
-        if leader is None:
-            return False, (Errors.LEADER_NOT_AVAILABLE.name, True)
-        address = self.cluster.address_of(leader)
-        if address is None:
-            return False, (f"leader {leader} has no known address", True)
         request = m.FetchRequest(
             (m.FetchPartition(tp.topic, tp.partition, offset, -1, max_records),), replica_id=-1
         )
         try:
-            response = self.cluster.client(address).fetch(request)
+            response = self.cluster.api(address).fetch(request)
         except TransportError as exc:
             return True, (f"transport: {exc}", True)
         if response.error is not Errors.NONE:

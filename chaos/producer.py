@@ -16,7 +16,7 @@ else `fail`; it carries `attempts` and `attempts_unknown`, so a value written by
 attempt and again by a later acknowledged one is an allowed duplicate for the checker.
 
 A `Producer` runs on its caller's thread (one workload producer thread each); it shares
-only the thread-safe `Cluster`.
+only the thread-safe `client.Client`.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from chaos.cluster import ClientError, Cluster, TransportError
 from chaos.history import Completion, HistoryWriter
+from client import Client, ClientError, NoRoute, TransportError
 from rpc import messages as m
 from rpc.errors import Errors
 from zkdata.model import TopicPartition
@@ -144,7 +144,7 @@ class Producer:
 
     def __init__(
         self,
-        cluster: Cluster,
+        cluster: Client,
         topic: str,
         process: str,
         history: HistoryWriter,
@@ -212,16 +212,11 @@ class Producer:
 
     def _attempt(self, tp: TopicPartition, values: Sequence[str], timeout_ms: int) -> Attempt:
         try:
-            state = self.cluster.partition(tp)
+            address = self.cluster.leader_address(tp)
+        except NoRoute as exc:
+            return not_sent(exc.reason)
         except ClientError as exc:
             return not_sent(f"no metadata: {exc}")
-        if state is None:
-            return not_sent(Errors.UNKNOWN_TOPIC_OR_PARTITION)
-        if state.error is not Errors.NONE or state.leader < 0:
-            return not_sent(Errors.LEADER_NOT_AVAILABLE)
-        address = self.cluster.address_of(state.leader)
-        if address is None:
-            return not_sent(f"leader {state.leader} has no known address")
         now_ms = int(time.time() * 1000)
         request = m.ProduceRequest(
             self.topic,
@@ -231,7 +226,7 @@ class Producer:
             timeout_ms=timeout_ms,
         )
         try:
-            response = self.cluster.client(address).produce(request)
+            response = self.cluster.api(address).produce(request)
         except TransportError as exc:
             return classify_transport(exc)
         return classify_produce(response)

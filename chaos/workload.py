@@ -25,9 +25,9 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from chaos.cluster import ClientError, Cluster, grpc_connect, parse_address, parse_address_map
 from chaos.history import history_files
 from chaos.workload_run import WorkloadConfig, judge, run_workload
+from client import Client, ClientError, grpc_connect, parse_address_map, parse_addresses
 from rpc.errors import Errors
 
 __all__ = ["build_parser", "main"]
@@ -47,12 +47,9 @@ def _typed(convert: Callable[[str], object]) -> Callable[[str], object]:
 
 def _addresses(text: str) -> list[str]:
     try:
-        out = [parse_address(a) for a in text.split(",") if a.strip()]
+        return parse_addresses(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
-    if not out:
-        raise argparse.ArgumentTypeError("at least one host:port is needed")
-    return out
 
 
 def _address_map(text: str) -> dict[str, str]:
@@ -125,10 +122,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--history-dir {args.history_dir} is not a directory")
     if history_files(args.history_dir):
         parser.error(f"--history-dir {args.history_dir} already holds a history; use a new one")
-    cluster = Cluster(
+    cluster = Client(
         args.brokers,
         topics=(config.topic,),
         address_map=args.address_map,
+        timeout_s=config.timeout_ms / 1000,
         connect=grpc_connect(timeout_s=config.timeout_ms / 1000),
     )
     try:
@@ -137,7 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cluster.close()
 
 
-def _run(cluster: Cluster, config: WorkloadConfig, history_dir: Path) -> int:
+def _run(cluster: Client, config: WorkloadConfig, history_dir: Path) -> int:
     try:
         metadata = cluster.refresh()
     except ClientError as exc:

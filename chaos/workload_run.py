@@ -22,10 +22,10 @@ from pathlib import Path
 
 from admin import InvalidTopicError, validate_topic_name
 from chaos.checker import FinalRead, Verdict, check
-from chaos.cluster import Cluster, PollFailed
-from chaos.consumer import Consumer
+from chaos.consumer import Consumer, PollFailed
 from chaos.history import HistoryWriter, history_path, read_history
 from chaos.producer import Producer
+from client import Client
 
 __all__ = [
     "FINAL_READ_PROCESS",
@@ -121,7 +121,7 @@ def _merge_counts(writers: Sequence[HistoryWriter]) -> dict[str, int]:
 
 
 def run_workload(
-    cluster: Cluster,
+    cluster: Client,
     config: WorkloadConfig,
     history_dir: Path,
     stop_event: threading.Event | None = None,

@@ -46,7 +46,7 @@ from admin import (
     InvalidReplicationFactorError,
     InvalidTopicError,
 )
-from rpc.errors import RpcError
+from client import TransportError
 from testbed.arguments import build_parser
 from testbed.cluster_view import read_cluster, render
 from testbed.configs import (
@@ -243,7 +243,7 @@ def _elect(args: argparse.Namespace) -> int:
     election = 0 if args.election_type == "preferred" else 1
     try:
         response = elect(address, election, partitions, 30_000)
-    except RpcError as exc:
+    except TransportError as exc:
         raise ElectionCommandError(
             f"cannot reach the controller at {address}: {exc.status}"
         ) from None

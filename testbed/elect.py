@@ -8,9 +8,9 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from client import Client, controller_address_from_zookeeper
 from rpc import messages as m
 from rpc.errors import Errors
-from rpc.wire import BrokerControlClient
 from zkdata.client import KafkaZkClient
 from zkdata.model import TopicPartition
 
@@ -34,21 +34,20 @@ def controller_address(zk: KafkaZkClient, override: str | None) -> str:
     """Where the controller listens: `override`, else its registered endpoint."""
     if override:
         return override
-    controller_id = zk.get_controller_id()
-    broker = zk.get_broker(controller_id) if controller_id is not None else None
-    if broker is None:
+    address = controller_address_from_zookeeper(zk)
+    if address is None:
         raise ElectionCommandError("no controller is elected")
-    endpoint = broker.info.endpoint
-    return f"{endpoint.host}:{endpoint.port}"
+    return address
 
 
 def elect(
     address: str, election_type: int, partitions: Sequence[TopicPartition], timeout_ms: int
 ) -> m.ElectLeadersResponse:
-    """Send ElectLeaders to the controller at `address`."""
-    with BrokerControlClient(address, timeout_s=timeout_ms / 1000 + 5) as client:
+    """Send ElectLeaders to the controller at `address` (a transport failure is retried a
+    few times, then raised as `client.TransportError`)."""
+    with Client([address], timeout_s=timeout_ms / 1000 + 5) as client:
         return client.elect_leaders(
-            m.ElectLeadersRequest(election_type, tuple(partitions), timeout_ms)
+            election_type, partitions, timeout_ms=timeout_ms, controller=address
         )
 
 

@@ -8,6 +8,7 @@ removes the project (`down --volumes`) itself.
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -50,7 +51,10 @@ def compose_cluster() -> Iterator[ComposeCluster]:
     os.environ.update(overrides)
     compose = DockerCompose(REPO_ROOT, compose_file_name="docker-compose.yml", wait=True)
     try:
-        compose.start()
+        try:
+            compose.start()
+        except subprocess.CalledProcessError as exc:
+            pytest.fail(_start_failure(exc, project), pytrace=False)
         ports = [compose.get_service_port(f"zk{i}", 2181) for i in (1, 2, 3)]
         cluster = ComposeCluster(
             compose,
@@ -79,3 +83,20 @@ def compose_cluster() -> Iterator[ComposeCluster]:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+def _start_failure(exc: subprocess.CalledProcessError, project: str) -> str:
+    """What `docker compose up --wait` printed, and each container's state and last log
+    lines, so that a failed start says why."""
+    lines = [f"`{' '.join(map(str, exc.cmd))}` exited with {exc.returncode}"]
+    for stream in (exc.stdout, exc.stderr):
+        if stream:
+            text = stream.decode(errors="replace") if isinstance(stream, bytes) else stream
+            lines.append(text.strip())
+    client = DockerClient.from_env()
+    label = f"com.docker.compose.project={project}"
+    for container in client.containers.list(all=True, filters={"label": label}):
+        health = container.attrs.get("State", {}).get("Health", {}).get("Status", "-")
+        lines.append(f"--- {container.name}: {container.status}, health {health}")
+        lines.append(container.logs(tail=30).decode(errors="replace").rstrip())
+    return "\n".join(lines)

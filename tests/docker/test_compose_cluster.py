@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from chaos.cluster import Cluster
 from chaos.workload_run import Progress, WorkloadConfig, judge, run_workload
+from client import Client
 from eventlog import event_log_path, read_events
 from harness.compose import ComposeCluster
 from harness.waiting import wait_until
@@ -192,7 +192,7 @@ def test_workload_through_a_broker_kill_loses_no_acknowledged_write(
         tp0 = TopicPartition("docker-workload", 0)
         wait_until(lambda: zk.get_partition_states([tp0]).found.get(tp0), 30, "topic not created")
         addresses = compose_cluster.broker_addresses()
-        cluster = Cluster(
+        cluster = Client(
             list(addresses.values()), topics=("docker-workload",), address_map=addresses
         )
         config = WorkloadConfig(

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from kazoo.client import KazooClient
 
-from chaos.cluster import Cluster
 from chaos.workload_run import Progress, WorkloadConfig, WorkloadResult, judge, run_workload
+from client import Client
 from harness.brokers import BrokerProcess
 from harness.waiting import wait_until
 from testbed.topics import create_topic
@@ -66,7 +66,7 @@ def run_with_fault(
 ) -> WorkloadResult:
     """Run the workload; once 100 sends are acknowledged, `fault` runs on a thread of its
     own (not at all if the workload ends first)."""
-    cluster = Cluster([f"127.0.0.1:{p.port()}" for p in procs.values()], topics=(TOPIC,))
+    cluster = Client([f"127.0.0.1:{p.port()}" for p in procs.values()], topics=(TOPIC,))
     acked = threading.Event()
     stop = threading.Event()
 

@@ -1,4 +1,4 @@
-"""The workload client against an in-process cluster (`chaos.testing.FakeBrokers`):
+"""The workload client against an in-process cluster (`client.testing.FakeBrokers`):
 bootstrap and address mapping, leader moves, and every outcome written honestly to the
 history (acknowledged, definitely failed, unknown). Time is a `FakeClock`; nothing sleeps."""
 
@@ -7,35 +7,25 @@ from __future__ import annotations
 import pytest
 
 from chaos.checker import check, final_read_from_history
-from chaos.cluster import (
-    ClientLike,
-    Cluster,
-    ClusterUnavailable,
-    PollFailed,
-    parse_address,
-    parse_address_map,
-)
-from chaos.consumer import Consumer
+from chaos.consumer import Consumer, PollFailed
 from chaos.producer import (
     REJECTED_BEFORE_APPEND,
     AttemptKind,
     Producer,
     classify_produce,
 )
-from chaos.testing import FakeBrokers, FakeClock, ProduceFault, RecordingHistory
+from chaos.testing import FakeClock, RecordingHistory
+from client import Client
+from client.testing import ADDRESS_MAP, REACHABLE, FakeBrokers, ProduceFault, three_brokers
 from rpc import messages as m
 from rpc.errors import Errors
 from zkdata.model import TopicPartition
-
-ADVERTISED = {1: "broker1:9092", 2: "broker2:9092", 3: "broker3:9092"}
-REACHABLE = {1: "127.0.0.1:9091", 2: "127.0.0.1:9092", 3: "127.0.0.1:9093"}
-ADDRESS_MAP = {ADVERTISED[b]: REACHABLE[b] for b in ADVERTISED}
 
 
 @pytest.fixture
 def brokers() -> FakeBrokers:
     """Three brokers reached through an address map; broker 1 leads both partitions."""
-    return FakeBrokers("t", 2, ADVERTISED, REACHABLE, leader=1)
+    return three_brokers()
 
 
 @pytest.fixture
@@ -45,12 +35,12 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def cluster(brokers: FakeBrokers) -> Cluster:
-    """A cluster view bootstrapped from broker 2."""
-    return Cluster([REACHABLE[2]], topics=("t",), address_map=ADDRESS_MAP, connect=brokers.connect)
+def cluster(brokers: FakeBrokers) -> Client:
+    """A client bootstrapped from broker 2."""
+    return Client([REACHABLE[2]], topics=("t",), address_map=ADDRESS_MAP, connect=brokers.connect)
 
 
-def _producer(cluster: Cluster, clock: FakeClock, timeout_ms: int = 5000) -> Producer:
+def _producer(cluster: Client, clock: FakeClock, timeout_ms: int = 5000) -> Producer:
     history = RecordingHistory("producer-0", clock)
     return Producer(
         cluster,
@@ -65,7 +55,7 @@ def _producer(cluster: Cluster, clock: FakeClock, timeout_ms: int = 5000) -> Pro
     )
 
 
-def _consumer(cluster: Cluster, clock: FakeClock, process: str = "consumer") -> Consumer:
+def _consumer(cluster: Client, clock: FakeClock, process: str = "consumer") -> Consumer:
     history = RecordingHistory(process, clock)
     return Consumer(
         cluster,
@@ -88,90 +78,6 @@ def _lines(client: Producer | Consumer) -> list[tuple[str, int | None, str | Non
 def _ops(client: Producer | Consumer) -> RecordingHistory:
     assert isinstance(client._history, RecordingHistory)
     return client._history
-
-
-# -- cluster -----------------------------------------------------------------------------
-
-
-def test_cluster_maps_advertised_addresses_and_finds_leaders(
-    cluster: Cluster, brokers: FakeBrokers
-) -> None:
-    cluster.refresh()
-    assert cluster.leader_of(TopicPartition("t", 0)) == 1
-    assert cluster.address_of(1) == "127.0.0.1:9091"
-    assert cluster.address_of(3) == "127.0.0.1:9093"
-    assert cluster.partitions_of("t") == (0, 1)
-    assert cluster.leader_of(TopicPartition("t", 9)) is None
-
-
-def test_cluster_refreshes_on_first_use_and_caches_one_client_per_address(
-    brokers: FakeBrokers,
-) -> None:
-    made: list[str] = []
-
-    def connect(address: str) -> ClientLike:
-        made.append(address)
-        return brokers.connect(address)
-
-    cluster = Cluster([REACHABLE[2]], address_map=ADDRESS_MAP, connect=connect)
-    assert cluster.leader_of(TopicPartition("t", 1)) == 1
-    cluster.refresh()
-    cluster.client(REACHABLE[2])
-    assert made == [REACHABLE[2]]
-
-
-def test_cluster_bootstraps_from_any_reachable_broker(brokers: FakeBrokers) -> None:
-    brokers.down.add(1)
-    cluster = Cluster(
-        ["127.0.0.1:9999", REACHABLE[1], REACHABLE[3]],
-        address_map=ADDRESS_MAP,
-        connect=brokers.connect,
-    )
-    response = cluster.refresh()
-    assert {b.id for b in response.brokers} == {2, 3}
-    assert ("127.0.0.1:9093", "metadata") in brokers.calls
-
-
-def test_a_broker_that_failed_is_asked_last_and_each_refresh_starts_further_on(
-    brokers: FakeBrokers,
-) -> None:
-    cluster = Cluster(list(REACHABLE.values()), address_map=ADDRESS_MAP, connect=brokers.connect)
-    brokers.down.add(1)
-    for _ in range(3):
-        cluster.refresh()
-    asked = [a for a, method in brokers.calls if method == "metadata"]
-    assert asked == [REACHABLE[1], REACHABLE[2], REACHABLE[3], REACHABLE[2]]
-
-
-def test_cluster_without_a_reachable_broker_says_so(brokers: FakeBrokers) -> None:
-    brokers.down.update({1, 2, 3})
-    cluster = Cluster([REACHABLE[1], REACHABLE[2]], connect=brokers.connect)
-    with pytest.raises(ClusterUnavailable, match=r"UNAVAILABLE from 127\.0\.0\.1:9091"):
-        cluster.refresh()
-
-
-def test_cluster_close_closes_every_client(cluster: Cluster) -> None:
-    cluster.refresh()
-    client = cluster.client(REACHABLE[2])
-    cluster.close()
-    assert getattr(client, "closed", False)
-
-
-@pytest.mark.parametrize("text", ["broker1", "broker1:", ":9092", "b:0", "b:65536", "a b:1"])
-def test_bad_addresses_are_refused(text: str) -> None:
-    with pytest.raises(ValueError, match="host:port"):
-        parse_address(text)
-
-
-def test_address_maps_parse_and_refuse_malformed_items() -> None:
-    assert parse_address_map("broker1:9092=127.0.0.1:9091, [::1]:1=h:2") == {
-        "broker1:9092": "127.0.0.1:9091",
-        "[::1]:1": "h:2",
-    }
-    with pytest.raises(ValueError, match="ADVERTISED=REACHABLE"):
-        parse_address_map("broker1:9092")
-    with pytest.raises(ValueError, match="host:port"):
-        parse_address_map("broker1:9092=nowhere")
 
 
 # -- classification ----------------------------------------------------------------------
@@ -201,7 +107,7 @@ def test_not_enough_replicas_after_append_and_timeouts_are_unknown() -> None:
 
 
 def test_an_acknowledged_send_writes_invoke_then_ok_with_its_offset(
-    cluster: Cluster, clock: FakeClock, brokers: FakeBrokers
+    cluster: Client, clock: FakeClock, brokers: FakeBrokers
 ) -> None:
     producer = _producer(cluster, clock)
     outcome = producer.send(0, "producer-0-0")
@@ -211,7 +117,7 @@ def test_an_acknowledged_send_writes_invoke_then_ok_with_its_offset(
 
 
 def test_a_leader_move_is_followed_after_a_refresh(
-    cluster: Cluster, clock: FakeClock, brokers: FakeBrokers
+    cluster: Client, clock: FakeClock, brokers: FakeBrokers
 ) -> None:
     producer = _producer(cluster, clock)
     producer.send(0, "v0")
@@ -229,7 +135,7 @@ def test_a_leader_move_is_followed_after_a_refresh(
 
 
 def test_a_transport_error_then_success_is_ok_with_one_unknown_attempt(
-    cluster: Cluster, clock: FakeClock, brokers: FakeBrokers
+    cluster: Client, clock: FakeClock, brokers: FakeBrokers
 ) -> None:
     brokers.inject(REACHABLE[1], ProduceFault(transport=True, append=True))
     producer = _producer(cluster, clock)
@@ -244,7 +150,7 @@ def test_a_transport_error_then_success_is_ok_with_one_unknown_attempt(
 
 
 def test_an_unknown_outcome_until_the_deadline_is_info(
-    cluster: Cluster, clock: FakeClock, brokers: FakeBrokers
+    cluster: Client, clock: FakeClock, brokers: FakeBrokers
 ) -> None:
     brokers.inject(REACHABLE[1], *[ProduceFault(transport=True)] * 100)
     producer = _producer(cluster, clock, timeout_ms=1000)
@@ -260,7 +166,7 @@ def test_an_unknown_outcome_until_the_deadline_is_info(
 
 
 def test_a_rejection_after_an_unknown_attempt_stays_info(
-    cluster: Cluster, clock: FakeClock, brokers: FakeBrokers
+    cluster: Client, clock: FakeClock, brokers: FakeBrokers
 ) -> None:
     brokers.inject(
         REACHABLE[1],
@@ -285,7 +191,7 @@ def test_a_rejection_after_an_unknown_attempt_stays_info(
     ],
 )
 def test_non_retriable_answers_complete_at_once(
-    cluster: Cluster,
+    cluster: Client,
     clock: FakeClock,
     brokers: FakeBrokers,
     fault: ProduceFault,
@@ -298,7 +204,7 @@ def test_non_retriable_answers_complete_at_once(
 
 
 def test_lost_leadership_after_the_append_is_unknown_and_retried(
-    cluster: Cluster, clock: FakeClock, brokers: FakeBrokers
+    cluster: Client, clock: FakeClock, brokers: FakeBrokers
 ) -> None:
     cluster.refresh()
     brokers.inject(REACHABLE[1], ProduceFault(Errors.NOT_LEADER_OR_FOLLOWER, append=True))
@@ -308,7 +214,7 @@ def test_lost_leadership_after_the_append_is_unknown_and_retried(
 
 
 def test_no_leader_until_the_deadline_fails_without_sending(
-    cluster: Cluster, clock: FakeClock, brokers: FakeBrokers
+    cluster: Client, clock: FakeClock, brokers: FakeBrokers
 ) -> None:
     brokers.move_leader(0, -1)
     outcome = _producer(cluster, clock, timeout_ms=500).send(0, "v0")
@@ -317,7 +223,7 @@ def test_no_leader_until_the_deadline_fails_without_sending(
 
 
 def test_a_batch_gives_each_value_its_op_and_offset(
-    cluster: Cluster, clock: FakeClock, brokers: FakeBrokers
+    cluster: Client, clock: FakeClock, brokers: FakeBrokers
 ) -> None:
     producer = _producer(cluster, clock)
     producer.send(1, "first")
@@ -330,7 +236,7 @@ def test_a_batch_gives_each_value_its_op_and_offset(
     assert producer.send_batch(1, []) == []
 
 
-def test_producer_refuses_a_history_of_another_process(cluster: Cluster) -> None:
+def test_producer_refuses_a_history_of_another_process(cluster: Client) -> None:
     with pytest.raises(ValueError, match="belongs to 'x'"):
         Producer(cluster, "t", "producer-0", RecordingHistory("x"))
 
@@ -339,7 +245,7 @@ def test_producer_refuses_a_history_of_another_process(cluster: Cluster) -> None
 
 
 def test_poll_reads_records_and_records_the_watermark(
-    cluster: Cluster, clock: FakeClock, brokers: FakeBrokers
+    cluster: Client, clock: FakeClock, brokers: FakeBrokers
 ) -> None:
     brokers.logs[0].extend(["a", "b", "c"])
     consumer = _consumer(cluster, clock)
@@ -351,7 +257,7 @@ def test_poll_reads_records_and_records_the_watermark(
 
 
 def test_poll_follows_a_leader_move(
-    cluster: Cluster, clock: FakeClock, brokers: FakeBrokers
+    cluster: Client, clock: FakeClock, brokers: FakeBrokers
 ) -> None:
     brokers.logs[1].append("a")
     consumer = _consumer(cluster, clock)
@@ -362,7 +268,7 @@ def test_poll_follows_a_leader_move(
 
 
 def test_a_poll_that_cannot_read_fails_and_raises(
-    cluster: Cluster, clock: FakeClock, brokers: FakeBrokers
+    cluster: Client, clock: FakeClock, brokers: FakeBrokers
 ) -> None:
     brokers.down.add(1)
     consumer = _consumer(cluster, clock)
@@ -374,7 +280,7 @@ def test_a_poll_that_cannot_read_fails_and_raises(
 
 
 def test_read_all_pages_to_the_watermark_and_matches_the_history(
-    cluster: Cluster, clock: FakeClock, brokers: FakeBrokers
+    cluster: Client, clock: FakeClock, brokers: FakeBrokers
 ) -> None:
     brokers.logs[0].extend(f"v{i}" for i in range(1200))
     consumer = _consumer(cluster, clock, "final")
@@ -390,7 +296,7 @@ def test_read_all_pages_to_the_watermark_and_matches_the_history(
 
 
 def test_read_all_leaves_out_a_partition_it_cannot_read(
-    cluster: Cluster, clock: FakeClock, brokers: FakeBrokers
+    cluster: Client, clock: FakeClock, brokers: FakeBrokers
 ) -> None:
     brokers.logs[0].append("a")
     brokers.move_leader(1, -1)
@@ -399,7 +305,7 @@ def test_read_all_leaves_out_a_partition_it_cannot_read(
 
 
 def test_transport_errors_are_retried_by_polls(
-    cluster: Cluster, clock: FakeClock, brokers: FakeBrokers
+    cluster: Client, clock: FakeClock, brokers: FakeBrokers
 ) -> None:
     brokers.logs[0].append("a")
     cluster.refresh()

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from chaos import workload
-from chaos.cluster import Cluster
 from chaos.history import read_history
 from chaos.testing import FakeBrokers
 from chaos.workload_run import Progress, WorkloadConfig, judge, run_workload
+from client import Client
 from rpc import messages as m
 from rpc.errors import Errors
 from zkdata.model import TopicPartition
@@ -51,7 +51,7 @@ def _config(**changes: Any) -> WorkloadConfig:
 
 def test_a_correct_cluster_passes(tmp_path: Path) -> None:
     brokers = FakeBrokers("t", 2)
-    cluster = Cluster(["broker2:9092"], topics=("t",), connect=brokers.connect)
+    cluster = Client(["broker2:9092"], topics=("t",), connect=brokers.connect)
     seen: list[Progress] = []
 
     result = run_workload(cluster, _config(batch=4), tmp_path, progress=seen.append)
@@ -76,7 +76,7 @@ def test_a_correct_cluster_passes(tmp_path: Path) -> None:
 
 def test_a_broker_acknowledging_without_appending_fails_the_verdict(tmp_path: Path) -> None:
     brokers = LyingBrokers()
-    cluster = Cluster(["broker1:9092"], topics=("t",), connect=brokers.connect)
+    cluster = Client(["broker1:9092"], topics=("t",), connect=brokers.connect)
 
     verdict = judge(run_workload(cluster, _config(producers=1, max_sends=9), tmp_path))
 
@@ -86,7 +86,7 @@ def test_a_broker_acknowledging_without_appending_fails_the_verdict(tmp_path: Pa
 
 def test_a_set_stop_event_ends_the_load_at_once(tmp_path: Path) -> None:
     brokers = FakeBrokers("t", 2)
-    cluster = Cluster(["broker1:9092"], connect=brokers.connect)
+    cluster = Client(["broker1:9092"], connect=brokers.connect)
     stop = threading.Event()
     stop.set()
     result = run_workload(cluster, _config(max_sends=None), tmp_path, stop)
