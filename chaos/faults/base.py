@@ -1,0 +1,143 @@
+"""What every fault is, and what a fault may do to the cluster.
+
+A fault is a frozen dataclass that names its kind and its targets (compose service names,
+resolved from roles before the fault is built) and implements `Fault`:
+
+    start(cluster)       make it happen (idempotent where the mechanism allows)
+    took_effect(cluster) a `Check` measured on the cluster, not assumed: the process is
+                         gone or frozen, the connection is refused, the delay is there
+    stop(cluster)        undo it (idempotent: stopping a fault that is half applied, or
+                         whose target restarted meanwhile, must not fail)
+    undone(cluster)      a `Check` that nothing of it is left: no rule, no qdisc, the
+                         container running and unpaused
+    describe()           a JSON object for `faults.jsonl` and the heal state; together
+                         with `kind` it is enough to rebuild the fault (`fault_from_json`
+                         in `chaos.faults.catalog`)
+
+Faults act only through `FaultTarget`, which checks on every call that the container
+belongs to the run's compose project (`chaos.cluster.ClusterHandle` implements it).
+
+Errors:
+
+FaultError
+├── ForeignContainer   the target does not carry the run's compose project label
+├── UnknownTarget      no container/role of that name in the project
+└── FaultFailed        the mechanism failed (docker API, nsenter, iptables, tc)
+
+Thread-safety: fault values are immutable; their methods run on the injector's thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+
+class FaultError(Exception):
+    """Base of the fault errors."""
+
+
+class ForeignContainer(FaultError):
+    """A container that does not belong to the run's compose project was addressed."""
+
+
+class UnknownTarget(FaultError):
+    """A service or role that the project does not have."""
+
+
+class FaultFailed(FaultError):
+    """Applying or undoing a fault failed in its mechanism."""
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """The outcome of a measured check: `ok`, and what was seen (for `faults.jsonl`)."""
+
+    ok: bool
+    detail: str
+
+    @staticmethod
+    def all(checks: Sequence[Check]) -> Check:
+        """One check that holds when every check holds; details joined."""
+        return Check(all(c.ok for c in checks), "; ".join(c.detail for c in checks))
+
+
+class FaultTarget(Protocol):
+    """What a fault may do to the project's containers. Every method refuses a container
+    outside the project (`ForeignContainer`) and an unknown service (`UnknownTarget`)."""
+
+    @property
+    def project(self) -> str:
+        """The compose project name."""
+        ...
+
+    def services(self) -> tuple[str, ...]:
+        """Every service of the project, sorted (`zk1`.., `broker1`..)."""
+        ...
+
+    def pid(self, service: str) -> int:
+        """The host pid of the service's main process (for `nsenter --net`)."""
+        ...
+
+    def ip(self, service: str) -> str:
+        """The service's address on the project network."""
+        ...
+
+    def status(self, service: str) -> str:
+        """Docker's state of the container: `running`, `paused`, `exited`, ..."""
+        ...
+
+    def kill(self, service: str, signal: str = "SIGKILL") -> None:
+        """Send a signal to the container's main process."""
+        ...
+
+    def stop(self, service: str, timeout_s: float) -> None:
+        """`docker stop`: SIGTERM, SIGKILL after `timeout_s`."""
+        ...
+
+    def start(self, service: str) -> None:
+        """Start a stopped container."""
+        ...
+
+    def pause(self, service: str) -> None:
+        """Freeze the container's processes (cgroup freezer)."""
+        ...
+
+    def unpause(self, service: str) -> None:
+        """Thaw a paused container."""
+        ...
+
+
+class Fault(Protocol):
+    """A fault with a verified undo (see the module docstring)."""
+
+    @property
+    def kind(self) -> str:
+        """The fault's kind name (`chaos.faults.catalog.KINDS`)."""
+        ...
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """The services the fault acts on."""
+        ...
+
+    def start(self, cluster: FaultTarget) -> None:
+        """Make the fault happen."""
+        ...
+
+    def took_effect(self, cluster: FaultTarget) -> Check:
+        """Measure that the fault is in effect."""
+        ...
+
+    def stop(self, cluster: FaultTarget) -> None:
+        """Undo the fault; safe to call on a half-applied fault or a restarted target."""
+        ...
+
+    def undone(self, cluster: FaultTarget) -> Check:
+        """Measure that nothing of the fault is left."""
+        ...
+
+    def describe(self) -> Mapping[str, Any]:
+        """JSON-able fields that rebuild the fault with its kind."""
+        ...
