@@ -108,6 +108,10 @@ class FaultTarget(Protocol):
         """Thaw a paused container."""
         ...
 
+    def broker_registered(self, broker_id: int) -> bool:
+        """Whether `/brokers/ids/<broker_id>` exists in ZooKeeper now (read from the host)."""
+        ...
+
 
 class Fault(Protocol):
     """A fault with a verified undo (see the module docstring)."""
