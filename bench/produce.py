@@ -37,7 +37,7 @@ import time
 from typing import Any
 
 from bench import console
-from bench.cluster_ready import broker_port, check_alive, wait_brokers_known, wait_full_isr
+from bench.cluster_ready import broker_port, wait_brokers_known, wait_full_isr
 from bench.phases import Phase, Phases, errors, notes, summary
 from bench.producers import bench_client, leaders_of, make_batch, produce_op
 from bench.report import Figure, Measure, Report
@@ -138,7 +138,7 @@ def _measure(
     load = run_load(key, op, threads, duration_s, GRACE_S, unit=unit)
     cpu = meter.usage(before, meter.sample())
     fleet = cluster.fleet
-    check_alive(fleet)
+    fleet.check_alive()
     logs = {f"broker{b}": fleet.event_log(b) for b in fleet.broker_ids}
     events = events_between(logs, load.started_wall, load.ended_wall)
     console.detail(
