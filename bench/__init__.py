@@ -3,24 +3,30 @@
 `python -m bench.failover` times controller failover for many partitions against a real
 3-server ZooKeeper ensemble and broker processes; `python -m bench.produce` measures
 acks=all and acks=1 produce throughput against the gRPC round-trip floor (Metadata RPCs).
-Modules, one concept each:
+`python -m bench <benchmark>` runs either. Modules, one concept each:
 
-- `config`: the command line and the frozen settings of a run.
-- `layout`: the synthetic cluster (topics, assignments, partition states); pure.
-- `populate`: writes a layout into ZooKeeper in multi-op transactions.
-- `floor`: what a failover must do at minimum (pipelined reads, fenced writes), timed.
+Shared by every benchmark:
+
+- `settings`: `Settings`, the one frozen settings type, with each benchmark's options.
+- `arguments`: the command line, parsed once into `Settings`.
+- `runner`: sets up the ensemble and the broker fleet, runs a benchmark's measures,
+  tears down whatever happens, writes the results.
+- `report`: measures as rows (figure, floor, ratio), the table, `bench.json` and the
+  JSON lines in `bench/results/` (format in its README).
+- `machine`: the machine (no host name), revision and load a run happened on.
 - `fleet`: the broker processes and their event logs, waited on with deadlines.
-- `timeline`: where a failover's time went, read back from the event logs.
-- `report`: the printed table and `bench.json`.
-- `failover`: the command line and the run itself.
-- `machine`: the machine, revision and load a run happened on (both benchmarks).
-- `produce_config`: the produce benchmark's command line and settings.
-- `cluster_ready`: deadline-bounded waits until brokers and a topic's ISRs are complete.
-- `rpc_load`: timed load from client threads (latencies, errors, progress); Metadata ops.
-- `producers`: leader lookup, one channel per broker, batches sent with retries.
-- `usage`: CPU per process and for the box, and broker events, during a phase.
-- `produce_report`: the produce benchmark's table, ratios and `bench.json`.
-- `produce`: the produce benchmark's run.
+- `console`: progress lines for long phases.
+
+Failover: `layout` (the synthetic cluster; pure), `populate` (multi-op transactions),
+`floor` (pipelined reads and fenced writes, timed), `rounds` (first election, then kill -9
+of the controller), `timeline` (where a failover's time went, from the event logs),
+`failover` (its measures and rows).
+
+Produce: `cluster_ready` (waits until brokers and a topic's ISRs are complete),
+`rpc_load` (timed load from client threads; Metadata ops), `producers` (batches through
+`client.Client`), `usage` (CPU per process and for the box, events during a phase),
+`phases` (a measured phase, CPU per operation, the notes), `produce` (its measures and
+rows).
 
 The benchmarks run on the cluster harness (`harness`: `ZkEnsemble`, `BrokerProcess`,
 `wait_until`) that the tests use. Everything runs on the main thread, except the produce

@@ -1,9 +1,10 @@
 """The cluster a produce benchmark needs, made ready: deadline-bounded waits until every
 broker knows every other and until each partition has a leader and its full ISR, both in
-ZooKeeper and in every broker's Metadata; and a check that no broker has died.
+ZooKeeper and in every broker's Metadata.
 
 Each wait polls every `POLL_S` on the calling thread (`harness.wait_until`) and
-raises `TimeoutError` at its deadline, `BrokerDiedError` if a broker process exits.
+raises `TimeoutError` at its deadline, `BrokerDiedError` (`BrokerFleet.check_alive`) if a
+broker process exits.
 Transport errors while a broker starts serving count as "not yet". Main thread.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 import time
 
 from bench import console
-from bench.fleet import BrokerDiedError, BrokerFleet
+from bench.fleet import BrokerFleet
 from client import Client, TransportError
 from harness.waiting import wait_until
 from harness.zk_ensemble import open_client
@@ -31,24 +32,13 @@ def broker_port(fleet: BrokerFleet, broker_id: int) -> int:
     return port
 
 
-def check_alive(fleet: BrokerFleet) -> None:
-    """`BrokerDiedError` with the log tail if any broker process has exited."""
-    for broker_id in fleet.broker_ids:
-        process = fleet.process(broker_id)
-        if not process.is_running():
-            raise BrokerDiedError(
-                f"broker {broker_id} exited with code {process.returncode()}; "
-                f"tail of {process.log_path}:\n{process.log_tail()}"
-            )
-
-
 def wait_brokers_known(timeout_s: float, fleet: BrokerFleet, client: Client) -> None:
     """Until every broker's Metadata lists every broker as live (UpdateMetadata from the
     controller arrived after the last registration)."""
     wanted = set(fleet.broker_ids)
 
     def known() -> bool:
-        check_alive(fleet)
+        fleet.check_alive()
         try:
             return all(
                 {b.id for b in client.api(a).metadata(()).brokers} == wanted
@@ -103,7 +93,7 @@ def wait_full_isr(
             return True
 
         def ready() -> bool:
-            check_alive(fleet)
+            fleet.check_alive()
             try:
                 return in_zk() and in_metadata()
             except TransportError:

@@ -157,7 +157,7 @@ class BrokerFleet:
     def wait_registered(self, broker_ids: list[int], timeout: float) -> None:
         """Until each broker's health file names its port (written once registered)."""
         wait_until(
-            lambda: self._check_alive() and all(self.process(b).port() for b in broker_ids),
+            lambda: self.check_alive() and all(self.process(b).port() for b in broker_ids),
             timeout=timeout,
             message=lambda: (
                 "brokers did not register: "
@@ -171,7 +171,7 @@ class BrokerFleet:
         """Until some broker reports `controller_failover_done` with an epoch above
         `after_epoch`; returns the earliest such event."""
         return wait_until(
-            lambda: self._check_alive() and self._failover_after(after_epoch),
+            lambda: self.check_alive() and self._failover_after(after_epoch),
             timeout=timeout,
             message=lambda: (
                 f"no controller_failover_done with controller epoch > {after_epoch}"
@@ -189,7 +189,7 @@ class BrokerFleet:
 
         def settled() -> bool:
             nonlocal sizes, last_change
-            self._check_alive()
+            self.check_alive()
             now_sizes = self._log_sizes()
             if now_sizes != sizes:
                 sizes, last_change = now_sizes, time.monotonic()
@@ -202,6 +202,17 @@ class BrokerFleet:
             interval=POLL_INTERVAL_S,
         )
         return time.monotonic() - started
+
+    def check_alive(self) -> bool:
+        """True; `BrokerDiedError` with the log tail if a broker that should be running has
+        exited."""
+        for broker_id, member in self._members.items():
+            if member.expected_running and not member.process.is_running():
+                raise BrokerDiedError(
+                    f"broker {broker_id} exited with code {member.process.returncode()}; "
+                    f"tail of {member.process.log_path}:\n{member.process.log_tail()}"
+                )
+        return True
 
     # -- internals -------------------------------------------------------------------------
 
@@ -217,15 +228,6 @@ class BrokerFleet:
             if done.controller_epoch > after_epoch
         ]
         return min(found, key=lambda d: d.controller_epoch) if found else None
-
-    def _check_alive(self) -> bool:
-        for broker_id, member in self._members.items():
-            if member.expected_running and not member.process.is_running():
-                raise BrokerDiedError(
-                    f"broker {broker_id} exited with code {member.process.returncode()}; "
-                    f"tail of {member.process.log_path}:\n{member.process.log_tail()}"
-                )
-        return True
 
     def _log_sizes(self) -> dict[int, int]:
         return {broker_id: m.tail.size() for broker_id, m in self._members.items()}

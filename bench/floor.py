@@ -135,11 +135,6 @@ class StateRewriter:
         return WriteSample(seconds, len(ops), math.ceil(len(ops) / MAX_OPS_PER_MULTI))
 
 
-def read_floor(connect: str, layout: ClusterLayout, repetitions: int) -> list[ReadSample]:
-    """`repetitions` reloads, each on its own fresh session."""
-    return [read_once(connect, layout) for _ in range(repetitions)]
-
-
 def write_floor(connect: str, layout: ClusterLayout, repetitions: int) -> list[WriteSample]:
     """`repetitions` fenced rewrites of every partition state on one session."""
     with open_client(connect) as zk:

@@ -18,7 +18,6 @@ from zkdata.model import (
     LeaderIsrAndControllerEpoch,
     ReplicaAssignment,
     TopicAssignment,
-    TopicPartition,
 )
 from zkdata.znodes import ControllerEpochZNode, TopicPartitionStateZNode, TopicZNode
 
@@ -117,12 +116,3 @@ def znodes(layout: ClusterLayout) -> Iterator[tuple[str, bytes]]:
                 paths.partition_state(topic, partition),
                 TopicPartitionStateZNode.encode(initial_state(replicas)),
             )
-
-
-def all_partitions(layout: ClusterLayout) -> list[TopicPartition]:
-    """Every partition of `layout`, in topic and partition order."""
-    return [
-        TopicPartition(topic, partition)
-        for topic, count in zip(layout.topic_names(), layout.partition_counts(), strict=True)
-        for partition in range(count)
-    ]

@@ -4,12 +4,11 @@
                             [--duration 10] [--producers 4] [--batch 100]
                             [--value-bytes 100] [--quick] [--out DIR]
 
-Runbook:
+Runbook (the ensemble, the chroot, the teardown and the results are `bench.runner`'s):
 
-1. Setup: a 3-server ZooKeeper ensemble as local JVMs (`harness`) in a temporary
-   directory under DIR, a fresh chroot, and broker processes 1..n (DIR is their run
-   directory: `logs/`, `events/`, `data/`). Wait until every broker is registered and
-   every broker's Metadata lists all of them (the controller has seen them all).
+1. Start broker processes 1..n (DIR is their run directory: `logs/`, `events/`, `data/`)
+   and wait until every broker is registered and every broker's Metadata lists all of
+   them (the controller has seen them all).
 2. Create the topic through ZooKeeper (`testbed.topics.create_topic`, Kafka's assignment
    with a fixed seed) and wait until every state znode and every broker's Metadata show
    a leader and the full ISR for every partition.
@@ -20,40 +19,34 @@ Runbook:
    `--value-bytes` to the partitions' leaders in round robin for `--duration` seconds,
    first with acks=all, then with acks=1. Leaders come from Metadata; NOT_LEADER_OR_FOLLOWER
    and other retriable errors refresh them and retry (`bench.producers`).
-5. Report: a table with ratios to the floor, CPU per operation for the bench client and
-   each broker, the events written during each produce phase; DIR/bench.json.
+5. Report: batches/s against the concurrent floor's RPC/s, p50 latency against the
+   sequential floor's, CPU per operation for the bench client and each broker, the
+   events written during each produce phase.
 
-Every RPC goes to 127.0.0.1. Every loop is bounded in count and time; a step that misses
-its deadline ends the run with exit code 1 and says which. The ensemble is stopped and
-every broker killed whatever happens; the partition data under DIR/data is deleted,
-broker logs and events are kept. Main thread (plus the load's worker threads).
+Every RPC goes to 127.0.0.1. Every loop is bounded in count and time. Main thread (plus
+the load's worker threads).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import random
-import shutil
 import sys
-import tempfile
 import time
-from collections.abc import Sequence
-from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 from bench import console
-from bench.cluster_ready import broker_port, check_alive, wait_brokers_known, wait_full_isr
-from bench.entry import run_benchmark
-from bench.fleet import BrokerFleet
-from bench.machine import environment
-from bench.produce_config import ProduceConfig, parse_produce_config
-from bench.produce_report import Phase, ProduceBenchResult, render_table, write_json
+from bench.cluster_ready import broker_port, wait_brokers_known, wait_full_isr
+from bench.phases import Phase, Phases, errors, notes, summary
 from bench.producers import bench_client, leaders_of, make_batch, produce_op
+from bench.report import Figure, Measure, Report
 from bench.rpc_load import Op, metadata_op, run_load, warm_up
-from bench.usage import CpuMeter, box_busy_fraction, child_pids, events_between
+from bench.runner import Benchmark, Cluster, main
+from bench.settings import PRODUCE, ProduceOptions, Settings
+from bench.usage import CpuMeter, child_pids, events_between
 from client import Client, ClientError
-from harness.zk_ensemble import ZkEnsemble, new_chroot, open_client
+from harness.zk_ensemble import open_client
 from testbed.topics import TopicCommandError, create_topic
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ZkDataError
@@ -66,113 +59,65 @@ GRACE_S = 30.0
 ASSIGNMENT_SEED = 0
 #: How the ZooKeeper JVMs are told apart from other children (their main class).
 ZK_MAIN_CLASS = "QuorumPeerMain"
-#: The box's CPU is sampled this long before the run; above `BUSY_WARNING` busy, a warning.
-BUSY_SAMPLE_S = 1.0
-BUSY_WARNING = 0.15
 
 
-# -- the run ------------------------------------------------------------------------------
+def measure(settings: Settings, cluster: Cluster) -> Report:
+    """Start the brokers, create the topic, measure the floors and produce; the report."""
+    options = settings.produce
+    fleet = cluster.fleet
+    broker_ids = fleet.broker_ids
+    console.phase(f"starting {settings.brokers} brokers; logs in {settings.out / 'logs'}")
+    started = time.monotonic()
+    fleet.start_all()
+    fleet.wait_registered(broker_ids, timeout=settings.timeout_s)
+    ports = {b: broker_port(fleet, b) for b in broker_ids}
+    client = bench_client(ports, options.topic)
+    cluster.cleanup.callback(client.close)
+    wait_brokers_known(settings.timeout_s, fleet, client)
+    console.detail(
+        f"registered and known to every broker after {time.monotonic() - started:.1f} s; "
+        "ports " + ", ".join(f"{b}: {p}" for b, p in ports.items())
+    )
+    assignment = _create_topic(settings, cluster.connect)
+    wait_full_isr(options.topic, settings.timeout_s, fleet, client, cluster.connect, assignment)
+    client.refresh()
+    initial_leaders = leaders_of(client, options.topic)
+    console.detail(
+        "leaders: " + ", ".join(f"p{p} -> {b}" for p, b in sorted(initial_leaders.items()))
+    )
+    meter = CpuMeter(
+        {
+            "bench": [os.getpid()],
+            **{f"broker{b}": [fleet.process(b).pid] for b in broker_ids},
+            "zookeeper": child_pids(ZK_MAIN_CLASS),
+        }
+    )
+    floor_seq, floor_conc = _floor(settings, cluster, client, meter, ports[broker_ids[0]])
+    acks_all, acks_one = _produce(settings, cluster, client, meter)
+    topic = {
+        "name": options.topic,
+        "assignment": {str(p): list(r) for p, r in sorted(assignment.items())},
+        "leaders_at_start": {str(p): b for p, b in sorted(initial_leaders.items())},
+        "leaders_at_end": {str(p): b for p, b in sorted(leaders_of(client, options.topic).items())},
+        "leader_refreshes": client.refreshes,
+        "floor_broker": broker_ids[0],
+        "broker_ports": {str(b): p for b, p in ports.items()},
+    }
+    return report(settings, Phases(floor_seq, floor_conc, acks_all, acks_one), topic)
 
 
-def run(config: ProduceConfig) -> ProduceBenchResult:
-    """Set up, measure and tear down; returns every figure. Raises on a missed deadline."""
-    load_at_start = os.getloadavg()
-    config.out.mkdir(parents=True, exist_ok=True)
-    zk_dir = Path(tempfile.mkdtemp(prefix="zk-", dir=config.out))
-    ensemble = ZkEnsemble(zk_dir, size=3)
-    fleet: BrokerFleet | None = None
-    client: Client | None = None
-    try:
-        busy_before = box_busy_fraction(BUSY_SAMPLE_S)
-        console.detail(
-            "load average before the run: "
-            + " ".join(f"{x:.2f}" for x in load_at_start)
-            + f"; CPUs {busy_before:.0%} busy over {BUSY_SAMPLE_S:g} s"
-        )
-        if busy_before > BUSY_WARNING:
-            console.warn(
-                f"the machine is already {busy_before:.0%} busy: other work will skew the figures"
-            )
-        console.phase(f"starting a 3-server ZooKeeper ensemble in {zk_dir}")
-        started = time.monotonic()
-        ensemble.start()
-        console.detail(f"serving after {time.monotonic() - started:.1f} s")
-        chroot = new_chroot()
-        with open_client(ensemble.connect_string()) as admin:
-            admin.ensure_path(chroot)
-        connect = ensemble.connect_string(chroot)
-
-        broker_ids = list(range(1, config.brokers + 1))
-        fleet = BrokerFleet(broker_ids, connect, config.out, config.session_timeout_ms)
-        console.phase(f"starting {config.brokers} brokers; logs in {config.out / 'logs'}")
-        started = time.monotonic()
-        fleet.start_all()
-        fleet.wait_registered(broker_ids, timeout=config.timeout_s)
-        ports = {b: broker_port(fleet, b) for b in broker_ids}
-        client = bench_client(ports, config.topic)
-        wait_brokers_known(config.timeout_s, fleet, client)
-        console.detail(
-            f"registered and known to every broker after {time.monotonic() - started:.1f} s; "
-            "ports " + ", ".join(f"{b}: {p}" for b, p in ports.items())
-        )
-
-        assignment = _create_topic(config, connect)
-        wait_full_isr(config.topic, config.timeout_s, fleet, client, connect, assignment)
-        client.refresh()
-        initial_leaders = leaders_of(client, config.topic)
-        console.detail(
-            "leaders: " + ", ".join(f"p{p} -> {b}" for p, b in sorted(initial_leaders.items()))
-        )
-        meter = CpuMeter(
-            {
-                "bench": [os.getpid()],
-                **{f"broker{b}": [fleet.process(b).pid] for b in broker_ids},
-                "zookeeper": child_pids(ZK_MAIN_CLASS),
-            }
-        )
-        floor_seq, floor_conc = _floor(config, fleet, client, meter, ports[broker_ids[0]])
-        acks_all, acks_one = _produce(config, fleet, client, meter)
-        return ProduceBenchResult(
-            settings=_settings(config, chroot),
-            environment={**environment(load_at_start), "cpu_busy_before_run": busy_before},
-            topic={
-                "name": config.topic,
-                "assignment": {str(p): list(r) for p, r in sorted(assignment.items())},
-                "leaders_at_start": {str(p): b for p, b in sorted(initial_leaders.items())},
-                "leaders_at_end": {
-                    str(p): b for p, b in sorted(leaders_of(client, config.topic).items())
-                },
-                "leader_refreshes": client.refreshes,
-                "floor_broker": broker_ids[0],
-                "broker_ports": {str(b): p for b, p in ports.items()},
-            },
-            floor_sequential=floor_seq,
-            floor_concurrent=floor_conc,
-            acks_all=acks_all,
-            acks_one=acks_one,
-        )
-    finally:
-        if client is not None:
-            client.close()
-        if fleet is not None:
-            fleet.kill_all()
-        ensemble.stop()
-        for i in range(ensemble.size):  # keep the server logs, drop the data
-            shutil.rmtree(ensemble.server_dir(i) / "data", ignore_errors=True)
-        shutil.rmtree(config.out / "data", ignore_errors=True)  # the partition logs
-
-
-def _create_topic(config: ProduceConfig, connect: str) -> dict[int, tuple[int, ...]]:
+def _create_topic(settings: Settings, connect: str) -> dict[int, tuple[int, ...]]:
+    options = settings.produce
     console.phase(
-        f"creating topic {config.topic}: {config.partitions} partitions, "
-        f"RF {config.replication_factor}"
+        f"creating topic {options.topic}: {settings.partitions} partitions, "
+        f"RF {options.replication_factor}"
     )
     with open_client(connect) as zk:
         return create_topic(
             KafkaZkClient(zk),
-            config.topic,
-            config.partitions,
-            config.replication_factor,
+            options.topic,
+            settings.partitions,
+            options.replication_factor,
             rng=random.Random(ASSIGNMENT_SEED),
         )
 
@@ -184,7 +129,7 @@ def _measure(
     threads: int,
     duration_s: float,
     unit: str,
-    fleet: BrokerFleet,
+    cluster: Cluster,
     meter: CpuMeter,
 ) -> Phase:
     """One timed load with its CPU and events."""
@@ -192,7 +137,8 @@ def _measure(
     before = meter.sample()
     load = run_load(key, op, threads, duration_s, GRACE_S, unit=unit)
     cpu = meter.usage(before, meter.sample())
-    check_alive(fleet)
+    fleet = cluster.fleet
+    fleet.check_alive()
     logs = {f"broker{b}": fleet.event_log(b) for b in fleet.broker_ids}
     events = events_between(logs, load.started_wall, load.ended_wall)
     console.detail(
@@ -204,53 +150,49 @@ def _measure(
 
 
 def _floor(
-    config: ProduceConfig,
-    fleet: BrokerFleet,
-    client: Client,
-    meter: CpuMeter,
-    port: int,
+    settings: Settings, cluster: Cluster, client: Client, meter: CpuMeter, port: int
 ) -> tuple[Phase, Phase]:
-    broker_id = fleet.broker_ids[0]
+    options = settings.produce
+    broker_id = cluster.fleet.broker_ids[0]
     api = client.api(f"127.0.0.1:{port}")
-    console.phase(f"floor: {config.warmup_calls} warm-up Metadata RPCs to broker {broker_id}")
-    took = warm_up(api, config.topic, config.warmup_calls, config.timeout_s)
+    console.phase(f"floor: {options.warmup_calls} warm-up Metadata RPCs to broker {broker_id}")
+    took = warm_up(api, options.topic, options.warmup_calls, settings.timeout_s)
     console.detail(f"{took:.2f} s")
-    op = metadata_op(api, config.topic)
-    seq = _measure(
-        "metadata_sequential",
-        f"floor: Metadata RPC, 1 thread (broker {broker_id})",
-        op,
-        1,
-        config.floor_s,
-        "RPCs",
-        fleet,
-        meter,
+    op = metadata_op(api, options.topic)
+    return (
+        _measure(
+            "metadata_sequential",
+            f"floor: Metadata RPC, 1 thread (broker {broker_id})",
+            op,
+            1,
+            options.floor_s,
+            "RPCs",
+            cluster,
+            meter,
+        ),
+        _measure(
+            "metadata_concurrent",
+            f"floor: Metadata RPC, {options.producers} threads",
+            op,
+            options.producers,
+            options.floor_s,
+            "RPCs",
+            cluster,
+            meter,
+        ),
     )
-    conc = _measure(
-        "metadata_concurrent",
-        f"floor: Metadata RPC, {config.producers} threads",
-        op,
-        config.producers,
-        config.floor_s,
-        "RPCs",
-        fleet,
-        meter,
-    )
-    return seq, conc
 
 
 def _produce(
-    config: ProduceConfig,
-    fleet: BrokerFleet,
-    client: Client,
-    meter: CpuMeter,
+    settings: Settings, cluster: Cluster, client: Client, meter: CpuMeter
 ) -> tuple[Phase, Phase]:
-    partitions = list(range(config.partitions))
-    records = make_batch(config.batch, config.value_bytes)
+    options = settings.produce
+    partitions = list(range(settings.partitions))
+    records = make_batch(options.batch, options.value_bytes)
 
     def op(acks: int) -> Op:
         return produce_op(
-            client, config.topic, partitions, records, acks, config.produce_timeout_ms
+            client, options.topic, partitions, records, acks, options.produce_timeout_ms
         )
 
     console.phase(f"warm-up: {WARMUP_BATCHES_PER_PARTITION} acks=all batches to each partition")
@@ -261,42 +203,117 @@ def _produce(
         if not result.ok:
             raise RuntimeError(f"warm-up produce failed: {', '.join(result.errors)}")
     console.detail(f"{time.monotonic() - started:.2f} s")
-    phases = []
-    for key, acks, title in (
-        ("acks_all", ACKS_ALL, "produce acks=all"),
-        ("acks_1", 1, "produce acks=1"),
-    ):
-        phases.append(
-            _measure(
-                key, title, op(acks), config.producers, config.duration_s, "records", fleet, meter
-            )
-        )
-    return phases[0], phases[1]
-
-
-def _settings(config: ProduceConfig, chroot: str) -> dict[str, Any]:
-    settings = asdict(config)
-    settings["out"] = str(config.out)
-    settings["zk_chroot"] = chroot
-    settings["zk_servers"] = 3
-    settings["host"] = "127.0.0.1"
-    return settings
-
-
-# -- entry point --------------------------------------------------------------------------
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the benchmark; returns the process exit code."""
-    config = parse_produce_config(argv)
-    return run_benchmark(
-        lambda: run(config),
-        config.out,
-        (RuntimeError, TopicCommandError, ValueError, ZkDataError, ClientError),
-        render_table,
-        write_json,
+    threads, duration_s = options.producers, options.duration_s
+    return (
+        _measure(
+            "acks_all",
+            "produce acks=all",
+            op(ACKS_ALL),
+            threads,
+            duration_s,
+            "records",
+            cluster,
+            meter,
+        ),
+        _measure("acks_1", "produce acks=1", op(1), threads, duration_s, "records", cluster, meter),
     )
 
 
+# -- the report ---------------------------------------------------------------------------
+
+
+def report(settings: Settings, phases: Phases, topic: dict[str, Any]) -> Report:
+    """Per acks setting, batches/s against the concurrent floor's RPC/s and the p50 batch
+    latency against the sequential floor's p50; the rest in the notes and details."""
+    options = settings.produce
+    cores = os.cpu_count() or 1
+    seq, conc = phases.floor_sequential.load, phases.floor_concurrent.load
+    rate_floor = (
+        f"Metadata RPCs/s from {conc.threads} threads sharing one channel to broker "
+        f"{topic['floor_broker']}, over {options.floor_s:g} s"
+    )
+    p50_floor = (
+        f"p50 of sequential Metadata RPCs to broker {topic['floor_broker']}, "
+        f"over {options.floor_s:g} s"
+    )
+    rows: list[Measure] = []
+    for phase in phases.produce:
+        load = phase.load
+        mb = load.units_rate * options.value_bytes / 1e6
+        extra = _extra(options, settings, load.units_rate, mb)
+        rows.append(
+            Measure(
+                f"produce_{phase.key}",
+                f"{phase.title} (batches/s)",
+                settings.partitions,
+                load.rate,
+                conc.rate,
+                rate_floor,
+                Figure.PER_SECOND,
+                unit="batches",
+                floor_unit="RPC",
+                note=f"{load.units_rate:,.0f} records/s, {mb:.2f} MB/s; {errors(load)}",
+                extra={
+                    **extra,
+                    "p50_seconds": _seconds(load.p50_s),
+                    "p99_seconds": _seconds(load.p99_s),
+                    "ok": load.ok,
+                    "failed": load.failed,
+                },
+            )
+        )
+        rows.append(
+            Measure(
+                f"produce_{phase.key}_p50",
+                f"  p50 batch latency ({phase.name})",
+                settings.partitions,
+                load.p50_s,
+                seq.p50_s,
+                p50_floor,
+                note=f"p99 {load.p99_s * 1000:.1f} ms",
+                extra=extra,
+            )
+        )
+    title = (
+        f"produce on {settings.brokers} brokers: topic {options.topic}, "
+        f"{settings.partitions} partitions, RF {options.replication_factor}; "
+        f"{options.producers} producer threads, batches of {options.batch:,} x "
+        f"{options.value_bytes:,} B, {options.duration_s:g} s per acks setting"
+    )
+    details = {
+        "topic": topic,
+        "summary": summary(phases, options, cores),
+        "floor": {
+            "metadata_sequential": phases.floor_sequential.as_dict(),
+            "metadata_concurrent": phases.floor_concurrent.as_dict(),
+        },
+        "produce": {p.key: p.as_dict() for p in phases.produce},
+    }
+    return Report(PRODUCE, title, tuple(rows), tuple(notes(phases, options, cores)), details)
+
+
+def _extra(
+    options: ProduceOptions, settings: Settings, records_per_s: float, mb_per_s: float
+) -> dict[str, Any]:
+    """What a produce line needs beside its figure to be compared with another run's."""
+    return {
+        "brokers": settings.brokers,
+        "replication_factor": options.replication_factor,
+        "producers": options.producers,
+        "batch": options.batch,
+        "value_bytes": options.value_bytes,
+        "records_per_second": round(records_per_s, 1),
+        "mb_per_second": round(mb_per_s, 3),
+    }
+
+
+def _seconds(value: float) -> float | None:
+    return None if math.isnan(value) else round(value, 6)
+
+
+BENCHMARK = Benchmark(
+    PRODUCE, measure, (RuntimeError, TopicCommandError, ValueError, ZkDataError, ClientError)
+)
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(BENCHMARK))

@@ -1,240 +1,182 @@
-"""The results of one failover benchmark: a short table for people, `bench.json` for tools.
+"""The one report of every benchmark: rows of measures, a table for people, `bench.json`
+and JSON lines for tools.
 
-Ratios compare the controller's own `duration_ms` with the read floor (the best of the
-pipelined reloads); when the write floor was measured, the footnote also compares with
-read + write floor, which is closer to what a failover that moves every leader must do.
-Pure formatting plus one file write; main thread.
+A `Measure` is one row: a figure (seconds, or a rate per second), the floor it is compared
+with (measured in the same run, and said in words) and their ratio. A `Report` is the rows
+with notes and the benchmark's detailed figures. `render_table` prints it; `bench_json`
+and `result_lines` turn it into plain values; `write_results` writes the lines to
+`<results>/<UTC timestamp>.jsonl` and copies them to `<results>/latest.jsonl` (format in
+`bench/results/README.md`). Pure formatting plus file writes; main thread.
 """
 
 from __future__ import annotations
 
 import json
-import statistics
-from dataclasses import dataclass
+import math
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from bench.floor import ReadSample, WriteSample
-from bench.populate import PopulateResult
-from bench.timeline import FailoverTimeline
+from eventlog.jsonlines import JsonLinesWriter
 
-FIRST_ELECTION = "first_election"
-AFTER_KILL = "after_kill"
-_LABEL_WIDTH = 52
+LATEST = "latest.jsonl"
+_LABEL_WIDTH = 50
+
+
+class Figure(Enum):
+    """What a measure's figure is: a duration, or a rate (the JSON key names it)."""
+
+    SECONDS = "seconds"
+    PER_SECOND = "per_second"
 
 
 @dataclass(frozen=True, slots=True)
-class RoundResult:
-    """One measured failover."""
+class Measure:
+    """One row: `figure` against `floor` (the same kind of figure, measured in the same
+    run and described by `floor_phrase`). `unit`/`floor_unit` name what a rate counts;
+    `extra` holds further plain values for the JSON line."""
 
-    number: int
-    kind: str
-    controller_id: int
-    controller_epoch: int
-    duration_s: float
-    timeline: FailoverTimeline
-    killed_broker: int | None = None
-    kill_to_elected_s: float | None = None
-    kill_to_done_s: float | None = None
-    release_to_done_s: float | None = None
+    measure: str
+    label: str
+    partitions: int
+    figure: float
+    floor: float
+    floor_phrase: str
+    kind: Figure = Figure.SECONDS
+    unit: str = ""
+    floor_unit: str = ""
+    note: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def ratio(self) -> float | None:
+        """figure / floor; None when either is not a positive, finite number."""
+        return ratio(self.figure, self.floor)
 
     def as_dict(self) -> dict[str, Any]:
-        """Plain values for JSON."""
-        return {
-            "round": self.number,
-            "kind": self.kind,
-            "controller_id": self.controller_id,
-            "controller_epoch": self.controller_epoch,
-            "failover_s": self.duration_s,
-            "killed_broker": self.killed_broker,
-            "kill_to_elected_s": self.kill_to_elected_s,
-            "kill_to_done_s": self.kill_to_done_s,
-            "controller_released_to_done_s": self.release_to_done_s,
-            **self.timeline.as_dict(),
+        """The row as plain values: `seconds` + `floor_seconds`, or `per_second` +
+        `floor_per_second`, the ratio, the floor in words and the extras."""
+        key = self.kind.value
+        out: dict[str, Any] = {
+            "measure": self.measure,
+            "partitions": self.partitions,
+            key: _rounded(self.figure),
+            f"floor_{key}": _rounded(self.floor),
+            "ratio": None if self.ratio is None else round(self.ratio, 3),
+            "floor": self.floor_phrase,
         }
+        if self.kind is Figure.PER_SECOND:
+            out["unit"] = self.unit
+            out["floor_unit"] = self.floor_unit
+        return {**out, **self.extra}
 
 
 @dataclass(frozen=True, slots=True)
-class BenchResult:
-    """Everything one run measured."""
+class Report:
+    """What one benchmark run found: its rows, notes printed under them, and the detailed
+    figures that go into `bench.json` only."""
 
-    settings: dict[str, Any]
-    environment: dict[str, Any]
-    populate: PopulateResult
-    reads: list[ReadSample]
-    writes: list[WriteSample]
-    rounds: list[RoundResult]
-
-    @property
-    def read_floor(self) -> ReadSample:
-        """The fastest reload."""
-        return min(self.reads, key=lambda s: s.seconds)
-
-    @property
-    def write_floor(self) -> WriteSample | None:
-        """The fastest fenced rewrite, if measured."""
-        return min(self.writes, key=lambda s: s.seconds) if self.writes else None
-
-    def rounds_of(self, kind: str) -> list[RoundResult]:
-        """The rounds of one kind, in order."""
-        return [r for r in self.rounds if r.kind == kind]
+    benchmark: str
+    title: str
+    measures: tuple[Measure, ...]
+    notes: tuple[str, ...] = ()
+    details: Mapping[str, Any] = field(default_factory=dict)
 
 
-def _ratio(value: float, floor: float) -> str:
-    return f"{value / floor:.1f}x" if floor > 0 else "-"
+def ratio(value: float, floor: float) -> float | None:
+    """value / floor, or None when that says nothing (a zero, negative or NaN operand)."""
+    if not (math.isfinite(value) and math.isfinite(floor)) or value < 0 or floor <= 0:
+        return None
+    return value / floor
 
 
-def _spread(values: list[float]) -> str:
-    """`; median of n, min-max s` when there are several values, else nothing."""
-    if len(values) < 2:
-        return ""
-    return f"; median of {len(values)}, {min(values):.2f}-{max(values):.2f} s"
+def _rounded(value: float) -> float | None:
+    return round(value, 6) if math.isfinite(value) else None
 
 
-def render_table(result: BenchResult) -> str:
-    """The human summary, e.g. `failover (first election)  2.95 s  1.7x floor`."""
-    s = result.settings
-    floor = result.read_floor
-    write = result.write_floor
-    lines = [
-        f"controller failover, {s['partitions']:,} partitions in {s['topics']:,} topics, "
-        f"{s['brokers']} brokers (ZooKeeper: 3 local servers)",
-        _row(f"floor: pipelined read of {floor.znodes:,} znodes", f"{floor.seconds:.2f} s"),
-    ]
-    if write is not None:
-        lines.append(
-            _row(
-                f"floor: fenced write of {write.writes:,} states ({write.multis} multis)",
-                f"{write.seconds:.2f} s",
-            )
-        )
-    first = result.rounds_of(FIRST_ELECTION)
-    for r in first:
-        lines.append(
-            _row(
-                "failover (first election)",
-                f"{r.duration_s:.2f} s",
-                f"{_ratio(r.duration_s, floor.seconds)} floor   "
-                f"{r.timeline.leaders_elected:,} leaders moved",
-            )
-        )
-        lines.extend(_load_row([r], floor.seconds))
-    kills = result.rounds_of(AFTER_KILL)
-    if kills:
-        work = [r.duration_s for r in kills]
-        moved = statistics.median(r.timeline.leaders_elected for r in kills)
-        lines.append(
-            _row(
-                "failover after kill -9 (new controller's work)",
-                f"{statistics.median(work):.2f} s",
-                f"{_ratio(statistics.median(work), floor.seconds)} floor   "
-                f"{moved:,.0f} leaders moved{_spread(work)}",
-            )
-        )
-        lines.extend(_load_row(kills, floor.seconds))
-        total = [r.kill_to_done_s for r in kills if r.kill_to_done_s is not None]
-        if total:
-            session_s = s["session_timeout_ms"] / 1000
-            lines.append(
-                _row(
-                    f"kill -9 -> failover done (incl. {session_s:g} s session)",
-                    f"{statistics.median(total):.2f} s",
-                    _spread(total).removeprefix("; "),
-                )
-            )
-    lines.append(_footnote(result))
+def format_figure(value: float, kind: Figure, unit: str = "") -> str:
+    """`2.95 s`, `30.9 ms`, `0.25 ms`, or `1,234.5 batches/s` (`12.0/s` without a unit)."""
+    if not math.isfinite(value):
+        return "-"
+    if kind is Figure.SECONDS:
+        if value < 0.01:
+            return f"{value * 1000:.2f} ms"
+        return f"{value * 1000:.1f} ms" if value < 0.1 else f"{value:.2f} s"
+    digits = 1 if value < 10_000 else 0
+    return f"{value:,.{digits}f} {unit}/s" if unit else f"{value:,.{digits}f}/s"
+
+
+def _row(label: str, figure: str, floor: str, x: str, note: str = "") -> str:
+    return f"{label:<{_LABEL_WIDTH}}{figure:>18}{floor:>18}{x:>8}   {note}".rstrip()
+
+
+def render_table(report: Report) -> str:
+    """The human summary: a title, one row per measure (figure, floor, ratio, note), what
+    each floor is, then the notes."""
+    lines = [report.title, _row("", "figure", "floor", "ratio")]
+    floors: dict[str, str] = {}
+    for m in report.measures:
+        floor = format_figure(m.floor, m.kind, m.floor_unit)
+        x = "-" if m.ratio is None else f"{m.ratio:.2f}x"
+        lines.append(_row(m.label, format_figure(m.figure, m.kind, m.unit), floor, x, m.note))
+        floors.setdefault(f"{floor} = {m.floor_phrase}", m.label)
+    lines.append("floors, measured in this run:")
+    lines.extend(f"  {text}" for text in floors)
+    if report.notes:
+        lines.append("")
+        lines.extend(report.notes)
     return "\n".join(lines)
 
 
-def _load_row(rounds: list[RoundResult], floor_s: float) -> list[str]:
-    """`  of which loading ...`: election to the first request sent (the reads)."""
-    loads = [r.timeline.load_s for r in rounds if r.timeline.load_s is not None]
-    if not loads:
-        return []
-    load = statistics.median(loads)
+def bench_json(
+    report: Report, settings: Mapping[str, Any], environment: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Everything the run found, for `bench.json`."""
+    return {
+        "benchmark": report.benchmark,
+        "settings": dict(settings),
+        "environment": dict(environment),
+        "measures": [m.as_dict() for m in report.measures],
+        **report.details,
+    }
+
+
+def write_json(document: Mapping[str, Any], path: Path) -> None:
+    """Write `document` to `path`, indented."""
+    path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+
+
+def result_lines(
+    report: Report, machine: Mapping[str, Any], run: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """One JSON line per measure: the row, the benchmark, `machine` (no host name) and
+    what identifies the run (`run`: time, revision...)."""
     return [
-        _row(
-            "  of which loading (until the first request sent)",
-            f"{load:.2f} s",
-            f"{_ratio(load, floor_s)} floor",
-        )
+        {**m.as_dict(), "benchmark": report.benchmark, "machine": dict(machine), **run}
+        for m in report.measures
     ]
 
 
-def _row(label: str, value: str, extra: str = "") -> str:
-    return f"{label:<{_LABEL_WIDTH}}{value:>8}   {extra}".rstrip()
-
-
-def _footnote(result: BenchResult) -> str:
-    floor = result.read_floor
-    text = (
-        f"floor = best of {len(result.reads)} reloads on a fresh session (decoded); "
-        "failover = the new controller's own duration_ms"
-    )
-    write = result.write_floor
-    if write is not None and result.rounds:
-        both = floor.seconds + write.seconds
-        ratios = ", ".join(f"round {r.number} {_ratio(r.duration_s, both)}" for r in result.rounds)
-        text += f"\nvs read + write floor ({both:.2f} s): {ratios}"
-    return text
-
-
-def to_json(result: BenchResult) -> dict[str, Any]:
-    """Every figure of the run as plain values."""
-    floor = result.read_floor
-    write = result.write_floor
-    kills = result.rounds_of(AFTER_KILL)
-    summary: dict[str, Any] = {
-        "read_floor_s": floor.seconds,
-        "write_floor_s": write.seconds if write is not None else None,
-        "first_election_failover_s": next(
-            (r.duration_s for r in result.rounds_of(FIRST_ELECTION)), None
-        ),
-        "after_kill_failover_s_median": (
-            statistics.median(r.duration_s for r in kills) if kills else None
-        ),
-        "kill_to_done_s_median": (
-            statistics.median(r.kill_to_done_s for r in kills if r.kill_to_done_s is not None)
-            if kills
-            else None
-        ),
-    }
-    summary["first_election_x_floor"] = _x(summary["first_election_failover_s"], floor.seconds)
-    summary["after_kill_x_floor"] = _x(summary["after_kill_failover_s_median"], floor.seconds)
-    return {
-        "settings": result.settings,
-        "environment": result.environment,
-        "summary": summary,
-        "populate": {
-            "znodes": result.populate.znodes,
-            "transactions": result.populate.transactions,
-            "seconds": result.populate.seconds,
-            "znodes_per_s": result.populate.rate,
-        },
-        "floor": {
-            "read": [
-                {
-                    "seconds": s.seconds,
-                    "list_s": s.list_seconds,
-                    "topics_s": s.topics_seconds,
-                    "states_s": s.states_seconds,
-                    "znodes": s.znodes,
-                }
-                for s in result.reads
-            ],
-            "write": [
-                {"seconds": s.seconds, "writes": s.writes, "multis": s.multis}
-                for s in result.writes
-            ],
-        },
-        "rounds": [r.as_dict() for r in result.rounds],
-    }
-
-
-def _x(value: float | None, floor: float) -> float | None:
-    return None if value is None or floor <= 0 else round(value / floor, 2)
-
-
-def write_json(result: BenchResult, path: Path) -> None:
-    """Write `to_json(result)` to `path`, indented."""
-    path.write_text(json.dumps(to_json(result), indent=2) + "\n", encoding="utf-8")
+def write_results(results_dir: Path, lines: Sequence[Mapping[str, Any]], stamp: str) -> Path:
+    """Write `lines` to `results_dir/<stamp>.jsonl` (a new file: `-2`, `-3`... if taken)
+    and replace `results_dir/latest.jsonl` with a copy; returns the dated path."""
+    results_dir.mkdir(parents=True, exist_ok=True)
+    dated = results_dir / f"{stamp}.jsonl"
+    n = 1
+    while dated.exists():
+        n += 1
+        dated = results_dir / f"{stamp}-{n}.jsonl"
+    writer = JsonLinesWriter(dated)
+    try:
+        for line in lines:
+            writer.append(json.dumps(line, separators=(",", ":"), sort_keys=False))
+    finally:
+        writer.close()
+    partial = results_dir / f".{LATEST}.partial"
+    shutil.copyfile(dated, partial)
+    os.replace(partial, results_dir / LATEST)
+    return dated

@@ -1,0 +1,23 @@
+"""`python -m bench <benchmark> [options]`: the same runs as `python -m bench.failover` and
+`python -m bench.produce`, chosen by a subcommand. Main thread."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from bench import failover, produce
+from bench.arguments import parse_settings
+from bench.runner import run_benchmark
+
+BENCHMARKS = {b.name: b for b in (failover.BENCHMARK, produce.BENCHMARK)}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Settings from `argv` (the benchmark first), then the run; the exit code."""
+    settings = parse_settings(argv)
+    return run_benchmark(BENCHMARKS[settings.benchmark], settings)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

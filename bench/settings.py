@@ -1,0 +1,92 @@
+"""`Settings`: the one frozen settings type of every benchmark run, with the options only
+one benchmark has in its own frozen value (`FailoverOptions`, `ProduceOptions`).
+
+Built once at the edge by `bench.arguments.parse_settings`; nothing else reads the command
+line. Pure values; any thread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from bench.layout import ClusterLayout
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+#: Where every run's JSON lines go unless `--results` says otherwise.
+DEFAULT_RESULTS_DIR = REPO_ROOT / "bench" / "results"
+FAILOVER = "failover"
+PRODUCE = "produce"
+BENCHMARKS = (FAILOVER, PRODUCE)
+
+
+@dataclass(frozen=True, slots=True)
+class FailoverOptions:
+    """What only the failover benchmark asks for."""
+
+    topics: int = 100
+    rounds: int = 2
+    floor_repetitions: int = 3
+    write_floor: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ProduceOptions:
+    """What only the produce benchmark asks for."""
+
+    replication_factor: int = 3
+    duration_s: float = 10.0
+    producers: int = 4
+    batch: int = 100
+    value_bytes: int = 100
+    floor_s: float = 3.0
+    warmup_calls: int = 500
+    produce_timeout_ms: int = 5000
+    topic: str = "bench-produce"
+
+
+OptionsT = TypeVar("OptionsT", FailoverOptions, ProduceOptions)
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """One run: which benchmark, its cluster, its deadlines, where it writes, its options.
+
+    `out` holds the run's logs, events and `bench.json`; `results_dir` the JSON lines
+    (`latest.jsonl` and a dated copy)."""
+
+    benchmark: str
+    partitions: int
+    brokers: int
+    session_timeout_ms: int
+    timeout_s: float
+    out: Path
+    results_dir: Path
+    options: FailoverOptions | ProduceOptions
+
+    @property
+    def broker_ids(self) -> list[int]:
+        """1..brokers."""
+        return list(range(1, self.brokers + 1))
+
+    def options_of(self, kind: type[OptionsT]) -> OptionsT:
+        """The benchmark's own options; `TypeError` if this run is another benchmark's."""
+        if not isinstance(self.options, kind):
+            raise TypeError(f"a {self.benchmark} run has no {kind.__name__}")
+        return self.options
+
+    @property
+    def failover(self) -> FailoverOptions:
+        """The failover benchmark's options."""
+        return self.options_of(FailoverOptions)
+
+    @property
+    def produce(self) -> ProduceOptions:
+        """The produce benchmark's options."""
+        return self.options_of(ProduceOptions)
+
+    @property
+    def layout(self) -> ClusterLayout:
+        """The failover benchmark's synthetic cluster (`ValueError` if it cannot exist)."""
+        return ClusterLayout(self.partitions, self.failover.topics, self.brokers)
