@@ -14,6 +14,8 @@ Partition level:
                 (an equal epoch passes: the controller stops a follower at the epoch the
                 broker already has, e.g. in controlled shutdown; Kafka 2.8 fenced it, later
                 versions let it pass)
+The data plane's leader-epoch rule (Fetch, OffsetsForLeaderEpoch) is `Partition`'s
+(`broker_node.partition.leader_epoch_error`).
 """
 
 from __future__ import annotations

@@ -6,14 +6,20 @@ latest epoch ended and cuts the local log there), then fetches from its log end,
 appends, and follows the leader's high watermark. A fenced or unknown leader epoch, or a
 leader that no longer leads, parks the partition until the next LeaderAndIsr moves it.
 Partitions are added and removed from gRPC threads; the maps are guarded by a lock.
+
+A fetcher sees a replica only through `FetcherTarget` (which `Partition` satisfies) and its
+leader only through `LeaderClient` (`ClientApiClient`), so it depends on neither the replica
+manager nor the partition class; whether an epoch is fenced is the leader's `Partition`'s to
+say, and the fetcher only reacts to the error it answers.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from broker_node.storage import UNDEFINED_EPOCH, UNDEFINED_OFFSET
 from eventlog import EventKind, EventLog
@@ -21,9 +27,6 @@ from rpc import messages as m
 from rpc.errors import Errors, RpcClosed, RpcError
 from rpc.wire import ClientApiClient
 from zkdata.model import TopicPartition
-
-if TYPE_CHECKING:
-    from broker_node.partition import Partition
 
 log = logging.getLogger(__name__)
 
@@ -35,9 +38,72 @@ PARKING = {
 }
 
 
+class FollowerLog(Protocol):
+    """What a fetcher reads of a follower's log (`PartitionLog`)."""
+
+    @property
+    def log_end_offset(self) -> int:
+        """The next offset to fetch."""
+        ...
+
+    @property
+    def high_watermark(self) -> int:
+        """Where to truncate when the leader cannot name an epoch end."""
+        ...
+
+    def latest_epoch(self) -> int:
+        """The latest leader epoch in the log (`UNDEFINED_EPOCH` when it has none)."""
+        ...
+
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        """(largest epoch <= `epoch`, where it ends) in this log."""
+        ...
+
+
+class FetcherTarget(Protocol):
+    """A follower replica as its fetcher sees it (`Partition`): the leader epoch it was told,
+    a read view of its log, and the two writes the fetcher makes."""
+
+    @property
+    def leader_epoch(self) -> int:
+        """The leader epoch of the last LeaderAndIsr applied."""
+        ...
+
+    @property
+    def log(self) -> FollowerLog:
+        """The replica's log, read without the replica's lock."""
+        ...
+
+    def truncate_to(self, offset: int) -> int:
+        """Drop the divergent tail; returns the records removed."""
+        ...
+
+    def append_as_follower(self, records: Sequence[m.FetchedRecord], leader_hw: int) -> None:
+        """Append what the leader sent and follow its high watermark."""
+        ...
+
+
+class LeaderClient(Protocol):
+    """The leader's data-plane service as a fetcher calls it (`ClientApiClient`)."""
+
+    def offsets_for_leader_epoch(
+        self, request: m.OffsetsForLeaderEpochRequest
+    ) -> m.OffsetsForLeaderEpochResponse:
+        """KIP-101: where the asked epochs ended in the leader's log."""
+        ...
+
+    def fetch(self, request: m.FetchRequest) -> m.FetchResponse:
+        """Read partitions from the leader."""
+        ...
+
+    def close(self) -> None:
+        """Close the connection; calls in flight raise `RpcClosed`."""
+        ...
+
+
 @dataclass(slots=True)
 class _Fetching:
-    partition: Partition
+    partition: FetcherTarget
     leader_epoch: int
     truncated: bool = False
     parked: bool = False
@@ -54,13 +120,17 @@ class ReplicaFetcherThread:
         port: int,
         event_log: EventLog,
         max_wait_ms: int,
+        client: LeaderClient | None = None,
     ) -> None:
+        """`client` defaults to a `ClientApiClient` for host:port."""
         self.broker_id = broker_id
         self.leader_id = leader_id
         self.target = f"{host}:{port}"
         self._events = event_log
         self._max_wait_ms = max_wait_ms
-        self._client = ClientApiClient(self.target, timeout_s=10)
+        self._client: LeaderClient = (
+            client if client is not None else ClientApiClient(self.target, timeout_s=10)
+        )
         self._lock = threading.Lock()
         self._partitions: dict[TopicPartition, _Fetching] = {}
         self._stopped = threading.Event()
@@ -72,7 +142,7 @@ class ReplicaFetcherThread:
         """Start fetching."""
         self._thread.start()
 
-    def add(self, partitions: dict[TopicPartition, Partition]) -> None:
+    def add(self, partitions: Mapping[TopicPartition, FetcherTarget]) -> None:
         """Follow `partitions` (each at its current leader epoch), truncating first."""
         with self._lock:
             for tp, partition in partitions.items():
@@ -214,7 +284,11 @@ class ReplicaFetcherManager:
         self._owner: dict[TopicPartition, int] = {}
 
     def add_partitions(
-        self, leader_id: int, host: str, port: int, partitions: dict[TopicPartition, Partition]
+        self,
+        leader_id: int,
+        host: str,
+        port: int,
+        partitions: Mapping[TopicPartition, FetcherTarget],
     ) -> None:
         """Follow `partitions` from `leader_id` at host:port."""
         with self._lock:

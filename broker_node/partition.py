@@ -6,6 +6,11 @@ watermark, and shrinks or expands the ISR by writing the state znode conditional
 zkVersion (keeping the controller epoch of the leadership decision). As follower it takes
 records from the replica fetcher and truncates when told.
 
+The leader-epoch rule of the data plane is owned here: `leader_epoch_error` decides, and
+`Partition.check_leader_epoch` applies it to this replica (Fetch and OffsetsForLeaderEpoch
+ask it; the replica fetcher only reacts to its answer). The controller-to-broker rules
+(LeaderAndIsr, StopReplica) are `broker_node.fencing`'s.
+
 Thread-safety: every method may be called from any thread (gRPC workers, the fetcher
 threads, the ISR expiration thread); one condition variable guards the state and wakes
 produce and fetch waiters. ZooKeeper writes happen under it, as Kafka's leader ISR lock.
@@ -24,7 +29,7 @@ from broker_node.storage import PartitionLog, Record
 from eventlog import EventKind, EventLog
 from rpc import messages as m
 from rpc.errors import Errors
-from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
+from zkdata.model import NO_EPOCH, LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from zkdata.pipelined_reads import Reads
 
 
@@ -48,6 +53,19 @@ class PartitionConfig:
 
     lag_time_max_ms: int = 10_000
     min_insync_replicas: int = 1
+
+
+def leader_epoch_error(request_leader_epoch: int, leader_epoch: int) -> Errors:
+    """The data-plane leader-epoch rule (KIP-320), pure: a request at `NO_EPOCH` (-1) skips
+    the check; an older epoch (any other negative one too, such as -2) is
+    FENCED_LEADER_EPOCH, a newer one UNKNOWN_LEADER_EPOCH, the same one passes."""
+    if request_leader_epoch == NO_EPOCH:
+        return Errors.NONE
+    if request_leader_epoch < leader_epoch:
+        return Errors.FENCED_LEADER_EPOCH
+    if request_leader_epoch > leader_epoch:
+        return Errors.UNKNOWN_LEADER_EPOCH
+    return Errors.NONE
 
 
 def _now_ms() -> int:
@@ -186,16 +204,13 @@ class Partition:
 
     # -- leader: fetch --------------------------------------------------------------------
 
-    def _check_epoch(self, current_leader_epoch: int) -> Errors:
-        if not self.is_leader:
-            return Errors.NOT_LEADER_OR_FOLLOWER
-        if current_leader_epoch == -1:
-            return Errors.NONE
-        if current_leader_epoch < self.leader_epoch:
-            return Errors.FENCED_LEADER_EPOCH
-        if current_leader_epoch > self.leader_epoch:
-            return Errors.UNKNOWN_LEADER_EPOCH
-        return Errors.NONE
+    def check_leader_epoch(self, current_leader_epoch: int) -> Errors:
+        """May a Fetch or OffsetsForLeaderEpoch carrying `current_leader_epoch` be served?
+        NOT_LEADER_OR_FOLLOWER unless this broker leads, else `leader_epoch_error`."""
+        with self._cond:
+            if not self.is_leader:
+                return Errors.NOT_LEADER_OR_FOLLOWER
+            return leader_epoch_error(current_leader_epoch, self.leader_epoch)
 
     def read(
         self, fetch: m.FetchPartition, replica_id: int, max_wait_s: float
@@ -204,7 +219,7 @@ class Partition:
         `max_wait_s` for records to appear."""
         deadline = time.monotonic() + max_wait_s
         with self._cond:
-            error = self._check_epoch(fetch.current_leader_epoch)
+            error = self.check_leader_epoch(fetch.current_leader_epoch)
             if error is not Errors.NONE:
                 return self._fetched(fetch, error)
             if not self.log.log_start_offset <= fetch.fetch_offset <= self.log.log_end_offset:
@@ -224,7 +239,7 @@ class Partition:
                 if records or remaining <= 0:
                     return self._fetched(fetch, Errors.NONE, records)
                 self._cond.wait(min(remaining, 0.5))
-                error = self._check_epoch(fetch.current_leader_epoch)
+                error = self.check_leader_epoch(fetch.current_leader_epoch)
                 if error is not Errors.NONE:
                     return self._fetched(fetch, error)
 
@@ -272,7 +287,7 @@ class Partition:
     def end_offset_for_epoch(self, current_leader_epoch: int, epoch: int) -> m.EpochEndOffset:
         """KIP-101: where `epoch` ended in this leader's log."""
         with self._cond:
-            error = self._check_epoch(current_leader_epoch)
+            error = self.check_leader_epoch(current_leader_epoch)
             if error is not Errors.NONE:
                 return m.EpochEndOffset(self.tp.topic, self.tp.partition, error)
             found_epoch, end = self.log.end_offset_for_epoch(epoch)

@@ -5,8 +5,13 @@
   the answers `KafkaZkClient` gives (a conditional write returns the new zkVersion, or None
   on BADVERSION; a read returns what the znode really holds), every write recorded, and a
   way to fail the next ISR change notifications.
+- `FakeFollower` is a `FetcherTarget`: a follower replica over an `InMemoryPartitionLog` that
+  records what its replica fetcher truncated.
+- `FakeLeader` is a `LeaderClient`: a leader's logs in memory answering OffsetsForLeaderEpoch
+  and Fetch as `Partition` does, with errors a test injects per partition, every request
+  recorded.
 
-Threads: every method is safe from any thread (one lock): partitions write from gRPC
+Threads: every method is safe from any thread (one lock each): partitions write from gRPC
 workers, fetcher threads and the ISR threads, while the test thread reads.
 """
 
@@ -16,10 +21,14 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from broker_node.storage import Record
+from broker_node.storage.testing import InMemoryPartitionLog
+from rpc import messages as m
+from rpc.errors import Errors, RpcClosed
 from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from zkdata.pipelined_reads import Reads
 
-__all__ = ["FakeIsrStore", "IsrWrite"]
+__all__ = ["FakeFollower", "FakeIsrStore", "FakeLeader", "IsrWrite"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +130,142 @@ class FakeIsrStore:
                 raise self._notification_failures.pop(0)
             self._notifications.append(tuple(partitions))
             return f"/isr_change_notification/isr_change_{len(self._notifications) - 1:010d}"
+
+
+class FakeFollower:
+    """A follower replica for a replica fetcher: `leader_epoch` is what the last LeaderAndIsr
+    said (a test may change it), `log` an `InMemoryPartitionLog`, and `truncations` the
+    offsets the fetcher truncated to, in order."""
+
+    def __init__(self, leader_epoch: int, log: InMemoryPartitionLog | None = None) -> None:
+        self.leader_epoch = leader_epoch
+        self.log = log if log is not None else InMemoryPartitionLog()
+        self._lock = threading.Lock()
+        self._truncations: list[int] = []
+
+    @property
+    def truncations(self) -> list[int]:
+        """Every `truncate_to` offset asked for (a copy)."""
+        with self._lock:
+            return list(self._truncations)
+
+    def truncate_to(self, offset: int) -> int:
+        """Cut the log at `offset`; returns the records removed."""
+        with self._lock:
+            self._truncations.append(offset)
+            before = self.log.log_end_offset
+            self.log.truncate_to(offset)
+            return before - self.log.log_end_offset
+
+    def append_as_follower(self, records: Sequence[m.FetchedRecord], leader_hw: int) -> None:
+        """Append and take the leader's high watermark, capped at the local log end."""
+        stored = [Record(r.offset, r.leader_epoch, r.timestamp_ms, r.key, r.value) for r in records]
+        if stored:
+            self.log.append_as_follower(stored)
+        self.log.set_high_watermark(min(leader_hw, self.log.log_end_offset))
+
+
+class FakeLeader:
+    """The leader a replica fetcher talks to, in memory.
+
+    `logs` holds the leader's log of each partition it leads (a test appends to them with
+    `append_as_leader`). OffsetsForLeaderEpoch answers `end_offset_for_epoch` of that log;
+    Fetch answers its records from the fetch offset up to the log end with the log's high
+    watermark, OFFSET_OUT_OF_RANGE outside the log, and, when nothing is there to send,
+    waits up to the request's `max_wait_ms` as a broker does. A partition it does not lead
+    answers UNKNOWN_TOPIC_OR_PARTITION; `fail(tp, error)` makes both calls answer `error`
+    for `tp`. After `close()` every call raises `RpcClosed`. The leader epoch of a request
+    is recorded, not checked.
+    """
+
+    def __init__(self, logs: dict[TopicPartition, InMemoryPartitionLog]) -> None:
+        self.logs = logs
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self._errors: dict[TopicPartition, Errors] = {}
+        self._epoch_requests: list[m.OffsetsForLeaderEpochRequest] = []
+        self._fetch_requests: list[m.FetchRequest] = []
+
+    def fail(self, tp: TopicPartition, error: Errors) -> None:
+        """Answer `error` for `tp` from now on."""
+        with self._lock:
+            self._errors[tp] = error
+
+    @property
+    def epoch_requests(self) -> list[m.OffsetsForLeaderEpochRequest]:
+        """Every OffsetsForLeaderEpoch request received (a copy)."""
+        with self._lock:
+            return list(self._epoch_requests)
+
+    @property
+    def fetch_requests(self) -> list[m.FetchRequest]:
+        """Every Fetch request received (a copy)."""
+        with self._lock:
+            return list(self._fetch_requests)
+
+    def _error(self, tp: TopicPartition) -> Errors:
+        with self._lock:
+            if self._closed.is_set():
+                raise RpcClosed("fake-leader", "CLOSED")
+            if tp in self._errors:
+                return self._errors[tp]
+            return Errors.NONE if tp in self.logs else Errors.UNKNOWN_TOPIC_OR_PARTITION
+
+    def offsets_for_leader_epoch(
+        self, request: m.OffsetsForLeaderEpochRequest
+    ) -> m.OffsetsForLeaderEpochResponse:
+        """Where each asked epoch ends in the leader's log."""
+        with self._lock:
+            self._epoch_requests.append(request)
+        answers = []
+        for ask in request.partitions:
+            tp = TopicPartition(ask.topic, ask.partition)
+            error = self._error(tp)
+            if error is not Errors.NONE:
+                answers.append(m.EpochEndOffset(ask.topic, ask.partition, error))
+                continue
+            epoch, end = self.logs[tp].end_offset_for_epoch(ask.leader_epoch)
+            answers.append(m.EpochEndOffset(ask.topic, ask.partition, Errors.NONE, epoch, end))
+        return m.OffsetsForLeaderEpochResponse(tuple(answers))
+
+    def fetch(self, request: m.FetchRequest) -> m.FetchResponse:
+        """Records from each fetch offset up to the leader's log end."""
+        with self._lock:
+            self._fetch_requests.append(request)
+        answers = [self._read(fetch) for fetch in request.partitions]
+        if not any(a.records for a in answers):
+            self._closed.wait(request.max_wait_ms / 1000)  # the broker's long poll
+        return m.FetchResponse(Errors.NONE, tuple(answers))
+
+    def _read(self, fetch: m.FetchPartition) -> m.FetchedPartition:
+        tp = fetch.topic_partition
+        error = self._error(tp)
+        log = self.logs.get(tp)
+        if (
+            error is Errors.NONE
+            and log is not None
+            and not 0 <= fetch.fetch_offset <= log.log_end_offset
+        ):
+            error = Errors.OFFSET_OUT_OF_RANGE
+        if error is not Errors.NONE or log is None:
+            return m.FetchedPartition(fetch.topic, fetch.partition, error)
+        records = tuple(
+            m.FetchedRecord(r.offset, r.leader_epoch, r.timestamp_ms, r.key, r.value)
+            for r in log.read(fetch.fetch_offset, max_records=fetch.max_records)
+        )
+        return m.FetchedPartition(
+            fetch.topic,
+            fetch.partition,
+            Errors.NONE,
+            log.high_watermark,
+            log.log_start_offset,
+            log.log_end_offset,
+            records,
+        )
+
+    def close(self) -> None:
+        """Refuse every later call (`RpcClosed`) and end any long poll."""
+        self._closed.set()
 
 
 def _with_version(

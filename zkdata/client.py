@@ -5,6 +5,7 @@ Reads of many znodes are pipelined (`pipelined_reads`); atomic writes use `trans
 Methods block the calling thread; watch callbacks run on kazoo's event thread and must
 only hand work off (enqueue), never block. Concerns with modules of their own take a
 `KafkaZkClient`: `deletion`, `reassignment`, `admin_requests`, `isr_change_notifications`.
+Controller election lives in `controller_election`; the client offers it as its own methods.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import contextlib
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
@@ -21,12 +21,8 @@ from kazoo.protocol.states import WatchedEvent, ZnodeStat
 
 from zkdata import paths
 from zkdata.admin_znodes import IsrChangeNotificationSequenceZNode, TopicConfigZNode
-from zkdata.errors import (
-    BrokerIdInUseError,
-    ControllerMovedError,
-    TopicExistsError,
-    ZnodeFormatError,
-)
+from zkdata.controller_election import ControllerElectionZk, ControllerEpoch
+from zkdata.errors import BrokerIdInUseError, TopicExistsError, ZnodeFormatError
 from zkdata.fenced_writes import Create, FencedWriter, OpResult, SetData
 from zkdata.model import (
     Broker,
@@ -38,28 +34,9 @@ from zkdata.model import (
     TopicPartition,
 )
 from zkdata.pipelined_reads import Reads, read_many
-from zkdata.znodes import (
-    BrokerIdZNode,
-    ControllerEpochZNode,
-    ControllerZNode,
-    TopicPartitionStateZNode,
-    TopicZNode,
-)
-
-#: The epoch written when `/controller_epoch` is first created (Kafka's `InitialControllerEpoch`).
-INITIAL_CONTROLLER_EPOCH = 0
-#: Its zkVersion at creation (`InitialControllerEpochZkVersion`).
-INITIAL_CONTROLLER_EPOCH_ZK_VERSION = 0
+from zkdata.znodes import BrokerIdZNode, TopicPartitionStateZNode, TopicZNode
 
 WatchCallback = Callable[[WatchedEvent], None]
-
-
-@dataclass(frozen=True, slots=True)
-class ControllerEpoch:
-    """The value of `/controller_epoch` and the zkVersion that fences later writes."""
-
-    epoch: int
-    zk_version: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +58,7 @@ class KafkaZkClient:
     def __init__(self, kazoo: KazooClient) -> None:
         self._zk = kazoo
         self._fenced = FencedWriter(kazoo)
+        self._election = ControllerElectionZk(kazoo, lambda: self.session_id)
 
     @property
     def kazoo(self) -> KazooClient:
@@ -157,21 +135,12 @@ class KafkaZkClient:
             brokers[info.id] = Broker(info, int(stat.czxid))
         return BrokerListing(brokers, malformed)
 
-    # -- controller ----------------------------------------------------------------------
+    # -- controller (`controller_election`) ------------------------------------------------
 
     def get_controller(self) -> tuple[ControllerRegistration, ZnodeStat] | None:
-        """The content and Stat of `/controller`, or None when there is no controller.
-
-        Raises `ZnodeFormatError` when the node exists but does not decode.
-        """
-        try:
-            data, stat = self._zk.retry(self._zk.get, paths.CONTROLLER)
-        except NoNodeError:
-            return None
-        try:
-            return ControllerZNode.decode(data), stat
-        except ZnodeFormatError as exc:
-            raise ZnodeFormatError(exc.reason, paths.CONTROLLER) from None
+        """The content and Stat of `/controller`, or None when there is no controller;
+        `ZnodeFormatError` when it does not decode."""
+        return self._election.get_controller()
 
     def get_controller_id(self) -> int | None:
         """The active controller's broker id, or None."""
@@ -180,87 +149,18 @@ class KafkaZkClient:
 
     def get_controller_epoch(self) -> ControllerEpoch | None:
         """`/controller_epoch` and its zkVersion, or None if never written."""
-        try:
-            data, stat = self._zk.retry(self._zk.get, paths.CONTROLLER_EPOCH)
-        except NoNodeError:
-            return None
-        try:
-            return ControllerEpoch(ControllerEpochZNode.decode(data), int(stat.version))
-        except ZnodeFormatError as exc:
-            raise ZnodeFormatError(exc.reason, paths.CONTROLLER_EPOCH) from None
-
-    def _current_or_initial_epoch(self) -> ControllerEpoch:
-        current = self.get_controller_epoch()
-        if current is not None:
-            return current
-        try:
-            self._zk.retry(
-                self._zk.create,
-                paths.CONTROLLER_EPOCH,
-                ControllerEpochZNode.encode(INITIAL_CONTROLLER_EPOCH),
-            )
-            return ControllerEpoch(INITIAL_CONTROLLER_EPOCH, INITIAL_CONTROLLER_EPOCH_ZK_VERSION)
-        except NodeExistsError:
-            raced = self.get_controller_epoch()
-            if raced is None:
-                raise ControllerMovedError("/controller_epoch vanished during election") from None
-            return raced
+        return self._election.get_controller_epoch()
 
     def register_controller_and_increment_epoch(self, controller_id: int) -> ControllerEpoch:
-        """Try to become controller: one multi creating the ephemeral `/controller` and
-        setting `/controller_epoch` to epoch+1 at the version just read.
-
-        Returns the new epoch and its zkVersion. `NodeExists`/`BadVersion` mean someone else
-        won, unless `/controller` is ours at exactly the new epoch (our own earlier attempt
-        succeeded but its response was lost). Otherwise raises `ControllerMovedError`.
-        """
-        current = self._current_or_initial_epoch()
-        new_epoch = current.epoch + 1
+        """Try to become controller, registered as of now, in one epoch-incrementing multi;
+        returns the new epoch or raises `ControllerMovedError`
+        (`ControllerElectionZk.register_controller_and_increment_epoch`)."""
         registration = ControllerRegistration(controller_id, now_ms())
-
-        def attempt() -> list[Any]:
-            tx = self._zk.transaction()
-            tx.create(paths.CONTROLLER, ControllerZNode.encode(registration), ephemeral=True)
-            tx.set_data(
-                paths.CONTROLLER_EPOCH,
-                ControllerEpochZNode.encode(new_epoch),
-                version=current.zk_version,
-            )
-            return list(tx.commit())
-
-        results = self._zk.retry(attempt)
-        if isinstance(results[0], NodeExistsError | BadVersionError) or isinstance(
-            results[1], NodeExistsError | BadVersionError
-        ):
-            return self._check_controller_and_epoch(controller_id, new_epoch)
-        for result in results:
-            if isinstance(result, Exception):
-                raise result
-        stat = results[1]
-        return ControllerEpoch(new_epoch, int(stat.version))
-
-    def _check_controller_and_epoch(self, controller_id: int, new_epoch: int) -> ControllerEpoch:
-        found = self.get_controller()
-        if found is None:
-            raise ControllerMovedError("no controller after a failed election attempt")
-        registration, stat = found
-        if registration.broker_id == controller_id and stat.ephemeralOwner == self.session_id:
-            epoch = self.get_controller_epoch()
-            if epoch is not None and epoch.epoch == new_epoch:
-                return epoch
-        raise ControllerMovedError(
-            f"controller is broker {registration.broker_id}; aborting the election of "
-            f"broker {controller_id}"
-        )
+        return self._election.register_controller_and_increment_epoch(registration)
 
     def delete_controller_if_owned(self) -> None:
         """Remove `/controller` if this session holds it (after a failed epoch check)."""
-        try:
-            _, stat = self._zk.retry(self._zk.get, paths.CONTROLLER)
-            if stat.ephemeralOwner == self.session_id:
-                self._zk.retry(self._zk.delete, paths.CONTROLLER, version=stat.version)
-        except (NoNodeError, BadVersionError):
-            pass
+        self._election.delete_controller_if_owned()
 
     # -- topics and partitions ---------------------------------------------------------
 

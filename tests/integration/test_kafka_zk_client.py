@@ -13,7 +13,8 @@ from kazoo.exceptions import ConnectionLoss
 
 from harness.zk_ensemble import open_client
 from zkdata import paths
-from zkdata.client import ControllerEpoch, KafkaZkClient
+from zkdata.client import KafkaZkClient
+from zkdata.controller_election import ControllerElectionZk, ControllerEpoch
 from zkdata.errors import BrokerIdInUseError, ControllerMovedError
 from zkdata.model import BrokerInfo, EndPoint
 from zkdata.znodes import ControllerEpochZNode, ControllerZNode
@@ -86,7 +87,9 @@ def test_an_election_on_a_stale_epoch_version_is_refused(
     zk = KafkaZkClient(zk_client)
     zk_client.create(paths.CONTROLLER_EPOCH, ControllerEpochZNode.encode(4))
     zk_client.set(paths.CONTROLLER_EPOCH, ControllerEpochZNode.encode(5))
-    monkeypatch.setattr(zk, "get_controller_epoch", lambda: ControllerEpoch(4, 0))
+    monkeypatch.setattr(
+        ControllerElectionZk, "get_controller_epoch", lambda _self: ControllerEpoch(4, 0)
+    )
     with pytest.raises(ControllerMovedError):
         zk.register_controller_and_increment_epoch(1)
     assert zk_client.exists(paths.CONTROLLER) is None

@@ -64,6 +64,8 @@ def tree_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ("controller/context.py", "import testbed_rpc.control_pb2", "generated protobuf"),
         ("broker_node/partition.py", "import grpc", "Only rpc imports grpc"),
         ("controller/states.py", "import controller.context", "No import cycles"),
+        ("broker_node/fetcher.py", "import broker_node.replica_manager", "FetcherTarget"),
+        ("broker_node/fetcher.py", "import broker_node.partition", "FetcherTarget"),
     ],
 )
 def test_a_forbidden_import_breaks_its_contract(

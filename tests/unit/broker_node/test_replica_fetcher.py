@@ -1,0 +1,223 @@
+"""`ReplicaFetcherThread` against test doubles of what it talks to: a `FakeFollower` (the
+`FetcherTarget`: a follower replica over an in-memory log) and a `FakeLeader` (the
+`LeaderClient`: the leader's logs answering OffsetsForLeaderEpoch and Fetch). Truncation
+before the first fetch (KIP-101), catching up with the leader, parking on errors that only the
+controller can resolve, truncating again after OFFSET_OUT_OF_RANGE, and the leader epoch the
+requests carry.
+
+Setup: broker 1 follows broker 2 for "orders" partition 0 at leader epoch 5 (unless a test
+says otherwise). The fetcher thread runs for real; the test thread waits on conditions with a
+deadline, never on sleeps, and stops the thread at the end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+
+import pytest
+
+from broker_node.fetcher import ReplicaFetcherThread
+from broker_node.storage import Record
+from broker_node.storage.testing import InMemoryPartitionLog
+from broker_node.testing import FakeFollower, FakeLeader
+from eventlog import EventKind
+from eventlog.testing import RecordingEventLog
+from harness.waiting import wait_until
+from rpc.errors import Errors
+from zkdata.model import TopicPartition
+
+TP = TopicPartition("orders", 0)
+EPOCH = 5
+
+TP1 = TopicPartition("orders", 1)
+DEADLINE_S = 10.0
+
+Start = Callable[..., ReplicaFetcherThread]
+
+
+def leader_log(*epochs: tuple[int, int]) -> InMemoryPartitionLog:
+    """A leader log holding `count` records of each (epoch, count), all committed."""
+    log = InMemoryPartitionLog()
+    for epoch, count in epochs:
+        log.append_as_leader([(b"k", b"v%d" % i, 1_700_000_000_000) for i in range(count)], epoch)
+    log.set_high_watermark(log.log_end_offset)
+    return log
+
+
+def follower_log(*epochs: tuple[int, int], high_watermark: int = 0) -> InMemoryPartitionLog:
+    """A follower log holding `count` records of each (epoch, count)."""
+    log = InMemoryPartitionLog()
+    for epoch, count in epochs:
+        first = log.log_end_offset
+        log.append_as_follower(
+            [Record(first + i, epoch, 1_700_000_000_000, b"k", b"f") for i in range(count)]
+        )
+    log.set_high_watermark(high_watermark)
+    return log
+
+
+@pytest.fixture
+def events() -> RecordingEventLog:
+    """The follower broker's event log."""
+    return RecordingEventLog("broker-1")
+
+
+@pytest.fixture
+def start(events: RecordingEventLog) -> Iterator[Start]:
+    """Starts a fetcher of broker 1 from `leader` (broker 2) following `follower` for `TP`
+    (and `others`, by partition)."""
+    threads: list[ReplicaFetcherThread] = []
+
+    def run(
+        leader: FakeLeader,
+        follower: FakeFollower,
+        others: Mapping[TopicPartition, FakeFollower] | None = None,
+    ) -> ReplicaFetcherThread:
+        thread = ReplicaFetcherThread(1, 2, "leader", 9092, events, 20, client=leader)
+        threads.append(thread)
+        thread.add({TP: follower, **(others or {})})
+        thread.start()
+        return thread
+
+    yield run
+    for thread in threads:
+        thread.stop()
+
+
+def caught_up(leader: FakeLeader, follower: FakeFollower, tp: TopicPartition = TP) -> bool:
+    """The follower holds the leader's records and high watermark."""
+    mine = [(r.offset, r.leader_epoch) for r in follower.log.read(0)]
+    theirs = [(r.offset, r.leader_epoch) for r in leader.logs[tp].read(0)]
+    return mine == theirs and follower.log.high_watermark == leader.logs[tp].high_watermark
+
+
+def produce(leader: FakeLeader, tp: TopicPartition, count: int = 1) -> None:
+    """The leader appends `count` records to `tp` and commits them."""
+    log = leader.logs[tp]
+    log.append_as_leader([(b"k", b"late", 1_700_000_000_000)] * count, EPOCH)
+    log.set_high_watermark(log.log_end_offset)
+
+
+def fetched_partitions(leader: FakeLeader, since: int) -> set[TopicPartition]:
+    """The partitions named by the Fetch requests after the first `since`."""
+    return {p.topic_partition for r in leader.fetch_requests[since:] for p in r.partitions}
+
+
+def test_an_empty_follower_truncates_to_its_high_watermark_and_catches_up(
+    start: Start,
+) -> None:
+    leader = FakeLeader({TP: leader_log((3, 2), (EPOCH, 3))})
+    follower = FakeFollower(EPOCH)
+    start(leader, follower)
+    wait_until(lambda: caught_up(leader, follower), DEADLINE_S, "follower never caught up")
+    assert follower.truncations == [0]
+    assert leader.epoch_requests == []  # nothing to ask about: the log had no epoch
+
+
+def test_a_diverged_follower_truncates_where_the_leaders_epoch_ended(start: Start) -> None:
+    leader = FakeLeader({TP: leader_log((3, 2), (EPOCH, 4))})
+    follower = FakeFollower(EPOCH, follower_log((3, 5), high_watermark=1))
+    start(leader, follower)
+    wait_until(lambda: caught_up(leader, follower), DEADLINE_S, "follower never caught up")
+    assert follower.truncations[0] == 2  # epoch 3 ended at offset 2 on the leader
+    [asked] = leader.epoch_requests[0].partitions
+    assert (asked.current_leader_epoch, asked.leader_epoch) == (EPOCH, 3)
+
+
+def test_a_follower_behind_the_leaders_epoch_end_keeps_its_log(start: Start) -> None:
+    leader = FakeLeader({TP: leader_log((3, 4), (EPOCH, 1))})
+    follower = FakeFollower(EPOCH, follower_log((3, 2), high_watermark=2))
+    start(leader, follower)
+    wait_until(lambda: caught_up(leader, follower), DEADLINE_S, "follower never caught up")
+    assert follower.truncations == [2]  # capped at its own log end: nothing removed
+
+
+@pytest.mark.parametrize(
+    "error",
+    [Errors.FENCED_LEADER_EPOCH, Errors.NOT_LEADER_OR_FOLLOWER, Errors.UNKNOWN_TOPIC_OR_PARTITION],
+)
+def test_an_error_only_the_controller_resolves_parks_the_partition(
+    start: Start, events: RecordingEventLog, error: Errors
+) -> None:
+    leader = FakeLeader({TP: leader_log((EPOCH, 3))})
+    leader.fail(TP, error)
+    follower = FakeFollower(EPOCH, follower_log((EPOCH, 1)))
+    start(leader, follower)
+    [parked] = wait_until(
+        lambda: events.of_kind(EventKind.FETCHER_PARKED), DEADLINE_S, "never parked"
+    )
+    assert (parked["leader"], parked["leader_epoch"], parked["error"]) == (2, EPOCH, error.name)
+    assert follower.truncations == []
+    assert leader.fetch_requests == []
+
+
+def test_a_fetch_answered_not_leader_parks_the_partition(
+    start: Start, events: RecordingEventLog
+) -> None:
+    leader = FakeLeader({TP: leader_log((EPOCH, 3)), TP1: leader_log((EPOCH, 1))})
+    follower, other = FakeFollower(EPOCH), FakeFollower(EPOCH)
+    start(leader, follower, {TP1: other})
+    wait_until(lambda: caught_up(leader, follower), DEADLINE_S, "follower never caught up")
+    leader.fail(TP, Errors.NOT_LEADER_OR_FOLLOWER)
+    [parked] = wait_until(
+        lambda: events.of_kind(EventKind.FETCHER_PARKED), DEADLINE_S, "never parked"
+    )
+    assert parked["error"] == "NOT_LEADER_OR_FOLLOWER"
+    since = len(leader.fetch_requests)
+    produce(leader, TP)
+    produce(leader, TP1, 2)
+    wait_until(lambda: caught_up(leader, other, TP1), DEADLINE_S, "the other never caught up")
+    assert fetched_partitions(leader, since) == {TP1}  # the parked one is not fetched
+    assert follower.log.log_end_offset == 3
+
+
+def test_an_unknown_leader_epoch_is_asked_again(start: Start) -> None:
+    leader = FakeLeader({TP: leader_log((EPOCH, 3))})
+    leader.fail(TP, Errors.UNKNOWN_LEADER_EPOCH)
+    follower = FakeFollower(EPOCH, follower_log((EPOCH, 1)))
+    start(leader, follower)
+    wait_until(lambda: len(leader.epoch_requests) >= 2, DEADLINE_S, "never asked again")
+    assert follower.truncations == []
+    assert leader.fetch_requests == []
+
+
+def test_out_of_range_truncates_again(start: Start) -> None:
+    leader = FakeLeader({TP: leader_log((EPOCH, 3))})
+    follower = FakeFollower(EPOCH)
+    start(leader, follower)
+    wait_until(lambda: caught_up(leader, follower), DEADLINE_S, "follower never caught up")
+    leader.logs[TP].truncate_to(1)  # the leader's log is now shorter than the follower's
+    leader.logs[TP].set_high_watermark(1)
+    wait_until(lambda: len(leader.epoch_requests) >= 1, DEADLINE_S, "never truncated again")
+    wait_until(lambda: follower.log.log_end_offset == 1, DEADLINE_S, "never cut to the leader")
+    assert follower.truncations[-1] == 1
+
+
+def test_requests_carry_the_leader_epoch_of_the_partition_when_added(start: Start) -> None:
+    leader = FakeLeader({TP: leader_log((EPOCH, 2))})
+    follower = FakeFollower(EPOCH)
+    start(leader, follower)
+    wait_until(lambda: caught_up(leader, follower), DEADLINE_S, "follower never caught up")
+    follower.leader_epoch = EPOCH + 1  # changed without a new add(): not this fetch's epoch
+    first = len(leader.fetch_requests)
+    wait_until(lambda: len(leader.fetch_requests) > first, DEADLINE_S, "no further fetch")
+    epochs = {p.current_leader_epoch for r in leader.fetch_requests for p in r.partitions}
+    assert epochs == {EPOCH}
+
+
+def test_a_removed_partition_is_no_longer_fetched(start: Start) -> None:
+    leader = FakeLeader({TP: leader_log((EPOCH, 2)), TP1: leader_log((EPOCH, 1))})
+    follower, other = FakeFollower(EPOCH), FakeFollower(EPOCH)
+    thread = start(leader, follower, {TP1: other})
+    wait_until(lambda: caught_up(leader, follower), DEADLINE_S, "follower never caught up")
+    thread.remove([TP])
+    assert not thread.is_empty()
+    produce(leader, TP)
+    since = len(leader.fetch_requests) + 1  # one fetch naming TP may still be in flight
+    produce(leader, TP1, 2)
+    wait_until(lambda: caught_up(leader, other, TP1), DEADLINE_S, "the other never caught up")
+    wait_until(lambda: len(leader.fetch_requests) > since, DEADLINE_S, "no fetch after the removal")
+    assert TP not in fetched_partitions(leader, since)
+    assert follower.log.log_end_offset == 2  # records of an in-flight fetch are dropped
+    thread.remove([TP1])
+    assert thread.is_empty()
