@@ -242,7 +242,11 @@ def test_a_former_leader_truncates_its_divergent_tail(
         20,
         "the returning follower was not elected",
     )
-    assert any(e["unclean"] for e in events(c.procs[3], "leader_elected") if e["leader"] == 2)
+    wait_until(  # the state znode is written before the event line
+        lambda: any(e["unclean"] for e in events(c.procs[3], "leader_elected") if e["leader"] == 2),
+        10,
+        "the controller logged no unclean election of broker 2",
+    )
     with c.client(2) as leader:
         after = wait_until(  # NOT_LEADER_OR_FOLLOWER until its LeaderAndIsr arrives
             lambda: (
