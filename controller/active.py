@@ -2,14 +2,16 @@
 down on resignation (Kafka's `onControllerFailover` / `onControllerResignation`).
 
 Holds the context, both state machines, the request batch, the channel manager and the
-managers of the controller's duties: broker changes and offline replicas
+managers of the controller's duties: topic creation, added partitions and topic config
+changes (`controller.topic_changes`), broker changes and offline replicas
 (`controller.broker_changes`), topic deletion (`controller.topic_deletion`), partition
 reassignment (`controller.reassignment`), preferred and unclean elections with the auto
-rebalance (`controller.replica_election`). It handles itself topic changes (creation),
-topic config changes and, through `controller.isr_changes`, ISR change notifications.
+rebalance (`controller.replica_election`) and, through `controller.isr_changes`, ISR change
+notifications. Brokers' answers reach it as the events the request batch's response
+callbacks enqueue (`controller.request_batch`, `controller.control_responses`).
 
-Event thread only; the ZooKeeper watches it arms run on kazoo's thread and the StopReplica
-and LeaderAndIsr response callbacks on the sender threads, and they only enqueue events.
+Event thread only; the ZooKeeper watches it arms run on kazoo's thread and the response
+callbacks on the sender threads, and they only enqueue events.
 """
 
 from __future__ import annotations
@@ -18,36 +20,20 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kazoo.protocol.states import WatchedEvent
-
 from controller import events as ev
 from controller.broker_changes import BrokerChanges
-from controller.channel_manager import (
-    BrokerChannel,
-    ControllerChannelManager,
-    ControlRequest,
-    ControlResponse,
-    ResponseCallback,
-    grpc_channel,
-)
+from controller.channel_manager import BrokerChannel, ControllerChannelManager, grpc_channel
 from controller.context import ControllerContext
-from controller.deletion_decisions import deletion_response_callback
 from controller.isr_changes import process_isr_change_notification
-from controller.partition_state_machine import (
-    ElectionStats,
-    OfflineElection,
-    PartitionStateMachine,
-)
+from controller.partition_state_machine import ElectionStats, PartitionStateMachine
 from controller.reassignment import ReassignmentManager
 from controller.replica_election import ReplicaElections
 from controller.replica_state_machine import ReplicaStateMachine
 from controller.request_batch import RequestBatch
-from controller.states import PartitionState, ReplicaState
+from controller.topic_changes import TopicChanges
 from controller.topic_deletion import TopicDeletionManager
 from controller.watchers import Watchers
 from eventlog import EventKind, EventLog
-from rpc import messages as m
-from rpc.errors import Errors
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.deletion import TopicDeletionZk
@@ -91,15 +77,21 @@ class ActiveController:
         self._config = config
         self.channels = ControllerChannelManager(event_log, connect)
         self.batch = RequestBatch(
-            broker_id,
-            context,
-            self._send,
-            on_stop_replica_response=self._on_stop_replica_response,
+            broker_id, context, self.channels.send, on_response_event=watchers.enqueue
         )
         self.partitions = PartitionStateMachine(
             context, zk, self.batch, event_log, config.unclean_leader_election_enable, stats
         )
         self.replicas = ReplicaStateMachine(context, zk, self.batch, event_log)
+        self.topics = TopicChanges(
+            context,
+            zk,
+            self.partitions,
+            self.replicas,
+            event_log,
+            watchers,
+            config.unclean_leader_election_enable,
+        )
         self.deletion = TopicDeletionManager(
             context,
             TopicDeletionZk(zk),
@@ -141,35 +133,7 @@ class ActiveController:
             self._send_update_metadata,
         )
 
-    # -- requests and responses ---------------------------------------------------------------
-
-    def _send(
-        self, broker_id: int, request: ControlRequest, callback: ResponseCallback | None
-    ) -> bool:
-        """The batch's `send` (event thread): a StopReplica keeps its response callback only
-        if it deletes partitions, narrowed to those partitions."""
-        if isinstance(request, m.StopReplicaRequest) and callback is not None:
-            callback = deletion_response_callback(request, callback)
-        if isinstance(request, m.LeaderAndIsrRequest):
-            callback = self._on_leader_and_isr_response
-        return self.channels.send(broker_id, request, callback)
-
-    def _on_leader_and_isr_response(self, broker_id: int, response: ControlResponse) -> None:
-        """A LeaderAndIsr was answered (sender thread): enqueue only storage errors."""
-        if isinstance(response, m.LeaderAndIsrResponse) and any(
-            e.error is Errors.KAFKA_STORAGE_ERROR for e in response.partition_errors
-        ):
-            self._watchers.enqueue(ev.LeaderAndIsrResponseReceived(broker_id, response))
-
-    def _on_stop_replica_response(self, broker_id: int, response: ControlResponse) -> None:
-        """A StopReplica that deleted partitions was answered (sender thread): enqueue."""
-        if isinstance(response, m.StopReplicaResponse):
-            self._watchers.enqueue(ev.TopicDeletionStopReplicaResponseReceived(broker_id, response))
-
     # -- watches ----------------------------------------------------------------------------
-
-    def _arm_topic_watch(self) -> set[str]:
-        return self._zk.get_all_topics(watch=self._watchers(ev.TopicChange()))
 
     def _deletion_requests(self) -> list[str]:
         """Arm the `/admin/delete_topics` child watch again and list the requests."""
@@ -209,7 +173,7 @@ class ActiveController:
         for name, error in listing.malformed.items():
             self._malformed(error.path or name, error.reason)
         self.ctx.set_live_brokers(listing.brokers.values())
-        self._load_topics(self._arm_topic_watch())
+        self.topics.load_all_topics()
         self.arm_admin_watches()
         partitions = self.ctx.all_partitions()
         states = self._zk.get_partition_states(partitions)
@@ -243,22 +207,6 @@ class ActiveController:
         self.elections.stop_rebalance_timer()
         self.channels.shutdown()
 
-    def _load_topics(self, topics: set[str]) -> list[str]:
-        """Read the assignments and configs of `topics` into the context; return the ones
-        that loaded (malformed ones are reported and skipped)."""
-        reads = self._zk.get_topic_assignments(sorted(topics), self._partition_watch)
-        for error in reads.malformed.values():
-            self._malformed(error.path, error.reason)
-        configs = self._zk.get_topic_configs(sorted(reads.found))
-        for error in configs.malformed.values():
-            self._malformed(error.path, error.reason)
-        for topic, assignment in sorted(reads.found.items()):
-            self.ctx.add_topic(topic, assignment.partitions)
-            self.ctx.set_topic_config(
-                topic, configs.found[topic].config if topic in configs.found else {}
-            )
-        return sorted(reads.found)
-
     def _malformed(self, path: str | None, reason: str) -> None:
         self._events.emit(EventKind.MALFORMED_ZNODE, path=path, reason=reason)
 
@@ -268,77 +216,6 @@ class ActiveController:
         self.batch.new_batch()
         self.batch.add_update_metadata(broker_ids, partitions)
         self.batch.send()
-
-    # -- topics ---------------------------------------------------------------------------
-
-    def process_topic_change(self) -> None:
-        """New topics get their partitions created and brought online; vanished topics are
-        forgotten."""
-        topics = self._arm_topic_watch()
-        known = self.ctx.all_topics()
-        deleted = known - topics
-        for topic in sorted(deleted):
-            self.ctx.remove_topic(topic)
-        added = self._load_topics(topics - known)
-        self._events.emit(EventKind.TOPIC_CHANGE, added=added, removed=sorted(deleted))
-        new_partitions = [tp for topic in added for tp in self.ctx.partitions_of(topic)]
-        if new_partitions:
-            self.on_new_partition_creation(new_partitions)
-
-    def _partition_watch(self, topic: str) -> Callable[[WatchedEvent], None]:
-        return self._watchers(ev.PartitionModifications(topic))
-
-    def process_partition_modifications(self, topic: str) -> None:
-        """`/brokers/topics/T` changed (Kafka's PartitionModifications): re-arm its watch;
-        partitions it lists that the context lacks are created and brought online, unless
-        the topic is being deleted."""
-        if topic not in self.ctx.all_topics():
-            return  # deleted, or never loaded: nothing is watched any more
-        reads = self._zk.get_topic_assignments([topic], self._partition_watch)
-        for error in reads.malformed.values():
-            self._malformed(error.path, error.reason)
-        found = reads.found.get(topic)
-        if found is None:
-            return
-        known = {tp.partition for tp in self.ctx.partitions_of(topic)}
-        added = {p: a for p, a in sorted(found.partitions.items()) if p not in known}
-        if not added:
-            return
-        deleting = self.ctx.is_topic_queued_for_deletion(topic)
-        self._events.emit(
-            EventKind.PARTITIONS_ADDED,
-            topic=topic,
-            partitions=sorted(added),
-            created=not deleting,
-            controller_epoch=self.ctx.epoch,
-        )
-        if deleting:
-            return  # as Kafka does: no partition is added to a topic being deleted
-        for partition, assignment in added.items():
-            self.ctx.set_assignment(TopicPartition(topic, partition), assignment)
-        self.on_new_partition_creation([TopicPartition(topic, p) for p in added])
-
-    def process_topic_config_change(self, topic: str) -> None:
-        """Reload a topic's overrides; when unclean leader election is now enabled for it,
-        elect leaders for its offline partitions."""
-        if topic not in self.ctx.all_topics():
-            return
-        configs = self._zk.get_topic_configs([topic])
-        for error in configs.malformed.values():
-            self._malformed(error.path, error.reason)
-            return
-        found = configs.found.get(topic)
-        self.ctx.set_topic_config(topic, dict(found.config) if found else {})
-        if self.ctx.unclean_enabled(topic, self._config.unclean_leader_election_enable):
-            self.partitions.trigger_online_partition_state_change(topic)
-
-    def on_new_partition_creation(self, partitions: list[TopicPartition]) -> None:
-        """New -> Online for partitions and their replicas (Kafka's onNewPartitionCreation)."""
-        replicas = self.ctx.replicas_for_partitions(partitions)
-        self.partitions.handle_state_changes(partitions, PartitionState.NEW)
-        self.replicas.handle_state_changes(replicas, ReplicaState.NEW)
-        self.partitions.handle_state_changes(partitions, PartitionState.ONLINE, OfflineElection())
-        self.replicas.handle_state_changes(replicas, ReplicaState.ONLINE)
 
     # -- topic deletion -------------------------------------------------------------------------
 
@@ -351,7 +228,7 @@ class ActiveController:
         self, event: ev.TopicDeletionStopReplicaResponseReceived
     ) -> None:
         """A broker answered a StopReplica that deleted partitions."""
-        self.deletion.on_stop_replica_response(event.broker_id, event.response)
+        self.deletion.on_stop_replica_response(event.broker_id, event.result)
 
     # -- ISR changes --------------------------------------------------------------------------
 

@@ -18,7 +18,6 @@ from controller.states import PartitionState, ReplicaState
 from controller.topic_deletion import TopicDeletionManager
 from controller.watchers import Watchers
 from eventlog import EventKind, EventLog
-from rpc.errors import Errors
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 
@@ -119,11 +118,7 @@ class BrokerChanges:
         broker_id = event.broker_id
         if broker_id not in self._ctx.live_or_shutting_down_broker_ids():
             return
-        failed = {
-            e.topic_partition
-            for e in event.response.partition_errors
-            if e.error is Errors.KAFKA_STORAGE_ERROR
-        }
+        failed = event.result.storage_errors
         new = sorted(tp for tp in failed - self._ctx.replicas_offline_on(broker_id))
         if not new:
             return

@@ -191,11 +191,11 @@ class KafkaController:
             case ev.BrokerChange() if active is not None:
                 active.brokers.process_broker_change()
             case ev.TopicChange() if active is not None:
-                active.process_topic_change()
+                active.topics.process_topic_change()
             case ev.PartitionModifications() if active is not None:
-                active.process_partition_modifications(event.topic)
+                active.topics.process_partition_modifications(event.topic)
             case ev.TopicConfigChange() if active is not None:
-                active.process_topic_config_change(event.topic)
+                active.topics.process_topic_config_change(event.topic)
             case ev.IsrChangeNotification() if active is not None:
                 active.process_isr_change_notification()
             case ev.TopicDeletion() if active is not None:

@@ -1,19 +1,15 @@
 """Topic deletion's decisions, as Kafka 2.8's TopicDeletionManager makes them: which
-requests to queue, what to do next with each queued topic, and how a StopReplica answer
-counts for the deleted partitions. Pure values and functions; any thread (the response
-callback runs on a channel sender thread and only hands the narrowed answer on).
+requests to queue and what to do next with each queued topic (how a StopReplica answer
+counts for the deleted partitions is `controller.control_responses`). Pure values and
+functions; any thread.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence, Set
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass
 
-from controller.channel_manager import ControlResponse, ResponseCallback
 from controller.states import ReplicaState
-from rpc import messages as m
-from rpc.errors import Errors
-from zkdata.model import TopicPartition
 
 #: Why a topic was marked ineligible (Kafka's reasons).
 REASON_OFFLINE_REPLICAS = "offline replicas"
@@ -81,42 +77,3 @@ def plan_deletions(topics: Mapping[str, TopicDeletionView]) -> DeletionPlan:
             if ReplicaState.DELETION_INELIGIBLE in states:
                 retry.append(topic)
     return DeletionPlan(tuple(complete), tuple(start), tuple(retry))
-
-
-def narrow_stop_replica_response(
-    response: ControlResponse, deleted: Sequence[TopicPartition]
-) -> m.StopReplicaResponse:
-    """The answer for exactly the `deleted` partitions, in order: the request-level error
-    when there is one, else each partition's error; a partition the broker did not answer
-    for counts as UNKNOWN_SERVER_ERROR (so that it is retried rather than waited for)."""
-    errors: tuple[m.PartitionError, ...] = getattr(response, "partition_errors", ())
-    answered = {e.topic_partition: e.error for e in errors}
-
-    def error_of(tp: TopicPartition) -> Errors:
-        if response.error is not Errors.NONE:
-            return response.error
-        return answered.get(tp, Errors.UNKNOWN_SERVER_ERROR)
-
-    return m.StopReplicaResponse(
-        response.error, tuple(m.PartitionError(tp, error_of(tp)) for tp in deleted)
-    )
-
-
-def deletion_response_callback(
-    request: m.StopReplicaRequest, on_response: ResponseCallback
-) -> ResponseCallback | None:
-    """The response callback to attach to `request` (built on the event thread): None when
-    it deletes no partition, otherwise one that hands `on_response` the response narrowed
-    to the deleted partitions (called on the sender thread). A StopReplica without delete
-    (OfflineReplica) thus never counts as a deletion, even when it is answered while the
-    replica is already in ReplicaDeletionStarted."""
-    deleted = tuple(
-        sorted(s.topic_partition for s in request.partition_states if s.delete_partition)
-    )
-    if not deleted:
-        return None
-
-    def narrowed(broker_id: int, response: ControlResponse) -> None:
-        on_response(broker_id, narrow_stop_replica_response(response, deleted))
-
-    return narrowed

@@ -12,14 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
+from controller.control_responses import LeaderAndIsrResult, StopReplicaResult
 from controller.states import ControllerState
 from rpc.errors import Errors
-from rpc.messages import (
-    ControlledShutdownResponse,
-    ElectLeadersResponse,
-    LeaderAndIsrResponse,
-    StopReplicaResponse,
-)
+from rpc.messages import ControlledShutdownResponse, ElectLeadersResponse
 from zkdata.model import TopicPartition
 
 
@@ -103,12 +99,12 @@ class TopicDeletion(ControllerEvent):
 @dataclass(frozen=True)
 class TopicDeletionStopReplicaResponseReceived(ControllerEvent):
     """A broker answered a StopReplica that deleted partitions (put by the request's
-    callback on `controller-to-broker-<id>-send-thread`). `response` is narrowed to the
-    deleted partitions: one error per partition, the request-level error where set."""
+    callback on `controller-to-broker-<id>-send-thread`). `result` holds one error per
+    deleted partition, the request-level error where set (`controller.control_responses`)."""
 
     state: ClassVar[ControllerState] = ControllerState.TOPIC_DELETION
     broker_id: int
-    response: StopReplicaResponse
+    result: StopReplicaResult
 
 
 @dataclass(frozen=True)
@@ -118,7 +114,7 @@ class LeaderAndIsrResponseReceived(ControllerEvent):
 
     state: ClassVar[ControllerState] = ControllerState.LEADER_AND_ISR_RESPONSE_RECEIVED
     broker_id: int
-    response: LeaderAndIsrResponse
+    result: LeaderAndIsrResult
 
 
 @dataclass(frozen=True)

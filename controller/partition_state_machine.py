@@ -65,6 +65,10 @@ ElectionStrategy = (
     OfflineElection | ReassignElection | PreferredElection | ControlledShutdownElection
 )
 
+#: What a state change did to one partition: the new LeaderAndIsr (elections), the target
+#: state (other transitions), or the reason (a string) it failed.
+StateChangeResult = LeaderAndIsr | PartitionState | str
+
 
 class PartitionZk(Protocol):
     """The ZooKeeper operations the partition state machine uses (`KafkaZkClient`)."""
@@ -148,7 +152,7 @@ class PartitionStateMachine:
 
     def trigger_online_partition_state_change(
         self, topic: str | None = None
-    ) -> dict[TopicPartition, object]:
+    ) -> dict[TopicPartition, StateChangeResult]:
         """Elect leaders for every New or Offline partition (of `topic` when given) not
         queued for deletion."""
         partitions = [
@@ -164,7 +168,7 @@ class PartitionStateMachine:
         partitions: Sequence[TopicPartition],
         target: PartitionState,
         strategy: ElectionStrategy | None = None,
-    ) -> dict[TopicPartition, object]:
+    ) -> dict[TopicPartition, StateChangeResult]:
         """Move `partitions` to `target` and send the resulting requests. Returns, per
         partition, the new LeaderAndIsr (elections), the target state, or the reason
         (a string) it failed."""
@@ -184,7 +188,7 @@ class PartitionStateMachine:
         partitions: Sequence[TopicPartition],
         target: PartitionState,
         strategy: ElectionStrategy | None,
-    ) -> dict[TopicPartition, object]:
+    ) -> dict[TopicPartition, StateChangeResult]:
         valid = []
         for tp in partitions:
             current = self._ctx.partition_state(tp)
@@ -199,7 +203,7 @@ class PartitionStateMachine:
                     current=current.value,
                     target=target.value,
                 )
-        results: dict[TopicPartition, object] = {}
+        results: dict[TopicPartition, StateChangeResult] = {}
         if target is PartitionState.ONLINE:
             new = [tp for tp in valid if self._ctx.partition_state(tp) is PartitionState.NEW]
             existing = [tp for tp in valid if tp not in set(new)]
@@ -223,8 +227,8 @@ class PartitionStateMachine:
 
     def _initialize_leader_and_isr(
         self, partitions: list[TopicPartition]
-    ) -> dict[TopicPartition, object]:
-        results: dict[TopicPartition, object] = {}
+    ) -> dict[TopicPartition, StateChangeResult]:
+        results: dict[TopicPartition, StateChangeResult] = {}
         states: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
         for tp in partitions:
             live = tuple(r for r in self._ctx.replicas(tp) if self._ctx.is_replica_online(r, tp=tp))
@@ -258,9 +262,9 @@ class PartitionStateMachine:
 
     def _elect_leaders(
         self, partitions: list[TopicPartition], strategy: ElectionStrategy
-    ) -> dict[TopicPartition, object]:
+    ) -> dict[TopicPartition, StateChangeResult]:
         started = time.monotonic()
-        results: dict[TopicPartition, object] = {}
+        results: dict[TopicPartition, StateChangeResult] = {}
         remaining = list(partitions)
         unclean_count = 0
         first_round = True

@@ -3,15 +3,32 @@
 At most one LeaderAndIsr, one UpdateMetadata and one StopReplica per broker per `send`
 (Kafka's `ControllerBrokerRequestBatch`). Adding a LeaderAndIsr also adds its partition to
 the UpdateMetadata of every live broker. Every request carries the controller id, the
-controller epoch and the target's broker epoch. Event thread only.
+controller epoch and the target's broker epoch.
+
+Answers: a LeaderAndIsr, and a StopReplica that deletes partitions, carry a response
+callback. It turns the answer into a typed result (`controller.control_responses`) and
+that into the event the controller acts on (`response_event`): LeaderAndIsrResponseReceived
+for KAFKA_STORAGE_ERROR partitions, TopicDeletionStopReplicaResponseReceived for the
+deleted partitions. The callback only enqueues.
+
+Event thread only, except the response callbacks, which run on
+`controller-to-broker-<id>-send-thread`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from controller.channel_manager import ControlRequest, ResponseCallback
+from controller import events as ev
+from controller.channel_manager import ControlRequest, ControlResponse, ResponseCallback
 from controller.context import ControllerContext
+from controller.control_responses import (
+    ControlResult,
+    LeaderAndIsrResult,
+    StopReplicaResult,
+    control_result,
+    deleted_partitions,
+)
 from rpc import messages as m
 from zkdata.model import (
     EPOCH_DURING_DELETE,
@@ -25,6 +42,21 @@ Send = Callable[[int, ControlRequest, ResponseCallback | None], bool]
 #: Sends, in a batch of its own, UpdateMetadata with `partitions` to `brokers` (the active
 #: controller's `_send_update_metadata`, handed to the duties that need it).
 SendUpdateMetadata = Callable[[frozenset[int], list[TopicPartition]], None]
+#: Puts an event on the controller's queue from any thread (`Watchers.enqueue`).
+Enqueue = Callable[[ev.ControllerEvent], None]
+
+
+def response_event(broker_id: int, result: ControlResult) -> ev.ControllerEvent | None:
+    """The event the controller acts on for `broker_id`'s answer, or None (pure; any
+    thread): LeaderAndIsr partitions with KAFKA_STORAGE_ERROR go offline, and the deleted
+    partitions of a StopReplica count for topic deletion."""
+    match result:
+        case LeaderAndIsrResult() if result.storage_errors:
+            return ev.LeaderAndIsrResponseReceived(broker_id, result)
+        case StopReplicaResult() if result.partition_errors:
+            return ev.TopicDeletionStopReplicaResponseReceived(broker_id, result)
+        case _:
+            return None
 
 
 class RequestBatch:
@@ -35,12 +67,14 @@ class RequestBatch:
         controller_id: int,
         context: ControllerContext,
         send: Send,
-        on_stop_replica_response: ResponseCallback | None = None,
+        on_response_event: Enqueue | None = None,
     ) -> None:
+        """`on_response_event` receives the events brokers' answers bring; without it no
+        request carries a response callback."""
         self._controller_id = controller_id
         self._context = context
         self._send = send
-        self._on_stop_replica_response = on_stop_replica_response
+        self._on_response_event = on_response_event
         self._leader_and_isr: dict[int, dict[TopicPartition, m.LeaderAndIsrPartitionState]] = {}
         self._stop_replica: dict[int, dict[TopicPartition, bool]] = {}
         self._update_brokers: set[int] = set()
@@ -117,6 +151,19 @@ class RequestBatch:
             self._controller_id, self._context.epoch, self._context.broker_epoch(broker_id)
         )
 
+    def _answer_to(self, request: ControlRequest) -> ResponseCallback | None:
+        """The response callback of `request` (built here, run on the sender thread)."""
+        enqueue = self._on_response_event
+        if enqueue is None:
+            return None
+
+        def on_answer(broker_id: int, response: ControlResponse) -> None:
+            event = response_event(broker_id, control_result(request, response))
+            if event is not None:
+                enqueue(event)
+
+        return on_answer
+
     def _send_leader_and_isr(self) -> None:
         for broker_id, states in sorted(self._leader_and_isr.items()):
             if self._context.live_broker(broker_id) is None:
@@ -133,7 +180,7 @@ class RequestBatch:
                 tuple(states[tp] for tp in sorted(states)),
                 tuple(live_leaders),
             )
-            self._send(broker_id, request, None)
+            self._send(broker_id, request, self._answer_to(request))
 
     def _send_update_metadata(self) -> None:
         if not self._update_brokers:
@@ -185,4 +232,5 @@ class RequestBatch:
                     epoch = NO_EPOCH
                 states.append(m.StopReplicaPartitionState(tp.topic, tp.partition, epoch, delete))
             request = m.StopReplicaRequest(self._header(broker_id), tuple(states))
-            self._send(broker_id, request, self._on_stop_replica_response)
+            deletes = bool(deleted_partitions(request))  # only a deletion's answer matters
+            self._send(broker_id, request, self._answer_to(request) if deletes else None)

@@ -1,8 +1,8 @@
 """`TopicDeletionManager`: deletes the topics requested under `/admin/delete_topics`, as
-Kafka 2.8's TopicDeletionManager does. Everything here runs on `controller-event-thread`,
-except the StopReplica response callback built by `deletion_response_callback`, which
-runs on `controller-to-broker-<id>-send-thread` and only hands the response on (the
-active controller's callback enqueues `TopicDeletionStopReplicaResponseReceived`).
+Kafka 2.8's TopicDeletionManager does. Everything here runs on `controller-event-thread`;
+a broker's answer to a StopReplica that deleted partitions arrives as the
+`TopicDeletionStopReplicaResponseReceived` the request batch's response callback enqueued
+(`controller.request_batch`, `controller.control_responses`).
 
 A request queues a known topic (unknown ones are removed); a queued topic is deleted once
 it is eligible: StopReplica to its replicas, then one fenced write removes its znodes when
@@ -27,6 +27,7 @@ from typing import Protocol
 from kazoo.exceptions import NoNodeError
 
 from controller.context import ControllerContext, PartitionReplica
+from controller.control_responses import StopReplicaResult
 from controller.deletion_decisions import (
     REASON_DELETION_FAILURE,
     REASON_OFFLINE_REPLICAS,
@@ -41,7 +42,6 @@ from controller.replica_state_machine import ReplicaStateMachine
 from controller.request_batch import RequestBatch
 from controller.states import PartitionState, ReplicaState
 from eventlog import EventKind, EventLog
-from rpc import messages as m
 from rpc.errors import Errors
 from zkdata.fenced_writes import OpResult
 
@@ -124,13 +124,12 @@ class TopicDeletionManager:
         self._queue(triage, "watch")
         self.resume_deletions()
 
-    def on_stop_replica_response(self, broker_id: int, response: m.StopReplicaResponse) -> None:
-        """A broker answered a StopReplica that deleted partitions; `response` lists
-        exactly those partitions (see `deletion_response_callback`). Only replicas still in
+    def on_stop_replica_response(self, broker_id: int, result: StopReplicaResult) -> None:
+        """A broker answered a StopReplica that deleted partitions; `result` lists exactly
+        those partitions (`controller.control_responses`). Only replicas still in
         ReplicaDeletionStarted are moved."""
         answers = {
-            PartitionReplica(e.topic_partition, broker_id): e.error
-            for e in response.partition_errors
+            PartitionReplica(tp, broker_id): error for tp, error in result.partition_errors.items()
         }
         started = self._in_states(answers, ReplicaState.DELETION_STARTED)
         if not self._enabled or not started:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from controller.channel_manager import ControllerChannelManager, ControlResponse
-from controller.testing import FakeBrokerChannel, make_broker
+from controller.testing.brokers import FakeBrokerChannel, make_broker
 from eventlog import EventKind
 from eventlog.testing import RecordingEventLog
 from harness.waiting import wait_until

@@ -4,7 +4,7 @@ replicas of a live broker."""
 from __future__ import annotations
 
 from controller.context import ControllerContext
-from controller.testing import make_broker
+from controller.testing.brokers import make_broker
 from zkdata.model import TopicPartition
 
 T0, T1 = TopicPartition("t", 0), TopicPartition("t", 1)

@@ -9,12 +9,8 @@ import threading
 import pytest
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
-from controller.testing import (
-    FakeBrokerChannel,
-    FakePartitionZk,
-    RecordingSend,
-    make_broker,
-)
+from controller.testing.brokers import FakeBrokerChannel, RecordingSend, make_broker
+from controller.testing.zookeeper import FakePartitionZk
 from eventlog import EventKind
 from eventlog.testing import RecordingEventLog
 from harness.waiting import wait_until

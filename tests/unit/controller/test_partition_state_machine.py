@@ -28,7 +28,8 @@ from controller.partition_state_machine import (
 )
 from controller.request_batch import RequestBatch
 from controller.states import PartitionState
-from controller.testing import FakePartitionZk, RecordingSend, make_broker
+from controller.testing.brokers import RecordingSend, make_broker
+from controller.testing.zookeeper import FakePartitionZk
 from eventlog import EventKind
 from eventlog.testing import RecordingEventLog
 from rpc import messages as m

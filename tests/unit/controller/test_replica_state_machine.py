@@ -18,7 +18,8 @@ from controller.context import ControllerContext, PartitionReplica
 from controller.replica_state_machine import ReplicaStateMachine
 from controller.request_batch import RequestBatch
 from controller.states import ReplicaState
-from controller.testing import FakePartitionZk, RecordingSend, make_broker
+from controller.testing.brokers import RecordingSend, make_broker
+from controller.testing.zookeeper import FakePartitionZk
 from eventlog import EventKind
 from eventlog.testing import RecordingEventLog
 from rpc import messages as m

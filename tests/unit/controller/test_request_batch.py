@@ -13,7 +13,7 @@ import pytest
 
 from controller.context import ControllerContext
 from controller.request_batch import RequestBatch
-from controller.testing import RecordingSend, make_broker
+from controller.testing.brokers import RecordingSend, make_broker
 from rpc import messages as m
 from zkdata.model import (
     EPOCH_DURING_DELETE,
@@ -373,22 +373,36 @@ def test_stop_replica_uses_no_epoch_without_leadership(
     assert NO_EPOCH == -1
 
 
-def test_only_stop_replica_gets_the_response_callback(
+def test_without_an_event_sink_no_request_carries_a_callback(
+    batch: RequestBatch, ctx: ControllerContext, send: RecordingSend
+) -> None:
+    add_lai(batch, ctx, (1,), TP0)
+    batch.add_stop_replica([1], TP0, delete=True)
+    batch.send()
+    assert len(send.sent) == 5  # LeaderAndIsr, UpdateMetadata to 1, 2, 3, StopReplica
+    assert send.callbacks == [None] * 5
+
+
+def test_leader_and_isr_and_a_deleting_stop_replica_carry_a_callback(
     ctx: ControllerContext, send: RecordingSend
 ) -> None:
-    def on_stop(broker_id: int, response: object) -> None:
-        raise AssertionError("never called by the batch itself")
-
-    batch = RequestBatch(CONTROLLER_ID, ctx, send, on_stop_replica_response=on_stop)
+    batch = RequestBatch(CONTROLLER_ID, ctx, send, on_response_event=lambda event: None)
     batch.new_batch()
     add_lai(batch, ctx, (1,), TP0)
     batch.add_stop_replica([1], TP0, delete=False)
+    batch.add_stop_replica([2], TP1, delete=True)
     batch.send()
-    callbacks = {type(r).__name__: cb for (_, r), cb in zip(send.sent, send.callbacks, strict=True)}
+    callbacks = {
+        (b, type(r).__name__): cb is not None
+        for (b, r), cb in zip(send.sent, send.callbacks, strict=True)
+    }
     assert callbacks == {
-        "LeaderAndIsrRequest": None,
-        "UpdateMetadataRequest": None,
-        "StopReplicaRequest": on_stop,
+        (1, "LeaderAndIsrRequest"): True,
+        (1, "UpdateMetadataRequest"): False,
+        (2, "UpdateMetadataRequest"): False,
+        (3, "UpdateMetadataRequest"): False,
+        (1, "StopReplicaRequest"): False,  # it only stops: its answer changes nothing
+        (2, "StopReplicaRequest"): True,
     }
 
 

@@ -26,15 +26,13 @@ from kazoo.exceptions import NotEmptyError
 
 from controller import events as ev
 from controller.active import ActiveController, ControllerConfig
-from controller.channel_manager import ControlResponse
 from controller.context import ControllerContext, PartitionReplica
+from controller.control_responses import StopReplicaResult, stop_replica_result
 from controller.deletion_decisions import (
     REASON_DELETION_FAILURE,
     REASON_OFFLINE_REPLICAS,
     REASON_REASSIGNMENT,
     TopicDeletionView,
-    deletion_response_callback,
-    narrow_stop_replica_response,
     plan_deletions,
     triage_requests,
 )
@@ -42,13 +40,8 @@ from controller.partition_state_machine import PartitionStateMachine
 from controller.replica_state_machine import ReplicaStateMachine
 from controller.request_batch import RequestBatch
 from controller.states import PartitionState, ReplicaState
-from controller.testing import (
-    FakeBrokerChannel,
-    FakeDeletionZk,
-    FakePartitionZk,
-    RecordingSend,
-    make_broker,
-)
+from controller.testing.brokers import FakeBrokerChannel, RecordingSend, make_broker
+from controller.testing.zookeeper import FakeDeletionZk, FakePartitionZk
 from controller.topic_deletion import TopicDeletionManager
 from controller.watchers import Watchers
 from eventlog import EventKind
@@ -148,73 +141,6 @@ def test_plan_never_touches_a_topic_in_progress_or_halted(
         assert all(s is S.DELETION_SUCCESSFUL for s in views[topic].replica_states)
 
 
-def test_narrowing_keeps_exactly_the_deleted_partitions() -> None:
-    response = m.StopReplicaResponse(
-        Errors.NONE,
-        (
-            m.PartitionError(D0, Errors.NONE),
-            m.PartitionError(K0, Errors.NONE),
-            m.PartitionError(D1, Errors.KAFKA_STORAGE_ERROR),
-        ),
-    )
-    narrowed = narrow_stop_replica_response(response, [D0, D1])
-    assert narrowed.partition_errors == (
-        m.PartitionError(D0, Errors.NONE),
-        m.PartitionError(D1, Errors.KAFKA_STORAGE_ERROR),
-    )
-
-
-def test_narrowing_gives_every_partition_the_request_level_error() -> None:
-    response = m.StopReplicaResponse(Errors.STALE_BROKER_EPOCH, ())
-    narrowed = narrow_stop_replica_response(response, [D0, D1])
-    assert [e.error for e in narrowed.partition_errors] == [Errors.STALE_BROKER_EPOCH] * 2
-
-
-def test_narrowing_counts_an_unanswered_partition_as_failed() -> None:
-    response = m.StopReplicaResponse(Errors.NONE, (m.PartitionError(D0, Errors.NONE),))
-    narrowed = narrow_stop_replica_response(response, [D0, D1])
-    assert [e.error for e in narrowed.partition_errors] == [
-        Errors.NONE,
-        Errors.UNKNOWN_SERVER_ERROR,
-    ]
-
-
-def stop_replica(*states: tuple[TopicPartition, bool]) -> m.StopReplicaRequest:
-    return m.StopReplicaRequest(
-        m.ControlHeader(CONTROLLER_ID, EPOCH, 101),
-        tuple(m.StopReplicaPartitionState(tp.topic, tp.partition, -2, d) for tp, d in states),
-    )
-
-
-def test_a_stop_replica_without_delete_gets_no_deletion_callback() -> None:
-    def never(broker_id: int, response: ControlResponse) -> None:
-        raise AssertionError("not a deletion")
-
-    assert deletion_response_callback(stop_replica((D0, False), (K0, False)), never) is None
-
-
-def test_the_deletion_callback_hands_on_the_deleted_partitions_only() -> None:
-    got: list[tuple[int, ControlResponse]] = []
-    callback = deletion_response_callback(
-        stop_replica((K0, False), (D1, True), (D0, True)), lambda b, r: got.append((b, r))
-    )
-    assert callback is not None
-    callback(
-        2,
-        m.StopReplicaResponse(
-            Errors.NONE, tuple(m.PartitionError(tp, Errors.NONE) for tp in (K0, D0, D1))
-        ),
-    )
-    assert got == [
-        (
-            2,
-            m.StopReplicaResponse(
-                Errors.NONE, (m.PartitionError(D0, Errors.NONE), m.PartitionError(D1, Errors.NONE))
-            ),
-        )
-    ]
-
-
 # -- the manager ----------------------------------------------------------------------------
 
 
@@ -235,27 +161,21 @@ class Rig:
         self.manager.on_deletion_requests(sorted(self.dzk.requests))
 
     def answer(self, broker: int, error: Errors = Errors.NONE, **per_partition: Errors) -> None:
-        """Answer the last StopReplica with delete sent to `broker`, through the same
-        narrowing as the active controller; `p0=...` overrides partition 0's error."""
+        """Answer the last StopReplica with delete sent to `broker`, mapped to its result as
+        the request batch's callback maps it; `p0=...` overrides partition 0's error."""
         request = [
             r
             for b, r in self.send.of_type(m.StopReplicaRequest)
             if b == broker and any(s.delete_partition for s in r.partition_states)
         ][-1]
-        answers: list[m.StopReplicaResponse] = []
-        callback = deletion_response_callback(request, lambda b, r: answers.append(_stop(r)))
-        assert callback is not None
-        callback(
-            broker,
-            m.StopReplicaResponse(
-                Errors.NONE,
-                tuple(
-                    m.PartitionError(s.topic_partition, per_partition.get(f"p{s.partition}", error))
-                    for s in request.partition_states
-                ),
+        response = m.StopReplicaResponse(
+            Errors.NONE,
+            tuple(
+                m.PartitionError(s.topic_partition, per_partition.get(f"p{s.partition}", error))
+                for s in request.partition_states
             ),
         )
-        self.manager.on_stop_replica_response(broker, answers[0])
+        self.manager.on_stop_replica_response(broker, stop_replica_result(request, response))
 
     def states(self, topic: str = DOOMED) -> dict[tuple[int, int], ReplicaState]:
         return {
@@ -286,11 +206,6 @@ class Rig:
         self.manager.resume_deletion_for_topics([DOOMED])
 
 
-def _stop(response: ControlResponse) -> m.StopReplicaResponse:
-    assert isinstance(response, m.StopReplicaResponse)
-    return response
-
-
 def build_rig(
     enabled: bool = True, live: tuple[int, ...] = (1, 2, 3), doomed_reassigning: bool = False
 ) -> tuple[Rig, ReplicaStateMachine]:
@@ -316,7 +231,7 @@ def build_rig(
     dzk = FakeDeletionZk(EPOCH_ZK_VERSION, topics=[DOOMED, "kept"], configs=[DOOMED])
     send = RecordingSend()
     events = RecordingEventLog()
-    batch = RequestBatch(CONTROLLER_ID, ctx, send, on_stop_replica_response=lambda b, r: None)
+    batch = RequestBatch(CONTROLLER_ID, ctx, send, on_response_event=lambda event: None)
     psm = PartitionStateMachine(ctx, zk, batch, events)
     rsm = ReplicaStateMachine(ctx, zk, batch, events)
     clock = iter(float(i) for i in range(1000))
@@ -486,7 +401,7 @@ def test_late_and_repeated_answers_change_nothing(rig: Rig) -> None:
     before = len(rig.events.events)
     rig.answer(1)  # again
     rig.manager.on_stop_replica_response(
-        1, m.StopReplicaResponse(Errors.NONE, (m.PartitionError(K0, Errors.NONE),))
+        1, StopReplicaResult(Errors.NONE, {K0: Errors.NONE})
     )  # not a topic being deleted
     assert len(rig.events.events) == before
     assert rig.ctx.replica_state(replica(D0, 1)) is S.DELETION_SUCCESSFUL
@@ -624,7 +539,7 @@ def test_a_deleting_stop_replica_answer_only_enqueues_an_event_from_the_sender_t
     thread, event = enqueued.get(timeout=5)
     assert thread == "controller-to-broker-1-send-thread"
     assert event == ev.TopicDeletionStopReplicaResponseReceived(
-        1, m.StopReplicaResponse(Errors.NONE, (m.PartitionError(D0, Errors.NONE),))
+        1, StopReplicaResult(Errors.NONE, {D0: Errors.NONE})
     )
     assert controller.ctx.replica_state(replica(D0, 1)) is S.NON_EXISTENT  # untouched
 

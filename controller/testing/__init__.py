@@ -1,0 +1,14 @@
+"""Test doubles for the controller core, shipped beside what they replace (STYLE rule 13).
+
+They stand in for ZooKeeper, the brokers and their connections so that tests of pure
+controller logic (the state machines, the request batch, topic deletion, the channel
+manager's sender threads) run without I/O:
+
+- `controller.testing.zookeeper`: `FakePartitionZk` (state znodes) and `FakeDeletionZk`
+  (the znodes topic deletion removes).
+- `controller.testing.brokers`: `make_broker`, `RecordingSend` (the request batch's send)
+  and `FakeBrokerChannel` (a broker connection).
+
+The event log's double is `eventlog.testing.RecordingEventLog`. Each module's docstring
+says which threads may use its doubles.
+"""
