@@ -52,6 +52,10 @@ class Event:
         fields = {k: v for k, v in record.items() if k not in _ENVELOPE}
         return cls(node, line, ts, kind, fields)
 
+    def __hash__(self) -> int:
+        """By place: a node's line holds one event (the fields are a dict, not hashable)."""
+        return hash((self.node, self.line, self.ts, self.kind))
+
     def int_field(self, name: str) -> int | None:
         """The field `name` when it is an int (not a bool), else None."""
         value = self.fields.get(name)

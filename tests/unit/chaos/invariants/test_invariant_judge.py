@@ -106,3 +106,8 @@ def test_an_event_line_decodes_with_its_place() -> None:
 def test_a_bad_event_line_is_a_clear_error(record: dict[str, object], message: str) -> None:
     with pytest.raises(EventFormatError, match=f"line 3: .*{message}"):
         Event.from_record(record, 3)
+
+
+def test_events_can_be_kept_in_sets() -> None:
+    record = {"v": SCHEMA_VERSION, "ts": 5, "node": "b", "kind": "k", "list": [1]}
+    assert len({Event.from_record(record, 1), Event.from_record(record, 1)}) == 1
