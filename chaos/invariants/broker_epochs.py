@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from chaos.invariants.events import Event, EventLogs
 from chaos.invariants.results import InvariantResult, Violation
 from eventlog import EventKind
+from zkdata.model import UNKNOWN_BROKER_EPOCH
 
 __all__ = ["BROKER_EPOCH_FENCING", "broker_epoch_fencing"]
 
 BROKER_EPOCH_FENCING = "broker_epoch_fencing"
-_UNKNOWN = -1
 
 
 @dataclass(slots=True)
@@ -88,7 +88,7 @@ def _judge_node(events: Sequence[Event]) -> tuple[list[Violation], int, int, int
             addressed = event.int_field("request_broker_epoch")
             if addressed is None:
                 missing += 1
-            elif addressed == _UNKNOWN:
+            elif addressed == UNKNOWN_BROKER_EPOCH:
                 unknown += 1
             else:
                 checked += 1
