@@ -70,7 +70,10 @@ class ControlRequestHandler:
         with self._lock:
             return dict(self._hosted)
 
-    def _check(self, api: str, header: m.ControlHeader) -> Errors:
+    def _check(self, api: str, header: m.ControlHeader) -> tuple[Errors, int]:
+        """The request-level verdict and the broker epoch it was judged against (a new
+        registration may replace the epoch while the request is applied; its events name
+        the one the check used)."""
         current = self._broker_epoch()
         error = fencing.check_control_request(
             header.controller_epoch, header.broker_epoch, self._controller_epoch, current
@@ -87,12 +90,13 @@ class ControlRequestHandler:
                 broker_epoch=current,
                 highest_controller_epoch=self._controller_epoch,
             )
-        return error
+        return error, current
 
     def _accepted(
         self,
         api: str,
         header: m.ControlHeader,
+        checked_broker_epoch: int,
         results: tuple[m.PartitionError, ...],
         partitions: int | None = None,
     ) -> None:
@@ -102,7 +106,7 @@ class ControlRequestHandler:
             controller_id=header.controller_id,
             controller_epoch=header.controller_epoch,
             request_broker_epoch=header.broker_epoch,
-            broker_epoch=self._broker_epoch(),
+            broker_epoch=checked_broker_epoch,
             partitions=len(results) if partitions is None else partitions,
             partition_errors=sum(1 for r in results if r.error is not Errors.NONE),
         )
@@ -137,7 +141,7 @@ class ControlRequestHandler:
     def leader_and_isr(self, request: m.LeaderAndIsrRequest) -> m.LeaderAndIsrResponse:
         """Become leader or follower of each partition whose leader epoch is newer."""
         with self._lock:
-            error = self._check("LeaderAndIsr", request.header)
+            error, broker_epoch = self._check("LeaderAndIsr", request.header)
             if error is not Errors.NONE:
                 return m.LeaderAndIsrResponse(error, _every(request.partition_states, error))
             self._controller_epoch = request.header.controller_epoch
@@ -170,24 +174,26 @@ class ControlRequestHandler:
                     m.PartitionError(r.topic_partition, failed.get(r.topic_partition, r.error))
                     for r in results
                 ]
-            self._accepted("LeaderAndIsr", request.header, tuple(results))
+            self._accepted("LeaderAndIsr", request.header, broker_epoch, tuple(results))
             return m.LeaderAndIsrResponse(Errors.NONE, tuple(results))
 
     def update_metadata(self, request: m.UpdateMetadataRequest) -> m.UpdateMetadataResponse:
         """Refresh the metadata cache."""
         with self._lock:
-            error = self._check("UpdateMetadata", request.header)
+            error, broker_epoch = self._check("UpdateMetadata", request.header)
             if error is not Errors.NONE:
                 return m.UpdateMetadataResponse(error)
             self._controller_epoch = request.header.controller_epoch
             self.metadata_cache.update(request)
-            self._accepted("UpdateMetadata", request.header, (), len(request.partition_states))
+            self._accepted(
+                "UpdateMetadata", request.header, broker_epoch, (), len(request.partition_states)
+            )
             return m.UpdateMetadataResponse(Errors.NONE)
 
     def stop_replica(self, request: m.StopReplicaRequest) -> m.StopReplicaResponse:
         """Stop each replica unless its leader epoch is fenced."""
         with self._lock:
-            error = self._check("StopReplica", request.header)
+            error, broker_epoch = self._check("StopReplica", request.header)
             if error is not Errors.NONE:
                 return m.StopReplicaResponse(error, _every(request.partition_states, error))
             self._controller_epoch = request.header.controller_epoch
@@ -211,7 +217,7 @@ class ControlRequestHandler:
                     stopped,
                     [s.topic_partition for s in request.partition_states if s.delete_partition],
                 )
-            self._accepted("StopReplica", request.header, tuple(results))
+            self._accepted("StopReplica", request.header, broker_epoch, tuple(results))
             return m.StopReplicaResponse(Errors.NONE, tuple(results))
 
     def controlled_shutdown(

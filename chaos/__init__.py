@@ -8,6 +8,8 @@ quick verdict. The faults are not implemented yet; the workload side is:
 - `cluster`, `producer`, `consumer`: the workload client over the brokers' gRPC ClientApi.
 - `workload_run`: a run: producer and consumer threads, the final read, the verdict.
 - `workload`: the command line (`python -m chaos.workload`).
+- `invariants`: the cluster invariants over every node's event log, the history and cluster
+  snapshots, and the run's verdict (docs/invariants.md).
 - `testing`: test doubles (an in-process cluster, a recording history, a fake clock).
 
 Nothing is imported here, so that `python -m chaos.workload` runs its module only once.

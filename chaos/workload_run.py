@@ -23,7 +23,7 @@ from pathlib import Path
 from admin import InvalidTopicError, validate_topic_name
 from chaos.checker import FinalRead, Verdict, check
 from chaos.consumer import Consumer, PollFailed
-from chaos.history import HistoryWriter, history_path, read_history
+from chaos.history import FINAL_READ_PROCESS, HistoryWriter, history_path, read_history
 from chaos.producer import Producer
 from client import Client
 
@@ -36,7 +36,6 @@ __all__ = [
     "run_workload",
 ]
 
-FINAL_READ_PROCESS = "final-read"
 #: How often the caller's thread looks at `stop_event` while the load runs.
 _STOP_CHECK_S = 0.2
 

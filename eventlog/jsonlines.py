@@ -50,15 +50,22 @@ class JsonLinesWriter:
 def read_json_lines(path: Path) -> Iterator[tuple[str, object]]:
     """Each complete line of `path` with its decoded value; lines that are not JSON (a torn
     last write) are skipped, and a missing file has none."""
+    for _, line, value in read_numbered_json_lines(path):
+        yield line, value
+
+
+def read_numbered_json_lines(path: Path) -> Iterator[tuple[int, str, object]]:
+    """As `read_json_lines`, with each line's number in the file (1-based, torn lines
+    counted), so a reader can point at the line it judges."""
     if not path.exists():
         return
     with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
+        for number, line in enumerate(f, start=1):
             try:
                 value = json.loads(line)
             except ValueError:
                 continue
-            yield line, value
+            yield number, line, value
 
 
 def _ends_torn(path: Path) -> bool:

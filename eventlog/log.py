@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from eventlog.jsonlines import JsonLinesWriter, read_json_lines
+from eventlog.jsonlines import JsonLinesWriter, read_json_lines, read_numbered_json_lines
 from eventlog.kinds import SCHEMA_VERSION, EventKind
 
 
@@ -49,3 +49,13 @@ class EventLog:
 def read_events(path: Path) -> list[dict[str, Any]]:
     """All complete events of one log file (a torn last line is ignored)."""
     return [value for _, value in read_json_lines(path) if isinstance(value, dict)]
+
+
+def read_numbered_events(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """Every complete event of one log file with its line number (1-based; torn lines are
+    skipped but counted)."""
+    return [
+        (number, value)
+        for number, _, value in read_numbered_json_lines(path)
+        if isinstance(value, dict)
+    ]

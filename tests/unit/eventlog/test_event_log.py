@@ -10,7 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from eventlog import SCHEMA_VERSION, EventKind, EventLog, event_log_path, read_events
+from eventlog import (
+    SCHEMA_VERSION,
+    EventKind,
+    EventLog,
+    event_log_path,
+    read_events,
+    read_numbered_events,
+)
 
 
 @pytest.fixture
@@ -106,6 +113,8 @@ def test_event_written_after_a_torn_line_by_a_restarted_node_is_kept(tmp_path: P
         restarted.close()
 
     assert [e.get("incarnation") for e in read_events(path)] == [1, 2]
+    numbered = read_numbered_events(path)
+    assert [(n, e.get("incarnation")) for n, e in numbered] == [(1, 1), (3, 2)]
 
 
 def test_reading_a_missing_log_gives_no_events(tmp_path: Path) -> None:

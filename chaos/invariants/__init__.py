@@ -1,0 +1,56 @@
+"""Cluster invariants over every node's event log and the workload history
+(docs/invariants.md). The checks are pure functions of plain values, shared by the chaos
+runner and the PySpark pipeline; reading a run directory lives apart, in `run_dir`.
+
+- `events`: `Event`, one line of a node's log, and `EventLogs` (node -> events in order).
+- `results`: `Violation`, `InvariantResult`, `RunVerdict` (JSON and a text table).
+- `controller_epochs`: 1. one controller per controller epoch, won epochs only grow;
+  2. no broker accepts a request from an older controller epoch.
+- `broker_epochs`: 3. no broker accepts a request addressed to an older broker epoch.
+- `leaders`: 4. one leader per partition per leader epoch, leader epochs only grow.
+- `writes`: 5. no acknowledged write lost, acknowledged writes in order (`chaos.checker`).
+- `convergence`: `ClusterSnapshot`; 6. convergence after the final heal within a bound.
+- `judge`: `RunInputs` and `judge`, which runs all of them.
+- `run_dir`: `load_run` (events, history, snapshots) and `write_verdict` (file I/O).
+- `testing`: `EventLogBuilder` for hand-made logs in tests.
+"""
+
+from chaos.invariants.broker_epochs import broker_epoch_fencing
+from chaos.invariants.controller_epochs import controller_epoch_fencing, one_controller_per_epoch
+from chaos.invariants.convergence import (
+    BrokerView,
+    ClusterSnapshot,
+    PartitionState,
+    ViewedPartition,
+    converges_after_heal,
+    problems,
+    time_to_convergence,
+)
+from chaos.invariants.events import Event, EventFormatError, EventLogs
+from chaos.invariants.judge import RunInputs, judge
+from chaos.invariants.leaders import one_leader_per_leader_epoch
+from chaos.invariants.results import InvariantResult, RunVerdict, Violation
+from chaos.invariants.writes import acknowledged_writes
+
+__all__ = [
+    "BrokerView",
+    "ClusterSnapshot",
+    "Event",
+    "EventFormatError",
+    "EventLogs",
+    "InvariantResult",
+    "PartitionState",
+    "RunInputs",
+    "RunVerdict",
+    "ViewedPartition",
+    "Violation",
+    "acknowledged_writes",
+    "broker_epoch_fencing",
+    "controller_epoch_fencing",
+    "converges_after_heal",
+    "judge",
+    "one_controller_per_epoch",
+    "one_leader_per_leader_epoch",
+    "problems",
+    "time_to_convergence",
+]

@@ -1,0 +1,67 @@
+"""`judge`: every cluster invariant over one run's inputs. Pure; any thread.
+
+`RunInputs` is plain values (built by `chaos.invariants.run_dir.load_run` from a run
+directory, or by the PySpark pipeline from its own reading): every node's events, the
+workload history and final read, the cluster snapshots around the final heal, and the
+scenario's settings the invariants depend on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from chaos.checker import FinalRead
+from chaos.history import HistoryOp
+from chaos.invariants.broker_epochs import broker_epoch_fencing
+from chaos.invariants.controller_epochs import controller_epoch_fencing, one_controller_per_epoch
+from chaos.invariants.convergence import (
+    CONVERGES_AFTER_HEAL,
+    ClusterSnapshot,
+    converges_after_heal,
+)
+from chaos.invariants.events import EventLogs
+from chaos.invariants.leaders import one_leader_per_leader_epoch
+from chaos.invariants.results import InvariantResult, RunVerdict
+from chaos.invariants.writes import acknowledged_writes
+
+__all__ = ["RunInputs", "judge"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunInputs:
+    """What the invariants judge. `history` None: the run had no workload; `final_read`
+    None: rebuilt from the history; `convergence_bound_ms` None: the scenario sets no
+    bound, so convergence is not judged."""
+
+    events: EventLogs
+    history: Sequence[HistoryOp] | None = None
+    final_read: FinalRead | None = None
+    snapshots: Sequence[ClusterSnapshot] = ()
+    unclean_leader_election: bool = False
+    convergence_bound_ms: int | None = None
+
+
+def judge(inputs: RunInputs) -> RunVerdict:
+    """Run invariants 1-6 (docs/invariants.md), in that order."""
+    if inputs.convergence_bound_ms is None:
+        convergence = InvariantResult(
+            CONVERGES_AFTER_HEAL, note="the scenario sets no convergence bound", judged=False
+        )
+    else:
+        convergence = converges_after_heal(inputs.snapshots, inputs.convergence_bound_ms)
+    return RunVerdict(
+        (
+            one_controller_per_epoch(inputs.events),
+            controller_epoch_fencing(inputs.events),
+            broker_epoch_fencing(inputs.events),
+            one_leader_per_leader_epoch(inputs.events),
+            acknowledged_writes(
+                inputs.history,
+                inputs.final_read,
+                unclean_leader_election=inputs.unclean_leader_election,
+                logs=inputs.events,
+            ),
+            convergence,
+        )
+    )

@@ -1,0 +1,49 @@
+"""The events `ControlRequestHandler` writes name the broker epoch its fencing check used, so
+the cluster invariants can judge each accepted request against the registration it was
+checked with, even when a new registration lands while the request is being applied."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from broker_node.control_requests import ControlRequestHandler
+from eventlog import EventKind
+from eventlog.testing import RecordingEventLog
+from rpc import messages as m
+
+
+def _epochs(*values: int) -> Callable[[], int]:
+    """A broker epoch that moves on at each read and then stays at the last value."""
+    it: Iterator[int] = iter(values)
+    last = [values[0]]
+
+    def read() -> int:
+        last[0] = next(it, last[0])
+        return last[0]
+
+    return read
+
+
+def _shutdown(_: m.ControlledShutdownRequest) -> m.ControlledShutdownResponse:
+    raise AssertionError("not called")
+
+
+def _handler(epoch: Callable[[], int]) -> tuple[ControlRequestHandler, RecordingEventLog]:
+    events = RecordingEventLog("broker1")
+    return ControlRequestHandler(1, epoch, events, _shutdown), events
+
+
+def test_accepted_request_names_the_epoch_its_check_used() -> None:
+    handler, events = _handler(_epochs(100, 200))  # re-registered after the check
+    handler.update_metadata(m.UpdateMetadataRequest(m.ControlHeader(2, 5, 100), (), ()))
+    (accepted,) = events.of_kind(EventKind.REQUEST_ACCEPTED)
+    assert accepted["broker_epoch"] == 100
+    assert accepted["request_broker_epoch"] == 100
+
+
+def test_rejected_request_names_the_epoch_its_check_used() -> None:
+    handler, events = _handler(_epochs(200, 300))
+    handler.stop_replica(m.StopReplicaRequest(m.ControlHeader(2, 5, 100), ()))
+    (rejected,) = events.of_kind(EventKind.REQUEST_REJECTED)
+    assert rejected["broker_epoch"] == 200
+    assert rejected["error"] == "STALE_BROKER_EPOCH"

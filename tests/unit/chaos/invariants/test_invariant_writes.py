@@ -1,0 +1,76 @@
+"""Invariant 5: the workload checker's verdict wrapped as an invariant result."""
+
+from __future__ import annotations
+
+from chaos.history import FINAL_READ_PROCESS
+from chaos.invariants import acknowledged_writes
+from chaos.invariants.testing import EventLogBuilder
+from chaos.testing import HistoryBuilder
+from eventlog import EventKind
+
+
+def _acked(h: HistoryBuilder, *values: str) -> None:
+    for offset, value in enumerate(values):
+        h.send("producer-0", 0, value, "ok", offset)
+
+
+def test_acknowledged_writes_read_in_order_hold() -> None:
+    h = HistoryBuilder()
+    _acked(h, "a", "b")
+    result = acknowledged_writes(h.ops, h.final_read({0: ["a", "b"]}))
+    assert result.ok
+    assert result.judged
+    assert result.checked > 0
+
+
+def test_a_lost_write_is_named_with_its_check_and_partition() -> None:
+    h = HistoryBuilder()
+    _acked(h, "a", "b")
+    result = acknowledged_writes(h.ops, h.final_read({0: ["a"]}))
+    (violation,) = result.violations
+    assert violation.subject == "t-0 'b'"
+    assert violation.explanation.startswith("lost_writes: acknowledged, absent")
+    assert "producer-0" in violation.explanation
+
+
+def test_writes_read_out_of_order_are_named() -> None:
+    h = HistoryBuilder()
+    _acked(h, "a", "b")
+    result = acknowledged_writes(h.ops, h.final_read({0: ["b", "a"]}))
+    assert any(v.explanation.startswith("reordering:") for v in result.violations)
+
+
+def test_the_final_read_is_rebuilt_from_the_history_when_not_given() -> None:
+    h = HistoryBuilder()
+    _acked(h, "a", "b")
+    h.poll(FINAL_READ_PROCESS, 0, [(0, "a")])
+    result = acknowledged_writes(h.ops)
+    assert [v.subject for v in result.violations] == ["t-0 'b'"]
+
+
+def test_a_partition_the_final_read_missed_is_named() -> None:
+    h = HistoryBuilder()
+    _acked(h, "a")
+    result = acknowledged_writes(h.ops, h.final_read({}))
+    (violation,) = result.violations
+    assert violation.subject == "t-0"
+    assert "did not cover" in violation.explanation
+
+
+def test_not_judged_with_unclean_election_or_without_history() -> None:
+    h = HistoryBuilder()
+    _acked(h, "a")
+    unclean = acknowledged_writes(h.ops, h.final_read({0: []}), unclean_leader_election=True)
+    assert (unclean.judged, unclean.ok) == (False, True)
+    assert "unclean" in unclean.note
+    assert not acknowledged_writes(None).judged
+    assert not acknowledged_writes(()).judged
+
+
+def test_unclean_elections_in_the_logs_are_noted() -> None:
+    h = HistoryBuilder()
+    _acked(h, "a")
+    b = EventLogBuilder()
+    b.emit("broker1", EventKind.LEADER_ELECTED, topic="t", partition=0, unclean=True)
+    result = acknowledged_writes(h.ops, h.final_read({0: ["a"]}), logs=b.logs())
+    assert "1 unclean elections" in result.note
