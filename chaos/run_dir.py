@@ -7,7 +7,7 @@ This is the pipeline's input contract (docs/runs.md):
     history/         the workload's history, one `<process>.jsonl` per thread
     events/          every node's event log, copied from the cluster's run directory
     metrics.jsonl    scrapes of every broker's Prometheus endpoint
-    convergence.jsonl cluster snapshots taken after the final heal
+    snapshots.jsonl  cluster snapshots (`chaos.invariants.ClusterSnapshot`) around the final heal
     verdict.json     the invariants' verdict
 
 Pure paths and small JSON writers; runs on the runner's thread.
@@ -75,9 +75,9 @@ class RunDir:
         return self.root / "metrics.jsonl"
 
     @property
-    def convergence(self) -> Path:
-        """convergence.jsonl"""
-        return self.root / "convergence.jsonl"
+    def snapshots(self) -> Path:
+        """snapshots.jsonl"""
+        return self.root / "snapshots.jsonl"
 
     @property
     def verdict(self) -> Path:

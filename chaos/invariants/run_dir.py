@@ -24,6 +24,7 @@ from chaos.invariants.convergence import ClusterSnapshot
 from chaos.invariants.events import Event, EventFormatError
 from chaos.invariants.judge import RunInputs
 from chaos.invariants.results import RunVerdict
+from chaos.run_dir import RunDir
 from eventlog import read_numbered_events
 from eventlog.jsonlines import read_numbered_json_lines
 
@@ -37,7 +38,7 @@ __all__ = [
     "write_verdict",
 ]
 
-VERDICT_FILE = "verdict.json"
+VERDICT_FILE = RunDir(Path(".")).verdict.name
 
 
 class RunDirError(ValueError):
@@ -46,7 +47,7 @@ class RunDirError(ValueError):
 
 def load_events(run_dir: Path) -> dict[str, tuple[Event, ...]]:
     """Every node's events in log order, keyed by node name (the file's stem)."""
-    events_dir = run_dir / "events"
+    events_dir = RunDir(run_dir).events
     if not events_dir.is_dir():
         raise RunDirError(f"{run_dir}: no events/ directory")
     logs: dict[str, tuple[Event, ...]] = {}
@@ -67,13 +68,13 @@ def load_events(run_dir: Path) -> dict[str, tuple[Event, ...]]:
 def load_history(run_dir: Path) -> tuple[HistoryOp, ...] | None:
     """The workload history, or None when the run has none."""
     paths = [run_dir / "history.jsonl"] if (run_dir / "history.jsonl").exists() else []
-    paths += history_files(run_dir / "history")
+    paths += history_files(RunDir(run_dir).history)
     return tuple(read_history(paths)) if paths else None
 
 
 def load_snapshots(run_dir: Path) -> tuple[ClusterSnapshot, ...]:
     """The cluster snapshots of `snapshots.jsonl` in file order; none when it is missing."""
-    path = run_dir / "snapshots.jsonl"
+    path = RunDir(run_dir).snapshots
     snapshots = []
     for number, _, record in read_numbered_json_lines(path):
         if not isinstance(record, dict):
@@ -105,6 +106,6 @@ def load_run(
 
 def write_verdict(run_dir: Path, verdict: RunVerdict) -> Path:
     """Write `verdict.json` (indented JSON) into `run_dir` and return its path."""
-    path = run_dir / VERDICT_FILE
+    path = RunDir(run_dir).verdict
     path.write_text(json.dumps(verdict.to_json(), indent=2, sort_keys=True) + "\n")
     return path
