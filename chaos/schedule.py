@@ -197,10 +197,14 @@ class Schedule:
         return tuple(s for s in self.steps if s.at_s <= t < s.ends_s)
 
     def describe(self) -> str:
-        """One line per step and action, then the heal and the end."""
-        lines = [step.describe() for step in self.steps]
-        lines += [f"{a.at_s:.1f}s action {a.kind} {dict(a.params)}" for a in self.actions]
-        return "\n".join([*lines, f"{self.heal_at_s:.1f}s heal", f"{self.end_s:.1f}s end"])
+        """One line per step and action in time order, then the heal and the end."""
+        lines = [(s.at_s, s.describe()) for s in self.steps]
+        for a in self.actions:
+            params = " ".join(f"{k}={v}" for k, v in a.params)
+            lines.append((a.at_s, f"{a.at_s:.1f}s action {a.kind} {params}"))
+        lines.sort(key=lambda line: line[0])
+        ends = [f"{self.heal_at_s:.1f}s heal", f"{self.end_s:.1f}s end"]
+        return "\n".join([text for _, text in lines] + ends)
 
     def to_json(self) -> dict[str, Any]:
         """The `schedule.json` object (version `SCHEDULE_VERSION`)."""
