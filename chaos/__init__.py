@@ -11,6 +11,7 @@ the run's quick verdict. The faults are not implemented yet; the rest is:
 - `testing`: test doubles (an in-process cluster, a recording history, a fake clock).
 - `schedule`, `kinds`, `roles`, `schedule_errors`: schedules as data (faults and actions at
   times, on roles, healed before the end), `schedule.json`, the seeded random mix.
+- `timeline`: the order in which a runner performs a schedule's starts, stops and actions.
 - `shrink`: delta debugging of a failing schedule down to the steps the failure needs.
 - `scenarios`: the runbook scenarios (`SCENARIOS`), see docs/scenarios.md.
 

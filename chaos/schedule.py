@@ -23,7 +23,7 @@ import itertools
 import json
 import math
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,15 +58,11 @@ SCHEDULE_VERSION = 1
 SCHEDULE_FILE = "schedule.json"
 
 
-def _params(params: Mapping[str, Any] | Iterable[tuple[str, Any]] | None) -> Any:
-    return () if params is None else params
-
-
 @dataclass(frozen=True, slots=True)
 class FaultSpec:
     """A fault as data: its kind (`chaos.kinds.FAULT_KINDS`), its target role
-    (`chaos.roles`) and its params. Params may be given as a mapping; they are stored as
-    sorted `(name, value)` items with every default filled in, so the value is hashable."""
+    (`chaos.roles`) and its params, stored as `(name, value)` items sorted by name with
+    every default filled in, so the value is hashable (`FaultSpec.of` takes a mapping)."""
 
     kind: str
     target: str
@@ -75,14 +71,12 @@ class FaultSpec:
     def __post_init__(self) -> None:
         kind = fault_kind(self.kind)
         check_target(kind, self.target)
-        object.__setattr__(
-            self, "params", normalize_params(self.kind, kind.params, _params(self.params))
-        )
+        object.__setattr__(self, "params", normalize_params(self.kind, kind.params, self.params))
 
     @classmethod
     def of(cls, kind: str, target: str, params: Mapping[str, Scalar] | None = None) -> FaultSpec:
         """A spec with params given as a mapping."""
-        return cls(kind, target, normalize_params(kind, fault_kind(kind).params, _params(params)))
+        return cls(kind, target, tuple((params or {}).items()))
 
     def param(self, name: str) -> Scalar:
         """One param's value; `KeyError` if the kind has no such param."""
