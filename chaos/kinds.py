@@ -9,7 +9,7 @@ Fault kinds (the names are fixed; `chaos.faults` implements them):
 | `stop` | same | yes (start at its end) | `timeout_s` (30) |
 | `pause` | same | yes (unpause at its end) | - |
 | `bounce` | one broker or all brokers | no: duration 0 | - |
-| `zk-leader-kill` | `zk-leader` | yes | - |
+| `zk-leader-kill` | `zk-leader` only | yes | - |
 | `zk-pause` | one ZooKeeper server | yes | - |
 | `partition` | any role | yes | `grudge` (`halves`) |
 | `zk-isolate` | brokers | yes | - |
@@ -69,12 +69,16 @@ ParamItems = tuple[tuple[str, Scalar], ...]
 GRUDGES = ("halves", "isolate", "majorities-ring", "bridge")
 
 
-def _number(value: Scalar) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+def _number(value: Scalar) -> float | None:
+    """`value` as a number, or None when it is not one (a bool is not)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return value
 
 
 def _positive(value: Scalar) -> bool:
-    return _number(value) and value > 0  # type: ignore[operator]
+    number = _number(value)
+    return number is not None and number > 0
 
 
 def _positive_int(value: Scalar) -> bool:
@@ -82,7 +86,8 @@ def _positive_int(value: Scalar) -> bool:
 
 
 def _percent(value: Scalar) -> bool:
-    return _number(value) and 0 < value <= 100  # type: ignore[operator]
+    number = _number(value)
+    return number is not None and 0 < number <= 100
 
 
 def _grudge(value: Scalar) -> bool:
@@ -105,13 +110,15 @@ class ParamRule:
 
 @dataclass(frozen=True, slots=True)
 class FaultKind:
-    """What a fault kind takes: the role classes of its targets, whether it lasts (`True`:
-    duration > 0, `False`: duration 0, `None`: either), and its params."""
+    """What a fault kind takes: the role classes of its targets (or the one role it acts
+    on, `only_role`), whether it lasts (`True`: duration > 0, `False`: duration 0, `None`:
+    either), and its params."""
 
     name: str
     targets: frozenset[RoleClass]
     lasts: bool | None
     params: tuple[ParamRule, ...] = ()
+    only_role: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +141,7 @@ FAULT_KINDS: Mapping[str, FaultKind] = {
         FaultKind("stop", _BZ, True, (ParamRule("timeout_s", 30, _positive, "> 0"),)),
         FaultKind("pause", _BZ, True),
         FaultKind("bounce", _B, False),
-        FaultKind("zk-leader-kill", _Z, True),
+        FaultKind("zk-leader-kill", _Z, True, only_role="zk-leader"),
         FaultKind("zk-pause", _Z, True),
         FaultKind(
             "partition",
@@ -194,9 +201,9 @@ def action_kind(name: object) -> ActionKind:
 def check_target(kind: FaultKind, target: object) -> None:
     """Raise `UnknownRole` unless `target` is a role this fault kind can act on."""
     role = parse_role(target)
-    if role.role_class not in kind.targets and not (
-        role.role_class is RoleClass.ANY and kind.targets == _ANYWHERE
-    ):
+    if kind.only_role is not None and role.text != kind.only_role:
+        raise UnknownRole(f"{kind.name} acts on {kind.only_role} only, not on {role.text!r}")
+    if role.role_class not in kind.targets:
         wanted = " or ".join(sorted(c.value for c in kind.targets))
         raise UnknownRole(f"{kind.name} acts on {wanted}, not on role {role.text!r}")
 

@@ -38,6 +38,7 @@ def test_describe_names_kind_target_and_params() -> None:
         ("kill", "the-controller", {}, UnknownRole, "unknown role 'the-controller'"),
         ("bounce", "zk-leader", {}, UnknownRole, "bounce acts on brokers"),
         ("zk-pause", "controller", {}, UnknownRole, "zk-pause acts on zookeeper"),
+        ("zk-leader-kill", "zk:1", {}, UnknownRole, "zk-leader-kill acts on zk-leader only"),
         ("zk-pause", "all", {}, UnknownRole, "zk-pause acts on zookeeper, not on role 'all'"),
         ("kill", "leader:bad topic:0", {}, UnknownRole, "illegal"),
         ("kill", "controller", {"timeout_s": 3}, BadParams, "does not take timeout_s"),
