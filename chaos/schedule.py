@@ -227,7 +227,8 @@ class Schedule:
         """The schedule a `to_json` object describes. `ScheduleFormatError` for a missing or
         unknown field, a wrong type or another version; other `ScheduleError`s for values
         that do not make a schedule (each message names the step)."""
-        top = _object(data, "schedule", {"version", "seed", "heal_at_s", "end_s", "steps"})
+        required = {"version", "seed", "heal_at_s", "end_s", "steps"}
+        top = _object(data, "schedule", required, {"actions"})
         version = top["version"]
         if version != SCHEDULE_VERSION:
             raise ScheduleFormatError(
@@ -262,7 +263,7 @@ def _object(
     missing = sorted(required - data.keys())
     if missing:
         raise ScheduleFormatError(f"{where} lacks {', '.join(missing)}")
-    allowed = required | set(optional) | ({"actions"} if where == "schedule" else set())
+    allowed = required | set(optional)
     unknown = sorted(str(k) for k in data.keys() - allowed)
     if unknown:
         raise ScheduleFormatError(f"{where} has unknown fields {', '.join(unknown)}")
