@@ -1,5 +1,5 @@
-"""Faults (kill, pause, partition, isolate from ZooKeeper), the workload and the run's
-quick verdict. The faults are not implemented yet; the workload side is:
+"""Faults (kill, pause, partition, isolate from ZooKeeper), their schedules, the workload and
+the run's quick verdict. The faults are not implemented yet; the rest is:
 
 - `history`: the operation history (invoke / ok / fail / info per operation), its JSON-lines
   schema, writer and reader.
@@ -11,6 +11,11 @@ quick verdict. The faults are not implemented yet; the workload side is:
 - `invariants`: the cluster invariants over every node's event log, the history and cluster
   snapshots, and the run's verdict (docs/invariants.md).
 - `testing`: test doubles (an in-process cluster, a recording history, a fake clock).
+- `schedule`, `kinds`, `roles`, `schedule_errors`: schedules as data (faults and actions at
+  times, on roles, healed before the end), `schedule.json`, the seeded random mix.
+- `timeline`: the order in which a runner performs a schedule's starts, stops and actions.
+- `shrink`: delta debugging of a failing schedule down to the steps the failure needs.
+- `scenarios`: the runbook scenarios (`SCENARIOS`), see docs/scenarios.md.
 
 Nothing is imported here, so that `python -m chaos.workload` runs its module only once.
 """

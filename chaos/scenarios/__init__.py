@@ -1,0 +1,46 @@
+"""The runbook scenarios, one module each, behind `make chaos-<name>`: `SCENARIOS` maps
+each scenario's name to its `chaos.scenarios.scenario.Scenario`. A scenario's module
+docstring is its runbook (Setup, Steps, Verdict); docs/scenarios.md carries them all.
+
+Pure values; any thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from chaos.scenarios import (
+    broker_bounce,
+    broker_failure,
+    controlled_shutdown,
+    controller_failover,
+    controller_pause,
+    network_partition,
+    random_faults,
+    reassignment_under_failover,
+    rolling_restart,
+    slow_network,
+    zk_isolation,
+    zk_leader_loss,
+)
+from chaos.scenarios.scenario import Scenario
+
+__all__ = ["SCENARIOS", "Scenario"]
+
+SCENARIOS: Mapping[str, Scenario] = {
+    module.SCENARIO.name: module.SCENARIO
+    for module in (
+        broker_failure,
+        controller_failover,
+        controller_pause,
+        zk_isolation,
+        network_partition,
+        broker_bounce,
+        controlled_shutdown,
+        reassignment_under_failover,
+        zk_leader_loss,
+        rolling_restart,
+        slow_network,
+        random_faults,
+    )
+}

@@ -1,0 +1,384 @@
+"""Schedules: which faults start when, on which role, for how long; the admin actions run
+between them; when everything is healed; and when the run ends. A schedule is data: it is
+written to the run's `schedule.json` before the run and can be replayed from there.
+
+    Schedule(seed, steps=(Step(at_s, duration_s, FaultSpec(kind, target, params)), ...),
+             heal_at_s, end_s, actions=(Action(at_s, kind, params), ...))
+
+Times are seconds from the start of the workload. A step's fault starts at `at_s` and is
+stopped at `at_s + duration_s` (an instant fault such as `bounce` has duration 0). At
+`heal_at_s` the runner stops whatever is still active; from then until `end_s` no fault
+is active, and the cluster must converge within the scenario's bound. Actions (`chaos.kinds`:
+`reassign`) are performed at their time and have nothing to undo.
+
+`random_mix(seed, duration_s, ...)` draws a schedule from `random.Random(seed)` and nothing
+else: the same arguments give the same schedule.
+
+Errors are `chaos.schedule_errors.ScheduleError`s. Values are immutable; pure; any thread.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from chaos.kinds import (
+    FAULT_KINDS,
+    ParamItems,
+    Scalar,
+    action_kind,
+    check_target,
+    fault_kind,
+    normalize_params,
+)
+from chaos.schedule_errors import BadTiming, ScheduleError, ScheduleFormatError
+
+__all__ = [
+    "MIX_KINDS",
+    "SCHEDULE_FILE",
+    "SCHEDULE_VERSION",
+    "Action",
+    "FaultSpec",
+    "Schedule",
+    "Step",
+    "random_mix",
+    "read_schedule",
+    "write_schedule",
+]
+
+#: The version of `schedule.json` this code writes and reads.
+SCHEDULE_VERSION = 1
+#: The schedule's file name in a run directory.
+SCHEDULE_FILE = "schedule.json"
+
+
+@dataclass(frozen=True, slots=True)
+class FaultSpec:
+    """A fault as data: its kind (`chaos.kinds.FAULT_KINDS`), its target role
+    (`chaos.roles`) and its params, stored as `(name, value)` items sorted by name with
+    every default filled in, so the value is hashable (`FaultSpec.of` takes a mapping)."""
+
+    kind: str
+    target: str
+    params: ParamItems = ()
+
+    def __post_init__(self) -> None:
+        kind = fault_kind(self.kind)
+        check_target(kind, self.target)
+        object.__setattr__(self, "params", normalize_params(self.kind, kind.params, self.params))
+
+    @classmethod
+    def of(cls, kind: str, target: str, params: Mapping[str, Scalar] | None = None) -> FaultSpec:
+        """A spec with params given as a mapping."""
+        return cls(kind, target, tuple((params or {}).items()))
+
+    def param(self, name: str) -> Scalar:
+        """One param's value; `KeyError` if the kind has no such param."""
+        return dict(self.params)[name]
+
+    def describe(self) -> str:
+        """`kill controller` or `loss busiest-leader percent=20`."""
+        extra = " ".join(f"{k}={v}" for k, v in self.params)
+        return f"{self.kind} {self.target}" + (f" {extra}" if extra else "")
+
+
+def _time(value: object, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise BadTiming(f"{what} must be a number of seconds, got {value!r}")
+    if value < 0:
+        raise BadTiming(f"{what} must not be negative, got {value}")
+    return float(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One fault of a schedule: started at `at_s`, stopped at `at_s + duration_s`."""
+
+    at_s: float
+    duration_s: float
+    fault: FaultSpec
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "at_s", _time(self.at_s, "at_s"))
+        object.__setattr__(self, "duration_s", _time(self.duration_s, "duration_s"))
+        lasts = fault_kind(self.fault.kind).lasts
+        if lasts is False and self.duration_s != 0:
+            raise BadTiming(f"{self.fault.kind} is instant: its duration must be 0")
+        if lasts is True and self.duration_s == 0:
+            raise BadTiming(f"{self.fault.kind} lasts: its duration must be above 0")
+
+    @property
+    def ends_s(self) -> float:
+        """When the fault is stopped."""
+        return self.at_s + self.duration_s
+
+    def describe(self) -> str:
+        """`12.0s +15.0s kill controller`."""
+        return f"{self.at_s:.1f}s +{self.duration_s:.1f}s {self.fault.describe()}"
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """An admin operation the runner performs at `at_s` (`chaos.kinds.ACTION_KINDS`)."""
+
+    at_s: float
+    kind: str
+    params: ParamItems = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "at_s", _time(self.at_s, "at_s"))
+        rules = action_kind(self.kind).params
+        object.__setattr__(self, "params", normalize_params(self.kind, rules, self.params))
+
+    def param(self, name: str) -> Scalar:
+        """One param's value; `KeyError` if the kind has no such param."""
+        return dict(self.params)[name]
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """Steps sorted by start time, actions sorted by time, the heal time and the end (see
+    the module docstring). Validated on construction; `seed` is the seed it was drawn
+    from, if any."""
+
+    seed: int | None
+    steps: tuple[Step, ...]
+    heal_at_s: float
+    end_s: float
+    actions: tuple[Action, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if self.seed is not None and (
+            isinstance(self.seed, bool) or not isinstance(self.seed, int)
+        ):
+            raise ScheduleError(f"seed must be an integer or None, got {self.seed!r}")
+        object.__setattr__(self, "steps", tuple(self.steps))
+        object.__setattr__(self, "actions", tuple(self.actions))
+        heal = _time(self.heal_at_s, "heal_at_s")
+        end = _time(self.end_s, "end_s")
+        object.__setattr__(self, "heal_at_s", heal)
+        object.__setattr__(self, "end_s", end)
+        if heal >= end:
+            raise BadTiming(f"heal_at_s ({heal}) must come before end_s ({end}): a heal phase")
+        starts: tuple[tuple[str, list[float]], ...] = (
+            ("step", [s.at_s for s in self.steps]),
+            ("action", [a.at_s for a in self.actions]),
+        )
+        for what, times in starts:
+            for i, (before, after) in enumerate(itertools.pairwise(times)):
+                if after < before:
+                    raise BadTiming(f"{what} {i + 1} starts before {what} {i}: sort by at_s")
+        for i, step in enumerate(self.steps):
+            if step.ends_s > heal:
+                raise BadTiming(f"step {i} ({step.describe()}) ends after heal_at_s ({heal})")
+        for i, action in enumerate(self.actions):
+            if action.at_s > heal:
+                raise BadTiming(f"action {i} ({action.kind}) comes after heal_at_s ({heal})")
+
+    @property
+    def last_fault_end_s(self) -> float:
+        """When the last fault stops (0 without steps)."""
+        return max((step.ends_s for step in self.steps), default=0.0)
+
+    def active_at(self, t: float) -> tuple[Step, ...]:
+        """The steps whose fault is active at time `t` (started, not yet stopped)."""
+        return tuple(s for s in self.steps if s.at_s <= t < s.ends_s)
+
+    def describe(self) -> str:
+        """One line per step and action in time order, then the heal and the end."""
+        lines = [(s.at_s, s.describe()) for s in self.steps]
+        for a in self.actions:
+            params = " ".join(f"{k}={v}" for k, v in a.params)
+            lines.append((a.at_s, f"{a.at_s:.1f}s action {a.kind} {params}"))
+        lines.sort(key=lambda line: line[0])
+        ends = [f"{self.heal_at_s:.1f}s heal", f"{self.end_s:.1f}s end"]
+        return "\n".join([text for _, text in lines] + ends)
+
+    def to_json(self) -> dict[str, Any]:
+        """The `schedule.json` object (version `SCHEDULE_VERSION`)."""
+        return {
+            "version": SCHEDULE_VERSION,
+            "seed": self.seed,
+            "heal_at_s": self.heal_at_s,
+            "end_s": self.end_s,
+            "steps": [
+                {
+                    "at_s": s.at_s,
+                    "duration_s": s.duration_s,
+                    "kind": s.fault.kind,
+                    "target": s.fault.target,
+                    "params": dict(s.fault.params),
+                }
+                for s in self.steps
+            ],
+            "actions": [
+                {"at_s": a.at_s, "kind": a.kind, "params": dict(a.params)} for a in self.actions
+            ],
+        }
+
+    @classmethod
+    def from_json(cls, data: object) -> Schedule:
+        """The schedule a `to_json` object describes. `ScheduleFormatError` for a missing or
+        unknown field, a wrong type or another version; other `ScheduleError`s for values
+        that do not make a schedule (each message names the step)."""
+        required = {"version", "seed", "heal_at_s", "end_s", "steps"}
+        top = _object(data, "schedule", required, {"actions"})
+        version = top["version"]
+        if version != SCHEDULE_VERSION:
+            raise ScheduleFormatError(
+                f"schedule version {version!r} is not readable here (this code reads "
+                f"version {SCHEDULE_VERSION})"
+            )
+        steps = []
+        for i, raw in enumerate(_array(top["steps"], "steps")):
+            where = f"step {i}"
+            s = _object(raw, where, {"at_s", "duration_s", "kind", "target"}, {"params"})
+            try:
+                fault = FaultSpec(s["kind"], s["target"], _param_object(s.get("params"), where))
+                steps.append(Step(s["at_s"], s["duration_s"], fault))
+            except ScheduleError as exc:
+                raise type(exc)(f"{where}: {exc}") from None
+        actions = []
+        for i, raw in enumerate(_array(top.get("actions", []), "actions")):
+            where = f"action {i}"
+            a = _object(raw, where, {"at_s", "kind"}, {"params"})
+            try:
+                actions.append(Action(a["at_s"], a["kind"], _param_object(a.get("params"), where)))
+            except ScheduleError as exc:
+                raise type(exc)(f"{where}: {exc}") from None
+        return cls(top["seed"], tuple(steps), top["heal_at_s"], top["end_s"], tuple(actions))
+
+
+def _object(
+    data: object, where: str, required: set[str], optional: frozenset[str] | set[str] = frozenset()
+) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise ScheduleFormatError(f"{where} must be a JSON object, got {type(data).__name__}")
+    missing = sorted(required - data.keys())
+    if missing:
+        raise ScheduleFormatError(f"{where} lacks {', '.join(missing)}")
+    allowed = required | set(optional)
+    unknown = sorted(str(k) for k in data.keys() - allowed)
+    if unknown:
+        raise ScheduleFormatError(f"{where} has unknown fields {', '.join(unknown)}")
+    return data
+
+
+def _array(data: object, where: str) -> list[Any]:
+    if not isinstance(data, list):
+        raise ScheduleFormatError(f"{where} must be a JSON array, got {type(data).__name__}")
+    return data
+
+
+def _param_object(data: object, where: str) -> ParamItems:
+    if data is None:
+        return ()
+    if not isinstance(data, dict):
+        raise ScheduleFormatError(f"{where}: params must be a JSON object")
+    return tuple(data.items())
+
+
+def write_schedule(path: Path, schedule: Schedule) -> None:
+    """Write `schedule` as JSON to `path` (the caller's thread)."""
+    path.write_text(json.dumps(schedule.to_json(), indent=2) + "\n", encoding="utf-8")
+
+
+def read_schedule(path: Path) -> Schedule:
+    """Read a schedule written by `write_schedule`; `ScheduleFormatError` (naming the file)
+    when it is not JSON, other `ScheduleError`s when its content does not make a schedule."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ScheduleFormatError(f"{path}: not JSON: {exc}") from None
+    try:
+        return Schedule.from_json(data)
+    except ScheduleError as exc:
+        raise type(exc)(f"{path}: {exc}") from None
+
+
+#: The kinds `random_mix` draws from unless told otherwise: each leaves the cluster able to
+#: recover on its own, and one at a time none of them loses acknowledged writes.
+MIX_KINDS: tuple[str, ...] = tuple(k for k in FAULT_KINDS if k != "partition")
+
+_ONE_BROKER = ("controller", "non-controller", "busiest-leader", "random-broker")
+#: For each kind: the roles `random_mix` picks from, and the choices for each param.
+_DRAWS: Mapping[str, tuple[tuple[str, ...], Mapping[str, tuple[Scalar, ...]]]] = {
+    "kill": (_ONE_BROKER, {}),
+    "stop": (_ONE_BROKER, {}),
+    "pause": (_ONE_BROKER, {}),
+    "bounce": (_ONE_BROKER, {}),
+    "zk-leader-kill": (("zk-leader",), {}),
+    "zk-pause": (("zk-follower", "zk-leader"), {}),
+    "partition": (("all",), {"grudge": ("isolate", "majorities-ring", "bridge")}),
+    "zk-isolate": (_ONE_BROKER, {}),
+    "broker-isolate": (_ONE_BROKER, {}),
+    "session-expire": (_ONE_BROKER, {}),
+    "loss": ((*_ONE_BROKER, "all-brokers"), {"percent": (10, 20, 30)}),
+    "bandwidth": ((*_ONE_BROKER, "all-brokers"), {"rate_kbit": (128, 256, 512)}),
+    "latency": ((*_ONE_BROKER, "all-brokers"), {"delay_ms": (50, 100, 200)}),
+}
+
+
+def _range(pair: tuple[float, float], what: str, positive: bool = False) -> tuple[float, float]:
+    low, high = (_time(x, what) for x in pair)
+    if low > high or (positive and low <= 0):
+        raise BadTiming(f"{what} must be (min, max) with {'0 < ' if positive else ''}min <= max")
+    return low, high
+
+
+def random_mix(
+    seed: int,
+    duration_s: float,
+    kinds: Sequence[str] = MIX_KINDS,
+    quiet_s: tuple[float, float] = (5.0, 10.0),
+    fault_s: tuple[float, float] = (5.0, 15.0),
+    heal_s: float = 20.0,
+) -> Schedule:
+    """A seeded mix of faults over `duration_s` seconds, drawn from `random.Random(seed)`
+    only. Kinds rotate: each round shuffles `kinds` and uses each once, and no kind comes
+    twice in a row when more than one is allowed. A quiet period drawn from `quiet_s`
+    comes before each fault; faults do not overlap; each lasting fault lasts a time drawn
+    from `fault_s`; the last `heal_s` seconds are the heal phase. Times are rounded to
+    0.1 s. `ScheduleError` for bad arguments or a duration too short for one fault."""
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ScheduleError(f"seed must be an integer, got {seed!r}")
+    pool = tuple(dict.fromkeys(kinds))
+    if not pool:
+        raise ScheduleError("random_mix needs at least one kind")
+    for kind in pool:
+        fault_kind(kind)
+    quiet, hold = _range(quiet_s, "quiet_s"), _range(fault_s, "fault_s", positive=True)
+    heal_at = _time(duration_s, "duration_s") - _time(heal_s, "heal_s")
+    if heal_at <= 0 or heal_s <= 0:
+        raise BadTiming(f"heal_s ({heal_s}) must be above 0 and below duration_s ({duration_s})")
+    rng = random.Random(seed)
+    steps: list[Step] = []
+    bag: list[str] = []
+    previous: str | None = None
+    t = round(rng.uniform(*quiet), 1)
+    while True:
+        if not bag:
+            bag = list(pool)
+            rng.shuffle(bag)
+            if len(bag) > 1 and bag[-1] == previous:
+                bag[0], bag[-1] = bag[-1], bag[0]
+        kind = bag.pop()
+        roles, choices = _DRAWS[kind]
+        lasting = fault_kind(kind).lasts is not False
+        duration = round(rng.uniform(*hold), 1) if lasting else 0.0
+        if t + duration > heal_at:
+            break
+        target = rng.choice(roles)
+        params = {name: rng.choice(values) for name, values in sorted(choices.items())}
+        steps.append(Step(t, duration, FaultSpec.of(kind, target, params)))
+        previous = kind
+        t = round(t + duration + rng.uniform(*quiet), 1)
+    if not steps:
+        raise BadTiming(f"duration_s {duration_s} leaves no room for a fault before the heal")
+    return Schedule(seed, tuple(steps), heal_at, float(duration_s))

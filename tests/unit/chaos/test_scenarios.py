@@ -1,0 +1,224 @@
+"""The scenario registry: the fixed names, each scenario's schedule a valid pure function
+of the seed that stays within its workload and ends with a heal, runbooks that agree with
+the workload they describe, and the checks a `Scenario` makes on itself."""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chaos.scenarios import SCENARIOS
+from chaos.scenarios.scenario import (
+    CORE_INVARIANTS,
+    INVARIANTS,
+    SESSION_TIMEOUT_S,
+    Draws,
+    Scenario,
+    Workload,
+)
+from chaos.schedule import Schedule
+
+NAMES = (
+    "broker-failure",
+    "controller-failover",
+    "controller-pause",
+    "zk-isolation",
+    "network-partition",
+    "broker-bounce",
+    "controlled-shutdown",
+    "reassignment-under-failover",
+    "zk-leader-loss",
+    "rolling-restart",
+    "slow-network",
+    "random",
+)
+SEEDS = st.one_of(st.none(), st.integers(min_value=0, max_value=2**63))
+PROPERTY = settings(max_examples=60, deadline=None)
+
+
+def test_the_registry_holds_the_fixed_names() -> None:
+    assert tuple(SCENARIOS) == NAMES
+    assert all(scenario.name == name for name, scenario in SCENARIOS.items())
+
+
+@pytest.mark.parametrize("name", NAMES)
+@given(seed=SEEDS)
+@PROPERTY
+def test_a_schedule_is_a_valid_pure_function_of_the_seed(name: str, seed: int | None) -> None:
+    scenario = SCENARIOS[name]
+    schedule = scenario.schedule(seed)
+    assert scenario.schedule(seed) == schedule
+    assert Schedule.from_json(schedule.to_json()) == schedule
+    assert schedule.steps, "a scenario injects at least one fault"
+    assert schedule.end_s == scenario.workload.duration_s <= 90
+    assert schedule.last_fault_end_s <= schedule.heal_at_s < schedule.end_s
+    assert schedule.active_at(schedule.heal_at_s) == ()
+    assert schedule.end_s - schedule.heal_at_s >= 15, "a heal phase under load"
+    assert all(step.at_s >= 5 for step in schedule.steps), "load before the first fault"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_seeds_vary_the_schedule(name: str) -> None:
+    schedules = {SCENARIOS[name].schedule(seed) for seed in range(10)}
+    assert len(schedules) > 1
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_runbook_describes_the_workload_and_the_bound(name: str) -> None:
+    scenario = SCENARIOS[name]
+    w = scenario.workload
+    runbook = " ".join(scenario.runbook.split())
+    setup = runbook[runbook.index("Setup:") : runbook.index("Steps:")]
+    acks = "acks=all" if w.acks == -1 else f"acks={w.acks}"
+    for words in (
+        f"topic `{w.topic}`",
+        f"{w.partitions} partitions",
+        f"replication factor {w.replication_factor}",
+        f"min ISR {w.min_insync_replicas}",
+        acks,
+        f"for {w.duration_s:g} s",
+    ):
+        assert words in setup, f"{name}: Setup does not say {words!r}"
+    verdict = runbook[runbook.index("Verdict:") :]
+    assert f"within {scenario.convergence_s:g} s of the heal" in verdict
+    assert runbook.startswith(f"{name}: {scenario.summary}")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_data_loss_is_judged_only_with_unclean_election_off(name: str) -> None:
+    scenario = SCENARIOS[name]
+    assert scenario.invariants <= INVARIANTS.keys()
+    assert ("no-data-loss" in scenario.invariants) != scenario.workload.unclean_leader_election
+
+
+@given(seed=SEEDS)
+@PROPERTY
+def test_the_controller_pause_outlasts_the_session_by_far(seed: int | None) -> None:
+    (pause,) = SCENARIOS["controller-pause"].schedule(seed).steps
+    assert pause.fault.describe() == "pause controller"
+    assert pause.duration_s >= 2 * SESSION_TIMEOUT_S
+
+
+@given(seed=SEEDS)
+@PROPERTY
+def test_bounces_are_instant_and_hit_three_roles(seed: int | None) -> None:
+    steps = SCENARIOS["broker-bounce"].schedule(seed).steps
+    assert {step.fault.kind for step in steps} == {"bounce"}
+    assert all(step.duration_s == 0 for step in steps)
+    assert len({step.fault.target for step in steps}) == 3
+
+
+@given(seed=SEEDS)
+@PROPERTY
+def test_the_controller_dies_just_after_the_reassignment_starts(seed: int | None) -> None:
+    schedule = SCENARIOS["reassignment-under-failover"].schedule(seed)
+    (action,) = schedule.actions
+    (kill,) = schedule.steps
+    assert action.kind == "reassign"
+    assert action.param("topic") == SCENARIOS["reassignment-under-failover"].workload.topic
+    assert 0.5 <= kill.at_s - action.at_s <= 1.5
+    assert kill.fault.describe() == "kill controller"
+
+
+@given(seed=SEEDS)
+@PROPERTY
+def test_a_rolling_restart_stops_every_broker_once_and_never_two_at_once(
+    seed: int | None,
+) -> None:
+    steps = SCENARIOS["rolling-restart"].schedule(seed).steps
+    assert sorted(step.fault.target for step in steps) == ["broker:1", "broker:2", "broker:3"]
+    for before, after in itertools.pairwise(steps):
+        assert after.at_s - before.ends_s >= 10
+
+
+def test_controlled_shutdown_and_rolling_restart_judge_offline_partitions() -> None:
+    for name in ("controlled-shutdown", "rolling-restart"):
+        assert "no-offline-partitions" in SCENARIOS[name].invariants
+        assert {step.fault.kind for step in SCENARIOS[name].schedule(1).steps} == {"stop"}
+
+
+def test_draws_without_a_seed_are_the_nominal_values() -> None:
+    draws = Draws(None)
+    assert draws.around(15.04, 3) == 15.0
+    assert draws.pick(("a", "b")) == "a"
+    assert draws.order((3, 1, 2)) == [3, 1, 2]
+    seeded = Draws(9)
+    assert all(12 <= seeded.around(15, 3) <= 18 for _ in range(100))
+
+
+def _plan(seed: int | None) -> Schedule:
+    return SCENARIOS["broker-failure"].plan(seed)
+
+
+RUNBOOK = "demo: a demo.\n\nSetup: x\n\nSteps: y\n\nVerdict: z\n"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({"invariants": CORE_INVARIANTS | {"no-cake"}}, "unknown invariants no-cake"),
+        (
+            {"workload": Workload("t", unclean_leader_election=True)},
+            "data loss cannot be judged",
+        ),
+        ({"convergence_s": 0}, "convergence bound must be positive"),
+        ({"runbook": "demo: a demo."}, "needs Setup, Steps and Verdict"),
+        ({"name": "Demo"}, "lowercase words"),
+    ],
+)
+def test_a_scenario_refuses_what_cannot_be_run_or_judged(
+    kwargs: dict[str, object], words: str
+) -> None:
+    fields: dict[str, object] = {
+        "name": "demo",
+        "summary": "a demo",
+        "workload": Workload("t", duration_s=75),
+        "plan": _plan,
+        "convergence_s": 30,
+        "invariants": CORE_INVARIANTS,
+        "runbook": RUNBOOK,
+        **kwargs,
+    }
+    with pytest.raises(ValueError, match=words):
+        Scenario(**fields)  # type: ignore[arg-type]
+
+
+def test_a_runbook_names_its_scenario_and_a_plan_must_span_the_workload() -> None:
+    scenario = Scenario.from_runbook(RUNBOOK, Workload("t", duration_s=60), _plan, 30)
+    assert (scenario.name, scenario.summary) == ("demo", "a demo")
+    with pytest.raises(ValueError, match=re.escape("ends at 75.0 s, the workload at 60")):
+        scenario.schedule(1)
+    with pytest.raises(ValueError, match=re.escape("starts with '<name>: <summary>.'")):
+        Scenario.from_runbook("no summary here", Workload("t"), _plan, 30)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({"topic": "a b"}, "illegal"),
+        (
+            {"min_insync_replicas": 3, "replication_factor": 2},
+            r"min ISR must be 1\.\.replication factor \(2\), got 3",
+        ),
+        ({"acks": 0}, "acks must be"),
+        ({"duration_s": 0}, "duration must be positive"),
+    ],
+)
+def test_a_workload_refuses_bad_settings(kwargs: dict[str, object], words: str) -> None:
+    arguments: dict[str, object] = {"topic": "t", **kwargs}
+    with pytest.raises(ValueError, match=words):
+        Workload(**arguments)  # type: ignore[arg-type]
+
+
+def test_a_workload_gives_the_run_its_config() -> None:
+    config = SCENARIOS["network-partition"].workload.config()
+    assert (config.topic, config.partitions, config.duration_s, config.acks) == (
+        "chaos-network-partition",
+        6,
+        90,
+        -1,
+    )
