@@ -16,6 +16,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from chaos.invariants.events import Event, EventLogs, events_of_kind, processes
+from chaos.invariants.names import CONTROLLER_EPOCH_FENCING, ONE_CONTROLLER_PER_EPOCH
 from chaos.invariants.results import InvariantResult, Violation
 from eventlog import EventKind
 
@@ -26,8 +27,6 @@ __all__ = [
     "one_controller_per_epoch",
 ]
 
-ONE_CONTROLLER_PER_EPOCH = "one_controller_per_epoch"
-CONTROLLER_EPOCH_FENCING = "controller_epoch_fencing"
 
 #: The kinds and fields that show a controller epoch the node has seen.
 _SEEN_EPOCH_FIELDS: dict[str, tuple[str, ...]] = {

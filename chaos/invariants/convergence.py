@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from chaos.invariants.names import CONVERGES_AFTER_HEAL
 from chaos.invariants.results import InvariantResult, Violation
 from zkdata.model import TopicPartition
 
@@ -31,8 +32,6 @@ __all__ = [
     "problems",
     "time_to_convergence",
 ]
-
-CONVERGES_AFTER_HEAL = "converges_after_heal"
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ scenario's settings the invariants depend on.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from chaos.checker import FinalRead
@@ -22,10 +22,20 @@ from chaos.invariants.convergence import (
 )
 from chaos.invariants.events import EventLogs
 from chaos.invariants.leaders import one_leader_per_leader_epoch
+from chaos.invariants.names import (
+    NO_OFFLINE_PARTITIONS,
+    PAUSED_CONTROLLER_RESIGNS,
+    REASSIGNMENT_COMPLETES,
+)
 from chaos.invariants.results import InvariantResult, RunVerdict
+from chaos.invariants.scenario_checks import (
+    no_offline_partitions,
+    paused_controller_resigns,
+    reassignment_completes,
+)
 from chaos.invariants.writes import acknowledged_writes
 
-__all__ = ["RunInputs", "judge"]
+__all__ = ["SCENARIO_CHECKS", "RunInputs", "judge"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,10 +50,19 @@ class RunInputs:
     snapshots: Sequence[ClusterSnapshot] = ()
     unclean_leader_election: bool = False
     convergence_bound_ms: int | None = None
+    #: Scenario-specific invariants to run besides 1-6 (`chaos.invariants.names`), over the
+    #: events since `since_ms` and, for a reassignment, the run's `topics`.
+    also: frozenset[str] = frozenset()
+    since_ms: int = 0
+    topics: tuple[str, ...] = ()
 
 
 def judge(inputs: RunInputs) -> RunVerdict:
-    """Run invariants 1-6 (docs/invariants.md), in that order."""
+    """Run invariants 1-6 (docs/invariants.md), in that order, then those in `also`.
+    `ValueError` for a name in `also` that is not a scenario-specific invariant."""
+    unknown = inputs.also - SCENARIO_CHECKS.keys()
+    if unknown:
+        raise ValueError(f"no such scenario invariant: {', '.join(sorted(unknown))}")
     if inputs.convergence_bound_ms is None:
         convergence = InvariantResult(
             CONVERGES_AFTER_HEAL, note="the scenario sets no convergence bound", judged=False
@@ -63,5 +82,14 @@ def judge(inputs: RunInputs) -> RunVerdict:
                 logs=inputs.events,
             ),
             convergence,
+            *(SCENARIO_CHECKS[name](inputs) for name in sorted(inputs.also)),
         )
     )
+
+
+#: The scenario-specific invariants by name, each over the run's inputs.
+SCENARIO_CHECKS: Mapping[str, Callable[[RunInputs], InvariantResult]] = {
+    NO_OFFLINE_PARTITIONS: lambda i: no_offline_partitions(i.events, i.since_ms),
+    PAUSED_CONTROLLER_RESIGNS: lambda i: paused_controller_resigns(i.events, i.since_ms),
+    REASSIGNMENT_COMPLETES: lambda i: reassignment_completes(i.events, i.since_ms, i.topics),
+}

@@ -35,12 +35,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from chaos.invariants.events import Event, EventLogs, events_of_kind
+from chaos.invariants.names import ONE_LEADER_PER_LEADER_EPOCH
 from chaos.invariants.results import InvariantResult, Violation
 from eventlog import EventKind
 
 __all__ = ["ONE_LEADER_PER_LEADER_EPOCH", "one_leader_per_leader_epoch"]
-
-ONE_LEADER_PER_LEADER_EPOCH = "one_leader_per_leader_epoch"
 
 
 @dataclass(frozen=True, slots=True)

@@ -91,8 +91,12 @@ def load_run(
     *,
     unclean_leader_election: bool = False,
     convergence_bound_ms: int | None = None,
+    also: frozenset[str] = frozenset(),
+    since_ms: int = 0,
+    topics: tuple[str, ...] = (),
 ) -> RunInputs:
-    """Everything `judge` needs from `run_dir`, with the scenario's settings."""
+    """Everything `judge` needs from `run_dir`, with the scenario's settings (see
+    `RunInputs`)."""
     if not run_dir.is_dir():
         raise RunDirError(f"{run_dir}: not a run directory")
     return RunInputs(
@@ -101,6 +105,9 @@ def load_run(
         snapshots=load_snapshots(run_dir),
         unclean_leader_election=unclean_leader_election,
         convergence_bound_ms=convergence_bound_ms,
+        also=also,
+        since_ms=since_ms,
+        topics=topics,
     )
 
 

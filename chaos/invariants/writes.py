@@ -15,12 +15,11 @@ from collections.abc import Sequence
 from chaos.checker import FinalRead, check, final_read_from_history
 from chaos.history import FINAL_READ_PROCESS, HistoryOp
 from chaos.invariants.events import EventLogs, events_of_kind
+from chaos.invariants.names import ACKNOWLEDGED_WRITES
 from chaos.invariants.results import InvariantResult, Violation
 from eventlog import EventKind
 
 __all__ = ["ACKNOWLEDGED_WRITES", "acknowledged_writes"]
-
-ACKNOWLEDGED_WRITES = "acknowledged_writes"
 
 
 def acknowledged_writes(

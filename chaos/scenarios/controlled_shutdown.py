@@ -15,7 +15,7 @@ Steps:
 4. At 57 s (a seed: 15 ± 3 s after the stop) start it again.
 5. Heal at 65 s; the load goes on until 90 s.
 
-Verdict: the core invariants and `no-offline-partitions`: at no time is a partition
+Verdict: the core invariants and `no_offline_partitions`: at no time is a partition
 without a leader; convergence within 30 s of the heal.
 """
 
@@ -37,4 +37,4 @@ def plan(seed: int | None) -> Schedule:
     return Schedule(seed, steps, heal_at_s=65, end_s=WORKLOAD.duration_s)
 
 
-SCENARIO = Scenario.from_runbook(__doc__, WORKLOAD, plan, 30, also={"no-offline-partitions"})
+SCENARIO = Scenario.from_runbook(__doc__, WORKLOAD, plan, 30, also={"no_offline_partitions"})

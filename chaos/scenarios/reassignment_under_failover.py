@@ -20,7 +20,7 @@ Steps:
 4. At 36 s (a seed: 15 ± 3 s after the kill) start the old controller again.
 5. Heal at 50 s; the load goes on until 75 s.
 
-Verdict: the core invariants and `reassignment-completes`: every partition ends with the
+Verdict: the core invariants and `reassignment_completes`: every partition ends with the
 target replicas and `/admin/reassign_partitions` is gone; convergence within 45 s of the
 heal.
 """
@@ -43,4 +43,4 @@ def plan(seed: int | None) -> Schedule:
     return Schedule(seed, (kill,), heal_at_s=50, end_s=WORKLOAD.duration_s, actions=(reassign,))
 
 
-SCENARIO = Scenario.from_runbook(__doc__, WORKLOAD, plan, 45, also={"reassignment-completes"})
+SCENARIO = Scenario.from_runbook(__doc__, WORKLOAD, plan, 45, also={"reassignment_completes"})

@@ -13,7 +13,7 @@ Steps:
    controller moves the controller too.
 3. Heal at 70 s; the load goes on until 90 s.
 
-Verdict: the core invariants and `no-offline-partitions`; convergence within 30 s of the
+Verdict: the core invariants and `no_offline_partitions`; convergence within 30 s of the
 heal.
 """
 
@@ -36,4 +36,4 @@ def plan(seed: int | None) -> Schedule:
     return Schedule(seed, steps, heal_at_s=70, end_s=WORKLOAD.duration_s)
 
 
-SCENARIO = Scenario.from_runbook(__doc__, WORKLOAD, plan, 30, also={"no-offline-partitions"})
+SCENARIO = Scenario.from_runbook(__doc__, WORKLOAD, plan, 30, also={"no_offline_partitions"})

@@ -18,6 +18,17 @@ from typing import TypeVar
 
 from admin.errors import InvalidTopicError
 from admin.topic_names import validate_topic_name
+from chaos.invariants.names import (
+    ACKNOWLEDGED_WRITES,
+    BROKER_EPOCH_FENCING,
+    CONTROLLER_EPOCH_FENCING,
+    CONVERGES_AFTER_HEAL,
+    NO_OFFLINE_PARTITIONS,
+    ONE_CONTROLLER_PER_EPOCH,
+    ONE_LEADER_PER_LEADER_EPOCH,
+    PAUSED_CONTROLLER_RESIGNS,
+    REASSIGNMENT_COMPLETES,
+)
 from chaos.schedule import FaultSpec, Schedule, Step
 from chaos.workload_run import WorkloadConfig
 
@@ -31,32 +42,36 @@ __all__ = [
     "one_fault",
 ]
 
+#: What each invariant a verdict can check means, by its name in `chaos.invariants`.
 INVARIANTS: Mapping[str, str] = {
-    "single-controller": "at most one broker acts as controller for a controller epoch; "
-    "controller epochs only grow",
-    "epoch-fencing": "no broker obeys a request from a controller epoch older than one it "
-    "has obeyed",
-    "leader-epochs": "per partition, at most one leader per leader epoch; leader epochs only grow",
-    "no-data-loss": "no acknowledged (acks=all) write is lost; never checked with unclean "
-    "leader election on",
-    "ordering": "consumers see each partition's acknowledged writes in offset order",
-    "convergence": "within the scenario's bound after the heal: one controller, every "
-    "partition online with a live leader, every ISR full",
-    "no-offline-partitions": "no partition is without a leader at any time of the run",
-    "controller-resigns": "a controller frozen past its session resigns when it runs again, "
-    "and nothing it sends afterwards is obeyed",
-    "reassignment-completes": "the reassignment the schedule started completes",
+    ONE_CONTROLLER_PER_EPOCH: "at most one broker acts as controller for a controller "
+    "epoch; controller epochs only grow",
+    CONTROLLER_EPOCH_FENCING: "no broker obeys a request from a controller epoch older "
+    "than one it has obeyed",
+    BROKER_EPOCH_FENCING: "no broker obeys a request addressed to an older broker epoch "
+    "of its own (KIP-380)",
+    ONE_LEADER_PER_LEADER_EPOCH: "per partition, at most one leader per leader epoch; "
+    "leader epochs only grow",
+    ACKNOWLEDGED_WRITES: "no acknowledged (acks=all) write is lost and acknowledged writes "
+    "are read in offset order; never checked with unclean leader election on",
+    CONVERGES_AFTER_HEAL: "within the scenario's bound after the heal: one controller, "
+    "every partition online with a live leader, every ISR full, every broker's metadata "
+    "equal to ZooKeeper's",
+    NO_OFFLINE_PARTITIONS: "no partition is without a leader at any time of the run",
+    PAUSED_CONTROLLER_RESIGNS: "a controller frozen past its session resigns when it runs "
+    "again, and nothing it sends afterwards is obeyed",
+    REASSIGNMENT_COMPLETES: "the reassignment the schedule started completes",
 }
 
 #: The invariants every scenario checks (DESIGN §9).
 CORE_INVARIANTS = frozenset(
     {
-        "single-controller",
-        "epoch-fencing",
-        "leader-epochs",
-        "no-data-loss",
-        "ordering",
-        "convergence",
+        ONE_CONTROLLER_PER_EPOCH,
+        CONTROLLER_EPOCH_FENCING,
+        BROKER_EPOCH_FENCING,
+        ONE_LEADER_PER_LEADER_EPOCH,
+        ACKNOWLEDGED_WRITES,
+        CONVERGES_AFTER_HEAL,
     }
 )
 
@@ -172,7 +187,7 @@ class Scenario:
         unknown = sorted(self.invariants - INVARIANTS.keys())
         if unknown:
             raise ValueError(f"{self.name}: unknown invariants {', '.join(unknown)}")
-        if self.workload.unclean_leader_election and "no-data-loss" in self.invariants:
+        if self.workload.unclean_leader_election and ACKNOWLEDGED_WRITES in self.invariants:
             raise ValueError(f"{self.name}: data loss cannot be judged with unclean election on")
         if self.convergence_s <= 0:
             raise ValueError(f"{self.name}: the convergence bound must be positive")
@@ -189,7 +204,7 @@ class Scenario:
         also: Iterable[str] = (),
     ) -> Scenario:
         """A scenario named and summed up by its runbook's first line, `<name>: <summary>.`,
-        that checks the core invariants and those in `also`; `no-data-loss` is left out
+        that checks the core invariants and those in `also`; `acknowledged_writes` is left out
         when the workload's topic allows unclean leader election."""
         text = runbook or ""
         name, _, summary = text.partition("\n")[0].partition(": ")
@@ -197,7 +212,7 @@ class Scenario:
             raise ValueError(f"a runbook starts with '<name>: <summary>.', got {text[:60]!r}")
         invariants = CORE_INVARIANTS | frozenset(also)
         if workload.unclean_leader_election:
-            invariants -= {"no-data-loss"}
+            invariants -= {ACKNOWLEDGED_WRITES}
         return cls(name, summary.rstrip("."), workload, plan, convergence_s, invariants, text)
 
     def schedule(self, seed: int | None = None) -> Schedule:

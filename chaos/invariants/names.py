@@ -1,0 +1,15 @@
+"""The name of every invariant a verdict can hold, as `verdict.json`, the scenarios and
+the pipeline spell it. One owner, so that a scenario cannot ask for a check that does not
+exist under that name."""
+
+from __future__ import annotations
+
+ONE_CONTROLLER_PER_EPOCH = "one_controller_per_epoch"
+CONTROLLER_EPOCH_FENCING = "controller_epoch_fencing"
+BROKER_EPOCH_FENCING = "broker_epoch_fencing"
+ONE_LEADER_PER_LEADER_EPOCH = "one_leader_per_leader_epoch"
+ACKNOWLEDGED_WRITES = "acknowledged_writes"
+CONVERGES_AFTER_HEAL = "converges_after_heal"
+NO_OFFLINE_PARTITIONS = "no_offline_partitions"
+PAUSED_CONTROLLER_RESIGNS = "paused_controller_resigns"
+REASSIGNMENT_COMPLETES = "reassignment_completes"

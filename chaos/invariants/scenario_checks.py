@@ -1,0 +1,132 @@
+"""Invariants that only some scenarios ask for, over the events written since the run
+started (`since_ms`): the logs are whole files, and what happened before the run is not
+the run's doing. Pure; any thread.
+
+- `no_offline_partitions`: the controller never moved a partition to OfflinePartition
+  (`partition_state_change` with target `OfflinePartition` and `partitions` > 0) and no
+  election left a partition without a leader (`leader_election_failed`).
+- `paused_controller_resigns`: every controller superseded during the run (a later
+  `controller_elected` with a higher epoch by another broker) logged `controller_resigned`
+  for its epoch afterwards, unless its process ended first (a later `node_started` or
+  `node_stopped`). That nothing it sent afterwards was obeyed is
+  `controller_epoch_fencing`'s concern.
+- `reassignment_completes`: every partition of `topics` whose reassignment started during
+  the run (`reassignment_started`) completed (`reassignment_completed` later), none failed
+  (`reassignment_failed`), and at least one reassignment of those topics ran at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from chaos.invariants.events import Event, EventLogs
+from chaos.invariants.names import (
+    NO_OFFLINE_PARTITIONS,
+    PAUSED_CONTROLLER_RESIGNS,
+    REASSIGNMENT_COMPLETES,
+)
+from chaos.invariants.results import InvariantResult, Violation
+
+__all__ = ["no_offline_partitions", "paused_controller_resigns", "reassignment_completes"]
+
+OFFLINE = "OfflinePartition"
+
+
+def _since(logs: EventLogs, since_ms: int) -> list[Event]:
+    """Every event at or after `since_ms`, ordered by time, then node and line."""
+    events = [e for log in logs.values() for e in log if e.ts >= since_ms]
+    return sorted(events, key=lambda e: (e.ts, e.node, e.line))
+
+
+def no_offline_partitions(logs: EventLogs, since_ms: int) -> InvariantResult:
+    """See the module docstring."""
+    violations = []
+    checked = 0
+    for e in _since(logs, since_ms):
+        if e.kind == "partition_state_change":
+            checked += 1
+            if e.fields.get("target") == OFFLINE and int(e.fields.get("partitions", 0)) > 0:
+                violations.append(
+                    Violation(
+                        f"{e.fields['partitions']} partition(s)",
+                        f"the controller on {e.node} moved them to {OFFLINE}",
+                        (e,),
+                    )
+                )
+        elif e.kind == "leader_election_failed":
+            checked += 1
+            violations.append(
+                Violation(
+                    f"{e.fields.get('topic')}-{e.fields.get('partition')}",
+                    f"no leader was elected: {e.fields.get('reason')}",
+                    (e,),
+                )
+            )
+    return InvariantResult(NO_OFFLINE_PARTITIONS, tuple(violations), checked)
+
+
+def paused_controller_resigns(logs: EventLogs, since_ms: int) -> InvariantResult:
+    """See the module docstring."""
+    events = _since(logs, since_ms)
+    elected = [e for e in events if e.kind == "controller_elected"]
+    violations = []
+    checked = 0
+    for i, won in enumerate(elected):
+        epoch = int(won.fields["controller_epoch"])
+        broker = won.fields["controller_id"]
+        later = [
+            e
+            for e in elected[i + 1 :]
+            if e.fields["controller_id"] != broker and int(e.fields["controller_epoch"]) > epoch
+        ]
+        if not later:
+            continue
+        checked += 1
+        after = [e for e in events if e.node == won.node and e.ts >= won.ts and e is not won]
+        resigned = any(
+            e.kind == "controller_resigned" and int(e.fields.get("controller_epoch", -1)) == epoch
+            for e in after
+        )
+        ended = any(e.kind in ("node_started", "node_stopped") for e in after)
+        if not resigned and not ended:
+            violations.append(
+                Violation(
+                    f"controller epoch {epoch}",
+                    f"broker {broker} was superseded by broker {later[0].fields['controller_id']} "
+                    f"(epoch {later[0].fields['controller_epoch']}) and never resigned",
+                    (won, later[0]),
+                )
+            )
+    note = "" if checked else "no controller was superseded during the run"
+    return InvariantResult(PAUSED_CONTROLLER_RESIGNS, tuple(violations), checked, note)
+
+
+def reassignment_completes(
+    logs: EventLogs, since_ms: int, topics: Collection[str]
+) -> InvariantResult:
+    """See the module docstring."""
+    started: dict[tuple[str, int], Event] = {}
+    done: set[tuple[str, int]] = set()
+    violations = []
+    for e in _since(logs, since_ms):
+        if e.fields.get("topic") not in topics:
+            continue
+        key = (str(e.fields["topic"]), int(e.fields["partition"]))
+        name = f"{key[0]}-{key[1]}"
+        if e.kind == "reassignment_started":
+            started.setdefault(key, e)
+        elif e.kind == "reassignment_completed":
+            done.add(key)
+        elif e.kind == "reassignment_failed":
+            violations.append(
+                Violation(name, f"reassignment failed: {e.fields.get('reason')}", (e,))
+            )
+    for key, e in sorted(started.items()):
+        if key not in done:
+            subject = f"{key[0]}-{key[1]}"
+            violations.append(Violation(subject, "started and never completed", (e,)))
+    if not started and not done and not violations:
+        what = ", ".join(sorted(topics))
+        violations.append(Violation(what, "no reassignment of these topics ran during the run"))
+    checked = len(set(started) | done)
+    return InvariantResult(REASSIGNMENT_COMPLETES, tuple(violations), checked)

@@ -1,0 +1,109 @@
+"""The scenario-specific invariants: no partition offline, a superseded controller resigns,
+a started reassignment completes; each on logs that break it (naming the events) and logs
+that keep it, and only over the events since the run started."""
+
+from __future__ import annotations
+
+import pytest
+
+from chaos.invariants import RunInputs, judge
+from chaos.invariants.names import (
+    NO_OFFLINE_PARTITIONS,
+    PAUSED_CONTROLLER_RESIGNS,
+    REASSIGNMENT_COMPLETES,
+)
+from chaos.invariants.scenario_checks import (
+    no_offline_partitions,
+    paused_controller_resigns,
+    reassignment_completes,
+)
+from chaos.invariants.testing import EventLogBuilder
+from eventlog import EventKind as K
+
+
+def test_a_partition_moved_offline_breaks_no_offline_partitions() -> None:
+    b = EventLogBuilder()
+    b.emit("broker1", K.PARTITION_STATE_CHANGE, target="OnlinePartition", partitions=6, failed=0)
+    offline = {"target": "OfflinePartition", "partitions": 2, "failed": 0}
+    bad = b.emit("broker1", K.PARTITION_STATE_CHANGE, **offline)
+    result = no_offline_partitions(b.logs(), 0)
+    assert [v.events for v in result.violations] == [(bad,)]
+    assert result.checked == 2
+
+
+def test_offline_partitions_before_the_run_do_not_count() -> None:
+    b = EventLogBuilder()
+    b.emit("broker1", K.PARTITION_STATE_CHANGE, target="OfflinePartition", partitions=2, failed=0)
+    start = b.emit("broker1", K.NODE_STARTED, broker_id=1, zk_connect="zk").ts + 1
+    b.emit("broker1", K.PARTITION_STATE_CHANGE, target="OnlinePartition", partitions=2, failed=0)
+    assert no_offline_partitions(b.logs(), start).ok
+
+
+def test_a_failed_election_breaks_no_offline_partitions() -> None:
+    b = EventLogBuilder()
+    e = b.emit(
+        "broker2", K.LEADER_ELECTION_FAILED, topic="t", partition=3, reason="no eligible leader"
+    )
+    (violation,) = no_offline_partitions(b.logs(), 0).violations
+    assert violation.subject == "t-3"
+    assert violation.events == (e,)
+
+
+def _elected(b: EventLogBuilder, broker: int, epoch: int) -> None:
+    b.emit(f"broker{broker}", K.CONTROLLER_ELECTED, controller_id=broker, controller_epoch=epoch)
+
+
+def test_a_superseded_controller_that_resigns_keeps_the_invariant() -> None:
+    b = EventLogBuilder()
+    _elected(b, 1, 1)
+    _elected(b, 2, 2)
+    b.emit("broker1", K.CONTROLLER_RESIGNED, controller_id=1, controller_epoch=1)
+    result = paused_controller_resigns(b.logs(), 0)
+    assert result.ok
+    assert result.checked == 1
+
+
+def test_a_superseded_controller_that_never_resigns_is_named() -> None:
+    b = EventLogBuilder()
+    _elected(b, 1, 1)
+    _elected(b, 2, 2)
+    b.emit("broker1", K.BROKER_CHANGE, live=[1, 2, 3])  # alive, still acting
+    (violation,) = paused_controller_resigns(b.logs(), 0).violations
+    assert violation.subject == "controller epoch 1"
+    assert "broker 1 was superseded by broker 2" in violation.explanation
+
+
+def test_a_controller_whose_process_died_need_not_resign() -> None:
+    b = EventLogBuilder()
+    _elected(b, 1, 1)
+    _elected(b, 2, 2)
+    b.emit("broker1", K.NODE_STARTED, broker_id=1, zk_connect="zk")
+    assert paused_controller_resigns(b.logs(), 0).ok
+
+
+def test_a_reassignment_that_completes_keeps_the_invariant() -> None:
+    b = EventLogBuilder()
+    b.emit("broker1", K.REASSIGNMENT_STARTED, topic="t", partition=0, target=[2, 3])
+    b.emit("broker2", K.REASSIGNMENT_COMPLETED, topic="t", partition=0, replicas=[2, 3])
+    assert reassignment_completes(b.logs(), 0, {"t"}).ok
+
+
+def test_a_reassignment_left_unfinished_or_never_run_is_a_violation() -> None:
+    b = EventLogBuilder()
+    started = b.emit("broker1", K.REASSIGNMENT_STARTED, topic="t", partition=1, target=[2, 3])
+    (violation,) = reassignment_completes(b.logs(), 0, {"t"}).violations
+    assert violation.events == (started,)
+    (none_ran,) = reassignment_completes(b.logs(), 0, {"other"}).violations
+    assert "no reassignment" in none_ran.explanation
+
+
+def test_judge_runs_the_scenario_invariants_it_is_asked_for() -> None:
+    b = EventLogBuilder()
+    _elected(b, 1, 1)
+    also = frozenset({NO_OFFLINE_PARTITIONS, PAUSED_CONTROLLER_RESIGNS, REASSIGNMENT_COMPLETES})
+    verdict = judge(RunInputs(b.logs(), also=also, topics=("t",)))
+    names = [r.name for r in verdict.results]
+    assert names[-3:] == sorted(also)
+    assert not verdict.result(REASSIGNMENT_COMPLETES).ok  # nothing was reassigned
+    with pytest.raises(ValueError, match="no such scenario invariant: nope"):
+        judge(RunInputs(b.logs(), also=frozenset({"nope"})))
