@@ -25,7 +25,7 @@ from pathlib import Path
 
 from chaos.cluster import ClusterHandle
 from chaos.faults.base import FaultError
-from chaos.heal_state import STATE_DIR, HealStateError, state_files, write_pointer
+from chaos.heal_state import STATE_DIR, HealStateError, pointer_path, state_files, write_pointer
 from chaos.injector import Injector
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -78,15 +78,21 @@ def heal(args: argparse.Namespace) -> int:
     if not files:
         print(f"heal: nothing to heal for project {project}")
         return 0
-    missing = [f for f in files if not f.exists()]
-    if missing:
-        kept = [f for f in files if f.exists()]
-        write_pointer(args.state_dir / f"{project}.json", project, kept)
-        print(f"heal: dropped {len(missing)} state file(s) that no longer exist")
+    present = [f for f in files if f.exists()]
+    if len(present) < len(files):
+        write_pointer(pointer_path(args.state_dir, project), project, present)
+        print(f"heal: dropped {len(files) - len(present)} state file(s) that no longer exist")
+    if not present:
+        print(f"heal: project {project}: nothing left")
+        return 0
     left = 0
     try:
         with ClusterHandle.for_project(project) as cluster:
-            for state_file in (f for f in files if f.exists()):
+            if not cluster.services():
+                listed = ", ".join(map(str, present))
+                print(f"heal: project {project} has no containers (is it up?); kept {listed}")
+                return 1
+            for state_file in present:
                 injector = Injector(cluster, state_file.parent, state_dir=args.state_dir)
                 try:
                     for outcome in injector.heal_all():

@@ -33,7 +33,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from chaos.faults.base import Check, Fault, FaultError, FaultTarget
+from chaos.faults.base import (
+    Check,
+    Fault,
+    FaultError,
+    FaultTarget,
+    ForeignContainer,
+    UnknownTarget,
+)
 from chaos.faults.catalog import fault_from_json
 from chaos.heal_state import ActiveFault, HealState
 from eventlog.jsonlines import JsonLinesWriter, read_json_lines
@@ -179,20 +186,24 @@ class Injector:
         return Injection(fault_id, fault, undone)
 
     def _measure(self, fault_id: str, fault: Fault, phase: str, timeout_s: float) -> Check:
-        """Poll the phase's check until it holds or `timeout_s` passes; log the last one."""
+        """Poll the phase's check until it holds or `timeout_s` passes; log the last one.
+        A target that is foreign or gone ends the wait at once: waiting does not mend it."""
         measure = fault.took_effect if phase == "took_effect" else fault.undone
         began = self._monotonic()
         while True:
+            hopeless = False
             try:
                 check = measure(self.cluster)
+            except (ForeignContainer, UnknownTarget) as exc:
+                check, hopeless = Check(False, f"{type(exc).__name__}: {exc}"), True
             except FaultError as exc:
                 check = Check(False, f"{type(exc).__name__}: {exc}")
             elapsed = self._monotonic() - began
-            if check.ok or elapsed >= timeout_s:
+            if check.ok or hopeless or elapsed >= timeout_s:
                 break
             self._sleep(self.deadlines.poll_s)
         if not check.ok:
-            check = Check(False, f"{phase} not seen within {timeout_s:g}s: {check.detail}")
+            check = Check(False, f"{phase} not seen after {elapsed:.3g}s: {check.detail}")
         self._record(fault_id, fault, phase, check, elapsed_ms=int(elapsed * 1000))
         return check
 

@@ -97,7 +97,7 @@ def test_a_fault_that_never_takes_effect_is_reported_and_undone(tmp_path: Path) 
     began = clock.monotonic()
     started = _injector(FakeCluster(), tmp_path, clock).start(fault)
     assert not started.ok
-    assert "took_effect not seen within 5s" in started.check.detail
+    assert "took_effect not seen after 5s" in started.check.detail
     assert clock.monotonic() - began >= 5.0
     assert fault.applied == [False]
     assert _recorded_ids(tmp_path) == []
@@ -150,7 +150,7 @@ def test_an_undo_that_cannot_be_verified_stays_in_the_state_until_healed(
     cluster.state["broker2"] = "dead"  # docker cannot start it again
     stopped = injector.stop(started.fault_id)
     assert not stopped.ok
-    assert "undone not seen within 5s" in stopped.check.detail
+    assert "undone not seen after 5s" in stopped.check.detail
     assert _recorded_ids(tmp_path) == [started.fault_id]
 
     cluster.state["broker2"] = "exited"  # repaired by hand
@@ -239,3 +239,17 @@ def test_the_state_file_names_kind_targets_and_description(tmp_path: Path) -> No
     assert entry["kind"] == "kill"
     assert entry["targets"] == ["broker1", "broker3"]
     assert entry["data"] == {"targets": ["broker1", "broker3"]}
+
+
+def test_a_target_that_vanished_ends_the_wait_for_the_undo_at_once(tmp_path: Path) -> None:
+    clock = FakeClock()
+    cluster = FakeCluster()
+    injector = _injector(cluster, tmp_path, clock)
+    started = injector.start(Kill(("broker2",)))
+    del cluster.state["broker2"]  # its container was removed
+    before = clock.monotonic()
+    stopped = injector.stop(started.fault_id)
+    assert not stopped.ok
+    assert "UnknownTarget: no service 'broker2'" in stopped.check.detail
+    assert clock.monotonic() == before
+    assert _recorded_ids(tmp_path) == [started.fault_id]
