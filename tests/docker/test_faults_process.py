@@ -17,6 +17,7 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +25,12 @@ import pytest
 from docker.client import DockerClient
 
 from chaos.cluster import ClusterHandle
-from chaos.faults.base import ForeignContainer
+from chaos.faults.base import Fault, ForeignContainer
 from chaos.faults.freezer import freezer_state
 from chaos.faults.process import Bounce, Kill, Pause, Stop
-from chaos.faults.zookeeper import ZkLeaderKill
+from chaos.faults.zookeeper import ZkLeaderKill, ZkPause
 from chaos.heal_state import STATE_FILE, ActiveFault, HealState
-from chaos.injector import FAULT_LOG, Deadlines, Injector
+from chaos.injector import FAULT_LOG, Deadlines, Injection, Injector
 from eventlog.jsonlines import read_json_lines
 from harness.compose import ComposeCluster
 from harness.waiting import wait_until
@@ -84,19 +85,28 @@ def _phases(run_dir: Path) -> list[tuple[str, bool]]:
 FULL_CYCLE = [("start", True), ("took_effect", True), ("stop", True), ("undone", True)]
 
 
+@contextmanager
+def _in_effect(handle: ClusterHandle, run_dir: Path, fault: Fault) -> Iterator[Injection]:
+    """Start `fault` through an injector (it must take effect), yield while it is in
+    effect, then stop it (it must be undone); every phase logged and ok, nothing left in
+    the heal state."""
+    with Injector(handle, run_dir, deadlines=DEADLINES) as injector:
+        started = injector.start(fault)
+        assert started.ok, started.check.detail
+        yield started
+        stopped = injector.stop(started.fault_id)
+        assert stopped.ok, stopped.check.detail
+    assert _phases(run_dir) == FULL_CYCLE
+    assert HealState(run_dir, handle.project).load() == []
+
+
 def test_kill_takes_a_broker_down_and_its_undo_brings_it_back(
     handle: ClusterHandle, run_dir: Path
 ) -> None:
     (victim,) = handle.resolve("non-controller", random.Random(7))
-    with Injector(handle, run_dir, deadlines=DEADLINES) as injector:
-        started = injector.start(Kill((victim,)))
-        assert started.ok, started.check.detail
+    with _in_effect(handle, run_dir, Kill((victim,))):
         assert handle.status(victim) == "exited"
-        stopped = injector.stop(started.fault_id)
-        assert stopped.ok, stopped.check.detail
-        assert handle.status(victim) == "running"
-    assert _phases(run_dir) == FULL_CYCLE
-    assert HealState(run_dir, handle.project).load() == []
+    assert handle.status(victim) == "running"
     broker_id = next(i for i, s in handle.brokers().items() if s == victim)
     wait_until(lambda: handle.broker_registered(broker_id), 60, f"{victim} did not register")
 
@@ -105,58 +115,55 @@ def test_stop_shuts_the_controller_down_and_start_brings_it_back(
     handle: ClusterHandle, run_dir: Path
 ) -> None:
     (victim,) = handle.resolve("controller", random.Random(0))
-    with Injector(handle, run_dir, deadlines=DEADLINES) as injector:
-        started = injector.start(Stop((victim,), timeout_s=20))
-        assert started.ok, started.check.detail
+    with _in_effect(handle, run_dir, Stop((victim,), timeout_s=20)):
         assert handle.status(victim) == "exited"
-        assert injector.stop(started.fault_id).ok
-        assert handle.status(victim) == "running"
-    assert _phases(run_dir) == FULL_CYCLE
+    assert handle.status(victim) == "running"
 
 
 def test_pause_freezes_the_process_and_unpause_thaws_it(
     handle: ClusterHandle, run_dir: Path
 ) -> None:
     (victim,) = handle.resolve("random-broker", random.Random(3))
-    with Injector(handle, run_dir, deadlines=DEADLINES) as injector:
-        started = injector.start(Pause((victim,)))
-        assert started.ok, started.check.detail
+    with _in_effect(handle, run_dir, Pause((victim,))) as started:
         assert "FROZEN" in started.check.detail
         assert handle.status(victim) == "paused"
         assert freezer_state(handle.pid(victim)).frozen
-        stopped = injector.stop(started.fault_id)
-        assert stopped.ok, stopped.check.detail
-        assert handle.status(victim) == "running"
-        assert not freezer_state(handle.pid(victim)).frozen
-    assert _phases(run_dir) == FULL_CYCLE
+    assert handle.status(victim) == "running"
+    assert not freezer_state(handle.pid(victim)).frozen
 
 
 def test_bounce_restarts_a_broker_at_once(handle: ClusterHandle, run_dir: Path) -> None:
     (victim,) = handle.resolve("broker:2", random.Random(0))
     before = handle.started_at(victim)
-    with Injector(handle, run_dir, deadlines=DEADLINES) as injector:
-        started = injector.start(Bounce((victim,)))
-        assert started.ok, started.check.detail
+    with _in_effect(handle, run_dir, Bounce((victim,))):
         assert handle.status(victim) == "running"
         assert handle.started_at(victim) != before
-        assert injector.stop(started.fault_id).ok
-    assert _phases(run_dir) == FULL_CYCLE
 
 
 def test_zk_leader_kill_makes_another_server_lead(handle: ClusterHandle, run_dir: Path) -> None:
     fault = ZkLeaderKill.of_current_leader(handle)
     (old_leader,) = fault.targets
     assert handle.resolve("zk-leader", random.Random(0)) == (old_leader,)
-    with Injector(handle, run_dir, deadlines=DEADLINES) as injector:
-        started = injector.start(fault)
-        assert started.ok, started.check.detail
+    with _in_effect(handle, run_dir, fault):
         assert handle.status(old_leader) == "exited"
         (new_leader,) = handle.resolve("zk-leader", random.Random(0))
         assert new_leader != old_leader
-        stopped = injector.stop(started.fault_id)
-        assert stopped.ok, stopped.check.detail
-        assert handle.zk_mode(old_leader) in ("follower", "leader")
-    assert _phases(run_dir) == FULL_CYCLE
+    assert handle.zk_mode(old_leader) in ("follower", "leader")
+
+
+def test_zk_pause_freezes_one_follower_and_the_ensemble_keeps_a_leader(
+    handle: ClusterHandle, run_dir: Path
+) -> None:
+    (follower,) = handle.resolve("zk-follower", random.Random(5))
+    with _in_effect(handle, run_dir, ZkPause((follower,))):
+        assert freezer_state(handle.pid(follower)).frozen
+        assert handle.zk_mode(follower) == "unreachable"
+        assert len(handle.resolve("zk-leader", random.Random(0))) == 1
+    wait_until(
+        lambda: handle.zk_mode(follower) in ("follower", "leader"),
+        30,
+        f"{follower} does not serve again after its thaw",
+    )
 
 
 def test_a_target_restarted_mid_fault_still_stops_cleanly(
