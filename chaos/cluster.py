@@ -290,7 +290,7 @@ class ClusterHandle:
 
     def _zk_read(self, read: Callable[[KafkaZkClient], T]) -> T:
         with self._zk_lock:
-            connect = self._given_connect or self._published_connect()
+            connect = self._given_connect or self.published_zk_connect()
             try:
                 if self._kazoo is None or connect != self._kazoo_connect:
                     self._stop_kazoo()
@@ -311,7 +311,9 @@ class ClusterHandle:
             except KazooException:
                 pass
 
-    def _published_connect(self) -> str:
+    def published_zk_connect(self) -> str:
+        """The connect string of the ZooKeeper servers' client ports as published now
+        (servers that do not run publish none); `FaultFailed` when none is published."""
         addresses = []
         for service in sorted(self.zk_servers().values()):
             address = self._published(self._container(service))

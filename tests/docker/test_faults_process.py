@@ -61,11 +61,15 @@ def _whole(handle: ClusterHandle) -> bool:
 
 @pytest.fixture
 def handle(compose_cluster: ComposeCluster) -> Iterator[ClusterHandle]:
-    """A handle on the session's project; the cluster is made whole again afterwards."""
+    """A handle on the session's project; the cluster is made whole again afterwards, and
+    the session's ZooKeeper connect string follows servers that moved port."""
     with ClusterHandle.for_compose(compose_cluster) as cluster:
         wait_until(lambda: _whole(cluster), 120, "the cluster is not whole before the test")
         yield cluster
         wait_until(lambda: _whole(cluster), 180, "the cluster did not become whole again")
+        # a restarted ZooKeeper server is published on a new port: keep the session's
+        # connect string current for the tests that follow
+        compose_cluster.zk_connect = cluster.published_zk_connect()
 
 
 @pytest.fixture
