@@ -194,9 +194,8 @@ class ClusterHandle:
             names = ", ".join(c.name for c in found)
             raise FaultFailed(f"service {service} has {len(found)} containers: {names}")
         container = found[0]
-        if container.labels.get(PROJECT_LABEL) != self._project or _service_of(container) != (
-            service
-        ):
+        owned = container.labels.get(PROJECT_LABEL) == self._project
+        if not owned or _service_of(container) != service:
             raise ForeignContainer(_foreign(container, self._project))
         return container
 

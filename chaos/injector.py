@@ -106,7 +106,10 @@ class Injector:
 
     def start(self, fault: Fault, fault_id: str | None = None) -> Injection:
         """Record, start and prove `fault` (see the module doc); a fault that does not take
-        effect by the deadline is undone before this returns, with `ok` false."""
+        effect by the deadline is undone before this returns, with `ok` false. A `fault_id`
+        that names a fault still active is refused with `ValueError`."""
+        if fault_id is not None and fault_id in self._active:
+            raise ValueError(f"fault id {fault_id!r} is already in use by an active fault")
         fault_id = fault_id or self._new_id()
         try:
             for target in fault.targets:

@@ -253,3 +253,11 @@ def test_a_target_that_vanished_ends_the_wait_for_the_undo_at_once(tmp_path: Pat
     assert "UnknownTarget: no service 'broker2'" in stopped.check.detail
     assert clock.monotonic() == before
     assert _recorded_ids(tmp_path) == [started.fault_id]
+
+
+def test_an_id_in_use_by_an_active_fault_is_refused(tmp_path: Path) -> None:
+    injector = _injector(FakeCluster(), tmp_path)
+    injector.start(FakeFault(), fault_id="x")
+    with pytest.raises(ValueError, match="'x' is already in use"):
+        injector.start(FakeFault(targets=("zk1",)), fault_id="x")
+    assert _recorded_ids(tmp_path) == ["x"]
