@@ -88,6 +88,16 @@ class FaultTarget(Protocol):
         """Docker's state of the container: `running`, `paused`, `exited`, ..."""
         ...
 
+    def started_at(self, service: str) -> str:
+        """When the container's current (or last) run started, as docker reports it (an
+        RFC 3339 timestamp); it changes on every start, so a restart can be measured."""
+        ...
+
+    def zk_mode(self, service: str) -> str:
+        """A ZooKeeper server's mode from `srvr`: `leader`, `follower`, `standalone`,
+        `not serving` or `unreachable`."""
+        ...
+
     def kill(self, service: str, signal: str = "SIGKILL") -> None:
         """Send a signal to the container's main process."""
         ...
