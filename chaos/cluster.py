@@ -114,6 +114,11 @@ class ClusterHandle:
         """ZooKeeper myid -> service, from each container's `ZK_MYID`."""
         return self._ids_from_env("ZK_MYID")
 
+    def inspect(self, service: str) -> Mapping[str, Any]:
+        """The container's docker inspection (labels checked), for reading only."""
+        attrs: Mapping[str, Any] = self._container(service).attrs
+        return attrs
+
     def status(self, service: str) -> str:
         """Docker's state of the container: `running`, `paused`, `exited`, ..."""
         return str(self._container(service).attrs["State"]["Status"])
@@ -286,6 +291,11 @@ class ClusterHandle:
     def resolve(self, role: str, rng: random.Random) -> tuple[str, ...]:
         """The services `role` names now (`chaos.role_resolution`)."""
         return role_resolution.resolve(role, self, rng)
+
+    def read_zk(self, read: Callable[[KafkaZkClient], T]) -> T:
+        """`read(client)` on the handle's ZooKeeper session (opened on first use, on the
+        published ports); `FaultFailed` when ZooKeeper cannot be reached."""
+        return self._zk_read(read)
 
     def _zk_read(self, read: Callable[[KafkaZkClient], T]) -> T:
         with self._zk_lock:

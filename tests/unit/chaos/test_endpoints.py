@@ -1,0 +1,65 @@
+"""Broker endpoints read from docker inspections: published ports, the advertised-address
+map, the event directory on the host, the session timeout."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from chaos.endpoints import (
+    advertised_map,
+    broker_addresses,
+    event_dir,
+    event_dir_of,
+    metrics_urls,
+    published,
+    session_timeout_ms,
+)
+
+
+def attrs(broker: int, grpc: int | None, metrics: int) -> dict[str, Any]:
+    ports: dict[str, Any] = {"9404/tcp": [{"HostIp": "127.0.0.1", "HostPort": str(metrics)}]}
+    ports["9092/tcp"] = None if grpc is None else [{"HostIp": "0.0.0.0", "HostPort": str(grpc)}]
+    return {
+        "Config": {
+            "Hostname": f"broker{broker}",
+            "Env": [f"BROKER_ID={broker}", "RUN_DIR=/runs/r1", "ZK_SESSION_TIMEOUT_MS=6000"],
+        },
+        "NetworkSettings": {"Ports": ports},
+        "Mounts": [{"Source": "/repo/runs", "Destination": "/runs"}],
+    }
+
+
+class Cluster:
+    def __init__(self) -> None:
+        self._attrs = {"broker1": attrs(1, 9091, 9401), "broker2": attrs(2, None, 9402)}
+
+    def brokers(self) -> dict[int, str]:
+        return {1: "broker1", 2: "broker2"}
+
+    def inspect(self, service: str) -> Mapping[str, Any]:
+        return self._attrs[service]
+
+
+def test_published_ports_are_loopback_addresses() -> None:
+    assert published(attrs(1, 9091, 9401), "9092/tcp") == "127.0.0.1:9091"
+    assert published(attrs(1, None, 9401), "9092/tcp") is None
+
+
+def test_endpoints_of_the_brokers_that_publish() -> None:
+    cluster = Cluster()
+    assert broker_addresses(cluster) == {1: "127.0.0.1:9091"}
+    assert advertised_map(cluster) == {"broker1:9092": "127.0.0.1:9091"}
+    assert metrics_urls(cluster) == {
+        "broker1": "http://127.0.0.1:9401/metrics",
+        "broker2": "http://127.0.0.1:9402/metrics",
+    }
+    assert session_timeout_ms(cluster) == 6000
+
+
+def test_the_event_directory_is_the_run_dir_under_its_mount() -> None:
+    assert event_dir(Cluster()) == Path("/repo/runs/r1/events")
+    unmounted = attrs(1, 9091, 9401)
+    unmounted["Mounts"] = []
+    assert event_dir_of(unmounted) is None
