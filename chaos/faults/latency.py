@@ -105,6 +105,12 @@ class Latency(NetworkFault):
             checks.append(Check(ok, f"{pair} +{added_ms:.0f} ms"))
         running = self.proxies()
         alive = Check(len(running) >= len(self.targets), f"proxies {sorted(running)}")
+        for broker in self.targets:
+            netns = running_netns(cluster, broker)
+            peers = {(cluster.ip(p), port(p)) for p in self._peers(cluster, broker)}
+            shown = netns.run(["ss", "-Htnp", "state", "established"]).stdout
+            straight = unproxied(shown, peers, set(running))
+            checks.append(Check(not straight, f"{broker} straight to peers: {straight}"))
         return Check.all([alive, *checks])
 
     def stop(self, cluster: FaultTarget) -> None:
@@ -133,7 +139,7 @@ class Latency(NetworkFault):
             if not entry.isdigit():
                 continue
             args = _cmdline(int(entry))
-            if "--tag" in args[:-1] and args[0:2] and str(PROXY_SCRIPT) in args:
+            if str(PROXY_SCRIPT) in args and "--tag" in args[:-1]:
                 tag = args[args.index("--tag") + 1]
                 if tag.startswith(prefix):
                     found[int(entry)] = tag
@@ -141,6 +147,25 @@ class Latency(NetworkFault):
 
     def _peers(self, cluster: FaultTarget, broker: str) -> list[str]:
         return [s for s in cluster.services() if s != broker and netns_of(cluster, s)]
+
+
+def unproxied(ss_output: str, peers: set[tuple[str, int]], proxies: set[int]) -> list[str]:
+    """The connections to `peers` that bypass the proxies, from `ss -Htnp state
+    established` (pure). A redirected socket still shows its original peer; it counts as
+    proxied when a proxy's socket has it as its own peer."""
+    rows = []
+    for line in ss_output.splitlines():
+        words = line.split()
+        if len(words) >= 5:
+            owner = words[4]
+            rows.append((words[2], words[3], any(f"pid={pid}," in owner for pid in proxies)))
+    accepted = {remote for _, remote, by_proxy in rows if by_proxy}
+    straight = []
+    for local, remote, by_proxy in rows:
+        host, _, number = remote.rpartition(":")
+        if not by_proxy and (host, int(number)) in peers and local not in accepted:
+            straight.append(f"{local}->{remote}")
+    return straight
 
 
 def _cmdline(pid: int) -> list[str]:

@@ -154,8 +154,14 @@ def remove_everywhere(cluster: FaultTarget, fault_id: str) -> None:
     (a fault's rules may sit on services other than its targets)."""
     for service in cluster.services():
         netns = netns_of(cluster, service)
-        if netns is not None:
+        if netns is None:
+            continue
+        try:
             netns.remove_rules(fault_id)
+        except FaultFailed:
+            if netns_of(cluster, service) == netns:
+                raise  # same namespace, still there: a real failure
+            # the container stopped or restarted meanwhile: its namespace went with it
 
 
 def leftovers_everywhere(cluster: FaultTarget, fault_id: str) -> dict[str, list[str]]:

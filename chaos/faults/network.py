@@ -71,8 +71,8 @@ class _GrudgeFault(NetworkFault):
         apply_grudge(cluster, self.fault_id, self.grudge(cluster))
 
     def took_effect(self, cluster: FaultTarget) -> Check:
-        """Cut links fail to connect, the others connect."""
-        return measure_links(cluster, self.grudge(cluster), cluster.services())
+        """Cut links fail to connect, the others connect (between running services)."""
+        return measure_links(cluster, self.grudge(cluster), _running(cluster))
 
     def stop(self, cluster: FaultTarget) -> None:
         """Delete the fault's rules from every service."""
@@ -208,9 +208,12 @@ class PacketLoss(NetworkFault):
     def took_effect(self, cluster: FaultTarget) -> Check:
         """A peer sends a UDP burst to each broker; the rule counters show the drop
         fraction near the configured one."""
+        peers = [s for s in _running(cluster) if s not in self.targets]
+        if not peers:
+            return Check(False, "no running service outside the targets to send a burst from")
         probes = []
         for broker in self.targets:
-            peer = next(s for s in _running(cluster) if s not in self.targets)
+            peer = peers[0]
             address = (cluster.ip(broker), DISCARD_PORT)
             probes.append((running_netns(cluster, peer), udp_burst_argv(address, self.burst)))
         run_all(probes)
@@ -280,7 +283,9 @@ class Bandwidth(NetworkFault):
         want = self.rate_kbit * 1000 // 8
         if before is None or before.get("options", {}).get("rate") != want:
             return Check(False, f"{broker}: root qdisc is {before}, want tbf at {want} B/s")
-        peer = next(s for s in _running(cluster) if s != broker)
+        peer = next((s for s in _running(cluster) if s != broker), None)
+        if peer is None:
+            return Check(False, f"{broker}: no running peer to flood")
         started = time.monotonic()
         run_all([(netns, udp_flood_argv((cluster.ip(peer), DISCARD_PORT), self.flood_s))])
         after = netns.root_qdisc()

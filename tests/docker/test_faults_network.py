@@ -19,7 +19,7 @@ from kazoo.client import KazooClient
 
 from chaos.faults import network as net
 from chaos.faults.base import Fault, ForeignContainer, UnknownTarget
-from chaos.faults.latency import Latency
+from chaos.faults.latency import Latency, unproxied
 from chaos.faults.netns import Netns, leftovers_everywhere, netns_of
 from harness.compose import ComposeCluster
 from harness.waiting import wait_until
@@ -200,6 +200,37 @@ def test_latency_adds_the_delay_to_round_trips(target: ComposeTarget) -> None:
     fault = Latency(("broker3",), 100)
     run_through(fault, target)
     assert fault.proxies() == {}
+
+
+def straight_to_zookeeper(target: ComposeTarget, proxies: set[int]) -> list[str]:
+    """broker1's established connections to a zk server that bypass the proxies."""
+    shown = Netns(target.pid("broker1")).run(["ss", "-Htnp", "state", "established"]).stdout
+    return unproxied(shown, {(target.ip(z), 2181) for z in ("zk1", "zk2", "zk3")}, proxies)
+
+
+def test_latency_moves_the_brokers_zookeeper_session_onto_the_proxy(
+    target: ComposeTarget,
+) -> None:
+    """The broker's existing ZooKeeper connection is closed at start and comes back
+    through the proxy; after stop it goes straight to ZooKeeper again."""
+    fault = Latency(("broker1",), 30)
+    assert len(straight_to_zookeeper(target, set())) == 1
+    fault.start(target)
+    try:
+        proxies = set(fault.proxies())
+        wait_until(
+            lambda: straight_to_zookeeper(target, proxies) == [],
+            30,
+            lambda: f"still straight: {straight_to_zookeeper(target, proxies)}",
+        )
+    finally:
+        fault.stop(target)
+    wait_until(
+        lambda: len(straight_to_zookeeper(target, set())) == 1,
+        30,
+        "broker1 did not reconnect straight to ZooKeeper",
+    )
+    assert fault.undone(target).ok
 
 
 def test_start_twice_adds_each_rule_once(target: ComposeTarget) -> None:

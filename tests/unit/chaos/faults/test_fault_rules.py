@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from chaos.faults.latency import unproxied
 from chaos.faults.netns import Netns
 from chaos.faults.probe import connects_argv, round_trips_argv, udp_burst_argv
 from chaos.faults.rules import (
@@ -136,3 +137,25 @@ def test_probe_command_lines_carry_their_arguments() -> None:
     trips = round_trips_argv(("10.0.0.1", 2181), 3, 5.0, mark=0x7E57)
     assert trips[3:] == ["10.0.0.1", "2181", b"srvr".hex(), "3", "5.0", str(0x7E57)]
     assert udp_burst_argv(("10.0.0.3", 9), 500)[3:] == ["10.0.0.3", "9", "500"]
+
+
+SS_OUTPUT = """\
+0 0 172.25.0.5:39748 172.25.0.4:2181 users:(("python",pid=11008,fd=6))
+0 0 172.25.0.5:39764 172.25.0.4:2181 users:(("python",pid=12600,fd=9))
+0 24 127.0.0.1:38797 172.25.0.5:39748 users:(("python",pid=12600,fd=8))
+0 0 172.25.0.5:45438 172.25.0.7:9092 users:(("python",pid=11008,fd=17))
+0 0 172.25.0.5:58628 172.25.0.5:9092 users:(("python",pid=11008,fd=14))
+"""
+PEERS = {("172.25.0.4", 2181), ("172.25.0.7", 9092)}
+
+
+def test_unproxied_finds_the_connections_that_bypass_the_proxy() -> None:
+    assert unproxied(SS_OUTPUT, PEERS, {12600}) == ["172.25.0.5:45438->172.25.0.7:9092"]
+
+
+def test_without_a_proxy_every_peer_connection_is_straight() -> None:
+    assert unproxied(SS_OUTPUT, PEERS, set()) == [
+        "172.25.0.5:39748->172.25.0.4:2181",
+        "172.25.0.5:39764->172.25.0.4:2181",
+        "172.25.0.5:45438->172.25.0.7:9092",
+    ]
