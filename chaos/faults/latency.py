@@ -85,6 +85,8 @@ class Latency(NetworkFault):
         for broker in self.targets:
             netns = running_netns(cluster, broker)
             for peer in self._peers(cluster, broker):
+                if cluster.status(peer) != "running":
+                    continue  # a paused peer answers nobody, proxy or not
                 address = (cluster.ip(peer), port(peer))
                 for mark in (0, PROXY_MARK):
                     probes.append(

@@ -13,10 +13,12 @@ network namespaces (`chaos.faults.netns`).
   the drop fraction of a UDP burst from a peer, from the rule counters.
 - `bandwidth` (`Bandwidth`): tc tbf as eth0's root qdisc (egress); measured: the qdisc and
   its rate, and the rate at which a UDP flood leaves.
+- `latency` (`chaos.faults.latency.Latency`): a delaying proxy; built here too.
 
 Every rule is tagged with `fault_id` (derived from the kind and the description), so
 `stop` deletes exactly the fault's rules on every service and `undone` proves that none
-is left. `NETWORK_KINDS` builds each kind from its `describe()` JSON.
+is left. `NETWORK_KINDS` builds each kind from its `describe()` JSON. See
+docs/chaos-network.md.
 
 Thread-safety: fault values are immutable; their methods run on the injector's thread.
 """
