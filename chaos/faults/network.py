@@ -157,14 +157,19 @@ class SessionExpire(ZkIsolate):
     KIND: ClassVar[str] = "session-expire"
 
     def took_effect(self, cluster: FaultTarget) -> Check:
-        """Wait (deadline longer than the session timeout) until no target is registered."""
+        """The brokers' links to ZooKeeper are cut, and (deadline longer than the session
+        timeout) no target is registered any more."""
+        cut = _GrudgeFault.took_effect(self, cluster)
+        if not cut.ok:
+            return cut
         ids = [broker_id(b) for b in self.targets]
-        return _wait(
+        gone = _wait(
             lambda: not any(cluster.broker_registered(i) for i in ids),
             self.expire_deadline_s,
             f"brokers {ids} still registered",
             f"/brokers/ids/{ids} gone",
         )
+        return Check.all([cut, gone])
 
     def undone(self, cluster: FaultTarget) -> Check:
         """No rule left, and every target registered again within the deadline."""

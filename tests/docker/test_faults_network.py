@@ -248,9 +248,15 @@ def test_start_twice_adds_each_rule_once(target: ComposeTarget) -> None:
 
 
 def test_a_target_restarted_mid_fault_undoes_cleanly(target: ComposeTarget) -> None:
-    """Latency and loss on a broker that restarts meanwhile: its new namespace has no
-    rules, the proxy left in the old one is found and ended, undone holds."""
-    faults: list[Fault] = [net.PacketLoss(("broker2",), 10), Latency(("broker2",), 50)]
+    """Loss, a bandwidth limit, latency and a cut from ZooKeeper on a broker that
+    restarts meanwhile: its new namespace has none of it, the proxy left in the old one
+    is found and ended, the zk servers' rules are deleted, undone holds for each."""
+    faults: list[Fault] = [
+        net.PacketLoss(("broker2",), 10),
+        net.Bandwidth(("broker2",), 1024),
+        Latency(("broker2",), 50),
+        net.ZkIsolate(("broker2",)),
+    ]
     old = Netns(target.pid("broker2"))
     for fault in faults:
         fault.start(target)

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import socket
+import struct
+
 import pytest
 
+from chaos.faults.delay_proxy import original_destination
 from chaos.faults.latency import unproxied
 from chaos.faults.netns import Netns
 from chaos.faults.probe import connects_argv, round_trips_argv, udp_burst_argv
@@ -159,3 +163,20 @@ def test_without_a_proxy_every_peer_connection_is_straight() -> None:
         "172.25.0.5:39764->172.25.0.4:2181",
         "172.25.0.5:45438->172.25.0.7:9092",
     ]
+
+
+class RedirectedSocket:
+    """A socket whose `SO_ORIGINAL_DST` is 10.1.2.3:2181."""
+
+    def getsockopt(self, level: int, option: int, size: int) -> bytes:
+        assert (level, option, size) == (socket.SOL_IP, 80, 16)
+        return (
+            struct.pack("=H", socket.AF_INET)
+            + struct.pack("!H", 2181)
+            + bytes([10, 1, 2, 3])
+            + bytes(8)
+        )
+
+
+def test_the_proxy_reads_the_original_destination_of_a_redirected_socket() -> None:
+    assert original_destination(RedirectedSocket()) == ("10.1.2.3", 2181)  # type: ignore[arg-type]

@@ -164,3 +164,19 @@ def test_services_have_roles_ports_and_broker_ids() -> None:
 def test_latency_proxies_are_tagged_per_broker() -> None:
     fault = Latency(("broker1", "broker2"), 100)
     assert fault.proxy_tag("broker1") == f"{fault.fault_id}.broker1"
+
+
+@pytest.mark.parametrize(
+    ("via_ms", "around_ms", "shows"),
+    [
+        (102.0, 2.0, True),  # the delay on top of a fast round trip
+        (105.0, 30.0, True),  # a slow upstream connect hidden inside the delay
+        (12.0, 2.0, False),  # no delay
+        (95.0, 60.0, False),  # as slow around the proxy as through it
+        (400.0, 2.0, False),  # far more than the delay
+    ],
+)
+def test_latency_judges_round_trips_through_and_around_the_proxy(
+    via_ms: float, around_ms: float, shows: bool
+) -> None:
+    assert Latency(("broker1",), 100).plausible(via_ms, around_ms) is shows
