@@ -1,0 +1,204 @@
+"""The latency fault: a delay on the connections a broker opens, without netem.
+
+The kernel here has no netem, so the delay comes from a proxy (`chaos.faults.delay_proxy`)
+started with the host's Python inside each target broker's network namespace. An
+iptables nat OUTPUT rule per peer (every other service: zk servers on 2181, brokers on
+9092), tagged with the fault id, redirects the broker's new connections to the proxy,
+which holds every chunk the broker sends for `delay_ms` before forwarding it to the
+original destination. Redirection only sees new connections, so start closes the broker's
+existing connections to those peers (`ss -K`); its clients reconnect through the proxy.
+Connections that peers open to the broker are not delayed.
+
+took_effect measures, from inside the namespace, request round trips to each peer through
+the redirect and around it (a socket with the proxy's firewall mark skips the rule): the
+difference is the added delay and must be near `delay_ms`. stop deletes the rules and
+terminates the proxy, found by the fault id in its command line, so a rebuilt fault (heal)
+finds it too; undone checks that neither is left.
+
+Thread-safety: fault values are immutable; their methods run on the injector's thread.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from chaos.faults import delay_proxy
+from chaos.faults.base import Check, FaultFailed, FaultTarget
+from chaos.faults.links import port, running_netns
+from chaos.faults.netfault import NetworkFault
+from chaos.faults.netns import leftovers_everywhere, netns_of
+from chaos.faults.probe import round_trips_argv, run_all
+from chaos.faults.rules import redirect
+from harness.waiting import wait_until
+
+PROXY_MARK = 0x7E57
+PROXY_SCRIPT = Path(delay_proxy.__file__).resolve()
+ROUND_TRIPS = 3
+ROUND_TRIP_TIMEOUT_S = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class Latency(NetworkFault):
+    """Delay by `delay_ms` what the target brokers send on the connections they open."""
+
+    delay_ms: int = 100
+    KIND: ClassVar[str] = "latency"
+
+    def __post_init__(self) -> None:
+        NetworkFault.__post_init__(self)
+        if not 1 <= self.delay_ms <= 10_000:
+            raise ValueError(f"delay_ms must be in 1..10000, got {self.delay_ms}")
+
+    def proxy_tag(self, broker: str) -> str:
+        """The `--tag` of the proxy serving one broker."""
+        return f"{self.fault_id}.{broker}"
+
+    def start(self, cluster: FaultTarget) -> None:
+        """Per broker: (re)start its proxy, redirect its connections to every peer to it,
+        close the connections it already has to them."""
+        self.stop(cluster)
+        for broker in self.targets:
+            netns = running_netns(cluster, broker)
+            command = [
+                sys.executable, str(PROXY_SCRIPT), "--delay-ms", str(self.delay_ms),
+                "--mark", hex(PROXY_MARK), "--tag", self.proxy_tag(broker), "--daemon",
+            ]  # fmt: skip
+            started = json.loads(netns.run(command).stdout)
+            peers = [(cluster.ip(s), port(s)) for s in self._peers(cluster, broker)]
+            netns.add_rules(
+                self.fault_id, [redirect(ip, p, started["port"], PROXY_MARK) for ip, p in peers]
+            )
+            for ip, p in peers:
+                netns.kill_connections(ip, p)
+
+    def took_effect(self, cluster: FaultTarget) -> Check:
+        """Round trips through the redirect exceed those around it by about `delay_ms`."""
+        probes = []
+        pairs = []
+        for broker in self.targets:
+            netns = running_netns(cluster, broker)
+            for peer in self._peers(cluster, broker):
+                if cluster.status(peer) != "running":
+                    continue  # a paused peer answers nobody, proxy or not
+                address = (cluster.ip(peer), port(peer))
+                for mark in (0, PROXY_MARK):
+                    probes.append(
+                        (netns, round_trips_argv(address, ROUND_TRIPS, ROUND_TRIP_TIMEOUT_S, mark))
+                    )
+                pairs.append(f"{broker}->{peer}")
+        times = run_all(probes)
+        checks = []
+        for i, pair in enumerate(pairs):
+            delayed, direct = times[2 * i], times[2 * i + 1]
+            if not delayed or not direct:
+                checks.append(
+                    Check(False, f"{pair}: no round trip (via {delayed}, around {direct})")
+                )
+                continue
+            via_ms, around_ms = statistics.median(delayed) * 1000, statistics.median(direct) * 1000
+            checks.append(
+                Check(self.plausible(via_ms, around_ms), f"{pair} +{via_ms - around_ms:.0f} ms")
+            )
+        running = self.proxies()
+        alive = Check(len(running) >= len(self.targets), f"proxies {sorted(running)}")
+        for broker in self.targets:
+            netns = running_netns(cluster, broker)
+            peers = {(cluster.ip(p), port(p)) for p in self._peers(cluster, broker)}
+            shown = netns.run(["ss", "-Htnp", "state", "established"]).stdout
+            straight = unproxied(shown, peers, set(running))
+            checks.append(Check(not straight, f"{broker} straight to peers: {straight}"))
+        return Check.all([alive, *checks])
+
+    def plausible(self, via_ms: float, around_ms: float) -> bool:
+        """Whether round trips through the proxy (`via_ms`) and around it (`around_ms`)
+        show the delay. The proxy connects upstream while it holds the first chunk, so
+        that connect hides inside the delay: through the proxy a round trip takes at
+        least about the delay, and at least half of it more than around the proxy; and
+        not much more than the delay on top of the direct round trip."""
+        delay = self.delay_ms
+        added = via_ms - around_ms
+        return via_ms >= 0.9 * delay and 0.5 * delay <= added <= delay + max(100, delay / 2)
+
+    def stop(self, cluster: FaultTarget) -> None:
+        """Delete the redirects everywhere, then terminate the fault's proxies."""
+        self.remove_rules(cluster)
+        for pid in self.proxies():
+            _terminate(pid)
+
+    def undone(self, cluster: FaultTarget) -> Check:
+        """No redirect and no proxy of the fault left."""
+        left = leftovers_everywhere(cluster, self.fault_id)
+        proxies = self.proxies()
+        if left or proxies:
+            return Check(False, f"left: rules {left}, proxies {sorted(proxies)}")
+        return Check(True, f"no redirect tagged {self.fault_id} and no proxy left")
+
+    def params(self) -> dict[str, Any]:
+        """The delay."""
+        return {"delay_ms": self.delay_ms}
+
+    def proxies(self) -> dict[int, str]:
+        """The host's live proxy processes of this fault: pid -> tag."""
+        found = {}
+        prefix = f"{self.fault_id}."
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            args = _cmdline(int(entry))
+            if str(PROXY_SCRIPT) in args and "--tag" in args[:-1]:
+                tag = args[args.index("--tag") + 1]
+                if tag.startswith(prefix):
+                    found[int(entry)] = tag
+        return found
+
+    def _peers(self, cluster: FaultTarget, broker: str) -> list[str]:
+        return [s for s in cluster.services() if s != broker and netns_of(cluster, s)]
+
+
+def unproxied(ss_output: str, peers: set[tuple[str, int]], proxies: set[int]) -> list[str]:
+    """The connections to `peers` that bypass the proxies, from `ss -Htnp state
+    established` (pure). A redirected socket still shows its original peer; it counts as
+    proxied when a proxy's socket has it as its own peer."""
+    rows = []
+    for line in ss_output.splitlines():
+        words = line.split()
+        if len(words) >= 5:
+            owner = words[4]
+            rows.append((words[2], words[3], any(f"pid={pid}," in owner for pid in proxies)))
+    accepted = {remote for _, remote, by_proxy in rows if by_proxy}
+    straight = []
+    for local, remote, by_proxy in rows:
+        host, _, number = remote.rpartition(":")
+        if not by_proxy and (host, int(number)) in peers and local not in accepted:
+            straight.append(f"{local}->{remote}")
+    return straight
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return []
+    return [a.decode(errors="replace") for a in raw.split(b"\0") if a]
+
+
+def _terminate(pid: int) -> None:
+    """SIGTERM, then SIGKILL if it is still there after a few seconds."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            wait_until(lambda: not _cmdline(pid), 5.0, f"proxy {pid} still running")
+            return
+        except TimeoutError:
+            continue
+    raise FaultFailed(f"delay proxy {pid} survived SIGKILL")

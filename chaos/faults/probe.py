@@ -1,0 +1,177 @@
+"""Measurements taken from inside network namespaces with the host's Python.
+
+Each probe is a small standard-library script run as `python -c` under `nsenter -t <pid>
+-n`, so it sees exactly the container's interfaces and packet filter; it prints one JSON
+value. Probes of several namespaces run at once (`run_all`), so a check over many links
+costs about one connect timeout.
+
+- `connects`: a TCP connect to each address, with a timeout: did it succeed, how long.
+- `round_trips`: connect, send the port's greeting and wait for the answer to it (the
+  first byte from ZooKeeper's `srvr`; the SETTINGS acknowledgement from an HTTP/2 server,
+  which may speak first): the round trip of one request, a few times.
+- `udp_burst`: send N datagrams to an address (for counters on the receiving side).
+- `udp_flood`: send datagrams as fast as possible for some seconds (for a rate limit).
+
+Thread-safety: runs on the caller's thread; probes are child processes.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from chaos.faults.base import FaultFailed
+from chaos.faults.netns import Netns
+
+Address = tuple[str, int]
+
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+GREETINGS: Mapping[int, bytes] = {2181: b"srvr", 9092: HTTP2_PREFACE}
+"""What a round-trip probe sends to a port so that the server answers at once."""
+
+_CONNECTS = """
+import json, socket, sys, threading, time
+timeout = float(sys.argv[1]); out = {}
+def go(host, port):
+    s = socket.socket(); s.settimeout(timeout); t = time.monotonic()
+    try:
+        s.connect((host, port)); out[f"{host}:{port}"] = [True, time.monotonic() - t, ""]
+    except OSError as e:
+        out[f"{host}:{port}"] = [False, time.monotonic() - t, type(e).__name__]
+    finally:
+        s.close()
+ts = [threading.Thread(target=go, args=a) for a in json.loads(sys.argv[2])]
+[t.start() for t in ts]; [t.join() for t in ts]
+print(json.dumps(out))
+"""
+
+_ROUND_TRIPS = """
+import json, socket, sys, time
+host, port, greeting = sys.argv[1], int(sys.argv[2]), bytes.fromhex(sys.argv[3])
+times = []
+for _ in range(int(sys.argv[4])):
+    s = socket.socket(); s.settimeout(float(sys.argv[5]))
+    if int(sys.argv[6]):
+        s.setsockopt(socket.SOL_SOCKET, 36, int(sys.argv[6]))
+    t = time.monotonic()
+    try:
+        s.connect((host, port)); s.sendall(greeting)
+        if greeting.startswith(b"PRI"):
+            buf = b""
+            while True:  # HTTP/2: until the server acknowledges our SETTINGS
+                while len(buf) < 9:
+                    more = s.recv(4096)
+                    if not more:
+                        raise OSError("closed")
+                    buf += more
+                size = int.from_bytes(buf[:3], "big")
+                if buf[3] == 4 and buf[4] & 1:
+                    break
+                while len(buf) < 9 + size:
+                    more = s.recv(4096)
+                    if not more:
+                        raise OSError("closed")
+                    buf += more
+                buf = buf[9 + size:]
+        elif not s.recv(1):
+            raise OSError("closed")
+        times.append(time.monotonic() - t)
+    except OSError:
+        pass
+    finally:
+        s.close()
+print(json.dumps(sorted(times)))
+"""
+
+_UDP_BURST = """
+import json, socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); sent = 0
+for _ in range(int(sys.argv[3])):
+    try:
+        s.sendto(b"x" * 64, (sys.argv[1], int(sys.argv[2]))); sent += 1
+    except OSError:
+        pass
+print(json.dumps(sent))
+"""
+
+_UDP_FLOOD = """
+import json, socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.setblocking(False)
+end = time.monotonic() + float(sys.argv[3]); sent = 0; start = time.monotonic()
+while time.monotonic() < end:
+    try:
+        s.sendto(b"x" * 1200, (sys.argv[1], int(sys.argv[2]))); sent += 1
+    except OSError:
+        time.sleep(0.001)
+print(json.dumps([sent, time.monotonic() - start]))
+"""
+
+
+def script(source: str, *args: str) -> list[str]:
+    """The command line that runs a probe script with the host's Python."""
+    return [sys.executable, "-c", source, *args]
+
+
+def connects_argv(addresses: Sequence[Address], timeout_s: float) -> list[str]:
+    """A probe that connects to every address at once."""
+    return script(_CONNECTS, str(timeout_s), json.dumps([list(a) for a in addresses]))
+
+
+def round_trips_argv(address: Address, count: int, timeout_s: float, mark: int = 0) -> list[str]:
+    """A probe that times `count` request round trips to `address` (from sockets with
+    the firewall mark `mark`, unless 0); prints the sorted times that succeeded."""
+    greeting = GREETINGS.get(address[1], b"\n")
+    host, port = address
+    return script(
+        _ROUND_TRIPS, host, str(port), greeting.hex(), str(count), str(timeout_s), str(mark)
+    )
+
+
+def udp_burst_argv(address: Address, count: int) -> list[str]:
+    """A probe that sends `count` small datagrams to `address`."""
+    return script(_UDP_BURST, address[0], str(address[1]), str(count))
+
+
+def udp_flood_argv(address: Address, seconds: float) -> list[str]:
+    """A probe that sends datagrams to `address` as fast as it can for `seconds`."""
+    return script(_UDP_FLOOD, address[0], str(address[1]), str(seconds))
+
+
+def run_all(probes: Sequence[tuple[Netns, list[str]]], timeout_s: float = 60.0) -> list[Any]:
+    """Run every probe in its namespace at once; their JSON outputs, in order."""
+    started = [
+        subprocess.Popen(ns.argv(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for ns, argv in probes
+    ]
+    results = []
+    for (ns, _), proc in zip(probes, started, strict=True):
+        try:
+            out, err = proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired as exc:
+            proc.kill()
+            proc.communicate()
+            raise FaultFailed(f"probe in the netns of pid {ns.pid} timed out") from exc
+        if proc.returncode != 0:
+            raise FaultFailed(f"probe in the netns of pid {ns.pid} failed: {err.strip()}")
+        results.append(json.loads(out))
+    return results
+
+
+def connects(probes: Mapping[Netns, Sequence[Address]], timeout_s: float) -> dict[Any, Any]:
+    """For each namespace, each address -> (connected, seconds, error name)."""
+    spaces = list(probes)
+    outputs = run_all([(ns, connects_argv(probes[ns], timeout_s)) for ns in spaces])
+    return {
+        ns: {
+            _address(key): (bool(ok), float(took), str(err)) for key, (ok, took, err) in out.items()
+        }
+        for ns, out in zip(spaces, outputs, strict=True)
+    }
+
+
+def _address(key: str) -> Address:
+    host, _, port = key.rpartition(":")
+    return host, int(port)

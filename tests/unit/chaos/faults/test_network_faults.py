@@ -1,0 +1,182 @@
+"""Network faults as values: kinds, descriptions that rebuild them, stable ids, the
+grudges they compute, and clear errors for bad parameters."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from chaos.faults.base import UnknownTarget
+from chaos.faults.grudge import GrudgeError
+from chaos.faults.latency import Latency
+from chaos.faults.links import broker_id, of_role, port, role
+from chaos.faults.netfault import NetworkFault
+from chaos.faults.network import (
+    NETWORK_KINDS,
+    Bandwidth,
+    BrokerIsolate,
+    PacketLoss,
+    Partition,
+    SessionExpire,
+    ZkIsolate,
+)
+
+SERVICES = ("zk1", "zk2", "zk3", "broker1", "broker2", "broker3")
+
+
+class Services:
+    """Just enough of a FaultTarget for the grudges: the project's services."""
+
+    def services(self) -> tuple[str, ...]:
+        return SERVICES
+
+
+EXAMPLES: list[Any] = [
+    Partition(("broker1", "broker2", "broker3"), "halves", seed=4),
+    Partition(SERVICES, "majorities-ring"),
+    ZkIsolate(("broker2",)),
+    BrokerIsolate(("broker1", "broker3")),
+    SessionExpire(("broker3",), expire_deadline_s=20.0, register_deadline_s=45.0),
+    PacketLoss(("broker1",), 20.0),
+    Bandwidth(("broker2",), 256),
+    Latency(("broker3",), 100),
+]
+
+
+def test_the_catalog_names_exactly_the_network_kinds() -> None:
+    assert set(NETWORK_KINDS) == {
+        "partition", "zk-isolate", "broker-isolate", "session-expire", "loss", "bandwidth",
+        "latency",
+    }  # fmt: skip
+    assert {fault.kind for fault in EXAMPLES} == set(NETWORK_KINDS)
+
+
+@pytest.mark.parametrize("fault", EXAMPLES, ids=lambda f: f.kind)
+def test_description_is_json_and_rebuilds_an_equal_fault(fault: Any) -> None:
+    text = json.dumps(fault.describe())
+    rebuilt = NETWORK_KINDS[fault.kind](json.loads(text))
+    assert isinstance(rebuilt, NetworkFault)
+    assert rebuilt == fault
+    assert rebuilt.fault_id == fault.fault_id
+    assert list(rebuilt.targets) == json.loads(text)["targets"]
+
+
+def test_fault_ids_differ_between_faults() -> None:
+    ids = [fault.fault_id for fault in EXAMPLES]
+    assert len(set(ids)) == len(ids)
+    assert ZkIsolate(("broker1",)).fault_id != ZkIsolate(("broker2",)).fault_id
+
+
+@pytest.mark.parametrize(
+    ("kind", "params"),
+    [("loss", {"percent": 20}), ("bandwidth", {"rate_kbit": 256}), ("latency", {"delay_ms": 100})],
+)
+def test_catalog_builds_from_the_documented_params(kind: str, params: dict[str, Any]) -> None:
+    fault = NETWORK_KINDS[kind]({"targets": ["broker1"], **params})
+    assert fault.targets == ("broker1",)
+    assert fault.describe() == {"targets": ["broker1"], **params}
+
+
+def test_session_expire_builds_from_targets_alone() -> None:
+    fault = NETWORK_KINDS["session-expire"]({"targets": ["broker2"]})
+    assert fault == SessionExpire(("broker2",))
+
+
+@pytest.mark.parametrize(
+    "description", [{}, {"targets": "broker1"}, {"targets": [1]}, {"targets": []}]
+)
+def test_catalog_refuses_missing_or_malformed_targets(description: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match="targets"):
+        NETWORK_KINDS["zk-isolate"](description)
+
+
+def test_partition_refuses_an_unknown_grudge_and_an_impossible_one() -> None:
+    with pytest.raises(GrudgeError, match="unknown grudge"):
+        Partition(("broker1", "broker2"), "triangle")
+    with pytest.raises(GrudgeError, match="at least 4"):
+        Partition(("broker1", "broker2", "broker3"), "majorities-ring")
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: PacketLoss(("broker1",), 0),
+        lambda: PacketLoss(("broker1",), 150),
+        lambda: Bandwidth(("broker1",), 0),
+        lambda: Latency(("broker1",), 0),
+        lambda: Latency(("broker1",), 60_000),
+    ],
+)
+def test_out_of_range_parameters_are_refused(build: Any) -> None:
+    with pytest.raises(ValueError, match="must be"):
+        build()
+
+
+def test_seeded_partition_repeats_its_grudge() -> None:
+    services = ("broker1", "broker2", "broker3", "zk1")
+    fault = Partition(services, "halves", seed=11)
+    assert fault.grudge_of(services) == Partition(services, "halves", seed=11).grudge_of(services)
+
+
+def test_zk_isolate_grudge_cuts_the_broker_from_every_zk_server_both_ways() -> None:
+    grudge = ZkIsolate(("broker2",)).grudge(Services())  # type: ignore[arg-type]
+    assert grudge["broker2"] == frozenset({"zk1", "zk2", "zk3"})
+    assert all(grudge[zk] == frozenset({"broker2"}) for zk in ("zk1", "zk2", "zk3"))
+    assert "broker1" not in grudge
+
+
+def test_broker_isolate_grudge_cuts_each_target_from_the_other_brokers() -> None:
+    grudge = BrokerIsolate(("broker1",)).grudge(Services())  # type: ignore[arg-type]
+    assert grudge == {
+        "broker1": frozenset({"broker2", "broker3"}),
+        "broker2": frozenset({"broker1"}),
+        "broker3": frozenset({"broker1"}),
+    }
+
+
+def test_session_expire_cuts_like_zk_isolate() -> None:
+    services = Services()
+    fault = SessionExpire(("broker1",))
+    assert fault.grudge(services) == ZkIsolate(("broker1",)).grudge(services)  # type: ignore[arg-type]
+    assert fault.fault_id != ZkIsolate(("broker1",)).fault_id
+
+
+def test_bandwidth_qdisc_is_a_token_bucket_at_the_rate() -> None:
+    qdisc = Bandwidth(("broker1",), 256).qdisc()
+    assert qdisc[:3] == ("tbf", "rate", "256kbit")
+    assert int(qdisc[qdisc.index("burst") + 1]) >= 1514
+
+
+def test_services_have_roles_ports_and_broker_ids() -> None:
+    assert [role(s) for s in SERVICES] == ["zk"] * 3 + ["broker"] * 3
+    assert port("zk2") == 2181
+    assert port("broker1") == 9092
+    assert broker_id("broker3") == 3
+    assert of_role(SERVICES, "broker") == ("broker1", "broker2", "broker3")
+    with pytest.raises(UnknownTarget):
+        role("kafka1")
+    with pytest.raises(UnknownTarget):
+        broker_id("zk1")
+
+
+def test_latency_proxies_are_tagged_per_broker() -> None:
+    fault = Latency(("broker1", "broker2"), 100)
+    assert fault.proxy_tag("broker1") == f"{fault.fault_id}.broker1"
+
+
+@pytest.mark.parametrize(
+    ("via_ms", "around_ms", "shows"),
+    [
+        (102.0, 2.0, True),  # the delay on top of a fast round trip
+        (105.0, 30.0, True),  # a slow upstream connect hidden inside the delay
+        (12.0, 2.0, False),  # no delay
+        (95.0, 60.0, False),  # as slow around the proxy as through it
+        (400.0, 2.0, False),  # far more than the delay
+    ],
+)
+def test_latency_judges_round_trips_through_and_around_the_proxy(
+    via_ms: float, around_ms: float, shows: bool
+) -> None:
+    assert Latency(("broker1",), 100).plausible(via_ms, around_ms) is shows
