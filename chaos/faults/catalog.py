@@ -6,11 +6,12 @@ line in `KINDS`: its name and a class whose `from_json(data)` rebuilds it from
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from chaos.faults.base import Fault, FaultError
 from chaos.faults.fields import BadFaultData
+from chaos.faults.network import NETWORK_KINDS
 from chaos.faults.process import Bounce, Kill, Pause, Stop
 from chaos.faults.zookeeper import ZkLeaderKill, ZkPause
 
@@ -35,14 +36,19 @@ KINDS: Mapping[str, FaultClass] = {
     "zk-leader-kill": ZkLeaderKill,
     "zk-pause": ZkPause,
 }
+#: Network kinds rebuild through their builders (`chaos.faults.network.NETWORK_KINDS`).
+BUILDERS: Mapping[str, Callable[[Mapping[str, Any]], Fault]] = {
+    **{kind: cls.from_json for kind, cls in KINDS.items()},
+    **NETWORK_KINDS,
+}
 
 
 def fault_from_json(kind: str, data: Mapping[str, Any]) -> Fault:
     """Rebuild a fault of `kind` from its `describe()` output."""
     try:
-        cls = KINDS[kind]
+        build = BUILDERS[kind]
     except KeyError:
-        raise UnknownKind(f"unknown fault kind {kind!r}; known: {', '.join(KINDS)}") from None
+        raise UnknownKind(f"unknown fault kind {kind!r}; known: {', '.join(BUILDERS)}") from None
     if not isinstance(data, Mapping):
         raise BadFaultData(f"{kind}: a fault description must be a JSON object, got {data!r}")
-    return cls.from_json(data)
+    return build(data)

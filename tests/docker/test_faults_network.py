@@ -2,7 +2,7 @@
 containers' network namespaces) and its undo leaves no rule, qdisc or proxy behind.
 
 Setup: the session's compose cluster (3 zk servers, 3 brokers, 3 s sessions), reached
-through `ComposeTarget`, a `FaultTarget` over the docker SDK for this tier only.
+through `chaos.cluster.ClusterHandle`, the runner's own `FaultTarget`.
 Validate after every test: no rule of any chaos fault is left on any service and the
 three brokers are registered (the cluster is left whole).
 """
@@ -10,20 +10,16 @@ three brokers are registered (the cluster is left whole).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 
 import pytest
-from docker.client import DockerClient
-from docker.models.containers import Container
-from kazoo.client import KazooClient
 
+from chaos.cluster import ClusterHandle
 from chaos.faults import network as net
-from chaos.faults.base import Fault, ForeignContainer, UnknownTarget
+from chaos.faults.base import Fault, UnknownTarget
 from chaos.faults.latency import Latency, unproxied
 from chaos.faults.netns import Netns, leftovers_everywhere, netns_of
 from harness.compose import ComposeCluster
 from harness.waiting import wait_until
-from zkdata import paths
 
 pytestmark = pytest.mark.docker
 
@@ -32,92 +28,15 @@ PROJECT_LABEL = "com.docker.compose.project"
 SERVICE_LABEL = "com.docker.compose.service"
 
 
-@dataclass
-class ComposeTarget:
-    """`FaultTarget` over a compose project for the docker tier: every call checks the
-    container's project label. Runs on the test's thread."""
-
-    cluster: ComposeCluster
-    zk: KazooClient
-    _known: tuple[str, ...] = field(default=())
-    _ids: dict[str, str] = field(default_factory=dict)
-    _docker: DockerClient = field(default_factory=DockerClient.from_env)
-
-    @property
-    def project(self) -> str:
-        """The compose project name."""
-        return self.cluster.project
-
-    def services(self) -> tuple[str, ...]:
-        """The project's services, zk servers first."""
-        if not self._known:
-            found = self.cluster.compose.get_containers(include_all=True)
-            names = {c.Service for c in found if c.Service}
-            self._known = tuple(sorted(names, key=lambda s: (not s.startswith("zk"), s)))
-        return self._known
-
-    def _container(self, service: str) -> Container:
-        if service not in self.services():
-            raise UnknownTarget(f"no service {service!r} in {self.project}")
-        if service not in self._ids:
-            self._ids[service] = self.cluster.container(service).id
-        container = self._docker.containers.get(self._ids[service])
-        labels = container.labels
-        if labels.get(PROJECT_LABEL) != self.project or labels.get(SERVICE_LABEL) != service:
-            raise ForeignContainer(f"{container.name} is not {service} of {self.project}")
-        return container
-
-    def pid(self, service: str) -> int:
-        """The container's main process on the host."""
-        return int(self._container(service).attrs["State"]["Pid"])
-
-    def ip(self, service: str) -> str:
-        """The container's address on the project network."""
-        networks = self._container(service).attrs["NetworkSettings"]["Networks"]
-        return str(next(iter(networks.values()))["IPAddress"])
-
-    def status(self, service: str) -> str:
-        """Docker's state of the container."""
-        return str(self._container(service).status)
-
-    def kill(self, service: str, signal: str = "SIGKILL") -> None:
-        """Signal the main process."""
-        self._container(service).kill(signal=signal)
-
-    def stop(self, service: str, timeout_s: float) -> None:
-        """docker stop."""
-        self._container(service).stop(timeout=int(timeout_s))
-
-    def start(self, service: str) -> None:
-        """docker start."""
-        self._container(service).start()
-
-    def pause(self, service: str) -> None:
-        """docker pause."""
-        self._container(service).pause()
-
-    def unpause(self, service: str) -> None:
-        """docker unpause."""
-        self._container(service).unpause()
-
-    def broker_registered(self, broker_id: int) -> bool:
-        """Whether the broker's registration exists now."""
-        return self.zk.exists(paths.broker_id(broker_id)) is not None
-
-
 @pytest.fixture(scope="module")
-def target(compose_cluster: ComposeCluster) -> Iterator[ComposeTarget]:
-    """The fault target over the session's cluster, with its own ZooKeeper client."""
-    zk = compose_cluster.zk()
-    try:
-        yield ComposeTarget(compose_cluster, zk)
-    finally:
-        zk.stop()
-        zk.close()
+def target(compose_cluster: ComposeCluster) -> Iterator[ClusterHandle]:
+    """The fault target over the session's cluster: the runner's own `ClusterHandle`."""
+    with ClusterHandle.for_compose(compose_cluster) as cluster:
+        yield cluster
 
 
 @pytest.fixture(autouse=True)
-def left_whole(target: ComposeTarget) -> Iterator[None]:
+def left_whole(target: ClusterHandle) -> Iterator[None]:
     """After each test: no chaos rule or qdisc anywhere, every broker registered."""
     yield
     for service in target.services():
@@ -132,7 +51,7 @@ def left_whole(target: ComposeTarget) -> Iterator[None]:
     )
 
 
-def run_through(fault: Fault, target: ComposeTarget) -> None:
+def run_through(fault: Fault, target: ClusterHandle) -> None:
     """Start, prove it took effect (and is not undone), stop, prove the undo."""
     fault.start(target)
     try:
@@ -147,7 +66,7 @@ def run_through(fault: Fault, target: ComposeTarget) -> None:
     print(f"{fault.kind}: took effect: {effect.detail}; undone: {undone.detail}")
 
 
-def test_target_refuses_unknown_service(target: ComposeTarget) -> None:
+def test_target_refuses_unknown_service(target: ClusterHandle) -> None:
     """The test target refuses services the project does not have."""
     with pytest.raises(UnknownTarget):
         target.pid("kafka9")
@@ -155,28 +74,28 @@ def test_target_refuses_unknown_service(target: ComposeTarget) -> None:
 
 @pytest.mark.parametrize("grudge", ["halves", "bridge", "isolate"])
 def test_partition_of_the_brokers_cuts_exactly_the_grudge(
-    target: ComposeTarget, grudge: str
+    target: ClusterHandle, grudge: str
 ) -> None:
     """A partition of the brokers cuts the links its grudge names and no other."""
     run_through(net.Partition(BROKERS, grudge), target)
 
 
-def test_majorities_ring_over_the_whole_cluster(target: ComposeTarget) -> None:
+def test_majorities_ring_over_the_whole_cluster(target: ClusterHandle) -> None:
     """A majorities ring over all six services: each still sees a majority."""
     run_through(net.Partition(target.services(), "majorities-ring"), target)
 
 
-def test_zk_isolate_cuts_a_broker_from_zookeeper_only(target: ComposeTarget) -> None:
+def test_zk_isolate_cuts_a_broker_from_zookeeper_only(target: ClusterHandle) -> None:
     """The broker loses every zk server; brokers and the ensemble stay connected."""
     run_through(net.ZkIsolate(("broker2",)), target)
 
 
-def test_broker_isolate_cuts_a_broker_from_the_other_brokers(target: ComposeTarget) -> None:
+def test_broker_isolate_cuts_a_broker_from_the_other_brokers(target: ClusterHandle) -> None:
     """The broker loses the other brokers; ZooKeeper stays reachable."""
     run_through(net.BrokerIsolate(("broker1",)), target)
 
 
-def test_session_expire_unregisters_the_broker_until_healed(target: ComposeTarget) -> None:
+def test_session_expire_unregisters_the_broker_until_healed(target: ClusterHandle) -> None:
     """Cut from ZooKeeper, the broker's registration disappears; after the heal it
     registers again."""
     fault = net.SessionExpire(("broker3",), expire_deadline_s=30, register_deadline_s=60)
@@ -185,31 +104,31 @@ def test_session_expire_unregisters_the_broker_until_healed(target: ComposeTarge
     assert target.broker_registered(3)
 
 
-def test_packet_loss_drops_about_the_configured_fraction(target: ComposeTarget) -> None:
+def test_packet_loss_drops_about_the_configured_fraction(target: ClusterHandle) -> None:
     """30 % loss: the counters of a UDP burst show about 30 % dropped."""
     run_through(net.PacketLoss(("broker1",), 30), target)
 
 
-def test_bandwidth_limits_what_the_broker_sends(target: ComposeTarget) -> None:
+def test_bandwidth_limits_what_the_broker_sends(target: ClusterHandle) -> None:
     """A 512 kbit token bucket: a flood leaves at about 512 kbit/s."""
     run_through(net.Bandwidth(("broker2",), 512), target)
 
 
-def test_latency_adds_the_delay_to_round_trips(target: ComposeTarget) -> None:
+def test_latency_adds_the_delay_to_round_trips(target: ClusterHandle) -> None:
     """100 ms: round trips through the proxy are about 100 ms longer; no proxy after."""
     fault = Latency(("broker3",), 100)
     run_through(fault, target)
     assert fault.proxies() == {}
 
 
-def straight_to_zookeeper(target: ComposeTarget, proxies: set[int]) -> list[str]:
+def straight_to_zookeeper(target: ClusterHandle, proxies: set[int]) -> list[str]:
     """broker1's established connections to a zk server that bypass the proxies."""
     shown = Netns(target.pid("broker1")).run(["ss", "-Htnp", "state", "established"]).stdout
     return unproxied(shown, {(target.ip(z), 2181) for z in ("zk1", "zk2", "zk3")}, proxies)
 
 
 def test_latency_moves_the_brokers_zookeeper_session_onto_the_proxy(
-    target: ComposeTarget,
+    target: ClusterHandle,
 ) -> None:
     """The broker's existing ZooKeeper connection is closed at start and comes back
     through the proxy; after stop it goes straight to ZooKeeper again."""
@@ -233,7 +152,7 @@ def test_latency_moves_the_brokers_zookeeper_session_onto_the_proxy(
     assert fault.undone(target).ok
 
 
-def test_start_twice_adds_each_rule_once(target: ComposeTarget) -> None:
+def test_start_twice_adds_each_rule_once(target: ClusterHandle) -> None:
     """Starting a fault again adds nothing; stopping it twice is fine."""
     fault = net.ZkIsolate(("broker1",))
     fault.start(target)
@@ -247,7 +166,7 @@ def test_start_twice_adds_each_rule_once(target: ComposeTarget) -> None:
     assert fault.undone(target).ok
 
 
-def test_a_target_restarted_mid_fault_undoes_cleanly(target: ComposeTarget) -> None:
+def test_a_target_restarted_mid_fault_undoes_cleanly(target: ClusterHandle) -> None:
     """Loss, a bandwidth limit, latency and a cut from ZooKeeper on a broker that
     restarts meanwhile: its new namespace has none of it, the proxy left in the old one
     is found and ended, the zk servers' rules are deleted, undone holds for each."""
@@ -270,7 +189,7 @@ def test_a_target_restarted_mid_fault_undoes_cleanly(target: ComposeTarget) -> N
         assert undone.ok, undone.detail
 
 
-def test_rebuilt_fault_heals_what_the_original_started(target: ComposeTarget) -> None:
+def test_rebuilt_fault_heals_what_the_original_started(target: ClusterHandle) -> None:
     """A fault rebuilt from its description (as `heal` does) removes the original's
     rules and proxy."""
     original = Latency(("broker1",), 80)
