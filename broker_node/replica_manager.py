@@ -302,4 +302,6 @@ class ReplicaManager:
             return
         with self._lock:
             self._last_propagation_ms = now
-        self._events.emit(EventKind.ISR_CHANGE_PROPAGATED, node=node, partitions=len(changes))
+        self._events.emit(
+            EventKind.ISR_CHANGE_PROPAGATED, notification=node, partitions=len(changes)
+        )

@@ -1,6 +1,16 @@
 """The chaos command line: `python -m chaos <command>`.
 
+    python -m chaos list
+    python -m chaos run SCENARIO [--seed N] [--duration S] [--project NAME] [--runs DIR]
+    python -m chaos all [--seed N] [--scenarios a,b]
+    python -m chaos replay RUN_DIR
+    python -m chaos shrink RUN_DIR [--max-runs N]
     python -m chaos heal [--project NAME] [--state-dir DIR]
+
+`run` performs a scenario's schedule on the running compose project with the workload
+running and judges it (`chaos.runner`; docs/chaos.md); `all` runs every scenario and
+prints one table; `replay` runs a recorded schedule again; `shrink` replays ever smaller
+subsets of a failing run's schedule and prints the smallest that still fails.
 
 `heal` undoes every fault that the heal state of the compose project still holds (left by
 a run that was killed, or whose undo failed) and verifies each undo. The project defaults
@@ -8,8 +18,11 @@ to the repository's compose project: `COMPOSE_PROJECT_NAME`, else the repository
 directory's name normalised as compose does. The state directory defaults to
 `runs/.chaos-state` of the repository.
 
-Exit codes: 0 nothing is left, 1 something could not be undone (or the state could not be
-read), 2 bad arguments. Each command is one subparser and one handler in `COMMANDS`.
+Exit codes: `run`, `all`, `replay`: 0 every invariant holds, 1 one is broken, 2 usage or
+set-up error (the cluster is not up). `heal`: 0 nothing is left, 1 something could not be
+undone (or the state could not be read), 2 bad arguments. `shrink`: 1 when it shrank a
+reproduced failure, 0 when the failure did not come back. Each command is one subparser
+and one handler in `COMMANDS`.
 
 Runs on the main thread.
 """
@@ -22,11 +35,15 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
+from chaos import commands
 from chaos.cluster import ClusterHandle
 from chaos.faults.base import FaultError
 from chaos.heal_state import STATE_DIR, HealStateError, pointer_path, state_files, write_pointer
 from chaos.injector import Injector
+from chaos.runner import RunSetupError
+from chaos.schedule_errors import ScheduleError
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -47,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m chaos", description="Faults on the compose cluster, with verified undo."
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_run_commands(commands)
     heal = commands.add_parser(
         "heal",
         help="undo every fault the heal state still holds, and verify",
@@ -65,6 +83,57 @@ def build_parser() -> argparse.ArgumentParser:
         help="where the projects' heal pointers live (default: runs/.chaos-state)",
     )
     return parser
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--project",
+        default=default_project(),
+        help="compose project (default: COMPOSE_PROJECT_NAME or the repository's directory name)",
+    )
+    parser.add_argument(
+        "--runs",
+        type=Path,
+        default=REPO_ROOT / "runs",
+        help="where run directories are created (default: runs/)",
+    )
+    parser.add_argument("--plain", action="store_true", help="plain progress lines, no live panel")
+
+
+def _add_run_commands(commands: Any) -> None:
+    commands.add_parser("list", help="the scenarios", description="List the scenarios.")
+    run = commands.add_parser(
+        "run",
+        help="run one scenario on the compose cluster and judge it",
+        description="Perform SCENARIO's schedule with the workload running, then judge the "
+        "run by the cluster invariants. Exit 0 pass, 1 an invariant broken, 2 set-up error.",
+    )
+    run.add_argument("scenario", help="a scenario name (`python -m chaos list`)")
+    run.add_argument("--seed", type=int, default=None, help="draw the schedule from this seed")
+    run.add_argument(
+        "--duration", type=float, default=None, help="workload seconds (`random` only)"
+    )
+    _common(run)
+    every = commands.add_parser(
+        "all", help="run every scenario, print one table", description="Run every scenario."
+    )
+    every.add_argument("--seed", type=int, default=1, help="the seed of every run (default 1)")
+    every.add_argument("--scenarios", default=None, help="comma-separated subset")
+    _common(every)
+    replay = commands.add_parser(
+        "replay", help="run a recorded schedule again", description="Replay RUN_DIR's schedule."
+    )
+    replay.add_argument("run_dir", type=Path, help="a run directory with schedule.json")
+    _common(replay)
+    shrink = commands.add_parser(
+        "shrink",
+        help="shrink a failing run's schedule (delta debugging)",
+        description="Replay ever smaller subsets of RUN_DIR's schedule and print the smallest "
+        "that still fails (written to RUN_DIR/shrunk-schedule.json).",
+    )
+    shrink.add_argument("run_dir", type=Path, help="a failing run directory")
+    shrink.add_argument("--max-runs", type=int, default=16, help="most replays to try (default 16)")
+    _common(shrink)
 
 
 def heal(args: argparse.Namespace) -> int:
@@ -109,13 +178,33 @@ def heal(args: argparse.Namespace) -> int:
     return 1 if left else 0
 
 
-COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {"heal": heal}
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "list": commands.list_scenarios,
+    "run": commands.run_scenario,
+    "all": commands.run_all,
+    "replay": commands.replay,
+    "shrink": commands.shrink_run,
+    "heal": heal,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse `argv` and run its command; the exit code."""
     args = build_parser().parse_args(argv)
-    return COMMANDS[args.command](args)
+    try:
+        return COMMANDS[args.command](args)
+    except commands.UsageError as exc:
+        print(f"python -m chaos {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except (RunSetupError, ScheduleError) as exc:
+        print(f"python -m chaos {args.command}: cannot run: {exc}", file=sys.stderr)
+        return 2
+    except FaultError as exc:
+        print(f"python -m chaos {args.command}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"python -m chaos {args.command}: interrupted; faults were healed", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -21,6 +21,10 @@ def event_log_path(run_dir: Path, node: str) -> Path:
     return run_dir / "events" / f"{node}.jsonl"
 
 
+#: The fields every event carries; an event's own fields never use these names.
+ENVELOPE = frozenset({"v", "ts", "node", "kind"})
+
+
 class EventLog:
     """One node's event log."""
 
@@ -29,8 +33,12 @@ class EventLog:
         self.path: Path | None = event_log_path(run_dir, node) if run_dir is not None else None
         self._writer = JsonLinesWriter(self.path)
 
-    def emit(self, kind: EventKind, **fields: Any) -> dict[str, Any]:
-        """Write one event and return it as written."""
+    def emit(self, kind: EventKind, /, **fields: Any) -> dict[str, Any]:
+        """Write one event and return it as written. `ValueError` for a field named like
+        the envelope (`v`, `ts`, `node`, `kind`): it would hide who wrote the event."""
+        clash = ENVELOPE.intersection(fields)
+        if clash:
+            raise ValueError(f"event {kind} has fields named like the envelope: {sorted(clash)}")
         record: dict[str, Any] = {
             "v": SCHEMA_VERSION,
             "ts": int(time.time() * 1000),

@@ -18,7 +18,7 @@ class RecordingEventLog(EventLog):
         self._recorded_lock = threading.Lock()
         self._recorded: list[dict[str, Any]] = []
 
-    def emit(self, kind: EventKind, **fields: Any) -> dict[str, Any]:
+    def emit(self, kind: EventKind, /, **fields: Any) -> dict[str, Any]:
         """Emit as `EventLog` does, and keep the record."""
         record = super().emit(kind, **fields)
         with self._recorded_lock:

@@ -13,10 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from eventlog import SCHEMA_VERSION, EventKind
+from eventlog.log import ENVELOPE
 
 __all__ = ["Event", "EventFormatError", "EventLogs", "events_of_kind", "processes"]
-
-_ENVELOPE = ("v", "ts", "node", "kind")
 
 
 class EventFormatError(ValueError):
@@ -49,7 +48,7 @@ class Event:
             raise EventFormatError(f"line {line}: ts must be an int, got {ts!r}")
         if not isinstance(node, str) or not isinstance(kind, str):
             raise EventFormatError(f"line {line}: node and kind must be strings")
-        fields = {k: v for k, v in record.items() if k not in _ENVELOPE}
+        fields = {k: v for k, v in record.items() if k not in ENVELOPE}
         return cls(node, line, ts, kind, fields)
 
     def __hash__(self) -> int:

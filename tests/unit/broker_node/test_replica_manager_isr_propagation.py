@@ -133,7 +133,8 @@ def test_pending_changes_go_in_one_notification(broker: Broker) -> None:
     assert broker.propagate_at(17_001) == [tps(0, 1, 2)]
     [event] = broker.events.of_kind(EventKind.ISR_CHANGE_PROPAGATED)
     assert event["partitions"] == 3
-    assert event["node"].startswith("/isr_change_notification/isr_change_")
+    assert event["notification"].startswith("/isr_change_notification/isr_change_")
+    assert event["node"] == broker.events.node  # the envelope is not overwritten
 
 
 def test_a_partition_changing_twice_is_named_once(broker: Broker) -> None:

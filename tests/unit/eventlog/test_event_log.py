@@ -146,3 +146,9 @@ def test_two_nodes_write_separate_files(tmp_path: Path) -> None:
         b.close()
     assert [e["node"] for e in read_events(event_log_path(tmp_path, "broker1"))] == ["broker1"]
     assert [e["kind"] for e in read_events(event_log_path(tmp_path, "broker2"))] == ["node_stopped"]
+
+
+@pytest.mark.parametrize("field", ["v", "ts", "node", "kind"])
+def test_a_field_named_like_the_envelope_is_refused(log: EventLog, field: str) -> None:
+    with pytest.raises(ValueError, match="named like the envelope"):
+        log.emit(EventKind.NODE_STARTED, **{field: "x"})
