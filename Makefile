@@ -10,7 +10,7 @@ PACKAGES := admin client harness broker_node controller zkdata rpc eventlog chao
 
 .PHONY: help setup host venv proto compose-plugin images up down ps logs cluster \
         test lint test-unit test-integration test-docker bench bench-quick bench-produce \
-        bench-produce-quick clean-images clean
+        bench-produce-quick clean-images clean chaos-list chaos-all chaos-heal test-chaos cluster-up
 
 help:
 	@echo "make up                 build what is missing, start the cluster, show it"
@@ -19,6 +19,9 @@ help:
 	@echo "make cluster            show ZooKeeper modes, brokers and epochs, the controller"
 	@echo "make images             (re)build the images whose inputs changed"
 	@echo "make lint | test-unit | test-integration | test-docker"
+	@echo "make chaos-<scenario>   run one chaos scenario on the cluster (SEED=1; make chaos-list names them)"
+	@echo "make chaos-all          every scenario, then one table of verdicts and recovery times"
+	@echo "make chaos-heal         undo whatever faults a killed chaos run left"
 	@echo "make bench              controller failover for 10,000 partitions vs. a ZooKeeper floor (BENCH_ARGS=...)"
 	@echo "make bench-quick        the same with 1,000 partitions"
 	@echo "make bench-produce      acks=all and acks=1 produce throughput vs. a gRPC round-trip floor"
@@ -68,7 +71,7 @@ lint: setup
 	@echo "==> mypy"
 	@.venv/bin/mypy $(PACKAGES)
 	@# each test tier has its own conftest module, so each is checked on its own
-	@for tier in unit integration docker; do .venv/bin/mypy tests/$$tier || exit 1; done
+	@for tier in unit integration docker chaos; do .venv/bin/mypy tests/$$tier || exit 1; done
 
 test-unit: setup
 	@.venv/bin/pytest tests/unit -q
@@ -80,8 +83,31 @@ test-docker: images
 	@.venv/bin/pytest tests/docker -q
 
 test: images lint
-	@echo "==> tests (unit, integration, docker)"
-	@.venv/bin/pytest tests/unit tests/integration tests/docker -q
+	@echo "==> tests (unit, integration, docker, chaos)"
+	@.venv/bin/pytest tests/unit tests/integration tests/docker tests/chaos -q
+
+test-chaos: images
+	@.venv/bin/pytest tests/chaos -q
+
+# Chaos scenarios on the default compose cluster (brought up first). SEED picks the
+# schedule; CHAOS_ARGS passes more options (e.g. --duration 120 for chaos-random).
+SEED ?= 1
+chaos-list: setup
+	@$(PY) -m chaos list
+
+# the cluster as it runs (started if it is not; never recreated, so its event logs go on)
+cluster-up: images
+	@mkdir -p runs/$(RUN_ID)
+	@$(COMPOSE) up -d --wait --no-recreate
+
+chaos-all: cluster-up
+	@$(PY) -m chaos all --seed $(SEED) $(CHAOS_ARGS)
+
+chaos-heal: setup
+	@$(PY) -m chaos heal
+
+chaos-%: cluster-up
+	@$(PY) -m chaos run $* --seed $(SEED) $(CHAOS_ARGS)
 
 bench: setup
 	@$(PY) -m bench.failover $(BENCH_ARGS)

@@ -143,6 +143,8 @@ def _only(verdict: RunVerdict, wanted: frozenset[str]) -> RunVerdict:
 
 
 def _check_ready(cluster: ClusterHandle) -> None:
+    """Every service runs, and within `READY_TIMEOUT_S` every broker is registered and a
+    controller is elected (a previous run's restarted broker may still be registering)."""
     services = cluster.services()
     if not services:
         raise RunSetupError(f"compose project {cluster.project} has no containers; `make up` first")
@@ -151,12 +153,21 @@ def _check_ready(cluster: ClusterHandle) -> None:
         raise RunSetupError(
             f"services not running: {', '.join(down)}; `python -m chaos heal` or `make up`"
         )
-    try:
-        controller = cluster.controller_id()
-    except FaultError as exc:
-        raise RunSetupError(f"ZooKeeper of {cluster.project} is not reachable: {exc}") from exc
-    if controller is None:
-        raise RunSetupError("no controller is elected; wait for the cluster to settle")
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while True:
+        try:
+            unregistered = [b for b in cluster.brokers() if not cluster.broker_registered(b)]
+            controller = cluster.controller_id()
+        except FaultError as exc:
+            raise RunSetupError(f"ZooKeeper of {cluster.project} is not reachable: {exc}") from exc
+        if not unregistered and controller is not None:
+            return
+        if time.monotonic() > deadline:
+            raise RunSetupError(
+                f"after {READY_TIMEOUT_S:.0f} s: brokers {unregistered} not registered, "
+                f"controller {controller}"
+            )
+        time.sleep(SNAPSHOT_EVERY_S)
 
 
 def _config(

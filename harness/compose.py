@@ -1,7 +1,18 @@
-"""A compose project of the testbed, reached from the host (docker tier)."""
+"""A compose project of the testbed, reached from the host (docker and chaos tiers):
+`started_project` brings the repository's docker-compose.yml up under a private project
+name on Docker-picked loopback ports (testcontainers' `DockerCompose`; its reaper cannot
+be pulled here, so it is off and the project is removed with `down --volumes` on exit),
+waits for three registered brokers and a controller, and yields a `ComposeCluster`.
+Caller's thread.
+"""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -9,6 +20,16 @@ from docker.client import DockerClient
 from docker.models.containers import Container
 from kazoo.client import KazooClient
 from testcontainers.compose import DockerCompose
+
+from harness.waiting import wait_until
+from zkdata.client import KafkaZkClient
+
+IMAGES = ("testbed-base:latest", "testbed-zookeeper:latest", "testbed-broker:latest")
+
+
+class ComposeStartError(Exception):
+    """The project did not come up; the message holds compose's output and each
+    container's state and log tail."""
 
 
 @dataclass
@@ -37,3 +58,85 @@ class ComposeCluster:
         client = KazooClient(hosts=self.zk_connect, timeout=10)
         client.start(timeout=30)
         return client
+
+
+def missing_images() -> list[str]:
+    """The testbed images the local Docker daemon does not have."""
+    client = DockerClient.from_env()
+    return [image for image in IMAGES if not client.images.list(name=image)]
+
+
+@contextmanager
+def started_project(
+    repo_root: Path, project: str, run_id: str, session_ms: int
+) -> Iterator[ComposeCluster]:
+    """The compose cluster up and healthy under `project`, brokers with ZooKeeper sessions
+    of `session_ms`, event logs in `runs/<run_id>`; removed on exit. `ComposeStartError`
+    when it does not come up, `TimeoutError` when it does not elect a controller."""
+    overrides = {
+        "COMPOSE_PROJECT_NAME": project,
+        "RUN_ID": run_id,
+        "ZK_SESSION_TIMEOUT_MS": str(session_ms),
+        "TESTCONTAINERS_RYUK_DISABLED": "true",
+        **{f"ZK{i}_PORT": "" for i in (1, 2, 3)},
+        **{f"BROKER{i}_PORT": "" for i in (1, 2, 3)},
+        **{f"BROKER{i}_METRICS_PORT": "" for i in (1, 2, 3)},
+    }
+    saved = {key: os.environ.get(key) for key in overrides}
+    os.environ.update(overrides)
+    compose = DockerCompose(repo_root, compose_file_name="docker-compose.yml", wait=True)
+    try:
+        try:
+            compose.start()
+        except subprocess.CalledProcessError as exc:
+            raise ComposeStartError(_start_failure(exc, project)) from None
+        ports = [compose.get_service_port(f"zk{i}", 2181) for i in (1, 2, 3)]
+        cluster = ComposeCluster(
+            compose,
+            project,
+            repo_root / "runs" / run_id,
+            ",".join(f"127.0.0.1:{port}" for port in ports),
+        )
+        zk = cluster.zk()
+        try:
+            kzk = KafkaZkClient(zk)
+            wait_until(
+                lambda: (
+                    len(kzk.get_all_brokers().brokers) == 3 and kzk.get_controller_id() is not None
+                ),
+                60,
+                "compose cluster did not register 3 brokers and a controller",
+            )
+        finally:
+            zk.stop()
+            zk.close()
+        yield cluster
+    finally:
+        compose.stop(down=True)
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def new_run_id(tier: str) -> str:
+    """`<tier>-<UTC time>`: the run directory of a tier's project."""
+    return f"{tier}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def _start_failure(exc: subprocess.CalledProcessError, project: str) -> str:
+    """What `docker compose up --wait` printed, and each container's state and last log
+    lines, so that a failed start says why."""
+    lines = [f"`{' '.join(map(str, exc.cmd))}` exited with {exc.returncode}"]
+    for stream in (exc.stdout, exc.stderr):
+        if stream:
+            text = stream.decode(errors="replace") if isinstance(stream, bytes) else stream
+            lines.append(text.strip())
+    client = DockerClient.from_env()
+    label = f"com.docker.compose.project={project}"
+    for container in client.containers.list(all=True, filters={"label": label}):
+        health = container.attrs.get("State", {}).get("Health", {}).get("Status", "-")
+        lines.append(f"--- {container.name}: {container.status}, health {health}")
+        lines.append(container.logs(tail=30).decode(errors="replace").rstrip())
+    return "\n".join(lines)

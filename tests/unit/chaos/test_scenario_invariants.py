@@ -107,3 +107,16 @@ def test_judge_runs_the_scenario_invariants_it_is_asked_for() -> None:
     assert not verdict.result(REASSIGNMENT_COMPLETES).ok  # nothing was reassigned
     with pytest.raises(ValueError, match="no such scenario invariant: nope"):
         judge(RunInputs(b.logs(), also=frozenset({"nope"})))
+
+
+def test_a_controller_elected_before_the_run_and_superseded_during_it_is_checked() -> None:
+    b = EventLogBuilder()
+    _elected(b, 2, 3)
+    start = b.emit("broker1", K.BROKER_CHANGE, live=[1, 2, 3]).ts + 1
+    _elected(b, 3, 4)
+    (violation,) = paused_controller_resigns(b.logs(), start).violations
+    assert violation.subject == "controller epoch 3"
+    b.emit("broker2", K.CONTROLLER_RESIGNED, controller_id=2, controller_epoch=3)
+    result = paused_controller_resigns(b.logs(), start)
+    assert result.ok
+    assert result.checked == 1
