@@ -83,6 +83,7 @@ class ActiveController:
             context, zk, self.batch, event_log, config.unclean_leader_election_enable, stats
         )
         self.replicas = ReplicaStateMachine(context, zk, self.batch, event_log)
+        assignments = ReassignmentZk(zk)
         self.topics = TopicChanges(
             context,
             zk,
@@ -91,6 +92,7 @@ class ActiveController:
             event_log,
             watchers,
             config.unclean_leader_election_enable,
+            assignments,
         )
         self.deletion = TopicDeletionManager(
             context,
@@ -111,7 +113,7 @@ class ActiveController:
         )
         self.reassignments = ReassignmentManager(
             context,
-            ReassignmentZk(zk),
+            assignments,
             zk,
             self.partitions,
             self.replicas,

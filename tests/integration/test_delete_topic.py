@@ -13,6 +13,8 @@ answer (UNKNOWN_TOPIC_OR_PARTITION once its cache dropped the topic).
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -22,7 +24,7 @@ from kazoo.exceptions import NoNodeError
 from harness.brokers import BrokerProcess
 from harness.waiting import wait_until
 from rpc import messages as m
-from rpc.errors import Errors
+from rpc.errors import Errors, RpcError
 from rpc.wire import ClientApiClient
 from testbed.__main__ import main
 from zkdata import paths
@@ -37,6 +39,7 @@ from zkdata.model import (
     TopicConfig,
     TopicPartition,
 )
+from zkdata.znodes import TopicZNode
 
 pytestmark = pytest.mark.integration
 
@@ -205,6 +208,62 @@ def test_delete_topic_with_dead_replica_waits_for_the_broker(cluster: Cluster) -
     cluster.procs[victim].start()
     cluster.wait_deleted()
     assert cluster.controller_events("topic_deletion_completed")
+
+
+def test_partitions_added_during_deletion_are_undone(cluster: Cluster) -> None:
+    """Kafka's testAddPartitionDuringDeleteTopic. Setup: the deletion of t halts while a
+    replica's broker is down. Steps: an admin rewrites `/brokers/topics/t` with a third
+    partition; then the broker returns. Validate: the controller writes the topic znode
+    back to partitions 0 and 1 (`partitions_added` with `restored`), never creates t-2;
+    the returning broker, which starts while t is being deleted, never answers Metadata
+    with t's partitions as live; the deletion then completes."""
+    cluster.create()
+    controller = cluster.zk.get_controller_id()
+    victim = max(b for b in (1, 2, 3) if b != controller)
+    cluster.procs[victim].kill()
+    wait_until(
+        lambda: victim not in cluster.zk.get_all_brokers().brokers,
+        20,
+        f"broker {victim}'s session did not expire",
+    )
+    assert cluster.deletion.mark_topic_for_deletion(TOPIC)
+    wait_until(
+        lambda: cluster.controller_events("topic_deletion_ineligible"),
+        20,
+        lambda: "the deletion was not halted\n" + cluster.tails(),
+    )
+    data, _ = cluster.kazoo.get(paths.topic(TOPIC))
+    before = TopicZNode.decode(data)
+    grown = replace(before, partitions={**before.partitions, 2: ReplicaAssignment((1, 2, 3))})
+    cluster.kazoo.set(paths.topic(TOPIC), TopicZNode.encode(grown))
+
+    def restored() -> bool:
+        added = cluster.controller_events("partitions_added")
+        current = TopicZNode.decode(cluster.kazoo.get(paths.topic(TOPIC))[0])
+        return bool(added) and current.partitions == before.partitions
+
+    wait_until(restored, 20, lambda: "the topic znode was not restored\n" + cluster.tails())
+    (added,) = cluster.controller_events("partitions_added")
+    assert (added["partitions"], added["created"], added["restored"]) == ([2], False, True)
+    assert not cluster.kazoo.exists(paths.partition_state(TOPIC, 2))
+
+    answers: list[Errors] = []
+
+    def deleted_while_watching_the_returning_broker() -> bool:
+        if cluster.procs[victim].port():
+            with suppress(RpcError):  # not serving yet
+                answers.append(cluster.metadata_error(victim))
+        return not cluster.topic_znodes()
+
+    cluster.procs[victim].start()
+    wait_until(
+        deleted_while_watching_the_returning_broker,
+        30,
+        lambda: f"znodes left: {cluster.topic_znodes()}\n{cluster.tails()}",
+    )
+    assert Errors.NONE not in answers
+    cluster.wait_deleted()
+    assert not cluster.kazoo.exists(paths.partition_state(TOPIC, 2))
 
 
 def test_delete_nonexistent_topic(cluster: Cluster) -> None:
