@@ -53,9 +53,13 @@ class TopicChanges:
         self._watchers = watchers
         self._unclean_default = unclean_default
 
+    def arm_topic_watch(self) -> None:
+        """Failover, before anything is read: arm the `/brokers/topics` child watch."""
+        self._arm_topic_watch()
+
     def load_all_topics(self) -> None:
-        """Failover: arm the `/brokers/topics` child watch and load every topic's
-        assignment and config into the context."""
+        """Failover: list the topics (re-arming the `/brokers/topics` child watch) and load
+        every topic's assignment and config into the context."""
         self._load_topics(self._arm_topic_watch())
 
     def process_topic_change(self) -> None:

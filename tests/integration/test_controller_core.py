@@ -84,6 +84,43 @@ def test_empty_cluster(brokers: Start, zk_client: KazooClient) -> None:
     assert zk_client.get(paths.CONTROLLER_EPOCH)[0] == b"1"
 
 
+def test_failover_runs_kafkas_steps_in_kafkas_order(brokers: Start, zk_client: KazooClient) -> None:
+    """Kafka 2.8's onControllerFailover. Setup: topic t on broker 1 and a pending ISR change
+    notification, written before any broker runs. Steps: start broker 1. Validate: the
+    failover steps come in Kafka's order; the notification is removed (not handled) before
+    the first UpdateMetadata, which goes out after the context is loaded and before the
+    state machines start; the first auto rebalance is scheduled 5 s out."""
+    zk = KafkaZkClient(zk_client)
+    zk.create_topic("t", TopicAssignment({0: ReplicaAssignment((1,))}))
+    zk.create_isr_change_notification([TopicPartition("t", 0)])
+    procs = start_brokers(brokers, zk, [1])
+    wait_until(
+        lambda: events_of(procs[1], "controller_failover_done"), 10, "failover did not finish"
+    )
+    events = procs[1].events()
+    steps = [e for e in events if e["kind"] == "controller_failover_step"]
+    assert [e["step"] for e in steps] == [
+        "watches_registered",
+        "notifications_removed",
+        "context_initialized",
+        "update_metadata_sent",
+        "state_machines_started",
+        "reassignments_resumed",
+        "deletions_resumed",
+        "preferred_elections_done",
+        "auto_rebalance_scheduled",
+    ]
+    assert steps[1]["isr_change_notifications"] == 1
+    assert steps[-1]["delay_s"] == 5.0
+    assert zk_client.get_children(paths.ISR_CHANGE_NOTIFICATION) == []
+    assert events_of(procs[1], "isr_change_handled") == []
+    position = {id(e): i for i, e in enumerate(events)}
+    first_update = next(
+        e for e in events if e["kind"] == "control_request_sent" and e["api"] == "UpdateMetadata"
+    )
+    assert position[id(steps[2])] < position[id(first_update)] < position[id(steps[3])]
+
+
 def test_topic_creation(brokers: Start, zk_client: KazooClient) -> None:
     """A topic with 3 partitions, RF 3: every partition comes online led by its first
     replica with the full ISR at leader epoch 0, and every broker's metadata shows it."""

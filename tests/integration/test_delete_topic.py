@@ -142,6 +142,26 @@ class Cluster:
             f"broker {broker} still has metadata for {TOPIC}",
         )
 
+    def halt_deletion(self) -> int:
+        """Kill a broker that is not the controller, wait until its session expired, request
+        the deletion of the topic and wait until the controller halts it; returns the
+        killed broker."""
+        controller = self.zk.get_controller_id()
+        victim = max(b for b in (1, 2, 3) if b != controller)
+        self.procs[victim].kill()
+        wait_until(
+            lambda: victim not in self.zk.get_all_brokers().brokers,
+            20,
+            f"broker {victim}'s session did not expire",
+        )
+        assert self.deletion.mark_topic_for_deletion(TOPIC)
+        wait_until(
+            lambda: self.controller_events("topic_deletion_ineligible"),
+            20,
+            lambda: "the deletion was not halted\n" + self.tails(),
+        )
+        return victim
+
     def controller_events(self, kind: str) -> list[dict[str, object]]:
         """Events of one kind written by whichever broker was controller."""
         return [e for p in self.procs.values() for e in p.events() if e["kind"] == kind]
@@ -175,21 +195,8 @@ def test_delete_topic_with_dead_replica_waits_for_the_broker(cluster: Cluster) -
     the deletion halts (the live replicas are deleted, the topic and its request stay);
     once the broker returns, its replicas are deleted and the topic is torn down."""
     cluster.create()
-    controller = cluster.zk.get_controller_id()
-    victim = max(b for b in (1, 2, 3) if b != controller)
+    victim = cluster.halt_deletion()
     survivors = tuple(b for b in (1, 2, 3) if b != victim)
-    cluster.procs[victim].kill()
-    wait_until(
-        lambda: victim not in cluster.zk.get_all_brokers().brokers,
-        20,
-        f"broker {victim}'s session did not expire",
-    )
-    assert cluster.deletion.mark_topic_for_deletion(TOPIC)
-    wait_until(
-        lambda: cluster.controller_events("topic_deletion_ineligible"),
-        20,
-        lambda: "the deletion was not halted\n" + cluster.tails(),
-    )
     halted = cluster.controller_events("topic_deletion_ineligible")[0]
     assert halted["reason"] == "offline replicas"
     assert halted["replicas"] == [[0, victim], [1, victim]]
@@ -218,20 +225,7 @@ def test_partitions_added_during_deletion_are_undone(cluster: Cluster) -> None:
     the returning broker, which starts while t is being deleted, never answers Metadata
     with t's partitions as live; the deletion then completes."""
     cluster.create()
-    controller = cluster.zk.get_controller_id()
-    victim = max(b for b in (1, 2, 3) if b != controller)
-    cluster.procs[victim].kill()
-    wait_until(
-        lambda: victim not in cluster.zk.get_all_brokers().brokers,
-        20,
-        f"broker {victim}'s session did not expire",
-    )
-    assert cluster.deletion.mark_topic_for_deletion(TOPIC)
-    wait_until(
-        lambda: cluster.controller_events("topic_deletion_ineligible"),
-        20,
-        lambda: "the deletion was not halted\n" + cluster.tails(),
-    )
+    victim = cluster.halt_deletion()
     data, _ = cluster.kazoo.get(paths.topic(TOPIC))
     before = TopicZNode.decode(data)
     grown = replace(before, partitions={**before.partitions, 2: ReplicaAssignment((1, 2, 3))})
