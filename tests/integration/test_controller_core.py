@@ -28,7 +28,7 @@ from zkdata.model import (
     TopicAssignment,
     TopicPartition,
 )
-from zkdata.znodes import ControllerEpochZNode
+from zkdata.znodes import ControllerEpochZNode, TopicPartitionStateZNode
 
 pytestmark = pytest.mark.integration
 
@@ -258,6 +258,71 @@ def test_bounced_broker_is_detected_by_czxid_and_resent_leader_and_isr(
         15,
         "the bounced broker was not sent LeaderAndIsr for its 3 replicas",
     )
+
+
+def test_a_state_znode_from_a_newer_controller_fails_only_its_partition(
+    brokers: Start, zk_client: KazooClient
+) -> None:
+    """Kafka fails the state change of a partition whose state znode another controller
+    wrote and goes on with the others; the controller does not resign over it. Setup:
+    brokers 1-3, topic t with partitions 0 and 1 both led by a broker that is not the
+    controller; t-0's state znode is rewritten with the controller epoch + 1. Steps: kill
+    that broker. Validate: t-1 gets a new leader; t-0 keeps its znode, with
+    `leader_election_failed` and `isr_shrink_failed` naming it and why; the controller and
+    `/controller_epoch` stay, and it never resigned."""
+    zk = KafkaZkClient(zk_client)
+    procs = start_brokers(brokers, zk, [1, 2, 3])
+    controller = zk.get_controller_id()
+    assert controller is not None
+    victim, other = (b for b in (1, 2, 3) if b != controller)
+    zk.create_topic(
+        "t",
+        TopicAssignment(
+            {0: ReplicaAssignment((victim, other)), 1: ReplicaAssignment((victim, other))}
+        ),
+    )
+    full = wait_until(
+        lambda: (
+            found
+            if (found := complete(zk, "t", 2))
+            and all(s.leader_and_isr.isr == (victim, other) for s in found.values())
+            else None
+        ),
+        20,
+        "t did not come online with its full ISR",
+    )
+    epoch = full[0].controller_epoch
+    newer = LeaderIsrAndControllerEpoch(full[0].leader_and_isr, epoch + 1)
+    zk_client.set(paths.partition_state("t", 0), TopicPartitionStateZNode.encode(newer))
+    procs[victim].kill()
+
+    wait_until(
+        lambda: (s := states(zk, "t", 2).get(1)) is not None and s.leader_and_isr.leader == other,
+        SESSION_MS / 1000 + 10,
+        lambda: "t-1 did not move to the live broker:\n" + procs[controller].log_tail(),
+    )
+    failed = wait_until(
+        lambda: [
+            e
+            for e in events_of(procs[controller], "leader_election_failed")
+            if (e["topic"], e["partition"]) == ("t", 0)
+        ],
+        10,
+        "t-0's election did not fail",
+    )
+    assert "another controller" in failed[0]["reason"]
+    shrink = [
+        e
+        for e in events_of(procs[controller], "isr_shrink_failed")
+        if (e["topic"], e["partition"]) == ("t", 0)
+    ]
+    assert shrink
+    assert "another controller" in shrink[0]["reason"]
+    t0 = states(zk, "t", 2)[0]
+    assert (t0.controller_epoch, t0.leader_and_isr.leader) == (epoch + 1, victim)
+    assert zk.get_controller_id() == controller
+    assert zk_client.get(paths.CONTROLLER_EPOCH)[0] == str(epoch).encode()
+    assert events_of(procs[controller], "controller_resigned") == []
 
 
 def test_controller_move_while_an_event_is_processing_is_fenced(
