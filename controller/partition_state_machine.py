@@ -9,9 +9,9 @@ or written together with its zkVersion; every write is conditional on that zkVer
 stale context cannot win. A BADVERSION (a leader changed the ISR meanwhile) re-reads that
 partition from ZooKeeper (pipelined) and re-decides; so does an election that found no
 leader in the context's state, since a leader may have grown the ISR since. Partitions
-the context does not know are read at once. A state znode written by a newer controller
-fails only its partition (`leader_election_failed`); `ControllerMovedError` (the fenced
-write's failed epoch check) propagates: the caller resigns. Event thread only.
+the context does not know are read at once. A state znode of a newer controller fails
+only its partition; `ControllerMovedError` (the fenced write's failed epoch check)
+propagates: the caller resigns. Event thread only.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from controller.leader_election import (
     reassign_election,
 )
 from controller.request_batch import RequestBatch
-from controller.states import PartitionState
+from controller.states import PartitionState, written_by_newer_controller
 from eventlog import EventKind, EventLog
 from zkdata.fenced_writes import OpResult
 from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
@@ -95,16 +95,6 @@ class ElectionStats:
 
     on_election: Callable[[float], None] = lambda seconds: None
     on_unclean: Callable[[int], None] = lambda count: None
-
-
-def written_by_newer_controller(znode_epoch: int, own_epoch: int) -> str:
-    """Why a state change of one partition is aborted: its state znode carries a newer
-    controller epoch than this controller's (pure). Kafka fails that partition only; losing
-    the controllership shows in the fenced write and the `/controller` watch."""
-    return (
-        f"state znode written by another controller (epoch {znode_epoch}, "
-        f"this controller's is {own_epoch}): aborting its state change"
-    )
 
 
 def current_states(

@@ -20,9 +20,9 @@ from kazoo.exceptions import BadVersionError
 
 from controller.context import ControllerContext, PartitionReplica
 from controller.leader_election import remove_replica_from_isr
-from controller.partition_state_machine import PartitionZk, written_by_newer_controller
+from controller.partition_state_machine import PartitionZk
 from controller.request_batch import RequestBatch
-from controller.states import ReplicaState
+from controller.states import ReplicaState, written_by_newer_controller
 from eventlog import EventKind, EventLog
 from zkdata.model import (
     LeaderAndIsr,
