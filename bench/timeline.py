@@ -2,7 +2,8 @@
 
 The new controller writes `controller_elected` just before `on_failover` starts and
 `controller_failover_done` when it returns; in between, its event log shows each step:
-requests sent, replica and partition state changes, leaders elected. `failover_timeline`
+the end of each of `on_failover`'s steps, requests sent, replica and partition state
+changes, leaders elected. `failover_timeline`
 turns those into milestones (offsets from the election, consecutive events of one kind
 collapsed into one line), and counts the per-partition events the brokers wrote while the
 failover ran (`partition_fenced`: LeaderAndIsr entries a broker ignored as not newer).
@@ -24,6 +25,7 @@ from eventlog import EventKind, read_events
 #: process, and response events written on sender threads, are left out).
 _MILESTONE_KINDS = frozenset(
     {
+        EventKind.CONTROLLER_FAILOVER_STEP,
         EventKind.CONTROL_REQUEST_SENT,
         EventKind.REPLICA_STATE_CHANGE,
         EventKind.PARTITION_STATE_CHANGE,
@@ -153,6 +155,8 @@ def _milestones(window: list[dict[str, Any]], start: int) -> list[Milestone]:
 def _describe(group: list[dict[str, Any]]) -> str:
     first = group[0]
     kind = first["kind"]
+    if kind == EventKind.CONTROLLER_FAILOVER_STEP:
+        return f"failover step done: {first.get('step')}"
     if kind == EventKind.CONTROL_REQUEST_SENT:
         most = max(int(e.get("partitions", 0)) for e in group)
         return f"sent {first.get('api')} to {len(group)} brokers ({most:,} partitions)"

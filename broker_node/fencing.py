@@ -10,10 +10,10 @@ Request level (LeaderAndIsr, UpdateMetadata, StopReplica), in Kafka's order:
 Partition level:
   LeaderAndIsr: leader epoch not newer than ours          -> STALE_CONTROLLER_EPOCH
                 this broker not among the replicas        -> UNKNOWN_TOPIC_OR_PARTITION
-  StopReplica:  leader epoch older (unless -1/-2)       -> FENCED_LEADER_EPOCH
-                (an equal epoch passes: the controller stops a follower at the epoch the
-                broker already has, e.g. in controlled shutdown; Kafka 2.8 fenced it, later
-                versions let it pass)
+  StopReplica:  leader epoch not newer (unless -1/-2)   -> FENCED_LEADER_EPOCH
+                (an equal epoch is fenced too, as Kafka 2.8's ReplicaManager does: only a
+                newer epoch, the deletion sentinel -2 or "no epoch" -1 stops a hosted
+                partition)
 The data plane's leader-epoch rule (Fetch, OffsetsForLeaderEpoch) is `Partition`'s
 (`broker_node.partition.leader_epoch_error`).
 """
@@ -65,6 +65,6 @@ def check_stop_replica_partition(
     """Per-partition verdict for StopReplica; `current_leader_epoch` None = not hosted."""
     if request_leader_epoch in (EPOCH_DURING_DELETE, NO_EPOCH) or current_leader_epoch is None:
         return Errors.NONE
-    if request_leader_epoch >= current_leader_epoch:
+    if request_leader_epoch > current_leader_epoch:
         return Errors.NONE
     return Errors.FENCED_LEADER_EPOCH

@@ -37,8 +37,12 @@ from eventlog import EventKind, EventLog
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.deletion import TopicDeletionZk
+from zkdata.isr_change_notifications import delete_isr_change_notifications
 from zkdata.model import Broker, TopicPartition
 from zkdata.reassignment import ReassignmentZk
+
+#: Seconds from failover to the first auto leader rebalance check (Kafka's fixed 5 s).
+FIRST_REBALANCE_DELAY_S = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +87,7 @@ class ActiveController:
             context, zk, self.batch, event_log, config.unclean_leader_election_enable, stats
         )
         self.replicas = ReplicaStateMachine(context, zk, self.batch, event_log)
+        assignments = ReassignmentZk(zk)
         self.topics = TopicChanges(
             context,
             zk,
@@ -91,6 +96,7 @@ class ActiveController:
             event_log,
             watchers,
             config.unclean_leader_election_enable,
+            assignments,
         )
         self.deletion = TopicDeletionManager(
             context,
@@ -108,10 +114,13 @@ class ActiveController:
             event_log,
             watchers,
             config.leader_imbalance_per_broker_percentage,
+            config.leader_imbalance_check_interval_s
+            if config.auto_leader_rebalance_enable
+            else None,
         )
         self.reassignments = ReassignmentManager(
             context,
-            ReassignmentZk(zk),
+            assignments,
             zk,
             self.partitions,
             self.replicas,
@@ -165,41 +174,82 @@ class ActiveController:
     # -- failover and resignation ---------------------------------------------------------
 
     def on_failover(self) -> None:
-        """Load the cluster from ZooKeeper (pipelined), open channels, tell every broker,
-        and start both state machines."""
+        """Kafka 2.8's `onControllerFailover`, step by step (each step emits
+        `controller_failover_step`): register the watches; remove pending ISR change
+        notifications; load the context from ZooKeeper (pipelined), open the channels and
+        queue the requested deletions; tell every broker the live brokers; start both
+        state machines; resume reassignments, then deletions; run a pending preferred
+        election; schedule the first auto rebalance 5 s later."""
         started = time.monotonic()
-        self._zk.watch_children(paths.BROKER_IDS, self._watchers(ev.BrokerChange()))
-        listing = self._zk.get_all_brokers()
-        for name, error in listing.malformed.items():
-            self._malformed(error.path or name, error.reason)
-        self.ctx.set_live_brokers(listing.brokers.values())
-        self.topics.load_all_topics()
-        self.arm_admin_watches()
-        partitions = self.ctx.all_partitions()
-        states = self._zk.get_partition_states(partitions)
-        for tp, state in states.found.items():
-            self.ctx.set_leadership(tp, state)
-        for error in states.malformed.values():
-            self._malformed(error.path, error.reason)
+        self._register_watches()
+        self._step("watches_registered")
+        removed = self._remove_isr_change_notifications()
+        self._step("notifications_removed", isr_change_notifications=removed)
+        self._initialize_context()
         self.deletion.init(self._deletion_requests())
-        self.channels.startup(self.ctx.live_brokers())
+        self._step("context_initialized")
         self._send_update_metadata(self.ctx.live_or_shutting_down_broker_ids(), [])
+        self._step("update_metadata_sent")
         self.replicas.startup()
         self.partitions.startup()
+        self._step("state_machines_started")
         self.reassignments.on_failover()
+        self._step("reassignments_resumed")
         self.deletion.try_topic_deletion()
+        self._step("deletions_resumed")
         self.elections.process_preferred_replica_election_znode()
-        self.process_isr_change_notification()
+        self._step("preferred_elections_done")
         if self._config.auto_leader_rebalance_enable:
-            self.elections.start_rebalance_timer(self._config.leader_imbalance_check_interval_s)
+            self.elections.schedule_auto_rebalance(FIRST_REBALANCE_DELAY_S)
+            self._step("auto_rebalance_scheduled", delay_s=FIRST_REBALANCE_DELAY_S)
         self._events.emit(
             EventKind.CONTROLLER_FAILOVER_DONE,
             controller_epoch=self.ctx.epoch,
             brokers=len(self.ctx.live_brokers()),
             topics=len(self.ctx.all_topics()),
-            partitions=len(partitions),
+            partitions=len(self.ctx.all_partitions()),
             offline_partitions=self.ctx.offline_partition_count(),
             duration_ms=round((time.monotonic() - started) * 1000, 1),
+        )
+
+    def _register_watches(self) -> None:
+        """Before anything is read: the child watches of `/brokers/ids`, `/brokers/topics`,
+        `/admin/delete_topics` and `/isr_change_notification`, and the exists watches of
+        `/admin/reassign_partitions` and `/admin/preferred_replica_election`."""
+        self._zk.watch_children(paths.BROKER_IDS, self._watchers(ev.BrokerChange()))
+        self.topics.arm_topic_watch()
+        self.arm_admin_watches()
+
+    def _remove_isr_change_notifications(self) -> int:
+        """Delete every pending ISR change notification (fenced) without handling it: the
+        context, loaded next, reads every partition's state anyway. Kafka also removes
+        log-dir event notifications here; the testbed has none (docs/kafka-differences.md)."""
+        pending = self._zk.watch_children(
+            paths.ISR_CHANGE_NOTIFICATION, self._watchers(ev.IsrChangeNotification())
+        )
+        if pending:
+            delete_isr_change_notifications(self._zk, pending, self.ctx.epoch_zk_version)
+        return len(pending)
+
+    def _initialize_context(self) -> None:
+        """Kafka's `initializeControllerContext`: live brokers, topics with their assignments
+        and configs, every partition's state (pipelined), then the channels to the live
+        brokers."""
+        listing = self._zk.get_all_brokers()
+        for name, error in listing.malformed.items():
+            self._malformed(error.path or name, error.reason)
+        self.ctx.set_live_brokers(listing.brokers.values())
+        self.topics.load_all_topics()
+        states = self._zk.get_partition_states(self.ctx.all_partitions())
+        for tp, state in states.found.items():
+            self.ctx.set_leadership(tp, state)
+        for error in states.malformed.values():
+            self._malformed(error.path, error.reason)
+        self.channels.startup(self.ctx.live_brokers())
+
+    def _step(self, step: str, **fields: object) -> None:
+        self._events.emit(
+            EventKind.CONTROLLER_FAILOVER_STEP, step=step, controller_epoch=self.ctx.epoch, **fields
         )
 
     def on_resignation(self) -> None:

@@ -37,6 +37,7 @@ class ControllerContext:
         self._replica_states: dict[PartitionReplica, ReplicaState] = {}
         self._topic_configs: dict[str, dict[str, str]] = {}
         self._topics_to_delete: set[str] = set()
+        self._topics_with_deletion_started: set[str] = set()
 
     def reset(self) -> None:
         """Forget everything (on resignation)."""
@@ -135,6 +136,7 @@ class ControllerContext:
         }
         self._topic_configs.pop(topic, None)
         self._topics_to_delete.discard(topic)
+        self._topics_with_deletion_started.discard(topic)
 
     def set_topic_config(self, topic: str, config: dict[str, str]) -> None:
         """Per-topic config overrides."""
@@ -255,14 +257,25 @@ class ControllerContext:
         """Whether a topic is being deleted."""
         return topic in self._topics_to_delete
 
+    def begin_topic_deletion(self, topics: Iterable[str]) -> None:
+        """The deletion of these queued topics has started (their partitions went Offline
+        -> NonExistent); Kafka's `beginTopicDeletion`."""
+        self._topics_with_deletion_started |= set(topics) & self._topics_to_delete
+
+    def is_topic_deletion_in_progress(self, topic: str) -> bool:
+        """Whether a topic's deletion has started (not merely been queued)."""
+        return topic in self._topics_with_deletion_started
+
     # -- figures for metrics -------------------------------------------------------------
 
     def offline_partition_count(self) -> int:
-        """Partitions in OfflinePartition, not queued for deletion (OfflinePartitionsCount)."""
+        """Partitions in OfflinePartition, except those of topics whose deletion has started
+        (OfflinePartitionsCount). A topic queued for deletion but not started, e.g. halted
+        while a replica's broker is down, still counts, as in Kafka."""
         return sum(
             1
             for tp, s in self._partition_states.items()
-            if s is PartitionState.OFFLINE and tp.topic not in self._topics_to_delete
+            if s is PartitionState.OFFLINE and tp.topic not in self._topics_with_deletion_started
         )
 
     def preferred_replica_imbalance_count(self) -> int:

@@ -9,8 +9,9 @@ or written together with its zkVersion; every write is conditional on that zkVer
 stale context cannot win. A BADVERSION (a leader changed the ISR meanwhile) re-reads that
 partition from ZooKeeper (pipelined) and re-decides; so does an election that found no
 leader in the context's state, since a leader may have grown the ISR since. Partitions
-the context does not know are read at once. `ControllerMovedError` propagates: the caller
-resigns. Event thread only.
+the context does not know are read at once. A state znode of a newer controller fails
+only its partition; `ControllerMovedError` (the fenced write's failed epoch check)
+propagates: the caller resigns. Event thread only.
 """
 
 from __future__ import annotations
@@ -31,9 +32,8 @@ from controller.leader_election import (
     reassign_election,
 )
 from controller.request_batch import RequestBatch
-from controller.states import PartitionState
+from controller.states import PartitionState, written_by_newer_controller
 from eventlog import EventKind, EventLog
-from zkdata.errors import ControllerMovedError
 from zkdata.fenced_writes import OpResult
 from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from zkdata.pipelined_reads import Reads
@@ -281,8 +281,8 @@ class PartitionStateMachine:
                 elif current is None:
                     results[tp] = self._failed(tp, "state znode is missing")
                 elif current.controller_epoch > self._ctx.epoch:
-                    raise ControllerMovedError(
-                        f"{tp} was written by controller epoch {current.controller_epoch}"
+                    results[tp] = self._failed(
+                        tp, written_by_newer_controller(current.controller_epoch, self._ctx.epoch)
                     )
                 else:
                     election = self._decide(tp, current.leader_and_isr, strategy)

@@ -48,11 +48,11 @@ from controller.reassignment_decisions import (
 )
 from controller.replica_state_machine import ReplicaStateMachine
 from controller.request_batch import RequestBatch
-from controller.states import PartitionState, ReplicaState
+from controller.states import PartitionState, ReplicaState, written_by_newer_controller
 from controller.topic_deletion import TopicDeletionManager
 from controller.watchers import Watchers
 from eventlog import EventKind, EventLog
-from zkdata.errors import ControllerMovedError, ZnodeFormatError
+from zkdata.errors import ZnodeFormatError
 from zkdata.model import (
     LeaderAndIsr,
     LeaderIsrAndControllerEpoch,
@@ -179,8 +179,9 @@ class ReassignmentManager:
                 resumed=resumed,
                 controller_epoch=self._ctx.epoch,
             )
-            if not self._bump_leader_epoch_and_send(tp, assignment):  # A1
-                self._failed(tp, assignment, "the state znode is missing or does not decode")
+            failure = self._bump_leader_epoch_and_send(tp, assignment)  # A1
+            if failure is not None:
+                self._failed(tp, assignment, failure)
                 return False
             self._replicas.handle_state_changes(  # A2
                 [
@@ -273,30 +274,33 @@ class ReassignmentManager:
 
     def _bump_leader_epoch_and_send(
         self, tp: TopicPartition, assignment: ReplicaAssignment
-    ) -> bool:
+    ) -> str | None:
         """Kafka's `updateLeaderEpochAndSendRequest`: the same leader and ISR at the next
         leader epoch, written conditionally (re-read after BADVERSION), then LeaderAndIsr to
-        every replica in `assignment.replicas`. False when there is no state to bump."""
+        every replica in `assignment.replicas`. Returns why there was no state to bump, or
+        None when it was bumped and sent."""
         state = self._bump_leader_epoch(tp)
-        if state is None:
-            return False
+        if isinstance(state, str):
+            return state
         self._batch.new_batch()
         self._batch.add_leader_and_isr(assignment.replicas, tp, state, assignment, is_new=False)
         self._batch.send()
-        return True
+        return None
 
-    def _bump_leader_epoch(self, tp: TopicPartition) -> LeaderIsrAndControllerEpoch | None:
+    def _bump_leader_epoch(self, tp: TopicPartition) -> LeaderIsrAndControllerEpoch | str:
+        """The bumped state now in ZooKeeper, or why it could not be written. A state znode
+        written by a newer controller fails this partition only, as Kafka's
+        `updateLeaderEpoch` does; a lost controllership shows in the fenced write."""
+        missing = "the state znode is missing or does not decode"
         for _ in range(MAX_ATTEMPTS):
             reads = self._partition_zk.get_partition_states([tp])
             for error in reads.malformed.values():
                 self._events.emit(EventKind.MALFORMED_ZNODE, path=error.path, reason=error.reason)
             current = reads.found.get(tp)
             if current is None:
-                return None
+                return missing
             if current.controller_epoch > self._ctx.epoch:
-                raise ControllerMovedError(
-                    f"{tp} was written by controller epoch {current.controller_epoch}"
-                )
+                return written_by_newer_controller(current.controller_epoch, self._ctx.epoch)
             lai = current.leader_and_isr
             bumped = LeaderIsrAndControllerEpoch(
                 lai.new_leader_and_isr(lai.leader, lai.isr), self._ctx.epoch
@@ -307,14 +311,14 @@ class ReassignmentManager:
             if isinstance(outcome, BadVersionError):
                 continue  # a leader changed the ISR meanwhile: read again
             if isinstance(outcome, Exception):
-                return None
+                return missing
             new = bumped.leader_and_isr
             stored = LeaderIsrAndControllerEpoch(
                 LeaderAndIsr(new.leader, new.leader_epoch, new.isr, int(outcome)), self._ctx.epoch
             )
             self._ctx.set_leadership(tp, stored)
             return stored
-        return None  # leaders kept changing the ISR: try again at the next ISR change
+        return missing  # leaders kept changing the ISR: try again at the next ISR change
 
     # -- helpers --------------------------------------------------------------------------
 

@@ -1,7 +1,8 @@
 """`ReplicaElections`: preferred and unclean leader elections asked for by people or by the
 controller itself (Kafka's `onReplicaElection`): the `ElectLeaders` request, the
 `/admin/preferred_replica_election` znode, and the auto leader rebalance with its
-`leader-rebalance` timer thread.
+`leader-rebalance` timer thread: one check 5 s after failover, then one check interval
+after the end of each check, as Kafka schedules it.
 
 The triage and the rebalance candidates are pure (`controller.leader_balance`); the
 elections run through the partition state machine. Event thread only, except the timer
@@ -11,6 +12,7 @@ thread, which only enqueues `AutoPreferredReplicaLeaderElection`.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 from controller import events as ev
 from controller.context import ControllerContext
@@ -32,6 +34,9 @@ from zkdata.client import KafkaZkClient
 from zkdata.errors import ZnodeFormatError
 from zkdata.model import LeaderAndIsr, TopicPartition
 
+#: Runs an action once after a delay in seconds (`ReplicaElections`' timer).
+Schedule = Callable[[float, Callable[[], None]], None]
+
 
 class ReplicaElections:
     """Preferred and unclean elections of the active controller."""
@@ -44,29 +49,43 @@ class ReplicaElections:
         event_log: EventLog,
         watchers: Watchers,
         imbalance_percentage: int,
+        rebalance_interval_s: float | None = None,
+        schedule: Schedule | None = None,
     ) -> None:
+        """`rebalance_interval_s`: `leader.imbalance.check.interval.seconds`, None when the
+        auto rebalance is off; `schedule(delay_s, action)` runs `action` once after
+        `delay_s` (a `leader-rebalance` daemon thread unless given)."""
         self._ctx = context
         self._zk = zk
         self._partitions = partitions
         self._events = event_log
         self._watchers = watchers
         self._imbalance_percentage = imbalance_percentage
+        self._rebalance_interval_s = rebalance_interval_s
         self._timer_stop = threading.Event()
+        self._schedule = schedule or self._start_timer_thread
 
     # -- the leader-rebalance timer -------------------------------------------------------
 
-    def start_rebalance_timer(self, interval_s: float) -> None:
-        """A daemon thread `leader-rebalance` that enqueues the auto-rebalance event every
-        `interval_s` until `stop_rebalance_timer`."""
+    def schedule_auto_rebalance(self, delay_s: float) -> None:
+        """Enqueue one `AutoPreferredReplicaLeaderElection` after `delay_s` (Kafka's
+        `scheduleAutoLeaderRebalanceTask`): at failover with Kafka's 5 s, then again
+        after every check with the check interval. Event thread."""
+        enqueue = self._watchers.enqueue
+        self._schedule(delay_s, lambda: enqueue(ev.AutoPreferredReplicaLeaderElection()))
 
-        def tick() -> None:
-            while not self._timer_stop.wait(interval_s):
-                self._watchers.enqueue(ev.AutoPreferredReplicaLeaderElection())
+    def _start_timer_thread(self, delay_s: float, action: Callable[[], None]) -> None:
+        """A daemon thread `leader-rebalance` that runs `action` after `delay_s` unless
+        `stop_rebalance_timer` came first."""
 
-        threading.Thread(target=tick, name="leader-rebalance", daemon=True).start()
+        def fire() -> None:
+            if not self._timer_stop.wait(delay_s):
+                action()
+
+        threading.Thread(target=fire, name="leader-rebalance", daemon=True).start()
 
     def stop_rebalance_timer(self) -> None:
-        """Stop the timer thread (on resignation); any thread."""
+        """Cancel the scheduled check (on resignation); any thread."""
         self._timer_stop.set()
 
     # -- elections ------------------------------------------------------------------------
@@ -127,6 +146,15 @@ class ReplicaElections:
         delete_preferred_replica_election(self._zk, self._ctx.epoch_zk_version)
 
     def auto_rebalance(self) -> None:
+        """Kafka's processAutoPreferredReplicaLeaderElection: check the imbalance (below),
+        then schedule the next check one interval later, whatever the check did."""
+        try:
+            self._check_and_rebalance()
+        finally:
+            if self._rebalance_interval_s is not None:
+                self.schedule_auto_rebalance(self._rebalance_interval_s)
+
+    def _check_and_rebalance(self) -> None:
         """Kafka's checkAndTriggerAutoLeaderRebalance: for brokers whose imbalance exceeds the
         threshold, move leaderships back to their live, in-sync preferred replicas."""
         ctx = self._ctx

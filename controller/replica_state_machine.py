@@ -1,9 +1,14 @@
 """`ReplicaStateMachine`: moves replicas through Kafka's seven replica states.
 
 OfflineReplica sends StopReplica and shrinks the ISR of every partition the replica was
-in (keeping the last member, KAFKA-5083), with the same state -> decide -> fenced write ->
-context -> batch order as the partition state machine (current state from the context,
-re-read from ZooKeeper after a BADVERSION). Event thread only.
+in (keeping the last member, KAFKA-5083) in the order read -> decide -> fenced write ->
+context -> batch: the state znodes are read from ZooKeeper first (a leader may have
+changed the ISR since the context learnt it), every write is conditional on the zkVersion
+read, and a BADVERSION starts that partition over from the read. A state znode written by
+a newer controller fails only its partition (`isr_shrink_failed`); losing the
+controllership shows as the fenced write's `ControllerMovedError`. A replica of a partition
+without leadership goes offline with an UpdateMetadata to every live broker. Event thread
+only.
 """
 
 from __future__ import annotations
@@ -15,11 +20,10 @@ from kazoo.exceptions import BadVersionError
 
 from controller.context import ControllerContext, PartitionReplica
 from controller.leader_election import remove_replica_from_isr
-from controller.partition_state_machine import PartitionZk, current_states
+from controller.partition_state_machine import PartitionZk
 from controller.request_batch import RequestBatch
-from controller.states import ReplicaState
+from controller.states import ReplicaState, written_by_newer_controller
 from eventlog import EventKind, EventLog
-from zkdata.errors import ControllerMovedError
 from zkdata.model import (
     LeaderAndIsr,
     LeaderIsrAndControllerEpoch,
@@ -135,12 +139,12 @@ class ReplicaStateMachine:
                         self._batch.add_leader_and_isr(
                             recipients, tp, state, self._ctx.assignment(tp), is_new=False
                         )
-                done = [
-                    r
-                    for r in valid
-                    if r.topic_partition in shrunk
-                    or self._ctx.leadership(r.topic_partition) is None
-                ]
+                leaderless = [r for r in valid if self._ctx.leadership(r.topic_partition) is None]
+                for replica in leaderless:  # the brokers still learn the replica is offline
+                    self._batch.add_update_metadata(
+                        self._ctx.live_or_shutting_down_broker_ids(), [replica.topic_partition]
+                    )
+                done = [r for r in valid if r.topic_partition in shrunk] + leaderless
             case ReplicaState.DELETION_STARTED:
                 for replica in valid:
                     self._batch.add_stop_replica([broker_id], replica.topic_partition, delete=True)
@@ -174,31 +178,42 @@ class ReplicaStateMachine:
     def _remove_from_isr(
         self, broker_id: int, partitions: list[TopicPartition]
     ) -> dict[TopicPartition, LeaderIsrAndControllerEpoch]:
-        """Take `broker_id` out of the ISR (and leadership) of `partitions`; returns the
-        partitions whose state is now settled, with that state."""
+        """Take `broker_id` out of the ISR (and leadership) of `partitions`, as Kafka's
+        `removeReplicasFromIsr` does: read every state znode from ZooKeeper (pipelined; the
+        context may lag a leader's own ISR change), decide, write the shrunk states back in
+        one fenced write conditional on the zkVersions read, and start over from the read
+        for the partitions that lost a race (BADVERSION). Returns the partitions whose state
+        is now settled, with that state; the others failed, each with an event."""
         settled: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
         remaining = list(partitions)
-        first_round = True
         while remaining:
-            reads = current_states(self._ctx, self._zk, remaining, trust_context=first_round)
-            first_round = False
+            reads = self._zk.get_partition_states(remaining)
             updates: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
             for tp in remaining:
                 current = reads.found.get(tp)
-                if current is None:
-                    continue  # missing or malformed: nothing to shrink
-                if current.controller_epoch > self._ctx.epoch:
-                    raise ControllerMovedError(
-                        f"{tp} was written by controller epoch {current.controller_epoch}"
+                if tp in reads.malformed:
+                    error = reads.malformed[tp]
+                    self._events.emit(
+                        EventKind.MALFORMED_ZNODE, path=error.path, reason=error.reason
                     )
-                lai = current.leader_and_isr
-                if broker_id not in lai.isr:  # nothing to shrink (Kafka writes nothing)
+                    self._shrink_failed(tp, broker_id, "state znode does not decode")
+                elif current is None:
+                    if not self._ctx.is_topic_queued_for_deletion(tp.topic):
+                        self._shrink_failed(tp, broker_id, "state znode is missing")
+                elif current.controller_epoch > self._ctx.epoch:
+                    self._shrink_failed(
+                        tp,
+                        broker_id,
+                        written_by_newer_controller(current.controller_epoch, self._ctx.epoch),
+                    )
+                elif broker_id not in current.leader_and_isr.isr:
+                    settled[tp] = current  # nothing to shrink: write nothing, keep what was read
                     self._ctx.set_leadership(tp, current)
-                    settled[tp] = current
-                    continue
-                updates[tp] = LeaderIsrAndControllerEpoch(
-                    remove_replica_from_isr(lai, broker_id), self._ctx.epoch
-                )
+                else:
+                    updates[tp] = LeaderIsrAndControllerEpoch(
+                        remove_replica_from_isr(current.leader_and_isr, broker_id),
+                        self._ctx.epoch,
+                    )
             if not updates:
                 break
             written = self._zk.update_leader_and_isr(updates, self._ctx.epoch_zk_version)
@@ -207,36 +222,48 @@ class ReplicaStateMachine:
                 if isinstance(outcome, BadVersionError):
                     remaining.append(tp)
                 elif isinstance(outcome, Exception):
-                    self._events.emit(
-                        EventKind.ISR_SHRINK_FAILED,
-                        topic=tp.topic,
-                        partition=tp.partition,
-                        replica=broker_id,
-                        reason=type(outcome).__name__,
-                        controller_epoch=self._ctx.epoch,
-                    )
+                    self._shrink_failed(tp, broker_id, type(outcome).__name__)
                 else:
-                    new = updates[tp].leader_and_isr
-                    stored = LeaderIsrAndControllerEpoch(
-                        LeaderAndIsr(new.leader, new.leader_epoch, new.isr, int(outcome)),
-                        self._ctx.epoch,
-                    )
-                    self._ctx.set_leadership(tp, stored)
-                    settled[tp] = stored
-                    self._events.emit(
-                        EventKind.ISR_CHANGED,
-                        topic=tp.topic,
-                        partition=tp.partition,
-                        reason="replica offline",
-                        by="controller",
-                        replica=broker_id,
-                        leader=new.leader,
-                        leader_epoch=new.leader_epoch,
-                        isr=list(new.isr),
-                        zk_version=int(outcome),
-                        controller_epoch=self._ctx.epoch,
-                    )
+                    settled[tp] = self._shrunk(tp, broker_id, updates[tp], int(outcome))
         return settled
+
+    def _shrunk(
+        self,
+        tp: TopicPartition,
+        broker_id: int,
+        written: LeaderIsrAndControllerEpoch,
+        zk_version: int,
+    ) -> LeaderIsrAndControllerEpoch:
+        """Record a shrunk ISR that is now in ZooKeeper at `zk_version`."""
+        new = written.leader_and_isr
+        stored = LeaderIsrAndControllerEpoch(
+            LeaderAndIsr(new.leader, new.leader_epoch, new.isr, zk_version), self._ctx.epoch
+        )
+        self._ctx.set_leadership(tp, stored)
+        self._events.emit(
+            EventKind.ISR_CHANGED,
+            topic=tp.topic,
+            partition=tp.partition,
+            reason="replica offline",
+            by="controller",
+            replica=broker_id,
+            leader=new.leader,
+            leader_epoch=new.leader_epoch,
+            isr=list(new.isr),
+            zk_version=zk_version,
+            controller_epoch=self._ctx.epoch,
+        )
+        return stored
+
+    def _shrink_failed(self, tp: TopicPartition, broker_id: int, reason: str) -> None:
+        self._events.emit(
+            EventKind.ISR_SHRINK_FAILED,
+            topic=tp.topic,
+            partition=tp.partition,
+            replica=broker_id,
+            reason=reason,
+            controller_epoch=self._ctx.epoch,
+        )
 
     def _invalid(
         self, replica: PartitionReplica, current: ReplicaState, target: ReplicaState

@@ -33,6 +33,7 @@ from rpc import messages as m
 from zkdata.model import (
     EPOCH_DURING_DELETE,
     NO_EPOCH,
+    LeaderAndIsr,
     LeaderIsrAndControllerEpoch,
     ReplicaAssignment,
     TopicPartition,
@@ -192,13 +193,14 @@ class RequestBatch:
                 continue
             replicas = self._context.replicas(tp)
             lai = leadership.leader_and_isr
-            deleting = self._context.is_topic_queued_for_deletion(tp.topic)
+            if self._context.is_topic_queued_for_deletion(tp.topic):
+                lai = _during_delete(lai)
             states.append(
                 m.UpdateMetadataPartitionState(
                     topic=tp.topic,
                     partition=tp.partition,
                     controller_epoch=leadership.controller_epoch,
-                    leader=EPOCH_DURING_DELETE if deleting else lai.leader,
+                    leader=lai.leader,
                     leader_epoch=lai.leader_epoch,
                     isr=lai.isr,
                     zk_version=lai.zk_version,
@@ -234,3 +236,10 @@ class RequestBatch:
             request = m.StopReplicaRequest(self._header(broker_id), tuple(states))
             deletes = bool(deleted_partitions(request))  # only a deletion's answer matters
             self._send(broker_id, request, self._answer_to(request) if deletes else None)
+
+
+def _during_delete(lai: LeaderAndIsr) -> LeaderAndIsr:
+    """What UpdateMetadata says of a partition whose topic is queued for deletion (Kafka's
+    `LeaderAndIsr.duringDelete`): leader -2 (brokers drop the partition from their
+    metadata), the ISR, and the initial leader epoch and zkVersion."""
+    return LeaderAndIsr(EPOCH_DURING_DELETE, 0, lai.isr, 0)

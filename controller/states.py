@@ -1,5 +1,7 @@
 """Controller enums: `ControllerState` (what the event thread is busy with, Kafka's values)
-and the partition and replica states with their transition tables.
+and the partition and replica states with their transition tables; and why a state change
+is aborted when another controller wrote the partition's state (`written_by_newer_controller`,
+shared by both state machines and reassignment).
 
 Every event names one; the event manager reports the current state and times each.
 """
@@ -100,3 +102,12 @@ _REPLICA_TRANSITIONS: dict[ReplicaState, frozenset[ReplicaState]] = {
     ),
     ReplicaState.NON_EXISTENT: frozenset({ReplicaState.DELETION_SUCCESSFUL}),
 }
+
+
+def written_by_newer_controller(znode_epoch: int, own_epoch: int) -> str:
+    """Why one partition's state change is aborted: its state znode has a newer controller
+    epoch (pure). Kafka fails that partition only; the fenced write detects a lost term."""
+    return (
+        f"state znode written by another controller (epoch {znode_epoch}, "
+        f"this controller's is {own_epoch}): aborting its state change"
+    )

@@ -4,6 +4,9 @@ when a topic's config overrides change (TopicUncleanLeaderElectionEnable), and h
 loads topics into the context, at failover and for new topics.
 
 New partitions go New -> Online with their replicas (Kafka's `onNewPartitionCreation`).
+Partitions added to a topic queued for deletion are not created: the topic znode is
+written back to the assignment the controller knows (Kafka's
+`restorePartitionReplicaAssignment`).
 Event thread only; the watches armed here run on kazoo's thread and only enqueue.
 """
 
@@ -21,7 +24,9 @@ from controller.states import PartitionState, ReplicaState
 from controller.watchers import Watchers
 from eventlog import EventKind, EventLog
 from zkdata.client import KafkaZkClient
+from zkdata.errors import ZnodeFormatError
 from zkdata.model import TopicPartition
+from zkdata.reassignment import ReassignmentZk
 
 
 class TopicChanges:
@@ -37,18 +42,24 @@ class TopicChanges:
         event_log: EventLog,
         watchers: Watchers,
         unclean_default: bool,
+        assignments: ReassignmentZk,
     ) -> None:
         self._ctx = context
         self._zk = zk
+        self._assignments = assignments
         self._partitions = partitions
         self._replicas = replicas
         self._events = event_log
         self._watchers = watchers
         self._unclean_default = unclean_default
 
+    def arm_topic_watch(self) -> None:
+        """Failover, before anything is read: arm the `/brokers/topics` child watch."""
+        self._arm_topic_watch()
+
     def load_all_topics(self) -> None:
-        """Failover: arm the `/brokers/topics` child watch and load every topic's
-        assignment and config into the context."""
+        """Failover: list the topics (re-arming the `/brokers/topics` child watch) and load
+        every topic's assignment and config into the context."""
         self._load_topics(self._arm_topic_watch())
 
     def process_topic_change(self) -> None:
@@ -82,11 +93,13 @@ class TopicChanges:
         if not added:
             return
         deleting = self._ctx.is_topic_queued_for_deletion(topic)
+        restored = deleting and self._restore_assignment(topic)
         self._events.emit(
             EventKind.PARTITIONS_ADDED,
             topic=topic,
             partitions=sorted(added),
             created=not deleting,
+            restored=restored,
             controller_epoch=self._ctx.epoch,
         )
         if deleting:
@@ -94,6 +107,19 @@ class TopicChanges:
         for partition, assignment in added.items():
             self._ctx.set_assignment(TopicPartition(topic, partition), assignment)
         self.on_new_partition_creation([TopicPartition(topic, p) for p in added])
+
+    def _restore_assignment(self, topic: str) -> bool:
+        """Write the topic's assignment as the controller knows it back to
+        `/brokers/topics/T` (fenced), undoing partitions added while it is being deleted;
+        whether it was written. Kafka's `restorePartitionReplicaAssignment`."""
+        known = {tp.partition: self._ctx.assignment(tp) for tp in self._ctx.partitions_of(topic)}
+        try:
+            return self._assignments.restore_topic_assignment(
+                topic, known, self._ctx.epoch_zk_version
+            )
+        except ZnodeFormatError as exc:
+            self._malformed(exc.path, exc.reason)
+            return False
 
     def process_topic_config_change(self, topic: str) -> None:
         """Reload a topic's overrides; when unclean leader election is now enabled for it,

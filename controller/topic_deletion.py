@@ -62,9 +62,10 @@ class DeletionZk(Protocol):
 
 
 class TopicDeletionManager:
-    """Topic deletion for the active controller; lives as long as its term. What Kafka
-    keeps in the context besides the queue (the halted topics, the topics whose deletion
-    started) is kept here and goes with the active controller on resignation."""
+    """Topic deletion for the active controller; lives as long as its term. The queue and
+    the topics whose deletion started live in the context (OfflinePartitionsCount needs
+    the latter); the halted topics are kept here and go with the active controller on
+    resignation."""
 
     def __init__(
         self,
@@ -86,7 +87,6 @@ class TopicDeletionManager:
         self._enabled = enabled
         self._clock = clock
         self._ineligible: set[str] = set()
-        self._started: set[str] = set()
         self._queued_at: dict[str, float] = {}
 
     @property
@@ -221,7 +221,7 @@ class TopicDeletionManager:
     def _on_topic_deletion(self, topics: Sequence[str]) -> None:
         """Partitions of topics seen for the first time -> Offline -> NonExistent; tell
         every live broker the topics are going (leader -2); delete the replicas."""
-        unseen = [t for t in topics if t not in self._started]
+        unseen = [t for t in topics if not self._ctx.is_topic_deletion_in_progress(t)]
         partitions = [tp for t in unseen for tp in self._ctx.partitions_of(t)]
         self._partitions.handle_state_changes(
             [tp for tp in partitions if self._ctx.partition_state(tp) in _OFFLINE_FROM],
@@ -231,7 +231,7 @@ class TopicDeletionManager:
             [tp for tp in partitions if self._ctx.partition_state(tp) is PartitionState.OFFLINE],
             PartitionState.NON_EXISTENT,
         )
-        self._started.update(unseen)
+        self._ctx.begin_topic_deletion(unseen)  # after the moves, as Kafka does
         self._batch.new_batch()
         self._batch.add_update_metadata(
             self._ctx.live_or_shutting_down_broker_ids(),
@@ -379,7 +379,6 @@ class TopicDeletionManager:
         """Drop what is kept about topics no longer queued (deleted, or forgotten by a
         TopicChange)."""
         self._ineligible &= queued
-        self._started &= queued
         for topic in set(self._queued_at) - queued:
             del self._queued_at[topic]
 

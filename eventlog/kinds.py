@@ -33,6 +33,7 @@ class EventKind(StrEnum):
     BROKER_CHANGE = "broker_change"
     TOPIC_CHANGE = "topic_change"
     CONTROLLER_FAILOVER_DONE = "controller_failover_done"
+    CONTROLLER_FAILOVER_STEP = "controller_failover_step"
     ISR_SHRINK_FAILED = "isr_shrink_failed"
     ISR_CHANGED = "isr_changed"
     ISR_UPDATE_FAILED = "isr_update_failed"

@@ -1,7 +1,8 @@
 """ZooKeeper operations of partition reassignment, in Kafka's terms: the request znode
 `/admin/reassign_partitions` (`getPartitionReassignment`, `createPartitionReassignment`,
 `setOrCreatePartitionReassignment`, `deletePartitionReassignment`), one partition's
-assignment inside `/brokers/topics/T` (`setTopicAssignment`) and the watch on a reassigned
+assignment inside `/brokers/topics/T` (`setTopicAssignment`), a whole topic's assignment
+restored while it is being deleted, and the watch on a reassigned
 partition's state znode.
 
 The controller's writes are epoch-fenced (`FencedWriter`) and conditional on the zkVersion
@@ -13,7 +14,8 @@ thread for `create_reassignments`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
@@ -22,7 +24,7 @@ from zkdata.admin_znodes import ReassignPartitionsZNode
 from zkdata.client import KafkaZkClient, WatchCallback
 from zkdata.errors import ZkDataError, ZnodeFormatError
 from zkdata.fenced_writes import Delete, FencedWriter, Op, SetData
-from zkdata.model import PartitionReassignment, ReplicaAssignment, TopicAssignment, TopicPartition
+from zkdata.model import PartitionReassignment, ReplicaAssignment, TopicPartition
 from zkdata.znodes import TopicZNode
 
 #: Attempts of a read-modify-write before giving up on a znode that keeps changing.
@@ -123,7 +125,29 @@ class ReassignmentZk:
         `/brokers/topics/T`, keeping the other partitions and the topic id as they are in
         ZooKeeper. Fenced and conditional on the version read. False when the topic znode
         is gone; `ZnodeFormatError` when it does not decode."""
-        path = paths.topic(tp.topic)
+        return self._rewrite_topic(
+            tp.topic, lambda partitions: {**partitions, tp.partition: assignment}, epoch_zk_version
+        )
+
+    def restore_topic_assignment(
+        self, topic: str, partitions: Mapping[int, ReplicaAssignment], epoch_zk_version: int
+    ) -> bool:
+        """Write `/brokers/topics/T` back to exactly `partitions` (what the controller knows),
+        dropping partitions an admin added meanwhile, keeping the topic id; Kafka's
+        `restorePartitionReplicaAssignment` for a topic being deleted. Fenced and conditional
+        on the version read. False when the topic znode is gone; `ZnodeFormatError` when it
+        does not decode."""
+        return self._rewrite_topic(topic, lambda _: dict(partitions), epoch_zk_version)
+
+    def _rewrite_topic(
+        self,
+        topic: str,
+        change: Callable[[dict[int, ReplicaAssignment]], dict[int, ReplicaAssignment]],
+        epoch_zk_version: int,
+    ) -> bool:
+        """Read `/brokers/topics/T`, apply `change` to its partitions, write it back at the
+        version read (fenced); a lost race reads again."""
+        path = paths.topic(topic)
         for _ in range(MAX_ATTEMPTS):
             try:
                 data, stat = self._zk.retry(self._zk.get, path)
@@ -133,9 +157,8 @@ class ReassignmentZk:
                 current = TopicZNode.decode(data)
             except ZnodeFormatError as exc:
                 raise ZnodeFormatError(exc.reason, path) from None
-            partitions = dict(current.partitions)
-            partitions[tp.partition] = assignment
-            encoded = TopicZNode.encode(TopicAssignment(partitions, current.topic_id))
+            changed = replace(current, partitions=change(dict(current.partitions)))
+            encoded = TopicZNode.encode(changed)
             [result] = self._fenced.write([SetData(path, encoded, stat.version)], epoch_zk_version)
             if isinstance(result, NoNodeError):
                 return False

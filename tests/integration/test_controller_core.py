@@ -28,7 +28,7 @@ from zkdata.model import (
     TopicAssignment,
     TopicPartition,
 )
-from zkdata.znodes import ControllerEpochZNode
+from zkdata.znodes import ControllerEpochZNode, TopicPartitionStateZNode
 
 pytestmark = pytest.mark.integration
 
@@ -82,6 +82,43 @@ def test_empty_cluster(brokers: Start, zk_client: KazooClient) -> None:
     assert done[0]["controller_epoch"] == 1
     assert done[0]["partitions"] == 0
     assert zk_client.get(paths.CONTROLLER_EPOCH)[0] == b"1"
+
+
+def test_failover_runs_kafkas_steps_in_kafkas_order(brokers: Start, zk_client: KazooClient) -> None:
+    """Kafka 2.8's onControllerFailover. Setup: topic t on broker 1 and a pending ISR change
+    notification, written before any broker runs. Steps: start broker 1. Validate: the
+    failover steps come in Kafka's order; the notification is removed (not handled) before
+    the first UpdateMetadata, which goes out after the context is loaded and before the
+    state machines start; the first auto rebalance is scheduled 5 s out."""
+    zk = KafkaZkClient(zk_client)
+    zk.create_topic("t", TopicAssignment({0: ReplicaAssignment((1,))}))
+    zk.create_isr_change_notification([TopicPartition("t", 0)])
+    procs = start_brokers(brokers, zk, [1])
+    wait_until(
+        lambda: events_of(procs[1], "controller_failover_done"), 10, "failover did not finish"
+    )
+    events = procs[1].events()
+    steps = [e for e in events if e["kind"] == "controller_failover_step"]
+    assert [e["step"] for e in steps] == [
+        "watches_registered",
+        "notifications_removed",
+        "context_initialized",
+        "update_metadata_sent",
+        "state_machines_started",
+        "reassignments_resumed",
+        "deletions_resumed",
+        "preferred_elections_done",
+        "auto_rebalance_scheduled",
+    ]
+    assert steps[1]["isr_change_notifications"] == 1
+    assert steps[-1]["delay_s"] == 5.0
+    assert zk_client.get_children(paths.ISR_CHANGE_NOTIFICATION) == []
+    assert events_of(procs[1], "isr_change_handled") == []
+    position = {id(e): i for i, e in enumerate(events)}
+    first_update = next(
+        e for e in events if e["kind"] == "control_request_sent" and e["api"] == "UpdateMetadata"
+    )
+    assert position[id(steps[2])] < position[id(first_update)] < position[id(steps[3])]
 
 
 def test_topic_creation(brokers: Start, zk_client: KazooClient) -> None:
@@ -221,6 +258,71 @@ def test_bounced_broker_is_detected_by_czxid_and_resent_leader_and_isr(
         15,
         "the bounced broker was not sent LeaderAndIsr for its 3 replicas",
     )
+
+
+def test_a_state_znode_from_a_newer_controller_fails_only_its_partition(
+    brokers: Start, zk_client: KazooClient
+) -> None:
+    """Kafka fails the state change of a partition whose state znode another controller
+    wrote and goes on with the others; the controller does not resign over it. Setup:
+    brokers 1-3, topic t with partitions 0 and 1 both led by a broker that is not the
+    controller; t-0's state znode is rewritten with the controller epoch + 1. Steps: kill
+    that broker. Validate: t-1 gets a new leader; t-0 keeps its znode, with
+    `leader_election_failed` and `isr_shrink_failed` naming it and why; the controller and
+    `/controller_epoch` stay, and it never resigned."""
+    zk = KafkaZkClient(zk_client)
+    procs = start_brokers(brokers, zk, [1, 2, 3])
+    controller = zk.get_controller_id()
+    assert controller is not None
+    victim, other = (b for b in (1, 2, 3) if b != controller)
+    zk.create_topic(
+        "t",
+        TopicAssignment(
+            {0: ReplicaAssignment((victim, other)), 1: ReplicaAssignment((victim, other))}
+        ),
+    )
+    full = wait_until(
+        lambda: (
+            found
+            if (found := complete(zk, "t", 2))
+            and all(s.leader_and_isr.isr == (victim, other) for s in found.values())
+            else None
+        ),
+        20,
+        "t did not come online with its full ISR",
+    )
+    epoch = full[0].controller_epoch
+    newer = LeaderIsrAndControllerEpoch(full[0].leader_and_isr, epoch + 1)
+    zk_client.set(paths.partition_state("t", 0), TopicPartitionStateZNode.encode(newer))
+    procs[victim].kill()
+
+    wait_until(
+        lambda: (s := states(zk, "t", 2).get(1)) is not None and s.leader_and_isr.leader == other,
+        SESSION_MS / 1000 + 10,
+        lambda: "t-1 did not move to the live broker:\n" + procs[controller].log_tail(),
+    )
+    failed = wait_until(
+        lambda: [
+            e
+            for e in events_of(procs[controller], "leader_election_failed")
+            if (e["topic"], e["partition"]) == ("t", 0)
+        ],
+        10,
+        "t-0's election did not fail",
+    )
+    assert "another controller" in failed[0]["reason"]
+    shrink = [
+        e
+        for e in events_of(procs[controller], "isr_shrink_failed")
+        if (e["topic"], e["partition"]) == ("t", 0)
+    ]
+    assert shrink
+    assert "another controller" in shrink[0]["reason"]
+    t0 = states(zk, "t", 2)[0]
+    assert (t0.controller_epoch, t0.leader_and_isr.leader) == (epoch + 1, victim)
+    assert zk.get_controller_id() == controller
+    assert zk_client.get(paths.CONTROLLER_EPOCH)[0] == str(epoch).encode()
+    assert events_of(procs[controller], "controller_resigned") == []
 
 
 def test_controller_move_while_an_event_is_processing_is_fenced(

@@ -13,6 +13,8 @@ answer (UNKNOWN_TOPIC_OR_PARTITION once its cache dropped the topic).
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -22,7 +24,7 @@ from kazoo.exceptions import NoNodeError
 from harness.brokers import BrokerProcess
 from harness.waiting import wait_until
 from rpc import messages as m
-from rpc.errors import Errors
+from rpc.errors import Errors, RpcError
 from rpc.wire import ClientApiClient
 from testbed.__main__ import main
 from zkdata import paths
@@ -37,6 +39,7 @@ from zkdata.model import (
     TopicConfig,
     TopicPartition,
 )
+from zkdata.znodes import TopicZNode
 
 pytestmark = pytest.mark.integration
 
@@ -139,6 +142,26 @@ class Cluster:
             f"broker {broker} still has metadata for {TOPIC}",
         )
 
+    def halt_deletion(self) -> int:
+        """Kill a broker that is not the controller, wait until its session expired, request
+        the deletion of the topic and wait until the controller halts it; returns the
+        killed broker."""
+        controller = self.zk.get_controller_id()
+        victim = max(b for b in (1, 2, 3) if b != controller)
+        self.procs[victim].kill()
+        wait_until(
+            lambda: victim not in self.zk.get_all_brokers().brokers,
+            20,
+            f"broker {victim}'s session did not expire",
+        )
+        assert self.deletion.mark_topic_for_deletion(TOPIC)
+        wait_until(
+            lambda: self.controller_events("topic_deletion_ineligible"),
+            20,
+            lambda: "the deletion was not halted\n" + self.tails(),
+        )
+        return victim
+
     def controller_events(self, kind: str) -> list[dict[str, object]]:
         """Events of one kind written by whichever broker was controller."""
         return [e for p in self.procs.values() for e in p.events() if e["kind"] == kind]
@@ -172,21 +195,8 @@ def test_delete_topic_with_dead_replica_waits_for_the_broker(cluster: Cluster) -
     the deletion halts (the live replicas are deleted, the topic and its request stay);
     once the broker returns, its replicas are deleted and the topic is torn down."""
     cluster.create()
-    controller = cluster.zk.get_controller_id()
-    victim = max(b for b in (1, 2, 3) if b != controller)
+    victim = cluster.halt_deletion()
     survivors = tuple(b for b in (1, 2, 3) if b != victim)
-    cluster.procs[victim].kill()
-    wait_until(
-        lambda: victim not in cluster.zk.get_all_brokers().brokers,
-        20,
-        f"broker {victim}'s session did not expire",
-    )
-    assert cluster.deletion.mark_topic_for_deletion(TOPIC)
-    wait_until(
-        lambda: cluster.controller_events("topic_deletion_ineligible"),
-        20,
-        lambda: "the deletion was not halted\n" + cluster.tails(),
-    )
     halted = cluster.controller_events("topic_deletion_ineligible")[0]
     assert halted["reason"] == "offline replicas"
     assert halted["replicas"] == [[0, victim], [1, victim]]
@@ -205,6 +215,49 @@ def test_delete_topic_with_dead_replica_waits_for_the_broker(cluster: Cluster) -
     cluster.procs[victim].start()
     cluster.wait_deleted()
     assert cluster.controller_events("topic_deletion_completed")
+
+
+def test_partitions_added_during_deletion_are_undone(cluster: Cluster) -> None:
+    """Kafka's testAddPartitionDuringDeleteTopic. Setup: the deletion of t halts while a
+    replica's broker is down. Steps: an admin rewrites `/brokers/topics/t` with a third
+    partition; then the broker returns. Validate: the controller writes the topic znode
+    back to partitions 0 and 1 (`partitions_added` with `restored`), never creates t-2;
+    the returning broker, which starts while t is being deleted, never answers Metadata
+    with t's partitions as live; the deletion then completes."""
+    cluster.create()
+    victim = cluster.halt_deletion()
+    data, _ = cluster.kazoo.get(paths.topic(TOPIC))
+    before = TopicZNode.decode(data)
+    grown = replace(before, partitions={**before.partitions, 2: ReplicaAssignment((1, 2, 3))})
+    cluster.kazoo.set(paths.topic(TOPIC), TopicZNode.encode(grown))
+
+    def restored() -> bool:
+        added = cluster.controller_events("partitions_added")
+        current = TopicZNode.decode(cluster.kazoo.get(paths.topic(TOPIC))[0])
+        return bool(added) and current.partitions == before.partitions
+
+    wait_until(restored, 20, lambda: "the topic znode was not restored\n" + cluster.tails())
+    (added,) = cluster.controller_events("partitions_added")
+    assert (added["partitions"], added["created"], added["restored"]) == ([2], False, True)
+    assert not cluster.kazoo.exists(paths.partition_state(TOPIC, 2))
+
+    answers: list[Errors] = []
+
+    def deleted_while_watching_the_returning_broker() -> bool:
+        if cluster.procs[victim].port():
+            with suppress(RpcError):  # not serving yet
+                answers.append(cluster.metadata_error(victim))
+        return not cluster.topic_znodes()
+
+    cluster.procs[victim].start()
+    wait_until(
+        deleted_while_watching_the_returning_broker,
+        30,
+        lambda: f"znodes left: {cluster.topic_znodes()}\n{cluster.tails()}",
+    )
+    assert Errors.NONE not in answers
+    cluster.wait_deleted()
+    assert not cluster.kazoo.exists(paths.partition_state(TOPIC, 2))
 
 
 def test_delete_nonexistent_topic(cluster: Cluster) -> None:

@@ -39,6 +39,7 @@ from zkdata.model import (
     TopicPartition,
 )
 from zkdata.reassignment import ReassignmentZk
+from zkdata.znodes import TopicPartitionStateZNode
 
 pytestmark = pytest.mark.integration
 
@@ -225,6 +226,32 @@ def test_partition_reassignment(brokers: Start, zk_client: KazooClient, run_dir:
         10,
         "a broker still reports the old replicas of t-0",
     )
+
+
+def test_a_state_znode_from_a_newer_controller_fails_only_that_reassignment(
+    brokers: Start, zk_client: KazooClient, run_dir: Path
+) -> None:
+    """Kafka's updateLeaderEpoch fails the reassignment of a partition whose state znode
+    another controller wrote, and nothing else. Setup: t-0's state znode is rewritten with
+    the controller epoch + 1. Steps: request t-0 -> [2,3] and t-1 -> [3,1,2]. Validate:
+    t-0's reassignment fails with the reason; t-1's completes; broker 1 stays the
+    controller at the same epoch and never resigned."""
+    cluster = Cluster(brokers, zk_client, run_dir)
+    state = cluster.state(T0)
+    assert state is not None
+    epoch = state.controller_epoch
+    newer = LeaderIsrAndControllerEpoch(state.leader_and_isr, epoch + 1)
+    zk_client.set(paths.partition_state(TOPIC, 0), TopicPartitionStateZNode.encode(newer))
+
+    cluster.reassign.create_reassignments(request((T0, (2, 3)), (T1, (3, 1, 2))))
+
+    cluster.wait_reassigned({T1: (3, 1, 2)})
+    failed = [e for e in cluster.events(1, "reassignment_failed") if e["partition"] == 0]
+    assert failed
+    assert "another controller" in failed[0]["reason"]
+    assert cluster.zk.get_controller_id() == 1
+    assert zk_client.get(paths.CONTROLLER_EPOCH)[0] == str(epoch).encode()
+    assert cluster.events(1, "controller_resigned") == []
 
 
 def test_partition_reassignment_resumes_after_controller_failover(

@@ -1,11 +1,12 @@
 """`ControllerContext`: which replicas count as online, including KIP-112's offline
-replicas of a live broker."""
+replicas of a live broker, and which offline partitions OfflinePartitionsCount counts."""
 
 from __future__ import annotations
 
 from controller.context import ControllerContext
+from controller.states import PartitionState
 from controller.testing.brokers import make_broker
-from zkdata.model import TopicPartition
+from zkdata.model import ReplicaAssignment, TopicPartition
 
 T0, T1 = TopicPartition("t", 0), TopicPartition("t", 1)
 
@@ -40,3 +41,35 @@ def test_a_shutting_down_broker_counts_only_when_included() -> None:
     ctx.mark_shutting_down(1)
     assert not ctx.is_replica_online(1, tp=T0)
     assert ctx.is_replica_online(1, True, T0)
+
+
+def _two_offline_topics() -> ControllerContext:
+    ctx = context()
+    for topic in ("halted", "going"):
+        ctx.add_topic(topic, {0: ReplicaAssignment((1, 2)), 1: ReplicaAssignment((2, 1))})
+        for tp in ctx.partitions_of(topic):
+            ctx.set_partition_state(tp, PartitionState.OFFLINE)
+    return ctx
+
+
+def test_offline_partitions_of_a_topic_queued_but_not_started_still_count() -> None:
+    """Kafka's OfflinePartitionsCount skips only topics whose deletion has started; a
+    queued topic whose deletion is halted (ineligible) is still offline."""
+    ctx = _two_offline_topics()
+    ctx.queue_topic_deletion(["halted", "going"])
+    assert ctx.offline_partition_count() == 4
+    ctx.begin_topic_deletion(["going"])
+    assert ctx.offline_partition_count() == 2
+    assert ctx.is_topic_deletion_in_progress("going")
+    assert not ctx.is_topic_deletion_in_progress("halted")
+
+
+def test_only_queued_topics_can_begin_deletion_and_removal_forgets_it() -> None:
+    ctx = _two_offline_topics()
+    ctx.begin_topic_deletion(["going"])  # not queued: nothing starts
+    assert not ctx.is_topic_deletion_in_progress("going")
+    ctx.queue_topic_deletion(["going"])
+    ctx.begin_topic_deletion(["going"])
+    ctx.remove_topic("going")
+    ctx.add_topic("going", {0: ReplicaAssignment((1,))})  # created again with the same name
+    assert not ctx.is_topic_deletion_in_progress("going")

@@ -382,19 +382,54 @@ def test_a_bad_version_retries_only_the_partition_that_lost_the_race() -> None:
 # --- fencing ---------------------------------------------------------------------------------
 
 
-def test_a_state_znode_written_by_a_newer_controller_raises_controller_moved(rig: Rig) -> None:
+def test_a_state_znode_written_by_a_newer_controller_fails_only_its_partition() -> None:
+    """Kafka aborts the state change of that partition alone ("written by another
+    controller"); the other partitions of the round are elected and the machine does not
+    raise: losing the controllership is the fenced write's business, not this read's."""
+    rig = make_rig(assignment={0: (1, 2, 3), 1: (1, 2, 3), 2: (1, 2, 3)})
+    tp1, tp2 = TopicPartition(TOPIC, 1), TopicPartition(TOPIC, 2)
     rig.seed(TP, leader=1, leader_epoch=4, isr=(1, 2), controller_epoch=EPOCH + 1)
+    rig.seed(tp1, leader=1, leader_epoch=4, isr=(1, 2))
+    rig.seed(tp2, leader=1, leader_epoch=4, isr=(1, 3))
     rig.ctx.remove_live_brokers([1])
     before = rig.ctx.leadership(TP)
 
-    with pytest.raises(ControllerMovedError):
-        rig.psm.handle_state_changes([TP], PartitionState.ONLINE)
+    result = rig.psm.handle_state_changes([TP, tp1, tp2], PartitionState.ONLINE)
 
-    assert rig.zk.calls_to("update_leader_and_isr") == []
+    assert result[tp1] == LeaderAndIsr(2, 5, (2,), 8)
+    assert result[tp2] == LeaderAndIsr(3, 5, (3,), 8)
+    reason = result[TP]
+    assert isinstance(reason, str)
+    assert "another controller" in reason
+    (update,) = rig.zk.calls_to("update_leader_and_isr")
+    assert set(update.states) == {tp1, tp2}
     assert rig.ctx.partition_state(TP) is PartitionState.OFFLINE
+    assert rig.ctx.partition_state(tp1) is PartitionState.ONLINE
     assert rig.ctx.leadership(TP) == before
+    (failed,) = rig.events.of_kind(EventKind.LEADER_ELECTION_FAILED)
+    assert (failed["topic"], failed["partition"]) == (TOPIC, 0)
+    assert f"epoch {EPOCH + 1}" in failed["reason"]
+    assert sorted(
+        tp
+        for _, r in rig.send.of_type(m.LeaderAndIsrRequest)
+        for tp in (s.topic_partition for s in r.partition_states)
+    ) == [tp1, tp1, tp2, tp2]
+
+
+def test_a_newer_controllers_znode_found_after_a_lost_race_fails_that_partition(
+    rig: Rig,
+) -> None:
+    rig.seed(TP, leader=1, leader_epoch=4, isr=(1, 2))
+    rig.ctx.remove_live_brokers([1])
+    rig.zk.bump_version_once(TP, LeaderIsrAndControllerEpoch(LeaderAndIsr(3, 6, (3,)), EPOCH + 1))
+
+    result = rig.psm.handle_state_changes([TP], PartitionState.ONLINE)
+
+    reason = result[TP]
+    assert isinstance(reason, str)
+    assert "another controller" in reason
+    assert rig.zk.state(TP) == LeaderIsrAndControllerEpoch(LeaderAndIsr(3, 6, (3,), 8), EPOCH + 1)
     assert rig.send.sent == []
-    rig.batch.new_batch()  # the batch was emptied
 
 
 @pytest.mark.parametrize("path", ["create", "update"])

@@ -160,7 +160,7 @@ def test_offline_replica_outside_the_isr_writes_nothing(rig: Rig) -> None:
     rig.lead(TP0, 2, (2, 3))
     rig.ctx.remove_live_brokers([1])
     rig.rsm.handle_state_changes(on(1, TP0), ReplicaState.OFFLINE)
-    assert rig.zk.methods() == []  # known from the context: nothing to shrink
+    assert rig.zk.methods() == ["get_partition_states"]  # read, nothing to shrink
     assert rig.zk.zk_version(TP0) == 7
     assert rig.ctx.replica_state(PartitionReplica(TP0, 1)) is ReplicaState.OFFLINE
     assert sorted(rig.lai_sent()) == [2, 3]  # the others still hear the current state
@@ -174,6 +174,21 @@ def test_offline_replica_without_leadership_only_changes_state(rig: Rig) -> None
     assert rig.ctx.replica_state(PartitionReplica(fresh, 1)) is ReplicaState.OFFLINE
     assert rig.zk.calls == []
     assert [s.leader_epoch for s in rig.stop_sent()[1]] == [-1]
+
+
+def test_new_replica_without_leadership_going_offline_updates_every_live_broker(
+    rig: Rig,
+) -> None:
+    """Kafka's NewReplica -> OfflineReplica without a leader: an UpdateMetadata for the
+    partition goes to every live (or shutting-down) broker."""
+    rig.ctx.add_topic("fresh", {0: ReplicaAssignment((1, 2))})
+    fresh = TopicPartition("fresh", 0)
+    rig.set_states(on(1, fresh), ReplicaState.NEW)
+    rig.ctx.mark_shutting_down(3)
+
+    rig.rsm.handle_state_changes(on(1, fresh), ReplicaState.OFFLINE)
+
+    assert sorted(b for b, _ in rig.send.of_type(m.UpdateMetadataRequest)) == [1, 2, 3]
 
 
 def test_offline_replica_of_a_topic_being_deleted_sends_no_leader_and_isr(rig: Rig) -> None:
@@ -190,8 +205,9 @@ def test_offline_replica_re_reads_after_a_concurrent_isr_change(rig: Rig) -> Non
 
     rig.rsm.handle_state_changes(on(3, TP0), ReplicaState.OFFLINE)
 
-    # the first attempt starts from the context; only the lost race re-reads ZooKeeper
+    # every attempt starts from a read of ZooKeeper; the lost race reads again
     assert rig.zk.methods() == [
+        "get_partition_states",
         "update_leader_and_isr",
         "get_partition_states",
         "update_leader_and_isr",
@@ -202,14 +218,69 @@ def test_offline_replica_re_reads_after_a_concurrent_isr_change(rig: Rig) -> Non
     assert rig.ctx.replica_state(PartitionReplica(TP0, 3)) is ReplicaState.OFFLINE
 
 
-def test_offline_replica_with_a_state_from_a_newer_controller_raises(rig: Rig) -> None:
+def test_offline_replica_reads_the_isr_from_zookeeper_not_the_cache(rig: Rig) -> None:
+    """The leader of TP0 grew nothing and shrank 3 out since the context learnt the state:
+    ZooKeeper holds ISR (1, 2) at zkVersion 8 while the cache still says (1, 2, 3) at 7.
+    Removing 2 writes ZooKeeper's ISR minus 2, conditional on the version read, in one
+    write."""
+    in_zk = LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 4, (1, 2)), EPOCH - 1)
+    rig.zk.put_state(TP0, in_zk, 8)
+    rig.ctx.remove_live_brokers([2])
+
+    rig.rsm.handle_state_changes(on(2, TP0), ReplicaState.OFFLINE)
+
+    assert rig.zk.methods() == ["get_partition_states", "update_leader_and_isr"]
+    (update,) = rig.zk.calls_to("update_leader_and_isr")
+    assert update.states[TP0].leader_and_isr == LeaderAndIsr(1, 5, (1,), 8)
+    expected = LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 5, (1,), 9), EPOCH)
+    assert rig.zk.state(TP0) == expected
+    assert rig.ctx.leadership(TP0) == expected
+    assert [(s.isr, s.leader_epoch) for s in rig.lai_sent()[1]] == [((1,), 5)]
+
+
+def test_offline_replica_already_out_of_the_isr_in_zookeeper_writes_nothing(rig: Rig) -> None:
+    """The cache still has 3 in TP0's ISR, ZooKeeper no longer does: nothing to write, and
+    the context takes what ZooKeeper holds."""
+    in_zk = LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 4, (1, 2)), EPOCH - 1)
+    rig.zk.put_state(TP0, in_zk, 8)
+    rig.ctx.remove_live_brokers([3])
+
+    rig.rsm.handle_state_changes(on(3, TP0), ReplicaState.OFFLINE)
+
+    assert rig.zk.methods() == ["get_partition_states"]
+    assert rig.ctx.leadership(TP0) == rig.zk.state(TP0)
+    assert rig.ctx.replica_state(PartitionReplica(TP0, 3)) is ReplicaState.OFFLINE
+
+
+def test_offline_replica_reads_many_partitions_in_one_call_and_writes_in_one(rig: Rig) -> None:
+    rig.ctx.remove_live_brokers([1])
+    rig.rsm.handle_state_changes(on(1, TP0, TP1), ReplicaState.OFFLINE)
+    reads = rig.zk.calls_to("get_partition_states")
+    assert [sorted(c.partitions) for c in reads] == [[TP0, TP1]]
+    assert len(rig.zk.calls_to("update_leader_and_isr")) == 1
+
+
+def test_a_state_from_a_newer_controller_fails_only_its_partition(rig: Rig) -> None:
+    """TP0's state znode carries epoch + 1: its replica stays Online with an event naming
+    the partition and why; TP1's replica goes offline; nothing raises."""
     newer = LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 9, (1, 2, 3)), EPOCH + 1)
     rig.zk.put_state(TP0, newer, 8)
-    with pytest.raises(ControllerMovedError):
-        rig.rsm.handle_state_changes(on(1, TP0), ReplicaState.OFFLINE)
-    assert rig.send.sent == []
+    rig.ctx.remove_live_brokers([1])
+
+    rig.rsm.handle_state_changes(on(1, TP0, TP1), ReplicaState.OFFLINE)
+
     assert rig.ctx.replica_state(PartitionReplica(TP0, 1)) is ReplicaState.ONLINE
-    rig.batch.new_batch()  # the batch was emptied
+    assert rig.ctx.replica_state(PartitionReplica(TP1, 1)) is ReplicaState.OFFLINE
+    assert rig.zk.state(TP0) == LeaderIsrAndControllerEpoch(
+        LeaderAndIsr(1, 9, (1, 2, 3), 8), EPOCH + 1
+    )
+    assert rig.zk.state(TP1) == LeaderIsrAndControllerEpoch(LeaderAndIsr(2, 5, (2, 3), 8), EPOCH)
+    (failed,) = rig.events.of_kind(EventKind.ISR_SHRINK_FAILED)
+    assert (failed["topic"], failed["partition"], failed["replica"]) == (TOPIC, 0, 1)
+    assert "another controller" in failed["reason"]
+    assert f"epoch {EPOCH + 1}" in failed["reason"]
+    (change,) = rig.events.of_kind(EventKind.REPLICA_STATE_CHANGE)
+    assert (change["replicas"], change["failed"]) == (1, 1)
 
 
 def test_offline_replica_when_the_controller_moved_raises_and_sends_nothing(rig: Rig) -> None:

@@ -252,6 +252,26 @@ def test_update_metadata_marks_the_leader_of_a_topic_being_deleted(
     assert [s.leader for s in request.partition_states] == [-2]
 
 
+def test_update_metadata_of_a_topic_being_deleted_is_kafkas_during_delete_state(
+    batch: RequestBatch, ctx: ControllerContext, send: RecordingSend
+) -> None:
+    """Kafka's `LeaderAndIsr.duringDelete(isr)`: leader -2 with the ISR, at the initial
+    leader epoch and zkVersion; every broker, a starting one included, gets that for every
+    partition of the topic and never learns them as live."""
+    ctx.queue_topic_deletion([TOPIC])
+    batch.add_update_metadata(ctx.live_or_shutting_down_broker_ids(), ctx.partitions_with_leaders())
+    batch.send()
+    requests = send.of_type(m.UpdateMetadataRequest)
+    assert requests
+    for _, request in requests:
+        assert [(s.leader, s.leader_epoch, s.zk_version) for s in request.partition_states] == [
+            (-2, 0, 0)
+        ] * len(ctx.partitions_with_leaders())
+        live = ctx.leadership(TP0)
+        assert live is not None
+        assert request.partition_states[0].isr == live.leader_and_isr.isr
+
+
 def test_update_metadata_leaves_out_partitions_without_leadership(
     batch: RequestBatch, ctx: ControllerContext, send: RecordingSend
 ) -> None:
