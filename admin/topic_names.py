@@ -10,8 +10,16 @@ import re
 from collections.abc import Iterable
 
 from admin.errors import InvalidTopicError
+from zkdata.errors import TopicExistsError
 
-__all__ = ["MAX_TOPIC_NAME_LENGTH", "colliding_topics", "has_collision", "validate_topic_name"]
+__all__ = [
+    "MAX_TOPIC_NAME_LENGTH",
+    "colliding_topics",
+    "collision_message",
+    "has_collision",
+    "validate_topic_creation",
+    "validate_topic_name",
+]
 
 #: Kafka's `Topic.MAX_NAME_LENGTH`: leaves room in a 255-byte file name for the partition.
 MAX_TOPIC_NAME_LENGTH = 249
@@ -51,3 +59,22 @@ def has_collision(first: str, second: str) -> bool:
 def colliding_topics(name: str, existing: Iterable[str]) -> list[str]:
     """The `existing` topics, other than `name` itself, that collide with `name`, sorted."""
     return sorted(t for t in set(existing) if t != name and has_collision(name, t))
+
+
+def collision_message(name: str, colliding: Iterable[str]) -> str:
+    """Kafka's words for a topic refused because of colliding names."""
+    return f"Topic '{name}' collides with existing topics: {', '.join(colliding)}"
+
+
+def validate_topic_creation(name: str, existing: Iterable[str]) -> None:
+    """The checks Kafka's `AdminZkClient.validateTopicCreate` makes on a new topic's name
+    against the `existing` topics, in its order: a legal name (`InvalidTopicError`), not
+    an existing topic (`TopicExistsError`), and no collision with one (`InvalidTopicError`
+    with Kafka's message)."""
+    validate_topic_name(name)
+    present = set(existing)
+    if name in present:
+        raise TopicExistsError(f"Topic '{name}' already exists.")
+    colliding = colliding_topics(name, present)
+    if colliding:
+        raise InvalidTopicError(collision_message(name, colliding))

@@ -13,6 +13,7 @@ thread for `create_reassignments`.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
@@ -22,7 +23,7 @@ from zkdata.admin_znodes import ReassignPartitionsZNode
 from zkdata.client import KafkaZkClient, WatchCallback
 from zkdata.errors import ZkDataError, ZnodeFormatError
 from zkdata.fenced_writes import Delete, FencedWriter, Op, SetData
-from zkdata.model import PartitionReassignment, ReplicaAssignment, TopicAssignment, TopicPartition
+from zkdata.model import PartitionReassignment, ReplicaAssignment, TopicPartition
 from zkdata.znodes import TopicZNode
 
 #: Attempts of a read-modify-write before giving up on a znode that keeps changing.
@@ -91,10 +92,11 @@ class ReassignmentZk:
                 kept = tuple(r for r in requests if not should_remove(r))
                 if not removed and kept:
                     return ()
+                rest = ReassignPartitionsZNode.encode(
+                    kept, ReassignPartitionsZNode.unknown_fields(data)
+                )
                 op = (
-                    SetData(
-                        paths.REASSIGN_PARTITIONS, ReassignPartitionsZNode.encode(kept), version
-                    )
+                    SetData(paths.REASSIGN_PARTITIONS, rest, version)
                     if kept
                     else Delete(paths.REASSIGN_PARTITIONS, version)
                 )
@@ -120,9 +122,10 @@ class ReassignmentZk:
         self, tp: TopicPartition, assignment: ReplicaAssignment, epoch_zk_version: int
     ) -> bool:
         """Write one partition's replicas (with its adding and removing replicas) into
-        `/brokers/topics/T`, keeping the other partitions and the topic id as they are in
-        ZooKeeper. Fenced and conditional on the version read. False when the topic znode
-        is gone; `ZnodeFormatError` when it does not decode."""
+        `/brokers/topics/T`, keeping the other partitions, the topic id and any field this
+        project does not use as they are in ZooKeeper. Fenced and conditional on the version
+        read. False when the topic znode is gone; `ZnodeFormatError` when it does not
+        decode."""
         path = paths.topic(tp.topic)
         for _ in range(MAX_ATTEMPTS):
             try:
@@ -133,9 +136,8 @@ class ReassignmentZk:
                 current = TopicZNode.decode(data)
             except ZnodeFormatError as exc:
                 raise ZnodeFormatError(exc.reason, path) from None
-            partitions = dict(current.partitions)
-            partitions[tp.partition] = assignment
-            encoded = TopicZNode.encode(TopicAssignment(partitions, current.topic_id))
+            partitions = {**current.partitions, tp.partition: assignment}
+            encoded = TopicZNode.encode(dataclasses.replace(current, partitions=partitions))
             [result] = self._fenced.write([SetData(path, encoded, stat.version)], epoch_zk_version)
             if isinstance(result, NoNodeError):
                 return False
