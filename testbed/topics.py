@@ -256,13 +256,15 @@ def render_added(topic: str, added: Iterable[int]) -> str:
 
 @dataclass(frozen=True)
 class PartitionDescription:
-    """One partition's replicas and, if it has one, its leadership."""
+    """One partition's replicas and, if it has one, its leadership; and its topic's id when
+    the topic znode holds one."""
 
     topic_partition: TopicPartition
     replicas: tuple[int, ...]
     state: LeaderIsrAndControllerEpoch | None
     adding_replicas: tuple[int, ...] = ()
     removing_replicas: tuple[int, ...] = ()
+    topic_id: str | None = None
 
     @property
     def leader(self) -> int | None:
@@ -299,6 +301,7 @@ def describe_topics(
                 states.found.get(TopicPartition(topic, p)),
                 a.adding_replicas,
                 a.removing_replicas,
+                reads.found[topic].topic_id,
             )
             for p, a in sorted(reads.found[topic].partitions.items())
         ]
@@ -330,12 +333,17 @@ def filter_partitions(
 
 
 def render_description(described: Mapping[str, list[PartitionDescription]], live: set[int]) -> str:
-    """Kafka's `--describe` layout; a partition being reassigned also shows its adding
-    and removing replicas, as Kafka 2.4+ does."""
+    """Kafka's `--describe` layout: the topic id after the name when the topic has one (as
+    Kafka 2.8 shows it); a partition being reassigned also shows its adding and removing
+    replicas, as Kafka 2.4+ does."""
     lines = []
     for topic, parts in described.items():
         rf = len(parts[0].replicas) if parts else 0
-        lines.append(f"Topic: {topic}\tPartitionCount: {len(parts)}\tReplicationFactor: {rf}")
+        topic_id = parts[0].topic_id if parts else None
+        shown_id = f"\tTopicId: {topic_id}" if topic_id else ""
+        lines.append(
+            f"Topic: {topic}{shown_id}\tPartitionCount: {len(parts)}\tReplicationFactor: {rf}"
+        )
         for d in parts:
             leader = "none" if d.leader is None or d.leader < 0 else str(d.leader)
             offline = [r for r in d.replicas if r not in live]
