@@ -29,9 +29,11 @@ from admin.replica_assignment import (
 )
 from admin.topic_names import (
     MAX_TOPIC_NAME_LENGTH,
+    colliding_candidates,
     colliding_topics,
     collision_message,
     has_collision,
+    refused_topics,
     validate_topic_creation,
     validate_topic_name,
 )
@@ -46,6 +48,7 @@ __all__ = [
     "RackAwareMode",
     "assign_replicas_to_brokers",
     "broker_racks",
+    "colliding_candidates",
     "colliding_topics",
     "collision_message",
     "current_replicas",
@@ -54,6 +57,7 @@ __all__ = [
     "propose_assignment",
     "rack_alternated_brokers",
     "reassignment_problems",
+    "refused_topics",
     "target_error",
     "validate_partition_replicas",
     "validate_replica_assignment",

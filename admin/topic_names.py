@@ -7,16 +7,18 @@ Pure: no I/O, logging or metrics. Any thread.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from admin.errors import InvalidTopicError
 from zkdata.errors import TopicExistsError
 
 __all__ = [
     "MAX_TOPIC_NAME_LENGTH",
+    "colliding_candidates",
     "colliding_topics",
     "collision_message",
     "has_collision",
+    "refused_topics",
     "validate_topic_creation",
     "validate_topic_name",
 ]
@@ -78,3 +80,29 @@ def validate_topic_creation(name: str, existing: Iterable[str]) -> None:
     colliding = colliding_topics(name, present)
     if colliding:
         raise InvalidTopicError(collision_message(name, colliding))
+
+
+def refused_topics(candidates: Sequence[str], accepted: Iterable[str]) -> dict[str, str]:
+    """Which `candidates` the collision rule refuses, each with Kafka's message: taken in
+    the order given (creation order), a candidate is refused when its name collides with an
+    `accepted` topic's or with an earlier candidate that was not refused itself."""
+    kept = set(accepted)
+    refused: dict[str, str] = {}
+    for name in candidates:
+        colliding = colliding_topics(name, kept)
+        if colliding:
+            refused[name] = collision_message(name, colliding)
+        else:
+            kept.add(name)
+    return refused
+
+
+def colliding_candidates(candidates: Iterable[str], existing: Iterable[str]) -> set[str]:
+    """The `candidates` whose names collide with another candidate's or an `existing`
+    topic's; linear in the number of names, so that a controller can ask it of every
+    topic at failover."""
+    names = set(candidates)
+    groups: dict[str, set[str]] = {}
+    for name in names | set(existing):
+        groups.setdefault(name.replace(".", "_"), set()).add(name)
+    return {name for name in names if len(groups[name.replace(".", "_")]) > 1}

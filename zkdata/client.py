@@ -185,6 +185,13 @@ class KafkaZkClient:
             self._zk, topics, paths.topic, lambda data, _: TopicZNode.decode(data), watch_of
         )
 
+    def topics_in_creation_order(self, topics: Iterable[str]) -> list[str]:
+        """`topics` ordered by when their `/brokers/topics/T` was created (czxid), read
+        pipelined; topics whose znode is gone are left out."""
+        pending = [(t, self._zk.exists_async(paths.topic(t))) for t in topics]
+        found = [(stat.czxid, t) for t, result in pending if (stat := result.get()) is not None]
+        return [t for _, t in sorted(found)]
+
     def get_topic_configs(self, topics: Iterable[str]) -> Reads[str, TopicConfig]:
         """Per-topic config overrides (`/config/topics/T`), read pipelined."""
         return read_many(
