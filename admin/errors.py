@@ -4,7 +4,9 @@
     ├── InvalidTopicError               Kafka's InvalidTopicException
     ├── InvalidPartitionsError          Kafka's InvalidPartitionsException
     ├── InvalidReplicationFactorError   Kafka's InvalidReplicationFactorException
-    └── InvalidReplicaAssignmentError   Kafka's InvalidReplicaAssignmentException
+    ├── InvalidReplicaAssignmentError   Kafka's InvalidReplicaAssignmentException
+    └── AdminOperationError             Kafka's AdminOperationException (racks known for
+                                        only some brokers)
 
 They derive from `ValueError` so that a command line can report any of them as bad input.
 """
@@ -12,6 +14,7 @@ They derive from `ValueError` so that a command line can report any of them as b
 from __future__ import annotations
 
 __all__ = [
+    "AdminOperationError",
     "InvalidPartitionsError",
     "InvalidReplicaAssignmentError",
     "InvalidReplicationFactorError",
@@ -33,3 +36,7 @@ class InvalidReplicationFactorError(ValueError):
 
 class InvalidReplicaAssignmentError(ValueError):
     """An explicit replica assignment is malformed or names unknown brokers."""
+
+
+class AdminOperationError(ValueError):
+    """The brokers' rack information does not allow the requested assignment."""

@@ -49,11 +49,14 @@ def current_replicas(assignment: ReplicaAssignment) -> tuple[int, ...]:
 
 
 def propose_assignment(
-    topics: Mapping[str, TopicAssignment], brokers: Sequence[int], rng: random.Random
+    topics: Mapping[str, TopicAssignment],
+    brokers: Sequence[int] | Mapping[int, str | None],
+    rng: random.Random,
 ) -> dict[TopicPartition, tuple[int, ...]]:
-    """A new assignment of every partition of `topics` over `brokers` (Kafka's rack-unaware
-    assignment), keeping each topic's partition ids and replication factor: the replica count
-    of its lowest partition (its target while that partition is being moved).
+    """A new assignment of every partition of `topics` over `brokers` (a list of ids, or ids
+    with their racks: Kafka's assignment, rack-aware when every broker has a rack),
+    keeping each topic's partition ids and replication factor: the replica count of its
+    lowest partition (its target while that partition is being moved).
 
     Raises `InvalidPartitionsError` for a topic without partitions and
     `InvalidReplicationFactorError` for one with more replicas than there are brokers; the

@@ -7,11 +7,21 @@ Pure: no I/O, logging or metrics. Any thread.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from admin.errors import InvalidTopicError
+from zkdata.errors import TopicExistsError
 
-__all__ = ["MAX_TOPIC_NAME_LENGTH", "colliding_topics", "has_collision", "validate_topic_name"]
+__all__ = [
+    "MAX_TOPIC_NAME_LENGTH",
+    "colliding_candidates",
+    "colliding_topics",
+    "collision_message",
+    "has_collision",
+    "refused_topics",
+    "validate_topic_creation",
+    "validate_topic_name",
+]
 
 #: Kafka's `Topic.MAX_NAME_LENGTH`: leaves room in a 255-byte file name for the partition.
 MAX_TOPIC_NAME_LENGTH = 249
@@ -51,3 +61,48 @@ def has_collision(first: str, second: str) -> bool:
 def colliding_topics(name: str, existing: Iterable[str]) -> list[str]:
     """The `existing` topics, other than `name` itself, that collide with `name`, sorted."""
     return sorted(t for t in set(existing) if t != name and has_collision(name, t))
+
+
+def collision_message(name: str, colliding: Iterable[str]) -> str:
+    """Kafka's words for a topic refused because of colliding names."""
+    return f"Topic '{name}' collides with existing topics: {', '.join(colliding)}"
+
+
+def validate_topic_creation(name: str, existing: Iterable[str]) -> None:
+    """The checks Kafka's `AdminZkClient.validateTopicCreate` makes on a new topic's name
+    against the `existing` topics, in its order: a legal name (`InvalidTopicError`), not
+    an existing topic (`TopicExistsError`), and no collision with one (`InvalidTopicError`
+    with Kafka's message)."""
+    validate_topic_name(name)
+    present = set(existing)
+    if name in present:
+        raise TopicExistsError(f"Topic '{name}' already exists.")
+    colliding = colliding_topics(name, present)
+    if colliding:
+        raise InvalidTopicError(collision_message(name, colliding))
+
+
+def refused_topics(candidates: Sequence[str], accepted: Iterable[str]) -> dict[str, str]:
+    """Which `candidates` the collision rule refuses, each with Kafka's message: taken in
+    the order given (creation order), a candidate is refused when its name collides with an
+    `accepted` topic's or with an earlier candidate that was not refused itself."""
+    kept = set(accepted)
+    refused: dict[str, str] = {}
+    for name in candidates:
+        colliding = colliding_topics(name, kept)
+        if colliding:
+            refused[name] = collision_message(name, colliding)
+        else:
+            kept.add(name)
+    return refused
+
+
+def colliding_candidates(candidates: Iterable[str], existing: Iterable[str]) -> set[str]:
+    """The `candidates` whose names collide with another candidate's or an `existing`
+    topic's; linear in the number of names, so that a controller can ask it of every
+    topic at failover."""
+    names = set(candidates)
+    groups: dict[str, set[str]] = {}
+    for name in names | set(existing):
+        groups.setdefault(name.replace(".", "_"), set()).add(name)
+    return {name for name in names if len(groups[name.replace(".", "_")]) > 1}

@@ -46,6 +46,8 @@ class BrokerConfig:
     leader_imbalance_per_broker_percentage: int = 10
     controlled_shutdown_max_retries: int = 3
     controlled_shutdown_retry_backoff_ms: int = 1_000
+    #: Kafka's `broker.rack`, registered under `rack` in `/brokers/ids/N`; None: no rack.
+    rack: str | None = None
 
     @property
     def log_dir(self) -> Path:
@@ -79,6 +81,12 @@ _OPTIONS: tuple[tuple[str, str | None, str], ...] = (
     ("--listen-host", "0.0.0.0", "bind address"),
     ("--port", "9092", "gRPC port; 0 picks a free one"),
     ("--advertised-host", socket.gethostname(), "host name other brokers and clients use"),
+    (
+        "--broker-rack",
+        None,
+        "Kafka's broker.rack: the rack registered with the broker, used by rack-aware "
+        "replica assignment (default: none)",
+    ),
     ("--run-dir", None, "run directory; events go to <run-dir>/events/broker<id>.jsonl"),
     ("--health-file", None, "file written while registered and serving, for health checks"),
     ("--metrics-port", "9404", "Prometheus endpoint port; 0 picks a free one, 'off' disables"),
@@ -206,6 +214,9 @@ def load_config(
     data_dir = Path(args.data_dir) if args.data_dir else None
     if not args.advertised_host:
         parser.error("--advertised-host must not be empty")
+    rack = args.broker_rack.strip() if args.broker_rack else None
+    if args.broker_rack is not None and not rack:
+        parser.error("--broker-rack must not be blank")
     return BrokerConfig(
         broker_id=broker_id,
         zk_connect=args.zk_connect,
@@ -247,4 +258,5 @@ def load_config(
         unclean_leader_election_enable=_bool(
             parser, "--unclean-leader-election-enable", args.unclean_leader_election_enable
         ),
+        rack=rack,
     )

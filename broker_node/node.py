@@ -107,6 +107,7 @@ class BrokerNode:
             self.port,
             self.events,
             wait_for_stale_s=2 * cfg.zk_session_timeout_ms / 1000 + 5,
+            rack=cfg.rack,
         )
         self.controller = KafkaController(
             cfg.broker_id,

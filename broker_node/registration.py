@@ -16,7 +16,8 @@ from zkdata.model import UNKNOWN_BROKER_EPOCH, BrokerInfo, EndPoint
 
 
 class BrokerRegistration:
-    """Registers broker `broker_id` at `host:port`; remembers the latest broker epoch."""
+    """Registers broker `broker_id` at `host:port` (on `rack`, when it has one); remembers
+    the latest broker epoch."""
 
     def __init__(
         self,
@@ -26,11 +27,13 @@ class BrokerRegistration:
         port: int,
         event_log: EventLog,
         wait_for_stale_s: float,
+        rack: str | None = None,
     ) -> None:
         self._zk = zk
         self.broker_id = broker_id
         self._host = host
         self._port = port
+        self._rack = rack
         self._events = event_log
         self._wait_for_stale_s = wait_for_stale_s
         self._lock = threading.Lock()
@@ -53,6 +56,7 @@ class BrokerRegistration:
         info = BrokerInfo(
             id=self.broker_id,
             endpoints=(EndPoint(self._host, self._port),),
+            rack=self._rack,
             timestamp_ms=now_ms(),
         )
         deadline = time.monotonic() + self._wait_for_stale_s

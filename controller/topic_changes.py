@@ -6,16 +6,20 @@ loads topics into the context, at failover and for new topics.
 New partitions go New -> Online with their replicas (Kafka's `onNewPartitionCreation`).
 Partitions added to a topic queued for deletion are not created: the topic znode is
 written back to the assignment the controller knows (Kafka's
-`restorePartitionReplicaAssignment`).
-Event thread only; the watches armed here run on kazoo's thread and only enqueue.
+`restorePartitionReplicaAssignment`). A topic whose name collides with an existing one's
+('.' read as '_'), written by a tool that skipped the check, is not created: it is logged
+with Kafka's message and the other topic is left alone. Event thread only; the watches
+armed here run on kazoo's thread and only enqueue.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 from kazoo.protocol.states import WatchedEvent
 
+from admin import colliding_candidates, refused_topics
 from controller import events as ev
 from controller.context import ControllerContext
 from controller.partition_state_machine import OfflineElection, PartitionStateMachine
@@ -27,6 +31,8 @@ from zkdata.client import KafkaZkClient
 from zkdata.errors import ZnodeFormatError
 from zkdata.model import TopicPartition
 from zkdata.reassignment import ReassignmentZk
+
+_log = logging.getLogger(__name__)
 
 
 class TopicChanges:
@@ -59,8 +65,10 @@ class TopicChanges:
 
     def load_all_topics(self) -> None:
         """Failover: list the topics (re-arming the `/brokers/topics` child watch) and load
-        every topic's assignment and config into the context."""
-        self._load_topics(self._arm_topic_watch())
+        every topic's assignment and config into the context, leaving out topics whose
+        names collide with an older one's."""
+        topics = self._arm_topic_watch()
+        self._load_topics(topics - self._refused(topics, set()).keys())
 
     def process_topic_change(self) -> None:
         """New topics get their partitions created and brought online; vanished topics are
@@ -70,8 +78,11 @@ class TopicChanges:
         deleted = known - topics
         for topic in sorted(deleted):
             self._ctx.remove_topic(topic)
-        added = self._load_topics(topics - known)
-        self._events.emit(EventKind.TOPIC_CHANGE, added=added, removed=sorted(deleted))
+        refused = self._refused(topics - known, known - deleted)
+        added = self._load_topics(topics - known - refused.keys())
+        self._events.emit(
+            EventKind.TOPIC_CHANGE, added=added, removed=sorted(deleted), refused=refused
+        )
         new_partitions = [tp for topic in added for tp in self._ctx.partitions_of(topic)]
         if new_partitions:
             self.on_new_partition_creation(new_partitions)
@@ -142,6 +153,19 @@ class TopicChanges:
         self._replicas.handle_state_changes(replicas, ReplicaState.NEW)
         self._partitions.handle_state_changes(partitions, PartitionState.ONLINE, OfflineElection())
         self._replicas.handle_state_changes(replicas, ReplicaState.ONLINE)
+
+    def _refused(self, candidates: set[str], known: set[str]) -> dict[str, str]:
+        """The `candidates` not to create because their names collide with a `known`
+        topic's or with an earlier-created candidate's: topic -> Kafka's message. Only the
+        colliding names are read (for their creation order)."""
+        clashing = colliding_candidates(candidates, known)
+        if not clashing:
+            return {}
+        order = self._zk.topics_in_creation_order(sorted(clashing))
+        refused = refused_topics(order, known | (candidates - clashing))
+        for topic, reason in sorted(refused.items()):
+            _log.warning("Topic %s is not created: %s", topic, reason)
+        return refused
 
     def _arm_topic_watch(self) -> set[str]:
         return self._zk.get_all_topics(watch=self._watchers(ev.TopicChange()))

@@ -2,7 +2,7 @@
 
     testbed cluster [--zk HOSTS] [--wait-brokers N] [--timeout S]
     testbed topics create --topic T (--partitions N --replication-factor R | --replica-assignment A)
-                          [--config K=V ...]
+                          [--config K=V ...] [--disable-rack-aware]
     testbed topics list
     testbed topics alter --topic T --partitions N [--replica-assignment A]
     testbed topics delete --topic T
@@ -13,6 +13,7 @@
         [--controller-address HOST:PORT]
     testbed zk ls|get|tree [PATH] [--depth N]
     testbed reassign generate --topics-to-move-json-file F --broker-list 1,2,3
+                              [--disable-rack-aware]
     testbed reassign execute --reassignment-json-file F
     testbed reassign verify --reassignment-json-file F [--wait S]
     testbed configs --entity-type topics [--entity-name T] --describe
@@ -41,10 +42,12 @@ from kazoo.client import KazooClient
 from kazoo.handlers.threading import KazooTimeoutError
 
 from admin import (
+    AdminOperationError,
     InvalidPartitionsError,
     InvalidReplicaAssignmentError,
     InvalidReplicationFactorError,
     InvalidTopicError,
+    RackAwareMode,
 )
 from client import TransportError
 from testbed.arguments import build_parser
@@ -142,6 +145,7 @@ def _topics(args: argparse.Namespace) -> int:
                 args.replication_factor,
                 assignment,
                 parse_configs(args.config),
+                rack_aware=_rack_aware_mode(args),
             )
             print(f"Created topic {args.topic}.")
         elif args.action == "list":
@@ -174,7 +178,12 @@ def _topics(args: argparse.Namespace) -> int:
     return 0
 
 
+def _rack_aware_mode(args: argparse.Namespace) -> RackAwareMode:
+    return RackAwareMode.DISABLED if args.disable_rack_aware else RackAwareMode.ENFORCED
+
+
 USER_ERRORS = (
+    AdminOperationError,
     ElectionCommandError,
     ZkPathError,
     TopicCommandError,
@@ -270,7 +279,7 @@ def _reassign(args: argparse.Namespace) -> int:
         topics = parse_topics_to_move(read_json_file(source), str(source))
         brokers = parse_broker_list(args.broker_list)
         with _zk_session(args.zk) as zk:
-            current, proposed = generate(zk, topics, brokers)
+            current, proposed = generate(zk, topics, brokers, rack_aware=_rack_aware_mode(args))
         print(render_proposal(current, proposed))
         return 0
     source = args.reassignment_json_file

@@ -67,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument(
         "--config", action="append", default=[], metavar="KEY=VALUE", help="a topic config override"
     )
+    _add_disable_rack_aware(create)
     listing = topic_sub.add_parser("list", help="list topics", description="List every topic.")
     _add_zk(listing)
     describe = topic_sub.add_parser(
@@ -165,8 +166,8 @@ def _add_reassign(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "generate",
         help="propose an assignment of whole topics over a list of brokers",
         description="Print the current assignment of the topics and a proposed one over "
-        "--broker-list (Kafka's rack-unaware assignment, same partitions and replication "
-        "factor). Nothing is written.",
+        "--broker-list (Kafka's assignment, rack-aware when every listed broker registered a "
+        "rack; same partitions and replication factor). Nothing is written.",
     )
     _add_zk(proposal)
     proposal.add_argument(
@@ -179,6 +180,7 @@ def _add_reassign(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     proposal.add_argument(
         "--broker-list", required=True, metavar="IDS", help="registered broker ids, e.g. 1,2,3"
     )
+    _add_disable_rack_aware(proposal)
     start = actions.add_parser(
         "execute",
         help="start a reassignment",
@@ -259,4 +261,13 @@ def _add_zk(parser: argparse.ArgumentParser) -> None:
         "--zk",
         default=os.environ.get("ZK_CONNECT", DEFAULT_ZK),
         help=f"ZooKeeper connect string (ZK_CONNECT, default {DEFAULT_ZK})",
+    )
+
+
+def _add_disable_rack_aware(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--disable-rack-aware",
+        action="store_true",
+        help="assign replicas without the brokers' racks (needed when only some brokers "
+        "registered one)",
     )

@@ -2,7 +2,8 @@
 `kafka-reassign-partitions.sh --zookeeper` does it.
 
 - generate: propose an assignment of whole topics over a list of brokers (Kafka's
-  rack-unaware assignment), printing the current one beside it; nothing is written.
+  assignment, rack-aware when every listed broker has a rack), printing the current one
+  beside it; nothing is written.
 - execute: check a reassignment file against the cluster, then write it to
   `/admin/reassign_partitions` for the controller to carry out.
 - verify: report each partition of a reassignment file as complete, in progress or failed
@@ -27,6 +28,8 @@ from typing import Any
 from admin import (
     InvalidPartitionsError,
     InvalidReplicationFactorError,
+    RackAwareMode,
+    broker_racks,
     current_replicas,
     propose_assignment,
     reassignment_problems,
@@ -174,10 +177,14 @@ def generate(
     topics: Sequence[str],
     brokers: Sequence[int],
     rng: random.Random | None = None,
+    rack_aware: RackAwareMode = RackAwareMode.ENFORCED,
 ) -> tuple[dict[TopicPartition, tuple[int, ...]], dict[TopicPartition, tuple[int, ...]]]:
     """The current assignment of `topics` and a proposed one over `brokers`, which must all
-    be registered. Reads ZooKeeper; writes nothing."""
-    registered = set(zk.get_all_brokers().brokers)
+    be registered: rack-aware when every one of them registered a rack, refused
+    (`AdminOperationError`) when only some did unless `rack_aware` is DISABLED, as Kafka's
+    tool decides. Reads ZooKeeper; writes nothing."""
+    listing = zk.get_all_brokers().brokers
+    registered = set(listing)
     absent = sorted(set(brokers) - registered)
     if absent:
         raise ReassignCommandError(
@@ -191,7 +198,10 @@ def generate(
         for p, a in assignment.partitions.items()
     }
     try:
-        return current, propose_assignment(found, brokers, rng or random.Random())
+        racks = broker_racks(
+            {b: broker.info.rack for b, broker in listing.items()}, rack_aware, brokers
+        )
+        return current, propose_assignment(found, racks, rng or random.Random())
     except (InvalidPartitionsError, InvalidReplicationFactorError) as exc:
         raise ReassignCommandError(str(exc)) from None
 

@@ -7,6 +7,7 @@ thread (the CLI's main thread)."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -16,12 +17,12 @@ from kazoo.exceptions import BadVersionError, NoNodeError
 
 from admin import (
     InvalidReplicaAssignmentError,
-    InvalidTopicError,
+    RackAwareMode,
     assign_replicas_to_brokers,
-    colliding_topics,
+    broker_racks,
     validate_partition_replicas,
     validate_replica_assignment,
-    validate_topic_name,
+    validate_topic_creation,
 )
 from zkdata import paths
 from zkdata.client import KafkaZkClient
@@ -35,7 +36,7 @@ from zkdata.model import (
     TopicPartition,
 )
 from zkdata.topic_configs import validate_topic_config
-from zkdata.znodes import TopicZNode
+from zkdata.znodes import TopicZNode, new_topic_id
 
 
 class TopicCommandError(Exception):
@@ -75,39 +76,44 @@ def create_topic(
     assignment: Mapping[int, Sequence[int]] | None = None,
     config: Mapping[str, str] | None = None,
     rng: random.Random | None = None,
+    rack_aware: RackAwareMode = RackAwareMode.ENFORCED,
 ) -> dict[int, tuple[int, ...]]:
     """Create a topic from a partition count and replication factor (Kafka's assignment
-    over the live brokers) or from an explicit assignment; returns the assignment.
+    over the live brokers, rack-aware when they all registered a rack, unless
+    `rack_aware` is DISABLED) or from an explicit assignment; returns the assignment. The
+    topic znode gets a new topic id, as Kafka 2.8 gives one.
 
     Raises the `admin` errors for bad input (`InvalidTopicError` also for a name that
-    collides with an existing topic's, as Kafka's `AdminZkClient` refuses it),
+    collides with an existing topic's, as Kafka's `AdminZkClient` refuses it;
+    `AdminOperationError` when only some brokers have a rack and racks are not disabled),
     `zkdata.topic_configs.InvalidConfigError` for a config Kafka would refuse (nothing is
     written then) and `zkdata.errors.TopicExistsError` if the topic exists.
     """
-    validate_topic_name(name)
-    if "." in name or "_" in name:
-        colliding = colliding_topics(name, zk.get_all_topics())
-        if colliding:
-            raise InvalidTopicError(
-                f"Topic '{name}' collides with existing topics: {', '.join(colliding)}"
-            )
+    validate_topic_creation(name, zk.get_all_topics())
     validate_topic_config(config or {})
-    live = set(zk.get_all_brokers().brokers)
+    registered = _registered_racks(zk)
+    live = set(registered)
     if assignment is None:
         if partitions is None or replication_factor is None:
             raise TopicCommandError(
                 "give --partitions and --replication-factor, or --replica-assignment"
             )
-        chosen = assign_replicas_to_brokers(partitions, replication_factor, sorted(live), rng=rng)
+        racks = broker_racks(registered, rack_aware)
+        chosen = assign_replicas_to_brokers(partitions, replication_factor, racks, rng=rng)
     else:
         validate_replica_assignment(assignment, live)
         chosen = {p: tuple(r) for p, r in assignment.items()}
     zk.create_topic(
         name,
-        TopicAssignment({p: ReplicaAssignment(r) for p, r in chosen.items()}),
+        TopicAssignment({p: ReplicaAssignment(r) for p, r in chosen.items()}, new_topic_id()),
         TopicConfig(dict(config or {})),
     )
     return chosen
+
+
+def _registered_racks(zk: KafkaZkClient) -> dict[int, str | None]:
+    """Registered broker id -> the rack it registered (None without one)."""
+    return {b: broker.info.rack for b, broker in zk.get_all_brokers().brokers.items()}
 
 
 def delete_topic(zk: KafkaZkClient, name: str) -> bool:
@@ -123,7 +129,7 @@ def new_partitions(
     topic: str,
     existing: Mapping[int, ReplicaAssignment],
     partitions: int,
-    live_brokers: AbstractSet[int],
+    live_brokers: AbstractSet[int] | Mapping[int, str | None],
     requested: Mapping[int, Sequence[int]] | None = None,
 ) -> dict[int, tuple[int, ...]]:
     """The replicas of the partitions to add so that `topic` has `partitions` of them, as
@@ -133,11 +139,13 @@ def new_partitions(
     Refused (`TopicCommandError`) while any partition is being reassigned, when the
     existing ids are not 0..n-1, when `partitions` is not above the current count, and
     when partition 0 has no replica.
-    Without `requested`, the new partitions get Kafka's rack-unaware assignment over
-    `live_brokers` with partition 0's replication factor, starting from the first live
-    broker whose id is at least partition 0's preferred replica (the first live broker if
-    none is). `requested` lists every partition, as `--replica-assignment` does; its
-    entries for existing partitions are ignored, and each new one must pass Kafka's checks
+    Without `requested`, the new partitions get Kafka's assignment over `live_brokers`
+    (rack-aware when it maps every broker to a rack) with partition 0's replication
+    factor, starting from the first live broker whose id is at least partition 0's
+    preferred replica (the first live broker if none is); as in Kafka, that index is
+    counted in id order even when the rack-aware rule then walks the brokers by rack.
+    `requested` lists every partition, as `--replica-assignment` does; its entries for
+    existing partitions are ignored, and each new one must pass Kafka's checks
     (`InvalidReplicaAssignmentError`). `InvalidReplicationFactorError` when partition 0
     has more replicas than there are live brokers.
     """
@@ -164,13 +172,14 @@ def new_partitions(
             f"Partition 0 of topic '{topic}' has no replicas, so the new partitions have no "
             "replication factor to follow"
         )
+    racks = dict(live_brokers) if isinstance(live_brokers, Mapping) else dict.fromkeys(live_brokers)
     if requested is None:
-        ordered = sorted(live_brokers)
+        ordered = sorted(racks)
         start = next((i for i, b in enumerate(ordered) if b >= first[0]), 0)
         return assign_replicas_to_brokers(
             partitions - current,
             len(first),
-            ordered,
+            racks,
             fixed_start_index=start,
             start_partition_id=current,
         )
@@ -180,7 +189,7 @@ def new_partitions(
             f"{partitions}; list every partition, existing ones included (they are ignored)"
         )
     added = {p: tuple(requested[p]) for p in range(current, partitions)}
-    validate_partition_replicas(added, len(first), live_brokers)
+    validate_partition_replicas(added, len(first), set(racks))
     return added
 
 
@@ -216,11 +225,11 @@ def add_partitions(
         current = TopicZNode.decode(data)
     except ZnodeFormatError as exc:
         raise ZnodeFormatError(exc.reason, path) from None
-    live = set(zk.get_all_brokers().brokers)
-    added = new_partitions(topic, current.partitions, partitions, live, requested)
-    grown = TopicAssignment(
-        {**current.partitions, **{p: ReplicaAssignment(r) for p, r in added.items()}},
-        current.topic_id,
+    racks = broker_racks(_registered_racks(zk), RackAwareMode.ENFORCED)
+    added = new_partitions(topic, current.partitions, partitions, racks, requested)
+    grown = dataclasses.replace(
+        current,
+        partitions={**current.partitions, **{p: ReplicaAssignment(r) for p, r in added.items()}},
     )
     try:
         kazoo.retry(kazoo.set, path, TopicZNode.encode(grown), version=stat.version)
@@ -247,13 +256,15 @@ def render_added(topic: str, added: Iterable[int]) -> str:
 
 @dataclass(frozen=True)
 class PartitionDescription:
-    """One partition's replicas and, if it has one, its leadership."""
+    """One partition's replicas and, if it has one, its leadership; and its topic's id when
+    the topic znode holds one."""
 
     topic_partition: TopicPartition
     replicas: tuple[int, ...]
     state: LeaderIsrAndControllerEpoch | None
     adding_replicas: tuple[int, ...] = ()
     removing_replicas: tuple[int, ...] = ()
+    topic_id: str | None = None
 
     @property
     def leader(self) -> int | None:
@@ -290,6 +301,7 @@ def describe_topics(
                 states.found.get(TopicPartition(topic, p)),
                 a.adding_replicas,
                 a.removing_replicas,
+                reads.found[topic].topic_id,
             )
             for p, a in sorted(reads.found[topic].partitions.items())
         ]
@@ -321,12 +333,17 @@ def filter_partitions(
 
 
 def render_description(described: Mapping[str, list[PartitionDescription]], live: set[int]) -> str:
-    """Kafka's `--describe` layout; a partition being reassigned also shows its adding
-    and removing replicas, as Kafka 2.4+ does."""
+    """Kafka's `--describe` layout: the topic id after the name when the topic has one (as
+    Kafka 2.8 shows it); a partition being reassigned also shows its adding and removing
+    replicas, as Kafka 2.4+ does."""
     lines = []
     for topic, parts in described.items():
         rf = len(parts[0].replicas) if parts else 0
-        lines.append(f"Topic: {topic}\tPartitionCount: {len(parts)}\tReplicationFactor: {rf}")
+        topic_id = parts[0].topic_id if parts else None
+        shown_id = f"\tTopicId: {topic_id}" if topic_id else ""
+        lines.append(
+            f"Topic: {topic}{shown_id}\tPartitionCount: {len(parts)}\tReplicationFactor: {rf}"
+        )
         for d in parts:
             leader = "none" if d.leader is None or d.leader < 0 else str(d.leader)
             offline = [r for r in d.replicas if r not in live]

@@ -8,7 +8,9 @@ from __future__ import annotations
 from zkdata import jsonfields as jf
 from zkdata import paths
 from zkdata.errors import ZnodeFormatError
-from zkdata.model import PartitionReassignment, TopicConfig, TopicPartition
+from zkdata.model import PartitionReassignment, TopicConfig, TopicPartition, UnknownFields
+
+_REASSIGN_ENTRY_FIELDS = ("topic", "partition", "replicas")
 
 
 def _encode_partitions(partitions: tuple[TopicPartition, ...]) -> bytes:
@@ -42,7 +44,9 @@ class DeleteTopicsZNode:
 
 
 class ReassignPartitionsZNode:
-    """`/admin/reassign_partitions`: a list of topic, partition and target replicas."""
+    """`/admin/reassign_partitions`: a list of topic, partition and target replicas. Fields
+    this project does not use (an entry's `log_dirs`, anything else) are kept: per entry in
+    `PartitionReassignment.unknown`, at the top level through `unknown_fields`."""
 
     @staticmethod
     def path() -> str:
@@ -50,27 +54,46 @@ class ReassignPartitionsZNode:
         return paths.REASSIGN_PARTITIONS
 
     @staticmethod
-    def encode(reassignments: tuple[PartitionReassignment, ...]) -> bytes:
-        """Kafka's JSON."""
+    def encode(
+        reassignments: tuple[PartitionReassignment, ...], unknown: UnknownFields = ()
+    ) -> bytes:
+        """Kafka's JSON; each entry followed by the unknown fields it carries, the object by
+        `unknown` (the top-level fields of the request being rewritten)."""
         return jf.encode(
-            {
-                "version": 1,
-                "partitions": [
-                    {
-                        "topic": r.topic_partition.topic,
-                        "partition": r.topic_partition.partition,
-                        "replicas": list(r.replicas),
-                    }
-                    for r in reassignments
-                ],
-            }
+            jf.with_unknown_fields(
+                {
+                    "version": 1,
+                    "partitions": [
+                        jf.with_unknown_fields(
+                            {
+                                "topic": r.topic_partition.topic,
+                                "partition": r.topic_partition.partition,
+                                "replicas": list(r.replicas),
+                            },
+                            r.unknown,
+                        )
+                        for r in reassignments
+                    ],
+                },
+                unknown,
+            )
         )
 
     @staticmethod
+    def unknown_fields(data: bytes | None) -> UnknownFields:
+        """The top-level fields of a request that this project does not use; none when the
+        bytes are not a JSON object."""
+        try:
+            return jf.unknown_fields(jf.parse_object(data), ("version", "partitions"))
+        except ZnodeFormatError:
+            return ()
+
+    @staticmethod
     def decode(data: bytes | None) -> tuple[PartitionReassignment, ...]:
-        """Parse Kafka's JSON (an optional `log_dirs` list is accepted and ignored). Broker
-        ids are not range-checked here: a request naming a negative id decodes, and the
-        controller rejects that one entry rather than the whole request."""
+        """Parse Kafka's JSON (an entry's optional `log_dirs` is not used, but kept with
+        the entry's other unknown fields). Broker ids are not range-checked here: a request
+        naming a negative id decodes, and the controller rejects that one entry rather than
+        the whole request."""
         obj = jf.parse_object(data)
         jf.check_version(obj, (1,))
         out = []
@@ -82,6 +105,7 @@ class ReassignPartitionsZNode:
                         jf.get_str(item, "topic"), jf.get_int(item, "partition", minimum=0)
                     ),
                     jf.get_int_list(item, "replicas"),
+                    jf.unknown_fields(item, _REASSIGN_ENTRY_FIELDS),
                 )
             )
         return tuple(out)

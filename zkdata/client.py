@@ -32,8 +32,10 @@ from zkdata.model import (
     TopicAssignment,
     TopicConfig,
     TopicPartition,
+    UnknownFields,
 )
 from zkdata.pipelined_reads import Reads, read_many
+from zkdata.state_fields import KeptStateFields
 from zkdata.znodes import BrokerIdZNode, TopicPartitionStateZNode, TopicZNode
 
 WatchCallback = Callable[[WatchedEvent], None]
@@ -58,6 +60,7 @@ class KafkaZkClient:
     def __init__(self, kazoo: KazooClient) -> None:
         self._zk = kazoo
         self._fenced = FencedWriter(kazoo)
+        self._kept = KeptStateFields(kazoo)
         self._election = ControllerElectionZk(kazoo, lambda: self.session_id)
 
     @property
@@ -182,6 +185,13 @@ class KafkaZkClient:
             self._zk, topics, paths.topic, lambda data, _: TopicZNode.decode(data), watch_of
         )
 
+    def topics_in_creation_order(self, topics: Iterable[str]) -> list[str]:
+        """`topics` ordered by when their `/brokers/topics/T` was created (czxid), read
+        pipelined; topics whose znode is gone are left out."""
+        pending = [(t, self._zk.exists_async(paths.topic(t))) for t in topics]
+        found = [(stat.czxid, t) for t, result in pending if (stat := result.get()) is not None]
+        return [t for _, t in sorted(found)]
+
     def get_topic_configs(self, topics: Iterable[str]) -> Reads[str, TopicConfig]:
         """Per-topic config overrides (`/config/topics/T`), read pipelined."""
         return read_many(
@@ -191,13 +201,20 @@ class KafkaZkClient:
     def get_partition_states(
         self, partitions: Iterable[TopicPartition]
     ) -> Reads[TopicPartition, LeaderIsrAndControllerEpoch]:
-        """Leader, ISR and epochs of `partitions` with their zkVersions, read pipelined."""
-        return read_many(
+        """Leader, ISR and epochs of `partitions` with their zkVersions, read pipelined.
+        Fields the project does not use are remembered for the next write."""
+        reads = read_many(
             self._zk,
             partitions,
-            lambda tp: paths.partition_state(tp.topic, tp.partition),
-            lambda data, stat: TopicPartitionStateZNode.decode(data, int(stat.version)),
+            _state_path,
+            lambda data, stat: (
+                TopicPartitionStateZNode.decode(data, int(stat.version)),
+                TopicPartitionStateZNode.unknown_fields(data),
+            ),
         )
+        for tp, (state, unknown) in reads.found.items():
+            self._kept.saw(_state_path(tp), state.leader_and_isr.zk_version, unknown)
+        return Reads({tp: found[0] for tp, found in reads.found.items()}, reads.malformed)
 
     def create_topic(
         self, topic: str, assignment: TopicAssignment, config: TopicConfig | None = None
@@ -251,15 +268,27 @@ class KafkaZkClient:
         epoch-fenced. A result is the new zkVersion, or `BadVersionError` (someone else
         wrote the partition: re-read and re-decide) or another kazoo error."""
         order = list(states)
+        kept = self._kept.for_writes(
+            {_state_path(tp): states[tp].leader_and_isr.zk_version for tp in order}
+        )
         ops = [
             SetData(
-                paths.partition_state(tp.topic, tp.partition),
-                TopicPartitionStateZNode.encode(states[tp]),
+                _state_path(tp),
+                TopicPartitionStateZNode.encode(states[tp], kept[_state_path(tp)]),
                 states[tp].leader_and_isr.zk_version,
             )
             for tp in order
         ]
-        return dict(zip(order, self._fenced.write(ops, epoch_zk_version), strict=True))
+        results = dict(zip(order, self._fenced.write(ops, epoch_zk_version), strict=True))
+        for tp, result in results.items():
+            self._remember_write(_state_path(tp), result, kept[_state_path(tp)])
+        return results
+
+    def _remember_write(self, path: str, result: object, unknown: UnknownFields) -> None:
+        if isinstance(result, int) and not isinstance(result, bool):
+            self._kept.saw(path, result, unknown)
+        else:
+            self._kept.forget([path])
 
     # -- ISR changes by partition leaders (the broker's `IsrChangeSink`) -----------------
 
@@ -267,16 +296,21 @@ class KafkaZkClient:
         self, tp: TopicPartition, state: LeaderIsrAndControllerEpoch, expected_version: int
     ) -> int | None:
         """A leader writes its new ISR: conditional on `expected_version`; returns the new
-        zkVersion, or None when the znode changed (BADVERSION) or vanished meanwhile."""
+        zkVersion, or None when the znode changed (BADVERSION) or vanished meanwhile. Fields
+        of the replaced version that the project does not use are kept."""
+        path = _state_path(tp)
+        kept = self._kept.for_writes({path: expected_version})[path]
         try:
             stat = self._zk.retry(
                 self._zk.set,
-                paths.partition_state(tp.topic, tp.partition),
-                TopicPartitionStateZNode.encode(state),
+                path,
+                TopicPartitionStateZNode.encode(state, kept),
                 version=expected_version,
             )
         except (BadVersionError, NoNodeError):  # changed or deleted meanwhile
+            self._kept.forget([path])
             return None
+        self._kept.saw(path, int(stat.version), kept)
         return int(stat.version)
 
     def create_isr_change_notification(self, partitions: Iterable[TopicPartition]) -> str:
@@ -303,3 +337,7 @@ class KafkaZkClient:
         `callback` is None); return the children."""
         self._zk.retry(self._zk.ensure_path, path)
         return list(self._zk.retry(self._zk.get_children, path, watch=callback))
+
+
+def _state_path(tp: TopicPartition) -> str:
+    return paths.partition_state(tp.topic, tp.partition)

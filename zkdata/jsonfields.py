@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from zkdata.errors import ZnodeFormatError
@@ -136,3 +137,22 @@ def partition_number(key: str) -> int:
     if not _PARTITION.fullmatch(key) or int(key) > INT32_MAX:
         raise ZnodeFormatError(f"partition key must be a non-negative integer, got {key!r}")
     return int(key)
+
+
+def unknown_fields(obj: Mapping[str, Any], known: Collection[str]) -> tuple[tuple[str, str], ...]:
+    """The fields of `obj` a decoder does not use, as (name, compact JSON text) pairs in
+    name order: hashable, so a frozen value object can carry them to the next write."""
+    return tuple(
+        (k, json.dumps(obj[k], separators=(",", ":"))) for k in sorted(obj) if k not in known
+    )
+
+
+def with_unknown_fields(
+    body: Mapping[str, object], unknown: tuple[tuple[str, str], ...]
+) -> dict[str, object]:
+    """`body` followed by the fields `unknown_fields` kept; a field `body` writes itself
+    wins over a kept one of the same name."""
+    out = dict(body)
+    for key, text in unknown:
+        out.setdefault(key, json.loads(text))
+    return out

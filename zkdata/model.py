@@ -13,6 +13,10 @@ NO_EPOCH = -1
 #: Broker epoch meaning "unknown" (`AbstractControlRequest.UNKNOWN_BROKER_EPOCH`).
 UNKNOWN_BROKER_EPOCH = -1
 
+#: Fields of a znode that this project does not use, kept so that a rewrite does not drop
+#: them: (name, compact JSON text) pairs in name order (see `zkdata.jsonfields`).
+UnknownFields = tuple[tuple[str, str], ...]
+
 
 @dataclass(frozen=True, slots=True, order=True)
 class TopicPartition:
@@ -140,21 +144,28 @@ class ReplicaAssignment:
 
 @dataclass(frozen=True, slots=True)
 class TopicAssignment:
-    """The content of `/brokers/topics/T`: partition number -> assignment."""
+    """The content of `/brokers/topics/T`: partition number -> assignment, the topic id
+    (KIP-516, Kafka's base64 UUID) when it has one, and the fields this project does not
+    use."""
 
     partitions: dict[int, ReplicaAssignment] = field(default_factory=dict)
     topic_id: str | None = None
+    unknown: UnknownFields = ()
 
     def __hash__(self) -> int:
-        return hash((tuple(sorted(self.partitions.items())), self.topic_id))
+        return hash((tuple(sorted(self.partitions.items())), self.topic_id, self.unknown))
 
 
 @dataclass(frozen=True, slots=True)
 class PartitionReassignment:
-    """One entry of `/admin/reassign_partitions`."""
+    """One entry of `/admin/reassign_partitions`, with the fields of the entry this project
+    does not use (such as Kafka's `log_dirs`)."""
 
     topic_partition: TopicPartition
     replicas: tuple[int, ...]
+    #: Not compared: two entries moving the same partition to the same replicas are the
+    #: same request to the controller.
+    unknown: UnknownFields = field(default=(), compare=False)
 
 
 @dataclass(frozen=True, slots=True)

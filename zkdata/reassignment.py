@@ -93,10 +93,11 @@ class ReassignmentZk:
                 kept = tuple(r for r in requests if not should_remove(r))
                 if not removed and kept:
                     return ()
+                rest = ReassignPartitionsZNode.encode(
+                    kept, ReassignPartitionsZNode.unknown_fields(data)
+                )
                 op = (
-                    SetData(
-                        paths.REASSIGN_PARTITIONS, ReassignPartitionsZNode.encode(kept), version
-                    )
+                    SetData(paths.REASSIGN_PARTITIONS, rest, version)
                     if kept
                     else Delete(paths.REASSIGN_PARTITIONS, version)
                 )
@@ -122,9 +123,10 @@ class ReassignmentZk:
         self, tp: TopicPartition, assignment: ReplicaAssignment, epoch_zk_version: int
     ) -> bool:
         """Write one partition's replicas (with its adding and removing replicas) into
-        `/brokers/topics/T`, keeping the other partitions and the topic id as they are in
-        ZooKeeper. Fenced and conditional on the version read. False when the topic znode
-        is gone; `ZnodeFormatError` when it does not decode."""
+        `/brokers/topics/T`, keeping the other partitions, the topic id and any field this
+        project does not use as they are in ZooKeeper. Fenced and conditional on the version
+        read. False when the topic znode is gone; `ZnodeFormatError` when it does not
+        decode."""
         return self._rewrite_topic(
             tp.topic, lambda partitions: {**partitions, tp.partition: assignment}, epoch_zk_version
         )

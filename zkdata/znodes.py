@@ -7,7 +7,9 @@ znodes are in `admin_znodes`. Pure, any thread.
 
 from __future__ import annotations
 
+import base64
 import re
+import secrets
 
 from zkdata import jsonfields as jf
 from zkdata import paths
@@ -20,10 +22,38 @@ from zkdata.model import (
     LeaderIsrAndControllerEpoch,
     ReplicaAssignment,
     TopicAssignment,
+    UnknownFields,
 )
 
 _ENDPOINT = re.compile(r"([A-Za-z0-9_]+)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]{1,5})")
 _EPOCH = re.compile(r"[0-9]{1,10}")
+_TOPIC_FIELDS = ("version", "topic_id", "partitions", "adding_replicas", "removing_replicas")
+_STATE_FIELDS = ("controller_epoch", "leader", "version", "leader_epoch", "isr")
+
+
+def new_topic_id() -> str:
+    """A fresh topic id as Kafka 2.8 writes one (KIP-516): 16 random bytes in URL-safe
+    base64 without padding (22 characters); never the all-zero id, and never one starting
+    with '-', which command lines would take for an option."""
+    while True:
+        raw = secrets.token_bytes(16)
+        text = base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+        if any(raw) and not text.startswith("-"):
+            return text
+
+
+def _topic_id(value: object) -> str:
+    """Check a `topic_id` field as Kafka's `Uuid.fromString` does: URL-safe base64 of
+    exactly 16 bytes."""
+    if not isinstance(value, str):
+        raise ZnodeFormatError(f"topic_id must be a string, got {value!r}")
+    try:
+        raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+    except ValueError:
+        raw = b""
+    if len(raw) != 16 or not re.fullmatch(r"[A-Za-z0-9_-]{22}", value):
+        raise ZnodeFormatError(f"topic_id must be a base64 UUID (22 characters), got {value!r}")
+    return value
 
 
 class BrokerIdZNode:
@@ -157,7 +187,9 @@ class ControllerEpochZNode:
 
 
 class TopicZNode:
-    """`/brokers/topics/T`: replica assignment, written as version 2; reads 1-3."""
+    """`/brokers/topics/T`: replica assignment, written as version 2 (version 3 with a
+    topic id); reads 1-3. Fields this project does not use are kept in the value and
+    written back."""
 
     @staticmethod
     def path(topic: str) -> str:
@@ -167,30 +199,30 @@ class TopicZNode:
     @staticmethod
     def encode(assignment: TopicAssignment) -> bytes:
         """Version 2: partitions plus the adding/removing replicas of reassigned partitions;
-        version 3 (with `topic_id` first) when the assignment carries a topic id, so that
-        rewriting a topic created by Kafka 2.8 keeps its id."""
+        version 3 (with `topic_id` first) when the assignment carries a topic id, as Kafka
+        2.8 writes it. The unknown fields the assignment carries follow."""
         ordered = sorted(assignment.partitions.items())
         head: dict[str, object] = (
             {"version": 2}
             if assignment.topic_id is None
             else {"version": 3, "topic_id": assignment.topic_id}
         )
-        return jf.encode(
-            {
-                **head,
-                "partitions": {str(p): list(a.replicas) for p, a in ordered},
-                "adding_replicas": {
-                    str(p): list(a.adding_replicas) for p, a in ordered if a.adding_replicas
-                },
-                "removing_replicas": {
-                    str(p): list(a.removing_replicas) for p, a in ordered if a.removing_replicas
-                },
-            }
-        )
+        body = {
+            **head,
+            "partitions": {str(p): list(a.replicas) for p, a in ordered},
+            "adding_replicas": {
+                str(p): list(a.adding_replicas) for p, a in ordered if a.adding_replicas
+            },
+            "removing_replicas": {
+                str(p): list(a.removing_replicas) for p, a in ordered if a.removing_replicas
+            },
+        }
+        return jf.encode(jf.with_unknown_fields(body, assignment.unknown))
 
     @staticmethod
     def decode(data: bytes | None) -> TopicAssignment:
-        """Parse versions 1 (partitions only), 2 (adding/removing) and 3 (topic id)."""
+        """Parse versions 1 (partitions only), 2 (adding/removing) and 3. A `topic_id` is
+        read whatever the version, as Kafka reads it, and must be a base64 UUID."""
         obj = jf.parse_object(data)
         version = jf.check_version(obj, (1, 2, 3))
         raw_partitions = jf.get_object(obj, "partitions")
@@ -210,10 +242,12 @@ class TopicZNode:
             )
         for extra in (set(adding) | set(removing)) - set(raw_partitions):
             raise ZnodeFormatError(f"adding/removing replicas for unknown partition {extra!r}")
-        topic_id = obj.get("topic_id") if version >= 3 else None
-        if topic_id is not None and not isinstance(topic_id, str):
-            raise ZnodeFormatError(f"topic_id must be a string, got {topic_id!r}")
-        return TopicAssignment(partitions=partitions, topic_id=topic_id)
+        raw_id = obj.get("topic_id")
+        return TopicAssignment(
+            partitions=partitions,
+            topic_id=None if raw_id is None else _topic_id(raw_id),
+            unknown=jf.unknown_fields(obj, _TOPIC_FIELDS),
+        )
 
 
 class TopicPartitionStateZNode:
@@ -225,18 +259,28 @@ class TopicPartitionStateZNode:
         return paths.partition_state(topic, partition)
 
     @staticmethod
-    def encode(state: LeaderIsrAndControllerEpoch) -> bytes:
-        """`{"controller_epoch":E,"leader":L,"version":1,"leader_epoch":LE,"isr":[..]}`."""
+    def encode(state: LeaderIsrAndControllerEpoch, unknown: UnknownFields = ()) -> bytes:
+        """`{"controller_epoch":E,"leader":L,"version":1,"leader_epoch":LE,"isr":[..]}`,
+        followed by `unknown`: the fields of the znode being replaced that this project
+        does not use (`unknown_fields`)."""
         lai = state.leader_and_isr
-        return jf.encode(
-            {
-                "controller_epoch": state.controller_epoch,
-                "leader": lai.leader,
-                "version": 1,
-                "leader_epoch": lai.leader_epoch,
-                "isr": list(lai.isr),
-            }
-        )
+        body = {
+            "controller_epoch": state.controller_epoch,
+            "leader": lai.leader,
+            "version": 1,
+            "leader_epoch": lai.leader_epoch,
+            "isr": list(lai.isr),
+        }
+        return jf.encode(jf.with_unknown_fields(body, unknown))
+
+    @staticmethod
+    def unknown_fields(data: bytes | None) -> UnknownFields:
+        """The fields of a state znode this project does not use; none when the bytes are
+        not a JSON object (a rewrite then replaces them whole)."""
+        try:
+            return jf.unknown_fields(jf.parse_object(data), _STATE_FIELDS)
+        except ZnodeFormatError:
+            return ()
 
     @staticmethod
     def decode(data: bytes | None, zk_version: int) -> LeaderIsrAndControllerEpoch:

@@ -4,7 +4,7 @@ processes."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import pytest
 from kazoo.client import KazooClient
@@ -25,12 +25,17 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def register_brokers(
-    zk_client: KazooClient, broker_ids: Iterable[int] = (1, 2, 3)
+    zk_client: KazooClient,
+    broker_ids: Iterable[int] = (1, 2, 3),
+    racks: Mapping[int, str] | None = None,
 ) -> KafkaZkClient:
     """Kafka's persistent paths, and `broker_ids` registered by `zk_client`'s session
-    (endpoint 127.0.0.1:9000+id; nothing listens there)."""
+    (endpoint 127.0.0.1:9000+id; nothing listens there), each on its rack in `racks` if
+    it has one there."""
     zk = KafkaZkClient(zk_client)
     zk.create_persistent_paths()
     for broker_id in broker_ids:
-        zk.register_broker(BrokerInfo(broker_id, (EndPoint("127.0.0.1", 9000 + broker_id),)))
+        endpoints = (EndPoint("127.0.0.1", 9000 + broker_id),)
+        rack = (racks or {}).get(broker_id)
+        zk.register_broker(BrokerInfo(broker_id, endpoints, rack=rack))
     return zk

@@ -49,9 +49,12 @@ def test_create_list_and_describe_a_topic(
     }
     code, out, _ = run(capsys, "topics", "list", "--zk", zk_connect)
     assert (code, out.split()) == (0, ["t"])
+    topic_id = assignment.topic_id
+    assert topic_id is not None  # Kafka 2.8 gives every topic an id
+    assert len(topic_id) == 22
     code, out, _ = run(capsys, "topics", "describe", "--zk", zk_connect, "--topic", "t")
     assert code == 0
-    assert out.startswith("Topic: t\tPartitionCount: 6\tReplicationFactor: 3")
+    assert out.startswith(f"Topic: t\tTopicId: {topic_id}\tPartitionCount: 6\tReplicationFactor: 3")
     assert out.count("Leader: none") == 6  # no controller runs in this test
 
 
@@ -287,3 +290,40 @@ def test_describe_filters_and_cluster_count_partitions_without_leaders(
     assert code == 0
     assert "Partitions: 2, offline: 2" in out
     assert "offline: f-0, f-1" in out
+
+
+_RACKS = {1: "a", 2: "a", 3: "b", 4: "b"}
+
+
+def test_create_spreads_each_partition_over_the_racks(
+    zk_client: KazooClient, zk_connect: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With every broker on a rack, Kafka's rack-aware rule puts the two replicas of each
+    partition on different racks (the rack-unaware rule, over brokers 1-4 in id order,
+    pairs 1 with 2 or 3 with 4 in some partition of any 12)."""
+    zk = register_brokers(zk_client, (1, 2, 3, 4), _RACKS)
+    args = ["--partitions", "12", "--replication-factor", "2"]
+    code, _, err = run(capsys, "topics", "create", "--zk", zk_connect, "--topic", "t", *args)
+    assert (code, err) == (0, "")
+    partitions = zk.get_topic_assignments(["t"]).found["t"].partitions
+    assert len(partitions) == 12
+    for partition, assignment in partitions.items():
+        assert {_RACKS[b] for b in assignment.replicas} == {"a", "b"}, partition
+
+
+def test_create_refuses_racks_known_for_only_some_brokers(
+    zk_client: KazooClient, zk_connect: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Broker 3 has no rack: Kafka refuses to guess unless told to ignore racks, and then
+    assigns over every broker."""
+    zk = register_brokers(zk_client, (1, 2, 3), {1: "a", 2: "b"})
+    args = ["--topic", "t", "--partitions", "3", "--replication-factor", "2"]
+    code, _, err = run(capsys, "topics", "create", "--zk", zk_connect, *args)
+    assert code == 1
+    assert "--disable-rack-aware" in err
+    assert zk.get_all_topics() == set()
+    code, _, err = run(
+        capsys, "topics", "create", "--zk", zk_connect, *args, "--disable-rack-aware"
+    )
+    assert (code, err) == (0, "")
+    assert len(zk.get_topic_assignments(["t"]).found["t"].partitions) == 3

@@ -51,11 +51,11 @@ def _topic(replicas: dict[int, tuple[int, ...]]) -> TopicAssignment:
 
 
 def generate(
-    capsys: pytest.CaptureFixture[str], zk_connect: str, topics: str, brokers: str
+    capsys: pytest.CaptureFixture[str], zk_connect: str, topics: str, brokers: str, *extra: str
 ) -> tuple[int, str, str]:
-    """`testbed reassign generate` with a topics file and a broker list."""
+    """`testbed reassign generate` with a topics file, a broker list and `extra` options."""
     argv = ["--zk", zk_connect, "--topics-to-move-json-file", topics, "--broker-list", brokers]
-    return run(capsys, "reassign", "generate", *argv)
+    return run(capsys, "reassign", "generate", *argv, *extra)
 
 
 def write(tmp_path: Path, content: object) -> str:
@@ -156,6 +156,32 @@ def test_generate_errors_exit_1(
     assert (code, out) == (1, "")
     assert err.startswith("Error: ")
     assert message in err
+
+
+def test_generate_is_rack_aware_and_can_ignore_racks(
+    zk_client: KazooClient,
+    zk_connect: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Brokers 4-7 on racks a, a, b, b: each proposed partition spans both racks. Broker 8
+    has no rack, so listing it is refused unless --disable-rack-aware is given."""
+    racks = {4: "a", 5: "a", 6: "b", 7: "b"}
+    zk = register_brokers(zk_client, (4, 5, 6, 7, 8), racks)
+    zk.create_topic("r", _topic({p: (4, 5) for p in range(12)}))
+    topics = write(tmp_path, {"version": 1, "topics": [{"topic": "r"}]})
+    code, out, err = generate(capsys, zk_connect, topics, "4,5,6,7")
+    assert (code, err) == (0, "")
+    proposed = parse_reassignment(out.splitlines()[4])
+    assert len(proposed) == 12
+    for request in proposed:
+        assert {racks[b] for b in request.replicas} == {"a", "b"}, request
+    code, out, err = generate(capsys, zk_connect, topics, "4,5,8")
+    assert (code, out) == (1, "")
+    assert "--disable-rack-aware" in err
+    code, _, err = generate(capsys, zk_connect, topics, "4,5,8", "--disable-rack-aware")
+    assert (code, err) == (0, "")
+    assert request_znode(zk_client) is None
 
 
 # -- execute ------------------------------------------------------------------------------

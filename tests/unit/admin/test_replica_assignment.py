@@ -398,3 +398,32 @@ def test_random_start_matches_the_fixed_start_it_drew(
         assert actual == assign_replicas_to_brokers(
             partitions, rf, brokers, start_index, start_partition
         )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    racks=st.dictionaries(
+        st.integers(0, 40), st.sampled_from(["r1", "r2", "r3", "r4"]), min_size=1, max_size=12
+    ),
+    partitions=st.integers(1, 60),
+    data=st.data(),
+    seed=st.integers(0, 2**32),
+)
+def test_rack_aware_assignment_properties(
+    racks: dict[int, str], partitions: int, data: st.DataObject, seed: int
+) -> None:
+    """Every partition gets `rf` distinct brokers on min(rf, racks) distinct racks, and
+    when the partitions fill whole rounds every broker leads as many as any other."""
+    rf = data.draw(st.integers(1, len(racks)))
+    assignment = assign_replicas_to_brokers(partitions, rf, dict(racks), rng=random.Random(seed))
+    assert sorted(assignment) == list(range(partitions))
+    rack_count = len(set(racks.values()))
+    for replicas in assignment.values():
+        assert len(replicas) == rf
+        assert len(set(replicas)) == rf
+        assert set(replicas) <= set(racks)
+        assert len({racks[b] for b in replicas}) == min(rf, rack_count)
+    if partitions % len(racks) == 0:
+        leaders = Counter(replicas[0] for replicas in assignment.values())
+        assert set(leaders) == set(racks)
+        assert set(leaders.values()) == {partitions // len(racks)}

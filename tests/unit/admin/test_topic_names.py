@@ -11,8 +11,10 @@ from hypothesis import strategies as st
 from admin import (
     MAX_TOPIC_NAME_LENGTH,
     InvalidTopicError,
+    colliding_candidates,
     colliding_topics,
     has_collision,
+    refused_topics,
     validate_topic_name,
 )
 
@@ -130,3 +132,22 @@ def test_colliding_topics_leave_out_the_name_itself() -> None:
     existing = ["a_b", "a.b", "ab", "a-b", "x.y"]
     assert colliding_topics("a.b", existing) == ["a_b"]
     assert colliding_topics("new", existing) == []
+
+
+def test_colliding_candidates_are_found_among_themselves_and_against_existing() -> None:
+    candidates = {"a.b", "x_y", "plain", "m.n"}
+    assert colliding_candidates(candidates, {"a_b", "other"}) == {"a.b"}
+    assert colliding_candidates({"a.b", "a_b", "c"}, set()) == {"a.b", "a_b"}
+    assert colliding_candidates(candidates, set()) == set()
+
+
+def test_refused_topics_keep_the_first_created_of_a_colliding_group() -> None:
+    """Candidates in creation order: the first of `a_b`/`a.b` wins, a candidate colliding
+    with an accepted topic is refused, and a refused one blocks nobody."""
+    refused = refused_topics(["a_b", "a.b", "k.l", "x.y", "x_y"], {"k_l"})
+    assert refused == {
+        "a.b": "Topic 'a.b' collides with existing topics: a_b",
+        "k.l": "Topic 'k.l' collides with existing topics: k_l",
+        "x_y": "Topic 'x_y' collides with existing topics: x.y",
+    }
+    assert refused_topics(["a.b"], set()) == {}

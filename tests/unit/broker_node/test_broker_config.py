@@ -210,3 +210,18 @@ def test_bad_value_exits_2_naming_the_option(
     ]
     assert len(error_lines) == 1
     assert option in error_lines[0]  # the usage line names every option; the error must too
+
+
+def test_the_rack_comes_from_the_environment_or_the_command_line() -> None:
+    """Kafka's broker.rack: `BROKER_RACK`, overridden by `--broker-rack`; none by default."""
+    assert load_config([], BASE_ENV).rack is None
+    assert load_config([], {**BASE_ENV, "BROKER_RACK": "eu-1a"}).rack == "eu-1a"
+    overridden = load_config(["--broker-rack", "eu-1b"], {**BASE_ENV, "BROKER_RACK": "eu-1a"})
+    assert overridden.rack == "eu-1b"
+
+
+def test_a_blank_rack_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        load_config(["--broker-rack", "  "], BASE_ENV)
+    assert exited.value.code == 2
+    assert "--broker-rack must not be blank" in capsys.readouterr().err

@@ -250,3 +250,15 @@ def test_bad_alter_arguments_exit_2(argv: list[str]) -> None:
     with pytest.raises(SystemExit) as info:
         build_parser().parse_args(["topics", "alter", *argv])
     assert info.value.code == 2
+
+
+def test_added_partitions_are_rack_aware_when_every_broker_has_a_rack() -> None:
+    """As Kafka's `addPartitions` over rack-aware broker metadata: every new partition of
+    replication factor 2 spans both racks (the rack-unaware rule over brokers 1-4 in id
+    order would pair 1 with 2, or 3 with 4, in some partition of these 11)."""
+    racks = {1: "a", 2: "a", 3: "b", 4: "b"}
+    existing = {0: ReplicaAssignment((1, 3))}
+    added = new_partitions("t", existing, 12, racks)
+    assert sorted(added) == list(range(1, 12))
+    for partition, replicas in added.items():
+        assert {racks[b] for b in replicas} == {"a", "b"}, partition
