@@ -19,10 +19,13 @@ from broker_node.replica_manager import ReplicaManager
 from eventlog import EventKind, EventLog
 from rpc import messages as m
 from rpc.errors import Errors
-from zkdata.model import TopicPartition
+from zkdata.model import UNKNOWN_BROKER_EPOCH, TopicPartition
 
 #: How many fenced partitions a `partition_fenced` event lists by name.
 FENCED_SAMPLE = 10
+#: How long a control request that arrived before this process registered waits for the
+#: registration before it is answered BROKER_NOT_AVAILABLE.
+REGISTRATION_WAIT_S = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +58,7 @@ class ControlRequestHandler:
         self._replicas = replicas
         self._elect_leaders = elect_leaders
         self._lock = threading.Lock()
+        self._registered = threading.Event()
         self.metadata_cache = MetadataCache()
         self._controller_epoch = 0
         self._hosted: dict[TopicPartition, HostedPartition] = {}
@@ -70,27 +74,43 @@ class ControlRequestHandler:
         with self._lock:
             return dict(self._hosted)
 
+    def on_registered(self) -> None:
+        """The broker has registered (it has a broker epoch): requests stop waiting."""
+        self._registered.set()
+
     def _check(self, api: str, header: m.ControlHeader) -> tuple[Errors, int]:
         """The request-level verdict and the broker epoch it was judged against (a new
         registration may replace the epoch while the request is applied; its events name
-        the one the check used)."""
+        the one the check used). Before this process has registered, a request addressed
+        to a broker epoch waits for the registration (up to `REGISTRATION_WAIT_S`), as
+        Kafka's broker processes no request before it has registered: it may be meant for
+        this broker's previous process, which only the new epoch can tell."""
         current = self._broker_epoch()
+        if current == UNKNOWN_BROKER_EPOCH and header.broker_epoch != UNKNOWN_BROKER_EPOCH:
+            self._registered.wait(REGISTRATION_WAIT_S)
+            current = self._broker_epoch()
+            if current == UNKNOWN_BROKER_EPOCH:
+                return self._reject(api, header, Errors.BROKER_NOT_AVAILABLE, current), current
         error = fencing.check_control_request(
             header.controller_epoch, header.broker_epoch, self._controller_epoch, current
         )
         if error is not Errors.NONE:
-            self._events.emit(
-                EventKind.REQUEST_REJECTED,
-                api=api,
-                error=error.name,
-                error_code=int(error),
-                controller_id=header.controller_id,
-                controller_epoch=header.controller_epoch,
-                request_broker_epoch=header.broker_epoch,
-                broker_epoch=current,
-                highest_controller_epoch=self._controller_epoch,
-            )
+            self._reject(api, header, error, current)
         return error, current
+
+    def _reject(self, api: str, header: m.ControlHeader, error: Errors, current: int) -> Errors:
+        self._events.emit(
+            EventKind.REQUEST_REJECTED,
+            api=api,
+            error=error.name,
+            error_code=int(error),
+            controller_id=header.controller_id,
+            controller_epoch=header.controller_epoch,
+            request_broker_epoch=header.broker_epoch,
+            broker_epoch=current,
+            highest_controller_epoch=self._controller_epoch,
+        )
+        return error
 
     def _accepted(
         self,

@@ -137,6 +137,7 @@ class BrokerNode:
                 cfg.listen_host, cfg.metrics_port, self.controller, self.replicas
             )
         self.registration.register()
+        self.handler.on_registered()
         self._write_health()
         self.controller.startup()
         self._config_changes = ConfigChangeListener(
