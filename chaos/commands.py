@@ -123,7 +123,7 @@ def _request(
     )
 
 
-def _recorded(run_dir: Path) -> tuple[Scenario, Schedule]:
+def recorded_run(run_dir: Path) -> tuple[Scenario, Schedule]:
     """The scenario and schedule a run directory recorded."""
     found = RunDir(run_dir)
     if not found.config.exists() or not found.schedule.exists():
@@ -141,7 +141,7 @@ def _recorded(run_dir: Path) -> tuple[Scenario, Schedule]:
 
 def replay(args: argparse.Namespace) -> int:
     """`replay RUN_DIR`: the recorded schedule again, as a new run."""
-    scenario, schedule = _recorded(args.run_dir)
+    scenario, schedule = recorded_run(args.run_dir)
     outcome = _run_one(_request(args, scenario, schedule.seed, schedule))
     return 0 if outcome.ok else 1
 
@@ -149,7 +149,7 @@ def replay(args: argparse.Namespace) -> int:
 def shrink_run(args: argparse.Namespace) -> int:
     """`shrink RUN_DIR`: replay ever smaller subsets of the run's schedule (ddmin); print
     the smallest that still fails and write it to RUN_DIR/shrunk-schedule.json."""
-    scenario, schedule = _recorded(args.run_dir)
+    scenario, schedule = recorded_run(args.run_dir)
 
     def fails(candidate: Schedule) -> bool:
         return not run(_request(args, scenario, candidate.seed, candidate)).ok

@@ -1,78 +1,85 @@
-"""`python -m chaos`: the default project as compose names it, heal with nothing to do,
-and bad arguments or an unreadable state refused with their exit codes. Healing real
-faults is in tests/docker/test_faults_process.py."""
+"""`python -m chaos`: scenario lookup and `--duration`, the `all` table, refusing a
+directory that is not a run, and exit code 2 for usage errors (no cluster is touched)."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
+import argparse
 from pathlib import Path
 
 import pytest
 
-from chaos.__main__ import default_project, main
-from chaos.heal_state import pointer_path
-
-REPO_ROOT = Path(__file__).resolve().parents[3]
-
-
-@pytest.mark.parametrize(
-    ("env", "directory", "expected"),
-    [
-        ({"COMPOSE_PROJECT_NAME": "custom"}, "repo", "custom"),
-        ({}, "My.Testbed Repo", "mytestbedrepo"),
-        ({}, "_-zk-controller_testbed", "zk-controller_testbed"),
-        ({"COMPOSE_PROJECT_NAME": ""}, "main", "main"),
-    ],
-)
-def test_the_default_project_is_named_as_compose_names_it(
-    env: dict[str, str], directory: str, expected: str
-) -> None:
-    assert default_project(env, Path("/somewhere") / directory) == expected
+from chaos import commands
+from chaos.__main__ import main
+from chaos.invariants import InvariantResult, RunVerdict, Violation
+from chaos.run_dir import RUN_DIR_VERSION, RunDir
+from chaos.runner import RunOutcome
+from chaos.scenarios import SCENARIOS
+from chaos.schedule import write_schedule
 
 
-def test_heal_with_no_pointer_has_nothing_to_do(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert main(["heal", "--project", "p", "--state-dir", str(tmp_path)]) == 0
-    assert "nothing to heal for project p" in capsys.readouterr().out
+def test_unknown_scenarios_and_durations_are_usage_errors() -> None:
+    with pytest.raises(commands.UsageError, match="unknown scenario 'nope'"):
+        commands.scenario_named("nope")
+    with pytest.raises(commands.UsageError, match="fixed timeline"):
+        commands.scenario_named("broker-failure", 120)
+    with pytest.raises(commands.UsageError, match="at least 40 s"):
+        commands.scenario_named("random", 10)
 
 
-def test_heal_with_an_unreadable_pointer_fails(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    pointer_path(tmp_path, "p").write_text("{")
-    assert main(["heal", "--project", "p", "--state-dir", str(tmp_path)]) == 1
-    assert "is not JSON" in capsys.readouterr().err
+def test_a_random_mix_takes_any_duration() -> None:
+    scenario = commands.scenario_named("random", 120)
+    schedule = scenario.schedule(3)
+    assert scenario.workload.duration_s == 120
+    assert schedule.end_s == 120
+    assert schedule == scenario.schedule(3)
 
 
-def test_heal_drops_state_files_that_are_gone(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    pointer = pointer_path(tmp_path, "p")
-    pointer.write_text(json.dumps({"project": "p", "state_files": [str(tmp_path / "x.json")]}))
-    assert main(["heal", "--project", "p", "--state-dir", str(tmp_path)]) == 0
-    assert "dropped 1 state file" in capsys.readouterr().out
-    assert not pointer.exists()
-
-
-@pytest.mark.parametrize("argv", [[], ["cure"], ["heal", "--projct", "p"]])
-def test_usage_errors_exit_with_2(argv: list[str]) -> None:
-    with pytest.raises(SystemExit) as exited:
-        main(argv)
-    assert exited.value.code == 2
-
-
-def test_help_runs_as_a_module() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "chaos", "heal", "--help"],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+def test_the_all_table_has_a_row_per_scenario() -> None:
+    ok = RunVerdict((InvariantResult("one_controller_per_epoch", checked=3),))
+    bad = RunVerdict((InvariantResult("acknowledged_writes", (Violation("t-0", "lost"),)),))
+    table = commands.all_table(
+        [
+            ("broker-failure", RunOutcome(Path("r1"), ok, 7.5, 1), ""),
+            ("zk-isolation", RunOutcome(Path("r2"), bad, None, 1), ""),
+            ("controller-pause", None, "cluster is not up"),
+        ],
+        1,
     )
-    assert result.returncode == 0, result.stderr
-    assert "--project" in result.stdout
-    assert "--state-dir" in result.stdout
+    lines = table.splitlines()
+    assert len(lines) == 4
+    assert "broker-failure" in lines[1]
+    assert "7.5s" in lines[1]
+    assert lines[1].rstrip().endswith("ok")
+    assert "FAIL (acknowledged_writes=VIOLATED)" in lines[2]
+    assert "NOT RUN: cluster is not up" in lines[3]
+
+
+def test_replay_of_a_directory_that_is_not_a_run_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["replay", str(tmp_path), "--project", "none"]) == 2
+    assert "not a chaos run directory" in capsys.readouterr().err
+
+
+def test_a_recorded_run_gives_back_its_scenario_and_schedule(tmp_path: Path) -> None:
+    run = RunDir(tmp_path / "r").create()
+    schedule = SCENARIOS["zk-isolation"].schedule(5)
+    run.write_json(run.config, {"run_dir_version": RUN_DIR_VERSION, "scenario": "zk-isolation"})
+    write_schedule(run.schedule, schedule)
+    scenario, recorded = commands.recorded_run(run.root)
+    assert scenario.name == "zk-isolation"
+    assert recorded == schedule
+    run.write_json(run.config, {"run_dir_version": 99, "scenario": "zk-isolation"})
+    with pytest.raises(commands.UsageError, match="version 99"):
+        commands.recorded_run(run.root)
+
+
+def test_run_of_an_unknown_scenario_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "nope"]) == 2
+    assert "unknown scenario" in capsys.readouterr().err
+
+
+def test_list_names_every_scenario(capsys: pytest.CaptureFixture[str]) -> None:
+    assert commands.list_scenarios(argparse.Namespace()) == 0
+    out = capsys.readouterr().out
+    assert all(name in out for name in SCENARIOS)
