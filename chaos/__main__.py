@@ -42,7 +42,7 @@ from chaos.cluster import ClusterHandle
 from chaos.faults.base import FaultError
 from chaos.heal_state import STATE_DIR, HealStateError, pointer_path, state_files, write_pointer
 from chaos.injector import Injector
-from chaos.runner import RunSetupError
+from chaos.run_setup import RunSetupError
 from chaos.schedule_errors import ScheduleError
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -12,8 +12,8 @@ Definitions (per topic-partition; values are unique per send):
 - `lost_writes`: a send acknowledged `ok` with acks=all, whose ack came before the final
   read began, on a partition the final read covers, whose value is absent from the final
   read. `info` and `fail` sends are never lost; acks=1 sends are not judged.
-- `duplicates`: a value the final read holds at more offsets than its sends' allowance
-  (when the allowance is at least one; zero is `failed_writes_read`).
+- `duplicates`: a value the final read holds at more offsets than its sends' allowance (at
+  least one; zero is `failed_writes_read`).
 - `failed_writes_read`: a value read (by any poll or the final read) whose every send
   definitely failed.
 - `unexpected_values`: a value read on a partition where no send of it was ever invoked.
@@ -25,9 +25,8 @@ Definitions (per topic-partition; values are unique per send):
 - `offsets_monotonic`: successive acks (acks=all) of one process on one partition whose
   offsets do not increase.
 
-`check` runs all of them; the verdict also fails when a partition with judged acks was not
-covered by the final read.
-"""
+`check` runs all of them; the verdict also fails when a partition with judged acks was
+not covered by the final read."""
 
 from __future__ import annotations
 

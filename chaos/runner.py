@@ -26,12 +26,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import platform
 import random
 import secrets
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,30 +41,29 @@ from chaos.faults.base import FaultError
 from chaos.faults.catalog import fault_from_json
 from chaos.injector import Injector
 from chaos.invariants import ClusterSnapshot, RunVerdict, judge, problems, time_to_convergence
-from chaos.invariants.names import CONVERGES_AFTER_HEAL
+from chaos.invariants.judge import SCENARIO_CHECKS
 from chaos.invariants.run_dir import load_run, write_verdict
 from chaos.live import LiveView, RunStatus, rates_between
-from chaos.metrics_scrape import MetricsScraper, parse_metrics
-from chaos.run_dir import RUN_DIR_VERSION, RunDir, new_run_id
+from chaos.metrics_scrape import MetricsScraper
+from chaos.run_dir import RunDir, new_run_id
+from chaos.run_setup import (
+    check_ready,
+    create_run_topic,
+    run_client,
+    run_config,
+    snapshot,
+)
 from chaos.scenarios import Scenario
 from chaos.schedule import Schedule, Step, write_schedule
-from chaos.snapshots import ACTIVE_CONTROLLER, take_snapshot
 from chaos.timeline import CueType, timeline
 from chaos.workload_run import Progress, WorkloadResult, run_workload
 from client import Client
 from eventlog.jsonlines import JsonLinesWriter
-from testbed.topics import create_topic
 from zkdata.client import KafkaZkClient
 
 #: Seconds between cluster snapshots after the heal, and between live-view updates.
 SNAPSHOT_EVERY_S = 1.0
 TICK_S = 0.25
-#: Deadlines of the set-up steps.
-READY_TIMEOUT_S = 90.0
-
-
-class RunSetupError(Exception):
-    """The run could not start: the project is not up, no controller, the topic failed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,15 +100,17 @@ def run(request: RunRequest) -> RunOutcome:
     scenario = request.scenario
     schedule = request.schedule or scenario.schedule(request.seed)
     with ClusterHandle.for_project(request.project) as cluster:
-        _check_ready(cluster)
+        check_ready(cluster)
         run_dir = RunDir(request.runs_root / new_run_id(scenario.name, schedule.seed)).create()
         topic = f"{scenario.workload.topic}-{secrets.token_hex(3)}"
         started_ms = int(time.time() * 1000)
-        run_dir.write_json(run_dir.config, _config(request, schedule, cluster, topic, started_ms))
+        replay = request.schedule is not None
+        config = run_config(scenario, schedule, replay, cluster, topic, started_ms)
+        run_dir.write_json(run_dir.config, config)
         write_schedule(run_dir.schedule, schedule)
         with LiveView(force_plain=request.force_plain) as view:
             view.say(f"run {run_dir.run_id}: {scenario.name}, topic {topic}, in {run_dir.root}")
-            _create_topic(cluster, scenario, topic)
+            create_run_topic(cluster, scenario, topic)
             view.say(f"topic {topic} is led with its full ISR on every broker")
             performed = _Performance(request, schedule, cluster, run_dir, topic, view)
             performed.go()
@@ -121,7 +120,7 @@ def run(request: RunRequest) -> RunOutcome:
             run_dir.root,
             unclean_leader_election=scenario.workload.unclean_leader_election,
             convergence_bound_ms=int(scenario.convergence_s * 1000),
-            also=scenario.invariants & _SCENARIO_CHECKS,
+            also=scenario.invariants & SCENARIO_CHECKS.keys(),
             since_ms=started_ms,
             topics=(topic,),
         )
@@ -140,114 +139,6 @@ def run(request: RunRequest) -> RunOutcome:
 def _only(verdict: RunVerdict, wanted: frozenset[str]) -> RunVerdict:
     """The verdict restricted to the scenario's invariants (in judge's order)."""
     return RunVerdict(tuple(r for r in verdict.results if r.name in wanted))
-
-
-def _check_ready(cluster: ClusterHandle) -> None:
-    """Every service runs, and within `READY_TIMEOUT_S` every broker is registered and a
-    controller is elected (a previous run's restarted broker may still be registering)."""
-    services = cluster.services()
-    if not services:
-        raise RunSetupError(f"compose project {cluster.project} has no containers; `make up` first")
-    down = [s for s in services if cluster.status(s) != "running"]
-    if down:
-        raise RunSetupError(
-            f"services not running: {', '.join(down)}; `python -m chaos heal` or `make up`"
-        )
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while True:
-        try:
-            unregistered = [b for b in cluster.brokers() if not cluster.broker_registered(b)]
-            controller = cluster.controller_id()
-        except FaultError as exc:
-            raise RunSetupError(f"ZooKeeper of {cluster.project} is not reachable: {exc}") from exc
-        if not unregistered and controller is not None:
-            return
-        if time.monotonic() > deadline:
-            raise RunSetupError(
-                f"after {READY_TIMEOUT_S:.0f} s: brokers {unregistered} not registered, "
-                f"controller {controller}"
-            )
-        time.sleep(SNAPSHOT_EVERY_S)
-
-
-def _config(
-    request: RunRequest, schedule: Schedule, cluster: ClusterHandle, topic: str, started_ms: int
-) -> dict[str, Any]:
-    workload = dataclasses.asdict(request.scenario.workload)
-    return {
-        "run_dir_version": RUN_DIR_VERSION,
-        "scenario": request.scenario.name,
-        "seed": schedule.seed,
-        "replay": request.schedule is not None,
-        "project": cluster.project,
-        "topic": topic,
-        "workload": workload,
-        "invariants": sorted(request.scenario.invariants),
-        "convergence_bound_s": request.scenario.convergence_s,
-        "session_timeout_ms": endpoints.session_timeout_ms(cluster),
-        "started_ms": started_ms,
-        "versions": {"python": platform.python_version(), "host": platform.platform(terse=True)},
-    }
-
-
-def _create_topic(cluster: ClusterHandle, scenario: Scenario, topic: str) -> None:
-    w = scenario.workload
-    config = {
-        "min.insync.replicas": str(w.min_insync_replicas),
-        "unclean.leader.election.enable": str(w.unclean_leader_election).lower(),
-    }
-    try:
-        cluster.read_zk(
-            lambda zk: create_topic(zk, topic, w.partitions, w.replication_factor, config=config)
-        )
-    except Exception as exc:  # admin errors, ZooKeeper errors: the run cannot start
-        raise RunSetupError(f"creating topic {topic}: {exc}") from exc
-    with _client(cluster, topic) as client:
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while True:
-            snapshot = _snapshot(cluster, client, topic, 0)
-            if not problems(snapshot):
-                return
-            if time.monotonic() > deadline:
-                raise RunSetupError(f"topic {topic} not ready: {'; '.join(problems(snapshot))}")
-            time.sleep(SNAPSHOT_EVERY_S)
-
-
-def _client(cluster: ClusterHandle, topic: str) -> Client:
-    addresses = endpoints.broker_addresses(cluster)
-    return Client(
-        [addresses[b] for b in sorted(addresses)],
-        topics=(topic,),
-        address_map=endpoints.advertised_map(cluster),
-        timeout_s=5.0,
-    )
-
-
-def _snapshot(cluster: ClusterHandle, client: Client, topic: str, after_ms: int) -> ClusterSnapshot:
-    addresses = endpoints.broker_addresses(cluster)
-    apis = {b: client.api(a) for b, a in addresses.items()}
-    urls = endpoints.metrics_urls(cluster)
-    services = cluster.brokers()
-
-    def active(broker: int) -> float | None:
-        url = urls.get(services.get(broker, ""))
-        if url is None:
-            return None
-        try:
-            import urllib.request
-
-            with urllib.request.urlopen(url, timeout=2) as reply:
-                text = reply.read().decode("utf-8", errors="replace")
-            return parse_metrics(text).get(ACTIVE_CONTROLLER)
-        except OSError:
-            return None
-
-    return cluster.read_zk(lambda zk: take_snapshot(zk, (topic,), apis, after_ms, active))
-
-
-_SCENARIO_CHECKS = frozenset(
-    {"no_offline_partitions", "paused_controller_resigns", "reassignment_completes"}
-)
 
 
 class _Performance:
@@ -282,7 +173,7 @@ class _Performance:
     def go(self) -> None:
         """Run the workload, the schedule and the convergence watch; heal on any exit."""
         scraper = MetricsScraper(self.run_dir.metrics, lambda: endpoints.metrics_urls(self.cluster))
-        client = _client(self.cluster, self.topic)
+        client = run_client(self.cluster, self.topic)
         config = dataclasses.replace(
             self.request.scenario.workload.config(),
             topic=self.topic,
@@ -432,14 +323,14 @@ class _Performance:
         bound = heal + self.request.scenario.convergence_s
         writer = JsonLinesWriter(self.run_dir.snapshots)
         converged = False
-        with _client(self.cluster, self.topic) as client:
+        with run_client(self.cluster, self.topic) as client:
             try:
                 while True:
                     now = time.monotonic()
                     if not converged or now < bound:
                         after = int((now - heal) * 1000)
                         try:
-                            snap = _snapshot(self.cluster, client, self.topic, after)
+                            snap = snapshot(self.cluster, client, self.topic, after)
                         except FaultError as exc:
                             self.view.say(f"snapshot failed: {exc}")
                         else:
@@ -482,9 +373,3 @@ def _append_summary(
         workload_error=performed.workload_error,
     )
     run_dir.write_json(run_dir.verdict, document)
-
-
-#: For the CLI: the invariant whose result carries the recovery time.
-RECOVERY_INVARIANT = CONVERGES_AFTER_HEAL
-#: A callable type the CLI passes around for progress lines.
-Say = Callable[[str], None]

@@ -1,0 +1,143 @@
+"""Setting a chaos run up on a compose project (`chaos.runner`'s steps 1-2) and reaching
+the cluster during it: the readiness check, `config.json`, the run's topic, the workload's
+client and cluster snapshots. Runner's thread.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import platform
+import time
+import urllib.request
+from typing import Any
+
+from chaos import endpoints
+from chaos.cluster import ClusterHandle
+from chaos.faults.base import FaultError
+from chaos.invariants import ClusterSnapshot, problems
+from chaos.metrics_scrape import parse_metrics
+from chaos.run_dir import RUN_DIR_VERSION
+from chaos.scenarios import Scenario
+from chaos.schedule import Schedule
+from chaos.snapshots import ACTIVE_CONTROLLER, take_snapshot
+from client import Client
+from testbed.topics import create_topic
+
+#: Seconds between readiness polls; the deadline of the set-up steps.
+POLL_S = 1.0
+READY_TIMEOUT_S = 90.0
+
+
+class RunSetupError(Exception):
+    """The run could not start: the project is not up, no controller, the topic failed."""
+
+
+def check_ready(cluster: ClusterHandle) -> None:
+    """Every service runs, and within `READY_TIMEOUT_S` every broker is registered and a
+    controller is elected (a previous run's restarted broker may still be registering)."""
+    services = cluster.services()
+    if not services:
+        raise RunSetupError(f"compose project {cluster.project} has no containers; `make up` first")
+    down = [s for s in services if cluster.status(s) != "running"]
+    if down:
+        raise RunSetupError(
+            f"services not running: {', '.join(down)}; `python -m chaos heal` or `make up`"
+        )
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while True:
+        try:
+            unregistered = [b for b in cluster.brokers() if not cluster.broker_registered(b)]
+            controller = cluster.controller_id()
+        except FaultError as exc:
+            raise RunSetupError(f"ZooKeeper of {cluster.project} is not reachable: {exc}") from exc
+        if not unregistered and controller is not None:
+            return
+        if time.monotonic() > deadline:
+            raise RunSetupError(
+                f"after {READY_TIMEOUT_S:.0f} s: brokers {unregistered} not registered, "
+                f"controller {controller}"
+            )
+        time.sleep(POLL_S)
+
+
+def run_config(
+    scenario: Scenario,
+    schedule: Schedule,
+    replay: bool,
+    cluster: ClusterHandle,
+    topic: str,
+    started_ms: int,
+) -> dict[str, Any]:
+    """What `config.json` holds (docs/runs.md)."""
+    workload = dataclasses.asdict(scenario.workload)
+    return {
+        "run_dir_version": RUN_DIR_VERSION,
+        "scenario": scenario.name,
+        "seed": schedule.seed,
+        "replay": replay,
+        "project": cluster.project,
+        "topic": topic,
+        "workload": workload,
+        "invariants": sorted(scenario.invariants),
+        "convergence_bound_s": scenario.convergence_s,
+        "session_timeout_ms": endpoints.session_timeout_ms(cluster),
+        "started_ms": started_ms,
+        "versions": {"python": platform.python_version(), "host": platform.platform(terse=True)},
+    }
+
+
+def create_run_topic(cluster: ClusterHandle, scenario: Scenario, topic: str) -> None:
+    """Create the run's topic with the scenario's settings and wait until every partition
+    is led with its full ISR and every broker's metadata agrees (`RunSetupError` else)."""
+    w = scenario.workload
+    config = {
+        "min.insync.replicas": str(w.min_insync_replicas),
+        "unclean.leader.election.enable": str(w.unclean_leader_election).lower(),
+    }
+    try:
+        cluster.read_zk(
+            lambda zk: create_topic(zk, topic, w.partitions, w.replication_factor, config=config)
+        )
+    except Exception as exc:  # admin errors, ZooKeeper errors: the run cannot start
+        raise RunSetupError(f"creating topic {topic}: {exc}") from exc
+    with run_client(cluster, topic) as client:
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while True:
+            now = snapshot(cluster, client, topic, 0)
+            if not problems(now):
+                return
+            if time.monotonic() > deadline:
+                raise RunSetupError(f"topic {topic} not ready: {'; '.join(problems(now))}")
+            time.sleep(POLL_S)
+
+
+def run_client(cluster: ClusterHandle, topic: str) -> Client:
+    """A client of the project's brokers on their published ports, asking about `topic`."""
+    addresses = endpoints.broker_addresses(cluster)
+    return Client(
+        [addresses[b] for b in sorted(addresses)],
+        topics=(topic,),
+        address_map=endpoints.advertised_map(cluster),
+        timeout_s=5.0,
+    )
+
+
+def snapshot(cluster: ClusterHandle, client: Client, topic: str, after_ms: int) -> ClusterSnapshot:
+    """The cluster now (`chaos.snapshots.take_snapshot`), `after_ms` after the heal."""
+    addresses = endpoints.broker_addresses(cluster)
+    apis = {b: client.api(a) for b, a in addresses.items()}
+    urls = endpoints.metrics_urls(cluster)
+    services = cluster.brokers()
+
+    def active(broker: int) -> float | None:
+        url = urls.get(services.get(broker, ""))
+        if url is None:
+            return None
+        try:
+            with urllib.request.urlopen(url, timeout=2) as reply:
+                text = reply.read().decode("utf-8", errors="replace")
+            return parse_metrics(text).get(ACTIVE_CONTROLLER)
+        except OSError:
+            return None
+
+    return cluster.read_zk(lambda zk: take_snapshot(zk, (topic,), apis, after_ms, active))
