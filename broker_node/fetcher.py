@@ -3,8 +3,10 @@ keeps this broker's follower replicas in step with their leader.
 
 For each partition a thread first truncates (KIP-101: it asks the leader where its own
 latest epoch ended and cuts the local log there), then fetches from its log end,
-appends, and follows the leader's high watermark. A fenced or unknown leader epoch, or a
-leader that no longer leads, parks the partition until the next LeaderAndIsr moves it.
+appends, and follows the leader's high watermark. A fenced leader epoch parks the partition
+until the next LeaderAndIsr moves it; a leader that does not host the partition or does not
+lead it (yet: a new topic's LeaderAndIsr may reach the follower first) is asked again after
+`RETRY_BACKOFF_S`, as Kafka's fetcher delays such a partition (`replica.fetch.backoff.ms`).
 Partitions are added and removed from gRPC threads; the maps are guarded by a lock.
 
 A fetcher sees a replica only through `FetcherTarget` (which `Partition` satisfies) and its
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -31,11 +34,12 @@ from zkdata.model import TopicPartition
 log = logging.getLogger(__name__)
 
 #: Errors after which a partition waits for the controller instead of retrying.
-PARKING = {
-    Errors.FENCED_LEADER_EPOCH,
-    Errors.NOT_LEADER_OR_FOLLOWER,
-    Errors.UNKNOWN_TOPIC_OR_PARTITION,
-}
+PARKING = {Errors.FENCED_LEADER_EPOCH}
+#: Errors after which a partition is asked again after `RETRY_BACKOFF_S`: the leader may not
+#: have applied its LeaderAndIsr yet, or a new one is on its way to this broker.
+DELAYING = {Errors.NOT_LEADER_OR_FOLLOWER, Errors.UNKNOWN_TOPIC_OR_PARTITION}
+#: Kafka's `replica.fetch.backoff.ms` default.
+RETRY_BACKOFF_S = 1.0
 
 
 class FollowerLog(Protocol):
@@ -107,6 +111,7 @@ class _Fetching:
     leader_epoch: int
     truncated: bool = False
     parked: bool = False
+    retry_at: float = 0.0
 
 
 class ReplicaFetcherThread:
@@ -168,7 +173,10 @@ class ReplicaFetcherThread:
 
     def _active(self) -> list[tuple[TopicPartition, _Fetching]]:
         with self._lock:
-            return [(tp, f) for tp, f in self._partitions.items() if not f.parked]
+            now = time.monotonic()
+            return [
+                (tp, f) for tp, f in self._partitions.items() if not f.parked and f.retry_at <= now
+            ]
 
     def _run(self) -> None:
         backoff = 0.1
@@ -204,6 +212,10 @@ class ReplicaFetcherThread:
             error=error.name,
         )
 
+    def _delay(self, tp: TopicPartition, fetching: _Fetching, error: Errors) -> None:
+        fetching.retry_at = time.monotonic() + RETRY_BACKOFF_S
+        log.info("%s from leader %d: %s; asking again", tp, self.leader_id, error.name)
+
     def _truncate(self, pending: list[tuple[TopicPartition, _Fetching]]) -> None:
         if not pending:
             return
@@ -229,6 +241,9 @@ class ReplicaFetcherThread:
             f = by_tp[tp]
             if answer.error in PARKING:
                 self._park(tp, f, answer.error)
+                continue
+            if answer.error in DELAYING:
+                self._delay(tp, f, answer.error)
                 continue
             if answer.error is not Errors.NONE:
                 continue  # e.g. UNKNOWN_LEADER_EPOCH: the leader is not there yet; ask again
@@ -270,6 +285,8 @@ class ReplicaFetcherThread:
                 f.truncated = False  # diverged: truncate again
             elif fetched.error in PARKING:
                 self._park(tp, f, fetched.error)
+            elif fetched.error in DELAYING:
+                self._delay(tp, f, fetched.error)
 
 
 class ReplicaFetcherManager:

@@ -191,6 +191,11 @@ class FakeLeader:
         with self._lock:
             self._errors[tp] = error
 
+    def heal(self, tp: TopicPartition) -> None:
+        """Answer `tp` normally again."""
+        with self._lock:
+            self._errors.pop(tp, None)
+
     @property
     def epoch_requests(self) -> list[m.OffsetsForLeaderEpochRequest]:
         """Every OffsetsForLeaderEpoch request received (a copy)."""

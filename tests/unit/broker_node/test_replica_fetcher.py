@@ -1,9 +1,9 @@
 """`ReplicaFetcherThread` against test doubles of what it talks to: a `FakeFollower` (the
 `FetcherTarget`: a follower replica over an in-memory log) and a `FakeLeader` (the
 `LeaderClient`: the leader's logs answering OffsetsForLeaderEpoch and Fetch). Truncation
-before the first fetch (KIP-101), catching up with the leader, parking on errors that only the
-controller can resolve, truncating again after OFFSET_OUT_OF_RANGE, and the leader epoch the
-requests carry.
+before the first fetch (KIP-101), catching up with the leader, parking on a fenced epoch,
+asking again when the leader is not ready, truncating again after OFFSET_OUT_OF_RANGE, and
+the leader epoch the requests carry.
 
 Setup: broker 1 follows broker 2 for "orders" partition 0 at leader epoch 5 (unless a test
 says otherwise). The fetcher thread runs for real; the test thread waits on conditions with a
@@ -132,43 +132,53 @@ def test_a_follower_behind_the_leaders_epoch_end_keeps_its_log(start: Start) -> 
     assert follower.truncations == [2]  # capped at its own log end: nothing removed
 
 
-@pytest.mark.parametrize(
-    "error",
-    [Errors.FENCED_LEADER_EPOCH, Errors.NOT_LEADER_OR_FOLLOWER, Errors.UNKNOWN_TOPIC_OR_PARTITION],
-)
-def test_an_error_only_the_controller_resolves_parks_the_partition(
-    start: Start, events: RecordingEventLog, error: Errors
-) -> None:
+def test_a_fenced_leader_epoch_parks_the_partition(start: Start, events: RecordingEventLog) -> None:
     leader = FakeLeader({TP: leader_log((EPOCH, 3))})
-    leader.fail(TP, error)
+    leader.fail(TP, Errors.FENCED_LEADER_EPOCH)
     follower = FakeFollower(EPOCH, follower_log((EPOCH, 1)))
     start(leader, follower)
     [parked] = wait_until(
         lambda: events.of_kind(EventKind.FETCHER_PARKED), DEADLINE_S, "never parked"
     )
-    assert (parked["leader"], parked["leader_epoch"], parked["error"]) == (2, EPOCH, error.name)
+    assert (parked["leader"], parked["leader_epoch"], parked["error"]) == (
+        2,
+        EPOCH,
+        "FENCED_LEADER_EPOCH",
+    )
     assert follower.truncations == []
     assert leader.fetch_requests == []
 
 
-def test_a_fetch_answered_not_leader_parks_the_partition(
-    start: Start, events: RecordingEventLog
+@pytest.mark.parametrize(
+    "error", [Errors.NOT_LEADER_OR_FOLLOWER, Errors.UNKNOWN_TOPIC_OR_PARTITION]
+)
+def test_a_leader_not_ready_yet_is_asked_again_until_it_is(
+    start: Start, events: RecordingEventLog, error: Errors
 ) -> None:
+    """A new topic's follower may get its LeaderAndIsr before the leader does: the leader
+    answers UNKNOWN_TOPIC_OR_PARTITION (or NOT_LEADER_OR_FOLLOWER) for a moment, and the
+    follower must catch up once it answers, never stay parked out of the ISR."""
+    leader = FakeLeader({TP: leader_log((EPOCH, 3))})
+    leader.fail(TP, error)
+    follower = FakeFollower(EPOCH, follower_log((EPOCH, 1)))
+    start(leader, follower)
+    wait_until(lambda: len(leader.epoch_requests) >= 2, DEADLINE_S, "never asked again")
+    leader.heal(TP)
+    wait_until(lambda: caught_up(leader, follower), DEADLINE_S, "follower never caught up")
+    assert events.of_kind(EventKind.FETCHER_PARKED) == []
+
+
+def test_a_fetch_answered_not_leader_is_retried_after_a_backoff(start: Start) -> None:
     leader = FakeLeader({TP: leader_log((EPOCH, 3)), TP1: leader_log((EPOCH, 1))})
     follower, other = FakeFollower(EPOCH), FakeFollower(EPOCH)
     start(leader, follower, {TP1: other})
     wait_until(lambda: caught_up(leader, follower), DEADLINE_S, "follower never caught up")
     leader.fail(TP, Errors.NOT_LEADER_OR_FOLLOWER)
-    [parked] = wait_until(
-        lambda: events.of_kind(EventKind.FETCHER_PARKED), DEADLINE_S, "never parked"
-    )
-    assert parked["error"] == "NOT_LEADER_OR_FOLLOWER"
-    since = len(leader.fetch_requests)
-    produce(leader, TP)
     produce(leader, TP1, 2)
     wait_until(lambda: caught_up(leader, other, TP1), DEADLINE_S, "the other never caught up")
-    assert fetched_partitions(leader, since) == {TP1}  # the parked one is not fetched
-    assert follower.log.log_end_offset == 3
+    leader.heal(TP)
+    produce(leader, TP)
+    wait_until(lambda: caught_up(leader, follower), DEADLINE_S, "never fetched again")
 
 
 def test_an_unknown_leader_epoch_is_asked_again(start: Start) -> None:
