@@ -120,7 +120,13 @@ def _request(
     schedule: Schedule | None = None,
 ) -> RunRequest:
     return RunRequest(
-        scenario, seed, args.project, args.runs, schedule=schedule, force_plain=args.plain
+        scenario,
+        seed,
+        args.project,
+        args.runs,
+        schedule=schedule,
+        force_plain=args.plain,
+        keep_topic=args.keep_topic,
     )
 
 

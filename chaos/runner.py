@@ -14,7 +14,8 @@ Order (docs/chaos.md, "A run"):
 5. After the heal, take a snapshot of the cluster every `SNAPSHOT_EVERY_S` until it has
    converged and the workload ended, or the scenario's bound ran out.
 6. Copy every node's event log into the run, judge (`chaos.invariants`), write
-   `verdict.json`, print the verdict table.
+   `verdict.json`, print the verdict table, and hand the run's topic to the controller for
+   deletion (unless `keep_topic`), so runs do not pile partitions up on the cluster.
 
 Ctrl-C or any failure still heals every fault (the injector's `with` block) and stops the
 workload and the scraper; `python -m chaos heal` finishes the job if the runner itself is
@@ -28,6 +29,7 @@ import dataclasses
 import json
 import random
 import secrets
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -59,7 +61,9 @@ from chaos.timeline import CueType, timeline
 from chaos.workload_run import Progress, WorkloadResult, run_workload
 from client import Client
 from eventlog.jsonlines import JsonLinesWriter
+from testbed.topics import delete_topic
 from zkdata.client import KafkaZkClient
+from zkdata.errors import ZkDataError
 
 #: Seconds between cluster snapshots after the heal, and between live-view updates.
 SNAPSHOT_EVERY_S = 1.0
@@ -77,6 +81,7 @@ class RunRequest:
     runs_root: Path
     schedule: Schedule | None = None
     force_plain: bool = False
+    keep_topic: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,12 +133,23 @@ def run(request: RunRequest) -> RunOutcome:
         verdict = _only(verdict, scenario.invariants)
         write_verdict(run_dir.root, verdict)
         _append_summary(run_dir, scenario, schedule, verdict, recovery, nodes, performed)
+        if not request.keep_topic:
+            _delete_topic(cluster, topic)
         return RunOutcome(
             run_dir.root,
             verdict,
             None if recovery is None else recovery / 1000,
             len(schedule.steps),
         )
+
+
+def _delete_topic(cluster: ClusterHandle, topic: str) -> None:
+    """Hand the run's topic to the controller for deletion, so runs do not pile up
+    partitions on the cluster (its events stay in the run's copy of the logs)."""
+    try:
+        cluster.read_zk(lambda zk: delete_topic(zk, topic))
+    except (FaultError, ZkDataError) as exc:
+        print(f"could not delete topic {topic}: {exc}", file=sys.stderr)
 
 
 def _only(verdict: RunVerdict, wanted: frozenset[str]) -> RunVerdict:

@@ -222,6 +222,7 @@ class PartitionStateMachine:
                 target=target.value,
                 partitions=len(succeeded),
                 failed=len(valid) - len(succeeded),
+                topics=sorted({tp.topic for tp in succeeded}),
             )
         return results
 

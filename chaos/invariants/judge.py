@@ -89,7 +89,7 @@ def judge(inputs: RunInputs) -> RunVerdict:
 
 #: The scenario-specific invariants by name, each over the run's inputs.
 SCENARIO_CHECKS: Mapping[str, Callable[[RunInputs], InvariantResult]] = {
-    NO_OFFLINE_PARTITIONS: lambda i: no_offline_partitions(i.events, i.since_ms),
+    NO_OFFLINE_PARTITIONS: lambda i: no_offline_partitions(i.events, i.since_ms, i.topics or None),
     PAUSED_CONTROLLER_RESIGNS: lambda i: paused_controller_resigns(i.events, i.since_ms),
     REASSIGNMENT_COMPLETES: lambda i: reassignment_completes(i.events, i.since_ms, i.topics),
 }

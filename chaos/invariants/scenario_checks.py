@@ -39,11 +39,25 @@ def _since(logs: EventLogs, since_ms: int) -> list[Event]:
     return sorted(events, key=lambda e: (e.ts, e.node, e.line))
 
 
-def no_offline_partitions(logs: EventLogs, since_ms: int) -> InvariantResult:
-    """See the module docstring."""
+def no_offline_partitions(
+    logs: EventLogs, since_ms: int, topics: Collection[str] | None = None
+) -> InvariantResult:
+    """See the module docstring. With `topics`, only partitions of those topics count (a
+    state change that names its topics, an election failure of such a partition); older
+    logs whose state changes name no topics count whatever the topic."""
     violations = []
     checked = 0
+
+    def ours(e: Event) -> bool:
+        named = e.fields.get("topics") if e.kind == "partition_state_change" else None
+        if topics is None or (e.kind == "partition_state_change" and named is None):
+            return True
+        wanted = set(named) if named is not None else {e.fields.get("topic")}
+        return bool(wanted & set(topics))
+
     for e in _since(logs, since_ms):
+        if e.kind in ("partition_state_change", "leader_election_failed") and not ours(e):
+            continue
         if e.kind == "partition_state_change":
             checked += 1
             if e.fields.get("target") == OFFLINE and int(e.fields.get("partitions", 0)) > 0:

@@ -120,3 +120,15 @@ def test_a_controller_elected_before_the_run_and_superseded_during_it_is_checked
     result = paused_controller_resigns(b.logs(), start)
     assert result.ok
     assert result.checked == 1
+
+
+def test_offline_partitions_of_other_topics_do_not_count_when_topics_are_given() -> None:
+    b = EventLogBuilder()
+    offline = {"target": "OfflinePartition", "partitions": 1, "failed": 0}
+    b.emit("broker1", K.PARTITION_STATE_CHANGE, topics=["old-run"], **offline)
+    b.emit("broker1", K.LEADER_ELECTION_FAILED, topic="old-run", partition=1, reason="none")
+    assert no_offline_partitions(b.logs(), 0, {"this-run"}).ok
+    ours = b.emit("broker1", K.PARTITION_STATE_CHANGE, topics=["this-run"], **offline)
+    (violation,) = no_offline_partitions(b.logs(), 0, {"this-run"}).violations
+    assert violation.events == (ours,)
+    assert len(no_offline_partitions(b.logs(), 0).violations) == 3
