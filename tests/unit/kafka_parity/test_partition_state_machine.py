@@ -202,7 +202,15 @@ def test_election(case: Election) -> None:
         assert [s.replicas for s in states] == [case.replicas]
 
 
-def test_offline_to_online_error_code_from_state_lookup() -> None:
+@pytest.mark.parametrize(
+    "start",
+    [
+        pytest.param(
+            P.OFFLINE, id="testOfflinePartitionToOnlinePartitionTransitionErrorCodeFromStateLookup"
+        )
+    ],
+)
+def test_offline_to_online_error_code_from_state_lookup(start: PartitionState) -> None:
     """Kafka's testOfflinePartitionToOnlinePartitionTransitionErrorCodeFromStateLookup: the
     state znode is gone (NONODE); the partition stays Offline and nothing is sent. The
     first round here decides from the context and the conditional write finds no znode,
@@ -210,11 +218,11 @@ def test_offline_to_online_error_code_from_state_lookup() -> None:
     rig = make_parity_rig()
     rig.live(BROKER)
     rig.ctx.add_topic(TP.topic, {0: ReplicaAssignment((BROKER,))})
-    rig.ctx.set_partition_state(TP, P.OFFLINE)
+    rig.ctx.set_partition_state(TP, start)
     rig.lead(TP, NO_LEADER, (BROKER,))
     rig.zk.delete_state(TP)
     results = rig.psm.handle_state_changes([TP], P.ONLINE, OfflineElection())
-    assert rig.ctx.partition_state(TP) is P.OFFLINE
+    assert rig.ctx.partition_state(TP) is start
     assert results[TP] == "state znode is missing"
     assert rig.send.sent == []
 
@@ -280,47 +288,60 @@ def test_zookeeper_client_exception(start: PartitionState, leadership: bool) -> 
 FOUR = [TopicPartition("test", p) for p in range(4)]
 
 
-def test_updating_offline_partitions_count() -> None:
+@pytest.mark.parametrize(
+    "partitions", [pytest.param(FOUR, id="testUpdatingOfflinePartitionsCount")]
+)
+def test_updating_offline_partitions_count(partitions: list[TopicPartition]) -> None:
     """Kafka's testUpdatingOfflinePartitionsCount: New -> Offline counts four offline
     partitions; electing their leaders brings the count back to zero."""
     rig = make_parity_rig()
     rig.live(BROKER)
-    rig.ctx.add_topic("test", {p.partition: ReplicaAssignment((BROKER,)) for p in FOUR})
-    for tp in FOUR:
+    rig.ctx.add_topic("test", {p.partition: ReplicaAssignment((BROKER,)) for p in partitions})
+    for tp in partitions:
         rig.zk.put_state(
             tp, LeaderIsrAndControllerEpoch(LeaderAndIsr(BROKER, 0, (BROKER,), 0), CONTROLLER_EPOCH)
         )
-    rig.psm.handle_state_changes(FOUR, P.NEW)
-    rig.psm.handle_state_changes(FOUR, P.OFFLINE)
+    rig.psm.handle_state_changes(partitions, P.NEW)
+    rig.psm.handle_state_changes(partitions, P.OFFLINE)
     assert rig.ctx.offline_partition_count() == 4
-    rig.psm.handle_state_changes(FOUR, P.ONLINE, OfflineElection())
+    rig.psm.handle_state_changes(partitions, P.ONLINE, OfflineElection())
     assert rig.ctx.offline_partition_count() == 0
-    assert all(rig.ctx.partition_state(tp) is P.ONLINE for tp in FOUR)
+    assert all(rig.ctx.partition_state(tp) is P.ONLINE for tp in partitions)
 
 
-def test_no_offline_partitions_change_for_topics_being_deleted() -> None:
+@pytest.mark.parametrize(
+    "partitions", [pytest.param(FOUR, id="testNoOfflinePartitionsChangeForTopicsBeingDeleted")]
+)
+def test_no_offline_partitions_change_for_topics_being_deleted(
+    partitions: list[TopicPartition],
+) -> None:
     """Kafka's testNoOfflinePartitionsChangeForTopicsBeingDeleted: partitions of a topic
     whose deletion has started are not counted offline."""
     rig = make_parity_rig()
-    rig.ctx.add_topic("test", {p.partition: ReplicaAssignment((BROKER,)) for p in FOUR})
+    rig.ctx.add_topic("test", {p.partition: ReplicaAssignment((BROKER,)) for p in partitions})
     rig.ctx.queue_topic_deletion(["test"])
     rig.ctx.begin_topic_deletion(["test"])
-    rig.psm.handle_state_changes(FOUR, P.NEW)
-    rig.psm.handle_state_changes(FOUR, P.OFFLINE)
-    assert all(rig.ctx.partition_state(tp) is P.OFFLINE for tp in FOUR)
+    rig.psm.handle_state_changes(partitions, P.NEW)
+    rig.psm.handle_state_changes(partitions, P.OFFLINE)
+    assert all(rig.ctx.partition_state(tp) is P.OFFLINE for tp in partitions)
     assert rig.ctx.offline_partition_count() == 0
 
 
-def test_updating_offline_partitions_count_during_topic_deletion() -> None:
+@pytest.mark.parametrize(
+    "partitions", [pytest.param(FOUR, id="testUpdatingOfflinePartitionsCountDuringTopicDeletion")]
+)
+def test_updating_offline_partitions_count_during_topic_deletion(
+    partitions: list[TopicPartition],
+) -> None:
     """Kafka's testUpdatingOfflinePartitionsCountDuringTopicDeletion: four offline
     partitions whose replicas are offline stop counting once their topic is queued for
     deletion, because the deletion starts at once."""
     rig = make_parity_rig()
-    rig.ctx.add_topic("test", {p.partition: ReplicaAssignment((BROKER,)) for p in FOUR})
+    rig.ctx.add_topic("test", {p.partition: ReplicaAssignment((BROKER,)) for p in partitions})
     rig.deletion_zk.topics.add("test")
-    rig.psm.handle_state_changes(FOUR, P.NEW)
-    rig.psm.handle_state_changes(FOUR, P.OFFLINE)
-    for tp in FOUR:
+    rig.psm.handle_state_changes(partitions, P.NEW)
+    rig.psm.handle_state_changes(partitions, P.OFFLINE)
+    for tp in partitions:
         rig.ctx.set_replica_state(PartitionReplica(tp, BROKER), ReplicaState.OFFLINE)
     assert rig.ctx.offline_partition_count() == 4
     rig.deletion.on_deletion_requests(["test"])
