@@ -532,6 +532,8 @@ def test_a_deleting_stop_replica_answer_only_enqueues_an_event_from_the_sender_t
     active: tuple[ActiveController, queue.Queue[tuple[str, ev.ControllerEvent]], Channels],
 ) -> None:
     controller, enqueued, _ = active
+    controller.ctx.queue_topic_deletion([DOOMED])
+    controller.ctx.begin_topic_deletion([DOOMED])
     controller.batch.new_batch()
     controller.batch.add_stop_replica([1], D0, delete=True)
     controller.batch.add_stop_replica([1], D1, delete=False)
