@@ -223,7 +223,8 @@ def test_leader_and_isr_answer(error: Errors) -> None:
     """The answer to Kafka's testLeaderAndIsrRequestSent reaches the event thread as one
     LeaderAndIsrResponseReceived for broker 2 naming all three partitions. Kafka enqueues
     it for every answer; here only for an answer the controller acts on (a partition with
-    KAFKA_STORAGE_ERROR), so the case answers with that error."""
+    KAFKA_STORAGE_ERROR), so the case answers with that error (docs/kafka-differences.md,
+    Answers that change nothing)."""
     sent = cluster(Cluster(leaderships=THREE))
     for tp in THREE:
         leadership = sent.ctx.leadership(tp)

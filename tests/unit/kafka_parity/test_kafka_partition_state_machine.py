@@ -265,8 +265,8 @@ def test_zookeeper_client_exception(start: PartitionState, leadership: bool) -> 
     """ZooKeeper fails during the election: the partition keeps its state and no broker is
     told anything. Kafka fails the partitions of that call and sends what the others
     queued; here the error aborts the whole call (the batch is dropped) and reaches the
-    event manager, which reports it (docs/kafka-differences.md, ZooKeeper errors in a
-    state change)."""
+    event manager, which reports it (docs/kafka-differences.md, ZooKeeper errors during
+    a state change)."""
     rig = make_parity_rig()
     rig.live(BROKER)
     rig.ctx.add_topic(TP.topic, {0: ReplicaAssignment((BROKER,))})
