@@ -104,3 +104,28 @@ def test_auto_rebalance_after_a_broker_returns(brokers: Start, zk_client: KazooC
         brokers, zk_client, ("--leader-imbalance-check-interval-seconds", "1")
     )
     wait_until(lambda: leader(zk, TPS[0]) == 2, 15, "auto rebalance did not move leadership back")
+
+
+def test_preferred_election_with_an_offline_preferred_replica_is_given_up(
+    brokers: Start, zk_client: KazooClient
+) -> None:
+    """Kafka's testPreferredReplicaLeaderElectionWithOfflinePreferredReplica: with the
+    preferred replica's broker down, a request under `/admin/preferred_replica_election`
+    is removed without an election, and the partition keeps its leader and leader epoch."""
+    extra = ("--auto-leader-rebalance-enable", "false")
+    zk = KafkaZkClient(zk_client)
+    procs = {1: brokers(1, 3000, extra_args=extra)}
+    wait_until(lambda: zk.get_controller_id() == 1, 20, procs[1].log_tail)
+    procs[2] = brokers(2, 3000, extra_args=extra)
+    wait_until(lambda: len(zk.get_all_brokers().brokers) == 2, 30, "broker 2 did not start")
+    zk.create_topic("pref", TopicAssignment({0: ReplicaAssignment((2, 1))}))
+    wait_until(lambda: leader(zk, TPS[0]) == 2, 20, "partition 0 not led by 2")
+    assert procs[2].terminate() == 0  # controlled shutdown: leadership moves to 1
+    wait_until(lambda: len(zk.get_all_brokers().brokers) == 1, 20, "broker 2 still registered")
+    before = zk.get_partition_states([TPS[0]]).found[TPS[0]].leader_and_isr
+    assert before.leader == 1
+    path = PreferredReplicaElectionZNode.path()
+    zk_client.create(path, PreferredReplicaElectionZNode.encode((TPS[0],)))
+    wait_until(lambda: zk_client.exists(path) is None, 15, "the request was not removed")
+    after = zk.get_partition_states([TPS[0]]).found[TPS[0]].leader_and_isr
+    assert (after.leader, after.leader_epoch) == (1, before.leader_epoch)
