@@ -65,6 +65,12 @@ class StopReplicaResult:
     def __post_init__(self) -> None:
         object.__setattr__(self, "partition_errors", _frozen(self.partition_errors))
 
+    def restricted_to(self, partitions: frozenset[TopicPartition]) -> StopReplicaResult:
+        """The same answer for `partitions` only (the others are dropped)."""
+        return StopReplicaResult(
+            self.error, {tp: e for tp, e in self.partition_errors.items() if tp in partitions}
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class UpdateMetadataResult:

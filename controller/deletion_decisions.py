@@ -48,8 +48,8 @@ class TopicDeletionView:
 @dataclass(frozen=True, slots=True)
 class DeletionPlan:
     """The next step of each queued topic: tear down (every replica deleted), start or
-    restart deletion, and, among those, the ones whose failed replicas go back to Offline
-    first."""
+    restart deletion, and the ones whose failed replicas go back to Offline (first, for
+    those also started)."""
 
     complete: tuple[str, ...] = ()
     start: tuple[str, ...] = ()
@@ -59,21 +59,18 @@ class DeletionPlan:
 def plan_deletions(topics: Mapping[str, TopicDeletionView]) -> DeletionPlan:
     """Kafka's `resumeDeletions` decision. A topic whose replicas are all
     ReplicaDeletionSuccessful (or that has none) is complete. One with a replica in
-    ReplicaDeletionStarted is in progress and waits. Any other is started unless it is
-    marked ineligible or being reassigned; a started topic with ReplicaDeletionIneligible
-    replicas is also retried."""
+    ReplicaDeletionStarted is in progress and waits. Any other is retried if it has
+    ReplicaDeletionIneligible replicas (they go back to Offline, even while the topic is
+    halted, as in Kafka) and started unless it is marked ineligible or being reassigned."""
     complete, start, retry = [], [], []
     for topic in sorted(topics):
         view = topics[topic]
         states = view.replica_states
         if all(s is ReplicaState.DELETION_SUCCESSFUL for s in states):
             complete.append(topic)
-        elif (
-            ReplicaState.DELETION_STARTED not in states
-            and not view.marked_ineligible
-            and not view.being_reassigned
-        ):
-            start.append(topic)
+        elif ReplicaState.DELETION_STARTED not in states:
             if ReplicaState.DELETION_INELIGIBLE in states:
                 retry.append(topic)
+            if not view.marked_ineligible and not view.being_reassigned:
+                start.append(topic)
     return DeletionPlan(tuple(complete), tuple(start), tuple(retry))

@@ -5,11 +5,13 @@ At most one LeaderAndIsr, one UpdateMetadata and one StopReplica per broker per 
 the UpdateMetadata of every live broker. Every request carries the controller id, the
 controller epoch and the target's broker epoch.
 
-Answers: a LeaderAndIsr, and a StopReplica that deletes partitions, carry a response
-callback. It turns the answer into a typed result (`controller.control_responses`) and
-that into the event the controller acts on (`response_event`): LeaderAndIsrResponseReceived
-for KAFKA_STORAGE_ERROR partitions, TopicDeletionStopReplicaResponseReceived for the
-deleted partitions. The callback only enqueues.
+Answers: a LeaderAndIsr, and a StopReplica that deletes partitions of topics whose
+deletion has started, carry a response callback. It turns the answer into a typed result
+(`controller.control_responses`) and that into the event the controller acts on
+(`response_event`): LeaderAndIsrResponseReceived for KAFKA_STORAGE_ERROR partitions,
+TopicDeletionStopReplicaResponseReceived for the deleted partitions of those topics
+(decided when the batch is sent; Kafka decides when the answer arrives, and a topic's
+deletion, once started, lasts until every answer is in). The callback only enqueues.
 
 Event thread only, except the response callbacks, which run on
 `controller-to-broker-<id>-send-thread`.
@@ -152,14 +154,20 @@ class RequestBatch:
             self._controller_id, self._context.epoch, self._context.broker_epoch(broker_id)
         )
 
-    def _answer_to(self, request: ControlRequest) -> ResponseCallback | None:
-        """The response callback of `request` (built here, run on the sender thread)."""
+    def _answer_to(
+        self, request: ControlRequest, deleting: frozenset[TopicPartition] = frozenset()
+    ) -> ResponseCallback | None:
+        """The response callback of `request` (built here, run on the sender thread). A
+        StopReplica's answer reports only the partitions in `deleting`."""
         enqueue = self._on_response_event
         if enqueue is None:
             return None
 
         def on_answer(broker_id: int, response: ControlResponse) -> None:
-            event = response_event(broker_id, control_result(request, response))
+            result = control_result(request, response)
+            if isinstance(result, StopReplicaResult):
+                result = result.restricted_to(deleting)
+            event = response_event(broker_id, result)
             if event is not None:
                 enqueue(event)
 
@@ -234,8 +242,14 @@ class RequestBatch:
                     epoch = NO_EPOCH
                 states.append(m.StopReplicaPartitionState(tp.topic, tp.partition, epoch, delete))
             request = m.StopReplicaRequest(self._header(broker_id), tuple(states))
-            deletes = bool(deleted_partitions(request))  # only a deletion's answer matters
-            self._send(broker_id, request, self._answer_to(request) if deletes else None)
+            # only the answer for partitions of topics being deleted matters (Kafka's check)
+            deleting = frozenset(
+                tp
+                for tp in deleted_partitions(request)
+                if self._context.is_topic_deletion_in_progress(tp.topic)
+            )
+            callback = self._answer_to(request, deleting) if deleting else None
+            self._send(broker_id, request, callback)
 
 
 def _during_delete(lai: LeaderAndIsr) -> LeaderAndIsr:

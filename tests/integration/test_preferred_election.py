@@ -35,6 +35,13 @@ def setup_moved_leaders(
         "pref", TopicAssignment({0: ReplicaAssignment((2, 1)), 1: ReplicaAssignment((3, 1))})
     )
     wait_until(lambda: leader(zk, TPS[0]) == 2, 20, "partition 0 not led by 2")
+    bounce_broker_2(zk, procs)
+    return zk, procs
+
+
+def bounce_broker_2(zk: KafkaZkClient, procs: dict[int, BrokerProcess]) -> None:
+    """Stop broker 2 cleanly (leadership of partition 0 moves to 1), start it again and
+    wait until it is back in partition 0's ISR."""
     assert procs[2].terminate() == 0  # controlled shutdown: leadership moves to 1
     wait_until(lambda: leader(zk, TPS[0]) == 1, 10, "leadership did not move to 1")
     procs[2].start()
@@ -46,7 +53,11 @@ def setup_moved_leaders(
         30,
         "broker 2 did not rejoin the ISR",
     )
-    return zk, procs
+
+
+def leader_epoch(zk: KafkaZkClient, tp: TopicPartition) -> int:
+    """The partition's leader epoch."""
+    return zk.get_partition_states([tp]).found[tp].leader_and_isr.leader_epoch
 
 
 def leader(zk: KafkaZkClient, tp: TopicPartition) -> int | None:
@@ -104,3 +115,48 @@ def test_auto_rebalance_after_a_broker_returns(brokers: Start, zk_client: KazooC
         brokers, zk_client, ("--leader-imbalance-check-interval-seconds", "1")
     )
     wait_until(lambda: leader(zk, TPS[0]) == 2, 15, "auto rebalance did not move leadership back")
+
+
+def test_preferred_election_with_an_offline_preferred_replica_is_given_up(
+    brokers: Start, zk_client: KazooClient
+) -> None:
+    """Kafka's testPreferredReplicaLeaderElectionWithOfflinePreferredReplica: with the
+    preferred replica's broker down, a request under `/admin/preferred_replica_election`
+    is removed without an election, and the partition keeps its leader and leader epoch."""
+    extra = ("--auto-leader-rebalance-enable", "false")
+    zk = KafkaZkClient(zk_client)
+    procs = {1: brokers(1, 3000, extra_args=extra)}
+    wait_until(lambda: zk.get_controller_id() == 1, 20, procs[1].log_tail)
+    procs[2] = brokers(2, 3000, extra_args=extra)
+    wait_until(lambda: len(zk.get_all_brokers().brokers) == 2, 30, "broker 2 did not start")
+    zk.create_topic("pref", TopicAssignment({0: ReplicaAssignment((2, 1))}))
+    wait_until(lambda: leader(zk, TPS[0]) == 2, 20, "partition 0 not led by 2")
+    assert procs[2].terminate() == 0  # controlled shutdown: leadership moves to 1
+    wait_until(lambda: len(zk.get_all_brokers().brokers) == 1, 20, "broker 2 still registered")
+    before = zk.get_partition_states([TPS[0]]).found[TPS[0]].leader_and_isr
+    assert before.leader == 1
+    path = PreferredReplicaElectionZNode.path()
+    zk_client.create(path, PreferredReplicaElectionZNode.encode((TPS[0],)))
+    wait_until(lambda: zk_client.exists(path) is None, 15, "the request was not removed")
+    after = zk.get_partition_states([TPS[0]]).found[TPS[0]].leader_and_isr
+    assert (after.leader, after.leader_epoch) == (1, before.leader_epoch)
+
+
+def test_back_to_back_preferred_elections(brokers: Start, zk_client: KazooClient) -> None:
+    """Kafka's testBackToBackPreferredReplicaLeaderElections: twice, the preferred
+    replica's broker is bounced (leadership moves away, leader epoch + 1) and a request
+    under `/admin/preferred_replica_election` gives it back (leader epoch + 1 again)."""
+    zk, procs = setup_moved_leaders(brokers, zk_client, ("--auto-leader-rebalance-enable", "false"))
+    path = PreferredReplicaElectionZNode.path()
+    elected: list[int] = []  # the leader epoch after each election
+    for round_ in range(2):
+        if round_:
+            bounce_broker_2(zk, procs)
+        moved = leader_epoch(zk, TPS[0])
+        if elected:
+            assert moved == elected[-1] + 1  # the bounce between the two elections
+        zk_client.create(path, PreferredReplicaElectionZNode.encode((TPS[0],)))
+        wait_until(lambda: leader(zk, TPS[0]) == 2, 15, "preferred replica not elected")
+        wait_until(lambda: zk_client.exists(path) is None, 10, "the request was not removed")
+        elected.append(leader_epoch(zk, TPS[0]))
+        assert elected[-1] == moved + 1

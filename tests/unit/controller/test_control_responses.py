@@ -274,6 +274,8 @@ def wired() -> Wired:
 
 
 def test_the_batch_callbacks_enqueue_the_events_of_the_answers(wired: Wired) -> None:
+    wired.ctx.queue_topic_deletion([D0.topic])
+    wired.ctx.begin_topic_deletion([D0.topic])
     wired.add_leader_and_isr(1, D0)
     wired.add_leader_and_isr(1, D1)
     wired.batch.add_stop_replica([2], D0, delete=True)

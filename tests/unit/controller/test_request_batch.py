@@ -407,6 +407,8 @@ def test_leader_and_isr_and_a_deleting_stop_replica_carry_a_callback(
     ctx: ControllerContext, send: RecordingSend
 ) -> None:
     batch = RequestBatch(CONTROLLER_ID, ctx, send, on_response_event=lambda event: None)
+    ctx.queue_topic_deletion([TP1.topic])
+    ctx.begin_topic_deletion([TP1.topic])
     batch.new_batch()
     add_lai(batch, ctx, (1,), TP0)
     batch.add_stop_replica([1], TP0, delete=False)
@@ -424,6 +426,20 @@ def test_leader_and_isr_and_a_deleting_stop_replica_carry_a_callback(
         (1, "StopReplicaRequest"): False,  # it only stops: its answer changes nothing
         (2, "StopReplicaRequest"): True,
     }
+
+
+def test_a_deleting_stop_replica_of_a_topic_not_being_deleted_carries_no_callback(
+    ctx: ControllerContext, send: RecordingSend
+) -> None:
+    """Only the deletion of a topic whose deletion started waits for answers (Kafka's
+    `isTopicDeletionInProgress` check), even if the topic is queued."""
+    batch = RequestBatch(CONTROLLER_ID, ctx, send, on_response_event=lambda event: None)
+    ctx.queue_topic_deletion([TP1.topic])
+    batch.new_batch()
+    batch.add_stop_replica([2], TP1, delete=True)
+    batch.send()
+    assert [type(r).__name__ for _, r in send.sent] == ["StopReplicaRequest"]
+    assert send.callbacks == [None]
 
 
 # --- batch lifecycle ---------------------------------------------------------------------------

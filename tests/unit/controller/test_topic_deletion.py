@@ -104,7 +104,8 @@ def test_triage_with_deletion_disabled_removes_every_request() -> None:
         ((S.DELETION_STARTED, S.DELETION_INELIGIBLE), False, False, "wait"),
         ((S.DELETION_STARTED, S.DELETION_SUCCESSFUL), False, False, "wait"),
         ((S.ONLINE,), False, True, "wait"),
-        ((S.DELETION_INELIGIBLE,), False, True, "wait"),
+        ((S.DELETION_INELIGIBLE,), False, True, "wait+retry"),  # Kafka retries when halted
+        ((S.DELETION_INELIGIBLE,), True, False, "wait+retry"),
         ((S.ONLINE,), True, False, "wait"),
     ],
 )
@@ -132,7 +133,9 @@ def test_plan_never_touches_a_topic_in_progress_or_halted(
         for t, (s, halted) in topics.items()
     }
     plan = plan_deletions(views)
-    assert set(plan.retry) <= set(plan.start)
+    for topic in plan.retry:
+        assert S.DELETION_STARTED not in views[topic].replica_states
+        assert S.DELETION_INELIGIBLE in views[topic].replica_states
     assert not set(plan.complete) & set(plan.start)
     for topic in plan.start:
         assert S.DELETION_STARTED not in views[topic].replica_states
@@ -341,11 +344,17 @@ def test_a_failed_replica_halts_the_topic_until_its_broker_starts_again() -> Non
     sent = len(rig.send.sent)
     rig.answer(3)
     assert rig.dzk.writes("delete_topic") == []  # not every replica is deleted
-    assert len(rig.send.sent) == sent  # halted: not restarted
+    # halted, not restarted; as in Kafka the failed replica goes back to Offline at once
+    assert rig.ctx.replica_state(replica(D1, 2)) is S.OFFLINE
+    assert [
+        (b, [(s.topic_partition, s.delete_partition) for s in r.partition_states])
+        for b, r in rig.send.sent[sent:]
+        if isinstance(r, m.StopReplicaRequest)
+    ] == [(2, [(D1, False)])]
     assert rig.manager.ineligible_topics() == [DOOMED]
     rig.send.clear()
     rig.broker_starts(2, rsm)
-    # retried: Ineligible -> Offline -> Started, only for what is left
+    # restarted: Offline -> Started, only for what is left
     assert {b: [s.topic_partition for s in e] for b, e in rig.deletes_sent().items()} == {2: [D1]}
     assert rig.kinds(EventKind.TOPIC_DELETION_STARTED)[-1]["retry"] is True
     rig.answer(2)
@@ -532,6 +541,8 @@ def test_a_deleting_stop_replica_answer_only_enqueues_an_event_from_the_sender_t
     active: tuple[ActiveController, queue.Queue[tuple[str, ev.ControllerEvent]], Channels],
 ) -> None:
     controller, enqueued, _ = active
+    controller.ctx.queue_topic_deletion([DOOMED])
+    controller.ctx.begin_topic_deletion([DOOMED])
     controller.batch.new_batch()
     controller.batch.add_stop_replica([1], D0, delete=True)
     controller.batch.add_stop_replica([1], D1, delete=False)
