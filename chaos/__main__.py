@@ -98,6 +98,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
         help="where run directories are created (default: runs/)",
     )
     parser.add_argument("--plain", action="store_true", help="plain progress lines, no live panel")
+    parser.add_argument(
+        "--keep-topic", action="store_true", help="keep the run's topic (deleted by default)"
+    )
 
 
 def _add_run_commands(commands: Any) -> None:

@@ -74,7 +74,7 @@ def _run_one(request: RunRequest) -> RunOutcome:
 def run_scenario(args: argparse.Namespace) -> int:
     """`run SCENARIO`: one run; its verdict decides the exit code."""
     scenario = scenario_named(args.scenario, args.duration)
-    outcome = _run_one(_request(args, scenario, args.seed))
+    outcome = _run_one(run_request(args, scenario, args.seed))
     return 0 if outcome.ok else 1
 
 
@@ -86,7 +86,7 @@ def run_all(args: argparse.Namespace) -> int:
     for scenario in scenarios:
         print(f"==> {scenario.name} (seed {args.seed})", flush=True)
         try:
-            rows.append((scenario.name, _run_one(_request(args, scenario, args.seed)), ""))
+            rows.append((scenario.name, _run_one(run_request(args, scenario, args.seed)), ""))
         except (RunSetupError, FaultError) as exc:
             print(f"{scenario.name}: not run: {exc}", file=sys.stderr)
             rows.append((scenario.name, None, str(exc)))
@@ -113,7 +113,7 @@ def all_table(rows: Sequence[tuple[str, RunOutcome | None, str]], seed: int | No
     return "\n".join(lines)
 
 
-def _request(
+def run_request(
     args: argparse.Namespace,
     scenario: Scenario,
     seed: int | None,
@@ -149,7 +149,7 @@ def recorded_run(run_dir: Path) -> tuple[Scenario, Schedule]:
 def replay(args: argparse.Namespace) -> int:
     """`replay RUN_DIR`: the recorded schedule again, as a new run."""
     scenario, schedule = recorded_run(args.run_dir)
-    outcome = _run_one(_request(args, scenario, schedule.seed, schedule))
+    outcome = _run_one(run_request(args, scenario, schedule.seed, schedule))
     return 0 if outcome.ok else 1
 
 
@@ -159,7 +159,7 @@ def shrink_run(args: argparse.Namespace) -> int:
     scenario, schedule = recorded_run(args.run_dir)
 
     def fails(candidate: Schedule) -> bool:
-        return not run(_request(args, scenario, candidate.seed, candidate)).ok
+        return not run(run_request(args, scenario, candidate.seed, candidate)).ok
 
     def progress(step: ShrinkProgress) -> None:
         verdict = "fails" if step.trial.failed else "passes"

@@ -83,3 +83,16 @@ def test_list_names_every_scenario(capsys: pytest.CaptureFixture[str]) -> None:
     assert commands.list_scenarios(argparse.Namespace()) == 0
     out = capsys.readouterr().out
     assert all(name in out for name in SCENARIOS)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["run", "broker-failure"], ["all"], ["replay", "r"], ["shrink", "r", "--keep-topic"]],
+)
+def test_every_run_command_parses_what_the_runner_needs(argv: list[str]) -> None:
+    from chaos.__main__ import build_parser
+
+    args = build_parser().parse_args(argv)
+    request = commands.run_request(args, SCENARIOS["broker-failure"], 1)
+    assert request.keep_topic == ("--keep-topic" in argv)
+    assert request.force_plain is False
