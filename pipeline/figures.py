@@ -5,7 +5,8 @@ unavailability windows, produce latency quantiles per time window and operation 
 Definitions (docs/pipeline.md):
 
 - detection: a fault's `start` (faults.jsonl) to the first `broker_change` with a dead
-  broker logged at or after it.
+  broker logged at or after it, or the first `controller_elected` when that came first
+  (a failed controller is noticed by the election of the next one).
 - failover: the start of the last fault before a `controller_elected` (the old controller
   gone) to that epoch's `controller_failover_done`.
 - election: a partition's `leader_elected` after the run started (not `initial`), and
@@ -75,10 +76,13 @@ def _last_fault_before(frame: DataFrame, faults: DataFrame, ts: str) -> DataFram
 
 def detection(frames: RunFrames) -> DataFrame:
     """run_id, fault, kind, targets, start_ms, stop_ms, detected_ms, detection_ms (null:
-    not detected)."""
+    not detected), detected_by (`broker_change` or `controller_elected`)."""
     faults = fault_windows(frames)
-    changes = frames.events.where((F.col("kind") == "broker_change") & (F.size("dead") > 0)).select(
-        "run_id", F.col("ts").alias("change_ms")
+    noticed = ((F.col("kind") == "broker_change") & (F.size("dead") > 0)) | (
+        F.col("kind") == "controller_elected"
+    )
+    changes = frames.events.where(noticed).select(
+        "run_id", F.col("ts").alias("change_ms"), F.col("kind").alias("detected_by")
     )
     joined = faults.join(
         changes,
@@ -88,6 +92,7 @@ def detection(frames: RunFrames) -> DataFrame:
     return joined.groupBy("run_id", "fault", "kind", "targets", "start_ms", "stop_ms").agg(
         F.min("change_ms").alias("detected_ms"),
         (F.min("change_ms") - F.col("start_ms")).alias("detection_ms"),
+        F.min_by("detected_by", "change_ms").alias("detected_by"),
     )
 
 

@@ -92,7 +92,9 @@ def build_report(
     found = discover(sources)
     if not found.runs:
         raise PipelineInputError(f"no run directories under {', '.join(map(str, sources))}")
-    step(f"{len(found.runs)} run(s), {len(found.skipped)} other directories skipped")
+    # the report's own directory may sit among the runs (runs/report)
+    skipped = [s for s in found.skipped if Path(s).resolve() != out.resolve()]
+    step(f"{len(found.runs)} run(s), {len(skipped)} other directories skipped")
     frames = read_runs(spark, found.runs)
     frames = replace(frames, sends=figures.sends(frames).cache())
     step("judging every run with the chaos invariants")
@@ -170,7 +172,7 @@ def build_report(
                 "latency": lat.relative_to(out).as_posix(),
             }
         )
-    _render(report, found.skipped, sources, runs_page)
+    _render(report, skipped, sources, runs_page)
     for frame in (verdicts, measured, *per_run.values()):
         frame.unpersist()
     step(f"report: {report.html}")

@@ -19,6 +19,9 @@ import pytest
 from harness.waiting import wait_until
 from pipeline.report import TABLE_TITLES, Report
 
+#: Two reports (local, then on the cluster) on a shared 2-core machine.
+pytestmark = pytest.mark.timeout(1200)
+
 ROOT = Path(__file__).resolve().parents[2]
 SPARK_HOME = Path(pyspark.__file__).parent
 REGISTER_TIMEOUT_S = 90.0

@@ -8,9 +8,13 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from pipeline.report import TABLE_TITLES, Report
 from pipeline.testing import BREAKS
+
+#: Spark starts slowly on a shared 2-core machine (docs/pipeline.md, Cost).
+pytestmark = pytest.mark.timeout(900)
 
 
 class _Page(HTMLParser):
@@ -60,7 +64,9 @@ def test_every_verdict_equals_the_runners(local_report: Report) -> None:
 
 def test_the_figures_hold_the_synthetic_timings(local_report: Report) -> None:
     t = local_report.tables
-    assert set(t["detection"]["detection_ms"]) == {6_200}
+    # broker1 was the controller: its successor's election noticed it first
+    assert set(t["detection"]["detection_ms"]) == {6_000}
+    assert set(t["detection"]["detected_by"]) == {"controller_elected"}
     failed_over = t["failovers"].dropna(subset=["failover_ms"])
     assert set(failed_over["failover_ms"]) == {6_150}
     first = t["elections"].groupby("run_id")["since_fault_ms"].min()
