@@ -38,6 +38,7 @@ SORT_KEYS = {
 
 #: name -> (title, note) of every table the report holds, in page order.
 TABLE_TITLES: dict[str, tuple[str, str]] = {
+    "runs": ("Runs", "per run: faults, controller and leader elections, the slowest recovery"),
     "verdicts": (
         "Verdicts",
         "each run judged by the chaos engine's invariants, and whether "
@@ -124,6 +125,7 @@ def build_report(
     measured = tables.measures(frames, verdicts, per_run).cache()
     result["recovery"] = _collect(tables.recovery_table(measured))
     result["violations"] = _collect(tables.violations_table(frames, verdicts))
+    result["runs"] = _collect(tables.run_summary(frames, verdicts, per_run))
     measured_pd = _collect(measured)
     step("writing Parquet tables and pictures")
     (out / "tables").mkdir(parents=True, exist_ok=True)

@@ -5,13 +5,20 @@ violations per 100 runs. A run without faults counts under the kind `none`.
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from pipeline import figures
 from pipeline.frames import RunFrames
 
-__all__ = ["NO_FAULT", "measures", "recovery_table", "run_kinds", "violations_table"]
+__all__ = [
+    "NO_FAULT",
+    "measures",
+    "recovery_table",
+    "run_kinds",
+    "run_summary",
+    "violations_table",
+]
 
 NO_FAULT = "none"
 
@@ -101,3 +108,38 @@ def violations_table(frames: RunFrames, verdicts: DataFrame) -> DataFrame:
         .withColumn("violations_per_100_runs", F.col("violations") * 100.0 / F.col("runs"))
         .orderBy("scenario", "kind")
     )
+
+
+def run_summary(frames: RunFrames, verdicts: DataFrame, per_run: dict[str, DataFrame]) -> DataFrame:
+    """run_id, scenario, ok, faults, controller_elections, leader_elections,
+    max_detection_ms, max_failover_ms, median_election_ms, max_unavailable_ms,
+    convergence_ms: one row per run, from the figures of `per_run`."""
+
+    def per(name: str, *aggs: Column) -> DataFrame:
+        return per_run[name].groupBy("run_id").agg(*aggs)
+
+    parts = [
+        per(
+            "detection",
+            F.count("*").alias("faults"),
+            F.max("detection_ms").alias("max_detection_ms"),
+        ),
+        per(
+            "failovers",
+            F.count("*").alias("controller_elections"),
+            F.max("failover_ms").alias("max_failover_ms"),
+        ),
+        per(
+            "elections",
+            F.count("*").alias("leader_elections"),
+            F.percentile("since_fault_ms", F.lit(0.5)).alias("median_election_ms"),
+        ),
+        per("unavailability", F.max("duration_ms").alias("max_unavailable_ms")),
+    ]
+    summary = frames.runs.select("run_id", "scenario").join(
+        verdicts.select("run_id", "ok", F.col("recovery_ms").alias("convergence_ms")), "run_id"
+    )
+    for part in parts:
+        summary = summary.join(part, "run_id", "left")
+    counts = ["faults", "controller_elections", "leader_elections"]
+    return summary.na.fill(0, counts).orderBy("run_id")

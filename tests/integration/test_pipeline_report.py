@@ -74,6 +74,12 @@ def test_the_figures_hold_the_synthetic_timings(local_report: Report) -> None:
     assert t["unavailability"]["closed"].all()
     assert (t["unavailability"]["partition"] == 0).all()
     assert (t["latency"]["p50_ms"] <= t["latency"]["p99_ms"]).all()
+    runs = t["runs"].set_index("run_id")
+    assert runs["faults"].tolist() == [1] * len(runs)
+    assert runs["controller_elections"].sum() == len(runs) + 1  # two_controllers: one more
+    assert (
+        runs.loc[runs.index.str.endswith("leader_epoch_regression"), "leader_elections"].item() == 2
+    )
     violations = t["violations"].set_index(["scenario", "kind"])
     assert violations.loc[("broker-failure", "kill"), "runs"] == 1 + len(BREAKS)
     recovery = t["recovery"]
