@@ -23,7 +23,7 @@ from pipeline.frames import read_runs
 from pipeline.runs import PipelineInputError, discover
 from pipeline.verdicts import judge_frame
 
-__all__ = ["WINDOW_MS", "Report", "build_report"]
+__all__ = ["WINDOW_MS", "Report", "build_report", "table_cell"]
 
 #: The time window of the latency quantiles and the operation rates.
 WINDOW_MS = 1_000
@@ -63,7 +63,11 @@ class Report:
     pictures: list[Path] = field(default_factory=list)
 
 
-def _cell(value: Any) -> dict[str, Any]:
+def table_cell(value: Any) -> dict[str, Any]:
+    """One table cell for the template: the shown `value`, whether it is `text` (left
+    aligned) and `bad` (a false flag, shown red). numpy values count as Python's."""
+    if hasattr(value, "tolist"):
+        value = value.tolist()
     if isinstance(value, float):
         return {"value": "" if pd.isna(value) else f"{value:.1f}", "text": False}
     if isinstance(value, bool) or value is None:
@@ -193,7 +197,7 @@ def _render(
             "parquet": f"tables/{name}.parquet",
             "columns": list(report.tables[name].columns),
             "rows": [
-                [_cell(v) for v in row]
+                [table_cell(v) for v in row]
                 for row in report.tables[name].astype(object).itertuples(index=False)
             ],
         }
