@@ -14,6 +14,9 @@ Definitions (docs/pipeline.md):
 - unavailability: per partition, from the invoke of the first send that did not succeed
   after an acknowledged one, to the acknowledgement of the next one that did (as the
   producer saw it; open windows end at the last failed completion).
+- healed: per partition, from the cluster snapshots after the final heal, the first
+  snapshot at or after the heal in which ZooKeeper's leader is a live broker and the ISR
+  holds every replica.
 - latency: each acknowledged send's invoke-to-ok time; quantiles per `window_ms`.
 """
 
@@ -30,6 +33,7 @@ __all__ = [
     "elections",
     "failovers",
     "fault_windows",
+    "healed",
     "latency",
     "rates",
     "sends",
@@ -226,4 +230,22 @@ def rates(frames: RunFrames, window_ms: int) -> DataFrame:
         .pivot("type", ["ok", "fail", "info"])
         .count()
         .na.fill(0)
+    )
+
+
+def healed(frames: RunFrames) -> DataFrame:
+    """run_id, topic, partition, snapshots, healed_after_ms (null: never within the
+    snapshots): when each partition was whole again after the final heal."""
+    part = F.explode("partitions").alias("p")
+    rows = frames.snapshots.where(F.col("after_heal_ms") >= 0).select(
+        "run_id", "after_heal_ms", "live_brokers", part
+    )
+    whole = F.array_contains(F.col("live_brokers"), F.col("p.leader")) & (
+        F.size(F.array_except(F.col("p.replicas"), F.col("p.isr"))) == 0
+    )
+    return rows.groupBy(
+        "run_id", F.col("p.topic").alias("topic"), F.col("p.partition").alias("partition")
+    ).agg(
+        F.count("*").alias("snapshots"),
+        F.min(F.when(whole, F.col("after_heal_ms"))).alias("healed_after_ms"),
     )

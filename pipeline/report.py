@@ -34,6 +34,7 @@ SORT_KEYS = {
     "failovers": ["run_id", "elected_ms", "node"],
     "elections": ["run_id", "elected_ms", "topic", "partition", "leader_epoch"],
     "unavailability": ["run_id", "topic", "partition", "start_ms"],
+    "healed": ["run_id", "topic", "partition"],
 }
 
 #: name -> (title, note) of every table the report holds, in page order.
@@ -50,6 +51,7 @@ TABLE_TITLES: dict[str, tuple[str, str]] = {
     "failovers": ("Controller failovers", "old controller gone to controller_failover_done"),
     "elections": ("Leader elections", "after the run started; time since the fault's start"),
     "unavailability": ("Partition unavailability", "as the producer saw it"),
+    "healed": ("Partitions healed", "after the final heal, from the cluster snapshots"),
     "latency": ("Produce latency per window", f"acknowledged sends, {WINDOW_MS} ms windows"),
 }
 
@@ -116,6 +118,7 @@ def build_report(
         "failovers": figures.failovers(frames).cache(),
         "elections": figures.elections(frames).cache(),
         "unavailability": figures.unavailability(frames).cache(),
+        "healed": figures.healed(frames).cache(),
     }
     for name, frame in per_run.items():
         result[name] = _collect(frame).sort_values(SORT_KEYS[name], ignore_index=True)

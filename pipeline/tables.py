@@ -35,14 +35,17 @@ def run_kinds(frames: RunFrames) -> DataFrame:
 def measures(frames: RunFrames, verdicts: DataFrame, per_run: dict[str, DataFrame]) -> DataFrame:
     """run_id, scenario, kind, measure, value_ms: every recovery measure of every run.
     `per_run` holds the figures already computed (`detection`, `failovers`, `elections`,
-    `unavailability`); those missing are computed here."""
+    `unavailability`, `healed`); those missing are computed here."""
     computed = {
         "detection": figures.detection,
         "failovers": figures.failovers,
         "elections": figures.elections,
         "unavailability": figures.unavailability,
+        "healed": figures.healed,
     }
-    got = {name: per_run.get(name) or make(frames) for name, make in computed.items()}
+    got = {
+        name: per_run[name] if name in per_run else make(frames) for name, make in computed.items()
+    }
     scen = frames.runs.select("run_id", "scenario")
 
     def of(frame: DataFrame, column: str, name: str) -> DataFrame:
@@ -53,15 +56,16 @@ def measures(frames: RunFrames, verdicts: DataFrame, per_run: dict[str, DataFram
             F.col(column).cast("double").alias("value_ms"),
         )
 
-    convergence = verdicts.where(F.col("recovery_ms").isNotNull()).join(
-        run_kinds(frames).select("run_id", "kind"), "run_id"
-    )
-    windows = got["unavailability"].join(run_kinds(frames).select("run_id", "kind"), "run_id")
+    kinds = run_kinds(frames).select("run_id", "kind")
+    convergence = verdicts.where(F.col("recovery_ms").isNotNull()).join(kinds, "run_id")
+    windows = got["unavailability"].join(kinds, "run_id")
+    healed = got["healed"].join(kinds, "run_id")
     parts = [
         of(got["detection"], "detection_ms", "failure detection"),
         of(got["failovers"], "failover_ms", "controller failover"),
         of(got["elections"], "since_fault_ms", "leader election"),
         of(windows, "duration_ms", "partition unavailability"),
+        of(healed, "healed_after_ms", "partition healed after heal"),
         of(convergence, "recovery_ms", "convergence after heal"),
     ]
     union = parts[0]

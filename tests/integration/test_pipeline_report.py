@@ -73,6 +73,9 @@ def test_the_figures_hold_the_synthetic_timings(local_report: Report) -> None:
     assert set(first) == {6_250}
     assert t["unavailability"]["closed"].all()
     assert (t["unavailability"]["partition"] == 0).all()
+    # the synthetic snapshots are whole from the first one on (400 ms; 700 ms with offset)
+    assert set(t["healed"]["healed_after_ms"]) == {400, 700}
+    assert len(t["healed"]) == 2 * len(t["verdicts"])
     assert (t["latency"]["p50_ms"] <= t["latency"]["p99_ms"]).all()
     runs = t["runs"].set_index("run_id")
     assert runs["faults"].tolist() == [1] * len(runs)
