@@ -10,7 +10,7 @@ PACKAGES := admin client harness broker_node controller zkdata rpc eventlog chao
 
 .PHONY: help setup host venv proto compose-plugin images up down ps logs cluster \
         test lint test-unit test-integration test-docker bench bench-quick bench-produce \
-        bench-produce-quick clean-images clean chaos-list chaos-all chaos-heal test-chaos cluster-up
+        bench-produce-quick clean-images clean report chaos-list chaos-all chaos-heal test-chaos cluster-up
 
 help:
 	@echo "make up                 build what is missing, start the cluster, show it"
@@ -22,6 +22,7 @@ help:
 	@echo "make chaos-<scenario>   run one chaos scenario on the cluster (SEED=1; make chaos-list names them)"
 	@echo "make chaos-all          every scenario, then one table of verdicts and recovery times"
 	@echo "make chaos-heal         undo whatever faults a killed chaos run left"
+	@echo "make report             verdicts, figures and pictures of every run under runs/ (RUNS=dir ...)"
 	@echo "make bench              controller failover for 10,000 partitions vs. a ZooKeeper floor (BENCH_ARGS=...)"
 	@echo "make bench-quick        the same with 1,000 partitions"
 	@echo "make bench-produce      acks=all and acks=1 produce throughput vs. a gRPC round-trip floor"
@@ -108,6 +109,12 @@ chaos-heal: setup
 
 chaos-%: cluster-up
 	@$(PY) -m chaos run $* --seed $(SEED) $(CHAOS_ARGS)
+
+# The PySpark report over chaos runs (runs/ by default; RUNS="dir1 dir2" picks others).
+RUNS ?= runs
+REPORT_OUT ?= runs/report
+report: setup
+	@$(PY) -m pipeline report $(foreach r,$(RUNS),--runs $(r)) --out $(REPORT_OUT) $(if $(MASTER),--master $(MASTER))
 
 bench: setup
 	@$(PY) -m bench.failover $(BENCH_ARGS)

@@ -1,2 +1,12 @@
-"""PySpark jobs that turn many run directories into verdicts, latency figures and plots.
-Not implemented yet."""
+"""The PySpark report over chaos run directories (docs/pipeline.md): every run judged by
+the chaos engine's invariants and cross-checked against its `verdict.json`, recovery and
+latency figures per run, tables across runs by scenario and fault kind (also as Parquet),
+matplotlib pictures and one HTML page. `python -m pipeline report`.
+
+- `runs`: finding run directories, their configs, judging one run as the runner does.
+- `schemas`: the explicit Spark schemas of the files read.
+- `frames`: the files read into DataFrames; `verdicts`: the verdict job.
+- `figures`: per-run measures; `tables`: across-run tables.
+- `plots`: the pictures; `report`: the whole report; `session`: the SparkSession.
+- `testing`: synthetic run directories for tests.
+"""

@@ -92,3 +92,40 @@ def brokers(zk_connect: str, run_dir: Path) -> Iterator[BrokerFactory]:
 
 
 BrokerFactory = Callable[..., BrokerProcess]
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[object]:
+    """The pipeline's local Spark session (`local[2]`), one per test run, stopped at its
+    end. Typed `object` so that this module does not import pyspark for every test."""
+    from pipeline.session import spark_session
+
+    session = spark_session()
+    try:
+        yield session
+    finally:
+        session.stop()
+
+
+@pytest.fixture(scope="session")
+def pipeline_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Synthetic run directories: two clean runs (two scenarios) and one per break."""
+    from pipeline.testing import BREAKS, write_run
+
+    root = Path(tmp_path_factory.mktemp("runs"))
+    write_run(root, "20260101-000000-broker-failure-s1")
+    write_run(root, "20260101-000100-controller-pause-s1", scenario="controller-pause", offset=300)
+    for i, name in enumerate(sorted(BREAKS)):
+        write_run(root, f"20260101-00{i + 2}00-{name}", breaks=frozenset({name}))
+    (root / "docker-tier-leftovers").mkdir()
+    return root
+
+
+@pytest.fixture(scope="session")
+def local_report(
+    spark: object, pipeline_runs: Path, tmp_path_factory: pytest.TempPathFactory
+) -> object:
+    """The report of `pipeline_runs` built in local mode (a `pipeline.report.Report`)."""
+    from pipeline.report import build_report
+
+    return build_report(spark, [pipeline_runs], Path(tmp_path_factory.mktemp("report")))  # type: ignore[arg-type]

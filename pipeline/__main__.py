@@ -1,0 +1,66 @@
+"""`python -m pipeline report [--runs DIR ...] [--out DIR] [--master URL]`: the report of
+every chaos run under the given directories (default `runs/`), built with Spark in local
+mode or on the cluster at `--master`. Exit status 0 with the report written, 1 when no run
+could be read, 2 on bad arguments. The main thread does everything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m pipeline", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    report = commands.add_parser("report", help="verdicts, figures and pictures of chaos runs")
+    report.add_argument(
+        "--runs",
+        type=Path,
+        action="append",
+        metavar="DIR",
+        help="a run directory or a directory of runs (repeatable; runs/)",
+    )
+    report.add_argument(
+        "--out",
+        type=Path,
+        default=Path("runs/report"),
+        metavar="DIR",
+        help="where the report goes (default runs/report)",
+    )
+    report.add_argument(
+        "--master",
+        default=None,
+        metavar="URL",
+        help="a Spark master, e.g. spark://host:7077 (default local[2])",
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    args = _parser().parse_args(argv)
+    from pipeline.report import build_report
+    from pipeline.runs import PipelineInputError
+    from pipeline.session import DEFAULT_MASTER, spark_session
+
+    sources = args.runs or [Path("runs")]
+    out = args.out.resolve()
+    spark = spark_session(args.master or DEFAULT_MASTER)
+    try:
+        report = build_report(spark, sources, out, say=lambda s: print(s, file=sys.stderr))
+    except PipelineInputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        spark.stop()
+    print(report.html)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+"""Reading the run directories' JSON-lines files into Spark DataFrames with explicit
+schemas (`pipeline.schemas`), one `run_id` column added from the file's path. Driver
+thread; the reading itself runs on the executors.
+
+The frames are cached: every job reads them several times. Lines that do not parse (a
+torn last line of a killed writer) come out as rows of nulls and are dropped here; the
+invariants judge the raw files themselves (`pipeline.verdicts`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from pipeline import schemas
+from pipeline.runs import RunConfig
+
+__all__ = ["RunFrames", "read_runs"]
+
+
+@dataclass(frozen=True)
+class RunFrames:
+    """Every file family of the runs as one DataFrame each, plus one row per run."""
+
+    runs: DataFrame
+    faults: DataFrame
+    events: DataFrame
+    history: DataFrame
+    snapshots: DataFrame
+    #: Sends paired with their completions (`figures.sends`), once computed and cached.
+    sends: DataFrame | None = None
+
+
+def _run_id(depth: int) -> Column:
+    """The run id from a file's path: the directory `depth` levels above the file."""
+    parts = F.split(F.col("_metadata.file_path"), "/")
+    return F.element_at(parts, -1 - depth)
+
+
+def _read(
+    spark: SparkSession, paths: Sequence[Path], schema: StructType, depth: int, required: str
+) -> DataFrame:
+    if not paths:
+        return spark.createDataFrame([], schema).withColumn("run_id", F.lit(None).cast("string"))
+    frame = (
+        spark.read.schema(schema)
+        .option("mode", "PERMISSIVE")
+        .json([p.as_uri() for p in paths])
+        .withColumn("run_id", _run_id(depth))
+    )
+    return frame.where(F.col(required).isNotNull()).coalesce(2).cache()
+
+
+def read_runs(spark: SparkSession, runs: Sequence[RunConfig]) -> RunFrames:
+    """The DataFrames of `runs` (already discovered and version-checked)."""
+    roots = [Path(r.path) for r in runs]
+    run_rows = [
+        (
+            r.run_id,
+            r.path,
+            r.scenario,
+            r.seed,
+            r.started_ms,
+            r.topic,
+            list(r.invariants),
+            r.convergence_bound_s,
+            r.unclean_leader_election,
+        )
+        for r in runs
+    ]
+    run_frame = spark.createDataFrame(
+        run_rows,
+        "run_id string, path string, scenario string, seed int, started_ms long, topic string, "
+        "invariants array<string>, convergence_bound_s double, unclean_leader_election boolean",
+    )
+    faults = [root / "faults.jsonl" for root in roots if (root / "faults.jsonl").exists()]
+    events = sorted(p for root in roots for p in (root / "events").glob("*.jsonl"))
+    history = sorted(p for root in roots for p in (root / "history").glob("*.jsonl"))
+    snapshots = [root / "snapshots.jsonl" for root in roots if (root / "snapshots.jsonl").exists()]
+    return RunFrames(
+        runs=run_frame.cache(),
+        faults=_read(spark, faults, schemas.FAULTS, 1, "phase"),
+        events=_read(spark, events, schemas.EVENTS, 2, "kind"),
+        history=_read(spark, history, schemas.HISTORY, 2, "type"),
+        snapshots=_read(spark, snapshots, schemas.SNAPSHOTS, 1, "after_heal_ms"),
+    )

@@ -1,0 +1,217 @@
+"""`build_report`: the whole pipeline over a set of run directories. Discover and
+version-check the runs, read them into Spark, judge every run with the chaos engine's
+invariants, compute the figures and tables, write the tables as Parquet, draw the
+pictures and render one HTML page (`templates/report.html.j2`). Runs on the driver's main
+thread; progress lines go to `say`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from pyspark.sql import SparkSession
+
+from pipeline import figures, plots, tables
+from pipeline.frames import read_runs
+from pipeline.runs import PipelineInputError, discover
+from pipeline.verdicts import judge_frame
+
+__all__ = ["WINDOW_MS", "Report", "build_report", "table_cell"]
+
+#: The time window of the latency quantiles and the operation rates.
+WINDOW_MS = 1_000
+TEMPLATES = Path(__file__).with_name("templates")
+#: The row order of the per-run tables.
+SORT_KEYS = {
+    "detection": ["run_id", "start_ms", "fault"],
+    "failovers": ["run_id", "elected_ms", "node"],
+    "elections": ["run_id", "elected_ms", "topic", "partition", "leader_epoch"],
+    "unavailability": ["run_id", "topic", "partition", "start_ms"],
+    "healed": ["run_id", "topic", "partition"],
+}
+
+#: name -> (title, note) of every table the report holds, in page order.
+TABLE_TITLES: dict[str, tuple[str, str]] = {
+    "runs": ("Runs", "per run: faults, controller and leader elections, the slowest recovery"),
+    "verdicts": (
+        "Verdicts",
+        "each run judged by the chaos engine's invariants, and whether "
+        "that equals the runner's verdict.json",
+    ),
+    "violations": ("Violations by scenario and fault kind", "violations per 100 runs"),
+    "recovery": ("Recovery by scenario and fault kind", "milliseconds"),
+    "detection": ("Failure detection", "fault start to the controller's broker_change"),
+    "failovers": ("Controller failovers", "old controller gone to controller_failover_done"),
+    "elections": ("Leader elections", "after the run started; time since the fault's start"),
+    "unavailability": ("Partition unavailability", "as the producer saw it"),
+    "healed": ("Partitions healed", "after the final heal, from the cluster snapshots"),
+    "latency": ("Produce latency per window", f"acknowledged sends, {WINDOW_MS} ms windows"),
+}
+
+
+@dataclass
+class Report:
+    """What `build_report` made: the HTML page, the tables (pandas) and the pictures."""
+
+    html: Path
+    tables: dict[str, pd.DataFrame]
+    pictures: list[Path] = field(default_factory=list)
+
+
+def table_cell(value: Any) -> dict[str, Any]:
+    """One table cell for the template: the shown `value`, whether it is `text` (left
+    aligned) and `bad` (a false flag, shown red). numpy values count as Python's."""
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, float):
+        return {"value": "" if pd.isna(value) else f"{value:.1f}", "text": False}
+    if isinstance(value, bool) or value is None:
+        return {
+            "value": "" if value is None else str(value).lower(),
+            "text": True,
+            "bad": value is False,
+        }
+    if isinstance(value, list | tuple):
+        return {"value": ", ".join(map(str, value)), "text": True, "bad": False}
+    return {"value": str(value), "text": not isinstance(value, int), "bad": False}
+
+
+def _collect(frame: Any) -> pd.DataFrame:
+    return frame.toPandas()
+
+
+def build_report(
+    spark: SparkSession, sources: Sequence[Path], out: Path, say: Callable[[str], None] = print
+) -> Report:
+    """Build the report of every run under `sources` into `out` (created)."""
+    begun = time.monotonic()
+
+    def step(text: str) -> None:
+        say(f"==> [{time.monotonic() - begun:5.1f} s] {text}")
+
+    found = discover(sources)
+    if not found.runs:
+        raise PipelineInputError(f"no run directories under {', '.join(map(str, sources))}")
+    # the report's own directory may sit among the runs (runs/report)
+    skipped = [s for s in found.skipped if Path(s).resolve() != out.resolve()]
+    step(f"{len(found.runs)} run(s), {len(skipped)} other directories skipped")
+    frames = read_runs(spark, found.runs)
+    frames = replace(frames, sends=figures.sends(frames).cache())
+    step("judging every run with the chaos invariants")
+    verdicts = judge_frame(frames.runs, min(len(found.runs), 8)).cache()
+    result: dict[str, pd.DataFrame] = {
+        "verdicts": _collect(verdicts.drop("verdict_json").orderBy("run_id"))
+    }
+    mismatched = result["verdicts"][result["verdicts"]["matches_runner"] == False]  # noqa: E712
+    if len(mismatched):
+        say(f"!!  the pipeline's verdict differs from verdict.json: {list(mismatched.run_id)}")
+    step("figures per run")
+    per_run = {
+        "detection": figures.detection(frames).cache(),
+        "failovers": figures.failovers(frames).cache(),
+        "elections": figures.elections(frames).cache(),
+        "unavailability": figures.unavailability(frames).cache(),
+        "healed": figures.healed(frames).cache(),
+    }
+    for name, frame in per_run.items():
+        result[name] = _collect(frame).sort_values(SORT_KEYS[name], ignore_index=True)
+    result["latency"] = _collect(
+        figures.latency(frames, WINDOW_MS).orderBy("run_id", "window_start_ms")
+    )
+    rates = _collect(figures.rates(frames, WINDOW_MS))
+    sends = _collect(figures.sends(frames).select("run_id", "invoke_ms", "type", "latency_ms"))
+    faults = result["detection"]
+    step("tables across runs")
+    measured = tables.measures(frames, verdicts, per_run).cache()
+    result["recovery"] = _collect(tables.recovery_table(measured))
+    result["violations"] = _collect(tables.violations_table(frames, verdicts))
+    result["runs"] = _collect(tables.run_summary(frames, verdicts, per_run))
+    measured_pd = _collect(measured)
+    step("writing Parquet tables and pictures")
+    (out / "tables").mkdir(parents=True, exist_ok=True)
+    for name, frame in result.items():
+        frame.to_parquet(out / "tables" / f"{name}.parquet", index=False)
+    report = Report(out / "report.html", result)
+    report.pictures.append(plots.recovery_plot(out / "img" / "recovery.png", measured_pd))
+    runs_page = []
+    by_id = result["verdicts"].set_index("run_id")
+    for run in found.runs:
+
+        def pick(frame: pd.DataFrame, run_id: str = run.run_id) -> pd.DataFrame:
+            return frame[frame["run_id"] == run_id]
+
+        timeline = plots.timeline_plot(
+            out / "img" / f"{run.run_id}-timeline.png",
+            run.run_id,
+            run.started_ms,
+            pick(faults),
+            pick(rates).sort_values("window_start_ms"),
+            pick(result["failovers"]),
+            pick(result["elections"]),
+            WINDOW_MS,
+        )
+        lat = plots.latency_plot(
+            out / "img" / f"{run.run_id}-latency.png",
+            run.run_id,
+            run.started_ms,
+            pick(faults),
+            pick(sends),
+        )
+        report.pictures += [timeline, lat]
+        row = by_id.loc[run.run_id]
+        runs_page.append(
+            {
+                "run_id": run.run_id,
+                "scenario": run.scenario,
+                "ok": None if pd.isna(row["ok"]) else bool(row["ok"]),
+                "verdict": row["error"]
+                if isinstance(row["error"], str)
+                else ("ok" if row["ok"] else "violated: " + ", ".join(row["violated"])),
+                "matches": {True: "agrees", False: "DIFFERS", None: "missing"}[
+                    None if pd.isna(row["matches_runner"]) else bool(row["matches_runner"])
+                ],
+                "timeline": timeline.relative_to(out).as_posix(),
+                "latency": lat.relative_to(out).as_posix(),
+            }
+        )
+    _render(report, skipped, sources, runs_page)
+    for frame in (verdicts, measured, *per_run.values()):
+        frame.unpersist()
+    step(f"report: {report.html}")
+    return report
+
+
+def _render(
+    report: Report, skipped: Sequence[str], sources: Sequence[Path], runs_page: list[dict[str, Any]]
+) -> None:
+    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape())
+    table_views = [
+        {
+            "name": name,
+            "title": title,
+            "note": note,
+            "parquet": f"tables/{name}.parquet",
+            "columns": list(report.tables[name].columns),
+            "rows": [
+                [table_cell(v) for v in row]
+                for row in report.tables[name].astype(object).itertuples(index=False)
+            ],
+        }
+        for name, (title, note) in TABLE_TITLES.items()
+    ]
+    html = env.get_template("report.html.j2").render(
+        runs=runs_page,
+        tables=table_views,
+        skipped=list(skipped),
+        sources=[str(s) for s in sources],
+        recovery_png="img/recovery.png",
+        generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
+    )
+    report.html.write_text(html, encoding="utf-8")

@@ -1,0 +1,127 @@
+"""Finding run directories and judging one run the way the chaos runner does. Pure file
+reading on the calling thread: the driver (discovery, configs) or a Spark Python worker
+(`judge_run`, one run per call).
+
+A run directory is one with a `config.json` (docs/runs.md, version 1). `discover` takes
+run directories or directories of runs; a child without `config.json` is not a run and is
+listed as skipped. A run of another version is refused (`chaos.run_dir.check_version`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from chaos.invariants.convergence import time_to_convergence
+from chaos.invariants.judge import SCENARIO_CHECKS, judge
+from chaos.invariants.results import RunVerdict
+from chaos.invariants.run_dir import load_run
+from chaos.run_dir import RunDir, check_version
+
+__all__ = ["Discovery", "PipelineInputError", "RunConfig", "discover", "judge_run", "read_config"]
+
+
+class PipelineInputError(ValueError):
+    """A path given to the pipeline is not a readable run directory of this version."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunConfig:
+    """What the pipeline needs from one run's `config.json`."""
+
+    path: str
+    run_id: str
+    scenario: str
+    seed: int | None
+    started_ms: int
+    topic: str
+    invariants: tuple[str, ...]
+    convergence_bound_s: float | None
+    unclean_leader_election: bool
+
+    @classmethod
+    def from_json(cls, path: Path, config: Mapping[str, Any]) -> RunConfig:
+        """Decode `config` (already version-checked); `PipelineInputError` when a field
+        the pipeline needs is missing or of the wrong type."""
+        try:
+            bound = config.get("convergence_bound_s")
+            workload = config.get("workload") or {}
+            return cls(
+                path=str(path.resolve()),
+                run_id=path.name,
+                scenario=str(config["scenario"]),
+                seed=None if config.get("seed") is None else int(config["seed"]),
+                started_ms=int(config["started_ms"]),
+                topic=str(config["topic"]),
+                invariants=tuple(str(n) for n in config["invariants"]),
+                convergence_bound_s=None if bound is None else float(bound),
+                unclean_leader_election=bool(workload.get("unclean_leader_election", False)),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise PipelineInputError(f"{path}/config.json: bad or missing field: {exc}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class Discovery:
+    """The runs found, in run-id order, and the directories that were not runs."""
+
+    runs: tuple[RunConfig, ...]
+    skipped: tuple[str, ...] = field(default=())
+
+
+def read_config(path: Path) -> RunConfig:
+    """The config of the run at `path`, version-checked."""
+    run_dir = RunDir(path)
+    try:
+        config = run_dir.read_json(run_dir.config)
+        check_version(config, path)
+    except (OSError, ValueError) as exc:
+        raise PipelineInputError(str(exc)) from None
+    return RunConfig.from_json(path, config)
+
+
+def discover(roots: Iterable[Path]) -> Discovery:
+    """Every run under `roots` (each a run directory or a directory of runs)."""
+    runs: dict[str, RunConfig] = {}
+    skipped: list[str] = []
+    for root in roots:
+        if not root.is_dir():
+            raise PipelineInputError(f"{root}: not a directory")
+        candidates = [root] if (root / "config.json").exists() else sorted(root.iterdir())
+        for candidate in candidates:
+            if not candidate.is_dir():
+                continue
+            if not (candidate / "config.json").exists():
+                skipped.append(str(candidate))
+                continue
+            config = read_config(candidate)
+            if config.run_id in runs and runs[config.run_id].path != config.path:
+                raise PipelineInputError(
+                    f"two runs named {config.run_id}: {runs[config.run_id].path}, {config.path}"
+                )
+            runs[config.run_id] = config
+    return Discovery(tuple(runs[k] for k in sorted(runs)), tuple(skipped))
+
+
+def judge_run(config: RunConfig) -> tuple[RunVerdict, int | None]:
+    """The run's verdict as the chaos runner computes it (the same inputs, the scenario's
+    invariants only), and the time from the final heal to convergence in ms (None: it did
+    not converge or had no snapshots)."""
+    inputs = load_run(
+        Path(config.path),
+        unclean_leader_election=config.unclean_leader_election,
+        convergence_bound_ms=(
+            None if config.convergence_bound_s is None else int(config.convergence_bound_s * 1000)
+        ),
+        also=frozenset(config.invariants) & SCENARIO_CHECKS.keys(),
+        since_ms=config.started_ms,
+        topics=(config.topic,),
+    )
+    verdict = judge(inputs)
+    wanted = set(config.invariants)
+    return (
+        RunVerdict(tuple(r for r in verdict.results if r.name in wanted)),
+        time_to_convergence(inputs.snapshots),
+    )

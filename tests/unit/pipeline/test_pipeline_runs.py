@@ -1,0 +1,89 @@
+"""Finding runs and judging one run without Spark: the pipeline's verdict of a synthetic
+run equals the runner's verdict.json, for clean runs and for each way of breaking one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pipeline.runs import PipelineInputError, discover, judge_run, read_config
+from pipeline.testing import BREAKS, write_run
+from pipeline.verdicts import VERDICT_KEYS, verdict_row
+
+
+def _runner_verdict(run: Path) -> dict[str, object]:
+    document = json.loads((run / "verdict.json").read_text())
+    return {k: document[k] for k in VERDICT_KEYS}
+
+
+def test_a_clean_run_is_judged_ok_as_the_runner_judged_it(tmp_path: Path) -> None:
+    write_run(tmp_path, "clean")
+    verdict, recovery_ms = judge_run(read_config(tmp_path / "clean"))
+    assert verdict.ok
+    assert recovery_ms == 400
+    assert json.loads(json.dumps(verdict.to_json())) == _runner_verdict(tmp_path / "clean")
+
+
+@pytest.mark.parametrize(("brk", "invariant"), sorted(BREAKS.items()))
+def test_each_break_violates_its_invariant_and_matches_the_runner(
+    tmp_path: Path, brk: str, invariant: str
+) -> None:
+    write_run(tmp_path, brk, breaks=frozenset({brk}))
+    row = verdict_row(read_config(tmp_path / brk))
+    assert row["ok"] is False
+    assert row["violated"] == [invariant]
+    assert row["matches_runner"] is True
+    assert row["runner_ok"] is False
+
+
+def test_a_verdict_json_that_differs_is_reported(tmp_path: Path) -> None:
+    write_run(tmp_path, "clean")
+    path = tmp_path / "clean" / "verdict.json"
+    document = json.loads(path.read_text())
+    document["invariants"][0]["checked"] += 1
+    path.write_text(json.dumps(document))
+    assert verdict_row(read_config(tmp_path / "clean"))["matches_runner"] is False
+
+
+def test_discover_takes_runs_and_directories_of_runs_and_skips_the_rest(tmp_path: Path) -> None:
+    write_run(tmp_path / "a", "r2")
+    write_run(tmp_path / "a", "r1")
+    (tmp_path / "a" / "not-a-run").mkdir()
+    write_run(tmp_path / "b", "r3")
+    found = discover([tmp_path / "a", tmp_path / "b" / "r3"])
+    assert [r.run_id for r in found.runs] == ["r1", "r2", "r3"]
+    assert found.skipped == (str(tmp_path / "a" / "not-a-run"),)
+
+
+def test_another_run_directory_version_is_refused(tmp_path: Path) -> None:
+    write_run(tmp_path, "old")
+    config = tmp_path / "old" / "config.json"
+    config.write_text(json.dumps(json.loads(config.read_text()) | {"run_dir_version": 2}))
+    with pytest.raises(PipelineInputError, match="run directory version 2"):
+        discover([tmp_path])
+
+
+def test_a_config_without_a_needed_field_is_refused(tmp_path: Path) -> None:
+    write_run(tmp_path, "bad")
+    config = tmp_path / "bad" / "config.json"
+    document = json.loads(config.read_text())
+    del document["started_ms"]
+    config.write_text(json.dumps(document))
+    with pytest.raises(PipelineInputError, match="started_ms"):
+        read_config(tmp_path / "bad")
+
+
+def test_a_run_whose_events_do_not_parse_gets_an_error_row(tmp_path: Path) -> None:
+    write_run(tmp_path, "torn")
+    log = tmp_path / "torn" / "events" / "broker2.jsonl"
+    log.write_text('{"v": 9, "ts": 1, "node": "broker2", "kind": "x"}\n' + log.read_text())
+    row = verdict_row(read_config(tmp_path / "torn"))
+    assert row["ok"] is None
+    assert "schema version 9" in row["error"]
+
+
+def test_a_missing_path_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(PipelineInputError, match="not a directory"):
+        discover([tmp_path / "nope"])
