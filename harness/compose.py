@@ -120,6 +120,22 @@ def started_project(
                 os.environ[key] = value
 
 
+@contextmanager
+def tier_cluster(
+    repo_root: Path, prefix: str, tier: str, session_ms: int
+) -> Iterator[ComposeCluster]:
+    """A test tier's compose cluster: project `<prefix>-<pid>`, event logs in
+    `runs/<tier>-<time>`; `ComposeStartError` also when an image is missing."""
+    missing = missing_images()
+    if missing:
+        raise ComposeStartError(
+            f"images missing: {', '.join(missing)}; run `make images` (or `make test`)."
+        )
+    project = f"{prefix}-{os.getpid()}"
+    with started_project(repo_root, project, new_run_id(tier), session_ms) as cluster:
+        yield cluster
+
+
 def new_run_id(tier: str) -> str:
     """`<tier>-<UTC time>`: the run directory of a tier's project."""
     return f"{tier}-{time.strftime('%Y%m%d-%H%M%S')}"

@@ -4,19 +4,12 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from harness.compose import (
-    ComposeCluster,
-    ComposeStartError,
-    missing_images,
-    new_run_id,
-    started_project,
-)
+from harness.compose import ComposeCluster, ComposeStartError, tier_cluster
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 #: The default compose cluster's session timeout, which the scenarios are timed for.
@@ -26,15 +19,8 @@ SESSION_MS = 6000
 @pytest.fixture(scope="session")
 def chaos_cluster() -> Iterator[ComposeCluster]:
     """The chaos tier's compose cluster, up and healthy."""
-    missing = missing_images()
-    if missing:
-        pytest.fail(
-            f"images missing: {', '.join(missing)}; run `make images` (or `make test`).",
-            pytrace=False,
-        )
-    project = f"testbed-chaos-{os.getpid()}"
     try:
-        with started_project(REPO_ROOT, project, new_run_id("chaos-tier"), SESSION_MS) as c:
-            yield c
+        with tier_cluster(REPO_ROOT, "testbed-chaos", "chaos-tier", SESSION_MS) as cluster:
+            yield cluster
     except ComposeStartError as exc:
         pytest.fail(str(exc), pytrace=False)

@@ -6,19 +6,12 @@ with `down --volumes` at the end of the session).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from harness.compose import (
-    ComposeCluster,
-    ComposeStartError,
-    missing_images,
-    new_run_id,
-    started_project,
-)
+from harness.compose import ComposeCluster, ComposeStartError, tier_cluster
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SESSION_MS = 3000
@@ -27,15 +20,8 @@ SESSION_MS = 3000
 @pytest.fixture(scope="session")
 def compose_cluster() -> Iterator[ComposeCluster]:
     """The compose cluster, up and healthy, for the whole docker tier."""
-    missing = missing_images()
-    if missing:
-        pytest.fail(
-            f"images missing: {', '.join(missing)}; run `make images` (or `make test`).",
-            pytrace=False,
-        )
-    project = f"testbed-test-{os.getpid()}"
     try:
-        with started_project(REPO_ROOT, project, new_run_id("docker-tier"), SESSION_MS) as c:
-            yield c
+        with tier_cluster(REPO_ROOT, "testbed-test", "docker-tier", SESSION_MS) as cluster:
+            yield cluster
     except ComposeStartError as exc:
         pytest.fail(str(exc), pytrace=False)
