@@ -34,7 +34,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException
 from kazoo.handlers.threading import KazooTimeoutError
 
-from chaos import role_resolution
+from chaos import endpoints, role_resolution
 from chaos.faults.base import FaultFailed, ForeignContainer, UnknownTarget
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ZnodeFormatError
@@ -334,12 +334,11 @@ class ClusterHandle:
 
     @staticmethod
     def _published(container: Container) -> tuple[str, int] | None:
-        ports: Mapping[str, Any] = container.attrs["NetworkSettings"].get("Ports") or {}
-        for binding in ports.get(ZK_CLIENT_PORT) or []:
-            host = binding.get("HostIp") or "127.0.0.1"
-            host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
-            return host, int(binding["HostPort"])
-        return None
+        address = endpoints.published(container.attrs, ZK_CLIENT_PORT)
+        if address is None:
+            return None
+        host, _, port = address.rpartition(":")
+        return host, int(port)
 
 
 def _service_of(container: Container) -> str:

@@ -38,7 +38,8 @@ def parse_metrics(text: str) -> dict[str, float]:
     return values
 
 
-def _fetch(url: str) -> str:
+def fetch_metrics(url: str) -> str:
+    """The text a Prometheus endpoint answers (`OSError` when it does not)."""
     with urllib.request.urlopen(url, timeout=TIMEOUT_S) as reply:
         body: bytes = reply.read()
     return body.decode("utf-8", errors="replace")
@@ -54,7 +55,7 @@ class MetricsScraper:
         path: Path,
         endpoints: Callable[[], Mapping[str, str]],
         interval_s: float = INTERVAL_S,
-        fetch: Callable[[str], str] = _fetch,
+        fetch: Callable[[str], str] = fetch_metrics,
     ) -> None:
         self._writer = JsonLinesWriter(path)
         self._endpoints = endpoints

@@ -7,20 +7,19 @@ from __future__ import annotations
 
 import dataclasses
 import platform
-import time
-import urllib.request
 from typing import Any
 
 from chaos import endpoints
 from chaos.cluster import ClusterHandle
 from chaos.faults.base import FaultError
 from chaos.invariants import ClusterSnapshot, problems
-from chaos.metrics_scrape import parse_metrics
+from chaos.metrics_scrape import fetch_metrics, parse_metrics
 from chaos.run_dir import RUN_DIR_VERSION
 from chaos.scenarios import Scenario
 from chaos.schedule import Schedule
 from chaos.snapshots import ACTIVE_CONTROLLER, take_snapshot
 from client import Client
+from harness.waiting import wait_until
 from testbed.topics import create_topic
 
 #: Seconds between readiness polls; the deadline of the set-up steps.
@@ -43,21 +42,27 @@ def check_ready(cluster: ClusterHandle) -> None:
         raise RunSetupError(
             f"services not running: {', '.join(down)}; `python -m chaos heal` or `make up`"
         )
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while True:
-        try:
-            unregistered = [b for b in cluster.brokers() if not cluster.broker_registered(b)]
-            controller = cluster.controller_id()
-        except FaultError as exc:
-            raise RunSetupError(f"ZooKeeper of {cluster.project} is not reachable: {exc}") from exc
-        if not unregistered and controller is not None:
-            return
-        if time.monotonic() > deadline:
-            raise RunSetupError(
-                f"after {READY_TIMEOUT_S:.0f} s: brokers {unregistered} not registered, "
-                f"controller {controller}"
-            )
-        time.sleep(POLL_S)
+    seen: dict[str, object] = {}
+
+    def settled() -> bool:
+        seen["unregistered"] = [b for b in cluster.brokers() if not cluster.broker_registered(b)]
+        seen["controller"] = cluster.controller_id()
+        return not seen["unregistered"] and seen["controller"] is not None
+
+    try:
+        wait_until(
+            settled,
+            READY_TIMEOUT_S,
+            lambda: (
+                f"after {READY_TIMEOUT_S:.0f} s: brokers {seen['unregistered']} not "
+                f"registered, controller {seen['controller']}"
+            ),
+            interval=POLL_S,
+        )
+    except FaultError as exc:
+        raise RunSetupError(f"ZooKeeper of {cluster.project} is not reachable: {exc}") from exc
+    except TimeoutError as exc:
+        raise RunSetupError(str(exc)) from None
 
 
 def run_config(
@@ -100,15 +105,20 @@ def create_run_topic(cluster: ClusterHandle, scenario: Scenario, topic: str) -> 
         )
     except Exception as exc:  # admin errors, ZooKeeper errors: the run cannot start
         raise RunSetupError(f"creating topic {topic}: {exc}") from exc
+    left: list[str] = []
+
+    def ready() -> bool:
+        left[:] = problems(snapshot(cluster, client, topic, 0))
+        return not left
+
+    def message() -> str:
+        return f"topic {topic} not ready: {'; '.join(left)}"
+
     with run_client(cluster, topic) as client:
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while True:
-            now = snapshot(cluster, client, topic, 0)
-            if not problems(now):
-                return
-            if time.monotonic() > deadline:
-                raise RunSetupError(f"topic {topic} not ready: {'; '.join(problems(now))}")
-            time.sleep(POLL_S)
+        try:
+            wait_until(ready, READY_TIMEOUT_S, message, POLL_S)
+        except TimeoutError as exc:
+            raise RunSetupError(str(exc)) from None
 
 
 def run_client(cluster: ClusterHandle, topic: str) -> Client:
@@ -134,9 +144,7 @@ def snapshot(cluster: ClusterHandle, client: Client, topic: str, after_ms: int) 
         if url is None:
             return None
         try:
-            with urllib.request.urlopen(url, timeout=2) as reply:
-                text = reply.read().decode("utf-8", errors="replace")
-            return parse_metrics(text).get(ACTIVE_CONTROLLER)
+            return parse_metrics(fetch_metrics(url)).get(ACTIVE_CONTROLLER)
         except OSError:
             return None
 

@@ -34,7 +34,6 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from chaos import endpoints
 from chaos.actions import ActionFailed, perform
@@ -56,9 +55,9 @@ from chaos.run_setup import (
     snapshot,
 )
 from chaos.scenarios import Scenario
-from chaos.schedule import Schedule, Step, write_schedule
+from chaos.schedule import Action, Schedule, Step, write_schedule
 from chaos.timeline import CueType, timeline
-from chaos.workload_run import Progress, WorkloadResult, run_workload
+from chaos.workload_run import Progress, WorkloadConfig, WorkloadResult, run_workload
 from client import Client
 from eventlog.jsonlines import JsonLinesWriter
 from testbed.topics import delete_topic
@@ -185,6 +184,7 @@ class _Performance:
         self._rates: dict[str, float] = {}
         self._controller: tuple[float, int | None, int | None] = (0.0, None, None)
         self._stop = threading.Event()
+        self.heal_at: float | None = None
 
     def go(self) -> None:
         """Run the workload, the schedule and the convergence watch; heal on any exit."""
@@ -214,7 +214,7 @@ class _Performance:
         if self.workload_error:
             self.view.say(f"workload failed: {self.workload_error}")
 
-    def _work(self, client: Client, config: Any) -> None:
+    def _work(self, client: Client, config: WorkloadConfig) -> None:
         try:
             self.workload = run_workload(
                 client, config, self.run_dir.history, self._stop, self._on_progress
@@ -322,7 +322,7 @@ class _Performance:
             self.failed_steps.append(f"step {index} undo: {undone.check.detail}")
         self.view.say(f"       undo {fault_id}: {'done' if undone.ok else 'FAILED'}")
 
-    def _act(self, action: Any) -> None:
+    def _act(self, action: Action) -> None:
         try:
             said = perform(
                 action, self.cluster.read_zk, {self.request.scenario.workload.topic: self.topic}
@@ -335,7 +335,7 @@ class _Performance:
     def _converge(self, started: float, worker: threading.Thread) -> None:
         """Snapshots after the heal until converged and the workload is over, or the
         scenario's bound (counted from the heal) has passed."""
-        heal = getattr(self, "heal_at", time.monotonic())
+        heal = self.heal_at if self.heal_at is not None else time.monotonic()
         bound = heal + self.request.scenario.convergence_s
         writer = JsonLinesWriter(self.run_dir.snapshots)
         converged = False
