@@ -15,6 +15,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from security.secret_files import SecretFileError
+from security.zk_credentials import ZkDigestCredentials
+from security.zk_credentials import load as load_zk_credentials
+
 _ZK_CONNECT = re.compile(
     r"[A-Za-z0-9.\-_\[\]:]+:[0-9]{1,5}(,[A-Za-z0-9.\-_\[\]:]+:[0-9]{1,5})*(/[^/\s]+)*", re.ASCII
 )
@@ -48,6 +52,9 @@ class BrokerConfig:
     controlled_shutdown_retry_backoff_ms: int = 1_000
     #: Kafka's `broker.rack`, registered under `rack` in `/brokers/ids/N`; None: no rack.
     rack: str | None = None
+    #: The cluster's ZooKeeper digest identity (`--zk-digest-file`); None: no
+    #: authentication and open znodes. With it, Kafka's `zookeeper.set.acl=true`.
+    zk_credentials: ZkDigestCredentials | None = None
 
     @property
     def log_dir(self) -> Path:
@@ -78,6 +85,12 @@ _OPTIONS: tuple[tuple[str, str | None, str], ...] = (
     ("--zk-connect", None, "ZooKeeper connect string host:port[,host:port...][/chroot]"),
     ("--zk-session-timeout-ms", "6000", "ZooKeeper session timeout"),
     ("--zk-connection-timeout-ms", "30000", "how long to wait for the first connection"),
+    (
+        "--zk-digest-file",
+        None,
+        "file holding <user>:<password> (mode 0600): authenticate to ZooKeeper with it and "
+        "create every znode with Kafka's secure ACLs (default: no authentication)",
+    ),
     ("--listen-host", "0.0.0.0", "bind address"),
     ("--port", "9092", "gRPC port; 0 picks a free one"),
     ("--advertised-host", socket.gethostname(), "host name other brokers and clients use"),
@@ -215,6 +228,12 @@ def load_config(
     if not args.advertised_host:
         parser.error("--advertised-host must not be empty")
     rack = args.broker_rack.strip() if args.broker_rack else None
+    credentials = None
+    if args.zk_digest_file:
+        try:
+            credentials = load_zk_credentials(Path(args.zk_digest_file))
+        except SecretFileError as exc:
+            parser.error(f"--zk-digest-file: {exc}")
     if args.broker_rack is not None and not rack:
         parser.error("--broker-rack must not be blank")
     return BrokerConfig(
@@ -259,4 +278,5 @@ def load_config(
             parser, "--unclean-leader-election-enable", args.unclean_leader_election_enable
         ),
         rack=rack,
+        zk_credentials=credentials,
     )

@@ -43,7 +43,9 @@ class BrokerNode:
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
         self.events = EventLog(config.run_dir, config.node_name)
-        self._kazoo = new_client(config.zk_connect, config.zk_session_timeout_ms)
+        self._kazoo = new_client(
+            config.zk_connect, config.zk_session_timeout_ms, config.zk_credentials
+        )
         self.zk = KafkaZkClient(self._kazoo)
         self._server: RpcServer | None = None
         self.port = config.port
@@ -66,7 +68,7 @@ class BrokerNode:
         cfg = self.config
         self.events.emit(EventKind.NODE_STARTED, broker_id=cfg.broker_id, zk_connect=cfg.zk_connect)
         timeout_s = cfg.zk_connection_timeout_ms / 1000
-        ensure_chroot(cfg.zk_connect, timeout_s)
+        ensure_chroot(cfg.zk_connect, timeout_s, cfg.zk_credentials)
         self._kazoo.start(timeout=timeout_s)
         self.zk.create_persistent_paths()
 

@@ -3,6 +3,8 @@
 name on Docker-picked loopback ports (testcontainers' `DockerCompose`; its reaper cannot
 be pulled here, so it is off and the project is removed with `down --volumes` on exit),
 waits for three registered brokers and a controller, and yields a `ComposeCluster`.
+The project is secured as the default one is: its brokers and `ComposeCluster.zk()`
+authenticate with the repository's `.secrets/zk-digest` (`make setup` creates it).
 Caller's thread.
 """
 
@@ -22,6 +24,9 @@ from kazoo.client import KazooClient
 from testcontainers.compose import DockerCompose
 
 from harness.waiting import wait_until
+from security.secret_files import SecretFileError
+from security.zk_credentials import FILE_NAME, ZkDigestCredentials, kazoo_options
+from security.zk_credentials import load as load_zk_credentials
 from zkdata.client import KafkaZkClient
 
 IMAGES = ("testbed-base:latest", "testbed-zookeeper:latest", "testbed-broker:latest")
@@ -40,6 +45,8 @@ class ComposeCluster:
     project: str
     run_dir: Path
     zk_connect: str
+    #: The cluster's ZooKeeper identity (what docker-compose.yml mounts into the brokers).
+    zk_credentials: ZkDigestCredentials
 
     def container(self, service: str) -> Container:
         """The docker SDK object of a service's container."""
@@ -54,8 +61,11 @@ class ComposeCluster:
         }
 
     def zk(self) -> KazooClient:
-        """A started kazoo client on the published ZooKeeper ports (caller stops it)."""
-        client = KazooClient(hosts=self.zk_connect, timeout=10)
+        """A started kazoo client on the published ZooKeeper ports, authenticated with the
+        cluster's credentials (caller stops it)."""
+        client = KazooClient(
+            hosts=self.zk_connect, timeout=10, **kazoo_options(self.zk_credentials)
+        )
         client.start(timeout=30)
         return client
 
@@ -72,7 +82,12 @@ def started_project(
 ) -> Iterator[ComposeCluster]:
     """The compose cluster up and healthy under `project`, brokers with ZooKeeper sessions
     of `session_ms`, event logs in `runs/<run_id>`; removed on exit. `ComposeStartError`
-    when it does not come up, `TimeoutError` when it does not elect a controller."""
+    when it does not come up or the secrets are not set up, `TimeoutError` when it does
+    not elect a controller."""
+    try:
+        credentials = load_zk_credentials(repo_root / ".secrets" / FILE_NAME)
+    except SecretFileError as exc:
+        raise ComposeStartError(f"{exc}; run `make setup`") from None
     overrides = {
         "COMPOSE_PROJECT_NAME": project,
         "RUN_ID": run_id,
@@ -96,6 +111,7 @@ def started_project(
             project,
             repo_root / "runs" / run_id,
             ",".join(f"127.0.0.1:{port}" for port in ports),
+            credentials,
         )
         zk = cluster.zk()
         try:
