@@ -29,7 +29,12 @@ from security.zk_credentials import FILE_NAME, ZkDigestCredentials, kazoo_option
 from security.zk_credentials import load as load_zk_credentials
 from zkdata.client import KafkaZkClient
 
-IMAGES = ("testbed-base:latest", "testbed-zookeeper:latest", "testbed-broker:latest")
+
+def images() -> tuple[str, ...]:
+    """The images a compose project runs: the ZooKeeper and broker ones under
+    `TESTBED_TAG` (default latest), as docker-compose.yml names them."""
+    tag = os.environ.get("TESTBED_TAG") or "latest"
+    return ("testbed-base:latest", f"testbed-zookeeper:{tag}", f"testbed-broker:{tag}")
 
 
 class ComposeStartError(Exception):
@@ -73,7 +78,7 @@ class ComposeCluster:
 def missing_images() -> list[str]:
     """The testbed images the local Docker daemon does not have."""
     client = DockerClient.from_env()
-    return [image for image in IMAGES if not client.images.list(name=image)]
+    return [image for image in images() if not client.images.list(name=image)]
 
 
 @contextmanager
@@ -88,6 +93,11 @@ def started_project(
         credentials = load_zk_credentials(repo_root / ".secrets" / FILE_NAME)
     except SecretFileError as exc:
         raise ComposeStartError(f"{exc}; run `make setup`") from None
+    # runs/ must exist and be writable by the brokers' non-root user before compose
+    # bind-mounts it (Docker would make a missing one as root)
+    subprocess.run(
+        [str(repo_root / "scripts" / "ensure-run-dir.sh"), "runs"], cwd=repo_root, check=True
+    )
     overrides = {
         "COMPOSE_PROJECT_NAME": project,
         "RUN_ID": run_id,

@@ -22,6 +22,7 @@ from kazoo.security import ACL, OPEN_ACL_UNSAFE, Id, Permissions
 
 from harness.waiting import wait_until
 from harness.zk_ensemble import open_client
+from security.testing import refused_writes
 from security.zk_credentials import (
     ZkDigestCredentials,
     ensure_digest_file,
@@ -154,13 +155,7 @@ def test_an_unauthenticated_client_reads_but_cannot_write(
         "remove a topic": lambda: zk_client.delete(paths.topic(TOPIC), recursive=True),
         "reassign": lambda: zk_client.create(paths.REASSIGN_PARTITIONS, b"{}"),
     }
-    refused = []
-    for name, write in writes.items():
-        try:
-            write()
-        except NoAuthError:
-            refused.append(name)
-    assert refused == list(writes)
+    assert refused_writes(writes) == list(writes)
     assert secured.get_controller_id() == 1
     assert secured.get_controller_epoch() == epoch
     assert zk_client.exists(paths.broker_id(99)) is None
