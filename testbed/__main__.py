@@ -215,7 +215,7 @@ def _run(command: Callable[[argparse.Namespace], int], args: argparse.Namespace)
         return 1
     except NoAuthError:
         print(
-            "Error: ZooKeeper refused the write (NoAuth): the cluster's znodes are secured; "
+            "Error: ZooKeeper refused access (NoAuth): the cluster's znodes are secured; "
             "give its credentials with --zk-digest-file or ZK_DIGEST_FILE",
             file=sys.stderr,
         )
