@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from bugs import NO_BUGS, BugSwitchError, BugSwitches, parse_switches, require_allowed
+
 _ZK_CONNECT = re.compile(
     r"[A-Za-z0-9.\-_\[\]:]+:[0-9]{1,5}(,[A-Za-z0-9.\-_\[\]:]+:[0-9]{1,5})*(/[^/\s]+)*", re.ASCII
 )
@@ -48,6 +50,8 @@ class BrokerConfig:
     controlled_shutdown_retry_backoff_ms: int = 1_000
     #: Kafka's `broker.rack`, registered under `rack` in `/brokers/ids/N`; None: no rack.
     rack: str | None = None
+    #: Historical bugs re-introduced on purpose (`bugs/`); none outside chaos runs and tests.
+    bug_switches: BugSwitches = NO_BUGS
 
     @property
     def log_dir(self) -> Path:
@@ -130,6 +134,13 @@ _OPTIONS: tuple[tuple[str, str | None, str], ...] = (
         "false",
         "broker default for unclean leader election, true/false",
     ),
+    (
+        "--bug-switches",
+        None,
+        "comma-separated historical Kafka bugs to re-introduce (docs/bugs.md); refused "
+        "unless --bug-switches-context is chaos or test",
+    ),
+    ("--bug-switches-context", None, "chaos or test: where bug switches are allowed"),
 )
 
 
@@ -214,6 +225,10 @@ def load_config(
     data_dir = Path(args.data_dir) if args.data_dir else None
     if not args.advertised_host:
         parser.error("--advertised-host must not be empty")
+    try:
+        bug_switches = require_allowed(parse_switches(args.bug_switches), args.bug_switches_context)
+    except BugSwitchError as error:
+        parser.error(str(error))
     rack = args.broker_rack.strip() if args.broker_rack else None
     if args.broker_rack is not None and not rack:
         parser.error("--broker-rack must not be blank")
@@ -259,4 +274,5 @@ def load_config(
             parser, "--unclean-leader-election-enable", args.unclean_leader_election_enable
         ),
         rack=rack,
+        bug_switches=bug_switches,
     )

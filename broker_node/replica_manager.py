@@ -23,6 +23,7 @@ from broker_node.fetcher import ReplicaFetcherManager
 from broker_node.partition import IsrStore, Partition, PartitionConfig
 from broker_node.storage import PartitionLog
 from broker_node.storage.errors import LogError
+from bugs import NO_BUGS, BugSwitches
 from eventlog import EventKind, EventLog
 from rpc import messages as m
 from rpc.errors import Errors
@@ -41,6 +42,8 @@ class ReplicationConfig:
     isr_change_blackout_ms: int = 5_000
     isr_change_max_delay_ms: int = 60_000
     fetch_max_wait_ms: int = 500
+    #: Historical bugs the data plane re-introduces (`bugs/`); none by default.
+    bug_switches: BugSwitches = NO_BUGS
 
 
 class IsrChangeSink(IsrStore, Protocol):

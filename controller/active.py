@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bugs import NO_BUGS, BugSwitches
 from controller import events as ev
 from controller.broker_changes import BrokerChanges
 from controller.channel_manager import BrokerChannel, ControllerChannelManager, grpc_channel
@@ -57,6 +58,8 @@ class ControllerConfig:
     auto_leader_rebalance_enable: bool = True
     leader_imbalance_per_broker_percentage: int = 10
     leader_imbalance_check_interval_s: float = 300.0
+    #: Historical bugs the controller re-introduces (`bugs/`); none by default.
+    bug_switches: BugSwitches = NO_BUGS
 
 
 class ActiveController:
