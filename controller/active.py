@@ -143,6 +143,7 @@ class ActiveController:
             event_log,
             watchers,
             self._send_update_metadata,
+            config.bug_switches,
         )
 
     # -- watches ----------------------------------------------------------------------------
