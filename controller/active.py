@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bugs import NO_BUGS, BugSwitches
-from bugs.catalog import UNCLEAN_ELECTION, UNFENCED_ZK_WRITES
+from bugs.catalog import UNCLEAN_ELECTION, UNFENCED_ZK_WRITES, ZOMBIE_CONTROLLER
 from controller import events as ev
 from controller.broker_changes import BrokerChanges
 from controller.channel_manager import BrokerChannel, ControllerChannelManager, grpc_channel
@@ -275,10 +275,16 @@ class ActiveController:
             EventKind.CONTROLLER_FAILOVER_STEP, step=step, controller_epoch=self.ctx.epoch, **fields
         )
 
-    def on_resignation(self) -> None:
-        """Stop the rebalance timer and close every channel; the caller resets the context."""
+    def on_resignation(self) -> bool:
+        """Stop the rebalance timer and close every channel; the caller resets the context
+        and forgets this object. False when nothing was torn down: with `kafka-5310` on, a
+        resigned controller keeps its timer, channels and context, and the caller keeps
+        handing it events, as Kafka's controller did before KAFKA-5310."""
+        if self._config.bug_switches.on(ZOMBIE_CONTROLLER):
+            return False
         self.elections.stop_rebalance_timer()
         self.channels.shutdown()
+        return True
 
     def _malformed(self, path: str | None, reason: str) -> None:
         self._events.emit(EventKind.MALFORMED_ZNODE, path=path, reason=reason)

@@ -332,16 +332,16 @@ class KafkaController:
             self._zk.delete_controller_if_owned()
 
     def _on_resignation(self) -> None:
-        """Tear down everything `_on_controller_failover` set up."""
-        if self.active is not None:
-            self.active.on_resignation()
+        """Tear down everything `_on_controller_failover` set up (unless it lingers on)."""
+        if self.active is not None and self.active.on_resignation():
             self.active = None
         self._events.emit(
             EventKind.CONTROLLER_RESIGNED,
             controller_id=self.broker_id,
             controller_epoch=self.context.epoch,
         )
-        self.context.reset()
+        if self.active is None:
+            self.context.reset()
 
     def _controller_moved(self, error: ControllerMovedError) -> None:
         """An epoch-fenced write failed: another controller was elected. Resign at once and
