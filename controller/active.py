@@ -21,7 +21,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bugs import NO_BUGS, BugSwitches
-from bugs.catalog import UNCLEAN_ELECTION, UNFENCED_ZK_WRITES, ZOMBIE_CONTROLLER
+from bugs.catalog import (
+    SENDER_DROPS,
+    STUCK_BATCH,
+    UNCLEAN_ELECTION,
+    UNFENCED_ZK_WRITES,
+    ZOMBIE_CONTROLLER,
+)
 from controller import events as ev
 from controller.broker_changes import BrokerChanges
 from controller.channel_manager import BrokerChannel, ControllerChannelManager, grpc_channel
@@ -92,9 +98,16 @@ class ActiveController:
         self._events = event_log
         self._watchers = watchers
         self._config = config
-        self.channels = ControllerChannelManager(event_log, connect)
+        switches = config.bug_switches
+        self.channels = ControllerChannelManager(
+            event_log, connect, drop_failed=switches.on(SENDER_DROPS)
+        )
         self.batch = RequestBatch(
-            broker_id, context, self.channels.send, on_response_event=watchers.enqueue
+            broker_id,
+            context,
+            self.channels.send,
+            on_response_event=watchers.enqueue,
+            keep_failed_round=switches.on(STUCK_BATCH),
         )
         self.partitions = PartitionStateMachine(
             context,
