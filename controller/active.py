@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from bugs import NO_BUGS, BugSwitches
 from bugs.catalog import (
+    NO_RESUME,
     SENDER_DROPS,
     STUCK_BATCH,
     UNCLEAN_ELECTION,
@@ -212,7 +213,9 @@ class ActiveController:
         notifications; load the context from ZooKeeper (pipelined), open the channels and
         queue the requested deletions; tell every broker the live brokers; start both
         state machines; resume reassignments, then deletions; run a pending preferred
-        election; schedule the first auto rebalance 5 s later."""
+        election; schedule the first auto rebalance 5 s later. With bug switch `kafka-1681`
+        the requested deletions are not queued and no reassignment is resumed: they wait
+        until their znode changes again."""
         started = time.monotonic()
         self.ctx.epoch_zk_version = fencing_version(
             self.ctx.epoch_zk_version, self._config.bug_switches
@@ -222,14 +225,17 @@ class ActiveController:
         removed = self._remove_isr_change_notifications()
         self._step("notifications_removed", isr_change_notifications=removed)
         self._initialize_context()
-        self.deletion.init(self._deletion_requests())
+        requested = self._deletion_requests()
+        resume = not self._config.bug_switches.on(NO_RESUME)  # kafka-1681: nothing resumed
+        self.deletion.init(requested if resume else [])
         self._step("context_initialized")
         self._send_update_metadata(self.ctx.live_or_shutting_down_broker_ids(), [])
         self._step("update_metadata_sent")
         self.replicas.startup()
         self.partitions.startup()
         self._step("state_machines_started")
-        self.reassignments.on_failover()
+        if resume:
+            self.reassignments.on_failover()
         self._step("reassignments_resumed")
         self.deletion.try_topic_deletion()
         self._step("deletions_resumed")
