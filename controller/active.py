@@ -258,7 +258,7 @@ class ActiveController:
         """Before anything is read: the child watches of `/brokers/ids`, `/brokers/topics`,
         `/admin/delete_topics` and `/isr_change_notification`, and the exists watches of
         `/admin/reassign_partitions` and `/admin/preferred_replica_election`."""
-        self._zk.watch_children(paths.BROKER_IDS, self._watchers(ev.BrokerChange()))
+        self._zk.watch_children(paths.BROKER_IDS, self.brokers.broker_watch())
         self.topics.arm_topic_watch()
         self.arm_admin_watches()
 

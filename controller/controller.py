@@ -189,7 +189,7 @@ class KafkaController:
                 self._maybe_resign()
                 self._elect()
             case ev.BrokerChange() if active is not None:
-                active.brokers.process_broker_change()
+                active.brokers.process_broker_change(event.listing)
             case ev.TopicChange() if active is not None:
                 active.topics.process_topic_change()
             case ev.PartitionModifications() if active is not None:
