@@ -10,6 +10,10 @@ rebalance (`controller.replica_election`) and, through `controller.isr_changes`,
 notifications. Brokers' answers reach it as the events the request batch's response
 callbacks enqueue (`controller.request_batch`, `controller.control_responses`).
 
+Historical bug switches (docs/bugs.md) reach the duties from `ControllerConfig`; three
+live here: `kafka-6082` (`fencing_version`), `kafka-1681` (failover) and `kafka-5310`
+(resignation).
+
 Event thread only; the ZooKeeper watches it arms run on kazoo's thread and the response
 callbacks on the sender threads, and they only enqueue events.
 """
@@ -117,9 +121,9 @@ class ActiveController:
             event_log,
             config.unclean_leader_election_enable,
             stats,
-            unclean_everywhere=config.bug_switches.on(UNCLEAN_ELECTION),
+            unclean_everywhere=switches.on(UNCLEAN_ELECTION),
         )
-        self.replicas = ReplicaStateMachine(context, zk, self.batch, event_log, config.bug_switches)
+        self.replicas = ReplicaStateMachine(context, zk, self.batch, event_log, switches)
         assignments = ReassignmentZk(zk)
         self.topics = TopicChanges(
             context,
@@ -173,7 +177,7 @@ class ActiveController:
             event_log,
             watchers,
             self._send_update_metadata,
-            config.bug_switches,
+            switches,
         )
 
     # -- watches ----------------------------------------------------------------------------
