@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from bugs import NO_BUGS, BugSwitchError, BugSwitches, parse_switches, require_allowed
 from security.secret_files import SecretFileError
 from security.zk_credentials import ZkDigestCredentials
 from security.zk_credentials import load as load_zk_credentials
@@ -55,6 +56,8 @@ class BrokerConfig:
     #: The cluster's ZooKeeper digest identity (`--zk-digest-file`); None: no
     #: authentication and open znodes. With it, Kafka's `zookeeper.set.acl=true`.
     zk_credentials: ZkDigestCredentials | None = None
+    #: Historical bugs re-introduced on purpose (`bugs/`); none outside chaos runs and tests.
+    bug_switches: BugSwitches = NO_BUGS
 
     @property
     def log_dir(self) -> Path:
@@ -143,6 +146,13 @@ _OPTIONS: tuple[tuple[str, str | None, str], ...] = (
         "false",
         "broker default for unclean leader election, true/false",
     ),
+    (
+        "--bug-switches",
+        None,
+        "comma-separated historical Kafka bugs to re-introduce (docs/bugs.md); refused "
+        "unless --bug-switches-context is chaos or test",
+    ),
+    ("--bug-switches-context", None, "chaos or test: where bug switches are allowed"),
 )
 
 
@@ -227,6 +237,10 @@ def load_config(
     data_dir = Path(args.data_dir) if args.data_dir else None
     if not args.advertised_host:
         parser.error("--advertised-host must not be empty")
+    try:
+        bug_switches = require_allowed(parse_switches(args.bug_switches), args.bug_switches_context)
+    except BugSwitchError as error:
+        parser.error(str(error))
     rack = args.broker_rack.strip() if args.broker_rack else None
     credentials = None
     if args.zk_digest_file:
@@ -278,5 +292,6 @@ def load_config(
             parser, "--unclean-leader-election-enable", args.unclean_leader_election_enable
         ),
         rack=rack,
+        bug_switches=bug_switches,
         zk_credentials=credentials,
     )

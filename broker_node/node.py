@@ -67,6 +67,8 @@ class BrokerNode:
         """Bring the broker up; raises if ZooKeeper or the port is unavailable."""
         cfg = self.config
         self.events.emit(EventKind.NODE_STARTED, broker_id=cfg.broker_id, zk_connect=cfg.zk_connect)
+        if cfg.bug_switches:
+            self.events.emit(EventKind.BUG_SWITCHES_ON, switches=sorted(cfg.bug_switches.names))
         timeout_s = cfg.zk_connection_timeout_ms / 1000
         ensure_chroot(cfg.zk_connect, timeout_s, cfg.zk_credentials)
         self._kazoo.start(timeout=timeout_s)
@@ -80,6 +82,7 @@ class BrokerNode:
                 min_insync_replicas=cfg.min_insync_replicas,
                 isr_change_check_ms=min(2_500, max(100, cfg.isr_change_blackout_ms // 2)),
                 isr_change_blackout_ms=cfg.isr_change_blackout_ms,
+                bug_switches=cfg.bug_switches,
             ),
             self.zk,
             self.events,
@@ -93,6 +96,7 @@ class BrokerNode:
             self._controlled_shutdown,
             self.replicas,
             self._elect_leaders,
+            cfg.bug_switches,
         )
         server = RpcServer(
             self.handler,
@@ -122,6 +126,7 @@ class BrokerNode:
                 cfg.auto_leader_rebalance_enable,
                 cfg.leader_imbalance_per_broker_percentage,
                 cfg.leader_imbalance_check_interval_s,
+                cfg.bug_switches,
             ),
         )
         self._kazoo.add_listener(

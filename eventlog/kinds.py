@@ -13,6 +13,7 @@ class EventKind(StrEnum):
 
     NODE_STARTED = "node_started"
     NODE_STOPPED = "node_stopped"
+    BUG_SWITCHES_ON = "bug_switches_on"
     ZK_SESSION_STATE = "zk_session_state"
     BROKER_REGISTERED = "broker_registered"
     CONTROLLER_ELECTED = "controller_elected"
