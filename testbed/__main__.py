@@ -224,11 +224,10 @@ def _run(command: Callable[[argparse.Namespace], int], args: argparse.Namespace)
 
 def _cluster(args: argparse.Namespace) -> int:
     deadline = time.monotonic() + args.timeout
+    credentials = zk_credentials(args)
     while True:
         try:
-            view = read_cluster(
-                args.zk, timeout_s=min(10.0, args.timeout), credentials=zk_credentials(args)
-            )
+            view = read_cluster(args.zk, timeout_s=min(10.0, args.timeout), credentials=credentials)
         except KazooTimeoutError:
             print(f"testbed: cannot reach ZooKeeper at {args.zk}", file=sys.stderr)
             return 1
@@ -341,7 +340,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point."""
     args = build_parser().parse_args(argv)
     if args.command == "cluster":
-        return _cluster(args)
+        return _run(_cluster, args)
     if args.command == "elect-leaders":
         return _run(_elect, args)
     if args.command == "zk":
