@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from rpc.wire import traced_environment
+
 _ZK_CONNECT = re.compile(
     r"[A-Za-z0-9.\-_\[\]:]+:[0-9]{1,5}(,[A-Za-z0-9.\-_\[\]:]+:[0-9]{1,5})*(/[^/\s]+)*", re.ASCII
 )
@@ -48,6 +50,8 @@ class BrokerConfig:
     controlled_shutdown_retry_backoff_ms: int = 1_000
     #: Kafka's `broker.rack`, registered under `rack` in `/brokers/ids/N`; None: no rack.
     rack: str | None = None
+    #: The cluster's TLS directory (`security.tls_files`); None: plaintext gRPC.
+    tls_dir: Path | None = None
 
     @property
     def log_dir(self) -> Path:
@@ -86,6 +90,12 @@ _OPTIONS: tuple[tuple[str, str | None, str], ...] = (
         None,
         "Kafka's broker.rack: the rack registered with the broker, used by rack-aware "
         "replica assignment (default: none)",
+    ),
+    (
+        "--tls-dir",
+        None,
+        "serve and call gRPC over mutual TLS with the CA and broker certificate in this "
+        "directory (`python -m security init`); unset or 'off': plaintext",
     ),
     ("--run-dir", None, "run directory; events go to <run-dir>/events/broker<id>.jsonl"),
     ("--health-file", None, "file written while registered and serving, for health checks"),
@@ -259,4 +269,22 @@ def load_config(
             parser, "--unclean-leader-election-enable", args.unclean_leader_election_enable
         ),
         rack=rack,
+        tls_dir=_tls_dir(args.tls_dir),
     )
+
+
+def _tls_dir(raw: str | None) -> Path | None:
+    if raw is None or raw.strip().lower() in ("", "off"):
+        return None
+    return Path(raw)
+
+
+def trace_environment(
+    config: BrokerConfig, env: Mapping[str, str] | None = None
+) -> dict[str, str] | None:
+    """The environment the broker must be started again with so that gRPC records refused
+    TLS handshakes (`rpc.wire.handshake_trace`), or None when it needs no restart: no TLS,
+    or the tracer is already on in `env` (default: the process's)."""
+    if config.tls_dir is None:
+        return None
+    return traced_environment(os.environ if env is None else env)

@@ -28,7 +28,7 @@ from broker_node.storage import UNDEFINED_EPOCH, UNDEFINED_OFFSET
 from eventlog import EventKind, EventLog
 from rpc import messages as m
 from rpc.errors import Errors, RpcClosed, RpcError
-from rpc.wire import ClientApiClient
+from rpc.wire import ChannelIdentity, ClientApiClient
 from zkdata.model import TopicPartition
 
 log = logging.getLogger(__name__)
@@ -126,15 +126,16 @@ class ReplicaFetcherThread:
         event_log: EventLog,
         max_wait_ms: int,
         client: LeaderClient | None = None,
+        tls: ChannelIdentity | None = None,
     ) -> None:
-        """`client` defaults to a `ClientApiClient` for host:port."""
+        """`client` defaults to a `ClientApiClient` for host:port (mutual TLS with `tls`)."""
         self.broker_id = broker_id
         self.leader_id = leader_id
         self.target = f"{host}:{port}"
         self._events = event_log
         self._max_wait_ms = max_wait_ms
         self._client: LeaderClient = (
-            client if client is not None else ClientApiClient(self.target, timeout_s=10)
+            client if client is not None else ClientApiClient(self.target, timeout_s=10, tls=tls)
         )
         self._lock = threading.Lock()
         self._partitions: dict[TopicPartition, _Fetching] = {}
@@ -292,10 +293,17 @@ class ReplicaFetcherThread:
 class ReplicaFetcherManager:
     """The fetcher threads of one broker, one per leader it follows."""
 
-    def __init__(self, broker_id: int, event_log: EventLog, max_wait_ms: int) -> None:
+    def __init__(
+        self,
+        broker_id: int,
+        event_log: EventLog,
+        max_wait_ms: int,
+        tls: ChannelIdentity | None = None,
+    ) -> None:
         self.broker_id = broker_id
         self._events = event_log
         self._max_wait_ms = max_wait_ms
+        self._tls = tls
         self._lock = threading.Lock()
         self._threads: dict[int, ReplicaFetcherThread] = {}
         self._owner: dict[TopicPartition, int] = {}
@@ -314,7 +322,13 @@ class ReplicaFetcherManager:
                 if thread is not None:
                     thread.stop()
                 thread = ReplicaFetcherThread(
-                    self.broker_id, leader_id, host, port, self._events, self._max_wait_ms
+                    self.broker_id,
+                    leader_id,
+                    host,
+                    port,
+                    self._events,
+                    self._max_wait_ms,
+                    tls=self._tls,
                 )
                 self._threads[leader_id] = thread
                 thread.start()

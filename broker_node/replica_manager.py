@@ -26,6 +26,7 @@ from broker_node.storage.errors import LogError
 from eventlog import EventKind, EventLog
 from rpc import messages as m
 from rpc.errors import Errors
+from rpc.wire import ChannelIdentity
 from zkdata.model import TopicPartition
 from zkdata.topic_configs import min_insync_replicas
 
@@ -41,6 +42,8 @@ class ReplicationConfig:
     isr_change_blackout_ms: int = 5_000
     isr_change_max_delay_ms: int = 60_000
     fetch_max_wait_ms: int = 500
+    #: The broker's TLS identity for its fetchers' channels to leaders; None: plaintext.
+    tls: ChannelIdentity | None = None
 
 
 class IsrChangeSink(IsrStore, Protocol):
@@ -73,7 +76,9 @@ class ReplicaManager:
         self._last_isr_change_ms = 0.0
         self._last_propagation_ms = time.monotonic() * 1000
         self._stopped = threading.Event()
-        self.fetchers = ReplicaFetcherManager(broker_id, event_log, config.fetch_max_wait_ms)
+        self.fetchers = ReplicaFetcherManager(
+            broker_id, event_log, config.fetch_max_wait_ms, config.tls
+        )
         self._threads = [
             threading.Thread(target=self._isr_expiration, name="isr-expiration", daemon=True),
             threading.Thread(

@@ -80,8 +80,11 @@ def brokers(zk_connect: str, run_dir: Path) -> Iterator[BrokerFactory]:
         session_timeout_ms: int = 3000,
         connect: str | None = None,
         extra_args: tuple[str, ...] = (),
+        tls_dir: Path | None = None,
     ) -> BrokerProcess:
-        broker = BrokerProcess(broker_id, connect or zk_connect, run_dir, session_timeout_ms)
+        broker = BrokerProcess(
+            broker_id, connect or zk_connect, run_dir, session_timeout_ms, tls_dir=tls_dir
+        )
         broker.start(*extra_args)
         started.append(broker)
         return broker
