@@ -8,7 +8,7 @@ RUN_ID ?= $(shell date -u +%Y%m%d-%H%M%S)
 export RUN_ID
 PACKAGES := admin client harness broker_node controller zkdata rpc eventlog chaos pipeline testbed bench
 
-.PHONY: help setup host venv proto compose-plugin images up down ps logs cluster \
+.PHONY: help setup host venv proto secrets compose-plugin images up down ps logs cluster \
         test lint test-unit test-integration test-docker bench bench-quick bench-produce \
         bench-produce-quick clean-images clean report chaos-list chaos-all chaos-heal test-chaos cluster-up
 
@@ -40,7 +40,11 @@ venv:
 proto: venv
 	@scripts/gen-proto.sh $(PY)
 
-setup: host compose-plugin venv proto
+# the cluster's secrets under .secrets/ (gitignored): made when missing or near expiry
+secrets: venv
+	@$(PY) -m security init --dir .secrets
+
+setup: host compose-plugin venv proto secrets
 
 images: setup
 	@scripts/build-images.sh $(PY)

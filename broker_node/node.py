@@ -130,6 +130,7 @@ class BrokerNode:
             self.events,
             wait_for_stale_s=2 * cfg.zk_session_timeout_ms / 1000 + 5,
             rack=cfg.rack,
+            security_protocol="SSL" if self._tls is not None else "PLAINTEXT",
         )
         self.controller = KafkaController(
             cfg.broker_id,

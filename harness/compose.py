@@ -2,7 +2,9 @@
 `started_project` brings the repository's docker-compose.yml up under a private project
 name on Docker-picked loopback ports (testcontainers' `DockerCompose`; its reaper cannot
 be pulled here, so it is off and the project is removed with `down --volumes` on exit),
-waits for three registered brokers and a controller, and yields a `ComposeCluster`.
+waits for three registered brokers and a controller, and yields a `ComposeCluster`. The
+project's brokers speak mutual TLS with the repository's `.secrets/tls` (made first if it
+is missing); `ComposeCluster.tls` is the client identity for calls from the host.
 Caller's thread.
 """
 
@@ -22,9 +24,16 @@ from kazoo.client import KazooClient
 from testcontainers.compose import DockerCompose
 
 from harness.waiting import wait_until
+from security.tls import ensure_tls
+from security.tls_files import CLIENT, TlsIdentity, load_identity
 from zkdata.client import KafkaZkClient
 
-IMAGES = ("testbed-base:latest", "testbed-zookeeper:latest", "testbed-broker:latest")
+
+def images() -> tuple[str, ...]:
+    """The images a compose project runs: the ZooKeeper and broker ones under
+    `TESTBED_TAG` (default latest), as docker-compose.yml names them."""
+    tag = os.environ.get("TESTBED_TAG") or "latest"
+    return ("testbed-base:latest", f"testbed-zookeeper:{tag}", f"testbed-broker:{tag}")
 
 
 class ComposeStartError(Exception):
@@ -40,6 +49,8 @@ class ComposeCluster:
     project: str
     run_dir: Path
     zk_connect: str
+    #: The client certificate of the project's CA, for gRPC calls from the host.
+    tls: TlsIdentity | None = None
 
     def container(self, service: str) -> Container:
         """The docker SDK object of a service's container."""
@@ -63,7 +74,7 @@ class ComposeCluster:
 def missing_images() -> list[str]:
     """The testbed images the local Docker daemon does not have."""
     client = DockerClient.from_env()
-    return [image for image in IMAGES if not client.images.list(name=image)]
+    return [image for image in images() if not client.images.list(name=image)]
 
 
 @contextmanager
@@ -82,6 +93,7 @@ def started_project(
         **{f"BROKER{i}_PORT": "" for i in (1, 2, 3)},
         **{f"BROKER{i}_METRICS_PORT": "" for i in (1, 2, 3)},
     }
+    tls_dir = ensure_tls(repo_root / ".secrets").files.directory
     saved = {key: os.environ.get(key) for key in overrides}
     os.environ.update(overrides)
     compose = DockerCompose(repo_root, compose_file_name="docker-compose.yml", wait=True)
@@ -96,6 +108,7 @@ def started_project(
             project,
             repo_root / "runs" / run_id,
             ",".join(f"127.0.0.1:{port}" for port in ports),
+            load_identity(tls_dir, CLIENT),
         )
         zk = cluster.zk()
         try:

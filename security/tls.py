@@ -1,6 +1,7 @@
 """The cluster's certificate authority and the certificates of the control plane's mutual TLS.
 
-`ensure_tls(directory)` makes, under `<directory>/tls/`, a CA (ECDSA P-256, its key and
+`ensure_tls(directory)` (`ensure_tls_files` for `python -m security init`) makes, under
+`<directory>/tls/`, a CA (ECDSA P-256, its key and
 self-signed certificate), one broker certificate (common name `broker`; SANs: the compose
 service names `broker1..brokerN`, `localhost`, `127.0.0.1`) and one client certificate
 (common name `client`) for the CLI, the workload, chaos runs and the benchmarks, both
@@ -53,6 +54,11 @@ class TlsOutcome:
 def broker_names(brokers: int) -> tuple[str, ...]:
     """The DNS SANs of the broker certificate: the compose service names, then localhost."""
     return (*(f"broker{n}" for n in range(1, brokers + 1)), *LOCAL_NAMES)
+
+
+def ensure_tls_files(directory: Path) -> Path:
+    """`ensure_tls` for `python -m security init`: the TLS directory, ready."""
+    return ensure_tls(directory).files.directory
 
 
 def ensure_tls(

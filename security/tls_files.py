@@ -4,7 +4,12 @@
 certificate and key of a role, `broker` (every broker: its gRPC server, the controller's
 and the replica fetchers' channels) or `client` (the CLI, the workload, chaos runs, the
 benchmarks). A certificate's common name is its role. Loading needs no `cryptography`,
-so the broker image can read the files without it. Any thread.
+so the broker image can read the files without it.
+
+A tool (the CLI, the workload, the benchmarks) is told its TLS directory by an option or
+`TLS_DIR`; `tls_dir_choice` turns that into a directory or plaintext, defaulting to
+`.secrets/tls` of the working directory (the repository, where `make` runs) when it exists.
+Any thread.
 """
 
 from __future__ import annotations
@@ -12,6 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+#: Where `make setup` writes the TLS material, relative to the repository.
+DEFAULT_TLS_DIR = Path(".secrets/tls")
+#: The value of a TLS directory option that asks for plaintext.
+OFF = "off"
 CA = "ca"
 BROKER = "broker"
 CLIENT = "client"
@@ -45,6 +54,19 @@ class TlsIdentity:
     ca_pem: bytes
     cert_pem: bytes
     key_pem: bytes
+
+
+def tls_dir_choice(raw: str | None, default: Path = DEFAULT_TLS_DIR) -> Path | None:
+    """The TLS directory a tool was given as `raw` ('off': None, plaintext); unset or
+    empty: `default` if it exists, else None."""
+    if raw is not None and raw.strip():
+        return None if raw.strip().lower() == OFF else Path(raw.strip())
+    return default if default.is_dir() else None
+
+
+def client_identity(directory: Path | None) -> TlsIdentity | None:
+    """The client role's identity from `directory`, or None (plaintext) without one."""
+    return load_identity(directory, CLIENT) if directory is not None else None
 
 
 def load_identity(directory: Path, role: str) -> TlsIdentity:
