@@ -185,6 +185,7 @@ def _plain(settings: Settings) -> dict[str, Any]:
         "timeout_s": settings.timeout_s,
         "out": str(settings.out),
         "results_dir": str(settings.results_dir),
+        "tls": settings.tls_dir is not None,
         **asdict(settings.options),
     }
 
