@@ -15,7 +15,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
+from security.tls_files import CA, TlsFiles
+
 GRPC_PORT = "9092/tcp"
+#: The CA certificate's name in a TLS directory (`security.tls_files`).
+CA_CERT = TlsFiles(Path()).cert(CA).name
 METRICS_PORT = "9404/tcp"
 
 
@@ -66,12 +70,14 @@ def event_dir_of(attrs: Mapping[str, Any]) -> Path | None:
 
 
 def tls_dir_of(attrs: Mapping[str, Any]) -> Path | None:
-    """The host directory of the broker's TLS material (its `TLS_DIR`), or None when the
+    """The host directory of the broker's TLS material: where the CA certificate in its
+    `TLS_DIR` comes from (the directory or the file may be mounted), or None when the
     broker speaks plaintext."""
-    tls_dir = env_of(attrs).get("TLS_DIR", "")
-    if tls_dir.strip().lower() in ("", "off"):
+    tls_dir = env_of(attrs).get("TLS_DIR", "").strip()
+    if tls_dir.lower() in ("", "off"):
         return None
-    return host_path(attrs, tls_dir)
+    ca = host_path(attrs, f"{tls_dir.rstrip('/')}/{CA_CERT}")
+    return ca.parent if ca is not None else None
 
 
 def broker_addresses(cluster: Inspectable) -> dict[int, str]:
