@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bugs import NO_BUGS, BugSwitchError, BugSwitches, parse_switches, require_allowed
+from rpc.wire import traced_environment
 from security.secret_files import SecretFileError
 from security.zk_credentials import ZkDigestCredentials
 from security.zk_credentials import load as load_zk_credentials
@@ -58,6 +59,8 @@ class BrokerConfig:
     zk_credentials: ZkDigestCredentials | None = None
     #: Historical bugs re-introduced on purpose (`bugs/`); none outside chaos runs and tests.
     bug_switches: BugSwitches = NO_BUGS
+    #: The cluster's TLS directory (`security.tls_files`); None: plaintext gRPC.
+    tls_dir: Path | None = None
 
     @property
     def log_dir(self) -> Path:
@@ -102,6 +105,12 @@ _OPTIONS: tuple[tuple[str, str | None, str], ...] = (
         None,
         "Kafka's broker.rack: the rack registered with the broker, used by rack-aware "
         "replica assignment (default: none)",
+    ),
+    (
+        "--tls-dir",
+        None,
+        "serve and call gRPC over mutual TLS with the CA and broker certificate in this "
+        "directory (`python -m security init`); unset or 'off': plaintext",
     ),
     ("--run-dir", None, "run directory; events go to <run-dir>/events/broker<id>.jsonl"),
     ("--health-file", None, "file written while registered and serving, for health checks"),
@@ -294,4 +303,22 @@ def load_config(
         rack=rack,
         bug_switches=bug_switches,
         zk_credentials=credentials,
+        tls_dir=_tls_dir(args.tls_dir),
     )
+
+
+def _tls_dir(raw: str | None) -> Path | None:
+    if raw is None or raw.strip().lower() in ("", "off"):
+        return None
+    return Path(raw)
+
+
+def trace_environment(
+    config: BrokerConfig, env: Mapping[str, str] | None = None
+) -> dict[str, str] | None:
+    """The environment the broker must be started again with so that gRPC records refused
+    TLS handshakes (`rpc.wire.handshake_trace`), or None when it needs no restart: no TLS,
+    or the tracer is already on in `env` (default: the process's)."""
+    if config.tls_dir is None:
+        return None
+    return traced_environment(os.environ if env is None else env)

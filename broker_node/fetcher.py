@@ -34,7 +34,7 @@ from bugs.catalog import NO_TRUNCATION
 from eventlog import EventKind, EventLog
 from rpc import messages as m
 from rpc.errors import Errors, RpcClosed, RpcError
-from rpc.wire import ClientApiClient
+from rpc.wire import ChannelIdentity, ClientApiClient
 from zkdata.model import TopicPartition
 
 log = logging.getLogger(__name__)
@@ -133,9 +133,11 @@ class ReplicaFetcherThread:
         max_wait_ms: int,
         client: LeaderClient | None = None,
         truncate_by_epoch: bool = True,
+        tls: ChannelIdentity | None = None,
     ) -> None:
-        """`client` defaults to a `ClientApiClient` for host:port; without
-        `truncate_by_epoch` (bug switch `kip-101`) truncation goes to the high watermark."""
+        """`client` defaults to a `ClientApiClient` for host:port (mutual TLS with `tls`);
+        without `truncate_by_epoch` (bug switch `kip-101`) truncation goes to the high
+        watermark."""
         self.broker_id = broker_id
         self.leader_id = leader_id
         self.target = f"{host}:{port}"
@@ -143,7 +145,7 @@ class ReplicaFetcherThread:
         self._max_wait_ms = max_wait_ms
         self._by_epoch = truncate_by_epoch
         self._client: LeaderClient = (
-            client if client is not None else ClientApiClient(self.target, timeout_s=10)
+            client if client is not None else ClientApiClient(self.target, timeout_s=10, tls=tls)
         )
         self._lock = threading.Lock()
         self._partitions: dict[TopicPartition, _Fetching] = {}
@@ -309,11 +311,13 @@ class ReplicaFetcherManager:
         event_log: EventLog,
         max_wait_ms: int,
         bug_switches: BugSwitches = NO_BUGS,
+        tls: ChannelIdentity | None = None,
     ) -> None:
         self.broker_id = broker_id
         self._events = event_log
         self._max_wait_ms = max_wait_ms
         self._truncate_by_epoch = not bug_switches.on(NO_TRUNCATION)
+        self._tls = tls
         self._lock = threading.Lock()
         self._threads: dict[int, ReplicaFetcherThread] = {}
         self._owner: dict[TopicPartition, int] = {}
@@ -339,6 +343,7 @@ class ReplicaFetcherManager:
                     self._events,
                     self._max_wait_ms,
                     truncate_by_epoch=self._truncate_by_epoch,
+                    tls=self._tls,
                 )
                 self._threads[leader_id] = thread
                 thread.start()

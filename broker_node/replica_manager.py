@@ -29,6 +29,7 @@ from bugs.catalog import STALE_ISR_CACHE
 from eventlog import EventKind, EventLog
 from rpc import messages as m
 from rpc.errors import Errors
+from rpc.wire import ChannelIdentity
 from zkdata.model import TopicPartition
 from zkdata.topic_configs import min_insync_replicas
 
@@ -46,6 +47,8 @@ class ReplicationConfig:
     fetch_max_wait_ms: int = 500
     #: Historical bugs the data plane re-introduces (`bugs/`); none by default.
     bug_switches: BugSwitches = NO_BUGS
+    #: The broker's TLS identity for its fetchers' channels to leaders; None: plaintext.
+    tls: ChannelIdentity | None = None
 
 
 class IsrChangeSink(IsrStore, Protocol):
@@ -79,7 +82,7 @@ class ReplicaManager:
         self._last_propagation_ms = time.monotonic() * 1000
         self._stopped = threading.Event()
         self.fetchers = ReplicaFetcherManager(
-            broker_id, event_log, config.fetch_max_wait_ms, config.bug_switches
+            broker_id, event_log, config.fetch_max_wait_ms, config.bug_switches, config.tls
         )
         self._threads = [
             threading.Thread(target=self._isr_expiration, name="isr-expiration", daemon=True),

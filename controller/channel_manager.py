@@ -20,7 +20,7 @@ from typing import Protocol
 from eventlog import EventKind, EventLog
 from rpc import messages as m
 from rpc.errors import Errors, RpcClosed, RpcError
-from rpc.wire import BrokerControlClient
+from rpc.wire import BrokerControlClient, ChannelIdentity
 from zkdata.model import Broker
 
 log = logging.getLogger(__name__)
@@ -46,10 +46,10 @@ class BrokerChannel(Protocol):
         """Close the connection."""
 
 
-def grpc_channel(broker: Broker) -> BrokerChannel:
-    """A real gRPC connection to the broker's first endpoint."""
+def grpc_channel(broker: Broker, tls: ChannelIdentity | None = None) -> BrokerChannel:
+    """A real gRPC connection to the broker's first endpoint (mutual TLS with `tls`)."""
     endpoint = broker.info.endpoint
-    return BrokerControlClient(f"{endpoint.host}:{endpoint.port}", timeout_s=30.0)
+    return BrokerControlClient(f"{endpoint.host}:{endpoint.port}", timeout_s=30.0, tls=tls)
 
 
 def api_name(request: ControlRequest) -> str:

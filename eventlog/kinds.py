@@ -58,3 +58,5 @@ class EventKind(StrEnum):
     REPLICAS_OFFLINE = "replicas_offline"
     LOG_UNAVAILABLE = "log_unavailable"
     PARTITIONS_ADDED = "partitions_added"
+    TLS_HANDSHAKE_REFUSED = "tls_handshake_refused"
+    UNAUTHORIZED_REQUEST = "unauthorized_request"

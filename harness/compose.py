@@ -4,8 +4,9 @@ name on Docker-picked loopback ports (testcontainers' `DockerCompose`; its reape
 be pulled here, so it is off and the project is removed with `down --volumes` on exit),
 waits for three registered brokers and a controller, and yields a `ComposeCluster`.
 The project is secured as the default one is: its brokers and `ComposeCluster.zk()`
-authenticate with the repository's `.secrets/zk-digest` (`make setup` creates it).
-Caller's thread.
+authenticate with the repository's `.secrets/zk-digest`, its brokers speak mutual TLS with
+the repository's `.secrets/tls`, and `ComposeCluster.tls` is the client identity for calls
+from the host (`make setup` creates both). Caller's thread.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from testcontainers.compose import DockerCompose
 
 from harness.waiting import wait_until
 from security.secret_files import SecretFileError
+from security.tls_files import CLIENT, TlsIdentity, TlsMaterialError, load_identity
 from security.zk_credentials import FILE_NAME, ZkDigestCredentials, kazoo_options
 from security.zk_credentials import load as load_zk_credentials
 from zkdata.client import KafkaZkClient
@@ -52,6 +54,8 @@ class ComposeCluster:
     zk_connect: str
     #: The cluster's ZooKeeper identity (what docker-compose.yml mounts into the brokers).
     zk_credentials: ZkDigestCredentials
+    #: The client certificate of the project's CA, for gRPC calls from the host.
+    tls: TlsIdentity | None = None
 
     def container(self, service: str) -> Container:
         """The docker SDK object of a service's container."""
@@ -91,7 +95,8 @@ def started_project(
     not elect a controller."""
     try:
         credentials = load_zk_credentials(repo_root / ".secrets" / FILE_NAME)
-    except SecretFileError as exc:
+        client = load_identity(repo_root / ".secrets" / "tls", CLIENT)
+    except (SecretFileError, TlsMaterialError) as exc:
         raise ComposeStartError(f"{exc}; run `make setup`") from None
     # runs/ must exist and be writable by the brokers' non-root user before compose
     # bind-mounts it (Docker would make a missing one as root)
@@ -122,6 +127,7 @@ def started_project(
             repo_root / "runs" / run_id,
             ",".join(f"127.0.0.1:{port}" for port in ports),
             credentials,
+            client,
         )
         zk = cluster.zk()
         try:

@@ -10,11 +10,14 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from security import zk_credentials
+from security import tls, zk_credentials
 from security.secret_files import SecretFileError, hand_over
 
 #: One function per kind of secret: each creates its files under the directory if missing.
-KINDS: tuple[Callable[[Path], Path], ...] = (zk_credentials.ensure_digest_file,)
+KINDS: tuple[Callable[[Path], Path], ...] = (
+    zk_credentials.ensure_digest_file,
+    tls.ensure_tls_files,
+)
 
 
 def _owner(text: str) -> tuple[int, int]:

@@ -46,9 +46,11 @@ def read_private(path: Path) -> str:
 
 
 def hand_over(directory: Path, uid: int, gid: int) -> None:
-    """Give `directory` and the files in it to `uid:gid` when this process runs as root (a
+    """Give `directory` and everything under it to `uid:gid` when this process runs as root (a
     root host can read them anyway; the containers' user could not). No-op otherwise."""
     if os.geteuid() != 0:
         return
-    for path in (directory, *sorted(directory.iterdir())):
-        os.chown(path, uid, gid)
+    for root, dirs, files in os.walk(directory):
+        os.chown(root, uid, gid)
+        for name in (*dirs, *files):
+            os.chown(Path(root) / name, uid, gid)

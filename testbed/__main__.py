@@ -52,6 +52,7 @@ from admin import (
 )
 from client import TransportError
 from security.secret_files import SecretFileError
+from security.tls_files import TlsMaterialError, client_identity, tls_dir_choice
 from security.zk_credentials import kazoo_options
 from testbed.arguments import build_parser, zk_credentials
 from testbed.cluster_view import read_cluster, render
@@ -264,7 +265,11 @@ def _elect(args: argparse.Namespace) -> int:
         address = controller_address(zk, args.controller_address)
     election = 0 if args.election_type == "preferred" else 1
     try:
-        response = elect(address, election, partitions, 30_000)
+        tls = client_identity(tls_dir_choice(args.tls_dir))
+    except TlsMaterialError as exc:
+        raise ElectionCommandError(str(exc)) from None
+    try:
+        response = elect(address, election, partitions, 30_000, tls)
     except TransportError as exc:
         raise ElectionCommandError(
             f"cannot reach the controller at {address}: {exc.status}"

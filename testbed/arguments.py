@@ -139,6 +139,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     elect.add_argument("--partition", type=int, help="one partition of --topic")
     elect.add_argument(
+        "--tls-dir",
+        default=os.environ.get("TLS_DIR"),
+        help="call the controller over mutual TLS with the client certificate in this "
+        "directory (TLS_DIR; default .secrets/tls when it exists; 'off': plaintext)",
+    )
+    elect.add_argument(
         "--controller-address",
         help="host:port of the controller's gRPC port when its advertised name does not "
         "resolve here (e.g. 127.0.0.1:9092 for broker2 of the compose cluster)",

@@ -193,7 +193,10 @@ def test_workload_through_a_broker_kill_loses_no_acknowledged_write(
         wait_until(lambda: zk.get_partition_states([tp0]).found.get(tp0), 30, "topic not created")
         addresses = compose_cluster.broker_addresses()
         cluster = Client(
-            list(addresses.values()), topics=("docker-workload",), address_map=addresses
+            list(addresses.values()),
+            topics=("docker-workload",),
+            address_map=addresses,
+            tls=compose_cluster.tls,
         )
         config = WorkloadConfig(
             topic="docker-workload",
