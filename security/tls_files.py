@@ -14,7 +14,7 @@ Any thread.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 #: Where `make setup` writes the TLS material, relative to the repository.
@@ -53,7 +53,8 @@ class TlsIdentity:
     role: str
     ca_pem: bytes
     cert_pem: bytes
-    key_pem: bytes
+    #: Never in the repr: identities end up in test reports and logs.
+    key_pem: bytes = field(repr=False)
 
 
 def tls_dir_choice(raw: str | None, default: Path = DEFAULT_TLS_DIR) -> Path | None:

@@ -249,4 +249,4 @@ def test_the_cli_runs_inside_a_broker_container(compose_cluster: ComposeCluster)
     assert result.exit_code == 0, output
     assert "Controller" in output
     for host in ("broker1", "broker2", "broker3"):
-        assert f"PLAINTEXT://{host}:9092" in output
+        assert f"SSL://{host}:9092" in output

@@ -100,3 +100,11 @@ def test_an_identity_loads_for_each_role_and_names_what_is_missing(tmp_path: Pat
         load_identity(tmp_path / "nowhere", BROKER)
     with pytest.raises(TlsMaterialError, match="unknown role"):
         load_identity(directory, CA)
+
+
+def test_an_identity_never_shows_its_key(tmp_path: Path) -> None:
+    """Identities end up in test reports (a fixture's repr) and logs: the key stays out."""
+    identity = load_identity(ensure_tls(tmp_path).files.directory, BROKER)
+    key_body = identity.key_pem.decode().splitlines()[1]
+    assert key_body not in repr(identity)
+    assert key_body not in str(identity)
