@@ -48,7 +48,11 @@ TABLE_TITLES: dict[str, tuple[str, str]] = {
     "violations": ("Violations by scenario and fault kind", "violations per 100 runs"),
     "recovery": ("Recovery by scenario and fault kind", "milliseconds"),
     "detection": ("Failure detection", "fault start to the controller's broker_change"),
-    "failovers": ("Controller failovers", "old controller gone to controller_failover_done"),
+    "failovers": (
+        "Controller failovers",
+        "old controller gone to controller_failover_done (failover_ms), and to every live "
+        "broker having applied an UpdateMetadata of the new epoch (metadata_failover_ms)",
+    ),
     "elections": ("Leader elections", "after the run started; time since the fault's start"),
     "unavailability": ("Partition unavailability", "as the producer saw it"),
     "healed": ("Partitions healed", "after the final heal, from the cluster snapshots"),

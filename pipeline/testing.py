@@ -1,5 +1,6 @@
 """Test doubles: `write_run` writes a small synthetic run directory that follows
-docs/runs.md (version 1): one broker killed and restarted, a controller failover, a leader
+docs/runs.md (version 1): one broker killed and restarted, a controller failover whose
+UpdateMetadata the live brokers apply (one during the failover, one after it), a leader
 election, a producer's history with failures during the outage, a final read, converged
 snapshots, and the runner's `verdict.json` (computed by the chaos engine's `load_run` and
 `judge` with the runner's arguments). `BREAKS` names the ways a run can be made to violate
@@ -23,7 +24,7 @@ from chaos.invariants.run_dir import load_run, write_verdict
 from chaos.run_dir import RUN_DIR_VERSION, RunDir
 from zkdata.model import TopicPartition
 
-__all__ = ["BREAKS", "T0", "TOPIC", "write_run"]
+__all__ = ["BREAKS", "ELECTED", "FAULT_START", "METADATA_CURRENT", "T0", "TOPIC", "write_run"]
 
 T0 = 1_700_000_000_000
 TOPIC = "t-0a1b2c"
@@ -43,6 +44,9 @@ BREAKS: Mapping[str, str] = {
     "leader_epoch_regression": names.ONE_LEADER_PER_LEADER_EPOCH,
 }
 FAULT_START, FAULT_STOP, ELECTED = T0 + 5_000, T0 + 15_000, T0 + 11_000
+#: When the last live broker (broker3) applied the new controller's UpdateMetadata.
+METADATA_CURRENT = ELECTED + 180
+UPDATE_METADATA = "UpdateMetadata"
 
 
 def _jsonl(path: Path, records: list[dict[str, Any]]) -> None:
@@ -72,8 +76,11 @@ def _leader(
     )
 
 
-def _won(ts: int, node: str, epoch: int, duration_ms: float) -> list[dict[str, Any]]:
-    """A controller's election and the end of its failover `duration_ms` later."""
+def _won(
+    ts: int, node: str, epoch: int, duration_ms: float, during: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """A controller's election, the events `during` its failover, and the failover's end
+    `duration_ms` after the election."""
     done = {"brokers": 3, "topics": 1, "partitions": 2, "offline_partitions": 0}
     return [
         _event(
@@ -84,6 +91,7 @@ def _won(ts: int, node: str, epoch: int, duration_ms: float) -> list[dict[str, A
             controller_epoch=epoch,
             epoch_zk_version=epoch,
         ),
+        *during,
         _event(
             ts + int(duration_ms),
             node,
@@ -95,12 +103,33 @@ def _won(ts: int, node: str, epoch: int, duration_ms: float) -> list[dict[str, A
     ]
 
 
-def _accepted(ts: int, node: str, controller: int, epoch: int) -> dict[str, Any]:
+def _update_metadata_sent(
+    ts: int, node: str, epoch: int, brokers: list[int]
+) -> list[dict[str, Any]]:
+    """The failover's UpdateMetadata to each live broker, queued by controller `node`."""
+    return [
+        _event(
+            ts,
+            node,
+            "control_request_sent",
+            api="UpdateMetadata",
+            broker_id=b,
+            controller_epoch=epoch,
+            broker_epoch=10,
+            partitions=2,
+        )
+        for b in brokers
+    ]
+
+
+def _accepted(
+    ts: int, node: str, controller: int, epoch: int, api: str = "LeaderAndIsr"
+) -> dict[str, Any]:
     return _event(
         ts,
         node,
         "request_accepted",
-        api="LeaderAndIsr",
+        api=api,
         controller_id=controller,
         controller_epoch=epoch,
         request_broker_epoch=10,
@@ -113,7 +142,16 @@ def _accepted(ts: int, node: str, controller: int, epoch: int) -> dict[str, Any]
 def _events(breaks: frozenset[str], offset: int) -> dict[str, list[dict[str, Any]]]:
     b1 = [
         _event(T0, "broker1", "node_started", broker_id=1, zk_connect="zk"),
-        *_won(T0 + 100, "broker1", 1, 50.0),
+        *_won(
+            T0 + 100,
+            "broker1",
+            1,
+            50.0,
+            [
+                *_update_metadata_sent(T0 + 120, "broker1", 1, [1, 2, 3]),
+                _accepted(T0 + 125, "broker1", 1, 1, UPDATE_METADATA),
+            ],
+        ),
         _leader(T0 + 1_100, "broker1", 0, 1, 0, 1, "initial"),
         _leader(T0 + 1_100, "broker1", 1, 2, 0, 1, "initial"),
         _event(FAULT_STOP + 100, "broker1", "node_started", broker_id=1, zk_connect="zk"),
@@ -121,8 +159,18 @@ def _events(breaks: frozenset[str], offset: int) -> dict[str, list[dict[str, Any
     ]
     b2 = [
         _event(T0 + 10, "broker2", "node_started", broker_id=2, zk_connect="zk"),
+        _accepted(T0 + 130, "broker2", 1, 1, UPDATE_METADATA),
         _accepted(T0 + 1_110, "broker2", 1, 1),
-        *_won(ELECTED, "broker2", 2, 150.0),
+        *_won(
+            ELECTED,
+            "broker2",
+            2,
+            150.0,
+            [
+                *_update_metadata_sent(ELECTED + 20, "broker2", 2, [2, 3]),
+                _accepted(ELECTED + 30, "broker2", 2, 2, UPDATE_METADATA),
+            ],
+        ),
         _event(
             ELECTED + 200,
             "broker2",
@@ -147,7 +195,9 @@ def _events(breaks: frozenset[str], offset: int) -> dict[str, list[dict[str, Any
     ]
     b3 = [
         _event(T0 + 10, "broker3", "node_started", broker_id=3, zk_connect="zk"),
+        _accepted(T0 + 140, "broker3", 1, 1, UPDATE_METADATA),
         _accepted(T0 + 1_110, "broker3", 1, 1),
+        _accepted(METADATA_CURRENT, "broker3", 2, 2, UPDATE_METADATA),
         _accepted(ELECTED + 260, "broker3", 2, 2),
     ]
     if "two_controllers" in breaks:
