@@ -16,14 +16,22 @@ from typing import Any
 
 import pandas as pd
 from jinja2 import Environment, FileSystemLoader, select_autoescape
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from pipeline import figures, plots, tables
-from pipeline.frames import read_runs
-from pipeline.runs import PipelineInputError, discover
+from pipeline.frames import RunFrames, read_runs
+from pipeline.runs import PipelineInputError, RunConfig, discover
 from pipeline.verdicts import judge_frame
 
-__all__ = ["WINDOW_MS", "Report", "build_report", "table_cell"]
+__all__ = [
+    "WINDOW_MS",
+    "Report",
+    "Tables",
+    "build_report",
+    "compute_tables",
+    "report_frames",
+    "table_cell",
+]
 
 #: The time window of the latency quantiles and the operation rates.
 WINDOW_MS = 1_000
@@ -91,25 +99,29 @@ def _collect(frame: Any) -> pd.DataFrame:
     return frame.toPandas()
 
 
-def build_report(
-    spark: SparkSession, sources: Sequence[Path], out: Path, say: Callable[[str], None] = print
-) -> Report:
-    """Build the report of every run under `sources` into `out` (created)."""
-    begun = time.monotonic()
+def report_frames(spark: SparkSession, runs: Sequence[RunConfig]) -> RunFrames:
+    """The frames of `runs`, with the sends paired with their completions cached."""
+    frames = read_runs(spark, runs)
+    return replace(frames, sends=figures.sends(frames).cache())
 
-    def step(text: str) -> None:
-        say(f"==> [{time.monotonic() - begun:5.1f} s] {text}")
 
-    found = discover(sources)
-    if not found.runs:
-        raise PipelineInputError(f"no run directories under {', '.join(map(str, sources))}")
-    # the report's own directory may sit among the runs (runs/report)
-    skipped = [s for s in found.skipped if Path(s).resolve() != out.resolve()]
-    step(f"{len(found.runs)} run(s), {len(skipped)} other directories skipped")
-    frames = read_runs(spark, found.runs)
-    frames = replace(frames, sends=figures.sends(frames).cache())
+@dataclass
+class Tables:
+    """What `compute_tables` made: every table of the page, the recovery measures behind
+    `recovery.png`, and the Spark frames it cached (to unpersist when done)."""
+
+    tables: dict[str, pd.DataFrame]
+    measured: pd.DataFrame
+    cached: list[DataFrame]
+
+
+def compute_tables(
+    frames: RunFrames, runs: int, say: Callable[[str], None], step: Callable[[str], None]
+) -> Tables:
+    """The Spark jobs of the report: every run judged, the figures per run and the tables
+    across runs, collected as pandas (no file is written, no picture drawn)."""
     step("judging every run with the chaos invariants")
-    verdicts = judge_frame(frames.runs, min(len(found.runs), 8)).cache()
+    verdicts = judge_frame(frames.runs, min(runs, 8)).cache()
     result: dict[str, pd.DataFrame] = {
         "verdicts": _collect(verdicts.drop("verdict_json").orderBy("run_id"))
     }
@@ -129,15 +141,35 @@ def build_report(
     result["latency"] = _collect(
         figures.latency(frames, WINDOW_MS).orderBy("run_id", "window_start_ms")
     )
-    rates = _collect(figures.rates(frames, WINDOW_MS))
-    sends = _collect(figures.sends(frames).select("run_id", "invoke_ms", "type", "latency_ms"))
-    faults = result["detection"]
     step("tables across runs")
     measured = tables.measures(frames, verdicts, per_run).cache()
     result["recovery"] = _collect(tables.recovery_table(measured))
     result["violations"] = _collect(tables.violations_table(frames, verdicts))
     result["runs"] = _collect(tables.run_summary(frames, verdicts, per_run))
-    measured_pd = _collect(measured)
+    return Tables(result, _collect(measured), [verdicts, measured, *per_run.values()])
+
+
+def build_report(
+    spark: SparkSession, sources: Sequence[Path], out: Path, say: Callable[[str], None] = print
+) -> Report:
+    """Build the report of every run under `sources` into `out` (created)."""
+    begun = time.monotonic()
+
+    def step(text: str) -> None:
+        say(f"==> [{time.monotonic() - begun:5.1f} s] {text}")
+
+    found = discover(sources)
+    if not found.runs:
+        raise PipelineInputError(f"no run directories under {', '.join(map(str, sources))}")
+    # the report's own directory may sit among the runs (runs/report)
+    skipped = [s for s in found.skipped if Path(s).resolve() != out.resolve()]
+    step(f"{len(found.runs)} run(s), {len(skipped)} other directories skipped")
+    frames = report_frames(spark, found.runs)
+    tables_of = compute_tables(frames, len(found.runs), say, step)
+    result, measured_pd = tables_of.tables, tables_of.measured
+    rates = _collect(figures.rates(frames, WINDOW_MS))
+    sends = _collect(figures.sends(frames).select("run_id", "invoke_ms", "type", "latency_ms"))
+    faults = result["detection"]
     step("writing Parquet tables and pictures")
     (out / "tables").mkdir(parents=True, exist_ok=True)
     for name, frame in result.items():
@@ -186,7 +218,7 @@ def build_report(
             }
         )
     _render(report, skipped, sources, runs_page)
-    for frame in (verdicts, measured, *per_run.values()):
+    for frame in tables_of.cached:
         frame.unpersist()
     step(f"report: {report.html}")
     return report

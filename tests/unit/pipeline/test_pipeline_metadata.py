@@ -8,20 +8,8 @@ from typing import Any
 
 import pandas as pd
 
-from eventlog import read_events
 from pipeline.metadata import INPUT_COLUMNS, metadata_current
-from pipeline.testing import ELECTED, FAULT_START, METADATA_CURRENT, T0, write_run
-
-
-def _rows(run: Path) -> pd.DataFrame:
-    """The run's events as the Spark job hands them over: `INPUT_COLUMNS`, nulls for the
-    fields an event has not."""
-    records = [
-        {c: r.get(c) for c in INPUT_COLUMNS} | {"run_id": run.name}
-        for path in sorted((run / "events").glob("*.jsonl"))
-        for r in read_events(path)
-    ]
-    return pd.DataFrame(records, columns=list(INPUT_COLUMNS))
+from pipeline.testing import ELECTED, FAULT_START, METADATA_CURRENT, T0, metadata_rows, write_run
 
 
 def _by_epoch(frame: pd.DataFrame) -> dict[tuple[str, int], dict[str, Any]]:
@@ -30,7 +18,7 @@ def _by_epoch(frame: pd.DataFrame) -> dict[tuple[str, int], dict[str, Any]]:
 
 def test_the_last_live_broker_to_apply_the_new_epoch_sets_the_time(tmp_path: Path) -> None:
     write_run(tmp_path, "clean")
-    got = _by_epoch(metadata_current(_rows(tmp_path / "clean")))
+    got = _by_epoch(metadata_current(metadata_rows(tmp_path / "clean")))
     assert set(got) == {("broker1", 1), ("broker2", 2)}
     # the first controller told brokers 1, 2, 3; they applied at +125, +130, +140
     assert got[("broker1", 1)]["live_brokers"] == 3
@@ -48,7 +36,7 @@ def test_a_controller_whose_failover_never_finished_found_no_live_broker(
     tmp_path: Path,
 ) -> None:
     write_run(tmp_path, "two", breaks=frozenset({"two_controllers"}))
-    got = _by_epoch(metadata_current(_rows(tmp_path / "two")))
+    got = _by_epoch(metadata_current(metadata_rows(tmp_path / "two")))
     rival = got[("broker3", 2)]
     assert (rival["live_brokers"], rival["brokers_updated"]) == (0, 0)
     assert pd.isna(rival["metadata_ms"])
