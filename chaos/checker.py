@@ -116,7 +116,19 @@ class _Index:
         return out
 
 
+class _IndexedOps(tuple[HistoryOp, ...]):
+    """A history carrying its index, built once by `check` for all of its checks."""
+
+    prepared: _Index
+
+
 def _index(history: Sequence[HistoryOp]) -> _Index:
+    if isinstance(history, _IndexedOps):
+        return history.prepared
+    return _build_index(history)
+
+
+def _build_index(history: Sequence[HistoryOp]) -> _Index:
     invokes: dict[tuple[str, int], HistoryOp] = {}
     done: set[tuple[str, int]] = set()
     sends: list[_Send] = []
@@ -363,6 +375,8 @@ def unread_partitions(history: Sequence[HistoryOp], final: FinalRead) -> tuple[T
 def check(history: Sequence[HistoryOp], final: FinalRead) -> Verdict:
     """Every check over one history and its final read."""
     counts = Counter(f"{op.f} {op.type}" for op in history)
+    history = _IndexedOps(history)
+    history.prepared = _build_index(history)
     results = (
         lost_writes(history, final),
         duplicates(history, final),

@@ -2,13 +2,15 @@
 version-check the runs, read them into Spark, judge every run with the chaos engine's
 invariants, compute the figures and tables, write the tables as Parquet, draw the
 pictures and render one HTML page (`templates/report.html.j2`). Runs on the driver's main
-thread; progress lines go to `say`.
+thread; the verdict job is submitted from a `verdict-job` thread meanwhile, so that its
+Python tasks and the figures' jobs share the cores. Progress lines go to `say`.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,6 +35,8 @@ __all__ = [
     "table_cell",
 ]
 
+#: The Spark scheduler pool of the verdict job (`pipeline.session` schedules pools fairly).
+VERDICT_POOL = "verdicts"
 #: The time window of the latency quantiles and the operation rates.
 WINDOW_MS = 1_000
 TEMPLATES = Path(__file__).with_name("templates")
@@ -115,20 +119,16 @@ class Tables:
     cached: list[DataFrame]
 
 
-def compute_tables(
-    frames: RunFrames, runs: int, say: Callable[[str], None], step: Callable[[str], None]
-) -> Tables:
-    """The Spark jobs of the report: every run judged, the figures per run and the tables
-    across runs, collected as pandas (no file is written, no picture drawn)."""
-    step("judging every run with the chaos invariants")
+def _judged(frames: RunFrames, runs: int) -> tuple[DataFrame, pd.DataFrame]:
+    """The verdict job, in its own scheduler pool (on the `verdict-job` thread): its
+    Python tasks share the cores with the figures' jobs instead of queueing before them."""
+    frames.runs.sparkSession.sparkContext.setLocalProperty("spark.scheduler.pool", VERDICT_POOL)
     verdicts = judge_frame(frames.runs, min(runs, 8)).cache()
-    result: dict[str, pd.DataFrame] = {
-        "verdicts": _collect(verdicts.drop("verdict_json").orderBy("run_id"))
-    }
-    mismatched = result["verdicts"][result["verdicts"]["matches_runner"] == False]  # noqa: E712
-    if len(mismatched):
-        say(f"!!  the pipeline's verdict differs from verdict.json: {list(mismatched.run_id)}")
-    step("figures per run")
+    return verdicts, _collect(verdicts.drop("verdict_json").orderBy("run_id"))
+
+
+def _figures(frames: RunFrames) -> tuple[dict[str, DataFrame], dict[str, pd.DataFrame]]:
+    """The per-run figures, cached, and collected with the latency table."""
     per_run = {
         "detection": figures.detection(frames).cache(),
         "failovers": figures.failovers(frames).cache(),
@@ -136,11 +136,29 @@ def compute_tables(
         "unavailability": figures.unavailability(frames).cache(),
         "healed": figures.healed(frames).cache(),
     }
-    for name, frame in per_run.items():
-        result[name] = _collect(frame).sort_values(SORT_KEYS[name], ignore_index=True)
+    result = {
+        name: _collect(frame).sort_values(SORT_KEYS[name], ignore_index=True)
+        for name, frame in per_run.items()
+    }
     result["latency"] = _collect(
         figures.latency(frames, WINDOW_MS).orderBy("run_id", "window_start_ms")
     )
+    return per_run, result
+
+
+def compute_tables(
+    frames: RunFrames, runs: int, say: Callable[[str], None], step: Callable[[str], None]
+) -> Tables:
+    """The Spark jobs of the report: every run judged, the figures per run and the tables
+    across runs, collected as pandas (no file is written, no picture drawn)."""
+    step("judging every run with the chaos invariants, and the figures per run meanwhile")
+    with ThreadPoolExecutor(1, thread_name_prefix="verdict-job") as pool:
+        judging = pool.submit(_judged, frames, runs)
+        per_run, result = _figures(frames)
+        verdicts, result["verdicts"] = judging.result()
+    mismatched = result["verdicts"][result["verdicts"]["matches_runner"] == False]  # noqa: E712
+    if len(mismatched):
+        say(f"!!  the pipeline's verdict differs from verdict.json: {list(mismatched.run_id)}")
     step("tables across runs")
     measured = tables.measures(frames, verdicts, per_run).cache()
     result["recovery"] = _collect(tables.recovery_table(measured))
