@@ -2,9 +2,11 @@
 schemas (`pipeline.schemas`), one `run_id` column added from the file's path. Driver
 thread; the reading itself runs on the executors.
 
-The frames are cached: every job reads them several times. Lines that do not parse (a
-torn last line of a killed writer) come out as rows of nulls and are dropped here; the
-invariants judge the raw files themselves (`pipeline.verdicts`).
+The frames every job reads several times are cached; the history is read once, into the
+sends paired with their completions, which the report caches instead
+(`pipeline.report.report_frames`). Lines that do not parse (a torn last line of a killed
+writer) come out as rows of nulls and are dropped here; the invariants judge the raw
+files themselves (`pipeline.verdicts`).
 """
 
 from __future__ import annotations
@@ -52,7 +54,12 @@ def run_id_column(depth: int) -> Column:
 
 
 def _read(
-    spark: SparkSession, paths: Sequence[Path], schema: StructType, depth: int, required: str
+    spark: SparkSession,
+    paths: Sequence[Path],
+    schema: StructType,
+    depth: int,
+    required: str,
+    cached: bool,
 ) -> DataFrame:
     if not paths:
         return spark.createDataFrame([], schema).withColumn("run_id", F.lit(None).cast("string"))
@@ -62,7 +69,8 @@ def _read(
         .json([p.as_uri() for p in paths])
         .withColumn("run_id", run_id_column(depth))
     )
-    return frame.where(F.col(required).isNotNull()).coalesce(2).cache()
+    frame = frame.where(F.col(required).isNotNull()).coalesce(2)
+    return frame.cache() if cached else frame
 
 
 def read_runs(spark: SparkSession, runs: Sequence[RunConfig]) -> RunFrames:
@@ -90,10 +98,15 @@ def read_runs(spark: SparkSession, runs: Sequence[RunConfig]) -> RunFrames:
     return RunFrames(
         runs=run_frame.cache(),
         **{
-            family: _read(spark, files[family], schema, depth, required)
+            family: _read(spark, files[family], schema, depth, required, family in CACHED)
             for family, (schema, depth, required) in FAMILIES.items()
         },
     )
+
+
+#: The families read more than once. The history is read once, into the sends paired with
+#: their completions (`figures.sends`), which are cached instead.
+CACHED = frozenset({"faults", "events", "snapshots"})
 
 
 def run_files(runs: Sequence[RunConfig]) -> dict[str, list[Path]]:

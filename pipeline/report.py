@@ -155,7 +155,9 @@ def compute_tables(
     with ThreadPoolExecutor(1, thread_name_prefix="verdict-job") as pool:
         judging = pool.submit(_judged, frames, runs)
         per_run, result = _figures(frames)
+        step("figures per run collected")
         verdicts, result["verdicts"] = judging.result()
+        step("verdicts collected")
     mismatched = result["verdicts"][result["verdicts"]["matches_runner"] == False]  # noqa: E712
     if len(mismatched):
         say(f"!!  the pipeline's verdict differs from verdict.json: {list(mismatched.run_id)}")

@@ -29,6 +29,10 @@ DEFAULT_MASTER = "local[2]"
 SHIPPED_PACKAGES = ("pipeline", "chaos", "eventlog", "zkdata")
 #: Few shuffle partitions: the data of even hundreds of runs is small.
 SHUFFLE_PARTITIONS = 2
+#: The driver's heap (in local mode the executors' too): room for the cached frames of a
+#: million records without the JVM collecting garbage most of the time (Spark's 1g
+#: default does not hold them).
+DRIVER_MEMORY = "3g"
 #: Above this many paths Spark would list files in a job of its own.
 LISTING_JOB_FILES = 1_000_000
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
@@ -57,6 +61,7 @@ def spark_session(master: str = DEFAULT_MASTER, app_name: str = "chaos-report") 
     builder = (
         SparkSession.builder.master(master)
         .appName(app_name)
+        .config("spark.driver.memory", DRIVER_MEMORY)
         .config("spark.sql.shuffle.partitions", str(SHUFFLE_PARTITIONS))
         # jobs in different pools (the verdict job's, `pipeline.report`) share the cores
         .config("spark.scheduler.mode", "FAIR")
