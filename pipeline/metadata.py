@@ -75,12 +75,19 @@ def metadata_current(events: pd.DataFrame) -> pd.DataFrame:
 
 
 def metadata_frame(events: DataFrame) -> DataFrame:
-    """`metadata_current` of every run of `events` (the `RunFrames.events` frame)."""
+    """`metadata_current` of every run of `events` (the `RunFrames.events` frame). Only the
+    first of equal rows but for `ts` goes to Python: `metadata_current` reads no other
+    (an epoch's first election, failover end, request to a broker and application by a
+    broker), so the answer is the same, from a few rows per run instead of every
+    UpdateMetadata."""
     wanted = F.col("kind").isin(ELECTED, DONE) | (
         F.col("kind").isin(SENT, ACCEPTED) & (F.col("api") == UPDATE_METADATA)
     )
+    keys = [c for c in INPUT_COLUMNS if c != "ts"]
     return (
         events.where(wanted)
+        .groupBy(*keys)
+        .agg(F.min("ts").alias("ts"))
         .select(*INPUT_COLUMNS)
         .groupBy("run_id")
         .applyInPandas(metadata_current, schema=METADATA)

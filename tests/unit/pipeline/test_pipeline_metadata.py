@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from pipeline.metadata import INPUT_COLUMNS, metadata_current
+from pipeline.synthetic import write_runs
 from pipeline.testing import ELECTED, FAULT_START, METADATA_CURRENT, T0, metadata_rows, write_run
 
 
@@ -93,3 +94,19 @@ def test_only_the_failovers_own_requests_name_the_live_brokers() -> None:
 
 def test_no_election_gives_no_rows() -> None:
     assert metadata_current(_frame(_applied(10, 1))).empty
+
+
+def test_the_first_of_rows_equal_but_for_ts_gives_the_same_answer(tmp_path: Path) -> None:
+    """What the Spark job hands over: one row per key, at its earliest `ts`."""
+    made = write_runs(tmp_path, 8_000, seed=5)
+    keys = [c for c in INPUT_COLUMNS if c != "ts"]
+    for run in sorted(made.root.iterdir()):
+        rows = metadata_rows(run)
+        first = rows.groupby(keys, dropna=False, as_index=False)["ts"].min()
+        assert len(first) < len(rows)
+        whole = metadata_current(rows).sort_values(["node", "controller_epoch"])
+        reduced = metadata_current(first[list(INPUT_COLUMNS)])
+        pd.testing.assert_frame_equal(
+            whole.reset_index(drop=True),
+            reduced.sort_values(["node", "controller_epoch"]).reset_index(drop=True),
+        )
