@@ -27,6 +27,8 @@ help:
 	@echo "make bench-quick        the same with 1,000 partitions"
 	@echo "make bench-produce      acks=all and acks=1 produce throughput vs. a gRPC round-trip floor"
 	@echo "make bench-produce-quick the same for 3 s per acks setting"
+	@echo "make bench-pipeline     the report's Spark jobs over 1,000,000 records vs. a plain read (also in make bench)"
+	@echo "make bench-pipeline-quick the same over 100,000 records"
 
 host:
 	@scripts/ensure-host-packages.sh
@@ -123,6 +125,7 @@ report: setup
 
 bench: setup
 	@$(PY) -m bench.failover $(BENCH_ARGS)
+	@$(MAKE) --no-print-directory bench-pipeline
 
 bench-quick: setup
 	@$(PY) -m bench.failover --partitions 1000 --rounds 2 $(BENCH_ARGS)
@@ -132,6 +135,14 @@ bench-produce: setup
 
 bench-produce-quick: setup
 	@$(PY) -m bench.produce --quick $(BENCH_ARGS)
+
+# The PySpark report's jobs over 1,000,000 synthetic records vs. a plain Spark read of them.
+.PHONY: bench-pipeline bench-pipeline-quick
+bench-pipeline: setup
+	@$(PY) -m bench.pipeline $(PIPELINE_BENCH_ARGS)
+
+bench-pipeline-quick: setup
+	@$(PY) -m bench.pipeline --quick $(PIPELINE_BENCH_ARGS)
 
 clean-images:
 	-@docker image rm testbed-broker:latest testbed-zookeeper:latest testbed-base:latest

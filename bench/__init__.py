@@ -3,7 +3,9 @@
 `python -m bench.failover` times controller failover for many partitions against a real
 3-server ZooKeeper ensemble and broker processes; `python -m bench.produce` measures
 acks=all and acks=1 produce throughput against the gRPC round-trip floor (Metadata RPCs).
-`python -m bench <benchmark>` runs either. Modules, one concept each:
+`python -m bench <benchmark>` runs either. `python -m bench.pipeline` times the PySpark
+report's jobs over synthetic chaos runs against a plain Spark read of the same files (no
+ZooKeeper; `pipeline`). Modules, one concept each:
 
 Shared by every benchmark:
 

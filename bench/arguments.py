@@ -27,6 +27,7 @@ from bench.settings import (
     PRODUCE,
     REPO_ROOT,
     FailoverOptions,
+    PipelineSettings,
     ProduceOptions,
     Settings,
 )
@@ -282,4 +283,59 @@ def _produce(args: argparse.Namespace) -> ProduceOptions:
         batch=args.batch,
         value_bytes=args.value_bytes,
         floor_s=floor_s,
+    )
+
+
+PIPELINE_EVENTS = 1_000_000
+QUICK_PIPELINE_EVENTS = 100_000
+
+
+def parse_pipeline_settings(argv: Sequence[str] | None) -> PipelineSettings:
+    """`python -m bench.pipeline [--events N] [--quick] [--seed N] [--master URL] [--out DIR]
+    [--results DIR] [--keep-runs]`; bad values exit with code 2."""
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.pipeline",
+        description="Time the PySpark report's jobs over synthetic chaos runs against a "
+        "plain Spark read and group-by of the same files, in the same session.",
+    )
+    parser.add_argument(
+        "--events",
+        type=int,
+        default=None,
+        help=f"records to generate (default {PIPELINE_EVENTS:,}; {QUICK_PIPELINE_EVENTS:,} "
+        "with --quick)",
+    )
+    parser.add_argument("--quick", action="store_true", help="a fast check")
+    parser.add_argument("--seed", type=int, default=0, help="the generator's seed (default 0)")
+    parser.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="output directory (default runs/bench-pipeline-<UTC time>)",
+    )
+    parser.add_argument(
+        "--results",
+        type=Path,
+        default=DEFAULT_RESULTS_DIR,
+        help="where latest.jsonl and its dated copy go (default bench/results)",
+    )
+    parser.add_argument(
+        "--keep-runs", action="store_true", help="keep the generated runs (deleted by default)"
+    )
+    args = parser.parse_args(argv)
+    events = args.events or (QUICK_PIPELINE_EVENTS if args.quick else PIPELINE_EVENTS)
+    if events < 1_000:
+        parser.error("--events must be at least 1000")
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    out = args.out or REPO_ROOT / "runs" / f"bench-pipeline-{stamp}"
+    if (out / "runs").exists():
+        parser.error(f"{out} already holds runs; choose another --out")
+    return PipelineSettings(
+        events=events,
+        out=out.resolve(),
+        results_dir=args.results.resolve(),
+        master=args.master,
+        seed=args.seed,
+        keep_runs=args.keep_runs,
     )

@@ -192,13 +192,26 @@ def _plain(settings: Settings) -> dict[str, Any]:
 
 def _write(outcome: _Outcome, settings: Settings) -> None:
     """The table, `bench.json` and the JSON lines."""
+    publish(
+        outcome.report, outcome.settings, outcome.environment, settings.out, settings.results_dir
+    )
+
+
+def publish(
+    report: Report,
+    settings: dict[str, Any],
+    env: dict[str, Any],
+    out_dir: Path,
+    results_dir: Path,
+) -> None:
+    """Print the table, write `out_dir/bench.json` and the JSON lines in `results_dir`
+    (`env` is `bench.machine.environment`'s)."""
     print()
-    print(render_table(outcome.report))
-    out = settings.out / "bench.json"
-    write_json(bench_json(outcome.report, outcome.settings, outcome.environment), out)
-    env = outcome.environment
+    print(render_table(report))
+    out = out_dir / "bench.json"
+    write_json(bench_json(report, settings, env), out)
     run = {"git": env["git"], "finished_at_utc": env["finished_at_utc"]}
-    lines = result_lines(outcome.report, machine(), run)
+    lines = result_lines(report, machine(), run)
     stamp = env["finished_at_utc"].replace("-", "").replace(":", "")
-    dated = write_results(settings.results_dir, lines, stamp)
+    dated = write_results(results_dir, lines, stamp)
     print(f"\nwrote {out}\nwrote {dated} and {dated.parent / LATEST}")

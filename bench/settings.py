@@ -93,3 +93,20 @@ class Settings:
     def layout(self) -> ClusterLayout:
         """The failover benchmark's synthetic cluster (`ValueError` if it cannot exist)."""
         return ClusterLayout(self.partitions, self.failover.topics, self.brokers)
+
+
+PIPELINE = "pipeline"
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineSettings:
+    """The pipeline benchmark (`bench.pipeline`): no ZooKeeper or brokers, only synthetic
+    run directories and one Spark session. `events` is the records to generate (event-log
+    lines, history lines, fault phases, snapshots); `out` holds the runs and `bench.json`."""
+
+    events: int
+    out: Path
+    results_dir: Path
+    master: str
+    seed: int = 0
+    keep_runs: bool = False

@@ -34,6 +34,7 @@ import itertools
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from chaos.history import HistoryOp
 from chaos.verdict import Anomaly, CheckResult, FinalRead, Verdict
@@ -48,6 +49,7 @@ __all__ = [
     "duplicates",
     "failed_writes_read",
     "final_read_from_history",
+    "indexed",
     "lost_writes",
     "offsets_monotonic",
     "reordering",
@@ -96,17 +98,19 @@ class _Poll:
     done_ns: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class _Index:
     sends: tuple[_Send, ...]
     polls: tuple[_Poll, ...]  # ok polls only
 
+    @cached_property
     def sends_by_value(self) -> dict[tuple[TopicPartition, str], list[_Send]]:
         out: dict[tuple[TopicPartition, str], list[_Send]] = defaultdict(list)
         for s in self.sends:
             out[(s.tp, s.value)].append(s)
         return out
 
+    @cached_property
     def acks_by_process(self) -> dict[tuple[str, TopicPartition], list[_Send]]:
         """acks=all `ok` sends per (process, partition) in ack order."""
         out: dict[tuple[str, TopicPartition], list[_Send]] = defaultdict(list)
@@ -116,7 +120,28 @@ class _Index:
         return out
 
 
+class _IndexedOps(tuple[HistoryOp, ...]):
+    """A history carrying its index, built once by `check` for all of its checks."""
+
+    prepared: _Index
+
+
+def indexed(history: Sequence[HistoryOp]) -> Sequence[HistoryOp]:
+    """`history` carrying its index, so that the checks given it do not index it again."""
+    if isinstance(history, _IndexedOps):
+        return history
+    ops = _IndexedOps(history)
+    ops.prepared = _build_index(ops)
+    return ops
+
+
 def _index(history: Sequence[HistoryOp]) -> _Index:
+    if isinstance(history, _IndexedOps):
+        return history.prepared
+    return _build_index(history)
+
+
+def _build_index(history: Sequence[HistoryOp]) -> _Index:
     invokes: dict[tuple[str, int], HistoryOp] = {}
     done: set[tuple[str, int]] = set()
     sends: list[_Send] = []
@@ -218,7 +243,7 @@ def lost_writes(history: Sequence[HistoryOp], final: FinalRead) -> CheckResult:
 
 def duplicates(history: Sequence[HistoryOp], final: FinalRead) -> CheckResult:
     """Values the final read holds more often than their sends could have written them."""
-    sends = _index(history).sends_by_value()
+    sends = _index(history).sends_by_value
     anomalies: list[Anomaly] = []
     checked = 0
     for tp, where in sorted(_offsets_of(final).items()):
@@ -241,7 +266,7 @@ def duplicates(history: Sequence[HistoryOp], final: FinalRead) -> CheckResult:
 def failed_writes_read(history: Sequence[HistoryOp], final: FinalRead) -> CheckResult:
     """Values read although every send of them definitely failed."""
     index = _index(history)
-    sends = index.sends_by_value()
+    sends = index.sends_by_value
     found: dict[tuple[TopicPartition, str], list[int]] = defaultdict(list)
     checked = 0
     for tp, offset, value in _reads(index, final):
@@ -259,7 +284,7 @@ def failed_writes_read(history: Sequence[HistoryOp], final: FinalRead) -> CheckR
 def unexpected_values(history: Sequence[HistoryOp], final: FinalRead) -> CheckResult:
     """Values read on a partition where no send of them was ever invoked."""
     index = _index(history)
-    sends = index.sends_by_value()
+    sends = index.sends_by_value
     found: dict[tuple[TopicPartition, str], set[int]] = defaultdict(set)
     checked = 0
     for tp, offset, value in _reads(index, final):
@@ -303,7 +328,7 @@ def reordering(history: Sequence[HistoryOp], final: FinalRead) -> CheckResult:
     where = _offsets_of(final)
     anomalies: list[Anomaly] = []
     checked = 0
-    for (process, tp), acks in sorted(index.acks_by_process().items()):
+    for (process, tp), acks in sorted(index.acks_by_process.items()):
         if tp not in where:
             continue
         placed: list[tuple[_Send, int]] = []
@@ -330,7 +355,7 @@ def offsets_monotonic(history: Sequence[HistoryOp]) -> CheckResult:
     """Successive acks (acks=all) of one process on one partition with non-increasing offsets."""
     anomalies: list[Anomaly] = []
     checked = 0
-    for (process, tp), acks in sorted(_index(history).acks_by_process().items()):
+    for (process, tp), acks in sorted(_index(history).acks_by_process.items()):
         for a, b in itertools.pairwise(acks):
             checked += 1
             if a.offset is not None and b.offset is not None and b.offset <= a.offset:
@@ -363,6 +388,7 @@ def unread_partitions(history: Sequence[HistoryOp], final: FinalRead) -> tuple[T
 def check(history: Sequence[HistoryOp], final: FinalRead) -> Verdict:
     """Every check over one history and its final read."""
     counts = Counter(f"{op.f} {op.type}" for op in history)
+    history = indexed(history)
     results = (
         lost_writes(history, final),
         duplicates(history, final),

@@ -8,7 +8,8 @@ Definitions (docs/pipeline.md):
   broker logged at or after it, or the first `controller_elected` when that came first
   (a failed controller is noticed by the election of the next one).
 - failover: the start of the last fault before a `controller_elected` (the old controller
-  gone) to that epoch's `controller_failover_done`.
+  gone) to that epoch's `controller_failover_done`; and to the moment the last broker the
+  new controller found live applied an UpdateMetadata of its epoch (`pipeline.metadata`).
 - election: a partition's `leader_elected` after the run started (not `initial`), and
   the time since the last fault's start.
 - unavailability: per partition, from the invoke of the first send that did not succeed
@@ -26,6 +27,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from pipeline.frames import RunFrames
+from pipeline.metadata import metadata_frame
 
 __all__ = [
     "QUANTILES",
@@ -108,7 +110,9 @@ def _since_start(frames: RunFrames) -> DataFrame:
 
 def failovers(frames: RunFrames) -> DataFrame:
     """run_id, controller_epoch, node, elected_ms, done_ms, kind, start_ms, failover_ms,
-    duration_ms (the new controller's own `on_failover` time)."""
+    duration_ms (the new controller's own `on_failover` time), live_brokers,
+    brokers_updated, metadata_ms (the last live broker applied an UpdateMetadata of the
+    epoch; null: not all did), metadata_failover_ms (from start_ms to metadata_ms)."""
     events = _since_start(frames)
     elected = events.where(F.col("kind") == "controller_elected").select(
         "run_id", "node", "controller_epoch", F.col("ts").alias("elected_ms")
@@ -118,9 +122,13 @@ def failovers(frames: RunFrames) -> DataFrame:
         .groupBy("run_id", "node", "controller_epoch")
         .agg(F.min("ts").alias("done_ms"), F.min("duration_ms").alias("duration_ms"))
     )
-    pairs = elected.join(done, ["run_id", "node", "controller_epoch"], "left")
+    keys = ["run_id", "node", "controller_epoch"]
+    current = metadata_frame(frames.events)
+    pairs = elected.join(done, keys, "left").join(current, keys, "left")
     with_fault = _last_fault_before(pairs, fault_windows(frames), "elected_ms")
-    return with_fault.withColumn("failover_ms", F.col("done_ms") - F.col("start_ms"))
+    return with_fault.withColumn("failover_ms", F.col("done_ms") - F.col("start_ms")).withColumn(
+        "metadata_failover_ms", F.col("metadata_ms") - F.col("start_ms")
+    )
 
 
 def elections(frames: RunFrames) -> DataFrame:

@@ -2,9 +2,11 @@
 schemas (`pipeline.schemas`), one `run_id` column added from the file's path. Driver
 thread; the reading itself runs on the executors.
 
-The frames are cached: every job reads them several times. Lines that do not parse (a
-torn last line of a killed writer) come out as rows of nulls and are dropped here; the
-invariants judge the raw files themselves (`pipeline.verdicts`).
+The frames every job reads several times are cached; the history is read once, into the
+sends paired with their completions, which the report caches instead
+(`pipeline.report.report_frames`). Lines that do not parse (a torn last line of a killed
+writer) come out as rows of nulls and are dropped here; the invariants judge the raw
+files themselves (`pipeline.verdicts`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,16 @@ from pyspark.sql.types import StructType
 from pipeline import schemas
 from pipeline.runs import RunConfig
 
-__all__ = ["RunFrames", "read_runs"]
+__all__ = ["FAMILIES", "RunFrames", "read_runs", "run_files", "run_id_column"]
+
+#: Each file family: its schema, how deep its files sit below the run directory, and the
+#: column without which a line did not parse.
+FAMILIES: dict[str, tuple[StructType, int, str]] = {
+    "faults": (schemas.FAULTS, 1, "phase"),
+    "events": (schemas.EVENTS, 2, "kind"),
+    "history": (schemas.HISTORY, 2, "type"),
+    "snapshots": (schemas.SNAPSHOTS, 1, "after_heal_ms"),
+}
 
 
 @dataclass(frozen=True)
@@ -36,14 +47,19 @@ class RunFrames:
     sends: DataFrame | None = None
 
 
-def _run_id(depth: int) -> Column:
+def run_id_column(depth: int) -> Column:
     """The run id from a file's path: the directory `depth` levels above the file."""
     parts = F.split(F.col("_metadata.file_path"), "/")
     return F.element_at(parts, -1 - depth)
 
 
 def _read(
-    spark: SparkSession, paths: Sequence[Path], schema: StructType, depth: int, required: str
+    spark: SparkSession,
+    paths: Sequence[Path],
+    schema: StructType,
+    depth: int,
+    required: str,
+    cached: bool,
 ) -> DataFrame:
     if not paths:
         return spark.createDataFrame([], schema).withColumn("run_id", F.lit(None).cast("string"))
@@ -51,14 +67,14 @@ def _read(
         spark.read.schema(schema)
         .option("mode", "PERMISSIVE")
         .json([p.as_uri() for p in paths])
-        .withColumn("run_id", _run_id(depth))
+        .withColumn("run_id", run_id_column(depth))
     )
-    return frame.where(F.col(required).isNotNull()).coalesce(2).cache()
+    frame = frame.where(F.col(required).isNotNull()).coalesce(2)
+    return frame.cache() if cached else frame
 
 
 def read_runs(spark: SparkSession, runs: Sequence[RunConfig]) -> RunFrames:
     """The DataFrames of `runs` (already discovered and version-checked)."""
-    roots = [Path(r.path) for r in runs]
     run_rows = [
         (
             r.run_id,
@@ -78,14 +94,29 @@ def read_runs(spark: SparkSession, runs: Sequence[RunConfig]) -> RunFrames:
         "run_id string, path string, scenario string, seed int, started_ms long, topic string, "
         "invariants array<string>, convergence_bound_s double, unclean_leader_election boolean",
     )
-    faults = [root / "faults.jsonl" for root in roots if (root / "faults.jsonl").exists()]
-    events = sorted(p for root in roots for p in (root / "events").glob("*.jsonl"))
-    history = sorted(p for root in roots for p in (root / "history").glob("*.jsonl"))
-    snapshots = [root / "snapshots.jsonl" for root in roots if (root / "snapshots.jsonl").exists()]
+    files = run_files(runs)
     return RunFrames(
         runs=run_frame.cache(),
-        faults=_read(spark, faults, schemas.FAULTS, 1, "phase"),
-        events=_read(spark, events, schemas.EVENTS, 2, "kind"),
-        history=_read(spark, history, schemas.HISTORY, 2, "type"),
-        snapshots=_read(spark, snapshots, schemas.SNAPSHOTS, 1, "after_heal_ms"),
+        **{
+            family: _read(spark, files[family], schema, depth, required, family in CACHED)
+            for family, (schema, depth, required) in FAMILIES.items()
+        },
     )
+
+
+#: The families read more than once. The history is read once, into the sends paired with
+#: their completions (`figures.sends`), which are cached instead.
+CACHED = frozenset({"faults", "events", "snapshots"})
+
+
+def run_files(runs: Sequence[RunConfig]) -> dict[str, list[Path]]:
+    """The files of each family (`FAMILIES`) of `runs`."""
+    roots = [Path(r.path) for r in runs]
+    return {
+        "faults": [root / "faults.jsonl" for root in roots if (root / "faults.jsonl").exists()],
+        "events": sorted(p for root in roots for p in (root / "events").glob("*.jsonl")),
+        "history": sorted(p for root in roots for p in (root / "history").glob("*.jsonl")),
+        "snapshots": [
+            root / "snapshots.jsonl" for root in roots if (root / "snapshots.jsonl").exists()
+        ],
+    }

@@ -2,13 +2,15 @@
 version-check the runs, read them into Spark, judge every run with the chaos engine's
 invariants, compute the figures and tables, write the tables as Parquet, draw the
 pictures and render one HTML page (`templates/report.html.j2`). Runs on the driver's main
-thread; progress lines go to `say`.
+thread; the verdict job is submitted from a `verdict-job` thread meanwhile, so that its
+Python tasks and the figures' jobs share the cores. Progress lines go to `say`.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,15 +18,25 @@ from typing import Any
 
 import pandas as pd
 from jinja2 import Environment, FileSystemLoader, select_autoescape
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from pipeline import figures, plots, tables
-from pipeline.frames import read_runs
-from pipeline.runs import PipelineInputError, discover
+from pipeline.frames import RunFrames, read_runs
+from pipeline.runs import PipelineInputError, RunConfig, discover
 from pipeline.verdicts import judge_frame
 
-__all__ = ["WINDOW_MS", "Report", "build_report", "table_cell"]
+__all__ = [
+    "WINDOW_MS",
+    "Report",
+    "Tables",
+    "build_report",
+    "compute_tables",
+    "report_frames",
+    "table_cell",
+]
 
+#: The Spark scheduler pool of the verdict job (`pipeline.session` schedules pools fairly).
+VERDICT_POOL = "verdicts"
 #: The time window of the latency quantiles and the operation rates.
 WINDOW_MS = 1_000
 TEMPLATES = Path(__file__).with_name("templates")
@@ -48,7 +60,11 @@ TABLE_TITLES: dict[str, tuple[str, str]] = {
     "violations": ("Violations by scenario and fault kind", "violations per 100 runs"),
     "recovery": ("Recovery by scenario and fault kind", "milliseconds"),
     "detection": ("Failure detection", "fault start to the controller's broker_change"),
-    "failovers": ("Controller failovers", "old controller gone to controller_failover_done"),
+    "failovers": (
+        "Controller failovers",
+        "old controller gone to controller_failover_done (failover_ms), and to every live "
+        "broker having applied an UpdateMetadata of the new epoch (metadata_failover_ms)",
+    ),
     "elections": ("Leader elections", "after the run started; time since the fault's start"),
     "unavailability": ("Partition unavailability", "as the producer saw it"),
     "healed": ("Partitions healed", "after the final heal, from the cluster snapshots"),
@@ -87,6 +103,72 @@ def _collect(frame: Any) -> pd.DataFrame:
     return frame.toPandas()
 
 
+def report_frames(spark: SparkSession, runs: Sequence[RunConfig]) -> RunFrames:
+    """The frames of `runs`, with the sends paired with their completions cached."""
+    frames = read_runs(spark, runs)
+    return replace(frames, sends=figures.sends(frames).cache())
+
+
+@dataclass
+class Tables:
+    """What `compute_tables` made: every table of the page, the recovery measures behind
+    `recovery.png`, and the Spark frames it cached (to unpersist when done)."""
+
+    tables: dict[str, pd.DataFrame]
+    measured: pd.DataFrame
+    cached: list[DataFrame]
+
+
+def _judged(frames: RunFrames, runs: int) -> tuple[DataFrame, pd.DataFrame]:
+    """The verdict job, in its own scheduler pool (on the `verdict-job` thread): its
+    Python tasks share the cores with the figures' jobs instead of queueing before them."""
+    frames.runs.sparkSession.sparkContext.setLocalProperty("spark.scheduler.pool", VERDICT_POOL)
+    verdicts = judge_frame(frames.runs, min(runs, 8)).cache()
+    return verdicts, _collect(verdicts.drop("verdict_json").orderBy("run_id"))
+
+
+def _figures(frames: RunFrames) -> tuple[dict[str, DataFrame], dict[str, pd.DataFrame]]:
+    """The per-run figures, cached, and collected with the latency table."""
+    per_run = {
+        "detection": figures.detection(frames).cache(),
+        "failovers": figures.failovers(frames).cache(),
+        "elections": figures.elections(frames).cache(),
+        "unavailability": figures.unavailability(frames).cache(),
+        "healed": figures.healed(frames).cache(),
+    }
+    result = {
+        name: _collect(frame).sort_values(SORT_KEYS[name], ignore_index=True)
+        for name, frame in per_run.items()
+    }
+    result["latency"] = _collect(
+        figures.latency(frames, WINDOW_MS).orderBy("run_id", "window_start_ms")
+    )
+    return per_run, result
+
+
+def compute_tables(
+    frames: RunFrames, runs: int, say: Callable[[str], None], step: Callable[[str], None]
+) -> Tables:
+    """The Spark jobs of the report: every run judged, the figures per run and the tables
+    across runs, collected as pandas (no file is written, no picture drawn)."""
+    step("judging every run with the chaos invariants, and the figures per run meanwhile")
+    with ThreadPoolExecutor(1, thread_name_prefix="verdict-job") as pool:
+        judging = pool.submit(_judged, frames, runs)
+        per_run, result = _figures(frames)
+        step("figures per run collected")
+        verdicts, result["verdicts"] = judging.result()
+        step("verdicts collected")
+    mismatched = result["verdicts"][result["verdicts"]["matches_runner"] == False]  # noqa: E712
+    if len(mismatched):
+        say(f"!!  the pipeline's verdict differs from verdict.json: {list(mismatched.run_id)}")
+    step("tables across runs")
+    measured = tables.measures(frames, verdicts, per_run).cache()
+    result["recovery"] = _collect(tables.recovery_table(measured))
+    result["violations"] = _collect(tables.violations_table(frames, verdicts))
+    result["runs"] = _collect(tables.run_summary(frames, verdicts, per_run))
+    return Tables(result, _collect(measured), [verdicts, measured, *per_run.values()])
+
+
 def build_report(
     spark: SparkSession, sources: Sequence[Path], out: Path, say: Callable[[str], None] = print
 ) -> Report:
@@ -102,38 +184,12 @@ def build_report(
     # the report's own directory may sit among the runs (runs/report)
     skipped = [s for s in found.skipped if Path(s).resolve() != out.resolve()]
     step(f"{len(found.runs)} run(s), {len(skipped)} other directories skipped")
-    frames = read_runs(spark, found.runs)
-    frames = replace(frames, sends=figures.sends(frames).cache())
-    step("judging every run with the chaos invariants")
-    verdicts = judge_frame(frames.runs, min(len(found.runs), 8)).cache()
-    result: dict[str, pd.DataFrame] = {
-        "verdicts": _collect(verdicts.drop("verdict_json").orderBy("run_id"))
-    }
-    mismatched = result["verdicts"][result["verdicts"]["matches_runner"] == False]  # noqa: E712
-    if len(mismatched):
-        say(f"!!  the pipeline's verdict differs from verdict.json: {list(mismatched.run_id)}")
-    step("figures per run")
-    per_run = {
-        "detection": figures.detection(frames).cache(),
-        "failovers": figures.failovers(frames).cache(),
-        "elections": figures.elections(frames).cache(),
-        "unavailability": figures.unavailability(frames).cache(),
-        "healed": figures.healed(frames).cache(),
-    }
-    for name, frame in per_run.items():
-        result[name] = _collect(frame).sort_values(SORT_KEYS[name], ignore_index=True)
-    result["latency"] = _collect(
-        figures.latency(frames, WINDOW_MS).orderBy("run_id", "window_start_ms")
-    )
+    frames = report_frames(spark, found.runs)
+    tables_of = compute_tables(frames, len(found.runs), say, step)
+    result, measured_pd = tables_of.tables, tables_of.measured
     rates = _collect(figures.rates(frames, WINDOW_MS))
     sends = _collect(figures.sends(frames).select("run_id", "invoke_ms", "type", "latency_ms"))
     faults = result["detection"]
-    step("tables across runs")
-    measured = tables.measures(frames, verdicts, per_run).cache()
-    result["recovery"] = _collect(tables.recovery_table(measured))
-    result["violations"] = _collect(tables.violations_table(frames, verdicts))
-    result["runs"] = _collect(tables.run_summary(frames, verdicts, per_run))
-    measured_pd = _collect(measured)
     step("writing Parquet tables and pictures")
     (out / "tables").mkdir(parents=True, exist_ok=True)
     for name, frame in result.items():
@@ -182,7 +238,7 @@ def build_report(
             }
         )
     _render(report, skipped, sources, runs_page)
-    for frame in (verdicts, measured, *per_run.values()):
+    for frame in tables_of.cached:
         frame.unpersist()
     step(f"report: {report.html}")
     return report

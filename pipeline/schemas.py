@@ -16,7 +16,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
-__all__ = ["EVENTS", "FAULTS", "HISTORY", "RUN_VERDICT", "SNAPSHOTS"]
+__all__ = ["EVENTS", "FAULTS", "HISTORY", "METADATA_CURRENT", "RUN_VERDICT", "SNAPSHOTS"]
 
 
 def _fields(*pairs: tuple[str, object]) -> StructType:
@@ -41,6 +41,8 @@ EVENTS = _fields(
     ("ts", LongType()),
     ("node", StringType()),
     ("kind", StringType()),
+    ("api", StringType()),
+    ("broker_id", IntegerType()),
     ("controller_id", IntegerType()),
     ("controller_epoch", IntegerType()),
     ("topic", StringType()),
@@ -104,4 +106,14 @@ RUN_VERDICT = _fields(
     ("runner_ok", BooleanType()),
     ("matches_runner", BooleanType()),
     ("error", StringType()),
+)
+
+#: What the metadata job returns per controller election (`pipeline.metadata`).
+METADATA_CURRENT = _fields(
+    ("run_id", StringType()),
+    ("node", StringType()),
+    ("controller_epoch", IntegerType()),
+    ("live_brokers", IntegerType()),
+    ("brokers_updated", IntegerType()),
+    ("metadata_ms", LongType()),
 )

@@ -1,8 +1,11 @@
 """The pipeline's one SparkSession per process: `local[2]` by default, any cluster by its
 master URL, with the same job code. Runs on the driver's main thread.
 
-Quiet by design: a log4j2 configuration of warnings only (`log4j2.properties` beside this
-module), Spark's console progress bar kept so that long jobs show where they are. On a
+The report's jobs and the verdict job run in two scheduler pools that share the cores
+fairly (`fairscheduler.xml` beside this module); the input files, given one by one, are
+listed on the driver. Quiet by design: a log4j2 configuration of warnings only
+(`log4j2.properties` beside this module), Spark's console progress bar kept so that long
+jobs show where they are. On a
 cluster, the project's packages the jobs import (`SHIPPED_PACKAGES`) are zipped and sent to
 the executors, and the executors run the same Python interpreter path as the driver
 (`spark.pyspark.python`), so the workers need the venv at that path (docs/pipeline.md).
@@ -26,7 +29,14 @@ DEFAULT_MASTER = "local[2]"
 SHIPPED_PACKAGES = ("pipeline", "chaos", "eventlog", "zkdata")
 #: Few shuffle partitions: the data of even hundreds of runs is small.
 SHUFFLE_PARTITIONS = 2
+#: The driver's heap (in local mode the executors' too): room for the cached frames of a
+#: million records without the JVM collecting garbage most of the time (Spark's 1g
+#: default does not hold them).
+DRIVER_MEMORY = "3g"
+#: Above this many paths Spark would list files in a job of its own.
+LISTING_JOB_FILES = 1_000_000
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
+POOLS = Path(__file__).with_name("fairscheduler.xml")
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -36,7 +46,7 @@ def code_archive(directory: Path) -> Path:
     with zipfile.ZipFile(archive, "w") as zf:
         for package in SHIPPED_PACKAGES:
             for path in sorted((ROOT / package).rglob("*")):
-                if path.suffix in (".py", ".html", ".j2", ".properties") and path.is_file():
+                if path.suffix in (".py", ".html", ".j2", ".properties", ".xml") and path.is_file():
                     zf.write(path, path.relative_to(ROOT).as_posix())
     return archive
 
@@ -51,7 +61,13 @@ def spark_session(master: str = DEFAULT_MASTER, app_name: str = "chaos-report") 
     builder = (
         SparkSession.builder.master(master)
         .appName(app_name)
+        .config("spark.driver.memory", DRIVER_MEMORY)
         .config("spark.sql.shuffle.partitions", str(SHUFFLE_PARTITIONS))
+        # jobs in different pools (the verdict job's, `pipeline.report`) share the cores
+        .config("spark.scheduler.mode", "FAIR")
+        .config("spark.scheduler.allocation.file", POOLS.as_uri())
+        # the files are given one by one: list them on the driver, not in a Spark job
+        .config("spark.sql.sources.parallelPartitionDiscovery.threshold", str(LISTING_JOB_FILES))
         .config("spark.default.parallelism", "2")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "true")

@@ -63,6 +63,7 @@ def measures(frames: RunFrames, verdicts: DataFrame, per_run: dict[str, DataFram
     parts = [
         of(got["detection"], "detection_ms", "failure detection"),
         of(got["failovers"], "failover_ms", "controller failover"),
+        of(got["failovers"], "metadata_failover_ms", "failover until metadata current"),
         of(got["elections"], "since_fault_ms", "leader election"),
         of(windows, "duration_ms", "partition unavailability"),
         of(healed, "healed_after_ms", "partition healed after heal"),
@@ -116,7 +117,8 @@ def violations_table(frames: RunFrames, verdicts: DataFrame) -> DataFrame:
 
 def run_summary(frames: RunFrames, verdicts: DataFrame, per_run: dict[str, DataFrame]) -> DataFrame:
     """run_id, scenario, ok, faults, controller_elections, leader_elections,
-    max_detection_ms, max_failover_ms, median_election_ms, max_unavailable_ms,
+    max_detection_ms, max_failover_ms, max_metadata_failover_ms, median_election_ms,
+    max_unavailable_ms,
     convergence_ms: one row per run, from the figures of `per_run`."""
 
     def per(name: str, *aggs: Column) -> DataFrame:
@@ -132,6 +134,7 @@ def run_summary(frames: RunFrames, verdicts: DataFrame, per_run: dict[str, DataF
             "failovers",
             F.count("*").alias("controller_elections"),
             F.max("failover_ms").alias("max_failover_ms"),
+            F.max("metadata_failover_ms").alias("max_metadata_failover_ms"),
         ),
         per(
             "elections",

@@ -1,5 +1,6 @@
 """Test doubles: `write_run` writes a small synthetic run directory that follows
-docs/runs.md (version 1): one broker killed and restarted, a controller failover, a leader
+docs/runs.md (version 1): one broker killed and restarted, a controller failover whose
+UpdateMetadata the live brokers apply (one during the failover, one after it), a leader
 election, a producer's history with failures during the outage, a final read, converged
 snapshots, and the runner's `verdict.json` (computed by the chaos engine's `load_run` and
 `judge` with the runner's arguments). `BREAKS` names the ways a run can be made to violate
@@ -8,33 +9,36 @@ an invariant. For tests only; one thread.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+import pandas as pd
 
 from chaos.history import HistoryOp, OpType
 from chaos.invariants import names
 from chaos.invariants.convergence import BrokerView, ClusterSnapshot, PartitionState
 from chaos.invariants.convergence import ViewedPartition as Viewed
-from chaos.invariants.judge import judge
 from chaos.invariants.results import RunVerdict
-from chaos.invariants.run_dir import load_run, write_verdict
-from chaos.run_dir import RUN_DIR_VERSION, RunDir
+from chaos.run_dir import RunDir
+from eventlog import read_events
+from pipeline.metadata import INPUT_COLUMNS
+from pipeline.run_writer import event, fault_phases, write_config, write_jsonl, write_runner_verdict
 from zkdata.model import TopicPartition
 
-__all__ = ["BREAKS", "T0", "TOPIC", "write_run"]
+__all__ = [
+    "BREAKS",
+    "ELECTED",
+    "FAULT_START",
+    "METADATA_CURRENT",
+    "T0",
+    "TOPIC",
+    "metadata_rows",
+    "write_run",
+]
 
 T0 = 1_700_000_000_000
 TOPIC = "t-0a1b2c"
-INVARIANTS = (
-    names.ONE_CONTROLLER_PER_EPOCH,
-    names.CONTROLLER_EPOCH_FENCING,
-    names.BROKER_EPOCH_FENCING,
-    names.ONE_LEADER_PER_LEADER_EPOCH,
-    names.ACKNOWLEDGED_WRITES,
-    names.CONVERGES_AFTER_HEAL,
-)
 #: Each break and the invariant it violates.
 BREAKS: Mapping[str, str] = {
     "lost_write": names.ACKNOWLEDGED_WRITES,
@@ -43,20 +47,15 @@ BREAKS: Mapping[str, str] = {
     "leader_epoch_regression": names.ONE_LEADER_PER_LEADER_EPOCH,
 }
 FAULT_START, FAULT_STOP, ELECTED = T0 + 5_000, T0 + 15_000, T0 + 11_000
-
-
-def _jsonl(path: Path, records: list[dict[str, Any]]) -> None:
-    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-
-
-def _event(ts: int, node: str, kind: str, **fields: Any) -> dict[str, Any]:
-    return {"v": 1, "ts": ts, "node": node, "kind": kind, **fields}
+#: When the last live broker (broker3) applied the new controller's UpdateMetadata.
+METADATA_CURRENT = ELECTED + 180
+UPDATE_METADATA = "UpdateMetadata"
 
 
 def _leader(
     ts: int, node: str, partition: int, leader: int, epoch: int, cepoch: int, strategy: str
 ) -> dict[str, Any]:
-    return _event(
+    return event(
         ts,
         node,
         "leader_elected",
@@ -72,11 +71,14 @@ def _leader(
     )
 
 
-def _won(ts: int, node: str, epoch: int, duration_ms: float) -> list[dict[str, Any]]:
-    """A controller's election and the end of its failover `duration_ms` later."""
+def _won(
+    ts: int, node: str, epoch: int, duration_ms: float, during: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """A controller's election, the events `during` its failover, and the failover's end
+    `duration_ms` after the election."""
     done = {"brokers": 3, "topics": 1, "partitions": 2, "offline_partitions": 0}
     return [
-        _event(
+        event(
             ts,
             node,
             "controller_elected",
@@ -84,7 +86,8 @@ def _won(ts: int, node: str, epoch: int, duration_ms: float) -> list[dict[str, A
             controller_epoch=epoch,
             epoch_zk_version=epoch,
         ),
-        _event(
+        *during,
+        event(
             ts + int(duration_ms),
             node,
             "controller_failover_done",
@@ -95,12 +98,33 @@ def _won(ts: int, node: str, epoch: int, duration_ms: float) -> list[dict[str, A
     ]
 
 
-def _accepted(ts: int, node: str, controller: int, epoch: int) -> dict[str, Any]:
-    return _event(
+def _update_metadata_sent(
+    ts: int, node: str, epoch: int, brokers: list[int]
+) -> list[dict[str, Any]]:
+    """The failover's UpdateMetadata to each live broker, queued by controller `node`."""
+    return [
+        event(
+            ts,
+            node,
+            "control_request_sent",
+            api="UpdateMetadata",
+            broker_id=b,
+            controller_epoch=epoch,
+            broker_epoch=10,
+            partitions=2,
+        )
+        for b in brokers
+    ]
+
+
+def _accepted(
+    ts: int, node: str, controller: int, epoch: int, api: str = "LeaderAndIsr"
+) -> dict[str, Any]:
+    return event(
         ts,
         node,
         "request_accepted",
-        api="LeaderAndIsr",
+        api=api,
         controller_id=controller,
         controller_epoch=epoch,
         request_broker_epoch=10,
@@ -112,18 +136,37 @@ def _accepted(ts: int, node: str, controller: int, epoch: int) -> dict[str, Any]
 
 def _events(breaks: frozenset[str], offset: int) -> dict[str, list[dict[str, Any]]]:
     b1 = [
-        _event(T0, "broker1", "node_started", broker_id=1, zk_connect="zk"),
-        *_won(T0 + 100, "broker1", 1, 50.0),
+        event(T0, "broker1", "node_started", broker_id=1, zk_connect="zk"),
+        *_won(
+            T0 + 100,
+            "broker1",
+            1,
+            50.0,
+            [
+                *_update_metadata_sent(T0 + 120, "broker1", 1, [1, 2, 3]),
+                _accepted(T0 + 125, "broker1", 1, 1, UPDATE_METADATA),
+            ],
+        ),
         _leader(T0 + 1_100, "broker1", 0, 1, 0, 1, "initial"),
         _leader(T0 + 1_100, "broker1", 1, 2, 0, 1, "initial"),
-        _event(FAULT_STOP + 100, "broker1", "node_started", broker_id=1, zk_connect="zk"),
+        event(FAULT_STOP + 100, "broker1", "node_started", broker_id=1, zk_connect="zk"),
         _accepted(FAULT_STOP + 400, "broker1", 2, 2),
     ]
     b2 = [
-        _event(T0 + 10, "broker2", "node_started", broker_id=2, zk_connect="zk"),
+        event(T0 + 10, "broker2", "node_started", broker_id=2, zk_connect="zk"),
+        _accepted(T0 + 130, "broker2", 1, 1, UPDATE_METADATA),
         _accepted(T0 + 1_110, "broker2", 1, 1),
-        *_won(ELECTED, "broker2", 2, 150.0),
-        _event(
+        *_won(
+            ELECTED,
+            "broker2",
+            2,
+            150.0,
+            [
+                *_update_metadata_sent(ELECTED + 20, "broker2", 2, [2, 3]),
+                _accepted(ELECTED + 30, "broker2", 2, 2, UPDATE_METADATA),
+            ],
+        ),
+        event(
             ELECTED + 200,
             "broker2",
             "broker_change",
@@ -134,7 +177,7 @@ def _events(breaks: frozenset[str], offset: int) -> dict[str, list[dict[str, Any
             epochs={"2": 10, "3": 10},
         ),
         _leader(ELECTED + 250, "broker2", 0, 2, 1, 2, "offline"),
-        _event(
+        event(
             FAULT_STOP + 300,
             "broker2",
             "broker_change",
@@ -146,13 +189,15 @@ def _events(breaks: frozenset[str], offset: int) -> dict[str, list[dict[str, Any
         ),
     ]
     b3 = [
-        _event(T0 + 10, "broker3", "node_started", broker_id=3, zk_connect="zk"),
+        event(T0 + 10, "broker3", "node_started", broker_id=3, zk_connect="zk"),
+        _accepted(T0 + 140, "broker3", 1, 1, UPDATE_METADATA),
         _accepted(T0 + 1_110, "broker3", 1, 1),
+        _accepted(METADATA_CURRENT, "broker3", 2, 2, UPDATE_METADATA),
         _accepted(ELECTED + 260, "broker3", 2, 2),
     ]
     if "two_controllers" in breaks:
         b3.append(
-            _event(
+            event(
                 ELECTED + 270,
                 "broker3",
                 "controller_elected",
@@ -260,84 +305,31 @@ def write_run(
     if unknown:
         raise ValueError(f"no such break: {sorted(unknown)}")
     run = RunDir(root / run_id).create()
-    run.write_json(
-        run.config,
-        {
-            "run_dir_version": RUN_DIR_VERSION,
-            "scenario": scenario,
-            "seed": 1,
-            "replay": False,
-            "project": "synthetic",
-            "topic": TOPIC,
-            "invariants": sorted(INVARIANTS),
-            "convergence_bound_s": 30,
-            "session_timeout_ms": 6000,
-            "started_ms": T0 + 1_000,
-            "versions": {},
-            "workload": {
-                "partitions": 2,
-                "replication_factor": 3,
-                "unclean_leader_election": False,
-                "acks": -1,
-            },
-        },
-    )
-    _jsonl(
-        run.faults,
-        [
-            {
-                "ts": FAULT_START,
-                "fault": "step-0",
-                "kind": "kill",
-                "targets": ["broker1"],
-                "phase": "start",
-                "ok": True,
-                "detail": "started",
-                "params": {"targets": ["broker1"]},
-            },
-            {
-                "ts": FAULT_START + 6,
-                "fault": "step-0",
-                "kind": "kill",
-                "targets": ["broker1"],
-                "phase": "took_effect",
-                "ok": True,
-                "detail": "broker1 exited",
-                "elapsed_ms": 6,
-            },
-            {
-                "ts": FAULT_STOP,
-                "fault": "step-0",
-                "kind": "kill",
-                "targets": ["broker1"],
-                "phase": "stop",
-                "ok": True,
-                "detail": "stopped",
-            },
-            {
-                "ts": FAULT_STOP + 10,
-                "fault": "step-0",
-                "kind": "kill",
-                "targets": ["broker1"],
-                "phase": "undone",
-                "ok": True,
-                "detail": "broker1 running",
-                "elapsed_ms": 10,
-            },
-        ],
+    write_config(run, scenario=scenario, topic=TOPIC, started_ms=T0 + 1_000, partitions=2)
+    write_jsonl(
+        run.faults, fault_phases("step-0", "kill", "broker1", FAULT_START, 6, FAULT_STOP, 10)
     )
     for node, records in _events(breaks, offset).items():
-        _jsonl(run.events / f"{node}.jsonl", records)
+        write_jsonl(run.events / f"{node}.jsonl", records)
     for process, ops in _history(breaks, offset).items():
         (run.history / f"{process}.jsonl").write_text(
             "".join(op.to_json() + "\n" for op in ops), encoding="utf-8"
         )
-    _jsonl(run.snapshots, [_snapshot(ms).to_json() for ms in (400 + offset % 500, 1_400)])
-    _jsonl(run.metrics, [{"ts": T0 + 2_000, "node": "broker1", "ok": True, "metrics": {}}])
-    inputs = load_run(run.root, convergence_bound_ms=30_000, since_ms=T0 + 1_000, topics=(TOPIC,))
-    verdict = RunVerdict(tuple(r for r in judge(inputs).results if r.name in INVARIANTS))
-    write_verdict(run.root, verdict)
-    document = run.read_json(run.verdict)
-    document.update(scenario=scenario, seed=1, run_id=run_id, faults=1)
-    run.write_json(run.verdict, document)
-    return verdict
+    write_jsonl(run.snapshots, [_snapshot(ms).to_json() for ms in (400 + offset % 500, 1_400)])
+    write_jsonl(run.metrics, [{"ts": T0 + 2_000, "node": "broker1", "ok": True, "metrics": {}}])
+    return write_runner_verdict(
+        run, scenario=scenario, topic=TOPIC, started_ms=T0 + 1_000, faults=1
+    )
+
+
+def metadata_rows(run: Path) -> pd.DataFrame:
+    """The run's events as the Spark job hands them to `pipeline.metadata`:
+    `INPUT_COLUMNS`, None for the fields an event has not."""
+    return pd.DataFrame(
+        [
+            {c: r.get(c) for c in INPUT_COLUMNS} | {"run_id": run.name}
+            for path in sorted((run / "events").glob("*.jsonl"))
+            for r in read_events(path)
+        ],
+        columns=list(INPUT_COLUMNS),
+    )

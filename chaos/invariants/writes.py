@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from chaos.checker import FinalRead, check, final_read_from_history
+from chaos.checker import FinalRead, check, final_read_from_history, indexed
 from chaos.history import FINAL_READ_PROCESS, HistoryOp
 from chaos.invariants.events import EventLogs, events_of_kind
 from chaos.invariants.names import ACKNOWLEDGED_WRITES
@@ -40,6 +40,7 @@ def acknowledged_writes(
         )
     if not history:
         return InvariantResult(ACKNOWLEDGED_WRITES, note="no workload history", judged=False)
+    history = indexed(history)
     if final is None:
         final = final_read_from_history(history, FINAL_READ_PROCESS)
     verdict = check(history, final)

@@ -69,6 +69,13 @@ def test_the_figures_hold_the_synthetic_timings(local_report: Report) -> None:
     assert set(t["detection"]["detected_by"]) == {"controller_elected"}
     failed_over = t["failovers"].dropna(subset=["failover_ms"])
     assert set(failed_over["failover_ms"]) == {6_150}
+    # ... and the last live broker (broker3) applied the new epoch's UpdateMetadata 30 ms
+    # after the failover was done; a controller whose failover never ended has no figure
+    assert set(failed_over["metadata_failover_ms"]) == {6_180}
+    assert set(failed_over["live_brokers"]) == {2}
+    unfinished = t["failovers"][t["failovers"]["failover_ms"].isna()]
+    assert (unfinished["live_brokers"] == 0).all()
+    assert unfinished["metadata_failover_ms"].isna().all()
     first = t["elections"].groupby("run_id")["since_fault_ms"].min()
     assert set(first) == {6_250}
     assert t["unavailability"]["closed"].all()
@@ -79,6 +86,7 @@ def test_the_figures_hold_the_synthetic_timings(local_report: Report) -> None:
     assert (t["latency"]["p50_ms"] <= t["latency"]["p99_ms"]).all()
     runs = t["runs"].set_index("run_id")
     assert runs["faults"].tolist() == [1] * len(runs)
+    assert set(runs["max_metadata_failover_ms"]) == {6_180}
     assert runs["controller_elections"].sum() == len(runs) + 1  # two_controllers: one more
     assert (
         runs.loc[runs.index.str.endswith("leader_epoch_regression"), "leader_elections"].item() == 2
@@ -89,6 +97,7 @@ def test_the_figures_hold_the_synthetic_timings(local_report: Report) -> None:
     assert {
         "failure detection",
         "controller failover",
+        "failover until metadata current",
         "leader election",
         "partition unavailability",
         "convergence after heal",
