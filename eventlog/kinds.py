@@ -20,6 +20,8 @@ class EventKind(StrEnum):
     CONTROLLER_OBSERVED = "controller_observed"
     REQUEST_ACCEPTED = "request_accepted"
     REQUEST_REJECTED = "request_rejected"
+    REQUEST_INVALID = "request_invalid"
+    REQUEST_FAILED = "request_failed"
     PARTITION_FENCED = "partition_fenced"
     MALFORMED_ZNODE = "malformed_znode"
     EVENT_FAILED = "event_failed"

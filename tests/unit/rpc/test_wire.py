@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from rpc import messages as m
 from rpc import wire
 from rpc.errors import Errors
+from rpc.wire.testing import LoopbackStub, loopback_control_client
 from testbed_rpc import control_pb2 as pb
 from zkdata.model import EndPoint, TopicPartition
 
@@ -432,34 +433,6 @@ class RecordingHandler:
         )
 
 
-class LoopbackStub:
-    """Stands in for the generated stub: serializes each call to bytes, parses it back, runs
-    the real servicer, and does the same with the reply."""
-
-    _TYPES: dict[str, tuple[type[Message], type[Message]]] = {
-        "LeaderAndIsr": (pb.LeaderAndIsrRequest, pb.LeaderAndIsrResponse),
-        "UpdateMetadata": (pb.UpdateMetadataRequest, pb.UpdateMetadataResponse),
-        "StopReplica": (pb.StopReplicaRequest, pb.StopReplicaResponse),
-        "ControlledShutdown": (pb.ControlledShutdownRequest, pb.ControlledShutdownResponse),
-        "ElectLeaders": (pb.ElectLeadersRequest, pb.ElectLeadersResponse),
-    }
-
-    def __init__(self, handler: RecordingHandler) -> None:
-        self._servicer = wire._BrokerControlServicer(handler)
-        self.timeouts: list[float | None] = []
-
-    def __getattr__(self, method: str) -> Callable[..., Message]:
-        request_type, response_type = self._TYPES[method]
-
-        def call(request: Message, timeout: float | None = None) -> Message:
-            self.timeouts.append(timeout)
-            parsed = request_type.FromString(request.SerializeToString())
-            reply: Message = getattr(self._servicer, method)(parsed, None)
-            return response_type.FromString(reply.SerializeToString())
-
-        return call
-
-
 @dataclass
 class Loopback:
     """A client wired to the real servicer through the loopback stub."""
@@ -470,13 +443,12 @@ class Loopback:
 
 
 @pytest.fixture
-def loopback(monkeypatch: pytest.MonkeyPatch) -> Iterator[Loopback]:
+def loopback() -> Iterator[Loopback]:
     """A `BrokerControlClient` whose stub is the loopback (its channel is never used)."""
     handler = RecordingHandler()
-    client = wire.BrokerControlClient("loopback.invalid:1", timeout_s=3.5)
-    stub = LoopbackStub(handler)
-    monkeypatch.setattr(client, "_stub", stub)
-    yield Loopback(client, handler, stub)
+    client = loopback_control_client(handler)
+    assert isinstance(client._stub, LoopbackStub)
+    yield Loopback(client, handler, client._stub)
     client.close()
 
 
