@@ -27,6 +27,7 @@ class EventKind(StrEnum):
     EVENT_FAILED = "event_failed"
     CONTROL_REQUEST_SENT = "control_request_sent"
     CONTROL_RESPONSE_RECEIVED = "control_response_received"
+    CONTROL_REQUEST_DROPPED = "control_request_dropped"
     PARTITION_STATE_CHANGE = "partition_state_change"
     REPLICA_STATE_CHANGE = "replica_state_change"
     INVALID_STATE_TRANSITION = "invalid_state_transition"

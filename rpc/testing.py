@@ -10,6 +10,8 @@ that requests often match the broker under test and reach the code that changes 
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import strategies as st
 
 from rpc import messages as m
@@ -208,3 +210,83 @@ offsets_for_leader_epoch_requests = st.builds(
     replica_id=broker_ids,
 )
 metadata_requests = st.builds(m.MetadataRequest, topics=st.lists(topics, max_size=4).map(tuple))
+
+
+# -- plausible requests: valid but for an epoch or two, so that fuzzing reaches the code
+# -- that changes state as often as the code that refuses ---------------------------------
+
+plausible_topics = st.sampled_from(LEGAL_TOPICS)
+plausible_partitions = st.integers(0, 2)
+plausible_epochs = st.integers(0, 8)
+
+
+def plausible_headers(broker_epoch: int) -> st.SearchStrategy[m.ControlHeader]:
+    """Headers from a controller near epoch 5, addressed to `broker_epoch` or near it."""
+    return st.builds(
+        m.ControlHeader,
+        controller_id=st.integers(0, 3),
+        controller_epoch=st.integers(3, 7),
+        broker_epoch=st.sampled_from((-1, broker_epoch - 1, broker_epoch, broker_epoch + 1)),
+    )
+
+
+@st.composite
+def _plausible_replicas(draw: st.DrawFn) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
+    """(leader, isr, replicas): distinct replicas among brokers 1-3, the leader one of them
+    (or -1), the ISR a subset."""
+    replicas = tuple(draw(st.permutations([1, 2, 3]))[: draw(st.integers(1, 3))])
+    leader = draw(st.sampled_from((*replicas, -1)))
+    isr = tuple(r for r in replicas if r == leader or draw(st.booleans()))
+    return leader, isr, replicas
+
+
+@st.composite
+def _plausible_states(draw: st.DrawFn, min_size: int) -> list[tuple[Any, ...]]:
+    """Fields shared by LeaderAndIsr and UpdateMetadata states, one partition at most once:
+    (topic, partition, controller epoch, leader, leader epoch, isr, zkVersion, replicas)."""
+    states: dict[tuple[str, int], tuple[Any, ...]] = {}
+    for _ in range(draw(st.integers(min_size, 4))):
+        leader, isr, replicas = draw(_plausible_replicas())
+        tp = (draw(plausible_topics), draw(plausible_partitions))
+        epochs = (draw(plausible_epochs), draw(plausible_epochs))
+        states[tp] = (*tp, epochs[0], leader, epochs[1], isr, 0, replicas)
+    return list(states.values())
+
+
+@st.composite
+def plausible_leader_and_isr_requests(draw: st.DrawFn, broker_epoch: int) -> m.LeaderAndIsrRequest:
+    """LeaderAndIsr requests a controller might send (no live leaders, so no replica
+    fetcher starts)."""
+    states = tuple(m.LeaderAndIsrPartitionState(*f) for f in draw(_plausible_states(1)))
+    return m.LeaderAndIsrRequest(draw(plausible_headers(broker_epoch)), states)
+
+
+@st.composite
+def plausible_update_metadata_requests(
+    draw: st.DrawFn, broker_epoch: int
+) -> m.UpdateMetadataRequest:
+    """UpdateMetadata requests a controller might send."""
+    states = tuple(m.UpdateMetadataPartitionState(*f) for f in draw(_plausible_states(0)))
+    brokers = tuple(
+        m.LiveBroker(b, (EndPoint(f"broker{b}", 9092),)) for b in draw(st.sets(st.integers(1, 3)))
+    )
+    return m.UpdateMetadataRequest(draw(plausible_headers(broker_epoch)), states, brokers)
+
+
+def plausible_stop_replica_requests(broker_epoch: int) -> st.SearchStrategy[m.StopReplicaRequest]:
+    """StopReplica requests a controller might send."""
+    return st.builds(
+        m.StopReplicaRequest,
+        header=plausible_headers(broker_epoch),
+        partition_states=st.lists(
+            st.builds(
+                m.StopReplicaPartitionState,
+                topic=plausible_topics,
+                partition=plausible_partitions,
+                leader_epoch=st.integers(-2, 8),
+                delete_partition=st.booleans(),
+            ),
+            max_size=3,
+            unique_by=lambda s: (s.topic, s.partition),
+        ).map(tuple),
+    )

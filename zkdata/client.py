@@ -127,7 +127,7 @@ class KafkaZkClient:
                 data, stat = result.get()
             except NoNodeError:
                 continue  # went away between the listing and the read
-            if not name.isdigit():
+            if not (name.isascii() and name.isdigit()):
                 malformed[name] = ZnodeFormatError("broker id is not an integer", name)
                 continue
             try:
