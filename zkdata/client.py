@@ -128,7 +128,9 @@ class KafkaZkClient:
             except NoNodeError:
                 continue  # went away between the listing and the read
             if not (name.isascii() and name.isdigit()):
-                malformed[name] = ZnodeFormatError("broker id is not an integer", name)
+                malformed[name] = ZnodeFormatError(
+                    "broker id is not an integer", paths.broker_id_child(name)
+                )
                 continue
             try:
                 info = BrokerIdZNode.decode(int(name), data)

@@ -48,9 +48,10 @@ def big_request() -> m.LeaderAndIsrRequest:
 def test_a_100k_partition_leader_and_isr_does_not_fit_grpcs_default(
     big_request: m.LeaderAndIsrRequest,
 ) -> None:
-    """The measurement that makes the split necessary: about 7 MB with these names (3.4 MB
-    with short ones, docs/security.md)."""
+    """The measurement that makes the split necessary: 6,887,024 bytes with these names
+    (3,287,041 with names like `topic-999`, docs/security.md)."""
     size = wire.leader_and_isr_request_to_pb(big_request).ByteSize()
+    assert size == 6_887_024
     assert size > GRPC_DEFAULT_MAX_MESSAGE_BYTES
 
 
