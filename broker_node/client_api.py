@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from broker_node import request_validation as validation
+from broker_node import client_request_validation as validation
 from broker_node.metadata_cache import MetadataCache
 from broker_node.replica_manager import ReplicaManager
 from broker_node.request_guard import report_invalid

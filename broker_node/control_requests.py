@@ -183,6 +183,12 @@ class ControlRequestHandler:
             return m.LeaderAndIsrResponse(
                 verdict.error, _every(request.partition_states, verdict.error)
             )
+        if verdict.left_out:  # leaders without a usable endpoint: nobody follows them yet
+            request = m.LeaderAndIsrRequest(
+                request.header,
+                request.partition_states,
+                tuple(x for x in request.live_leaders if x.broker_id not in verdict.left_out),
+            )
         with self._lock:
             error, broker_epoch = self._check("LeaderAndIsr", request.header)
             if error is not Errors.NONE:
@@ -225,20 +231,21 @@ class ControlRequestHandler:
             return m.LeaderAndIsrResponse(Errors.NONE, tuple(results))
 
     def update_metadata(self, request: m.UpdateMetadataRequest) -> m.UpdateMetadataResponse:
-        """Refresh the metadata cache. Partition states that fail validation are left out
-        of the cache and the answer is INVALID_REQUEST; the others are applied."""
+        """Refresh the metadata cache. Partition states that fail validation, and live
+        brokers without usable endpoints, are left out of the cache and the answer is
+        INVALID_REQUEST; the rest is applied."""
         verdict = validation.update_metadata(request)
         if not verdict.ok:
             self._invalid("UpdateMetadata", request.header, verdict, len(request.partition_states))
         if verdict.error is not Errors.NONE:
             return m.UpdateMetadataResponse(verdict.error)
-        if verdict.invalid:
+        if verdict.invalid or verdict.left_out:
             request = m.UpdateMetadataRequest(
                 request.header,
                 tuple(
                     s for s in request.partition_states if s.topic_partition not in verdict.invalid
                 ),
-                request.live_brokers,
+                tuple(b for b in request.live_brokers if b.id not in verdict.left_out),
             )
         with self._lock:
             error, broker_epoch = self._check("UpdateMetadata", request.header)
@@ -249,9 +256,7 @@ class ControlRequestHandler:
             self._accepted(
                 "UpdateMetadata", request.header, broker_epoch, (), len(request.partition_states)
             )
-            return m.UpdateMetadataResponse(
-                Errors.INVALID_REQUEST if verdict.invalid else Errors.NONE
-            )
+            return m.UpdateMetadataResponse(Errors.NONE if verdict.ok else Errors.INVALID_REQUEST)
 
     def stop_replica(self, request: m.StopReplicaRequest) -> m.StopReplicaResponse:
         """Stop each replica unless its leader epoch is fenced."""

@@ -37,7 +37,7 @@ def report_invalid(
     `len(verdict.invalid)` of its `entries` refused."""
     error = verdict.error
     if error is Errors.NONE:
-        error = next(iter(verdict.invalid.values()), Errors.NONE)
+        error = next(iter(verdict.invalid.values()), Errors.INVALID_REQUEST)
     events.emit(
         EventKind.REQUEST_INVALID,
         api=api,
@@ -46,6 +46,7 @@ def report_invalid(
         refused="request" if verdict.error is not Errors.NONE else "entries",
         entries=entries,
         invalid_entries=entries if verdict.error is not Errors.NONE else len(verdict.invalid),
+        left_out_brokers=sorted(verdict.left_out),
         reason=verdict.reason,
         **fields,
     )

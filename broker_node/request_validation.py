@@ -1,27 +1,18 @@
-"""Checks of every field of every request a broker serves, before any state is touched
-(docs/security.md, "Limits and validation").
+"""Checks of every field of the control requests a broker serves (LeaderAndIsr,
+UpdateMetadata, StopReplica, ControlledShutdown, ElectLeaders), before any lock is taken or
+any state is touched, and the rules the data plane shares
+(`broker_node.client_request_validation`): `Verdict`, Kafka's topic-name rule, the list
+bounds of `rpc.limits` (docs/security.md, "Limits and validation", has every rule).
 
 Pure functions of a request returning a `Verdict`: a request-level error (the request is
-refused as a whole and nothing is applied) and per-entry errors (those entries are answered
-with their error and skipped; the others are applied). Each check is O(size of the
-request), takes no lock and makes no ZooKeeper call. Errors are Kafka's:
-
-    INVALID_REQUEST (42)             a header id or epoch below its range, a list over its
-                                     bound (`rpc.limits`), a partition listed twice, a
-                                     negative partition number or epoch, a bad endpoint,
-                                     an unknown election type, a timeout out of range
-    INVALID_TOPIC_EXCEPTION (17)     a topic name Kafka would refuse (empty, "." or "..",
-                                     over 249 characters, other than [a-zA-Z0-9._-]); the
-                                     log directory is named after the topic, so such a
-                                     name must never reach the replica manager
-    INVALID_REPLICA_ASSIGNMENT (39)  empty, negative, repeated or too many replicas, or a
-                                     leader that is not one of them
-    UNKNOWN_TOPIC_OR_PARTITION (3)   a negative partition in Produce or Fetch (Kafka's
-                                     answer for a partition that cannot exist)
-    OFFSET_OUT_OF_RANGE (1)          a negative fetch offset
-    INVALID_REQUIRED_ACKS (21)       acks other than 0, 1, -1
-    RECORD_LIST_TOO_LARGE (18)       more records than `MAX_RECORDS_PER_PRODUCE`
-    INVALID_TIMESTAMP (32)           a record timestamp below -1
+refused as a whole and nothing is applied), per-entry errors (those entries are answered
+with their error and skipped; the others are applied) and live brokers or leaders with
+unusable endpoints to leave out. Each check is O(size of the request), takes no lock and
+makes no ZooKeeper call. Errors are Kafka's: INVALID_REQUEST (42) for ids, epochs, bounds
+and duplicates; INVALID_TOPIC_EXCEPTION (17) for a topic name Kafka would refuse (the log
+directory is named after the topic, so such a name must never reach the replica manager);
+INVALID_REPLICA_ASSIGNMENT (39) for empty, negative or repeated replicas or a leader that
+is not one of them.
 
 Any thread (gRPC workers call it).
 """
@@ -61,22 +52,25 @@ State = TypeVar(
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """What validation found: `error` refuses the whole request; `invalid` lists entries
-    to answer with their error and skip. `reason` says what was wrong first, for events."""
+    to answer with their error and skip; `left_out` names live brokers (UpdateMetadata) or
+    live leaders (LeaderAndIsr) whose endpoints are unusable, to drop from the request
+    before it is applied. `reason` says what was wrong first, for events."""
 
     error: Errors = Errors.NONE
     reason: str = ""
     invalid: Mapping[TopicPartition, Errors] = field(default_factory=dict)
+    left_out: frozenset[int] = frozenset()
 
     @property
     def ok(self) -> bool:
         """Nothing wrong at all."""
-        return self.error is Errors.NONE and not self.invalid
+        return self.error is Errors.NONE and not self.invalid and not self.left_out
 
 
 VALID = Verdict()
 
 
-def _refuse(reason: str, error: Errors = Errors.INVALID_REQUEST) -> Verdict:
+def refuse(reason: str, error: Errors = Errors.INVALID_REQUEST) -> Verdict:
     return Verdict(error, reason)
 
 
@@ -101,7 +95,7 @@ def _ids_problem(ids: tuple[int, ...], what: str) -> str | None:
     return None
 
 
-def _list_problem(keys: list[tuple[str, int]]) -> str | None:
+def list_problem(keys: list[tuple[str, int]]) -> str | None:
     """Over the bound, or a (topic, partition) listed twice."""
     if len(keys) > limits.MAX_PARTITIONS_PER_REQUEST:
         return f"{len(keys)} partitions, over {limits.MAX_PARTITIONS_PER_REQUEST}"
@@ -115,7 +109,7 @@ def _list_problem(keys: list[tuple[str, int]]) -> str | None:
     return None  # not reached
 
 
-def _invalid_entries(
+def invalid_entries(
     checked: Iterable[tuple[TopicPartition, Errors, str]],
 ) -> Verdict:
     invalid: dict[TopicPartition, Errors] = {}
@@ -175,19 +169,22 @@ def _leader_and_isr_entry(s: m.LeaderAndIsrPartitionState) -> tuple[Errors, str]
     return _state_entry(s, NO_LEADER, 0, others)
 
 
-def _live_leaders_problem(leaders: tuple[m.LiveLeader, ...]) -> str | None:
-    if len(leaders) > limits.MAX_BROKERS_PER_REQUEST:
-        return f"{len(leaders)} live leaders, over {limits.MAX_BROKERS_PER_REQUEST}"
-    for x in leaders:
-        problem = _endpoint_problem(x.broker_id, x.host, x.port)
-        if problem:
-            return f"live leader: {problem}"
+#: A request-level problem, and the brokers to leave out with the first reason why.
+_BrokerCheck = tuple[str | None, frozenset[int], str]
+
+
+def _brokers_problem(ids: list[int], what: str) -> str | None:
+    """Over the bound, a negative id or an id listed twice (these refuse the request)."""
+    if len(ids) > limits.MAX_BROKERS_PER_REQUEST:
+        return f"{len(ids)} {what}, over {limits.MAX_BROKERS_PER_REQUEST}"
+    if ids and min(ids) < 0:
+        return f"{what}: negative broker id"
+    if len(set(ids)) != len(ids):
+        return f"{what}: a broker listed twice"
     return None
 
 
-def _endpoint_problem(broker_id: int, host: str, port: int) -> str | None:
-    if broker_id < 0:
-        return f"negative broker id {broker_id}"
+def _endpoint_problem(host: str, port: int) -> str | None:
     if len(host) > limits.MAX_HOST_LENGTH:
         return f"host of {len(host)} characters"
     if not 0 <= port <= MAX_PORT:
@@ -195,18 +192,32 @@ def _endpoint_problem(broker_id: int, host: str, port: int) -> str | None:
     return None
 
 
+def _live_leaders(leaders: tuple[m.LiveLeader, ...]) -> _BrokerCheck:
+    problem = _brokers_problem([x.broker_id for x in leaders], "live leaders")
+    unusable = {x.broker_id: _endpoint_problem(x.host, x.port) for x in leaders}
+    return _left_out(problem, unusable, "live leader")
+
+
+def _left_out(problem: str | None, unusable: dict[int, str | None], what: str) -> _BrokerCheck:
+    left_out = frozenset(b for b, why in unusable.items() if why)
+    first = next((f"{what} {b}: {why}" for b, why in unusable.items() if why), "")
+    return problem, left_out, first
+
+
 def _control_request(
     header: m.ControlHeader,
     states: tuple[State, ...],
     entry: Callable[[State], tuple[Errors, str]],
-    problem: str | None = None,
+    brokers: _BrokerCheck = (None, frozenset(), ""),
 ) -> Verdict:
-    """The header, `problem` (another request-level check), the bound and no partition
-    twice refuse the request; then `entry` judges each partition state."""
+    """The header, the brokers' request-level problem, the bound and no partition twice
+    refuse the request; then `entry` judges each partition state, and the brokers to leave
+    out are passed on."""
+    problem, left_out, why_left_out = brokers
     problem = header_problem(header) or problem
-    problem = problem or _list_problem([(s.topic, s.partition) for s in states])
+    problem = problem or list_problem([(s.topic, s.partition) for s in states])
     if problem:
-        return _refuse(problem)
+        return refuse(problem)
     invalid: dict[TopicPartition, Errors] = {}
     reason = ""
     for state in states:
@@ -214,7 +225,9 @@ def _control_request(
         if error is not Errors.NONE:
             invalid[state.topic_partition] = error
             reason = reason or f"{state.topic_partition}: {why}"
-    return Verdict(Errors.NONE, reason, invalid) if invalid else VALID
+    if not invalid and not left_out:
+        return VALID
+    return Verdict(Errors.NONE, reason or why_left_out, invalid, left_out)
 
 
 def leader_and_isr(request: m.LeaderAndIsrRequest) -> Verdict:
@@ -223,7 +236,7 @@ def leader_and_isr(request: m.LeaderAndIsrRequest) -> Verdict:
         request.header,
         request.partition_states,
         _leader_and_isr_entry,
-        _live_leaders_problem(request.live_leaders),
+        _live_leaders(request.live_leaders),
     )
 
 
@@ -232,23 +245,17 @@ def _update_metadata_entry(s: m.UpdateMetadataPartitionState) -> tuple[Errors, s
     return _state_entry(s, EPOCH_DURING_DELETE, NO_EPOCH, others)
 
 
-def _live_brokers_problem(brokers: tuple[m.LiveBroker, ...]) -> str | None:
-    if len(brokers) > limits.MAX_BROKERS_PER_REQUEST:
-        return f"{len(brokers)} live brokers, over {limits.MAX_BROKERS_PER_REQUEST}"
-    if len({b.id for b in brokers}) != len(brokers):
-        return "a live broker listed twice"
-    for b in brokers:
-        if b.id < 0:
-            return f"live broker: negative broker id {b.id}"
-        if len(b.endpoints) > limits.MAX_ENDPOINTS_PER_BROKER:
-            return f"broker {b.id}: {len(b.endpoints)} endpoints"
-        if b.rack is not None and len(b.rack) > limits.MAX_HOST_LENGTH:
-            return f"broker {b.id}: rack of {len(b.rack)} characters"
-        for e in b.endpoints:
-            problem = _endpoint_problem(b.id, e.host, e.port)
-            if problem:
-                return f"live broker: {problem}"
-    return None
+def _live_broker_problem(b: m.LiveBroker) -> str | None:
+    if len(b.endpoints) > limits.MAX_ENDPOINTS_PER_BROKER:
+        return f"{len(b.endpoints)} endpoints"
+    if b.rack is not None and len(b.rack) > limits.MAX_HOST_LENGTH:
+        return f"rack of {len(b.rack)} characters"
+    return next(filter(None, (_endpoint_problem(e.host, e.port) for e in b.endpoints)), None)
+
+
+def _live_brokers(brokers: tuple[m.LiveBroker, ...]) -> _BrokerCheck:
+    problem = _brokers_problem([b.id for b in brokers], "live brokers")
+    return _left_out(problem, {b.id: _live_broker_problem(b) for b in brokers}, "live broker")
 
 
 def update_metadata(request: m.UpdateMetadataRequest) -> Verdict:
@@ -258,12 +265,12 @@ def update_metadata(request: m.UpdateMetadataRequest) -> Verdict:
         request.header,
         request.partition_states,
         _update_metadata_entry,
-        _live_brokers_problem(request.live_brokers),
+        _live_brokers(request.live_brokers),
     )
 
 
 def _stop_replica_entry(s: m.StopReplicaPartitionState) -> tuple[Errors, str]:
-    error, why = _topic_partition_entry(s.topic_partition, Errors.INVALID_REQUEST)
+    error, why = topic_partition_entry(s.topic_partition, Errors.INVALID_REQUEST)
     if error is not Errors.NONE:
         return error, why
     if s.leader_epoch < EPOCH_DURING_DELETE:
@@ -279,13 +286,13 @@ def stop_replica(request: m.StopReplicaRequest) -> Verdict:
 def controlled_shutdown(request: m.ControlledShutdownRequest) -> Verdict:
     """ControlledShutdown: a broker id and a broker epoch (-1: unknown) in range."""
     if request.broker_id < 0:
-        return _refuse(f"broker_id {request.broker_id} is negative")
+        return refuse(f"broker_id {request.broker_id} is negative")
     if request.broker_epoch < UNKNOWN_BROKER_EPOCH:
-        return _refuse(f"broker_epoch {request.broker_epoch} is below -1")
+        return refuse(f"broker_epoch {request.broker_epoch} is below -1")
     return VALID
 
 
-def _timeout_problem(name: str, value: int) -> str | None:
+def timeout_problem(name: str, value: int) -> str | None:
     if not 0 <= value <= limits.MAX_TIMEOUT_MS:
         return f"{name} {value} out of [0, {limits.MAX_TIMEOUT_MS}]"
     return None
@@ -295,107 +302,20 @@ def elect_leaders(request: m.ElectLeadersRequest) -> Verdict:
     """ElectLeaders: election type 0 or 1, a timeout in range, bounds, no partition twice,
     then each partition (an illegal topic or a negative partition is answered for itself)."""
     if request.election_type not in (0, 1):
-        return _refuse(f"election_type {request.election_type} is neither 0 nor 1")
-    problem = _timeout_problem("timeout_ms", request.timeout_ms) or _list_problem(
+        return refuse(f"election_type {request.election_type} is neither 0 nor 1")
+    problem = timeout_problem("timeout_ms", request.timeout_ms) or list_problem(
         [(tp.topic, tp.partition) for tp in request.partitions]
     )
     if problem:
-        return _refuse(problem)
-    return _invalid_entries(
-        (tp, *_topic_partition_entry(tp, Errors.INVALID_REQUEST)) for tp in request.partitions
+        return refuse(problem)
+    return invalid_entries(
+        (tp, *topic_partition_entry(tp, Errors.INVALID_REQUEST)) for tp in request.partitions
     )
 
 
-def _topic_partition_entry(tp: TopicPartition, negative: Errors) -> tuple[Errors, str]:
+def topic_partition_entry(tp: TopicPartition, negative: Errors) -> tuple[Errors, str]:
     if not legal_topic(tp.topic):
         return Errors.INVALID_TOPIC_EXCEPTION, "illegal topic name"
     if tp.partition < 0:
         return negative, "negative partition"
     return Errors.NONE, ""
-
-
-# -- data plane ----------------------------------------------------------------------------
-
-
-def produce(request: m.ProduceRequest) -> Verdict:
-    """Produce: acks, timeout, the partition, the number of records and their timestamps
-    (one partition per request, so every error refuses the whole request)."""
-    if request.acks not in (0, 1, -1):
-        return _refuse(f"acks {request.acks}", Errors.INVALID_REQUIRED_ACKS)
-    problem = _timeout_problem("timeout_ms", request.timeout_ms)
-    if problem:
-        return _refuse(problem)
-    error, why = _topic_partition_entry(request.topic_partition, Errors.UNKNOWN_TOPIC_OR_PARTITION)
-    if error is not Errors.NONE:
-        return _refuse(why, error)
-    if not request.records:
-        return _refuse("no records")
-    if len(request.records) > limits.MAX_RECORDS_PER_PRODUCE:
-        return _refuse(
-            f"{len(request.records)} records, over {limits.MAX_RECORDS_PER_PRODUCE}",
-            Errors.RECORD_LIST_TOO_LARGE,
-        )
-    if min(r.timestamp_ms for r in request.records) < -1:
-        return _refuse("a record timestamp below -1", Errors.INVALID_TIMESTAMP)
-    return VALID
-
-
-def _fetch_entry(f: m.FetchPartition) -> tuple[Errors, str]:
-    error, why = _topic_partition_entry(f.topic_partition, Errors.UNKNOWN_TOPIC_OR_PARTITION)
-    if error is not Errors.NONE:
-        return error, why
-    if f.fetch_offset < 0:
-        return Errors.OFFSET_OUT_OF_RANGE, f"fetch offset {f.fetch_offset}"
-    if f.current_leader_epoch < NO_EPOCH:
-        return Errors.INVALID_REQUEST, f"current leader epoch {f.current_leader_epoch}"
-    if not 1 <= f.max_records <= limits.MAX_RECORDS_PER_FETCH_PARTITION:
-        return Errors.INVALID_REQUEST, f"max_records {f.max_records}"
-    return Errors.NONE, ""
-
-
-def fetch(request: m.FetchRequest) -> Verdict:
-    """Fetch: the replica id (-1 for a consumer), the wait, bounds, no partition twice,
-    then each partition."""
-    if request.replica_id < -1:
-        return _refuse(f"replica_id {request.replica_id} is below -1")
-    problem = _timeout_problem("max_wait_ms", request.max_wait_ms) or _list_problem(
-        [(f.topic, f.partition) for f in request.partitions]
-    )
-    if problem:
-        return _refuse(problem)
-    return _invalid_entries((f.topic_partition, *_fetch_entry(f)) for f in request.partitions)
-
-
-def _epoch_entry(e: m.EpochPartition) -> tuple[Errors, str]:
-    error, why = _topic_partition_entry(
-        TopicPartition(e.topic, e.partition), Errors.UNKNOWN_TOPIC_OR_PARTITION
-    )
-    if error is not Errors.NONE:
-        return error, why
-    if e.current_leader_epoch < NO_EPOCH or e.leader_epoch < NO_EPOCH:
-        return Errors.INVALID_REQUEST, "leader epoch below -1"
-    return Errors.NONE, ""
-
-
-def offsets_for_leader_epoch(request: m.OffsetsForLeaderEpochRequest) -> Verdict:
-    """OffsetsForLeaderEpoch: the replica id, the bound, then each partition (a partition
-    asked twice is answered twice, as a read)."""
-    if request.replica_id < -1:
-        return _refuse(f"replica_id {request.replica_id} is below -1")
-    if len(request.partitions) > limits.MAX_PARTITIONS_PER_REQUEST:
-        return _refuse(f"{len(request.partitions)} partitions")
-    return _invalid_entries(
-        (TopicPartition(e.topic, e.partition), *_epoch_entry(e)) for e in request.partitions
-    )
-
-
-def metadata(request: m.MetadataRequest) -> Verdict:
-    """Metadata: the bound on topics; an illegal name is answered INVALID_TOPIC_EXCEPTION
-    (entries keyed by partition -1, as Metadata names topics only)."""
-    if len(request.topics) > limits.MAX_TOPICS_PER_METADATA_REQUEST:
-        return _refuse(f"{len(request.topics)} topics")
-    return _invalid_entries(
-        (TopicPartition(t, -1), Errors.INVALID_TOPIC_EXCEPTION, "illegal topic name")
-        for t in request.topics
-        if not legal_topic(t)
-    )

@@ -1,6 +1,7 @@
-"""`broker_node.request_validation` as tables: one valid request per API, then one field
-made hostile per row, with the error Kafka would answer and whether it refuses the whole
-request or only the entry."""
+"""`broker_node.request_validation` and `broker_node.client_request_validation` as
+tables: one valid request per API, then one field made hostile per row, with the error
+Kafka would answer and whether it refuses the whole request, the entry, or leaves a live
+broker out."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from broker_node import client_request_validation as cv
 from broker_node import request_validation as v
 from rpc import limits
 from rpc import messages as m
@@ -113,8 +115,7 @@ def test_leader_and_isr_judges_each_partition(fields: dict[str, Any], error: Err
 LAI_REQUEST_CASES = [
     ((LAI, LAI), (), "listed twice"),
     ((LAI,), (m.LiveLeader(-1, "b", 1),), "negative broker id"),
-    ((LAI,), (m.LiveLeader(1, "b", 70000),), "port"),
-    ((LAI,), (m.LiveLeader(1, "x" * 300, 1),), "host"),
+    ((LAI,), (m.LiveLeader(1, "b", 1), m.LiveLeader(1, "c", 2)), "listed twice"),
 ]
 
 
@@ -126,6 +127,23 @@ def test_leader_and_isr_refuses_the_whole_request(
 ) -> None:
     verdict = v.leader_and_isr(m.LeaderAndIsrRequest(HEADER, states, leaders))
     assert verdict.error is E.INVALID_REQUEST
+    assert words in verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("leader", "words"),
+    [(m.LiveLeader(1, "b", 70000), "port"), (m.LiveLeader(1, "x" * 300, 1), "host")],
+)
+def test_a_live_leader_without_a_usable_endpoint_is_left_out(
+    leader: m.LiveLeader, words: str
+) -> None:
+    """Its partitions are still applied; nobody follows it until a request names it well
+    (one bad registration in ZooKeeper must not stop every LeaderAndIsr)."""
+    good = m.LiveLeader(2, "b2", 9092)
+    verdict = v.leader_and_isr(m.LeaderAndIsrRequest(HEADER, (LAI,), (leader, good)))
+    assert verdict.error is E.NONE
+    assert verdict.invalid == {}
+    assert verdict.left_out == {1}
     assert words in verdict.reason
 
 
@@ -158,19 +176,28 @@ def test_update_metadata_judges_each_partition(
     assert entry_error(v.update_metadata(request)) is error
 
 
-@pytest.mark.parametrize(
-    "brokers",
-    [
-        (BROKER, BROKER),
-        (replace(BROKER, id=-1),),
-        (replace(BROKER, endpoints=(EndPoint("b1", -1),)),),
-        (replace(BROKER, endpoints=(EndPoint("b1", 1),) * (limits.MAX_ENDPOINTS_PER_BROKER + 1)),),
-        (replace(BROKER, rack="r" * 300),),
-    ],
-)
-def test_update_metadata_refuses_bad_live_brokers(brokers: tuple[m.LiveBroker, ...]) -> None:
+@pytest.mark.parametrize("brokers", [(BROKER, BROKER), (replace(BROKER, id=-1),)])
+def test_update_metadata_refuses_bad_live_broker_ids(brokers: tuple[m.LiveBroker, ...]) -> None:
     request = m.UpdateMetadataRequest(HEADER, (UMD,), brokers)
     assert v.update_metadata(request).error is E.INVALID_REQUEST
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        replace(BROKER, endpoints=(EndPoint("b1", -1),)),
+        replace(BROKER, endpoints=(EndPoint("b1", 1),) * (limits.MAX_ENDPOINTS_PER_BROKER + 1)),
+        replace(BROKER, rack="r" * 300),
+        replace(BROKER, endpoints=(EndPoint("x" * 300, 1),)),
+    ],
+)
+def test_update_metadata_leaves_out_a_live_broker_without_usable_endpoints(
+    bad: m.LiveBroker,
+) -> None:
+    other = replace(BROKER, id=2, endpoints=(EndPoint("b2", 9092),))
+    verdict = v.update_metadata(m.UpdateMetadataRequest(HEADER, (UMD,), (bad, other)))
+    assert verdict.error is E.NONE
+    assert verdict.left_out == {1}
 
 
 @pytest.mark.parametrize(
@@ -244,12 +271,12 @@ PRODUCE = m.ProduceRequest("orders", 0, (RECORD,), acks=-1, timeout_ms=1000)
     ],
 )
 def test_produce(fields: dict[str, Any], error: Errors) -> None:
-    assert v.produce(replace(PRODUCE, **fields)).error is error
+    assert cv.produce(replace(PRODUCE, **fields)).error is error
 
 
 def test_produce_over_the_record_bound_is_too_large(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(limits, "MAX_RECORDS_PER_PRODUCE", 2)
-    assert v.produce(replace(PRODUCE, records=(RECORD,) * 3)).error is E.RECORD_LIST_TOO_LARGE
+    assert cv.produce(replace(PRODUCE, records=(RECORD,) * 3)).error is E.RECORD_LIST_TOO_LARGE
 
 
 @pytest.mark.parametrize(
@@ -266,7 +293,7 @@ def test_produce_over_the_record_bound_is_too_large(monkeypatch: pytest.MonkeyPa
     ],
 )
 def test_fetch_judges_each_partition(fields: dict[str, Any], error: Errors | None) -> None:
-    verdict = v.fetch(m.FetchRequest((replace(FETCH, **fields),), replica_id=-1, max_wait_ms=0))
+    verdict = cv.fetch(m.FetchRequest((replace(FETCH, **fields),), replica_id=-1, max_wait_ms=0))
     assert verdict.error is E.NONE
     assert entry_error(verdict) is error
 
@@ -281,7 +308,7 @@ def test_fetch_judges_each_partition(fields: dict[str, Any], error: Errors | Non
     ],
 )
 def test_fetch_refuses_the_whole_request(request_: m.FetchRequest) -> None:
-    assert v.fetch(request_).error is E.INVALID_REQUEST
+    assert cv.fetch(request_).error is E.INVALID_REQUEST
 
 
 @pytest.mark.parametrize(
@@ -305,13 +332,13 @@ def test_fetch_refuses_the_whole_request(request_: m.FetchRequest) -> None:
 def test_offsets_for_leader_epoch(
     request_: m.OffsetsForLeaderEpochRequest, error: Errors, entry: Errors | None
 ) -> None:
-    verdict = v.offsets_for_leader_epoch(request_)
+    verdict = cv.offsets_for_leader_epoch(request_)
     assert verdict.error is error
     assert entry_error(verdict) is entry
 
 
 def test_metadata_answers_an_illegal_topic_for_itself() -> None:
-    verdict = v.metadata(m.MetadataRequest(("orders", "../x")))
+    verdict = cv.metadata(m.MetadataRequest(("orders", "../x")))
     assert verdict.error is E.NONE
     assert verdict.invalid == {TopicPartition("../x", -1): E.INVALID_TOPIC_EXCEPTION}
-    assert v.metadata(m.MetadataRequest(())).ok
+    assert cv.metadata(m.MetadataRequest(())).ok
