@@ -3,9 +3,9 @@ and ControlledShutdown.
 
 Checks every field first (`broker_node.request_validation`: a refused request changes
 nothing, a refused entry is answered and skipped), then applies the fencing rules of
-`broker_node.fencing`, records what it accepted (the highest
-controller epoch obeyed, each hosted partition's leadership, the metadata cache) and writes
-every accepted or rejected request to the event log. Runs on gRPC worker threads; one lock
+`broker_node.fencing`, records what it accepted (the highest controller epoch obeyed, each
+hosted partition's leadership, the metadata cache) and writes every accepted, rejected or
+invalid request to the event log. Runs on gRPC worker threads; one lock
 serializes state changes (Kafka's `replicaStateChangeLock`).
 """
 

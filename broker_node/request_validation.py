@@ -81,10 +81,17 @@ def legal_topic(name: str) -> bool:
     return _LEGAL_TOPIC.fullmatch(name) is not None and name not in (".", "..")
 
 
+def _ids_ok(ids: tuple[int, ...]) -> bool:
+    """No negative, repeated or extra broker id (the common case, checked first)."""
+    n = len(ids)
+    return n == 0 or (
+        n <= limits.MAX_REPLICAS_PER_PARTITION and min(ids) >= 0 and len(set(ids)) == n
+    )
+
+
 def _ids_problem(ids: tuple[int, ...], what: str) -> str | None:
     """Why a list of broker ids is bad (negative, repeated, over the bound), or None."""
-    n = len(ids)
-    if n == 0 or (n <= limits.MAX_REPLICAS_PER_PARTITION and min(ids) >= 0 and len(set(ids)) == n):
+    if _ids_ok(ids):
         return None
     if len(ids) > limits.MAX_REPLICAS_PER_PARTITION:
         return f"{what}: {len(ids)} ids, over {limits.MAX_REPLICAS_PER_PARTITION}"
@@ -162,8 +169,26 @@ def _state_entry(
     return Errors.NONE, ""
 
 
+_FINE = (Errors.NONE, "")
+
+
 def _leader_and_isr_entry(s: m.LeaderAndIsrPartitionState) -> tuple[Errors, str]:
-    if not s.replicas:
+    replicas = s.replicas
+    if (  # the common case in one expression: a valid state costs no more than this
+        replicas
+        and s.partition >= 0
+        and s.controller_epoch >= 0
+        and s.leader_epoch >= 0
+        and s.zk_version >= -1
+        and (s.leader == NO_LEADER or (s.leader >= 0 and s.leader in replicas))
+        and legal_topic(s.topic)
+        and _ids_ok(replicas)
+        and _ids_ok(s.isr)
+        and _ids_ok(s.adding_replicas)
+        and _ids_ok(s.removing_replicas)
+    ):
+        return _FINE
+    if not replicas:
         return Errors.INVALID_REPLICA_ASSIGNMENT, "no replicas"
     others = {"isr": s.isr, "adding": s.adding_replicas, "removing": s.removing_replicas}
     return _state_entry(s, NO_LEADER, 0, others)
@@ -241,6 +266,19 @@ def leader_and_isr(request: m.LeaderAndIsrRequest) -> Verdict:
 
 
 def _update_metadata_entry(s: m.UpdateMetadataPartitionState) -> tuple[Errors, str]:
+    if (  # the common case, as for LeaderAndIsr
+        s.partition >= 0
+        and s.controller_epoch >= 0
+        and s.leader_epoch >= NO_EPOCH
+        and s.zk_version >= -1
+        and (s.leader < 0 or not s.replicas or s.leader in s.replicas)
+        and s.leader >= EPOCH_DURING_DELETE
+        and legal_topic(s.topic)
+        and _ids_ok(s.replicas)
+        and _ids_ok(s.isr)
+        and _ids_ok(s.offline_replicas)
+    ):
+        return _FINE
     others = {"isr": s.isr, "offline_replicas": s.offline_replicas}
     return _state_entry(s, EPOCH_DURING_DELETE, NO_EPOCH, others)
 
