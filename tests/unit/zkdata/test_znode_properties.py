@@ -74,6 +74,8 @@ DECODERS: dict[str, Callable[[bytes | None], object]] = {
     "IsrChangeNotificationSequenceZNode": IsrChangeNotificationSequenceZNode.decode,
     "TopicConfigZNode": TopicConfigZNode.decode,
     "ConfigChangeNotificationZNode": ConfigChangeNotificationZNode.decode,
+    # never raises at all: a rewrite of a znode that does not parse replaces it whole
+    "TopicPartitionStateZNode.unknown_fields": TopicPartitionStateZNode.unknown_fields,
 }
 
 #: Valid Kafka 2.x znode contents, as parsed JSON, that the mutation fuzz starts from.
@@ -409,3 +411,10 @@ def test_non_ascii_digits_are_not_numbers(name: str) -> None:
     assert sequence_of(f"config_change_{name}") is None
     with pytest.raises(InvalidConfigError):
         validate_topic_config({MIN_INSYNC_REPLICAS: name})
+
+
+@pytest.mark.parametrize("depth", [10, 900, 5_000, 200_000])
+def test_every_decoder_survives_deeply_nested_json(depth: int) -> None:
+    data = b'{"version":1,"partitions":' + b"[" * depth + b"]" * depth + b"}"
+    for decoder in DECODERS.values():
+        decodes_or_raises_format_error(decoder, data)
