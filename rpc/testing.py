@@ -86,7 +86,7 @@ live_brokers = st.lists(
         m.LiveBroker,
         id=broker_ids,
         endpoints=st.lists(endpoints, max_size=2).map(tuple),
-        rack=st.none() | st.text(max_size=4),
+        rack=st.none() | st.text(min_size=1, max_size=4),  # "" travels as no rack
     ),
     max_size=3,
 ).map(tuple)
