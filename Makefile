@@ -9,7 +9,7 @@ export RUN_ID
 PACKAGES := bugs admin client harness broker_node controller zkdata rpc eventlog security chaos pipeline testbed bench
 
 .PHONY: help setup host venv proto secrets compose-plugin images up down ps logs cluster \
-        test lint test-unit test-integration test-docker bench bench-quick bench-produce \
+        test lint test-unit test-integration fuzz test-docker bench bench-quick bench-produce \
         bench-produce-quick clean-images clean report chaos-list chaos-all chaos-heal test-chaos cluster-up
 
 help:
@@ -19,6 +19,7 @@ help:
 	@echo "make cluster            show ZooKeeper modes, brokers and epochs, the controller"
 	@echo "make images             (re)build the images whose inputs changed"
 	@echo "make lint | test-unit | test-integration | test-docker"
+	@echo "make fuzz               the fuzzers of hostile requests and znodes, longer (FUZZ_EXAMPLES=5000)"
 	@echo "make chaos-<scenario>   run one chaos scenario on the cluster (SEED=1; make chaos-list names them)"
 	@echo "make chaos-all          every scenario, then one table of verdicts and recovery times"
 	@echo "make chaos-heal         undo whatever faults a killed chaos run left"
@@ -83,6 +84,12 @@ lint: setup
 
 test-unit: setup
 	@.venv/bin/pytest tests/unit -q
+
+# The fuzzers of hostile requests and znodes, with random draws and FUZZ_EXAMPLES examples
+# each (hypothesis profile `long`, tests/unit/conftest.py).
+FUZZ_EXAMPLES ?= 5000
+fuzz: setup
+	@HYPOTHESIS_PROFILE=long FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) .venv/bin/pytest tests/unit -m fuzz -q
 
 test-integration: setup
 	@.venv/bin/pytest tests/integration -q

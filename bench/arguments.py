@@ -31,6 +31,7 @@ from bench.settings import (
     ProduceOptions,
     Settings,
 )
+from rpc.limits import MAX_MESSAGE_BYTES
 from security.tls_files import DEFAULT_TLS_DIR, tls_dir_choice
 
 #: The ensemble's session-timeout bounds (`minSessionTimeout`/`maxSessionTimeout`).
@@ -39,8 +40,8 @@ DEFAULT_DURATION_S = 10.0
 QUICK_DURATION_S = 3.0
 DEFAULT_FLOOR_S = 3.0
 QUICK_FLOOR_S = 2.0
-#: Produce requests must fit gRPC's message cap (`rpc.wire.MAX_MESSAGE_BYTES`) with room.
-MAX_BATCH_BYTES = 64 * 1024 * 1024
+#: Produce requests must fit gRPC's message cap (`rpc.limits.MAX_MESSAGE_BYTES`) with room.
+MAX_BATCH_BYTES = MAX_MESSAGE_BYTES // 2
 MAX_PRODUCERS = 64
 
 

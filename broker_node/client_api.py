@@ -1,51 +1,120 @@
 """`ClientApi`: the data-plane service of a broker. Metadata is answered from the metadata
 cache (an immutable snapshot); Produce, Fetch and OffsetsForLeaderEpoch go to the replica
-manager. Runs on gRPC worker threads."""
+manager. Every request is validated first (`broker_node.request_validation`); a refused
+request or entry is answered with its error and a `request_invalid` event, and never reaches
+the replica manager. Runs on gRPC worker threads."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 
+from broker_node import client_request_validation as validation
 from broker_node.metadata_cache import MetadataCache
 from broker_node.replica_manager import ReplicaManager
+from broker_node.request_guard import report_invalid
+from eventlog import EventLog
 from rpc import messages as m
 from rpc.errors import Errors
-from zkdata.model import NO_LEADER
+from zkdata.model import NO_LEADER, TopicPartition
 
 
 class ClientApi:
     """Metadata from one broker's cache; Produce, Fetch and OffsetsForLeaderEpoch on its
     replicas."""
 
-    def __init__(self, cache: MetadataCache, replicas: ReplicaManager) -> None:
+    def __init__(self, cache: MetadataCache, replicas: ReplicaManager, events: EventLog) -> None:
         self._cache = cache
         self._replicas = replicas
+        self._events = events
 
     def produce(self, request: m.ProduceRequest) -> m.ProduceResponse:
         """Append to a partition this broker leads."""
+        verdict = validation.produce(request)
+        if verdict.error is not Errors.NONE:
+            report_invalid(self._events, "Produce", verdict, len(request.records))
+            return m.ProduceResponse(verdict.error, error_message=verdict.reason)
         return self._replicas.produce(request)
 
     def fetch(self, request: m.FetchRequest) -> m.FetchResponse:
-        """Read partitions (consumers up to the high watermark, followers up to the end)."""
-        return self._replicas.fetch(request)
+        """Read partitions (consumers up to the high watermark, followers up to the end).
+        Refused partitions are answered with their error and not read."""
+        verdict = validation.fetch(request)
+        if verdict.ok:
+            return self._replicas.fetch(request)
+        report_invalid(self._events, "Fetch", verdict, len(request.partitions))
+        if verdict.error is not Errors.NONE:
+            return m.FetchResponse(verdict.error)
+        valid = tuple(f for f in request.partitions if f.topic_partition not in verdict.invalid)
+        read = (
+            self._replicas.fetch(m.FetchRequest(valid, request.replica_id, request.max_wait_ms))
+            if valid
+            else m.FetchResponse(Errors.NONE)
+        )
+        by_tp = {p.topic_partition: p for p in read.partitions}
+        return m.FetchResponse(
+            read.error,
+            tuple(
+                by_tp.get(f.topic_partition)
+                or m.FetchedPartition(f.topic, f.partition, verdict.invalid[f.topic_partition])
+                for f in request.partitions
+            ),
+        )
 
     def offsets_for_leader_epoch(
         self, request: m.OffsetsForLeaderEpochRequest
     ) -> m.OffsetsForLeaderEpochResponse:
-        """Where leader epochs ended (KIP-101)."""
-        return self._replicas.offsets_for_leader_epoch(request)
+        """Where leader epochs ended (KIP-101). Refused partitions are answered with their
+        error (every partition, when the request as a whole is refused)."""
+        verdict = validation.offsets_for_leader_epoch(request)
+        if verdict.ok:
+            return self._replicas.offsets_for_leader_epoch(request)
+        report_invalid(self._events, "OffsetsForLeaderEpoch", verdict, len(request.partitions))
+        if verdict.error is not Errors.NONE:
+            return m.OffsetsForLeaderEpochResponse(
+                tuple(
+                    m.EpochEndOffset(e.topic, e.partition, verdict.error)
+                    for e in request.partitions
+                )
+            )
+        asked = tuple(
+            e
+            for e in request.partitions
+            if TopicPartition(e.topic, e.partition) not in verdict.invalid
+        )
+        answers = iter(
+            self._replicas.offsets_for_leader_epoch(
+                m.OffsetsForLeaderEpochRequest(asked, request.replica_id)
+            ).partitions
+            if asked
+            else ()
+        )
+        out = []
+        for e in request.partitions:
+            error = verdict.invalid.get(TopicPartition(e.topic, e.partition))
+            out.append(m.EpochEndOffset(e.topic, e.partition, error) if error else next(answers))
+        return m.OffsetsForLeaderEpochResponse(tuple(out))
 
     def metadata(self, request: m.MetadataRequest) -> m.MetadataResponse:
         """Live brokers, the controller and the requested topics (all when none named).
         An unknown topic gets UNKNOWN_TOPIC_OR_PARTITION; a partition without a leader,
         LEADER_NOT_AVAILABLE."""
+        verdict = validation.metadata(request)
+        if not verdict.ok:
+            report_invalid(self._events, "Metadata", verdict, len(request.topics))
         snapshot = self._cache.snapshot()
         by_topic: dict[str, list[m.UpdateMetadataPartitionState]] = defaultdict(list)
         for tp, state in snapshot.partitions.items():
             by_topic[tp.topic].append(state)
-        names = request.topics or tuple(sorted(by_topic))
+        names = tuple(dict.fromkeys(request.topics)) or tuple(sorted(by_topic))
         topics = []
         for name in names:
+            if verdict.error is not Errors.NONE:
+                topics.append(m.TopicMetadata(name, verdict.error))
+                continue
+            refused = verdict.invalid.get(TopicPartition(name, -1))
+            if refused is not None:
+                topics.append(m.TopicMetadata(name, refused))
+                continue
             states = by_topic.get(name)
             if not states:
                 topics.append(m.TopicMetadata(name, Errors.UNKNOWN_TOPIC_OR_PARTITION))

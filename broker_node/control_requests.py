@@ -1,9 +1,11 @@
 """`ControlRequestHandler`: the broker's side of LeaderAndIsr, UpdateMetadata, StopReplica
 and ControlledShutdown.
 
-Applies the fencing rules of `broker_node.fencing`, records what it accepted (the highest
-controller epoch obeyed, each hosted partition's leadership, the metadata cache) and writes
-every accepted or rejected request to the event log. Runs on gRPC worker threads; one lock
+Checks every field first (`broker_node.request_validation`: a refused request changes
+nothing, a refused entry is answered and skipped), then applies the fencing rules of
+`broker_node.fencing`, records what it accepted (the highest controller epoch obeyed, each
+hosted partition's leadership, the metadata cache) and writes every accepted, rejected or
+invalid request to the event log. Runs on gRPC worker threads; one lock
 serializes state changes (Kafka's `replicaStateChangeLock`).
 
 Bug switches (docs/bugs.md): `kafka-1188` obeys requests of an older controller epoch,
@@ -17,8 +19,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from broker_node import fencing
+from broker_node import request_validation as validation
 from broker_node.metadata_cache import MetadataCache
 from broker_node.replica_manager import ReplicaManager
+from broker_node.request_guard import report_invalid
 from bugs import NO_BUGS, BugSwitches
 from bugs.catalog import NO_BROKER_EPOCH, STALE_CONTROLLER_EPOCH
 from eventlog import EventKind, EventLog
@@ -118,6 +122,18 @@ class ControlRequestHandler:
         `kafka-1188` on, an older epoch is obeyed but does not lower it)."""
         self._controller_epoch = max(self._controller_epoch, header.controller_epoch)
 
+    def _invalid(
+        self, api: str, header: m.ControlHeader, verdict: validation.Verdict, entries: int
+    ) -> None:
+        report_invalid(
+            self._events,
+            api,
+            verdict,
+            entries,
+            controller_id=header.controller_id,
+            controller_epoch=header.controller_epoch,
+        )
+
     def _reject(self, api: str, header: m.ControlHeader, error: Errors, current: int) -> Errors:
         self._events.emit(
             EventKind.REQUEST_REJECTED,
@@ -180,6 +196,19 @@ class ControlRequestHandler:
 
     def leader_and_isr(self, request: m.LeaderAndIsrRequest) -> m.LeaderAndIsrResponse:
         """Become leader or follower of each partition whose leader epoch is newer."""
+        verdict = validation.leader_and_isr(request)
+        if not verdict.ok:
+            self._invalid("LeaderAndIsr", request.header, verdict, len(request.partition_states))
+        if verdict.error is not Errors.NONE:
+            return m.LeaderAndIsrResponse(
+                verdict.error, _every(request.partition_states, verdict.error)
+            )
+        if verdict.left_out:  # leaders without a usable endpoint: nobody follows them yet
+            request = m.LeaderAndIsrRequest(
+                request.header,
+                request.partition_states,
+                tuple(x for x in request.live_leaders if x.broker_id not in verdict.left_out),
+            )
         with self._lock:
             error, broker_epoch = self._check("LeaderAndIsr", request.header)
             if error is not Errors.NONE:
@@ -189,18 +218,22 @@ class ControlRequestHandler:
             fenced: list[_Fenced] = []
             for state in request.partition_states:
                 tp = state.topic_partition
+                invalid = verdict.invalid.get(tp)
+                if invalid is not None:
+                    results.append(m.PartitionError(tp, invalid))
+                    continue
                 hosted = self._hosted.get(tp)
-                verdict = fencing.check_leader_and_isr_partition(
+                fenced_by = fencing.check_leader_and_isr_partition(
                     state.leader_epoch,
                     hosted.state.leader_epoch if hosted else None,
                     state.replicas,
                     self.broker_id,
                 )
-                if verdict is Errors.NONE:
+                if fenced_by is Errors.NONE:
                     self._hosted[tp] = HostedPartition(state, state.leader == self.broker_id)
                 else:
-                    fenced.append((tp, verdict, state.leader_epoch, hosted))
-                results.append(m.PartitionError(tp, verdict))
+                    fenced.append((tp, fenced_by, state.leader_epoch, hosted))
+                results.append(m.PartitionError(tp, fenced_by))
             self._fenced("LeaderAndIsr", request.header, fenced)
             if self._replicas is not None:
                 accepted = {r.topic_partition for r in results if r.error is Errors.NONE}
@@ -218,7 +251,22 @@ class ControlRequestHandler:
             return m.LeaderAndIsrResponse(Errors.NONE, tuple(results))
 
     def update_metadata(self, request: m.UpdateMetadataRequest) -> m.UpdateMetadataResponse:
-        """Refresh the metadata cache."""
+        """Refresh the metadata cache. Partition states that fail validation, and live
+        brokers without usable endpoints, are left out of the cache and the answer is
+        INVALID_REQUEST; the rest is applied."""
+        verdict = validation.update_metadata(request)
+        if not verdict.ok:
+            self._invalid("UpdateMetadata", request.header, verdict, len(request.partition_states))
+        if verdict.error is not Errors.NONE:
+            return m.UpdateMetadataResponse(verdict.error)
+        if verdict.invalid or verdict.left_out:
+            request = m.UpdateMetadataRequest(
+                request.header,
+                tuple(
+                    s for s in request.partition_states if s.topic_partition not in verdict.invalid
+                ),
+                tuple(b for b in request.live_brokers if b.id not in verdict.left_out),
+            )
         with self._lock:
             error, broker_epoch = self._check("UpdateMetadata", request.header)
             if error is not Errors.NONE:
@@ -228,10 +276,17 @@ class ControlRequestHandler:
             self._accepted(
                 "UpdateMetadata", request.header, broker_epoch, (), len(request.partition_states)
             )
-            return m.UpdateMetadataResponse(Errors.NONE)
+            return m.UpdateMetadataResponse(Errors.NONE if verdict.ok else Errors.INVALID_REQUEST)
 
     def stop_replica(self, request: m.StopReplicaRequest) -> m.StopReplicaResponse:
         """Stop each replica unless its leader epoch is fenced."""
+        verdict = validation.stop_replica(request)
+        if not verdict.ok:
+            self._invalid("StopReplica", request.header, verdict, len(request.partition_states))
+        if verdict.error is not Errors.NONE:
+            return m.StopReplicaResponse(
+                verdict.error, _every(request.partition_states, verdict.error)
+            )
         with self._lock:
             error, broker_epoch = self._check("StopReplica", request.header)
             if error is not Errors.NONE:
@@ -241,21 +296,29 @@ class ControlRequestHandler:
             fenced: list[_Fenced] = []
             for state in request.partition_states:
                 tp = state.topic_partition
+                invalid = verdict.invalid.get(tp)
+                if invalid is not None:
+                    results.append(m.PartitionError(tp, invalid))
+                    continue
                 hosted = self._hosted.get(tp)
-                verdict = fencing.check_stop_replica_partition(
+                fenced_by = fencing.check_stop_replica_partition(
                     state.leader_epoch, hosted.state.leader_epoch if hosted else None
                 )
-                if verdict is Errors.NONE:
+                if fenced_by is Errors.NONE:
                     self._hosted.pop(tp, None)
                 else:
-                    fenced.append((tp, verdict, state.leader_epoch, hosted))
-                results.append(m.PartitionError(tp, verdict))
+                    fenced.append((tp, fenced_by, state.leader_epoch, hosted))
+                results.append(m.PartitionError(tp, fenced_by))
             self._fenced("StopReplica", request.header, fenced)
             if self._replicas is not None:
                 stopped = [r.topic_partition for r in results if r.error is Errors.NONE]
                 self._replicas.stop_replicas(
                     stopped,
-                    [s.topic_partition for s in request.partition_states if s.delete_partition],
+                    [
+                        s.topic_partition
+                        for s in request.partition_states
+                        if s.delete_partition and s.topic_partition not in verdict.invalid
+                    ],
                 )
             self._accepted("StopReplica", request.header, broker_epoch, tuple(results))
             return m.StopReplicaResponse(Errors.NONE, tuple(results))
@@ -264,13 +327,39 @@ class ControlRequestHandler:
         self, request: m.ControlledShutdownRequest
     ) -> m.ControlledShutdownResponse:
         """Answered by the local controller (NOT_CONTROLLER unless it is active)."""
+        verdict = validation.controlled_shutdown(request)
+        if verdict.error is not Errors.NONE:
+            report_invalid(
+                self._events, "ControlledShutdown", verdict, 0, broker_id=request.broker_id
+            )
+            return m.ControlledShutdownResponse(verdict.error)
         return self._controlled_shutdown(request)
 
     def elect_leaders(self, request: m.ElectLeadersRequest) -> m.ElectLeadersResponse:
-        """Answered by the local controller (NOT_CONTROLLER unless it is active)."""
+        """Answered by the local controller (NOT_CONTROLLER unless it is active). Listed
+        partitions that fail validation are answered here, the others by the controller;
+        when none is left, the controller is not asked (an empty list means every
+        partition)."""
+        verdict = validation.elect_leaders(request)
+        if not verdict.ok:
+            report_invalid(self._events, "ElectLeaders", verdict, len(request.partitions))
+        if verdict.error is not Errors.NONE:
+            return m.ElectLeadersResponse(verdict.error)
+        refused = tuple(
+            m.PartitionElectionResult(tp, error, "invalid partition")
+            for tp, error in verdict.invalid.items()
+        )
         if self._elect_leaders is None:
             return m.ElectLeadersResponse(Errors.NOT_CONTROLLER)
-        return self._elect_leaders(request)
+        if not refused:
+            return self._elect_leaders(request)
+        rest = tuple(tp for tp in request.partitions if tp not in verdict.invalid)
+        if not rest:
+            return m.ElectLeadersResponse(Errors.NONE, refused)
+        answer = self._elect_leaders(
+            m.ElectLeadersRequest(request.election_type, rest, request.timeout_ms)
+        )
+        return m.ElectLeadersResponse(answer.error, answer.results + refused)
 
 
 def _every(

@@ -23,6 +23,7 @@ from broker_node.control_requests import ControlRequestHandler
 from broker_node.metrics import serve_metrics
 from broker_node.registration import BrokerRegistration
 from broker_node.replica_manager import ReplicaManager, ReplicationConfig
+from broker_node.request_guard import GuardedBrokerControl, GuardedClientApi, RequestGuard
 from broker_node.zk_session import SessionListener, ensure_chroot, new_client
 from controller import KafkaController
 from controller.active import ControllerConfig
@@ -118,9 +119,12 @@ class BrokerNode:
             self._elect_leaders,
             cfg.bug_switches,
         )
+        guard = RequestGuard(self.events)
         server = RpcServer(
-            self.handler,
-            ClientApi(self.handler.metadata_cache, self.replicas),
+            GuardedBrokerControl(self.handler, guard),
+            GuardedClientApi(
+                ClientApi(self.handler.metadata_cache, self.replicas, self.events), guard
+            ),
             workers=GRPC_WORKERS,
             tls=self._tls,
             access=AccessPolicy(frozenset({BROKER}), self._on_refused) if self._tls else None,

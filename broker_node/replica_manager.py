@@ -224,7 +224,10 @@ class ReplicaManager:
         if partition is None:
             return m.ProduceResponse(Errors.UNKNOWN_TOPIC_OR_PARTITION)
         term = partition.leadership_term
-        error, first, last = partition.append_as_leader(request.records, request.acks)
+        try:
+            error, first, last = partition.append_as_leader(request.records, request.acks)
+        except LogError as exc:  # the log refused the append: Kafka's storage error
+            return m.ProduceResponse(Errors.KAFKA_STORAGE_ERROR, error_message=str(exc))
         if error is not Errors.NONE:
             return m.ProduceResponse(error)
         if request.acks == -1:

@@ -46,6 +46,7 @@ PRODUCE_RETRIABLE: frozenset[Errors] = frozenset(
         Errors.LEADER_NOT_AVAILABLE,
         Errors.UNKNOWN_TOPIC_OR_PARTITION,
         Errors.NOT_ENOUGH_REPLICAS,
+        Errors.KAFKA_STORAGE_ERROR,
     }
 )
 #: Fetch errors after which a consumer asks again (after new Metadata).

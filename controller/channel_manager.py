@@ -3,9 +3,12 @@
 The event thread enqueues requests (`send`) and adds or removes brokers; each thread
 `controller-to-broker-<id>-send-thread` sends its queue in order over gRPC (`rpc.wire`), and on a
 transport failure backs off and resends the same request until it gets an answer or the
-broker is removed. Responses go to the request's callback on the sender thread (which may
-only enqueue controller events or write the event log). Bug switch `sender-drops`
-(docs/bugs.md) drops a request whose send failed and goes on with the next one.
+broker is removed. A request that does not encode, or whose answer does not decode
+(`RpcMalformed`), would fail the same way on every resend: it is dropped with a
+`control_request_dropped` event and the queue goes on. Responses go to the request's
+callback on the sender thread (which may only enqueue controller events or write the event
+log). Bug switch `sender-drops` (docs/bugs.md) drops a request whose send failed and goes
+on with the next one.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from typing import Protocol
 
 from eventlog import EventKind, EventLog
 from rpc import messages as m
-from rpc.errors import Errors, RpcClosed, RpcError
+from rpc.errors import Errors, RpcClosed, RpcError, RpcMalformed
 from rpc.wire import BrokerControlClient, ChannelIdentity
 from zkdata.model import Broker
 
@@ -123,7 +126,20 @@ class _Sender:
             item = self.queue.get()
             if item is None:
                 return
-            response = self._send_until_answered(item.request)
+            try:
+                response = self._send_until_answered(item.request)
+            except RpcMalformed as exc:
+                log.error(
+                    "dropping %s to broker %d: %s", api_name(item.request), self.broker_id, exc
+                )
+                self._events.emit(
+                    EventKind.CONTROL_REQUEST_DROPPED,
+                    api=api_name(item.request),
+                    broker_id=self.broker_id,
+                    controller_epoch=item.request.header.controller_epoch,
+                    reason=str(exc)[:500],
+                )
+                continue
             if response is None and self._drop_failed and not self._stopped.is_set():
                 continue  # sender-drops: the failed request is lost
             if response is None:
@@ -149,6 +165,8 @@ class _Sender:
                 return _call(self._channel, request)
             except RpcClosed:
                 return None  # the channel was closed: the broker was removed
+            except RpcMalformed:
+                raise  # resending the same bytes cannot help
             except RpcError as exc:
                 if self._stopped.is_set():
                     return None

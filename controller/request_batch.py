@@ -1,9 +1,10 @@
 """`RequestBatch`: collects one round of control requests and sends them once.
 
 At most one LeaderAndIsr, one UpdateMetadata and one StopReplica per broker per `send`
-(Kafka's `ControllerBrokerRequestBatch`). Adding a LeaderAndIsr also adds its partition to
-the UpdateMetadata of every live broker. Every request carries the controller id, the
-controller epoch and the target's broker epoch.
+(Kafka's `ControllerBrokerRequestBatch`), each split into parts only when it would not fit
+under gRPC's message limit (`controller.request_split`). Adding a LeaderAndIsr also adds
+its partition to the UpdateMetadata of every live broker. Every request carries the
+controller id, the controller epoch and the target's broker epoch.
 
 Answers: a LeaderAndIsr, and a StopReplica that deletes partitions of topics whose
 deletion has started, carry a response callback. It turns the answer into a typed result
@@ -35,6 +36,7 @@ from controller.control_responses import (
     control_result,
     deleted_partitions,
 )
+from controller.request_split import split_by_size
 from rpc import messages as m
 from zkdata.model import (
     EPOCH_DURING_DELETE,
@@ -203,7 +205,7 @@ class RequestBatch:
                 tuple(states[tp] for tp in sorted(states)),
                 tuple(live_leaders),
             )
-            self._send(broker_id, request, self._answer_to(request))
+            self._send_in_parts(broker_id, request, self._answer_to)
 
     def _send_update_metadata(self) -> None:
         if not self._update_brokers:
@@ -239,7 +241,7 @@ class RequestBatch:
             if self._context.live_broker(broker_id) is None:
                 continue
             request = m.UpdateMetadataRequest(self._header(broker_id), tuple(states), live)
-            self._send(broker_id, request, None)
+            self._send_in_parts(broker_id, request, lambda _part: None)
 
     def _send_stop_replica(self) -> None:
         for broker_id, partitions in sorted(self._stop_replica.items()):
@@ -262,8 +264,31 @@ class RequestBatch:
                 for tp in deleted_partitions(request)
                 if self._context.is_topic_deletion_in_progress(tp.topic)
             )
-            callback = self._answer_to(request, deleting) if deleting else None
-            self._send(broker_id, request, callback)
+            self._send_in_parts(broker_id, request, _stop_replica_answer(self._answer_to, deleting))
+
+    def _send_in_parts(
+        self,
+        broker_id: int,
+        request: ControlRequest,
+        answer: Callable[[ControlRequest], ResponseCallback | None],
+    ) -> None:
+        """Send `request`, split into parts under gRPC's limit when it is larger
+        (`controller.request_split`), each part with its own response callback."""
+        for part in split_by_size(request):
+            self._send(broker_id, part, answer(part))
+
+
+def _stop_replica_answer(
+    answer_to: Callable[[ControlRequest, frozenset[TopicPartition]], ResponseCallback | None],
+    deleting: frozenset[TopicPartition],
+) -> Callable[[ControlRequest], ResponseCallback | None]:
+    """The response callback of each part of a StopReplica: only parts that delete
+    partitions of topics being deleted need one."""
+
+    def answer(part: ControlRequest) -> ResponseCallback | None:
+        return answer_to(part, deleting) if deleting else None
+
+    return answer
 
 
 def _during_delete(lai: LeaderAndIsr) -> LeaderAndIsr:

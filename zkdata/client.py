@@ -135,8 +135,10 @@ class KafkaZkClient:
                 data, stat = result.get()
             except NoNodeError:
                 continue  # went away between the listing and the read
-            if not name.isdigit():
-                malformed[name] = ZnodeFormatError("broker id is not an integer", name)
+            if not (name.isascii() and name.isdigit()):
+                malformed[name] = ZnodeFormatError(
+                    "broker id is not an integer", paths.broker_id_child(name)
+                )
                 continue
             try:
                 info = BrokerIdZNode.decode(int(name), data)

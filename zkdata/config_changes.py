@@ -42,7 +42,7 @@ class ConfigChange:
 def sequence_of(child: str) -> int | None:
     """The sequence number of `config_change_0000000042`, or None for another name."""
     digits = child.removeprefix(paths.CONFIG_CHANGE_PREFIX)
-    if digits == child or not digits.isdigit():
+    if digits == child or not (digits.isascii() and digits.isdigit()):
         return None
     return int(digits)
 

@@ -70,7 +70,7 @@ def validate_topic_config(config: Mapping[str, str]) -> None:
         raise InvalidConfigError(f"Unknown topic config name: {', '.join(unknown)}")
     if MIN_INSYNC_REPLICAS in config:
         value = config[MIN_INSYNC_REPLICAS].strip()
-        if not value.isdigit() or int(value) < 1:
+        if not (value.isascii() and value.isdigit()) or int(value) < 1:
             raise InvalidConfigError(
                 f"Invalid value {config[MIN_INSYNC_REPLICAS]} for configuration "
                 f"{MIN_INSYNC_REPLICAS}: must be an integer of at least 1"

@@ -287,10 +287,13 @@ class TopicPartitionStateZNode:
         """Parse the state; `zk_version` (from the znode's Stat) is carried in LeaderAndIsr."""
         obj = jf.parse_object(data)
         jf.check_version(obj, (1,))
+        leader_epoch = jf.get_int(obj, "leader_epoch", minimum=0)
+        if leader_epoch == jf.INT32_MAX:  # the next election's epoch would not fit an int32
+            raise ZnodeFormatError(f"leader_epoch {leader_epoch} leaves no room for an election")
         return LeaderIsrAndControllerEpoch(
             leader_and_isr=LeaderAndIsr(
                 leader=jf.get_int(obj, "leader", minimum=-1),
-                leader_epoch=jf.get_int(obj, "leader_epoch", minimum=0),
+                leader_epoch=leader_epoch,
                 isr=jf.get_int_list(obj, "isr", minimum=0),
                 zk_version=zk_version,
             ),

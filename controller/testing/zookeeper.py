@@ -25,6 +25,7 @@ from zkdata.errors import ControllerMovedError, ZnodeFormatError
 from zkdata.fenced_writes import ANY_EPOCH_VERSION, OpResult
 from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from zkdata.pipelined_reads import Reads
+from zkdata.znodes import TopicPartitionStateZNode
 
 __all__ = ["DeletionCall", "FakeDeletionZk", "FakePartitionZk", "ZkCall"]
 
@@ -95,6 +96,16 @@ class FakePartitionZk:
     ) -> None:
         """Store a state znode whose bytes do not decode."""
         self._znodes[tp] = _StateZnode(None, zk_version, reason)
+
+    def put_bytes(self, tp: TopicPartition, data: bytes, zk_version: int = 0) -> None:
+        """Store a state znode as ZooKeeper would hold it: `data` goes through the real
+        codec (`TopicPartitionStateZNode`), so it reads back decoded or malformed."""
+        try:
+            state = TopicPartitionStateZNode.decode(data, zk_version)
+        except ZnodeFormatError as exc:
+            self._znodes[tp] = _StateZnode(None, zk_version, exc.reason)
+        else:
+            self._znodes[tp] = _StateZnode(state, zk_version)
 
     def delete_state(self, tp: TopicPartition) -> None:
         """Remove a state znode (as topic deletion would)."""

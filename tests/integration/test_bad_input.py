@@ -1,6 +1,6 @@
-"""Bad znodes never kill the controller: malformed topics and state znodes are reported
-as `malformed_znode` events and skipped, while valid topics keep working, also across a
-controller failover."""
+"""Bad znodes never kill the controller: malformed topics, state znodes and broker ids are
+reported as `malformed_znode` events and skipped, while valid topics keep working, also
+across a controller failover."""
 
 from __future__ import annotations
 
@@ -35,6 +35,9 @@ MALFORMED_TOPICS: dict[str, bytes] = {
     "partitions-not-object": b'{"version":2,"partitions":[[1,2]]}',
 }
 
+#: Children of /brokers/ids that are not broker ids ("²" passes str.isdigit, not int()).
+BAD_BROKER_IDS = ("\u00b2", "abc")
+
 
 def online(zk: KafkaZkClient, topic: str, partitions: int) -> bool:
     """Every partition of `topic` has a leader on a live broker."""
@@ -68,6 +71,8 @@ def test_malformed_znodes_are_skipped_while_valid_topics_keep_working(
     together.create(paths.topic_partition("bad-state", 0))
     together.create(paths.partition_state("bad-state", 0), b"{garbage")
     assert all(isinstance(r, str) for r in together.commit())
+    for name in BAD_BROKER_IDS:  # not integers, one with digits that are not ASCII
+        zk_client.create(paths.broker_id_child(name), b"{}", makepath=True)
     zk.create_topic("after", valid)
     wait_until(
         lambda: online(zk, "before", 2) and online(zk, "after", 2),
@@ -81,6 +86,7 @@ def test_malformed_znodes_are_skipped_while_valid_topics_keep_working(
         return {str(e["path"]) for e in proc.events() if e["kind"] == "malformed_znode"}
 
     expected = {paths.topic(name) for name in MALFORMED_TOPICS}
+    expected |= {paths.broker_id_child(name) for name in BAD_BROKER_IDS}
     wait_until(
         lambda: expected <= reported(procs[controller]),
         10,

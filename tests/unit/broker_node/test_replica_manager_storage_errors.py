@@ -41,3 +41,18 @@ def test_one_unreadable_log_fails_only_its_partition(tmp_path: Path) -> None:
     [unavailable] = events.of_kind(EventKind.LOG_UNAVAILABLE)
     assert (unavailable["topic"], unavailable["partition"]) == ("orders", 1)
     assert "CorruptLogError" in unavailable["reason"]
+
+
+def test_an_append_the_log_refuses_is_answered_kafka_storage_error(tmp_path: Path) -> None:
+    """A log that refuses the append (here: closed) answers Kafka's storage error, which a
+    producer retries, instead of failing the call."""
+    replicas = ReplicaManager(
+        1, ReplicationConfig(data_dir=tmp_path), FakeIsrStore(), RecordingEventLog(), lambda _t: {}
+    )
+    replicas.become_leader_or_follower([lead(GOOD)], [])
+    partition = replicas.partition(GOOD)
+    assert partition is not None
+    partition.log.close()
+    reply = replicas.produce(m.ProduceRequest("orders", 0, (m.ProducedRecord(None, b"v"),), 1))
+    assert reply.error is Errors.KAFKA_STORAGE_ERROR
+    assert reply.base_offset == -1

@@ -18,7 +18,7 @@ from eventlog import EventKind
 from eventlog.testing import RecordingEventLog
 from harness.waiting import wait_until
 from rpc import messages as m
-from rpc.errors import Errors, RpcDeadlineExceeded
+from rpc.errors import Errors, RpcDeadlineExceeded, RpcMalformed
 from zkdata.model import Broker, TopicPartition
 
 TIMEOUT = 5.0
@@ -232,6 +232,27 @@ def test_retries_go_on_while_the_broker_stays_unreachable(
     assert responses.count() == 0
     channel.fail_next(0)
     wait_for(lambda: responses.count() == 1, "the answer once the broker is back")
+
+
+def test_a_request_that_does_not_encode_is_dropped_and_the_queue_goes_on(
+    manager: ControllerChannelManager, channels: Channels, events: RecordingEventLog
+) -> None:
+    """Resending the same bytes cannot help (a leader epoch past int32, say): the request
+    is dropped once, reported, and the requests behind it still go out."""
+    manager.add_broker(make_broker(1))
+    channel = channels.by_broker[1]
+    channel.fail_next(1, RpcMalformed)
+    dropped = Responses()
+    manager.send(1, update_metadata(1), dropped)
+    later = Responses()
+    manager.send(1, update_metadata(2), later)
+
+    wait_for(lambda: later.count() == 1, "the request queued behind the dropped one")
+    assert dropped.count() == 0
+    assert channel.calls() == [update_metadata(1), update_metadata(2)]
+    (event,) = events.of_kind(EventKind.CONTROL_REQUEST_DROPPED)
+    assert event["broker_id"] == 1
+    assert event["api"] == "UpdateMetadata"
 
 
 # --- adding, removing, shutting down -------------------------------------------------------

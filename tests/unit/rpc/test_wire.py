@@ -17,8 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rpc import messages as m
+from rpc import strategies as rt
 from rpc import wire
 from rpc.errors import Errors
+from rpc.wire.testing import LoopbackStub, loopback_control_client
 from testbed_rpc import control_pb2 as pb
 from zkdata.model import EndPoint, TopicPartition
 
@@ -38,16 +40,10 @@ def through_bytes(
 
 # -- strategies ----------------------------------------------------------------------------
 
-int32 = st.integers(min_value=-(2**31), max_value=2**31 - 1)
-int64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
-ids = st.integers(min_value=-1, max_value=2**31 - 1)
-id_lists = st.lists(ids, max_size=5).map(tuple)
+int32 = rt.int32
 topics = st.text(max_size=20)
 errors = st.sampled_from(Errors)
 
-headers = st.builds(
-    m.ControlHeader, controller_id=int32, controller_epoch=int32, broker_epoch=int64
-)
 partition_errors = st.lists(
     st.builds(
         m.PartitionError,
@@ -56,80 +52,11 @@ partition_errors = st.lists(
     ),
     max_size=4,
 ).map(tuple)
-leader_and_isr_requests = st.builds(
-    m.LeaderAndIsrRequest,
-    header=headers,
-    partition_states=st.lists(
-        st.builds(
-            m.LeaderAndIsrPartitionState,
-            topic=topics,
-            partition=int32,
-            controller_epoch=int32,
-            leader=int32,
-            leader_epoch=int32,
-            isr=id_lists,
-            zk_version=int32,
-            replicas=id_lists,
-            adding_replicas=id_lists,
-            removing_replicas=id_lists,
-            is_new=st.booleans(),
-        ),
-        max_size=4,
-    ).map(tuple),
-    live_leaders=st.lists(
-        st.builds(m.LiveLeader, broker_id=int32, host=st.text(max_size=15), port=int32),
-        max_size=3,
-    ).map(tuple),
-)
-endpoints = st.builds(
-    EndPoint,
-    host=st.text(max_size=15),
-    port=int32,
-    listener=st.text(max_size=10),
-    security_protocol=st.text(max_size=10),
-)
-update_metadata_requests = st.builds(
-    m.UpdateMetadataRequest,
-    header=headers,
-    partition_states=st.lists(
-        st.builds(
-            m.UpdateMetadataPartitionState,
-            topic=topics,
-            partition=int32,
-            controller_epoch=int32,
-            leader=int32,
-            leader_epoch=int32,
-            isr=id_lists,
-            zk_version=int32,
-            replicas=id_lists,
-            offline_replicas=id_lists,
-        ),
-        max_size=4,
-    ).map(tuple),
-    live_brokers=st.lists(
-        st.builds(
-            m.LiveBroker,
-            id=int32,
-            endpoints=st.lists(endpoints, max_size=3).map(tuple),
-            rack=st.none() | st.text(min_size=1, max_size=8),
-        ),
-        max_size=3,
-    ).map(tuple),
-)
-stop_replica_requests = st.builds(
-    m.StopReplicaRequest,
-    header=headers,
-    partition_states=st.lists(
-        st.builds(
-            m.StopReplicaPartitionState,
-            topic=topics,
-            partition=int32,
-            leader_epoch=int32,
-            delete_partition=st.booleans(),
-        ),
-        max_size=4,
-    ).map(tuple),
-)
+
+# hostile but well-typed requests, shared with the fuzzers (every value fits its field)
+leader_and_isr_requests = rt.leader_and_isr_requests()
+update_metadata_requests = rt.update_metadata_requests
+stop_replica_requests = rt.stop_replica_requests
 
 # -- examples ------------------------------------------------------------------------------
 
@@ -432,34 +359,6 @@ class RecordingHandler:
         )
 
 
-class LoopbackStub:
-    """Stands in for the generated stub: serializes each call to bytes, parses it back, runs
-    the real servicer, and does the same with the reply."""
-
-    _TYPES: dict[str, tuple[type[Message], type[Message]]] = {
-        "LeaderAndIsr": (pb.LeaderAndIsrRequest, pb.LeaderAndIsrResponse),
-        "UpdateMetadata": (pb.UpdateMetadataRequest, pb.UpdateMetadataResponse),
-        "StopReplica": (pb.StopReplicaRequest, pb.StopReplicaResponse),
-        "ControlledShutdown": (pb.ControlledShutdownRequest, pb.ControlledShutdownResponse),
-        "ElectLeaders": (pb.ElectLeadersRequest, pb.ElectLeadersResponse),
-    }
-
-    def __init__(self, handler: RecordingHandler) -> None:
-        self._servicer = wire._BrokerControlServicer(handler)
-        self.timeouts: list[float | None] = []
-
-    def __getattr__(self, method: str) -> Callable[..., Message]:
-        request_type, response_type = self._TYPES[method]
-
-        def call(request: Message, timeout: float | None = None) -> Message:
-            self.timeouts.append(timeout)
-            parsed = request_type.FromString(request.SerializeToString())
-            reply: Message = getattr(self._servicer, method)(parsed, None)
-            return response_type.FromString(reply.SerializeToString())
-
-        return call
-
-
 @dataclass
 class Loopback:
     """A client wired to the real servicer through the loopback stub."""
@@ -470,13 +369,12 @@ class Loopback:
 
 
 @pytest.fixture
-def loopback(monkeypatch: pytest.MonkeyPatch) -> Iterator[Loopback]:
+def loopback() -> Iterator[Loopback]:
     """A `BrokerControlClient` whose stub is the loopback (its channel is never used)."""
     handler = RecordingHandler()
-    client = wire.BrokerControlClient("loopback.invalid:1", timeout_s=3.5)
-    stub = LoopbackStub(handler)
-    monkeypatch.setattr(client, "_stub", stub)
-    yield Loopback(client, handler, stub)
+    client = loopback_control_client(handler)
+    assert isinstance(client._stub, LoopbackStub)
+    yield Loopback(client, handler, client._stub)
     client.close()
 
 

@@ -19,11 +19,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from zkdata.admin_znodes import (
+    ConfigChangeNotificationZNode,
     IsrChangeNotificationSequenceZNode,
     PreferredReplicaElectionZNode,
     ReassignPartitionsZNode,
     TopicConfigZNode,
 )
+from zkdata.config_changes import sequence_of
 from zkdata.errors import ZnodeFormatError
 from zkdata.model import (
     BrokerInfo,
@@ -37,6 +39,14 @@ from zkdata.model import (
     TopicConfig,
     TopicPartition,
 )
+from zkdata.topic_configs import (
+    MIN_INSYNC_REPLICAS,
+    UNCLEAN_LEADER_ELECTION_ENABLE,
+    InvalidConfigError,
+    min_insync_replicas,
+    unclean_leader_election_enabled,
+    validate_topic_config,
+)
 from zkdata.znodes import (
     BrokerIdZNode,
     ControllerEpochZNode,
@@ -45,7 +55,12 @@ from zkdata.znodes import (
     TopicZNode,
 )
 
-FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+#: 300 examples in the default profile; `make fuzz` (profile `long`) raises it.
+FUZZ = settings(
+    max_examples=max(300, settings().max_examples),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 ROUND_TRIP = settings(max_examples=200, deadline=None)
 
 DECODERS: dict[str, Callable[[bytes | None], object]] = {
@@ -58,6 +73,9 @@ DECODERS: dict[str, Callable[[bytes | None], object]] = {
     "PreferredReplicaElectionZNode": PreferredReplicaElectionZNode.decode,
     "IsrChangeNotificationSequenceZNode": IsrChangeNotificationSequenceZNode.decode,
     "TopicConfigZNode": TopicConfigZNode.decode,
+    "ConfigChangeNotificationZNode": ConfigChangeNotificationZNode.decode,
+    # never raises at all: a rewrite of a znode that does not parse replaces it whole
+    "TopicPartitionStateZNode.unknown_fields": TopicPartitionStateZNode.unknown_fields,
 }
 
 #: Valid Kafka 2.x znode contents, as parsed JSON, that the mutation fuzz starts from.
@@ -124,6 +142,10 @@ SAMPLES: dict[str, list[Any]] = {
         {"version": 1, "partitions": [{"topic": "t", "partition": 0}]}
     ],
     "TopicConfigZNode": [{"version": 1, "config": {"unclean.leader.election.enable": "true"}}],
+    "ConfigChangeNotificationZNode": [
+        {"version": 2, "entity_path": "topics/orders"},
+        {"version": 1, "entity_type": "topics", "entity_name": "orders"},
+    ],
 }
 
 # -- strategies ----------------------------------------------------------------------------
@@ -197,6 +219,7 @@ def decodes_or_raises_format_error(decoder: Callable[[bytes | None], object], da
 # -- fuzz ----------------------------------------------------------------------------------
 
 
+@pytest.mark.fuzz
 @FUZZ
 @given(data=st.binary(max_size=200))
 def test_every_decoder_survives_arbitrary_bytes(data: bytes) -> None:
@@ -204,6 +227,7 @@ def test_every_decoder_survives_arbitrary_bytes(data: bytes) -> None:
         decodes_or_raises_format_error(decoder, data)
 
 
+@pytest.mark.fuzz
 @FUZZ
 @given(value=json_values)
 def test_every_decoder_survives_arbitrary_json(value: Any) -> None:
@@ -212,6 +236,7 @@ def test_every_decoder_survives_arbitrary_json(value: Any) -> None:
         decodes_or_raises_format_error(decoder, data)
 
 
+@pytest.mark.fuzz
 @pytest.mark.parametrize("name", sorted(SAMPLES))
 @FUZZ
 @given(data=st.data())
@@ -221,6 +246,7 @@ def test_decoder_survives_mutated_kafka_samples(name: str, data: st.DataObject) 
     decodes_or_raises_format_error(DECODERS[name], to_bytes(value))
 
 
+@pytest.mark.fuzz
 @FUZZ
 @given(text=numberish | st.text(max_size=12))
 def test_controller_epoch_survives_arbitrary_text(text: str) -> None:
@@ -268,7 +294,7 @@ partition_states = st.builds(
     leader_and_isr=st.builds(
         LeaderAndIsr,
         leader=st.integers(min_value=-1, max_value=2**31 - 1),
-        leader_epoch=non_negative,
+        leader_epoch=st.integers(min_value=0, max_value=2**31 - 2),
         isr=replica_lists,
         zk_version=non_negative,
     ),
@@ -345,3 +371,50 @@ def test_isr_change_notification_round_trips(partitions: tuple[TopicPartition, .
 @given(config=st.builds(TopicConfig, config=st.dictionaries(st.text(), st.text(), max_size=6)))
 def test_topic_config_round_trips(config: TopicConfig) -> None:
     assert TopicConfigZNode.decode(TopicConfigZNode.encode(config)) == config
+
+
+# -- names and values read from ZooKeeper outside the codecs -----------------------------
+
+child_names = st.text(max_size=12) | st.builds(
+    "".join, st.tuples(st.sampled_from(["config_change_", ""]), numberish)
+)
+
+
+@pytest.mark.fuzz
+@FUZZ
+@given(child=child_names)
+def test_a_config_change_child_name_parses_or_is_none(child: str) -> None:
+    """Digits other than ASCII ('²', Arabic-Indic) pass `str.isdigit` but not `int`: never raise."""
+    sequence = sequence_of(child)
+    assert sequence is None or sequence >= 0
+
+
+@pytest.mark.fuzz
+@FUZZ
+@given(
+    config=st.dictionaries(
+        st.sampled_from([MIN_INSYNC_REPLICAS, UNCLEAN_LEADER_ELECTION_ENABLE])
+        | st.text(max_size=8),
+        numberish | st.text(max_size=8),
+        max_size=3,
+    )
+)
+def test_topic_config_checks_raise_only_their_own_error(config: dict[str, str]) -> None:
+    with contextlib.suppress(InvalidConfigError):
+        validate_topic_config(config)
+    assert min_insync_replicas(config, 2) >= 1
+    assert unclean_leader_election_enabled(config, False) in (True, False)
+
+
+@pytest.mark.parametrize("name", ["²", "1²", "\u0661", "config_change_²"])
+def test_non_ascii_digits_are_not_numbers(name: str) -> None:
+    assert sequence_of(f"config_change_{name}") is None
+    with pytest.raises(InvalidConfigError):
+        validate_topic_config({MIN_INSYNC_REPLICAS: name})
+
+
+@pytest.mark.parametrize("depth", [10, 900, 5_000, 200_000])
+def test_every_decoder_survives_deeply_nested_json(depth: int) -> None:
+    data = b'{"version":1,"partitions":' + b"[" * depth + b"]" * depth + b"}"
+    for decoder in DECODERS.values():
+        decodes_or_raises_format_error(decoder, data)

@@ -1,0 +1,106 @@
+"""Checks of every field of the data-plane requests a broker serves (Produce, Fetch,
+OffsetsForLeaderEpoch, Metadata), before the replica manager or the metadata cache is
+asked; the shared rules and `Verdict` are `broker_node.request_validation`'s
+(docs/security.md, "Limits and validation"). Pure; any thread (gRPC workers call it).
+"""
+
+from __future__ import annotations
+
+from broker_node.request_validation import (
+    VALID,
+    Verdict,
+    invalid_entries,
+    legal_topic,
+    list_problem,
+    refuse,
+    timeout_problem,
+    topic_partition_entry,
+)
+from rpc import limits
+from rpc import messages as m
+from rpc.errors import Errors
+from zkdata.model import NO_EPOCH, TopicPartition
+
+
+def produce(request: m.ProduceRequest) -> Verdict:
+    """Produce: acks, timeout, the partition, the number of records and their timestamps
+    (one partition per request, so every error refuses the whole request)."""
+    if request.acks not in (0, 1, -1):
+        return refuse(f"acks {request.acks}", Errors.INVALID_REQUIRED_ACKS)
+    problem = timeout_problem("timeout_ms", request.timeout_ms)
+    if problem:
+        return refuse(problem)
+    error, why = topic_partition_entry(request.topic_partition, Errors.UNKNOWN_TOPIC_OR_PARTITION)
+    if error is not Errors.NONE:
+        return refuse(why, error)
+    if not request.records:
+        return refuse("no records")
+    if len(request.records) > limits.MAX_RECORDS_PER_PRODUCE:
+        return refuse(
+            f"{len(request.records)} records, over {limits.MAX_RECORDS_PER_PRODUCE}",
+            Errors.RECORD_LIST_TOO_LARGE,
+        )
+    if min(r.timestamp_ms for r in request.records) < -1:
+        return refuse("a record timestamp below -1", Errors.INVALID_TIMESTAMP)
+    return VALID
+
+
+def _fetch_entry(f: m.FetchPartition) -> tuple[Errors, str]:
+    error, why = topic_partition_entry(f.topic_partition, Errors.UNKNOWN_TOPIC_OR_PARTITION)
+    if error is not Errors.NONE:
+        return error, why
+    if f.fetch_offset < 0:
+        return Errors.OFFSET_OUT_OF_RANGE, f"fetch offset {f.fetch_offset}"
+    if f.current_leader_epoch < NO_EPOCH:
+        return Errors.INVALID_REQUEST, f"current leader epoch {f.current_leader_epoch}"
+    if not 1 <= f.max_records <= limits.MAX_RECORDS_PER_FETCH_PARTITION:
+        return Errors.INVALID_REQUEST, f"max_records {f.max_records}"
+    return Errors.NONE, ""
+
+
+def fetch(request: m.FetchRequest) -> Verdict:
+    """Fetch: the replica id (-1 for a consumer), the wait, bounds, no partition twice,
+    then each partition."""
+    if request.replica_id < -1:
+        return refuse(f"replica_id {request.replica_id} is below -1")
+    problem = timeout_problem("max_wait_ms", request.max_wait_ms) or list_problem(
+        [(f.topic, f.partition) for f in request.partitions]
+    )
+    if problem:
+        return refuse(problem)
+    return invalid_entries((f.topic_partition, *_fetch_entry(f)) for f in request.partitions)
+
+
+def _epoch_entry(e: m.EpochPartition) -> tuple[Errors, str]:
+    error, why = topic_partition_entry(
+        TopicPartition(e.topic, e.partition), Errors.UNKNOWN_TOPIC_OR_PARTITION
+    )
+    if error is not Errors.NONE:
+        return error, why
+    if e.current_leader_epoch < NO_EPOCH or e.leader_epoch < NO_EPOCH:
+        return Errors.INVALID_REQUEST, "leader epoch below -1"
+    return Errors.NONE, ""
+
+
+def offsets_for_leader_epoch(request: m.OffsetsForLeaderEpochRequest) -> Verdict:
+    """OffsetsForLeaderEpoch: the replica id, the bound, then each partition (a partition
+    asked twice is answered twice, as a read)."""
+    if request.replica_id < -1:
+        return refuse(f"replica_id {request.replica_id} is below -1")
+    if len(request.partitions) > limits.MAX_PARTITIONS_PER_REQUEST:
+        return refuse(f"{len(request.partitions)} partitions")
+    return invalid_entries(
+        (TopicPartition(e.topic, e.partition), *_epoch_entry(e)) for e in request.partitions
+    )
+
+
+def metadata(request: m.MetadataRequest) -> Verdict:
+    """Metadata: the bound on topics; an illegal name is answered INVALID_TOPIC_EXCEPTION
+    (entries keyed by partition -1, as Metadata names topics only)."""
+    if len(request.topics) > limits.MAX_TOPICS_PER_METADATA_REQUEST:
+        return refuse(f"{len(request.topics)} topics")
+    return invalid_entries(
+        (TopicPartition(t, -1), Errors.INVALID_TOPIC_EXCEPTION, "illegal topic name")
+        for t in request.topics
+        if not legal_topic(t)
+    )

@@ -1,0 +1,161 @@
+"""What a broker does with a bad request, so that no request can take it down.
+
+- `report_invalid`: the `request_invalid` event for a request that validation
+  (`broker_node.request_validation`) refused, or whose entries it partly refused.
+- `RequestGuard` and the two wrappers `GuardedBrokerControl` and `GuardedClientApi`: every
+  handler call runs inside a guard; an exception that escapes a handler (a bug, or input
+  validation did not foresee) is logged, written as a `request_failed` event and answered
+  with UNKNOWN_SERVER_ERROR, the way Kafka's request handler answers an unexpected
+  exception. The broker keeps serving.
+
+Runs on gRPC worker threads.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TypeVar
+
+from broker_node.request_validation import Verdict
+from eventlog import EventKind, EventLog
+from rpc import messages as m
+from rpc.errors import Errors
+from rpc.wire import BrokerControlHandler, ClientApiHandler
+
+log = logging.getLogger(__name__)
+
+R = TypeVar("R")
+#: How much of an exception's text a `request_failed` event keeps.
+MESSAGE_CHARS = 500
+
+
+def report_invalid(
+    events: EventLog, api: str, verdict: Verdict, entries: int, **fields: object
+) -> None:
+    """Write `request_invalid` for a request refused as a whole (`verdict.error`) or with
+    `len(verdict.invalid)` of its `entries` refused."""
+    error = verdict.error
+    if error is Errors.NONE:
+        error = next(iter(verdict.invalid.values()), Errors.INVALID_REQUEST)
+    events.emit(
+        EventKind.REQUEST_INVALID,
+        api=api,
+        error=error.name,
+        error_code=int(error),
+        refused="request" if verdict.error is not Errors.NONE else "entries",
+        entries=entries,
+        invalid_entries=entries if verdict.error is not Errors.NONE else len(verdict.invalid),
+        left_out_brokers=sorted(verdict.left_out),
+        reason=verdict.reason,
+        **fields,
+    )
+
+
+class RequestGuard:
+    """Runs handler calls; turns an escaping exception into an answer and an event."""
+
+    def __init__(self, events: EventLog) -> None:
+        self._events = events
+
+    def run(self, api: str, call: Callable[[], R], answer: Callable[[Errors], R]) -> R:
+        """`call()`, or `answer(UNKNOWN_SERVER_ERROR)` if it raises."""
+        try:
+            return call()
+        except Exception as exc:
+            log.exception("%s handler failed", api)
+            try:
+                self._events.emit(
+                    EventKind.REQUEST_FAILED,
+                    api=api,
+                    error=Errors.UNKNOWN_SERVER_ERROR.name,
+                    error_code=int(Errors.UNKNOWN_SERVER_ERROR),
+                    exception=type(exc).__name__,
+                    message=str(exc)[:MESSAGE_CHARS],
+                )
+            except Exception:  # the event log itself failed: the answer still goes out
+                log.exception("could not record the failure of %s", api)
+            return answer(Errors.UNKNOWN_SERVER_ERROR)
+
+
+class GuardedBrokerControl:
+    """A `BrokerControlHandler` whose every call runs inside a `RequestGuard`."""
+
+    def __init__(self, inner: BrokerControlHandler, guard: RequestGuard) -> None:
+        self._inner = inner
+        self._guard = guard
+
+    def leader_and_isr(self, request: m.LeaderAndIsrRequest) -> m.LeaderAndIsrResponse:
+        """Become leader or follower of partitions."""
+        return self._guard.run(
+            "LeaderAndIsr", lambda: self._inner.leader_and_isr(request), m.LeaderAndIsrResponse
+        )
+
+    def update_metadata(self, request: m.UpdateMetadataRequest) -> m.UpdateMetadataResponse:
+        """Refresh the metadata cache."""
+        return self._guard.run(
+            "UpdateMetadata",
+            lambda: self._inner.update_metadata(request),
+            m.UpdateMetadataResponse,
+        )
+
+    def stop_replica(self, request: m.StopReplicaRequest) -> m.StopReplicaResponse:
+        """Stop replicas."""
+        return self._guard.run(
+            "StopReplica", lambda: self._inner.stop_replica(request), m.StopReplicaResponse
+        )
+
+    def controlled_shutdown(
+        self, request: m.ControlledShutdownRequest
+    ) -> m.ControlledShutdownResponse:
+        """Move leaderships off a stopping broker (answered by the controller)."""
+        return self._guard.run(
+            "ControlledShutdown",
+            lambda: self._inner.controlled_shutdown(request),
+            m.ControlledShutdownResponse,
+        )
+
+    def elect_leaders(self, request: m.ElectLeadersRequest) -> m.ElectLeadersResponse:
+        """Run preferred or unclean elections (answered by the controller)."""
+        return self._guard.run(
+            "ElectLeaders", lambda: self._inner.elect_leaders(request), m.ElectLeadersResponse
+        )
+
+
+class GuardedClientApi:
+    """A `ClientApiHandler` whose every call runs inside a `RequestGuard`."""
+
+    def __init__(self, inner: ClientApiHandler, guard: RequestGuard) -> None:
+        self._inner = inner
+        self._guard = guard
+
+    def metadata(self, request: m.MetadataRequest) -> m.MetadataResponse:
+        """Brokers and topics; on failure no broker and the topics asked for, each with
+        the error."""
+        return self._guard.run(
+            "Metadata",
+            lambda: self._inner.metadata(request),
+            lambda error: m.MetadataResponse(
+                -1, -1, (), tuple(m.TopicMetadata(t, error) for t in request.topics)
+            ),
+        )
+
+    def produce(self, request: m.ProduceRequest) -> m.ProduceResponse:
+        """Append records."""
+        return self._guard.run("Produce", lambda: self._inner.produce(request), m.ProduceResponse)
+
+    def fetch(self, request: m.FetchRequest) -> m.FetchResponse:
+        """Read partitions."""
+        return self._guard.run("Fetch", lambda: self._inner.fetch(request), m.FetchResponse)
+
+    def offsets_for_leader_epoch(
+        self, request: m.OffsetsForLeaderEpochRequest
+    ) -> m.OffsetsForLeaderEpochResponse:
+        """Where leader epochs ended; on failure every partition gets the error."""
+        return self._guard.run(
+            "OffsetsForLeaderEpoch",
+            lambda: self._inner.offsets_for_leader_epoch(request),
+            lambda error: m.OffsetsForLeaderEpochResponse(
+                tuple(m.EpochEndOffset(e.topic, e.partition, error) for e in request.partitions)
+            ),
+        )

@@ -1,0 +1,156 @@
+"""Control requests under gRPC's message limit: `controller.request_split` cuts a request
+whose encoded size would pass `rpc.limits.CONTROL_REQUEST_MAX_BYTES` into parts, and
+`RequestBatch` sends every part. Sizes are measured with protobuf's own `ByteSize()`.
+
+Setup for the large cases: one live broker (1) and 100,000 partitions it leads, in topics
+with long names, so that one LeaderAndIsr would pass gRPC's default 4 MiB.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from google.protobuf.message import Message
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from controller.context import ControllerContext
+from controller.request_batch import RequestBatch
+from controller.request_split import split_by_size
+from controller.testing.brokers import RecordingSend, make_broker
+from rpc import messages as m
+from rpc import strategies as rt
+from rpc import wire
+from rpc.limits import CONTROL_REQUEST_MAX_BYTES, GRPC_DEFAULT_MAX_MESSAGE_BYTES
+from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, ReplicaAssignment
+
+PARTITIONS = 100_000
+PER_TOPIC = 1_000
+HEADER = m.ControlHeader(9, 5, 101)
+
+
+def topic(i: int) -> str:
+    return f"orders-with-a-name-long-enough-to-matter-{i // PER_TOPIC:03d}"
+
+
+def lai_state(i: int) -> m.LeaderAndIsrPartitionState:
+    return m.LeaderAndIsrPartitionState(topic(i), i % PER_TOPIC, 5, 1, 3, (1, 2, 3), 7, (1, 2, 3))
+
+
+@pytest.fixture(scope="module")
+def big_request() -> m.LeaderAndIsrRequest:
+    leaders = (m.LiveLeader(1, "broker1", 9092),)
+    return m.LeaderAndIsrRequest(HEADER, tuple(lai_state(i) for i in range(PARTITIONS)), leaders)
+
+
+def test_a_100k_partition_leader_and_isr_does_not_fit_grpcs_default(
+    big_request: m.LeaderAndIsrRequest,
+) -> None:
+    """The measurement that makes the split necessary: 6,887,024 bytes with these names
+    (3,287,041 with names like `topic-999`, docs/security.md)."""
+    size = wire.leader_and_isr_request_to_pb(big_request).ByteSize()
+    assert size == 6_887_024
+    assert size > GRPC_DEFAULT_MAX_MESSAGE_BYTES
+
+
+def test_a_100k_partition_leader_and_isr_splits_into_parts_under_the_limit(
+    big_request: m.LeaderAndIsrRequest,
+) -> None:
+    parts = split_by_size(big_request)
+    assert len(parts) >= 2
+    for part in parts:
+        assert isinstance(part, m.LeaderAndIsrRequest)
+        assert part.header == HEADER
+        assert part.live_leaders == big_request.live_leaders
+        assert wire.leader_and_isr_request_to_pb(part).ByteSize() <= CONTROL_REQUEST_MAX_BYTES
+    together = tuple(s for part in parts for s in part.partition_states)
+    assert together == big_request.partition_states
+
+
+def test_a_batch_for_100k_partitions_sends_every_request_under_the_limit() -> None:
+    """The whole path: RequestBatch → split → send; LeaderAndIsr and UpdateMetadata each
+    arrive in parts, every part fits, and together they list every partition once."""
+    ctx = ControllerContext()
+    ctx.epoch = 5
+    ctx.set_live_brokers([make_broker(1)])
+    leadership = LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 3, (1,), 7), 5)
+    for t in range(PARTITIONS // PER_TOPIC):
+        ctx.add_topic(topic(t * PER_TOPIC), {p: ReplicaAssignment((1,)) for p in range(PER_TOPIC)})
+    send = RecordingSend()
+    batch = RequestBatch(9, ctx, send)
+    batch.new_batch()
+    for i in range(PARTITIONS):
+        tp = lai_state(i).topic_partition
+        ctx.set_leadership(tp, leadership)
+        batch.add_leader_and_isr([1], tp, leadership, ReplicaAssignment((1,)), is_new=False)
+    batch.send()
+
+    lai = [r for _, r in send.of_type(m.LeaderAndIsrRequest)]
+    update = [r for _, r in send.of_type(m.UpdateMetadataRequest)]
+    assert len(lai) >= 2
+    assert len(update) >= 2
+    for request in lai:
+        assert wire.leader_and_isr_request_to_pb(request).ByteSize() <= CONTROL_REQUEST_MAX_BYTES
+    for part in update:
+        assert wire.update_metadata_request_to_pb(part).ByteSize() <= CONTROL_REQUEST_MAX_BYTES
+        assert part.live_brokers == update[0].live_brokers
+    for requests in (lai, update):
+        listed = [s.topic_partition for r in requests for s in r.partition_states]
+        assert len(listed) == len(set(listed)) == PARTITIONS
+    assert len(send.callbacks) == len(send.sent)
+
+
+def test_a_small_request_goes_out_whole() -> None:
+    request = m.LeaderAndIsrRequest(HEADER, tuple(lai_state(i) for i in range(10)))
+    assert split_by_size(request) == [request]
+
+
+def test_each_part_carries_the_live_leaders_of_its_own_partitions() -> None:
+    states = tuple(
+        m.LeaderAndIsrPartitionState("t", i, 5, 1 + i % 2, 3, (1, 2), 7, (1, 2)) for i in range(4)
+    )
+    leaders = (m.LiveLeader(1, "b1", 1), m.LiveLeader(2, "b2", 2), m.LiveLeader(3, "b3", 3))
+    request = m.LeaderAndIsrRequest(HEADER, states, leaders)
+    one_state = wire.leader_and_isr_request_to_pb(
+        m.LeaderAndIsrRequest(HEADER, states[:1], leaders)
+    ).ByteSize()
+    parts = split_by_size(request, max_bytes=one_state)
+    assert [len(p.partition_states) for p in parts] == [1, 1, 1, 1]
+    for part in parts:
+        assert isinstance(part, m.LeaderAndIsrRequest)
+        (state,) = part.partition_states
+        assert [x.broker_id for x in part.live_leaders] == [state.leader]
+
+
+def test_a_state_larger_than_the_limit_goes_alone() -> None:
+    states = tuple(m.StopReplicaPartitionState("t" * 200, i, 1, False) for i in range(3))
+    parts = split_by_size(m.StopReplicaRequest(HEADER, states), max_bytes=10)
+    assert [len(p.partition_states) for p in parts] == [1, 1, 1]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    request=st.one_of(
+        rt.leader_and_isr_requests(), rt.update_metadata_requests, rt.stop_replica_requests
+    ),
+    max_bytes=st.integers(1, 400),
+)
+def test_parts_fit_keep_the_header_and_list_every_state_in_order(
+    request: m.LeaderAndIsrRequest | m.UpdateMetadataRequest | m.StopReplicaRequest,
+    max_bytes: int,
+) -> None:
+    """Any request, any limit: parts of the request's kind and header, its states in order,
+    and each part within the limit unless it holds a single state."""
+    to_pb: dict[type, Callable[[Any], Message]] = {
+        m.LeaderAndIsrRequest: wire.leader_and_isr_request_to_pb,
+        m.UpdateMetadataRequest: wire.update_metadata_request_to_pb,
+        m.StopReplicaRequest: wire.stop_replica_request_to_pb,
+    }
+    parts = split_by_size(request, max_bytes)
+    assert all(type(p) is type(request) and p.header == request.header for p in parts)
+    assert tuple(s for p in parts for s in p.partition_states) == request.partition_states
+    for part in parts:
+        size = to_pb[type(part)](part).ByteSize()
+        assert len(part.partition_states) <= 1 or size <= max_bytes
