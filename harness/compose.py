@@ -2,7 +2,8 @@
 `started_project` brings the repository's docker-compose.yml up under a private project
 name on Docker-picked loopback ports (testcontainers' `DockerCompose`; its reaper cannot
 be pulled here, so it is off and the project is removed with `down --volumes` on exit),
-waits for three registered brokers and a controller, and yields a `ComposeCluster`.
+waits for three registered brokers and a controller, and yields a `ComposeCluster`, whose
+brokers can be recreated with other settings (`recreate_brokers`, the bug hunt's builds).
 Caller's thread.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,7 @@ from harness.waiting import wait_until
 from zkdata.client import KafkaZkClient
 
 IMAGES = ("testbed-base:latest", "testbed-zookeeper:latest", "testbed-broker:latest")
+BROKER_SERVICES = ("broker1", "broker2", "broker3")
 
 
 class ComposeStartError(Exception):
@@ -52,6 +54,31 @@ class ComposeCluster:
             f"broker{i}:9092": f"127.0.0.1:{self.compose.get_service_port(f'broker{i}', 9092)}"
             for i in (1, 2, 3)
         }
+
+    def recreate_brokers(self, env: Mapping[str, str]) -> None:
+        """`docker compose up --wait` of the brokers alone with `env` added to the
+        project's environment: compose recreates the brokers whose configuration changed
+        (ZooKeeper is left alone) and waits until they are healthy. Only inside
+        `started_project`, whose environment names the project. `ComposeStartError` when
+        they do not come up."""
+        command = [
+            *self.compose.docker_compose_command(),
+            "up",
+            "--detach",
+            "--wait",
+            "--no-deps",
+            *BROKER_SERVICES,
+        ]
+        try:
+            subprocess.run(
+                command,
+                cwd=self.compose.context,
+                env={**os.environ, **env},
+                capture_output=True,
+                check=True,
+            )
+        except subprocess.CalledProcessError as exc:
+            raise ComposeStartError(_start_failure(exc, self.project)) from None
 
     def zk(self) -> KazooClient:
         """A started kazoo client on the published ZooKeeper ports (caller stops it)."""

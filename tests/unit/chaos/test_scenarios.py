@@ -31,6 +31,7 @@ NAMES = (
     "broker-bounce",
     "controlled-shutdown",
     "reassignment-under-failover",
+    "last-replica-standing",
     "zk-leader-loss",
     "rolling-restart",
     "slow-network",
@@ -123,6 +124,19 @@ def test_the_controller_dies_just_after_the_reassignment_starts(seed: int | None
     assert action.param("topic") == SCENARIOS["reassignment-under-failover"].workload.topic
     assert 0.5 <= kill.at_s - action.at_s <= 1.5
     assert kill.fault.describe() == "kill controller"
+
+
+@given(seed=SEEDS)
+@PROPERTY
+def test_the_stale_replica_dies_first_and_returns_first(seed: int | None) -> None:
+    schedule = SCENARIOS["last-replica-standing"].schedule(seed)
+    first, second = schedule.steps
+    assert [s.fault.describe() for s in schedule.steps] == [
+        "kill non-controller:1",
+        "kill non-controller:2",
+    ]
+    assert 3 <= second.at_s - first.at_s <= 9
+    assert first.ends_s < second.ends_s <= schedule.heal_at_s
 
 
 @given(seed=SEEDS)
