@@ -94,6 +94,7 @@ class BrokerNode:
             self._controlled_shutdown,
             self.replicas,
             self._elect_leaders,
+            cfg.bug_switches,
         )
         server = RpcServer(
             self.handler,

@@ -76,7 +76,9 @@ class ReplicaManager:
         self._last_isr_change_ms = 0.0
         self._last_propagation_ms = time.monotonic() * 1000
         self._stopped = threading.Event()
-        self.fetchers = ReplicaFetcherManager(broker_id, event_log, config.fetch_max_wait_ms)
+        self.fetchers = ReplicaFetcherManager(
+            broker_id, event_log, config.fetch_max_wait_ms, config.bug_switches
+        )
         self._threads = [
             threading.Thread(target=self._isr_expiration, name="isr-expiration", daemon=True),
             threading.Thread(

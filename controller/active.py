@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bugs import NO_BUGS, BugSwitches
+from bugs.catalog import UNCLEAN_ELECTION, UNFENCED_ZK_WRITES
 from controller import events as ev
 from controller.broker_changes import BrokerChanges
 from controller.channel_manager import BrokerChannel, ControllerChannelManager, grpc_channel
@@ -38,6 +39,7 @@ from eventlog import EventKind, EventLog
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.deletion import TopicDeletionZk
+from zkdata.fenced_writes import ANY_EPOCH_VERSION
 from zkdata.isr_change_notifications import delete_isr_change_notifications
 from zkdata.model import Broker, TopicPartition
 from zkdata.reassignment import ReassignmentZk
@@ -60,6 +62,14 @@ class ControllerConfig:
     leader_imbalance_check_interval_s: float = 300.0
     #: Historical bugs the controller re-introduces (`bugs/`); none by default.
     bug_switches: BugSwitches = NO_BUGS
+
+
+def fencing_version(won_zk_version: int, switches: BugSwitches) -> int:
+    """The `/controller_epoch` zkVersion every write of this controller is checked at: the
+    one its election won, or, with `kafka-6082` on, ZooKeeper's any-version, so that the
+    writes of a controller that has been replaced still land (before KAFKA-6082 Kafka's
+    controller wrote without checking the epoch znode)."""
+    return ANY_EPOCH_VERSION if switches.on(UNFENCED_ZK_WRITES) else won_zk_version
 
 
 class ActiveController:
@@ -87,9 +97,15 @@ class ActiveController:
             broker_id, context, self.channels.send, on_response_event=watchers.enqueue
         )
         self.partitions = PartitionStateMachine(
-            context, zk, self.batch, event_log, config.unclean_leader_election_enable, stats
+            context,
+            zk,
+            self.batch,
+            event_log,
+            config.unclean_leader_election_enable,
+            stats,
+            unclean_everywhere=config.bug_switches.on(UNCLEAN_ELECTION),
         )
-        self.replicas = ReplicaStateMachine(context, zk, self.batch, event_log)
+        self.replicas = ReplicaStateMachine(context, zk, self.batch, event_log, config.bug_switches)
         assignments = ReassignmentZk(zk)
         self.topics = TopicChanges(
             context,
@@ -143,6 +159,7 @@ class ActiveController:
             event_log,
             watchers,
             self._send_update_metadata,
+            config.bug_switches,
         )
 
     # -- watches ----------------------------------------------------------------------------
@@ -184,6 +201,9 @@ class ActiveController:
         state machines; resume reassignments, then deletions; run a pending preferred
         election; schedule the first auto rebalance 5 s later."""
         started = time.monotonic()
+        self.ctx.epoch_zk_version = fencing_version(
+            self.ctx.epoch_zk_version, self._config.bug_switches
+        )
         self._register_watches()
         self._step("watches_registered")
         removed = self._remove_isr_change_notifications()

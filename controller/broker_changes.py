@@ -3,10 +3,18 @@
 `onReplicasBecomeOffline`), and when a live broker reports partitions whose log it cannot
 open (KAFKA_STORAGE_ERROR in a LeaderAndIsr answer, KIP-112's offline replicas). Event
 thread only.
+
+Bug switch `kip-380` (docs/bugs.md): a broker whose registration changed but whose id
+stayed is not seen as bounced, as before KIP-380 (`classify_brokers`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from bugs import NO_BUGS, BugSwitches
+from bugs.catalog import NO_BROKER_EPOCH
 from controller import events as ev
 from controller.channel_manager import ControllerChannelManager
 from controller.context import ControllerContext, PartitionReplica
@@ -20,6 +28,30 @@ from controller.watchers import Watchers
 from eventlog import EventKind, EventLog
 from zkdata import paths
 from zkdata.client import KafkaZkClient
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerDelta:
+    """How the registered brokers differ from the ones the controller knows."""
+
+    new: list[int]
+    dead: list[int]
+    bounced: list[int]
+
+
+def classify_brokers(
+    registered: Mapping[int, int], known: Mapping[int, int], detect_bounces: bool = True
+) -> BrokerDelta:
+    """New, dead and bounced brokers from the registered ids with their broker epochs and
+    the known ids with the epochs the controller holds. A bounce (same id, larger epoch)
+    is only seen with `detect_bounces` (KIP-380); without it the new incarnation passes
+    for the old one."""
+    bounced = [b for b in registered.keys() & known.keys() if registered[b] > known[b]]
+    return BrokerDelta(
+        sorted(registered.keys() - known.keys()),
+        sorted(known.keys() - registered.keys()),
+        sorted(bounced) if detect_bounces else [],
+    )
 
 
 class BrokerChanges:
@@ -37,6 +69,7 @@ class BrokerChanges:
         event_log: EventLog,
         watchers: Watchers,
         send_update_metadata: SendUpdateMetadata,
+        bug_switches: BugSwitches = NO_BUGS,
     ) -> None:
         self._ctx = context
         self._zk = zk
@@ -48,6 +81,7 @@ class BrokerChanges:
         self._events = event_log
         self._watchers = watchers
         self._send_update_metadata = send_update_metadata
+        self._detect_bounces = not bug_switches.on(NO_BROKER_EPOCH)
 
     def process_broker_change(self) -> None:
         """Compare `/brokers/ids` (with czxid epochs) to the live set: start new brokers,
@@ -59,12 +93,12 @@ class BrokerChanges:
                 EventKind.MALFORMED_ZNODE, path=error.path or name, reason=error.reason
             )
         current = listing.brokers
-        known = self._ctx.live_or_shutting_down_broker_ids()
-        new = sorted(set(current) - known)
-        dead = sorted(known - set(current))
-        bounced = sorted(
-            b for b in set(current) & known if current[b].epoch > self._ctx.broker_epoch(b)
+        delta = classify_brokers(
+            {b: broker.epoch for b, broker in current.items()},
+            {b: self._ctx.broker_epoch(b) for b in self._ctx.live_or_shutting_down_broker_ids()},
+            self._detect_bounces,
         )
+        new, dead, bounced = delta.new, delta.dead, delta.bounced
         self._events.emit(
             EventKind.BROKER_CHANGE,
             new=new,

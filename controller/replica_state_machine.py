@@ -7,8 +7,8 @@ changed the ISR since the context learnt it), every write is conditional on the 
 read, and a BADVERSION starts that partition over from the read. A state znode written by
 a newer controller fails only its partition (`isr_shrink_failed`); losing the
 controllership shows as the fenced write's `ControllerMovedError`. A replica of a partition
-without leadership goes offline with an UpdateMetadata to every live broker. Event thread
-only.
+without leadership goes offline with an UpdateMetadata to every live broker. Bug switch
+`kafka-5083` (docs/bugs.md) empties the ISR of its last member instead. Event thread only.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from collections.abc import Sequence
 
 from kazoo.exceptions import BadVersionError
 
+from bugs import NO_BUGS, BugSwitches
+from bugs.catalog import EMPTY_ISR
 from controller.context import ControllerContext, PartitionReplica
 from controller.leader_election import remove_replica_from_isr
 from controller.partition_state_machine import PartitionZk
@@ -36,8 +38,14 @@ class ReplicaStateMachine:
     """Replica states of the active controller."""
 
     def __init__(
-        self, context: ControllerContext, zk: PartitionZk, batch: RequestBatch, event_log: EventLog
+        self,
+        context: ControllerContext,
+        zk: PartitionZk,
+        batch: RequestBatch,
+        event_log: EventLog,
+        bug_switches: BugSwitches = NO_BUGS,
     ) -> None:
+        self._keep_last_isr_member = not bug_switches.on(EMPTY_ISR)
         self._ctx = context
         self._zk = zk
         self._batch = batch
@@ -211,7 +219,9 @@ class ReplicaStateMachine:
                     self._ctx.set_leadership(tp, current)
                 else:
                     updates[tp] = LeaderIsrAndControllerEpoch(
-                        remove_replica_from_isr(current.leader_and_isr, broker_id),
+                        remove_replica_from_isr(
+                            current.leader_and_isr, broker_id, self._keep_last_isr_member
+                        ),
                         self._ctx.epoch,
                     )
             if not updates:
