@@ -87,9 +87,9 @@ PLANS: tuple[BugPlan, ...] = (
     ),
     _plan(
         STALE_CONTROLLER_EPOCH,
-        ("controller-pause",),
+        ("stale-controller-requests", "controller-pause"),
         {CONTROLLER_EPOCH_FENCING},
-        "brokers obey the thawed controller's requests of the old epoch",
+        "brokers obey the old controller's queued requests after its successor's",
     ),
     _plan(
         NO_BROKER_EPOCH,
@@ -137,7 +137,7 @@ PLANS: tuple[BugPlan, ...] = (
     ),
     _plan(
         ZOMBIE_CONTROLLER,
-        ("controller-pause", "zk-isolation"),
+        ("stale-controller-requests", "controller-pause"),
         {CONTROLLER_EPOCH_FENCING, PAUSED_CONTROLLER_RESIGNS},
         "the resigned controller goes on acting and sending",
     ),

@@ -21,6 +21,7 @@ from chaos.scenarios import (
     reassignment_under_failover,
     rolling_restart,
     slow_network,
+    stale_controller_requests,
     zk_isolation,
     zk_leader_loss,
 )
@@ -40,6 +41,7 @@ SCENARIOS: Mapping[str, Scenario] = {
         controlled_shutdown,
         reassignment_under_failover,
         last_replica_standing,
+        stale_controller_requests,
         zk_leader_loss,
         rolling_restart,
         slow_network,

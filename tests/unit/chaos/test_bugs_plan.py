@@ -1,7 +1,11 @@
 """The bug hunt's plan: one plan per switch of the catalog, scenarios that judge the
-invariants expected to fire, the order of a hunt's runs, picking bugs by name."""
+invariants expected to fire, the order of a hunt's runs, picking bugs by name, and
+docs/bugs.md showing each plan."""
 
 from __future__ import annotations
+
+import re
+from pathlib import Path
 
 import pytest
 
@@ -61,3 +65,13 @@ def test_bugs_are_picked_by_name_in_the_order_given() -> None:
     assert [p.bug for p in picked] == ["unclean-election", "kafka-1188"]
     with pytest.raises(KeyError, match="no bug switch kafka-9999"):
         plans_for(["kafka-9999"])
+
+
+@pytest.mark.parametrize("plan", PLANS, ids=lambda p: p.bug)
+def test_docs_bugs_md_shows_each_plan(plan: BugPlan) -> None:
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "bugs.md").read_text()
+    section = doc.split("## What catches each bug", 1)[1]
+    row = next(line for line in section.splitlines() if line.startswith(f"| `{plan.bug}` |"))
+    _, scenarios, invariants, _why = row.split(" | ")
+    assert re.findall(r"\[`([a-z-]+)`\]", scenarios) == list(plan.scenario_names)
+    assert sorted(re.findall(r"`([a-z_]+)`", invariants)) == sorted(plan.catches)
