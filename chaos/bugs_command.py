@@ -37,6 +37,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_PROJECT = "testbed-bugs"
 #: The brokers' ZooKeeper session in the hunt's project, as in the chaos test tier.
 SESSION_MS = 6000
+#: The table's width when the output is not a terminal.
+TABLE_WIDTH = 200
 
 
 class HuntUsageError(Exception):
@@ -129,7 +131,10 @@ def hunt_bugs(args: argparse.Namespace, default_project: str) -> int:
                 write_summary(out, results, recorded)
     except ComposeStartError as exc:
         raise RunSetupError(f"the hunt's compose project did not come up: {exc}") from None
-    Console().print(rich_table([row_of(r) for r in results], title=f"bug hunt {out.name}"))
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=TABLE_WIDTH)  # a log keeps the cells whole
+    console.print(rich_table([row_of(r) for r in results], title=f"bug hunt {out.name}"))
     json_path, md_path = write_summary(out, results, recorded)
     print(f"summary: {json_path} and {md_path}")
     return 0 if results and all(r.ok for r in results) else 1

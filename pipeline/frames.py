@@ -70,13 +70,15 @@ def read_runs(spark: SparkSession, runs: Sequence[RunConfig]) -> RunFrames:
             list(r.invariants),
             r.convergence_bound_s,
             r.unclean_leader_election,
+            r.bug_switches,
         )
         for r in runs
     ]
     run_frame = spark.createDataFrame(
         run_rows,
         "run_id string, path string, scenario string, seed int, started_ms long, topic string, "
-        "invariants array<string>, convergence_bound_s double, unclean_leader_election boolean",
+        "invariants array<string>, convergence_bound_s double, unclean_leader_election boolean, "
+        "bug_switches string",
     )
     faults = [root / "faults.jsonl" for root in roots if (root / "faults.jsonl").exists()]
     events = sorted(p for root in roots for p in (root / "events").glob("*.jsonl"))
