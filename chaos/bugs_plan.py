@@ -87,9 +87,9 @@ PLANS: tuple[BugPlan, ...] = (
     ),
     _plan(
         STALE_CONTROLLER_EPOCH,
-        ("stale-controller-requests", "controller-pause"),
+        ("controller-pause", "zk-isolation"),
         {CONTROLLER_EPOCH_FENCING},
-        "brokers obey the old controller's queued requests after its successor's",
+        "brokers obey requests the superseded controller still sends",
     ),
     _plan(
         NO_BROKER_EPOCH,
@@ -137,7 +137,7 @@ PLANS: tuple[BugPlan, ...] = (
     ),
     _plan(
         ZOMBIE_CONTROLLER,
-        ("stale-controller-requests", "controller-pause"),
+        ("controller-pause", "zk-isolation"),
         {CONTROLLER_EPOCH_FENCING, PAUSED_CONTROLLER_RESIGNS},
         "the resigned controller goes on acting and sending",
     ),

@@ -21,7 +21,6 @@ from chaos.scenarios import (
     reassignment_under_failover,
     rolling_restart,
     slow_network,
-    stale_controller_requests,
     zk_isolation,
     zk_leader_loss,
 )
@@ -41,8 +40,7 @@ SCENARIOS: Mapping[str, Scenario] = {
         controlled_shutdown,
         reassignment_under_failover,
         last_replica_standing,
-        stale_controller_requests,
-        zk_leader_loss,
+            zk_leader_loss,
         rolling_restart,
         slow_network,
         random_faults,

@@ -32,7 +32,6 @@ NAMES = (
     "controlled-shutdown",
     "reassignment-under-failover",
     "last-replica-standing",
-    "stale-controller-requests",
     "zk-leader-loss",
     "rolling-restart",
     "slow-network",
@@ -138,18 +137,6 @@ def test_the_stale_replica_dies_first_and_returns_first(seed: int | None) -> Non
     ]
     assert 3 <= second.at_s - first.at_s <= 9
     assert first.ends_s < second.ends_s <= schedule.heal_at_s
-
-
-@given(seed=SEEDS)
-@PROPERTY
-def test_the_cut_between_brokers_heals_after_a_successor_took_over(seed: int | None) -> None:
-    schedule = SCENARIOS["stale-controller-requests"].schedule(seed)
-    brokers, zookeeper = schedule.steps
-    assert brokers.fault.describe() == "broker-isolate controller"
-    assert zookeeper.fault.describe() == "zk-isolate controller"
-    assert zookeeper.at_s - brokers.at_s >= 10  # past the replica lag time: ISRs shrank
-    assert brokers.ends_s - zookeeper.at_s >= SESSION_TIMEOUT_S + 4  # a successor acts
-    assert brokers.ends_s + 5 <= zookeeper.ends_s <= schedule.heal_at_s
 
 
 @given(seed=SEEDS)
