@@ -114,7 +114,7 @@ def hunt_bugs(args: argparse.Namespace, default_project: str) -> int:
     results: list[BugResult] = []
     try:
         with started_project(
-            REPO_ROOT, args.project, f"bugs-{stamp}-cluster", args.session_ms
+            REPO_ROOT, args.project, f"bugs-{stamp}-cluster", args.session_ms, stable_ports=True
         ) as cluster:
             builds = ComposeBuilds(cluster)
 

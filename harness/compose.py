@@ -10,6 +10,7 @@ Caller's thread.
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import time
 from collections.abc import Iterator, Mapping
@@ -93,21 +94,42 @@ def missing_images() -> list[str]:
     return [image for image in IMAGES if not client.images.list(name=image)]
 
 
+def free_ports(count: int) -> list[int]:
+    """`count` distinct loopback ports that are free now (bound together, then released)."""
+    sockets = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(count)]
+    try:
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [int(sock.getsockname()[1]) for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
 @contextmanager
 def started_project(
-    repo_root: Path, project: str, run_id: str, session_ms: int
+    repo_root: Path, project: str, run_id: str, session_ms: int, stable_ports: bool = False
 ) -> Iterator[ComposeCluster]:
     """The compose cluster up and healthy under `project`, brokers with ZooKeeper sessions
     of `session_ms`, event logs in `runs/<run_id>`; removed on exit. `ComposeStartError`
-    when it does not come up, `TimeoutError` when it does not elect a controller."""
+    when it does not come up, `TimeoutError` when it does not elect a controller.
+
+    Ports are Docker-picked, so a container that is killed and started again is published
+    on another port; with `stable_ports` they are free loopback ports picked here and
+    written into the project, so a restarted (or recreated) container keeps its ports and
+    a client that looked them up once still reaches it."""
+    names = [
+        *(f"ZK{i}_PORT" for i in (1, 2, 3)),
+        *(f"BROKER{i}_PORT" for i in (1, 2, 3)),
+        *(f"BROKER{i}_METRICS_PORT" for i in (1, 2, 3)),
+    ]
+    picked = [str(p) for p in free_ports(len(names))] if stable_ports else [""] * len(names)
     overrides = {
         "COMPOSE_PROJECT_NAME": project,
         "RUN_ID": run_id,
         "ZK_SESSION_TIMEOUT_MS": str(session_ms),
         "TESTCONTAINERS_RYUK_DISABLED": "true",
-        **{f"ZK{i}_PORT": "" for i in (1, 2, 3)},
-        **{f"BROKER{i}_PORT": "" for i in (1, 2, 3)},
-        **{f"BROKER{i}_METRICS_PORT": "" for i in (1, 2, 3)},
+        **dict(zip(names, picked, strict=True)),
     }
     saved = {key: os.environ.get(key) for key in overrides}
     os.environ.update(overrides)
@@ -149,17 +171,18 @@ def started_project(
 
 @contextmanager
 def tier_cluster(
-    repo_root: Path, prefix: str, tier: str, session_ms: int
+    repo_root: Path, prefix: str, tier: str, session_ms: int, stable_ports: bool = False
 ) -> Iterator[ComposeCluster]:
     """A test tier's compose cluster: project `<prefix>-<pid>`, event logs in
-    `runs/<tier>-<time>`; `ComposeStartError` also when an image is missing."""
+    `runs/<tier>-<time>`, ports as `started_project` picks them; `ComposeStartError`
+    also when an image is missing."""
     missing = missing_images()
     if missing:
         raise ComposeStartError(
             f"images missing: {', '.join(missing)}; run `make images` (or `make test`)."
         )
     project = f"{prefix}-{os.getpid()}"
-    with started_project(repo_root, project, new_run_id(tier), session_ms) as cluster:
+    with started_project(repo_root, project, new_run_id(tier), session_ms, stable_ports) as cluster:
         yield cluster
 
 

@@ -40,7 +40,7 @@ SCENARIOS: Mapping[str, Scenario] = {
         controlled_shutdown,
         reassignment_under_failover,
         last_replica_standing,
-            zk_leader_loss,
+        zk_leader_loss,
         rolling_restart,
         slow_network,
         random_faults,
