@@ -20,10 +20,12 @@ from pathlib import Path
 from typing import Protocol
 
 from broker_node.fetcher import ReplicaFetcherManager
-from broker_node.partition import IsrStore, Partition, PartitionConfig
+from broker_node.isr_writes import IsrStore
+from broker_node.partition import Partition, PartitionConfig
 from broker_node.storage import PartitionLog
 from broker_node.storage.errors import LogError
 from bugs import NO_BUGS, BugSwitches
+from bugs.catalog import STALE_ISR_CACHE
 from eventlog import EventKind, EventLog
 from rpc import messages as m
 from rpc.errors import Errors
@@ -122,8 +124,15 @@ class ReplicaManager:
         with self._lock:
             hosted = [p for tp, p in self._partitions.items() if tp.topic == topic]
         for partition in hosted:
-            partition.update_config(PartitionConfig(self.config.lag_time_max_ms, min_isr))
+            partition.update_config(self._partition_config(min_isr))
         return sorted(p.tp for p in hosted)
+
+    def _partition_config(self, min_isr: int) -> PartitionConfig:
+        return PartitionConfig(
+            self.config.lag_time_max_ms,
+            min_isr,
+            reread_isr_on_conflict=not self.config.bug_switches.on(STALE_ISR_CACHE),
+        )
 
     def _log_dir(self, tp: TopicPartition) -> Path:
         return self.config.data_dir / f"{tp.topic}-{tp.partition}"
@@ -141,7 +150,7 @@ class ReplicaManager:
                     log,
                     self._store,
                     self._events,
-                    PartitionConfig(self.config.lag_time_max_ms, min_isr),
+                    self._partition_config(min_isr),
                     self._record_isr_change,
                 )
                 self._partitions[tp] = partition

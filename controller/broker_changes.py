@@ -4,8 +4,10 @@
 open (KAFKA_STORAGE_ERROR in a LeaderAndIsr answer, KIP-112's offline replicas). Event
 thread only.
 
-Bug switch `kip-380` (docs/bugs.md): a broker whose registration changed but whose id
-stayed is not seen as bounced, as before KIP-380 (`classify_brokers`).
+Bug switches (docs/bugs.md): `kip-380` does not see a broker whose registration changed
+but whose id stayed as bounced, as before KIP-380 (`classify_brokers`); `kafka-3085`
+decides on the broker list the watch read when it fired, not on `/brokers/ids` as it is
+when the event is processed.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bugs import NO_BUGS, BugSwitches
-from bugs.catalog import NO_BROKER_EPOCH
+from bugs.catalog import ENQUEUE_TIME_BROKERS, NO_BROKER_EPOCH
 from controller import events as ev
 from controller.channel_manager import ControllerChannelManager
 from controller.context import ControllerContext, PartitionReplica
@@ -27,7 +29,7 @@ from controller.topic_deletion import TopicDeletionManager
 from controller.watchers import Watchers
 from eventlog import EventKind, EventLog
 from zkdata import paths
-from zkdata.client import KafkaZkClient
+from zkdata.client import BrokerListing, KafkaZkClient, WatchCallback
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,12 +84,23 @@ class BrokerChanges:
         self._watchers = watchers
         self._send_update_metadata = send_update_metadata
         self._detect_bounces = not bug_switches.on(NO_BROKER_EPOCH)
+        self._read_at_watch = bug_switches.on(ENQUEUE_TIME_BROKERS)
 
-    def process_broker_change(self) -> None:
+    def broker_watch(self) -> WatchCallback:
+        """The callback of the `/brokers/ids` child watch: enqueue BrokerChange (with
+        `kafka-3085`, one carrying the registrations read when the watch fired)."""
+        if self._read_at_watch:
+            return self._watchers.reading(
+                ev.BrokerChange(), lambda: ev.BrokerChange(self._zk.get_all_brokers())
+            )
+        return self._watchers(ev.BrokerChange())
+
+    def process_broker_change(self, read_at_watch: BrokerListing | None = None) -> None:
         """Compare `/brokers/ids` (with czxid epochs) to the live set: start new brokers,
-        fail dead ones, and fail-then-start bounced ones (same id, larger epoch)."""
-        self._zk.watch_children(paths.BROKER_IDS, self._watchers(ev.BrokerChange()))
-        listing = self._zk.get_all_brokers()
+        fail dead ones, and fail-then-start bounced ones (same id, larger epoch). The
+        registrations are read now, unless the event carried them (`kafka-3085`)."""
+        self._zk.watch_children(paths.BROKER_IDS, self.broker_watch())
+        listing = read_at_watch if read_at_watch is not None else self._zk.get_all_brokers()
         for name, error in listing.malformed.items():
             self._events.emit(
                 EventKind.MALFORMED_ZNODE, path=error.path or name, reason=error.reason

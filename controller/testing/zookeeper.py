@@ -69,7 +69,11 @@ class FakePartitionZk:
     instance. Both writes raise `ControllerMovedError`, writing nothing, when their
     `epoch_zk_version` differs from the `epoch_zk_version` attribute (the version of
     `/controller_epoch` in this fake ZooKeeper). Every call is appended to `calls`.
+    `kazoo` is None: an `ActiveController` built over this fake hands it to the clients of
+    reassignment and deletion, which a test using it must not call.
     """
+
+    kazoo = None
 
     def __init__(self, epoch_zk_version: int = 0) -> None:
         self.epoch_zk_version = epoch_zk_version

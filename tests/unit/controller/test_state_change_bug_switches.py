@@ -25,7 +25,7 @@ from controller.active import ActiveController, ControllerConfig, fencing_versio
 from controller.context import ControllerContext, PartitionReplica
 from controller.partition_state_machine import OfflineElection
 from controller.states import PartitionState, ReplicaState
-from controller.testing.brokers import FakeBrokerChannel, make_broker
+from controller.testing.brokers import FakeChannels, make_broker
 from controller.testing.zookeeper import FakePartitionZk
 from controller.watchers import Watchers
 from eventlog import EventKind
@@ -35,7 +35,6 @@ from zkdata.errors import ControllerMovedError
 from zkdata.fenced_writes import ANY_EPOCH_VERSION
 from zkdata.model import (
     NO_LEADER,
-    Broker,
     LeaderAndIsr,
     LeaderIsrAndControllerEpoch,
     ReplicaAssignment,
@@ -49,16 +48,6 @@ EPOCH_ZK_VERSION = 12
 TP = TopicPartition("orders", 0)
 
 
-def _channel(broker: Broker) -> FakeBrokerChannel:
-    return FakeBrokerChannel(broker.id)
-
-
-class _Zk(FakePartitionZk):
-    """The fake, with the `kazoo` attribute the reassignment client takes (never used)."""
-
-    kazoo = None
-
-
 class Controller:
     """An `ActiveController` over a fake ZooKeeper, its channels never started."""
 
@@ -68,7 +57,7 @@ class Controller:
         self.ctx.epoch_zk_version = EPOCH_ZK_VERSION
         self.ctx.set_live_brokers(make_broker(b) for b in (1, 2, 3))
         self.ctx.add_topic(TP.topic, {0: ReplicaAssignment((1, 2, 3))})
-        self.zk = _Zk(EPOCH_ZK_VERSION)
+        self.zk = FakePartitionZk(EPOCH_ZK_VERSION)
         state = LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 4, isr, 7), EPOCH - 1)
         self.zk.put_state(TP, state, 7)
         self.ctx.set_leadership(TP, state)
@@ -83,7 +72,7 @@ class Controller:
             self.events,
             Watchers(lambda _: None),
             ControllerConfig(bug_switches=switches),
-            _channel,
+            FakeChannels(),
         )
 
     def kill(self, broker_id: int) -> None:
