@@ -40,6 +40,7 @@ from chaos.invariants.names import (
     ONE_LEADER_PER_LEADER_EPOCH,
     PAUSED_CONTROLLER_RESIGNS,
     REASSIGNMENT_COMPLETES,
+    RESIGNED_CONTROLLER_SILENT,
 )
 from chaos.scenarios import SCENARIOS, Scenario
 
@@ -138,8 +139,8 @@ PLANS: tuple[BugPlan, ...] = (
     _plan(
         ZOMBIE_CONTROLLER,
         ("controller-pause", "zk-isolation"),
-        {CONTROLLER_EPOCH_FENCING, PAUSED_CONTROLLER_RESIGNS},
-        "the resigned controller goes on acting and sending",
+        {RESIGNED_CONTROLLER_SILENT, CONTROLLER_EPOCH_FENCING, PAUSED_CONTROLLER_RESIGNS},
+        "the resigned controller goes on queueing requests of the epoch it resigned",
     ),
     _plan(
         SENDER_DROPS,

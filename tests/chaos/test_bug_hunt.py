@@ -1,13 +1,15 @@
-"""The bug hunt end to end on the chaos tier's compose project, for the switch it catches
-quickest: `kafka-1188`, brokers that obey requests of an older controller epoch.
+"""The bug hunt end to end on the chaos tier's compose project, for a switch it catches at
+the first run: `unclean-election`, a controller that elects an out-of-sync replica.
 
 Setup: the tier's compose cluster (3 ZooKeeper servers, 3 brokers, 6 s sessions). The
-plan is a short controller pause (a 35 s workload, the controller frozen from 8 s for
-12 s, twice the session timeout), one seed.
+plan is a short `last-replica-standing`: a topic with two replicas per partition and min
+ISR 1 under a 45 s acks=all workload; the two brokers that are not the controller killed
+5 s apart, each for 18 s, so that the one that lost its place in the ISRs comes back
+first. One seed.
 Steps: `chaos.bug_hunt.hunt` with the tier's builds (`chaos.bug_builds.ComposeBuilds`):
-the brokers recreated with `BUG_SWITCHES=kafka-1188`, the run, then the brokers recreated
-without it and the same run again.
-Validate: the buggy build's verdict fails with `controller_epoch_fencing` and its run
+the brokers recreated with `BUG_SWITCHES=unclean-election`, the run, then the brokers
+recreated without it and the same run again.
+Validate: the buggy build's verdict fails with `acknowledged_writes` and its run
 directory records the switch; the fixed build's verdict holds and records none; the
 brokers end without switches.
 """
@@ -23,40 +25,46 @@ from chaos.bug_builds import ComposeBuilds
 from chaos.bug_hunt import HuntSettings, hunt
 from chaos.bugs_plan import BugPlan
 from chaos.cluster import ClusterHandle
-from chaos.invariants.names import CONTROLLER_EPOCH_FENCING
+from chaos.invariants.names import ACKNOWLEDGED_WRITES
 from chaos.run_dir import RunDir
 from chaos.runner import RunOutcome, RunRequest, run
 from chaos.scenarios import Scenario
-from chaos.scenarios.scenario import Workload, one_fault
-from chaos.schedule import Schedule
+from chaos.scenarios.scenario import Workload
+from chaos.schedule import FaultSpec, Schedule, Step
 from harness.compose import ComposeCluster
 
 pytestmark = pytest.mark.chaos
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
-SHORT_PAUSE_RUNBOOK = """short-controller-pause: freeze the controller for twice its session.
+RUNBOOK = """short-last-replica: kill both replicas of a partition in turn, the stale one back first
 
-Setup: topic `chaos-bug-hunt`, the default workload for 35 s.
+Setup: topic `chaos-bug-hunt`, replication factor 2, min ISR 1, for 45 s.
 
-Steps: at 8 s freeze the controller for 12 s; heal at 22 s.
+Steps: at 6 s kill the first broker that is not the controller for 18 s; at 11 s the
+second, for 18 s; heal at 30 s.
 
 Verdict: the core invariants; convergence within 30 s of the heal.
 """
-WORKLOAD = Workload("chaos-bug-hunt", duration_s=35)
-SHORT_PAUSE = Scenario.from_runbook(
-    SHORT_PAUSE_RUNBOOK,
-    WORKLOAD,
-    one_fault("pause", ("controller",), (8, 0), (12, 0), heal_at_s=22, end_s=35),
-    30,
-)
+WORKLOAD = Workload("chaos-bug-hunt", replication_factor=2, min_insync_replicas=1, duration_s=45)
 
 
-@pytest.mark.timeout(420)
-def test_the_stale_epoch_switch_is_caught_and_the_fixed_build_is_clean(
+def _plan(seed: int | None) -> Schedule:
+    steps = (
+        Step(6, 18, FaultSpec("kill", "non-controller:1")),
+        Step(11, 18, FaultSpec("kill", "non-controller:2")),
+    )
+    return Schedule(seed, steps, heal_at_s=30, end_s=WORKLOAD.duration_s)
+
+
+SHORT = Scenario.from_runbook(RUNBOOK, WORKLOAD, _plan, 30)
+
+
+@pytest.mark.timeout(480)
+def test_unclean_election_is_caught_and_the_fixed_build_is_clean(
     chaos_cluster: ComposeCluster,
 ) -> None:
-    plan = BugPlan("kafka-1188", (SHORT_PAUSE,), frozenset({CONTROLLER_EPOCH_FENCING}), "why")
+    plan = BugPlan("unclean-election", (SHORT,), frozenset({ACKNOWLEDGED_WRITES}), "why")
 
     def run_one(scenario: Scenario, seed: int, schedule: Schedule | None) -> RunOutcome:
         request = RunRequest(scenario, seed, chaos_cluster.project, REPO_ROOT / "runs", schedule)
@@ -66,10 +74,10 @@ def test_the_stale_epoch_switch_is_caught_and_the_fixed_build_is_clean(
 
     (buggy,) = result.buggy
     assert buggy.ok is False, buggy
-    assert CONTROLLER_EPOCH_FENCING in buggy.fired
+    assert ACKNOWLEDGED_WRITES in buggy.fired
     assert buggy.run_dir is not None
     config = RunDir(buggy.run_dir).read_json(RunDir(buggy.run_dir).config)
-    assert config["bug_switches"] == ["kafka-1188"]
+    assert config["bug_switches"] == ["unclean-election"]
     (fixed,) = result.fixed
     assert fixed.ok is True, fixed
     assert fixed.run_dir is not None
