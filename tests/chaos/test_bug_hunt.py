@@ -3,9 +3,10 @@ the first run: `unclean-election`, a controller that elects an out-of-sync repli
 
 Setup: the tier's compose cluster (3 ZooKeeper servers, 3 brokers, 6 s sessions). The
 plan is a short `last-replica-standing`: a topic with two replicas per partition and min
-ISR 1 under a 45 s acks=all workload; the two brokers that are not the controller killed
-5 s apart, each for 18 s, so that the one that lost its place in the ISRs comes back
-first. One seed.
+ISR 1 under a 50 s acks=all workload; the two brokers that are not the controller killed
+9 s apart (past the 6 s session, so the first has left the ISRs and the second has
+acknowledged writes alone), each for 20 s, so that the stale one comes back first. One
+seed.
 Steps: `chaos.bug_hunt.hunt` with the tier's builds (`chaos.bug_builds.ComposeBuilds`):
 the brokers recreated with `BUG_SWITCHES=unclean-election`, the run, then the brokers
 recreated without it and the same run again.
@@ -39,22 +40,22 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 RUNBOOK = """short-last-replica: kill both replicas of a partition in turn, the stale one back first
 
-Setup: topic `chaos-bug-hunt`, replication factor 2, min ISR 1, for 45 s.
+Setup: topic `chaos-bug-hunt`, replication factor 2, min ISR 1, for 50 s.
 
-Steps: at 6 s kill the first broker that is not the controller for 18 s; at 11 s the
-second, for 18 s; heal at 30 s.
+Steps: at 5 s kill the first broker that is not the controller for 20 s; at 14 s the
+second, for 20 s; heal at 36 s.
 
 Verdict: the core invariants; convergence within 30 s of the heal.
 """
-WORKLOAD = Workload("chaos-bug-hunt", replication_factor=2, min_insync_replicas=1, duration_s=45)
+WORKLOAD = Workload("chaos-bug-hunt", replication_factor=2, min_insync_replicas=1, duration_s=50)
 
 
 def _plan(seed: int | None) -> Schedule:
     steps = (
-        Step(6, 18, FaultSpec("kill", "non-controller:1")),
-        Step(11, 18, FaultSpec("kill", "non-controller:2")),
+        Step(5, 20, FaultSpec("kill", "non-controller:1")),
+        Step(14, 20, FaultSpec("kill", "non-controller:2")),
     )
-    return Schedule(seed, steps, heal_at_s=30, end_s=WORKLOAD.duration_s)
+    return Schedule(seed, steps, heal_at_s=36, end_s=WORKLOAD.duration_s)
 
 
 SHORT = Scenario.from_runbook(RUNBOOK, WORKLOAD, _plan, 30)
