@@ -94,8 +94,8 @@ PLANS: tuple[BugPlan, ...] = (
     ),
     _plan(
         NO_BROKER_EPOCH,
-        ("broker-bounce",),
-        {BROKER_EPOCH_FENCING},
+        ("fast-bounce", "broker-bounce"),
+        {BROKER_EPOCH_FENCING, CONVERGES_AFTER_HEAL},
         "a bounced broker obeys requests addressed to its previous incarnation",
     ),
     _plan(
@@ -126,7 +126,7 @@ PLANS: tuple[BugPlan, ...] = (
     ),
     _plan(
         ENQUEUE_TIME_BROKERS,
-        ("broker-bounce", "rolling-restart"),
+        ("fast-bounce", "broker-bounce"),
         {CONVERGES_AFTER_HEAL, BROKER_EPOCH_FENCING},
         "a broker change decided on a stale broker list misses a bounce",
     ),

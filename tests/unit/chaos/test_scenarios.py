@@ -29,6 +29,7 @@ NAMES = (
     "zk-isolation",
     "network-partition",
     "broker-bounce",
+    "fast-bounce",
     "controlled-shutdown",
     "reassignment-under-failover",
     "last-replica-standing",
@@ -137,6 +138,18 @@ def test_the_stale_replica_dies_first_and_returns_first(seed: int | None) -> Non
     ]
     assert 3 <= second.at_s - first.at_s <= 9
     assert first.ends_s < second.ends_s <= schedule.heal_at_s
+
+
+@given(seed=SEEDS)
+@PROPERTY
+def test_the_controller_is_frozen_across_the_bounced_brokers_reregistration(
+    seed: int | None,
+) -> None:
+    bounce, pause = SCENARIOS["fast-bounce"].schedule(seed).steps
+    assert (bounce.fault.describe(), bounce.duration_s) == ("bounce non-controller:1", 0)
+    assert pause.fault.describe() == "pause controller"
+    assert pause.at_s < bounce.at_s + SESSION_TIMEOUT_S < pause.ends_s  # old session ends
+    assert pause.duration_s < SESSION_TIMEOUT_S  # the controller keeps its own session
 
 
 @given(seed=SEEDS)
