@@ -12,8 +12,9 @@ Steps:
 2. 3.5 s later (a seed: 3.2 to 3.8 s) freeze the controller for 3.5 s (`pause
    controller`), shorter than its session, across the moment the old registration
    vanishes (ZooKeeper expires a dead session 4 to 6 s after its last heartbeat) and the
-   new one appears (the new process registers within a few hundred milliseconds). When it thaws, one read of `/brokers/ids` shows the broker with a new
-   registration (a new czxid and broker epoch) and no absence in between: a bounce.
+   new one appears (the new process registers within a few hundred milliseconds). When
+   it thaws, one read of `/brokers/ids` shows the broker with a new registration (a new
+   czxid and broker epoch) and no absence in between: a bounce.
 3. The controller must treat it as a failure followed by a start-up: new leaders for what
    the broker led, LeaderAndIsr for every replica it hosts, addressed to its new broker
    epoch; the broker refuses anything addressed to the old one.
