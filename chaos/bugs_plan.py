@@ -150,7 +150,7 @@ PLANS: tuple[BugPlan, ...] = (
     ),
     _plan(
         NO_RESUME,
-        ("reassignment-under-failover",),
+        ("stalled-reassignment", "reassignment-under-failover"),
         {REASSIGNMENT_COMPLETES, CONVERGES_AFTER_HEAL},
         "the new controller never resumes the reassignment in flight",
     ),

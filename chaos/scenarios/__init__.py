@@ -22,6 +22,7 @@ from chaos.scenarios import (
     reassignment_under_failover,
     rolling_restart,
     slow_network,
+    stalled_reassignment,
     zk_isolation,
     zk_leader_loss,
 )
@@ -41,6 +42,7 @@ SCENARIOS: Mapping[str, Scenario] = {
         fast_bounce,
         controlled_shutdown,
         reassignment_under_failover,
+        stalled_reassignment,
         last_replica_standing,
         zk_leader_loss,
         rolling_restart,

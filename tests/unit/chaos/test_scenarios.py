@@ -32,6 +32,7 @@ NAMES = (
     "fast-bounce",
     "controlled-shutdown",
     "reassignment-under-failover",
+    "stalled-reassignment",
     "last-replica-standing",
     "zk-leader-loss",
     "rolling-restart",
@@ -150,6 +151,22 @@ def test_the_controller_is_frozen_across_the_bounced_brokers_reregistration(
     assert pause.fault.describe() == "pause controller"
     assert pause.at_s < bounce.at_s + SESSION_TIMEOUT_S < pause.ends_s  # old session ends
     assert pause.duration_s < SESSION_TIMEOUT_S  # the controller keeps its own session
+
+
+@given(seed=SEEDS)
+@PROPERTY
+def test_the_controller_dies_while_a_frozen_broker_holds_the_reassignment_up(
+    seed: int | None,
+) -> None:
+    schedule = SCENARIOS["stalled-reassignment"].schedule(seed)
+    (action,) = schedule.actions
+    freeze, kill = schedule.steps
+    assert (freeze.fault.describe(), kill.fault.describe()) == (
+        "pause non-controller:1",
+        "kill controller",
+    )
+    assert freeze.at_s < action.at_s < kill.at_s < freeze.ends_s
+    assert freeze.duration_s < SESSION_TIMEOUT_S
 
 
 @given(seed=SEEDS)
