@@ -10,7 +10,7 @@ PACKAGES := bugs admin client harness broker_node controller zkdata rpc eventlog
 
 .PHONY: help setup host venv proto secrets compose-plugin images up down ps logs cluster \
         test lint test-unit test-integration fuzz test-docker bench bench-quick bench-produce \
-        bench-produce-quick clean-images clean report chaos-list chaos-all chaos-heal test-chaos cluster-up
+        bench-produce-quick clean-images clean report chaos-list chaos-all chaos-heal chaos-bugs test-chaos cluster-up
 
 help:
 	@echo "make up                 build what is missing, start the cluster, show it"
@@ -23,6 +23,7 @@ help:
 	@echo "make chaos-<scenario>   run one chaos scenario on the cluster (SEED=1; make chaos-list names them)"
 	@echo "make chaos-all          every scenario, then one table of verdicts and recovery times"
 	@echo "make chaos-heal         undo whatever faults a killed chaos run left"
+	@echo "make chaos-bugs         hunt the historical bug switches on a project of its own (BUGS=a,b SEEDS=1,2)"
 	@echo "make report             verdicts, figures and pictures of every run under runs/ (RUNS=dir ...)"
 	@echo "make bench              controller failover for 10,000 partitions vs. a ZooKeeper floor (BENCH_ARGS=...)"
 	@echo "make bench-quick        the same with 1,000 partitions"
@@ -120,6 +121,14 @@ chaos-all: cluster-up
 
 chaos-heal: setup
 	@$(PY) -m chaos heal
+
+# The bug hunt (docs/bugs.md): its own compose project (testbed-bugs), never the default
+# one. BUGS picks switches (default all), SEEDS the seeds (default 1..5); CHAOS_ARGS passes
+# more (e.g. --runs 3 --max-shrink 4).
+BUGS ?=
+SEEDS ?=
+chaos-bugs: images
+	@$(PY) -m chaos bugs $(if $(BUGS),--bugs $(BUGS)) $(if $(SEEDS),--seeds $(SEEDS)) $(CHAOS_ARGS)
 
 chaos-%: cluster-up
 	@$(PY) -m chaos run $* --seed $(SEED) $(CHAOS_ARGS)

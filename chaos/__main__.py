@@ -6,11 +6,16 @@
     python -m chaos replay RUN_DIR
     python -m chaos shrink RUN_DIR [--max-runs N]
     python -m chaos heal [--project NAME] [--state-dir DIR]
+    python -m chaos bugs [--bugs a,b] [--runs N] [--seeds 1,2] [--max-shrink N]
 
 `run` performs a scenario's schedule on the running compose project with the workload
 running and judges it (`chaos.runner`; docs/chaos.md); `all` runs every scenario and
 prints one table; `replay` runs a recorded schedule again; `shrink` replays ever smaller
 subsets of a failing run's schedule and prints the smallest that still fails.
+
+`bugs` hunts the historical bug switches on a compose project of its own
+(`chaos.bugs_command`; docs/bugs.md): exit 0 only when every bug was caught and its fixed
+build ran clean.
 
 `heal` undoes every fault that the heal state of the compose project still holds (left by
 a run that was killed, or whose undo failed) and verifies each undo. The project defaults
@@ -37,7 +42,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from chaos import commands
+from chaos import bugs_command, commands
 from chaos.cluster import ClusterHandle
 from chaos.faults.base import FaultError
 from chaos.heal_state import STATE_DIR, HealStateError, pointer_path, state_files, write_pointer
@@ -65,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_run_commands(commands)
+    bugs_command.add_parser(commands)
     heal = commands.add_parser(
         "heal",
         help="undo every fault the heal state still holds, and verify",
@@ -188,6 +194,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "replay": commands.replay,
     "shrink": commands.shrink_run,
     "heal": heal,
+    "bugs": lambda args: bugs_command.hunt_bugs(args, default_project()),
 }
 
 
@@ -196,7 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
-    except commands.UsageError as exc:
+    except (commands.UsageError, bugs_command.HuntUsageError) as exc:
         print(f"python -m chaos {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except (RunSetupError, ScheduleError) as exc:

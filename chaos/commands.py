@@ -61,7 +61,8 @@ def list_scenarios(args: argparse.Namespace) -> int:
 def _outcome_line(outcome: RunOutcome) -> str:
     recovery = "-" if outcome.recovery_s is None else f"{outcome.recovery_s:.1f} s"
     word = "PASS" if outcome.ok else "FAIL"
-    return f"{word}: {outcome.run_dir} (recovered {recovery} after the heal)"
+    bugs = f"; bug switches {', '.join(outcome.bug_switches)}" if outcome.bug_switches else ""
+    return f"{word}: {outcome.run_dir} (recovered {recovery} after the heal{bugs})"
 
 
 def _run_one(request: RunRequest) -> RunOutcome:

@@ -3,7 +3,8 @@ each container (`ClusterHandle.inspect`, which checks the project label): the pu
 loopback port of each broker's gRPC and Prometheus ports, the map from the address a
 broker advertises (`<hostname>:9092`) to the published one, the cluster's event-log
 directory on the host, the host directory of the TLS material the brokers were given
-(`TLS_DIR`; none: a plaintext cluster), and the brokers' ZooKeeper session timeout.
+(`TLS_DIR`; none: a plaintext cluster), the brokers' ZooKeeper session timeout and the
+historical bug switches they run with (`BUG_SWITCHES`, docs/bugs.md).
 
 Pure over the inspection (`published`, `env_of`, `host_path`, `event_dir_of`,
 `tls_dir_of`); the rest reads the handle on the caller's thread.
@@ -138,3 +139,18 @@ def session_timeout_ms(cluster: Inspectable) -> int | None:
         if value.isdigit():
             return int(value)
     return None
+
+
+def bug_switches(cluster: Inspectable) -> dict[str, tuple[str, ...]]:
+    """Service -> the bug switches its `BUG_SWITCHES` turns on (sorted names, lower case;
+    empty when none), for every broker."""
+    out = {}
+    for service in sorted(cluster.brokers().values()):
+        raw = env_of(cluster.inspect(service)).get("BUG_SWITCHES", "")
+        out[service] = tuple(sorted({p.strip().lower() for p in raw.split(",") if p.strip()}))
+    return out
+
+
+def switches_on(by_broker: Mapping[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """Every switch any broker runs with, sorted."""
+    return tuple(sorted({name for names in by_broker.values() for name in names}))

@@ -1,5 +1,6 @@
 """The live view of a chaos run: elapsed time, the run's phase, the faults in effect, the
-workload's ok/fail/info rates, and the controller with its epoch.
+workload's ok/fail/info rates, the controller with its epoch, and the historical bug
+switches the brokers run with (none in a normal run).
 
 On a terminal it is a `rich` live panel redrawn a few times a second; otherwise (CI logs,
 a pipe) one plain line every `PLAIN_EVERY_S`. `render` and `plain_line` are pure; the view
@@ -41,6 +42,7 @@ class RunStatus:
     controller: int | None = None
     controller_epoch: int | None = None
     note: str = ""
+    bug_switches: tuple[str, ...] = ()
 
 
 def rates_between(
@@ -68,9 +70,10 @@ def plain_line(status: RunStatus) -> str:
         if k in status.counts
     )
     note = f"  {status.note}" if status.note else ""
+    bugs = f"  bugs [{', '.join(status.bug_switches)}]" if status.bug_switches else ""
     return (
         f"{status.elapsed_s:6.1f}/{status.total_s:.0f}s {status.phase:<10} "
-        f"faults [{faults}]  controller {_controller(status)}  {counts}{note}"
+        f"faults [{faults}]  controller {_controller(status)}  {counts}{bugs}{note}"
     )
 
 
@@ -88,6 +91,8 @@ def render(status: RunStatus) -> Group:
     faults = ", ".join(status.active_faults) or "none"
     table.add_row("faults", Text(faults, style="red" if status.active_faults else "green"))
     table.add_row("controller", _controller(status))
+    if status.bug_switches:
+        table.add_row("bug switches", Text(", ".join(status.bug_switches), style="bold red"))
     for key in SHOWN:
         if key in status.counts:
             style = "green" if key.endswith("ok") else ("yellow" if key.endswith("info") else "red")

@@ -18,6 +18,7 @@ from chaos.faults.base import UnknownTarget
 ROLES: Mapping[str, str] = {
     "controller": "the broker that holds /controller",
     "non-controller": "a seeded pick among the brokers that are not the controller",
+    "non-controller:<n>": "the n-th broker by id that is not the controller",
     "broker:<id>": "the broker with that id",
     "random-broker": "a seeded pick among the brokers",
     "busiest-leader": "the broker that leads the most partitions (lowest id on a tie)",
@@ -68,6 +69,8 @@ def resolve(role: str, facts: ClusterFacts, rng: random.Random) -> tuple[str, ..
     names nobody (no controller, no such broker, a partition without a leader)."""
     name, _, arg = role.partition(":")
     match name:
+        case "non-controller" if arg:
+            return (_nth_non_controller(_number(arg, role), facts),)
         case "controller" | "non-controller" | "random-broker" | "busiest-leader":
             return _broker_role(name, facts, rng)
         case "all-brokers":
@@ -105,6 +108,19 @@ def _broker_role(name: str, facts: ClusterFacts, rng: random.Random) -> tuple[st
     if not others:
         raise UnknownTarget("role 'non-controller': every broker is the controller")
     return (brokers[rng.choice(others)],)
+
+
+def _nth_non_controller(n: int, facts: ClusterFacts) -> str:
+    """The `n`-th (from 1) broker by id that is not the controller, dead or alive: a
+    schedule that kills two of them in turn names them `non-controller:1` and `:2`."""
+    brokers = _need(facts.brokers(), "brokers")
+    controller = facts.controller_id()
+    others = [i for i in sorted(brokers) if i != controller]
+    if not 1 <= n <= len(others):
+        raise UnknownTarget(
+            f"role 'non-controller:{n}': there are {len(others)} brokers besides the controller"
+        )
+    return brokers[others[n - 1]]
 
 
 def _zk_role(name: str, facts: ClusterFacts, rng: random.Random) -> tuple[str, ...]:

@@ -6,6 +6,7 @@ the controller or the busiest leader is known only then.
 | --- | --- | --- |
 | `controller` | the broker holding `/controller` | brokers, one |
 | `non-controller` | a seeded pick among the brokers that are not the controller | brokers, one |
+| `non-controller:<n>` | the n-th broker by id that is not the controller | brokers, one |
 | `broker:<id>` | the broker with that id | brokers, one |
 | `random-broker` | a seeded pick among all brokers | brokers, one |
 | `busiest-leader` | the broker leading the most partitions | brokers, one |
@@ -61,9 +62,15 @@ _FIXED: dict[str, tuple[RoleClass, bool]] = {
 }
 
 #: Every role's name or pattern, for messages and docs.
-ROLE_NAMES: tuple[str, ...] = (*_FIXED, "broker:<id>", "leader:<topic>:<partition>", "zk:<n>")
+ROLE_NAMES: tuple[str, ...] = (
+    *_FIXED,
+    "non-controller:<n>",
+    "broker:<id>",
+    "leader:<topic>:<partition>",
+    "zk:<n>",
+)
 
-_BROKER = re.compile(r"broker:(\d+)")
+_BROKER = re.compile(r"broker:(\d+)|non-controller:([1-9]\d*)")
 _ZK = re.compile(r"zk:([1-9]\d*)")
 _LEADER = re.compile(r"leader:(.+):(\d+)")
 

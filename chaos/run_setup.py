@@ -76,6 +76,7 @@ def run_config(
 ) -> dict[str, Any]:
     """What `config.json` holds (docs/runs.md)."""
     workload = dataclasses.asdict(scenario.workload)
+    switches = endpoints.bug_switches(cluster)
     return {
         "run_dir_version": RUN_DIR_VERSION,
         "scenario": scenario.name,
@@ -87,6 +88,8 @@ def run_config(
         "invariants": sorted(scenario.invariants),
         "convergence_bound_s": scenario.convergence_s,
         "session_timeout_ms": endpoints.session_timeout_ms(cluster),
+        "bug_switches": list(endpoints.switches_on(switches)),
+        "bug_switches_by_broker": {service: list(names) for service, names in switches.items()},
         "started_ms": started_ms,
         "versions": {"python": platform.python_version(), "host": platform.platform(terse=True)},
     }

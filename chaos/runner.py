@@ -91,6 +91,7 @@ class RunOutcome:
     verdict: RunVerdict
     recovery_s: float | None
     faults: int
+    bug_switches: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -112,11 +113,14 @@ def run(request: RunRequest) -> RunOutcome:
         config = run_config(scenario, schedule, replay, cluster, topic, started_ms)
         run_dir.write_json(run_dir.config, config)
         write_schedule(run_dir.schedule, schedule)
+        switches = tuple(config["bug_switches"])
         with LiveView(force_plain=request.force_plain) as view:
             view.say(f"run {run_dir.run_id}: {scenario.name}, topic {topic}, in {run_dir.root}")
+            if switches:
+                view.say(f"BUG SWITCHES ON: {', '.join(switches)} (docs/bugs.md)")
             create_run_topic(cluster, scenario, topic)
             view.say(f"topic {topic} is led with its full ISR on every broker")
-            performed = _Performance(request, schedule, cluster, run_dir, topic, view)
+            performed = _Performance(request, schedule, cluster, run_dir, topic, view, switches)
             performed.go()
         recovery = time_to_convergence(performed.snapshots)
         nodes = run_dir.copy_events(performed.event_dir) if performed.event_dir else []
@@ -139,6 +143,7 @@ def run(request: RunRequest) -> RunOutcome:
             verdict,
             None if recovery is None else recovery / 1000,
             len(schedule.steps),
+            switches,
         )
 
 
@@ -167,8 +172,10 @@ class _Performance:
         run_dir: RunDir,
         topic: str,
         view: LiveView,
+        bug_switches: tuple[str, ...] = (),
     ) -> None:
         self.request = request
+        self.bug_switches = bug_switches
         self.schedule = schedule
         self.cluster = cluster
         self.run_dir = run_dir
@@ -263,6 +270,7 @@ class _Performance:
             self._rates,
             controller,
             epoch,
+            bug_switches=self.bug_switches,
         )
 
     def _wait_until(self, at: float, started: float, phase: str, injector: Injector) -> None:
@@ -387,5 +395,6 @@ def _append_summary(
         failed_steps=performed.failed_steps,
         workload_counts=dict(workload.counts) if workload else {},
         workload_error=performed.workload_error,
+        bug_switches=list(performed.bug_switches),
     )
     run_dir.write_json(run_dir.verdict, document)

@@ -6,15 +6,17 @@ waits for three registered brokers and a controller, and yields a `ComposeCluste
 The project is secured as the default one is: its brokers and `ComposeCluster.zk()`
 authenticate with the repository's `.secrets/zk-digest`, its brokers speak mutual TLS with
 the repository's `.secrets/tls`, and `ComposeCluster.tls` is the client identity for calls
-from the host (`make setup` creates both). Caller's thread.
+from the host (`make setup` creates both). Its brokers can be recreated with other
+settings (`recreate_brokers`, the bug hunt's builds). Caller's thread.
 """
 
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +39,9 @@ def images() -> tuple[str, ...]:
     `TESTBED_TAG` (default latest), as docker-compose.yml names them."""
     tag = os.environ.get("TESTBED_TAG") or "latest"
     return ("testbed-base:latest", f"testbed-zookeeper:{tag}", f"testbed-broker:{tag}")
+
+
+BROKER_SERVICES = ("broker1", "broker2", "broker3")
 
 
 class ComposeStartError(Exception):
@@ -69,6 +74,31 @@ class ComposeCluster:
             for i in (1, 2, 3)
         }
 
+    def recreate_brokers(self, env: Mapping[str, str]) -> None:
+        """`docker compose up --wait` of the brokers alone with `env` added to the
+        project's environment: compose recreates the brokers whose configuration changed
+        (ZooKeeper is left alone) and waits until they are healthy. Only inside
+        `started_project`, whose environment names the project. `ComposeStartError` when
+        they do not come up."""
+        command = [
+            *self.compose.docker_compose_command(),
+            "up",
+            "--detach",
+            "--wait",
+            "--no-deps",
+            *BROKER_SERVICES,
+        ]
+        try:
+            subprocess.run(
+                command,
+                cwd=self.compose.context,
+                env={**os.environ, **env},
+                capture_output=True,
+                check=True,
+            )
+        except subprocess.CalledProcessError as exc:
+            raise ComposeStartError(_start_failure(exc, self.project)) from None
+
     def zk(self) -> KazooClient:
         """A started kazoo client on the published ZooKeeper ports, authenticated with the
         cluster's credentials (caller stops it)."""
@@ -85,14 +115,31 @@ def missing_images() -> list[str]:
     return [image for image in images() if not client.images.list(name=image)]
 
 
+def free_ports(count: int) -> list[int]:
+    """`count` distinct loopback ports that are free now (bound together, then released)."""
+    sockets = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(count)]
+    try:
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [int(sock.getsockname()[1]) for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
 @contextmanager
 def started_project(
-    repo_root: Path, project: str, run_id: str, session_ms: int
+    repo_root: Path, project: str, run_id: str, session_ms: int, stable_ports: bool = False
 ) -> Iterator[ComposeCluster]:
     """The compose cluster up and healthy under `project`, brokers with ZooKeeper sessions
     of `session_ms`, event logs in `runs/<run_id>`; removed on exit. `ComposeStartError`
     when it does not come up or the secrets are not set up, `TimeoutError` when it does
-    not elect a controller."""
+    not elect a controller.
+
+    Ports are Docker-picked, so a container that is killed and started again is published
+    on another port; with `stable_ports` they are free loopback ports picked here and
+    written into the project, so a restarted (or recreated) container keeps its ports and
+    a client that looked them up once still reaches it."""
     try:
         credentials = load_zk_credentials(repo_root / ".secrets" / FILE_NAME)
         client = load_identity(repo_root / ".secrets" / "tls", CLIENT)
@@ -103,14 +150,18 @@ def started_project(
     subprocess.run(
         [str(repo_root / "scripts" / "ensure-run-dir.sh"), "runs"], cwd=repo_root, check=True
     )
+    names = [
+        *(f"ZK{i}_PORT" for i in (1, 2, 3)),
+        *(f"BROKER{i}_PORT" for i in (1, 2, 3)),
+        *(f"BROKER{i}_METRICS_PORT" for i in (1, 2, 3)),
+    ]
+    picked = [str(p) for p in free_ports(len(names))] if stable_ports else [""] * len(names)
     overrides = {
         "COMPOSE_PROJECT_NAME": project,
         "RUN_ID": run_id,
         "ZK_SESSION_TIMEOUT_MS": str(session_ms),
         "TESTCONTAINERS_RYUK_DISABLED": "true",
-        **{f"ZK{i}_PORT": "" for i in (1, 2, 3)},
-        **{f"BROKER{i}_PORT": "" for i in (1, 2, 3)},
-        **{f"BROKER{i}_METRICS_PORT": "" for i in (1, 2, 3)},
+        **dict(zip(names, picked, strict=True)),
     }
     saved = {key: os.environ.get(key) for key in overrides}
     os.environ.update(overrides)
@@ -154,17 +205,18 @@ def started_project(
 
 @contextmanager
 def tier_cluster(
-    repo_root: Path, prefix: str, tier: str, session_ms: int
+    repo_root: Path, prefix: str, tier: str, session_ms: int, stable_ports: bool = False
 ) -> Iterator[ComposeCluster]:
     """A test tier's compose cluster: project `<prefix>-<pid>`, event logs in
-    `runs/<tier>-<time>`; `ComposeStartError` also when an image is missing."""
+    `runs/<tier>-<time>`, ports as `started_project` picks them; `ComposeStartError`
+    also when an image is missing."""
     missing = missing_images()
     if missing:
         raise ComposeStartError(
             f"images missing: {', '.join(missing)}; run `make images` (or `make test`)."
         )
     project = f"{prefix}-{os.getpid()}"
-    with started_project(repo_root, project, new_run_id(tier), session_ms) as cluster:
+    with started_project(repo_root, project, new_run_id(tier), session_ms, stable_ports) as cluster:
         yield cluster
 
 

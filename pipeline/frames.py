@@ -86,13 +86,15 @@ def read_runs(spark: SparkSession, runs: Sequence[RunConfig]) -> RunFrames:
             list(r.invariants),
             r.convergence_bound_s,
             r.unclean_leader_election,
+            r.bug_switches,
         )
         for r in runs
     ]
     run_frame = spark.createDataFrame(
         run_rows,
         "run_id string, path string, scenario string, seed int, started_ms long, topic string, "
-        "invariants array<string>, convergence_bound_s double, unclean_leader_election boolean",
+        "invariants array<string>, convergence_bound_s double, unclean_leader_election boolean, "
+        "bug_switches string",
     )
     files = run_files(runs)
     return RunFrames(

@@ -226,6 +226,7 @@ def build_report(
             {
                 "run_id": run.run_id,
                 "scenario": run.scenario,
+                "bug_switches": run.bug_switches,
                 "ok": None if pd.isna(row["ok"]) else bool(row["ok"]),
                 "verdict": row["error"]
                 if isinstance(row["error"], str)

@@ -40,6 +40,8 @@ class RunConfig:
     invariants: tuple[str, ...]
     convergence_bound_s: float | None
     unclean_leader_election: bool
+    #: The historical bug switches the brokers ran with (docs/bugs.md), comma-separated.
+    bug_switches: str = ""
 
     @classmethod
     def from_json(cls, path: Path, config: Mapping[str, Any]) -> RunConfig:
@@ -58,6 +60,7 @@ class RunConfig:
                 invariants=tuple(str(n) for n in config["invariants"]),
                 convergence_bound_s=None if bound is None else float(bound),
                 unclean_leader_election=bool(workload.get("unclean_leader_election", False)),
+                bug_switches=",".join(str(n) for n in config.get("bug_switches") or ()),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise PipelineInputError(f"{path}/config.json: bad or missing field: {exc}") from None

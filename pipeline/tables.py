@@ -116,7 +116,7 @@ def violations_table(frames: RunFrames, verdicts: DataFrame) -> DataFrame:
 
 
 def run_summary(frames: RunFrames, verdicts: DataFrame, per_run: dict[str, DataFrame]) -> DataFrame:
-    """run_id, scenario, ok, faults, controller_elections, leader_elections,
+    """run_id, scenario, bug_switches, ok, faults, controller_elections, leader_elections,
     max_detection_ms, max_failover_ms, max_metadata_failover_ms, median_election_ms,
     max_unavailable_ms,
     convergence_ms: one row per run, from the figures of `per_run`."""
@@ -143,7 +143,7 @@ def run_summary(frames: RunFrames, verdicts: DataFrame, per_run: dict[str, DataF
         ),
         per("unavailability", F.max("duration_ms").alias("max_unavailable_ms")),
     ]
-    summary = frames.runs.select("run_id", "scenario").join(
+    summary = frames.runs.select("run_id", "scenario", "bug_switches").join(
         verdicts.select("run_id", "ok", F.col("recovery_ms").alias("convergence_ms")), "run_id"
     )
     for part in parts:

@@ -26,12 +26,14 @@ from chaos.invariants.names import (
     NO_OFFLINE_PARTITIONS,
     PAUSED_CONTROLLER_RESIGNS,
     REASSIGNMENT_COMPLETES,
+    RESIGNED_CONTROLLER_SILENT,
 )
 from chaos.invariants.results import InvariantResult, RunVerdict
 from chaos.invariants.scenario_checks import (
     no_offline_partitions,
     paused_controller_resigns,
     reassignment_completes,
+    resigned_controller_silent,
 )
 from chaos.invariants.writes import acknowledged_writes
 
@@ -92,4 +94,5 @@ SCENARIO_CHECKS: Mapping[str, Callable[[RunInputs], InvariantResult]] = {
     NO_OFFLINE_PARTITIONS: lambda i: no_offline_partitions(i.events, i.since_ms, i.topics or None),
     PAUSED_CONTROLLER_RESIGNS: lambda i: paused_controller_resigns(i.events, i.since_ms),
     REASSIGNMENT_COMPLETES: lambda i: reassignment_completes(i.events, i.since_ms, i.topics),
+    RESIGNED_CONTROLLER_SILENT: lambda i: resigned_controller_silent(i.events, i.since_ms),
 }

@@ -11,6 +11,11 @@ the run's doing. Pure; any thread.
   for its epoch afterwards, unless its process ended first (a later `node_started` or
   `node_stopped`). That nothing it sent afterwards was obeyed is
   `controller_epoch_fencing`'s concern.
+- `resigned_controller_silent`: a controller that resigned an epoch (`controller_resigned`)
+  queues no request of that epoch or an older one afterwards
+  (`control_request_sent`), until its process starts again (`node_started`). Brokers
+  refuse such requests, so the fencing invariants cannot see a controller that goes on
+  acting after it lost its role; its own log can.
 - `reassignment_completes`: every partition of `topics` whose reassignment started during
   the run (`reassignment_started`) completed (`reassignment_completed` later), none failed
   (`reassignment_failed`), and at least one reassignment of those topics ran at all.
@@ -25,10 +30,16 @@ from chaos.invariants.names import (
     NO_OFFLINE_PARTITIONS,
     PAUSED_CONTROLLER_RESIGNS,
     REASSIGNMENT_COMPLETES,
+    RESIGNED_CONTROLLER_SILENT,
 )
 from chaos.invariants.results import InvariantResult, Violation
 
-__all__ = ["no_offline_partitions", "paused_controller_resigns", "reassignment_completes"]
+__all__ = [
+    "no_offline_partitions",
+    "paused_controller_resigns",
+    "reassignment_completes",
+    "resigned_controller_silent",
+]
 
 OFFLINE = "OfflinePartition"
 
@@ -118,6 +129,38 @@ def paused_controller_resigns(logs: EventLogs, since_ms: int) -> InvariantResult
             )
     note = "" if checked else "no controller was superseded during the run"
     return InvariantResult(PAUSED_CONTROLLER_RESIGNS, tuple(violations), checked, note)
+
+
+def resigned_controller_silent(logs: EventLogs, since_ms: int) -> InvariantResult:
+    """See the module docstring. Resignations are read from the whole logs (a controller
+    may have resigned just before the run); only requests queued during the run count."""
+    violations = []
+    checked = 0
+    for log in logs.values():
+        resigned: Event | None = None
+        for e in log:
+            if e.kind == "node_started":
+                resigned = None
+            elif e.kind == "controller_resigned":
+                epoch = int(e.fields.get("controller_epoch", -1))
+                if resigned is None or epoch > int(resigned.fields.get("controller_epoch", -1)):
+                    resigned = e
+            elif e.kind == "control_request_sent" and e.ts >= since_ms:
+                checked += 1
+                if resigned is None:
+                    continue
+                epoch = int(e.fields.get("controller_epoch", -1))
+                if epoch <= int(resigned.fields.get("controller_epoch", -1)):
+                    violations.append(
+                        Violation(
+                            f"{e.node} controller epoch {epoch}",
+                            f"{e.fields.get('api')} to broker {e.fields.get('broker_id')} "
+                            f"queued after the controller resigned epoch "
+                            f"{resigned.fields.get('controller_epoch')}",
+                            (resigned, e),
+                        )
+                    )
+    return InvariantResult(RESIGNED_CONTROLLER_SILENT, tuple(violations), checked)
 
 
 def reassignment_completes(

@@ -14,9 +14,10 @@ Steps:
    the old epoch and is rejected. It re-registers and rejoins the ISRs.
 4. Heal at 45 s; the load goes on until 75 s.
 
-Verdict: the core invariants and `paused_controller_resigns`: the thawed broker resigns, and no
-broker obeys a request of the old epoch after obeying the new one; convergence within 30 s
-of the heal.
+Verdict: the core invariants, `paused_controller_resigns` and `resigned_controller_silent`:
+the thawed broker resigns and queues no request of its old epoch afterwards, and no broker
+obeys a request of the old epoch after obeying the new one; convergence within 30 s of the
+heal.
 """
 
 from __future__ import annotations
@@ -29,4 +30,6 @@ PLAN = one_fault(
     "pause", ("controller",), (15, 3), (18, 4), heal_at_s=45, end_s=WORKLOAD.duration_s
 )
 
-SCENARIO = Scenario.from_runbook(__doc__, WORKLOAD, PLAN, 30, also={"paused_controller_resigns"})
+SCENARIO = Scenario.from_runbook(
+    __doc__, WORKLOAD, PLAN, 30, also={"paused_controller_resigns", "resigned_controller_silent"}
+)

@@ -28,6 +28,7 @@ from chaos.invariants.names import (
     ONE_LEADER_PER_LEADER_EPOCH,
     PAUSED_CONTROLLER_RESIGNS,
     REASSIGNMENT_COMPLETES,
+    RESIGNED_CONTROLLER_SILENT,
 )
 from chaos.schedule import FaultSpec, Schedule, Step
 from chaos.workload_run import WorkloadConfig
@@ -61,6 +62,8 @@ INVARIANTS: Mapping[str, str] = {
     PAUSED_CONTROLLER_RESIGNS: "a controller frozen past its session resigns when it runs "
     "again, and nothing it sends afterwards is obeyed",
     REASSIGNMENT_COMPLETES: "the reassignment the schedule started completes",
+    RESIGNED_CONTROLLER_SILENT: "a controller that resigned an epoch queues no request of "
+    "that epoch afterwards",
 }
 
 #: The invariants every scenario checks (DESIGN §9).

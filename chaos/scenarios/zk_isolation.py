@@ -16,8 +16,9 @@ Steps:
    broker epoch, learns the new leaders, truncates and catches up.
 4. Heal at 50 s; the load goes on until 75 s.
 
-Verdict: the core invariants (no acknowledged write lost to the stale leader); convergence
-within 30 s of the heal.
+Verdict: the core invariants (no acknowledged write lost to the stale leader) and
+`resigned_controller_silent` (an isolated controller that resigns queues nothing of its old
+epoch afterwards); convergence within 30 s of the heal.
 """
 
 from __future__ import annotations
@@ -35,4 +36,4 @@ PLAN = one_fault(
     end_s=WORKLOAD.duration_s,
 )
 
-SCENARIO = Scenario.from_runbook(__doc__, WORKLOAD, PLAN, 30)
+SCENARIO = Scenario.from_runbook(__doc__, WORKLOAD, PLAN, 30, also={"resigned_controller_silent"})

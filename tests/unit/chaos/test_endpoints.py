@@ -1,5 +1,6 @@
 """Broker endpoints read from docker inspections: published ports, the advertised-address
-map, the event directory and the TLS directory on the host, the session timeout."""
+map, the event directory and the TLS directory on the host, the session timeout, the bug
+switches."""
 
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ from typing import Any
 from chaos.endpoints import (
     advertised_map,
     broker_addresses,
+    bug_switches,
     event_dir,
     event_dir_of,
     metrics_urls,
     published,
     session_timeout_ms,
+    switches_on,
     tls_dir,
     tls_dir_of,
 )
@@ -78,3 +81,13 @@ def test_the_tls_directory_is_where_the_mounted_ca_certificate_comes_from() -> N
     assert tls_dir_of({**broker, "Mounts": [dir_mount]}) == Path("/srv/tls")
     broker["Config"]["Env"][-1] = "TLS_DIR=off"
     assert tls_dir_of({**broker, "Mounts": [dir_mount]}) is None
+
+
+def test_bug_switches_are_read_from_each_brokers_environment() -> None:
+    cluster = Cluster()
+    cluster.inspect("broker1")["Config"]["Env"].append("BUG_SWITCHES=kip-101, Kafka-1188")
+    cluster.inspect("broker2")["Config"]["Env"].append("BUG_SWITCHES=")
+    found = bug_switches(cluster)
+    assert found == {"broker1": ("kafka-1188", "kip-101"), "broker2": ()}
+    assert switches_on(found) == ("kafka-1188", "kip-101")
+    assert switches_on({"broker1": ()}) == ()

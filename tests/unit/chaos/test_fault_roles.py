@@ -27,6 +27,8 @@ def cluster() -> FakeCluster:
     [
         ("controller", ("broker2",)),
         ("broker:3", ("broker3",)),
+        ("non-controller:1", ("broker1",)),
+        ("non-controller:2", ("broker3",)),
         ("busiest-leader", ("broker3",)),
         ("leader:t:2", ("broker1",)),
         ("all-brokers", ("broker1", "broker2", "broker3")),
@@ -111,3 +113,8 @@ def test_a_project_without_brokers_has_no_broker_roles() -> None:
     empty = FakeCluster(brokers=0)
     with pytest.raises(UnknownTarget, match="no brokers"):
         resolve("random-broker", empty, random.Random(0))
+
+
+def test_there_is_no_third_non_controller_of_three_brokers(cluster: FakeCluster) -> None:
+    with pytest.raises(UnknownTarget, match="2 brokers besides the controller"):
+        resolve("non-controller:3", cluster, random.Random(0))

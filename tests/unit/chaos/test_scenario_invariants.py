@@ -1,6 +1,7 @@
 """The scenario-specific invariants: no partition offline, a superseded controller resigns,
-a started reassignment completes; each on logs that break it (naming the events) and logs
-that keep it, and only over the events since the run started."""
+a resigned controller sends nothing of its epoch, a started reassignment completes; each
+on logs that break it (naming the events) and logs that keep it, and only over the events
+since the run started."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ from chaos.invariants.names import (
     NO_OFFLINE_PARTITIONS,
     PAUSED_CONTROLLER_RESIGNS,
     REASSIGNMENT_COMPLETES,
+    RESIGNED_CONTROLLER_SILENT,
 )
 from chaos.invariants.scenario_checks import (
     no_offline_partitions,
     paused_controller_resigns,
     reassignment_completes,
+    resigned_controller_silent,
 )
 from chaos.invariants.testing import EventLogBuilder
 from eventlog import EventKind as K
@@ -132,3 +135,50 @@ def test_offline_partitions_of_other_topics_do_not_count_when_topics_are_given()
     (violation,) = no_offline_partitions(b.logs(), 0, {"this-run"}).violations
     assert violation.events == (ours,)
     assert len(no_offline_partitions(b.logs(), 0).violations) == 3
+
+
+def _sent(b: EventLogBuilder, node: str, epoch: int) -> None:
+    b.emit(
+        node,
+        K.CONTROL_REQUEST_SENT,
+        api="UpdateMetadata",
+        broker_id=2,
+        controller_epoch=epoch,
+        broker_epoch=10,
+        partitions=1,
+    )
+
+
+def test_a_resigned_controller_that_goes_on_sending_is_named() -> None:
+    b = EventLogBuilder()
+    _sent(b, "broker1", 3)
+    b.emit("broker1", K.CONTROLLER_RESIGNED, controller_id=1, controller_epoch=3)
+    _sent(b, "broker1", 3)
+    result = resigned_controller_silent(b.logs(), 0)
+    (violation,) = result.violations
+    assert result.checked == 2
+    assert violation.subject == "broker1 controller epoch 3"
+    assert "after the controller resigned epoch 3" in violation.explanation
+    assert [e.kind for e in violation.events] == ["controller_resigned", "control_request_sent"]
+
+
+def test_sends_of_a_later_epoch_or_a_new_process_keep_the_controller_silent() -> None:
+    b = EventLogBuilder()
+    b.emit("broker1", K.CONTROLLER_RESIGNED, controller_id=1, controller_epoch=3)
+    _sent(b, "broker1", 5)  # elected again, later epoch
+    b.emit("broker2", K.CONTROLLER_RESIGNED, controller_id=2, controller_epoch=4)
+    b.emit("broker2", K.NODE_STARTED, broker_id=2, zk_connect="zk")
+    _sent(b, "broker2", 4)  # a new process: its own history
+    result = resigned_controller_silent(b.logs(), 0)
+    assert result.ok
+    assert result.checked == 2
+
+
+def test_sends_before_the_run_do_not_count_for_the_silent_controller() -> None:
+    b = EventLogBuilder()
+    b.emit("broker1", K.CONTROLLER_RESIGNED, controller_id=1, controller_epoch=3)
+    late = b.emit("broker1", K.CONTROL_REQUEST_SENT, api="LeaderAndIsr", controller_epoch=3)
+    assert not resigned_controller_silent(b.logs(), 0).ok
+    assert resigned_controller_silent(b.logs(), late.ts + 1).ok
+    inputs = RunInputs(b.logs(), also=frozenset({RESIGNED_CONTROLLER_SILENT}))
+    assert not judge(inputs).result(RESIGNED_CONTROLLER_SILENT).ok

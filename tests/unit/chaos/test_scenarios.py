@@ -29,8 +29,11 @@ NAMES = (
     "zk-isolation",
     "network-partition",
     "broker-bounce",
+    "fast-bounce",
     "controlled-shutdown",
     "reassignment-under-failover",
+    "stalled-reassignment",
+    "last-replica-standing",
     "zk-leader-loss",
     "rolling-restart",
     "slow-network",
@@ -123,6 +126,47 @@ def test_the_controller_dies_just_after_the_reassignment_starts(seed: int | None
     assert action.param("topic") == SCENARIOS["reassignment-under-failover"].workload.topic
     assert 0.5 <= kill.at_s - action.at_s <= 1.5
     assert kill.fault.describe() == "kill controller"
+
+
+@given(seed=SEEDS)
+@PROPERTY
+def test_the_stale_replica_dies_first_and_returns_first(seed: int | None) -> None:
+    schedule = SCENARIOS["last-replica-standing"].schedule(seed)
+    first, second = schedule.steps
+    assert [s.fault.describe() for s in schedule.steps] == [
+        "kill non-controller:1",
+        "kill non-controller:2",
+    ]
+    assert 3 <= second.at_s - first.at_s <= 9
+    assert first.ends_s < second.ends_s <= schedule.heal_at_s
+
+
+@given(seed=SEEDS)
+@PROPERTY
+def test_the_controller_is_frozen_across_the_bounced_brokers_reregistration(
+    seed: int | None,
+) -> None:
+    bounce, pause = SCENARIOS["fast-bounce"].schedule(seed).steps
+    assert (bounce.fault.describe(), bounce.duration_s) == ("bounce non-controller:1", 0)
+    assert pause.fault.describe() == "pause controller"
+    assert pause.at_s < bounce.at_s + SESSION_TIMEOUT_S < pause.ends_s  # old session ends
+    assert pause.duration_s < SESSION_TIMEOUT_S  # the controller keeps its own session
+
+
+@given(seed=SEEDS)
+@PROPERTY
+def test_the_controller_dies_while_a_frozen_broker_holds_the_reassignment_up(
+    seed: int | None,
+) -> None:
+    schedule = SCENARIOS["stalled-reassignment"].schedule(seed)
+    (action,) = schedule.actions
+    freeze, kill = schedule.steps
+    assert (freeze.fault.describe(), kill.fault.describe()) == (
+        "pause non-controller:1",
+        "kill controller",
+    )
+    assert freeze.at_s < action.at_s < kill.at_s < freeze.ends_s
+    assert freeze.duration_s < SESSION_TIMEOUT_S
 
 
 @given(seed=SEEDS)

@@ -75,6 +75,17 @@ def test_a_config_without_a_needed_field_is_refused(tmp_path: Path) -> None:
         read_config(tmp_path / "bad")
 
 
+def test_the_bug_switches_a_run_recorded_are_read_and_none_before_they_were(
+    tmp_path: Path,
+) -> None:
+    write_run(tmp_path, "buggy")
+    config = tmp_path / "buggy" / "config.json"
+    assert read_config(tmp_path / "buggy").bug_switches == ""
+    document = json.loads(config.read_text()) | {"bug_switches": ["kafka-1188", "kip-380"]}
+    config.write_text(json.dumps(document))
+    assert read_config(tmp_path / "buggy").bug_switches == "kafka-1188,kip-380"
+
+
 def test_a_run_whose_events_do_not_parse_gets_an_error_row(tmp_path: Path) -> None:
     write_run(tmp_path, "torn")
     log = tmp_path / "torn" / "events" / "broker2.jsonl"

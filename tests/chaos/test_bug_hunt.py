@@ -1,0 +1,88 @@
+"""The bug hunt end to end on the chaos tier's compose project, for a switch it catches at
+the first run: `unclean-election`, a controller that elects an out-of-sync replica.
+
+Setup: the tier's compose cluster (3 ZooKeeper servers, 3 brokers, 6 s sessions). The
+plan is a short `last-replica-standing`: a topic with two replicas per partition and min
+ISR 1 under a 50 s acks=all workload; the two brokers that are not the controller killed
+9 s apart (past the 6 s session, so the first has left the ISRs and the second has
+acknowledged writes alone), each for 20 s, so that the stale one comes back first. One
+seed.
+Steps: `chaos.bug_hunt.hunt` with the tier's builds (`chaos.bug_builds.ComposeBuilds`):
+the brokers recreated with `BUG_SWITCHES=unclean-election`, the run, then the brokers
+recreated without it and the same run again.
+Validate: the buggy build's verdict fails with `acknowledged_writes` and its run
+directory records the switch; the fixed build's verdict holds and records none; the
+brokers end without switches.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from chaos import endpoints
+from chaos.bug_builds import ComposeBuilds
+from chaos.bug_hunt import HuntSettings, hunt
+from chaos.bugs_plan import BugPlan
+from chaos.cluster import ClusterHandle
+from chaos.invariants.names import ACKNOWLEDGED_WRITES
+from chaos.run_dir import RunDir
+from chaos.runner import RunOutcome, RunRequest, run
+from chaos.scenarios import Scenario
+from chaos.scenarios.scenario import Workload
+from chaos.schedule import FaultSpec, Schedule, Step
+from harness.compose import ComposeCluster
+
+pytestmark = pytest.mark.chaos
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+RUNBOOK = """short-last-replica: kill both replicas of a partition in turn, the stale one back first
+
+Setup: topic `chaos-bug-hunt`, replication factor 2, min ISR 1, for 50 s.
+
+Steps: at 5 s kill the first broker that is not the controller for 20 s; at 14 s the
+second, for 20 s; heal at 36 s.
+
+Verdict: the core invariants; convergence within 30 s of the heal.
+"""
+WORKLOAD = Workload("chaos-bug-hunt", replication_factor=2, min_insync_replicas=1, duration_s=50)
+
+
+def _plan(seed: int | None) -> Schedule:
+    steps = (
+        Step(5, 20, FaultSpec("kill", "non-controller:1")),
+        Step(14, 20, FaultSpec("kill", "non-controller:2")),
+    )
+    return Schedule(seed, steps, heal_at_s=36, end_s=WORKLOAD.duration_s)
+
+
+SHORT = Scenario.from_runbook(RUNBOOK, WORKLOAD, _plan, 30)
+
+
+@pytest.mark.timeout(480)
+def test_unclean_election_is_caught_and_the_fixed_build_is_clean(
+    chaos_cluster: ComposeCluster,
+) -> None:
+    plan = BugPlan("unclean-election", (SHORT,), frozenset({ACKNOWLEDGED_WRITES}), "why")
+
+    def run_one(scenario: Scenario, seed: int, schedule: Schedule | None) -> RunOutcome:
+        request = RunRequest(scenario, seed, chaos_cluster.project, REPO_ROOT / "runs", schedule)
+        return run(request)
+
+    result = hunt(plan, ComposeBuilds(chaos_cluster), run_one, HuntSettings(runs=1, max_shrink=0))
+
+    (buggy,) = result.buggy
+    assert buggy.ok is False, buggy
+    assert ACKNOWLEDGED_WRITES in buggy.fired
+    assert buggy.run_dir is not None
+    config = RunDir(buggy.run_dir).read_json(RunDir(buggy.run_dir).config)
+    assert config["bug_switches"] == ["unclean-election"]
+    (fixed,) = result.fixed
+    assert fixed.ok is True, fixed
+    assert fixed.run_dir is not None
+    assert RunDir(fixed.run_dir).read_json(RunDir(fixed.run_dir).config)["bug_switches"] == []
+    assert result.ok
+    with ClusterHandle.for_project(chaos_cluster.project) as handle:
+        assert set(endpoints.bug_switches(handle).values()) == {()}
