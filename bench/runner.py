@@ -36,10 +36,12 @@ from bench import console
 from bench.arguments import parse_settings
 from bench.fleet import BrokerDiedError, BrokerFleet
 from bench.machine import environment, machine, utc_now
+from bench.plot import plot_results
 from bench.report import (
     LATEST,
     Report,
     bench_json,
+    read_results,
     render_table,
     result_lines,
     write_json,
@@ -55,6 +57,9 @@ ZK_SERVERS = 3
 #: The box's CPU is sampled this long before the run; above `BUSY_WARNING` busy, a warning.
 BUSY_SAMPLE_S = 1.0
 BUSY_WARNING = 0.15
+LATEST_PICTURE = "latest.png"
+#: Set by the Makefile for one `make` run: the benchmarks of one `make bench` share it.
+RUN_ID_VARIABLE = "RUN_ID"
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,8 +195,17 @@ def _write(outcome: _Outcome, settings: Settings) -> None:
     out = settings.out / "bench.json"
     write_json(bench_json(outcome.report, outcome.settings, outcome.environment), out)
     env = outcome.environment
-    run = {"git": env["git"], "finished_at_utc": env["finished_at_utc"]}
+    run_id = os.environ.get(RUN_ID_VARIABLE) or None
+    run = {"git": env["git"], "finished_at_utc": env["finished_at_utc"], "run_id": run_id}
     lines = result_lines(outcome.report, machine(), run)
     stamp = env["finished_at_utc"].replace("-", "").replace(":", "")
-    dated = write_results(settings.results_dir, lines, stamp)
+    dated = write_results(settings.results_dir, lines, stamp, run_id)
     print(f"\nwrote {out}\nwrote {dated} and {dated.parent / LATEST}")
+    picture = plot_results(read_results(dated.parent / LATEST), dated.with_suffix(".png"))
+    if picture is not None:
+        shutil.copyfile(picture, picture.parent / LATEST_PICTURE)
+        print(f"wrote {picture} and {picture.parent / LATEST_PICTURE}")
+    profiles = settings.out / "profiles"
+    if profiles.is_dir():
+        kept = shutil.copytree(profiles, dated.with_suffix(".profiles"), dirs_exist_ok=True)
+        print(f"flame graphs in {kept}")
