@@ -24,9 +24,9 @@ logs), `broker_failure`, `controlled_shutdown`, `topic_creation` (one measure ea
 `profiling` (py-spy flame graphs), `plot` (each cost against partition count).
 
 Failover: `layout` (the synthetic cluster; pure), `populate` (multi-op transactions),
-`floor` (pipelined reads, fenced writes and a gRPC round trip, timed), `rounds` (first election, then kill -9
-of the controller), `timeline` (where a failover's time went, from the event logs),
-`failover` (its measures and rows).
+`floor` (pipelined reads, fenced writes and a gRPC round trip, timed), `rounds` (first
+election, then kill -9 of the controller), `timeline` (where a failover's time went, from
+the event logs), `failover` (its measures and rows).
 
 Produce: `cluster_ready` (waits until brokers and a topic's ISRs are complete),
 `rpc_load` (timed load from client threads; Metadata ops), `producers` (batches through

@@ -64,10 +64,13 @@ class Stage:
         return self.fleet.wait_quiet(QUIET_S, timeout=self.timeout_s)
 
     def restart(self, broker_id: int) -> None:
-        """Start a broker that was killed or stopped again and let the cluster settle."""
+        """Start a broker that was killed or stopped again and wait until it is back in
+        every ISR and the cluster is quiet."""
         console.phase(f"{self.name}: restarting broker {broker_id}")
         self.fleet.start(broker_id)
-        self.settle([broker_id])
+        self.fleet.wait_registered([broker_id], timeout=self.after_session_s)
+        self.wait_full_isr()
+        self.wait_quiet()
 
     def wait_quiet(self) -> int:
         """Wait until the event logs are quiet; returns that moment (ms since the epoch)."""
@@ -101,28 +104,52 @@ class Stage:
             raise RuntimeError(f"{self.name}: no broker holds /controller")
         return controller
 
-    def leaders(self) -> dict[TopicPartition, int]:
-        """Every partition's leader as ZooKeeper has it (pipelined reads)."""
+    def states(self) -> dict[TopicPartition, tuple[int, tuple[int, ...], tuple[int, ...]]]:
+        """Every partition's (leader, ISR, replicas) as ZooKeeper has it (pipelined)."""
         with open_client(self.connect) as zk:
             client = KafkaZkClient(zk)
-            partitions = [
-                TopicPartition(topic, p)
-                for topic, assignment in client.get_topic_assignments(
-                    sorted(client.get_all_topics())
-                ).found.items()
-                for p in assignment.partitions
-            ]
-            states = client.get_partition_states(partitions).found
-        return {tp: s.leader_and_isr.leader for tp, s in states.items()}
+            assignments = client.get_topic_assignments(sorted(client.get_all_topics())).found
+            replicas = {
+                TopicPartition(topic, p): a.replicas
+                for topic, assignment in assignments.items()
+                for p, a in assignment.partitions.items()
+            }
+            states = client.get_partition_states(list(replicas)).found
+        return {
+            tp: (s.leader_and_isr.leader, s.leader_and_isr.isr, replicas[tp])
+            for tp, s in states.items()
+        }
+
+    def leaders(self) -> dict[TopicPartition, int]:
+        """Every partition's leader as ZooKeeper has it."""
+        return {tp: leader for tp, (leader, _, _) in self.states().items()}
+
+    def wait_full_isr(self) -> None:
+        """Until every partition has all its replicas in the ISR (followers caught up)."""
+        wait_until(
+            lambda: all(set(isr) == set(r) for _, isr, r in self.states().values()),
+            timeout=self.timeout_s,
+            message=f"{self.name}: some ISR stayed incomplete",
+            interval=1.0,
+        )
 
     def preferred_election(self) -> None:
-        """Ask for a preferred election of every partition and wait until it is done."""
+        """With every ISR complete, ask for a preferred election of every partition and
+        wait until each is led by its first replica and the cluster is quiet."""
+        self.wait_full_isr()
         partitions = tuple(sorted(self.leaders()))
         with open_client(self.connect) as zk:
             zk.create(
-                paths.PREFERRED_REPLICA_ELECTION, PreferredReplicaElectionZNode.encode(partitions)
+                paths.PREFERRED_REPLICA_ELECTION,
+                PreferredReplicaElectionZNode.encode(partitions),
             )
         console.detail(f"preferred election of {len(partitions):,} partitions requested")
+        wait_until(
+            lambda: all(leader == r[0] for leader, _, r in self.states().values()),
+            timeout=self.timeout_s,
+            message=f"{self.name}: the preferred election left some leaders elsewhere",
+            interval=1.0,
+        )
         self.wait_quiet()
 
     def profiled(
