@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Collection
 from typing import Any
 
 from broker_node.client_api import ClientApi
@@ -81,7 +82,7 @@ class BrokerNode:
             ),
             self.zk,
             self.events,
-            self._topic_config,
+            self._topic_configs,
         )
         self.replicas.startup()
         self.handler = ControlRequestHandler(
@@ -146,8 +147,12 @@ class BrokerNode:
         self._config_changes.start()
 
     def _topic_config(self, topic: str) -> dict[str, str]:
-        found = self.zk.get_topic_configs([topic]).found.get(topic)
-        return dict(found.config) if found else {}
+        return self._topic_configs([topic]).get(topic, {})
+
+    def _topic_configs(self, topics: Collection[str]) -> dict[str, dict[str, str]]:
+        """The overrides of `topics` (read pipelined); a topic without any has none."""
+        found = self.zk.get_topic_configs(topics).found
+        return {topic: dict(config.config) for topic, config in found.items()}
 
     def _on_topic_config(self, topic: str, overrides: dict[str, str]) -> None:
         """A topic's overrides changed (`config-change-listener`)."""

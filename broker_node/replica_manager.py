@@ -14,7 +14,7 @@ import contextlib
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -60,13 +60,13 @@ class ReplicaManager:
         config: ReplicationConfig,
         store: IsrChangeSink,
         event_log: EventLog,
-        topic_config: Callable[[str], dict[str, str]],
+        topic_configs: Callable[[Collection[str]], Mapping[str, dict[str, str]]],
     ) -> None:
         self.broker_id = broker_id
         self.config = config
         self._store = store
         self._events = event_log
-        self._topic_config = topic_config
+        self._topic_configs = topic_configs
         self._lock = threading.Lock()
         self._partitions: dict[TopicPartition, Partition] = {}
         self._isr_changes: set[TopicPartition] = set()
@@ -123,13 +123,17 @@ class ReplicaManager:
     def _log_dir(self, tp: TopicPartition) -> Path:
         return self.config.data_dir / f"{tp.topic}-{tp.partition}"
 
-    def _get_or_create(self, tp: TopicPartition) -> Partition:
+    def _get_or_create(
+        self, tp: TopicPartition, overrides: Mapping[str, dict[str, str]]
+    ) -> Partition:
+        """The hosted partition, created with its topic's `overrides` if new."""
         with self._lock:
             partition = self._partitions.get(tp)
             if partition is None:
                 log = PartitionLog(self._log_dir(tp))
-                overrides = self._topic_config(tp.topic)
-                min_isr = min_insync_replicas(overrides, self.config.min_insync_replicas)
+                min_isr = min_insync_replicas(
+                    overrides.get(tp.topic, {}), self.config.min_insync_replicas
+                )
                 partition = Partition(
                     tp,
                     self.broker_id,
@@ -151,9 +155,14 @@ class ReplicaManager:
         endpoints = {leader.broker_id: (leader.host, leader.port) for leader in live_leaders}
         to_follow: dict[int, dict[TopicPartition, Partition]] = {}
         failed: dict[TopicPartition, Errors] = {}
+        states = list(states)
+        with self._lock:
+            new_topics = {s.topic for s in states if s.topic_partition not in self._partitions}
+        # one pipelined read of the new topics' overrides, not one round trip per partition
+        overrides = self._topic_configs(sorted(new_topics)) if new_topics else {}
         for state in states:
             try:
-                partition = self._get_or_create(state.topic_partition)
+                partition = self._get_or_create(state.topic_partition, overrides)
             except (LogError, OSError) as exc:
                 failed[state.topic_partition] = Errors.KAFKA_STORAGE_ERROR
                 self._events.emit(
