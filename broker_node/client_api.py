@@ -5,6 +5,7 @@ manager. Runs on gRPC worker threads."""
 from __future__ import annotations
 
 from collections import defaultdict
+from concurrent.futures import Future
 
 from broker_node.metadata_cache import MetadataCache
 from broker_node.replica_manager import ReplicaManager
@@ -21,8 +22,9 @@ class ClientApi:
         self._cache = cache
         self._replicas = replicas
 
-    def produce(self, request: m.ProduceRequest) -> m.ProduceResponse:
-        """Append to a partition this broker leads."""
+    def produce(self, request: m.ProduceRequest) -> Future[m.ProduceResponse]:
+        """Append to a partition this broker leads; the answer is a future (an acks=all
+        request waits for the ISR in the produce purgatory, holding no thread)."""
         return self._replicas.produce(request)
 
     def fetch(self, request: m.FetchRequest) -> m.FetchResponse:

@@ -32,9 +32,8 @@ from zkdata.config_changes import ConfigChangesZk
 
 log = logging.getLogger(__name__)
 
-#: gRPC worker threads. An acks=all Produce holds one while it waits for the followers,
-#: whose Fetch calls need others to end that wait (Kafka parks such waits in a purgatory
-#: instead), so the pool is sized far above the producers a test or workload runs.
+#: gRPC worker threads (Fetch long polls hold one each; an acks=all Produce waits for its
+#: followers in the produce purgatory and holds none).
 GRPC_WORKERS = 64
 
 

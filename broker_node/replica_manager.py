@@ -3,7 +3,10 @@
 LeaderAndIsr (accepted by the control request handler) makes partitions leaders or
 followers and starts or stops their replica fetchers; StopReplica stops (and may delete)
 them. Produce, Fetch and OffsetsForLeaderEpoch run on gRPC worker threads against the
-`Partition` objects. Two daemon threads keep the ISR: `isr-expiration` shrinks it,
+`Partition` objects; an acks=all Produce parks in the produce purgatory
+(`broker_node.purgatory`) instead of holding its thread, and is completed by whatever moves
+its partition on (a follower's Fetch, LeaderAndIsr, StopReplica, an ISR or config change)
+or by the purgatory's timer. Two daemon threads keep the ISR: `isr-expiration` shrinks it,
 `isr-change-propagation` batches ISR changes into `/isr_change_notification` the way
 Kafka 2.x does (after 5 s without new changes, or at least every 60 s).
 """
@@ -15,12 +18,14 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from broker_node.fetcher import ReplicaFetcherManager
 from broker_node.partition import IsrStore, Partition, PartitionConfig
+from broker_node.purgatory import ProducePurgatory
 from broker_node.storage import PartitionLog
 from broker_node.storage.errors import LogError
 from eventlog import EventKind, EventLog
@@ -73,6 +78,8 @@ class ReplicaManager:
         self._last_isr_change_ms = 0.0
         self._last_propagation_ms = time.monotonic() * 1000
         self._stopped = threading.Event()
+        self.purgatory = ProducePurgatory()
+        self._changes = ChangeCounter()
         self.fetchers = ReplicaFetcherManager(broker_id, event_log, config.fetch_max_wait_ms)
         self._threads = [
             threading.Thread(target=self._isr_expiration, name="isr-expiration", daemon=True),
@@ -82,13 +89,17 @@ class ReplicaManager:
         ]
 
     def startup(self) -> None:
-        """Start the ISR threads."""
+        """Start the ISR threads and the produce purgatory's expiration thread."""
+        self.purgatory.start()
         for thread in self._threads:
             thread.start()
 
     def shutdown(self) -> None:
-        """Stop fetchers and ISR threads; flush and close every log."""
+        """Answer parked produce requests, stop fetchers and ISR threads; flush and close
+        every log."""
         self._stopped.set()
+        self._changes.bump()
+        self.purgatory.shutdown()
         self.fetchers.shutdown()
         for thread in self._threads:
             if thread.is_alive():
@@ -118,6 +129,7 @@ class ReplicaManager:
             hosted = [p for tp, p in self._partitions.items() if tp.topic == topic]
         for partition in hosted:
             partition.update_config(PartitionConfig(self.config.lag_time_max_ms, min_isr))
+        self._check_purgatory(hosted)
         return sorted(p.tp for p in hosted)
 
     def _log_dir(self, tp: TopicPartition) -> Path:
@@ -142,6 +154,7 @@ class ReplicaManager:
                     self._events,
                     PartitionConfig(self.config.lag_time_max_ms, min_isr),
                     self._record_isr_change,
+                    on_high_watermark=self._high_watermark_moved,
                 )
                 self._partitions[tp] = partition
             return partition
@@ -183,6 +196,8 @@ class ReplicaManager:
         for leader, partitions in to_follow.items():
             host, port = endpoints[leader]
             self.fetchers.add_partitions(leader, host, port, partitions)
+        self._check_purgatory(filter(None, (self.partition(s.topic_partition) for s in states)))
+        self._changes.bump()
         return failed
 
     def stop_replicas(
@@ -203,31 +218,64 @@ class ReplicaManager:
                         shutil.rmtree(self._log_dir(tp))
                 continue
             partition.stop()
+            self._check_purgatory([partition])
             if tp in doomed:
                 partition.log.delete()
+        self._changes.bump()
 
     # -- data plane (gRPC threads) ------------------------------------------------------------
 
-    def produce(self, request: m.ProduceRequest) -> m.ProduceResponse:
-        """Append to a partition this broker leads; acks=all waits for the ISR."""
+    def produce(self, request: m.ProduceRequest) -> Future[m.ProduceResponse]:
+        """Append to a partition this broker leads. The answer is a future: complete at
+        once for acks 0 and 1 and for errors; an acks=all request parks in the purgatory
+        until the ISR has it (or its timeout), holding no thread meanwhile."""
         if request.acks not in (0, 1, -1):
-            return m.ProduceResponse(Errors.INVALID_REQUIRED_ACKS)
+            return _answered(m.ProduceResponse(Errors.INVALID_REQUIRED_ACKS))
         partition = self.partition(request.topic_partition)
         if partition is None:
-            return m.ProduceResponse(Errors.UNKNOWN_TOPIC_OR_PARTITION)
+            return _answered(m.ProduceResponse(Errors.UNKNOWN_TOPIC_OR_PARTITION))
         term = partition.leadership_term
         error, first, last = partition.append_as_leader(request.records, request.acks)
         if error is not Errors.NONE:
-            return m.ProduceResponse(error)
-        if request.acks == -1:
-            error = partition.wait_for_acks(last, term, request.timeout_ms / 1000)
-            if error is not Errors.NONE:
-                return m.ProduceResponse(error, first, last)
-        return m.ProduceResponse(Errors.NONE, first, last)
+            return _answered(m.ProduceResponse(error))
+        self._changes.bump()  # followers' long polls read again
+        if request.acks != -1:
+            return _answered(m.ProduceResponse(Errors.NONE, first, last))
+        return self.purgatory.park(
+            partition.tp, partition, first, last, term, request.timeout_ms / 1000
+        )
+
+    def _high_watermark_moved(self, partition: Partition) -> None:
+        """A leader's high watermark moved (under its lock, on the thread that moved it:
+        a follower's Fetch, an append, an ISR change): answer the produce requests it
+        decides and wake long polls."""
+        self.purgatory.check(partition.tp, partition)
+        self._changes.bump()
+
+    def _check_purgatory(self, partitions: Iterable[Partition]) -> None:
+        """Something that can decide parked produce requests happened to `partitions`."""
+        for partition in partitions:
+            self.purgatory.check(partition.tp, partition)
 
     def fetch(self, request: m.FetchRequest) -> m.FetchResponse:
-        """Read each partition; waits up to `max_wait_ms` in total for data."""
+        """Read each partition; waits up to `max_wait_ms` in total for data. A fetch of one
+        partition waits on that partition; a fetch of many (a follower's) is a long poll on
+        the whole broker: it sleeps until records are appended, a high watermark moves or
+        leadership changes anywhere, then reads again, so that an idle follower of
+        thousands of partitions asks about twice a second rather than ten times. A
+        follower's progress moves high watermarks as it is read, which answers parked
+        produce requests at once (`_high_watermark_moved`)."""
         deadline = time.monotonic() + request.max_wait_ms / 1000
+        single = len(request.partitions) == 1
+        while True:
+            seen = self._changes.version
+            out = self._read(request, deadline if single else None)
+            done = single or any(p.records or p.error is not Errors.NONE for p in out)
+            if done or not self._changes.wait_past(seen, deadline, self._stopped):
+                return m.FetchResponse(Errors.NONE, tuple(out))
+
+    def _read(self, request: m.FetchRequest, deadline: float | None) -> list[m.FetchedPartition]:
+        """Read every partition of `request`, waiting on it only when `deadline` is given."""
         out = []
         for fetch in request.partitions:
             partition = self.partition(fetch.topic_partition)
@@ -238,15 +286,9 @@ class ReplicaManager:
                     )
                 )
                 continue
-            wait = deadline - time.monotonic() if len(request.partitions) == 1 else 0.0
-            out.append(partition.read(fetch, request.replica_id, max(0.0, wait)))
-        if (
-            len(request.partitions) > 1
-            and not any(p.records for p in out)
-            and time.monotonic() < deadline
-        ):
-            self._stopped.wait(min(0.1, deadline - time.monotonic()))  # brief poll interval
-        return m.FetchResponse(Errors.NONE, tuple(out))
+            wait = 0.0 if deadline is None else max(0.0, deadline - time.monotonic())
+            out.append(partition.read(fetch, request.replica_id, wait))
+        return out
 
     def offsets_for_leader_epoch(
         self, request: m.OffsetsForLeaderEpochRequest
@@ -278,6 +320,7 @@ class ReplicaManager:
             for partition in self.partitions():
                 try:
                     partition.maybe_shrink_isr()
+                    self.purgatory.check(partition.tp, partition)
                     partition.log.flush()  # checkpoints the high watermark and epochs
                 except Exception as exc:  # ZooKeeper trouble: try again next round
                     self._events.emit(
@@ -314,3 +357,36 @@ class ReplicaManager:
         self._events.emit(
             EventKind.ISR_CHANGE_PROPAGATED, notification=node, partitions=len(changes)
         )
+
+
+class ChangeCounter:
+    """Counts data-plane changes (appends, high-watermark moves, leadership changes) so
+    that long polls of many partitions sleep until one happens. Any thread."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self.version = 0
+
+    def bump(self) -> None:
+        """Something changed: wake every waiting long poll."""
+        with self._cond:
+            self.version += 1
+            self._cond.notify_all()
+
+    def wait_past(self, seen: int, deadline: float, stopped: threading.Event) -> bool:
+        """Wait until the version moves past `seen` (True) or `deadline` passes or the
+        broker stops (False)."""
+        with self._cond:
+            while self.version == seen and not stopped.is_set():
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._cond.wait(remaining)
+            return not stopped.is_set()
+
+
+def _answered(response: m.ProduceResponse) -> Future[m.ProduceResponse]:
+    """A produce answer known at once, as a completed future."""
+    future: Future[m.ProduceResponse] = Future()
+    future.set_result(response)
+    return future
