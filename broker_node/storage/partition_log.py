@@ -94,7 +94,10 @@ class PartitionLog:
         self._hw_on_disk: int | None = None
         self._epochs_on_disk: bytes | None = None
         self._hw_written_at = -math.inf
-        if loaded.epochs_changed or not (directory / LEADER_EPOCH_CHECKPOINT).exists():
+        if loaded.fresh:  # missing checkpoints read as these values: write them on change
+            self._epochs_on_disk = encode_epoch_checkpoint(self._epochs.entries)
+            self._hw_on_disk = self._high_watermark
+        elif loaded.epochs_changed or not (directory / LEADER_EPOCH_CHECKPOINT).exists():
             self._write_epoch_checkpoint()
         else:
             self._epochs_on_disk = encode_epoch_checkpoint(self._epochs.entries)
