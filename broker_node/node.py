@@ -32,6 +32,11 @@ from zkdata.config_changes import ConfigChangesZk
 
 log = logging.getLogger(__name__)
 
+#: How long one ControlledShutdown request may take (Kafka's `controller.socket.timeout.ms`,
+#: 30 s): moving thousands of leaderships takes the controller seconds, and a request that
+#: timed out is only asked again, after the backoff, for the same work.
+CONTROLLED_SHUTDOWN_TIMEOUT_S = 30.0
+
 #: gRPC worker threads (Fetch long polls hold one each; an acks=all Produce waits for its
 #: followers in the produce purgatory and holds none).
 GRPC_WORKERS = 64
@@ -224,7 +229,9 @@ class BrokerNode:
             if broker is None:
                 return "no controller"
             endpoint = broker.info.endpoint
-            with BrokerControlClient(f"{endpoint.host}:{endpoint.port}", timeout_s=5) as client:
+            with BrokerControlClient(
+                f"{endpoint.host}:{endpoint.port}", timeout_s=CONTROLLED_SHUTDOWN_TIMEOUT_S
+            ) as client:
                 reply = client.controlled_shutdown(
                     m.ControlledShutdownRequest(self.config.broker_id, self.broker_epoch)
                 )
