@@ -7,8 +7,8 @@ Runbook, on a running, settled stage (`bench.stage`) whose floors were measured:
 2. SIGTERM the non-controller broker leading the most partitions; it asks the controller
    to move its leaderships (ControlledShutdown) and exits once none is left (flame graphs
    of every broker meanwhile).
-3. The figure is SIGTERM -> exit; then every partition must have a live leader.
-4. Restart the broker and let the cluster settle.
+3. The figure is SIGTERM -> exit; then every partition must have a live leader. The
+   broker stays down: this is the stage's last measure.
 
 Floor: fenced multi writes of as many state znodes as the controller wrote plus a gRPC
 round trip of a request naming every partition. Main thread.
@@ -48,7 +48,6 @@ def measure(stage: Stage, layout: ClusterLayout, floors: Floors) -> tuple[list[M
         f"SIGTERM -> exit (code {code}) {seconds:.2f} s; {window.leaders_elected:,} leaders "
         f"elected, {window.isr_shrinks:,} ISRs shrunk; {offline} partitions without a live leader"
     )
-    stage.restart(victim)
     row = change_measure(
         MEASURE,
         f"controlled shutdown, {layout.partitions:,} partitions",
