@@ -222,13 +222,14 @@ class ReplicaStateMachine:
                 break
             written = self._zk.update_leader_and_isr(updates, self._ctx.epoch_zk_version)
             remaining = []
-            for tp, outcome in written.items():
-                if isinstance(outcome, BadVersionError):
-                    remaining.append(tp)
-                elif isinstance(outcome, Exception):
-                    self._shrink_failed(tp, broker_id, type(outcome).__name__)
-                else:
-                    settled[tp] = self._shrunk(tp, broker_id, updates[tp], int(outcome))
+            with self._events.together():  # one write for the round's events
+                for tp, outcome in written.items():
+                    if isinstance(outcome, BadVersionError):
+                        remaining.append(tp)
+                    elif isinstance(outcome, Exception):
+                        self._shrink_failed(tp, broker_id, type(outcome).__name__)
+                    else:
+                        settled[tp] = self._shrunk(tp, broker_id, updates[tp], int(outcome))
             if remaining:
                 reads = self._zk.get_partition_states(remaining)
         return settled
