@@ -6,9 +6,9 @@ PY := .venv/bin/python
 COMPOSE := docker compose
 RUN_ID ?= $(shell date -u +%Y%m%d-%H%M%S)
 export RUN_ID
-PACKAGES := admin client harness broker_node controller zkdata rpc eventlog chaos pipeline testbed bench
+PACKAGES := bugs admin client harness broker_node controller zkdata rpc eventlog security chaos pipeline testbed bench
 
-.PHONY: help setup host venv proto compose-plugin images up down ps logs cluster \
+.PHONY: help setup host venv proto secrets compose-plugin images up down ps logs cluster \
         test lint test-unit test-integration test-docker bench bench-quick bench-produce \
         bench-produce-quick clean-images clean report chaos-list chaos-all chaos-heal test-chaos cluster-up
 
@@ -40,13 +40,18 @@ venv:
 proto: venv
 	@scripts/gen-proto.sh $(PY)
 
-setup: host compose-plugin venv proto
+# the cluster's ZooKeeper credentials in .secrets/ (kept once made) and runs/, both
+# usable by the containers' non-root user
+secrets: venv
+	@scripts/ensure-secrets.sh $(PY)
+
+setup: host compose-plugin venv proto secrets
 
 images: setup
 	@scripts/build-images.sh $(PY)
 
 up: images
-	@mkdir -p runs/$(RUN_ID)
+	@scripts/ensure-run-dir.sh runs/$(RUN_ID)
 	@echo "==> starting the cluster (run $(RUN_ID), events in runs/$(RUN_ID)/events/)"
 	@$(COMPOSE) up -d --wait
 	@$(PY) -m testbed cluster --wait-brokers 3
@@ -98,7 +103,7 @@ chaos-list: setup
 
 # the cluster as it runs (started if it is not; never recreated, so its event logs go on)
 cluster-up: images
-	@mkdir -p runs/$(RUN_ID)
+	@scripts/ensure-run-dir.sh runs/$(RUN_ID)
 	@$(COMPOSE) up -d --wait --no-recreate
 
 chaos-all: cluster-up

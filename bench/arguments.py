@@ -13,6 +13,7 @@ Main thread.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -31,6 +32,7 @@ from bench.settings import (
     Settings,
     SuiteOptions,
 )
+from security.tls_files import DEFAULT_TLS_DIR, tls_dir_choice
 
 #: The ensemble's session-timeout bounds (`minSessionTimeout`/`maxSessionTimeout`).
 SESSION_TIMEOUT_RANGE_MS = (1000, 60000)
@@ -122,6 +124,12 @@ def _add_shared(parser: argparse.ArgumentParser, defaults: _Defaults) -> None:
         type=Path,
         default=None,
         help=f"output directory (default runs/{defaults.out_prefix}-<UTC time>)",
+    )
+    parser.add_argument(
+        "--tls-dir",
+        default=os.environ.get("TLS_DIR"),
+        help="brokers and benchmark speak mutual TLS with the certificates in this directory "
+        "(TLS_DIR; default .secrets/tls when it exists; 'off': plaintext)",
     )
     parser.add_argument(
         "--results",
@@ -267,6 +275,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         out=out.resolve(),  # the ZooKeeper JVMs run in their own directories
         results_dir=args.results.resolve(),
         options=options,
+        tls_dir=_tls_dir(args.tls_dir),
     )
 
 
@@ -281,6 +290,13 @@ def _suite(args: argparse.Namespace) -> SuiteOptions:
     if args.no_produce:
         suite = replace(suite, produce=None)
     return replace(suite, profile=not args.no_profile)
+
+
+def _tls_dir(raw: str | None) -> Path | None:
+    found = tls_dir_choice(raw, REPO_ROOT / DEFAULT_TLS_DIR)
+    if found is not None and not found.is_dir():
+        raise ValueError(f"--tls-dir {found} is not a directory (run `make setup`)")
+    return found.resolve() if found is not None else None
 
 
 def _failover(args: argparse.Namespace) -> FailoverOptions:

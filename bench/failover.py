@@ -99,7 +99,7 @@ def measure_size(stage: Stage, layout: ClusterLayout, repetitions: int) -> SizeR
         min(reads, key=lambda r: r.seconds),
         min(w.seconds for w in writes),
         writes[0].writes,
-        rpc_floor(port, layout, repetitions),
+        rpc_floor(port, layout, repetitions, stage.tls_dir),
     )
     console.detail(
         f"floor: gRPC round trip of a {n:,}-partition LeaderAndIsr {floors.rpc_s * 1000:.1f} ms"

@@ -105,12 +105,17 @@ class BrokerFleet:
     """Broker processes 1..n on one ZooKeeper connect string, sharing `run_dir`."""
 
     def __init__(
-        self, broker_ids: list[int], zk_connect: str, run_dir: Path, session_timeout_ms: int
+        self,
+        broker_ids: list[int],
+        zk_connect: str,
+        run_dir: Path,
+        session_timeout_ms: int,
+        tls_dir: Path | None = None,
     ) -> None:
         self.run_dir = run_dir
         self._members = {
             broker_id: _Member(
-                BrokerProcess(broker_id, zk_connect, run_dir, session_timeout_ms),
+                BrokerProcess(broker_id, zk_connect, run_dir, session_timeout_ms, tls_dir),
                 EventTail(event_log_path(run_dir, f"broker{broker_id}")),
             )
             for broker_id in broker_ids

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from kazoo.client import KazooClient
 
@@ -30,6 +31,7 @@ from bench.layout import INITIAL_CONTROLLER_EPOCH, ClusterLayout, initial_state
 from harness.zk_ensemble import open_client
 from rpc import messages as m
 from rpc.wire import BrokerControlClient
+from security.tls_files import BROKER, load_identity
 from zkdata import paths
 from zkdata.fenced_writes import MAX_OPS_PER_MULTI, FencedWriter, SetData
 from zkdata.model import TopicAssignment
@@ -153,9 +155,14 @@ def write_floor(connect: str, layout: ClusterLayout, repetitions: int) -> list[W
         return [rewriter.write_once() for _ in range(repetitions)]
 
 
-def rpc_floor(port: int, layout: ClusterLayout, repetitions: int) -> float:
+def rpc_floor(
+    port: int, layout: ClusterLayout, repetitions: int, tls_dir: Path | None = None
+) -> float:
     """Best round trip of a LeaderAndIsr of every partition, refused as stale by the
-    broker on `port` (which must have seen a controller epoch above the initial one)."""
+    broker on `port` (which must have seen a controller epoch above the initial one). Over
+    mutual TLS with the broker's certificate from `tls_dir` when given (LeaderAndIsr is a
+    broker-only method)."""
+    tls = load_identity(tls_dir, BROKER) if tls_dir is not None else None
     states = tuple(
         m.LeaderAndIsrPartitionState(
             topic=topic,
@@ -177,7 +184,7 @@ def rpc_floor(port: int, layout: ClusterLayout, repetitions: int) -> float:
         states,
     )
     best = float("inf")
-    with BrokerControlClient(f"127.0.0.1:{port}", timeout_s=RPC_TIMEOUT_S) as client:
+    with BrokerControlClient(f"127.0.0.1:{port}", timeout_s=RPC_TIMEOUT_S, tls=tls) as client:
         for _ in range(repetitions):
             started = time.perf_counter()
             client.leader_and_isr(request)

@@ -47,6 +47,7 @@ from bench.settings import PRODUCE, ProduceOptions, Settings
 from bench.usage import CpuMeter, child_pids, events_between
 from client import Client, ClientError
 from harness.zk_ensemble import open_client
+from security.tls_files import client_identity
 from testbed.topics import TopicCommandError, create_topic
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ZkDataError
@@ -71,7 +72,7 @@ def measure(settings: Settings, cluster: Cluster) -> Report:
     fleet.start_all()
     fleet.wait_registered(broker_ids, timeout=settings.timeout_s)
     ports = {b: broker_port(fleet, b) for b in broker_ids}
-    client = bench_client(ports, options.topic)
+    client = bench_client(ports, options.topic, client_identity(settings.tls_dir))
     cluster.cleanup.callback(client.close)
     wait_brokers_known(settings.timeout_s, fleet, client)
     console.detail(

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from bench.rpc_load import Op, OpResult
 from client import Client, ProduceFailed
 from rpc import messages as m
+from security.tls_files import TlsIdentity
 from zkdata.model import TopicPartition
 
 HOST = "127.0.0.1"
@@ -28,12 +29,13 @@ REFRESH_INTERVAL_S = 0.1
 RPC_TIMEOUT_S = 10.0
 
 
-def bench_client(ports: Mapping[int, int], topic: str) -> Client:
+def bench_client(ports: Mapping[int, int], topic: str, tls: TlsIdentity | None = None) -> Client:
     """A client bootstrapped from every broker's loopback port, asking Metadata about
-    `topic`."""
+    `topic` (over mutual TLS with `tls`)."""
     return Client(
         [f"{HOST}:{port}" for _, port in sorted(ports.items())],
         topics=(topic,),
+        tls=tls,
         timeout_s=RPC_TIMEOUT_S,
         max_attempts=MAX_ATTEMPTS,
         backoff_s=RETRY_BACKOFF_S,

@@ -145,7 +145,13 @@ def _measure(benchmark: Benchmark, settings: Settings) -> _Outcome:
         with open_client(ensemble.connect_string()) as admin:
             admin.ensure_path(chroot)
         connect = ensemble.connect_string(chroot)
-        fleet = BrokerFleet(settings.broker_ids, connect, settings.out, settings.session_timeout_ms)
+        fleet = BrokerFleet(
+            settings.broker_ids,
+            connect,
+            settings.out,
+            settings.session_timeout_ms,
+            settings.tls_dir,
+        )
         cleanup.callback(fleet.kill_all)
         report = benchmark.measure(settings, Cluster(ensemble, chroot, connect, fleet, cleanup))
         run_settings = {**_plain(settings), "zk_chroot": chroot, "zk_servers": ZK_SERVERS}
@@ -184,6 +190,7 @@ def _plain(settings: Settings) -> dict[str, Any]:
         "timeout_s": settings.timeout_s,
         "out": str(settings.out),
         "results_dir": str(settings.results_dir),
+        "tls": settings.tls_dir is not None,
         **asdict(settings.options),
     }
 

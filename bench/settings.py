@@ -81,6 +81,9 @@ class Settings:
     out: Path
     results_dir: Path
     options: FailoverOptions | ProduceOptions | SuiteOptions
+    #: The brokers serve, and the benchmark calls, mutual TLS with this directory's
+    #: certificates; None: plaintext.
+    tls_dir: Path | None = None
 
     @property
     def broker_ids(self) -> list[int]:

@@ -43,6 +43,7 @@ class Stage:
     session_timeout_ms: int
     timeout_s: float
     profile_dir: Path | None
+    tls_dir: Path | None = None
 
     @property
     def after_session_s(self) -> float:
@@ -204,15 +205,17 @@ def open_stage(
     session_timeout_ms: int,
     timeout_s: float,
     profile_dir: Path | None,
+    tls_dir: Path | None = None,
 ) -> Stage:
-    """A fresh chroot on the ensemble at `root_connect` and a fleet (not started) on it."""
+    """A fresh chroot on the ensemble at `root_connect` and a fleet (not started) on it,
+    speaking mutual TLS with the certificates of `tls_dir` when given."""
     chroot = new_chroot()
     with open_client(root_connect) as zk:
         zk.ensure_path(chroot)
     connect = root_connect + chroot
     out = run_dir / name
-    fleet = BrokerFleet(broker_ids, connect, out, session_timeout_ms)
-    return Stage(name, connect, fleet, out, session_timeout_ms, timeout_s, profile_dir)
+    fleet = BrokerFleet(broker_ids, connect, out, session_timeout_ms, tls_dir)
+    return Stage(name, connect, fleet, out, session_timeout_ms, timeout_s, profile_dir, tls_dir)
 
 
 def profile_lines(profiles: Profiles | None) -> Iterator[str]:

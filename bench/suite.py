@@ -40,6 +40,7 @@ def _stage(settings: Settings, cluster: Cluster, name: str) -> Stage:
         settings.session_timeout_ms,
         settings.timeout_s,
         settings.out / "profiles" if suite.profile else None,
+        settings.tls_dir,
     )
     cluster.cleanup.callback(stage.fleet.kill_all)
     return stage
@@ -83,9 +84,11 @@ def measure(settings: Settings, cluster: Cluster) -> Report:
         )
         rows.extend(report.measures)
         notes.extend(report.notes)
+    transport = "mutual TLS" if settings.tls_dir is not None else "plaintext gRPC"
     notes.insert(
         0,
-        f"brokers: {settings.brokers} local processes (harness.brokers), ZooKeeper: 3 local "
+        f"brokers: {settings.brokers} local processes (harness.brokers, {transport}), "
+        "ZooKeeper: 3 local "
         f"JVMs, session timeout {settings.session_timeout_ms} ms; figures end when every "
         "live broker accepted the last control request of the change",
     )

@@ -68,7 +68,7 @@ def measure(
     stage.start()
     create_s = _create_floor(root_connect, layout, repetitions)
     controller = stage.controller_id()
-    rpc_s = rpc_floor(broker_port(stage.fleet, controller), layout, repetitions)
+    rpc_s = rpc_floor(broker_port(stage.fleet, controller), layout, repetitions, stage.tls_dir)
     console.detail(
         f"floors: multi creates of {layout.znode_count():,} znodes {create_s:.2f} s, "
         f"gRPC round trip of a {n:,}-partition request {rpc_s * 1000:.1f} ms"

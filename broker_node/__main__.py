@@ -2,19 +2,22 @@
 
 The process may be PID 1 in its container: it installs its own SIGTERM handler, stops
 cleanly (closing the ZooKeeper session so its ephemeral znodes vanish at once) and exits 0.
-Exit 2: bad configuration. Exit 1: could not start. Main thread.
+Exit 2: bad configuration. Exit 1: could not start. With TLS configured and gRPC's
+`handshaker` tracer off, it first starts itself again (same pid, `execve`) with the tracer
+on, so that refused handshakes reach the event log (`rpc.wire.handshake_trace`). Main thread.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import sys
 import threading
 from collections.abc import Sequence
 from types import FrameType
 
-from broker_node.config import load_config
+from broker_node.config import load_config, trace_environment
 from broker_node.node import BrokerNode
 from zkdata.errors import BrokerIdInUseError
 
@@ -22,6 +25,10 @@ from zkdata.errors import BrokerIdInUseError
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse the configuration, start the broker, wait for a stop signal."""
     config = load_config(argv)
+    traced = trace_environment(config)
+    if traced is not None:  # gRPC reads its tracer settings once, when it is imported
+        args = list(sys.argv[1:] if argv is None else argv)
+        os.execve(sys.executable, [sys.executable, "-m", "broker_node", *args], traced)
     logging.basicConfig(
         level=logging.INFO,
         format=f"%(asctime)s {config.node_name} %(threadName)s %(levelname)s %(name)s: %(message)s",

@@ -15,6 +15,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from bugs import NO_BUGS, BugSwitchError, BugSwitches, parse_switches, require_allowed
+from rpc.wire import traced_environment
+from security.secret_files import SecretFileError
+from security.zk_credentials import ZkDigestCredentials
+from security.zk_credentials import load as load_zk_credentials
+
 _ZK_CONNECT = re.compile(
     r"[A-Za-z0-9.\-_\[\]:]+:[0-9]{1,5}(,[A-Za-z0-9.\-_\[\]:]+:[0-9]{1,5})*(/[^/\s]+)*", re.ASCII
 )
@@ -48,6 +54,13 @@ class BrokerConfig:
     controlled_shutdown_retry_backoff_ms: int = 1_000
     #: Kafka's `broker.rack`, registered under `rack` in `/brokers/ids/N`; None: no rack.
     rack: str | None = None
+    #: The cluster's ZooKeeper digest identity (`--zk-digest-file`); None: no
+    #: authentication and open znodes. With it, Kafka's `zookeeper.set.acl=true`.
+    zk_credentials: ZkDigestCredentials | None = None
+    #: Historical bugs re-introduced on purpose (`bugs/`); none outside chaos runs and tests.
+    bug_switches: BugSwitches = NO_BUGS
+    #: The cluster's TLS directory (`security.tls_files`); None: plaintext gRPC.
+    tls_dir: Path | None = None
 
     @property
     def log_dir(self) -> Path:
@@ -78,6 +91,12 @@ _OPTIONS: tuple[tuple[str, str | None, str], ...] = (
     ("--zk-connect", None, "ZooKeeper connect string host:port[,host:port...][/chroot]"),
     ("--zk-session-timeout-ms", "6000", "ZooKeeper session timeout"),
     ("--zk-connection-timeout-ms", "30000", "how long to wait for the first connection"),
+    (
+        "--zk-digest-file",
+        None,
+        "file holding <user>:<password> (mode 0600): authenticate to ZooKeeper with it and "
+        "create every znode with Kafka's secure ACLs (default: no authentication)",
+    ),
     ("--listen-host", "0.0.0.0", "bind address"),
     ("--port", "9092", "gRPC port; 0 picks a free one"),
     ("--advertised-host", socket.gethostname(), "host name other brokers and clients use"),
@@ -86,6 +105,12 @@ _OPTIONS: tuple[tuple[str, str | None, str], ...] = (
         None,
         "Kafka's broker.rack: the rack registered with the broker, used by rack-aware "
         "replica assignment (default: none)",
+    ),
+    (
+        "--tls-dir",
+        None,
+        "serve and call gRPC over mutual TLS with the CA and broker certificate in this "
+        "directory (`python -m security init`); unset or 'off': plaintext",
     ),
     ("--run-dir", None, "run directory; events go to <run-dir>/events/broker<id>.jsonl"),
     ("--health-file", None, "file written while registered and serving, for health checks"),
@@ -130,6 +155,13 @@ _OPTIONS: tuple[tuple[str, str | None, str], ...] = (
         "false",
         "broker default for unclean leader election, true/false",
     ),
+    (
+        "--bug-switches",
+        None,
+        "comma-separated historical Kafka bugs to re-introduce (docs/bugs.md); refused "
+        "unless --bug-switches-context is chaos or test",
+    ),
+    ("--bug-switches-context", None, "chaos or test: where bug switches are allowed"),
 )
 
 
@@ -214,7 +246,17 @@ def load_config(
     data_dir = Path(args.data_dir) if args.data_dir else None
     if not args.advertised_host:
         parser.error("--advertised-host must not be empty")
+    try:
+        bug_switches = require_allowed(parse_switches(args.bug_switches), args.bug_switches_context)
+    except BugSwitchError as error:
+        parser.error(str(error))
     rack = args.broker_rack.strip() if args.broker_rack else None
+    credentials = None
+    if args.zk_digest_file:
+        try:
+            credentials = load_zk_credentials(Path(args.zk_digest_file))
+        except SecretFileError as exc:
+            parser.error(f"--zk-digest-file: {exc}")
     if args.broker_rack is not None and not rack:
         parser.error("--broker-rack must not be blank")
     return BrokerConfig(
@@ -259,4 +301,24 @@ def load_config(
             parser, "--unclean-leader-election-enable", args.unclean_leader_election_enable
         ),
         rack=rack,
+        bug_switches=bug_switches,
+        zk_credentials=credentials,
+        tls_dir=_tls_dir(args.tls_dir),
     )
+
+
+def _tls_dir(raw: str | None) -> Path | None:
+    if raw is None or raw.strip().lower() in ("", "off"):
+        return None
+    return Path(raw)
+
+
+def trace_environment(
+    config: BrokerConfig, env: Mapping[str, str] | None = None
+) -> dict[str, str] | None:
+    """The environment the broker must be started again with so that gRPC records refused
+    TLS handshakes (`rpc.wire.handshake_trace`), or None when it needs no restart: no TLS,
+    or the tracer is already on in `env` (default: the process's)."""
+    if config.tls_dir is None:
+        return None
+    return traced_environment(os.environ if env is None else env)

@@ -5,6 +5,9 @@ Applies the fencing rules of `broker_node.fencing`, records what it accepted (th
 controller epoch obeyed, each hosted partition's leadership, the metadata cache) and writes
 every accepted or rejected request to the event log. Runs on gRPC worker threads; one lock
 serializes state changes (Kafka's `replicaStateChangeLock`).
+
+Bug switches (docs/bugs.md): `kafka-1188` obeys requests of an older controller epoch,
+`kip-380` requests addressed to an earlier registration of this broker.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from dataclasses import dataclass
 from broker_node import fencing
 from broker_node.metadata_cache import MetadataCache
 from broker_node.replica_manager import ReplicaManager
+from bugs import NO_BUGS, BugSwitches
+from bugs.catalog import NO_BROKER_EPOCH, STALE_CONTROLLER_EPOCH
 from eventlog import EventKind, EventLog
 from rpc import messages as m
 from rpc.errors import Errors
@@ -50,6 +55,7 @@ class ControlRequestHandler:
         controlled_shutdown: Callable[[m.ControlledShutdownRequest], m.ControlledShutdownResponse],
         replicas: ReplicaManager | None = None,
         elect_leaders: Callable[[m.ElectLeadersRequest], m.ElectLeadersResponse] | None = None,
+        bug_switches: BugSwitches = NO_BUGS,
     ) -> None:
         self.broker_id = broker_id
         self._broker_epoch = broker_epoch
@@ -57,6 +63,8 @@ class ControlRequestHandler:
         self._controlled_shutdown = controlled_shutdown
         self._replicas = replicas
         self._elect_leaders = elect_leaders
+        self._fence_broker_epoch = not bug_switches.on(NO_BROKER_EPOCH)
+        self._fence_controller_epoch = not bug_switches.on(STALE_CONTROLLER_EPOCH)
         self._lock = threading.Lock()
         self._registered = threading.Event()
         self.metadata_cache = MetadataCache()
@@ -84,19 +92,31 @@ class ControlRequestHandler:
         the one the check used). Before this process has registered, a request addressed
         to a broker epoch waits for the registration (up to `REGISTRATION_WAIT_S`), as
         Kafka's broker processes no request before it has registered: it may be meant for
-        this broker's previous process, which only the new epoch can tell."""
+        this broker's previous process, which only the new epoch can tell (with `kip-380`
+        on, the broker epoch is ignored and nothing waits)."""
         current = self._broker_epoch()
-        if current == UNKNOWN_BROKER_EPOCH and header.broker_epoch != UNKNOWN_BROKER_EPOCH:
+        addressed = header.broker_epoch != UNKNOWN_BROKER_EPOCH and self._fence_broker_epoch
+        if current == UNKNOWN_BROKER_EPOCH and addressed:
             self._registered.wait(REGISTRATION_WAIT_S)
             current = self._broker_epoch()
             if current == UNKNOWN_BROKER_EPOCH:
                 return self._reject(api, header, Errors.BROKER_NOT_AVAILABLE, current), current
         error = fencing.check_control_request(
-            header.controller_epoch, header.broker_epoch, self._controller_epoch, current
+            header.controller_epoch,
+            header.broker_epoch,
+            self._controller_epoch,
+            current,
+            self._fence_broker_epoch,
+            self._fence_controller_epoch,
         )
         if error is not Errors.NONE:
             self._reject(api, header, error, current)
         return error, current
+
+    def _obeyed(self, header: m.ControlHeader) -> None:
+        """Record the controller epoch of an obeyed request as the highest one (with
+        `kafka-1188` on, an older epoch is obeyed but does not lower it)."""
+        self._controller_epoch = max(self._controller_epoch, header.controller_epoch)
 
     def _reject(self, api: str, header: m.ControlHeader, error: Errors, current: int) -> Errors:
         self._events.emit(
@@ -164,7 +184,7 @@ class ControlRequestHandler:
             error, broker_epoch = self._check("LeaderAndIsr", request.header)
             if error is not Errors.NONE:
                 return m.LeaderAndIsrResponse(error, _every(request.partition_states, error))
-            self._controller_epoch = request.header.controller_epoch
+            self._obeyed(request.header)
             results = []
             fenced: list[_Fenced] = []
             for state in request.partition_states:
@@ -203,7 +223,7 @@ class ControlRequestHandler:
             error, broker_epoch = self._check("UpdateMetadata", request.header)
             if error is not Errors.NONE:
                 return m.UpdateMetadataResponse(error)
-            self._controller_epoch = request.header.controller_epoch
+            self._obeyed(request.header)
             self.metadata_cache.update(request)
             self._accepted(
                 "UpdateMetadata", request.header, broker_epoch, (), len(request.partition_states)
@@ -216,7 +236,7 @@ class ControlRequestHandler:
             error, broker_epoch = self._check("StopReplica", request.header)
             if error is not Errors.NONE:
                 return m.StopReplicaResponse(error, _every(request.partition_states, error))
-            self._controller_epoch = request.header.controller_epoch
+            self._obeyed(request.header)
             results = []
             fenced: list[_Fenced] = []
             for state in request.partition_states:

@@ -14,6 +14,10 @@ Partition level:
                 (an equal epoch is fenced too, as Kafka 2.8's ReplicaManager does: only a
                 newer epoch, the deletion sentinel -2 or "no epoch" -1 stops a hosted
                 partition)
+Two historical bugs (docs/bugs.md) switch a request-level rule off: `kafka-1188` the
+controller-epoch check, `kip-380` the broker-epoch check; the handler passes which rules
+hold.
+
 The data plane's leader-epoch rule (Fetch, OffsetsForLeaderEpoch) is `Partition`'s
 (`broker_node.partition.leader_epoch_error`).
 """
@@ -36,11 +40,14 @@ def check_control_request(
     request_broker_epoch: int,
     highest_controller_epoch: int,
     current_broker_epoch: int,
+    fence_broker_epoch: bool = True,
+    fence_controller_epoch: bool = True,
 ) -> Errors:
-    """The request-level verdict for a controller-to-broker request."""
-    if is_broker_epoch_stale(request_broker_epoch, current_broker_epoch):
+    """The request-level verdict for a controller-to-broker request; a rule switched off
+    (`fence_broker_epoch`, `fence_controller_epoch` false) lets every request through it."""
+    if fence_broker_epoch and is_broker_epoch_stale(request_broker_epoch, current_broker_epoch):
         return Errors.STALE_BROKER_EPOCH
-    if request_controller_epoch < highest_controller_epoch:
+    if fence_controller_epoch and request_controller_epoch < highest_controller_epoch:
         return Errors.STALE_CONTROLLER_EPOCH
     return Errors.NONE
 

@@ -9,6 +9,10 @@ lead it (yet: a new topic's LeaderAndIsr may reach the follower first) is asked 
 `RETRY_BACKOFF_S`, as Kafka's fetcher delays such a partition (`replica.fetch.backoff.ms`).
 Partitions are added and removed from gRPC threads; the maps are guarded by a lock.
 
+Bug switch `kip-101` (docs/bugs.md) truncates as Kafka did before KIP-101: to the
+follower's own high watermark, never below the leader's log end (which the leader names
+as the end offset of its current epoch), whatever epochs the records carry.
+
 A fetcher sees a replica only through `FetcherTarget` (which `Partition` satisfies) and its
 leader only through `LeaderClient` (`ClientApiClient`), so it depends on neither the replica
 manager nor the partition class; whether an epoch is fenced is the leader's `Partition`'s to
@@ -25,10 +29,12 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from broker_node.storage import UNDEFINED_EPOCH, UNDEFINED_OFFSET
+from bugs import NO_BUGS, BugSwitches
+from bugs.catalog import NO_TRUNCATION
 from eventlog import EventKind, EventLog
 from rpc import messages as m
 from rpc.errors import Errors, RpcClosed, RpcError
-from rpc.wire import ClientApiClient
+from rpc.wire import ChannelIdentity, ClientApiClient
 from zkdata.model import TopicPartition
 
 log = logging.getLogger(__name__)
@@ -126,15 +132,20 @@ class ReplicaFetcherThread:
         event_log: EventLog,
         max_wait_ms: int,
         client: LeaderClient | None = None,
+        truncate_by_epoch: bool = True,
+        tls: ChannelIdentity | None = None,
     ) -> None:
-        """`client` defaults to a `ClientApiClient` for host:port."""
+        """`client` defaults to a `ClientApiClient` for host:port (mutual TLS with `tls`);
+        without `truncate_by_epoch` (bug switch `kip-101`) truncation goes to the high
+        watermark."""
         self.broker_id = broker_id
         self.leader_id = leader_id
         self.target = f"{host}:{port}"
         self._events = event_log
         self._max_wait_ms = max_wait_ms
+        self._by_epoch = truncate_by_epoch
         self._client: LeaderClient = (
-            client if client is not None else ClientApiClient(self.target, timeout_s=10)
+            client if client is not None else ClientApiClient(self.target, timeout_s=10, tls=tls)
         )
         self._lock = threading.Lock()
         self._partitions: dict[TopicPartition, _Fetching] = {}
@@ -222,7 +233,7 @@ class ReplicaFetcherThread:
         asks = []
         no_epoch = []
         for tp, f in pending:
-            epoch = f.partition.log.latest_epoch()
+            epoch = f.partition.log.latest_epoch() if self._by_epoch else f.leader_epoch
             if epoch == UNDEFINED_EPOCH:
                 no_epoch.append((tp, f))
             else:
@@ -250,6 +261,8 @@ class ReplicaFetcherThread:
             log_ = f.partition.log
             if answer.leader_epoch == UNDEFINED_EPOCH or answer.end_offset == UNDEFINED_OFFSET:
                 target = log_.high_watermark
+            elif not self._by_epoch:  # kip-101: the leader named its log end
+                target = min(log_.high_watermark, answer.end_offset)
             else:
                 target = answer.end_offset
                 local_epoch, local_end = log_.end_offset_for_epoch(answer.leader_epoch)
@@ -292,10 +305,19 @@ class ReplicaFetcherThread:
 class ReplicaFetcherManager:
     """The fetcher threads of one broker, one per leader it follows."""
 
-    def __init__(self, broker_id: int, event_log: EventLog, max_wait_ms: int) -> None:
+    def __init__(
+        self,
+        broker_id: int,
+        event_log: EventLog,
+        max_wait_ms: int,
+        bug_switches: BugSwitches = NO_BUGS,
+        tls: ChannelIdentity | None = None,
+    ) -> None:
         self.broker_id = broker_id
         self._events = event_log
         self._max_wait_ms = max_wait_ms
+        self._truncate_by_epoch = not bug_switches.on(NO_TRUNCATION)
+        self._tls = tls
         self._lock = threading.Lock()
         self._threads: dict[int, ReplicaFetcherThread] = {}
         self._owner: dict[TopicPartition, int] = {}
@@ -314,7 +336,14 @@ class ReplicaFetcherManager:
                 if thread is not None:
                     thread.stop()
                 thread = ReplicaFetcherThread(
-                    self.broker_id, leader_id, host, port, self._events, self._max_wait_ms
+                    self.broker_id,
+                    leader_id,
+                    host,
+                    port,
+                    self._events,
+                    self._max_wait_ms,
+                    truncate_by_epoch=self._truncate_by_epoch,
+                    tls=self._tls,
                 )
                 self._threads[leader_id] = thread
                 thread.start()

@@ -1,13 +1,17 @@
 """`BrokerNode`: one broker process, assembled and run.
 
-Start-up order: event log -> ZooKeeper session -> persistent paths -> gRPC server (the port
-is known before registering) -> registration (broker epoch) -> controller (election).
+Start-up order: event log -> TLS material and the handshake tap (when configured) ->
+ZooKeeper session -> persistent paths -> gRPC server (the port is known before registering)
+-> registration (broker epoch) -> controller (election). With a TLS directory every gRPC
+server and channel of the broker speaks mutual TLS with the broker certificate; refused
+handshakes and refused calls become `tls_handshake_refused` and `unauthorized_request`.
 Stopping reverses it and closes the session, so `/brokers/ids/N` (and `/controller`, if
 held) disappear at once. `start`/`stop` run on the main thread.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Collection
@@ -23,10 +27,19 @@ from broker_node.replica_manager import ReplicaManager, ReplicationConfig
 from broker_node.zk_session import SessionListener, ensure_chroot, new_client
 from controller import KafkaController
 from controller.active import ControllerConfig
+from controller.channel_manager import grpc_channel
 from eventlog import EventKind, EventLog
 from rpc import messages as m
 from rpc.errors import Errors
-from rpc.wire import BrokerControlClient, RpcServer
+from rpc.wire import (
+    AccessPolicy,
+    BrokerControlClient,
+    HandshakeFailure,
+    Refusal,
+    RpcServer,
+    StderrTap,
+)
+from security.tls_files import BROKER, TlsIdentity, load_identity
 from zkdata.client import KafkaZkClient
 from zkdata.config_changes import ConfigChangesZk
 
@@ -48,7 +61,9 @@ class BrokerNode:
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
         self.events = EventLog(config.run_dir, config.node_name)
-        self._kazoo = new_client(config.zk_connect, config.zk_session_timeout_ms)
+        self._kazoo = new_client(
+            config.zk_connect, config.zk_session_timeout_ms, config.zk_credentials
+        )
         self.zk = KafkaZkClient(self._kazoo)
         self._server: RpcServer | None = None
         self.port = config.port
@@ -60,6 +75,8 @@ class BrokerNode:
         self._metrics_server: Any = None
         self._config_changes: ConfigChangeListener | None = None
         self.metrics_port: int | None = None
+        self._tls: TlsIdentity | None = None
+        self._tap: StderrTap | None = None
 
     @property
     def broker_epoch(self) -> int:
@@ -70,8 +87,14 @@ class BrokerNode:
         """Bring the broker up; raises if ZooKeeper or the port is unavailable."""
         cfg = self.config
         self.events.emit(EventKind.NODE_STARTED, broker_id=cfg.broker_id, zk_connect=cfg.zk_connect)
+        if cfg.bug_switches:
+            self.events.emit(EventKind.BUG_SWITCHES_ON, switches=sorted(cfg.bug_switches.names))
+        if cfg.tls_dir is not None:
+            self._tls = load_identity(cfg.tls_dir, BROKER)
+            self._tap = StderrTap(self._on_handshake_refused)
+            self._tap.start()
         timeout_s = cfg.zk_connection_timeout_ms / 1000
-        ensure_chroot(cfg.zk_connect, timeout_s)
+        ensure_chroot(cfg.zk_connect, timeout_s, cfg.zk_credentials)
         self._kazoo.start(timeout=timeout_s)
         self.zk.create_persistent_paths()
 
@@ -83,6 +106,8 @@ class BrokerNode:
                 min_insync_replicas=cfg.min_insync_replicas,
                 isr_change_check_ms=min(2_500, max(100, cfg.isr_change_blackout_ms // 2)),
                 isr_change_blackout_ms=cfg.isr_change_blackout_ms,
+                bug_switches=cfg.bug_switches,
+                tls=self._tls,
             ),
             self.zk,
             self.events,
@@ -96,11 +121,14 @@ class BrokerNode:
             self._controlled_shutdown,
             self.replicas,
             self._elect_leaders,
+            cfg.bug_switches,
         )
         server = RpcServer(
             self.handler,
             ClientApi(self.handler.metadata_cache, self.replicas),
             workers=GRPC_WORKERS,
+            tls=self._tls,
+            access=AccessPolicy(frozenset({BROKER}), self._on_refused) if self._tls else None,
         )
         self.port = server.start(cfg.listen_host, cfg.port)
         self._server = server
@@ -113,6 +141,7 @@ class BrokerNode:
             self.events,
             wait_for_stale_s=2 * cfg.zk_session_timeout_ms / 1000 + 5,
             rack=cfg.rack,
+            security_protocol="SSL" if self._tls is not None else "PLAINTEXT",
         )
         self.controller = KafkaController(
             cfg.broker_id,
@@ -125,7 +154,9 @@ class BrokerNode:
                 cfg.auto_leader_rebalance_enable,
                 cfg.leader_imbalance_per_broker_percentage,
                 cfg.leader_imbalance_check_interval_s,
+                cfg.bug_switches,
             ),
+            connect=functools.partial(grpc_channel, tls=self._tls),
         )
         self._kazoo.add_listener(
             SessionListener(
@@ -149,6 +180,26 @@ class BrokerNode:
             ConfigChangesZk(self.zk), self._topic_config, self._on_topic_config, self.events
         )
         self._config_changes.start()
+
+    def _on_handshake_refused(self, failure: HandshakeFailure) -> None:
+        """A TLS handshake failed (`grpc-trace-reader`)."""
+        self.events.emit(
+            EventKind.TLS_HANDSHAKE_REFUSED,
+            peer=failure.peer,
+            reason=failure.reason,
+            error=failure.error,
+        )
+
+    def _on_refused(self, refusal: Refusal) -> None:
+        """An authenticated caller may not call a method (`grpc-worker*`)."""
+        self.events.emit(
+            EventKind.UNAUTHORIZED_REQUEST,
+            peer=refusal.peer,
+            identity=refusal.identity,
+            method=refusal.method,
+            status=refusal.status,
+            reason=refusal.reason,
+        )
 
     def _topic_config(self, topic: str) -> dict[str, str]:
         return self._topic_configs([topic]).get(topic, {})
@@ -229,8 +280,9 @@ class BrokerNode:
             if broker is None:
                 return "no controller"
             endpoint = broker.info.endpoint
+            address = f"{endpoint.host}:{endpoint.port}"
             with BrokerControlClient(
-                f"{endpoint.host}:{endpoint.port}", timeout_s=CONTROLLED_SHUTDOWN_TIMEOUT_S
+                address, timeout_s=CONTROLLED_SHUTDOWN_TIMEOUT_S, tls=self._tls
             ) as client:
                 reply = client.controlled_shutdown(
                     m.ControlledShutdownRequest(self.config.broker_id, self.broker_epoch)
@@ -272,4 +324,7 @@ class BrokerNode:
         except Exception:  # stopping must not fail because ZooKeeper is gone
             log.exception("closing the ZooKeeper session failed")
         self.events.emit(EventKind.NODE_STOPPED, broker_id=self.config.broker_id)
+        if self._tap is not None:
+            self._tap.stop()
+            self._tap = None
         self.events.close()

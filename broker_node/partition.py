@@ -22,29 +22,14 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 from broker_node import isr as decide
+from broker_node.isr_writes import IsrStore, write_isr
 from broker_node.storage import PartitionLog, Record
 from eventlog import EventKind, EventLog
 from rpc import messages as m
 from rpc.errors import Errors
 from zkdata.model import NO_EPOCH, LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
-from zkdata.pipelined_reads import Reads
-
-
-class IsrStore(Protocol):
-    """Where a leader writes its ISR (`KafkaZkClient`)."""
-
-    def update_partition_state(
-        self, tp: TopicPartition, state: LeaderIsrAndControllerEpoch, expected_version: int
-    ) -> int | None:
-        """Conditional write; None on BADVERSION."""
-
-    def get_partition_states(
-        self, partitions: Sequence[TopicPartition]
-    ) -> Reads[TopicPartition, LeaderIsrAndControllerEpoch]:
-        """Read state znodes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +38,8 @@ class PartitionConfig:
 
     lag_time_max_ms: int = 10_000
     min_insync_replicas: int = 1
+    #: False with bug switch `kafka-2729`: a failed ISR write is not followed by a re-read.
+    reread_isr_on_conflict: bool = True
 
 
 def leader_epoch_error(request_leader_epoch: int, leader_epoch: int) -> Errors:
@@ -328,33 +315,24 @@ class Partition:
                 self._maybe_increment_hw()
 
     def _update_isr(self, new_isr: tuple[int, ...], reason: str) -> None:
-        """Write the new ISR to the state znode, conditional on its zkVersion. On BADVERSION
-        the znode is re-read: if it already says the same, adopt its version; otherwise the
-        controller changed the partition and this leader waits for its LeaderAndIsr."""
+        """Write the new ISR to the state znode (`broker_node.isr_writes`); when the znode
+        says something else, keep the ISR and wait for the controller's LeaderAndIsr."""
         state = LeaderIsrAndControllerEpoch(
             LeaderAndIsr(self.leader, self.leader_epoch, new_isr, self.zk_version),
             self.controller_epoch,
         )
-        version = self._store.update_partition_state(self.tp, state, self.zk_version)
+        version = write_isr(self._store, self.tp, state, self.config.reread_isr_on_conflict)
         if version is None:
-            current = self._store.get_partition_states([self.tp]).found.get(self.tp)
-            lai = current.leader_and_isr if current else None
-            if lai is None or (lai.leader, lai.leader_epoch, lai.isr) != (
-                self.leader,
-                self.leader_epoch,
-                new_isr,
-            ):
-                self._events.emit(
-                    EventKind.ISR_UPDATE_FAILED,
-                    topic=self.tp.topic,
-                    partition=self.tp.partition,
-                    leader_epoch=self.leader_epoch,
-                    isr=list(self.isr),
-                    wanted=list(new_isr),
-                    reason="state znode changed (BADVERSION); waiting for the controller",
-                )
-                return
-            version = lai.zk_version
+            self._events.emit(
+                EventKind.ISR_UPDATE_FAILED,
+                topic=self.tp.topic,
+                partition=self.tp.partition,
+                leader_epoch=self.leader_epoch,
+                isr=list(self.isr),
+                wanted=list(new_isr),
+                reason="state znode changed (BADVERSION); waiting for the controller",
+            )
+            return
         old = self.isr
         self.isr = new_isr
         self.zk_version = version

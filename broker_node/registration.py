@@ -28,8 +28,11 @@ class BrokerRegistration:
         event_log: EventLog,
         wait_for_stale_s: float,
         rack: str | None = None,
+        security_protocol: str = "PLAINTEXT",
     ) -> None:
+        """`security_protocol` names the listener as Kafka does: `SSL` for mutual TLS."""
         self._zk = zk
+        self._protocol = security_protocol
         self.broker_id = broker_id
         self._host = host
         self._port = port
@@ -55,7 +58,7 @@ class BrokerRegistration:
         """
         info = BrokerInfo(
             id=self.broker_id,
-            endpoints=(EndPoint(self._host, self._port),),
+            endpoints=(EndPoint(self._host, self._port, self._protocol, self._protocol),),
             rack=self._rack,
             timestamp_ms=now_ms(),
         )

@@ -24,13 +24,18 @@ from pathlib import Path
 from typing import Protocol
 
 from broker_node.fetcher import ReplicaFetcherManager
-from broker_node.partition import IsrStore, Partition, PartitionConfig
+from broker_node.isr_writes import IsrStore
+from broker_node.long_poll import ChangeCounter
+from broker_node.partition import Partition, PartitionConfig
 from broker_node.purgatory import ProducePurgatory
 from broker_node.storage import PartitionLog
 from broker_node.storage.errors import LogError
+from bugs import NO_BUGS, BugSwitches
+from bugs.catalog import STALE_ISR_CACHE
 from eventlog import EventKind, EventLog
 from rpc import messages as m
 from rpc.errors import Errors
+from rpc.wire import ChannelIdentity
 from zkdata.model import TopicPartition
 from zkdata.topic_configs import min_insync_replicas
 
@@ -46,6 +51,10 @@ class ReplicationConfig:
     isr_change_blackout_ms: int = 5_000
     isr_change_max_delay_ms: int = 60_000
     fetch_max_wait_ms: int = 500
+    #: Historical bugs the data plane re-introduces (`bugs/`); none by default.
+    bug_switches: BugSwitches = NO_BUGS
+    #: The broker's TLS identity for its fetchers' channels to leaders; None: plaintext.
+    tls: ChannelIdentity | None = None
 
 
 class IsrChangeSink(IsrStore, Protocol):
@@ -80,7 +89,9 @@ class ReplicaManager:
         self._stopped = threading.Event()
         self.purgatory = ProducePurgatory()
         self._changes = ChangeCounter()
-        self.fetchers = ReplicaFetcherManager(broker_id, event_log, config.fetch_max_wait_ms)
+        self.fetchers = ReplicaFetcherManager(
+            broker_id, event_log, config.fetch_max_wait_ms, config.bug_switches, config.tls
+        )
         self._threads = [
             threading.Thread(target=self._isr_expiration, name="isr-expiration", daemon=True),
             threading.Thread(
@@ -128,9 +139,16 @@ class ReplicaManager:
         with self._lock:
             hosted = [p for tp, p in self._partitions.items() if tp.topic == topic]
         for partition in hosted:
-            partition.update_config(PartitionConfig(self.config.lag_time_max_ms, min_isr))
+            partition.update_config(self._partition_config(min_isr))
         self._check_purgatory(hosted)
         return sorted(p.tp for p in hosted)
+
+    def _partition_config(self, min_isr: int) -> PartitionConfig:
+        return PartitionConfig(
+            self.config.lag_time_max_ms,
+            min_isr,
+            reread_isr_on_conflict=not self.config.bug_switches.on(STALE_ISR_CACHE),
+        )
 
     def _log_dir(self, tp: TopicPartition) -> Path:
         return self.config.data_dir / f"{tp.topic}-{tp.partition}"
@@ -152,7 +170,7 @@ class ReplicaManager:
                     log,
                     self._store,
                     self._events,
-                    PartitionConfig(self.config.lag_time_max_ms, min_isr),
+                    self._partition_config(min_isr),
                     self._record_isr_change,
                     on_high_watermark=self._high_watermark_moved,
                 )
@@ -357,32 +375,6 @@ class ReplicaManager:
         self._events.emit(
             EventKind.ISR_CHANGE_PROPAGATED, notification=node, partitions=len(changes)
         )
-
-
-class ChangeCounter:
-    """Counts data-plane changes (appends, high-watermark moves, leadership changes) so
-    that long polls of many partitions sleep until one happens. Any thread."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self.version = 0
-
-    def bump(self) -> None:
-        """Something changed: wake every waiting long poll."""
-        with self._cond:
-            self.version += 1
-            self._cond.notify_all()
-
-    def wait_past(self, seen: int, deadline: float, stopped: threading.Event) -> bool:
-        """Wait until the version moves past `seen` (True) or `deadline` passes or the
-        broker stops (False)."""
-        with self._cond:
-            while self.version == seen and not stopped.is_set():
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return False
-                self._cond.wait(remaining)
-            return not stopped.is_set()
 
 
 def _answered(response: m.ProduceResponse) -> Future[m.ProduceResponse]:

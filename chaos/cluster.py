@@ -14,7 +14,10 @@ that sets `ZK_MYID` is that ZooKeeper server (both set by docker-compose.yml).
 
 The ZooKeeper connect string is the one given, or else the zk servers' published ports,
 looked up again whenever the session must be (re)made, since a restarted container can be
-published on another port. Blocking; runs on the caller's thread (the injector's, or a
+published on another port. The session authenticates with the cluster's digest
+credentials (`for_project`: the repository's `.secrets/zk-digest`, which
+docker-compose.yml mounts into the brokers), so what it writes (reassignments, a run's
+topic) gets Kafka's secure ACLs. Blocking; runs on the caller's thread (the injector's, or a
 CLI's main thread); one kazoo session at a time, guarded by a lock.
 """
 
@@ -36,6 +39,9 @@ from kazoo.handlers.threading import KazooTimeoutError
 
 from chaos import endpoints, role_resolution
 from chaos.faults.base import FaultFailed, ForeignContainer, UnknownTarget
+from security.secret_files import SecretFileError
+from security.zk_credentials import ZkDigestCredentials, kazoo_options, repo_digest_file
+from security.zk_credentials import load as load_zk_credentials
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ZnodeFormatError
 from zkdata.fourletter import server_mode
@@ -56,24 +62,37 @@ T = TypeVar("T")
 class ClusterHandle:
     """The containers and ZooKeeper state of one compose project (see the module doc)."""
 
-    def __init__(self, project: str, client: DockerClient, zk_connect: str | None = None) -> None:
+    def __init__(
+        self,
+        project: str,
+        client: DockerClient,
+        zk_connect: str | None = None,
+        zk_credentials: ZkDigestCredentials | None = None,
+    ) -> None:
         if not project:
             raise UnknownTarget("a compose project name is required")
         self._project = project
         self._docker = client
         self._given_connect = zk_connect
+        self._zk_credentials = zk_credentials
         self._zk_lock = threading.Lock()
         self._kazoo: KazooClient | None = None
         self._kazoo_connect = ""
 
     @classmethod
     def for_project(cls, project: str, zk_connect: str | None = None) -> ClusterHandle:
-        """A handle on `project` through the local docker daemon (`docker.from_env()`)."""
+        """A handle on `project` through the local docker daemon (`docker.from_env()`),
+        authenticated to ZooKeeper with the repository's `.secrets/zk-digest` if set up."""
+        path = repo_digest_file()
+        try:
+            credentials = load_zk_credentials(path) if path is not None else None
+        except SecretFileError as exc:
+            raise FaultFailed(str(exc)) from None
         try:
             client = DockerClient.from_env()
         except DockerException as exc:
             raise FaultFailed(f"cannot reach the docker daemon: {exc}") from exc
-        return cls(project, client, zk_connect)
+        return cls(project, client, zk_connect, credentials)
 
     @classmethod
     def for_compose(cls, cluster: ComposeCluster) -> ClusterHandle:
@@ -303,7 +322,9 @@ class ClusterHandle:
             try:
                 if self._kazoo is None or connect != self._kazoo_connect:
                     self._stop_kazoo()
-                    kazoo = KazooClient(hosts=connect, timeout=10)
+                    kazoo = KazooClient(
+                        hosts=connect, timeout=10, **kazoo_options(self._zk_credentials)
+                    )
                     kazoo.start(timeout=ZK_START_TIMEOUT_S)
                     self._kazoo, self._kazoo_connect = kazoo, connect
                 return read(KafkaZkClient(self._kazoo))

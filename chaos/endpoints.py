@@ -2,10 +2,11 @@
 each container (`ClusterHandle.inspect`, which checks the project label): the published
 loopback port of each broker's gRPC and Prometheus ports, the map from the address a
 broker advertises (`<hostname>:9092`) to the published one, the cluster's event-log
-directory on the host, and the brokers' ZooKeeper session timeout.
+directory on the host, the host directory of the TLS material the brokers were given
+(`TLS_DIR`; none: a plaintext cluster), and the brokers' ZooKeeper session timeout.
 
-Pure over the inspection (`published`, `env_of`, `event_dir_of`); the rest reads the
-handle on the caller's thread.
+Pure over the inspection (`published`, `env_of`, `host_path`, `event_dir_of`,
+`tls_dir_of`); the rest reads the handle on the caller's thread.
 """
 
 from __future__ import annotations
@@ -14,7 +15,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
+from security.tls_files import CA, TlsFiles
+
 GRPC_PORT = "9092/tcp"
+#: The CA certificate's name in a TLS directory (`security.tls_files`).
+CA_CERT = TlsFiles(Path()).cert(CA).name
 METRICS_PORT = "9404/tcp"
 
 
@@ -46,18 +51,33 @@ def env_of(attrs: Mapping[str, Any]) -> dict[str, str]:
     return dict(entry.partition("=")[::2] for entry in env)
 
 
-def event_dir_of(attrs: Mapping[str, Any]) -> Path | None:
-    """The host directory the broker writes its event log to: its `RUN_DIR` under the
-    host source of the mount that holds it, plus `events/`."""
-    run_dir = env_of(attrs).get("RUN_DIR")
-    if not run_dir:
-        return None
+def host_path(attrs: Mapping[str, Any], path: str) -> Path | None:
+    """Where the container's `path` lives on the host: under the source of the mount that
+    holds it, or None when no mount does."""
     for mount in attrs.get("Mounts") or []:
         destination = str(mount.get("Destination", "")).rstrip("/")
-        if destination and (run_dir == destination or run_dir.startswith(destination + "/")):
-            relative = run_dir[len(destination) :].lstrip("/")
-            return Path(mount["Source"]) / relative / "events"
+        if destination and (path == destination or path.startswith(destination + "/")):
+            return Path(mount["Source"]) / path[len(destination) :].lstrip("/")
     return None
+
+
+def event_dir_of(attrs: Mapping[str, Any]) -> Path | None:
+    """The host directory the broker writes its event log to: its `RUN_DIR` on the host,
+    plus `events/`."""
+    run_dir = env_of(attrs).get("RUN_DIR")
+    found = host_path(attrs, run_dir) if run_dir else None
+    return found / "events" if found is not None else None
+
+
+def tls_dir_of(attrs: Mapping[str, Any]) -> Path | None:
+    """The host directory of the broker's TLS material: where the CA certificate in its
+    `TLS_DIR` comes from (the directory or the file may be mounted), or None when the
+    broker speaks plaintext."""
+    tls_dir = env_of(attrs).get("TLS_DIR", "").strip()
+    if tls_dir.lower() in ("", "off"):
+        return None
+    ca = host_path(attrs, f"{tls_dir.rstrip('/')}/{CA_CERT}")
+    return ca.parent if ca is not None else None
 
 
 def broker_addresses(cluster: Inspectable) -> dict[int, str]:
@@ -96,6 +116,16 @@ def event_dir(cluster: Inspectable) -> Path | None:
     """The host directory of the brokers' event logs (the first broker that has one)."""
     for service in sorted(cluster.brokers().values()):
         found = event_dir_of(cluster.inspect(service))
+        if found is not None:
+            return found
+    return None
+
+
+def tls_dir(cluster: Inspectable) -> Path | None:
+    """The host directory of the brokers' TLS material (the first broker that has one);
+    None: the project's brokers speak plaintext."""
+    for service in sorted(cluster.brokers().values()):
+        found = tls_dir_of(cluster.inspect(service))
         if found is not None:
             return found
     return None

@@ -20,6 +20,7 @@ from chaos.schedule import Schedule
 from chaos.snapshots import ACTIVE_CONTROLLER, take_snapshot
 from client import Client
 from harness.waiting import wait_until
+from security.tls_files import CLIENT, load_identity
 from testbed.topics import create_topic
 
 #: Seconds between readiness polls; the deadline of the set-up steps.
@@ -122,13 +123,16 @@ def create_run_topic(cluster: ClusterHandle, scenario: Scenario, topic: str) -> 
 
 
 def run_client(cluster: ClusterHandle, topic: str) -> Client:
-    """A client of the project's brokers on their published ports, asking about `topic`."""
+    """A client of the project's brokers on their published ports, asking about `topic`;
+    mutual TLS with the project's client certificate when its brokers were given one."""
     addresses = endpoints.broker_addresses(cluster)
+    tls_dir = endpoints.tls_dir(cluster)
     return Client(
         [addresses[b] for b in sorted(addresses)],
         topics=(topic,),
         address_map=endpoints.advertised_map(cluster),
         timeout_s=5.0,
+        tls=load_identity(tls_dir, CLIENT) if tls_dir is not None else None,
     )
 
 

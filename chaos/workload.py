@@ -19,6 +19,7 @@ stderr and the verdict to stdout; the run's own threads are described in
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -29,6 +30,7 @@ from chaos.history import history_files
 from chaos.workload_run import WorkloadConfig, judge, run_workload
 from client import Client, ClientError, grpc_connect, parse_address_map, parse_addresses
 from rpc.errors import Errors
+from security.tls_files import TlsMaterialError, client_identity, tls_dir_choice
 
 __all__ = ["build_parser", "main"]
 
@@ -75,6 +77,14 @@ _OPTIONS: tuple[tuple[str, Callable[[str], object], str, object, str], ...] = (
     ("--timeout-ms", int, "MS", 5000, "deadline of an operation with retries (default 5000)"),
     ("--final-read-timeout", float, "SECONDS", 60.0, "seconds for the final read (default 60)"),
     ("--history-dir", Path, "DIR", _REQUIRED, "a new or empty directory for the history files"),
+    (
+        "--tls-dir",
+        str,
+        "DIR",
+        None,
+        "mutual TLS with the client certificate in DIR (TLS_DIR; default .secrets/tls when "
+        "it exists; 'off': plaintext)",
+    ),
 )
 
 
@@ -122,12 +132,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--history-dir {args.history_dir} is not a directory")
     if history_files(args.history_dir):
         parser.error(f"--history-dir {args.history_dir} already holds a history; use a new one")
+    try:
+        tls = client_identity(tls_dir_choice(args.tls_dir or os.environ.get("TLS_DIR")))
+    except TlsMaterialError as exc:
+        parser.error(str(exc))
     cluster = Client(
         args.brokers,
         topics=(config.topic,),
         address_map=args.address_map,
         timeout_s=config.timeout_ms / 1000,
-        connect=grpc_connect(timeout_s=config.timeout_ms / 1000),
+        connect=grpc_connect(timeout_s=config.timeout_ms / 1000, tls=tls),
     )
     try:
         return _run(cluster, config, args.history_dir)

@@ -1,7 +1,8 @@
 """One connection per broker address, for both services, shared by every thread.
 
 `ApiLike` and `ControlLike` are what the client needs from a broker's `ClientApi` and
-`BrokerControl`; the default implementations wrap `rpc.wire`'s clients and turn
+`BrokerControl`; the default implementations wrap `rpc.wire`'s clients (plaintext, or
+mutual TLS when given the caller's identity, `security.tls_files.TlsIdentity`) and turn
 `rpc.errors.RpcError` into `client.errors.TransportError`, so nothing above this module
 sees a transport error of another kind. Tests plug in-process fakes in through `connect`
 (`chaos.testing.FakeBrokers`).
@@ -21,7 +22,7 @@ from typing import Protocol
 from client.errors import TransportError
 from rpc import messages as m
 from rpc.errors import RpcError
-from rpc.wire import BrokerControlClient, ClientApiClient
+from rpc.wire import BrokerControlClient, ChannelIdentity, ClientApiClient
 
 
 class ApiLike(Protocol):
@@ -72,8 +73,8 @@ def _transport() -> Iterator[None]:
 class GrpcApi:
     """`rpc.wire.ClientApiClient` raising `TransportError`."""
 
-    def __init__(self, address: str, timeout_s: float) -> None:
-        self._client = ClientApiClient(address, timeout_s)
+    def __init__(self, address: str, timeout_s: float, tls: ChannelIdentity | None = None) -> None:
+        self._client = ClientApiClient(address, timeout_s, tls)
         self.target = address
 
     def metadata(self, topics: tuple[str, ...] = ()) -> m.MetadataResponse:
@@ -99,8 +100,8 @@ class GrpcApi:
 class GrpcControl:
     """`rpc.wire.BrokerControlClient`'s ElectLeaders, raising `TransportError`."""
 
-    def __init__(self, address: str, timeout_s: float) -> None:
-        self._client = BrokerControlClient(address, timeout_s)
+    def __init__(self, address: str, timeout_s: float, tls: ChannelIdentity | None = None) -> None:
+        self._client = BrokerControlClient(address, timeout_s, tls)
         self.target = address
 
     def elect_leaders(self, request: m.ElectLeadersRequest) -> m.ElectLeadersResponse:
@@ -113,14 +114,18 @@ class GrpcControl:
         self._client.close()
 
 
-def grpc_connect(timeout_s: float = 10.0) -> Connect:
-    """A `Connect` making gRPC `ClientApi` connections with a per-call deadline."""
-    return lambda address: GrpcApi(address, timeout_s)
+def grpc_connect(timeout_s: float = 10.0, tls: ChannelIdentity | None = None) -> Connect:
+    """A `Connect` making gRPC `ClientApi` connections with a per-call deadline (mutual TLS
+    with `tls`)."""
+    return lambda address: GrpcApi(address, timeout_s, tls)
 
 
-def grpc_connect_control(timeout_s: float = 10.0) -> ConnectControl:
-    """A `ConnectControl` making gRPC `BrokerControl` connections with a per-call deadline."""
-    return lambda address: GrpcControl(address, timeout_s)
+def grpc_connect_control(
+    timeout_s: float = 10.0, tls: ChannelIdentity | None = None
+) -> ConnectControl:
+    """A `ConnectControl` making gRPC `BrokerControl` connections with a per-call deadline
+    (mutual TLS with `tls`)."""
+    return lambda address: GrpcControl(address, timeout_s, tls)
 
 
 class Connections:
@@ -131,10 +136,11 @@ class Connections:
         connect: Connect | None = None,
         connect_control: ConnectControl | None = None,
         timeout_s: float = 10.0,
+        tls: ChannelIdentity | None = None,
     ) -> None:
-        self._connect = connect if connect is not None else grpc_connect(timeout_s)
+        self._connect = connect if connect is not None else grpc_connect(timeout_s, tls)
         self._connect_control = (
-            connect_control if connect_control is not None else grpc_connect_control(timeout_s)
+            connect_control if connect_control is not None else grpc_connect_control(timeout_s, tls)
         )
         self._lock = threading.Lock()
         self._api: dict[str, ApiLike] = {}

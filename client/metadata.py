@@ -19,6 +19,7 @@ from client.connections import ApiLike, Connect, ConnectControl, Connections, Co
 from client.errors import ClientError, ClusterUnavailable, NoRoute, TransportError
 from rpc import messages as m
 from rpc.errors import Errors
+from rpc.wire import ChannelIdentity
 from zkdata.model import TopicPartition
 
 
@@ -28,7 +29,8 @@ class ClusterMetadata:
     `bootstrap` addresses are asked for Metadata first; `address_map` rewrites advertised
     `host:port` strings into ones this process can reach (e.g. `{"broker1:9092":
     "127.0.0.1:9091"}` outside the containers); `topics` are the topics Metadata asks about
-    (all when empty). `connect`/`connect_control` replace the gRPC connections (tests)."""
+    (all when empty). `connect`/`connect_control` replace the gRPC connections (tests);
+    `tls`, the caller's identity, makes the gRPC connections mutual TLS."""
 
     def __init__(
         self,
@@ -42,6 +44,7 @@ class ClusterMetadata:
         refresh_interval_s: float = 0.1,
         connect: Connect | None = None,
         connect_control: ConnectControl | None = None,
+        tls: ChannelIdentity | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -58,7 +61,7 @@ class ClusterMetadata:
         self.refresh_interval_s = refresh_interval_s
         self._sleep = sleep
         self._clock = clock
-        self.connections = Connections(connect, connect_control, timeout_s)
+        self.connections = Connections(connect, connect_control, timeout_s, tls)
         self._lock = threading.Lock()
         self._metadata: m.MetadataResponse | None = None
         self._addresses: dict[int, str] = {}

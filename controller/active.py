@@ -10,6 +10,10 @@ rebalance (`controller.replica_election`) and, through `controller.isr_changes`,
 notifications. Brokers' answers reach it as the events the request batch's response
 callbacks enqueue (`controller.request_batch`, `controller.control_responses`).
 
+Historical bug switches (docs/bugs.md) reach the duties from `ControllerConfig`; three
+live here: `kafka-6082` (`fencing_version`), `kafka-1681` (failover) and `kafka-5310`
+(resignation).
+
 Event thread only; the ZooKeeper watches it arms run on kazoo's thread and the response
 callbacks on the sender threads, and they only enqueue events.
 """
@@ -20,6 +24,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bugs import NO_BUGS, BugSwitches
+from bugs.catalog import (
+    NO_RESUME,
+    SENDER_DROPS,
+    STUCK_BATCH,
+    UNCLEAN_ELECTION,
+    UNFENCED_ZK_WRITES,
+    ZOMBIE_CONTROLLER,
+)
 from controller import events as ev
 from controller.broker_changes import BrokerChanges
 from controller.channel_manager import BrokerChannel, ControllerChannelManager, grpc_channel
@@ -37,6 +50,7 @@ from eventlog import EventKind, EventLog
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.deletion import TopicDeletionZk
+from zkdata.fenced_writes import ANY_EPOCH_VERSION
 from zkdata.isr_change_notifications import delete_isr_change_notifications
 from zkdata.model import Broker, TopicPartition
 from zkdata.reassignment import ReassignmentZk
@@ -57,6 +71,16 @@ class ControllerConfig:
     auto_leader_rebalance_enable: bool = True
     leader_imbalance_per_broker_percentage: int = 10
     leader_imbalance_check_interval_s: float = 300.0
+    #: Historical bugs the controller re-introduces (`bugs/`); none by default.
+    bug_switches: BugSwitches = NO_BUGS
+
+
+def fencing_version(won_zk_version: int, switches: BugSwitches) -> int:
+    """The `/controller_epoch` zkVersion every write of this controller is checked at: the
+    one its election won, or, with `kafka-6082` on, ZooKeeper's any-version, so that the
+    writes of a controller that has been replaced still land (before KAFKA-6082 Kafka's
+    controller wrote without checking the epoch znode)."""
+    return ANY_EPOCH_VERSION if switches.on(UNFENCED_ZK_WRITES) else won_zk_version
 
 
 class ActiveController:
@@ -79,14 +103,27 @@ class ActiveController:
         self._events = event_log
         self._watchers = watchers
         self._config = config
-        self.channels = ControllerChannelManager(event_log, connect)
+        switches = config.bug_switches
+        self.channels = ControllerChannelManager(
+            event_log, connect, drop_failed=switches.on(SENDER_DROPS)
+        )
         self.batch = RequestBatch(
-            broker_id, context, self.channels.send, on_response_event=watchers.enqueue
+            broker_id,
+            context,
+            self.channels.send,
+            on_response_event=watchers.enqueue,
+            keep_failed_round=switches.on(STUCK_BATCH),
         )
         self.partitions = PartitionStateMachine(
-            context, zk, self.batch, event_log, config.unclean_leader_election_enable, stats
+            context,
+            zk,
+            self.batch,
+            event_log,
+            config.unclean_leader_election_enable,
+            stats,
+            unclean_everywhere=switches.on(UNCLEAN_ELECTION),
         )
-        self.replicas = ReplicaStateMachine(context, zk, self.batch, event_log)
+        self.replicas = ReplicaStateMachine(context, zk, self.batch, event_log, switches)
         assignments = ReassignmentZk(zk)
         self.topics = TopicChanges(
             context,
@@ -140,6 +177,7 @@ class ActiveController:
             event_log,
             watchers,
             self._send_update_metadata,
+            switches,
         )
 
     # -- watches ----------------------------------------------------------------------------
@@ -179,21 +217,29 @@ class ActiveController:
         notifications; load the context from ZooKeeper (pipelined), open the channels and
         queue the requested deletions; tell every broker the live brokers; start both
         state machines; resume reassignments, then deletions; run a pending preferred
-        election; schedule the first auto rebalance 5 s later."""
+        election; schedule the first auto rebalance 5 s later. With bug switch `kafka-1681`
+        the requested deletions are not queued and no reassignment is resumed: they wait
+        until their znode changes again."""
         started = time.monotonic()
+        self.ctx.epoch_zk_version = fencing_version(
+            self.ctx.epoch_zk_version, self._config.bug_switches
+        )
         self._register_watches()
         self._step("watches_registered")
         removed = self._remove_isr_change_notifications()
         self._step("notifications_removed", isr_change_notifications=removed)
         self._initialize_context()
-        self.deletion.init(self._deletion_requests())
+        requested = self._deletion_requests()
+        resume = not self._config.bug_switches.on(NO_RESUME)  # kafka-1681: nothing resumed
+        self.deletion.init(requested if resume else [])
         self._step("context_initialized")
         self._send_update_metadata(self.ctx.live_or_shutting_down_broker_ids(), [])
         self._step("update_metadata_sent")
         self.replicas.startup()
         self.partitions.startup()
         self._step("state_machines_started")
-        self.reassignments.on_failover()
+        if resume:
+            self.reassignments.on_failover()
         self._step("reassignments_resumed")
         self.deletion.try_topic_deletion()
         self._step("deletions_resumed")
@@ -216,7 +262,7 @@ class ActiveController:
         """Before anything is read: the child watches of `/brokers/ids`, `/brokers/topics`,
         `/admin/delete_topics` and `/isr_change_notification`, and the exists watches of
         `/admin/reassign_partitions` and `/admin/preferred_replica_election`."""
-        self._zk.watch_children(paths.BROKER_IDS, self._watchers(ev.BrokerChange()))
+        self._zk.watch_children(paths.BROKER_IDS, self.brokers.broker_watch())
         self.topics.arm_topic_watch()
         self.arm_admin_watches()
 
@@ -252,10 +298,16 @@ class ActiveController:
             EventKind.CONTROLLER_FAILOVER_STEP, step=step, controller_epoch=self.ctx.epoch, **fields
         )
 
-    def on_resignation(self) -> None:
-        """Stop the rebalance timer and close every channel; the caller resets the context."""
+    def on_resignation(self) -> bool:
+        """Stop the rebalance timer and close every channel; the caller resets the context
+        and forgets this object. False when nothing was torn down: with `kafka-5310` on, a
+        resigned controller keeps its timer, channels and context, and the caller keeps
+        handing it events, as Kafka's controller did before KAFKA-5310."""
+        if self._config.bug_switches.on(ZOMBIE_CONTROLLER):
+            return False
         self.elections.stop_rebalance_timer()
         self.channels.shutdown()
+        return True
 
     def _malformed(self, path: str | None, reason: str) -> None:
         self._events.emit(EventKind.MALFORMED_ZNODE, path=path, reason=reason)

@@ -3,10 +3,20 @@
 `onReplicasBecomeOffline`), and when a live broker reports partitions whose log it cannot
 open (KAFKA_STORAGE_ERROR in a LeaderAndIsr answer, KIP-112's offline replicas). Event
 thread only.
+
+Bug switches (docs/bugs.md): `kip-380` does not see a broker whose registration changed
+but whose id stayed as bounced, as before KIP-380 (`classify_brokers`); `kafka-3085`
+decides on the broker list the watch read when it fired, not on `/brokers/ids` as it is
+when the event is processed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from bugs import NO_BUGS, BugSwitches
+from bugs.catalog import ENQUEUE_TIME_BROKERS, NO_BROKER_EPOCH
 from controller import events as ev
 from controller.channel_manager import ControllerChannelManager
 from controller.context import ControllerContext, PartitionReplica
@@ -19,7 +29,31 @@ from controller.topic_deletion import TopicDeletionManager
 from controller.watchers import Watchers
 from eventlog import EventKind, EventLog
 from zkdata import paths
-from zkdata.client import KafkaZkClient
+from zkdata.client import BrokerListing, KafkaZkClient, WatchCallback
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerDelta:
+    """How the registered brokers differ from the ones the controller knows."""
+
+    new: list[int]
+    dead: list[int]
+    bounced: list[int]
+
+
+def classify_brokers(
+    registered: Mapping[int, int], known: Mapping[int, int], detect_bounces: bool = True
+) -> BrokerDelta:
+    """New, dead and bounced brokers from the registered ids with their broker epochs and
+    the known ids with the epochs the controller holds. A bounce (same id, larger epoch)
+    is only seen with `detect_bounces` (KIP-380); without it the new incarnation passes
+    for the old one."""
+    bounced = [b for b in registered.keys() & known.keys() if registered[b] > known[b]]
+    return BrokerDelta(
+        sorted(registered.keys() - known.keys()),
+        sorted(known.keys() - registered.keys()),
+        sorted(bounced) if detect_bounces else [],
+    )
 
 
 class BrokerChanges:
@@ -37,6 +71,7 @@ class BrokerChanges:
         event_log: EventLog,
         watchers: Watchers,
         send_update_metadata: SendUpdateMetadata,
+        bug_switches: BugSwitches = NO_BUGS,
     ) -> None:
         self._ctx = context
         self._zk = zk
@@ -48,23 +83,35 @@ class BrokerChanges:
         self._events = event_log
         self._watchers = watchers
         self._send_update_metadata = send_update_metadata
+        self._detect_bounces = not bug_switches.on(NO_BROKER_EPOCH)
+        self._read_at_watch = bug_switches.on(ENQUEUE_TIME_BROKERS)
 
-    def process_broker_change(self) -> None:
+    def broker_watch(self) -> WatchCallback:
+        """The callback of the `/brokers/ids` child watch: enqueue BrokerChange (with
+        `kafka-3085`, one carrying the registrations read when the watch fired)."""
+        if self._read_at_watch:
+            return self._watchers.reading(
+                ev.BrokerChange(), lambda: ev.BrokerChange(self._zk.get_all_brokers())
+            )
+        return self._watchers(ev.BrokerChange())
+
+    def process_broker_change(self, read_at_watch: BrokerListing | None = None) -> None:
         """Compare `/brokers/ids` (with czxid epochs) to the live set: start new brokers,
-        fail dead ones, and fail-then-start bounced ones (same id, larger epoch)."""
-        self._zk.watch_children(paths.BROKER_IDS, self._watchers(ev.BrokerChange()))
-        listing = self._zk.get_all_brokers()
+        fail dead ones, and fail-then-start bounced ones (same id, larger epoch). The
+        registrations are read now, unless the event carried them (`kafka-3085`)."""
+        self._zk.watch_children(paths.BROKER_IDS, self.broker_watch())
+        listing = read_at_watch if read_at_watch is not None else self._zk.get_all_brokers()
         for name, error in listing.malformed.items():
             self._events.emit(
                 EventKind.MALFORMED_ZNODE, path=error.path or name, reason=error.reason
             )
         current = listing.brokers
-        known = self._ctx.live_or_shutting_down_broker_ids()
-        new = sorted(set(current) - known)
-        dead = sorted(known - set(current))
-        bounced = sorted(
-            b for b in set(current) & known if current[b].epoch > self._ctx.broker_epoch(b)
+        delta = classify_brokers(
+            {b: broker.epoch for b, broker in current.items()},
+            {b: self._ctx.broker_epoch(b) for b in self._ctx.live_or_shutting_down_broker_ids()},
+            self._detect_bounces,
         )
+        new, dead, bounced = delta.new, delta.dead, delta.bounced
         self._events.emit(
             EventKind.BROKER_CHANGE,
             new=new,

@@ -4,7 +4,8 @@ The event thread enqueues requests (`send`) and adds or removes brokers; each th
 `controller-to-broker-<id>-send-thread` sends its queue in order over gRPC (`rpc.wire`), and on a
 transport failure backs off and resends the same request until it gets an answer or the
 broker is removed. Responses go to the request's callback on the sender thread (which may
-only enqueue controller events or write the event log).
+only enqueue controller events or write the event log). Bug switch `sender-drops`
+(docs/bugs.md) drops a request whose send failed and goes on with the next one.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Protocol
 from eventlog import EventKind, EventLog
 from rpc import messages as m
 from rpc.errors import Errors, RpcClosed, RpcError
-from rpc.wire import BrokerControlClient
+from rpc.wire import BrokerControlClient, ChannelIdentity
 from zkdata.model import Broker
 
 log = logging.getLogger(__name__)
@@ -45,10 +46,10 @@ class BrokerChannel(Protocol):
         """Close the connection."""
 
 
-def grpc_channel(broker: Broker) -> BrokerChannel:
-    """A real gRPC connection to the broker's first endpoint."""
+def grpc_channel(broker: Broker, tls: ChannelIdentity | None = None) -> BrokerChannel:
+    """A real gRPC connection to the broker's first endpoint (mutual TLS with `tls`)."""
     endpoint = broker.info.endpoint
-    return BrokerControlClient(f"{endpoint.host}:{endpoint.port}", timeout_s=30.0)
+    return BrokerControlClient(f"{endpoint.host}:{endpoint.port}", timeout_s=30.0, tls=tls)
 
 
 def api_name(request: ControlRequest) -> str:
@@ -93,8 +94,10 @@ class _Sender:
         event_log: EventLog,
         backoff_s: float,
         max_backoff_s: float,
+        drop_failed: bool = False,
     ) -> None:
         self.broker_id = broker.id
+        self._drop_failed = drop_failed
         self._channel = channel
         self._events = event_log
         self._backoff_s = backoff_s
@@ -121,6 +124,8 @@ class _Sender:
             if item is None:
                 return
             response = self._send_until_answered(item.request)
+            if response is None and self._drop_failed and not self._stopped.is_set():
+                continue  # sender-drops: the failed request is lost
             if response is None:
                 return
             self._events.emit(
@@ -147,6 +152,14 @@ class _Sender:
             except RpcError as exc:
                 if self._stopped.is_set():
                     return None
+                if self._drop_failed:
+                    log.warning(
+                        "sending %s to broker %d failed (%s); dropped",
+                        api_name(request),
+                        self.broker_id,
+                        exc.status,
+                    )
+                    return None
                 log.warning(
                     "sending %s to broker %d failed (%s); retrying in %.2fs",
                     api_name(request),
@@ -168,8 +181,12 @@ class ControllerChannelManager:
         connect: Callable[[Broker], BrokerChannel] = grpc_channel,
         backoff_s: float = 0.1,
         max_backoff_s: float = 1.0,
+        drop_failed: bool = False,
     ) -> None:
+        """`drop_failed` (bug switch `sender-drops`): a request whose send failed is
+        dropped instead of resent."""
         self._events = event_log
+        self._drop_failed = drop_failed
         self._connect = connect
         self._backoff_s = backoff_s
         self._max_backoff_s = max_backoff_s
@@ -187,7 +204,12 @@ class ControllerChannelManager:
             if broker.id in self._senders:
                 return
             sender = _Sender(
-                broker, self._connect(broker), self._events, self._backoff_s, self._max_backoff_s
+                broker,
+                self._connect(broker),
+                self._events,
+                self._backoff_s,
+                self._max_backoff_s,
+                self._drop_failed,
             )
             self._senders[broker.id] = sender
         sender.start()

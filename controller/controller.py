@@ -189,7 +189,7 @@ class KafkaController:
                 self._maybe_resign()
                 self._elect()
             case ev.BrokerChange() if active is not None:
-                active.brokers.process_broker_change()
+                active.brokers.process_broker_change(event.listing)
             case ev.TopicChange() if active is not None:
                 active.topics.process_topic_change()
             case ev.PartitionModifications() if active is not None:
@@ -332,16 +332,16 @@ class KafkaController:
             self._zk.delete_controller_if_owned()
 
     def _on_resignation(self) -> None:
-        """Tear down everything `_on_controller_failover` set up."""
-        if self.active is not None:
-            self.active.on_resignation()
+        """Tear down everything `_on_controller_failover` set up (unless it lingers on)."""
+        if self.active is not None and self.active.on_resignation():
             self.active = None
         self._events.emit(
             EventKind.CONTROLLER_RESIGNED,
             controller_id=self.broker_id,
             controller_epoch=self.context.epoch,
         )
-        self.context.reset()
+        if self.active is None:
+            self.context.reset()
 
     def _controller_moved(self, error: ControllerMovedError) -> None:
         """An epoch-fenced write failed: another controller was elected. Resign at once and

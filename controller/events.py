@@ -9,13 +9,14 @@ moved or is shutting down.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from controller.control_responses import LeaderAndIsrResult, StopReplicaResult
 from controller.states import ControllerState
 from rpc.errors import Errors
 from rpc.messages import ControlledShutdownResponse, ElectLeadersResponse
+from zkdata.client import BrokerListing
 from zkdata.model import TopicPartition
 
 
@@ -69,9 +70,14 @@ class RegisterBrokerAndReelect(ControllerEvent):
 
 @dataclass(frozen=True)
 class BrokerChange(ControllerEvent):
-    """The children of `/brokers/ids` changed: brokers registered, left or bounced."""
+    """The children of `/brokers/ids` changed: brokers registered, left or bounced.
+
+    `listing` is None: the handler reads `/brokers/ids` when it processes the event. With
+    bug switch `kafka-3085` the watch read it when it fired, and the event carries that
+    (not part of the event's value)."""
 
     state: ClassVar[ControllerState] = ControllerState.BROKER_CHANGE
+    listing: BrokerListing | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

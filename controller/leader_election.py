@@ -181,12 +181,16 @@ def controlled_shutdown_election(
     return ElectionResult(current.new_leader_and_isr(leader, new_isr), live)
 
 
-def remove_replica_from_isr(current: LeaderAndIsr, replica: int) -> LeaderAndIsr:
+def remove_replica_from_isr(
+    current: LeaderAndIsr, replica: int, keep_last_member: bool = True
+) -> LeaderAndIsr:
     """Shrink the ISR because `replica` went offline (Kafka's replica state machine).
 
     The ISR never loses its last member (KAFKA-5083): a one-replica ISR is left as is, so
     that replica can lead again cleanly when it returns. Otherwise `replica` is removed. If
-    it was the leader, the leader becomes `NO_LEADER`. The leader epoch is bumped.
+    it was the leader, the leader becomes `NO_LEADER`. The leader epoch is bumped. Without
+    `keep_last_member` (bug switch `kafka-5083`) the last member is removed too and the ISR
+    is left empty, as before KAFKA-5083.
 
     A replica outside the ISR changes nothing: Kafka leaves those partitions unwritten,
     and here `current` itself is returned, so `result == current` means "no write".
@@ -194,7 +198,7 @@ def remove_replica_from_isr(current: LeaderAndIsr, replica: int) -> LeaderAndIsr
     if replica not in current.isr:
         return current
     new_leader = NO_LEADER if replica == current.leader else current.leader
-    if len(current.isr) == 1:
+    if len(current.isr) == 1 and keep_last_member:
         return current.new_leader_and_isr(new_leader, current.isr)
     new_isr = tuple(member for member in current.isr if member != replica)
     return current.new_leader_and_isr(new_leader, new_isr)

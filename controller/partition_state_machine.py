@@ -129,12 +129,14 @@ class PartitionStateMachine:
         event_log: EventLog,
         unclean_default: bool = False,
         stats: ElectionStats | None = None,
+        unclean_everywhere: bool = False,  # bug switch unclean-election: topic configs ignored
     ) -> None:
         self._ctx = context
         self._zk = zk
         self._batch = batch
         self._events = event_log
         self._unclean_default = unclean_default
+        self._unclean_everywhere = unclean_everywhere
         self._stats = stats or ElectionStats()
 
     def startup(self) -> None:
@@ -341,7 +343,8 @@ class PartitionStateMachine:
         online = {r for r in replicas if ctx.is_replica_online(r, tp=tp)}
         match strategy:
             case OfflineElection(allow_unclean):
-                unclean = allow_unclean or ctx.unclean_enabled(tp.topic, self._unclean_default)
+                unclean = allow_unclean or self._unclean_everywhere
+                unclean = unclean or ctx.unclean_enabled(tp.topic, self._unclean_default)
                 return offline_election(current, replicas, online, unclean)
             case ReassignElection():
                 target = tuple(r for r in replicas if r not in assignment.removing_replicas)

@@ -10,8 +10,8 @@ Partitions whose context ISR already lacks the replica are read first, as in Kaf
 reads every state first (docs/kafka-differences.md). A state znode written by
 a newer controller fails only its partition (`isr_shrink_failed`); losing the
 controllership shows as the fenced write's `ControllerMovedError`. A replica of a partition
-without leadership goes offline with an UpdateMetadata to every live broker. Event thread
-only.
+without leadership goes offline with an UpdateMetadata to every live broker. Bug switch
+`kafka-5083` (docs/bugs.md) empties the ISR of its last member instead. Event thread only.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from collections.abc import Sequence
 
 from kazoo.exceptions import BadVersionError
 
+from bugs import NO_BUGS, BugSwitches
+from bugs.catalog import EMPTY_ISR
 from controller.context import ControllerContext, PartitionReplica
 from controller.leader_election import remove_replica_from_isr
 from controller.partition_state_machine import PartitionZk
@@ -40,8 +42,14 @@ class ReplicaStateMachine:
     """Replica states of the active controller."""
 
     def __init__(
-        self, context: ControllerContext, zk: PartitionZk, batch: RequestBatch, event_log: EventLog
+        self,
+        context: ControllerContext,
+        zk: PartitionZk,
+        batch: RequestBatch,
+        event_log: EventLog,
+        bug_switches: BugSwitches = NO_BUGS,
     ) -> None:
+        self._keep_last_isr_member = not bug_switches.on(EMPTY_ISR)
         self._ctx = context
         self._zk = zk
         self._batch = batch
@@ -215,7 +223,9 @@ class ReplicaStateMachine:
                     self._ctx.set_leadership(tp, current)
                 else:
                     updates[tp] = LeaderIsrAndControllerEpoch(
-                        remove_replica_from_isr(current.leader_and_isr, broker_id),
+                        remove_replica_from_isr(
+                            current.leader_and_isr, broker_id, self._keep_last_isr_member
+                        ),
                         self._ctx.epoch,
                     )
             if not updates:

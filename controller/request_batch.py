@@ -13,6 +13,10 @@ TopicDeletionStopReplicaResponseReceived for the deleted partitions of those top
 (decided when the batch is sent; Kafka decides when the answer arrives, and a topic's
 deletion, once started, lasts until every answer is in). The callback only enqueues.
 
+Bug switch `kafka-2300` (docs/bugs.md): a round that failed, while being built or sent,
+stays in the batch, so every later `new_batch` refuses to start and the controller's state
+changes fail until it resigns.
+
 Event thread only, except the response callbacks, which run on
 `controller-to-broker-<id>-send-thread`.
 """
@@ -71,13 +75,16 @@ class RequestBatch:
         context: ControllerContext,
         send: Send,
         on_response_event: Enqueue | None = None,
+        keep_failed_round: bool = False,
     ) -> None:
         """`on_response_event` receives the events brokers' answers bring; without it no
-        request carries a response callback."""
+        request carries a response callback. `keep_failed_round` (bug switch `kafka-2300`)
+        leaves a failed round in the batch."""
         self._controller_id = controller_id
         self._context = context
         self._send = send
         self._on_response_event = on_response_event
+        self._keep_failed_round = keep_failed_round
         self._leader_and_isr: dict[int, dict[TopicPartition, m.LeaderAndIsrPartitionState]] = {}
         self._stop_replica: dict[int, dict[TopicPartition, bool]] = {}
         self._update_brokers: set[int] = set()
@@ -89,7 +96,12 @@ class RequestBatch:
             raise RuntimeError("a request batch was not sent before a new one started")
 
     def clear(self) -> None:
-        """Drop whatever was added (after a failed state change)."""
+        """Drop whatever was added (after a failed state change), unless failed rounds are
+        kept."""
+        if not self._keep_failed_round:
+            self._empty()
+
+    def _empty(self) -> None:
         self._leader_and_isr.clear()
         self._stop_replica.clear()
         self._update_brokers.clear()
@@ -146,8 +158,10 @@ class RequestBatch:
             self._send_leader_and_isr()
             self._send_update_metadata()
             self._send_stop_replica()
-        finally:
+        except BaseException:
             self.clear()
+            raise
+        self._empty()
 
     def _header(self, broker_id: int) -> m.ControlHeader:
         return m.ControlHeader(

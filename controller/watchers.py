@@ -21,6 +21,7 @@ class Watchers:
     def __init__(self, enqueue: Callable[[ev.ControllerEvent], None]) -> None:
         self._enqueue = enqueue
         self._callbacks: dict[ev.ControllerEvent, Callable[[WatchedEvent], None]] = {}
+        self._reading: dict[ev.ControllerEvent, Callable[[WatchedEvent], None]] = {}
 
     @property
     def enqueue(self) -> Callable[[ev.ControllerEvent], None]:
@@ -38,3 +39,21 @@ class Watchers:
 
             self._callbacks[event] = on_watch
         return self._callbacks[event]
+
+    def reading(
+        self, event: ev.ControllerEvent, read: Callable[[], ev.ControllerEvent]
+    ) -> Callable[[WatchedEvent], None]:
+        """The callback that, when its watch fires, enqueues what `read` builds then, on
+        kazoo's thread (bug switch `kafka-3085`: the event carries the state of that
+        moment); after a suspension it enqueues `event` itself, as nothing can be read.
+        One per distinct `event`, apart from the callbacks of `__call__`."""
+        if event not in self._reading:
+
+            def on_watch(watched: WatchedEvent) -> None:
+                if watched.type != EventType.NONE:
+                    self._enqueue(read())
+                elif watched.state == KeeperState.CONNECTING:
+                    self._enqueue(event)
+
+            self._reading[event] = on_watch
+        return self._reading[event]

@@ -13,6 +13,7 @@ class EventKind(StrEnum):
 
     NODE_STARTED = "node_started"
     NODE_STOPPED = "node_stopped"
+    BUG_SWITCHES_ON = "bug_switches_on"
     ZK_SESSION_STATE = "zk_session_state"
     BROKER_REGISTERED = "broker_registered"
     CONTROLLER_ELECTED = "controller_elected"
@@ -57,3 +58,5 @@ class EventKind(StrEnum):
     REPLICAS_OFFLINE = "replicas_offline"
     LOG_UNAVAILABLE = "log_unavailable"
     PARTITIONS_ADDED = "partitions_added"
+    TLS_HANDSHAKE_REFUSED = "tls_handshake_refused"
+    UNAUTHORIZED_REQUEST = "unauthorized_request"

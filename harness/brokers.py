@@ -1,7 +1,9 @@
 """Brokers as local processes (`python -m broker_node`) for the integration tier.
 
 Each broker gets a free port, its own log file and health file; the test's run directory
-collects the event logs. Methods run on the test's thread.
+collects the event logs. Brokers speak plaintext gRPC unless given a TLS directory
+(`python -m security init`), whatever `TLS_DIR` the caller's environment holds. Methods
+run on the test's thread.
 """
 
 from __future__ import annotations
@@ -27,8 +29,10 @@ class BrokerProcess:
         zk_connect: str,
         run_dir: Path,
         session_timeout_ms: int = 3000,
+        tls_dir: Path | None = None,
     ) -> None:
         self.broker_id = broker_id
+        self.tls_dir = tls_dir
         self.zk_connect = zk_connect
         self.run_dir = run_dir
         self.session_timeout_ms = session_timeout_ms
@@ -73,6 +77,8 @@ class BrokerProcess:
             str(self.health_file),
             "--metrics-port",
             "0",
+            "--tls-dir",
+            str(self.tls_dir) if self.tls_dir is not None else "off",
             *self._extra_args,
         ]
         log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child

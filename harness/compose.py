@@ -3,7 +3,10 @@
 name on Docker-picked loopback ports (testcontainers' `DockerCompose`; its reaper cannot
 be pulled here, so it is off and the project is removed with `down --volumes` on exit),
 waits for three registered brokers and a controller, and yields a `ComposeCluster`.
-Caller's thread.
+The project is secured as the default one is: its brokers and `ComposeCluster.zk()`
+authenticate with the repository's `.secrets/zk-digest`, its brokers speak mutual TLS with
+the repository's `.secrets/tls`, and `ComposeCluster.tls` is the client identity for calls
+from the host (`make setup` creates both). Caller's thread.
 """
 
 from __future__ import annotations
@@ -22,9 +25,18 @@ from kazoo.client import KazooClient
 from testcontainers.compose import DockerCompose
 
 from harness.waiting import wait_until
+from security.secret_files import SecretFileError
+from security.tls_files import CLIENT, TlsIdentity, TlsMaterialError, load_identity
+from security.zk_credentials import FILE_NAME, ZkDigestCredentials, kazoo_options
+from security.zk_credentials import load as load_zk_credentials
 from zkdata.client import KafkaZkClient
 
-IMAGES = ("testbed-base:latest", "testbed-zookeeper:latest", "testbed-broker:latest")
+
+def images() -> tuple[str, ...]:
+    """The images a compose project runs: the ZooKeeper and broker ones under
+    `TESTBED_TAG` (default latest), as docker-compose.yml names them."""
+    tag = os.environ.get("TESTBED_TAG") or "latest"
+    return ("testbed-base:latest", f"testbed-zookeeper:{tag}", f"testbed-broker:{tag}")
 
 
 class ComposeStartError(Exception):
@@ -40,6 +52,10 @@ class ComposeCluster:
     project: str
     run_dir: Path
     zk_connect: str
+    #: The cluster's ZooKeeper identity (what docker-compose.yml mounts into the brokers).
+    zk_credentials: ZkDigestCredentials
+    #: The client certificate of the project's CA, for gRPC calls from the host.
+    tls: TlsIdentity | None = None
 
     def container(self, service: str) -> Container:
         """The docker SDK object of a service's container."""
@@ -54,8 +70,11 @@ class ComposeCluster:
         }
 
     def zk(self) -> KazooClient:
-        """A started kazoo client on the published ZooKeeper ports (caller stops it)."""
-        client = KazooClient(hosts=self.zk_connect, timeout=10)
+        """A started kazoo client on the published ZooKeeper ports, authenticated with the
+        cluster's credentials (caller stops it)."""
+        client = KazooClient(
+            hosts=self.zk_connect, timeout=10, **kazoo_options(self.zk_credentials)
+        )
         client.start(timeout=30)
         return client
 
@@ -63,7 +82,7 @@ class ComposeCluster:
 def missing_images() -> list[str]:
     """The testbed images the local Docker daemon does not have."""
     client = DockerClient.from_env()
-    return [image for image in IMAGES if not client.images.list(name=image)]
+    return [image for image in images() if not client.images.list(name=image)]
 
 
 @contextmanager
@@ -72,7 +91,18 @@ def started_project(
 ) -> Iterator[ComposeCluster]:
     """The compose cluster up and healthy under `project`, brokers with ZooKeeper sessions
     of `session_ms`, event logs in `runs/<run_id>`; removed on exit. `ComposeStartError`
-    when it does not come up, `TimeoutError` when it does not elect a controller."""
+    when it does not come up or the secrets are not set up, `TimeoutError` when it does
+    not elect a controller."""
+    try:
+        credentials = load_zk_credentials(repo_root / ".secrets" / FILE_NAME)
+        client = load_identity(repo_root / ".secrets" / "tls", CLIENT)
+    except (SecretFileError, TlsMaterialError) as exc:
+        raise ComposeStartError(f"{exc}; run `make setup`") from None
+    # runs/ must exist and be writable by the brokers' non-root user before compose
+    # bind-mounts it (Docker would make a missing one as root)
+    subprocess.run(
+        [str(repo_root / "scripts" / "ensure-run-dir.sh"), "runs"], cwd=repo_root, check=True
+    )
     overrides = {
         "COMPOSE_PROJECT_NAME": project,
         "RUN_ID": run_id,
@@ -96,6 +126,8 @@ def started_project(
             project,
             repo_root / "runs" / run_id,
             ",".join(f"127.0.0.1:{port}" for port in ports),
+            credentials,
+            client,
         )
         zk = cluster.zk()
         try:

@@ -3,14 +3,18 @@
 #
 #   testbed-base       debootstrap'd Debian bookworm (docker/base/build.sh)
 #   testbed-zookeeper  FROM base: Debian's zookeeper + entrypoint
-#   testbed-broker     FROM base: venv from host-downloaded wheels + the code
+#   testbed-broker     FROM base: venv from host-downloaded wheels + the code,
+#                      run as the user of scripts/container-user.sh (a build argument)
 #
 # Every image carries the label testbed.inputs = a hash of what it was built
 # from (for the children: including the parent's hash).  An image whose label
-# matches is left alone.  Usage: scripts/build-images.sh PYTHON
+# matches is left alone.  TESTBED_TAG (default latest) tags the ZooKeeper and broker
+# images otherwise, to try a change beside the images in use (docker-compose.yml
+# runs the same tag).  Usage: scripts/build-images.sh PYTHON
 set -euo pipefail
 py=${1:-.venv/bin/python}
 stage=.build
+tag=${TESTBED_TAG:-latest}
 mkdir -p "$stage"
 
 label_of() { docker image inspect -f '{{index .Config.Labels "testbed.inputs"}}' "$1" 2>/dev/null || true; }
@@ -27,9 +31,10 @@ else
     docker/base/build.sh testbed-base:latest "$base_hash"
 fi
 
-build() {  # n name context hash
+build() {  # n name context hash [docker build arguments...]
     local n=$1 name=$2 ctx=$3 hash=$4
-    if [ "$(label_of "$name:latest")" = "$hash" ]; then
+    shift 4
+    if [ "$(label_of "$name:$tag")" = "$hash" ]; then
         step "$n" "$name is up to date"
         return
     fi
@@ -37,9 +42,9 @@ build() {  # n name context hash
     local log
     log=$(mktemp)
     # The legacy builder resolves FROM against local images only (nothing is pulled).
-    DOCKER_BUILDKIT=0 docker build --label "testbed.inputs=$hash" -t "$name:latest" "$ctx" 2>&1 \
+    DOCKER_BUILDKIT=0 docker build "$@" --label "testbed.inputs=$hash" -t "$name:$tag" "$ctx" 2>&1 \
         | tee "$log" | grep --line-buffered -E '^Step [0-9]+/[0-9]+' | sed -u 's/^/    /' || true
-    if [ "$(label_of "$name:latest")" != "$hash" ]; then
+    if [ "$(label_of "$name:$tag")" != "$hash" ]; then
         tail -n 40 "$log" >&2
         echo "building $name failed" >&2
         rm -f "$log"
@@ -70,9 +75,11 @@ fi
 mv "$ctx/wheels/requirements.txt.new" "$ctx/wheels/requirements.txt"
 cp docker/broker/Dockerfile "$ctx/Dockerfile"
 rm -rf "$ctx/src" && mkdir -p "$ctx/src"
-for pkg in admin client broker_node controller zkdata rpc eventlog chaos testbed testbed_rpc; do
+for pkg in bugs admin client broker_node controller zkdata rpc eventlog security chaos testbed testbed_rpc; do
     cp -r "$pkg" "$ctx/src/$pkg"
 done
 find "$ctx/src" -name '__pycache__' -type d -prune -exec rm -rf {} +
-broker_hash=$( (echo "$base_hash"; hash_dir "$ctx") | sha256sum | cut -c1-16)
-build 3 testbed-broker "$ctx" "$broker_hash"
+owner=$(scripts/container-user.sh)
+broker_hash=$( (echo "$base_hash"; echo "user $owner"; hash_dir "$ctx") | sha256sum | cut -c1-16)
+build 3 testbed-broker "$ctx" "$broker_hash" \
+    --build-arg "TESTBED_UID=${owner%%:*}" --build-arg "TESTBED_GID=${owner##*:}"

@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from kazoo.client import KazooClient
+from kazoo.exceptions import NoAuthError
 from kazoo.handlers.threading import KazooTimeoutError
 
 from admin import (
@@ -50,7 +51,10 @@ from admin import (
     RackAwareMode,
 )
 from client import TransportError
-from testbed.arguments import build_parser
+from security.secret_files import SecretFileError
+from security.tls_files import TlsMaterialError, client_identity, tls_dir_choice
+from security.zk_credentials import kazoo_options
+from testbed.arguments import build_parser, zk_credentials
 from testbed.cluster_view import read_cluster, render
 from testbed.configs import (
     ConfigsCommandError,
@@ -111,8 +115,9 @@ class _Unreachable(Exception):
 
 
 @contextmanager
-def _zk_session(connect: str, timeout_s: float = 10.0) -> Iterator[KafkaZkClient]:
-    client = KazooClient(hosts=connect, timeout=timeout_s)
+def _zk_session(args: argparse.Namespace, timeout_s: float = 10.0) -> Iterator[KafkaZkClient]:
+    connect = args.zk
+    client = KazooClient(hosts=connect, timeout=timeout_s, **kazoo_options(zk_credentials(args)))
     try:
         client.start(timeout=timeout_s)
     except KazooTimeoutError:
@@ -126,7 +131,7 @@ def _zk_session(connect: str, timeout_s: float = 10.0) -> Iterator[KafkaZkClient
 
 
 def _topics(args: argparse.Namespace) -> int:
-    with _zk_session(args.zk) as zk:
+    with _zk_session(args) as zk:
         if args.action == "create":
             if args.replica_assignment and (args.partitions or args.replication_factor):
                 raise TopicCommandError(
@@ -183,6 +188,7 @@ def _rack_aware_mode(args: argparse.Namespace) -> RackAwareMode:
 
 
 USER_ERRORS = (
+    SecretFileError,
     AdminOperationError,
     ElectionCommandError,
     ZkPathError,
@@ -208,13 +214,21 @@ def _run(command: Callable[[argparse.Namespace], int], args: argparse.Namespace)
     except USER_ERRORS as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1
+    except NoAuthError:
+        print(
+            "Error: ZooKeeper refused access (NoAuth): the cluster's znodes are secured; "
+            "give its credentials with --zk-digest-file or ZK_DIGEST_FILE",
+            file=sys.stderr,
+        )
+        return 1
 
 
 def _cluster(args: argparse.Namespace) -> int:
     deadline = time.monotonic() + args.timeout
+    credentials = zk_credentials(args)
     while True:
         try:
-            view = read_cluster(args.zk, timeout_s=min(10.0, args.timeout))
+            view = read_cluster(args.zk, timeout_s=min(10.0, args.timeout), credentials=credentials)
         except KazooTimeoutError:
             print(f"testbed: cannot reach ZooKeeper at {args.zk}", file=sys.stderr)
             return 1
@@ -237,7 +251,7 @@ def _cluster(args: argparse.Namespace) -> int:
 def _elect(args: argparse.Namespace) -> int:
     if args.partition is not None and not args.topic:
         raise ElectionCommandError("--partition needs --topic")
-    with _zk_session(args.zk) as zk:
+    with _zk_session(args) as zk:
         if args.all_topic_partitions:
             partitions: tuple[TopicPartition, ...] = ()
         elif args.path_to_json_file:
@@ -251,7 +265,11 @@ def _elect(args: argparse.Namespace) -> int:
         address = controller_address(zk, args.controller_address)
     election = 0 if args.election_type == "preferred" else 1
     try:
-        response = elect(address, election, partitions, 30_000)
+        tls = client_identity(tls_dir_choice(args.tls_dir))
+    except TlsMaterialError as exc:
+        raise ElectionCommandError(str(exc)) from None
+    try:
+        response = elect(address, election, partitions, 30_000, tls)
     except TransportError as exc:
         raise ElectionCommandError(
             f"cannot reach the controller at {address}: {exc.status}"
@@ -262,7 +280,7 @@ def _elect(args: argparse.Namespace) -> int:
 
 
 def _zk(args: argparse.Namespace) -> int:
-    with _zk_session(args.zk) as zk:
+    with _zk_session(args) as zk:
         client = zk.kazoo
         if args.action == "ls":
             print("\n".join(ls(client, args.path)))
@@ -278,13 +296,13 @@ def _reassign(args: argparse.Namespace) -> int:
         source = args.topics_to_move_json_file
         topics = parse_topics_to_move(read_json_file(source), str(source))
         brokers = parse_broker_list(args.broker_list)
-        with _zk_session(args.zk) as zk:
+        with _zk_session(args) as zk:
             current, proposed = generate(zk, topics, brokers, rack_aware=_rack_aware_mode(args))
         print(render_proposal(current, proposed))
         return 0
     source = args.reassignment_json_file
     requests = parse_reassignment(read_json_file(source), str(source))
-    with _zk_session(args.zk) as zk:
+    with _zk_session(args) as zk:
         if args.action == "execute":
             print(render_started(execute(zk, requests)))
             return 0
@@ -304,7 +322,7 @@ def _configs(args: argparse.Namespace) -> int:
     if args.describe:
         if additions or deletions:
             raise ConfigsCommandError("--add-config and --delete-config need --alter")
-        with _zk_session(args.zk) as zk:
+        with _zk_session(args) as zk:
             described = describe_configs(zk, args.entity_name)
         for topic, config in described.items():
             print(render_configs(topic, config))
@@ -313,7 +331,7 @@ def _configs(args: argparse.Namespace) -> int:
         raise ConfigsCommandError("--alter needs --entity-name")
     if not additions and not deletions:
         raise ConfigsCommandError("--alter needs --add-config or --delete-config")
-    with _zk_session(args.zk) as zk:
+    with _zk_session(args) as zk:
         alter_config(zk, args.entity_name, additions, deletions)
     print(render_altered(args.entity_name))
     return 0
@@ -327,7 +345,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point."""
     args = build_parser().parse_args(argv)
     if args.command == "cluster":
-        return _cluster(args)
+        return _run(_cluster, args)
     if args.command == "elect-leaders":
         return _run(_elect, args)
     if args.command == "zk":

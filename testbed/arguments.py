@@ -1,13 +1,17 @@
 """The argument parser of the `testbed` command line: every subcommand with its options,
-defaults (`--zk` falls back to `ZK_CONNECT`, then the local ensemble) and argument types.
-`__main__` parses with it and dispatches. Building and parsing run on the CLI's main
-thread."""
+defaults (`--zk` falls back to `ZK_CONNECT`, then the local ensemble; `--zk-digest-file`
+to `ZK_DIGEST_FILE`, then, for the local ensemble only, the repository's
+`.secrets/zk-digest`) and argument types. `__main__` parses with it and dispatches.
+Building and parsing run on the CLI's main thread."""
 
 from __future__ import annotations
 
 import argparse
 import os
 from pathlib import Path
+
+from security.zk_credentials import ZkDigestCredentials, repo_digest_file
+from security.zk_credentials import load as load_zk_credentials
 
 DEFAULT_ZK = "127.0.0.1:2181,127.0.0.1:2182,127.0.0.1:2183"
 
@@ -134,6 +138,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--path-to-json-file", type=Path, help='{"partitions":[{"topic":..,"partition":..}]}'
     )
     elect.add_argument("--partition", type=int, help="one partition of --topic")
+    elect.add_argument(
+        "--tls-dir",
+        default=os.environ.get("TLS_DIR"),
+        help="call the controller over mutual TLS with the client certificate in this "
+        "directory (TLS_DIR; default .secrets/tls when it exists; 'off': plaintext)",
+    )
     elect.add_argument(
         "--controller-address",
         help="host:port of the controller's gRPC port when its advertised name does not "
@@ -262,6 +272,24 @@ def _add_zk(parser: argparse.ArgumentParser) -> None:
         default=os.environ.get("ZK_CONNECT", DEFAULT_ZK),
         help=f"ZooKeeper connect string (ZK_CONNECT, default {DEFAULT_ZK})",
     )
+    parser.add_argument(
+        "--zk-digest-file",
+        type=Path,
+        default=os.environ.get("ZK_DIGEST_FILE") or None,
+        metavar="FILE",
+        help="the cluster's ZooKeeper credentials, <user>:<password> (ZK_DIGEST_FILE; "
+        "default for the local ensemble: .secrets/zk-digest when `make setup` made it)",
+    )
+
+
+def zk_credentials(args: argparse.Namespace) -> ZkDigestCredentials | None:
+    """The credentials a command authenticates with: `--zk-digest-file`, else the
+    repository's `.secrets/zk-digest` when `--zk` is the local compose ensemble, else none.
+    `SecretFileError` when the file is unusable."""
+    path: Path | None = args.zk_digest_file
+    if path is None and args.zk == DEFAULT_ZK:
+        path = repo_digest_file()
+    return None if path is None else load_zk_credentials(path)
 
 
 def _add_disable_rack_aware(parser: argparse.ArgumentParser) -> None:

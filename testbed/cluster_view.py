@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from kazoo.client import KazooClient
 
+from security.zk_credentials import ZkDigestCredentials, kazoo_options
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ZnodeFormatError
@@ -28,7 +29,9 @@ class ClusterView:
     offline: list[str] = field(default_factory=list)
 
 
-def read_cluster(connect: str, timeout_s: float = 10.0) -> ClusterView:
+def read_cluster(
+    connect: str, timeout_s: float = 10.0, credentials: ZkDigestCredentials | None = None
+) -> ClusterView:
     """Query every server with `srvr` and read the cluster znodes through one session.
 
     Raises `kazoo.handlers.threading.KazooTimeoutError` if no server can be reached.
@@ -38,7 +41,9 @@ def read_cluster(connect: str, timeout_s: float = 10.0) -> ClusterView:
     for hostport in hosts.split(","):
         host, _, port = hostport.rpartition(":")
         servers[hostport] = server_mode(host, int(port))
-    client = KazooClient(hosts=connect, timeout=timeout_s, read_only=True)
+    client = KazooClient(
+        hosts=connect, timeout=timeout_s, read_only=True, **kazoo_options(credentials)
+    )
     client.start(timeout=timeout_s)
     try:
         zk = KafkaZkClient(client)

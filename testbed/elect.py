@@ -11,6 +11,7 @@ from pathlib import Path
 from client import Client, controller_address_from_zookeeper
 from rpc import messages as m
 from rpc.errors import Errors
+from security.tls_files import TlsIdentity
 from zkdata.client import KafkaZkClient
 from zkdata.model import TopicPartition
 
@@ -41,11 +42,15 @@ def controller_address(zk: KafkaZkClient, override: str | None) -> str:
 
 
 def elect(
-    address: str, election_type: int, partitions: Sequence[TopicPartition], timeout_ms: int
+    address: str,
+    election_type: int,
+    partitions: Sequence[TopicPartition],
+    timeout_ms: int,
+    tls: TlsIdentity | None = None,
 ) -> m.ElectLeadersResponse:
-    """Send ElectLeaders to the controller at `address` (a transport failure is retried a
-    few times, then raised as `client.TransportError`)."""
-    with Client([address], timeout_s=timeout_ms / 1000 + 5) as client:
+    """Send ElectLeaders to the controller at `address`, over mutual TLS with `tls` (a
+    transport failure is retried a few times, then raised as `client.TransportError`)."""
+    with Client([address], timeout_s=timeout_ms / 1000 + 5, tls=tls) as client:
         return client.elect_leaders(
             election_type, partitions, timeout_ms=timeout_ms, controller=address
         )

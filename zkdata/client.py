@@ -19,7 +19,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 from kazoo.protocol.states import WatchedEvent, ZnodeStat
 
-from zkdata import paths
+from zkdata import acls, paths
 from zkdata.admin_znodes import IsrChangeNotificationSequenceZNode, TopicConfigZNode
 from zkdata.controller_election import ControllerElectionZk, ControllerEpoch
 from zkdata.errors import BrokerIdInUseError, TopicExistsError, ZnodeFormatError
@@ -77,9 +77,17 @@ class KafkaZkClient:
     # -- set-up --------------------------------------------------------------------------
 
     def create_persistent_paths(self) -> None:
-        """Create Kafka's top-level persistent znodes if they are missing."""
+        """Create Kafka's top-level persistent znodes if they are missing, each with the ACL
+        Kafka gives it (`zkdata.acls`; open unless the session is secure). A secure session
+        first closes the top of its tree (chroot or `/`) to writes by anyone, so that
+        nobody without the credentials can delete `/controller` or create top-level znodes."""
+        secure = acls.secure_session(self._zk)
+        if secure:
+            current, _ = self._zk.retry(self._zk.get_acls, paths.ROOT)
+            if acls.writable_by_anyone(current):
+                self._zk.retry(self._zk.set_acls, paths.ROOT, acls.kafka_acls(paths.ROOT, True))
         for path in paths.PERSISTENT_PATHS:
-            self._zk.retry(self._zk.ensure_path, path)
+            self._zk.retry(self._zk.ensure_path, path, acls.kafka_acls(path, secure))
 
     # -- brokers -------------------------------------------------------------------------
 

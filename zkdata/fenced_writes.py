@@ -21,6 +21,9 @@ from kazoo.protocol.states import ZnodeStat
 from zkdata import paths
 from zkdata.errors import ControllerMovedError
 
+#: The fencing zkVersion that fences nothing: ZooKeeper's check at version -1 passes
+#: whatever `/controller_epoch`'s version is (bug switch `kafka-6082`, docs/bugs.md).
+ANY_EPOCH_VERSION = -1
 #: Operations per multi; ~100 bytes each keeps a multi far below the 1 MiB request limit.
 MAX_OPS_PER_MULTI = 1000
 

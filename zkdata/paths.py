@@ -5,6 +5,7 @@ No other module spells a path: callers ask this module.  Pure functions, any thr
 
 from __future__ import annotations
 
+ROOT = "/"
 BROKERS = "/brokers"
 BROKER_IDS = "/brokers/ids"
 BROKER_TOPICS = "/brokers/topics"
@@ -20,11 +21,15 @@ ISR_CHANGE_PREFIX = "isr_change_"
 CONFIG = "/config"
 CONFIG_TOPICS = "/config/topics"
 CONFIG_BROKERS = "/config/brokers"
+CONFIG_USERS = "/config/users"
+DELEGATION_TOKEN = "/delegation_token"
+CONSUMERS = "/consumers"
 CONFIG_CHANGES = "/config/changes"
 CONFIG_CHANGE_PREFIX = "config_change_"
 
 #: Persistent paths a broker creates at start-up (Kafka's `ZkData.PersistentZkPaths`).
 PERSISTENT_PATHS: tuple[str, ...] = (
+    CONSUMERS,
     BROKER_IDS,
     BROKER_TOPICS,
     BROKER_SEQID,

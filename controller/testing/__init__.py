@@ -7,7 +7,8 @@ manager's sender threads) run without I/O:
 - `controller.testing.zookeeper`: `FakePartitionZk` (state znodes) and `FakeDeletionZk`
   (the znodes topic deletion removes).
 - `controller.testing.brokers`: `make_broker`, `RecordingSend` (the request batch's send)
-  and `FakeBrokerChannel` (a broker connection).
+  `FakeBrokerChannel` (a broker connection) and `FakeChannels` (the channel manager's
+  `connect`, one `FakeBrokerChannel` per broker).
 
 The event log's double is `eventlog.testing.RecordingEventLog`. Each module's docstring
 says which threads may use its doubles.

@@ -7,6 +7,7 @@ rule 13).
 - `FakeBrokerChannel` is the `BrokerChannel` a sender thread talks to: it answers NONE,
   can fail the next calls with an `rpc.errors.RpcError`, and can hold calls to keep a queue
   full.
+- `FakeChannels` is the channel manager's `connect`: one `FakeBrokerChannel` per broker.
 
 Threads: `RecordingSend` is not thread-safe; only the thread that plays the controller
 event thread may use it. `FakeBrokerChannel` is called by sender threads and read by the
@@ -23,7 +24,7 @@ from rpc import messages as m
 from rpc.errors import Errors, RpcClosed, RpcError, RpcUnavailable
 from zkdata.model import Broker, BrokerInfo, EndPoint
 
-__all__ = ["FakeBrokerChannel", "RecordingSend", "make_broker"]
+__all__ = ["FakeBrokerChannel", "FakeChannels", "RecordingSend", "make_broker"]
 
 R = TypeVar("R")
 
@@ -181,6 +182,22 @@ class FakeBrokerChannel:
                 raise self._failure(self._target, self._failure.__name__, "injected")
             self._answered.append(request)
             return self._error
+
+
+class FakeChannels:
+    """The channel manager's `connect`: a new `FakeBrokerChannel` per broker connected,
+    the latest one kept in `by_broker`. Connected on the event thread, read by the test."""
+
+    def __init__(self) -> None:
+        self.by_broker: dict[int, FakeBrokerChannel] = {}
+
+    def __call__(self, broker: Broker) -> FakeBrokerChannel:
+        self.by_broker[broker.id] = FakeBrokerChannel(broker.id)
+        return self.by_broker[broker.id]
+
+    def calls(self) -> list[ControlRequest]:
+        """Every call made to any of the channels."""
+        return [r for channel in list(self.by_broker.values()) for r in channel.calls()]
 
 
 def _partition_errors(

@@ -22,7 +22,7 @@ from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
 from zkdata import paths
 from zkdata.errors import ControllerMovedError, ZnodeFormatError
-from zkdata.fenced_writes import OpResult
+from zkdata.fenced_writes import ANY_EPOCH_VERSION, OpResult
 from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from zkdata.pipelined_reads import Reads
 
@@ -32,8 +32,9 @@ ZkMethod = Literal["get_partition_states", "create_partition_states", "update_le
 
 
 def _check_epoch(stored: int, given: int) -> None:
-    """Raise `ControllerMovedError` unless a write's fencing zkVersion is the stored one."""
-    if given != stored:
+    """Raise `ControllerMovedError` unless a write's fencing zkVersion is the stored one or
+    ZooKeeper's any-version (-1), as the check op of a real multi does."""
+    if given not in (stored, ANY_EPOCH_VERSION):
         raise ControllerMovedError(
             f"/controller_epoch is at zkVersion {stored}, "
             f"not {given}: another controller was elected"
@@ -68,7 +69,11 @@ class FakePartitionZk:
     instance. Both writes raise `ControllerMovedError`, writing nothing, when their
     `epoch_zk_version` differs from the `epoch_zk_version` attribute (the version of
     `/controller_epoch` in this fake ZooKeeper). Every call is appended to `calls`.
+    `kazoo` is None: an `ActiveController` built over this fake hands it to the clients of
+    reassignment and deletion, which a test using it must not call.
     """
+
+    kazoo = None
 
     def __init__(self, epoch_zk_version: int = 0) -> None:
         self.epoch_zk_version = epoch_zk_version

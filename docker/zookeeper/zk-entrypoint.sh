@@ -10,6 +10,11 @@ set -euo pipefail
 : "${ZK_MYID:?ZK_MYID must be set}"
 tick=${ZK_TICK_MS:-500}
 conf=/data/zoo.cfg
+if [ ! -w /data ]; then
+    echo "zk-entrypoint: /data is not writable by $(id -un) (uid $(id -u)); a volume made" \
+        "by an image that ran as root? \`make down\` removes the old volumes" >&2
+    exit 1
+fi
 mkdir -p /data/zk
 echo "$ZK_MYID" >/data/zk/myid
 cat >"$conf" <<CFG

@@ -1,9 +1,12 @@
 """The one place that touches generated protobuf code (`testbed_rpc`): conversions between
 `rpc.messages` and protobuf and the servicer adapters for the control plane (`control`) and
-the data plane (`data`), the client stubs (`clients`), the server (`server`) and the mapping
-of transport failures to `rpc.errors` (`status`). Everything else imports from here.
+the data plane (`data`), the client stubs (`clients`), the server (`server`), the mapping
+of transport failures to `rpc.errors` (`status`), mutual TLS credentials (`tls`), the check
+of who may call what before a handler runs (`access`) and refused TLS handshakes read from
+gRPC's tracer (`handshake_trace`). Everything else imports from here.
 """
 
+from rpc.wire.access import BROKER_ONLY_METHODS, AccessPolicy, Refusal
 from rpc.wire.clients import BrokerControlClient, ClientApiClient
 from rpc.wire.control import (
     BrokerControlHandler,
@@ -38,17 +41,29 @@ from rpc.wire.data import (
     produce_request_from_pb,
     produce_request_to_pb,
 )
+from rpc.wire.handshake_trace import (
+    HandshakeFailure,
+    StderrTap,
+    traced_environment,
+)
 from rpc.wire.options import CHANNEL_OPTIONS, MAX_MESSAGE_BYTES
 from rpc.wire.server import RpcServer
+from rpc.wire.tls import ChannelIdentity
 
 __all__ = [
+    "BROKER_ONLY_METHODS",
     "CHANNEL_OPTIONS",
     "MAX_MESSAGE_BYTES",
+    "AccessPolicy",
     "BrokerControlClient",
     "BrokerControlHandler",
+    "ChannelIdentity",
     "ClientApiClient",
     "ClientApiHandler",
+    "HandshakeFailure",
+    "Refusal",
     "RpcServer",
+    "StderrTap",
     "_BrokerControlServicer",
     "add_broker_control_service",
     "add_client_api_service",
@@ -74,6 +89,7 @@ __all__ = [
     "stop_replica_request_to_pb",
     "stop_replica_response_from_pb",
     "stop_replica_response_to_pb",
+    "traced_environment",
     "update_metadata_request_from_pb",
     "update_metadata_request_to_pb",
 ]

@@ -5,8 +5,6 @@ broker each. Calls block the calling thread; every transport or codec failure le
 
 from __future__ import annotations
 
-import grpc
-
 from rpc import messages as m
 from rpc.errors import Errors
 from rpc.wire.control import (
@@ -25,19 +23,21 @@ from rpc.wire.data import (
     offsets_for_leader_epoch_response_from_pb,
     produce_request_to_pb,
 )
-from rpc.wire.options import CHANNEL_OPTIONS
 from rpc.wire.status import mapped
+from rpc.wire.tls import ChannelIdentity, open_channel
 from testbed_rpc import control_pb2 as pb
 from testbed_rpc import control_pb2_grpc as pb_grpc
 from zkdata.model import TopicPartition
 
 
 class BrokerControlClient:
-    """A channel to one broker's BrokerControl service. Calls block the calling thread and
-    raise `rpc.errors.RpcError` on transport failure."""
+    """A channel to one broker's BrokerControl service, plaintext or (with `tls`) mutual TLS.
+    Calls block the calling thread and raise `rpc.errors.RpcError` on transport failure."""
 
-    def __init__(self, target: str, timeout_s: float = 10.0) -> None:
-        self._channel = grpc.insecure_channel(target, options=CHANNEL_OPTIONS)
+    def __init__(
+        self, target: str, timeout_s: float = 10.0, tls: ChannelIdentity | None = None
+    ) -> None:
+        self._channel = open_channel(target, tls)
         self._stub = pb_grpc.BrokerControlStub(self._channel)  # type: ignore[no-untyped-call]
         self._timeout = timeout_s
         self.target = target
@@ -117,11 +117,13 @@ class BrokerControlClient:
 
 
 class ClientApiClient:
-    """A channel to one broker's ClientApi service. Calls block the calling thread and raise
-    `rpc.errors.RpcError` on transport failure."""
+    """A channel to one broker's ClientApi service, plaintext or (with `tls`) mutual TLS.
+    Calls block the calling thread and raise `rpc.errors.RpcError` on transport failure."""
 
-    def __init__(self, target: str, timeout_s: float = 10.0) -> None:
-        self._channel = grpc.insecure_channel(target, options=CHANNEL_OPTIONS)
+    def __init__(
+        self, target: str, timeout_s: float = 10.0, tls: ChannelIdentity | None = None
+    ) -> None:
+        self._channel = open_channel(target, tls)
         self._stub = pb_grpc.ClientApiStub(self._channel)  # type: ignore[no-untyped-call]
         self._timeout = timeout_s
         self.target = target

@@ -17,9 +17,11 @@ from typing import Any, TypeVar
 
 import grpc
 
+from rpc.wire.access import AccessPolicy, PeerCheck
 from rpc.wire.control import BrokerControlHandler, add_broker_control_service
 from rpc.wire.data import ClientApiHandler, add_client_api_service
 from rpc.wire.options import CHANNEL_OPTIONS
+from rpc.wire.tls import ChannelIdentity, server_credentials
 
 T = TypeVar("T")
 
@@ -28,7 +30,9 @@ class RpcServer:
     """A broker's gRPC server: the BrokerControl and ClientApi services on one port.
 
     `start` binds and serves; `stop` waits up to `grace_s` for calls in flight, then ends
-    the loop and its thread.
+    the loop and its thread. With `tls` the port speaks only mutual TLS (`rpc.wire.tls`)
+    and `access` decides, before any handler, which certificate may call what
+    (`rpc.wire.access`); without it, plaintext.
     """
 
     def __init__(
@@ -37,7 +41,12 @@ class RpcServer:
         client_api: ClientApiHandler,
         *,
         workers: int,
+        tls: ChannelIdentity | None = None,
+        access: AccessPolicy | None = None,
     ) -> None:
+        if (tls is None) != (access is None):
+            raise ValueError("a TLS server needs an access policy, and only a TLS server has one")
+        self._tls = tls
         self._pool = futures.ThreadPoolExecutor(
             max_workers=workers, thread_name_prefix="grpc-worker"
         )
@@ -45,13 +54,20 @@ class RpcServer:
         self._loop.set_default_executor(self._pool)
         self._thread = threading.Thread(target=self._loop.run_forever, name="grpc-aio", daemon=True)
         self._thread.start()
-        self._server = self._call(self._build(control, client_api))
+        self._server = self._call(self._build(control, client_api, access))
         self.port = 0
 
     async def _build(
-        self, control: BrokerControlHandler, client_api: ClientApiHandler
+        self,
+        control: BrokerControlHandler,
+        client_api: ClientApiHandler,
+        access: AccessPolicy | None,
     ) -> grpc.aio.Server:
-        server = grpc.aio.server(migration_thread_pool=self._pool, options=CHANNEL_OPTIONS)
+        server = grpc.aio.server(
+            migration_thread_pool=self._pool,
+            options=CHANNEL_OPTIONS,
+            interceptors=[PeerCheck(access)] if access is not None else None,
+        )
         add_broker_control_service(server, control)
         add_client_api_service(server, client_api)
         return server
@@ -61,7 +77,11 @@ class RpcServer:
 
     def start(self, host: str, port: int) -> int:
         """Bind `host:port` (0 picks a free port), start serving and return the port."""
-        self.port = self._server.add_insecure_port(f"{host}:{port}")
+        address = f"{host}:{port}"
+        if self._tls is None:
+            self.port = self._server.add_insecure_port(address)
+        else:
+            self.port = self._server.add_secure_port(address, server_credentials(self._tls))
         if self.port == 0:
             raise OSError(f"cannot bind {host}:{port}")
         self._call(self._server.start())

@@ -193,7 +193,10 @@ def test_workload_through_a_broker_kill_loses_no_acknowledged_write(
         wait_until(lambda: zk.get_partition_states([tp0]).found.get(tp0), 30, "topic not created")
         addresses = compose_cluster.broker_addresses()
         cluster = Client(
-            list(addresses.values()), topics=("docker-workload",), address_map=addresses
+            list(addresses.values()),
+            topics=("docker-workload",),
+            address_map=addresses,
+            tls=compose_cluster.tls,
         )
         config = WorkloadConfig(
             topic="docker-workload",
@@ -246,4 +249,4 @@ def test_the_cli_runs_inside_a_broker_container(compose_cluster: ComposeCluster)
     assert result.exit_code == 0, output
     assert "Controller" in output
     for host in ("broker1", "broker2", "broker3"):
-        assert f"PLAINTEXT://{host}:9092" in output
+        assert f"SSL://{host}:9092" in output

@@ -17,6 +17,15 @@ from harness.zk_ensemble import (
 )
 
 
+@pytest.fixture(scope="session", autouse=True)
+def plaintext_tools() -> Iterator[None]:
+    """The tier's brokers speak plaintext unless a test gives one a TLS directory, so the
+    tools run in-process here (the CLI, the workload) do not default to `.secrets/tls`."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TLS_DIR", "off")
+        yield
+
+
 @pytest.fixture(scope="session")
 def zk_ensemble(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZkEnsemble]:
     """A running 3-server ensemble shared by the whole session, killed at its end.
@@ -80,8 +89,11 @@ def brokers(zk_connect: str, run_dir: Path) -> Iterator[BrokerFactory]:
         session_timeout_ms: int = 3000,
         connect: str | None = None,
         extra_args: tuple[str, ...] = (),
+        tls_dir: Path | None = None,
     ) -> BrokerProcess:
-        broker = BrokerProcess(broker_id, connect or zk_connect, run_dir, session_timeout_ms)
+        broker = BrokerProcess(
+            broker_id, connect or zk_connect, run_dir, session_timeout_ms, tls_dir=tls_dir
+        )
         broker.start(*extra_args)
         started.append(broker)
         return broker

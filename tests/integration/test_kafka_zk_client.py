@@ -16,7 +16,14 @@ from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.controller_election import ControllerElectionZk, ControllerEpoch
 from zkdata.errors import BrokerIdInUseError, ControllerMovedError
-from zkdata.model import BrokerInfo, EndPoint
+from zkdata.fenced_writes import ANY_EPOCH_VERSION
+from zkdata.model import (
+    BrokerInfo,
+    EndPoint,
+    LeaderAndIsr,
+    LeaderIsrAndControllerEpoch,
+    TopicPartition,
+)
 from zkdata.znodes import ControllerEpochZNode, ControllerZNode
 
 pytestmark = pytest.mark.integration
@@ -138,3 +145,22 @@ def test_malformed_registrations_are_reported_not_raised(zk_client: KazooClient)
     assert sorted(listing.brokers) == [1]
     assert sorted(listing.malformed) == ["2", "abc"]
     assert "not JSON" in str(listing.malformed["2"])
+
+
+def test_a_write_at_the_any_epoch_version_lands_after_another_election(
+    zk_client: KazooClient,
+) -> None:
+    """Bug switch kafka-6082's fencing version: the check of `/controller_epoch` at
+    ZooKeeper's any-version passes once another controller has bumped the epoch, where the
+    version this controller won with is refused."""
+    zk = KafkaZkClient(zk_client)
+    zk_client.create(paths.CONTROLLER_EPOCH, ControllerEpochZNode.encode(4))
+    zk_client.set(paths.CONTROLLER_EPOCH, ControllerEpochZNode.encode(5))  # zkVersion 1
+    zk_client.ensure_path(paths.topic("orders"))
+    tp = TopicPartition("orders", 0)
+    state = LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 0, (1,), 0), 4)
+    with pytest.raises(ControllerMovedError):
+        zk.create_partition_states({tp: state}, 0)
+    assert zk_client.exists(paths.partition_state("orders", 0)) is None
+    written = zk.create_partition_states({tp: state}, ANY_EPOCH_VERSION)
+    assert written == {tp: paths.partition_state("orders", 0)}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from broker_node.config import BrokerConfig, load_config
+from broker_node.config import BrokerConfig, load_config, trace_environment
 
 BASE_ENV = {"BROKER_ID": "1", "ZK_CONNECT": "zk1:2181", "ADVERTISED_HOST": "broker1"}
 
@@ -225,3 +225,21 @@ def test_a_blank_rack_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
         load_config(["--broker-rack", "  "], BASE_ENV)
     assert exited.value.code == 2
     assert "--broker-rack must not be blank" in capsys.readouterr().err
+
+
+def test_tls_is_off_unless_a_directory_is_given() -> None:
+    assert load_config([], BASE_ENV).tls_dir is None
+    assert load_config([], {**BASE_ENV, "TLS_DIR": "off"}).tls_dir is None
+    assert load_config([], {**BASE_ENV, "TLS_DIR": "/etc/testbed/tls"}).tls_dir == Path(
+        "/etc/testbed/tls"
+    )
+    assert load_config(["--tls-dir", "off"], {**BASE_ENV, "TLS_DIR": "/x"}).tls_dir is None
+
+
+def test_a_tls_broker_asks_to_be_started_again_with_the_handshake_tracer() -> None:
+    tls = load_config([], {**BASE_ENV, "TLS_DIR": "/etc/testbed/tls"})
+    traced = trace_environment(tls, {"PATH": "/bin"})
+    assert traced is not None
+    assert traced["GRPC_TRACE"] == "handshaker"
+    assert trace_environment(tls, traced) is None
+    assert trace_environment(load_config([], BASE_ENV), {}) is None

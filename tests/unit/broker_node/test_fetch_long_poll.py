@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 import time
 
-from broker_node.replica_manager import ChangeCounter
+from broker_node.long_poll import ChangeCounter
 
 
 def test_a_change_wakes_the_wait() -> None:

@@ -1,5 +1,5 @@
 """Broker endpoints read from docker inspections: published ports, the advertised-address
-map, the event directory on the host, the session timeout."""
+map, the event directory and the TLS directory on the host, the session timeout."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ from chaos.endpoints import (
     metrics_urls,
     published,
     session_timeout_ms,
+    tls_dir,
+    tls_dir_of,
 )
 
 
@@ -63,3 +65,16 @@ def test_the_event_directory_is_the_run_dir_under_its_mount() -> None:
     unmounted = attrs(1, 9091, 9401)
     unmounted["Mounts"] = []
     assert event_dir_of(unmounted) is None
+
+
+def test_the_tls_directory_is_where_the_mounted_ca_certificate_comes_from() -> None:
+    assert tls_dir(Cluster()) is None  # plaintext brokers
+    broker = attrs(1, 9091, 9401)
+    broker["Config"]["Env"].append("TLS_DIR=/etc/testbed/tls")
+    assert tls_dir_of(broker) is None  # nothing mounted there
+    file_mount = {"Source": "/repo/.secrets/tls/ca.crt", "Destination": "/etc/testbed/tls/ca.crt"}
+    assert tls_dir_of({**broker, "Mounts": [file_mount]}) == Path("/repo/.secrets/tls")
+    dir_mount = {"Source": "/srv/tls", "Destination": "/etc/testbed/tls"}
+    assert tls_dir_of({**broker, "Mounts": [dir_mount]}) == Path("/srv/tls")
+    broker["Config"]["Env"][-1] = "TLS_DIR=off"
+    assert tls_dir_of({**broker, "Mounts": [dir_mount]}) is None

@@ -137,7 +137,7 @@ def _argv(history_dir: Path, *extra: str) -> list[str]:
 def fake_cluster(monkeypatch: pytest.MonkeyPatch) -> FakeBrokers:
     """Connect the CLI to an in-process cluster whose broker 1 is 127.0.0.1:9091."""
     brokers = FakeBrokers("t", 2, reachable={1: "127.0.0.1:9091", 2: "h:2", 3: "h:3"})
-    monkeypatch.setattr(workload, "grpc_connect", lambda timeout_s: brokers.connect)
+    monkeypatch.setattr(workload, "grpc_connect", lambda timeout_s, tls=None: brokers.connect)
     return brokers
 
 
@@ -156,7 +156,7 @@ def test_the_cli_exits_1_when_the_verdict_fails(
 ) -> None:
     brokers = LyingBrokers()
     brokers.reachable[1] = "127.0.0.1:9091"
-    monkeypatch.setattr(workload, "grpc_connect", lambda timeout_s: brokers.connect)
+    monkeypatch.setattr(workload, "grpc_connect", lambda timeout_s, tls=None: brokers.connect)
     code = workload.main(_argv(tmp_path / "h", "--max-sends", "6", "--rate", "100000"))
     assert code == 1
     assert "verdict: NOT OK" in capsys.readouterr().out

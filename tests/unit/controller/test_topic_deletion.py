@@ -40,7 +40,7 @@ from controller.partition_state_machine import PartitionStateMachine
 from controller.replica_state_machine import ReplicaStateMachine
 from controller.request_batch import RequestBatch
 from controller.states import PartitionState, ReplicaState
-from controller.testing.brokers import FakeBrokerChannel, RecordingSend, make_broker
+from controller.testing.brokers import FakeChannels, RecordingSend, make_broker
 from controller.testing.zookeeper import FakeDeletionZk, FakePartitionZk
 from controller.topic_deletion import TopicDeletionManager
 from controller.watchers import Watchers
@@ -54,7 +54,6 @@ from zkdata.client import KafkaZkClient
 from zkdata.errors import ControllerMovedError
 from zkdata.model import (
     EPOCH_DURING_DELETE,
-    Broker,
     LeaderAndIsr,
     LeaderIsrAndControllerEpoch,
     ReplicaAssignment,
@@ -501,20 +500,9 @@ def test_a_znode_that_cannot_be_removed_keeps_the_topic_queued(rig: Rig) -> None
 # -- the active controller's wiring -----------------------------------------------------------
 
 
-class Channels:
-    """The `connect` factory: one `FakeBrokerChannel` per broker."""
-
-    def __init__(self) -> None:
-        self.by_broker: dict[int, FakeBrokerChannel] = {}
-
-    def __call__(self, broker: Broker) -> FakeBrokerChannel:
-        self.by_broker[broker.id] = FakeBrokerChannel(broker.id)
-        return self.by_broker[broker.id]
-
-
 @pytest.fixture
 def active() -> Iterator[
-    tuple[ActiveController, queue.Queue[tuple[str, ev.ControllerEvent]], Channels]
+    tuple[ActiveController, queue.Queue[tuple[str, ev.ControllerEvent]], FakeChannels]
 ]:
     enqueued: queue.Queue[tuple[str, ev.ControllerEvent]] = queue.Queue()
     ctx = ControllerContext()
@@ -522,7 +510,7 @@ def active() -> Iterator[
     ctx.set_live_brokers([make_broker(1)])
     ctx.add_topic(DOOMED, {0: ReplicaAssignment((1,)), 1: ReplicaAssignment((1,))})
     ctx.queue_topic_deletion([DOOMED])
-    channels = Channels()
+    channels = FakeChannels()
     controller = ActiveController(
         CONTROLLER_ID,
         ctx,
@@ -538,7 +526,7 @@ def active() -> Iterator[
 
 
 def test_a_deleting_stop_replica_answer_only_enqueues_an_event_from_the_sender_thread(
-    active: tuple[ActiveController, queue.Queue[tuple[str, ev.ControllerEvent]], Channels],
+    active: tuple[ActiveController, queue.Queue[tuple[str, ev.ControllerEvent]], FakeChannels],
 ) -> None:
     controller, enqueued, _ = active
     controller.ctx.queue_topic_deletion([DOOMED])
@@ -556,7 +544,7 @@ def test_a_deleting_stop_replica_answer_only_enqueues_an_event_from_the_sender_t
 
 
 def test_a_stop_replica_without_delete_enqueues_nothing(
-    active: tuple[ActiveController, queue.Queue[tuple[str, ev.ControllerEvent]], Channels],
+    active: tuple[ActiveController, queue.Queue[tuple[str, ev.ControllerEvent]], FakeChannels],
 ) -> None:
     controller, enqueued, channels = active
     controller.batch.new_batch()

@@ -27,14 +27,16 @@ from rpc.errors import (
     RpcMalformed,
     RpcUnavailable,
 )
+from rpc.testing import RecordingHandlers
 from rpc.wire import BrokerControlClient, ClientApiClient, RpcServer
 from rpc.wire.status import from_grpc, mapped
 
 
-class _Broker:
+class _Broker(RecordingHandlers):
     """Answers Metadata after `release` when `block` is set; crashes on Produce."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.block = False
         self.released = threading.Event()
 
@@ -45,31 +47,6 @@ class _Broker:
 
     def produce(self, request: m.ProduceRequest) -> m.ProduceResponse:
         raise RuntimeError("handler crashed")
-
-    def fetch(self, request: m.FetchRequest) -> m.FetchResponse:
-        raise NotImplementedError
-
-    def offsets_for_leader_epoch(
-        self, request: m.OffsetsForLeaderEpochRequest
-    ) -> m.OffsetsForLeaderEpochResponse:
-        raise NotImplementedError
-
-    def leader_and_isr(self, request: m.LeaderAndIsrRequest) -> m.LeaderAndIsrResponse:
-        return m.LeaderAndIsrResponse(Errors.NONE, ())
-
-    def update_metadata(self, request: m.UpdateMetadataRequest) -> m.UpdateMetadataResponse:
-        return m.UpdateMetadataResponse(Errors.NONE)
-
-    def stop_replica(self, request: m.StopReplicaRequest) -> m.StopReplicaResponse:
-        return m.StopReplicaResponse(Errors.NONE, ())
-
-    def controlled_shutdown(
-        self, request: m.ControlledShutdownRequest
-    ) -> m.ControlledShutdownResponse:
-        return m.ControlledShutdownResponse(Errors.NONE, ())
-
-    def elect_leaders(self, request: m.ElectLeadersRequest) -> m.ElectLeadersResponse:
-        return m.ElectLeadersResponse(Errors.NONE, ())
 
 
 @pytest.fixture

@@ -1,0 +1,132 @@
+"""The catalog of historical bug switches: name, Kafka JIRAs, where the mechanism lives
+and what it does. Pure data; any thread.
+
+A switch's name is what `--bug-switches` / `BUG_SWITCHES` takes. Code that re-creates a
+bug asks `BugSwitches.on(<NAME constant>)`; the constants below are the only spelling.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+UNFENCED_ZK_WRITES = "kafka-6082"
+STALE_CONTROLLER_EPOCH = "kafka-1188"
+NO_BROKER_EPOCH = "kip-380"
+EMPTY_ISR = "kafka-5083"
+UNCLEAN_ELECTION = "unclean-election"
+STALE_ISR_CACHE = "kafka-2729"
+STUCK_BATCH = "kafka-2300"
+ENQUEUE_TIME_BROKERS = "kafka-3085"
+NO_TRUNCATION = "kip-101"
+ZOMBIE_CONTROLLER = "kafka-5310"
+SENDER_DROPS = "sender-drops"
+NO_RESUME = "kafka-1681"
+
+
+class Side(Enum):
+    """Which part of a broker process carries the mechanism."""
+
+    CONTROLLER = "controller"
+    BROKER = "broker"
+
+
+@dataclass(frozen=True, slots=True)
+class Bug:
+    """One switch: its name, the Kafka JIRAs (or findings) it comes from, and a line on
+    the mechanism it re-introduces."""
+
+    name: str
+    jiras: tuple[str, ...]
+    side: Side
+    mechanism: str
+
+
+CATALOG: tuple[Bug, ...] = (
+    Bug(
+        UNFENCED_ZK_WRITES,
+        ("KAFKA-6082",),
+        Side.CONTROLLER,
+        "controller ZooKeeper writes skip the /controller_epoch version check, so a "
+        "zombie controller overwrites partition state",
+    ),
+    Bug(
+        STALE_CONTROLLER_EPOCH,
+        ("KAFKA-1188", "KAFKA-4443"),
+        Side.BROKER,
+        "brokers obey LeaderAndIsr, StopReplica and UpdateMetadata from an older controller epoch",
+    ),
+    Bug(
+        NO_BROKER_EPOCH,
+        ("KIP-380", "KAFKA-5845"),
+        Side.BROKER,
+        "no broker epoch: a fast bounce is not detected and requests meant for the "
+        "previous incarnation are obeyed by the new one",
+    ),
+    Bug(
+        EMPTY_ISR,
+        ("KAFKA-5083",),
+        Side.CONTROLLER,
+        "the ISR is emptied when its last member dies instead of keeping that member",
+    ),
+    Bug(
+        UNCLEAN_ELECTION,
+        ("Jepsen 2013",),
+        Side.CONTROLLER,
+        "unclean leader election: an out-of-sync replica may become leader and "
+        "acknowledged writes are lost",
+    ),
+    Bug(
+        STALE_ISR_CACHE,
+        ("KAFKA-2729",),
+        Side.BROKER,
+        "a leader whose conditional ISR write fails never re-reads the partition state "
+        "and keeps a stale ISR and zkVersion",
+    ),
+    Bug(
+        STUCK_BATCH,
+        ("KAFKA-2300",),
+        Side.CONTROLLER,
+        "an exception while sending leaves the request batch non-empty and every later "
+        "state change of the controller fails",
+    ),
+    Bug(
+        ENQUEUE_TIME_BROKERS,
+        ("KAFKA-3085", "KAFKA-5502"),
+        Side.CONTROLLER,
+        "broker changes are decided on the broker list read when the watch fired, not "
+        "when the event is processed",
+    ),
+    Bug(
+        NO_TRUNCATION,
+        ("KIP-101",),
+        Side.BROKER,
+        "a returning leader or follower does not truncate its divergent tail by leader "
+        "epoch, so replicas diverge",
+    ),
+    Bug(
+        ZOMBIE_CONTROLLER,
+        ("KAFKA-1096", "KAFKA-5310"),
+        Side.CONTROLLER,
+        "a resigned controller keeps its context and goes on sending requests",
+    ),
+    Bug(
+        SENDER_DROPS,
+        ("controller channel",),
+        Side.CONTROLLER,
+        "the channel sender drops a request that failed instead of resending it",
+    ),
+    Bug(
+        NO_RESUME,
+        ("KAFKA-1681", "KAFKA-5310"),
+        Side.CONTROLLER,
+        "a new controller does not resume pending topic deletions or reassignments",
+    ),
+)
+
+_BY_NAME = {bug.name: bug for bug in CATALOG}
+
+
+def bug_named(name: str) -> Bug:
+    """The catalog entry of `name`; KeyError if there is none."""
+    return _BY_NAME[name]

@@ -1,0 +1,89 @@
+"""Where the control plane's TLS material lives, and loading it for one role.
+
+`<dir>/ca.crt` and `ca.key` are the cluster's CA; `<dir>/<role>.crt` and `<role>.key` the
+certificate and key of a role, `broker` (every broker: its gRPC server, the controller's
+and the replica fetchers' channels) or `client` (the CLI, the workload, chaos runs, the
+benchmarks). A certificate's common name is its role. Loading needs no `cryptography`,
+so the broker image can read the files without it.
+
+A tool (the CLI, the workload, the benchmarks) is told its TLS directory by an option or
+`TLS_DIR`; `tls_dir_choice` turns that into a directory or plaintext, defaulting to
+`.secrets/tls` of the working directory (the repository, where `make` runs) when it exists.
+Any thread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: Where `make setup` writes the TLS material, relative to the repository.
+DEFAULT_TLS_DIR = Path(".secrets/tls")
+#: The value of a TLS directory option that asks for plaintext.
+OFF = "off"
+CA = "ca"
+BROKER = "broker"
+CLIENT = "client"
+ROLES = (BROKER, CLIENT)
+
+
+class TlsMaterialError(Exception):
+    """The TLS directory lacks a file a role needs, or cannot be read."""
+
+
+@dataclass(frozen=True, slots=True)
+class TlsFiles:
+    """The file layout of one TLS directory (`.secrets/tls` by default)."""
+
+    directory: Path
+
+    def cert(self, name: str) -> Path:
+        """The PEM certificate of `name` (`ca`, `broker`, `client`)."""
+        return self.directory / f"{name}.crt"
+
+    def key(self, name: str) -> Path:
+        """The PEM private key of `name`."""
+        return self.directory / f"{name}.key"
+
+
+@dataclass(frozen=True, slots=True)
+class TlsIdentity:
+    """What one role presents and trusts: the CA's certificate, its own and its key (PEM)."""
+
+    role: str
+    ca_pem: bytes
+    cert_pem: bytes
+    #: Never in the repr: identities end up in test reports and logs.
+    key_pem: bytes = field(repr=False)
+
+
+def tls_dir_choice(raw: str | None, default: Path = DEFAULT_TLS_DIR) -> Path | None:
+    """The TLS directory a tool was given as `raw` ('off': None, plaintext); unset or
+    empty: `default` if it exists, else None."""
+    if raw is not None and raw.strip():
+        return None if raw.strip().lower() == OFF else Path(raw.strip())
+    return default if default.is_dir() else None
+
+
+def client_identity(directory: Path | None) -> TlsIdentity | None:
+    """The client role's identity from `directory`, or None (plaintext) without one."""
+    return load_identity(directory, CLIENT) if directory is not None else None
+
+
+def load_identity(directory: Path, role: str) -> TlsIdentity:
+    """The identity of `role` from a TLS directory; `TlsMaterialError` if a file is missing."""
+    if role not in ROLES:
+        raise TlsMaterialError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
+    files = TlsFiles(directory)
+    try:
+        return TlsIdentity(
+            role,
+            files.cert(CA).read_bytes(),
+            files.cert(role).read_bytes(),
+            files.key(role).read_bytes(),
+        )
+    except OSError as exc:
+        raise TlsMaterialError(
+            f"cannot read the {role} TLS material in {directory} ({exc.strerror}: "
+            f"{exc.filename}); run `make setup` or `python -m security init`"
+        ) from exc

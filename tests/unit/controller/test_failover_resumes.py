@@ -1,0 +1,94 @@
+"""What `ActiveController.on_failover` resumes, and bug switch `kafka-1681`: by default a
+new controller queues the topic deletions `/admin/delete_topics` asks for and resumes the
+reassignments in flight; with the switch it does neither (they wait until their znode
+changes again), while the rest of the failover runs as before.
+
+The duties are recording stand-ins and ZooKeeper a stub that answers the few reads the
+failover makes itself: no broker, no partition, one deletion request for "doomed".
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+from bugs import NO_BUGS, BugSwitches
+from bugs.catalog import NO_RESUME
+from controller.active import ActiveController, ControllerConfig
+from controller.context import ControllerContext
+from controller.testing.brokers import FakeChannels
+from controller.watchers import Watchers
+from eventlog import EventKind
+from eventlog.testing import RecordingEventLog
+from zkdata import paths
+from zkdata.client import BrokerListing, KafkaZkClient
+from zkdata.model import TopicPartition
+from zkdata.pipelined_reads import Reads
+
+
+class StubZk:
+    """The reads `on_failover` makes itself; watches are accepted and never fire."""
+
+    kazoo = None
+
+    def watch_children(self, path: str, callback: object) -> list[str]:
+        return ["doomed"] if path == paths.DELETE_TOPICS else []
+
+    def watch_exists(self, path: str, callback: object) -> bool:
+        return False
+
+    def get_all_brokers(self) -> BrokerListing:
+        return BrokerListing({}, {})
+
+    def get_partition_states(
+        self, partitions: list[TopicPartition]
+    ) -> Reads[TopicPartition, object]:
+        return Reads({}, {})
+
+
+class Duty:
+    """Records every call made to it, by method name and arguments."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, tuple[object, ...]]] = []
+
+    def __getattr__(self, name: str) -> object:
+        def record(*args: object) -> None:
+            self.calls.append((name, tuple(list(a) if isinstance(a, list) else a for a in args)))
+
+        return record
+
+
+def _failover(switches: BugSwitches) -> tuple[Duty, Duty, RecordingEventLog]:
+    events = RecordingEventLog()
+    active = ActiveController(
+        9,
+        ControllerContext(),
+        cast(KafkaZkClient, StubZk()),
+        events,
+        Watchers(lambda _: None),
+        ControllerConfig(bug_switches=switches),
+        FakeChannels(),
+    )
+    deletion, reassignments = Duty(), Duty()
+    active.deletion = deletion  # type: ignore[assignment]
+    active.reassignments = reassignments  # type: ignore[assignment]
+    active.topics = Duty()  # type: ignore[assignment]
+    active.elections = Duty()  # type: ignore[assignment]
+    try:
+        active.on_failover()
+    finally:
+        active.channels.shutdown()
+    return deletion, reassignments, events
+
+
+def test_a_new_controller_resumes_deletions_and_reassignments() -> None:
+    deletion, reassignments, _ = _failover(NO_BUGS)
+    assert deletion.calls == [("init", (["doomed"],)), ("try_topic_deletion", ())]
+    assert reassignments.calls == [("on_failover", ())]
+
+
+def test_kafka_1681_a_new_controller_resumes_nothing() -> None:
+    deletion, reassignments, events = _failover(BugSwitches(frozenset({NO_RESUME})))
+    assert deletion.calls == [("init", ([],)), ("try_topic_deletion", ())]
+    assert reassignments.calls == []
+    assert len(events.of_kind(EventKind.CONTROLLER_FAILOVER_DONE)) == 1
