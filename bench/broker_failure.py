@@ -7,7 +7,8 @@ Runbook, on a running, settled stage (`bench.stage`) whose floors were measured:
 2. kill -9 the non-controller broker leading the most partitions (flame graphs of the
    survivors meanwhile).
 3. Detection is the controller's `broker_change` naming it dead (one session timeout
-   after the kill); the change is done when every live broker accepted the last control
+   after the kill); the change is done when the controller has taken the dead broker's
+   replicas offline (its last step) and every live broker accepted the last control
    request it caused (`bench.applied`).
 4. Check that the dead broker leads nothing; restart it and let the cluster settle.
 
@@ -27,6 +28,8 @@ from bench.stage import Stage, profile_lines
 from eventlog import EventKind
 
 MEASURE = "broker_failure"
+#: The replica state a dead broker's replicas reach, as `replica_state_change` names it.
+OFFLINE_REPLICA = "OfflineReplica"
 
 
 def busiest_follower(stage: Stage, controller: int) -> tuple[int, int]:
@@ -49,6 +52,15 @@ def measure(stage: Stage, layout: ClusterLayout, floors: Floors) -> tuple[list[M
         stage.fleet.kill(victim)
         change = stage.fleet.wait_event(
             controller, EventKind.BROKER_CHANGE, stage.after_session_s, dead=victim
+        )
+        # the handling ends with the dead broker's replicas going offline; the controller
+        # may write no event for seconds before that, so quiet logs alone do not say so
+        stage.fleet.wait_event(
+            controller,
+            EventKind.REPLICA_STATE_CHANGE,
+            stage.timeout_s,
+            broker_id=victim,
+            target=OFFLINE_REPLICA,
         )
         bound = stage.wait_answered(tally)
     window = applied_window(stage.logs(), controller, None, int(change["ts"]), bound)

@@ -219,7 +219,7 @@ class BrokerFleet:
         return time.monotonic() - started
 
     def wait_event(
-        self, broker_id: int, kind: EventKind, timeout: float, **fields: object
+        self, broker_id: int, kind: EventKind, timeout: float, /, **fields: object
     ) -> dict[str, Any]:
         """The first `kind` event broker `broker_id` writes from now on whose fields hold
         `fields` (a list field holds a value when it contains it)."""
@@ -240,6 +240,41 @@ class BrokerFleet:
             found,
             timeout=timeout,
             message=f"broker {broker_id} wrote no {kind} event with {fields}",
+            interval=POLL_INTERVAL_S,
+        )
+
+    def wait_total(
+        self,
+        broker_id: int,
+        kind: EventKind,
+        counted: str,
+        total: int,
+        timeout: float,
+        /,
+        **fields: object,
+    ) -> None:
+        """Until the `kind` events broker `broker_id` writes from now on whose fields hold
+        `fields` add up to `total` in their `counted` field (e.g. the partitions of
+        `partition_state_change` events to OnlinePartition)."""
+        tail = EventTail(self.event_log(broker_id))
+        tail.new_lines()
+        marker = _kind_marker(kind)
+        seen = 0
+
+        def reached() -> bool:
+            nonlocal seen
+            self.check_alive()
+            for line in tail.new_lines():
+                if marker in line:
+                    event = json.loads(line)
+                    if all(_holds(event.get(k), v) for k, v in fields.items()):
+                        seen += int(event.get(counted, 0))
+            return seen >= total
+
+        wait_until(
+            reached,
+            timeout=timeout,
+            message=lambda: f"broker {broker_id}: {kind} events add up to {seen} of {total}",
             interval=POLL_INTERVAL_S,
         )
 

@@ -26,12 +26,15 @@ from bench.layout import ClusterLayout, znodes
 from bench.populate import populate
 from bench.report import Measure
 from bench.stage import Stage, profile_lines
+from eventlog import EventKind
 from harness.zk_ensemble import new_chroot, open_client
 from zkdata import paths
 from zkdata.fenced_writes import MAX_OPS_PER_MULTI
 from zkdata.znodes import TopicZNode
 
 MEASURE = "topic_creation"
+#: The partition state new partitions reach, as `partition_state_change` names it.
+ONLINE_PARTITION = "OnlinePartition"
 
 
 def _create_floor(root_connect: str, layout: ClusterLayout, repetitions: int) -> float:
@@ -80,6 +83,16 @@ def measure(
         tally = stage.watch_requests(controller, stage.fleet.broker_ids)
         start_ms = int(time.time() * 1000)
         _create_topics(stage.connect, layout)
+        # every new partition reaches OnlinePartition on the controller first; it may write
+        # no event for seconds before, so quiet logs alone do not say the work is done
+        stage.fleet.wait_total(
+            controller,
+            EventKind.PARTITION_STATE_CHANGE,
+            "partitions",
+            n,
+            stage.timeout_s,
+            target=ONLINE_PARTITION,
+        )
         bound = stage.wait_answered(tally)
     window = applied_window(stage.logs(), controller, None, start_ms, bound)
     online = sum(1 for leader in stage.leaders().values() if leader >= 0)
