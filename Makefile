@@ -25,8 +25,8 @@ help:
 	@echo "make chaos-heal         undo whatever faults a killed chaos run left"
 	@echo "make chaos-bugs         hunt the historical bug switches on a project of its own (BUGS=a,b SEEDS=1,2)"
 	@echo "make report             verdicts, figures and pictures of every run under runs/ (RUNS=dir ...)"
-	@echo "make bench              controller failover for 10,000 partitions vs. a ZooKeeper floor (BENCH_ARGS=...)"
-	@echo "make bench-quick        the same with 1,000 partitions"
+	@echo "make bench              every measure at scale vs. floors of the same run, one table (BENCH_ARGS=--partitions 100000 ...)"
+	@echo "make bench-quick        the same, every measure at 1,000 partitions"
 	@echo "make bench-produce      acks=all and acks=1 produce throughput vs. a gRPC round-trip floor"
 	@echo "make bench-produce-quick the same for 3 s per acks setting"
 	@echo "make bench-pipeline     the report's Spark jobs over 1,000,000 records vs. a plain read (also in make bench)"
@@ -139,12 +139,14 @@ REPORT_OUT ?= runs/report
 report: setup
 	@$(PY) -m pipeline report $(foreach r,$(RUNS),--runs $(r)) --out $(REPORT_OUT) $(if $(MASTER),--master $(MASTER))
 
+# One benchmark invocation per line; each prints its table and adds its JSON lines to
+# bench/results/latest.jsonl (lines of the same RUN_ID are kept together).
 bench: setup
-	@$(PY) -m bench.failover $(BENCH_ARGS)
+	@$(PY) -m bench all $(BENCH_ARGS)
 	@$(MAKE) --no-print-directory bench-pipeline
 
 bench-quick: setup
-	@$(PY) -m bench.failover --partitions 1000 --rounds 2 $(BENCH_ARGS)
+	@$(PY) -m bench all --quick $(BENCH_ARGS)
 
 bench-produce: setup
 	@$(PY) -m bench.produce $(BENCH_ARGS)

@@ -6,11 +6,11 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from bench import failover, produce
+from bench import failover, produce, suite
 from bench.arguments import parse_settings
 from bench.runner import run_benchmark
 
-BENCHMARKS = {b.name: b for b in (failover.BENCHMARK, produce.BENCHMARK)}
+BENCHMARKS = {b.name: b for b in (failover.BENCHMARK, produce.BENCHMARK, suite.BENCHMARK)}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -16,7 +16,7 @@ import argparse
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bench.layout import ClusterLayout
@@ -26,10 +26,12 @@ from bench.settings import (
     FAILOVER,
     PRODUCE,
     REPO_ROOT,
+    SUITE,
     FailoverOptions,
     PipelineSettings,
     ProduceOptions,
     Settings,
+    SuiteOptions,
 )
 from rpc.limits import MAX_MESSAGE_BYTES
 from security.tls_files import DEFAULT_TLS_DIR, tls_dir_choice
@@ -43,6 +45,7 @@ QUICK_FLOOR_S = 2.0
 #: Produce requests must fit gRPC's message cap (`rpc.limits.MAX_MESSAGE_BYTES`) with room.
 MAX_BATCH_BYTES = MAX_MESSAGE_BYTES // 2
 MAX_PRODUCERS = 64
+_SUITE_PREFIX = "bench-all"
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,13 +73,41 @@ _DEFAULTS = {
         timeout_s=120.0,
         out_prefix="bench-produce",
     ),
+    SUITE: _Defaults(
+        "Every measure of the controller and the data plane at scale (failover at 1,000 "
+        "and 10,000 partitions, broker failure, controlled shutdown, topic creation, "
+        "produce), each against floors measured on the same ensemble in the same run, in "
+        "one table. --partitions adds a failover size (e.g. 100000).",
+        partitions=10_000,
+        timeout_s=300.0,
+        out_prefix=_SUITE_PREFIX,
+    ),
 }
+#: A quick suite: every measure, small.
+QUICK_SUITE = SuiteOptions(
+    sizes=(1_000,),
+    scenario_partitions=1_000,
+    creation_topics=100,
+    floor_repetitions=1,
+    produce=ProduceOptions(duration_s=QUICK_DURATION_S, floor_s=QUICK_FLOOR_S),
+)
 
 
 def _add_shared(parser: argparse.ArgumentParser, defaults: _Defaults) -> None:
-    parser.add_argument(
-        "--partitions", type=int, default=defaults.partitions, help=f"default {defaults.partitions}"
-    )
+    if defaults.out_prefix == _SUITE_PREFIX:
+        parser.add_argument(
+            "--partitions",
+            type=int,
+            default=None,
+            help="a further failover size next to 1,000 and 10,000 (e.g. 100000)",
+        )
+    else:
+        parser.add_argument(
+            "--partitions",
+            type=int,
+            default=defaults.partitions,
+            help=f"default {defaults.partitions}",
+        )
     parser.add_argument("--brokers", type=int, default=3, help="broker processes (default 3)")
     parser.add_argument(
         "--session-timeout-ms",
@@ -152,9 +183,17 @@ def _add_produce(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_suite(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--no-produce", action="store_true", help="skip the produce measures")
+    parser.add_argument("--no-profile", action="store_true", help="no py-spy flame graphs")
+    parser.add_argument(
+        "--quick", action="store_true", help="every measure at 1,000 partitions, produce 3 s"
+    )
+
+
 def _fill(parser: argparse.ArgumentParser, benchmark: str) -> argparse.ArgumentParser:
     _add_shared(parser, _DEFAULTS[benchmark])
-    (_add_failover if benchmark == FAILOVER else _add_produce)(parser)
+    {FAILOVER: _add_failover, PRODUCE: _add_produce, SUITE: _add_suite}[benchmark](parser)
     parser.set_defaults(benchmark=benchmark)
     return parser
 
@@ -212,17 +251,26 @@ def _settings(args: argparse.Namespace) -> Settings:
         raise ValueError(f"{out} already holds a run; choose another --out")
     if args.brokers < 1:
         raise ValueError("--brokers must be at least 1")
-    if args.partitions < 1:
+    if args.benchmark == SUITE:
+        suite = _suite(args)
+        partitions = max(suite.sizes)
+    else:
+        partitions = args.partitions
+    if partitions < 1:
         raise ValueError("--partitions must be at least 1")
     low, high = SESSION_TIMEOUT_RANGE_MS
     if not low <= args.session_timeout_ms <= high:
         raise ValueError(f"--session-timeout-ms must be within {low}..{high}")
     if args.timeout <= 0:
         raise ValueError("--timeout must be positive")
-    options = _failover(args) if args.benchmark == FAILOVER else _produce(args)
+    options: FailoverOptions | ProduceOptions | SuiteOptions
+    if args.benchmark == SUITE:
+        options = suite
+    else:
+        options = _failover(args) if args.benchmark == FAILOVER else _produce(args)
     return Settings(
         benchmark=args.benchmark,
-        partitions=args.partitions,
+        partitions=partitions,
         brokers=args.brokers,
         session_timeout_ms=args.session_timeout_ms,
         timeout_s=args.timeout,
@@ -231,6 +279,19 @@ def _settings(args: argparse.Namespace) -> Settings:
         options=options,
         tls_dir=_tls_dir(args.tls_dir),
     )
+
+
+def _suite(args: argparse.Namespace) -> SuiteOptions:
+    suite = QUICK_SUITE if args.quick else SuiteOptions()
+    if args.brokers < 3:
+        raise ValueError("the suite needs at least 3 brokers (replication factor 3)")
+    if args.partitions is not None:
+        if args.partitions < suite.topics:
+            raise ValueError(f"--partitions must be at least {suite.topics}")
+        suite = replace(suite, sizes=tuple(sorted({*suite.sizes, args.partitions})))
+    if args.no_produce:
+        suite = replace(suite, produce=None)
+    return replace(suite, profile=not args.no_profile)
 
 
 def _tls_dir(raw: str | None) -> Path | None:

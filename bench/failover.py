@@ -24,16 +24,36 @@ from __future__ import annotations
 import statistics
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bench import console
-from bench.floor import FloorError, ReadSample, WriteSample, read_once, write_floor
+from bench.applied import AppliedWindow, applied_window
+from bench.cluster_ready import broker_port
+from bench.floor import (
+    FloorError,
+    Floors,
+    ReadSample,
+    WriteSample,
+    read_once,
+    rpc_floor,
+    write_floor,
+)
 from bench.layout import ClusterLayout, znodes
 from bench.populate import PopulateError, PopulateResult, populate
 from bench.report import Measure, Report, ratio
-from bench.rounds import AFTER_KILL, FIRST_ELECTION, RoundPlan, RoundResult, run_rounds
+from bench.rounds import (
+    AFTER_KILL,
+    FIRST_ELECTION,
+    RoundPlan,
+    RoundResult,
+    round_result,
+    run_rounds,
+    say_round,
+)
 from bench.runner import Benchmark, Cluster, main
 from bench.settings import FAILOVER, Settings
+from bench.stage import Stage, profile_lines
 from harness.zk_ensemble import open_client
 
 
@@ -51,6 +71,93 @@ def measure(settings: Settings, cluster: Cluster) -> Report:
     plan = RoundPlan(options.rounds, settings.session_timeout_ms, settings.timeout_s)
     rounds = run_rounds(plan, cluster.fleet, cluster.connect)
     return report(settings, populated, reads, writes, rounds)
+
+
+@dataclass(frozen=True, slots=True)
+class SizeResult:
+    """The failover measures of one cluster size, the floors measured for it, and notes."""
+
+    rows: list[Measure]
+    floors: Floors
+    notes: list[str]
+
+
+def measure_size(stage: Stage, layout: ClusterLayout, repetitions: int) -> SizeResult:
+    """On a fresh stage: populate `layout`, measure the floors, start the brokers (first
+    election), then kill -9 the controller. Each failover is timed from the new
+    controller's election until every live broker accepted the last request it caused.
+    The brokers run afterwards, with the killed one restarted and settled."""
+    n = layout.partitions
+    _populate(stage.connect, layout, stage.name)
+    reads = _read_floor(stage.connect, layout, repetitions)
+    writes = _write_floor(stage.connect, layout, repetitions)
+    first = run_rounds(
+        RoundPlan(1, stage.session_timeout_ms, stage.timeout_s), stage.fleet, stage.connect
+    )[0]
+    port = broker_port(stage.fleet, first.controller_id)
+    floors = Floors(
+        min(reads, key=lambda r: r.seconds),
+        min(w.seconds for w in writes),
+        writes[0].writes,
+        rpc_floor(port, layout, repetitions, stage.tls_dir),
+    )
+    console.detail(
+        f"floor: gRPC round trip of a {n:,}-partition LeaderAndIsr {floors.rpc_s * 1000:.1f} ms"
+    )
+    victim = first.controller_id
+    survivors = [b for b in stage.fleet.broker_ids if b != victim]
+    console.phase(f"{stage.name}: kill -9 the controller, broker {victim}")
+    with stage.profiled("failover", survivors) as profiles:
+        tallies = [stage.watch_requests(b, survivors) for b in survivors]  # the next controller's
+        killed_at = stage.fleet.kill(victim)
+        done = stage.fleet.wait_failover_done(first.controller_epoch, stage.after_session_s)
+        tally = tallies[survivors.index(done.broker_id)]
+        bound = stage.wait_answered(tally)
+    after = round_result(2, AFTER_KILL, stage.fleet, done)
+    after = replace(after, killed_broker=victim, kill_to_done_s=done.ts_ms / 1000 - killed_at)
+    say_round(after)
+    window = _window(stage, after, bound)
+    stage.restart(victim)
+    row = _failover_row("controller_failover", "failover after kill -9", n, window, floors, after)
+    return SizeResult([row], floors, list(profile_lines(profiles)))
+
+
+def _window(stage: Stage, result: RoundResult, bound_ts: int) -> AppliedWindow:
+    start = result.timeline.elected_ts
+    if start is None:
+        raise RuntimeError(f"round {result.number}: no controller_elected event")
+    return applied_window(
+        stage.logs(), result.controller_id, result.controller_epoch, start, bound_ts
+    )
+
+
+def _failover_row(
+    name: str, label: str, n: int, window: AppliedWindow, floors: Floors, result: RoundResult
+) -> Measure:
+    states = window.states_written
+    figure = window.seconds if window.seconds is not None else float("nan")
+    return Measure(
+        name,
+        f"{label}, {n:,} partitions",
+        n,
+        figure,
+        floors.of(reload=True, states=states),
+        floors.phrase(reload=True, states=states),
+        note=(
+            f"{window.leaders_elected:,} leaders moved; "
+            f"controller's own part {result.duration_s:.2f} s"
+        ),
+        extra={
+            "controller_seconds": round(result.duration_s, 6),
+            "loading_seconds": result.timeline.load_s,
+            "states_written": states,
+            "requests_accepted": window.requests_accepted,
+            "read_floor_seconds": round(floors.read.seconds, 6),
+            "write_floor_seconds": round(floors.write_of(states), 6),
+            "rpc_floor_seconds": round(floors.rpc_s, 6),
+            "kill_to_done_seconds": result.kill_to_done_s,
+        },
+    )
 
 
 def _populate(connect: str, layout: ClusterLayout, chroot: str) -> PopulateResult:

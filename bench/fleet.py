@@ -32,6 +32,10 @@ def _kind_marker(kind: EventKind) -> str:
 _FAILOVER_DONE = _kind_marker(EventKind.CONTROLLER_FAILOVER_DONE)
 
 
+def _holds(found: object, wanted: object) -> bool:
+    return wanted in found if isinstance(found, list) else found == wanted
+
+
 class BrokerDiedError(RuntimeError):
     """A broker process the benchmark expects to be running has exited."""
 
@@ -151,6 +155,12 @@ class BrokerFleet:
         member.process.kill()
         return killed_at
 
+    def terminate(self, broker_id: int, timeout: float) -> int:
+        """SIGTERM one broker and wait for it to exit (controlled shutdown); its exit code."""
+        member = self._members[broker_id]
+        member.expected_running = False
+        return member.process.terminate(timeout)
+
     def kill_all(self) -> None:
         """SIGKILL every broker this fleet started (safe to call more than once)."""
         for member in self._members.values():
@@ -207,6 +217,66 @@ class BrokerFleet:
             interval=POLL_INTERVAL_S,
         )
         return time.monotonic() - started
+
+    def wait_event(
+        self, broker_id: int, kind: EventKind, timeout: float, /, **fields: object
+    ) -> dict[str, Any]:
+        """The first `kind` event broker `broker_id` writes from now on whose fields hold
+        `fields` (a list field holds a value when it contains it)."""
+        tail = EventTail(self.event_log(broker_id))
+        tail.new_lines()  # what was written before the call does not count
+        marker = _kind_marker(kind)
+
+        def found() -> dict[str, Any] | None:
+            self.check_alive()
+            for line in tail.new_lines():
+                if marker in line:
+                    event: dict[str, Any] = json.loads(line)
+                    if all(_holds(event.get(k), v) for k, v in fields.items()):
+                        return event
+            return None
+
+        return wait_until(
+            found,
+            timeout=timeout,
+            message=f"broker {broker_id} wrote no {kind} event with {fields}",
+            interval=POLL_INTERVAL_S,
+        )
+
+    def wait_total(
+        self,
+        broker_id: int,
+        kind: EventKind,
+        counted: str,
+        total: int,
+        timeout: float,
+        /,
+        **fields: object,
+    ) -> None:
+        """Until the `kind` events broker `broker_id` writes from now on whose fields hold
+        `fields` add up to `total` in their `counted` field (e.g. the partitions of
+        `partition_state_change` events to OnlinePartition)."""
+        tail = EventTail(self.event_log(broker_id))
+        tail.new_lines()
+        marker = _kind_marker(kind)
+        seen = 0
+
+        def reached() -> bool:
+            nonlocal seen
+            self.check_alive()
+            for line in tail.new_lines():
+                if marker in line:
+                    event = json.loads(line)
+                    if all(_holds(event.get(k), v) for k, v in fields.items()):
+                        seen += int(event.get(counted, 0))
+            return seen >= total
+
+        wait_until(
+            reached,
+            timeout=timeout,
+            message=lambda: f"broker {broker_id}: {kind} events add up to {seen} of {total}",
+            interval=POLL_INTERVAL_S,
+        )
 
     def check_alive(self) -> bool:
         """True; `BrokerDiedError` with the log tail if a broker that should be running has

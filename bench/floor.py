@@ -7,7 +7,13 @@
 - Write floor: one `FencedWriter.write` of a SetData per partition state (multis of
   1,000, each behind the `/controller_epoch` check), pipelined, on a connected session.
   It rewrites each state with its current bytes, so the cluster does not change; only
-  the zkVersions grow.
+  the zkVersions grow. A change that writes K states is compared with K times the best
+  per-state cost.
+- RPC floor: one LeaderAndIsr naming every partition, sent to a broker with a stale
+  controller epoch: the broker parses all of it and answers at once, so the round trip
+  is the gRPC cost of a request of that size.
+
+`Floors` holds a run's three and sums what one measure's work needs.
 
 Each floor is measured `repetitions` times and the best is kept. Blocks the main thread.
 """
@@ -17,15 +23,22 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from kazoo.client import KazooClient
 
-from bench.layout import ClusterLayout, initial_state
+from bench.layout import INITIAL_CONTROLLER_EPOCH, ClusterLayout, initial_state
 from harness.zk_ensemble import open_client
+from rpc import messages as m
+from rpc.wire import BrokerControlClient
+from security.tls_files import BROKER, load_identity
 from zkdata import paths
 from zkdata.fenced_writes import MAX_OPS_PER_MULTI, FencedWriter, SetData
 from zkdata.model import TopicAssignment
 from zkdata.znodes import TopicPartitionStateZNode, TopicZNode
+
+#: Deadline of one floor RPC (a busy 2-core box can take seconds for 100,000 partitions).
+RPC_TIMEOUT_S = 120.0
 
 
 class FloorError(RuntimeError):
@@ -140,3 +153,66 @@ def write_floor(connect: str, layout: ClusterLayout, repetitions: int) -> list[W
     with open_client(connect) as zk:
         rewriter = StateRewriter(zk, layout)
         return [rewriter.write_once() for _ in range(repetitions)]
+
+
+def rpc_floor(
+    port: int, layout: ClusterLayout, repetitions: int, tls_dir: Path | None = None
+) -> float:
+    """Best round trip of a LeaderAndIsr of every partition, refused as stale by the
+    broker on `port` (which must have seen a controller epoch above the initial one). Over
+    mutual TLS with the broker's certificate from `tls_dir` when given (LeaderAndIsr is a
+    broker-only method)."""
+    tls = load_identity(tls_dir, BROKER) if tls_dir is not None else None
+    states = tuple(
+        m.LeaderAndIsrPartitionState(
+            topic=topic,
+            partition=partition,
+            controller_epoch=INITIAL_CONTROLLER_EPOCH,
+            leader=replicas.replicas[0],
+            leader_epoch=0,
+            isr=replicas.replicas,
+            zk_version=0,
+            replicas=replicas.replicas,
+        )
+        for topic, assignment in layout.assignments().items()
+        for partition, replicas in assignment.partitions.items()
+    )
+    request = m.LeaderAndIsrRequest(
+        m.ControlHeader(
+            controller_id=0, controller_epoch=INITIAL_CONTROLLER_EPOCH, broker_epoch=-1
+        ),
+        states,
+    )
+    best = float("inf")
+    with BrokerControlClient(f"127.0.0.1:{port}", timeout_s=RPC_TIMEOUT_S, tls=tls) as client:
+        for _ in range(repetitions):
+            started = time.perf_counter()
+            client.leader_and_isr(request)
+            best = min(best, time.perf_counter() - started)
+    return best
+
+
+@dataclass(frozen=True, slots=True)
+class Floors:
+    """The floors of one cluster size: the best reload, the best fenced write of every
+    state (`write_s` for `writes` states) and the best RPC round trip of all partitions."""
+
+    read: ReadSample
+    write_s: float
+    writes: int
+    rpc_s: float
+
+    def write_of(self, states: int) -> float:
+        """The fenced-write floor of `states` state znodes (per-state cost x states)."""
+        return self.write_s / self.writes * states if self.writes else 0.0
+
+    def of(self, *, reload: bool, states: int) -> float:
+        """The floor of a change: the reload if it reads everything, its writes, one RPC."""
+        return (self.read.seconds if reload else 0.0) + self.write_of(states) + self.rpc_s
+
+    def phrase(self, *, reload: bool, states: int) -> str:
+        """What `of` adds up, in words."""
+        parts = [f"pipelined read of {self.read.znodes:,} znodes"] if reload else []
+        parts.append(f"fenced multi writes of {states:,} states")
+        parts.append(f"gRPC round trip of a {self.read.states:,}-partition request")
+        return " + ".join(parts)

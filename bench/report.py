@@ -161,9 +161,21 @@ def result_lines(
     ]
 
 
-def write_results(results_dir: Path, lines: Sequence[Mapping[str, Any]], stamp: str) -> Path:
+def read_results(path: Path) -> list[dict[str, Any]]:
+    """The JSON lines of a results file (none if it does not exist)."""
+    if not path.exists():
+        return []
+    text = path.read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def write_results(
+    results_dir: Path, lines: Sequence[Mapping[str, Any]], stamp: str, run_id: str | None = None
+) -> Path:
     """Write `lines` to `results_dir/<stamp>.jsonl` (a new file: `-2`, `-3`... if taken)
-    and replace `results_dir/latest.jsonl` with a copy; returns the dated path."""
+    and replace `results_dir/latest.jsonl` with a copy; returns the dated path. When
+    `latest.jsonl` holds lines of the same `run_id` (several benchmarks of one
+    `make bench`), the new lines are added to it instead."""
     results_dir.mkdir(parents=True, exist_ok=True)
     dated = results_dir / f"{stamp}.jsonl"
     n = 1
@@ -176,7 +188,15 @@ def write_results(results_dir: Path, lines: Sequence[Mapping[str, Any]], stamp: 
             writer.append(json.dumps(line, separators=(",", ":"), sort_keys=False))
     finally:
         writer.close()
+    latest = results_dir / LATEST
+    earlier = read_results(latest)
+    same_run = run_id is not None and earlier and all(e.get("run_id") == run_id for e in earlier)
     partial = results_dir / f".{LATEST}.partial"
-    shutil.copyfile(dated, partial)
-    os.replace(partial, results_dir / LATEST)
+    if same_run:
+        shutil.copyfile(latest, partial)
+        with open(partial, "ab") as out, open(dated, "rb") as new_lines:
+            shutil.copyfileobj(new_lines, out)
+    else:
+        shutil.copyfile(dated, partial)
+    os.replace(partial, latest)
     return dated

@@ -90,9 +90,9 @@ def run_rounds(plan: RoundPlan, fleet: BrokerFleet, connect: str) -> list[RoundR
         console.detail("every broker registered; releasing /controller")
     released_at = time.time()  # closing the session deleted the ephemeral /controller
     done = fleet.wait_failover_done(after_epoch=held.epoch, timeout=plan.timeout_s)
-    first = _round_result(1, FIRST_ELECTION, fleet, done)
+    first = round_result(1, FIRST_ELECTION, fleet, done)
     first = replace(first, release_to_done_s=done.ts_ms / 1000 - released_at)
-    _say_round(first)
+    say_round(first)
     rounds = [first]
     _settle(plan, fleet, fleet.broker_ids)
     for number in range(2, plan.rounds + 1):
@@ -107,7 +107,7 @@ def run_rounds(plan: RoundPlan, fleet: BrokerFleet, connect: str) -> list[RoundR
         done = fleet.wait_failover_done(
             after_epoch=previous.controller_epoch, timeout=plan.after_session_s
         )
-        result = _round_result(number, AFTER_KILL, fleet, done)
+        result = round_result(number, AFTER_KILL, fleet, done)
         elected_ts = result.timeline.elected_ts
         result = replace(
             result,
@@ -115,7 +115,7 @@ def run_rounds(plan: RoundPlan, fleet: BrokerFleet, connect: str) -> list[RoundR
             kill_to_done_s=done.ts_ms / 1000 - killed_at,
             kill_to_elected_s=None if elected_ts is None else elected_ts / 1000 - killed_at,
         )
-        _say_round(result)
+        say_round(result)
         rounds.append(result)
         if number < plan.rounds:
             console.phase(f"restarting broker {victim}")
@@ -124,7 +124,7 @@ def run_rounds(plan: RoundPlan, fleet: BrokerFleet, connect: str) -> list[RoundR
     return rounds
 
 
-def _round_result(number: int, kind: str, fleet: BrokerFleet, done: FailoverDone) -> RoundResult:
+def round_result(number: int, kind: str, fleet: BrokerFleet, done: FailoverDone) -> RoundResult:
     logs = {broker_id: fleet.event_log(broker_id) for broker_id in fleet.broker_ids}
     return RoundResult(
         number=number,
@@ -136,7 +136,7 @@ def _round_result(number: int, kind: str, fleet: BrokerFleet, done: FailoverDone
     )
 
 
-def _say_round(result: RoundResult) -> None:
+def say_round(result: RoundResult) -> None:
     """Progress lines for one round: the figures, the milestones, anything suspicious."""
     t = result.timeline
     console.detail(

@@ -36,10 +36,12 @@ from bench import console
 from bench.arguments import parse_settings
 from bench.fleet import BrokerDiedError, BrokerFleet
 from bench.machine import environment, machine, utc_now
+from bench.plot import plot_results
 from bench.report import (
     LATEST,
     Report,
     bench_json,
+    read_results,
     render_table,
     result_lines,
     write_json,
@@ -55,6 +57,9 @@ ZK_SERVERS = 3
 #: The box's CPU is sampled this long before the run; above `BUSY_WARNING` busy, a warning.
 BUSY_SAMPLE_S = 1.0
 BUSY_WARNING = 0.15
+LATEST_PICTURE = "latest.png"
+#: Set by the Makefile for one `make` run: the benchmarks of one `make bench` share it.
+RUN_ID_VARIABLE = "RUN_ID"
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,8 +215,17 @@ def publish(
     print(render_table(report))
     out = out_dir / "bench.json"
     write_json(bench_json(report, settings, env), out)
-    run = {"git": env["git"], "finished_at_utc": env["finished_at_utc"]}
+    run_id = os.environ.get(RUN_ID_VARIABLE) or None
+    run = {"git": env["git"], "finished_at_utc": env["finished_at_utc"], "run_id": run_id}
     lines = result_lines(report, machine(), run)
     stamp = env["finished_at_utc"].replace("-", "").replace(":", "")
-    dated = write_results(results_dir, lines, stamp)
+    dated = write_results(results_dir, lines, stamp, run_id)
     print(f"\nwrote {out}\nwrote {dated} and {dated.parent / LATEST}")
+    picture = plot_results(read_results(dated.parent / LATEST), dated.with_suffix(".png"))
+    if picture is not None:
+        shutil.copyfile(picture, picture.parent / LATEST_PICTURE)
+        print(f"wrote {picture} and {picture.parent / LATEST_PICTURE}")
+    profiles = out_dir / "profiles"
+    if profiles.is_dir():
+        kept = shutil.copytree(profiles, dated.with_suffix(".profiles"), dirs_exist_ok=True)
+        print(f"flame graphs in {kept}")

@@ -18,7 +18,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_RESULTS_DIR = REPO_ROOT / "bench" / "results"
 FAILOVER = "failover"
 PRODUCE = "produce"
-BENCHMARKS = (FAILOVER, PRODUCE)
+SUITE = "all"
+BENCHMARKS = (FAILOVER, PRODUCE, SUITE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +47,23 @@ class ProduceOptions:
     topic: str = "bench-produce"
 
 
-OptionsT = TypeVar("OptionsT", FailoverOptions, ProduceOptions)
+@dataclass(frozen=True, slots=True)
+class SuiteOptions:
+    """What `make bench` measures: failover at each of `sizes` partitions, broker failure
+    and controlled shutdown at `scenario_partitions`, topic creation of
+    `creation_topics` x `creation_partitions`, and produce (`produce`, unless None)."""
+
+    sizes: tuple[int, ...] = (1_000, 10_000)
+    scenario_partitions: int = 10_000
+    topics: int = 100
+    creation_topics: int = 1_000
+    creation_partitions: int = 10
+    floor_repetitions: int = 3
+    profile: bool = True
+    produce: ProduceOptions | None = ProduceOptions()
+
+
+OptionsT = TypeVar("OptionsT", FailoverOptions, ProduceOptions, SuiteOptions)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +80,7 @@ class Settings:
     timeout_s: float
     out: Path
     results_dir: Path
-    options: FailoverOptions | ProduceOptions
+    options: FailoverOptions | ProduceOptions | SuiteOptions
     #: The brokers serve, and the benchmark calls, mutual TLS with this directory's
     #: certificates; None: plaintext.
     tls_dir: Path | None = None
@@ -88,6 +105,11 @@ class Settings:
     def produce(self) -> ProduceOptions:
         """The produce benchmark's options."""
         return self.options_of(ProduceOptions)
+
+    @property
+    def suite(self) -> SuiteOptions:
+        """The suite's options."""
+        return self.options_of(SuiteOptions)
 
     @property
     def layout(self) -> ClusterLayout:

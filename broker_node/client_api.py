@@ -7,10 +7,11 @@ the replica manager. Runs on gRPC worker threads."""
 from __future__ import annotations
 
 from collections import defaultdict
+from concurrent.futures import Future
 
 from broker_node import client_request_validation as validation
 from broker_node.metadata_cache import MetadataCache
-from broker_node.replica_manager import ReplicaManager
+from broker_node.replica_manager import ReplicaManager, answered
 from broker_node.request_guard import report_invalid
 from eventlog import EventLog
 from rpc import messages as m
@@ -27,12 +28,13 @@ class ClientApi:
         self._replicas = replicas
         self._events = events
 
-    def produce(self, request: m.ProduceRequest) -> m.ProduceResponse:
-        """Append to a partition this broker leads."""
+    def produce(self, request: m.ProduceRequest) -> Future[m.ProduceResponse]:
+        """Append to a partition this broker leads; the answer is a future (an acks=all
+        request waits for the ISR in the produce purgatory, holding no thread)."""
         verdict = validation.produce(request)
         if verdict.error is not Errors.NONE:
             report_invalid(self._events, "Produce", verdict, len(request.records))
-            return m.ProduceResponse(verdict.error, error_message=verdict.reason)
+            return answered(m.ProduceResponse(verdict.error, error_message=verdict.reason))
         return self._replicas.produce(request)
 
     def fetch(self, request: m.FetchRequest) -> m.FetchResponse:

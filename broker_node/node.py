@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import logging
 import threading
+from collections.abc import Collection
 from typing import Any
 
 from broker_node.client_api import ClientApi
@@ -45,9 +46,13 @@ from zkdata.config_changes import ConfigChangesZk
 
 log = logging.getLogger(__name__)
 
-#: gRPC worker threads. An acks=all Produce holds one while it waits for the followers,
-#: whose Fetch calls need others to end that wait (Kafka parks such waits in a purgatory
-#: instead), so the pool is sized far above the producers a test or workload runs.
+#: How long one ControlledShutdown request may take (Kafka's `controller.socket.timeout.ms`,
+#: 30 s): moving thousands of leaderships takes the controller seconds, and a request that
+#: timed out is only asked again, after the backoff, for the same work.
+CONTROLLED_SHUTDOWN_TIMEOUT_S = 30.0
+
+#: gRPC worker threads (Fetch long polls hold one each; an acks=all Produce waits for its
+#: followers in the produce purgatory and holds none).
 GRPC_WORKERS = 64
 
 
@@ -107,7 +112,7 @@ class BrokerNode:
             ),
             self.zk,
             self.events,
-            self._topic_config,
+            self._topic_configs,
         )
         self.replicas.startup()
         self.handler = ControlRequestHandler(
@@ -201,8 +206,12 @@ class BrokerNode:
         )
 
     def _topic_config(self, topic: str) -> dict[str, str]:
-        found = self.zk.get_topic_configs([topic]).found.get(topic)
-        return dict(found.config) if found else {}
+        return self._topic_configs([topic]).get(topic, {})
+
+    def _topic_configs(self, topics: Collection[str]) -> dict[str, dict[str, str]]:
+        """The overrides of `topics` (read pipelined); a topic without any has none."""
+        found = self.zk.get_topic_configs(topics).found
+        return {topic: dict(config.config) for topic, config in found.items()}
 
     def _on_topic_config(self, topic: str, overrides: dict[str, str]) -> None:
         """A topic's overrides changed (`config-change-listener`)."""
@@ -276,7 +285,9 @@ class BrokerNode:
                 return "no controller"
             endpoint = broker.info.endpoint
             address = f"{endpoint.host}:{endpoint.port}"
-            with BrokerControlClient(address, timeout_s=5, tls=self._tls) as client:
+            with BrokerControlClient(
+                address, timeout_s=CONTROLLED_SHUTDOWN_TIMEOUT_S, tls=self._tls
+            ) as client:
                 reply = client.controlled_shutdown(
                     m.ControlledShutdownRequest(self.config.broker_id, self.broker_epoch)
                 )

@@ -72,6 +72,7 @@ class Partition:
         config: PartitionConfig,
         on_isr_change: Callable[[TopicPartition], None],
         clock_ms: Callable[[], int] = _now_ms,
+        on_high_watermark: Callable[[Partition], None] | None = None,
     ) -> None:
         self.tp = tp
         self.broker_id = broker_id
@@ -80,6 +81,7 @@ class Partition:
         self._events = event_log
         self.config = config
         self._on_isr_change = on_isr_change
+        self._on_high_watermark = on_high_watermark
         self._clock = clock_ms
         self._cond = threading.Condition(threading.RLock())
         self.leader = -1
@@ -171,19 +173,30 @@ class Partition:
             self._cond.notify_all()
             return Errors.NONE, first, last
 
+    def acks_outcome(self, last_offset: int, leadership_term: int) -> Errors | None:
+        """The answer for an acks=all Produce ending at `last_offset`, appended while this
+        broker led in `leadership_term`, or None while it is undecided: the high watermark
+        covers it (NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below
+        min.insync.replicas meanwhile), or NOT_LEADER_OR_FOLLOWER once leadership was lost.
+        Never blocks on anything but this partition's lock (the produce purgatory asks)."""
+        with self._cond:
+            if not self.is_leader or self._leadership_term != leadership_term:
+                return Errors.NOT_LEADER_OR_FOLLOWER
+            if self.log.high_watermark > last_offset:
+                if len(self.isr) < self.config.min_insync_replicas:
+                    return Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+                return Errors.NONE
+            return None
+
     def wait_for_acks(self, last_offset: int, leadership_term: int, timeout_s: float) -> Errors:
-        """Wait until the high watermark covers `last_offset` (acks=all), as long as this
-        broker leads without interruption since the append (`leadership_term` as read
-        before it); NOT_LEADER_OR_FOLLOWER once it stopped leading."""
+        """Block until `acks_outcome` decides (REQUEST_TIMED_OUT after `timeout_s`). For
+        callers that may hold a thread; the broker's Produce parks in the purgatory."""
         deadline = time.monotonic() + timeout_s
         with self._cond:
             while True:
-                if not self.is_leader or self._leadership_term != leadership_term:
-                    return Errors.NOT_LEADER_OR_FOLLOWER
-                if self.log.high_watermark > last_offset:
-                    if len(self.isr) < self.config.min_insync_replicas:
-                        return Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND
-                    return Errors.NONE
+                outcome = self.acks_outcome(last_offset, leadership_term)
+                if outcome is not None:
+                    return outcome
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return Errors.REQUEST_TIMED_OUT
@@ -270,6 +283,8 @@ class Partition:
         if hw != self.log.high_watermark:
             self.log.set_high_watermark(hw)
             self._cond.notify_all()
+            if self._on_high_watermark is not None:  # e.g. the produce purgatory
+                self._on_high_watermark(self)
 
     def end_offset_for_epoch(self, current_leader_epoch: int, epoch: int) -> m.EpochEndOffset:
         """KIP-101: where `epoch` ended in this leader's log."""

@@ -3,7 +3,10 @@
 LeaderAndIsr (accepted by the control request handler) makes partitions leaders or
 followers and starts or stops their replica fetchers; StopReplica stops (and may delete)
 them. Produce, Fetch and OffsetsForLeaderEpoch run on gRPC worker threads against the
-`Partition` objects. Two daemon threads keep the ISR: `isr-expiration` shrinks it,
+`Partition` objects; an acks=all Produce parks in the produce purgatory
+(`broker_node.purgatory`) instead of holding its thread, and is completed by whatever moves
+its partition on (a follower's Fetch, LeaderAndIsr, StopReplica, an ISR or config change)
+or by the purgatory's timer. Two daemon threads keep the ISR: `isr-expiration` shrinks it,
 `isr-change-propagation` batches ISR changes into `/isr_change_notification` the way
 Kafka 2.x does (after 5 s without new changes, or at least every 60 s).
 """
@@ -14,14 +17,17 @@ import contextlib
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from broker_node.fetcher import ReplicaFetcherManager
 from broker_node.isr_writes import IsrStore
+from broker_node.long_poll import ChangeCounter
 from broker_node.partition import Partition, PartitionConfig
+from broker_node.purgatory import ProducePurgatory
 from broker_node.storage import PartitionLog
 from broker_node.storage.errors import LogError
 from bugs import NO_BUGS, BugSwitches
@@ -68,19 +74,21 @@ class ReplicaManager:
         config: ReplicationConfig,
         store: IsrChangeSink,
         event_log: EventLog,
-        topic_config: Callable[[str], dict[str, str]],
+        topic_configs: Callable[[Collection[str]], Mapping[str, dict[str, str]]],
     ) -> None:
         self.broker_id = broker_id
         self.config = config
         self._store = store
         self._events = event_log
-        self._topic_config = topic_config
+        self._topic_configs = topic_configs
         self._lock = threading.Lock()
         self._partitions: dict[TopicPartition, Partition] = {}
         self._isr_changes: set[TopicPartition] = set()
         self._last_isr_change_ms = 0.0
         self._last_propagation_ms = time.monotonic() * 1000
         self._stopped = threading.Event()
+        self.purgatory = ProducePurgatory()
+        self._changes = ChangeCounter()
         self.fetchers = ReplicaFetcherManager(
             broker_id, event_log, config.fetch_max_wait_ms, config.bug_switches, config.tls
         )
@@ -92,13 +100,17 @@ class ReplicaManager:
         ]
 
     def startup(self) -> None:
-        """Start the ISR threads."""
+        """Start the ISR threads and the produce purgatory's expiration thread."""
+        self.purgatory.start()
         for thread in self._threads:
             thread.start()
 
     def shutdown(self) -> None:
-        """Stop fetchers and ISR threads; flush and close every log."""
+        """Answer parked produce requests, stop fetchers and ISR threads; flush and close
+        every log."""
         self._stopped.set()
+        self._changes.bump()
+        self.purgatory.shutdown()
         self.fetchers.shutdown()
         for thread in self._threads:
             if thread.is_alive():
@@ -128,6 +140,7 @@ class ReplicaManager:
             hosted = [p for tp, p in self._partitions.items() if tp.topic == topic]
         for partition in hosted:
             partition.update_config(self._partition_config(min_isr))
+        self._check_purgatory(hosted)
         return sorted(p.tp for p in hosted)
 
     def _partition_config(self, min_isr: int) -> PartitionConfig:
@@ -140,13 +153,17 @@ class ReplicaManager:
     def _log_dir(self, tp: TopicPartition) -> Path:
         return self.config.data_dir / f"{tp.topic}-{tp.partition}"
 
-    def _get_or_create(self, tp: TopicPartition) -> Partition:
+    def _get_or_create(
+        self, tp: TopicPartition, overrides: Mapping[str, dict[str, str]]
+    ) -> Partition:
+        """The hosted partition, created with its topic's `overrides` if new."""
         with self._lock:
             partition = self._partitions.get(tp)
             if partition is None:
                 log = PartitionLog(self._log_dir(tp))
-                overrides = self._topic_config(tp.topic)
-                min_isr = min_insync_replicas(overrides, self.config.min_insync_replicas)
+                min_isr = min_insync_replicas(
+                    overrides.get(tp.topic, {}), self.config.min_insync_replicas
+                )
                 partition = Partition(
                     tp,
                     self.broker_id,
@@ -155,6 +172,7 @@ class ReplicaManager:
                     self._events,
                     self._partition_config(min_isr),
                     self._record_isr_change,
+                    on_high_watermark=self._high_watermark_moved,
                 )
                 self._partitions[tp] = partition
             return partition
@@ -168,9 +186,14 @@ class ReplicaManager:
         endpoints = {leader.broker_id: (leader.host, leader.port) for leader in live_leaders}
         to_follow: dict[int, dict[TopicPartition, Partition]] = {}
         failed: dict[TopicPartition, Errors] = {}
+        states = list(states)
+        with self._lock:
+            new_topics = {s.topic for s in states if s.topic_partition not in self._partitions}
+        # one pipelined read of the new topics' overrides, not one round trip per partition
+        overrides = self._topic_configs(sorted(new_topics)) if new_topics else {}
         for state in states:
             try:
-                partition = self._get_or_create(state.topic_partition)
+                partition = self._get_or_create(state.topic_partition, overrides)
             except (LogError, OSError) as exc:
                 failed[state.topic_partition] = Errors.KAFKA_STORAGE_ERROR
                 self._events.emit(
@@ -191,6 +214,8 @@ class ReplicaManager:
         for leader, partitions in to_follow.items():
             host, port = endpoints[leader]
             self.fetchers.add_partitions(leader, host, port, partitions)
+        self._check_purgatory(filter(None, (self.partition(s.topic_partition) for s in states)))
+        self._changes.bump()
         return failed
 
     def stop_replicas(
@@ -211,34 +236,67 @@ class ReplicaManager:
                         shutil.rmtree(self._log_dir(tp))
                 continue
             partition.stop()
+            self._check_purgatory([partition])
             if tp in doomed:
                 partition.log.delete()
+        self._changes.bump()
 
     # -- data plane (gRPC threads) ------------------------------------------------------------
 
-    def produce(self, request: m.ProduceRequest) -> m.ProduceResponse:
-        """Append to a partition this broker leads; acks=all waits for the ISR."""
+    def produce(self, request: m.ProduceRequest) -> Future[m.ProduceResponse]:
+        """Append to a partition this broker leads. The answer is a future: complete at
+        once for acks 0 and 1 and for errors; an acks=all request parks in the purgatory
+        until the ISR has it (or its timeout), holding no thread meanwhile."""
         if request.acks not in (0, 1, -1):
-            return m.ProduceResponse(Errors.INVALID_REQUIRED_ACKS)
+            return answered(m.ProduceResponse(Errors.INVALID_REQUIRED_ACKS))
         partition = self.partition(request.topic_partition)
         if partition is None:
-            return m.ProduceResponse(Errors.UNKNOWN_TOPIC_OR_PARTITION)
+            return answered(m.ProduceResponse(Errors.UNKNOWN_TOPIC_OR_PARTITION))
         term = partition.leadership_term
         try:
             error, first, last = partition.append_as_leader(request.records, request.acks)
         except LogError as exc:  # the log refused the append: Kafka's storage error
-            return m.ProduceResponse(Errors.KAFKA_STORAGE_ERROR, error_message=str(exc))
+            return answered(m.ProduceResponse(Errors.KAFKA_STORAGE_ERROR, error_message=str(exc)))
         if error is not Errors.NONE:
-            return m.ProduceResponse(error)
-        if request.acks == -1:
-            error = partition.wait_for_acks(last, term, request.timeout_ms / 1000)
-            if error is not Errors.NONE:
-                return m.ProduceResponse(error, first, last)
-        return m.ProduceResponse(Errors.NONE, first, last)
+            return answered(m.ProduceResponse(error))
+        self._changes.bump()  # followers' long polls read again
+        if request.acks != -1:
+            return answered(m.ProduceResponse(Errors.NONE, first, last))
+        return self.purgatory.park(
+            partition.tp, partition, first, last, term, request.timeout_ms / 1000
+        )
+
+    def _high_watermark_moved(self, partition: Partition) -> None:
+        """A leader's high watermark moved (under its lock, on the thread that moved it:
+        a follower's Fetch, an append, an ISR change): answer the produce requests it
+        decides and wake long polls."""
+        self.purgatory.check(partition.tp, partition)
+        self._changes.bump()
+
+    def _check_purgatory(self, partitions: Iterable[Partition]) -> None:
+        """Something that can decide parked produce requests happened to `partitions`."""
+        for partition in partitions:
+            self.purgatory.check(partition.tp, partition)
 
     def fetch(self, request: m.FetchRequest) -> m.FetchResponse:
-        """Read each partition; waits up to `max_wait_ms` in total for data."""
+        """Read each partition; waits up to `max_wait_ms` in total for data. A fetch of one
+        partition waits on that partition; a fetch of many (a follower's) is a long poll on
+        the whole broker: it sleeps until records are appended, a high watermark moves or
+        leadership changes anywhere, then reads again, so that an idle follower of
+        thousands of partitions asks about twice a second rather than ten times. A
+        follower's progress moves high watermarks as it is read, which answers parked
+        produce requests at once (`_high_watermark_moved`)."""
         deadline = time.monotonic() + request.max_wait_ms / 1000
+        single = len(request.partitions) == 1
+        while True:
+            seen = self._changes.version
+            out = self._read(request, deadline if single else None)
+            done = single or any(p.records or p.error is not Errors.NONE for p in out)
+            if done or not self._changes.wait_past(seen, deadline, self._stopped):
+                return m.FetchResponse(Errors.NONE, tuple(out))
+
+    def _read(self, request: m.FetchRequest, deadline: float | None) -> list[m.FetchedPartition]:
+        """Read every partition of `request`, waiting on it only when `deadline` is given."""
         out = []
         for fetch in request.partitions:
             partition = self.partition(fetch.topic_partition)
@@ -249,15 +307,9 @@ class ReplicaManager:
                     )
                 )
                 continue
-            wait = deadline - time.monotonic() if len(request.partitions) == 1 else 0.0
-            out.append(partition.read(fetch, request.replica_id, max(0.0, wait)))
-        if (
-            len(request.partitions) > 1
-            and not any(p.records for p in out)
-            and time.monotonic() < deadline
-        ):
-            self._stopped.wait(min(0.1, deadline - time.monotonic()))  # brief poll interval
-        return m.FetchResponse(Errors.NONE, tuple(out))
+            wait = 0.0 if deadline is None else max(0.0, deadline - time.monotonic())
+            out.append(partition.read(fetch, request.replica_id, wait))
+        return out
 
     def offsets_for_leader_epoch(
         self, request: m.OffsetsForLeaderEpochRequest
@@ -289,6 +341,7 @@ class ReplicaManager:
             for partition in self.partitions():
                 try:
                     partition.maybe_shrink_isr()
+                    self.purgatory.check(partition.tp, partition)
                     partition.log.flush()  # checkpoints the high watermark and epochs
                 except Exception as exc:  # ZooKeeper trouble: try again next round
                     self._events.emit(
@@ -325,3 +378,10 @@ class ReplicaManager:
         self._events.emit(
             EventKind.ISR_CHANGE_PROPAGATED, notification=node, partitions=len(changes)
         )
+
+
+def answered(response: m.ProduceResponse) -> Future[m.ProduceResponse]:
+    """A produce answer known at once, as a completed future."""
+    future: Future[m.ProduceResponse] = Future()
+    future.set_result(response)
+    return future

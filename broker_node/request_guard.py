@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import TypeVar
 
 from broker_node.request_validation import Verdict
@@ -140,8 +141,8 @@ class GuardedClientApi:
             ),
         )
 
-    def produce(self, request: m.ProduceRequest) -> m.ProduceResponse:
-        """Append records."""
+    def produce(self, request: m.ProduceRequest) -> m.ProduceResponse | Future[m.ProduceResponse]:
+        """Append records (the answer may be a future, from the produce purgatory)."""
         return self._guard.run("Produce", lambda: self._inner.produce(request), m.ProduceResponse)
 
     def fetch(self, request: m.FetchRequest) -> m.FetchResponse:

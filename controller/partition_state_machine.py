@@ -244,23 +244,24 @@ class PartitionStateMachine:
         if not states:
             return results
         written = self._zk.create_partition_states(states, self._ctx.epoch_zk_version)
-        for tp, outcome in written.items():
-            if isinstance(outcome, Exception):
-                reason = (
-                    "state znode already exists"
-                    if isinstance(outcome, NodeExistsError)
-                    else f"{type(outcome).__name__}"
+        with self._events.together():  # one write for the events of every new partition
+            for tp, outcome in written.items():
+                if isinstance(outcome, Exception):
+                    reason = (
+                        "state znode already exists"
+                        if isinstance(outcome, NodeExistsError)
+                        else f"{type(outcome).__name__}"
+                    )
+                    results[tp] = self._failed(tp, reason)
+                    continue
+                state = states[tp]
+                self._ctx.set_leadership(tp, state)
+                lai = state.leader_and_isr
+                self._batch.add_leader_and_isr(
+                    lai.isr, tp, state, self._ctx.assignment(tp), is_new=True
                 )
-                results[tp] = self._failed(tp, reason)
-                continue
-            state = states[tp]
-            self._ctx.set_leadership(tp, state)
-            lai = state.leader_and_isr
-            self._batch.add_leader_and_isr(
-                lai.isr, tp, state, self._ctx.assignment(tp), is_new=True
-            )
-            self._elected(tp, lai, "initial", unclean=False)
-            results[tp] = lai
+                self._elected(tp, lai, "initial", unclean=False)
+                results[tp] = lai
         return results
 
     def _elect_leaders(
@@ -306,27 +307,28 @@ class PartitionStateMachine:
                 else {}
             )
             remaining = recheck
-            for tp, outcome in written.items():
-                state, election = decided[tp]
-                if isinstance(outcome, BadVersionError):
-                    remaining.append(tp)  # re-read and re-decide
-                elif isinstance(outcome, NoNodeError):
-                    results[tp] = self._failed(tp, "state znode is missing")
-                elif isinstance(outcome, Exception):
-                    results[tp] = self._failed(tp, type(outcome).__name__)
-                else:
-                    lai = state.leader_and_isr
-                    stored = LeaderIsrAndControllerEpoch(
-                        LeaderAndIsr(lai.leader, lai.leader_epoch, lai.isr, int(outcome)),
-                        state.controller_epoch,
-                    )
-                    self._ctx.set_leadership(tp, stored)
-                    self._batch.add_leader_and_isr(
-                        election.recipients, tp, stored, self._ctx.assignment(tp), is_new=False
-                    )
-                    self._elected(tp, stored.leader_and_isr, _name(strategy), election.unclean)
-                    unclean_count += int(election.unclean)
-                    results[tp] = stored.leader_and_isr
+            with self._events.together():  # one write for the round's events
+                for tp, outcome in written.items():
+                    state, election = decided[tp]
+                    if isinstance(outcome, BadVersionError):
+                        remaining.append(tp)  # re-read and re-decide
+                    elif isinstance(outcome, NoNodeError):
+                        results[tp] = self._failed(tp, "state znode is missing")
+                    elif isinstance(outcome, Exception):
+                        results[tp] = self._failed(tp, type(outcome).__name__)
+                    else:
+                        lai = state.leader_and_isr
+                        stored = LeaderIsrAndControllerEpoch(
+                            LeaderAndIsr(lai.leader, lai.leader_epoch, lai.isr, int(outcome)),
+                            state.controller_epoch,
+                        )
+                        self._ctx.set_leadership(tp, stored)
+                        self._batch.add_leader_and_isr(
+                            election.recipients, tp, stored, self._ctx.assignment(tp), is_new=False
+                        )
+                        self._elected(tp, stored.leader_and_isr, _name(strategy), election.unclean)
+                        unclean_count += int(election.unclean)
+                        results[tp] = stored.leader_and_isr
         self._stats.on_election(time.monotonic() - started)
         if unclean_count:
             self._stats.on_unclean(unclean_count)

@@ -1,10 +1,13 @@
 """`ReplicaStateMachine`: moves replicas through Kafka's seven replica states.
 
 OfflineReplica sends StopReplica and shrinks the ISR of every partition the replica was
-in (keeping the last member, KAFKA-5083) in the order read -> decide -> fenced write ->
-context -> batch: the state znodes are read from ZooKeeper first (a leader may have
-changed the ISR since the context learnt it), every write is conditional on the zkVersion
-read, and a BADVERSION starts that partition over from the read. A state znode written by
+in (keeping the last member, KAFKA-5083) in the order decide -> fenced write -> context ->
+batch. The first decision starts from the context's states and zkVersions, so a failover
+or a broker failure costs no ZooKeeper read per partition; every write is conditional on
+the zkVersion it replaces, so a state a leader changed since the context learnt it fails
+with BADVERSION, and only those partitions are read from ZooKeeper and decided again
+Partitions whose context ISR already lacks the replica are read first, as in Kafka, which
+reads every state first (docs/kafka-differences.md). A state znode written by
 a newer controller fails only its partition (`isr_shrink_failed`); losing the
 controllership shows as the fenced write's `ControllerMovedError`. A replica of a partition
 without leadership goes offline with an UpdateMetadata to every live broker. Bug switch
@@ -32,6 +35,7 @@ from zkdata.model import (
     ReplicaAssignment,
     TopicPartition,
 )
+from zkdata.pipelined_reads import Reads
 
 
 class ReplicaStateMachine:
@@ -187,15 +191,15 @@ class ReplicaStateMachine:
         self, broker_id: int, partitions: list[TopicPartition]
     ) -> dict[TopicPartition, LeaderIsrAndControllerEpoch]:
         """Take `broker_id` out of the ISR (and leadership) of `partitions`, as Kafka's
-        `removeReplicasFromIsr` does: read every state znode from ZooKeeper (pipelined; the
-        context may lag a leader's own ISR change), decide, write the shrunk states back in
-        one fenced write conditional on the zkVersions read, and start over from the read
-        for the partitions that lost a race (BADVERSION). Returns the partitions whose state
+        `removeReplicasFromIsr` does: decide from the context's states, write the shrunk
+        states in one fenced write conditional on their zkVersions, and for the partitions
+        that lost a race (BADVERSION: a leader changed its ISR meanwhile) read the state
+        znodes from ZooKeeper (pipelined) and start over. Returns the partitions whose state
         is now settled, with that state; the others failed, each with an event."""
         settled: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
         remaining = list(partitions)
+        reads = self._first_reads(broker_id, remaining)
         while remaining:
-            reads = self._zk.get_partition_states(remaining)
             updates: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
             for tp in remaining:
                 current = reads.found.get(tp)
@@ -228,14 +232,37 @@ class ReplicaStateMachine:
                 break
             written = self._zk.update_leader_and_isr(updates, self._ctx.epoch_zk_version)
             remaining = []
-            for tp, outcome in written.items():
-                if isinstance(outcome, BadVersionError):
-                    remaining.append(tp)
-                elif isinstance(outcome, Exception):
-                    self._shrink_failed(tp, broker_id, type(outcome).__name__)
-                else:
-                    settled[tp] = self._shrunk(tp, broker_id, updates[tp], int(outcome))
+            with self._events.together():  # one write for the round's events
+                for tp, outcome in written.items():
+                    if isinstance(outcome, BadVersionError):
+                        remaining.append(tp)
+                    elif isinstance(outcome, Exception):
+                        self._shrink_failed(tp, broker_id, type(outcome).__name__)
+                    else:
+                        settled[tp] = self._shrunk(tp, broker_id, updates[tp], int(outcome))
+            if remaining:
+                reads = self._zk.get_partition_states(remaining)
         return settled
+
+    def _first_reads(
+        self, broker_id: int, partitions: list[TopicPartition]
+    ) -> Reads[TopicPartition, LeaderIsrAndControllerEpoch]:
+        """The states the first decision starts from: the context's where it has
+        `broker_id` in the ISR (a write conditional on its zkVersion follows, which fails if
+        the context lags), read from ZooKeeper for the others (no write follows a decision
+        to leave a partition alone, so that decision must rest on ZooKeeper's state)."""
+        found = {}
+        unsure = []
+        for tp in partitions:
+            state = self._ctx.leadership(tp)
+            if state is not None and broker_id in state.leader_and_isr.isr:
+                found[tp] = state
+            else:
+                unsure.append(tp)
+        if not unsure:
+            return Reads(found, {})
+        reads = self._zk.get_partition_states(unsure)
+        return Reads({**found, **reads.found}, reads.malformed)
 
     def _shrunk(
         self,

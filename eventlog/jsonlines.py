@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -35,6 +35,15 @@ class JsonLinesWriter:
         with self._lock:
             if self._file is not None:
                 self._file.write(line + "\n")
+                self._file.flush()
+
+    def append_many(self, lines: Sequence[str]) -> None:
+        """Write `lines` together, in one write and one flush (none interleave with them)."""
+        if not lines:
+            return
+        with self._lock:
+            if self._file is not None:
+                self._file.write("\n".join(lines) + "\n")
                 self._file.flush()
 
     def close(self) -> None:

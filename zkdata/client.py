@@ -249,12 +249,16 @@ class KafkaZkClient:
     ) -> dict[TopicPartition, OpResult]:
         """Create the state znodes of new partitions, epoch-fenced and batched.
 
-        The empty parents (`.../partitions`, `.../partitions/P`) are created first,
-        pipelined; an existing parent is fine. An existing state znode is reported as
+        The empty parents (`.../partitions`, `.../partitions/P`) are created first, in
+        fenced multis as well (a multi whose parent exists is redone one create at a time);
+        an existing parent is fine. An existing state znode is reported as
         `NodeExistsError` for that partition.
         """
-        self._create_all_quietly(sorted({paths.topic_partitions(tp.topic) for tp in states}))
-        self._create_all_quietly([paths.topic_partition(tp.topic, tp.partition) for tp in states])
+        parents = sorted({paths.topic_partitions(tp.topic) for tp in states})
+        parents += [paths.topic_partition(tp.topic, tp.partition) for tp in states]
+        for result in self._fenced.write([Create(p, b"") for p in parents], epoch_zk_version):
+            if isinstance(result, Exception) and not isinstance(result, NodeExistsError):
+                raise result
         order = list(states)
         ops = [
             Create(
@@ -264,12 +268,6 @@ class KafkaZkClient:
             for tp in order
         ]
         return dict(zip(order, self._fenced.write(ops, epoch_zk_version), strict=True))
-
-    def _create_all_quietly(self, znodes: list[str]) -> None:
-        """Create empty persistent znodes, pipelined; existing ones are fine."""
-        for result in [self._zk.create_async(path) for path in znodes]:
-            with contextlib.suppress(NodeExistsError):
-                result.get()
 
     def update_leader_and_isr(
         self, states: Mapping[TopicPartition, LeaderIsrAndControllerEpoch], epoch_zk_version: int

@@ -52,11 +52,20 @@ class LoadedLog:
     epochs_changed: bool
     high_watermark: int
     truncated_bytes: int
+    fresh: bool = False
 
 
 def load_log(directory: Path, index_interval_bytes: int, fsync: bool) -> LoadedLog:
-    """Open (creating if needed) and recover the log in `directory`."""
-    directory.mkdir(parents=True, exist_ok=True)
+    """Open (creating if needed) and recover the log in `directory`. A directory created
+    here holds nothing to recover: one empty segment, no epochs, the high watermark at 0
+    (`fresh`; its checkpoints are first written when they change)."""
+    try:
+        directory.mkdir(parents=True)
+    except FileExistsError:
+        pass
+    else:
+        segment = LogSegment.create(directory, 0, index_interval_bytes)
+        return LoadedLog([segment], LeaderEpochCache(), False, 0, 0, fresh=True)
     _remove_debris(directory)
     bases = sorted(
         base

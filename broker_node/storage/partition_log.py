@@ -92,9 +92,15 @@ class PartitionLog:
         self._epochs = loaded.epochs
         self._high_watermark = loaded.high_watermark
         self._hw_on_disk: int | None = None
+        self._epochs_on_disk: bytes | None = None
         self._hw_written_at = -math.inf
-        if loaded.epochs_changed or not (directory / LEADER_EPOCH_CHECKPOINT).exists():
+        if loaded.fresh:  # missing checkpoints read as these values: write them on change
+            self._epochs_on_disk = encode_epoch_checkpoint(self._epochs.entries)
+            self._hw_on_disk = self._high_watermark
+        elif loaded.epochs_changed or not (directory / LEADER_EPOCH_CHECKPOINT).exists():
             self._write_epoch_checkpoint()
+        else:
+            self._epochs_on_disk = encode_epoch_checkpoint(self._epochs.entries)
         self._store_hw()  # without starting the once-a-second clock
 
     # -- offsets -------------------------------------------------------------------------
@@ -361,11 +367,13 @@ class PartitionLog:
                 raise
 
     def _write_epoch_checkpoint(self) -> None:
-        atomic_write(
-            self._directory / LEADER_EPOCH_CHECKPOINT,
-            encode_epoch_checkpoint(self._epochs.entries),
-            self._fsync,
-        )
+        """Write the epoch cache unless the file already holds exactly these bytes (every
+        change is written when it happens, so closing thousands of logs rewrites none)."""
+        data = encode_epoch_checkpoint(self._epochs.entries)
+        if data == self._epochs_on_disk:
+            return
+        atomic_write(self._directory / LEADER_EPOCH_CHECKPOINT, data, self._fsync)
+        self._epochs_on_disk = data
 
     def _write_hw_checkpoint(self) -> None:
         self._store_hw()

@@ -8,12 +8,14 @@ to any certificate of the CA. A call refused here ends with PERMISSION_DENIED (a
 may not call the method) or UNAUTHENTICATED (no certificate identity at all, which the
 handshake should have made impossible), and `AccessPolicy.on_refused` is told first.
 
-`PeerCheck` is a gRPC server interceptor; it runs on the gRPC worker thread of the call.
+`PeerCheck` is an interceptor of the `grpc.aio` server; the check runs where the call's
+handler runs (a worker thread, or the server's loop for a coroutine handler).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,39 +74,61 @@ def refusal(
     return None
 
 
-def _common_names(context: grpc.ServicerContext) -> list[str]:
+def _common_names(context: Any) -> list[str]:
     found: Any = context.auth_context().get("x509_common_name", [])
     if isinstance(found, bytes):
         found = [found]
     return [n.decode("utf-8", "replace") if isinstance(n, bytes) else str(n) for n in found]
 
 
-class PeerCheck(grpc.ServerInterceptor):  # type: ignore[type-arg]  # generic only in the stubs
-    """Refuses a call whose caller's certificate does not allow it, before its handler."""
+class PeerCheck(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]  # generic only in the stubs
+    """Refuses a call whose caller's certificate does not allow it, before its handler.
+    An interceptor of the `grpc.aio` server: a plain handler stays plain (it runs on a
+    worker thread with its context), a coroutine handler stays a coroutine."""
 
     def __init__(self, policy: AccessPolicy) -> None:
         self._policy = policy
 
-    def intercept_service(
+    async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler[Any, Any] | None],
+        continuation: Callable[
+            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]
+        ],
         handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+    ) -> grpc.RpcMethodHandler[Any, Any]:
         """Wrap the method's handler in the check (every method of ours is unary)."""
-        handler = continuation(handler_call_details)
+        handler = await continuation(handler_call_details)
         if handler is None or handler.unary_unary is None:
-            return handler
+            return handler  # type: ignore[return-value]  # an unknown method: gRPC answers it
         method = short_method(handler_call_details.method)
         inner = handler.unary_unary
         policy = self._policy
 
-        def checked(request: Any, context: grpc.ServicerContext) -> Any:
-            refused = refusal(policy, method, context.peer(), _common_names(context))
-            if refused is None:
-                return inner(request, context)
-            policy.on_refused(refused)
-            context.abort(getattr(grpc.StatusCode, refused.status), refused.reason)
+        def refused_by(context: Any) -> Refusal | None:
+            found = refusal(policy, method, context.peer(), _common_names(context))
+            if found is not None:
+                policy.on_refused(found)
+            return found
 
+        checked: Callable[[Any, Any], Any]
+        if inspect.iscoroutinefunction(inner):
+
+            async def checked_async(request: Any, context: Any) -> Any:
+                refused = refused_by(context)
+                if refused is None:
+                    return await inner(request, context)
+                await context.abort(getattr(grpc.StatusCode, refused.status), refused.reason)
+
+            checked = checked_async
+        else:
+
+            def checked_sync(request: Any, context: Any) -> Any:
+                refused = refused_by(context)
+                if refused is None:
+                    return inner(request, context)
+                context.abort(getattr(grpc.StatusCode, refused.status), refused.reason)
+
+            checked = checked_sync
         return grpc.unary_unary_rpc_method_handler(
             checked,
             request_deserializer=handler.request_deserializer,

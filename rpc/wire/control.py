@@ -313,6 +313,6 @@ class _BrokerControlServicer(pb_grpc.BrokerControlServicer):
         )
 
 
-def add_broker_control_service(server: grpc.Server, handler: BrokerControlHandler) -> None:
+def add_broker_control_service(server: grpc.aio.Server, handler: BrokerControlHandler) -> None:
     """Serve `handler` as the BrokerControl service on `server`."""
     pb_grpc.add_BrokerControlServicer_to_server(_BrokerControlServicer(handler), server)  # type: ignore[no-untyped-call]

@@ -6,6 +6,8 @@ client blocks its caller.
 
 from __future__ import annotations
 
+import asyncio
+from concurrent.futures import Future
 from typing import Any, Protocol
 
 import grpc
@@ -269,8 +271,9 @@ class ClientApiHandler(Protocol):
     def metadata(self, request: m.MetadataRequest) -> m.MetadataResponse:
         """Describe brokers and topics."""
 
-    def produce(self, request: m.ProduceRequest) -> m.ProduceResponse:
-        """Append to a partition leader."""
+    def produce(self, request: m.ProduceRequest) -> m.ProduceResponse | Future[m.ProduceResponse]:
+        """Append to a partition leader: the answer, or a future of it (the call's thread
+        is then free while it waits, e.g. for the ISR)."""
 
     def fetch(self, request: m.FetchRequest) -> m.FetchResponse:
         """Read partitions."""
@@ -282,7 +285,9 @@ class ClientApiHandler(Protocol):
 
 
 class _ClientApiServicer(pb_grpc.ClientApiServicer):
-    """Adapts protobuf calls to a `ClientApiHandler` (runs on gRPC worker threads)."""
+    """Adapts protobuf calls to a `ClientApiHandler`. Metadata, Fetch and
+    OffsetsForLeaderEpoch run on gRPC worker threads; Produce is a coroutine on the
+    server's event loop thread that runs the append on a worker thread."""
 
     def __init__(self, handler: ClientApiHandler) -> None:
         self._handler = handler
@@ -291,8 +296,12 @@ class _ClientApiServicer(pb_grpc.ClientApiServicer):
         response = self._handler.metadata(m.MetadataRequest(tuple(request.topics)))
         return metadata_response_to_pb(response)
 
-    def Produce(self, request: pb.ProduceRequest, context: Any) -> Any:
-        r = self._handler.produce(produce_request_from_pb(request))
+    async def Produce(self, request: pb.ProduceRequest, context: Any) -> Any:
+        """The append runs on a worker thread; waiting for a future answer holds none."""
+        answer = await asyncio.get_running_loop().run_in_executor(
+            None, self._handler.produce, produce_request_from_pb(request)
+        )
+        r = await asyncio.wrap_future(answer) if isinstance(answer, Future) else answer
         return pb.ProduceResponse(
             error_code=int(r.error),
             base_offset=r.base_offset,
@@ -310,6 +319,6 @@ class _ClientApiServicer(pb_grpc.ClientApiServicer):
         return offsets_for_leader_epoch_response_to_pb(response)
 
 
-def add_client_api_service(server: grpc.Server, handler: ClientApiHandler) -> None:
+def add_client_api_service(server: grpc.aio.Server, handler: ClientApiHandler) -> None:
     """Serve `handler` as the ClientApi service on `server`."""
     pb_grpc.add_ClientApiServicer_to_server(_ClientApiServicer(handler), server)  # type: ignore[no-untyped-call]

@@ -1,12 +1,14 @@
 """Test doubles for the wire: the real clients joined to the real servicers in-process,
 without sockets. Every call is serialized to bytes and parsed back both ways, so a test
 exercises every conversion and the handler exactly as a gRPC worker thread would, but on
-the calling thread.
+the calling thread (an async servicer method on an event loop of its own).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+import inspect
+from concurrent.futures import Future
 from typing import Any
 
 from google.protobuf.message import Message
@@ -29,24 +31,42 @@ _TYPES: dict[str, tuple[type[Message], type[Message]]] = {
 }
 
 
+class _LoopbackMethod:
+    """One method of a `LoopbackStub`: called like a stub's method, or with `future` as
+    a stub's `.future` (run at once; the future holds the reply)."""
+
+    def __init__(self, stub: LoopbackStub, method: str) -> None:
+        self._stub = stub
+        self._method = method
+
+    def __call__(self, request: Message, timeout: float | None = None) -> Message:
+        self._stub.timeouts.append(timeout)
+        request_type, response_type = _TYPES[self._method]
+        parsed = request_type.FromString(request.SerializeToString())
+        reply = getattr(self._stub.servicer, self._method)(parsed, None)
+        if inspect.iscoroutine(reply):  # an async method of the aio server (Produce)
+            reply = asyncio.run(reply)
+        return response_type.FromString(reply.SerializeToString())
+
+    def future(self, request: Message, timeout: float | None = None) -> Future[Message]:
+        """The call, run now, as a completed future."""
+        done: Future[Message] = Future()
+        done.set_result(self(request, timeout))
+        return done
+
+
 class LoopbackStub:
     """Stands in for a generated stub: serializes each call to bytes, parses it back, runs
     the real servicer, and does the same with the reply. Records each call's timeout."""
 
     def __init__(self, servicer: Any) -> None:
-        self._servicer = servicer
+        self.servicer = servicer
         self.timeouts: list[float | None] = []
 
-    def __getattr__(self, method: str) -> Callable[..., Message]:
-        request_type, response_type = _TYPES[method]
-
-        def call(request: Message, timeout: float | None = None) -> Message:
-            self.timeouts.append(timeout)
-            parsed = request_type.FromString(request.SerializeToString())
-            reply: Message = getattr(self._servicer, method)(parsed, None)
-            return response_type.FromString(reply.SerializeToString())
-
-        return call
+    def __getattr__(self, method: str) -> _LoopbackMethod:
+        if method not in _TYPES:
+            raise AttributeError(method)
+        return _LoopbackMethod(self, method)
 
 
 def loopback_control_client(handler: BrokerControlHandler) -> BrokerControlClient:

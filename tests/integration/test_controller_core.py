@@ -311,12 +311,15 @@ def test_a_state_znode_from_a_newer_controller_fails_only_its_partition(
         "t-0's election did not fail",
     )
     assert "another controller" in failed[0]["reason"]
-    shrink = [
-        e
-        for e in events_of(procs[controller], "isr_shrink_failed")
-        if (e["topic"], e["partition"]) == ("t", 0)
-    ]
-    assert shrink
+    shrink = wait_until(  # the replica state change comes after the election's
+        lambda: [
+            e
+            for e in events_of(procs[controller], "isr_shrink_failed")
+            if (e["topic"], e["partition"]) == ("t", 0)
+        ],
+        10,
+        "t-0's ISR shrink did not fail",
+    )
     assert "another controller" in shrink[0]["reason"]
     t0 = states(zk, "t", 2)[0]
     assert (t0.controller_epoch, t0.leader_and_isr.leader) == (epoch + 1, victim)

@@ -66,7 +66,7 @@ class Broker:
             ),
             self.store,
             self.events,
-            lambda _topic: {},
+            lambda _topics: {},
         )
         self._epochs: dict[TopicPartition, int] = {}
 

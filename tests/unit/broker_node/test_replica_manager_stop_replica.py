@@ -3,6 +3,7 @@ directory, whether or not the broker opened the partition since it started."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 
 from broker_node.replica_manager import ReplicaManager, ReplicationConfig
@@ -15,7 +16,7 @@ TP = TopicPartition("orders", 0)
 
 
 def manager(data_dir: Path) -> ReplicaManager:
-    def no_overrides(_topic: str) -> dict[str, str]:
+    def no_overrides(_topics: Collection[str]) -> dict[str, dict[str, str]]:
         return {}
 
     config = ReplicationConfig(data_dir=data_dir)

@@ -3,6 +3,7 @@ partition answers KAFKA_STORAGE_ERROR and is not hosted; the others are applied.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 
 from broker_node.replica_manager import ReplicaManager, ReplicationConfig
@@ -26,7 +27,7 @@ def test_one_unreadable_log_fails_only_its_partition(tmp_path: Path) -> None:
     (bad_dir / "hw-checkpoint").write_text("not a checkpoint\n")
     events = RecordingEventLog("broker1")
 
-    def no_overrides(_topic: str) -> dict[str, str]:
+    def no_overrides(_topics: Collection[str]) -> dict[str, dict[str, str]]:
         return {}
 
     replicas = ReplicaManager(
@@ -53,6 +54,8 @@ def test_an_append_the_log_refuses_is_answered_kafka_storage_error(tmp_path: Pat
     partition = replicas.partition(GOOD)
     assert partition is not None
     partition.log.close()
-    reply = replicas.produce(m.ProduceRequest("orders", 0, (m.ProducedRecord(None, b"v"),), 1))
+    reply = replicas.produce(
+        m.ProduceRequest("orders", 0, (m.ProducedRecord(None, b"v"),), 1)
+    ).result(timeout=5)
     assert reply.error is Errors.KAFKA_STORAGE_ERROR
     assert reply.base_offset == -1

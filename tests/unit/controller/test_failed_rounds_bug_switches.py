@@ -26,6 +26,7 @@ from eventlog.testing import RecordingEventLog
 from harness.waiting import wait_until
 from rpc import messages as m
 from rpc.errors import RpcUnavailable
+from zkdata.fenced_writes import OpResult
 from zkdata.model import (
     LeaderAndIsr,
     LeaderIsrAndControllerEpoch,
@@ -39,24 +40,33 @@ STUCK = "a request batch was not sent before a new one started"
 
 
 class FlakyZk(FakePartitionZk):
-    """Loses the connection on the next `failures` reads of state znodes."""
+    """Loses the connection on the next `failures` reads or writes of state znodes."""
 
     def __init__(self, failures: int) -> None:
         super().__init__(12)
         self.failures = failures
 
-    def get_partition_states(
-        self, partitions: Iterable[TopicPartition]
-    ) -> Reads[TopicPartition, LeaderIsrAndControllerEpoch]:
+    def _maybe_lose(self) -> None:
         if self.failures:
             self.failures -= 1
             raise ConnectionLoss()
+
+    def get_partition_states(
+        self, partitions: Iterable[TopicPartition]
+    ) -> Reads[TopicPartition, LeaderIsrAndControllerEpoch]:
+        self._maybe_lose()
         return super().get_partition_states(partitions)
+
+    def update_leader_and_isr(
+        self, states: dict[TopicPartition, LeaderIsrAndControllerEpoch], epoch_zk_version: int
+    ) -> dict[TopicPartition, OpResult]:
+        self._maybe_lose()
+        return super().update_leader_and_isr(states, epoch_zk_version)
 
 
 def _replica_states(keep_failed_round: bool) -> tuple[ReplicaStateMachine, RecordingSend]:
-    """Brokers 1, 2 live, "orders" 0 on (1, 2) led by 1; the first read of a state znode
-    loses the connection."""
+    """Brokers 1, 2 live, "orders" 0 on (1, 2) led by 1; the first ZooKeeper call on a
+    state znode (the ISR shrink's write) loses the connection."""
     ctx = ControllerContext()
     ctx.epoch, ctx.epoch_zk_version = 4, 12
     ctx.set_live_brokers([make_broker(1), make_broker(2)])

@@ -205,9 +205,8 @@ def test_offline_replica_re_reads_after_a_concurrent_isr_change(rig: Rig) -> Non
 
     rig.rsm.handle_state_changes(on(3, TP0), ReplicaState.OFFLINE)
 
-    # every attempt starts from a read of ZooKeeper; the lost race reads again
+    # the first attempt starts from the context; the lost race reads ZooKeeper, once
     assert rig.zk.methods() == [
-        "get_partition_states",
         "update_leader_and_isr",
         "get_partition_states",
         "update_leader_and_isr",
@@ -218,19 +217,23 @@ def test_offline_replica_re_reads_after_a_concurrent_isr_change(rig: Rig) -> Non
     assert rig.ctx.replica_state(PartitionReplica(TP0, 3)) is ReplicaState.OFFLINE
 
 
-def test_offline_replica_reads_the_isr_from_zookeeper_not_the_cache(rig: Rig) -> None:
+def test_offline_replica_with_a_stale_context_writes_zookeepers_isr_minus_it(rig: Rig) -> None:
     """The leader of TP0 grew nothing and shrank 3 out since the context learnt the state:
     ZooKeeper holds ISR (1, 2) at zkVersion 8 while the cache still says (1, 2, 3) at 7.
-    Removing 2 writes ZooKeeper's ISR minus 2, conditional on the version read, in one
-    write."""
+    The write from the cache loses on its zkVersion; then removing 2 writes ZooKeeper's
+    ISR minus 2, conditional on the version read."""
     in_zk = LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 4, (1, 2)), EPOCH - 1)
     rig.zk.put_state(TP0, in_zk, 8)
     rig.ctx.remove_live_brokers([2])
 
     rig.rsm.handle_state_changes(on(2, TP0), ReplicaState.OFFLINE)
 
-    assert rig.zk.methods() == ["get_partition_states", "update_leader_and_isr"]
-    (update,) = rig.zk.calls_to("update_leader_and_isr")
+    assert rig.zk.methods() == [
+        "update_leader_and_isr",
+        "get_partition_states",
+        "update_leader_and_isr",
+    ]
+    update = rig.zk.calls_to("update_leader_and_isr")[-1]
     assert update.states[TP0].leader_and_isr == LeaderAndIsr(1, 5, (1,), 8)
     expected = LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 5, (1,), 9), EPOCH)
     assert rig.zk.state(TP0) == expected
@@ -239,25 +242,29 @@ def test_offline_replica_reads_the_isr_from_zookeeper_not_the_cache(rig: Rig) ->
 
 
 def test_offline_replica_already_out_of_the_isr_in_zookeeper_writes_nothing(rig: Rig) -> None:
-    """The cache still has 3 in TP0's ISR, ZooKeeper no longer does: nothing to write, and
-    the context takes what ZooKeeper holds."""
+    """The cache still has 3 in TP0's ISR, ZooKeeper no longer does: the write from the
+    cache loses on its zkVersion, the read shows nothing to write, and the context takes
+    what ZooKeeper holds."""
     in_zk = LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 4, (1, 2)), EPOCH - 1)
     rig.zk.put_state(TP0, in_zk, 8)
     rig.ctx.remove_live_brokers([3])
 
     rig.rsm.handle_state_changes(on(3, TP0), ReplicaState.OFFLINE)
 
-    assert rig.zk.methods() == ["get_partition_states"]
+    assert rig.zk.methods() == ["update_leader_and_isr", "get_partition_states"]
     assert rig.ctx.leadership(TP0) == rig.zk.state(TP0)
     assert rig.ctx.replica_state(PartitionReplica(TP0, 3)) is ReplicaState.OFFLINE
 
 
-def test_offline_replica_reads_many_partitions_in_one_call_and_writes_in_one(rig: Rig) -> None:
+def test_offline_replica_shrinks_many_partitions_in_one_write_without_reading(
+    rig: Rig,
+) -> None:
+    """The context is current: no state znode is read, and one write shrinks them all."""
     rig.ctx.remove_live_brokers([1])
     rig.rsm.handle_state_changes(on(1, TP0, TP1), ReplicaState.OFFLINE)
-    reads = rig.zk.calls_to("get_partition_states")
-    assert [sorted(c.partitions) for c in reads] == [[TP0, TP1]]
-    assert len(rig.zk.calls_to("update_leader_and_isr")) == 1
+    assert rig.zk.methods() == ["update_leader_and_isr"]
+    (update,) = rig.zk.calls_to("update_leader_and_isr")
+    assert sorted(update.states) == [TP0, TP1]
 
 
 def test_a_state_from_a_newer_controller_fails_only_its_partition(rig: Rig) -> None:

@@ -46,12 +46,12 @@ def test_every_channel_sets_the_limit(client: Any, monkeypatch: pytest.MonkeyPat
 
 def test_the_server_sets_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[dict[str, object]] = []
-    real = grpc.server
+    real = grpc.aio.server
 
-    def server(executor: Any, options: Any = None, **kwargs: Any) -> grpc.Server:
-        seen.append(dict(options or ()))
-        return real(executor, options=options, **kwargs)
+    def server(**kwargs: Any) -> grpc.aio.Server:
+        seen.append(dict(kwargs.get("options") or ()))
+        return real(**kwargs)
 
-    monkeypatch.setattr(grpc, "server", server)
+    monkeypatch.setattr(grpc.aio, "server", server)
     RpcServer(object(), object(), workers=1).stop(0)  # type: ignore[arg-type]
     assert seen == [EXPECTED]

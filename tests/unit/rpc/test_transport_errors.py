@@ -99,6 +99,14 @@ def test_a_crashing_handler_is_a_failure_of_the_peer(served: tuple[_Broker, str]
     assert err.value.status == "UNKNOWN"
 
 
+def test_acks_0_returns_without_waiting_for_the_answer(served: tuple[_Broker, str]) -> None:
+    """The handler crashes, but an acks=0 producer never learns it: nothing is awaited."""
+    _, address = served
+    request = m.ProduceRequest("t", 0, (), acks=0)
+    with ClientApiClient(address, timeout_s=5.0) as client:
+        assert client.produce(request) == m.ProduceResponse(Errors.NONE, -1, -1)
+
+
 def test_a_closed_channel_refuses_calls_without_sending(served: tuple[_Broker, str]) -> None:
     _, address = served
     client = ClientApiClient(address, timeout_s=5.0)

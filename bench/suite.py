@@ -1,0 +1,108 @@
+"""`make bench`: every measure at scale in one run and one table.
+
+    python -m bench all [--partitions 100000] [--no-produce] [--no-profile] [--quick]
+
+Runbook (the ensemble, the teardown and the results are `bench.runner`'s); each step
+runs on a stage of its own (`bench.stage`: a fresh chroot and 3 broker processes):
+
+1. For each size (1,000 and 10,000 partitions; `--partitions` adds one):
+   `failover.measure_size` populates the chroot, measures the floors (pipelined reads,
+   fenced multi writes, a gRPC round trip of a request naming every partition), runs
+   the first election and a failover after kill -9 of the controller.
+2. On the 10,000-partition stage: `broker_failure`, then `controlled_shutdown`.
+3. `topic_creation`: 1,000 topics x 10 partitions on an empty stage.
+4. `produce`: acks=all and acks=1 throughput on a 3-broker stage, RF 3.
+
+Brokers run as local processes (`harness.brokers`), so the figures are the work, not
+container overhead. Main thread.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+
+from bench import broker_failure, controlled_shutdown, failover, produce, topic_creation
+from bench.layout import ClusterLayout
+from bench.report import Measure, Report
+from bench.runner import Benchmark, Cluster, main
+from bench.settings import PRODUCE, SUITE, Settings
+from bench.stage import Stage, open_stage
+
+
+def _stage(settings: Settings, cluster: Cluster, name: str) -> Stage:
+    suite = settings.suite
+    stage = open_stage(
+        name,
+        cluster.ensemble.connect_string(),
+        settings.out,
+        settings.broker_ids,
+        settings.session_timeout_ms,
+        settings.timeout_s,
+        settings.out / "profiles" if suite.profile else None,
+        settings.tls_dir,
+    )
+    cluster.cleanup.callback(stage.fleet.kill_all)
+    return stage
+
+
+def measure(settings: Settings, cluster: Cluster) -> Report:
+    """Every measure (see the module docstring); one report."""
+    suite = settings.suite
+    rows: list[Measure] = []
+    notes: list[str] = []
+    for size in suite.sizes:
+        stage = _stage(settings, cluster, f"p{size}")
+        layout = ClusterLayout(size, suite.topics, settings.brokers)
+        result = failover.measure_size(stage, layout, suite.floor_repetitions)
+        rows.extend(result.rows)
+        notes.extend(result.notes)
+        if size == suite.scenario_partitions:
+            for scenario in (broker_failure, controlled_shutdown):
+                more, said = scenario.measure(stage, layout, result.floors)
+                rows.extend(more)
+                notes.extend(said)
+        stage.fleet.kill_all()
+    creation = ClusterLayout(
+        suite.creation_topics * suite.creation_partitions, suite.creation_topics, settings.brokers
+    )
+    stage = _stage(settings, cluster, "topics")
+    more, said = topic_creation.measure(
+        stage, cluster.ensemble.connect_string(), creation, suite.floor_repetitions
+    )
+    rows.extend(more)
+    notes.extend(said)
+    stage.fleet.kill_all()
+    if suite.produce is not None:
+        stage = _stage(settings, cluster, "produce")
+        sub = replace(
+            settings, benchmark=PRODUCE, partitions=3, out=stage.out, options=suite.produce
+        )
+        chroot = stage.connect.removeprefix(cluster.ensemble.connect_string())
+        report = produce.measure(
+            sub, Cluster(cluster.ensemble, chroot, stage.connect, stage.fleet, cluster.cleanup)
+        )
+        rows.extend(report.measures)
+        notes.extend(report.notes)
+    transport = "mutual TLS" if settings.tls_dir is not None else "plaintext gRPC"
+    notes.insert(
+        0,
+        f"brokers: {settings.brokers} local processes (harness.brokers, {transport}), "
+        "ZooKeeper: 3 local "
+        f"JVMs, session timeout {settings.session_timeout_ms} ms; figures end when every "
+        "live broker accepted the last control request of the change",
+    )
+    if suite.profile:
+        notes.insert(1, "profiled with py-spy --nonblocking at 100 Hz during each measure")
+    return Report(
+        SUITE,
+        "the controller and the data plane at scale (figure vs floor of the same run)",
+        tuple(rows),
+        tuple(notes),
+    )
+
+
+BENCHMARK = Benchmark(SUITE, measure, failover.BENCHMARK.failures)
+
+if __name__ == "__main__":
+    sys.exit(main(BENCHMARK))

@@ -1,0 +1,150 @@
+"""`ProducePurgatory`: acks=all Produce requests parked until the ISR has them (Kafka's
+DelayedProduce purgatory).
+
+An acks=all Produce appends on the gRPC thread that received it, then, unless its outcome
+is known at once, parks here as a future and frees that thread. A parked request completes
+when something that can decide it happens to its partition: a follower's fetch moves the
+high watermark (the fetch path calls `check`), leadership or the ISR changes (LeaderAndIsr,
+StopReplica, ISR expiration, a topic config change call `check`), or its timeout passes
+(the `produce-purgatory` thread, which sleeps until the earliest deadline). Whoever
+completes it answers with `Partition.acks_outcome`'s error, as Kafka's
+`DelayedProduce.tryComplete` does. `check` may run on any thread and never holds the
+purgatory's lock while it asks a partition (whose lock the caller may hold).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from rpc import messages as m
+from rpc.errors import Errors
+from zkdata.model import TopicPartition
+
+
+@dataclass(order=True)
+class _Delayed:
+    """One parked Produce (ordered by deadline for the expiration heap)."""
+
+    deadline: float
+    seq: int
+    tp: TopicPartition = field(compare=False)
+    first: int = field(compare=False)
+    last: int = field(compare=False)
+    term: int = field(compare=False)
+    future: Future[m.ProduceResponse] = field(compare=False)
+
+
+class AcksJudge(Protocol):
+    """What the purgatory asks a partition (`Partition.acks_outcome`)."""
+
+    def acks_outcome(self, last_offset: int, leadership_term: int) -> Errors | None:
+        """The answer for a Produce ending at `last_offset`, or None while undecided."""
+
+
+class ProducePurgatory:
+    """Parked acks=all requests by partition, and the thread that expires them."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._by_partition: dict[TopicPartition, list[_Delayed]] = {}
+        self._deadlines: list[_Delayed] = []
+        self._seq = itertools.count()
+        self._stopped = False
+        self._thread = threading.Thread(
+            target=self._expire_loop, name="produce-purgatory", daemon=True
+        )
+
+    def start(self) -> None:
+        """Start the expiration thread."""
+        self._thread.start()
+
+    def park(
+        self,
+        tp: TopicPartition,
+        judge: AcksJudge,
+        first: int,
+        last: int,
+        term: int,
+        timeout_s: float,
+    ) -> Future[m.ProduceResponse]:
+        """Park a Produce that appended `first..last` under `term`; its future completes
+        when `judge` decides it or at its timeout. Decided at once if it already is."""
+        future: Future[m.ProduceResponse] = Future()
+        delayed = _Delayed(
+            time.monotonic() + timeout_s, next(self._seq), tp, first, last, term, future
+        )
+        with self._cond:
+            if self._stopped:
+                future.set_result(m.ProduceResponse(Errors.NOT_LEADER_OR_FOLLOWER, first, last))
+                return future
+            self._by_partition.setdefault(tp, []).append(delayed)
+            heapq.heappush(self._deadlines, delayed)
+            self._cond.notify()
+        self.check(tp, judge)  # the followers may have been quicker than the parking
+        return future
+
+    def check(self, tp: TopicPartition, judge: AcksJudge) -> None:
+        """Complete every parked request of `tp` that `judge` can decide now."""
+        with self._cond:
+            waiting = list(self._by_partition.get(tp, ()))
+        if not waiting:
+            return
+        decided = []
+        for delayed in waiting:
+            outcome = judge.acks_outcome(delayed.last, delayed.term)
+            if outcome is not None:
+                decided.append((delayed, outcome))
+        self._complete(decided)
+
+    def waiting(self) -> int:
+        """How many requests are parked."""
+        with self._cond:
+            return sum(len(v) for v in self._by_partition.values())
+
+    def shutdown(self) -> None:
+        """Answer every parked request NOT_LEADER_OR_FOLLOWER and stop the thread."""
+        with self._cond:
+            self._stopped = True
+            parked = [d for v in self._by_partition.values() for d in v]
+            self._cond.notify()
+        self._complete([(d, Errors.NOT_LEADER_OR_FOLLOWER) for d in parked])
+        if self._thread.is_alive():
+            self._thread.join(5)
+
+    def _complete(self, decided: list[tuple[_Delayed, Errors]]) -> None:
+        """Answer each decided request once (another thread may have answered it first)."""
+        mine = []
+        with self._cond:
+            for delayed, outcome in decided:
+                waiting = self._by_partition.get(delayed.tp)
+                if waiting is None or delayed not in waiting:
+                    continue
+                waiting.remove(delayed)
+                if not waiting:
+                    del self._by_partition[delayed.tp]
+                mine.append((delayed, outcome))
+        for delayed, outcome in mine:
+            delayed.future.set_result(m.ProduceResponse(outcome, delayed.first, delayed.last))
+
+    def _expire_loop(self) -> None:
+        while True:
+            with self._cond:
+                if self._stopped:
+                    return
+                while self._deadlines and self._deadlines[0].future.done():
+                    heapq.heappop(self._deadlines)
+                if not self._deadlines:
+                    self._cond.wait()
+                    continue
+                wait = self._deadlines[0].deadline - time.monotonic()
+                if wait > 0:
+                    self._cond.wait(wait)
+                    continue
+                expired = heapq.heappop(self._deadlines)
+            self._complete([(expired, Errors.REQUEST_TIMED_OUT)])

@@ -1,0 +1,122 @@
+"""`make bench`'s suite without starting anything: its command line, when a change counts
+as applied (from event logs written here), results of one `make bench` kept together in
+`latest.jsonl`, the picture, and the floors a change is compared with."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.applied import applied_window
+from bench.arguments import parse_settings
+from bench.floor import Floors, ReadSample
+from bench.plot import plot_results
+from bench.report import LATEST, read_results, write_results
+from bench.settings import SUITE, SuiteOptions
+
+
+def test_the_suite_measures_1k_and_10k_and_partitions_adds_a_size(tmp_path: Path) -> None:
+    default = parse_settings(["--out", str(tmp_path / "a")], SUITE)
+    assert default.suite.sizes == (1_000, 10_000)
+    assert default.partitions == 10_000
+    assert default.suite.produce is not None
+    assert default.suite.profile
+    bigger = parse_settings(["--partitions", "100000", "--out", str(tmp_path / "b")], SUITE)
+    assert bigger.suite.sizes == (1_000, 10_000, 100_000)
+    assert bigger.partitions == 100_000
+
+
+def test_quick_no_produce_and_no_profile(tmp_path: Path) -> None:
+    settings = parse_settings(
+        ["all", "--quick", "--no-produce", "--no-profile", "--out", str(tmp_path / "q")]
+    )
+    assert settings.suite.sizes == (1_000,)
+    assert settings.suite.scenario_partitions == 1_000
+    assert settings.suite.produce is None
+    assert not settings.suite.profile
+
+
+def test_the_suite_needs_three_brokers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        parse_settings(["--brokers", "2", "--out", str(tmp_path / "x")], SUITE)
+    assert exited.value.code == 2
+    assert "at least 3 brokers" in capsys.readouterr().err
+
+
+def _log(path: Path, *events: dict[str, object]) -> Path:
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    return path
+
+
+def test_a_change_is_applied_when_the_last_broker_accepted_its_last_request(
+    tmp_path: Path,
+) -> None:
+    controller = _log(
+        tmp_path / "b1.jsonl",
+        {"ts": 900, "kind": "leader_elected", "controller_epoch": 2},  # before the window
+        {"ts": 1000, "kind": "leader_elected", "controller_epoch": 3},
+        {"ts": 1001, "kind": "isr_changed", "by": "controller"},
+        {"ts": 1002, "kind": "isr_changed", "by": "leader"},
+        {"ts": 1100, "kind": "request_accepted", "controller_epoch": 3},
+    )
+    other = _log(
+        tmp_path / "b2.jsonl",
+        {"ts": 1300, "kind": "request_accepted", "controller_epoch": 3},
+        {"ts": 1400, "kind": "request_accepted", "controller_epoch": 2},  # a stale epoch
+        {"ts": 9000, "kind": "request_accepted", "controller_epoch": 3},  # after the bound
+    )
+    window = applied_window({1: controller, 2: other}, 1, 3, 950, 5000)
+    assert window.seconds == pytest.approx(0.35)
+    assert (window.leaders_elected, window.isr_shrinks, window.states_written) == (1, 1, 2)
+    assert window.requests_accepted == 2
+    assert applied_window({1: controller, 2: other}, 1, None, 950, 5000).last_accepted_ts == 1400
+
+
+def test_nothing_accepted_means_no_figure(tmp_path: Path) -> None:
+    log = _log(tmp_path / "b1.jsonl", {"ts": 1000, "kind": "leader_elected"})
+    assert applied_window({1: log}, 1, 1, 0, 2000).seconds is None
+
+
+def test_benchmarks_of_one_run_id_share_latest_and_a_new_run_replaces_it(tmp_path: Path) -> None:
+    write_results(tmp_path, [{"measure": "a", "run_id": "r1"}], "s1", "r1")
+    write_results(tmp_path, [{"measure": "b", "run_id": "r1"}], "s2", "r1")
+    assert [line["measure"] for line in read_results(tmp_path / LATEST)] == ["a", "b"]
+    write_results(tmp_path, [{"measure": "c", "run_id": "r2"}], "s3", "r2")
+    assert [line["measure"] for line in read_results(tmp_path / LATEST)] == ["c"]
+    write_results(tmp_path, [{"measure": "d", "run_id": None}], "s4", None)
+    assert [line["measure"] for line in read_results(tmp_path / LATEST)] == ["d"]
+
+
+def test_the_picture_has_each_cost_against_partitions(tmp_path: Path) -> None:
+    lines = [
+        {"measure": "controller_failover", "partitions": n, "seconds": s, "floor_seconds": f}
+        for n, s, f in ((1_000, 0.5, 0.3), (10_000, 3.0, 2.0))
+    ] + [
+        {
+            "measure": "produce_acks_all",
+            "partitions": 3,
+            "per_second": 300.0,
+            "floor_per_second": 900.0,
+        },
+        {
+            "measure": "produce_acks_all_p50",
+            "partitions": 3,
+            "seconds": 0.01,
+            "floor_seconds": 0.001,
+        },
+    ]
+    picture = plot_results(lines, tmp_path / "p.png")
+    assert picture is not None
+    assert picture.read_bytes()[:4] == b"\x89PNG"
+    assert plot_results([], tmp_path / "none.png") is None
+
+
+def test_a_change_floor_adds_the_reload_its_writes_and_one_round_trip() -> None:
+    floors = Floors(ReadSample(0.0, 0.1, 0.9, 10, 1000), 0.5, 1000, 0.02)
+    assert floors.write_of(500) == pytest.approx(0.25)
+    assert floors.of(reload=True, states=2000) == pytest.approx(1.0 + 1.0 + 0.02)
+    assert floors.of(reload=False, states=0) == pytest.approx(0.02)
+    assert "pipelined read of 1,010 znodes" in floors.phrase(reload=True, states=2000)
+    assert SuiteOptions().scenario_partitions == 10_000

@@ -1,0 +1,42 @@
+"""The broker-wide change counter behind long polls of many partitions: a waiting fetch
+wakes when something changes, gives up at its deadline, and stops waiting when the broker
+stops."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from broker_node.long_poll import ChangeCounter
+
+
+def test_a_change_wakes_the_wait() -> None:
+    changes = ChangeCounter()
+    seen = changes.version
+    timer = threading.Timer(0.05, changes.bump)
+    timer.start()
+    assert changes.wait_past(seen, time.monotonic() + 10, threading.Event())
+    assert changes.version == seen + 1
+
+
+def test_a_change_before_the_wait_returns_at_once() -> None:
+    changes = ChangeCounter()
+    seen = changes.version
+    changes.bump()
+    started = time.monotonic()
+    assert changes.wait_past(seen, started + 10, threading.Event())
+    assert time.monotonic() - started < 5
+
+
+def test_no_change_until_the_deadline_is_false() -> None:
+    changes = ChangeCounter()
+    assert not changes.wait_past(changes.version, time.monotonic() + 0.05, threading.Event())
+
+
+def test_a_stopped_broker_does_not_wait() -> None:
+    stopped = threading.Event()
+    stopped.set()
+    changes = ChangeCounter()
+    started = time.monotonic()
+    assert not changes.wait_past(changes.version, started + 10, stopped)
+    assert time.monotonic() - started < 5
