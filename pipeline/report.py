@@ -40,7 +40,7 @@ __all__ = [
 #: The Spark scheduler pool of the verdict job (`pipeline.session` schedules pools fairly).
 VERDICT_POOL = "verdicts"
 #: How many of the report's Spark jobs are submitted at once (`_collect_all`).
-REPORT_JOBS = 4
+REPORT_JOBS = 6
 #: The time window of the latency quantiles and the operation rates.
 WINDOW_MS = 1_000
 TEMPLATES = Path(__file__).with_name("templates")
