@@ -3,7 +3,9 @@ version-check the runs, read them into Spark, judge every run with the chaos eng
 invariants, compute the figures and tables, write the tables as Parquet, draw the
 pictures and render one HTML page (`templates/report.html.j2`). Runs on the driver's main
 thread; the verdict job is submitted from a `verdict-job` thread meanwhile, so that its
-Python tasks and the figures' jobs share the cores. Progress lines go to `say`.
+Python tasks and the figures' jobs share the cores, and the figures' jobs, then the
+tables' jobs, are submitted together from `report-job` threads. Progress lines go to
+`say`.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ __all__ = [
 
 #: The Spark scheduler pool of the verdict job (`pipeline.session` schedules pools fairly).
 VERDICT_POOL = "verdicts"
+#: How many of the report's Spark jobs are submitted at once (`_collect_all`).
+REPORT_JOBS = 6
 #: The time window of the latency quantiles and the operation rates.
 WINDOW_MS = 1_000
 TEMPLATES = Path(__file__).with_name("templates")
@@ -127,6 +131,15 @@ def _judged(frames: RunFrames, runs: int) -> tuple[DataFrame, pd.DataFrame]:
     return verdicts, _collect(verdicts.drop("verdict_json").orderBy("run_id"))
 
 
+def _collect_all(jobs: dict[str, DataFrame]) -> dict[str, pd.DataFrame]:
+    """Each frame of `jobs` collected, the jobs submitted together from `report-job`
+    threads: one job's stages wait on shuffles and broadcasts while another's tasks use
+    the cores, instead of each job's fixed costs adding up."""
+    with ThreadPoolExecutor(REPORT_JOBS, thread_name_prefix="report-job") as pool:
+        futures = {name: pool.submit(_collect, frame) for name, frame in jobs.items()}
+        return {name: future.result() for name, future in futures.items()}
+
+
 def _figures(frames: RunFrames) -> tuple[dict[str, DataFrame], dict[str, pd.DataFrame]]:
     """The per-run figures, cached, and collected with the latency table."""
     per_run = {
@@ -136,13 +149,12 @@ def _figures(frames: RunFrames) -> tuple[dict[str, DataFrame], dict[str, pd.Data
         "unavailability": figures.unavailability(frames).cache(),
         "healed": figures.healed(frames).cache(),
     }
+    latency = figures.latency(frames, WINDOW_MS).orderBy("run_id", "window_start_ms")
+    collected = _collect_all({**per_run, "latency": latency})
     result = {
-        name: _collect(frame).sort_values(SORT_KEYS[name], ignore_index=True)
-        for name, frame in per_run.items()
+        name: frame.sort_values(SORT_KEYS[name], ignore_index=True) if name in SORT_KEYS else frame
+        for name, frame in collected.items()
     }
-    result["latency"] = _collect(
-        figures.latency(frames, WINDOW_MS).orderBy("run_id", "window_start_ms")
-    )
     return per_run, result
 
 
@@ -163,9 +175,14 @@ def compute_tables(
         say(f"!!  the pipeline's verdict differs from verdict.json: {list(mismatched.run_id)}")
     step("tables across runs")
     measured = tables.measures(frames, verdicts, per_run).cache()
-    result["recovery"] = _collect(tables.recovery_table(measured))
-    result["violations"] = _collect(tables.violations_table(frames, verdicts))
-    result["runs"] = _collect(tables.run_summary(frames, verdicts, per_run))
+    across = _collect_all(
+        {
+            "recovery": tables.recovery_table(measured),
+            "violations": tables.violations_table(frames, verdicts),
+            "runs": tables.run_summary(frames, verdicts, per_run),
+        }
+    )
+    result.update(across)
     return Tables(result, _collect(measured), [verdicts, measured, *per_run.values()])
 
 
