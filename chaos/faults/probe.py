@@ -7,8 +7,10 @@ costs about one connect timeout.
 
 - `connects`: a TCP connect to each address, with a timeout: did it succeed, how long.
 - `round_trips`: connect, send the port's greeting and wait for the answer to it (the
-  first byte from ZooKeeper's `srvr`; the SETTINGS acknowledgement from an HTTP/2 server,
-  which may speak first): the round trip of one request, a few times.
+  first byte from ZooKeeper's `srvr`; on a broker's gRPC port a TLS ClientHello answered
+  by the ServerHello, or, when the first answer shows a plaintext server, the HTTP/2
+  preface and the server's acknowledgement of its SETTINGS, since an HTTP/2 server may
+  speak first): the round trip of one request, a few times.
 - `udp_burst`: send N datagrams to an address (for counters on the receiving side).
 - `udp_flood`: send datagrams as fast as possible for some seconds (for a rate limit).
 
@@ -17,10 +19,12 @@ Thread-safety: runs on the caller's thread; probes are child processes.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import ssl
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from chaos.faults.base import FaultFailed
@@ -29,7 +33,25 @@ from chaos.faults.netns import Netns
 Address = tuple[str, int]
 
 HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
-GREETINGS: Mapping[int, bytes] = {2181: b"srvr", 9092: HTTP2_PREFACE}
+TLS_HANDSHAKE = 0x16
+"""The first byte of a TLS handshake record (a ClientHello, a ServerHello)."""
+
+
+def client_hello() -> bytes:
+    """A TLS ClientHello, as the first flight of a client without a certificate sends it;
+    a TLS server answers it at once with its ServerHello."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    context.set_alpn_protocols(["h2"])  # gRPC's servers refuse a TLS client without it
+    outgoing = ssl.MemoryBIO()
+    tls = context.wrap_bio(ssl.MemoryBIO(), outgoing)
+    with contextlib.suppress(ssl.SSLWantReadError):  # it waits for the ServerHello
+        tls.do_handshake()
+    return outgoing.read()
+
+
+GREETINGS: Mapping[int, Callable[[], bytes]] = {2181: lambda: b"srvr", 9092: client_hello}
 """What a round-trip probe sends to a port so that the server answers at once."""
 
 _CONNECTS = """
@@ -51,6 +73,7 @@ print(json.dumps(out))
 _ROUND_TRIPS = """
 import json, socket, sys, time
 host, port, greeting = sys.argv[1], int(sys.argv[2]), bytes.fromhex(sys.argv[3])
+preface = bytes.fromhex(sys.argv[7])
 times = []
 for _ in range(int(sys.argv[4])):
     s = socket.socket(); s.settimeout(float(sys.argv[5]))
@@ -59,7 +82,15 @@ for _ in range(int(sys.argv[4])):
     t = time.monotonic()
     try:
         s.connect((host, port)); s.sendall(greeting)
-        if greeting.startswith(b"PRI"):
+        if greeting[:1] == bytes([0x16]):  # a ClientHello: a TLS server answers at once
+            first = s.recv(1)
+            if not first:
+                raise OSError("closed")
+            if first not in (bytes([0x15]), bytes([0x16])):  # not TLS (an alert or a hello):
+                # a plaintext HTTP/2 server, probed as one from now on
+                greeting = preface
+                continue
+        elif greeting.startswith(b"PRI"):
             buf = b""
             while True:  # HTTP/2: until the server acknowledges our SETTINGS
                 while len(buf) < 9:
@@ -123,10 +154,17 @@ def connects_argv(addresses: Sequence[Address], timeout_s: float) -> list[str]:
 def round_trips_argv(address: Address, count: int, timeout_s: float, mark: int = 0) -> list[str]:
     """A probe that times `count` request round trips to `address` (from sockets with
     the firewall mark `mark`, unless 0); prints the sorted times that succeeded."""
-    greeting = GREETINGS.get(address[1], b"\n")
+    greeting = GREETINGS.get(address[1], lambda: b"\n")()
     host, port = address
     return script(
-        _ROUND_TRIPS, host, str(port), greeting.hex(), str(count), str(timeout_s), str(mark)
+        _ROUND_TRIPS,
+        host,
+        str(port),
+        greeting.hex(),
+        str(count),
+        str(timeout_s),
+        str(mark),
+        HTTP2_PREFACE.hex(),
     )
 
 
