@@ -67,6 +67,17 @@ class Cluster:
             20,
             "partition did not come online with the full ISR",
         )
+        # The state znode is written before the LeaderAndIsr is sent: a produce right
+        # after it can still find no leader, so wait until every replica has applied one.
+        for broker_id in replicas:
+            wait_until(
+                lambda b=broker_id: any(
+                    e["api"] == "LeaderAndIsr" and e["partitions"] > 0
+                    for e in events(self.procs[b], "request_accepted")
+                ),
+                20,
+                f"broker {broker_id} did not apply the new partition's LeaderAndIsr",
+            )
 
     @contextmanager
     def client(self, broker_id: int) -> Iterator[ClientApiClient]:
