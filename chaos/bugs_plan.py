@@ -88,9 +88,10 @@ PLANS: tuple[BugPlan, ...] = (
     ),
     _plan(
         STALE_CONTROLLER_EPOCH,
-        ("controller-pause", "zk-isolation"),
+        ("deposed-controller", "controller-pause"),
         {CONTROLLER_EPOCH_FENCING},
-        "brokers obey requests the superseded controller still sends",
+        "brokers obey the requests a deposed controller still held, delivered once it "
+        "reaches them again",
     ),
     _plan(
         NO_BROKER_EPOCH,
@@ -138,9 +139,10 @@ PLANS: tuple[BugPlan, ...] = (
     ),
     _plan(
         ZOMBIE_CONTROLLER,
-        ("controller-pause", "zk-isolation"),
+        ("zombie-controller", "controller-pause"),
         {RESIGNED_CONTROLLER_SILENT, CONTROLLER_EPOCH_FENCING, PAUSED_CONTROLLER_RESIGNS},
-        "the resigned controller goes on queueing requests of the epoch it resigned",
+        "the resigned controller keeps its channels: requests of the epoch it resigned "
+        "still reach brokers after its resignation",
     ),
     _plan(
         SENDER_DROPS,

@@ -15,7 +15,13 @@ the run's doing. Pure; any thread.
   queues no request of that epoch or an older one afterwards
   (`control_request_sent`), until its process starts again (`node_started`). Brokers
   refuse such requests, so the fencing invariants cannot see a controller that goes on
-  acting after it lost its role; its own log can.
+  acting after it lost its role; its own log can. Nor may a request it queued before
+  reach a broker later: no broker logs `request_accepted` or `request_rejected` from
+  that controller (`controller_id`) at that epoch or an older one more than
+  `DELIVERY_GRACE_MS` after the resignation, unless the controller's process started
+  again meanwhile. A resigning controller closes its channels before it logs the
+  resignation, cancelling what is in flight; the grace covers a request a broker had
+  already received and is still handling.
 - `reassignment_completes`: every partition of `topics` whose reassignment started during
   the run (`reassignment_started`) completed (`reassignment_completed` later), none failed
   (`reassignment_failed`), and at least one reassignment of those topics ran at all.
@@ -42,6 +48,10 @@ __all__ = [
 ]
 
 OFFLINE = "OfflinePartition"
+
+#: How long after a controller's resignation a broker may still log a request of the
+#: resigned epoch (already received, still being handled when the channel closed).
+DELIVERY_GRACE_MS = 3000
 
 
 def _since(logs: EventLogs, since_ms: int) -> list[Event]:
@@ -133,7 +143,8 @@ def paused_controller_resigns(logs: EventLogs, since_ms: int) -> InvariantResult
 
 def resigned_controller_silent(logs: EventLogs, since_ms: int) -> InvariantResult:
     """See the module docstring. Resignations are read from the whole logs (a controller
-    may have resigned just before the run); only requests queued during the run count."""
+    may have resigned just before the run); only requests queued or delivered during the
+    run count."""
     violations = []
     checked = 0
     for log in logs.values():
@@ -160,7 +171,51 @@ def resigned_controller_silent(logs: EventLogs, since_ms: int) -> InvariantResul
                             (resigned, e),
                         )
                     )
-    return InvariantResult(RESIGNED_CONTROLLER_SILENT, tuple(violations), checked)
+    delivered, late = _delivered_after_resigning(logs, since_ms)
+    return InvariantResult(
+        RESIGNED_CONTROLLER_SILENT, tuple(violations + late), checked + delivered
+    )
+
+
+def _delivered_after_resigning(logs: EventLogs, since_ms: int) -> tuple[int, list[Violation]]:
+    """How many requests brokers logged during the run, and those that came from a
+    controller more than `DELIVERY_GRACE_MS` after it resigned their epoch (or a newer
+    one) in a process that had not started again by then."""
+    events = _since(logs, 0)
+    resignations = [e for e in events if e.kind == "controller_resigned"]
+    restarts = [e for e in events if e.kind == "node_started"]
+    checked = 0
+    late: list[Violation] = []
+    for e in events:
+        if e.kind not in ("request_accepted", "request_rejected") or e.ts < since_ms:
+            continue
+        checked += 1
+        sender, epoch = e.int_field("controller_id"), e.int_field("controller_epoch")
+        if sender is None or epoch is None:
+            continue
+        gone = next(
+            (
+                r
+                for r in resignations
+                if r.int_field("controller_id") == sender
+                and int(r.fields.get("controller_epoch", -1)) >= epoch
+                and r.ts + DELIVERY_GRACE_MS < e.ts
+                and not any(s.node == r.node and r.ts < s.ts <= e.ts for s in restarts)
+            ),
+            None,
+        )
+        if gone is not None:
+            outcome = "accepted" if e.kind == "request_accepted" else "refused"
+            late.append(
+                Violation(
+                    f"{gone.node} controller epoch {epoch}",
+                    f"{e.fields.get('api')} of controller epoch {epoch} reached {e.node} "
+                    f"({outcome}) {(e.ts - gone.ts) / 1000:.1f} s after the controller "
+                    f"resigned epoch {gone.fields.get('controller_epoch')}",
+                    (gone, e),
+                )
+            )
+    return checked, late
 
 
 def reassignment_completes(

@@ -15,6 +15,7 @@ from chaos.scenarios import (
     controlled_shutdown,
     controller_failover,
     controller_pause,
+    deposed_controller,
     fast_bounce,
     last_replica_standing,
     network_partition,
@@ -25,6 +26,7 @@ from chaos.scenarios import (
     stalled_reassignment,
     zk_isolation,
     zk_leader_loss,
+    zombie_controller,
 )
 from chaos.scenarios.scenario import Scenario
 
@@ -36,6 +38,8 @@ SCENARIOS: Mapping[str, Scenario] = {
         broker_failure,
         controller_failover,
         controller_pause,
+        deposed_controller,
+        zombie_controller,
         zk_isolation,
         network_partition,
         broker_bounce,

@@ -63,7 +63,7 @@ INVARIANTS: Mapping[str, str] = {
     "again, and nothing it sends afterwards is obeyed",
     REASSIGNMENT_COMPLETES: "the reassignment the schedule started completes",
     RESIGNED_CONTROLLER_SILENT: "a controller that resigned an epoch queues no request of "
-    "that epoch afterwards",
+    "that epoch afterwards, and none reaches a broker more than 3 s after the resignation",
 }
 
 #: The invariants every scenario checks (DESIGN §9).

@@ -15,6 +15,7 @@ from chaos.invariants.names import (
     RESIGNED_CONTROLLER_SILENT,
 )
 from chaos.invariants.scenario_checks import (
+    DELIVERY_GRACE_MS,
     no_offline_partitions,
     paused_controller_resigns,
     reassignment_completes,
@@ -182,3 +183,34 @@ def test_sends_before_the_run_do_not_count_for_the_silent_controller() -> None:
     assert resigned_controller_silent(b.logs(), late.ts + 1).ok
     inputs = RunInputs(b.logs(), also=frozenset({RESIGNED_CONTROLLER_SILENT}))
     assert not judge(inputs).result(RESIGNED_CONTROLLER_SILENT).ok
+
+
+def _arrived(b: EventLogBuilder, broker: str, kind: K, controller: int, epoch: int) -> None:
+    b.emit(broker, kind, api="UpdateMetadata", controller_id=controller, controller_epoch=epoch)
+
+
+def test_a_request_of_a_resigned_epoch_reaching_a_broker_late_is_named() -> None:
+    b = EventLogBuilder()
+    b.emit("broker1", K.CONTROLLER_RESIGNED, controller_id=1, controller_epoch=3)
+    _arrived(b, "broker2", K.REQUEST_ACCEPTED, 1, 3)  # still being handled: within the grace
+    b.advance(DELIVERY_GRACE_MS)
+    _arrived(b, "broker2", K.REQUEST_REJECTED, 1, 2)  # queued before, delivered later
+    _arrived(b, "broker3", K.REQUEST_ACCEPTED, 2, 3)  # another controller's
+    result = resigned_controller_silent(b.logs(), 0)
+    (violation,) = result.violations
+    assert result.checked == 3
+    assert violation.subject == "broker1 controller epoch 2"
+    assert "reached broker2 (refused)" in violation.explanation
+    assert "after the controller resigned epoch 3" in violation.explanation
+    assert [e.kind for e in violation.events] == ["controller_resigned", "request_rejected"]
+
+
+def test_late_requests_of_a_newer_epoch_or_a_restarted_controller_are_fine() -> None:
+    b = EventLogBuilder()
+    b.emit("broker1", K.CONTROLLER_RESIGNED, controller_id=1, controller_epoch=3)
+    b.emit("broker2", K.CONTROLLER_RESIGNED, controller_id=2, controller_epoch=4)
+    b.emit("broker2", K.NODE_STARTED, broker_id=2, zk_connect="zk")
+    b.advance(DELIVERY_GRACE_MS)
+    _arrived(b, "broker3", K.REQUEST_ACCEPTED, 1, 5)  # broker 1 elected again later
+    _arrived(b, "broker3", K.REQUEST_ACCEPTED, 2, 4)  # broker 2's new process
+    assert resigned_controller_silent(b.logs(), 0).ok

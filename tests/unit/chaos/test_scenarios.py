@@ -26,6 +26,8 @@ NAMES = (
     "broker-failure",
     "controller-failover",
     "controller-pause",
+    "deposed-controller",
+    "zombie-controller",
     "zk-isolation",
     "network-partition",
     "broker-bounce",

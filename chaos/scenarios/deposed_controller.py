@@ -1,0 +1,68 @@
+"""deposed-controller: cut the controller from brokers, then ZooKeeper; brokers come back first.
+
+Setup: topic `chaos-deposed-controller`, 6 partitions, replication factor 3, min ISR 2,
+acks=all; two producers at 50 values/s each and a consumer, for 90 s.
+
+Steps:
+
+1. At 15 s (a seed moves it by up to 2 s) cut the controller from the other brokers
+   (`broker-isolate controller`); ZooKeeper stays reachable. Its followers fall out of
+   the ISRs after the 10 s replica lag, the ISR changes reach the controller, and the
+   UpdateMetadata it sends them waits in its senders, resent until the brokers answer.
+2. 15 s later (a seed: ± 1 s) cut it from ZooKeeper as well (`zk-isolate controller`,
+   measured beside the cut of step 1). Its session expires after 6 s and another broker
+   becomes controller with a higher epoch; the cut controller, suspended, knows nothing
+   of it and still holds its queued requests.
+3. 14 s after the second cut (a seed: ± 1 s) give it its brokers back (step 1 ends, its
+   undo measured beside the cut of step 2): its senders deliver the requests of the
+   deposed epoch to brokers that already obeyed its successor. They must refuse them.
+4. 6 s later give it ZooKeeper back: it learns that its session expired, resigns and
+   registers again.
+5. Heal at 60 s; the load goes on until 90 s.
+
+Verdict: the core invariants (`controller_epoch_fencing`: no broker obeys the deposed
+epoch after obeying the new one) and `resigned_controller_silent`; convergence within 30 s
+of the heal.
+"""
+
+from __future__ import annotations
+
+from chaos.scenarios.scenario import Draws, Scenario, Workload
+from chaos.schedule import FaultSpec, Schedule, Step
+
+WORKLOAD = Workload("chaos-deposed-controller", duration_s=90.0)
+
+#: When the two cuts end, counted from the second cut: time for the session to expire and
+#: a successor to be elected and heard (14 s), then the other link 6 or 8 s later.
+FIRST_HEAL_S = 14.0
+
+
+def cuts(seed: int | None, zookeeper_back_first: bool, end_s: float) -> Schedule:
+    """The controller cut from the brokers at ~15 s, from ZooKeeper ~15 s later; ~14 s
+    after that one link comes back (ZooKeeper's with `zookeeper_back_first`), the other
+    6 s (ZooKeeper's first: 8 s, well past the resignation) after it; healed at 60 s."""
+    draws = Draws(seed)
+    broker_cut = draws.around(15, 2)
+    zk_cut = round(broker_cut + draws.around(15, 1), 1)
+    first_back = round(zk_cut + draws.around(FIRST_HEAL_S, 1), 1)
+    second_back = round(first_back + (8.0 if zookeeper_back_first else 6.0), 1)
+    broker_back, zk_back = (
+        (second_back, first_back) if zookeeper_back_first else (first_back, second_back)
+    )
+    steps = (
+        Step(
+            broker_cut,
+            round(broker_back - broker_cut, 1),
+            FaultSpec("broker-isolate", "controller"),
+        ),
+        Step(zk_cut, round(zk_back - zk_cut, 1), FaultSpec("zk-isolate", "controller")),
+    )
+    return Schedule(seed, steps, heal_at_s=60, end_s=end_s)
+
+
+def plan(seed: int | None) -> Schedule:
+    """The brokers' link back first (see `cuts`)."""
+    return cuts(seed, zookeeper_back_first=False, end_s=WORKLOAD.duration_s)
+
+
+SCENARIO = Scenario.from_runbook(__doc__, WORKLOAD, plan, 30, also={"resigned_controller_silent"})
