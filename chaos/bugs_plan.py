@@ -41,6 +41,7 @@ from chaos.invariants.names import (
     PAUSED_CONTROLLER_RESIGNS,
     REASSIGNMENT_COMPLETES,
     RESIGNED_CONTROLLER_SILENT,
+    TOPIC_DELETION_COMPLETES,
 )
 from chaos.scenarios import SCENARIOS, Scenario
 
@@ -152,9 +153,9 @@ PLANS: tuple[BugPlan, ...] = (
     ),
     _plan(
         NO_RESUME,
-        ("stalled-reassignment", "reassignment-under-failover"),
-        {REASSIGNMENT_COMPLETES, CONVERGES_AFTER_HEAL},
-        "the new controller never resumes the reassignment in flight",
+        ("stalled-reassignment", "stalled-deletion", "reassignment-under-failover"),
+        {REASSIGNMENT_COMPLETES, TOPIC_DELETION_COMPLETES, CONVERGES_AFTER_HEAL},
+        "the new controller never resumes the reassignment or the topic deletion in flight",
     ),
 )
 

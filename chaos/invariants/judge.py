@@ -27,6 +27,7 @@ from chaos.invariants.names import (
     PAUSED_CONTROLLER_RESIGNS,
     REASSIGNMENT_COMPLETES,
     RESIGNED_CONTROLLER_SILENT,
+    TOPIC_DELETION_COMPLETES,
 )
 from chaos.invariants.results import InvariantResult, RunVerdict
 from chaos.invariants.scenario_checks import (
@@ -34,6 +35,7 @@ from chaos.invariants.scenario_checks import (
     paused_controller_resigns,
     reassignment_completes,
     resigned_controller_silent,
+    topic_deletion_completes,
 )
 from chaos.invariants.writes import acknowledged_writes
 
@@ -95,4 +97,5 @@ SCENARIO_CHECKS: Mapping[str, Callable[[RunInputs], InvariantResult]] = {
     PAUSED_CONTROLLER_RESIGNS: lambda i: paused_controller_resigns(i.events, i.since_ms),
     REASSIGNMENT_COMPLETES: lambda i: reassignment_completes(i.events, i.since_ms, i.topics),
     RESIGNED_CONTROLLER_SILENT: lambda i: resigned_controller_silent(i.events, i.since_ms),
+    TOPIC_DELETION_COMPLETES: lambda i: topic_deletion_completes(i.events, i.since_ms, i.topics),
 }

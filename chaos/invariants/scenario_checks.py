@@ -25,6 +25,13 @@ the run's doing. Pure; any thread.
 - `reassignment_completes`: every partition of `topics` whose reassignment started during
   the run (`reassignment_started`) completed (`reassignment_completed` later), none failed
   (`reassignment_failed`), and at least one reassignment of those topics ran at all.
+- `topic_deletion_completes`: every topic of the run (one of `topics`, or a topic beside
+  one, `<topic>-<suffix>`) whose deletion a controller queued during the run
+  (`topic_deletion_requested`) was deleted (`topic_deletion_completed` later, by any
+  controller), so neither a failover nor a replica that does not answer leaves it pending
+  for good; one whose removal from ZooKeeper failed (`topic_deletion_failed`) and was
+  never completed is named as left half-deleted. At least one deletion of such a topic
+  must have been requested at all.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from chaos.invariants.names import (
     PAUSED_CONTROLLER_RESIGNS,
     REASSIGNMENT_COMPLETES,
     RESIGNED_CONTROLLER_SILENT,
+    TOPIC_DELETION_COMPLETES,
 )
 from chaos.invariants.results import InvariantResult, Violation
 
@@ -45,6 +53,7 @@ __all__ = [
     "paused_controller_resigns",
     "reassignment_completes",
     "resigned_controller_silent",
+    "topic_deletion_completes",
 ]
 
 OFFLINE = "OfflinePartition"
@@ -247,3 +256,43 @@ def reassignment_completes(
         violations.append(Violation(what, "no reassignment of these topics ran during the run"))
     checked = len(set(started) | done)
     return InvariantResult(REASSIGNMENT_COMPLETES, tuple(violations), checked)
+
+
+def topic_deletion_completes(
+    logs: EventLogs, since_ms: int, topics: Collection[str]
+) -> InvariantResult:
+    """See the module docstring."""
+
+    def ours(topic: object) -> bool:
+        return isinstance(topic, str) and any(
+            topic == t or topic.startswith(t + "-") for t in topics
+        )
+
+    requested: dict[str, Event] = {}
+    failed: dict[str, Event] = {}
+    done: set[str] = set()
+    for e in _since(logs, since_ms):
+        if e.kind == "topic_deletion_requested":
+            for topic in e.fields.get("topics") or ():
+                if ours(topic):
+                    requested.setdefault(str(topic), e)
+        elif e.kind == "topic_deletion_completed" and ours(e.fields.get("topic")):
+            done.add(str(e.fields["topic"]))
+            failed.pop(str(e.fields["topic"]), None)
+        elif e.kind == "topic_deletion_failed" and ours(e.fields.get("topic")):
+            failed[str(e.fields["topic"])] = e
+    violations = []
+    for topic, e in sorted(requested.items()):
+        if topic in failed:
+            what = ", ".join(sorted(failed[topic].fields.get("failed") or {}))
+            violations.append(
+                Violation(topic, f"left half-deleted: {what} not removed", (e, failed[topic]))
+            )
+        elif topic not in done:
+            violations.append(Violation(topic, "deletion requested and never completed", (e,)))
+    if not requested and not violations:
+        what = ", ".join(sorted(topics))
+        violations.append(
+            Violation(what, "no deletion of these topics was requested during the run")
+        )
+    return InvariantResult(TOPIC_DELETION_COMPLETES, tuple(violations), len(requested))

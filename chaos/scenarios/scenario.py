@@ -29,6 +29,7 @@ from chaos.invariants.names import (
     PAUSED_CONTROLLER_RESIGNS,
     REASSIGNMENT_COMPLETES,
     RESIGNED_CONTROLLER_SILENT,
+    TOPIC_DELETION_COMPLETES,
 )
 from chaos.schedule import FaultSpec, Schedule, Step
 from chaos.workload_run import WorkloadConfig
@@ -64,6 +65,8 @@ INVARIANTS: Mapping[str, str] = {
     REASSIGNMENT_COMPLETES: "the reassignment the schedule started completes",
     RESIGNED_CONTROLLER_SILENT: "a controller that resigned an epoch queues no request of "
     "that epoch afterwards, and none reaches a broker more than 3 s after the resignation",
+    TOPIC_DELETION_COMPLETES: "every topic of the run whose deletion was requested is "
+    "deleted by the end of the run, none left half-deleted",
 }
 
 #: The invariants every scenario checks (DESIGN §9).

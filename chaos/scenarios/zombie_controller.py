@@ -5,27 +5,27 @@ acks=all; two producers at 50 values/s each and a consumer, for 90 s.
 
 Steps:
 
-1. At 15 s (a seed moves it by up to 2 s) cut the controller from the other brokers
+1. At 10 s (a seed moves it by up to 1 s) cut the controller from the other brokers
    (`broker-isolate controller`); ZooKeeper stays reachable. Its followers fall out of
    the ISRs, and the UpdateMetadata it sends about it waits in its senders.
-2. 15 s later (a seed: ± 1 s) cut it from ZooKeeper as well (`zk-isolate controller`,
+2. 24 s later (a seed: ± 1 s) cut it from ZooKeeper as well (`zk-isolate controller`,
    measured beside the cut of step 1). Its session expires after 6 s and another broker
    becomes controller with a higher epoch.
-3. 14 s after the second cut (a seed: ± 1 s) give it ZooKeeper back (step 2 ends, its
+3. 12 s after the second cut (a seed: ± 1 s) give it ZooKeeper back (step 2 ends, its
    undo measured beside the cut of step 1): it learns that its session expired and
    resigns while its senders still hold requests of its epoch. Resigning must close its
    channels and drop them.
 4. 8 s later give it its brokers back: nothing of the resigned epoch may reach them.
-5. Heal at 60 s; the load goes on until 90 s.
+5. Heal at 64 s; the load goes on until 90 s.
 
 Verdict: the core invariants and `resigned_controller_silent` (a resigned controller
 queues no request of its epoch afterwards, and none of them reaches a broker more than
-3 s after the resignation); convergence within 30 s of the heal.
+3 s after the resignation); convergence within 25 s of the heal.
 """
 
 from __future__ import annotations
 
-from chaos.scenarios.deposed_controller import cuts
+from chaos.scenarios.deposed_controller import CONVERGENCE_S, cuts
 from chaos.scenarios.scenario import Scenario, Workload
 from chaos.schedule import Schedule
 
@@ -37,4 +37,6 @@ def plan(seed: int | None) -> Schedule:
     return cuts(seed, zookeeper_back_first=True, end_s=WORKLOAD.duration_s)
 
 
-SCENARIO = Scenario.from_runbook(__doc__, WORKLOAD, plan, 30, also={"resigned_controller_silent"})
+SCENARIO = Scenario.from_runbook(
+    __doc__, WORKLOAD, plan, CONVERGENCE_S, also={"resigned_controller_silent"}
+)

@@ -20,6 +20,7 @@ from chaos.invariants.scenario_checks import (
     paused_controller_resigns,
     reassignment_completes,
     resigned_controller_silent,
+    topic_deletion_completes,
 )
 from chaos.invariants.testing import EventLogBuilder
 from eventlog import EventKind as K
@@ -214,3 +215,44 @@ def test_late_requests_of_a_newer_epoch_or_a_restarted_controller_are_fine() -> 
     _arrived(b, "broker3", K.REQUEST_ACCEPTED, 1, 5)  # broker 1 elected again later
     _arrived(b, "broker3", K.REQUEST_ACCEPTED, 2, 4)  # broker 2's new process
     assert resigned_controller_silent(b.logs(), 0).ok
+
+
+def _deletion_requested(b: EventLogBuilder, node: str, *topics: str) -> None:
+    b.emit(node, K.TOPIC_DELETION_REQUESTED, topics=list(topics), removed=[], source="watch")
+
+
+def test_a_deletion_completed_by_the_next_controller_keeps_the_invariant() -> None:
+    b = EventLogBuilder()
+    _deletion_requested(b, "broker1", "run-t-doomed", "someone-elses")
+    b.emit("broker2", K.TOPIC_DELETION_COMPLETED, topic="run-t-doomed", partitions=3)
+    result = topic_deletion_completes(b.logs(), 0, ("run-t",))
+    assert result.ok
+    assert result.checked == 1
+
+
+def test_a_deletion_left_pending_or_half_done_is_named() -> None:
+    b = EventLogBuilder()
+    _deletion_requested(b, "broker1", "run-t-a", "run-t-b")
+    failed = b.emit(
+        "broker2",
+        K.TOPIC_DELETION_FAILED,
+        topic="run-t-b",
+        failed={"/brokers/topics/run-t-b": "NotEmptyError"},
+    )
+    result = topic_deletion_completes(b.logs(), 0, ("run-t",))
+    pending, half = result.violations
+    assert (pending.subject, pending.explanation) == (
+        "run-t-a",
+        "deletion requested and never completed",
+    )
+    assert half.subject == "run-t-b"
+    assert half.explanation == "left half-deleted: /brokers/topics/run-t-b not removed"
+    assert half.events[-1] == failed
+
+
+def test_no_deletion_requested_during_the_run_is_a_violation() -> None:
+    b = EventLogBuilder()
+    _deletion_requested(b, "broker1", "run-t-doomed")
+    start = b.emit("broker1", K.NODE_STARTED, broker_id=1, zk_connect="zk").ts
+    (violation,) = topic_deletion_completes(b.logs(), start, ("run-t",)).violations
+    assert violation.explanation == "no deletion of these topics was requested during the run"

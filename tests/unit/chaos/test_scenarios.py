@@ -35,6 +35,7 @@ NAMES = (
     "controlled-shutdown",
     "reassignment-under-failover",
     "stalled-reassignment",
+    "stalled-deletion",
     "last-replica-standing",
     "zk-leader-loss",
     "rolling-restart",
