@@ -5,21 +5,22 @@ acks=all; two producers at 50 values/s each and a consumer, for 90 s.
 
 Steps:
 
-1. At 10 s (a seed moves it by up to 1 s) cut the controller from the other brokers
+1. At 6 s (a seed moves it by up to 1 s) cut the controller from the other brokers
    (`broker-isolate controller`); ZooKeeper stays reachable. Its followers fall out of
    the ISRs after the 10 s replica lag, the leaders report the ISR changes a few seconds
    later, and the UpdateMetadata the controller sends about them waits in its senders,
    resent until the brokers answer.
-2. 24 s later (a seed: ± 1 s) cut it from ZooKeeper as well (`zk-isolate controller`,
+2. 22 s later (a seed: ± 1 s) cut it from ZooKeeper as well (`zk-isolate controller`,
    measured beside the cut of step 1). Its session expires after 6 s and another broker
    becomes controller with a higher epoch; the cut controller, suspended, knows nothing
    of it and still holds its queued requests.
 3. 12 s after the second cut (a seed: ± 1 s) give it its brokers back (step 1 ends, its
    undo measured beside the cut of step 2): its senders deliver the requests of the
-   deposed epoch to brokers that already obeyed its successor. They must refuse them.
-4. 6 s later give it ZooKeeper back: it learns that its session expired, resigns and
+   deposed epoch to brokers that already obeyed its successor (a call that was in flight
+   across the cut ends with its 30 s deadline and is sent again). They must refuse them.
+4. 16 s later give it ZooKeeper back: it learns that its session expired, resigns and
    registers again.
-5. Heal at 64 s; the load goes on until 90 s.
+5. Heal at 62 s; the load goes on until 90 s.
 
 Verdict: the core invariants (`controller_epoch_fencing`: no broker obeys the deposed
 epoch after obeying the new one) and `resigned_controller_silent`; convergence within 25 s
@@ -36,24 +37,28 @@ WORKLOAD = Workload("chaos-deposed-controller", duration_s=90.0)
 #: From the cut from the brokers to the cut from ZooKeeper: the 10 s replica lag, then the
 #: leaders' ISR change notifications (batched for up to a few seconds) and the controller's
 #: UpdateMetadata about them, queued for brokers it cannot reach.
-QUEUE_S = 24.0
+QUEUE_S = 22.0
 #: When the first link comes back, counted from the second cut: time for the session to
-#: expire and a successor to be elected and heard; the other link 6 or 8 s later.
+#: expire and a successor to be elected and heard.
 FIRST_HEAL_S = 12.0
+#: When the other link comes back, after the first: past the 30 s deadline of the call
+#: that was in flight when the brokers were cut off, so that it is sent again over the
+#: healed link (a TCP connection that lost packets for that long retransmits slowly).
+SECOND_HEAL_S = 16.0
 #: The heal and the convergence bound of both scenarios.
-HEAL_AT_S = 64.0
+HEAL_AT_S = 62.0
 CONVERGENCE_S = 25.0
 
 
 def cuts(seed: int | None, zookeeper_back_first: bool, end_s: float) -> Schedule:
-    """The controller cut from the brokers at ~10 s, from ZooKeeper ~24 s later; ~12 s
+    """The controller cut from the brokers at ~6 s, from ZooKeeper ~22 s later; ~12 s
     after that one link comes back (ZooKeeper's with `zookeeper_back_first`), the other
-    6 s (ZooKeeper's first: 8 s, well past the resignation) after it; healed at 64 s."""
+    16 s after it; healed at 62 s."""
     draws = Draws(seed)
-    broker_cut = draws.around(10, 1)
+    broker_cut = draws.around(6, 1)
     zk_cut = round(broker_cut + draws.around(QUEUE_S, 1), 1)
     first_back = round(zk_cut + draws.around(FIRST_HEAL_S, 1), 1)
-    second_back = round(first_back + (8.0 if zookeeper_back_first else 6.0), 1)
+    second_back = round(first_back + SECOND_HEAL_S, 1)
     broker_back, zk_back = (
         (second_back, first_back) if zookeeper_back_first else (first_back, second_back)
     )
