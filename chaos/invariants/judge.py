@@ -9,7 +9,7 @@ scenario's settings the invariants depend on.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from chaos.checker import FinalRead
 from chaos.history import HistoryOp
@@ -20,7 +20,7 @@ from chaos.invariants.convergence import (
     ClusterSnapshot,
     converges_after_heal,
 )
-from chaos.invariants.events import EventLogs
+from chaos.invariants.events import EventLogs, since_process_at
 from chaos.invariants.leaders import one_leader_per_leader_epoch
 from chaos.invariants.names import (
     NO_OFFLINE_PARTITIONS,
@@ -63,10 +63,14 @@ class RunInputs:
 
 def judge(inputs: RunInputs) -> RunVerdict:
     """Run invariants 1-6 (docs/invariants.md), in that order, then those in `also`.
-    `ValueError` for a name in `also` that is not a scenario-specific invariant."""
+    Every invariant sees each node's log from the process that was running when the run
+    started (`since_ms`) on (`events.since_process_at`): processes that had ended before
+    the run, perhaps of another build, are not judged. `ValueError` for a name in `also`
+    that is not a scenario-specific invariant."""
     unknown = inputs.also - SCENARIO_CHECKS.keys()
     if unknown:
         raise ValueError(f"no such scenario invariant: {', '.join(sorted(unknown))}")
+    inputs = replace(inputs, events=since_process_at(inputs.events, inputs.since_ms))
     if inputs.convergence_bound_ms is None:
         convergence = InvariantResult(
             CONVERGES_AFTER_HEAL, note="the scenario sets no convergence bound", judged=False
