@@ -153,7 +153,7 @@ PLANS: tuple[BugPlan, ...] = (
     ),
     _plan(
         NO_RESUME,
-        ("stalled-reassignment", "stalled-deletion", "reassignment-under-failover"),
+        ("stalled-deletion", "stalled-reassignment", "reassignment-under-failover"),
         {REASSIGNMENT_COMPLETES, TOPIC_DELETION_COMPLETES, CONVERGES_AFTER_HEAL},
         "the new controller never resumes the reassignment or the topic deletion in flight",
     ),
