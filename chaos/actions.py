@@ -9,6 +9,10 @@ pure decision; `perform` does the ZooKeeper write on the caller's thread.
 factor 3, as `kafka-topics.sh --create --zookeeper` would. `delete-topic(topic)`: request
 its deletion (`/admin/delete_topics/<topic>`), as `kafka-topics.sh --delete` would.
 
+`move-controller`: delete `/controller`, as an operator forces a new controller election
+(`zookeeper-shell delete /controller`); the controller that held it is not told until its
+watch fires, and the brokers race for the znode again.
+
 A topic param names the scenario's topic or `<scenario topic>-<suffix>`; `run_topic` maps
 it onto the run's topic name, so that each run's side topics are its own.
 """
@@ -17,8 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
+from kazoo.exceptions import NoNodeError
+
 from chaos.schedule import Action
 from testbed.topics import create_topic, delete_topic
+from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.model import PartitionReassignment, TopicPartition
 from zkdata.reassignment import ReassignmentZk
@@ -61,8 +68,10 @@ def perform(
     """Perform `action` through `read_zk` (a ZooKeeper session runner, e.g.
     `ClusterHandle.read_zk`); `topic_names` maps a scenario's topic name to this run's
     (`run_topic`). Returns a one-line description; raises `ActionFailed`."""
-    if action.kind not in ("reassign", "create-topic", "delete-topic"):
+    if action.kind not in ("reassign", "create-topic", "delete-topic", "move-controller"):
         raise ActionFailed(f"unknown action {action.kind!r}")
+    if action.kind == "move-controller":
+        return read_zk(_moving_controller)
     topic = run_topic(str(action.param("topic")), topic_names)
     if action.kind == "create-topic":
         return read_zk(_creating(topic, action.param("partitions")))
@@ -119,3 +128,14 @@ def _deleting(topic: str) -> Callable[[KafkaZkClient], str]:
         return f"delete-topic {topic}: " + ("requested" if marked else "already requested")
 
     return delete
+
+
+def _moving_controller(zk: KafkaZkClient) -> str:
+    held = zk.get_controller_id()
+    try:
+        zk.kazoo.retry(zk.kazoo.delete, paths.CONTROLLER)
+    except NoNodeError:
+        return "move-controller: no controller to move"
+    except Exception as exc:  # a lost session
+        raise ActionFailed(f"move-controller: {exc}") from exc
+    return f"move-controller: /controller of broker {held} deleted"

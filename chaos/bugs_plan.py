@@ -35,6 +35,7 @@ from chaos.invariants.names import (
     ACKNOWLEDGED_WRITES,
     BROKER_EPOCH_FENCING,
     CONTROLLER_EPOCH_FENCING,
+    CONTROLLER_WRITES_FENCED,
     CONVERGES_AFTER_HEAL,
     NO_OFFLINE_PARTITIONS,
     ONE_LEADER_PER_LEADER_EPOCH,
@@ -83,9 +84,15 @@ def _plan(bug: str, scenarios: Sequence[str], catches: Iterable[str], why: str) 
 PLANS: tuple[BugPlan, ...] = (
     _plan(
         UNFENCED_ZK_WRITES,
-        ("controller-pause", "zk-isolation"),
-        {ONE_LEADER_PER_LEADER_EPOCH, CONVERGES_AFTER_HEAL, PAUSED_CONTROLLER_RESIGNS},
-        "the thawed controller's unfenced writes overwrite its successor's partition state",
+        ("moved-controller", "controller-pause"),
+        {
+            CONTROLLER_WRITES_FENCED,
+            ONE_LEADER_PER_LEADER_EPOCH,
+            CONVERGES_AFTER_HEAL,
+            PAUSED_CONTROLLER_RESIGNS,
+        },
+        "the superseded controller's partition state writes still land after its "
+        "successor was elected",
     ),
     _plan(
         STALE_CONTROLLER_EPOCH,

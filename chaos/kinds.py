@@ -27,6 +27,7 @@ time, with nothing to undo.
 | `reassign` | `topic`, `shift` (1) | writes `/admin/reassign_partitions` for all of `topic` |
 | `create-topic` | `topic`, `partitions` (3) | creates `topic` with replication factor 3 |
 | `delete-topic` | `topic` | writes `/admin/delete_topics/<topic>` |
+| `move-controller` | - | deletes `/controller`: the brokers elect a controller again |
 
 `session-expire` with duration 0 heals as soon as the broker's registration is gone; a
 longer duration keeps it cut from ZooKeeper that much longer.
@@ -191,6 +192,7 @@ ACTION_KINDS: Mapping[str, ActionKind] = {
             ),
         ),
         ActionKind("delete-topic", (ParamRule("topic", None, _topic, "a topic name"),)),
+        ActionKind("move-controller"),
     )
 }
 

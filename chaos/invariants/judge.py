@@ -23,6 +23,7 @@ from chaos.invariants.convergence import (
 from chaos.invariants.events import EventLogs, since_process_at
 from chaos.invariants.leaders import one_leader_per_leader_epoch
 from chaos.invariants.names import (
+    CONTROLLER_WRITES_FENCED,
     NO_OFFLINE_PARTITIONS,
     PAUSED_CONTROLLER_RESIGNS,
     REASSIGNMENT_COMPLETES,
@@ -31,6 +32,7 @@ from chaos.invariants.names import (
 )
 from chaos.invariants.results import InvariantResult, RunVerdict
 from chaos.invariants.scenario_checks import (
+    controller_writes_fenced,
     no_offline_partitions,
     paused_controller_resigns,
     reassignment_completes,
@@ -102,4 +104,5 @@ SCENARIO_CHECKS: Mapping[str, Callable[[RunInputs], InvariantResult]] = {
     REASSIGNMENT_COMPLETES: lambda i: reassignment_completes(i.events, i.since_ms, i.topics),
     RESIGNED_CONTROLLER_SILENT: lambda i: resigned_controller_silent(i.events, i.since_ms),
     TOPIC_DELETION_COMPLETES: lambda i: topic_deletion_completes(i.events, i.since_ms, i.topics),
+    CONTROLLER_WRITES_FENCED: lambda i: controller_writes_fenced(i.events, i.since_ms),
 }

@@ -25,6 +25,13 @@ the run's doing. Pure; any thread.
 - `reassignment_completes`: every partition of `topics` whose reassignment started during
   the run (`reassignment_started`) completed (`reassignment_completed` later), none failed
   (`reassignment_failed`), and at least one reassignment of those topics ran at all.
+- `controller_writes_fenced`: no partition state written by a controller lands after a
+  newer controller epoch was elected: no `leader_elected`, and no `isr_changed` by the
+  controller, with a `controller_epoch` below that of a `controller_elected` logged more
+  than `SUPERSEDED_GRACE_MS` before it (each of those events is logged after its
+  ZooKeeper write succeeded). A controller's writes are fenced by the `/controller_epoch`
+  version it won, so once a successor bumped the epoch they fail; the grace covers a
+  write that landed just before the bump and was logged just after it.
 - `topic_deletion_completes`: every topic of the run (one of `topics`, or a topic beside
   one, `<topic>-<suffix>`) whose deletion a controller queued during the run
   (`topic_deletion_requested`) was deleted (`topic_deletion_completed` later, by any
@@ -40,6 +47,7 @@ from collections.abc import Collection
 
 from chaos.invariants.events import Event, EventLogs
 from chaos.invariants.names import (
+    CONTROLLER_WRITES_FENCED,
     NO_OFFLINE_PARTITIONS,
     PAUSED_CONTROLLER_RESIGNS,
     REASSIGNMENT_COMPLETES,
@@ -49,6 +57,7 @@ from chaos.invariants.names import (
 from chaos.invariants.results import InvariantResult, Violation
 
 __all__ = [
+    "controller_writes_fenced",
     "no_offline_partitions",
     "paused_controller_resigns",
     "reassignment_completes",
@@ -57,6 +66,10 @@ __all__ = [
 ]
 
 OFFLINE = "OfflinePartition"
+
+#: How long after a newer controller epoch was elected an older controller may still log a
+#: write that landed just before the epoch changed (the write's answer was on its way).
+SUPERSEDED_GRACE_MS = 2000
 
 #: How long after a controller's resignation a broker may still log a request of the
 #: resigned epoch (already received, still being handled when the channel closed).
@@ -296,3 +309,49 @@ def topic_deletion_completes(
             Violation(what, "no deletion of these topics was requested during the run")
         )
     return InvariantResult(TOPIC_DELETION_COMPLETES, tuple(violations), len(requested))
+
+
+def _controller_write(e: Event) -> bool:
+    return e.kind == "leader_elected" or (
+        e.kind == "isr_changed" and e.fields.get("by") == "controller"
+    )
+
+
+def controller_writes_fenced(logs: EventLogs, since_ms: int) -> InvariantResult:
+    """See the module docstring. Elections are read from the whole logs; only writes
+    logged during the run count."""
+    events = _since(logs, 0)
+    newest: Event | None = None
+    violations = []
+    checked = 0
+    pending: list[Event] = []  # elections not yet past the grace, oldest first
+    for e in events:
+        while pending and pending[0].ts + SUPERSEDED_GRACE_MS < e.ts:
+            settled = pending.pop(0)
+            if newest is None or _epoch(settled) > _epoch(newest):
+                newest = settled
+        if e.kind == "controller_elected" and _epoch(e) >= 0:
+            pending.append(e)
+        elif _controller_write(e) and e.ts >= since_ms:
+            checked += 1
+            epoch = _epoch(e)
+            if epoch >= 0 and newest is not None and epoch < _epoch(newest):
+                violations.append(
+                    Violation(
+                        f"{e.node} controller epoch {epoch}",
+                        f"{e.kind} of {e.fields.get('topic')}-{e.fields.get('partition')} "
+                        f"(leader epoch {e.fields.get('leader_epoch')}, zkVersion "
+                        f"{e.fields.get('zk_version')}) written at controller epoch {epoch} "
+                        f"{(e.ts - newest.ts) / 1000:.1f} s after broker "
+                        f"{newest.fields.get('controller_id')} was elected with epoch "
+                        f"{_epoch(newest)}",
+                        (newest, e),
+                    )
+                )
+    return InvariantResult(CONTROLLER_WRITES_FENCED, tuple(violations), checked)
+
+
+def _epoch(e: Event) -> int:
+    """The event's `controller_epoch`, -1 when it has none."""
+    epoch = e.int_field("controller_epoch")
+    return -1 if epoch is None else epoch

@@ -22,6 +22,7 @@ from chaos.invariants.names import (
     ACKNOWLEDGED_WRITES,
     BROKER_EPOCH_FENCING,
     CONTROLLER_EPOCH_FENCING,
+    CONTROLLER_WRITES_FENCED,
     CONVERGES_AFTER_HEAL,
     NO_OFFLINE_PARTITIONS,
     ONE_CONTROLLER_PER_EPOCH,
@@ -65,6 +66,8 @@ INVARIANTS: Mapping[str, str] = {
     REASSIGNMENT_COMPLETES: "the reassignment the schedule started completes",
     RESIGNED_CONTROLLER_SILENT: "a controller that resigned an epoch queues no request of "
     "that epoch afterwards, and none reaches a broker more than 3 s after the resignation",
+    CONTROLLER_WRITES_FENCED: "no partition state written by a controller lands more than "
+    "2 s after a newer controller epoch was elected",
     TOPIC_DELETION_COMPLETES: "every topic of the run whose deletion was requested is "
     "deleted by the end of the run, none left half-deleted",
 }

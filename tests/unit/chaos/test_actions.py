@@ -5,14 +5,16 @@ right topic to the topic commands."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import pytest
+from kazoo.exceptions import NoNodeError
 
 from chaos import actions
 from chaos.actions import ActionFailed, perform, run_topic, shifted_assignment
 from chaos.schedule import Action
 from testbed.topics import TopicCommandError
+from zkdata.client import KafkaZkClient
 
 
 def test_every_replica_moves_to_the_next_live_broker() -> None:
@@ -91,3 +93,37 @@ def test_deleting_a_topic_that_does_not_exist_fails_the_action(
     gone = Action(9.0, "delete-topic", (("topic", "chaos-x-doomed"),))
     with pytest.raises(ActionFailed, match="delete-topic chaos-x-doomed: Topic"):
         perform(gone, _zk([]), {})
+
+
+class _Kazoo:
+    def __init__(self, present: bool) -> None:
+        self.present = present
+        self.deleted: list[str] = []
+
+    def retry(self, call: Callable[..., Any], *args: Any) -> Any:
+        return call(*args)
+
+    def delete(self, path: str) -> None:
+        if not self.present:
+            raise NoNodeError()
+        self.deleted.append(path)
+
+
+class _Zk:
+    def __init__(self, kazoo: _Kazoo) -> None:
+        self.kazoo = kazoo
+
+    def get_controller_id(self) -> int | None:
+        return 2 if self.kazoo.present else None
+
+
+@pytest.mark.parametrize("present", [True, False])
+def test_move_controller_deletes_the_controller_znode(present: bool) -> None:
+    kazoo = _Kazoo(present)
+    zk = cast(KafkaZkClient, _Zk(kazoo))
+    said = perform(Action(5.0, "move-controller", ()), lambda work: work(zk), {})
+    if present:
+        assert said == "move-controller: /controller of broker 2 deleted"
+        assert kazoo.deleted == ["/controller"]
+    else:
+        assert said == "move-controller: no controller to move"

@@ -16,6 +16,8 @@ from chaos.invariants.names import (
 )
 from chaos.invariants.scenario_checks import (
     DELIVERY_GRACE_MS,
+    SUPERSEDED_GRACE_MS,
+    controller_writes_fenced,
     no_offline_partitions,
     paused_controller_resigns,
     reassignment_completes,
@@ -256,3 +258,48 @@ def test_no_deletion_requested_during_the_run_is_a_violation() -> None:
     start = b.emit("broker1", K.NODE_STARTED, broker_id=1, zk_connect="zk").ts
     (violation,) = topic_deletion_completes(b.logs(), start, ("run-t",)).violations
     assert violation.explanation == "no deletion of these topics was requested during the run"
+
+
+def _won(b: EventLogBuilder, node: str, controller: int, epoch: int) -> None:
+    b.emit(node, K.CONTROLLER_ELECTED, controller_id=controller, controller_epoch=epoch)
+
+
+def test_a_write_of_a_superseded_controller_landing_late_is_named() -> None:
+    b = EventLogBuilder()
+    _won(b, "broker1", 1, 4)
+    _won(b, "broker3", 3, 5)
+    b.leader_elected("broker1", 0, leader=2, leader_epoch=3, zk_version=3, controller_epoch=4)
+    b.advance(SUPERSEDED_GRACE_MS)
+    late = b.emit(
+        "broker1",
+        K.ISR_CHANGED,
+        topic="t",
+        partition=1,
+        reason="replica offline",
+        by="controller",
+        leader=3,
+        leader_epoch=2,
+        isr=[3],
+        zk_version=4,
+        controller_epoch=4,
+    )
+    b.leader_elected("broker3", 2, leader=3, leader_epoch=4, zk_version=5, controller_epoch=5)
+    result = controller_writes_fenced(b.logs(), 0)
+    (violation,) = result.violations
+    assert result.checked == 3
+    assert violation.subject == "broker1 controller epoch 4"
+    assert "was elected with epoch 5" in violation.explanation
+    assert violation.events[-1] == late
+
+
+def test_writes_within_the_grace_or_of_a_leader_keep_controller_writes_fenced() -> None:
+    b = EventLogBuilder()
+    _won(b, "broker1", 1, 4)
+    _won(b, "broker3", 3, 5)
+    b.leader_elected("broker1", 0, leader=2, leader_epoch=3, zk_version=3, controller_epoch=4)
+    b.advance(SUPERSEDED_GRACE_MS)
+    b.leader_isr_changed("broker2", 1, leader=2, leader_epoch=1, zk_version=2)  # a leader's
+    b.leader_elected("broker3", 2, leader=3, leader_epoch=4, zk_version=5, controller_epoch=5)
+    result = controller_writes_fenced(b.logs(), 0)
+    assert result.ok
+    assert result.checked == 2

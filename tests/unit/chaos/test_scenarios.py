@@ -28,6 +28,7 @@ NAMES = (
     "controller-pause",
     "deposed-controller",
     "zombie-controller",
+    "moved-controller",
     "zk-isolation",
     "network-partition",
     "broker-bounce",
