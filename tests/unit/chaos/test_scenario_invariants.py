@@ -264,12 +264,19 @@ def _won(b: EventLogBuilder, node: str, controller: int, epoch: int) -> None:
     b.emit(node, K.CONTROLLER_ELECTED, controller_id=controller, controller_epoch=epoch)
 
 
-def test_a_write_of_a_superseded_controller_landing_late_is_named() -> None:
+def _superseded_then_past_the_grace() -> EventLogBuilder:
+    """Broker 1 controller at epoch 4, broker 3 elected with 5, a write of broker 1 just
+    after (within the grace), then the grace over."""
     b = EventLogBuilder()
     _won(b, "broker1", 1, 4)
     _won(b, "broker3", 3, 5)
     b.leader_elected("broker1", 0, leader=2, leader_epoch=3, zk_version=3, controller_epoch=4)
     b.advance(SUPERSEDED_GRACE_MS)
+    return b
+
+
+def test_a_write_of_a_superseded_controller_landing_late_is_named() -> None:
+    b = _superseded_then_past_the_grace()
     late = b.emit(
         "broker1",
         K.ISR_CHANGED,
@@ -293,11 +300,7 @@ def test_a_write_of_a_superseded_controller_landing_late_is_named() -> None:
 
 
 def test_writes_within_the_grace_or_of_a_leader_keep_controller_writes_fenced() -> None:
-    b = EventLogBuilder()
-    _won(b, "broker1", 1, 4)
-    _won(b, "broker3", 3, 5)
-    b.leader_elected("broker1", 0, leader=2, leader_epoch=3, zk_version=3, controller_epoch=4)
-    b.advance(SUPERSEDED_GRACE_MS)
+    b = _superseded_then_past_the_grace()
     b.leader_isr_changed("broker2", 1, leader=2, leader_epoch=1, zk_version=2)  # a leader's
     b.leader_elected("broker3", 2, leader=3, leader_epoch=4, zk_version=5, controller_epoch=5)
     result = controller_writes_fenced(b.logs(), 0)
