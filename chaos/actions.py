@@ -4,13 +4,28 @@
 the (i + shift)-th, through `/admin/reassign_partitions`, as
 `kafka-reassign-partitions.sh --execute --zookeeper` would. `shifted_assignment` is the
 pure decision; `perform` does the ZooKeeper write on the caller's thread.
+
+`create-topic(topic, partitions)`: create a topic beside the workload's, replication
+factor 3, as `kafka-topics.sh --create --zookeeper` would. `delete-topic(topic)`: request
+its deletion (`/admin/delete_topics/<topic>`), as `kafka-topics.sh --delete` would.
+
+`move-controller`: delete `/controller`, as an operator forces a new controller election
+(`zookeeper-shell delete /controller`); the controller that held it is not told until its
+watch fires, and the brokers race for the znode again.
+
+A topic param names the scenario's topic or `<scenario topic>-<suffix>`; `run_topic` maps
+it onto the run's topic name, so that each run's side topics are its own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
+from kazoo.exceptions import NoNodeError
+
 from chaos.schedule import Action
+from testbed.topics import create_topic, delete_topic
+from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.model import PartitionReassignment, TopicPartition
 from zkdata.reassignment import ReassignmentZk
@@ -30,18 +45,38 @@ def shifted_assignment(
     return {p: tuple(moved.get(b, b) for b in replicas) for p, replicas in assignment.items()}
 
 
+#: The replication factor of a topic created by `create-topic`: every broker hosts it.
+CREATED_REPLICATION_FACTOR = 3
+
+
+def run_topic(name: str, topic_names: Mapping[str, str]) -> str:
+    """The run's name for the scenario topic `name`: its mapping in `topic_names`, or for
+    `<scenario topic>-<suffix>` the run's topic with the same suffix; else `name`. Pure."""
+    if name in topic_names:
+        return topic_names[name]
+    for scenario_topic, run_name in sorted(topic_names.items(), key=lambda kv: -len(kv[0])):
+        if name.startswith(scenario_topic + "-"):
+            return run_name + name[len(scenario_topic) :]
+    return name
+
+
 def perform(
     action: Action,
     read_zk: Callable[[Callable[[KafkaZkClient], str]], str],
     topic_names: Mapping[str, str],
 ) -> str:
     """Perform `action` through `read_zk` (a ZooKeeper session runner, e.g.
-    `ClusterHandle.read_zk`); `topic_names` maps a scenario's topic name to this run's.
-    Returns a one-line description; raises `ActionFailed`."""
-    if action.kind != "reassign":
+    `ClusterHandle.read_zk`); `topic_names` maps a scenario's topic name to this run's
+    (`run_topic`). Returns a one-line description; raises `ActionFailed`."""
+    if action.kind not in ("reassign", "create-topic", "delete-topic", "move-controller"):
         raise ActionFailed(f"unknown action {action.kind!r}")
-    scenario_topic = str(action.param("topic"))
-    topic = topic_names.get(scenario_topic, scenario_topic)
+    if action.kind == "move-controller":
+        return read_zk(_moving_controller)
+    topic = run_topic(str(action.param("topic")), topic_names)
+    if action.kind == "create-topic":
+        return read_zk(_creating(topic, action.param("partitions")))
+    if action.kind == "delete-topic":
+        return read_zk(_deleting(topic))
     shift = action.param("shift")
     if not isinstance(shift, int):
         raise ActionFailed(f"reassign: shift must be an integer, got {shift!r}")
@@ -66,3 +101,41 @@ def perform(
         )
 
     return read_zk(reassign)
+
+
+def _creating(topic: str, partitions: object) -> Callable[[KafkaZkClient], str]:
+    if not isinstance(partitions, int) or partitions < 1:
+        raise ActionFailed(f"create-topic: partitions must be an integer > 0, got {partitions!r}")
+
+    def create(zk: KafkaZkClient) -> str:
+        try:
+            assignment = create_topic(zk, topic, partitions, CREATED_REPLICATION_FACTOR)
+        except Exception as exc:  # it exists, too few brokers, a lost session
+            raise ActionFailed(f"create-topic {topic}: {exc}") from exc
+        return f"create-topic {topic}: " + ", ".join(
+            f"p{p} {list(r)}" for p, r in sorted(assignment.items())
+        )
+
+    return create
+
+
+def _deleting(topic: str) -> Callable[[KafkaZkClient], str]:
+    def delete(zk: KafkaZkClient) -> str:
+        try:
+            marked = delete_topic(zk, topic)
+        except Exception as exc:  # no such topic, a lost session
+            raise ActionFailed(f"delete-topic {topic}: {exc}") from exc
+        return f"delete-topic {topic}: " + ("requested" if marked else "already requested")
+
+    return delete
+
+
+def _moving_controller(zk: KafkaZkClient) -> str:
+    held = zk.get_controller_id()
+    try:
+        zk.kazoo.retry(zk.kazoo.delete, paths.CONTROLLER)
+    except NoNodeError:
+        return "move-controller: no controller to move"
+    except Exception as exc:  # a lost session
+        raise ActionFailed(f"move-controller: {exc}") from exc
+    return f"move-controller: /controller of broker {held} deleted"

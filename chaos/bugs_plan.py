@@ -35,12 +35,14 @@ from chaos.invariants.names import (
     ACKNOWLEDGED_WRITES,
     BROKER_EPOCH_FENCING,
     CONTROLLER_EPOCH_FENCING,
+    CONTROLLER_WRITES_FENCED,
     CONVERGES_AFTER_HEAL,
     NO_OFFLINE_PARTITIONS,
     ONE_LEADER_PER_LEADER_EPOCH,
     PAUSED_CONTROLLER_RESIGNS,
     REASSIGNMENT_COMPLETES,
     RESIGNED_CONTROLLER_SILENT,
+    TOPIC_DELETION_COMPLETES,
 )
 from chaos.scenarios import SCENARIOS, Scenario
 
@@ -82,15 +84,22 @@ def _plan(bug: str, scenarios: Sequence[str], catches: Iterable[str], why: str) 
 PLANS: tuple[BugPlan, ...] = (
     _plan(
         UNFENCED_ZK_WRITES,
-        ("controller-pause", "zk-isolation"),
-        {ONE_LEADER_PER_LEADER_EPOCH, CONVERGES_AFTER_HEAL, PAUSED_CONTROLLER_RESIGNS},
-        "the thawed controller's unfenced writes overwrite its successor's partition state",
+        ("moved-controller", "controller-pause"),
+        {
+            CONTROLLER_WRITES_FENCED,
+            ONE_LEADER_PER_LEADER_EPOCH,
+            CONVERGES_AFTER_HEAL,
+            PAUSED_CONTROLLER_RESIGNS,
+        },
+        "the superseded controller's partition state writes still land after its "
+        "successor was elected",
     ),
     _plan(
         STALE_CONTROLLER_EPOCH,
-        ("controller-pause", "zk-isolation"),
+        ("deposed-controller", "controller-pause"),
         {CONTROLLER_EPOCH_FENCING},
-        "brokers obey requests the superseded controller still sends",
+        "brokers obey the requests a deposed controller still held, delivered once it "
+        "reaches them again",
     ),
     _plan(
         NO_BROKER_EPOCH,
@@ -138,9 +147,10 @@ PLANS: tuple[BugPlan, ...] = (
     ),
     _plan(
         ZOMBIE_CONTROLLER,
-        ("controller-pause", "zk-isolation"),
+        ("zombie-controller", "controller-pause"),
         {RESIGNED_CONTROLLER_SILENT, CONTROLLER_EPOCH_FENCING, PAUSED_CONTROLLER_RESIGNS},
-        "the resigned controller goes on queueing requests of the epoch it resigned",
+        "the resigned controller keeps its channels: requests of the epoch it resigned "
+        "still reach brokers after its resignation",
     ),
     _plan(
         SENDER_DROPS,
@@ -150,9 +160,9 @@ PLANS: tuple[BugPlan, ...] = (
     ),
     _plan(
         NO_RESUME,
-        ("stalled-reassignment", "reassignment-under-failover"),
-        {REASSIGNMENT_COMPLETES, CONVERGES_AFTER_HEAL},
-        "the new controller never resumes the reassignment in flight",
+        ("stalled-deletion", "stalled-reassignment", "reassignment-under-failover"),
+        {REASSIGNMENT_COMPLETES, TOPIC_DELETION_COMPLETES, CONVERGES_AFTER_HEAL},
+        "the new controller never resumes the reassignment or the topic deletion in flight",
     ),
 )
 

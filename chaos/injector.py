@@ -20,8 +20,13 @@ Every step is one line of `<run_dir>/faults.jsonl`:
 "ok", "detail"}`, plus `params` (the fault's `describe()`) on `start` and `elapsed_ms`
 on the two checks.
 
-Threads: one injector is driven from one thread (the run's injector thread); faults may
-overlap (several started before any is stopped).
+Faults may overlap (several started before any is stopped). A fault that cuts links
+(`chaos.faults.base.CutsLinks`) is measured beside the links the other active faults cut:
+a second cut laid over a first expects the first's links to stay unanswered when it proves
+it took effect, and the first, healed while the second holds, expects the second's links
+still cut when it proves it is undone.
+
+Threads: one injector is driven from one thread (the run's injector thread).
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ from types import TracebackType
 
 from chaos.faults.base import (
     Check,
+    Cuts,
+    CutsLinks,
     Fault,
     FaultError,
     FaultTarget,
@@ -42,6 +49,7 @@ from chaos.faults.base import (
     UnknownTarget,
 )
 from chaos.faults.catalog import fault_from_json
+from chaos.faults.grudge import merge
 from chaos.heal_state import ActiveFault, HealState
 from eventlog.jsonlines import JsonLinesWriter, read_json_lines
 
@@ -149,16 +157,18 @@ class Injector:
         """Undo every fault the heal state still holds for this run, newest first, faults
         of an earlier process rebuilt from their descriptions."""
         outcomes = []
-        for entry in reversed(self.state.load()):
-            fault = self._active.get(entry.id)
-            if fault is None:
+        entries = list(reversed(self.state.load()))
+        for entry in entries:  # rebuilt first: each undo is measured beside the others
+            if entry.id not in self._active:
                 try:
-                    fault = fault_from_json(entry.kind, entry.data)
+                    self._active[entry.id] = fault_from_json(entry.kind, entry.data)
                 except FaultError as exc:
                     lost = Check(False, f"cannot rebuild: {exc}")
                     outcomes.append(Injection(entry.id, None, lost))
-                    continue
-            outcomes.append(self._undo(entry.id, fault))
+        for entry in entries:
+            fault = self._active.get(entry.id)
+            if fault is not None:
+                outcomes.append(self._undo(entry.id, fault))
         return outcomes
 
     def close(self) -> None:
@@ -191,7 +201,7 @@ class Injector:
     def _measure(self, fault_id: str, fault: Fault, phase: str, timeout_s: float) -> Check:
         """Poll the phase's check until it holds or `timeout_s` passes; log the last one.
         A target that is foreign or gone ends the wait at once: waiting does not mend it."""
-        measure = fault.took_effect if phase == "took_effect" else fault.undone
+        measure = self._check_of(fault_id, fault, phase)
         began = self._monotonic()
         while True:
             hopeless = False
@@ -209,6 +219,28 @@ class Injector:
             check = Check(False, f"{phase} not seen after {elapsed:.3g}s: {check.detail}")
         self._record(fault_id, fault, phase, check, elapsed_ms=int(elapsed * 1000))
         return check
+
+    def _check_of(self, fault_id: str, fault: Fault, phase: str) -> Callable[[FaultTarget], Check]:
+        """The phase's check; for a fault that cuts links, beside the other active faults'."""
+        if not isinstance(fault, CutsLinks):
+            return fault.took_effect if phase == "took_effect" else fault.undone
+        cutter: CutsLinks = fault
+
+        def beside(cluster: FaultTarget) -> Check:
+            already_cut = self._cut_by_others(fault_id)
+            if phase == "took_effect":
+                return cutter.took_effect_beside(cluster, already_cut)
+            return cutter.undone_beside(cluster, already_cut)
+
+        return beside
+
+    def _cut_by_others(self, fault_id: str) -> Cuts:
+        """The links cut by the active faults other than `fault_id`."""
+        return merge(
+            held.cut_links(self.cluster)
+            for other, held in self._active.items()
+            if other != fault_id and isinstance(held, CutsLinks)
+        )
 
     def _record(
         self, fault_id: str, fault: Fault, phase: str, check: Check, elapsed_ms: int | None = None

@@ -25,6 +25,9 @@ time, with nothing to undo.
 | action | params | what the runner does |
 | --- | --- | --- |
 | `reassign` | `topic`, `shift` (1) | writes `/admin/reassign_partitions` for all of `topic` |
+| `create-topic` | `topic`, `partitions` (3) | creates `topic` with replication factor 3 |
+| `delete-topic` | `topic` | writes `/admin/delete_topics/<topic>` |
+| `move-controller` | - | deletes `/controller`: the brokers elect a controller again |
 
 `session-expire` with duration 0 heals as soon as the broker's registration is gone; a
 longer duration keeps it cut from ZooKeeper that much longer.
@@ -32,6 +35,9 @@ longer duration keeps it cut from ZooKeeper that much longer.
 `reassign` moves each replica on the i-th of the sorted live broker ids to the
 (i + shift)-th, modulo their count: with replication factor 2 on 3 brokers every partition
 gets a replica that must copy the log, so the reassignment takes a while.
+
+An action's `topic` names the scenario's topic or one beside it, `<scenario topic>-<suffix>`;
+the run maps both onto its own topic name (`chaos.actions.run_topic`).
 
 Params are JSON scalars. A param left out takes its default, so a step always carries all
 of its params (a replay does not depend on today's defaults). Pure; any thread.
@@ -178,6 +184,15 @@ ACTION_KINDS: Mapping[str, ActionKind] = {
                 ParamRule("shift", 1, _positive_int, "an integer > 0"),
             ),
         ),
+        ActionKind(
+            "create-topic",
+            (
+                ParamRule("topic", None, _topic, "a topic name"),
+                ParamRule("partitions", 3, _positive_int, "an integer > 0"),
+            ),
+        ),
+        ActionKind("delete-topic", (ParamRule("topic", None, _topic, "a topic name"),)),
+        ActionKind("move-controller"),
     )
 }
 

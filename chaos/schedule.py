@@ -195,7 +195,7 @@ class Schedule:
         lines = [(s.at_s, s.describe()) for s in self.steps]
         for a in self.actions:
             params = " ".join(f"{k}={v}" for k, v in a.params)
-            lines.append((a.at_s, f"{a.at_s:.1f}s action {a.kind} {params}"))
+            lines.append((a.at_s, f"{a.at_s:.1f}s action {a.kind} {params}".rstrip()))
         lines.sort(key=lambda line: line[0])
         ends = [f"{self.heal_at_s:.1f}s heal", f"{self.end_s:.1f}s end"]
         return "\n".join([text for _, text in lines] + ends)

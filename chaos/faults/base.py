@@ -14,6 +14,13 @@ resolved from roles before the fault is built) and implements `Fault`:
                          with `kind` it is enough to rebuild the fault (`fault_from_json`
                          in `chaos.faults.catalog`)
 
+A fault that cuts links between services (a grudge: `partition`, `zk-isolate`,
+`broker-isolate`, `session-expire`) also implements `CutsLinks`: it names the links it cuts,
+and measures its two checks *beside* the links other faults active at the same time cut.
+Those links are expected to go unanswered rather than to answer, so a second cut laid over
+a first can prove it took effect, and the first can prove it is undone while the second
+still holds (the injector passes what the other active faults cut).
+
 Faults act only through `FaultTarget`, which checks on every call that the container
 belongs to the run's compose project (`chaos.cluster.ClusterHandle` implements it).
 
@@ -31,7 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 
 class FaultError(Exception):
@@ -123,6 +130,10 @@ class FaultTarget(Protocol):
         ...
 
 
+#: Links cut, as a grudge (`chaos.faults.grudge`): service -> the services it drops.
+Cuts = Mapping[str, frozenset[str]]
+
+
 class Fault(Protocol):
     """A fault with a verified undo (see the module docstring)."""
 
@@ -154,4 +165,22 @@ class Fault(Protocol):
 
     def describe(self) -> Mapping[str, Any]:
         """JSON-able fields that rebuild the fault with its kind."""
+        ...
+
+
+@runtime_checkable
+class CutsLinks(Protocol):
+    """A fault that cuts links (see the module docstring); its checks take the links
+    already cut by other active faults (`already_cut`) as cut, not as broken."""
+
+    def cut_links(self, cluster: FaultTarget) -> Cuts:
+        """The links this fault cuts, over the project's services."""
+        ...
+
+    def took_effect_beside(self, cluster: FaultTarget, already_cut: Cuts) -> Check:
+        """`took_effect`, with the links of `already_cut` expected to be cut too."""
+        ...
+
+    def undone_beside(self, cluster: FaultTarget, already_cut: Cuts) -> Check:
+        """`undone`, with the links of `already_cut` expected to stay cut."""
         ...

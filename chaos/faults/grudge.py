@@ -15,7 +15,8 @@ Builders (nodes are service names; order matters where it says so):
 | `one_way(sources, sinks)` | every sink drops what comes from every source |
 | `complete(components)` | each node drops every node outside its component |
 
-`drop_rules(grudge, ips)` turns a grudge into each dropping node's rules.
+`drop_rules(grudge, ips)` turns a grudge into each dropping node's rules; `merge(grudges)`
+is the grudge that cuts every link any of them cuts (faults active at the same time).
 
 Errors: `GrudgeError` (a `ValueError`) for a grudge that cannot be built.
 
@@ -115,6 +116,15 @@ def cut(grudge: Grudge, a: str, b: str) -> bool:
 def sees(grudge: Grudge, node: str, nodes: Iterable[str]) -> frozenset[str]:
     """The nodes (itself included) that `node` exchanges packets with both ways."""
     return frozenset(n for n in nodes if n == node or not cut(grudge, node, n))
+
+
+def merge(grudges: Iterable[Grudge]) -> dict[str, frozenset[str]]:
+    """One grudge in which each node drops what it drops in any of `grudges`."""
+    merged: dict[str, frozenset[str]] = {}
+    for grudge in grudges:
+        for node, dropped in grudge.items():
+            merged[node] = merged.get(node, frozenset()) | frozenset(dropped)
+    return merged
 
 
 def drop_rules(grudge: Grudge, ips: Mapping[str, str]) -> dict[str, tuple[Rule, ...]]:

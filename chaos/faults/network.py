@@ -32,8 +32,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from chaos.faults.base import Check, Fault, FaultTarget
-from chaos.faults.grudge import GRUDGES, Grudge, GrudgeError, complete
+from chaos.faults.base import Check, Cuts, Fault, FaultTarget
+from chaos.faults.grudge import GRUDGES, Grudge, GrudgeError, complete, merge
 from chaos.faults.latency import Latency
 from chaos.faults.links import apply_grudge, broker_id, measure_links, of_role, running_netns
 from chaos.faults.netfault import NetworkFault
@@ -62,11 +62,16 @@ def _wait(condition: Callable[[], bool], deadline_s: float, failed: str, held: s
 class _GrudgeFault(NetworkFault):
     """What the grudge-based faults share: start applies the grudge, took_effect measures
     every link, stop deletes the tagged rules everywhere, undone finds none and every
-    link between running services connects again."""
+    link between running services connects again. Each check also comes `_beside` the
+    links other active faults cut (`chaos.faults.base.CutsLinks`): those must stay cut."""
 
     def grudge(self, cluster: FaultTarget) -> Grudge:
         """The grudge over the project's current services."""
         raise NotImplementedError
+
+    def cut_links(self, cluster: FaultTarget) -> Cuts:
+        """The links the fault cuts: its grudge."""
+        return self.grudge(cluster)
 
     def start(self, cluster: FaultTarget) -> None:
         """Add the grudge's drop rules."""
@@ -74,7 +79,12 @@ class _GrudgeFault(NetworkFault):
 
     def took_effect(self, cluster: FaultTarget) -> Check:
         """Cut links fail to connect, the others connect (between running services)."""
-        return measure_links(cluster, self.grudge(cluster), _running(cluster))
+        return self.took_effect_beside(cluster, {})
+
+    def took_effect_beside(self, cluster: FaultTarget, already_cut: Cuts) -> Check:
+        """Links cut by the fault or by `already_cut` fail to connect, the others connect."""
+        cuts = merge([self.grudge(cluster), already_cut])
+        return _beside(measure_links(cluster, cuts, _running(cluster)), already_cut)
 
     def stop(self, cluster: FaultTarget) -> None:
         """Delete the fault's rules from every service."""
@@ -82,12 +92,24 @@ class _GrudgeFault(NetworkFault):
 
     def undone(self, cluster: FaultTarget) -> Check:
         """No rule of the fault anywhere, and the running services all connect."""
+        return self.undone_beside(cluster, {})
+
+    def undone_beside(self, cluster: FaultTarget, already_cut: Cuts) -> Check:
+        """No rule of the fault anywhere; between running services the links of
+        `already_cut` still fail to connect and every other link connects."""
         left = self.no_rules_left(cluster)
-        return (
-            left
-            if not left.ok
-            else Check.all([left, measure_links(cluster, {}, _running(cluster))])
-        )
+        if not left.ok:
+            return left
+        links = measure_links(cluster, already_cut, _running(cluster))
+        return Check.all([left, _beside(links, already_cut)])
+
+
+def _beside(check: Check, already_cut: Cuts) -> Check:
+    """`check`, its detail naming the services whose links other faults cut."""
+    cutting = sorted(node for node, dropped in already_cut.items() if dropped)
+    if not cutting:
+        return check
+    return Check(check.ok, f"{check.detail} (beside links other faults cut at {cutting})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,10 +178,10 @@ class SessionExpire(ZkIsolate):
     register_deadline_s: float = 60.0
     KIND: ClassVar[str] = "session-expire"
 
-    def took_effect(self, cluster: FaultTarget) -> Check:
-        """The brokers' links to ZooKeeper are cut, and (deadline longer than the session
-        timeout) no target is registered any more."""
-        cut = _GrudgeFault.took_effect(self, cluster)
+    def took_effect_beside(self, cluster: FaultTarget, already_cut: Cuts) -> Check:
+        """The brokers' links to ZooKeeper are cut (the links of `already_cut` too), and
+        (deadline longer than the session timeout) no target is registered any more."""
+        cut = _GrudgeFault.took_effect_beside(self, cluster, already_cut)
         if not cut.ok:
             return cut
         ids = [broker_id(b) for b in self.targets]
@@ -171,8 +193,9 @@ class SessionExpire(ZkIsolate):
         )
         return Check.all([cut, gone])
 
-    def undone(self, cluster: FaultTarget) -> Check:
-        """No rule left, and every target registered again within the deadline."""
+    def undone_beside(self, cluster: FaultTarget, already_cut: Cuts) -> Check:
+        """No rule left, and every target registered again within the deadline (other
+        faults' cuts do not matter to a registration)."""
         left = self.no_rules_left(cluster)
         if not left.ok:
             return left

@@ -15,7 +15,14 @@ from typing import Any
 from eventlog import SCHEMA_VERSION, EventKind
 from eventlog.log import ENVELOPE
 
-__all__ = ["Event", "EventFormatError", "EventLogs", "events_of_kind", "processes"]
+__all__ = [
+    "Event",
+    "EventFormatError",
+    "EventLogs",
+    "events_of_kind",
+    "processes",
+    "since_process_at",
+]
 
 
 class EventFormatError(ValueError):
@@ -109,3 +116,22 @@ def processes(events: Sequence[Event]) -> list[list[Event]]:
             lives.append([])
         lives[-1].append(event)
     return [life for life in lives if life]
+
+
+def since_process_at(logs: EventLogs, since_ms: int) -> EventLogs:
+    """Each node's log from the start of the process that was running at `since_ms` (its
+    last `node_started` at or before it) on: the lives of processes that had ended before
+    then are left out. Their events are not the run's doing, and may come from another
+    build (a bug hunt recreates the brokers with a bug switch, then without, appending to
+    the same files). A node without such a `node_started` keeps its whole log; `since_ms`
+    0 keeps everything."""
+    trimmed: dict[str, Sequence[Event]] = {}
+    for node, events in logs.items():
+        start = 0
+        for i, event in enumerate(events):
+            if event.ts > since_ms:
+                break
+            if event.kind == EventKind.NODE_STARTED:
+                start = i
+        trimmed[node] = events[start:]
+    return trimmed

@@ -9,7 +9,7 @@ scenario's settings the invariants depend on.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from chaos.checker import FinalRead
 from chaos.history import HistoryOp
@@ -20,20 +20,24 @@ from chaos.invariants.convergence import (
     ClusterSnapshot,
     converges_after_heal,
 )
-from chaos.invariants.events import EventLogs
+from chaos.invariants.events import EventLogs, since_process_at
 from chaos.invariants.leaders import one_leader_per_leader_epoch
 from chaos.invariants.names import (
+    CONTROLLER_WRITES_FENCED,
     NO_OFFLINE_PARTITIONS,
     PAUSED_CONTROLLER_RESIGNS,
     REASSIGNMENT_COMPLETES,
     RESIGNED_CONTROLLER_SILENT,
+    TOPIC_DELETION_COMPLETES,
 )
 from chaos.invariants.results import InvariantResult, RunVerdict
 from chaos.invariants.scenario_checks import (
+    controller_writes_fenced,
     no_offline_partitions,
     paused_controller_resigns,
     reassignment_completes,
     resigned_controller_silent,
+    topic_deletion_completes,
 )
 from chaos.invariants.writes import acknowledged_writes
 
@@ -61,10 +65,14 @@ class RunInputs:
 
 def judge(inputs: RunInputs) -> RunVerdict:
     """Run invariants 1-6 (docs/invariants.md), in that order, then those in `also`.
-    `ValueError` for a name in `also` that is not a scenario-specific invariant."""
+    Every invariant sees each node's log from the process that was running when the run
+    started (`since_ms`) on (`events.since_process_at`): processes that had ended before
+    the run, perhaps of another build, are not judged. `ValueError` for a name in `also`
+    that is not a scenario-specific invariant."""
     unknown = inputs.also - SCENARIO_CHECKS.keys()
     if unknown:
         raise ValueError(f"no such scenario invariant: {', '.join(sorted(unknown))}")
+    inputs = replace(inputs, events=since_process_at(inputs.events, inputs.since_ms))
     if inputs.convergence_bound_ms is None:
         convergence = InvariantResult(
             CONVERGES_AFTER_HEAL, note="the scenario sets no convergence bound", judged=False
@@ -95,4 +103,6 @@ SCENARIO_CHECKS: Mapping[str, Callable[[RunInputs], InvariantResult]] = {
     PAUSED_CONTROLLER_RESIGNS: lambda i: paused_controller_resigns(i.events, i.since_ms),
     REASSIGNMENT_COMPLETES: lambda i: reassignment_completes(i.events, i.since_ms, i.topics),
     RESIGNED_CONTROLLER_SILENT: lambda i: resigned_controller_silent(i.events, i.since_ms),
+    TOPIC_DELETION_COMPLETES: lambda i: topic_deletion_completes(i.events, i.since_ms, i.topics),
+    CONTROLLER_WRITES_FENCED: lambda i: controller_writes_fenced(i.events, i.since_ms),
 }

@@ -15,10 +15,30 @@ the run's doing. Pure; any thread.
   queues no request of that epoch or an older one afterwards
   (`control_request_sent`), until its process starts again (`node_started`). Brokers
   refuse such requests, so the fencing invariants cannot see a controller that goes on
-  acting after it lost its role; its own log can.
+  acting after it lost its role; its own log can. Nor may a request it queued before
+  reach a broker later: no broker logs `request_accepted` or `request_rejected` from
+  that controller (`controller_id`) at that epoch or an older one more than
+  `DELIVERY_GRACE_MS` after the resignation, unless the controller's process started
+  again meanwhile. A resigning controller closes its channels before it logs the
+  resignation, cancelling what is in flight; the grace covers a request a broker had
+  already received and is still handling.
 - `reassignment_completes`: every partition of `topics` whose reassignment started during
   the run (`reassignment_started`) completed (`reassignment_completed` later), none failed
   (`reassignment_failed`), and at least one reassignment of those topics ran at all.
+- `controller_writes_fenced`: no partition state written by a controller lands after a
+  newer controller epoch was elected: no `leader_elected`, and no `isr_changed` by the
+  controller, with a `controller_epoch` below that of a `controller_elected` logged more
+  than `SUPERSEDED_GRACE_MS` before it (each of those events is logged after its
+  ZooKeeper write succeeded). A controller's writes are fenced by the `/controller_epoch`
+  version it won, so once a successor bumped the epoch they fail; the grace covers a
+  write that landed just before the bump and was logged just after it.
+- `topic_deletion_completes`: every topic of the run (one of `topics`, or a topic beside
+  one, `<topic>-<suffix>`) whose deletion a controller queued during the run
+  (`topic_deletion_requested`) was deleted (`topic_deletion_completed` later, by any
+  controller), so neither a failover nor a replica that does not answer leaves it pending
+  for good; one whose removal from ZooKeeper failed (`topic_deletion_failed`) and was
+  never completed is named as left half-deleted. At least one deletion of such a topic
+  must have been requested at all.
 """
 
 from __future__ import annotations
@@ -27,21 +47,33 @@ from collections.abc import Collection
 
 from chaos.invariants.events import Event, EventLogs
 from chaos.invariants.names import (
+    CONTROLLER_WRITES_FENCED,
     NO_OFFLINE_PARTITIONS,
     PAUSED_CONTROLLER_RESIGNS,
     REASSIGNMENT_COMPLETES,
     RESIGNED_CONTROLLER_SILENT,
+    TOPIC_DELETION_COMPLETES,
 )
 from chaos.invariants.results import InvariantResult, Violation
 
 __all__ = [
+    "controller_writes_fenced",
     "no_offline_partitions",
     "paused_controller_resigns",
     "reassignment_completes",
     "resigned_controller_silent",
+    "topic_deletion_completes",
 ]
 
 OFFLINE = "OfflinePartition"
+
+#: How long after a newer controller epoch was elected an older controller may still log a
+#: write that landed just before the epoch changed (the write's answer was on its way).
+SUPERSEDED_GRACE_MS = 2000
+
+#: How long after a controller's resignation a broker may still log a request of the
+#: resigned epoch (already received, still being handled when the channel closed).
+DELIVERY_GRACE_MS = 3000
 
 
 def _since(logs: EventLogs, since_ms: int) -> list[Event]:
@@ -133,7 +165,8 @@ def paused_controller_resigns(logs: EventLogs, since_ms: int) -> InvariantResult
 
 def resigned_controller_silent(logs: EventLogs, since_ms: int) -> InvariantResult:
     """See the module docstring. Resignations are read from the whole logs (a controller
-    may have resigned just before the run); only requests queued during the run count."""
+    may have resigned just before the run); only requests queued or delivered during the
+    run count."""
     violations = []
     checked = 0
     for log in logs.values():
@@ -160,7 +193,51 @@ def resigned_controller_silent(logs: EventLogs, since_ms: int) -> InvariantResul
                             (resigned, e),
                         )
                     )
-    return InvariantResult(RESIGNED_CONTROLLER_SILENT, tuple(violations), checked)
+    delivered, late = _delivered_after_resigning(logs, since_ms)
+    return InvariantResult(
+        RESIGNED_CONTROLLER_SILENT, tuple(violations + late), checked + delivered
+    )
+
+
+def _delivered_after_resigning(logs: EventLogs, since_ms: int) -> tuple[int, list[Violation]]:
+    """How many requests brokers logged during the run, and those that came from a
+    controller more than `DELIVERY_GRACE_MS` after it resigned their epoch (or a newer
+    one) in a process that had not started again by then."""
+    events = _since(logs, 0)
+    resignations = [e for e in events if e.kind == "controller_resigned"]
+    restarts = [e for e in events if e.kind == "node_started"]
+    checked = 0
+    late: list[Violation] = []
+    for e in events:
+        if e.kind not in ("request_accepted", "request_rejected") or e.ts < since_ms:
+            continue
+        checked += 1
+        sender, epoch = e.int_field("controller_id"), e.int_field("controller_epoch")
+        if sender is None or epoch is None:
+            continue
+        gone = next(
+            (
+                r
+                for r in resignations
+                if r.int_field("controller_id") == sender
+                and int(r.fields.get("controller_epoch", -1)) >= epoch
+                and r.ts + DELIVERY_GRACE_MS < e.ts
+                and not any(s.node == r.node and r.ts < s.ts <= e.ts for s in restarts)
+            ),
+            None,
+        )
+        if gone is not None:
+            outcome = "accepted" if e.kind == "request_accepted" else "refused"
+            late.append(
+                Violation(
+                    f"{gone.node} controller epoch {epoch}",
+                    f"{e.fields.get('api')} of controller epoch {epoch} reached {e.node} "
+                    f"({outcome}) {(e.ts - gone.ts) / 1000:.1f} s after the controller "
+                    f"resigned epoch {gone.fields.get('controller_epoch')}",
+                    (gone, e),
+                )
+            )
+    return checked, late
 
 
 def reassignment_completes(
@@ -192,3 +269,89 @@ def reassignment_completes(
         violations.append(Violation(what, "no reassignment of these topics ran during the run"))
     checked = len(set(started) | done)
     return InvariantResult(REASSIGNMENT_COMPLETES, tuple(violations), checked)
+
+
+def topic_deletion_completes(
+    logs: EventLogs, since_ms: int, topics: Collection[str]
+) -> InvariantResult:
+    """See the module docstring."""
+
+    def ours(topic: object) -> bool:
+        return isinstance(topic, str) and any(
+            topic == t or topic.startswith(t + "-") for t in topics
+        )
+
+    requested: dict[str, Event] = {}
+    failed: dict[str, Event] = {}
+    done: set[str] = set()
+    for e in _since(logs, since_ms):
+        if e.kind == "topic_deletion_requested":
+            for topic in e.fields.get("topics") or ():
+                if ours(topic):
+                    requested.setdefault(str(topic), e)
+        elif e.kind == "topic_deletion_completed" and ours(e.fields.get("topic")):
+            done.add(str(e.fields["topic"]))
+            failed.pop(str(e.fields["topic"]), None)
+        elif e.kind == "topic_deletion_failed" and ours(e.fields.get("topic")):
+            failed[str(e.fields["topic"])] = e
+    violations = []
+    for topic, e in sorted(requested.items()):
+        if topic in failed:
+            what = ", ".join(sorted(failed[topic].fields.get("failed") or {}))
+            violations.append(
+                Violation(topic, f"left half-deleted: {what} not removed", (e, failed[topic]))
+            )
+        elif topic not in done:
+            violations.append(Violation(topic, "deletion requested and never completed", (e,)))
+    if not requested and not violations:
+        what = ", ".join(sorted(topics))
+        violations.append(
+            Violation(what, "no deletion of these topics was requested during the run")
+        )
+    return InvariantResult(TOPIC_DELETION_COMPLETES, tuple(violations), len(requested))
+
+
+def _controller_write(e: Event) -> bool:
+    return e.kind == "leader_elected" or (
+        e.kind == "isr_changed" and e.fields.get("by") == "controller"
+    )
+
+
+def controller_writes_fenced(logs: EventLogs, since_ms: int) -> InvariantResult:
+    """See the module docstring. Elections are read from the whole logs; only writes
+    logged during the run count."""
+    events = _since(logs, 0)
+    newest: Event | None = None
+    violations = []
+    checked = 0
+    pending: list[Event] = []  # elections not yet past the grace, oldest first
+    for e in events:
+        while pending and pending[0].ts + SUPERSEDED_GRACE_MS < e.ts:
+            settled = pending.pop(0)
+            if newest is None or _epoch(settled) > _epoch(newest):
+                newest = settled
+        if e.kind == "controller_elected" and _epoch(e) >= 0:
+            pending.append(e)
+        elif _controller_write(e) and e.ts >= since_ms:
+            checked += 1
+            epoch = _epoch(e)
+            if epoch >= 0 and newest is not None and epoch < _epoch(newest):
+                violations.append(
+                    Violation(
+                        f"{e.node} controller epoch {epoch}",
+                        f"{e.kind} of {e.fields.get('topic')}-{e.fields.get('partition')} "
+                        f"(leader epoch {e.fields.get('leader_epoch')}, zkVersion "
+                        f"{e.fields.get('zk_version')}) written at controller epoch {epoch} "
+                        f"{(e.ts - newest.ts) / 1000:.1f} s after broker "
+                        f"{newest.fields.get('controller_id')} was elected with epoch "
+                        f"{_epoch(newest)}",
+                        (newest, e),
+                    )
+                )
+    return InvariantResult(CONTROLLER_WRITES_FENCED, tuple(violations), checked)
+
+
+def _epoch(e: Event) -> int:
+    """The event's `controller_epoch`, -1 when it has none."""
+    epoch = e.int_field("controller_epoch")
+    return -1 if epoch is None else epoch

@@ -27,6 +27,10 @@ class EventLogBuilder:
         log.append(event)
         return event
 
+    def advance(self, ms: int) -> None:
+        """Move the clock on by `ms` milliseconds (time passing between two events)."""
+        self._ts += ms
+
     def leader_elected(
         self,
         node: str,

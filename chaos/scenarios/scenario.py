@@ -22,6 +22,7 @@ from chaos.invariants.names import (
     ACKNOWLEDGED_WRITES,
     BROKER_EPOCH_FENCING,
     CONTROLLER_EPOCH_FENCING,
+    CONTROLLER_WRITES_FENCED,
     CONVERGES_AFTER_HEAL,
     NO_OFFLINE_PARTITIONS,
     ONE_CONTROLLER_PER_EPOCH,
@@ -29,6 +30,7 @@ from chaos.invariants.names import (
     PAUSED_CONTROLLER_RESIGNS,
     REASSIGNMENT_COMPLETES,
     RESIGNED_CONTROLLER_SILENT,
+    TOPIC_DELETION_COMPLETES,
 )
 from chaos.schedule import FaultSpec, Schedule, Step
 from chaos.workload_run import WorkloadConfig
@@ -63,7 +65,11 @@ INVARIANTS: Mapping[str, str] = {
     "again, and nothing it sends afterwards is obeyed",
     REASSIGNMENT_COMPLETES: "the reassignment the schedule started completes",
     RESIGNED_CONTROLLER_SILENT: "a controller that resigned an epoch queues no request of "
-    "that epoch afterwards",
+    "that epoch afterwards, and none reaches a broker more than 3 s after the resignation",
+    CONTROLLER_WRITES_FENCED: "no partition state written by a controller lands more than "
+    "2 s after a newer controller epoch was elected",
+    TOPIC_DELETION_COMPLETES: "every topic of the run whose deletion was requested is "
+    "deleted by the end of the run, none left half-deleted",
 }
 
 #: The invariants every scenario checks (DESIGN §9).

@@ -1,8 +1,20 @@
-"""The reassignment a schedule's `reassign` action asks for."""
+"""The admin operations a schedule's actions ask for: the reassignment of `reassign`, the
+run's names of the topics they act on, and `create-topic` / `delete-topic` handing the
+right topic to the topic commands."""
 
 from __future__ import annotations
 
-from chaos.actions import shifted_assignment
+from collections.abc import Callable
+from typing import Any, cast
+
+import pytest
+from kazoo.exceptions import NoNodeError
+
+from chaos import actions
+from chaos.actions import ActionFailed, perform, run_topic, shifted_assignment
+from chaos.schedule import Action
+from testbed.topics import TopicCommandError
+from zkdata.client import KafkaZkClient
 
 
 def test_every_replica_moves_to_the_next_live_broker() -> None:
@@ -15,3 +27,103 @@ def test_a_shift_by_the_broker_count_changes_nothing() -> None:
 
 def test_replicas_on_brokers_that_are_not_live_stay() -> None:
     assert shifted_assignment({0: (1, 4)}, [1, 2], 1) == {0: (2, 4)}
+
+
+NAMES = {"chaos-x": "chaos-x-1a2b3c", "chaos-x-y": "chaos-x-y-9f9f9f"}
+
+
+@pytest.mark.parametrize(
+    ("name", "run_name"),
+    [
+        ("chaos-x", "chaos-x-1a2b3c"),
+        ("chaos-x-doomed", "chaos-x-1a2b3c-doomed"),
+        ("chaos-x-y-doomed", "chaos-x-y-9f9f9f-doomed"),  # the longest scenario topic wins
+        ("other", "other"),
+        ("chaos-xdoomed", "chaos-xdoomed"),
+    ],
+)
+def test_a_topic_beside_the_scenarios_gets_the_runs_name(name: str, run_name: str) -> None:
+    assert run_topic(name, NAMES) == run_name
+
+
+def _zk(calls: list[str]) -> Callable[[Callable[[Any], str]], str]:
+    def read_zk(work: Callable[[Any], str]) -> str:
+        calls.append("session")
+        return work("zk")
+
+    return read_zk
+
+
+def test_create_and_delete_topic_act_on_the_runs_side_topic(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: list[tuple[Any, ...]] = []
+
+    def create(zk: str, name: str, partitions: int, rf: int) -> dict[int, tuple[int, ...]]:
+        seen.append(("create", zk, name, partitions, rf))
+        return {0: (1, 2, 3)}
+
+    def delete(zk: str, name: str) -> bool:
+        seen.append(("delete", zk, name))
+        return True
+
+    monkeypatch.setattr(actions, "create_topic", create)
+    monkeypatch.setattr(actions, "delete_topic", delete)
+    sessions: list[str] = []
+    made = Action(8.0, "create-topic", (("partitions", 2), ("topic", "chaos-x-doomed")))
+    gone = Action(9.0, "delete-topic", (("topic", "chaos-x-doomed"),))
+    said = perform(made, _zk(sessions), {"chaos-x": "chaos-x-1a2b3c"})
+    assert said == "create-topic chaos-x-1a2b3c-doomed: p0 [1, 2, 3]"
+    said = perform(gone, _zk(sessions), {"chaos-x": "chaos-x-1a2b3c"})
+    assert said == "delete-topic chaos-x-1a2b3c-doomed: requested"
+    assert seen == [
+        ("create", "zk", "chaos-x-1a2b3c-doomed", 2, 3),
+        ("delete", "zk", "chaos-x-1a2b3c-doomed"),
+    ]
+    assert sessions == ["session", "session"]
+
+
+def test_deleting_a_topic_that_does_not_exist_fails_the_action(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def delete(zk: str, name: str) -> bool:
+        raise TopicCommandError(f"Topic '{name}' does not exist as expected")
+
+    monkeypatch.setattr(actions, "delete_topic", delete)
+    gone = Action(9.0, "delete-topic", (("topic", "chaos-x-doomed"),))
+    with pytest.raises(ActionFailed, match="delete-topic chaos-x-doomed: Topic"):
+        perform(gone, _zk([]), {})
+
+
+class _Kazoo:
+    def __init__(self, present: bool) -> None:
+        self.present = present
+        self.deleted: list[str] = []
+
+    def retry(self, call: Callable[..., Any], *args: Any) -> Any:
+        return call(*args)
+
+    def delete(self, path: str) -> None:
+        if not self.present:
+            raise NoNodeError()
+        self.deleted.append(path)
+
+
+class _Zk:
+    def __init__(self, kazoo: _Kazoo) -> None:
+        self.kazoo = kazoo
+
+    def get_controller_id(self) -> int | None:
+        return 2 if self.kazoo.present else None
+
+
+@pytest.mark.parametrize("present", [True, False])
+def test_move_controller_deletes_the_controller_znode(present: bool) -> None:
+    kazoo = _Kazoo(present)
+    zk = cast(KafkaZkClient, _Zk(kazoo))
+    said = perform(Action(5.0, "move-controller", ()), lambda work: work(zk), {})
+    if present:
+        assert said == "move-controller: /controller of broker 2 deleted"
+        assert kazoo.deleted == ["/controller"]
+    else:
+        assert said == "move-controller: no controller to move"

@@ -261,3 +261,89 @@ def test_an_id_in_use_by_an_active_fault_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="'x' is already in use"):
         injector.start(FakeFault(targets=("zk1",)), fault_id="x")
     assert _recorded_ids(tmp_path) == ["x"]
+
+
+class _Cutter:
+    """A fault that cuts links (`CutsLinks`): `cuts` is its grudge; each check records the
+    links it was told other faults cut, as (phase, already_cut)."""
+
+    def __init__(self, target: str, cuts: dict[str, frozenset[str]]) -> None:
+        self.targets = (target,)
+        self.cuts = cuts
+        self.seen: list[tuple[str, dict[str, frozenset[str]]]] = []
+
+    @property
+    def kind(self) -> str:
+        return "fake"
+
+    def describe(self) -> dict[str, Any]:
+        return {"targets": list(self.targets)}
+
+    def start(self, cluster: FaultTarget) -> None:
+        pass
+
+    def stop(self, cluster: FaultTarget) -> None:
+        pass
+
+    def took_effect(self, cluster: FaultTarget) -> Check:
+        raise AssertionError("a link-cutting fault is measured beside the others")
+
+    def undone(self, cluster: FaultTarget) -> Check:
+        raise AssertionError("a link-cutting fault is measured beside the others")
+
+    def cut_links(self, cluster: FaultTarget) -> dict[str, frozenset[str]]:
+        return self.cuts
+
+    def took_effect_beside(self, cluster: FaultTarget, already_cut: Any) -> Check:
+        self.seen.append(("took_effect", dict(already_cut)))
+        return Check(True, "cut")
+
+    def undone_beside(self, cluster: FaultTarget, already_cut: Any) -> Check:
+        self.seen.append(("undone", dict(already_cut)))
+        return Check(True, "undone")
+
+
+def test_a_cut_over_a_cut_is_measured_beside_the_links_the_first_cuts(tmp_path: Path) -> None:
+    from_brokers = _Cutter("broker1", {"broker1": frozenset({"broker2", "broker3"})})
+    from_zk = _Cutter("broker1", {"broker1": frozenset({"zk1"}), "zk1": frozenset({"broker1"})})
+    injector = _injector(FakeCluster(), tmp_path)
+    first = injector.start(from_brokers)
+    injector.start(FakeFault(("broker2",)))  # cuts no link: adds nothing
+    second = injector.start(from_zk)
+    assert first.ok
+    assert second.ok
+    assert from_brokers.seen == [("took_effect", {})]
+    assert from_zk.seen == [("took_effect", from_brokers.cuts)]
+
+    injector.stop(first.fault_id)  # healed while the second cut holds
+    assert from_brokers.seen[-1] == ("undone", from_zk.cuts)
+    injector.stop(second.fault_id)
+    assert from_zk.seen[-1] == ("undone", {})
+
+
+def test_overlapping_cuts_are_merged_per_node(tmp_path: Path) -> None:
+    one = _Cutter("broker1", {"broker1": frozenset({"broker2"})})
+    two = _Cutter("broker1", {"broker1": frozenset({"zk1"}), "zk1": frozenset({"broker1"})})
+    three = _Cutter("broker3", {"broker3": frozenset({"zk2"})})
+    injector = _injector(FakeCluster(), tmp_path)
+    for fault in (one, two, three):
+        assert injector.start(fault).ok
+    assert three.seen == [
+        (
+            "took_effect",
+            {"broker1": frozenset({"broker2", "zk1"}), "zk1": frozenset({"broker1"})},
+        )
+    ]
+
+
+def test_heal_all_undoes_each_cut_beside_those_still_held(tmp_path: Path) -> None:
+    first = _Cutter("broker1", {"broker1": frozenset({"broker2"})})
+    second = _Cutter("broker1", {"broker1": frozenset({"zk1"})})
+    injector = _injector(FakeCluster(), tmp_path)
+    injector.start(first)
+    injector.start(second)
+    outcomes = injector.heal_all()
+    assert [o.ok for o in outcomes] == [True, True]
+    assert second.seen[-1] == ("undone", first.cuts)  # newest first, the older one held
+    assert first.seen[-1] == ("undone", {})
+    assert injector.active() == {}

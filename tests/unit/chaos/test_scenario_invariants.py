@@ -15,10 +15,14 @@ from chaos.invariants.names import (
     RESIGNED_CONTROLLER_SILENT,
 )
 from chaos.invariants.scenario_checks import (
+    DELIVERY_GRACE_MS,
+    SUPERSEDED_GRACE_MS,
+    controller_writes_fenced,
     no_offline_partitions,
     paused_controller_resigns,
     reassignment_completes,
     resigned_controller_silent,
+    topic_deletion_completes,
 )
 from chaos.invariants.testing import EventLogBuilder
 from eventlog import EventKind as K
@@ -182,3 +186,123 @@ def test_sends_before_the_run_do_not_count_for_the_silent_controller() -> None:
     assert resigned_controller_silent(b.logs(), late.ts + 1).ok
     inputs = RunInputs(b.logs(), also=frozenset({RESIGNED_CONTROLLER_SILENT}))
     assert not judge(inputs).result(RESIGNED_CONTROLLER_SILENT).ok
+
+
+def _arrived(b: EventLogBuilder, broker: str, kind: K, controller: int, epoch: int) -> None:
+    b.emit(broker, kind, api="UpdateMetadata", controller_id=controller, controller_epoch=epoch)
+
+
+def test_a_request_of_a_resigned_epoch_reaching_a_broker_late_is_named() -> None:
+    b = EventLogBuilder()
+    b.emit("broker1", K.CONTROLLER_RESIGNED, controller_id=1, controller_epoch=3)
+    _arrived(b, "broker2", K.REQUEST_ACCEPTED, 1, 3)  # still being handled: within the grace
+    b.advance(DELIVERY_GRACE_MS)
+    _arrived(b, "broker2", K.REQUEST_REJECTED, 1, 2)  # queued before, delivered later
+    _arrived(b, "broker3", K.REQUEST_ACCEPTED, 2, 3)  # another controller's
+    result = resigned_controller_silent(b.logs(), 0)
+    (violation,) = result.violations
+    assert result.checked == 3
+    assert violation.subject == "broker1 controller epoch 2"
+    assert "reached broker2 (refused)" in violation.explanation
+    assert "after the controller resigned epoch 3" in violation.explanation
+    assert [e.kind for e in violation.events] == ["controller_resigned", "request_rejected"]
+
+
+def test_late_requests_of_a_newer_epoch_or_a_restarted_controller_are_fine() -> None:
+    b = EventLogBuilder()
+    b.emit("broker1", K.CONTROLLER_RESIGNED, controller_id=1, controller_epoch=3)
+    b.emit("broker2", K.CONTROLLER_RESIGNED, controller_id=2, controller_epoch=4)
+    b.emit("broker2", K.NODE_STARTED, broker_id=2, zk_connect="zk")
+    b.advance(DELIVERY_GRACE_MS)
+    _arrived(b, "broker3", K.REQUEST_ACCEPTED, 1, 5)  # broker 1 elected again later
+    _arrived(b, "broker3", K.REQUEST_ACCEPTED, 2, 4)  # broker 2's new process
+    assert resigned_controller_silent(b.logs(), 0).ok
+
+
+def _deletion_requested(b: EventLogBuilder, node: str, *topics: str) -> None:
+    b.emit(node, K.TOPIC_DELETION_REQUESTED, topics=list(topics), removed=[], source="watch")
+
+
+def test_a_deletion_completed_by_the_next_controller_keeps_the_invariant() -> None:
+    b = EventLogBuilder()
+    _deletion_requested(b, "broker1", "run-t-doomed", "someone-elses")
+    b.emit("broker2", K.TOPIC_DELETION_COMPLETED, topic="run-t-doomed", partitions=3)
+    result = topic_deletion_completes(b.logs(), 0, ("run-t",))
+    assert result.ok
+    assert result.checked == 1
+
+
+def test_a_deletion_left_pending_or_half_done_is_named() -> None:
+    b = EventLogBuilder()
+    _deletion_requested(b, "broker1", "run-t-a", "run-t-b")
+    failed = b.emit(
+        "broker2",
+        K.TOPIC_DELETION_FAILED,
+        topic="run-t-b",
+        failed={"/brokers/topics/run-t-b": "NotEmptyError"},
+    )
+    result = topic_deletion_completes(b.logs(), 0, ("run-t",))
+    pending, half = result.violations
+    assert (pending.subject, pending.explanation) == (
+        "run-t-a",
+        "deletion requested and never completed",
+    )
+    assert half.subject == "run-t-b"
+    assert half.explanation == "left half-deleted: /brokers/topics/run-t-b not removed"
+    assert half.events[-1] == failed
+
+
+def test_no_deletion_requested_during_the_run_is_a_violation() -> None:
+    b = EventLogBuilder()
+    _deletion_requested(b, "broker1", "run-t-doomed")
+    start = b.emit("broker1", K.NODE_STARTED, broker_id=1, zk_connect="zk").ts
+    (violation,) = topic_deletion_completes(b.logs(), start, ("run-t",)).violations
+    assert violation.explanation == "no deletion of these topics was requested during the run"
+
+
+def _won(b: EventLogBuilder, node: str, controller: int, epoch: int) -> None:
+    b.emit(node, K.CONTROLLER_ELECTED, controller_id=controller, controller_epoch=epoch)
+
+
+def _superseded_then_past_the_grace() -> EventLogBuilder:
+    """Broker 1 controller at epoch 4, broker 3 elected with 5, a write of broker 1 just
+    after (within the grace), then the grace over."""
+    b = EventLogBuilder()
+    _won(b, "broker1", 1, 4)
+    _won(b, "broker3", 3, 5)
+    b.leader_elected("broker1", 0, leader=2, leader_epoch=3, zk_version=3, controller_epoch=4)
+    b.advance(SUPERSEDED_GRACE_MS)
+    return b
+
+
+def test_a_write_of_a_superseded_controller_landing_late_is_named() -> None:
+    b = _superseded_then_past_the_grace()
+    late = b.emit(
+        "broker1",
+        K.ISR_CHANGED,
+        topic="t",
+        partition=1,
+        reason="replica offline",
+        by="controller",
+        leader=3,
+        leader_epoch=2,
+        isr=[3],
+        zk_version=4,
+        controller_epoch=4,
+    )
+    b.leader_elected("broker3", 2, leader=3, leader_epoch=4, zk_version=5, controller_epoch=5)
+    result = controller_writes_fenced(b.logs(), 0)
+    (violation,) = result.violations
+    assert result.checked == 3
+    assert violation.subject == "broker1 controller epoch 4"
+    assert "was elected with epoch 5" in violation.explanation
+    assert violation.events[-1] == late
+
+
+def test_writes_within_the_grace_or_of_a_leader_keep_controller_writes_fenced() -> None:
+    b = _superseded_then_past_the_grace()
+    b.leader_isr_changed("broker2", 1, leader=2, leader_epoch=1, zk_version=2)  # a leader's
+    b.leader_elected("broker3", 2, leader=3, leader_epoch=4, zk_version=5, controller_epoch=5)
+    result = controller_writes_fenced(b.logs(), 0)
+    assert result.ok
+    assert result.checked == 2

@@ -19,6 +19,7 @@ from chaos.faults.grudge import (
     halves,
     isolate,
     majorities_ring,
+    merge,
     one_way,
     sees,
 )
@@ -202,3 +203,14 @@ def test_majorities_ring_properties_hold_for_any_size(count: int) -> None:
     assert symmetric(grudge)
     assert all(count / 2 < len(s) < count for s in seen)
     assert len(set(seen)) == count
+
+
+def test_merge_cuts_every_link_any_grudge_cuts() -> None:
+    nodes = ["a", "b", "c", "d"]
+    first, second = isolate("a", nodes), one_way(["d"], ["c"])
+    merged = merge([first, second, {}])
+    for x in nodes:
+        for y in nodes:
+            assert cut(merged, x, y) == (cut(first, x, y) or cut(second, x, y))
+    assert merged["c"] == frozenset({"a", "d"})
+    assert merge([]) == {}

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from chaos.faults.base import UnknownTarget
+from chaos.faults import network
+from chaos.faults.base import Check, UnknownTarget
 from chaos.faults.grudge import GrudgeError
 from chaos.faults.latency import Latency
 from chaos.faults.links import broker_id, of_role, port, role
@@ -22,6 +23,7 @@ from chaos.faults.network import (
     SessionExpire,
     ZkIsolate,
 )
+from chaos.faults.testing import FakeCluster
 
 SERVICES = ("zk1", "zk2", "zk3", "broker1", "broker2", "broker3")
 
@@ -180,3 +182,55 @@ def test_latency_judges_round_trips_through_and_around_the_proxy(
     via_ms: float, around_ms: float, shows: bool
 ) -> None:
     assert Latency(("broker1",), 100).plausible(via_ms, around_ms) is shows
+
+
+class _Measured:
+    """Records the grudges `measure_links` is asked to prove."""
+
+    def __init__(self) -> None:
+        self.grudges: list[dict[str, frozenset[str]]] = []
+
+    def __call__(self, cluster: Any, grudge: Any, services: Any) -> Check:
+        self.grudges.append(dict(grudge))
+        return Check(True, "links as expected")
+
+
+def test_a_zk_cut_over_a_broker_cut_expects_both_cut(monkeypatch: pytest.MonkeyPatch) -> None:
+    measured = _Measured()
+    monkeypatch.setattr(network, "measure_links", measured)
+    cluster = FakeCluster()
+    brokers_cut = BrokerIsolate(("broker1",)).cut_links(cluster)
+    check = ZkIsolate(("broker1",)).took_effect_beside(cluster, brokers_cut)
+    assert check.ok
+    assert "beside links other faults cut" in check.detail
+    (grudge,) = measured.grudges
+    assert grudge["broker1"] == frozenset({"broker2", "broker3", "zk1", "zk2", "zk3"})
+    assert grudge["zk2"] == frozenset({"broker1"})
+    assert grudge["broker2"] == frozenset({"broker1"})
+
+
+def test_an_undo_beside_another_cut_expects_only_that_cut(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    measured = _Measured()
+    monkeypatch.setattr(network, "measure_links", measured)
+    monkeypatch.setattr(NetworkFault, "no_rules_left", lambda self, c: Check(True, "none left"))
+    cluster = FakeCluster()
+    zk_cut = ZkIsolate(("broker1",)).cut_links(cluster)
+    fault = BrokerIsolate(("broker1",))
+    assert fault.undone_beside(cluster, zk_cut).ok
+    assert fault.undone(cluster).ok
+    assert measured.grudges == [dict(zk_cut), {}]
+
+
+def test_without_other_cuts_took_effect_measures_the_fault_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    measured = _Measured()
+    monkeypatch.setattr(network, "measure_links", measured)
+    cluster = FakeCluster()
+    check = Partition(("broker1", "broker2"), "halves").took_effect(cluster)
+    assert check.detail == "links as expected"
+    assert measured.grudges == [
+        {"broker1": frozenset({"broker2"}), "broker2": frozenset({"broker1"})}
+    ]

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from chaos.invariants import Event, EventFormatError, RunInputs, judge
+from chaos.invariants.events import since_process_at
 from chaos.invariants.testing import EventLogBuilder
 from chaos.testing import HistoryBuilder
 from eventlog import SCHEMA_VERSION, EventKind
@@ -111,3 +112,37 @@ def test_a_bad_event_line_is_a_clear_error(record: dict[str, object], message: s
 def test_events_can_be_kept_in_sets() -> None:
     record = {"v": SCHEMA_VERSION, "ts": 5, "node": "b", "kind": "k", "list": [1]}
     assert len({Event.from_record(record, 1), Event.from_record(record, 1)}) == 1
+
+
+def _obeys_an_older_epoch(b: EventLogBuilder, node: str) -> None:
+    b.emit(node, EventKind.REQUEST_ACCEPTED, api="UpdateMetadata", controller_epoch=4)
+    b.emit(node, EventKind.REQUEST_ACCEPTED, api="UpdateMetadata", controller_epoch=3)
+
+
+def test_processes_that_ended_before_the_run_are_not_judged() -> None:
+    b = EventLogBuilder()
+    b.emit("broker1", EventKind.NODE_STARTED, broker_id=1, zk_connect="zk")
+    _obeys_an_older_epoch(b, "broker1")  # a build of the previous run (a bug switch on)
+    b.emit("broker1", EventKind.NODE_STARTED, broker_id=1, zk_connect="zk")  # recreated
+    started = b.emit("broker2", EventKind.NODE_STARTED, broker_id=2, zk_connect="zk").ts
+    b.advance(10)
+    since = started + 5
+    assert judge(RunInputs(b.logs(), since_ms=since)).result("controller_epoch_fencing").ok
+    assert not judge(RunInputs(b.logs())).result("controller_epoch_fencing").ok
+
+    _obeys_an_older_epoch(b, "broker2")  # the process running when the run started
+    fencing = judge(RunInputs(b.logs(), since_ms=since)).result("controller_epoch_fencing")
+    assert [v.subject for v in fencing.violations] == ["broker2 controller epoch 3"]
+
+
+def test_since_process_at_keeps_the_life_running_at_the_start() -> None:
+    b = EventLogBuilder()
+    old = b.emit("broker1", EventKind.NODE_STARTED, broker_id=1, zk_connect="zk")
+    current = b.emit("broker1", EventKind.NODE_STARTED, broker_id=1, zk_connect="zk")
+    during = b.emit("broker1", EventKind.CONTROLLER_ELECTED, controller_id=1, controller_epoch=2)
+    later = b.emit("broker1", EventKind.NODE_STARTED, broker_id=1, zk_connect="zk")
+    quiet = b.emit("broker2", EventKind.CONTROLLER_OBSERVED, controller_id=1)
+    logs = since_process_at(b.logs(), during.ts)
+    assert list(logs["broker1"]) == [current, during, later]
+    assert list(logs["broker2"]) == [quiet]
+    assert list(since_process_at(b.logs(), 0)["broker1"]) == [old, current, during, later]
