@@ -92,11 +92,19 @@ class RunOutcome:
     recovery_s: float | None
     faults: int
     bug_switches: tuple[str, ...] = ()
+    #: Steps and actions that failed or could not prove they took effect (verdict.json's
+    #: `failed_steps`): a run with any did not perform its whole schedule.
+    failed_steps: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
         """No invariant is violated."""
         return self.verdict.ok
+
+    @property
+    def exercised(self) -> bool:
+        """Every step and action of the schedule was performed as planned."""
+        return not self.failed_steps
 
 
 def run(request: RunRequest) -> RunOutcome:
@@ -144,6 +152,7 @@ def run(request: RunRequest) -> RunOutcome:
             None if recovery is None else recovery / 1000,
             len(schedule.steps),
             switches,
+            tuple(performed.failed_steps),
         )
 
 

@@ -29,6 +29,7 @@ class FakeCluster:
         self.fired = fired
         self.log: list[str] = []
         self.setup_error_seeds: set[int] = set()
+        self.unexercised: dict[int, int] = {}  # seed -> how many more runs miss a step
 
     def use(self, switches: tuple[str, ...]) -> None:
         self.switches = switches
@@ -42,8 +43,14 @@ class FakeCluster:
         fails = bool(self.switches) and seed in self.failing_seeds
         if schedule is not None and len(schedule.steps) < len(scenario.schedule(seed).steps):
             fails = fails and 1 in [scenario.schedule(seed).steps.index(s) for s in schedule.steps]
+        missed: tuple[str, ...] = ()
+        if self.unexercised.get(seed, 0) > 0:
+            self.unexercised[seed] -= 1
+            missed = ("step 1 (pause controller): unable to freeze",)
         result = InvariantResult(self.fired, (Violation("e", "broken"),) if fails else ())
-        return RunOutcome(Path(f"runs/{scenario.name}-{seed}"), RunVerdict((result,)), 1.0, 1)
+        verdict = RunVerdict((result,))
+        run_dir = Path(f"runs/{scenario.name}-{seed}")
+        return RunOutcome(run_dir, verdict, 1.0, 1, self.switches, failed_steps=missed)
 
 
 def _plan(scenario: Scenario, catches: str = CONTROLLER_EPOCH_FENCING) -> BugPlan:
@@ -112,3 +119,37 @@ def test_a_run_that_could_not_be_set_up_counts_as_neither() -> None:
     assert result.buggy[0].error == "the cluster is not ready"
     assert result.caught
     assert not result.fixed_clean
+
+
+def test_a_run_whose_step_failed_is_run_again_before_it_counts() -> None:
+    cluster = FakeCluster({2})
+    cluster.unexercised = {1: 1}
+    result = _hunt(cluster, _plan(PAUSE))
+    assert [a.ok for a in result.buggy] == [True, False]
+    runs = [line for line in cluster.log if line.startswith("run ")]
+    assert runs[:3] == [
+        f"run {PAUSE.name} 1 ('kafka-1188',) None",
+        f"run {PAUSE.name} 1 ('kafka-1188',) None",
+        f"run {PAUSE.name} 2 ('kafka-1188',) None",
+    ]
+    assert result.ok
+
+
+def test_a_run_never_exercised_counts_as_neither() -> None:
+    cluster = FakeCluster({2})
+    cluster.unexercised = {1: 5}
+    result = _hunt(cluster, _plan(PAUSE))
+    assert [a.ok for a in result.buggy] == [None, False]
+    assert result.buggy[0].error.startswith("not exercised: step 1 (pause controller)")
+    assert cluster.unexercised[1] == 5 - 2 - 2  # twice on each build
+    assert not result.fixed_clean
+
+
+def test_a_failed_verdict_counts_even_when_a_step_failed() -> None:
+    cluster = FakeCluster({1})
+    cluster.unexercised = {1: 1}
+    result = _hunt(cluster, _plan(PAUSE))
+    assert [a.ok for a in result.buggy] == [False]
+    assert [line for line in cluster.log if line.startswith("run ")][1:2] == [
+        f"run {PAUSE.name} 1 () None"
+    ]
