@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from broker_node.fetch_session import DEFAULT_EVICTION_S, DEFAULT_MAX_SESSIONS, FetchSessionCache
 from broker_node.fetcher import ReplicaFetcherManager
 from broker_node.isr_writes import IsrStore
 from broker_node.long_poll import ChangeCounter
@@ -51,6 +52,10 @@ class ReplicationConfig:
     isr_change_blackout_ms: int = 5_000
     isr_change_max_delay_ms: int = 60_000
     fetch_max_wait_ms: int = 500
+    #: Incremental fetch sessions (KIP-227) this broker keeps as a leader, and how long
+    #: one stays idle before a new one may take its slot (Kafka's defaults).
+    fetch_session_slots: int = DEFAULT_MAX_SESSIONS
+    fetch_session_eviction_s: float = DEFAULT_EVICTION_S
     #: Historical bugs the data plane re-introduces (`bugs/`); none by default.
     bug_switches: BugSwitches = NO_BUGS
     #: The broker's TLS identity for its fetchers' channels to leaders; None: plaintext.
@@ -88,6 +93,9 @@ class ReplicaManager:
         self._last_propagation_ms = time.monotonic() * 1000
         self._stopped = threading.Event()
         self.purgatory = ProducePurgatory()
+        self.fetch_sessions = FetchSessionCache(
+            config.fetch_session_slots, config.fetch_session_eviction_s
+        )
         self._changes = ChangeCounter()
         self.fetchers = ReplicaFetcherManager(
             broker_id, event_log, config.fetch_max_wait_ms, config.bug_switches, config.tls
@@ -285,20 +293,31 @@ class ReplicaManager:
         leadership changes anywhere, then reads again, so that an idle follower of
         thousands of partitions asks about twice a second rather than ten times. A
         follower's progress moves high watermarks as it is read, which answers parked
-        produce requests at once (`_high_watermark_moved`)."""
-        deadline = time.monotonic() + request.max_wait_ms / 1000
-        single = len(request.partitions) == 1
+        produce requests at once (`_high_watermark_moved`). A Fetch of an incremental
+        session (`broker_node.fetch_session`) reads every partition of the session and
+        answers only those that changed; a session error is answered alone."""
+        now = time.monotonic()
+        context = self.fetch_sessions.context(request, now)
+        if context.error is not Errors.NONE:
+            return m.FetchResponse(context.error)
+        deadline = now + request.max_wait_ms / 1000
+        reads = context.reads
+        single = len(reads) == 1
         while True:
             seen = self._changes.version
-            out = self._read(request, deadline if single else None)
+            out = self._read(reads, request.replica_id, deadline if single else None)
             done = single or any(p.records or p.error is not Errors.NONE for p in out)
             if done or not self._changes.wait_past(seen, deadline, self._stopped):
-                return m.FetchResponse(Errors.NONE, tuple(out))
+                return m.FetchResponse(
+                    Errors.NONE, self.fetch_sessions.answer(context, out), context.session_id
+                )
 
-    def _read(self, request: m.FetchRequest, deadline: float | None) -> list[m.FetchedPartition]:
-        """Read every partition of `request`, waiting on it only when `deadline` is given."""
+    def _read(
+        self, reads: Iterable[m.FetchPartition], replica_id: int, deadline: float | None
+    ) -> list[m.FetchedPartition]:
+        """Read every partition of `reads`, waiting on it only when `deadline` is given."""
         out = []
-        for fetch in request.partitions:
+        for fetch in reads:
             partition = self.partition(fetch.topic_partition)
             if partition is None:
                 out.append(
@@ -308,7 +327,7 @@ class ReplicaManager:
                 )
                 continue
             wait = 0.0 if deadline is None else max(0.0, deadline - time.monotonic())
-            out.append(partition.read(fetch, request.replica_id, wait))
+            out.append(partition.read(fetch, replica_id, wait))
         return out
 
     def offsets_for_leader_epoch(

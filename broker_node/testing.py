@@ -18,9 +18,11 @@ workers, fetcher threads and the ISR threads, while the test thread reads.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from broker_node.fetch_session import FetchSessionCache
 from broker_node.storage import Record
 from broker_node.storage.testing import InMemoryPartitionLog
 from rpc import messages as m
@@ -175,11 +177,14 @@ class FakeLeader:
     waits up to the request's `max_wait_ms` as a broker does. A partition it does not lead
     answers UNKNOWN_TOPIC_OR_PARTITION; `fail(tp, error)` makes both calls answer `error`
     for `tp`. After `close()` every call raises `RpcClosed`. The leader epoch of a request
-    is recorded, not checked.
+    is recorded, not checked. Fetch sessions (KIP-227) are kept in a real
+    `FetchSessionCache` (`sessions`; `evict_sessions()` forgets them all, as a restarted
+    leader would).
     """
 
     def __init__(self, logs: dict[TopicPartition, InMemoryPartitionLog]) -> None:
         self.logs = logs
+        self.sessions = FetchSessionCache()
         self._lock = threading.Lock()
         self._closed = threading.Event()
         self._errors: dict[TopicPartition, Errors] = {}
@@ -237,10 +242,21 @@ class FakeLeader:
         """Records from each fetch offset up to the leader's log end."""
         with self._lock:
             self._fetch_requests.append(request)
-        answers = [self._read(fetch) for fetch in request.partitions]
+        context = self.sessions.context(request, time.monotonic())
+        if context.error is not Errors.NONE:
+            return m.FetchResponse(context.error)
+        answers = [self._read(fetch) for fetch in context.reads]
         if not any(a.records for a in answers):
             self._closed.wait(request.max_wait_ms / 1000)  # the broker's long poll
-        return m.FetchResponse(Errors.NONE, tuple(answers))
+            answers = [self._read(fetch) for fetch in context.reads]
+        return m.FetchResponse(
+            Errors.NONE, self.sessions.answer(context, answers), context.session_id
+        )
+
+    def evict_sessions(self) -> None:
+        """Forget every fetch session (the next incremental fetch finds none)."""
+        for session_id in self.sessions.ids():
+            self.sessions.remove(session_id)
 
     def _read(self, fetch: m.FetchPartition) -> m.FetchedPartition:
         tp = fetch.topic_partition

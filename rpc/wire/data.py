@@ -17,6 +17,7 @@ from rpc.errors import Errors
 from rpc.wire.control import _endpoint_to_pb, _live_broker_from_pb
 from testbed_rpc import control_pb2 as pb
 from testbed_rpc import control_pb2_grpc as pb_grpc
+from zkdata.model import TopicPartition
 
 
 def metadata_response_to_pb(r: m.MetadataResponse) -> pb.MetadataResponse:
@@ -114,10 +115,13 @@ def produce_request_from_pb(r: pb.ProduceRequest) -> m.ProduceRequest:
 
 
 def fetch_request_to_pb(r: m.FetchRequest) -> pb.FetchRequest:
-    """Domain -> protobuf."""
+    """Domain -> protobuf (the session epoch is always written: absent means sessionless)."""
     return pb.FetchRequest(
         replica_id=r.replica_id,
         max_wait_ms=r.max_wait_ms,
+        session_id=r.session_id,
+        session_epoch=r.session_epoch,
+        forgotten=[pb.TopicPartition(topic=tp.topic, partition=tp.partition) for tp in r.forgotten],
         partitions=[
             pb.FetchPartition(
                 topic=p.topic,
@@ -142,6 +146,9 @@ def fetch_request_from_pb(r: pb.FetchRequest) -> m.FetchRequest:
         ),
         replica_id=r.replica_id,
         max_wait_ms=r.max_wait_ms,
+        session_id=r.session_id,
+        session_epoch=r.session_epoch if r.HasField("session_epoch") else m.FINAL_EPOCH,
+        forgotten=tuple(TopicPartition(tp.topic, tp.partition) for tp in r.forgotten),
     )
 
 
@@ -149,6 +156,7 @@ def fetch_response_to_pb(r: m.FetchResponse) -> pb.FetchResponse:
     """Domain -> protobuf."""
     return pb.FetchResponse(
         error_code=int(r.error),
+        session_id=r.session_id,
         partitions=[
             pb.FetchedPartition(
                 topic=p.topic,
@@ -199,6 +207,7 @@ def fetch_response_from_pb(r: pb.FetchResponse) -> m.FetchResponse:
             )
             for p in r.partitions
         ),
+        r.session_id,
     )
 
 
