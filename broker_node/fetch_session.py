@@ -35,6 +35,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from rpc import messages as m
 from rpc.errors import Errors
@@ -52,9 +53,14 @@ class CachedPartition:
     """One partition of a session: how the follower fetches it and what the leader last
     answered about it (-1: nothing yet, so the next answer names it)."""
 
+    tp: TopicPartition
     fetch: m.FetchPartition
     high_watermark: int = -1
     log_start_offset: int = -1
+    #: The reader's memo of the replica it reads this partition from, and the version of
+    #: the reader's hosted set it was looked up in (the cache never reads them).
+    hosted: Any = None
+    hosted_version: int = -1
 
 
 @dataclass(slots=True)
@@ -70,14 +76,17 @@ class FetchSession:
 
 @dataclass(frozen=True, slots=True)
 class FetchContext:
-    """How to serve one Fetch: the partitions to read (every partition of the session for
-    an incremental fetch), and the session whose answer is filtered (None: answer every
-    partition read). `error` set: answer it alone, read nothing."""
+    """How to serve one Fetch: the partitions to read, and the session whose answer is
+    filtered (None: answer every partition read). For an incremental fetch `entries` are
+    the session's partitions with what was last answered about each, so that a reader may
+    skip building answers that would be left out (`Partition.read_if_changed`); `reads`
+    are their fetch states. `error` set: answer it alone, read nothing."""
 
     reads: tuple[m.FetchPartition, ...]
     session: FetchSession | None = None
     error: Errors = Errors.NONE
     full: bool = True
+    entries: tuple[CachedPartition, ...] = ()
 
     @property
     def session_id(self) -> int:
@@ -167,11 +176,12 @@ class FetchSessionCache:
             for fetch in request.partitions:
                 entry = cached.get(fetch.topic_partition)
                 if entry is None:
-                    cached[fetch.topic_partition] = CachedPartition(fetch)
+                    cached[fetch.topic_partition] = CachedPartition(fetch.topic_partition, fetch)
                 else:
                     entry.fetch = fetch
-            reads = tuple(entry.fetch for entry in cached.values())
-            return FetchContext(reads, session, full=False)
+            entries = tuple(cached.values())
+            reads = tuple(entry.fetch for entry in entries)
+            return FetchContext(reads, session, full=False, entries=entries)
 
     def answer(
         self, context: FetchContext, read: Sequence[m.FetchedPartition]
@@ -200,7 +210,7 @@ class FetchSessionCache:
         session = FetchSession(
             session_id,
             privileged,
-            {f.topic_partition: CachedPartition(f) for f in request.partitions},
+            {f.topic_partition: CachedPartition(f.topic_partition, f) for f in request.partitions},
             last_used=now,
         )
         self._sessions[session_id] = session

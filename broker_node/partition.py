@@ -243,6 +243,30 @@ class Partition:
                 if error is not Errors.NONE:
                     return self._fetched(fetch, error)
 
+    def read_if_changed(
+        self, fetch: m.FetchPartition, replica_id: int, high_watermark: int, log_start_offset: int
+    ) -> m.FetchedPartition | None:
+        """`read` without waiting, for a partition of an incremental fetch session whose
+        last answer carried `high_watermark` and `log_start_offset`: None when the answer
+        would name nothing new (a follower at the log end, no error, both offsets the
+        same). The follower's fetch is recorded either way. The common case of a session
+        of thousands of idle partitions takes this short path."""
+        with self._cond:
+            log = self.log
+            if (
+                replica_id >= 0
+                and self.is_leader
+                and leader_epoch_error(fetch.current_leader_epoch, self.leader_epoch) is Errors.NONE
+                and fetch.fetch_offset == log.log_end_offset
+                and log.high_watermark == high_watermark
+                and log.log_start_offset == log_start_offset
+            ):
+                self._follower_fetched(replica_id, fetch.fetch_offset)
+                if log.high_watermark == high_watermark:  # the fetch may move it
+                    return None
+                return self._fetched(fetch, Errors.NONE)
+            return self.read(fetch, replica_id, 0.0)
+
     def _fetched(
         self, fetch: m.FetchPartition, error: Errors, records: Sequence[Record] = ()
     ) -> m.FetchedPartition:
@@ -260,16 +284,20 @@ class Partition:
         )
 
     def _follower_fetched(self, replica_id: int, fetch_offset: int) -> None:
-        if replica_id not in self._followers:
+        """Record a follower's fetch; the high watermark is recomputed only when one of its
+        inputs moved (the follower's log end, or the ISR it joined): every other input
+        recomputes it where it changes."""
+        before = self._followers.get(replica_id)
+        if before is None:
             return
-        state = decide.after_fetch(
-            self._followers[replica_id], fetch_offset, self.log.log_end_offset, self._clock()
-        )
+        state = decide.after_fetch(before, fetch_offset, self.log.log_end_offset, self._clock())
         self._followers[replica_id] = state
         if replica_id not in self.isr and decide.may_join_isr(
             state.log_end_offset, self.log.high_watermark, self._leader_epoch_start_offset
         ):
             self._update_isr((*self.isr, replica_id), "expand")
+        elif state.log_end_offset == before.log_end_offset:
+            return
         self._maybe_increment_hw()
 
     def _maybe_increment_hw(self) -> None:

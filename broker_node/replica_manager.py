@@ -23,7 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from broker_node.fetch_session import DEFAULT_EVICTION_S, DEFAULT_MAX_SESSIONS, FetchSessionCache
+from broker_node.fetch_session import (
+    DEFAULT_EVICTION_S,
+    DEFAULT_MAX_SESSIONS,
+    CachedPartition,
+    FetchSessionCache,
+)
 from broker_node.fetcher import ReplicaFetcherManager
 from broker_node.isr_writes import IsrStore
 from broker_node.long_poll import ChangeCounter
@@ -88,6 +93,8 @@ class ReplicaManager:
         self._topic_configs = topic_configs
         self._lock = threading.Lock()
         self._partitions: dict[TopicPartition, Partition] = {}
+        #: Moves whenever `_partitions` gains or loses one (fetch sessions memoise lookups).
+        self._hosting_version = 0
         self._isr_changes: set[TopicPartition] = set()
         self._last_isr_change_ms = 0.0
         self._last_propagation_ms = time.monotonic() * 1000
@@ -183,6 +190,7 @@ class ReplicaManager:
                     on_high_watermark=self._high_watermark_moved,
                 )
                 self._partitions[tp] = partition
+                self._hosting_version += 1
             return partition
 
     def become_leader_or_follower(
@@ -238,6 +246,7 @@ class ReplicaManager:
                 partition = (
                     self._partitions.pop(tp, None) if tp in doomed else self._partitions.get(tp)
                 )
+                self._hosting_version += 1
             if partition is None:
                 if tp in doomed:  # not opened since this broker started: its files may remain
                     with contextlib.suppress(FileNotFoundError):
@@ -302,10 +311,14 @@ class ReplicaManager:
             return m.FetchResponse(context.error)
         deadline = now + request.max_wait_ms / 1000
         reads = context.reads
-        single = len(reads) == 1
+        single = context.full and len(reads) == 1
         while True:
             seen = self._changes.version
-            out = self._read(reads, request.replica_id, deadline if single else None)
+            out = (
+                self._read(reads, request.replica_id, deadline if single else None)
+                if context.full
+                else self._read_session(context.entries, request.replica_id)
+            )
             done = single or any(p.records or p.error is not Errors.NONE for p in out)
             if done or not self._changes.wait_past(seen, deadline, self._stopped):
                 return m.FetchResponse(
@@ -328,6 +341,35 @@ class ReplicaManager:
                 continue
             wait = 0.0 if deadline is None else max(0.0, deadline - time.monotonic())
             out.append(partition.read(fetch, replica_id, wait))
+        return out
+
+    def _read_session(
+        self, entries: Iterable[CachedPartition], replica_id: int
+    ) -> list[m.FetchedPartition]:
+        """Read every partition of an incremental session without waiting; only those
+        whose answer would be sent (records, an error, new offsets) are returned."""
+        with self._lock:  # a session's partitions are looked up again only after a change
+            version = self._hosting_version
+            for entry in entries:
+                if entry.hosted_version != version:
+                    entry.hosted = self._partitions.get(entry.tp)
+                    entry.hosted_version = version
+        out = []
+        for entry in entries:
+            partition: Partition | None = entry.hosted
+            fetch = entry.fetch
+            if partition is None:
+                out.append(
+                    m.FetchedPartition(
+                        fetch.topic, fetch.partition, Errors.UNKNOWN_TOPIC_OR_PARTITION
+                    )
+                )
+                continue
+            fetched = partition.read_if_changed(
+                fetch, replica_id, entry.high_watermark, entry.log_start_offset
+            )
+            if fetched is not None:
+                out.append(fetched)
         return out
 
     def offsets_for_leader_epoch(
