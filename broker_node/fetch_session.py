@@ -247,7 +247,7 @@ def _changed(
         if entry is None:  # forgotten meanwhile
             continue
         if (
-            p.records
+            p.has_records
             or p.error is not Errors.NONE
             or p.high_watermark != entry.high_watermark
             or p.log_start_offset != entry.log_start_offset

@@ -8,7 +8,9 @@ longer wanted as `forgotten`. The leader's answer (`handle_response`) or a faile
 (`handle_error`) moves the session on: the next epoch after a success, a fresh full fetch
 after a session error (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH), any
 other request-level error or a lost answer (whose records and high watermarks the
-follower never saw, so the leader must not count them as sent).
+follower never saw, so the leader must not count them as sent). Every fetch asks for
+records as the leader's log stores them (`encoded_records`), which the follower copies
+into its own log without converting them record by record.
 
 Pure state, used by one fetcher thread (`replica-fetcher-<leader id>`).
 """
@@ -69,6 +71,7 @@ class FetchSessionHandler:
             session_id=self.session_id,
             session_epoch=self.epoch,
             forgotten=forgotten,
+            encoded_records=True,
         )
 
     def handle_response(self, response: m.FetchResponse) -> bool:

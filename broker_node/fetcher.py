@@ -101,6 +101,10 @@ class FetcherTarget(Protocol):
         """Append what the leader sent and follow its high watermark."""
         ...
 
+    def append_encoded_as_follower(self, data: bytes, leader_hw: int) -> None:
+        """Append records sent as the leader's log stores them; follow its high watermark."""
+        ...
+
 
 class LeaderClient(Protocol):
     """The leader's data-plane service as a fetcher calls it (`ClientApiClient`)."""
@@ -319,7 +323,12 @@ class ReplicaFetcherThread:
                 if self._partitions.get(tp) is not f:
                     continue  # removed or re-added meanwhile
             if fetched.error is Errors.NONE:
-                f.partition.append_as_follower(fetched.records, fetched.high_watermark)
+                if fetched.records:
+                    f.partition.append_as_follower(fetched.records, fetched.high_watermark)
+                else:
+                    f.partition.append_encoded_as_follower(
+                        fetched.record_data, fetched.high_watermark
+                    )
             elif fetched.error is Errors.OFFSET_OUT_OF_RANGE:
                 f.truncated = False  # diverged: truncate again
             elif fetched.error in PARKING:

@@ -315,18 +315,18 @@ class ReplicaManager:
         while True:
             seen = self._changes.version
             out = (
-                self._read(reads, request.replica_id, deadline if single else None)
+                self._read(reads, request, deadline if single else None)
                 if context.full
-                else self._read_session(context.entries, request.replica_id)
+                else self._read_session(context.entries, request)
             )
-            done = single or any(p.records or p.error is not Errors.NONE for p in out)
+            done = single or any(p.has_records or p.error is not Errors.NONE for p in out)
             if done or not self._changes.wait_past(seen, deadline, self._stopped):
                 return m.FetchResponse(
                     Errors.NONE, self.fetch_sessions.answer(context, out), context.session_id
                 )
 
     def _read(
-        self, reads: Iterable[m.FetchPartition], replica_id: int, deadline: float | None
+        self, reads: Iterable[m.FetchPartition], request: m.FetchRequest, deadline: float | None
     ) -> list[m.FetchedPartition]:
         """Read every partition of `reads`, waiting on it only when `deadline` is given."""
         out = []
@@ -340,11 +340,11 @@ class ReplicaManager:
                 )
                 continue
             wait = 0.0 if deadline is None else max(0.0, deadline - time.monotonic())
-            out.append(partition.read(fetch, replica_id, wait))
+            out.append(partition.read(fetch, request.replica_id, wait, request.encoded_records))
         return out
 
     def _read_session(
-        self, entries: Iterable[CachedPartition], replica_id: int
+        self, entries: Iterable[CachedPartition], request: m.FetchRequest
     ) -> list[m.FetchedPartition]:
         """Read every partition of an incremental session without waiting; only those
         whose answer would be sent (records, an error, new offsets) are returned."""
@@ -366,7 +366,11 @@ class ReplicaManager:
                 )
                 continue
             fetched = partition.read_if_changed(
-                fetch, replica_id, entry.high_watermark, entry.log_start_offset
+                fetch,
+                request.replica_id,
+                entry.high_watermark,
+                entry.log_start_offset,
+                request.encoded_records,
             )
             if fetched is not None:
                 out.append(fetched)

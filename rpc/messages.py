@@ -281,6 +281,9 @@ class FetchRequest:
     session_id: int = NO_SESSION_ID
     session_epoch: int = FINAL_EPOCH
     forgotten: tuple[TopicPartition, ...] = ()
+    #: Answer records as the log stores them (`FetchedPartition.record_data`), as a
+    #: follower copying them into its own log asks.
+    encoded_records: bool = False
 
     @property
     def is_full(self) -> bool:
@@ -310,11 +313,18 @@ class FetchedPartition:
     log_start_offset: int = -1
     log_end_offset: int = -1
     records: tuple[FetchedRecord, ...] = ()
+    #: The records in the log's own format, when the fetch asked for `encoded_records`.
+    record_data: bytes = b""
 
     @property
     def topic_partition(self) -> TopicPartition:
         """The partition read."""
         return TopicPartition(self.topic, self.partition)
+
+    @property
+    def has_records(self) -> bool:
+        """Records were read (in either form)."""
+        return bool(self.records or self.record_data)
 
 
 @dataclass(frozen=True, slots=True)

@@ -122,6 +122,7 @@ def fetch_request_to_pb(r: m.FetchRequest) -> pb.FetchRequest:
         session_id=r.session_id,
         session_epoch=r.session_epoch,
         forgotten=[pb.TopicPartition(topic=tp.topic, partition=tp.partition) for tp in r.forgotten],
+        encoded_records=r.encoded_records,
         partitions=[
             pb.FetchPartition(
                 topic=p.topic,
@@ -149,6 +150,7 @@ def fetch_request_from_pb(r: pb.FetchRequest) -> m.FetchRequest:
         session_id=r.session_id,
         session_epoch=r.session_epoch if r.HasField("session_epoch") else m.FINAL_EPOCH,
         forgotten=tuple(TopicPartition(tp.topic, tp.partition) for tp in r.forgotten),
+        encoded_records=r.encoded_records,
     )
 
 
@@ -165,6 +167,7 @@ def fetch_response_to_pb(r: m.FetchResponse) -> pb.FetchResponse:
                 high_watermark=p.high_watermark,
                 log_start_offset=p.log_start_offset,
                 log_end_offset=p.log_end_offset,
+                record_data=p.record_data,
                 records=[
                     pb.FetchedRecord(
                         offset=rec.offset,
@@ -204,6 +207,7 @@ def fetch_response_from_pb(r: pb.FetchResponse) -> m.FetchResponse:
                     )
                     for rec in p.records
                 ),
+                record_data=p.record_data,
             )
             for p in r.partitions
         ),

@@ -23,6 +23,7 @@ import pytest
 
 from broker_node.partition import Partition, PartitionConfig
 from broker_node.storage import PartitionLog
+from broker_node.storage.record import split_records
 from broker_node.testing import FakeIsrStore, IsrWrite
 from eventlog import EventKind
 from eventlog.testing import RecordingEventLog
@@ -860,3 +861,17 @@ def test_a_session_partition_with_records_or_an_error_is_read_in_full(rig: Rig) 
     refused = read_if_changed(rig, 3, 0)
     assert refused is not None
     assert refused.error is Errors.NOT_LEADER_OR_FOLLOWER
+
+
+def test_an_encoded_follower_fetch_carries_the_stored_bytes(rig: Rig) -> None:
+    rig.lead()
+    rig.produce(3)
+    request = m.FetchPartition(TP.topic, TP.partition, 1, EPOCH)
+    plain = rig.partition.read(request, 2, 0.0)
+    encoded = rig.partition.read(request, 2, 0.0, encoded=True)
+    assert encoded.records == ()
+    assert encoded.has_records
+    stored, _ = split_records(encoded.record_data)
+    assert [(r.offset, r.leader_epoch, r.key, r.value) for r in stored] == [
+        (r.offset, r.leader_epoch, r.key, r.value) for r in plain.records
+    ]
