@@ -61,7 +61,10 @@ class FetchSessionHandler:
             forgotten: tuple[TopicPartition, ...] = ()
         else:
             session = self._session
-            sent = tuple(f for tp, f in wanted.items() if session.get(tp) != f)
+            # the fetcher hands the same object while a partition's state stays the same
+            sent = tuple(
+                f for tp, f in wanted.items() if (held := session.get(tp)) is not f and held != f
+            )
             forgotten = tuple(tp for tp in session if tp not in wanted)
         self._pending = _Pending(full, dict(wanted))
         return m.FetchRequest(
