@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from broker_node.fetch_reads import read_partitions, read_session
 from broker_node.fetch_session import (
     DEFAULT_EVICTION_S,
     DEFAULT_MAX_SESSIONS,
@@ -314,67 +315,26 @@ class ReplicaManager:
         single = context.full and len(reads) == 1
         while True:
             seen = self._changes.version
-            out = (
-                self._read(reads, request, deadline if single else None)
-                if context.full
-                else self._read_session(context.entries, request)
-            )
+            if context.full:
+                out = read_partitions(reads, request, deadline if single else None, self.partition)
+            else:
+                self._memoise(context.entries)
+                out = read_session(context.entries, request)
             done = single or any(p.has_records or p.error is not Errors.NONE for p in out)
             if done or not self._changes.wait_past(seen, deadline, self._stopped):
                 return m.FetchResponse(
                     Errors.NONE, self.fetch_sessions.answer(context, out), context.session_id
                 )
 
-    def _read(
-        self, reads: Iterable[m.FetchPartition], request: m.FetchRequest, deadline: float | None
-    ) -> list[m.FetchedPartition]:
-        """Read every partition of `reads`, waiting on it only when `deadline` is given."""
-        out = []
-        for fetch in reads:
-            partition = self.partition(fetch.topic_partition)
-            if partition is None:
-                out.append(
-                    m.FetchedPartition(
-                        fetch.topic, fetch.partition, Errors.UNKNOWN_TOPIC_OR_PARTITION
-                    )
-                )
-                continue
-            wait = 0.0 if deadline is None else max(0.0, deadline - time.monotonic())
-            out.append(partition.read(fetch, request.replica_id, wait, request.encoded_records))
-        return out
-
-    def _read_session(
-        self, entries: Iterable[CachedPartition], request: m.FetchRequest
-    ) -> list[m.FetchedPartition]:
-        """Read every partition of an incremental session without waiting; only those
-        whose answer would be sent (records, an error, new offsets) are returned."""
-        with self._lock:  # a session's partitions are looked up again only after a change
+    def _memoise(self, entries: Iterable[CachedPartition]) -> None:
+        """Point each session entry at its hosted partition; looked up again only after
+        the hosted set changed."""
+        with self._lock:
             version = self._hosting_version
             for entry in entries:
                 if entry.hosted_version != version:
                     entry.hosted = self._partitions.get(entry.tp)
                     entry.hosted_version = version
-        out = []
-        for entry in entries:
-            partition: Partition | None = entry.hosted
-            fetch = entry.fetch
-            if partition is None:
-                out.append(
-                    m.FetchedPartition(
-                        fetch.topic, fetch.partition, Errors.UNKNOWN_TOPIC_OR_PARTITION
-                    )
-                )
-                continue
-            fetched = partition.read_if_changed(
-                fetch,
-                request.replica_id,
-                entry.high_watermark,
-                entry.log_start_offset,
-                request.encoded_records,
-            )
-            if fetched is not None:
-                out.append(fetched)
-        return out
 
     def offsets_for_leader_epoch(
         self, request: m.OffsetsForLeaderEpochRequest
