@@ -314,7 +314,10 @@ class _ClientApiServicer(pb_grpc.ClientApiServicer):
         answer = await asyncio.get_running_loop().run_in_executor(
             None, self._handler.produce, produce_request_from_pb(request)
         )
-        r = await asyncio.wrap_future(answer) if isinstance(answer, Future) else answer
+        if isinstance(answer, Future):  # decided already (acks 0 and 1, errors): no hop
+            r = answer.result() if answer.done() else await asyncio.wrap_future(answer)
+        else:
+            r = answer
         return pb.ProduceResponse(
             error_code=int(r.error),
             base_offset=r.base_offset,
