@@ -6,6 +6,7 @@ the replica manager. Runs on gRPC worker threads."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from concurrent.futures import Future
 
@@ -48,19 +49,21 @@ class ClientApi:
             return m.FetchResponse(verdict.error)
         valid = tuple(f for f in request.partitions if f.topic_partition not in verdict.invalid)
         read = (
-            self._replicas.fetch(m.FetchRequest(valid, request.replica_id, request.max_wait_ms))
-            if valid
+            self._replicas.fetch(dataclasses.replace(request, partitions=valid))
+            if valid or not request.is_full
             else m.FetchResponse(Errors.NONE)
         )
+        # in the order asked; an incremental session's answer may leave a valid partition
+        # out (nothing changed) and name partitions this request did not
         by_tp = {p.topic_partition: p for p in read.partitions}
-        return m.FetchResponse(
-            read.error,
-            tuple(
-                by_tp.get(f.topic_partition)
-                or m.FetchedPartition(f.topic, f.partition, verdict.invalid[f.topic_partition])
-                for f in request.partitions
-            ),
-        )
+        answered: list[m.FetchedPartition] = []
+        for f in request.partitions:
+            tp = f.topic_partition
+            if tp in verdict.invalid:
+                answered.append(m.FetchedPartition(f.topic, f.partition, verdict.invalid[tp]))
+            elif tp in by_tp:
+                answered.append(by_tp.pop(tp))
+        return m.FetchResponse(read.error, (*answered, *by_tp.values()), read.session_id)
 
     def offsets_for_leader_epoch(
         self, request: m.OffsetsForLeaderEpochRequest

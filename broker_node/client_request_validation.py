@@ -59,12 +59,21 @@ def _fetch_entry(f: m.FetchPartition) -> tuple[Errors, str]:
 
 
 def fetch(request: m.FetchRequest) -> Verdict:
-    """Fetch: the replica id (-1 for a consumer), the wait, bounds, no partition twice,
-    then each partition."""
+    """Fetch: the replica id (-1 for a consumer), the session id and epoch (KIP-227), the
+    wait, bounds, no partition twice (forgotten ones included), then each partition."""
     if request.replica_id < -1:
         return refuse(f"replica_id {request.replica_id} is below -1")
-    problem = timeout_problem("max_wait_ms", request.max_wait_ms) or list_problem(
-        [(f.topic, f.partition) for f in request.partitions]
+    if request.session_id < 0 or request.session_epoch < m.FINAL_EPOCH:
+        return refuse(
+            f"fetch session {request.session_id} at epoch {request.session_epoch}: "
+            f"the id must not be negative, the epoch not below {m.FINAL_EPOCH}"
+        )
+    if request.forgotten and request.is_full:
+        return refuse("a full fetch forgets no partition")
+    problem = (
+        timeout_problem("max_wait_ms", request.max_wait_ms)
+        or list_problem([(f.topic, f.partition) for f in request.partitions])
+        or list_problem([(tp.topic, tp.partition) for tp in request.forgotten])
     )
     if problem:
         return refuse(problem)

@@ -45,6 +45,11 @@ class BrokerConfig:
     replica_lag_time_max_ms: int = 10_000
     min_insync_replicas: int = 1
     isr_change_blackout_ms: int = 5_000
+    #: Kafka's `max.incremental.fetch.session.cache.slots` (KIP-227).
+    max_incremental_fetch_session_cache_slots: int = 1_000
+    #: How long a fetch session stays idle before a new one of the same privilege may take
+    #: its slot (a constant in Kafka: 120 s).
+    min_incremental_fetch_session_eviction_ms: int = 120_000
     controlled_shutdown_enable: bool = True
     delete_topic_enable: bool = True
     auto_leader_rebalance_enable: bool = True
@@ -126,6 +131,16 @@ _OPTIONS: tuple[tuple[str, str | None, str], ...] = (
         "--isr-change-blackout-ms",
         "5000",
         "ISR changes are announced once none happened for this long (Kafka: 5000)",
+    ),
+    (
+        "--max-incremental-fetch-session-cache-slots",
+        "1000",
+        "incremental fetch sessions (KIP-227) this broker keeps as a leader (Kafka: 1000)",
+    ),
+    (
+        "--min-incremental-fetch-session-eviction-ms",
+        "120000",
+        "idle time after which a new fetch session may take an old one's slot (Kafka: 120000)",
     ),
     (
         "--controlled-shutdown-enable",
@@ -274,6 +289,20 @@ def load_config(
         replica_lag_time_max_ms=lag,
         min_insync_replicas=min_isr,
         isr_change_blackout_ms=blackout,
+        max_incremental_fetch_session_cache_slots=_int(
+            parser,
+            "--max-incremental-fetch-session-cache-slots",
+            args.max_incremental_fetch_session_cache_slots,
+            0,
+            1_000_000,
+        ),
+        min_incremental_fetch_session_eviction_ms=_int(
+            parser,
+            "--min-incremental-fetch-session-eviction-ms",
+            args.min_incremental_fetch_session_eviction_ms,
+            0,
+            3_600_000,
+        ),
         controlled_shutdown_enable=_bool(
             parser, "--controlled-shutdown-enable", args.controlled_shutdown_enable
         ),

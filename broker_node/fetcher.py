@@ -1,6 +1,14 @@
 """Replica fetchers: one thread per source broker, `replica-fetcher-<leader id>`, that
 keeps this broker's follower replicas in step with their leader.
 
+A thread fetches in an incremental fetch session with its leader (KIP-227,
+`broker_node.fetch_session_handler`): after a first full Fetch, each Fetch names only the
+partitions whose offset or leader epoch changed (and those it stopped fetching), and the
+answer only the partitions with records, errors or a new high watermark. A partition
+waiting for truncation, parked or delayed is not fetched that round, so it leaves the
+session and joins it again later; a session error or a failed call makes the next Fetch
+full.
+
 For each partition a thread first truncates (KIP-101: it asks the leader where its own
 latest epoch ended and cuts the local log there), then fetches from its log end,
 appends, and follows the leader's high watermark. A fenced leader epoch parks the partition
@@ -28,6 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from broker_node.fetch_session_handler import FetchSessionHandler
 from broker_node.storage import UNDEFINED_EPOCH, UNDEFINED_OFFSET
 from bugs import NO_BUGS, BugSwitches
 from bugs.catalog import NO_TRUNCATION
@@ -92,6 +101,10 @@ class FetcherTarget(Protocol):
         """Append what the leader sent and follow its high watermark."""
         ...
 
+    def append_encoded_as_follower(self, data: bytes, leader_hw: int) -> None:
+        """Append records sent as the leader's log stores them; follow its high watermark."""
+        ...
+
 
 class LeaderClient(Protocol):
     """The leader's data-plane service as a fetcher calls it (`ClientApiClient`)."""
@@ -118,6 +131,17 @@ class _Fetching:
     truncated: bool = False
     parked: bool = False
     retry_at: float = 0.0
+    #: The last fetch state asked for, kept while the log end stays (one object, not one
+    #: per round, so that the session compares it by identity).
+    asked: m.FetchPartition | None = None
+
+    def fetch_state(self, tp: TopicPartition) -> m.FetchPartition:
+        """Where to fetch this partition from now."""
+        offset = self.partition.log.log_end_offset
+        asked = self.asked
+        if asked is None or asked.fetch_offset != offset:
+            asked = self.asked = m.FetchPartition(tp.topic, tp.partition, offset, self.leader_epoch)
+        return asked
 
 
 class ReplicaFetcherThread:
@@ -149,6 +173,7 @@ class ReplicaFetcherThread:
         )
         self._lock = threading.Lock()
         self._partitions: dict[TopicPartition, _Fetching] = {}
+        self._session = FetchSessionHandler(broker_id, max_wait_ms)
         self._stopped = threading.Event()
         self._thread = threading.Thread(
             target=self._run, name=f"replica-fetcher-{leader_id}", daemon=True
@@ -274,26 +299,36 @@ class ReplicaFetcherThread:
     def _fetch(self, ready: list[tuple[TopicPartition, _Fetching]]) -> None:
         if not ready:
             return
-        request = m.FetchRequest(
-            tuple(
-                m.FetchPartition(
-                    tp.topic, tp.partition, f.partition.log.log_end_offset, f.leader_epoch
-                )
-                for tp, f in ready
-            ),
-            replica_id=self.broker_id,
-            max_wait_ms=self._max_wait_ms,
-        )
-        reply = self._client.fetch(request)
+        request = self._session.build({tp: f.fetch_state(tp) for tp, f in ready})
+        try:
+            reply = self._client.fetch(request)
+        except RpcError:
+            self._session.handle_error()
+            raise
+        if not self._session.handle_response(reply):
+            log.info(
+                "fetch session %d with broker %d: %s; fetching in full",
+                request.session_id,
+                self.leader_id,
+                reply.error.name,
+            )
+            return
         by_tp = dict(ready)
         for fetched in reply.partitions:
             tp = fetched.topic_partition
-            f = by_tp[tp]
+            f = by_tp.get(tp)
+            if f is None:
+                continue  # not asked this round (a session's answer names only those)
             with self._lock:
                 if self._partitions.get(tp) is not f:
                     continue  # removed or re-added meanwhile
             if fetched.error is Errors.NONE:
-                f.partition.append_as_follower(fetched.records, fetched.high_watermark)
+                if fetched.records:
+                    f.partition.append_as_follower(fetched.records, fetched.high_watermark)
+                else:
+                    f.partition.append_encoded_as_follower(
+                        fetched.record_data, fetched.high_watermark
+                    )
             elif fetched.error is Errors.OFFSET_OUT_OF_RANGE:
                 f.truncated = False  # diverged: truncate again
             elif fetched.error in PARKING:

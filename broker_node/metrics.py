@@ -1,8 +1,9 @@
 """The broker's Prometheus endpoint, with Kafka's metric names.
 
 A custom collector reads, on each scrape (on the HTTP server's thread), the controller's
-published figures, its event manager, its channel manager's queues and the replicas this
-broker hosts. Nothing is registered globally: each broker owns its registry.
+published figures, its event manager, its channel manager's queues, the replicas this
+broker hosts and its incremental fetch sessions. Nothing is registered globally: each
+broker owns its registry.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ STATS = "kafka_controller_ControllerStats_"
 EVENT_MANAGER = "kafka_controller_ControllerEventManager_"
 CHANNEL = "kafka_controller_ControllerChannelManager_"
 REPLICA_MANAGER = "kafka_server_ReplicaManager_"
+FETCH_SESSIONS = "kafka_server_FetchSessionCache_"
 
 
 def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
@@ -111,6 +113,23 @@ class BrokerCollector(Collector):
             "led partitions whose ISR is smaller than their replica set",
             sum(1 for p in leaders if p.under_replicated()),
         )
+        sessions = self._replicas.fetch_sessions.figures()
+        yield _gauge(
+            FETCH_SESSIONS + "NumIncrementalFetchSessions",
+            "incremental fetch sessions open on this broker (KIP-227)",
+            sessions.sessions,
+        )
+        yield _gauge(
+            FETCH_SESSIONS + "NumIncrementalFetchPartitionsCached",
+            "partitions held by those sessions",
+            sessions.partitions,
+        )
+        evictions = CounterMetricFamily(
+            FETCH_SESSIONS + "IncrementalFetchSessionEvictionsPerSec",
+            "sessions closed to make room for new ones",
+        )
+        evictions.add_metric([], sessions.evictions)
+        yield evictions
 
 
 def serve_metrics(

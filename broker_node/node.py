@@ -107,6 +107,8 @@ class BrokerNode:
                 min_insync_replicas=cfg.min_insync_replicas,
                 isr_change_check_ms=min(2_500, max(100, cfg.isr_change_blackout_ms // 2)),
                 isr_change_blackout_ms=cfg.isr_change_blackout_ms,
+                fetch_session_slots=cfg.max_incremental_fetch_session_cache_slots,
+                fetch_session_eviction_s=cfg.min_incremental_fetch_session_eviction_ms / 1000,
                 bug_switches=cfg.bug_switches,
                 tls=self._tls,
             ),

@@ -213,10 +213,11 @@ class Partition:
             return leader_epoch_error(current_leader_epoch, self.leader_epoch)
 
     def read(
-        self, fetch: m.FetchPartition, replica_id: int, max_wait_s: float
+        self, fetch: m.FetchPartition, replica_id: int, max_wait_s: float, encoded: bool = False
     ) -> m.FetchedPartition:
         """Serve a fetch; a follower's fetch also reports its progress. Waits up to
-        `max_wait_s` for records to appear."""
+        `max_wait_s` for records to appear. With `encoded` the records go as the log stores
+        them (`record_data`), for a follower to copy."""
         deadline = time.monotonic() + max_wait_s
         with self._cond:
             error = self.check_leader_epoch(fetch.current_leader_epoch)
@@ -230,11 +231,13 @@ class Partition:
                 if not self.log.log_start_offset <= fetch.fetch_offset <= self.log.log_end_offset:
                     return self._fetched(fetch, Errors.OFFSET_OUT_OF_RANGE)
                 limit = self.log.log_end_offset if replica_id >= 0 else self.log.high_watermark
-                records = (
-                    self.log.read(fetch.fetch_offset, limit, fetch.max_records)
-                    if fetch.fetch_offset < limit
-                    else []
-                )
+                records: Sequence[Record] | bytes = ()
+                if fetch.fetch_offset < limit:
+                    records = (
+                        self.log.read_encoded(fetch.fetch_offset, limit, fetch.max_records)[0]
+                        if encoded
+                        else self.log.read(fetch.fetch_offset, limit, fetch.max_records)
+                    )
                 remaining = deadline - time.monotonic()
                 if records or remaining <= 0:
                     return self._fetched(fetch, Errors.NONE, records)
@@ -243,9 +246,42 @@ class Partition:
                 if error is not Errors.NONE:
                     return self._fetched(fetch, error)
 
+    def read_if_changed(
+        self,
+        fetch: m.FetchPartition,
+        replica_id: int,
+        high_watermark: int,
+        log_start_offset: int,
+        encoded: bool = False,
+    ) -> m.FetchedPartition | None:
+        """`read` without waiting, for a partition of an incremental fetch session whose
+        last answer carried `high_watermark` and `log_start_offset`: None when the answer
+        would name nothing new (a follower at the log end, no error, both offsets the
+        same). The follower's fetch is recorded either way. The common case of a session
+        of thousands of idle partitions takes this short path."""
+        with self._cond:
+            log = self.log
+            if (
+                replica_id >= 0
+                and self.is_leader
+                and leader_epoch_error(fetch.current_leader_epoch, self.leader_epoch) is Errors.NONE
+                and fetch.fetch_offset == log.log_end_offset
+                and log.high_watermark == high_watermark
+                and log.log_start_offset == log_start_offset
+            ):
+                self._follower_fetched(replica_id, fetch.fetch_offset)
+                if log.high_watermark == high_watermark:  # the fetch may move it
+                    return None
+                return self._fetched(fetch, Errors.NONE)
+            return self.read(fetch, replica_id, 0.0, encoded)
+
     def _fetched(
-        self, fetch: m.FetchPartition, error: Errors, records: Sequence[Record] = ()
+        self, fetch: m.FetchPartition, error: Errors, records: Sequence[Record] | bytes = ()
     ) -> m.FetchedPartition:
+        if isinstance(records, bytes):
+            record_data, records = records, ()
+        else:
+            record_data = b""
         return m.FetchedPartition(
             topic=fetch.topic,
             partition=fetch.partition,
@@ -257,19 +293,24 @@ class Partition:
                 m.FetchedRecord(r.offset, r.leader_epoch, r.timestamp_ms, r.key, r.value)
                 for r in records
             ),
+            record_data=record_data,
         )
 
     def _follower_fetched(self, replica_id: int, fetch_offset: int) -> None:
-        if replica_id not in self._followers:
+        """Record a follower's fetch; the high watermark is recomputed only when one of its
+        inputs moved (the follower's log end, or the ISR it joined): every other input
+        recomputes it where it changes."""
+        before = self._followers.get(replica_id)
+        if before is None:
             return
-        state = decide.after_fetch(
-            self._followers[replica_id], fetch_offset, self.log.log_end_offset, self._clock()
-        )
+        state = decide.after_fetch(before, fetch_offset, self.log.log_end_offset, self._clock())
         self._followers[replica_id] = state
         if replica_id not in self.isr and decide.may_join_isr(
             state.log_end_offset, self.log.high_watermark, self._leader_epoch_start_offset
         ):
             self._update_isr((*self.isr, replica_id), "expand")
+        elif state.log_end_offset == before.log_end_offset:
+            return
         self._maybe_increment_hw()
 
     def _maybe_increment_hw(self) -> None:
@@ -363,6 +404,13 @@ class Partition:
                         for r in records
                     ]
                 )
+            self.log.set_high_watermark(min(leader_hw, self.log.log_end_offset))
+
+    def append_encoded_as_follower(self, data: bytes, leader_hw: int) -> None:
+        """`append_as_follower` of records as the leader's log stores them."""
+        with self._cond:
+            if data:
+                self.log.append_encoded_as_follower(data)
             self.log.set_high_watermark(min(leader_hw, self.log.log_end_offset))
 
     def truncate_to(self, offset: int) -> int:

@@ -23,6 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from broker_node.fetch_reads import read_partitions, read_session
+from broker_node.fetch_session import (
+    DEFAULT_EVICTION_S,
+    DEFAULT_MAX_SESSIONS,
+    CachedPartition,
+    FetchSessionCache,
+)
 from broker_node.fetcher import ReplicaFetcherManager
 from broker_node.isr_writes import IsrStore
 from broker_node.long_poll import ChangeCounter
@@ -51,6 +58,10 @@ class ReplicationConfig:
     isr_change_blackout_ms: int = 5_000
     isr_change_max_delay_ms: int = 60_000
     fetch_max_wait_ms: int = 500
+    #: Incremental fetch sessions (KIP-227) this broker keeps as a leader, and how long
+    #: one stays idle before a new one may take its slot (Kafka's defaults).
+    fetch_session_slots: int = DEFAULT_MAX_SESSIONS
+    fetch_session_eviction_s: float = DEFAULT_EVICTION_S
     #: Historical bugs the data plane re-introduces (`bugs/`); none by default.
     bug_switches: BugSwitches = NO_BUGS
     #: The broker's TLS identity for its fetchers' channels to leaders; None: plaintext.
@@ -83,11 +94,16 @@ class ReplicaManager:
         self._topic_configs = topic_configs
         self._lock = threading.Lock()
         self._partitions: dict[TopicPartition, Partition] = {}
+        #: Moves whenever `_partitions` gains or loses one (fetch sessions memoise lookups).
+        self._hosting_version = 0
         self._isr_changes: set[TopicPartition] = set()
         self._last_isr_change_ms = 0.0
         self._last_propagation_ms = time.monotonic() * 1000
         self._stopped = threading.Event()
         self.purgatory = ProducePurgatory()
+        self.fetch_sessions = FetchSessionCache(
+            config.fetch_session_slots, config.fetch_session_eviction_s
+        )
         self._changes = ChangeCounter()
         self.fetchers = ReplicaFetcherManager(
             broker_id, event_log, config.fetch_max_wait_ms, config.bug_switches, config.tls
@@ -175,6 +191,7 @@ class ReplicaManager:
                     on_high_watermark=self._high_watermark_moved,
                 )
                 self._partitions[tp] = partition
+                self._hosting_version += 1
             return partition
 
     def become_leader_or_follower(
@@ -230,6 +247,7 @@ class ReplicaManager:
                 partition = (
                     self._partitions.pop(tp, None) if tp in doomed else self._partitions.get(tp)
                 )
+                self._hosting_version += 1
             if partition is None:
                 if tp in doomed:  # not opened since this broker started: its files may remain
                     with contextlib.suppress(FileNotFoundError):
@@ -285,31 +303,38 @@ class ReplicaManager:
         leadership changes anywhere, then reads again, so that an idle follower of
         thousands of partitions asks about twice a second rather than ten times. A
         follower's progress moves high watermarks as it is read, which answers parked
-        produce requests at once (`_high_watermark_moved`)."""
-        deadline = time.monotonic() + request.max_wait_ms / 1000
-        single = len(request.partitions) == 1
+        produce requests at once (`_high_watermark_moved`). A Fetch of an incremental
+        session (`broker_node.fetch_session`) reads every partition of the session and
+        answers only those that changed; a session error is answered alone."""
+        now = time.monotonic()
+        context = self.fetch_sessions.context(request, now)
+        if context.error is not Errors.NONE:
+            return m.FetchResponse(context.error)
+        deadline = now + request.max_wait_ms / 1000
+        reads = context.reads
+        single = context.full and len(reads) == 1
         while True:
             seen = self._changes.version
-            out = self._read(request, deadline if single else None)
-            done = single or any(p.records or p.error is not Errors.NONE for p in out)
+            if context.full:
+                out = read_partitions(reads, request, deadline if single else None, self.partition)
+            else:
+                self._memoise(context.entries)
+                out = read_session(context.entries, request)
+            done = single or any(p.has_records or p.error is not Errors.NONE for p in out)
             if done or not self._changes.wait_past(seen, deadline, self._stopped):
-                return m.FetchResponse(Errors.NONE, tuple(out))
-
-    def _read(self, request: m.FetchRequest, deadline: float | None) -> list[m.FetchedPartition]:
-        """Read every partition of `request`, waiting on it only when `deadline` is given."""
-        out = []
-        for fetch in request.partitions:
-            partition = self.partition(fetch.topic_partition)
-            if partition is None:
-                out.append(
-                    m.FetchedPartition(
-                        fetch.topic, fetch.partition, Errors.UNKNOWN_TOPIC_OR_PARTITION
-                    )
+                return m.FetchResponse(
+                    Errors.NONE, self.fetch_sessions.answer(context, out), context.session_id
                 )
-                continue
-            wait = 0.0 if deadline is None else max(0.0, deadline - time.monotonic())
-            out.append(partition.read(fetch, request.replica_id, wait))
-        return out
+
+    def _memoise(self, entries: Iterable[CachedPartition]) -> None:
+        """Point each session entry at its hosted partition; looked up again only after
+        the hosted set changed."""
+        with self._lock:
+            version = self._hosting_version
+            for entry in entries:
+                if entry.hosted_version != version:
+                    entry.hosted = self._partitions.get(entry.tp)
+                    entry.hosted_version = version
 
     def offsets_for_leader_epoch(
         self, request: m.OffsetsForLeaderEpochRequest

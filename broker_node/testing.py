@@ -18,10 +18,13 @@ workers, fetcher threads and the ISR threads, while the test thread reads.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from broker_node.fetch_session import FetchSessionCache
 from broker_node.storage import Record
+from broker_node.storage.record import encode_record, split_records
 from broker_node.storage.testing import InMemoryPartitionLog
 from rpc import messages as m
 from rpc.errors import Errors, RpcClosed
@@ -164,6 +167,13 @@ class FakeFollower:
             self.log.append_as_follower(stored)
         self.log.set_high_watermark(min(leader_hw, self.log.log_end_offset))
 
+    def append_encoded_as_follower(self, data: bytes, leader_hw: int) -> None:
+        """`append_as_follower` of records in the log's stored format."""
+        stored, _ = split_records(data)
+        if stored:
+            self.log.append_as_follower(stored)
+        self.log.set_high_watermark(min(leader_hw, self.log.log_end_offset))
+
 
 class FakeLeader:
     """The leader a replica fetcher talks to, in memory.
@@ -175,11 +185,15 @@ class FakeLeader:
     waits up to the request's `max_wait_ms` as a broker does. A partition it does not lead
     answers UNKNOWN_TOPIC_OR_PARTITION; `fail(tp, error)` makes both calls answer `error`
     for `tp`. After `close()` every call raises `RpcClosed`. The leader epoch of a request
-    is recorded, not checked.
+    is recorded, not checked. Fetch sessions (KIP-227) are kept in a real
+    `FetchSessionCache` (`sessions`; `evict_sessions()` forgets them all, as a restarted
+    leader would). A fetch asking for `encoded_records` gets them in the log's stored
+    format, as a broker sends them.
     """
 
     def __init__(self, logs: dict[TopicPartition, InMemoryPartitionLog]) -> None:
         self.logs = logs
+        self.sessions = FetchSessionCache()
         self._lock = threading.Lock()
         self._closed = threading.Event()
         self._errors: dict[TopicPartition, Errors] = {}
@@ -237,12 +251,24 @@ class FakeLeader:
         """Records from each fetch offset up to the leader's log end."""
         with self._lock:
             self._fetch_requests.append(request)
-        answers = [self._read(fetch) for fetch in request.partitions]
-        if not any(a.records for a in answers):
+        context = self.sessions.context(request, time.monotonic())
+        if context.error is not Errors.NONE:
+            return m.FetchResponse(context.error)
+        encoded = request.encoded_records
+        answers = [self._read(fetch, encoded) for fetch in context.reads]
+        if not any(a.has_records for a in answers):
             self._closed.wait(request.max_wait_ms / 1000)  # the broker's long poll
-        return m.FetchResponse(Errors.NONE, tuple(answers))
+            answers = [self._read(fetch, encoded) for fetch in context.reads]
+        return m.FetchResponse(
+            Errors.NONE, self.sessions.answer(context, answers), context.session_id
+        )
 
-    def _read(self, fetch: m.FetchPartition) -> m.FetchedPartition:
+    def evict_sessions(self) -> None:
+        """Forget every fetch session (the next incremental fetch finds none)."""
+        for session_id in self.sessions.ids():
+            self.sessions.remove(session_id)
+
+    def _read(self, fetch: m.FetchPartition, encoded: bool) -> m.FetchedPartition:
         tp = fetch.topic_partition
         error = self._error(tp)
         log = self.logs.get(tp)
@@ -254,10 +280,7 @@ class FakeLeader:
             error = Errors.OFFSET_OUT_OF_RANGE
         if error is not Errors.NONE or log is None:
             return m.FetchedPartition(fetch.topic, fetch.partition, error)
-        records = tuple(
-            m.FetchedRecord(r.offset, r.leader_epoch, r.timestamp_ms, r.key, r.value)
-            for r in log.read(fetch.fetch_offset, max_records=fetch.max_records)
-        )
+        read = log.read(fetch.fetch_offset, max_records=fetch.max_records)
         return m.FetchedPartition(
             fetch.topic,
             fetch.partition,
@@ -265,7 +288,13 @@ class FakeLeader:
             log.high_watermark,
             log.log_start_offset,
             log.log_end_offset,
-            records,
+            ()
+            if encoded
+            else tuple(
+                m.FetchedRecord(r.offset, r.leader_epoch, r.timestamp_ms, r.key, r.value)
+                for r in read
+            ),
+            b"".join(encode_record(r) for r in read) if encoded else b"",
         )
 
     def close(self) -> None:

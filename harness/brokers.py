@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -135,6 +136,18 @@ class BrokerProcess:
     def events(self) -> list[dict[str, Any]]:
         """The broker's event log so far."""
         return read_events(event_log_path(self.run_dir, f"broker{self.broker_id}"))
+
+    def metrics(self) -> dict[str, float]:
+        """One scrape of the broker's Prometheus endpoint: sample name -> value."""
+        port = self.metrics_port()
+        assert port is not None, "the broker serves no metrics"
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as reply:
+            text = reply.read().decode()
+        return {
+            line.split(" ")[0]: float(line.split(" ")[1])
+            for line in text.splitlines()
+            if line and not line.startswith("#")
+        }
 
     def log_tail(self, lines: int = 30) -> str:
         """The end of the broker's stdout/stderr, for failure messages."""

@@ -258,13 +258,37 @@ class FetchPartition:
         return TopicPartition(self.topic, self.partition)
 
 
+#: `FetchRequest.session_id` of a fetch that belongs to no session (KIP-227).
+NO_SESSION_ID = 0
+#: `FetchRequest.session_epoch` of a full fetch that opens a new session.
+INITIAL_EPOCH = 0
+#: `FetchRequest.session_epoch` of a full fetch that wants no session (every consumer's).
+FINAL_EPOCH = -1
+
+
 @dataclass(frozen=True, slots=True)
 class FetchRequest:
-    """Read partitions; `replica_id` -1 for a consumer, a broker id for a follower."""
+    """Read partitions; `replica_id` -1 for a consumer, a broker id for a follower.
+
+    Incremental fetch sessions (KIP-227): at `session_epoch` `INITIAL_EPOCH` the fetch is
+    full and opens a session (closing `session_id`'s, if any); at `FINAL_EPOCH` it is full
+    and sessionless; above 0 it is the next fetch of session `session_id`, naming only the
+    partitions whose fetch state changed, and in `forgotten` those no longer fetched."""
 
     partitions: tuple[FetchPartition, ...]
     replica_id: int = -1
     max_wait_ms: int = 0
+    session_id: int = NO_SESSION_ID
+    session_epoch: int = FINAL_EPOCH
+    forgotten: tuple[TopicPartition, ...] = ()
+    #: Answer records as the log stores them (`FetchedPartition.record_data`), as a
+    #: follower copying them into its own log asks.
+    encoded_records: bool = False
+
+    @property
+    def is_full(self) -> bool:
+        """A fetch that names every partition it wants (no session yet, or none)."""
+        return self.session_epoch in (INITIAL_EPOCH, FINAL_EPOCH)
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,19 +313,30 @@ class FetchedPartition:
     log_start_offset: int = -1
     log_end_offset: int = -1
     records: tuple[FetchedRecord, ...] = ()
+    #: The records in the log's own format, when the fetch asked for `encoded_records`.
+    record_data: bytes = b""
 
     @property
     def topic_partition(self) -> TopicPartition:
         """The partition read."""
         return TopicPartition(self.topic, self.partition)
 
+    @property
+    def has_records(self) -> bool:
+        """Records were read (in either form)."""
+        return bool(self.records or self.record_data)
+
 
 @dataclass(frozen=True, slots=True)
 class FetchResponse:
-    """A request-level error and one result per partition."""
+    """A request-level error and the partitions read: every one asked by a full fetch;
+    for a fetch of an incremental session only those with records, an error, or a high
+    watermark or log start offset that changed since the session last answered them.
+    `session_id` names the session (`NO_SESSION_ID`: none)."""
 
     error: Errors
     partitions: tuple[FetchedPartition, ...] = ()
+    session_id: int = NO_SESSION_ID
 
 
 @dataclass(frozen=True, slots=True)

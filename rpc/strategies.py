@@ -194,6 +194,9 @@ fetch_requests = st.builds(
     ).map(tuple),
     replica_id=broker_ids,
     max_wait_ms=timeouts,
+    session_id=near(-1, 2, INT32_MAX),
+    session_epoch=near(-2, 2, INT32_MAX),
+    forgotten=st.lists(topic_partitions, max_size=2).map(tuple),
 )
 offsets_for_leader_epoch_requests = st.builds(
     m.OffsetsForLeaderEpochRequest,

@@ -50,7 +50,7 @@ from broker_node.storage.checkpoints import (
 from broker_node.storage.epoch_cache import EpochEntry
 from broker_node.storage.errors import LogError, OffsetOutOfRangeError
 from broker_node.storage.log_loader import load_log
-from broker_node.storage.record import Record, encode_record
+from broker_node.storage.record import Record, encode_record, split_records
 from broker_node.storage.segment import LogSegment
 
 __all__ = ["HW_CHECKPOINT_INTERVAL_S", "PartitionLog"]
@@ -159,6 +159,18 @@ class PartitionLog:
         backwards. Otherwise `LogError`, and nothing is written. Every newer epoch met is
         cached as starting at its first record.
         """
+        self._append_as_follower(records, None)
+
+    def append_encoded_as_follower(self, data: bytes) -> None:
+        """`append_as_follower` of records as the leader's log stores them (`read_encoded`
+        on the leader): each is decoded and checked (`InvalidRecordError` if one is torn
+        or corrupt), and its bytes written as they came."""
+        records, encoded = split_records(data)
+        self._append_as_follower(records, encoded)
+
+    def _append_as_follower(
+        self, records: Sequence[Record], encoded: Sequence[bytes] | None
+    ) -> None:
         with self._writing():
             problem = follower_append_problem(
                 records, self._segments[-1].next_offset, self._epochs.latest_epoch
@@ -167,7 +179,8 @@ class PartitionLog:
                 raise LogError(problem)
             if not records:
                 return
-            encoded = [encode_record(record) for record in records]
+            if encoded is None:
+                encoded = [encode_record(record) for record in records]
             changed = False
             for record in records:
                 changed |= self._epochs.assign(record.leader_epoch, record.offset)
@@ -214,11 +227,7 @@ class PartitionLog:
         or above the LEO; reading at the LEO returns [].
         """
         with self._lock:
-            self._check_open()
-            log_end = self._segments[-1].next_offset
-            if not self._segments[0].base_offset <= start_offset <= log_end:
-                raise OffsetOutOfRangeError(start_offset, self._segments[0].base_offset, log_end)
-            end = log_end if max_offset is None else min(max_offset, log_end)
+            end = self._read_end(start_offset, max_offset)
             records: list[Record] = []
             used = 0
             first = self._segment_index(start_offset)
@@ -235,6 +244,43 @@ class PartitionLog:
                 if start_offset < segment.next_offset:
                     break  # a limit stopped the read inside this segment
             return records
+
+    def read_encoded(
+        self,
+        start_offset: int,
+        max_offset: int | None = None,
+        max_records: int = 1000,
+        max_bytes: int = 1 << 20,
+    ) -> tuple[bytes, int]:
+        """`read`'s records as the bytes this log stores them in, unchecked (a follower
+        copies them with `append_encoded_as_follower`, which checks them); returns the
+        bytes and how many records they hold."""
+        with self._lock:
+            end = self._read_end(start_offset, max_offset)
+            chunks: list[bytes] = []
+            count = used = 0
+            first = self._segment_index(start_offset)
+            for segment in self._segments[first:]:
+                if start_offset >= end or count >= max_records:
+                    break
+                data, found, start_offset = segment.read_encoded(
+                    start_offset, end, max_records - count, max_bytes - used, count == 0
+                )
+                chunks.append(data)
+                count += found
+                used += len(data)
+                if start_offset < segment.next_offset:
+                    break  # a limit stopped the read inside this segment
+            return b"".join(chunks), count
+
+    def _read_end(self, start_offset: int, max_offset: int | None) -> int:
+        """Where a read from `start_offset` stops (under the lock); `OffsetOutOfRangeError`
+        outside the log."""
+        self._check_open()
+        log_end = self._segments[-1].next_offset
+        if not self._segments[0].base_offset <= start_offset <= log_end:
+            raise OffsetOutOfRangeError(start_offset, self._segments[0].base_offset, log_end)
+        return log_end if max_offset is None else min(max_offset, log_end)
 
     def _segment_index(self, offset: int) -> int:
         """Index of the segment holding `offset` (the last one for the LEO)."""

@@ -33,6 +33,7 @@ __all__ = [
     "encoded_size",
     "peek_offset",
     "record_length",
+    "split_records",
 ]
 
 _LENGTH = struct.Struct(">I")
@@ -134,3 +135,24 @@ def decode_record(data: bytes, position: int) -> Record:
     if value_length < 0 or cursor + value_length != len(data):
         raise InvalidRecordError(position, f"bad value length {value_length}")
     return Record(offset, epoch, timestamp, key, data[cursor:])
+
+
+def split_records(data: bytes) -> tuple[list[Record], list[bytes]]:
+    """The records of consecutive encoded records (as a leader sends a follower the bytes
+    of its log), each decoded and checked as `decode_record` does, with each one's bytes.
+    Raises `InvalidRecordError` (positions counted from the start of `data`)."""
+    records: list[Record] = []
+    encoded: list[bytes] = []
+    position = 0
+    size = len(data)
+    while position < size:
+        if size - position < LENGTH_PREFIX_BYTES:
+            raise InvalidRecordError(position, "torn length field")
+        length = record_length(data[position : position + LENGTH_PREFIX_BYTES], position)
+        if position + length > size:
+            raise InvalidRecordError(position, "torn record")
+        one = data[position : position + length]
+        records.append(decode_record(one, position))
+        encoded.append(one)
+        position += length
+    return records, encoded

@@ -199,6 +199,61 @@ class LogSegment:
                 break
         return records, used
 
+    def read_encoded(
+        self, start_offset: int, end_offset: int, max_records: int, max_bytes: int, force: bool
+    ) -> tuple[bytes, int, int]:
+        """`read`'s records as the bytes the segment stores them in (read with one
+        `pread`, neither decoded nor checked: the reader checks them). Returns the bytes,
+        how many records they hold and the offset after the last one."""
+        first = count = used = 0
+        next_offset = start_offset
+        if start_offset >= end_offset or max_records <= 0:
+            return b"", 0, next_offset
+        _, position = self.index.lookup(start_offset)
+        for record_position, offset, length in self._scan_headers(position):
+            if offset >= end_offset:
+                break
+            if offset < start_offset:
+                continue
+            if used + length > max_bytes and not (force and count == 0):
+                break
+            if count == 0:
+                first = record_position
+            used += length
+            count += 1
+            next_offset = offset + 1
+            if count >= max_records:
+                break
+        if count == 0:
+            return b"", 0, next_offset
+        with self._reader() as fd:
+            data = os.pread(fd, used, first)
+        if len(data) != used:
+            raise InvalidRecordError(first, "file shorter than its size")
+        return data, count, next_offset
+
+    def _scan_headers(self, position: int) -> Iterator[tuple[int, int, int]]:
+        """(position, offset, length) of each record from `position` to the end of the
+        segment, from the length and offset fields alone (`_scan` without decoding)."""
+        with self._reader() as fd:
+            buffer = b""
+            buffer_start = position
+            while position < self.size:
+                at = position - buffer_start
+                if at + PEEK_OFFSET_BYTES > len(buffer):
+                    if self.size - position < PEEK_OFFSET_BYTES:
+                        raise InvalidRecordError(position, "torn record header")
+                    buffer = os.pread(fd, min(_READ_CHUNK_BYTES, self.size - position), position)
+                    buffer_start = position
+                    at = 0
+                    if len(buffer) < PEEK_OFFSET_BYTES:
+                        raise InvalidRecordError(position, "file shorter than its size")
+                length = record_length(buffer[at : at + LENGTH_PREFIX_BYTES], position)
+                if position + length > self.size:
+                    raise InvalidRecordError(position, "torn record")
+                yield position, peek_offset(buffer[at : at + PEEK_OFFSET_BYTES]), length
+                position += length
+
     def records(self) -> Iterator[Record]:
         """Every record of the segment, in order (`CorruptLogError` at a bad one)."""
         for _, record, _ in self._scan(0):

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from broker_node.storage.appends import follower_append_problem, leader_append_problem
 from broker_node.storage.epoch_cache import UNDEFINED_EPOCH, EpochEntry, end_offset_for
 from broker_node.storage.errors import LogError, OffsetOutOfRangeError
-from broker_node.storage.record import Record, encoded_size
+from broker_node.storage.record import Record, encode_record, encoded_size, split_records
 
 __all__ = ["InMemoryPartitionLog"]
 
@@ -73,6 +73,21 @@ class InMemoryPartitionLog:
             if problem is not None:
                 raise LogError(problem)
             self._records.extend(records)
+
+    def append_encoded_as_follower(self, data: bytes) -> None:
+        """As `PartitionLog.append_encoded_as_follower`."""
+        self.append_as_follower(split_records(data)[0])
+
+    def read_encoded(
+        self,
+        start_offset: int,
+        max_offset: int | None = None,
+        max_records: int = 1000,
+        max_bytes: int = 1 << 20,
+    ) -> tuple[bytes, int]:
+        """As `PartitionLog.read_encoded`."""
+        records = self.read(start_offset, max_offset, max_records, max_bytes)
+        return b"".join(encode_record(r) for r in records), len(records)
 
     def read(
         self,

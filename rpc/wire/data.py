@@ -17,6 +17,7 @@ from rpc.errors import Errors
 from rpc.wire.control import _endpoint_to_pb, _live_broker_from_pb
 from testbed_rpc import control_pb2 as pb
 from testbed_rpc import control_pb2_grpc as pb_grpc
+from zkdata.model import TopicPartition
 
 
 def metadata_response_to_pb(r: m.MetadataResponse) -> pb.MetadataResponse:
@@ -114,10 +115,14 @@ def produce_request_from_pb(r: pb.ProduceRequest) -> m.ProduceRequest:
 
 
 def fetch_request_to_pb(r: m.FetchRequest) -> pb.FetchRequest:
-    """Domain -> protobuf."""
+    """Domain -> protobuf (the session epoch is always written: absent means sessionless)."""
     return pb.FetchRequest(
         replica_id=r.replica_id,
         max_wait_ms=r.max_wait_ms,
+        session_id=r.session_id,
+        session_epoch=r.session_epoch,
+        forgotten=[pb.TopicPartition(topic=tp.topic, partition=tp.partition) for tp in r.forgotten],
+        encoded_records=r.encoded_records,
         partitions=[
             pb.FetchPartition(
                 topic=p.topic,
@@ -142,6 +147,10 @@ def fetch_request_from_pb(r: pb.FetchRequest) -> m.FetchRequest:
         ),
         replica_id=r.replica_id,
         max_wait_ms=r.max_wait_ms,
+        session_id=r.session_id,
+        session_epoch=r.session_epoch if r.HasField("session_epoch") else m.FINAL_EPOCH,
+        forgotten=tuple(TopicPartition(tp.topic, tp.partition) for tp in r.forgotten),
+        encoded_records=r.encoded_records,
     )
 
 
@@ -149,6 +158,7 @@ def fetch_response_to_pb(r: m.FetchResponse) -> pb.FetchResponse:
     """Domain -> protobuf."""
     return pb.FetchResponse(
         error_code=int(r.error),
+        session_id=r.session_id,
         partitions=[
             pb.FetchedPartition(
                 topic=p.topic,
@@ -157,6 +167,7 @@ def fetch_response_to_pb(r: m.FetchResponse) -> pb.FetchResponse:
                 high_watermark=p.high_watermark,
                 log_start_offset=p.log_start_offset,
                 log_end_offset=p.log_end_offset,
+                record_data=p.record_data,
                 records=[
                     pb.FetchedRecord(
                         offset=rec.offset,
@@ -196,9 +207,11 @@ def fetch_response_from_pb(r: pb.FetchResponse) -> m.FetchResponse:
                     )
                     for rec in p.records
                 ),
+                record_data=p.record_data,
             )
             for p in r.partitions
         ),
+        r.session_id,
     )
 
 
@@ -301,7 +314,10 @@ class _ClientApiServicer(pb_grpc.ClientApiServicer):
         answer = await asyncio.get_running_loop().run_in_executor(
             None, self._handler.produce, produce_request_from_pb(request)
         )
-        r = await asyncio.wrap_future(answer) if isinstance(answer, Future) else answer
+        if isinstance(answer, Future):  # decided already (acks 0 and 1, errors): no hop
+            r = answer.result() if answer.done() else await asyncio.wrap_future(answer)
+        else:
+            r = answer
         return pb.ProduceResponse(
             error_code=int(r.error),
             base_offset=r.base_offset,

@@ -8,7 +8,6 @@ the brokers' Metadata answers (what UpdateMetadata told them) and their event lo
 from __future__ import annotations
 
 import random
-import urllib.request
 from collections.abc import Callable
 from typing import Any
 
@@ -373,17 +372,7 @@ def test_metrics_are_exported_with_kafkas_names(brokers: Start, zk_client: Kazoo
     wait_until(lambda: complete(zk, "m", 2), 15, "topic not created")
     controller = zk.get_controller_id()
     assert controller is not None
-    port = procs[controller].metrics_port()
-    assert port is not None
-
-    def scrape() -> dict[str, float]:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as reply:
-            text = reply.read().decode()
-        return {
-            line.split(" ")[0]: float(line.split(" ")[1])
-            for line in text.splitlines()
-            if line and not line.startswith("#")
-        }
+    scrape = procs[controller].metrics
 
     figures = wait_until(
         lambda: (
@@ -396,10 +385,7 @@ def test_metrics_are_exported_with_kafkas_names(brokers: Start, zk_client: Kazoo
     assert figures["kafka_controller_KafkaController_GlobalTopicCount"] == 1
     assert figures["kafka_controller_KafkaController_OfflinePartitionsCount"] == 0
     assert controller == 1  # broker 1 started alone, so it won
-    other = procs[2].metrics_port()
-    assert other is not None
-    with urllib.request.urlopen(f"http://127.0.0.1:{other}/metrics", timeout=5) as reply:
-        assert "kafka_controller_KafkaController_ActiveControllerCount 0.0" in reply.read().decode()
+    assert procs[2].metrics()["kafka_controller_KafkaController_ActiveControllerCount"] == 0
     procs[2].kill()
     wait_until(
         lambda: scrape()["kafka_controller_KafkaController_OfflinePartitionsCount"] == 1,

@@ -23,6 +23,7 @@ import pytest
 
 from broker_node.partition import Partition, PartitionConfig
 from broker_node.storage import PartitionLog
+from broker_node.storage.record import split_records
 from broker_node.testing import FakeIsrStore, IsrWrite
 from eventlog import EventKind
 from eventlog.testing import RecordingEventLog
@@ -811,3 +812,66 @@ def test_truncate_to_at_or_past_the_log_end_is_silent(rig: Rig) -> None:
     assert rig.partition.truncate_to(2) == 0
     assert rig.partition.truncate_to(9) == 0
     assert rig.events.of_kind(EventKind.LOG_TRUNCATED) == []
+
+
+# -- incremental fetch sessions -------------------------------------------------------------
+
+
+def read_if_changed(
+    rig: Rig, offset: int, hw: int, replica_id: int = 2
+) -> m.FetchedPartition | None:
+    request = m.FetchPartition(TP.topic, TP.partition, offset, EPOCH)
+    return rig.partition.read_if_changed(request, replica_id, hw, 0)
+
+
+def test_an_idle_session_partition_answers_nothing_but_keeps_its_follower_in_sync(
+    rig: Rig,
+) -> None:
+    rig.lead()
+    rig.produce(2)
+    for replica in (2, 3):
+        rig.fetch(2, replica_id=replica, epoch=EPOCH)
+    hw = rig.partition.log.high_watermark
+    assert hw == 2
+    for _ in range(3):
+        rig.clock.advance(LAG_MS)
+        assert read_if_changed(rig, 2, hw, replica_id=2) is None
+        assert read_if_changed(rig, 2, hw, replica_id=3) is None
+        rig.partition.maybe_shrink_isr()
+    assert rig.isr() == REPLICAS  # the short path recorded every fetch
+
+
+def test_a_session_partition_is_answered_when_its_high_watermark_moved(rig: Rig) -> None:
+    rig.lead()
+    rig.produce(2)
+    rig.fetch(2, replica_id=2, epoch=EPOCH)
+    answer = read_if_changed(rig, 2, 0, replica_id=3)  # 3 reaches the end: hw 0 -> 2
+    assert answer is not None
+    assert (answer.error, answer.high_watermark, answer.records) == (Errors.NONE, 2, ())
+    assert read_if_changed(rig, 2, 2, replica_id=3) is None
+
+
+def test_a_session_partition_with_records_or_an_error_is_read_in_full(rig: Rig) -> None:
+    rig.lead()
+    rig.produce(3)
+    behind = read_if_changed(rig, 1, 0)
+    assert behind is not None
+    assert [r.offset for r in behind.records] == [1, 2]
+    rig.follow()
+    refused = read_if_changed(rig, 3, 0)
+    assert refused is not None
+    assert refused.error is Errors.NOT_LEADER_OR_FOLLOWER
+
+
+def test_an_encoded_follower_fetch_carries_the_stored_bytes(rig: Rig) -> None:
+    rig.lead()
+    rig.produce(3)
+    request = m.FetchPartition(TP.topic, TP.partition, 1, EPOCH)
+    plain = rig.partition.read(request, 2, 0.0)
+    encoded = rig.partition.read(request, 2, 0.0, encoded=True)
+    assert encoded.records == ()
+    assert encoded.has_records
+    stored, _ = split_records(encoded.record_data)
+    assert [(r.offset, r.leader_epoch, r.key, r.value) for r in stored] == [
+        (r.offset, r.leader_epoch, r.key, r.value) for r in plain.records
+    ]

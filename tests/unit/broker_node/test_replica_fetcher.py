@@ -231,3 +231,64 @@ def test_a_removed_partition_is_no_longer_fetched(start: Start) -> None:
     assert follower.log.log_end_offset == 2  # records of an in-flight fetch are dropped
     thread.remove([TP1])
     assert thread.is_empty()
+
+
+def test_a_removed_partition_leaves_the_fetch_session(start: Start) -> None:
+    leader = FakeLeader({TP: leader_log((EPOCH, 2)), TP1: leader_log((EPOCH, 1))})
+    follower, other = FakeFollower(EPOCH), FakeFollower(EPOCH)
+    thread = start(leader, follower, {TP1: other})
+    wait_until(lambda: caught_up(leader, follower), DEADLINE_S, "follower never caught up")
+    thread.remove([TP])
+    produce(leader, TP1)
+    wait_until(lambda: caught_up(leader, other, TP1), DEADLINE_S, "the other never caught up")
+    assert any(TP in r.forgotten for r in leader.fetch_requests)
+    [session_id] = leader.sessions.ids()
+    session = leader.sessions.session(session_id)
+    assert session is not None
+    assert set(session.partitions) == {TP1}
+
+
+def test_fetches_in_a_session_name_only_partitions_whose_offset_moved(start: Start) -> None:
+    """Setup: a follower of TP and TP1, both caught up. Steps: produce to TP only.
+    Validate: after the first full fetch every fetch is incremental, and none after the
+    session opened names TP1, whose offset never moved; TP's records still arrive."""
+    leader = FakeLeader({TP: leader_log((EPOCH, 2)), TP1: leader_log((EPOCH, 3))})
+    follower, other = FakeFollower(EPOCH), FakeFollower(EPOCH)
+    start(leader, follower, {TP1: other})
+    wait_until(
+        lambda: caught_up(leader, follower) and caught_up(leader, other, TP1),
+        DEADLINE_S,
+        "followers never caught up",
+    )
+    since = len(leader.fetch_requests) + 1  # the fetch in flight may carry TP1's offset
+    produce(leader, TP, 3)
+    wait_until(lambda: caught_up(leader, follower), DEADLINE_S, "never fetched the new records")
+    wait_until(lambda: len(leader.fetch_requests) > since + 1, DEADLINE_S, "no further fetch")
+    requests = leader.fetch_requests
+    assert requests[0].session_epoch == 0  # the first fetch is full and opens the session
+    assert [p.topic_partition for p in requests[0].partitions] == [TP, TP1]
+    later = requests[since:]
+    assert all(r.session_epoch > 0 for r in later)
+    assert TP1 not in fetched_partitions(leader, since)
+    assert caught_up(leader, other, TP1)
+
+
+def test_an_evicted_session_is_replaced_by_a_full_fetch(start: Start) -> None:
+    """Setup: a follower in a session with its leader. Steps: the leader forgets every
+    session (as after a restart or an eviction), then takes new records. Validate: the
+    follower's next fetch is refused FETCH_SESSION_ID_NOT_FOUND, the one after is full and
+    opens a new session, and the records arrive."""
+    leader = FakeLeader({TP: leader_log((EPOCH, 2))})
+    follower = FakeFollower(EPOCH)
+    start(leader, follower)
+    wait_until(lambda: caught_up(leader, follower), DEADLINE_S, "follower never caught up")
+    [old] = wait_until(leader.sessions.ids, DEADLINE_S, "no session opened")
+    leader.evict_sessions()
+    since = len(leader.fetch_requests)
+    produce(leader, TP, 2)
+    wait_until(lambda: caught_up(leader, follower), DEADLINE_S, "never caught up again")
+    full = [r for r in leader.fetch_requests[since:] if r.is_full]
+    assert full, "no full fetch after the eviction"
+    assert [p.topic_partition for p in full[0].partitions] == [TP]
+    [new] = leader.sessions.ids()
+    assert new != old

@@ -305,10 +305,19 @@ def test_fetch_judges_each_partition(fields: dict[str, Any], error: Errors | Non
         m.FetchRequest((FETCH,), max_wait_ms=-1),
         m.FetchRequest((FETCH,), max_wait_ms=limits.MAX_TIMEOUT_MS + 1),
         m.FetchRequest((FETCH, FETCH)),
+        m.FetchRequest((FETCH,), session_id=-1, session_epoch=1),
+        m.FetchRequest((FETCH,), session_id=7, session_epoch=-2),
+        m.FetchRequest((), session_epoch=m.INITIAL_EPOCH, forgotten=(FETCH.topic_partition,)),
+        m.FetchRequest((), session_id=7, session_epoch=3, forgotten=(FETCH.topic_partition,) * 2),
     ],
 )
 def test_fetch_refuses_the_whole_request(request_: m.FetchRequest) -> None:
     assert cv.fetch(request_).error is E.INVALID_REQUEST
+
+
+def test_an_incremental_fetch_may_name_nothing_and_forget_partitions() -> None:
+    request = m.FetchRequest((), session_id=7, session_epoch=3, forgotten=(FETCH.topic_partition,))
+    assert cv.fetch(request).ok
 
 
 @pytest.mark.parametrize(

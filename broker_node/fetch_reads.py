@@ -1,0 +1,63 @@
+"""Reading the partitions of one Fetch on a leader: every partition a full fetch names
+(`read_partitions`), or every partition of an incremental session, keeping only the
+answers the session would send (`read_session`). `ReplicaManager.fetch` calls them
+between long-poll waits. gRPC worker threads; each `Partition` guards itself.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+
+from broker_node.fetch_session import CachedPartition
+from broker_node.partition import Partition
+from rpc import messages as m
+from rpc.errors import Errors
+from zkdata.model import TopicPartition
+
+
+def _unknown(fetch: m.FetchPartition) -> m.FetchedPartition:
+    return m.FetchedPartition(fetch.topic, fetch.partition, Errors.UNKNOWN_TOPIC_OR_PARTITION)
+
+
+def read_partitions(
+    reads: Iterable[m.FetchPartition],
+    request: m.FetchRequest,
+    deadline: float | None,
+    hosted: Callable[[TopicPartition], Partition | None],
+) -> list[m.FetchedPartition]:
+    """Read every partition of `reads` (looked up with `hosted`), waiting on it only when
+    `deadline` is given."""
+    out = []
+    for fetch in reads:
+        partition = hosted(fetch.topic_partition)
+        if partition is None:
+            out.append(_unknown(fetch))
+            continue
+        wait = 0.0 if deadline is None else max(0.0, deadline - time.monotonic())
+        out.append(partition.read(fetch, request.replica_id, wait, request.encoded_records))
+    return out
+
+
+def read_session(
+    entries: Iterable[CachedPartition], request: m.FetchRequest
+) -> list[m.FetchedPartition]:
+    """Read every partition of an incremental session (each entry's `hosted` already set
+    by the replica manager) without waiting; only those whose answer would be sent
+    (records, an error, new offsets) are returned."""
+    out = []
+    for entry in entries:
+        partition: Partition | None = entry.hosted
+        if partition is None:
+            out.append(_unknown(entry.fetch))
+            continue
+        fetched = partition.read_if_changed(
+            entry.fetch,
+            request.replica_id,
+            entry.high_watermark,
+            entry.log_start_offset,
+            request.encoded_records,
+        )
+        if fetched is not None:
+            out.append(fetched)
+    return out
