@@ -20,7 +20,6 @@ Each floor is measured `repetitions` times and the best is kept. Blocks the main
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +32,7 @@ from rpc import messages as m
 from rpc.wire import BrokerControlClient
 from security.tls_files import BROKER, load_identity
 from zkdata import paths
-from zkdata.fenced_writes import MAX_OPS_PER_MULTI, FencedWriter, SetData
+from zkdata.fenced_writes import FencedWriter, SetData, multi_chunks
 from zkdata.model import TopicAssignment
 from zkdata.znodes import TopicPartitionStateZNode, TopicZNode
 
@@ -145,7 +144,7 @@ class StateRewriter:
             failed = len(ops) - len(versions)
             raise FloorError(f"{failed} fenced writes failed, first {path}: {error!r}")
         self._versions = versions
-        return WriteSample(seconds, len(ops), math.ceil(len(ops) / MAX_OPS_PER_MULTI))
+        return WriteSample(seconds, len(ops), len(multi_chunks(ops)))
 
 
 def write_floor(connect: str, layout: ClusterLayout, repetitions: int) -> list[WriteSample]:
