@@ -6,7 +6,7 @@ private; callers go through methods, so every mutation has a name.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from controller.states import PartitionState, ReplicaState
@@ -158,6 +158,14 @@ class ControllerContext:
         """Every partition of every topic."""
         return [tp for topic in sorted(self._assignments) for tp in self.partitions_of(topic)]
 
+    def assignments(self) -> Iterator[tuple[TopicPartition, ReplicaAssignment]]:
+        """Every partition with its assignment, in `all_partitions` order: one walk of the
+        assignments for the scans over every partition."""
+        for topic in sorted(self._assignments):
+            partitions = self._assignments[topic]
+            for partition in sorted(partitions):
+                yield TopicPartition(topic, partition), partitions[partition]
+
     def assignment(self, tp: TopicPartition) -> ReplicaAssignment:
         """The replicas of a partition (empty if unknown)."""
         return self._assignments.get(tp.topic, {}).get(tp.partition, ReplicaAssignment(()))
@@ -172,16 +180,13 @@ class ControllerContext:
 
     def partitions_on_broker(self, broker_id: int) -> set[TopicPartition]:
         """Partitions with a replica on `broker_id`."""
-        return {tp for tp in self.all_partitions() if broker_id in self.replicas(tp)}
+        return {tp for tp, a in self.assignments() if broker_id in a.replicas}
 
     def replicas_on_brokers(self, broker_ids: Iterable[int]) -> list[PartitionReplica]:
         """Every replica hosted by `broker_ids`."""
         ids = set(broker_ids)
         return [
-            PartitionReplica(tp, r)
-            for tp in self.all_partitions()
-            for r in self.replicas(tp)
-            if r in ids
+            PartitionReplica(tp, r) for tp, a in self.assignments() for r in a.replicas if r in ids
         ]
 
     def replicas_for_partitions(

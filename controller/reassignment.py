@@ -91,9 +91,7 @@ class ReassignmentManager:
 
     def being_reassigned(self) -> list[TopicPartition]:
         """Partitions with a reassignment in flight (Kafka's `partitionsBeingReassigned`)."""
-        return [
-            tp for tp in self._ctx.all_partitions() if self._ctx.assignment(tp).is_being_reassigned
-        ]
+        return [tp for tp, a in self._ctx.assignments() if a.is_being_reassigned]
 
     def on_failover(self) -> None:
         """A new controller: start what `/admin/reassign_partitions` asks (again, for the
