@@ -10,7 +10,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from controller.states import PartitionState, ReplicaState
-from zkdata.model import Broker, LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
+from zkdata.model import (
+    Broker,
+    LeaderIsrAndControllerEpoch,
+    ReplicaAssignment,
+    TopicPartition,
+    partition_order,
+)
 from zkdata.topic_configs import unclean_leader_election_enabled
 
 
@@ -207,21 +213,25 @@ class ControllerContext:
 
     def partitions_with_leaders(self) -> list[TopicPartition]:
         """Partitions whose leadership is known."""
-        return sorted(self._leaderships)
+        return sorted(self._leaderships, key=partition_order)
 
     def partitions_led_by(self, broker_id: int) -> list[TopicPartition]:
         """Partitions whose leader is `broker_id`."""
         return sorted(
-            tp for tp, s in self._leaderships.items() if s.leader_and_isr.leader == broker_id
+            (tp for tp, s in self._leaderships.items() if s.leader_and_isr.leader == broker_id),
+            key=partition_order,
         )
 
     def partitions_with_offline_leader(self) -> list[TopicPartition]:
         """Partitions (not queued for deletion) whose leader is not an online replica."""
         return sorted(
-            tp
-            for tp, s in self._leaderships.items()
-            if not self.is_replica_online(s.leader_and_isr.leader, tp=tp)
-            and tp.topic not in self._topics_to_delete
+            (
+                tp
+                for tp, s in self._leaderships.items()
+                if not self.is_replica_online(s.leader_and_isr.leader, tp=tp)
+                and tp.topic not in self._topics_to_delete
+            ),
+            key=partition_order,
         )
 
     # -- states --------------------------------------------------------------------------
@@ -239,7 +249,9 @@ class ControllerContext:
 
     def partitions_in_states(self, *states: PartitionState) -> list[TopicPartition]:
         """Partitions currently in one of `states`."""
-        return sorted(tp for tp, s in self._partition_states.items() if s in states)
+        return sorted(
+            (tp for tp, s in self._partition_states.items() if s in states), key=partition_order
+        )
 
     def replica_state(self, replica: PartitionReplica) -> ReplicaState:
         """A replica's state (NonExistent if unknown)."""

@@ -45,6 +45,7 @@ from zkdata.model import (
     LeaderIsrAndControllerEpoch,
     ReplicaAssignment,
     TopicPartition,
+    partition_order,
 )
 
 Send = Callable[[int, ControlRequest, ResponseCallback | None], bool]
@@ -151,8 +152,10 @@ class RequestBatch:
         self, broker_ids: Iterable[int], partitions: Iterable[TopicPartition]
     ) -> None:
         """Send `broker_ids` an UpdateMetadata, with the states of `partitions`."""
-        self._update_brokers |= {b for b in broker_ids if b >= 0}
-        self._update_partitions |= set(partitions)
+        ids = broker_ids if isinstance(broker_ids, set | frozenset) else set(broker_ids)
+        if not self._update_brokers.issuperset(ids):  # once per batch, in practice
+            self._update_brokers.update(b for b in ids if b >= 0)
+        self._update_partitions.update(partitions)
 
     def send(self) -> None:
         """Send everything added, once per broker and API, then empty the batch."""
@@ -202,7 +205,7 @@ class RequestBatch:
                     live_leaders.append(m.LiveLeader(leader, ep.host, ep.port))
             request = m.LeaderAndIsrRequest(
                 self._header(broker_id),
-                tuple(states[tp] for tp in sorted(states)),
+                tuple(states[tp] for tp in sorted(states, key=partition_order)),
                 tuple(live_leaders),
             )
             self._send_in_parts(broker_id, request, self._answer_to)
@@ -211,7 +214,7 @@ class RequestBatch:
         if not self._update_brokers:
             return
         states = []
-        for tp in sorted(self._update_partitions):
+        for tp in sorted(self._update_partitions, key=partition_order):
             leadership = self._context.leadership(tp)
             if leadership is None:
                 continue
@@ -248,7 +251,7 @@ class RequestBatch:
             if self._context.live_broker(broker_id) is None:
                 continue
             states = []
-            for tp, delete in sorted(partitions.items()):
+            for tp, delete in sorted(partitions.items(), key=_by_partition):
                 leadership = self._context.leadership(tp)
                 if self._context.is_topic_queued_for_deletion(tp.topic):
                     epoch = EPOCH_DURING_DELETE
@@ -289,6 +292,10 @@ def _stop_replica_answer(
         return answer_to(part, deleting) if deleting else None
 
     return answer
+
+
+def _by_partition(item: tuple[TopicPartition, bool]) -> tuple[str, int]:
+    return partition_order(item[0])
 
 
 def _during_delete(lai: LeaderAndIsr) -> LeaderAndIsr:
