@@ -34,6 +34,7 @@ from security.tls_files import BROKER, load_identity
 from zkdata import paths
 from zkdata.fenced_writes import FencedWriter, SetData, multi_chunks
 from zkdata.model import TopicAssignment
+from zkdata.pipelined_reads import pipelined
 from zkdata.znodes import TopicPartitionStateZNode, TopicZNode
 
 #: Deadline of one floor RPC (a busy 2-core box can take seconds for 100,000 partitions).
@@ -122,8 +123,10 @@ class StateRewriter:
             for topic, assignment in layout.assignments().items()
             for partition, replicas in assignment.partitions.items()
         ]
-        pending = [zk.exists_async(path) for path, _ in self._states]
-        self._versions = [int(result.get().version) for result in pending]
+        self._versions = [
+            int(result.get().version)
+            for _, result in pipelined(self._states, lambda state: zk.exists_async(state[0]))
+        ]
 
     def write_once(self) -> WriteSample:
         """One fenced, pipelined write of every state; raises `FloorError` if any failed."""

@@ -5,7 +5,9 @@ controller won its election with; a failed check raises `ControllerMovedError`, 
 signal to resign. Many writes go in few multis (`multi_chunks`): at most
 `MAX_OPS_PER_MULTI` operations and `MAX_MULTI_BYTES` of paths and data each, so that a
 multi stays under ZooKeeper's 1 MiB request limit (`jute.maxbuffer`) whatever the topic
-names and znode sizes; all the multis are issued before the first answer is awaited. When
+names and znode sizes; the multis are pipelined, at most `MAX_MULTIS_IN_FLIGHT` at a
+time (`pipelined_reads.pipelined`: a ZooKeeper connection flooded with 100 multis of
+1,000 writes at once times out on a busy box). When
 a batch fails on one of its own operations (e.g. BADVERSION of one state znode), that
 batch is re-run one write per multi, pipelined, so that each write gets its own result.
 Blocks the calling thread (the controller event thread).
@@ -22,6 +24,7 @@ from kazoo.protocol.states import ZnodeStat
 
 from zkdata import paths
 from zkdata.errors import ControllerMovedError
+from zkdata.pipelined_reads import pipelined
 
 #: The fencing zkVersion that fences nothing: ZooKeeper's check at version -1 passes
 #: whatever `/controller_epoch`'s version is (bug switch `kafka-6082`, docs/bugs.md).
@@ -31,6 +34,8 @@ MAX_OPS_PER_MULTI = 1000
 #: Bytes of paths and data per multi: half of ZooKeeper's default `jute.maxbuffer` (1 MiB),
 #: leaving room for the per-operation framing that `op_bytes` only estimates.
 MAX_MULTI_BYTES = 512 * 1024
+#: Multis outstanding at once on the session (8,000 small writes, at most 4 MiB).
+MAX_MULTIS_IN_FLIGHT = 8
 #: Framing of one operation in a multi, over its path and data (header, lengths, version,
 #: ACL of a create): an upper estimate.
 OP_OVERHEAD_BYTES = 64
@@ -126,12 +131,12 @@ class FencedWriter:
         Raises `ControllerMovedError` if `/controller_epoch` is no longer at
         `epoch_zk_version`; connection loss and session expiry pass through.
         """
-        chunks = multi_chunks(ops)
-        pending = [
-            (chunk, self._transaction(chunk, epoch_zk_version).commit_async()) for chunk in chunks
-        ]
         results: list[OpResult] = []
-        for chunk, async_result in pending:
+        for chunk, async_result in pipelined(
+            multi_chunks(ops),
+            lambda chunk: self._transaction(chunk, epoch_zk_version).commit_async(),
+            MAX_MULTIS_IN_FLIGHT,
+        ):
             try:
                 raw = list(async_result.get())
             except KazooException:  # connection loss mid-pipeline: redo this chunk with retries
