@@ -2,7 +2,9 @@
 
 At most one LeaderAndIsr, one UpdateMetadata and one StopReplica per broker per `send`
 (Kafka's `ControllerBrokerRequestBatch`), each split into parts only when it would not fit
-under gRPC's message limit (`controller.request_split`). Adding a LeaderAndIsr also adds
+under gRPC's message limit (`controller.request_split`). The UpdateMetadata of a round
+names the same partition states for every broker: it is cut into parts once and each
+broker gets the same parts under its own header. Adding a LeaderAndIsr also adds
 its partition to the UpdateMetadata of every live broker. Every request carries the
 controller id, the controller epoch and the target's broker epoch.
 
@@ -38,6 +40,7 @@ from controller.control_responses import (
 )
 from controller.request_split import split_by_size
 from rpc import messages as m
+from rpc import sizes
 from zkdata.model import (
     EPOCH_DURING_DELETE,
     NO_EPOCH,
@@ -240,11 +243,21 @@ class RequestBatch:
         live = tuple(
             m.LiveBroker(b.id, b.info.endpoints, b.info.rack) for b in self._context.live_brokers()
         )
-        for broker_id in sorted(self._update_brokers):
-            if self._context.live_broker(broker_id) is None:
-                continue
-            request = m.UpdateMetadataRequest(self._header(broker_id), tuple(states), live)
-            self._send_in_parts(broker_id, request, lambda _part: None)
+        recipients = [b for b in sorted(self._update_brokers) if self._context.live_broker(b)]
+        if not recipients:
+            return
+        # every recipient gets the same states: cut them into parts once, sized with the
+        # largest header any recipient's request has (a larger broker epoch encodes longer)
+        widest = max((self._header(b) for b in recipients), key=sizes.header_size)
+        runs = [
+            part.partition_states
+            for part in split_by_size(m.UpdateMetadataRequest(widest, tuple(states), live))
+            if isinstance(part, m.UpdateMetadataRequest)
+        ]
+        for broker_id in recipients:
+            header = self._header(broker_id)
+            for run in runs:
+                self._send(broker_id, m.UpdateMetadataRequest(header, run, live), None)
 
     def _send_stop_replica(self) -> None:
         for broker_id, partitions in sorted(self._stop_replica.items()):
