@@ -31,11 +31,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kazoo.exceptions import BadVersionError
-
 from controller import events as ev
 from controller.context import ControllerContext, PartitionReplica
 from controller.deletion_decisions import REASON_REASSIGNMENT
+from controller.leader_epoch_bumps import bump_leader_epochs
 from controller.partition_state_machine import (
     PartitionStateMachine,
     PartitionZk,
@@ -48,18 +47,16 @@ from controller.reassignment_decisions import (
 )
 from controller.replica_state_machine import ReplicaStateMachine
 from controller.request_batch import RequestBatch
-from controller.states import PartitionState, ReplicaState, written_by_newer_controller
+from controller.states import PartitionState, ReplicaState
 from controller.topic_deletion import TopicDeletionManager
 from controller.watchers import Watchers
 from eventlog import EventKind, EventLog
 from zkdata.errors import ZnodeFormatError
 from zkdata.model import (
-    LeaderAndIsr,
-    LeaderIsrAndControllerEpoch,
     ReplicaAssignment,
     TopicPartition,
 )
-from zkdata.reassignment import MAX_ATTEMPTS, ReassignmentZk
+from zkdata.reassignment import ReassignmentZk
 
 
 class ReassignmentManager:
@@ -339,7 +336,9 @@ class ReassignmentManager:
         ISR at the next leader epoch, written conditionally (fenced multis; re-read after
         BADVERSION), then one request batch with a LeaderAndIsr to every replica in each
         partition's `assignment.replicas`. Returns why a partition had no state to bump."""
-        bumped, failures = self._bump_leader_epochs(list(assignments))
+        bumped, failures = bump_leader_epochs(
+            self._ctx, self._partition_zk, self._events, list(assignments)
+        )
         if bumped:
             self._batch.new_batch()
             for tp, state in bumped.items():
@@ -349,60 +348,6 @@ class ReassignmentManager:
                 )
             self._batch.send()
         return failures
-
-    def _bump_leader_epochs(
-        self, partitions: list[TopicPartition]
-    ) -> tuple[dict[TopicPartition, LeaderIsrAndControllerEpoch], dict[TopicPartition, str]]:
-        """The bumped states now in ZooKeeper, and why the others could not be written. Each
-        attempt is one pipelined read and one fenced write of the partitions left. A state
-        znode written by a newer controller fails its partition only, as Kafka's
-        `updateLeaderEpoch` does; a lost controllership shows in the fenced write."""
-        missing = "the state znode is missing or does not decode"
-        bumped: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
-        failures: dict[TopicPartition, str] = {}
-        pending = partitions
-        for _ in range(MAX_ATTEMPTS):
-            if not pending:
-                break
-            reads = self._partition_zk.get_partition_states(pending)
-            for error in reads.malformed.values():
-                self._events.emit(EventKind.MALFORMED_ZNODE, path=error.path, reason=error.reason)
-            wanted: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
-            for tp in pending:
-                current = reads.found.get(tp)
-                if current is None:
-                    failures[tp] = missing
-                elif current.controller_epoch > self._ctx.epoch:
-                    failures[tp] = written_by_newer_controller(
-                        current.controller_epoch, self._ctx.epoch
-                    )
-                else:
-                    lai = current.leader_and_isr
-                    wanted[tp] = LeaderIsrAndControllerEpoch(
-                        lai.new_leader_and_isr(lai.leader, lai.isr), self._ctx.epoch
-                    )
-            outcomes = (
-                self._partition_zk.update_leader_and_isr(wanted, self._ctx.epoch_zk_version)
-                if wanted
-                else {}
-            )
-            pending = []
-            for tp, outcome in outcomes.items():
-                if isinstance(outcome, BadVersionError):
-                    pending.append(tp)  # a leader changed the ISR meanwhile: read again
-                elif isinstance(outcome, Exception):
-                    failures[tp] = missing
-                else:
-                    new = wanted[tp].leader_and_isr
-                    stored = LeaderIsrAndControllerEpoch(
-                        LeaderAndIsr(new.leader, new.leader_epoch, new.isr, int(outcome)),
-                        self._ctx.epoch,
-                    )
-                    self._ctx.set_leadership(tp, stored)
-                    bumped[tp] = stored
-        for tp in pending:  # leaders kept changing the ISR: try again at the next ISR change
-            failures[tp] = missing
-        return bumped, failures
 
     # -- helpers --------------------------------------------------------------------------
 
