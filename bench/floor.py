@@ -20,7 +20,6 @@ Each floor is measured `repetitions` times and the best is kept. Blocks the main
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,8 +32,9 @@ from rpc import messages as m
 from rpc.wire import BrokerControlClient
 from security.tls_files import BROKER, load_identity
 from zkdata import paths
-from zkdata.fenced_writes import MAX_OPS_PER_MULTI, FencedWriter, SetData
+from zkdata.fenced_writes import FencedWriter, SetData, multi_chunks
 from zkdata.model import TopicAssignment
+from zkdata.pipelined_reads import pipelined
 from zkdata.znodes import TopicPartitionStateZNode, TopicZNode
 
 #: Deadline of one floor RPC (a busy 2-core box can take seconds for 100,000 partitions).
@@ -123,8 +123,10 @@ class StateRewriter:
             for topic, assignment in layout.assignments().items()
             for partition, replicas in assignment.partitions.items()
         ]
-        pending = [zk.exists_async(path) for path, _ in self._states]
-        self._versions = [int(result.get().version) for result in pending]
+        self._versions = [
+            int(result.get().version)
+            for _, result in pipelined(self._states, lambda state: zk.exists_async(state[0]))
+        ]
 
     def write_once(self) -> WriteSample:
         """One fenced, pipelined write of every state; raises `FloorError` if any failed."""
@@ -145,7 +147,7 @@ class StateRewriter:
             failed = len(ops) - len(versions)
             raise FloorError(f"{failed} fenced writes failed, first {path}: {error!r}")
         self._versions = versions
-        return WriteSample(seconds, len(ops), math.ceil(len(ops) / MAX_OPS_PER_MULTI))
+        return WriteSample(seconds, len(ops), len(multi_chunks(ops)))
 
 
 def write_floor(connect: str, layout: ClusterLayout, repetitions: int) -> list[WriteSample]:

@@ -208,9 +208,10 @@ class ReplicaManager:
             new_topics = {s.topic for s in states if s.topic_partition not in self._partitions}
         # one pipelined read of the new topics' overrides, not one round trip per partition
         overrides = self._topic_configs(sorted(new_topics)) if new_topics else {}
+        hosted: list[tuple[m.LeaderAndIsrPartitionState, Partition]] = []
         for state in states:
             try:
-                partition = self._get_or_create(state.topic_partition, overrides)
+                hosted.append((state, self._get_or_create(state.topic_partition, overrides)))
             except (LogError, OSError) as exc:
                 failed[state.topic_partition] = Errors.KAFKA_STORAGE_ERROR
                 self._events.emit(
@@ -219,12 +220,12 @@ class ReplicaManager:
                     partition=state.partition,
                     reason=f"{type(exc).__name__}: {exc}",
                 )
-                continue
+        # every fetcher of these partitions stops before any of them changes role
+        self.fetchers.remove_partitions([partition.tp for _, partition in hosted])
+        for state, partition in hosted:
             if state.leader == self.broker_id:
-                self.fetchers.remove_partitions([partition.tp])
                 partition.make_leader(state)
             else:
-                self.fetchers.remove_partitions([partition.tp])
                 partition.make_follower(state)
                 if state.leader >= 0 and state.leader in endpoints:
                     to_follow.setdefault(state.leader, {})[partition.tp] = partition

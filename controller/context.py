@@ -6,11 +6,17 @@ private; callers go through methods, so every mutation has a name.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from controller.states import PartitionState, ReplicaState
-from zkdata.model import Broker, LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
+from zkdata.model import (
+    Broker,
+    LeaderIsrAndControllerEpoch,
+    ReplicaAssignment,
+    TopicPartition,
+    partition_order,
+)
 from zkdata.topic_configs import unclean_leader_election_enabled
 
 
@@ -158,6 +164,14 @@ class ControllerContext:
         """Every partition of every topic."""
         return [tp for topic in sorted(self._assignments) for tp in self.partitions_of(topic)]
 
+    def assignments(self) -> Iterator[tuple[TopicPartition, ReplicaAssignment]]:
+        """Every partition with its assignment, in `all_partitions` order: one walk of the
+        assignments for the scans over every partition."""
+        for topic in sorted(self._assignments):
+            partitions = self._assignments[topic]
+            for partition in sorted(partitions):
+                yield TopicPartition(topic, partition), partitions[partition]
+
     def assignment(self, tp: TopicPartition) -> ReplicaAssignment:
         """The replicas of a partition (empty if unknown)."""
         return self._assignments.get(tp.topic, {}).get(tp.partition, ReplicaAssignment(()))
@@ -172,16 +186,13 @@ class ControllerContext:
 
     def partitions_on_broker(self, broker_id: int) -> set[TopicPartition]:
         """Partitions with a replica on `broker_id`."""
-        return {tp for tp in self.all_partitions() if broker_id in self.replicas(tp)}
+        return {tp for tp, a in self.assignments() if broker_id in a.replicas}
 
     def replicas_on_brokers(self, broker_ids: Iterable[int]) -> list[PartitionReplica]:
         """Every replica hosted by `broker_ids`."""
         ids = set(broker_ids)
         return [
-            PartitionReplica(tp, r)
-            for tp in self.all_partitions()
-            for r in self.replicas(tp)
-            if r in ids
+            PartitionReplica(tp, r) for tp, a in self.assignments() for r in a.replicas if r in ids
         ]
 
     def replicas_for_partitions(
@@ -202,21 +213,25 @@ class ControllerContext:
 
     def partitions_with_leaders(self) -> list[TopicPartition]:
         """Partitions whose leadership is known."""
-        return sorted(self._leaderships)
+        return sorted(self._leaderships, key=partition_order)
 
     def partitions_led_by(self, broker_id: int) -> list[TopicPartition]:
         """Partitions whose leader is `broker_id`."""
         return sorted(
-            tp for tp, s in self._leaderships.items() if s.leader_and_isr.leader == broker_id
+            (tp for tp, s in self._leaderships.items() if s.leader_and_isr.leader == broker_id),
+            key=partition_order,
         )
 
     def partitions_with_offline_leader(self) -> list[TopicPartition]:
         """Partitions (not queued for deletion) whose leader is not an online replica."""
         return sorted(
-            tp
-            for tp, s in self._leaderships.items()
-            if not self.is_replica_online(s.leader_and_isr.leader, tp=tp)
-            and tp.topic not in self._topics_to_delete
+            (
+                tp
+                for tp, s in self._leaderships.items()
+                if not self.is_replica_online(s.leader_and_isr.leader, tp=tp)
+                and tp.topic not in self._topics_to_delete
+            ),
+            key=partition_order,
         )
 
     # -- states --------------------------------------------------------------------------
@@ -234,7 +249,9 @@ class ControllerContext:
 
     def partitions_in_states(self, *states: PartitionState) -> list[TopicPartition]:
         """Partitions currently in one of `states`."""
-        return sorted(tp for tp, s in self._partition_states.items() if s in states)
+        return sorted(
+            (tp for tp, s in self._partition_states.items() if s in states), key=partition_order
+        )
 
     def replica_state(self, replica: PartitionReplica) -> ReplicaState:
         """A replica's state (NonExistent if unknown)."""

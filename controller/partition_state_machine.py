@@ -208,7 +208,8 @@ class PartitionStateMachine:
         results: dict[TopicPartition, StateChangeResult] = {}
         if target is PartitionState.ONLINE:
             new = [tp for tp in valid if self._ctx.partition_state(tp) is PartitionState.NEW]
-            existing = [tp for tp in valid if tp not in set(new)]
+            is_new = set(new)
+            existing = [tp for tp in valid if tp not in is_new]
             results.update(self._initialize_leader_and_isr(new))
             if existing:
                 results.update(self._elect_leaders(existing, strategy or OfflineElection()))

@@ -31,11 +31,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kazoo.exceptions import BadVersionError
-
 from controller import events as ev
 from controller.context import ControllerContext, PartitionReplica
 from controller.deletion_decisions import REASON_REASSIGNMENT
+from controller.leader_epoch_bumps import bump_leader_epochs
 from controller.partition_state_machine import (
     PartitionStateMachine,
     PartitionZk,
@@ -48,18 +47,16 @@ from controller.reassignment_decisions import (
 )
 from controller.replica_state_machine import ReplicaStateMachine
 from controller.request_batch import RequestBatch
-from controller.states import PartitionState, ReplicaState, written_by_newer_controller
+from controller.states import PartitionState, ReplicaState
 from controller.topic_deletion import TopicDeletionManager
 from controller.watchers import Watchers
 from eventlog import EventKind, EventLog
 from zkdata.errors import ZnodeFormatError
 from zkdata.model import (
-    LeaderAndIsr,
-    LeaderIsrAndControllerEpoch,
     ReplicaAssignment,
     TopicPartition,
 )
-from zkdata.reassignment import MAX_ATTEMPTS, ReassignmentZk
+from zkdata.reassignment import ReassignmentZk
 
 
 class ReassignmentManager:
@@ -91,18 +88,17 @@ class ReassignmentManager:
 
     def being_reassigned(self) -> list[TopicPartition]:
         """Partitions with a reassignment in flight (Kafka's `partitionsBeingReassigned`)."""
-        return [
-            tp for tp in self._ctx.all_partitions() if self._ctx.assignment(tp).is_being_reassigned
-        ]
+        return [tp for tp, a in self._ctx.assignments() if a.is_being_reassigned]
 
     def on_failover(self) -> None:
         """A new controller: start what `/admin/reassign_partitions` asks (again, for the
         requests already in flight), then resume every other reassignment the topic
         znodes show in flight (Kafka's `initializePartitionReassignments`)."""
         started = self.process_request_znode(redo_in_flight=True)
-        for tp in self.being_reassigned():
-            if tp not in started:
-                self._reassign(tp, self._ctx.assignment(tp), resumed=True)
+        resumed = {
+            tp: self._ctx.assignment(tp) for tp in self.being_reassigned() if tp not in started
+        }
+        self._reassign_many(resumed, set(resumed))
 
     def process_request_znode(self, redo_in_flight: bool = False) -> set[TopicPartition]:
         """`/admin/reassign_partitions` appeared or changed (Kafka's ZkPartitionReassignment):
@@ -128,11 +124,12 @@ class ReassignmentManager:
         )
         if plan.rejected:
             self._reject(plan.rejected)
-        failed = set()
-        for tp, assignment in plan.start.items():
-            resumed = redo_in_flight and self._ctx.assignment(tp).is_being_reassigned
-            if not self._reassign(tp, assignment, resumed):
-                failed.add(tp)
+        resumed = (
+            {tp for tp in plan.start if self._ctx.assignment(tp).is_being_reassigned}
+            if redo_in_flight
+            else set()
+        )
+        failed = self._reassign_many(dict(plan.start), resumed)
         if failed:  # as Kafka does: a request that failed to start is dropped
             self._zk.remove_reassignments(
                 lambda r: r.topic_partition in failed, self._ctx.epoch_zk_version
@@ -152,22 +149,39 @@ class ReassignmentManager:
     def on_broker_startup(self, new_brokers: Iterable[int]) -> None:
         """Resume the reassignments whose target includes a broker that just started."""
         new = set(new_brokers)
-        for tp in self.being_reassigned():
-            assignment = self._ctx.assignment(tp)
-            if new & set(assignment.target_replicas):
-                self._reassign(tp, assignment, resumed=True)
+        targeting = {
+            tp: assignment
+            for tp in self.being_reassigned()
+            if new & set((assignment := self._ctx.assignment(tp)).target_replicas)
+        }
+        self._reassign_many(targeting, set(targeting))
 
     # -- Kafka's onPartitionReassignment ------------------------------------------------------
 
-    def _reassign(
-        self, tp: TopicPartition, assignment: ReplicaAssignment, resumed: bool = False
-    ) -> bool:
-        """Kafka's `onPartitionReassignment`; False when the reassignment could not start
-        or go on (reported as `reassignment_failed`)."""
-        self._deletion.mark_ineligible([tp.topic], REASON_REASSIGNMENT)
-        if not self._update_current_reassignment(tp, assignment):
-            return False
-        if not is_reassignment_complete(assignment, self._current_isr(tp)):
+    def _reassign_many(
+        self, assignments: dict[TopicPartition, ReplicaAssignment], resumed: set[TopicPartition]
+    ) -> set[TopicPartition]:
+        """Kafka's `onPartitionReassignment` for many partitions at once, step by step for
+        all of them, so that no step costs a ZooKeeper round trip per partition: U1-U2
+        (one pipelined read and fenced multis of the topic znodes that change, pipelined
+        state watches), one pipelined read of the current ISRs, then A1 (fenced multis of
+        the bumped states and one request batch) and A2 (one replica state change) for the
+        partitions still catching up; those already caught up complete. Returns the
+        partitions that could not start or go on (reported as `reassignment_failed`)."""
+        if not assignments:
+            return set()
+        self._deletion.mark_ineligible(
+            sorted({tp.topic for tp in assignments}), REASON_REASSIGNMENT
+        )
+        failed = self._update_current_reassignments(assignments)
+        going = [tp for tp in assignments if tp not in failed]
+        isrs = self._current_isrs(going)
+        catching_up = {
+            tp: assignments[tp]
+            for tp in going
+            if not is_reassignment_complete(assignments[tp], isrs.get(tp))
+        }
+        for tp, assignment in catching_up.items():
             self._events.emit(
                 EventKind.REASSIGNMENT_STARTED,
                 topic=tp.topic,
@@ -176,24 +190,27 @@ class ReassignmentManager:
                 target=list(assignment.target_replicas),
                 adding=list(assignment.adding_replicas),
                 removing=list(assignment.removing_replicas),
-                resumed=resumed,
+                resumed=tp in resumed,
                 controller_epoch=self._ctx.epoch,
             )
-            failure = self._bump_leader_epoch_and_send(tp, assignment)  # A1
-            if failure is not None:
-                self._failed(tp, assignment, failure)
-                return False
-            self._replicas.handle_state_changes(  # A2
-                [
-                    r
-                    for r in self._replica_list(tp, assignment.adding_replicas)
-                    if self._ctx.replica_state(r) is ReplicaState.NON_EXISTENT
-                ],
-                ReplicaState.NEW,
-            )
-            return True
-        self._complete(tp, assignment)
-        return True
+        failures = self._bump_leader_epochs_and_send(catching_up)  # A1
+        for tp, failure in failures.items():
+            self._failed(tp, catching_up[tp], failure)
+        failed |= failures.keys()
+        self._replicas.handle_state_changes(  # A2
+            [
+                r
+                for tp, assignment in catching_up.items()
+                if tp not in failures
+                for r in self._replica_list(tp, assignment.adding_replicas)
+                if self._ctx.replica_state(r) is ReplicaState.NON_EXISTENT
+            ],
+            ReplicaState.NEW,
+        )
+        for tp in going:
+            if tp not in catching_up:
+                self._complete(tp, assignments[tp])
+        return failed
 
     def _complete(self, tp: TopicPartition, assignment: ReplicaAssignment) -> None:
         self._replicas.handle_state_changes(  # B1
@@ -223,33 +240,60 @@ class ReassignmentManager:
         )
         self._deletion.resume_deletion_for_topics([tp.topic])
 
-    def _update_current_reassignment(
-        self, tp: TopicPartition, assignment: ReplicaAssignment
-    ) -> bool:
-        """U1-U2: record a new or changed reassignment in ZooKeeper and the context, stop
-        replicas the previous target added that this one drops, and watch the state znode.
-        False when the topic vanished from ZooKeeper."""
-        current = self._ctx.assignment(tp)
-        if current != assignment:
-            if not self._write_assignment(tp, assignment):
-                return False
+    def _update_current_reassignments(
+        self, assignments: dict[TopicPartition, ReplicaAssignment]
+    ) -> set[TopicPartition]:
+        """U1-U2 for many partitions: record new or changed reassignments in ZooKeeper (each
+        topic znode rewritten once) and the context, stop replicas a previous target added
+        that the new one drops, and watch the state znodes (pipelined). Returns the
+        partitions whose topic znode is gone or does not decode (reported as failed)."""
+        changed = {
+            tp: assignment
+            for tp, assignment in assignments.items()
+            if self._ctx.assignment(tp) != assignment
+        }
+        failed = self._write_assignments(changed)
+        unneeded: list[PartitionReplica] = []
+        for tp, assignment in changed.items():
+            if tp in failed:
+                continue
+            current = self._ctx.assignment(tp)
             self._ctx.set_assignment(tp, assignment)
-            unneeded = tuple(r for r in current.replicas if r not in assignment.replicas)
-            if unneeded:
-                self._stop_removed_replicas(tp, unneeded)
-        self._zk.watch_partition_state(tp, self._watch(ev.PartitionReassignmentIsrChange(tp)))
-        return True
+            unneeded += self._replica_list(
+                tp, (r for r in current.replicas if r not in assignment.replicas)
+            )
+        self._stop_replicas(unneeded)
+        self._zk.watch_partition_states(
+            [tp for tp in assignments if tp not in failed],
+            lambda tp: self._watch(ev.PartitionReassignmentIsrChange(tp)),
+        )
+        return failed
+
+    def _write_assignments(
+        self, assignments: dict[TopicPartition, ReplicaAssignment]
+    ) -> set[TopicPartition]:
+        """Write the partitions' assignments into their topic znodes (U1, B6), each topic
+        once; returns the partitions whose topic znode is gone or does not decode, each
+        reported as failed."""
+        if not assignments:
+            return set()
+        outcomes = self._zk.set_partition_assignments(assignments, self._ctx.epoch_zk_version)
+        failed = set()
+        for tp, assignment in assignments.items():
+            outcome = outcomes[tp.topic]
+            if outcome is True:
+                continue
+            if isinstance(outcome, ZnodeFormatError):
+                self._events.emit(
+                    EventKind.MALFORMED_ZNODE, path=outcome.path, reason=outcome.reason
+                )
+            self._failed(tp, assignment, "the topic znode is missing or does not decode")
+            failed.add(tp)
+        return failed
 
     def _write_assignment(self, tp: TopicPartition, assignment: ReplicaAssignment) -> bool:
-        """Write the partition's assignment into its topic znode (U1, B6); a topic znode
-        that is gone or does not decode is reported and gives False."""
-        try:
-            if self._zk.set_partition_assignment(tp, assignment, self._ctx.epoch_zk_version):
-                return True
-        except ZnodeFormatError as exc:
-            self._events.emit(EventKind.MALFORMED_ZNODE, path=exc.path, reason=exc.reason)
-        self._failed(tp, assignment, "the topic znode is missing or does not decode")
-        return False
+        """`_write_assignments` of one partition: whether it was written."""
+        return not self._write_assignments({tp: assignment})
 
     def _move_leader_if_required(self, tp: TopicPartition, done: ReplicaAssignment) -> None:
         """B3: elect from the target when the leader left it or is not live; otherwise only
@@ -263,7 +307,13 @@ class ReassignmentManager:
 
     def _stop_removed_replicas(self, tp: TopicPartition, removed: Iterable[int]) -> None:
         """B4-B5: take the replicas out of the ISR, stop and delete them, forget them."""
-        doomed = self._replica_list(tp, removed)
+        self._stop_replicas(self._replica_list(tp, removed))
+
+    def _stop_replicas(self, doomed: list[PartitionReplica]) -> None:
+        """Replicas out of the ISR, stopped, deleted and forgotten, each step for all of them
+        in one state change."""
+        if not doomed:
+            return
         for target in (
             ReplicaState.OFFLINE,
             ReplicaState.DELETION_STARTED,
@@ -275,63 +325,51 @@ class ReassignmentManager:
     def _bump_leader_epoch_and_send(
         self, tp: TopicPartition, assignment: ReplicaAssignment
     ) -> str | None:
-        """Kafka's `updateLeaderEpochAndSendRequest`: the same leader and ISR at the next
-        leader epoch, written conditionally (re-read after BADVERSION), then LeaderAndIsr to
-        every replica in `assignment.replicas`. Returns why there was no state to bump, or
-        None when it was bumped and sent."""
-        state = self._bump_leader_epoch(tp)
-        if isinstance(state, str):
-            return state
-        self._batch.new_batch()
-        self._batch.add_leader_and_isr(assignment.replicas, tp, state, assignment, is_new=False)
-        self._batch.send()
-        return None
+        """Kafka's `updateLeaderEpochAndSendRequest` for one partition: why there was no
+        state to bump, or None when it was bumped and sent."""
+        return self._bump_leader_epochs_and_send({tp: assignment}).get(tp)
 
-    def _bump_leader_epoch(self, tp: TopicPartition) -> LeaderIsrAndControllerEpoch | str:
-        """The bumped state now in ZooKeeper, or why it could not be written. A state znode
-        written by a newer controller fails this partition only, as Kafka's
-        `updateLeaderEpoch` does; a lost controllership shows in the fenced write."""
-        missing = "the state znode is missing or does not decode"
-        for _ in range(MAX_ATTEMPTS):
-            reads = self._partition_zk.get_partition_states([tp])
-            for error in reads.malformed.values():
-                self._events.emit(EventKind.MALFORMED_ZNODE, path=error.path, reason=error.reason)
-            current = reads.found.get(tp)
-            if current is None:
-                return missing
-            if current.controller_epoch > self._ctx.epoch:
-                return written_by_newer_controller(current.controller_epoch, self._ctx.epoch)
-            lai = current.leader_and_isr
-            bumped = LeaderIsrAndControllerEpoch(
-                lai.new_leader_and_isr(lai.leader, lai.isr), self._ctx.epoch
-            )
-            outcome = self._partition_zk.update_leader_and_isr(
-                {tp: bumped}, self._ctx.epoch_zk_version
-            )[tp]
-            if isinstance(outcome, BadVersionError):
-                continue  # a leader changed the ISR meanwhile: read again
-            if isinstance(outcome, Exception):
-                return missing
-            new = bumped.leader_and_isr
-            stored = LeaderIsrAndControllerEpoch(
-                LeaderAndIsr(new.leader, new.leader_epoch, new.isr, int(outcome)), self._ctx.epoch
-            )
-            self._ctx.set_leadership(tp, stored)
-            return stored
-        return missing  # leaders kept changing the ISR: try again at the next ISR change
+    def _bump_leader_epochs_and_send(
+        self, assignments: dict[TopicPartition, ReplicaAssignment]
+    ) -> dict[TopicPartition, str]:
+        """Kafka's `updateLeaderEpochAndSendRequest` for many partitions: the same leader and
+        ISR at the next leader epoch, written conditionally (fenced multis; re-read after
+        BADVERSION), then one request batch with a LeaderAndIsr to every replica in each
+        partition's `assignment.replicas`. Returns why a partition had no state to bump."""
+        bumped, failures = bump_leader_epochs(
+            self._ctx, self._partition_zk, self._events, list(assignments)
+        )
+        if bumped:
+            self._batch.new_batch()
+            for tp, state in bumped.items():
+                assignment = assignments[tp]
+                self._batch.add_leader_and_isr(
+                    assignment.replicas, tp, state, assignment, is_new=False
+                )
+            self._batch.send()
+        return failures
 
     # -- helpers --------------------------------------------------------------------------
 
     def _current_isr(self, tp: TopicPartition) -> tuple[int, ...] | None:
         """The ISR as ZooKeeper holds it now (a leader may have grown it since the context
         last read it); also refreshes the context."""
-        reads = self._partition_zk.get_partition_states([tp])
-        state = reads.found.get(tp)
-        if state is None:
-            return None
-        if state.controller_epoch <= self._ctx.epoch:
-            self._ctx.set_leadership(tp, state)
-        return state.leader_and_isr.isr
+        return self._current_isrs([tp]).get(tp)
+
+    def _current_isrs(
+        self, partitions: list[TopicPartition]
+    ) -> dict[TopicPartition, tuple[int, ...]]:
+        """`_current_isr` of many partitions, read pipelined; a partition whose state znode
+        is missing is left out."""
+        if not partitions:
+            return {}
+        reads = self._partition_zk.get_partition_states(partitions)
+        isrs: dict[TopicPartition, tuple[int, ...]] = {}
+        for tp, state in reads.found.items():
+            if state.controller_epoch <= self._ctx.epoch:
+                self._ctx.set_leadership(tp, state)
+            isrs[tp] = state.leader_and_isr.isr
+        return isrs
 
     @staticmethod
     def _replica_list(tp: TopicPartition, brokers: Iterable[int]) -> list[PartitionReplica]:

@@ -59,8 +59,8 @@ class ReplicaStateMachine:
         """Online replicas to OnlineReplica (sending their LeaderAndIsr), the others to
         OfflineReplica."""
         online, offline = [], []
-        for tp in self._ctx.all_partitions():
-            for r in self._ctx.replicas(tp):
+        for tp, assignment in self._ctx.assignments():
+            for r in assignment.replicas:
                 replica = PartitionReplica(tp, r)
                 if self._ctx.is_replica_online(r, True):
                     self._ctx.set_replica_state(replica, ReplicaState.ONLINE)

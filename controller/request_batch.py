@@ -2,7 +2,9 @@
 
 At most one LeaderAndIsr, one UpdateMetadata and one StopReplica per broker per `send`
 (Kafka's `ControllerBrokerRequestBatch`), each split into parts only when it would not fit
-under gRPC's message limit (`controller.request_split`). Adding a LeaderAndIsr also adds
+under gRPC's message limit (`controller.request_split`). The UpdateMetadata of a round
+names the same partition states for every broker: it is cut into parts once and each
+broker gets the same parts under its own header. Adding a LeaderAndIsr also adds
 its partition to the UpdateMetadata of every live broker. Every request carries the
 controller id, the controller epoch and the target's broker epoch.
 
@@ -38,6 +40,7 @@ from controller.control_responses import (
 )
 from controller.request_split import split_by_size
 from rpc import messages as m
+from rpc import sizes
 from zkdata.model import (
     EPOCH_DURING_DELETE,
     NO_EPOCH,
@@ -45,6 +48,7 @@ from zkdata.model import (
     LeaderIsrAndControllerEpoch,
     ReplicaAssignment,
     TopicPartition,
+    partition_order,
 )
 
 Send = Callable[[int, ControlRequest, ResponseCallback | None], bool]
@@ -151,8 +155,10 @@ class RequestBatch:
         self, broker_ids: Iterable[int], partitions: Iterable[TopicPartition]
     ) -> None:
         """Send `broker_ids` an UpdateMetadata, with the states of `partitions`."""
-        self._update_brokers |= {b for b in broker_ids if b >= 0}
-        self._update_partitions |= set(partitions)
+        ids = broker_ids if isinstance(broker_ids, set | frozenset) else set(broker_ids)
+        if not self._update_brokers.issuperset(ids):  # once per batch, in practice
+            self._update_brokers.update(b for b in ids if b >= 0)
+        self._update_partitions.update(partitions)
 
     def send(self) -> None:
         """Send everything added, once per broker and API, then empty the batch."""
@@ -202,7 +208,7 @@ class RequestBatch:
                     live_leaders.append(m.LiveLeader(leader, ep.host, ep.port))
             request = m.LeaderAndIsrRequest(
                 self._header(broker_id),
-                tuple(states[tp] for tp in sorted(states)),
+                tuple(states[tp] for tp in sorted(states, key=partition_order)),
                 tuple(live_leaders),
             )
             self._send_in_parts(broker_id, request, self._answer_to)
@@ -211,7 +217,7 @@ class RequestBatch:
         if not self._update_brokers:
             return
         states = []
-        for tp in sorted(self._update_partitions):
+        for tp in sorted(self._update_partitions, key=partition_order):
             leadership = self._context.leadership(tp)
             if leadership is None:
                 continue
@@ -237,18 +243,28 @@ class RequestBatch:
         live = tuple(
             m.LiveBroker(b.id, b.info.endpoints, b.info.rack) for b in self._context.live_brokers()
         )
-        for broker_id in sorted(self._update_brokers):
-            if self._context.live_broker(broker_id) is None:
-                continue
-            request = m.UpdateMetadataRequest(self._header(broker_id), tuple(states), live)
-            self._send_in_parts(broker_id, request, lambda _part: None)
+        recipients = [b for b in sorted(self._update_brokers) if self._context.live_broker(b)]
+        if not recipients:
+            return
+        # every recipient gets the same states: cut them into parts once, sized with the
+        # largest header any recipient's request has (a larger broker epoch encodes longer)
+        widest = max((self._header(b) for b in recipients), key=sizes.header_size)
+        runs = [
+            part.partition_states
+            for part in split_by_size(m.UpdateMetadataRequest(widest, tuple(states), live))
+            if isinstance(part, m.UpdateMetadataRequest)
+        ]
+        for broker_id in recipients:
+            header = self._header(broker_id)
+            for run in runs:
+                self._send(broker_id, m.UpdateMetadataRequest(header, run, live), None)
 
     def _send_stop_replica(self) -> None:
         for broker_id, partitions in sorted(self._stop_replica.items()):
             if self._context.live_broker(broker_id) is None:
                 continue
             states = []
-            for tp, delete in sorted(partitions.items()):
+            for tp, delete in sorted(partitions.items(), key=_by_partition):
                 leadership = self._context.leadership(tp)
                 if self._context.is_topic_queued_for_deletion(tp.topic):
                     epoch = EPOCH_DURING_DELETE
@@ -289,6 +305,10 @@ def _stop_replica_answer(
         return answer_to(part, deleting) if deleting else None
 
     return answer
+
+
+def _by_partition(item: tuple[TopicPartition, bool]) -> tuple[str, int]:
+    return partition_order(item[0])
 
 
 def _during_delete(lai: LeaderAndIsr) -> LeaderAndIsr:

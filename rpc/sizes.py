@@ -55,7 +55,10 @@ def _packed(values: tuple[int, ...]) -> int:
     """A packed repeated int32 field with a one-byte tag."""
     if not values:
         return 0
-    n = sum(varint_size(v) for v in values)
+    if min(values) >= 0 and max(values) < 0x80:  # broker ids: one byte each
+        n = len(values)
+    else:
+        n = sum(varint_size(v) for v in values)
     return 1 + varint_size(n) + n
 
 

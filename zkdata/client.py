@@ -217,9 +217,8 @@ class KafkaZkClient:
             self._zk,
             partitions,
             _state_path,
-            lambda data, stat: (
-                TopicPartitionStateZNode.decode(data, int(stat.version)),
-                TopicPartitionStateZNode.unknown_fields(data),
+            lambda data, stat: TopicPartitionStateZNode.decode_keeping_unknown(
+                data, int(stat.version)
             ),
         )
         for tp, (state, unknown) in reads.found.items():

@@ -2,11 +2,15 @@
 
 Every write travels in a multi that first checks `/controller_epoch` at the zkVersion the
 controller won its election with; a failed check raises `ControllerMovedError`, the one
-signal to resign. Many writes go in few multis of at most `MAX_OPS_PER_MULTI` operations
-(below the server's 1 MiB request limit); when a batch fails on one of its own
-operations (e.g. BADVERSION of one state znode), that batch is re-run one write per multi,
-pipelined, so that each write gets its own result. Blocks the calling thread (the
-controller event thread).
+signal to resign. Many writes go in few multis (`multi_chunks`): at most
+`MAX_OPS_PER_MULTI` operations and `MAX_MULTI_BYTES` of paths and data each, so that a
+multi stays under ZooKeeper's 1 MiB request limit (`jute.maxbuffer`) whatever the topic
+names and znode sizes; the multis are pipelined, at most `MAX_MULTIS_IN_FLIGHT` at a
+time (`pipelined_reads.pipelined`: a ZooKeeper connection flooded with 100 multis of
+1,000 writes at once times out on a busy box). When
+a batch fails on one of its own operations (e.g. BADVERSION of one state znode), that
+batch is re-run one write per multi, pipelined, so that each write gets its own result.
+Blocks the calling thread (the controller event thread).
 """
 
 from __future__ import annotations
@@ -20,12 +24,21 @@ from kazoo.protocol.states import ZnodeStat
 
 from zkdata import paths
 from zkdata.errors import ControllerMovedError
+from zkdata.pipelined_reads import pipelined
 
 #: The fencing zkVersion that fences nothing: ZooKeeper's check at version -1 passes
 #: whatever `/controller_epoch`'s version is (bug switch `kafka-6082`, docs/bugs.md).
 ANY_EPOCH_VERSION = -1
 #: Operations per multi; ~100 bytes each keeps a multi far below the 1 MiB request limit.
 MAX_OPS_PER_MULTI = 1000
+#: Bytes of paths and data per multi: half of ZooKeeper's default `jute.maxbuffer` (1 MiB),
+#: leaving room for the per-operation framing that `op_bytes` only estimates.
+MAX_MULTI_BYTES = 512 * 1024
+#: Multis outstanding at once on the session (8,000 small writes, at most 4 MiB).
+MAX_MULTIS_IN_FLIGHT = 8
+#: Framing of one operation in a multi, over its path and data (header, lengths, version,
+#: ACL of a create): an upper estimate.
+OP_OVERHEAD_BYTES = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +70,33 @@ Op = Create | SetData | Delete
 #: One write's outcome: the new zkVersion for SetData, the path for Create, True for Delete,
 #: or the kazoo exception that failed it (NodeExistsError, BadVersionError, NoNodeError...).
 OpResult = int | str | bool | Exception
+
+
+def op_bytes(op: Op) -> int:
+    """An upper estimate of what `op` adds to a multi request on the wire."""
+    data = op.data if isinstance(op, Create | SetData) else b""
+    return len(op.path.encode()) + len(data) + OP_OVERHEAD_BYTES
+
+
+def multi_chunks(
+    ops: Sequence[Op], max_ops: int = MAX_OPS_PER_MULTI, max_bytes: int = MAX_MULTI_BYTES
+) -> list[Sequence[Op]]:
+    """`ops` cut, in order, into runs of at most `max_ops` operations whose `op_bytes` add
+    up to at most `max_bytes`; an operation larger than `max_bytes` goes alone (ZooKeeper
+    then refuses it, as it would refuse it anywhere). Pure."""
+    chunks: list[Sequence[Op]] = []
+    start = 0
+    used = 0
+    for i, op in enumerate(ops):
+        size = op_bytes(op)
+        if i > start and (i - start >= max_ops or used + size > max_bytes):
+            chunks.append(ops[start:i])
+            start = i
+            used = 0
+        used += size
+    if start < len(ops):
+        chunks.append(ops[start:])
+    return chunks
 
 
 def _add(tx: TransactionRequest, op: Op) -> None:
@@ -91,12 +131,12 @@ class FencedWriter:
         Raises `ControllerMovedError` if `/controller_epoch` is no longer at
         `epoch_zk_version`; connection loss and session expiry pass through.
         """
-        chunks = [ops[i : i + MAX_OPS_PER_MULTI] for i in range(0, len(ops), MAX_OPS_PER_MULTI)]
-        pending = [
-            (chunk, self._transaction(chunk, epoch_zk_version).commit_async()) for chunk in chunks
-        ]
         results: list[OpResult] = []
-        for chunk, async_result in pending:
+        for chunk, async_result in pipelined(
+            multi_chunks(ops),
+            lambda chunk: self._transaction(chunk, epoch_zk_version).commit_async(),
+            MAX_MULTIS_IN_FLIGHT,
+        ):
             try:
                 raw = list(async_result.get())
             except KazooException:  # connection loss mid-pipeline: redo this chunk with retries

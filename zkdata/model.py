@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 #: Leader id meaning "no leader" (Kafka's `LeaderAndIsr.NoLeader`).
 NO_LEADER = -1
@@ -27,6 +28,11 @@ class TopicPartition:
 
     def __str__(self) -> str:
         return f"{self.topic}-{self.partition}"
+
+
+#: A sort key giving `TopicPartition`'s own order with C-level tuple comparisons (the
+#: dataclass's generated `__lt__` runs Python code for each of a sort's comparisons).
+partition_order = attrgetter("topic", "partition")
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ thread for `create_reassignments`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
@@ -127,8 +127,23 @@ class ReassignmentZk:
         project does not use as they are in ZooKeeper. Fenced and conditional on the version
         read. False when the topic znode is gone; `ZnodeFormatError` when it does not
         decode."""
-        return self._rewrite_topic(
-            tp.topic, lambda partitions: {**partitions, tp.partition: assignment}, epoch_zk_version
+        outcome = self.set_partition_assignments({tp: assignment}, epoch_zk_version)[tp.topic]
+        if isinstance(outcome, ZnodeFormatError):
+            raise outcome
+        return outcome
+
+    def set_partition_assignments(
+        self, assignments: Mapping[TopicPartition, ReplicaAssignment], epoch_zk_version: int
+    ) -> dict[str, bool | ZnodeFormatError]:
+        """`set_partition_assignment` for many partitions at once: each topic znode is read
+        and rewritten once for all its partitions, every topic in the same pipelined read
+        and the same fenced multis. Per topic: True when written, False when its znode is
+        gone, the `ZnodeFormatError` when it does not decode."""
+        by_topic: dict[str, dict[int, ReplicaAssignment]] = {}
+        for tp, assignment in assignments.items():
+            by_topic.setdefault(tp.topic, {})[tp.partition] = assignment
+        return self._rewrite_topics(
+            {topic: _merged_with(new) for topic, new in by_topic.items()}, epoch_zk_version
         )
 
     def restore_topic_assignment(
@@ -139,41 +154,84 @@ class ReassignmentZk:
         `restorePartitionReplicaAssignment` for a topic being deleted. Fenced and conditional
         on the version read. False when the topic znode is gone; `ZnodeFormatError` when it
         does not decode."""
-        return self._rewrite_topic(topic, lambda _: dict(partitions), epoch_zk_version)
+        outcome = self._rewrite_topics({topic: lambda _: dict(partitions)}, epoch_zk_version)[topic]
+        if isinstance(outcome, ZnodeFormatError):
+            raise outcome
+        return outcome
 
-    def _rewrite_topic(
+    def _rewrite_topics(
         self,
-        topic: str,
-        change: Callable[[dict[int, ReplicaAssignment]], dict[int, ReplicaAssignment]],
+        changes: Mapping[
+            str, Callable[[dict[int, ReplicaAssignment]], dict[int, ReplicaAssignment]]
+        ],
         epoch_zk_version: int,
-    ) -> bool:
-        """Read `/brokers/topics/T`, apply `change` to its partitions, write it back at the
-        version read (fenced); a lost race reads again."""
-        path = paths.topic(topic)
+    ) -> dict[str, bool | ZnodeFormatError]:
+        """Read each topic's `/brokers/topics/T` (pipelined), apply its change to the
+        partitions, write them all back at the versions read (fenced multis); the topics
+        that lost a race are read and written again, together."""
+        outcome: dict[str, bool | ZnodeFormatError] = {}
+        pending = sorted(changes)
         for _ in range(MAX_ATTEMPTS):
-            try:
-                data, stat = self._zk.retry(self._zk.get, path)
-            except NoNodeError:
-                return False
-            try:
-                current = TopicZNode.decode(data)
-            except ZnodeFormatError as exc:
-                raise ZnodeFormatError(exc.reason, path) from None
-            changed = replace(current, partitions=change(dict(current.partitions)))
-            encoded = TopicZNode.encode(changed)
-            [result] = self._fenced.write([SetData(path, encoded, stat.version)], epoch_zk_version)
-            if isinstance(result, NoNodeError):
-                return False
-            if not isinstance(result, BadVersionError):
-                if isinstance(result, Exception):
+            if not pending:
+                return outcome
+            reads = [(topic, self._zk.get_async(paths.topic(topic))) for topic in pending]
+            ops: list[tuple[str, SetData]] = []
+            for topic, result in reads:
+                path = paths.topic(topic)
+                try:
+                    data, stat = result.get()
+                except NoNodeError:
+                    outcome[topic] = False
+                    continue
+                try:
+                    current = TopicZNode.decode(data)
+                except ZnodeFormatError as exc:
+                    outcome[topic] = ZnodeFormatError(exc.reason, path)
+                    continue
+                changed = replace(current, partitions=changes[topic](dict(current.partitions)))
+                ops.append((topic, SetData(path, TopicZNode.encode(changed), stat.version)))
+            results = self._fenced.write([op for _, op in ops], epoch_zk_version)
+            pending = []
+            for (topic, _), result in zip(ops, results, strict=True):
+                if isinstance(result, BadVersionError):
+                    pending.append(topic)
+                elif isinstance(result, NoNodeError):
+                    outcome[topic] = False
+                elif isinstance(result, Exception):
                     raise result
-                return True
-        raise ZkDataError(f"{path} kept changing; gave up after {MAX_ATTEMPTS} tries")
+                else:
+                    outcome[topic] = True
+        if pending:
+            raise ZkDataError(
+                f"{paths.topic(pending[0])} kept changing; gave up after {MAX_ATTEMPTS} tries"
+            )
+        return outcome
 
     def watch_partition_state(self, tp: TopicPartition, watch: WatchCallback) -> None:
         """Arm a one-shot exists watch on the partition's state znode: it fires when a
         leader changes the ISR (Kafka's `PartitionReassignmentIsrChangeHandler`)."""
         self._zk.retry(self._zk.exists, paths.partition_state(tp.topic, tp.partition), watch)
+
+    def watch_partition_states(
+        self,
+        partitions: Iterable[TopicPartition],
+        watch_of: Callable[[TopicPartition], WatchCallback],
+    ) -> None:
+        """`watch_partition_state` for many partitions: every exists watch issued, then
+        every answer awaited (pipelined)."""
+        pending = [
+            self._zk.exists_async(paths.partition_state(tp.topic, tp.partition), watch_of(tp))
+            for tp in partitions
+        ]
+        for result in pending:
+            result.get()
+
+
+def _merged_with(
+    new: dict[int, ReplicaAssignment],
+) -> Callable[[dict[int, ReplicaAssignment]], dict[int, ReplicaAssignment]]:
+    """A topic change that replaces the assignments of the partitions in `new`."""
+    return lambda partitions: {**partitions, **new}
 
 
 def _decode(data: bytes) -> tuple[PartitionReassignment, ...]:

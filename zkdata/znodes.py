@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import re
 import secrets
+from typing import Any
 
 from zkdata import jsonfields as jf
 from zkdata import paths
@@ -264,6 +265,12 @@ class TopicPartitionStateZNode:
         followed by `unknown`: the fields of the znode being replaced that this project
         does not use (`unknown_fields`)."""
         lai = state.leader_and_isr
+        if not unknown:  # the common case, formatted directly: the same bytes as `jf.encode`
+            isr = ",".join([str(int(r)) for r in lai.isr])
+            return (
+                f'{{"controller_epoch":{int(state.controller_epoch)},"leader":{int(lai.leader)},'
+                f'"version":1,"leader_epoch":{int(lai.leader_epoch)},"isr":[{isr}]}}'
+            ).encode()
         body = {
             "controller_epoch": state.controller_epoch,
             "leader": lai.leader,
@@ -285,7 +292,19 @@ class TopicPartitionStateZNode:
     @staticmethod
     def decode(data: bytes | None, zk_version: int) -> LeaderIsrAndControllerEpoch:
         """Parse the state; `zk_version` (from the znode's Stat) is carried in LeaderAndIsr."""
+        return TopicPartitionStateZNode._from_object(jf.parse_object(data), zk_version)
+
+    @staticmethod
+    def decode_keeping_unknown(
+        data: bytes | None, zk_version: int
+    ) -> tuple[LeaderIsrAndControllerEpoch, UnknownFields]:
+        """`decode` and `unknown_fields` from one parse of the bytes."""
         obj = jf.parse_object(data)
+        state = TopicPartitionStateZNode._from_object(obj, zk_version)
+        return state, jf.unknown_fields(obj, _STATE_FIELDS)
+
+    @staticmethod
+    def _from_object(obj: dict[str, Any], zk_version: int) -> LeaderIsrAndControllerEpoch:
         jf.check_version(obj, (1,))
         leader_epoch = jf.get_int(obj, "leader_epoch", minimum=0)
         if leader_epoch == jf.INT32_MAX:  # the next election's epoch would not fit an int32

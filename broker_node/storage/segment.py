@@ -2,7 +2,11 @@
 
 A segment holds the contiguous records from its base offset to `next_offset` (exclusive).
 Only the last (active) segment of a log is appended to; it keeps its file open. Older
-segments are opened for the length of each read.
+segments are opened for the length of each read. A new segment touches the disk only at
+its first append, which creates its log file (and its index, at the first index entry):
+a broker that is told to host thousands of new partitions creates one directory for
+each, not three files, and an empty segment on disk (no file) is what recovery makes of
+a missing one anyway.
 
 Threads: not thread-safe; only `PartitionLog`, holding its lock, calls it.
 """
@@ -61,15 +65,15 @@ class LogSegment:
         self.next_offset = base_offset
         self._index_interval_bytes = index_interval_bytes
         self._file: BinaryIO | None = None
+        self._active = False
 
     # -- opening -------------------------------------------------------------------------
 
     @classmethod
     def create(cls, directory: Path, base_offset: int, index_interval_bytes: int) -> LogSegment:
-        """A new, empty active segment (its log and index files created empty)."""
+        """A new, empty active segment; its files are created by its first append."""
         segment = cls(directory, base_offset, index_interval_bytes, 0)
-        segment.index.path.write_bytes(b"")
-        segment.open_for_append()
+        segment._active = True
         return segment
 
     @classmethod
@@ -151,14 +155,18 @@ class LogSegment:
 
     def open_for_append(self) -> None:
         """Open the log file for appends (the segment becomes the active one)."""
+        self._active = True
         if self._file is None:
             self._file = open(self.log_path, "a+b")  # noqa: SIM115 - closed by close()
 
     def append(self, records: Sequence[Record], encoded: Sequence[bytes]) -> None:
         """Write `records` (whose bytes are `encoded`) with one `write` and flush Python's
-        buffer; then index them. The first offset must be `next_offset`."""
-        if self._file is None:
+        buffer; then index them. The first offset must be `next_offset`. The first append
+        of a new segment creates its log file."""
+        if not self._active:
             raise RuntimeError(f"{self.log_path} is not open for appending")
+        if self._file is None:
+            self._file = open(self.log_path, "a+b")  # noqa: SIM115 - closed by close()
         new_entries: list[tuple[int, int]] = []
         last_indexed = self.index.last_position
         position = self.size
@@ -264,6 +272,8 @@ class LogSegment:
 
         Raises `InvalidRecordError` at the first torn or corrupt record.
         """
+        if position >= self.size:  # nothing to read (a new segment may have no file yet)
+            return
         with self._reader() as fd:
             buffer = b""
             buffer_start = position
@@ -328,13 +338,15 @@ class LogSegment:
         if self._file is not None:
             self._file.flush()
             os.fsync(self._file.fileno())
-        else:
+        elif self.log_path.exists():
             with open(self.log_path, "rb") as file:
                 os.fsync(file.fileno())
         self.index.sync()
 
     def close(self) -> None:
-        """Close the file handles; reads still work (they open the file themselves)."""
+        """Close the file handles; reads still work (they open the file themselves). A
+        closed segment takes no more appends."""
+        self._active = False
         if self._file is not None:
             self._file.close()
             self._file = None

@@ -154,3 +154,34 @@ def test_parts_fit_keep_the_header_and_list_every_state_in_order(
     for part in parts:
         size = to_pb[type(part)](part).ByteSize()
         assert len(part.partition_states) <= 1 or size <= max_bytes
+
+
+def test_an_update_metadata_is_cut_once_and_every_broker_gets_the_same_parts() -> None:
+    """The UpdateMetadata of a round names the same states for every broker: each broker
+    gets the same runs of states, under its own header, and each part fits even for the
+    broker whose epoch encodes longest."""
+    ctx = ControllerContext()
+    ctx.epoch = 5
+    ctx.set_live_brokers([make_broker(1), make_broker(2, epoch=2**40), make_broker(3)])
+    leadership = LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 3, (1, 2, 3), 7), 5)
+    for t in range(PARTITIONS // PER_TOPIC):
+        partitions = {p: ReplicaAssignment((1, 2, 3)) for p in range(PER_TOPIC)}
+        ctx.add_topic(topic(t * PER_TOPIC), partitions)
+        for p in partitions:
+            ctx.set_leadership(lai_state(t * PER_TOPIC + p).topic_partition, leadership)
+    send = RecordingSend()
+    batch = RequestBatch(9, ctx, send)
+    batch.new_batch()
+    batch.add_update_metadata([1, 2, 3], ctx.all_partitions())
+    batch.send()
+
+    by_broker: dict[int, list[m.UpdateMetadataRequest]] = {}
+    for broker_id, part in send.of_type(m.UpdateMetadataRequest):
+        by_broker.setdefault(broker_id, []).append(part)
+        assert part.header.broker_epoch == ctx.broker_epoch(broker_id)
+        assert wire.update_metadata_request_to_pb(part).ByteSize() <= CONTROL_REQUEST_MAX_BYTES
+    assert sorted(by_broker) == [1, 2, 3]
+    runs = [[p.partition_states for p in parts] for parts in by_broker.values()]
+    assert len(runs[0]) >= 2
+    assert runs[0] == runs[1] == runs[2]
+    assert sum(len(r) for r in runs[0]) == PARTITIONS

@@ -54,7 +54,21 @@ def test_a_new_log_is_empty(log: PartitionLog) -> None:
     assert log.read(0) == []
     assert log.latest_epoch() == UNDEFINED_EPOCH
     assert log.epoch_entries() == []
-    assert segment_files(log.directory) == ["00000000000000000000.log"]
+
+
+def test_a_new_log_is_a_bare_directory_until_its_first_append(log: PartitionLog) -> None:
+    """Creating a log costs one directory; its segment file comes with the first record,
+    and the bare directory opens again as the same empty log."""
+    assert log.directory.is_dir()
+    assert list(log.directory.iterdir()) == []
+    log.flush()
+    log.close()
+    again = PartitionLog(log.directory)
+    assert (again.log_start_offset, again.log_end_offset, again.high_watermark) == (0, 0, 0)
+    assert again.read(0) == []
+    assert again.append_as_leader([(b"k", b"v", 1)], 0) == (0, 0)
+    assert segment_files(again.directory) == ["00000000000000000000.log"]
+    assert again.read(0) == [Record(0, 0, 1, b"k", b"v")]
 
 
 def test_leader_appends_get_consecutive_offsets(log: PartitionLog) -> None:

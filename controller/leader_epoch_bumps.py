@@ -1,0 +1,70 @@
+"""Bumping the leader epoch of many partitions with their leader and ISR unchanged (Kafka's
+`updateLeaderEpoch`), as a reassignment does so that every replica learns a new replica
+set (`controller.reassignment`, A1 and B3).
+
+Each attempt is one pipelined read of the partitions left and one fenced write of their
+bumped states, each conditional on the zkVersion just read; a BADVERSION (a leader changed
+the ISR meanwhile) reads that partition again at the next attempt. A state znode written
+by a newer controller fails its partition only; a lost controllership shows as the fenced
+write's `ControllerMovedError`. The context learns every state written. Event thread only.
+"""
+
+from __future__ import annotations
+
+from kazoo.exceptions import BadVersionError
+
+from controller.context import ControllerContext
+from controller.partition_state_machine import PartitionZk
+from controller.states import written_by_newer_controller
+from eventlog import EventKind, EventLog
+from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
+from zkdata.reassignment import MAX_ATTEMPTS
+
+#: Why a partition's leader epoch could not be bumped, when no newer controller wrote it.
+MISSING = "the state znode is missing or does not decode"
+
+
+def bump_leader_epochs(
+    ctx: ControllerContext, zk: PartitionZk, events: EventLog, partitions: list[TopicPartition]
+) -> tuple[dict[TopicPartition, LeaderIsrAndControllerEpoch], dict[TopicPartition, str]]:
+    """The bumped states now in ZooKeeper (and in `ctx`), and why the others could not be
+    written; partitions whose leaders kept changing the ISR for `MAX_ATTEMPTS` attempts
+    fail too (the next ISR change tries again)."""
+    bumped: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
+    failures: dict[TopicPartition, str] = {}
+    pending = partitions
+    for _ in range(MAX_ATTEMPTS):
+        if not pending:
+            break
+        reads = zk.get_partition_states(pending)
+        for error in reads.malformed.values():
+            events.emit(EventKind.MALFORMED_ZNODE, path=error.path, reason=error.reason)
+        wanted: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
+        for tp in pending:
+            current = reads.found.get(tp)
+            if current is None:
+                failures[tp] = MISSING
+            elif current.controller_epoch > ctx.epoch:
+                failures[tp] = written_by_newer_controller(current.controller_epoch, ctx.epoch)
+            else:
+                lai = current.leader_and_isr
+                wanted[tp] = LeaderIsrAndControllerEpoch(
+                    lai.new_leader_and_isr(lai.leader, lai.isr), ctx.epoch
+                )
+        outcomes = zk.update_leader_and_isr(wanted, ctx.epoch_zk_version) if wanted else {}
+        pending = []
+        for tp, outcome in outcomes.items():
+            if isinstance(outcome, BadVersionError):
+                pending.append(tp)  # a leader changed the ISR meanwhile: read again
+            elif isinstance(outcome, Exception):
+                failures[tp] = MISSING
+            else:
+                new = wanted[tp].leader_and_isr
+                stored = LeaderIsrAndControllerEpoch(
+                    LeaderAndIsr(new.leader, new.leader_epoch, new.isr, int(outcome)), ctx.epoch
+                )
+                ctx.set_leadership(tp, stored)
+                bumped[tp] = stored
+    for tp in pending:
+        failures[tp] = MISSING
+    return bumped, failures
