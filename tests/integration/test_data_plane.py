@@ -70,14 +70,15 @@ class Cluster:
         # The state znode is written before the LeaderAndIsr is sent: a produce right
         # after it can still find no leader, so wait until every replica has applied one.
         for broker_id in replicas:
-            wait_until(
-                lambda b=broker_id: any(
+            proc = self.procs[broker_id]
+
+            def applied(proc: BrokerProcess = proc) -> bool:
+                return any(
                     e["api"] == "LeaderAndIsr" and e["partitions"] > 0
-                    for e in events(self.procs[b], "request_accepted")
-                ),
-                20,
-                f"broker {broker_id} did not apply the new partition's LeaderAndIsr",
-            )
+                    for e in events(proc, "request_accepted")
+                )
+
+            wait_until(applied, 20, f"broker {broker_id} did not apply its LeaderAndIsr")
 
     @contextmanager
     def client(self, broker_id: int) -> Iterator[ClientApiClient]:
