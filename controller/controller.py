@@ -284,6 +284,7 @@ class KafkaController:
             controller_id=self.broker_id,
             controller_epoch=epoch.epoch,
             epoch_zk_version=epoch.zk_version,
+            epoch_zxid=epoch.zxid,
         )
         self._on_controller_failover()
 

@@ -34,7 +34,7 @@ from controller.leader_election import (
 from controller.request_batch import RequestBatch
 from controller.states import PartitionState, written_by_newer_controller
 from eventlog import EventKind, EventLog
-from zkdata.fenced_writes import OpResult
+from zkdata.fenced_writes import OpResult, committed_zxid
 from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from zkdata.pipelined_reads import Reads
 
@@ -327,7 +327,13 @@ class PartitionStateMachine:
                         self._batch.add_leader_and_isr(
                             election.recipients, tp, stored, self._ctx.assignment(tp), is_new=False
                         )
-                        self._elected(tp, stored.leader_and_isr, _name(strategy), election.unclean)
+                        self._elected(
+                            tp,
+                            stored.leader_and_isr,
+                            _name(strategy),
+                            election.unclean,
+                            committed_zxid(outcome),
+                        )
                         unclean_count += int(election.unclean)
                         results[tp] = stored.leader_and_isr
         self._stats.on_election(time.monotonic() - started)
@@ -362,7 +368,16 @@ class PartitionStateMachine:
                     ctx.shutting_down_broker_ids(),
                 )
 
-    def _elected(self, tp: TopicPartition, lai: LeaderAndIsr, strategy: str, unclean: bool) -> None:
+    def _elected(
+        self,
+        tp: TopicPartition,
+        lai: LeaderAndIsr,
+        strategy: str,
+        unclean: bool,
+        zxid: int | None = None,
+    ) -> None:
+        """Log a leadership that is now in ZooKeeper, written by the transaction `zxid`
+        (None for a created state znode: a multi's create answers no Stat)."""
         self._events.emit(
             EventKind.LEADER_ELECTED,
             topic=tp.topic,
@@ -371,6 +386,7 @@ class PartitionStateMachine:
             leader_epoch=lai.leader_epoch,
             isr=list(lai.isr),
             zk_version=lai.zk_version,
+            zxid=zxid,
             controller_epoch=self._ctx.epoch,
             strategy=strategy,
             unclean=unclean,

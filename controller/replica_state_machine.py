@@ -29,6 +29,7 @@ from controller.partition_state_machine import PartitionZk
 from controller.request_batch import RequestBatch
 from controller.states import ReplicaState, written_by_newer_controller
 from eventlog import EventKind, EventLog
+from zkdata.fenced_writes import committed_zxid
 from zkdata.model import (
     LeaderAndIsr,
     LeaderIsrAndControllerEpoch,
@@ -239,7 +240,9 @@ class ReplicaStateMachine:
                     elif isinstance(outcome, Exception):
                         self._shrink_failed(tp, broker_id, type(outcome).__name__)
                     else:
-                        settled[tp] = self._shrunk(tp, broker_id, updates[tp], int(outcome))
+                        settled[tp] = self._shrunk(
+                            tp, broker_id, updates[tp], int(outcome), committed_zxid(outcome)
+                        )
             if remaining:
                 reads = self._zk.get_partition_states(remaining)
         return settled
@@ -270,8 +273,10 @@ class ReplicaStateMachine:
         broker_id: int,
         written: LeaderIsrAndControllerEpoch,
         zk_version: int,
+        zxid: int | None,
     ) -> LeaderIsrAndControllerEpoch:
-        """Record a shrunk ISR that is now in ZooKeeper at `zk_version`."""
+        """Record a shrunk ISR that is now in ZooKeeper at `zk_version`, written by the
+        ZooKeeper transaction `zxid` (None when the client did not say)."""
         new = written.leader_and_isr
         stored = LeaderIsrAndControllerEpoch(
             LeaderAndIsr(new.leader, new.leader_epoch, new.isr, zk_version), self._ctx.epoch
@@ -288,6 +293,7 @@ class ReplicaStateMachine:
             leader_epoch=new.leader_epoch,
             isr=list(new.isr),
             zk_version=zk_version,
+            zxid=zxid,
             controller_epoch=self._ctx.epoch,
         )
         return stored

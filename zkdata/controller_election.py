@@ -31,10 +31,13 @@ INITIAL_CONTROLLER_EPOCH_ZK_VERSION = 0
 
 @dataclass(frozen=True, slots=True)
 class ControllerEpoch:
-    """The value of `/controller_epoch` and the zkVersion that fences later writes."""
+    """The value of `/controller_epoch`, the zkVersion that fences later writes, and the
+    zxid at which that value was written (its mzxid; None where it was not read from a
+    Stat, as when the node was just created with the initial epoch)."""
 
     epoch: int
     zk_version: int
+    zxid: int | None = None
 
 
 class ControllerElectionZk:
@@ -66,7 +69,9 @@ class ControllerElectionZk:
         except NoNodeError:
             return None
         try:
-            return ControllerEpoch(ControllerEpochZNode.decode(data), int(stat.version))
+            return ControllerEpoch(
+                ControllerEpochZNode.decode(data), int(stat.version), int(stat.mzxid)
+            )
         except ZnodeFormatError as exc:
             raise ZnodeFormatError(exc.reason, paths.CONTROLLER_EPOCH) from None
 
@@ -119,7 +124,7 @@ class ControllerElectionZk:
             if isinstance(result, Exception):
                 raise result
         stat = results[1]
-        return ControllerEpoch(new_epoch, int(stat.version))
+        return ControllerEpoch(new_epoch, int(stat.version), int(stat.mzxid))
 
     def _check_controller_and_epoch(self, controller_id: int, new_epoch: int) -> ControllerEpoch:
         found = self.get_controller()

@@ -67,8 +67,25 @@ class Delete:
 
 
 Op = Create | SetData | Delete
-#: One write's outcome: the new zkVersion for SetData, the path for Create, True for Delete,
-#: or the kazoo exception that failed it (NodeExistsError, BadVersionError, NoNodeError...).
+
+
+class NewVersion(int):
+    """A SetData's outcome: the znode's new zkVersion, as an int (what callers compare and
+    store), carrying `zxid`, the ZooKeeper transaction id the write committed at (the
+    mzxid of the Stat the multi returned). Zxids order every write of the ensemble, so
+    they tell whether a write committed before or after another (docs/events.md)."""
+
+    zxid: int
+
+    def __new__(cls, version: int, zxid: int) -> NewVersion:
+        made = super().__new__(cls, version)
+        made.zxid = zxid
+        return made
+
+
+#: One write's outcome: the new zkVersion for SetData (a `NewVersion`), the path for Create,
+#: True for Delete, or the kazoo exception that failed it (NodeExistsError, BadVersionError,
+#: NoNodeError...).
 OpResult = int | str | bool | Exception
 
 
@@ -99,6 +116,12 @@ def multi_chunks(
     return chunks
 
 
+def committed_zxid(result: object) -> int | None:
+    """The zxid a SetData committed at, or None for any other outcome (or a plain int, as
+    test doubles return)."""
+    return result.zxid if isinstance(result, NewVersion) else None
+
+
 def _add(tx: TransactionRequest, op: Op) -> None:
     match op:
         case Create(path, data):
@@ -111,7 +134,7 @@ def _add(tx: TransactionRequest, op: Op) -> None:
 
 def _result(raw: object) -> OpResult:
     if isinstance(raw, ZnodeStat):
-        return int(raw.version)
+        return NewVersion(int(raw.version), int(raw.mzxid))
     if isinstance(raw, Exception):
         return raw
     if isinstance(raw, str | bool):

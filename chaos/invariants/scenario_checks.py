@@ -27,11 +27,15 @@ the run's doing. Pure; any thread.
   (`reassignment_failed`), and at least one reassignment of those topics ran at all.
 - `controller_writes_fenced`: no partition state written by a controller lands after a
   newer controller epoch was elected: no `leader_elected`, and no `isr_changed` by the
-  controller, with a `controller_epoch` below that of a `controller_elected` logged more
-  than `SUPERSEDED_GRACE_MS` before it (each of those events is logged after its
-  ZooKeeper write succeeded). A controller's writes are fenced by the `/controller_epoch`
-  version it won, so once a successor bumped the epoch they fail; the grace covers a
-  write that landed just before the bump and was logged just after it.
+  controller, with a `controller_epoch` below that of a `controller_elected` whose epoch
+  bump committed before it. A controller's writes are fenced by the `/controller_epoch`
+  version it won, so once a successor bumped the epoch they fail atomically. When the
+  write carries the `zxid` it committed at and the election its `epoch_zxid`, ZooKeeper's
+  order decides, with no grace: a write whose zxid exceeds the bump's is a violation,
+  however close the clocks put them. Otherwise (logs without zxids) the clock does: the
+  write must not be logged more than `SUPERSEDED_GRACE_MS` after the election (each of
+  those events is logged after its ZooKeeper write succeeded; the grace covers a write
+  that landed just before the bump and was logged just after it).
 - `topic_deletion_completes`: every topic of the run (one of `topics`, or a topic beside
   one, `<topic>-<suffix>`) whose deletion a controller queued during the run
   (`topic_deletion_requested`) was deleted (`topic_deletion_completed` later, by any
@@ -319,36 +323,76 @@ def _controller_write(e: Event) -> bool:
 
 def controller_writes_fenced(logs: EventLogs, since_ms: int) -> InvariantResult:
     """See the module docstring. Elections are read from the whole logs; only writes
-    logged during the run count."""
+    logged during the run count. Each write is held against every election of a newer
+    epoch: by zxid when both carry one, else by the clock with `SUPERSEDED_GRACE_MS`."""
     events = _since(logs, 0)
-    newest: Event | None = None
+    elections = [e for e in events if e.kind == "controller_elected" and _epoch(e) >= 0]
     violations = []
-    checked = 0
-    pending: list[Event] = []  # elections not yet past the grace, oldest first
+    checked = with_zxid = 0
     for e in events:
-        while pending and pending[0].ts + SUPERSEDED_GRACE_MS < e.ts:
-            settled = pending.pop(0)
-            if newest is None or _epoch(settled) > _epoch(newest):
-                newest = settled
-        if e.kind == "controller_elected" and _epoch(e) >= 0:
-            pending.append(e)
-        elif _controller_write(e) and e.ts >= since_ms:
-            checked += 1
-            epoch = _epoch(e)
-            if epoch >= 0 and newest is not None and epoch < _epoch(newest):
-                violations.append(
-                    Violation(
-                        f"{e.node} controller epoch {epoch}",
-                        f"{e.kind} of {e.fields.get('topic')}-{e.fields.get('partition')} "
-                        f"(leader epoch {e.fields.get('leader_epoch')}, zkVersion "
-                        f"{e.fields.get('zk_version')}) written at controller epoch {epoch} "
-                        f"{(e.ts - newest.ts) / 1000:.1f} s after broker "
-                        f"{newest.fields.get('controller_id')} was elected with epoch "
-                        f"{_epoch(newest)}",
-                        (newest, e),
-                    )
-                )
-    return InvariantResult(CONTROLLER_WRITES_FENCED, tuple(violations), checked)
+        if not _controller_write(e) or e.ts < since_ms:
+            continue
+        checked += 1
+        epoch = _epoch(e)
+        newer = [n for n in elections if _epoch(n) > epoch] if epoch >= 0 else []
+        if e.int_field("zxid") is None:
+            ordered, unordered = [], newer
+        else:
+            with_zxid += 1
+            ordered = [n for n in newer if n.int_field("epoch_zxid") is not None]
+            unordered = [n for n in newer if n.int_field("epoch_zxid") is None]
+        found = _committed_after_a_bump(e, ordered) or _logged_past_the_grace(e, unordered)
+        if found is not None:
+            violations.append(found)
+    note = f"{with_zxid} of {checked} writes carry the zxid they committed at" if checked else ""
+    return InvariantResult(CONTROLLER_WRITES_FENCED, tuple(violations), checked, note)
+
+
+def _written(e: Event, epoch: int) -> str:
+    return (
+        f"{e.kind} of {e.fields.get('topic')}-{e.fields.get('partition')} (leader epoch "
+        f"{e.fields.get('leader_epoch')}, zkVersion {e.fields.get('zk_version')}) written at "
+        f"controller epoch {epoch}"
+    )
+
+
+def _committed_after_a_bump(e: Event, newer: list[Event]) -> Violation | None:
+    """The write (carrying `zxid`) against newer elections that carry `epoch_zxid`:
+    ZooKeeper's order, no grace (a fenced write cannot commit after the epoch it checks
+    has changed)."""
+    zxid = e.int_field("zxid")
+    if zxid is None:
+        return None
+    after = []
+    for n in newer:
+        bumped = n.int_field("epoch_zxid")
+        if bumped is not None and zxid > bumped:
+            after.append((bumped, n))
+    if not after:
+        return None
+    bumped, bump = min(after, key=lambda pair: pair[0])
+    return Violation(
+        f"{e.node} controller epoch {_epoch(e)}",
+        f"{_written(e, _epoch(e))} committed at zxid {zxid:#x}, after broker "
+        f"{bump.fields.get('controller_id')} won epoch {_epoch(bump)} at zxid {bumped:#x} "
+        f"(logged {(e.ts - bump.ts) / 1000:.1f} s after it)",
+        (bump, e),
+    )
+
+
+def _logged_past_the_grace(e: Event, newer: list[Event]) -> Violation | None:
+    """The fallback for events without zxids (older logs): the write was logged more than
+    `SUPERSEDED_GRACE_MS` after a newer epoch's election."""
+    past = [n for n in newer if n.ts + SUPERSEDED_GRACE_MS < e.ts]
+    if not past:
+        return None
+    newest = max(past, key=_epoch)
+    return Violation(
+        f"{e.node} controller epoch {_epoch(e)}",
+        f"{_written(e, _epoch(e))} {(e.ts - newest.ts) / 1000:.1f} s after broker "
+        f"{newest.fields.get('controller_id')} was elected with epoch {_epoch(newest)}",
+        (newest, e),
+    )
 
 
 def _epoch(e: Event) -> int:

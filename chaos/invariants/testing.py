@@ -42,8 +42,11 @@ class EventLogBuilder:
         strategy: str = "offline",
         controller_epoch: int = 1,
         topic: str = "t",
+        zxid: int | None = None,
     ) -> Event:
-        """A controller's `leader_elected` with the ISR `[leader]`."""
+        """A controller's `leader_elected` with the ISR `[leader]`; with `zxid`, the
+        transaction its write committed at (older logs have none)."""
+        committed = {} if zxid is None else {"zxid": zxid}
         return self.emit(
             node,
             EventKind.LEADER_ELECTED,
@@ -56,6 +59,7 @@ class EventLogBuilder:
             controller_epoch=controller_epoch,
             strategy=strategy,
             unclean=False,
+            **committed,
         )
 
     def leader_isr_changed(

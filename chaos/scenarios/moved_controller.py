@@ -25,10 +25,9 @@ Steps:
 5. At 40 s the delay ends; heal at 45 s; the load goes on until 75 s.
 
 Verdict: the core invariants and `controller_writes_fenced` (no partition state written at
-the old controller epoch is logged more than 2 s after the new one was elected);
-convergence within 30 s of the heal. A write of the old controller in flight when the
-epoch changes lands, unfenced, within the delay of the change: inside the 2 s grace, so
-only writes sent after it can be told from the events.
+the old controller epoch commits after the new one's epoch bump: ZooKeeper's zxids order
+the two, so a write in flight when the epoch changes that lands unfenced is named however
+soon after the election it is logged); convergence within 30 s of the heal.
 """
 
 from __future__ import annotations

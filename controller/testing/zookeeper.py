@@ -22,7 +22,7 @@ from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
 from zkdata import paths
 from zkdata.errors import ControllerMovedError, ZnodeFormatError
-from zkdata.fenced_writes import ANY_EPOCH_VERSION, OpResult
+from zkdata.fenced_writes import ANY_EPOCH_VERSION, NewVersion, OpResult
 from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from zkdata.pipelined_reads import Reads
 from zkdata.znodes import TopicPartitionStateZNode
@@ -67,17 +67,20 @@ class FakePartitionZk:
     `KafkaZkClient`: a create answers the znode's path or a `NodeExistsError` instance per
     partition; an update answers the new zkVersion or a `BadVersionError` (the zkVersion
     carried in `leader_and_isr.zk_version` is not the stored one) or `NoNodeError`
-    instance. Both writes raise `ControllerMovedError`, writing nothing, when their
-    `epoch_zk_version` differs from the `epoch_zk_version` attribute (the version of
-    `/controller_epoch` in this fake ZooKeeper). Every call is appended to `calls`.
+    instance; a new zkVersion is a `NewVersion` whose `zxid` counts this fake's successful
+    updates from `first_zxid` up, as ZooKeeper's transaction ids grow. Both writes raise
+    `ControllerMovedError`, writing nothing, when their `epoch_zk_version` differs from
+    the `epoch_zk_version` attribute (the version of `/controller_epoch` in this fake
+    ZooKeeper). Every call is appended to `calls`.
     `kazoo` is None: an `ActiveController` built over this fake hands it to the clients of
     reassignment and deletion, which a test using it must not call.
     """
 
     kazoo = None
 
-    def __init__(self, epoch_zk_version: int = 0) -> None:
+    def __init__(self, epoch_zk_version: int = 0, first_zxid: int = 0x100) -> None:
         self.epoch_zk_version = epoch_zk_version
+        self._next_zxid = first_zxid
         self.calls: list[ZkCall] = []
         self._znodes: dict[TopicPartition, _StateZnode] = {}
         self._concurrent: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
@@ -201,7 +204,8 @@ class FakePartitionZk:
             else:
                 version = znode.version + 1
                 self._znodes[tp] = _StateZnode(_with_version(state, version), version)
-                results[tp] = version
+                results[tp] = NewVersion(version, self._next_zxid)
+                self._next_zxid += 1
         return results
 
     def _apply_concurrent_writes(self) -> None:

@@ -16,7 +16,7 @@ from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.controller_election import ControllerElectionZk, ControllerEpoch
 from zkdata.errors import BrokerIdInUseError, ControllerMovedError
-from zkdata.fenced_writes import ANY_EPOCH_VERSION
+from zkdata.fenced_writes import ANY_EPOCH_VERSION, committed_zxid
 from zkdata.model import (
     BrokerInfo,
     EndPoint,
@@ -66,12 +66,13 @@ def test_first_election_creates_the_epoch_and_wins_epoch_1(zk_client: KazooClien
     its ephemeral /controller."""
     zk = KafkaZkClient(zk_client)
     won = zk.register_controller_and_increment_epoch(3)
-    assert won == ControllerEpoch(1, 1)
     data, stat = zk_client.get(paths.CONTROLLER)
     assert ControllerZNode.decode(data).broker_id == 3
     assert stat.ephemeralOwner == zk.session_id
-    raw, _ = zk_client.get(paths.CONTROLLER_EPOCH)
+    raw, epoch_stat = zk_client.get(paths.CONTROLLER_EPOCH)
     assert raw == b"1"
+    assert won == ControllerEpoch(1, 1, epoch_stat.mzxid)  # the zxid of the winning set
+    assert epoch_stat.mzxid == stat.czxid  # one multi: one transaction
 
 
 def test_a_second_candidate_loses_and_wins_after_the_first_leaves(
@@ -164,3 +165,28 @@ def test_a_write_at_the_any_epoch_version_lands_after_another_election(
     assert zk_client.exists(paths.partition_state("orders", 0)) is None
     written = zk.create_partition_states({tp: state}, ANY_EPOCH_VERSION)
     assert written == {tp: paths.partition_state("orders", 0)}
+
+
+def test_a_state_write_answers_the_zxid_it_committed_at(zk_client: KazooClient) -> None:
+    """An update's result carries the mzxid of the state znode's new Stat, from the multi's
+    own answer. A write that kafka-6082's any-version check lets through after another
+    election commits at a zxid above that election's epoch bump, which is how
+    `controller_writes_fenced` tells it from one that landed before."""
+    zk = KafkaZkClient(zk_client)
+    won = zk.register_controller_and_increment_epoch(1)
+    zk_client.ensure_path(paths.topic("orders"))
+    tp = TopicPartition("orders", 0)
+    state = LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 0, (1,), 0), won.epoch)
+    zk.create_partition_states({tp: state}, won.zk_version)
+    moved = LeaderIsrAndControllerEpoch(LeaderAndIsr(2, 1, (2,), 0), won.epoch)
+    written = zk.update_leader_and_isr({tp: moved}, won.zk_version)[tp]
+    _, stat = zk_client.get(paths.partition_state("orders", 0))
+    assert (written, committed_zxid(written)) == (1, stat.mzxid)
+    assert won.zxid is not None
+    assert stat.mzxid > won.zxid
+    bump = zk_client.set(paths.CONTROLLER_EPOCH, ControllerEpochZNode.encode(won.epoch + 1))
+    late = LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 2, (1,), 1), won.epoch)
+    unfenced = zk.update_leader_and_isr({tp: late}, ANY_EPOCH_VERSION)[tp]
+    late_zxid = committed_zxid(unfenced)
+    assert late_zxid is not None
+    assert late_zxid > bump.mzxid

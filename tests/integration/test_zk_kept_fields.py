@@ -14,6 +14,7 @@ from kazoo.client import KazooClient
 from harness.zk_ensemble import open_client
 from zkdata import paths
 from zkdata.client import KafkaZkClient
+from zkdata.fenced_writes import committed_zxid
 from zkdata.model import (
     LeaderAndIsr,
     LeaderIsrAndControllerEpoch,
@@ -62,6 +63,7 @@ def test_the_controller_keeps_unknown_state_fields(zk_client: KazooClient) -> No
     new = LeaderIsrAndControllerEpoch(current.leader_and_isr.new_leader_and_isr(2, (2,)), 1)
     [result] = zk.update_leader_and_isr({TP: new}, epoch.zk_version).values()
     assert result == 1
+    assert committed_zxid(result) == zk_client.exists(STATE).mzxid
     written = json.loads(zk_client.get(STATE)[0])
     assert (written["leader"], written["leader_recovery_state"]) == (2, 0)
     # A second write from the version this client wrote keeps it too, without a read.

@@ -306,3 +306,58 @@ def test_writes_within_the_grace_or_of_a_leader_keep_controller_writes_fenced() 
     result = controller_writes_fenced(b.logs(), 0)
     assert result.ok
     assert result.checked == 2
+
+
+def _won_at(b: EventLogBuilder, node: str, controller: int, epoch: int, zxid: int) -> None:
+    fields = {"controller_id": controller, "controller_epoch": epoch, "epoch_zxid": zxid}
+    b.emit(node, K.CONTROLLER_ELECTED, **fields)
+
+
+def test_a_write_committed_after_the_epoch_bump_is_named_however_soon_it_is_logged() -> None:
+    """Broker 3 bumps the epoch to 5 at zxid 0x200; broker 1's write at epoch 4 committed
+    at 0x201, logged 1 ms later: the clock's grace would pass it, ZooKeeper's order does
+    not."""
+    b = EventLogBuilder()
+    _won_at(b, "broker1", 1, 4, 0x100)
+    b.leader_elected("broker1", 0, 2, 3, 3, controller_epoch=4, zxid=0x1FF)  # before the bump
+    _won_at(b, "broker3", 3, 5, 0x200)
+    late = b.leader_elected("broker1", 1, 2, 4, 4, controller_epoch=4, zxid=0x201)
+    b.leader_elected("broker3", 2, 3, 4, 5, controller_epoch=5, zxid=0x202)
+    result = controller_writes_fenced(b.logs(), 0)
+    (violation,) = result.violations
+    assert result.checked == 3
+    assert violation.subject == "broker1 controller epoch 4"
+    assert "committed at zxid 0x201, after broker 3 won epoch 5 at zxid 0x200" in (
+        violation.explanation
+    )
+    assert violation.events[-1] == late
+    assert result.note == "3 of 3 writes carry the zxid they committed at"
+
+
+def test_a_write_committed_before_the_bump_keeps_controller_writes_fenced_if_logged_late() -> None:
+    """ZooKeeper's order overrides the clock: a write that committed before the epoch bump
+    was fenced correctly even when its event is logged well past the grace."""
+    b = EventLogBuilder()
+    _won_at(b, "broker1", 1, 4, 0x100)
+    _won_at(b, "broker3", 3, 5, 0x200)
+    b.advance(SUPERSEDED_GRACE_MS * 3)
+    b.leader_elected("broker1", 0, 2, 3, 3, controller_epoch=4, zxid=0x1FF)
+    result = controller_writes_fenced(b.logs(), 0)
+    assert result.ok
+    assert result.checked == 1
+
+
+def test_without_an_epoch_zxid_the_clock_still_judges_controller_writes_fenced() -> None:
+    """An election logged without `epoch_zxid` (an older log) falls back to the grace: a
+    write within it passes, one past it is named, whatever its own zxid."""
+    b = EventLogBuilder()
+    _won(b, "broker1", 1, 4)
+    _won(b, "broker3", 3, 5)
+    b.leader_elected("broker1", 0, 2, 3, 3, controller_epoch=4, zxid=0x1FF)
+    b.advance(SUPERSEDED_GRACE_MS)
+    late = b.leader_elected("broker1", 1, 2, 4, 4, controller_epoch=4, zxid=0x180)
+    result = controller_writes_fenced(b.logs(), 0)
+    (violation,) = result.violations
+    assert violation.events[-1] == late
+    assert "was elected with epoch 5" in violation.explanation
+    assert result.checked == 2

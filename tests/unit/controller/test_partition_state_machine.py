@@ -209,6 +209,21 @@ def test_offline_election_bumps_the_leader_epoch_and_picks_a_live_isr_member(rig
     assert rig.unclean == []
 
 
+def test_leader_elected_carries_the_zxid_its_write_committed_at(rig: Rig) -> None:
+    """The event names the ZooKeeper transaction of its write (the Stat's mzxid), which
+    orders it against the epoch bump of a successor (`controller_writes_fenced`)."""
+    rig.seed(TP, leader=1, leader_epoch=4, isr=(1, 2), zk_version=7)
+    rig.ctx.remove_live_brokers([1])
+    rig.psm.handle_state_changes([TP], PartitionState.ONLINE, OfflineElection())
+    rig.seed(TP, leader=2, leader_epoch=5, isr=(2,), zk_version=8)
+    rig.ctx.remove_live_brokers([2])
+    rig.psm.handle_state_changes([TP], PartitionState.ONLINE, OfflineElection(True))
+
+    first, second = rig.events.of_kind(EventKind.LEADER_ELECTED)
+    assert (first["zk_version"], first["zxid"]) == (8, 0x100)
+    assert (second["zk_version"], second["zxid"]) == (9, 0x101)
+
+
 def test_offline_election_tells_the_live_replicas(rig: Rig) -> None:
     rig.seed(TP, leader=1, leader_epoch=4, isr=(1, 2), zk_version=7)
     rig.ctx.remove_live_brokers([1])

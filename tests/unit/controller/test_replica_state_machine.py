@@ -133,6 +133,16 @@ def test_offline_replica_is_removed_from_the_isr_and_from_leadership(rig: Rig) -
     }
 
 
+def test_isr_changed_by_the_controller_carries_the_zxid_its_write_committed_at(
+    rig: Rig,
+) -> None:
+    rig.ctx.remove_live_brokers([1])
+    rig.rsm.handle_state_changes(on(1, TP0, TP1), ReplicaState.OFFLINE)
+
+    changed = rig.events.of_kind(EventKind.ISR_CHANGED)
+    assert sorted((e["partition"], e["zxid"]) for e in changed) == [(0, 0x100), (1, 0x101)]
+
+
 def test_offline_replica_sends_the_shrunk_isr_to_the_remaining_live_replicas(rig: Rig) -> None:
     rig.ctx.remove_live_brokers([3])
     rig.ctx.mark_shutting_down(1)
