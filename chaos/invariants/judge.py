@@ -4,12 +4,19 @@
 directory, or by the PySpark pipeline from its own reading): every node's events, the
 workload history and final read, the cluster snapshots around the final heal, and the
 scenario's settings the invariants depend on.
+
+The event logs are whole files: a cluster that served earlier runs (a bug hunt's, whose
+brokers ran with a bug switch before they were recreated without it) hands a run the
+events of those runs too. The event invariants (1-4) read all of it, as they need what
+came before (epochs only grow), but a violation whose events all happened before the run
+started (`since_ms`) is not the run's doing: it was the earlier run's to report, and is
+left out here and counted in the invariant's note.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from chaos.checker import FinalRead
 from chaos.history import HistoryOp
@@ -28,7 +35,7 @@ from chaos.invariants.names import (
     REASSIGNMENT_COMPLETES,
     RESIGNED_CONTROLLER_SILENT,
 )
-from chaos.invariants.results import InvariantResult, RunVerdict
+from chaos.invariants.results import InvariantResult, RunVerdict, Violation
 from chaos.invariants.scenario_checks import (
     no_offline_partitions,
     paused_controller_resigns,
@@ -37,7 +44,7 @@ from chaos.invariants.scenario_checks import (
 )
 from chaos.invariants.writes import acknowledged_writes
 
-__all__ = ["SCENARIO_CHECKS", "RunInputs", "judge"]
+__all__ = ["SCENARIO_CHECKS", "RunInputs", "during_run", "judge"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +60,8 @@ class RunInputs:
     unclean_leader_election: bool = False
     convergence_bound_ms: int | None = None
     #: Scenario-specific invariants to run besides 1-6 (`chaos.invariants.names`), over the
-    #: events since `since_ms` and, for a reassignment, the run's `topics`.
+    #: events since `since_ms` (the run's start; invariants 1-4 report only violations
+    #: shown by an event since then) and, for a reassignment, the run's `topics`.
     also: frozenset[str] = frozenset()
     since_ms: int = 0
     topics: tuple[str, ...] = ()
@@ -71,12 +79,13 @@ def judge(inputs: RunInputs) -> RunVerdict:
         )
     else:
         convergence = converges_after_heal(inputs.snapshots, inputs.convergence_bound_ms)
+    since = inputs.since_ms
     return RunVerdict(
         (
-            one_controller_per_epoch(inputs.events),
-            controller_epoch_fencing(inputs.events),
-            broker_epoch_fencing(inputs.events),
-            one_leader_per_leader_epoch(inputs.events),
+            during_run(one_controller_per_epoch(inputs.events), since),
+            during_run(controller_epoch_fencing(inputs.events), since),
+            during_run(broker_epoch_fencing(inputs.events), since),
+            during_run(one_leader_per_leader_epoch(inputs.events), since),
             acknowledged_writes(
                 inputs.history,
                 inputs.final_read,
@@ -87,6 +96,22 @@ def judge(inputs: RunInputs) -> RunVerdict:
             *(SCENARIO_CHECKS[name](inputs) for name in sorted(inputs.also)),
         )
     )
+
+
+def during_run(result: InvariantResult, since_ms: int) -> InvariantResult:
+    """`result` without the violations whose events all happened before `since_ms` (a
+    violation shown by no event, or by one event at or after it, stays); the note counts
+    what was left out."""
+    kept = tuple(v for v in result.violations if not _before(v, since_ms))
+    earlier = len(result.violations) - len(kept)
+    if not earlier:
+        return result
+    note = f"{earlier} violations before the run started not judged"
+    return replace(result, violations=kept, note="; ".join(n for n in (result.note, note) if n))
+
+
+def _before(violation: Violation, since_ms: int) -> bool:
+    return bool(violation.events) and all(e.ts < since_ms for e in violation.events)
 
 
 #: The scenario-specific invariants by name, each over the run's inputs.
