@@ -40,6 +40,7 @@ from chaos.invariants.names import (
     ONE_LEADER_PER_LEADER_EPOCH,
     PAUSED_CONTROLLER_RESIGNS,
     REASSIGNMENT_COMPLETES,
+    REGISTRATION_SERVED,
     RESIGNED_CONTROLLER_SILENT,
 )
 from chaos.scenarios import SCENARIOS, Scenario
@@ -114,9 +115,10 @@ PLANS: tuple[BugPlan, ...] = (
     ),
     _plan(
         STALE_ISR_CACHE,
-        ("network-partition", "broker-bounce"),
+        ("zk-quorum-loss", "network-partition"),
         {CONVERGES_AFTER_HEAL},
-        "the leader's ISR never grows back after its conditional write fails",
+        "an ISR write that ZooKeeper applied but never answered is retried at the old "
+        "zkVersion, and the leader's ISR never changes again",
     ),
     _plan(
         STUCK_BATCH,
@@ -128,7 +130,7 @@ PLANS: tuple[BugPlan, ...] = (
     _plan(
         ENQUEUE_TIME_BROKERS,
         ("slow-controller-bounce", "fast-bounce"),
-        {CONVERGES_AFTER_HEAL, BROKER_EPOCH_FENCING},
+        {REGISTRATION_SERVED, CONVERGES_AFTER_HEAL, BROKER_EPOCH_FENCING},
         "the listing read when the watch fired misses the bounced broker's new "
         "registration, which no later notification announces",
     ),

@@ -33,8 +33,10 @@ from chaos.invariants.names import (
     NO_OFFLINE_PARTITIONS,
     PAUSED_CONTROLLER_RESIGNS,
     REASSIGNMENT_COMPLETES,
+    REGISTRATION_SERVED,
     RESIGNED_CONTROLLER_SILENT,
 )
+from chaos.invariants.registrations import registration_served
 from chaos.invariants.results import InvariantResult, RunVerdict, Violation
 from chaos.invariants.scenario_checks import (
     no_offline_partitions,
@@ -98,6 +100,11 @@ def judge(inputs: RunInputs) -> RunVerdict:
     )
 
 
+def _last_op_ms(inputs: RunInputs) -> int:
+    """When the workload last did something (wall clock), 0 without a history."""
+    return max((op.wall_ms for op in inputs.history or ()), default=0)
+
+
 def during_run(result: InvariantResult, since_ms: int) -> InvariantResult:
     """`result` without the violations whose events all happened before `since_ms` (a
     violation shown by no event, or by one event at or after it, stays); the note counts
@@ -119,5 +126,6 @@ SCENARIO_CHECKS: Mapping[str, Callable[[RunInputs], InvariantResult]] = {
     NO_OFFLINE_PARTITIONS: lambda i: no_offline_partitions(i.events, i.since_ms, i.topics or None),
     PAUSED_CONTROLLER_RESIGNS: lambda i: paused_controller_resigns(i.events, i.since_ms),
     REASSIGNMENT_COMPLETES: lambda i: reassignment_completes(i.events, i.since_ms, i.topics),
+    REGISTRATION_SERVED: lambda i: registration_served(i.events, i.since_ms, _last_op_ms(i)),
     RESIGNED_CONTROLLER_SILENT: lambda i: resigned_controller_silent(i.events, i.since_ms),
 }

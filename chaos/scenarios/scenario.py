@@ -28,6 +28,7 @@ from chaos.invariants.names import (
     ONE_LEADER_PER_LEADER_EPOCH,
     PAUSED_CONTROLLER_RESIGNS,
     REASSIGNMENT_COMPLETES,
+    REGISTRATION_SERVED,
     RESIGNED_CONTROLLER_SILENT,
 )
 from chaos.schedule import FaultSpec, Schedule, Step
@@ -64,6 +65,8 @@ INVARIANTS: Mapping[str, str] = {
     REASSIGNMENT_COMPLETES: "the reassignment the schedule started completes",
     RESIGNED_CONTROLLER_SILENT: "a controller that resigned an epoch queues no request of "
     "that epoch afterwards",
+    REGISTRATION_SERVED: "a controller queues a request to every broker registration of "
+    "the run, addressed to its broker epoch, within 15 s",
 }
 
 #: The invariants every scenario checks (DESIGN §9).

@@ -20,13 +20,15 @@ Steps:
    the broker bounced (or gone, then back), not dead.
 4. Heal at 45 s; the load goes on until 75 s.
 
-Verdict: the core invariants; convergence within 30 s of the heal (a broker the
-controller takes for dead while it is registered gets no LeaderAndIsr, and its replicas
-stay out of the ISRs).
+Verdict: the core invariants and `registration_served` (a broker the controller takes
+for dead while it is registered is sent nothing: no UpdateMetadata, no LeaderAndIsr,
+until some later broker change or reconnection lists it again); convergence within 30 s
+of the heal.
 """
 
 from __future__ import annotations
 
+from chaos.invariants.names import REGISTRATION_SERVED
 from chaos.scenarios.scenario import Draws, Scenario, Workload
 from chaos.schedule import FaultSpec, Schedule, Step
 
@@ -47,4 +49,6 @@ def plan(seed: int | None) -> Schedule:
     return Schedule(seed, steps, heal_at_s=45, end_s=WORKLOAD.duration_s)
 
 
-SCENARIO = Scenario.from_runbook(__doc__, WORKLOAD, plan, convergence_s=30)
+SCENARIO = Scenario.from_runbook(
+    __doc__, WORKLOAD, plan, convergence_s=30, also={REGISTRATION_SERVED}
+)
