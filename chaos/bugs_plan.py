@@ -115,17 +115,15 @@ PLANS: tuple[BugPlan, ...] = (
     ),
     _plan(
         STALE_ISR_CACHE,
-        ("zk-quorum-loss", "network-partition"),
+        ("network-partition", "broker-bounce"),
         {CONVERGES_AFTER_HEAL},
-        "an ISR write that ZooKeeper applied but never answered is retried at the old "
-        "zkVersion, and the leader's ISR never changes again",
+        "the leader's ISR never grows back after its conditional write fails",
     ),
     _plan(
         STUCK_BATCH,
-        ("zk-quorum-loss", "rolling-restart"),
+        ("broker-failure", "rolling-restart"),
         {CONVERGES_AFTER_HEAL, NO_OFFLINE_PARTITIONS},
-        "a ZooKeeper write that fails in the middle of a state change leaves its round in "
-        "the batch, and every later state change of the controller fails",
+        "after the first failed send no state change of the controller goes out",
     ),
     _plan(
         ENQUEUE_TIME_BROKERS,
