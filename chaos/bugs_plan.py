@@ -121,10 +121,9 @@ PLANS: tuple[BugPlan, ...] = (
     ),
     _plan(
         STUCK_BATCH,
-        ("zk-quorum-loss", "rolling-restart"),
+        ("broker-failure", "rolling-restart"),
         {CONVERGES_AFTER_HEAL, NO_OFFLINE_PARTITIONS},
-        "a ZooKeeper write that fails in the middle of a state change leaves its round in "
-        "the batch, and every later state change of the controller fails",
+        "after the first failed send no state change of the controller goes out",
     ),
     _plan(
         ENQUEUE_TIME_BROKERS,

@@ -55,32 +55,8 @@ SERVICE_LABEL = "com.docker.compose.service"
 ONEOFF_LABEL = "com.docker.compose.oneoff"
 ZK_CLIENT_PORT = "2181/tcp"
 ZK_START_TIMEOUT_S = 15.0
-#: How long one read of the handle retries before it gives up (`FaultFailed`). Bounded, so
-#: that a ZooKeeper without quorum (every read would wait for it) cannot hold up the
-#: caller: the runner reads the controller for its live view between steps, and the step
-#: that gives the quorum back must still come.
-ZK_READ_DEADLINE_S = 3.0
 
 T = TypeVar("T")
-
-
-def handle_zk_client(
-    connect: str, credentials: ZkDigestCredentials | None, deadline_s: float = ZK_READ_DEADLINE_S
-) -> KazooClient:
-    """The handle's kazoo client (not started): commands retried for at most `deadline_s`,
-    where kazoo's default retries for ever."""
-    return KazooClient(
-        hosts=connect,
-        timeout=10,
-        command_retry={
-            "max_tries": -1,
-            "delay": 0.1,
-            "backoff": 2,
-            "max_delay": 1.0,
-            "deadline": deadline_s,
-        },
-        **kazoo_options(credentials),
-    )
 
 
 class ClusterHandle:
@@ -346,7 +322,9 @@ class ClusterHandle:
             try:
                 if self._kazoo is None or connect != self._kazoo_connect:
                     self._stop_kazoo()
-                    kazoo = handle_zk_client(connect, self._zk_credentials)
+                    kazoo = KazooClient(
+                        hosts=connect, timeout=10, **kazoo_options(self._zk_credentials)
+                    )
                     kazoo.start(timeout=ZK_START_TIMEOUT_S)
                     self._kazoo, self._kazoo_connect = kazoo, connect
                 return read(KafkaZkClient(self._kazoo))

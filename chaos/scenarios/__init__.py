@@ -27,7 +27,6 @@ from chaos.scenarios import (
     stalled_reassignment,
     zk_isolation,
     zk_leader_loss,
-    zk_quorum_loss,
 )
 from chaos.scenarios.scenario import Scenario
 
@@ -50,7 +49,6 @@ SCENARIOS: Mapping[str, Scenario] = {
         stalled_reassignment,
         last_replica_standing,
         zk_leader_loss,
-        zk_quorum_loss,
         rolling_restart,
         slow_network,
         random_faults,
