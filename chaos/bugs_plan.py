@@ -41,6 +41,7 @@ from chaos.invariants.names import (
     ONE_LEADER_PER_LEADER_EPOCH,
     PAUSED_CONTROLLER_RESIGNS,
     REASSIGNMENT_COMPLETES,
+    REGISTRATION_SERVED,
     RESIGNED_CONTROLLER_SILENT,
     TOPIC_DELETION_COMPLETES,
 )
@@ -135,9 +136,10 @@ PLANS: tuple[BugPlan, ...] = (
     ),
     _plan(
         ENQUEUE_TIME_BROKERS,
-        ("fast-bounce", "broker-bounce"),
-        {CONVERGES_AFTER_HEAL, BROKER_EPOCH_FENCING},
-        "a broker change decided on a stale broker list misses a bounce",
+        ("slow-controller-bounce", "fast-bounce"),
+        {REGISTRATION_SERVED, CONVERGES_AFTER_HEAL, BROKER_EPOCH_FENCING},
+        "the listing read when the watch fired misses the bounced broker's new "
+        "registration, which no later notification announces",
     ),
     _plan(
         NO_TRUNCATION,
@@ -154,9 +156,10 @@ PLANS: tuple[BugPlan, ...] = (
     ),
     _plan(
         SENDER_DROPS,
-        ("broker-bounce", "network-partition"),
+        ("isolated-election", "network-partition"),
         {CONVERGES_AFTER_HEAL},
-        "a broker misses the request the sender dropped, and its metadata stays stale",
+        "the cut-off broker never gets the LeaderAndIsr of the elections it missed, and "
+        "its replicas stay out of the ISRs",
     ),
     _plan(
         NO_RESUME,

@@ -4,6 +4,15 @@
 directory, or by the PySpark pipeline from its own reading): every node's events, the
 workload history and final read, the cluster snapshots around the final heal, and the
 scenario's settings the invariants depend on.
+
+The event logs are whole files: a cluster that served earlier runs hands a run the events
+of those runs too. Two rules keep a run to its own doing. Processes that had ended before
+the run started (`since_ms`) are not judged at all (a bug hunt's brokers that ran with a
+bug switch before they were recreated without it). The processes running at the start
+are read whole, as the event invariants (1-4) need what came before (epochs only grow),
+but a violation whose events all happened before the run started (on a cluster that
+served several runs, as `chaos all` does) was the earlier run's to report: it is left out
+here and counted in the invariant's note.
 """
 
 from __future__ import annotations
@@ -27,10 +36,12 @@ from chaos.invariants.names import (
     NO_OFFLINE_PARTITIONS,
     PAUSED_CONTROLLER_RESIGNS,
     REASSIGNMENT_COMPLETES,
+    REGISTRATION_SERVED,
     RESIGNED_CONTROLLER_SILENT,
     TOPIC_DELETION_COMPLETES,
 )
-from chaos.invariants.results import InvariantResult, RunVerdict
+from chaos.invariants.registrations import registration_served
+from chaos.invariants.results import InvariantResult, RunVerdict, Violation
 from chaos.invariants.scenario_checks import (
     controller_writes_fenced,
     no_offline_partitions,
@@ -41,7 +52,7 @@ from chaos.invariants.scenario_checks import (
 )
 from chaos.invariants.writes import acknowledged_writes
 
-__all__ = ["SCENARIO_CHECKS", "RunInputs", "judge"]
+__all__ = ["SCENARIO_CHECKS", "RunInputs", "during_run", "judge"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +68,8 @@ class RunInputs:
     unclean_leader_election: bool = False
     convergence_bound_ms: int | None = None
     #: Scenario-specific invariants to run besides 1-6 (`chaos.invariants.names`), over the
-    #: events since `since_ms` and, for a reassignment, the run's `topics`.
+    #: events since `since_ms` (the run's start; invariants 1-4 report only violations
+    #: shown by an event since then) and, for a reassignment, the run's `topics`.
     also: frozenset[str] = frozenset()
     since_ms: int = 0
     topics: tuple[str, ...] = ()
@@ -79,12 +91,13 @@ def judge(inputs: RunInputs) -> RunVerdict:
         )
     else:
         convergence = converges_after_heal(inputs.snapshots, inputs.convergence_bound_ms)
+    since = inputs.since_ms
     return RunVerdict(
         (
-            one_controller_per_epoch(inputs.events),
-            controller_epoch_fencing(inputs.events),
-            broker_epoch_fencing(inputs.events),
-            one_leader_per_leader_epoch(inputs.events),
+            during_run(one_controller_per_epoch(inputs.events), since),
+            during_run(controller_epoch_fencing(inputs.events), since),
+            during_run(broker_epoch_fencing(inputs.events), since),
+            during_run(one_leader_per_leader_epoch(inputs.events), since),
             acknowledged_writes(
                 inputs.history,
                 inputs.final_read,
@@ -97,11 +110,33 @@ def judge(inputs: RunInputs) -> RunVerdict:
     )
 
 
+def _last_op_ms(inputs: RunInputs) -> int:
+    """When the workload last did something (wall clock), 0 without a history."""
+    return max((op.wall_ms for op in inputs.history or ()), default=0)
+
+
+def during_run(result: InvariantResult, since_ms: int) -> InvariantResult:
+    """`result` without the violations whose events all happened before `since_ms` (a
+    violation shown by no event, or by one event at or after it, stays); the note counts
+    what was left out."""
+    kept = tuple(v for v in result.violations if not _before(v, since_ms))
+    earlier = len(result.violations) - len(kept)
+    if not earlier:
+        return result
+    note = f"{earlier} violations before the run started not judged"
+    return replace(result, violations=kept, note="; ".join(n for n in (result.note, note) if n))
+
+
+def _before(violation: Violation, since_ms: int) -> bool:
+    return bool(violation.events) and all(e.ts < since_ms for e in violation.events)
+
+
 #: The scenario-specific invariants by name, each over the run's inputs.
 SCENARIO_CHECKS: Mapping[str, Callable[[RunInputs], InvariantResult]] = {
     NO_OFFLINE_PARTITIONS: lambda i: no_offline_partitions(i.events, i.since_ms, i.topics or None),
     PAUSED_CONTROLLER_RESIGNS: lambda i: paused_controller_resigns(i.events, i.since_ms),
     REASSIGNMENT_COMPLETES: lambda i: reassignment_completes(i.events, i.since_ms, i.topics),
+    REGISTRATION_SERVED: lambda i: registration_served(i.events, i.since_ms, _last_op_ms(i)),
     RESIGNED_CONTROLLER_SILENT: lambda i: resigned_controller_silent(i.events, i.since_ms),
     TOPIC_DELETION_COMPLETES: lambda i: topic_deletion_completes(i.events, i.since_ms, i.topics),
     CONTROLLER_WRITES_FENCED: lambda i: controller_writes_fenced(i.events, i.since_ms),

@@ -29,6 +29,7 @@ from chaos.invariants.names import (
     ONE_LEADER_PER_LEADER_EPOCH,
     PAUSED_CONTROLLER_RESIGNS,
     REASSIGNMENT_COMPLETES,
+    REGISTRATION_SERVED,
     RESIGNED_CONTROLLER_SILENT,
     TOPIC_DELETION_COMPLETES,
 )
@@ -66,10 +67,13 @@ INVARIANTS: Mapping[str, str] = {
     REASSIGNMENT_COMPLETES: "the reassignment the schedule started completes",
     RESIGNED_CONTROLLER_SILENT: "a controller that resigned an epoch queues no request of "
     "that epoch afterwards, and none reaches a broker more than 3 s after the resignation",
-    CONTROLLER_WRITES_FENCED: "no partition state written by a controller lands more than "
-    "2 s after a newer controller epoch was elected",
+    CONTROLLER_WRITES_FENCED: "no partition state written by a controller commits after a "
+    "newer controller epoch was elected (in ZooKeeper's transaction order; without it, "
+    "logged no more than 2 s after the election)",
     TOPIC_DELETION_COMPLETES: "every topic of the run whose deletion was requested is "
     "deleted by the end of the run, none left half-deleted",
+    REGISTRATION_SERVED: "a controller queues a request to every broker registration of "
+    "the run, addressed to its broker epoch, within 15 s",
 }
 
 #: The invariants every scenario checks (DESIGN §9).

@@ -31,8 +31,10 @@ NAMES = (
     "moved-controller",
     "zk-isolation",
     "network-partition",
+    "isolated-election",
     "broker-bounce",
     "fast-bounce",
+    "slow-controller-bounce",
     "controlled-shutdown",
     "reassignment-under-failover",
     "stalled-reassignment",
@@ -155,6 +157,39 @@ def test_the_controller_is_frozen_across_the_bounced_brokers_reregistration(
     assert pause.fault.describe() == "pause controller"
     assert pause.at_s < bounce.at_s + SESSION_TIMEOUT_S < pause.ends_s  # old session ends
     assert pause.duration_s < SESSION_TIMEOUT_S  # the controller keeps its own session
+
+
+@given(seed=SEEDS)
+@PROPERTY
+def test_a_broker_is_bounced_and_registers_again_while_the_controller_is_delayed(
+    seed: int | None,
+) -> None:
+    schedule = SCENARIOS["slow-controller-bounce"].schedule(seed)
+    latency, bounce = schedule.steps
+    assert latency.fault.describe() == "latency controller delay_ms=125"
+    assert (bounce.fault.describe(), bounce.duration_s) == ("bounce non-controller:1", 0)
+    # the old registration vanishes and the new one appears while the delay holds
+    assert latency.at_s < bounce.at_s
+    assert bounce.at_s + 2 * SESSION_TIMEOUT_S < latency.ends_s
+    assert latency.ends_s <= schedule.heal_at_s
+
+
+@given(seed=SEEDS)
+@PROPERTY
+def test_the_controller_dies_while_a_broker_is_cut_off_and_the_cut_outlasts_the_connects(
+    seed: int | None,
+) -> None:
+    schedule = SCENARIOS["isolated-election"].schedule(seed)
+    cut, kill = schedule.steps
+    assert (cut.fault.describe(), kill.fault.describe()) == (
+        "broker-isolate non-controller:1",
+        "kill controller",
+    )
+    assert cut.at_s < kill.at_s < cut.at_s + 3  # the cut broker is still in the ISRs
+    # the dead controller's session expires, a successor elects, and its connections
+    # across the cut give up (20 s), all before the cut heals
+    assert kill.at_s + SESSION_TIMEOUT_S + 20 < cut.ends_s < schedule.heal_at_s
+    assert kill.ends_s < cut.ends_s
 
 
 @given(seed=SEEDS)

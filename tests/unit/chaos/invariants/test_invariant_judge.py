@@ -9,6 +9,8 @@ import pytest
 
 from chaos.invariants import Event, EventFormatError, RunInputs, judge
 from chaos.invariants.events import since_process_at
+from chaos.invariants.judge import during_run
+from chaos.invariants.results import InvariantResult, Violation
 from chaos.invariants.testing import EventLogBuilder
 from chaos.testing import HistoryBuilder
 from eventlog import SCHEMA_VERSION, EventKind
@@ -146,3 +148,57 @@ def test_since_process_at_keeps_the_life_running_at_the_start() -> None:
     assert list(logs["broker1"]) == [current, during, later]
     assert list(logs["broker2"]) == [quiet]
     assert list(since_process_at(b.logs(), 0)["broker1"]) == [old, current, during, later]
+def _bounced_broker_obeys_its_old_epoch(b: EventLogBuilder) -> int:
+    """A broker process registers, is bounced, and the new one obeys a request addressed
+    to the old registration (what a build with `kip-380` does); the time of the new
+    registration."""
+    b.emit("broker2", EventKind.NODE_STARTED, broker_id=2)
+    b.emit("broker2", EventKind.BROKER_REGISTERED, broker_id=2, broker_epoch=327)
+    b.emit("broker2", EventKind.NODE_STARTED, broker_id=2)
+    registered = b.emit("broker2", EventKind.BROKER_REGISTERED, broker_id=2, broker_epoch=350)
+    b.emit(
+        "broker2",
+        EventKind.REQUEST_ACCEPTED,
+        api="UpdateMetadata",
+        controller_epoch=2,
+        request_broker_epoch=327,
+        broker_epoch=350,
+    )
+    return registered.ts
+
+
+def test_violations_of_an_earlier_run_by_the_same_processes_are_not_this_runs() -> None:
+    b = EventLogBuilder()
+    _bounced_broker_obeys_its_old_epoch(b)  # an earlier run on the same cluster
+    b.advance(10)
+    since = b.emit("broker2", EventKind.BROKER_REGISTERED, broker_id=2, broker_epoch=368).ts
+    b.emit(
+        "broker2",
+        EventKind.REQUEST_ACCEPTED,
+        api="UpdateMetadata",
+        controller_epoch=4,
+        request_broker_epoch=368,
+        broker_epoch=368,
+    )
+    logs = b.logs()
+    assert not judge(RunInputs(logs)).ok  # the whole log holds the earlier violation
+    verdict = judge(RunInputs(logs, since_ms=since))
+    fencing = verdict.result("broker_epoch_fencing")
+    assert verdict.ok
+    assert fencing.checked == 2
+    assert fencing.note == "1 violations before the run started not judged"
+
+
+def test_a_violation_shown_during_the_run_is_judged_though_it_began_before() -> None:
+    b = EventLogBuilder()
+    since = _bounced_broker_obeys_its_old_epoch(b) + 1  # the run starts after registering
+    verdict = judge(RunInputs(b.logs(), since_ms=since))
+    fencing = verdict.result("broker_epoch_fencing")
+    assert len(fencing.violations) == 1
+    assert fencing.violations[0].events[0].ts < since <= fencing.violations[0].events[-1].ts
+    assert fencing.note == ""
+
+
+def test_during_run_keeps_violations_shown_by_no_event() -> None:
+    result = InvariantResult("x", (Violation("t-0", "lost"),), 1, "a note")
+    assert during_run(result, since_ms=10**15) is result
