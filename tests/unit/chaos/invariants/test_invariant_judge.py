@@ -148,6 +148,8 @@ def test_since_process_at_keeps_the_life_running_at_the_start() -> None:
     assert list(logs["broker1"]) == [current, during, later]
     assert list(logs["broker2"]) == [quiet]
     assert list(since_process_at(b.logs(), 0)["broker1"]) == [old, current, during, later]
+
+
 def _bounced_broker_obeys_its_old_epoch(b: EventLogBuilder) -> int:
     """A broker process registers, is bounced, and the new one obeys a request addressed
     to the old registration (what a build with `kip-380` does); the time of the new
