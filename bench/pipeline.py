@@ -128,11 +128,9 @@ def measure(settings: PipelineSettings) -> Report:
             console.detail(f"[{time.monotonic() - begun:6.1f} s] {text}")
 
         frames = report_frames(spark, found.runs)
-        tables = compute_tables(frames, len(found.runs), console.detail, step)
+        tables = compute_tables(frames, found.runs, console.detail, step)
         pipeline_s = time.monotonic() - begun
         step("done")
-        for frame in tables.cached:
-            frame.unpersist()
         floors.append(_floor(spark, files, made.total, "after the pipeline"))
     finally:
         spark.stop()
