@@ -1,15 +1,19 @@
 """The report's one Spark job, the per-run pass: every run's rows of every file family,
-read once and shuffled once into groups of whole runs (a hash of the run id,
-`groups_for`), and one Python call per group (`groupBy(GROUP).applyInArrow`) that judges
-each of its runs with the chaos invariants (`pipeline.verdicts.verdict_row`) and computes
-all their figures, by run, in pandas (`pipeline.figures`). Each table of a group comes
+read once and shuffled once by run id into a few partitions of whole runs
+(`partitions_for`), and one Python call per partition (`mapInArrow`) that judges each of
+its runs with the chaos invariants (`pipeline.verdicts.verdict_row`) and computes all
+their figures, by run, in pandas (`pipeline.figures`). Each table of a partition comes
 back as one Arrow IPC stream, and the driver concatenates them into one pandas frame per
-table, typed by its schema (`pipeline.schemas`) as Spark's `toPandas` types. Grouping
-whole runs rather than single runs keeps pandas' fixed cost per call to a few calls per
-core.
+table, typed by its schema (`pipeline.schemas`) as Spark's `toPandas` types.
+
+Why partitions of runs rather than one call per run: pandas' fixed cost per operation
+(about a millisecond) times some two hundred operations per call made the figures cost
+more than the data; a few calls per core pay it a few times. Why an explicit number of
+partitions (`repartition(n, "run_id")`): adaptive execution would coalesce the small
+shuffle of a plain `groupBy` into one partition, that is one Python task on one core.
 
 `run_rows` and `collect_per_run` run on the driver's thread; `judge_and_measure` (built
-by `per_run`) on the executors' Python workers, one group of runs per call.
+by `per_run`) on the executors' Python workers, one partition of runs per call.
 
 What goes to Python is cut down in Spark first, from the frames read with their explicit
 schemas (`pipeline.frames`): the event kinds the figures read (with `noticed`, a
@@ -21,7 +25,7 @@ own, so that a run with no readable line still gets its verdict.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -40,11 +44,10 @@ from pipeline.verdicts import verdict_row
 
 __all__ = [
     "FAMILY",
-    "GROUP",
     "PER_RUN_TABLES",
     "PLOTTING_TABLES",
     "collect_per_run",
-    "groups_for",
+    "partitions_for",
     "per_run",
     "run_rows",
     "typed",
@@ -52,10 +55,8 @@ __all__ = [
 
 #: The column naming each row's family in `run_rows`.
 FAMILY = "family"
-#: The column of a row's group of runs (a hash of its run id), the unit of one Python call.
-GROUP = "run_group"
-#: Groups of runs per core (`groups_for`).
-GROUPS_PER_CORE = 2
+#: Partitions of runs per core (`partitions_for`).
+PARTITIONS_PER_CORE = 2
 #: The event kinds a figure reads.
 EVENT_KINDS = (ELECTED, DONE, "leader_elected", "broker_change")
 #: The tables `per_run` makes for every run, and their schemas.
@@ -144,11 +145,11 @@ def run_rows(frames: RunFrames) -> DataFrame:
     return union
 
 
-def groups_for(spark: SparkSession) -> int:
-    """How many groups of runs the pass makes: `GROUPS_PER_CORE` per core of the
-    session's default parallelism (each group is one Python call; a few per core even
-    out the runs' unequal costs)."""
-    return GROUPS_PER_CORE * spark.sparkContext.defaultParallelism
+def partitions_for(spark: SparkSession) -> int:
+    """How many partitions of runs the pass makes: `PARTITIONS_PER_CORE` per core of the
+    session's default parallelism (each is one Python call; a few per core even out the
+    runs' unequal costs)."""
+    return PARTITIONS_PER_CORE * spark.sparkContext.defaultParallelism
 
 
 def _family(table: pa.Table, name: str, columns: Sequence[str]) -> pd.DataFrame:
@@ -166,13 +167,16 @@ def _ipc(frame: pd.DataFrame, schema: StructType) -> bytes:
 
 def per_run(
     configs: Mapping[str, RunConfig], window_ms: int, plotting: bool = False
-) -> Callable[[pa.Table], pa.Table]:
-    """The body of the per-run pass: from the `run_rows` of one group of runs, their
-    verdicts (one run at a time) and their figures (by run), each table as a row of
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The body of the per-run pass: from the `run_rows` of one partition of whole runs,
+    their verdicts (one run at a time) and their figures (by run), each table as a row of
     `schemas.PER_RUN` (an Arrow IPC stream of the table's schema). The rates and the sends
     as the pictures draw them too, when `plotting`."""
 
-    def judge_and_measure(table: pa.Table) -> pa.Table:
+    def judge_and_measure(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        table = pa.Table.from_batches(list(batches))
+        if not table.num_rows:
+            return
         run_ids = sorted(set(table["run_id"].to_pylist()))
         started = {r: configs[r].started_ms for r in run_ids}
         events = _family(table, "events", figures.EVENT_COLUMNS)
@@ -198,10 +202,8 @@ def per_run(
             made["sends"] = sent
         names = {**PER_RUN_TABLES, **PLOTTING_TABLES}
         data = [_ipc(frame[names[n].names], names[n]) for n, frame in made.items()]
-        return pa.table(
-            {"group": [table[GROUP][0].as_py()] * len(made), "table": list(made), "data": data},
-            schema=to_arrow_schema(schemas.PER_RUN),
-        )
+        out = pa.table({"table": list(made), "data": data}, schema=to_arrow_schema(schemas.PER_RUN))
+        yield from out.to_batches()
 
     return judge_and_measure
 
@@ -219,11 +221,9 @@ def collect_per_run(
     """The per-run pass over `frames`, collected: each table of `PER_RUN_TABLES` (and of
     `PLOTTING_TABLES` when `plotting`) of every run, as one pandas frame each, unsorted."""
     configs = {r.run_id: r for r in runs}
-    groups = max(1, min(len(runs), groups_for(frames.runs.sparkSession)))
-    rows = run_rows(frames).withColumn(GROUP, F.pmod(F.hash("run_id"), F.lit(groups)))
-    passed = rows.groupBy(GROUP).applyInArrow(
-        per_run(configs, window_ms, plotting), schema=schemas.PER_RUN
-    )
+    partitions = max(1, min(len(runs), partitions_for(frames.runs.sparkSession)))
+    rows = run_rows(frames).repartition(partitions, "run_id")
+    passed = rows.mapInArrow(per_run(configs, window_ms, plotting), schema=schemas.PER_RUN)
     collected: Any = passed.toArrow()
     wanted = {**PER_RUN_TABLES, **(PLOTTING_TABLES if plotting else {})}
     parts: dict[str, list[pa.Table]] = {name: [] for name in wanted}

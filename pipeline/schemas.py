@@ -277,5 +277,5 @@ RUN_SUMMARY = _fields(
     ("max_unavailable_ms", _L),
 )
 
-#: What the per-run pass returns: each table of one group of runs as an Arrow IPC stream.
-PER_RUN = _fields(("group", IntegerType()), ("table", _S), ("data", BinaryType()))
+#: What the per-run pass returns: each table of one partition of runs as an Arrow IPC stream.
+PER_RUN = _fields(("table", _S), ("data", BinaryType()))
