@@ -1,4 +1,4 @@
-"""The PySpark report's jobs over a million synthetic records, against a plain Spark read of
+"""The PySpark report's Spark job over a million synthetic records, against a plain Spark read of
 the same files in the same session.
 
     python -m bench.pipeline [--events 1000000] [--quick] [--seed 0] [--master local[2]]
@@ -120,7 +120,7 @@ def measure(settings: PipelineSettings) -> Report:
         console.phase("warm-up: the floor's read of every file once (not measured)")
         floor_job(spark, files)
         floors = [_floor(spark, files, made.total, "before the pipeline")]
-        console.phase("pipeline: the report's Spark jobs (verdicts, figures, tables)")
+        console.phase("pipeline: the report's Spark job (verdicts, figures) and tables")
         steps: dict[str, float] = {}
         begun = time.monotonic()
 

@@ -1,7 +1,7 @@
 """`build_report`: the whole pipeline over a set of run directories. Discover and
 version-check the runs, read them into Spark, judge every run with the chaos engine's
-invariants and compute its figures in one pass per run (`pipeline.run_pass`, the one
-Spark job), build the tables across runs from those in pandas, write the tables as
+invariants and compute its figures in one pass over every run (`pipeline.run_pass`, the
+one Spark job), build the tables across runs from those in pandas, write the tables as
 Parquet, draw the pictures and render one HTML page (`templates/report.html.j2`). Runs on
 the driver's main thread. Progress lines go to `say`.
 """
@@ -134,7 +134,7 @@ def compute_tables(
     one per-run pass (`pipeline.run_pass`), collected, then the tables across runs in
     pandas on the driver (no file is written, no picture drawn). The rates and sends the
     pictures draw too, when `plotting`."""
-    step("judging and measuring every run (one pass per run)")
+    step("judging and measuring every run in one pass")
     collected = collect_per_run(frames, runs, WINDOW_MS, plotting)
     step("verdicts and figures per run collected")
     result = {name: _sorted(name, collected[name]) for name in PER_RUN_TABLES}
