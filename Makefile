@@ -29,7 +29,7 @@ help:
 	@echo "make bench-quick        the same, every measure at 1,000 partitions"
 	@echo "make bench-produce      acks=all and acks=1 produce throughput vs. a gRPC round-trip floor"
 	@echo "make bench-produce-quick the same for 3 s per acks setting"
-	@echo "make bench-pipeline     the report's Spark jobs over 1,000,000 records vs. a plain read (also in make bench)"
+	@echo "make bench-pipeline     the report's Spark job over 1,000,000 records vs. a plain read (also in make bench)"
 	@echo "make bench-pipeline-quick the same over 100,000 records"
 
 host:

@@ -1,4 +1,4 @@
-"""The PySpark report's jobs over a million synthetic records, against a plain Spark read of
+"""The PySpark report's Spark job over a million synthetic records, against a plain Spark read of
 the same files in the same session.
 
     python -m bench.pipeline [--events 1000000] [--quick] [--seed 0] [--master local[2]]
@@ -16,10 +16,11 @@ Runbook (no ZooKeeper, no broker):
    grouped by run and kind (events: `kind`, history: `type`, faults: `phase`, snapshots:
    `after_heal_ms`) and counted, collected to the driver; timed before and after the
    pipeline, the mean is the floor (other work on a shared box moves both).
-4. Pipeline: what `python -m pipeline report` computes, minus the pictures and the files:
-   the frames read and cached, every run judged by the chaos invariants on the executors,
-   every figure per run and every table across runs collected as pandas
-   (`pipeline.report.report_frames`, `compute_tables`).
+4. Pipeline: what `python -m pipeline report` computes, minus the pictures and the files
+   (`pipeline.report.report_frames`, `compute_tables`): one Spark job, the per-run pass,
+   that reads every file once and shuffles it once into partitions of whole runs, judges
+   every run by the chaos invariants and computes every figure per run in pandas on the
+   executors, collected; then every table across runs in pandas on the driver.
 5. Report: seconds against the floor and their ratio (the target is 1.5x), the time of
    each step, `bench.json` in DIR, the JSON line in `bench/results` (`measure`
    `pipeline`). The generated runs are deleted unless `--keep-runs`.
@@ -119,7 +120,7 @@ def measure(settings: PipelineSettings) -> Report:
         console.phase("warm-up: the floor's read of every file once (not measured)")
         floor_job(spark, files)
         floors = [_floor(spark, files, made.total, "before the pipeline")]
-        console.phase("pipeline: the report's Spark jobs (verdicts, figures, tables)")
+        console.phase("pipeline: the report's Spark job (verdicts, figures) and tables")
         steps: dict[str, float] = {}
         begun = time.monotonic()
 
@@ -128,11 +129,9 @@ def measure(settings: PipelineSettings) -> Report:
             console.detail(f"[{time.monotonic() - begun:6.1f} s] {text}")
 
         frames = report_frames(spark, found.runs)
-        tables = compute_tables(frames, len(found.runs), console.detail, step)
+        tables = compute_tables(frames, found.runs, console.detail, step)
         pipeline_s = time.monotonic() - begun
         step("done")
-        for frame in tables.cached:
-            frame.unpersist()
         floors.append(_floor(spark, files, made.total, "after the pipeline"))
     finally:
         spark.stop()

@@ -5,8 +5,10 @@ matplotlib pictures and one HTML page. `python -m pipeline report`.
 
 - `runs`: finding run directories, their configs, judging one run as the runner does.
 - `schemas`: the explicit Spark schemas of the files read.
-- `frames`: the files read into DataFrames; `verdicts`: the verdict job.
-- `figures`: per-run measures; `tables`: across-run tables.
+- `frames`: the files read into DataFrames; `verdicts`: one run's verdict.
+- `run_pass`: the one Spark job, judging and measuring every run in one pass.
+- `figures`: per-run measures (pandas); `metadata`: failover until metadata is current;
+  `tables`: across-run tables (pandas).
 - `plots`: the pictures; `report`: the whole report; `session`: the SparkSession.
 - `testing`: synthetic run directories for tests.
 """

@@ -1,6 +1,13 @@
-"""The per-run figures as Spark DataFrames, built on the driver's thread and computed on the
-executors: failure detection, controller failover, leader elections, per-partition
-unavailability windows, produce latency quantiles per time window and operation rates.
+"""The per-run figures, decided for one run at a time from its rows as pandas frames: failure
+detection, controller failover, leader elections, per-partition unavailability windows,
+produce latency quantiles per time window and operation rates. Pure functions of plain
+frames (any thread): the report's per-run pass (`pipeline.run_pass`) calls them on the
+executors' Python workers, for the runs of one group at a time; every figure is computed
+by run (`run_id`), never across runs.
+
+The rows are those `pipeline.run_pass` hands over (`run_id` and the columns below); every
+function returns its table's columns (`pipeline.schemas`). A comparison with a missing
+value is false and a join never matches a missing key, as in SQL.
 
 Definitions (docs/pipeline.md):
 
@@ -19,241 +26,357 @@ Definitions (docs/pipeline.md):
   snapshot at or after the heal in which ZooKeeper's leader is a live broker and the ISR
   holds every replica.
 - latency: each acknowledged send's invoke-to-ok time; quantiles per `window_ms`.
+
+Quantiles are exact and interpolated as Spark's `percentile` does (`percentiles`).
 """
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame, Window
-from pyspark.sql import functions as F
+from collections.abc import Mapping, Sequence
 
-from pipeline.frames import RunFrames
-from pipeline.metadata import metadata_frame
+import numpy as np
+import pandas as pd
+
+from pipeline.metadata import DONE, ELECTED, metadata_current
 
 __all__ = [
+    "EVENT_COLUMNS",
+    "FAULT_COLUMNS",
     "QUANTILES",
+    "SEND_COLUMNS",
+    "SNAPSHOT_COLUMNS",
     "detection",
     "elections",
     "failovers",
     "fault_windows",
+    "group_codes",
     "healed",
     "latency",
+    "left_join",
+    "percentiles",
     "rates",
     "sends",
     "unavailability",
 ]
 
 QUANTILES = (0.5, 0.95, 0.99)
+#: One run's event rows: the envelope, the fields the figures read, and `noticed` (a
+#: `broker_change` with a dead broker, or a `controller_elected`).
+EVENT_COLUMNS = (
+    "ts",
+    "node",
+    "kind",
+    "api",
+    "broker_id",
+    "controller_epoch",
+    "topic",
+    "partition",
+    "leader",
+    "leader_epoch",
+    "strategy",
+    "duration_ms",
+    "noticed",
+)
+#: One run's fault phases (`targets` joined with commas).
+FAULT_COLUMNS = ("ts", "fault", "kind", "targets", "phase")
+#: One run's history lines of sends (`time_ns` of a line without one is 0, and
+#: `has_time_ns` false: the nanoseconds stay exact integers).
+SEND_COLUMNS = (
+    "type",
+    "process",
+    "op_id",
+    "topic",
+    "partition",
+    "wall_ms",
+    "time_ns",
+    "has_time_ns",
+)
+#: One run's snapshot partitions after the heal (`whole`: the leader is live and the ISR
+#: holds every replica).
+SNAPSHOT_COLUMNS = ("after_heal_ms", "topic", "partition", "whole")
 
 
-def fault_windows(frames: RunFrames) -> DataFrame:
-    """One row per fault: run_id, fault, kind, targets, start_ms, stop_ms (null: never
-    stopped)."""
-    f = frames.faults
-    starts = f.where(F.col("phase") == "start").select(
-        "run_id",
-        "fault",
-        "kind",
-        F.array_join("targets", ",").alias("targets"),
-        F.col("ts").alias("start_ms"),
+def percentiles(
+    codes: np.ndarray, values: np.ndarray, groups: int, quantiles: Sequence[float]
+) -> np.ndarray:
+    """The exact quantiles of `values` by group (`codes`: each value's group, 0 to
+    `groups` - 1), shape (groups, quantiles). Missing values are left out; a group with
+    none left gets NaN. Interpolated between the two nearest ranks as Spark's `percentile`
+    does, to the bit: `low + (position - lower) * (high - low)` at position `(n - 1) * q`."""
+    values = np.asarray(values, dtype="float64")
+    known = ~np.isnan(values)
+    codes, values = np.asarray(codes)[known], values[known]
+    ordered = values[np.lexsort((values, codes))]
+    counts = np.bincount(codes, minlength=groups)
+    offsets = np.cumsum(counts) - counts
+    out = np.full((groups, len(quantiles)), np.nan)
+    some = counts > 0
+    for i, q in enumerate(quantiles):
+        position = (counts[some] - 1).astype("float64") * q
+        lower = np.floor(position)
+        low = ordered[offsets[some] + lower.astype("int64")]
+        high = ordered[offsets[some] + np.ceil(position).astype("int64")]
+        out[some, i] = low + (position - lower) * (high - low)
+    return out
+
+
+def left_join(left: pd.DataFrame, right: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """`left` joined with the rows of `right` of equal `keys`, as SQL's left outer join: a
+    missing key matches nothing."""
+    matchable = right.dropna(subset=keys)
+    return left.merge(matchable, on=keys, how="left", sort=False)
+
+
+def _nearest(
+    left: pd.DataFrame, right: pd.DataFrame, on: tuple[str, str], direction: str
+) -> pd.DataFrame:
+    """`left` (its row order kept) with the columns of the row of `right` of the same run
+    whose `on[1]` is the last at or before (`backward`) or the first at or after
+    (`forward`) its `on[0]`; missing when there is none or a time is missing. Of equal
+    times, the last (`backward`) or the first (`forward`) row of `right` counts."""
+    at, key = on
+    rows = left.reset_index(drop=True)
+    rows = rows.assign(_order=np.arange(len(rows)), _at=rows[at].astype("float64"))
+    candidates = right.dropna(subset=[key])
+    candidates = candidates.assign(**{key: candidates[key].astype("float64")})
+    timed = rows.dropna(subset=["_at"]).sort_values("_at", kind="stable")
+    matched = pd.merge_asof(
+        timed,
+        candidates.sort_values(key, kind="stable"),
+        left_on="_at",
+        right_on=key,
+        by="run_id",
+        direction=direction,
+        allow_exact_matches=True,
     )
-    stops = (
-        f.where(F.col("phase") == "stop")
-        .groupBy("run_id", "fault")
-        .agg(F.min("ts").alias("stop_ms"))
-    )
-    return starts.join(stops, ["run_id", "fault"], "left")
+    untimed = rows[rows["_at"].isna()]
+    joined = pd.concat([matched, untimed], ignore_index=True) if len(untimed) else matched
+    joined = joined.sort_values("_order", kind="stable", ignore_index=True)
+    return joined.drop(columns=["_order", "_at"])
 
 
-def _last_fault_before(frame: DataFrame, faults: DataFrame, ts: str) -> DataFrame:
-    """`frame` with the kind and start of the last fault that started at or before `ts`."""
-    keyed = frame.withColumn("_row", F.monotonically_increasing_id())
-    joined = keyed.join(
-        faults.select("run_id", "kind", "start_ms"),
-        (keyed["run_id"] == faults["run_id"]) & (faults["start_ms"] <= keyed[ts]),
-        "left",
-    ).drop(faults["run_id"])
-    latest = Window.partitionBy("_row").orderBy(F.col("start_ms").desc_nulls_last())
-    return (
-        joined.withColumn("_n", F.row_number().over(latest))
-        .where(F.col("_n") == 1)
-        .drop("_n", "_row")
-    )
+def fault_windows(faults: pd.DataFrame) -> pd.DataFrame:
+    """run_id, fault, kind, targets, start_ms, stop_ms (missing: never stopped): one row
+    per fault `start`."""
+    starts = faults[faults["phase"] == "start"]
+    columns = ["run_id", "fault", "kind", "targets", "ts"]
+    windows = starts[columns].rename(columns={"ts": "start_ms"}).reset_index(drop=True)
+    stopped = faults[faults["phase"] == "stop"]
+    stops = stopped.groupby(["run_id", "fault"], sort=False)["ts"].min().rename("stop_ms")
+    return left_join(windows, stops.reset_index(), ["run_id", "fault"])
 
 
-def detection(frames: RunFrames) -> DataFrame:
-    """run_id, fault, kind, targets, start_ms, stop_ms, detected_ms, detection_ms (null:
-    not detected), detected_by (`broker_change` or `controller_elected`)."""
-    faults = fault_windows(frames)
-    noticed = ((F.col("kind") == "broker_change") & (F.size("dead") > 0)) | (
-        F.col("kind") == "controller_elected"
-    )
-    changes = frames.events.where(noticed).select(
-        "run_id", F.col("ts").alias("change_ms"), F.col("kind").alias("detected_by")
-    )
-    joined = faults.join(
-        changes,
-        (faults["run_id"] == changes["run_id"]) & (changes["change_ms"] >= faults["start_ms"]),
-        "left",
-    ).drop(changes["run_id"])
-    return joined.groupBy("run_id", "fault", "kind", "targets", "start_ms", "stop_ms").agg(
-        F.min("change_ms").alias("detected_ms"),
-        (F.min("change_ms") - F.col("start_ms")).alias("detection_ms"),
-        F.min_by("detected_by", "change_ms").alias("detected_by"),
-    )
+def _last_fault_before(frame: pd.DataFrame, windows: pd.DataFrame, ts: str) -> pd.DataFrame:
+    """`frame` with the `kind` and `start_ms` of the last fault of its run that started at
+    or before its `ts` (missing: none did)."""
+    starts = windows[["run_id", "kind", "start_ms"]].assign(_start=windows["start_ms"])
+    out = _nearest(frame, starts.drop(columns="start_ms"), (ts, "_start"), "backward")
+    out["start_ms"] = out.pop("_start")
+    return out
 
 
-def _since_start(frames: RunFrames) -> DataFrame:
-    return frames.events.join(frames.runs.select("run_id", "started_ms"), "run_id").where(
-        F.col("ts") >= F.col("started_ms")
+def detection(events: pd.DataFrame, faults: pd.DataFrame) -> pd.DataFrame:
+    """run_id, fault, kind, targets, start_ms, stop_ms, detected_ms, detection_ms
+    (missing: not detected), detected_by (`broker_change` or `controller_elected`): one
+    row per distinct fault window."""
+    windows = fault_windows(faults).drop_duplicates(ignore_index=True)
+    noticed = events[events["noticed"].fillna(False).astype(bool)]
+    changes = pd.DataFrame(
+        {"run_id": noticed["run_id"], "detected_ms": noticed["ts"], "detected_by": noticed["kind"]}
     )
+    changes["_change"] = changes["detected_ms"]
+    out = _nearest(windows, changes.drop(columns="detected_ms"), ("start_ms", "_change"), "forward")
+    out["detected_ms"] = out.pop("_change")
+    out["detection_ms"] = out["detected_ms"] - out["start_ms"]
+    return out[
+        [
+            "run_id",
+            "fault",
+            "kind",
+            "targets",
+            "start_ms",
+            "stop_ms",
+            "detected_ms",
+            "detection_ms",
+            "detected_by",
+        ]
+    ]
 
 
-def failovers(frames: RunFrames) -> DataFrame:
-    """run_id, controller_epoch, node, elected_ms, done_ms, kind, start_ms, failover_ms,
-    duration_ms (the new controller's own `on_failover` time), live_brokers,
-    brokers_updated, metadata_ms (the last live broker applied an UpdateMetadata of the
-    epoch; null: not all did), metadata_failover_ms (from start_ms to metadata_ms)."""
-    events = _since_start(frames)
-    elected = events.where(F.col("kind") == "controller_elected").select(
-        "run_id", "node", "controller_epoch", F.col("ts").alias("elected_ms")
-    )
-    done = (
-        events.where(F.col("kind") == "controller_failover_done")
-        .groupBy("run_id", "node", "controller_epoch")
-        .agg(F.min("ts").alias("done_ms"), F.min("duration_ms").alias("duration_ms"))
-    )
+def _since_start(events: pd.DataFrame, started_ms: Mapping[str, int]) -> pd.DataFrame:
+    return events[events["ts"] >= events["run_id"].map(started_ms).astype("float64")]
+
+
+def failovers(
+    events: pd.DataFrame, faults: pd.DataFrame, started_ms: Mapping[str, int]
+) -> pd.DataFrame:
+    """run_id, node, controller_epoch, elected_ms, done_ms, duration_ms (the new
+    controller's own `on_failover` time), live_brokers, brokers_updated, metadata_ms (the
+    last live broker applied an UpdateMetadata of the epoch; missing: not all did), kind,
+    start_ms, failover_ms, metadata_failover_ms (from start_ms to metadata_ms): one row per
+    controller election after its run started (`started_ms` by run)."""
+    since = _since_start(events, started_ms)
     keys = ["run_id", "node", "controller_epoch"]
-    current = metadata_frame(frames.events)
-    pairs = elected.join(done, keys, "left").join(current, keys, "left")
-    with_fault = _last_fault_before(pairs, fault_windows(frames), "elected_ms")
-    return with_fault.withColumn("failover_ms", F.col("done_ms") - F.col("start_ms")).withColumn(
-        "metadata_failover_ms", F.col("metadata_ms") - F.col("start_ms")
+    chosen = since[since["kind"] == ELECTED]
+    elected = pd.DataFrame(
+        {
+            "run_id": chosen["run_id"],
+            "node": chosen["node"],
+            "controller_epoch": chosen["controller_epoch"].astype("float64"),
+            "elected_ms": chosen["ts"],
+        }
     )
+    finished = since[since["kind"] == DONE]
+    done = (
+        finished.groupby(keys, dropna=False, sort=False)
+        .agg(done_ms=("ts", "min"), duration_ms=("duration_ms", "min"))
+        .reset_index()
+    )
+    done["controller_epoch"] = done["controller_epoch"].astype("float64")
+    current = metadata_current(events)
+    current["controller_epoch"] = pd.to_numeric(current["controller_epoch"]).astype("float64")
+    pairs = left_join(left_join(elected, done, keys), current, keys)
+    out = _last_fault_before(pairs, fault_windows(faults), "elected_ms")
+    out["failover_ms"] = out["done_ms"] - out["start_ms"]
+    out["metadata_failover_ms"] = out["metadata_ms"].astype("float64") - out["start_ms"]
+    return out
 
 
-def elections(frames: RunFrames) -> DataFrame:
+def elections(
+    events: pd.DataFrame, faults: pd.DataFrame, started_ms: Mapping[str, int]
+) -> pd.DataFrame:
     """run_id, topic, partition, leader, leader_epoch, strategy, elected_ms, kind,
-    start_ms, since_fault_ms: every leader election after the run started, but the
-    initial ones."""
-    chosen = (
-        _since_start(frames)
-        .where((F.col("kind") == "leader_elected") & (F.col("strategy") != "initial"))
-        .select(
-            "run_id",
-            "topic",
-            "partition",
-            "leader",
-            "leader_epoch",
-            "strategy",
-            F.col("ts").alias("elected_ms"),
-        )
+    start_ms, since_fault_ms: every leader election after its run started (`started_ms` by
+    run), but the initial ones."""
+    since = _since_start(events, started_ms)
+    strategy = since["strategy"]
+    chosen = since[(since["kind"] == "leader_elected") & strategy.notna() & (strategy != "initial")]
+    picked = chosen[["run_id", "topic", "partition", "leader", "leader_epoch", "strategy", "ts"]]
+    out = _last_fault_before(
+        picked.rename(columns={"ts": "elected_ms"}), fault_windows(faults), "elected_ms"
     )
-    with_fault = _last_fault_before(chosen, fault_windows(frames), "elected_ms")
-    return with_fault.withColumn("since_fault_ms", F.col("elected_ms") - F.col("start_ms"))
+    out["since_fault_ms"] = out["elected_ms"] - out["start_ms"]
+    return out
 
 
-def _times(prefix: str) -> list[Column]:
-    return [F.col("wall_ms").alias(f"{prefix}_ms"), F.col("time_ns").alias(f"{prefix}_ns")]
+def _nanos(history: pd.DataFrame) -> pd.Series:
+    """`time_ns` as exact nullable integers (float64 would round epoch nanoseconds)."""
+    return history["time_ns"].astype("Int64").where(history["has_time_ns"].to_numpy(bool))
 
 
-def sends(frames: RunFrames) -> DataFrame:
-    """Every send paired with its completion: run_id, process, op_id, topic, partition,
-    invoke_ms, done_ms, type (ok/fail/info; info when it never completed), latency_ms.
-    `frames.sends` when it was set (cached)."""
-    if frames.sends is not None:
-        return frames.sends
-    h = frames.history.where(F.col("f") == "send")
+def sends(history: pd.DataFrame) -> pd.DataFrame:
+    """run_id, process, op_id, topic, partition, invoke_ms, type (ok/fail/info; info when
+    it never completed), done_ms, latency_ms: every send paired with its completion."""
     keys = ["run_id", "process", "op_id"]
-    invokes = h.where(F.col("type") == "invoke").select(
-        *keys, "topic", "partition", *_times("invoke")
+    invoked = history[history["type"] == "invoke"]
+    invokes = (
+        invoked[[*keys, "topic", "partition", "wall_ms"]]
+        .rename(columns={"wall_ms": "invoke_ms"})
+        .assign(invoke_ns=_nanos(invoked))
     )
-    done = h.where(F.col("type") != "invoke").select(*keys, "type", *_times("done"))
-    return (
-        invokes.join(done, ["run_id", "process", "op_id"], "left")
-        .withColumn("type", F.coalesce("type", F.lit("info")))
-        .withColumn("latency_ms", (F.col("done_ns") - F.col("invoke_ns")) / 1e6)
-        .drop("invoke_ns", "done_ns")
+    completed = history[history["type"].notna() & (history["type"] != "invoke")]
+    done = (
+        completed[[*keys, "type", "wall_ms"]]
+        .rename(columns={"wall_ms": "done_ms"})
+        .assign(done_ns=_nanos(completed))
     )
+    out = left_join(invokes, done, keys)
+    out["type"] = out["type"].astype("object").where(out["type"].notna(), "info")
+    nanos = (out["done_ns"] - out["invoke_ns"]).astype("float64")
+    out["latency_ms"] = nanos.to_numpy(dtype="float64", na_value=np.nan) / 1e6
+    return out.drop(columns=["invoke_ns", "done_ns"])
 
 
-def unavailability(frames: RunFrames) -> DataFrame:
+def unavailability(sent: pd.DataFrame) -> pd.DataFrame:
     """run_id, topic, partition, start_ms, end_ms, duration_ms, closed (an acknowledged
-    send ended the window), failed (sends in it)."""
-    s = sends(frames)
-    order = Window.partitionBy("run_id", "topic", "partition").orderBy("invoke_ms", "op_id")
-    island = s.withColumn(
-        "island", F.sum(F.when(F.col("type") == "ok", 1).otherwise(0)).over(order)
-    )
-    bad = island.where(F.col("type") != "ok").groupBy("run_id", "topic", "partition", "island")
-    windows = bad.agg(
-        F.min("invoke_ms").alias("start_ms"),
-        F.max("done_ms").alias("last_failed_ms"),
-        F.count("*").alias("failed"),
-    )
-    closing = island.where(F.col("type") == "ok").select(
-        "run_id",
-        "topic",
-        "partition",
-        (F.col("island") - 1).alias("island"),
-        F.col("done_ms").alias("ok_ms"),
-    )
-    return (
-        windows.join(closing, ["run_id", "topic", "partition", "island"], "left")
-        .withColumn("closed", F.col("ok_ms").isNotNull())
-        .withColumn("end_ms", F.coalesce("ok_ms", "last_failed_ms"))
-        .withColumn("duration_ms", F.col("end_ms") - F.col("start_ms"))
-        .select(
-            "run_id", "topic", "partition", "start_ms", "end_ms", "duration_ms", "closed", "failed"
+    send ended the window), failed (sends in it), from `sends`."""
+    part = ["run_id", "topic", "partition"]
+    order = [*part, "invoke_ms", "op_id"]
+    s = sent.sort_values(order, kind="stable", na_position="first").reset_index(drop=True)
+    ok = (s["type"] == "ok").astype("int64")
+    running = ok.groupby([s[c] for c in part], dropna=False, sort=False).cumsum()
+    # rows equal in the window's order are peers: each counts the acknowledgements of all
+    s["island"] = running.groupby([s[c] for c in order], dropna=False, sort=False).transform("max")
+    bad = s[s["type"] != "ok"]
+    windows = (
+        bad.groupby([*part, "island"], dropna=False, sort=False)
+        .agg(
+            start_ms=("invoke_ms", "min"),
+            last_failed_ms=("done_ms", "max"),
+            failed=("invoke_ms", "size"),
         )
+        .reset_index()
     )
+    acked = s[s["type"] == "ok"]
+    closing = pd.DataFrame(
+        {
+            "run_id": acked["run_id"],
+            "topic": acked["topic"],
+            "partition": acked["partition"],
+            "island": acked["island"] - 1,
+            "ok_ms": acked["done_ms"],
+        }
+    )
+    out = left_join(windows, closing, [*part, "island"])
+    out["closed"] = out["ok_ms"].notna()
+    out["end_ms"] = out["ok_ms"].where(out["ok_ms"].notna(), out["last_failed_ms"])
+    out["duration_ms"] = out["end_ms"] - out["start_ms"]
+    return out[
+        ["run_id", "topic", "partition", "start_ms", "end_ms", "duration_ms", "closed", "failed"]
+    ]
 
 
-def latency(frames: RunFrames, window_ms: int) -> DataFrame:
+def _window(ms: pd.Series, window_ms: int) -> pd.Series:
+    return np.floor(ms.astype("float64") / window_ms) * window_ms
+
+
+def latency(sent: pd.DataFrame, window_ms: int) -> pd.DataFrame:
     """run_id, window_start_ms, sends, p50_ms, p95_ms, p99_ms, max_ms: acknowledged sends
-    by the window their invoke fell in."""
-    ok = sends(frames).where(F.col("type") == "ok")
-    bucket = (F.floor(F.col("invoke_ms") / window_ms) * window_ms).cast("long")
-    q = F.percentile(F.col("latency_ms"), F.array(*[F.lit(x) for x in QUANTILES]))
-    return (
-        ok.withColumn("window_start_ms", bucket)
-        .groupBy("run_id", "window_start_ms")
-        .agg(F.count("*").alias("sends"), q.alias("q"), F.max("latency_ms").alias("max_ms"))
-        .select(
-            "run_id",
-            "window_start_ms",
-            "sends",
-            *[F.col("q")[i].alias(f"p{round(x * 100)}_ms") for i, x in enumerate(QUANTILES)],
-            "max_ms",
-        )
+    by run and the window their invoke fell in."""
+    ok = sent[sent["type"] == "ok"]
+    keys = pd.DataFrame(
+        {"run_id": ok["run_id"], "window_start_ms": _window(ok["invoke_ms"], window_ms)}
     )
+    codes, groups = group_codes(keys)
+    values = ok["latency_ms"].to_numpy(dtype="float64")
+    out = groups.copy()
+    out["sends"] = np.bincount(codes, minlength=len(groups))
+    quantiles = percentiles(codes, values, len(groups), (*QUANTILES, 1.0))
+    for i, q in enumerate(QUANTILES):
+        out[f"p{round(q * 100)}_ms"] = quantiles[:, i]
+    out["max_ms"] = quantiles[:, len(QUANTILES)]
+    return out
 
 
-def rates(frames: RunFrames, window_ms: int) -> DataFrame:
-    """run_id, window_start_ms, ok, fail, info: send completions per window."""
-    s = sends(frames).withColumn("at", F.coalesce("done_ms", "invoke_ms"))
-    bucket = (F.floor(F.col("at") / window_ms) * window_ms).cast("long")
-    return (
-        s.withColumn("window_start_ms", bucket)
-        .groupBy("run_id", "window_start_ms")
-        .pivot("type", ["ok", "fail", "info"])
-        .count()
-        .na.fill(0)
-    )
+def group_codes(keys: pd.DataFrame) -> tuple[np.ndarray, pd.DataFrame]:
+    """For `percentiles`: each row's group among the distinct rows of `keys` (missing
+    values a group of their own), and those distinct rows."""
+    groups = keys.drop_duplicates(ignore_index=True)
+    if groups.empty:
+        return np.zeros(0, dtype="int64"), groups
+    index = pd.MultiIndex.from_frame(groups)
+    return index.get_indexer(pd.MultiIndex.from_frame(keys)), groups
 
 
-def healed(frames: RunFrames) -> DataFrame:
-    """run_id, topic, partition, snapshots, healed_after_ms (null: never within the
+#: The outcomes of a completed or never completed send, as `rates` counts them.
+OUTCOMES = ("ok", "fail", "info")
+
+
+def rates(sent: pd.DataFrame, window_ms: int) -> pd.DataFrame:
+    """run_id, window_start_ms, ok, fail, info: send completions per run and window."""
+    at = sent["done_ms"].where(sent["done_ms"].notna(), sent["invoke_ms"])
+    flags = pd.DataFrame({o: (sent["type"] == o).astype("int64") for o in OUTCOMES})
+    by = [sent["run_id"].rename("run_id"), _window(at, window_ms).rename("window_start_ms")]
+    return flags.groupby(by, dropna=False, sort=False).sum().reset_index()
+
+
+def healed(snapshots: pd.DataFrame) -> pd.DataFrame:
+    """run_id, topic, partition, snapshots, healed_after_ms (missing: never within the
     snapshots): when each partition was whole again after the final heal."""
-    part = F.explode("partitions").alias("p")
-    rows = frames.snapshots.where(F.col("after_heal_ms") >= 0).select(
-        "run_id", "after_heal_ms", "live_brokers", part
+    whole_at = snapshots["after_heal_ms"].where(snapshots["whole"].fillna(False).astype(bool))
+    grouped = snapshots.assign(whole_at=whole_at).groupby(
+        ["run_id", "topic", "partition"], dropna=False, sort=False
     )
-    whole = F.array_contains(F.col("live_brokers"), F.col("p.leader")) & (
-        F.size(F.array_except(F.col("p.replicas"), F.col("p.isr"))) == 0
-    )
-    return rows.groupBy(
-        "run_id", F.col("p.topic").alias("topic"), F.col("p.partition").alias("partition")
-    ).agg(
-        F.count("*").alias("snapshots"),
-        F.min(F.when(whole, F.col("after_heal_ms"))).alias("healed_after_ms"),
-    )
+    return grouped.agg(
+        snapshots=("after_heal_ms", "size"), healed_after_ms=("whole_at", "min")
+    ).reset_index()

@@ -2,11 +2,10 @@
 schemas (`pipeline.schemas`), one `run_id` column added from the file's path. Driver
 thread; the reading itself runs on the executors.
 
-The frames every job reads several times are cached; the history is read once, into the
-sends paired with their completions, which the report caches instead
-(`pipeline.report.report_frames`). Lines that do not parse (a torn last line of a killed
-writer) come out as rows of nulls and are dropped here; the invariants judge the raw
-files themselves (`pipeline.verdicts`).
+Nothing is cached: the report reads every file once, in its one per-run pass
+(`pipeline.run_pass`). Lines that do not parse (a torn last line of a killed writer) come
+out as rows of nulls and are dropped here; the invariants judge the raw files themselves
+(`pipeline.verdicts`).
 """
 
 from __future__ import annotations
@@ -43,8 +42,6 @@ class RunFrames:
     events: DataFrame
     history: DataFrame
     snapshots: DataFrame
-    #: Sends paired with their completions (`figures.sends`), once computed and cached.
-    sends: DataFrame | None = None
 
 
 def run_id_column(depth: int) -> Column:
@@ -59,7 +56,6 @@ def _read(
     schema: StructType,
     depth: int,
     required: str,
-    cached: bool,
 ) -> DataFrame:
     if not paths:
         return spark.createDataFrame([], schema).withColumn("run_id", F.lit(None).cast("string"))
@@ -69,8 +65,7 @@ def _read(
         .json([p.as_uri() for p in paths])
         .withColumn("run_id", run_id_column(depth))
     )
-    frame = frame.where(F.col(required).isNotNull()).coalesce(2)
-    return frame.cache() if cached else frame
+    return frame.where(F.col(required).isNotNull()).coalesce(2)
 
 
 def read_runs(spark: SparkSession, runs: Sequence[RunConfig]) -> RunFrames:
@@ -98,17 +93,12 @@ def read_runs(spark: SparkSession, runs: Sequence[RunConfig]) -> RunFrames:
     )
     files = run_files(runs)
     return RunFrames(
-        runs=run_frame.cache(),
+        runs=run_frame,
         **{
-            family: _read(spark, files[family], schema, depth, required, family in CACHED)
+            family: _read(spark, files[family], schema, depth, required)
             for family, (schema, depth, required) in FAMILIES.items()
         },
     )
-
-
-#: The families read more than once. The history is read once, into the sends paired with
-#: their completions (`figures.sends`), which are cached instead.
-CACHED = frozenset({"faults", "events", "snapshots"})
 
 
 def run_files(runs: Sequence[RunConfig]) -> dict[str, list[Path]]:

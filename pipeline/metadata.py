@@ -7,19 +7,27 @@ The brokers it found live are those it queued an UpdateMetadata of its epoch for
 failover's `update_metadata_sent` step tells every live broker. A broker applied it at
 its first `request_accepted` of `api` UpdateMetadata and that `controller_epoch`, in
 its own log (`broker<id>`). `metadata_current` decides this for one run from plain pandas
-rows (pure; any thread); `metadata_frame` runs it per run on the executors' Python
-workers (`applyInPandas`), built on the driver's thread.
+rows (pure; any thread): the report's per-run pass calls it on the executors' Python
+workers (`pipeline.figures.failovers`).
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
-from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 
 from pipeline import schemas
 
-__all__ = ["METADATA", "UPDATE_METADATA", "metadata_current", "metadata_frame"]
+__all__ = [
+    "ACCEPTED",
+    "DONE",
+    "ELECTED",
+    "INPUT_COLUMNS",
+    "METADATA",
+    "SENT",
+    "UPDATE_METADATA",
+    "metadata_current",
+]
 
 UPDATE_METADATA = "UpdateMetadata"
 ELECTED, DONE = "controller_elected", "controller_failover_done"
@@ -30,65 +38,53 @@ INPUT_COLUMNS = ("run_id", "ts", "node", "kind", "api", "controller_epoch", "bro
 METADATA = schemas.METADATA_CURRENT
 
 
-def _none_if_na(value: object) -> int | None:
-    return None if pd.isna(value) else int(value)  # type: ignore[call-overload]
-
-
 def metadata_current(events: pd.DataFrame) -> pd.DataFrame:
-    """One row of `METADATA` per `controller_elected` in `events` (one run's rows of
-    `INPUT_COLUMNS`): `live_brokers` the new controller found live (0 when its failover
-    never finished), `brokers_updated` how many of them applied an UpdateMetadata of its epoch, and
-    `metadata_ms` when the last of them did (`pd.NA` unless all did)."""
-    columns = [f.name for f in METADATA.fields]
-    elected = events[events["kind"] == ELECTED]
-    if elected.empty:
-        return pd.DataFrame([], columns=columns).astype({"metadata_ms": "Int64"})
-    done = events[events["kind"] == DONE].groupby(["node", "controller_epoch"])["ts"].min()
-    sent = events[(events["kind"] == SENT) & (events["api"] == UPDATE_METADATA)]
-    accepted = events[(events["kind"] == ACCEPTED) & (events["api"] == UPDATE_METADATA)]
-    applied = accepted.groupby(["node", "controller_epoch"])["ts"].min()
-    rows = []
-    for e in elected.itertuples(index=False):
-        done_ms = done.get((e.node, e.controller_epoch))
-        brokers: list[int] = []
-        if done_ms is not None:
-            mine = sent[
-                (sent["node"] == e.node)
-                & (sent["controller_epoch"] == e.controller_epoch)
-                & (sent["ts"] >= e.ts)
-                & (sent["ts"] <= done_ms)
-            ]
-            brokers = sorted({int(b) for b in mine["broker_id"].dropna()})
-        times = [applied.get((f"broker{b}", e.controller_epoch)) for b in brokers]
-        got = [int(t) for t in times if t is not None]
-        rows.append(
-            {
-                "run_id": e.run_id,
-                "node": e.node,
-                "controller_epoch": _none_if_na(e.controller_epoch),
-                "live_brokers": len(brokers),
-                "brokers_updated": len(got),
-                "metadata_ms": max(got) if brokers and len(got) == len(brokers) else None,
-            }
-        )
-    return pd.DataFrame(rows, columns=columns).astype({"metadata_ms": "Int64"})
+    """One row of `METADATA` per `controller_elected` in `events` (rows of `INPUT_COLUMNS`,
+    of one run or of several, told apart by `run_id`): `live_brokers` the new controller
+    found live (0 when its failover never finished), `brokers_updated` how many of them
+    applied an UpdateMetadata of its epoch, and `metadata_ms` when the last of them did
+    (`pd.NA` unless all did). A missing node or epoch matches nothing."""
+    keys = ["run_id", "node", "controller_epoch"]
+    kind, api = events["kind"], events["api"]
+    elected = events.loc[kind == ELECTED, [*keys, "ts"]].reset_index(drop=True)
+    elected["row"] = np.arange(len(elected))
+    done = _first(events[kind == DONE], keys, "done_ms")
+    found = elected.dropna(subset=keys).merge(done, on=keys)
+    sent = events.loc[(kind == SENT) & (api == UPDATE_METADATA), [*keys, "ts", "broker_id"]]
+    sent = sent.dropna(subset=[*keys, "broker_id"]).rename(columns={"ts": "sent_ms"})
+    told = found.merge(sent, on=keys)
+    told = told[(told["sent_ms"] >= told["ts"]) & (told["sent_ms"] <= told["done_ms"])]
+    told = told[["row", "run_id", "controller_epoch", "broker_id"]].drop_duplicates(
+        ["row", "broker_id"]
+    )
+    told["node"] = "broker" + told["broker_id"].astype("int64").astype(str)
+    applied = _first(events[(kind == ACCEPTED) & (api == UPDATE_METADATA)], keys, "applied_ms")
+    told = told.merge(applied, on=keys, how="left")
+    per = told.groupby("row").agg(
+        live_brokers=("broker_id", "size"),
+        brokers_updated=("applied_ms", "count"),
+        last_ms=("applied_ms", "max"),
+    )
+    out = elected.join(per, on="row")
+    live = out["live_brokers"].fillna(0).astype("int64")
+    updated = out["brokers_updated"].fillna(0).astype("int64")
+    complete = (live > 0) & (updated == live)
+    return pd.DataFrame(
+        {
+            "run_id": out["run_id"],
+            "node": out["node"],
+            "controller_epoch": pd.Series(
+                [None if pd.isna(e) else int(e) for e in out["controller_epoch"]], dtype="object"
+            ),
+            "live_brokers": live,
+            "brokers_updated": updated,
+            "metadata_ms": out["last_ms"].where(complete).astype("Int64"),
+        },
+        columns=METADATA.names,
+    )
 
 
-def metadata_frame(events: DataFrame) -> DataFrame:
-    """`metadata_current` of every run of `events` (the `RunFrames.events` frame). Only the
-    first of equal rows but for `ts` goes to Python: `metadata_current` reads no other
-    (an epoch's first election, failover end, request to a broker and application by a
-    broker), so the answer is the same, from a few rows per run instead of every
-    UpdateMetadata."""
-    wanted = F.col("kind").isin(ELECTED, DONE) | (
-        F.col("kind").isin(SENT, ACCEPTED) & (F.col("api") == UPDATE_METADATA)
-    )
-    keys = [c for c in INPUT_COLUMNS if c != "ts"]
-    return (
-        events.where(wanted)
-        .groupBy(*keys)
-        .agg(F.min("ts").alias("ts"))
-        .select(*INPUT_COLUMNS)
-        .groupBy("run_id")
-        .applyInPandas(metadata_current, schema=METADATA)
-    )
+def _first(rows: pd.DataFrame, keys: list[str], name: str) -> pd.DataFrame:
+    """The earliest `ts` of `rows` per `keys` (missing keys left out), as `name`."""
+    known = rows.dropna(subset=keys)
+    return known.groupby(keys, sort=False)["ts"].min().rename(name).reset_index()

@@ -1,31 +1,28 @@
 """`build_report`: the whole pipeline over a set of run directories. Discover and
 version-check the runs, read them into Spark, judge every run with the chaos engine's
-invariants, compute the figures and tables, write the tables as Parquet, draw the
-pictures and render one HTML page (`templates/report.html.j2`). Runs on the driver's main
-thread; the verdict job is submitted from a `verdict-job` thread meanwhile, so that its
-Python tasks and the figures' jobs share the cores, and the figures' jobs, then the
-tables' jobs, are submitted together from `report-job` threads. Progress lines go to
-`say`.
+invariants and compute its figures in one pass over every run (`pipeline.run_pass`, the
+one Spark job), build the tables across runs from those in pandas, write the tables as
+Parquet, draw the pictures and render one HTML page (`templates/report.html.j2`). Runs on
+the driver's main thread. Progress lines go to `say`.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 from jinja2 import Environment, FileSystemLoader, select_autoescape
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 
-from pipeline import figures, plots, tables
+from pipeline import plots, tables
 from pipeline.frames import RunFrames, read_runs
+from pipeline.run_pass import PER_RUN_TABLES, PLOTTING_TABLES, collect_per_run
 from pipeline.runs import PipelineInputError, RunConfig, discover
-from pipeline.verdicts import judge_frame
 
 __all__ = [
     "WINDOW_MS",
@@ -37,10 +34,6 @@ __all__ = [
     "table_cell",
 ]
 
-#: The Spark scheduler pool of the verdict job (`pipeline.session` schedules pools fairly).
-VERDICT_POOL = "verdicts"
-#: How many of the report's Spark jobs are submitted at once (`_collect_all`).
-REPORT_JOBS = 6
 #: The time window of the latency quantiles and the operation rates.
 WINDOW_MS = 1_000
 TEMPLATES = Path(__file__).with_name("templates")
@@ -51,7 +44,11 @@ SORT_KEYS = {
     "elections": ["run_id", "elected_ms", "topic", "partition", "leader_epoch"],
     "unavailability": ["run_id", "topic", "partition", "start_ms"],
     "healed": ["run_id", "topic", "partition"],
+    "latency": ["run_id", "window_start_ms"],
+    "verdicts": ["run_id"],
 }
+#: Where missing keys sort, when not last (the tables Spark used to sort put them first).
+SORT_NULLS = {"latency": "first", "verdicts": "first"}
 
 #: name -> (title, note) of every table the report holds, in page order.
 TABLE_TITLES: dict[str, tuple[str, str]] = {
@@ -103,87 +100,54 @@ def table_cell(value: Any) -> dict[str, Any]:
     return {"value": str(value), "text": not isinstance(value, int), "bad": False}
 
 
-def _collect(frame: Any) -> pd.DataFrame:
-    return frame.toPandas()
-
-
 def report_frames(spark: SparkSession, runs: Sequence[RunConfig]) -> RunFrames:
-    """The frames of `runs`, with the sends paired with their completions cached."""
-    frames = read_runs(spark, runs)
-    return replace(frames, sends=figures.sends(frames).cache())
+    """The frames of `runs`, read with their explicit schemas (lazily: nothing is cached,
+    the per-run pass reads every file once)."""
+    return read_runs(spark, runs)
 
 
 @dataclass
 class Tables:
     """What `compute_tables` made: every table of the page, the recovery measures behind
-    `recovery.png`, and the Spark frames it cached (to unpersist when done)."""
+    `recovery.png`, and (when asked) the rates and sends the pictures draw."""
 
     tables: dict[str, pd.DataFrame]
     measured: pd.DataFrame
-    cached: list[DataFrame]
+    plotting: dict[str, pd.DataFrame] = field(default_factory=dict)
 
 
-def _judged(frames: RunFrames, runs: int) -> tuple[DataFrame, pd.DataFrame]:
-    """The verdict job, in its own scheduler pool (on the `verdict-job` thread): its
-    Python tasks share the cores with the figures' jobs instead of queueing before them."""
-    frames.runs.sparkSession.sparkContext.setLocalProperty("spark.scheduler.pool", VERDICT_POOL)
-    verdicts = judge_frame(frames.runs, min(runs, 8)).cache()
-    return verdicts, _collect(verdicts.drop("verdict_json").orderBy("run_id"))
-
-
-def _collect_all(jobs: dict[str, DataFrame]) -> dict[str, pd.DataFrame]:
-    """Each frame of `jobs` collected, the jobs submitted together from `report-job`
-    threads: one job's stages wait on shuffles and broadcasts while another's tasks use
-    the cores, instead of each job's fixed costs adding up."""
-    with ThreadPoolExecutor(REPORT_JOBS, thread_name_prefix="report-job") as pool:
-        futures = {name: pool.submit(_collect, frame) for name, frame in jobs.items()}
-        return {name: future.result() for name, future in futures.items()}
-
-
-def _figures(frames: RunFrames) -> tuple[dict[str, DataFrame], dict[str, pd.DataFrame]]:
-    """The per-run figures, cached, and collected with the latency table."""
-    per_run = {
-        "detection": figures.detection(frames).cache(),
-        "failovers": figures.failovers(frames).cache(),
-        "elections": figures.elections(frames).cache(),
-        "unavailability": figures.unavailability(frames).cache(),
-        "healed": figures.healed(frames).cache(),
-    }
-    latency = figures.latency(frames, WINDOW_MS).orderBy("run_id", "window_start_ms")
-    collected = _collect_all({**per_run, "latency": latency})
-    result = {
-        name: frame.sort_values(SORT_KEYS[name], ignore_index=True) if name in SORT_KEYS else frame
-        for name, frame in collected.items()
-    }
-    return per_run, result
+def _sorted(name: str, frame: pd.DataFrame) -> pd.DataFrame:
+    keys = SORT_KEYS.get(name)
+    if keys is None:
+        return frame
+    return frame.sort_values(keys, ignore_index=True, na_position=SORT_NULLS.get(name, "last"))
 
 
 def compute_tables(
-    frames: RunFrames, runs: int, say: Callable[[str], None], step: Callable[[str], None]
+    frames: RunFrames,
+    runs: Sequence[RunConfig],
+    say: Callable[[str], None],
+    step: Callable[[str], None],
+    plotting: bool = False,
 ) -> Tables:
-    """The Spark jobs of the report: every run judged, the figures per run and the tables
-    across runs, collected as pandas (no file is written, no picture drawn)."""
-    step("judging every run with the chaos invariants, and the figures per run meanwhile")
-    with ThreadPoolExecutor(1, thread_name_prefix="verdict-job") as pool:
-        judging = pool.submit(_judged, frames, runs)
-        per_run, result = _figures(frames)
-        step("figures per run collected")
-        verdicts, result["verdicts"] = judging.result()
-        step("verdicts collected")
+    """The report's Spark job and what follows from it: every run judged and measured in
+    one per-run pass (`pipeline.run_pass`), collected, then the tables across runs in
+    pandas on the driver (no file is written, no picture drawn). The rates and sends the
+    pictures draw too, when `plotting`."""
+    step("judging and measuring every run in one pass")
+    collected = collect_per_run(frames, runs, WINDOW_MS, plotting)
+    step("verdicts and figures per run collected")
+    result = {name: _sorted(name, collected[name]) for name in PER_RUN_TABLES}
     mismatched = result["verdicts"][result["verdicts"]["matches_runner"] == False]  # noqa: E712
     if len(mismatched):
         say(f"!!  the pipeline's verdict differs from verdict.json: {list(mismatched.run_id)}")
     step("tables across runs")
-    measured = tables.measures(frames, verdicts, per_run).cache()
-    across = _collect_all(
-        {
-            "recovery": tables.recovery_table(measured),
-            "violations": tables.violations_table(frames, verdicts),
-            "runs": tables.run_summary(frames, verdicts, per_run),
-        }
-    )
-    result.update(across)
-    return Tables(result, _collect(measured), [verdicts, measured, *per_run.values()])
+    measured = tables.measures(runs, result["verdicts"], result)
+    result["recovery"] = tables.recovery_table(measured)
+    result["violations"] = tables.violations_table(runs, result["verdicts"], result["detection"])
+    result["runs"] = tables.run_summary(runs, result["verdicts"], result)
+    plotted = {name: collected[name] for name in PLOTTING_TABLES if name in collected}
+    return Tables(result, measured, plotted)
 
 
 def build_report(
@@ -202,10 +166,9 @@ def build_report(
     skipped = [s for s in found.skipped if Path(s).resolve() != out.resolve()]
     step(f"{len(found.runs)} run(s), {len(skipped)} other directories skipped")
     frames = report_frames(spark, found.runs)
-    tables_of = compute_tables(frames, len(found.runs), say, step)
+    tables_of = compute_tables(frames, found.runs, say, step, plotting=True)
     result, measured_pd = tables_of.tables, tables_of.measured
-    rates = _collect(figures.rates(frames, WINDOW_MS))
-    sends = _collect(figures.sends(frames).select("run_id", "invoke_ms", "type", "latency_ms"))
+    rates, sends = tables_of.plotting["rates"], tables_of.plotting["sends"]
     faults = result["detection"]
     step("writing Parquet tables and pictures")
     (out / "tables").mkdir(parents=True, exist_ok=True)
@@ -256,8 +219,6 @@ def build_report(
             }
         )
     _render(report, skipped, sources, runs_page)
-    for frame in tables_of.cached:
-        frame.unpersist()
     step(f"report: {report.html}")
     return report
 

@@ -1,12 +1,17 @@
 """Explicit Spark schemas of the run-directory files the pipeline reads (docs/runs.md,
 docs/events.md, docs/workload.md); nothing is inferred. Only the fields the jobs use are
-declared: Spark's JSON reader leaves the others out. Pure values; any thread.
+declared: Spark's JSON reader leaves the others out. Then the schema of every table the
+report computes: the per-run pass (`pipeline.run_pass`) and the tables across runs
+(`pipeline.tables`) hand their pandas frames through Arrow with these types, so that each
+table's pandas types are those Spark's `toPandas` gives (an integer column with a null
+is float64). Pure values; any thread.
 """
 
 from __future__ import annotations
 
 from pyspark.sql.types import (
     ArrayType,
+    BinaryType,
     BooleanType,
     DoubleType,
     IntegerType,
@@ -16,7 +21,28 @@ from pyspark.sql.types import (
     StructType,
 )
 
-__all__ = ["EVENTS", "FAULTS", "HISTORY", "METADATA_CURRENT", "RUN_VERDICT", "SNAPSHOTS"]
+__all__ = [
+    "DETECTION",
+    "ELECTIONS",
+    "EVENTS",
+    "FAILOVERS",
+    "FAULTS",
+    "HEALED",
+    "HISTORY",
+    "LATENCY",
+    "MEASURED",
+    "METADATA_CURRENT",
+    "PER_RUN",
+    "PLOTTED_SENDS",
+    "RATES",
+    "RECOVERY",
+    "RUN_SUMMARY",
+    "RUN_VERDICT",
+    "SNAPSHOTS",
+    "UNAVAILABILITY",
+    "VERDICTS",
+    "VIOLATIONS",
+]
 
 
 def _fields(*pairs: tuple[str, object]) -> StructType:
@@ -117,3 +143,139 @@ METADATA_CURRENT = _fields(
     ("brokers_updated", IntegerType()),
     ("metadata_ms", LongType()),
 )
+
+_S, _I, _L, _D, _B = StringType(), IntegerType(), LongType(), DoubleType(), BooleanType()
+
+#: The verdicts table: `RUN_VERDICT` without the pipeline's verdict document.
+VERDICTS = StructType([f for f in RUN_VERDICT.fields if f.name != "verdict_json"])
+
+#: Per fault (`pipeline.figures.detection`).
+DETECTION = _fields(
+    ("run_id", _S),
+    ("fault", _S),
+    ("kind", _S),
+    ("targets", _S),
+    ("start_ms", _L),
+    ("stop_ms", _L),
+    ("detected_ms", _L),
+    ("detection_ms", _L),
+    ("detected_by", _S),
+)
+
+#: Per controller election (`pipeline.figures.failovers`).
+FAILOVERS = _fields(
+    ("run_id", _S),
+    ("node", _S),
+    ("controller_epoch", _I),
+    ("elected_ms", _L),
+    ("done_ms", _L),
+    ("duration_ms", _D),
+    ("live_brokers", _I),
+    ("brokers_updated", _I),
+    ("metadata_ms", _L),
+    ("kind", _S),
+    ("start_ms", _L),
+    ("failover_ms", _L),
+    ("metadata_failover_ms", _L),
+)
+
+#: Per leader election (`pipeline.figures.elections`).
+ELECTIONS = _fields(
+    ("run_id", _S),
+    ("topic", _S),
+    ("partition", _I),
+    ("leader", _I),
+    ("leader_epoch", _I),
+    ("strategy", _S),
+    ("elected_ms", _L),
+    ("kind", _S),
+    ("start_ms", _L),
+    ("since_fault_ms", _L),
+)
+
+#: Per unavailability window (`pipeline.figures.unavailability`).
+UNAVAILABILITY = _fields(
+    ("run_id", _S),
+    ("topic", _S),
+    ("partition", _I),
+    ("start_ms", _L),
+    ("end_ms", _L),
+    ("duration_ms", _L),
+    ("closed", _B),
+    ("failed", _L),
+)
+
+#: Per partition after the final heal (`pipeline.figures.healed`).
+HEALED = _fields(
+    ("run_id", _S),
+    ("topic", _S),
+    ("partition", _I),
+    ("snapshots", _L),
+    ("healed_after_ms", _L),
+)
+
+#: Per run and window (`pipeline.figures.latency`).
+LATENCY = _fields(
+    ("run_id", _S),
+    ("window_start_ms", _L),
+    ("sends", _L),
+    ("p50_ms", _D),
+    ("p95_ms", _D),
+    ("p99_ms", _D),
+    ("max_ms", _D),
+)
+
+#: Send completions per run and window, by outcome (`pipeline.figures.rates`).
+RATES = _fields(("run_id", _S), ("window_start_ms", _L), ("ok", _L), ("fail", _L), ("info", _L))
+
+#: Every send, as the latency picture draws it (`pipeline.figures.sends`).
+PLOTTED_SENDS = _fields(("run_id", _S), ("invoke_ms", _L), ("type", _S), ("latency_ms", _D))
+
+#: Every recovery measure of every run (`pipeline.tables.measures`).
+MEASURED = _fields(
+    ("run_id", _S), ("kind", _S), ("measure", _S), ("value_ms", _D), ("scenario", _S)
+)
+
+#: Per measure, scenario and fault kind (`pipeline.tables.recovery_table`).
+RECOVERY = _fields(
+    ("measure", _S),
+    ("scenario", _S),
+    ("kind", _S),
+    ("n", _L),
+    ("p50_ms", _D),
+    ("p95_ms", _D),
+    ("p99_ms", _D),
+    ("max_ms", _D),
+)
+
+#: Per scenario and fault kind (`pipeline.tables.violations_table`).
+VIOLATIONS = _fields(
+    ("scenario", _S),
+    ("kind", _S),
+    ("runs", _L),
+    ("runs_violated", _L),
+    ("violations", _L),
+    ("failed_runs", _L),
+    ("invariants", _S),
+    ("violations_per_100_runs", _D),
+)
+
+#: Per run (`pipeline.tables.run_summary`).
+RUN_SUMMARY = _fields(
+    ("run_id", _S),
+    ("scenario", _S),
+    ("bug_switches", _S),
+    ("ok", _B),
+    ("convergence_ms", _L),
+    ("faults", _L),
+    ("max_detection_ms", _L),
+    ("controller_elections", _L),
+    ("max_failover_ms", _L),
+    ("max_metadata_failover_ms", _L),
+    ("leader_elections", _L),
+    ("median_election_ms", _D),
+    ("max_unavailable_ms", _L),
+)
+
+#: What the per-run pass returns: each table of one partition of runs as an Arrow IPC stream.
+PER_RUN = _fields(("table", _S), ("data", BinaryType()))

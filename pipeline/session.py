@@ -1,14 +1,12 @@
 """The pipeline's one SparkSession per process: `local[2]` by default, any cluster by its
 master URL, with the same job code. Runs on the driver's main thread.
 
-The report's jobs and the verdict job run in two scheduler pools that share the cores
-fairly (`fairscheduler.xml` beside this module); the input files, given one by one, are
-listed on the driver. Quiet by design: a log4j2 configuration of warnings only
-(`log4j2.properties` beside this module), Spark's console progress bar kept so that long
-jobs show where they are. On a
-cluster, the project's packages the jobs import (`SHIPPED_PACKAGES`) are zipped and sent to
-the executors, and the executors run the same Python interpreter path as the driver
-(`spark.pyspark.python`), so the workers need the venv at that path (docs/pipeline.md).
+The input files, given one by one, are listed on the driver. Quiet by design: a log4j2
+configuration of warnings only (`log4j2.properties` beside this module), Spark's console
+progress bar kept so that long jobs show where they are. On a cluster, the project's
+packages the jobs import (`SHIPPED_PACKAGES`) are zipped and sent to the executors, and
+the executors run the same Python interpreter path as the driver (`spark.pyspark.python`),
+so the workers need the venv at that path (docs/pipeline.md).
 """
 
 from __future__ import annotations
@@ -36,7 +34,6 @@ DRIVER_MEMORY = "3g"
 #: Above this many paths Spark would list files in a job of its own.
 LISTING_JOB_FILES = 1_000_000
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
-POOLS = Path(__file__).with_name("fairscheduler.xml")
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -63,9 +60,6 @@ def spark_session(master: str = DEFAULT_MASTER, app_name: str = "chaos-report") 
         .appName(app_name)
         .config("spark.driver.memory", DRIVER_MEMORY)
         .config("spark.sql.shuffle.partitions", str(SHUFFLE_PARTITIONS))
-        # jobs in different pools (the verdict job's, `pipeline.report`) share the cores
-        .config("spark.scheduler.mode", "FAIR")
-        .config("spark.scheduler.allocation.file", POOLS.as_uri())
         # the files are given one by one: list them on the driver, not in a Spark job
         .config("spark.sql.sources.parallelPartitionDiscovery.threshold", str(LISTING_JOB_FILES))
         .config("spark.default.parallelism", "2")
