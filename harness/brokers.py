@@ -137,6 +137,15 @@ class BrokerProcess:
         """The broker's event log so far."""
         return read_events(event_log_path(self.run_dir, f"broker{self.broker_id}"))
 
+    def applied_leader_and_isr(self) -> bool:
+        """Whether the broker has accepted a LeaderAndIsr naming at least one partition: a
+        partition state znode is written before its LeaderAndIsr is sent, so a test that
+        waits only on ZooKeeper can get ahead of the broker."""
+        return any(
+            e["kind"] == "request_accepted" and e["api"] == "LeaderAndIsr" and e["partitions"]
+            for e in self.events()
+        )
+
     def metrics(self) -> dict[str, float]:
         """One scrape of the broker's Prometheus endpoint: sample name -> value."""
         port = self.metrics_port()

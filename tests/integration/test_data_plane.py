@@ -67,18 +67,9 @@ class Cluster:
             20,
             "partition did not come online with the full ISR",
         )
-        # The state znode is written before the LeaderAndIsr is sent: a produce right
-        # after it can still find no leader, so wait until every replica has applied one.
-        for broker_id in replicas:
+        for broker_id in replicas:  # a produce right after the znode may find no leader
             proc = self.procs[broker_id]
-
-            def applied(proc: BrokerProcess = proc) -> bool:
-                return any(
-                    e["api"] == "LeaderAndIsr" and e["partitions"] > 0
-                    for e in events(proc, "request_accepted")
-                )
-
-            wait_until(applied, 20, f"broker {broker_id} did not apply its LeaderAndIsr")
+            wait_until(proc.applied_leader_and_isr, 20, f"broker {broker_id}: no LeaderAndIsr")
 
     @contextmanager
     def client(self, broker_id: int) -> Iterator[ClientApiClient]:

@@ -52,6 +52,7 @@ def test_an_unreadable_log_takes_only_its_replica_offline(
         return state.leader_and_isr.leader if state else -2
 
     wait_until(lambda: sorted(isr(T0)) == sorted(isr(T1)) == [1, 2], 20, "t not online")
+    wait_until(procs[2].applied_leader_and_isr, 20, "broker 2 got no LeaderAndIsr for t")
     procs[2].kill()
     wait_until(lambda: isr(T0) == isr(T1) == (1,), 20, "broker 2 stayed in the ISRs")
     checkpoint = run_dir / "data" / "broker2" / "t-0" / "hw-checkpoint"
