@@ -135,11 +135,14 @@ def test_the_controller_moves_while_its_slow_preferred_elections_are_in_flight(
     assert bounce.fault.describe() == "bounce non-controller:1"
     assert latency.fault.kind == "latency"
     assert latency.fault.target == "controller"
-    delay_s = int(latency.fault.param("delay_ms")) / 1000
+    delay_ms, timeout_ms = latency.fault.param("delay_ms"), elect.param("timeout_ms")
+    assert isinstance(delay_ms, int)
+    assert isinstance(timeout_ms, int)
+    delay_s = delay_ms / 1000
     assert delay_s < 2, "below kazoo's connection handshake"
     assert elect.kind == "elect-leaders"
     assert elect.param("topic") == scenario.workload.topic
-    assert int(elect.param("timeout_ms")) / 1000 < delay_s, "answered before the multi lands"
+    assert timeout_ms / 1000 < delay_s, "answered before the multi lands"
     assert move.kind == "move-controller"
     assert 0 < move.at_s - elect.at_s < delay_s
     # the bounced broker is back in the ISRs before the delay, and the controller has
