@@ -13,6 +13,12 @@ its deletion (`/admin/delete_topics/<topic>`), as `kafka-topics.sh --delete` wou
 (`zookeeper-shell delete /controller`); the controller that held it is not told until its
 watch fires, and the brokers race for the znode again.
 
+`elect-leaders(topic, timeout_ms)`: ask the controller for preferred elections of every
+partition of `topic` with the ElectLeaders request, as `kafka-leader-election.sh
+--election-type preferred` does (KIP-183). The request is not persisted in ZooKeeper: a
+controller elected meanwhile never learns of it. The controller answers after
+`timeout_ms` at the latest and goes on electing; the answer is only reported.
+
 A topic param names the scenario's topic or `<scenario topic>-<suffix>`; `run_topic` maps
 it onto the run's topic name, so that each run's side topics are its own.
 """
@@ -24,11 +30,21 @@ from collections.abc import Callable, Mapping, Sequence
 from kazoo.exceptions import NoNodeError
 
 from chaos.schedule import Action
+from rpc.errors import Errors
+from rpc.messages import ElectLeadersRequest, ElectLeadersResponse
 from testbed.topics import create_topic, delete_topic
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.model import PartitionReassignment, TopicPartition
 from zkdata.reassignment import ReassignmentZk
+
+#: Sends an ElectLeaders request to the controller and returns its answer; raises when no
+#: controller could be reached (`client.Client.elect_leaders` behind it).
+ElectLeaders = Callable[[ElectLeadersRequest], ElectLeadersResponse]
+#: `ElectionType.PREFERRED` of Kafka's ElectLeaders.
+PREFERRED_ELECTION = 0
+
+_KINDS = ("reassign", "create-topic", "delete-topic", "move-controller", "elect-leaders")
 
 
 class ActionFailed(Exception):
@@ -64,15 +80,19 @@ def perform(
     action: Action,
     read_zk: Callable[[Callable[[KafkaZkClient], str]], str],
     topic_names: Mapping[str, str],
+    elect: ElectLeaders | None = None,
 ) -> str:
     """Perform `action` through `read_zk` (a ZooKeeper session runner, e.g.
-    `ClusterHandle.read_zk`); `topic_names` maps a scenario's topic name to this run's
-    (`run_topic`). Returns a one-line description; raises `ActionFailed`."""
-    if action.kind not in ("reassign", "create-topic", "delete-topic", "move-controller"):
+    `ClusterHandle.read_zk`) and, for `elect-leaders`, `elect`; `topic_names` maps a
+    scenario's topic name to this run's (`run_topic`). Returns a one-line description;
+    raises `ActionFailed`."""
+    if action.kind not in _KINDS:
         raise ActionFailed(f"unknown action {action.kind!r}")
     if action.kind == "move-controller":
         return read_zk(_moving_controller)
     topic = run_topic(str(action.param("topic")), topic_names)
+    if action.kind == "elect-leaders":
+        return _electing(topic, action.param("timeout_ms"), read_zk, elect)
     if action.kind == "create-topic":
         return read_zk(_creating(topic, action.param("partitions")))
     if action.kind == "delete-topic":
@@ -139,3 +159,40 @@ def _moving_controller(zk: KafkaZkClient) -> str:
     except Exception as exc:  # a lost session
         raise ActionFailed(f"move-controller: {exc}") from exc
     return f"move-controller: /controller of broker {held} deleted"
+
+
+def _electing(
+    topic: str,
+    timeout_ms: object,
+    read_zk: Callable[[Callable[[KafkaZkClient], str]], str],
+    elect: ElectLeaders | None,
+) -> str:
+    if elect is None:
+        raise ActionFailed("elect-leaders: this runner cannot reach the controller")
+    if not isinstance(timeout_ms, int) or timeout_ms < 1:
+        raise ActionFailed(f"elect-leaders: timeout_ms must be an integer > 0, got {timeout_ms!r}")
+
+    def partition_ids(zk: KafkaZkClient) -> str:
+        found = zk.get_topic_assignments([topic]).found.get(topic)
+        if found is None:
+            raise ActionFailed(f"elect-leaders: topic {topic} does not exist")
+        return ",".join(str(p) for p in sorted(found.partitions))
+
+    ids = read_zk(partition_ids)
+    partitions = tuple(TopicPartition(topic, int(p)) for p in ids.split(",") if p)
+    try:
+        reply = elect(ElectLeadersRequest(PREFERRED_ELECTION, partitions, timeout_ms))
+    except Exception as exc:  # no controller known, a transport failure
+        raise ActionFailed(f"elect-leaders {topic}: {exc}") from exc
+    return f"elect-leaders {topic} ({len(partitions)} partitions): " + describe_elections(reply)
+
+
+def describe_elections(reply: ElectLeadersResponse) -> str:
+    """The controller's answer in a few words: its request-level error, else how many
+    partitions got each outcome. Pure."""
+    if reply.error is not Errors.NONE:
+        return f"the controller answered {reply.error.name}"
+    outcomes: dict[str, int] = {}
+    for result in reply.results:
+        outcomes[result.error.name] = outcomes.get(result.error.name, 0) + 1
+    return ", ".join(f"{name} {n}" for name, n in sorted(outcomes.items())) or "no results"

@@ -85,7 +85,7 @@ def _plan(bug: str, scenarios: Sequence[str], catches: Iterable[str], why: str) 
 PLANS: tuple[BugPlan, ...] = (
     _plan(
         UNFENCED_ZK_WRITES,
-        ("moved-controller", "controller-pause"),
+        ("moved-controller-election", "moved-controller", "controller-pause"),
         {
             CONTROLLER_WRITES_FENCED,
             ONE_LEADER_PER_LEADER_EPOCH,

@@ -28,9 +28,15 @@ time, with nothing to undo.
 | `create-topic` | `topic`, `partitions` (3) | creates `topic` with replication factor 3 |
 | `delete-topic` | `topic` | writes `/admin/delete_topics/<topic>` |
 | `move-controller` | - | deletes `/controller`: the brokers elect a controller again |
+| `elect-leaders` | `topic`, `timeout_ms` (500) | asks the controller to elect preferred leaders |
 
 `session-expire` with duration 0 heals as soon as the broker's registration is gone; a
 longer duration keeps it cut from ZooKeeper that much longer.
+
+`elect-leaders` is `kafka-leader-election.sh --election-type preferred` (KIP-183, not
+persisted in ZooKeeper): the controller answers after `timeout_ms` at the latest
+(REQUEST_TIMED_OUT when its elections are not done by then) and carries on electing, so
+a slow controller does not hold up the schedule.
 
 `reassign` moves each replica on the i-th of the sorted live broker ids to the
 (i + shift)-th, modulo their count: with replication factor 2 on 3 brokers every partition
@@ -193,6 +199,13 @@ ACTION_KINDS: Mapping[str, ActionKind] = {
         ),
         ActionKind("delete-topic", (ParamRule("topic", None, _topic, "a topic name"),)),
         ActionKind("move-controller"),
+        ActionKind(
+            "elect-leaders",
+            (
+                ParamRule("topic", None, _topic, "a topic name"),
+                ParamRule("timeout_ms", 500, _positive_int, "an integer > 0"),
+            ),
+        ),
     )
 }
 

@@ -60,6 +60,7 @@ from chaos.timeline import CueType, timeline
 from chaos.workload_run import Progress, WorkloadConfig, WorkloadResult, run_workload
 from client import Client
 from eventlog.jsonlines import JsonLinesWriter
+from rpc.messages import ElectLeadersRequest, ElectLeadersResponse
 from testbed.topics import delete_topic
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ZkDataError
@@ -342,12 +343,23 @@ class _Performance:
     def _act(self, action: Action) -> None:
         try:
             said = perform(
-                action, self.cluster.read_zk, {self.request.scenario.workload.topic: self.topic}
+                action,
+                self.cluster.read_zk,
+                {self.request.scenario.workload.topic: self.topic},
+                self._elect,
             )
         except (ActionFailed, FaultError) as exc:
             self.failed_steps.append(f"action {action.kind}: {exc}")
             said = f"FAILED: {exc}"
         self.view.say(f"{action.at_s:6.1f}s {action.kind}: {said}")
+
+    def _elect(self, request: ElectLeadersRequest) -> ElectLeadersResponse:
+        """Send `request` to the controller (the `elect-leaders` action) on a client of
+        its own, closed after the answer."""
+        with run_client(self.cluster, self.topic) as client:
+            return client.elect_leaders(
+                request.election_type, request.partitions, timeout_ms=request.timeout_ms
+            )
 
     def _converge(self, started: float, worker: threading.Thread) -> None:
         """Snapshots after the heal until converged and the workload is over, or the

@@ -13,8 +13,11 @@ from kazoo.exceptions import NoNodeError
 from chaos import actions
 from chaos.actions import ActionFailed, perform, run_topic, shifted_assignment
 from chaos.schedule import Action
+from rpc.errors import Errors
+from rpc.messages import ElectLeadersRequest, ElectLeadersResponse, PartitionElectionResult
 from testbed.topics import TopicCommandError
 from zkdata.client import KafkaZkClient
+from zkdata.model import ReplicaAssignment, TopicAssignment, TopicPartition
 
 
 def test_every_replica_moves_to_the_next_live_broker() -> None:
@@ -127,3 +130,73 @@ def test_move_controller_deletes_the_controller_znode(present: bool) -> None:
         assert kazoo.deleted == ["/controller"]
     else:
         assert said == "move-controller: no controller to move"
+
+
+class _Assignments:
+    """Answers `get_topic_assignments` for one topic with partitions `ids`."""
+
+    def __init__(self, topic: str, ids: tuple[int, ...]) -> None:
+        self.topic, self.ids = topic, ids
+
+    def get_topic_assignments(self, topics: list[str]) -> Any:
+        class Found:
+            found = {
+                t: TopicAssignment({p: ReplicaAssignment((1, 2, 3)) for p in self.ids})
+                for t in topics
+                if t == self.topic
+            }
+
+        return Found()
+
+
+ELECT = Action(9.0, "elect-leaders", (("topic", "chaos-x"), ("timeout_ms", 100)))
+
+
+def test_elect_leaders_asks_for_preferred_elections_of_every_partition_of_the_runs_topic() -> None:
+    sent: list[ElectLeadersRequest] = []
+    zk = cast(KafkaZkClient, _Assignments("chaos-x-1a2b3c", (0, 1, 2)))
+
+    def elect(request: ElectLeadersRequest) -> ElectLeadersResponse:
+        sent.append(request)
+        done = PartitionElectionResult(request.partitions[0], Errors.NONE)
+        rest = [
+            PartitionElectionResult(tp, Errors.ELECTION_NOT_NEEDED) for tp in request.partitions[1:]
+        ]
+        return ElectLeadersResponse(Errors.NONE, (done, *rest))
+
+    said = perform(ELECT, lambda work: work(zk), NAMES, elect)
+    assert sent == [
+        ElectLeadersRequest(0, tuple(TopicPartition("chaos-x-1a2b3c", p) for p in (0, 1, 2)), 100)
+    ]
+    assert said == "elect-leaders chaos-x-1a2b3c (3 partitions): ELECTION_NOT_NEEDED 2, NONE 1"
+
+
+def test_a_timed_out_answer_is_reported_not_failed() -> None:
+    zk = cast(KafkaZkClient, _Assignments("chaos-x-1a2b3c", (0,)))
+    said = perform(
+        ELECT,
+        lambda work: work(zk),
+        NAMES,
+        lambda request: ElectLeadersResponse(Errors.REQUEST_TIMED_OUT),
+    )
+    assert said.endswith("the controller answered REQUEST_TIMED_OUT")
+
+
+def _unreachable(request: ElectLeadersRequest) -> ElectLeadersResponse:
+    raise ConnectionError("no controller is known")
+
+
+@pytest.mark.parametrize(
+    ("topic", "elect", "message"),
+    [
+        ("chaos-x-1a2b3c", _unreachable, "no controller is known"),
+        ("elsewhere", _unreachable, "does not exist"),
+        ("chaos-x-1a2b3c", None, "cannot reach the controller"),
+    ],
+)
+def test_elect_leaders_fails_without_a_topic_or_a_controller(
+    topic: str, elect: Any, message: str
+) -> None:
+    zk = cast(KafkaZkClient, _Assignments(topic, (0,)))
+    with pytest.raises(ActionFailed, match=message):
+        perform(ELECT, lambda work: work(zk), NAMES, elect)

@@ -29,6 +29,7 @@ NAMES = (
     "deposed-controller",
     "zombie-controller",
     "moved-controller",
+    "moved-controller-election",
     "zk-isolation",
     "network-partition",
     "isolated-election",
@@ -120,6 +121,34 @@ def test_bounces_are_instant_and_hit_three_roles(seed: int | None) -> None:
     assert {step.fault.kind for step in steps} == {"bounce"}
     assert all(step.duration_s == 0 for step in steps)
     assert len({step.fault.target for step in steps}) == 3
+
+
+@given(seed=SEEDS)
+@PROPERTY
+def test_the_controller_moves_while_its_slow_preferred_elections_are_in_flight(
+    seed: int | None,
+) -> None:
+    scenario = SCENARIOS["moved-controller-election"]
+    schedule = scenario.schedule(seed)
+    bounce, latency = schedule.steps
+    elect, move = schedule.actions
+    assert bounce.fault.describe() == "bounce non-controller:1"
+    assert latency.fault.kind == "latency"
+    assert latency.fault.target == "controller"
+    delay_ms, timeout_ms = latency.fault.param("delay_ms"), elect.param("timeout_ms")
+    assert isinstance(delay_ms, int)
+    assert isinstance(timeout_ms, int)
+    delay_s = delay_ms / 1000
+    assert delay_s < 2, "below kazoo's connection handshake"
+    assert elect.kind == "elect-leaders"
+    assert elect.param("topic") == scenario.workload.topic
+    assert timeout_ms / 1000 < delay_s, "answered before the multi lands"
+    assert move.kind == "move-controller"
+    assert 0 < move.at_s - elect.at_s < delay_s
+    # the bounced broker is back in the ISRs before the delay, and the controller has
+    # worked through what its reconnection through the delay fires before the request
+    assert bounce.at_s + 8 <= latency.at_s <= elect.at_s - 15
+    assert latency.at_s + latency.duration_s > move.at_s + 8, "slow until it resigned"
 
 
 @given(seed=SEEDS)
