@@ -134,7 +134,9 @@ def _before(violation: Violation, since_ms: int) -> bool:
 
 #: The scenario-specific invariants by name, each over the run's inputs.
 SCENARIO_CHECKS: Mapping[str, Callable[[RunInputs], InvariantResult]] = {
-    ACKNOWLEDGED_KEPT: lambda i: acknowledged_kept(i.history, i.events, i.since_ms),
+    ACKNOWLEDGED_KEPT: lambda i: acknowledged_kept(
+        i.history, i.events, i.since_ms, unclean_leader_election=i.unclean_leader_election
+    ),
     NO_OFFLINE_PARTITIONS: lambda i: no_offline_partitions(i.events, i.since_ms, i.topics or None),
     PAUSED_CONTROLLER_RESIGNS: lambda i: paused_controller_resigns(i.events, i.since_ms),
     REASSIGNMENT_COMPLETES: lambda i: reassignment_completes(i.events, i.since_ms, i.topics),

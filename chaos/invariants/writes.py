@@ -75,7 +75,11 @@ def acknowledged_writes(
 
 
 def acknowledged_kept(
-    history: Sequence[HistoryOp] | None, logs: EventLogs, since_ms: int = 0
+    history: Sequence[HistoryOp] | None,
+    logs: EventLogs,
+    since_ms: int = 0,
+    *,
+    unclean_leader_election: bool = False,
 ) -> InvariantResult:
     """`acknowledged_kept`: no replica removes an acknowledged record from its log.
 
@@ -86,7 +90,14 @@ def acknowledged_kept(
     `[offset, value]` is a violation, even when the replica fetches it back at once: the
     replica threw away a committed record, which it would have led without had it been
     elected before fetching it again. Events without `removed_records` (older brokers) are
-    not judged; the note counts them."""
+    not judged; the note counts them. Not judged at all with unclean election on, which
+    may elect a replica without committed records."""
+    if unclean_leader_election:
+        return InvariantResult(
+            ACKNOWLEDGED_KEPT,
+            note="unclean leader election is enabled: acknowledged records may be truncated",
+            judged=False,
+        )
     if not history:
         return InvariantResult(ACKNOWLEDGED_KEPT, note="no workload history", judged=False)
     acked: dict[tuple[str, int, int, str], HistoryOp] = {}

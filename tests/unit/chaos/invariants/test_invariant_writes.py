@@ -128,3 +128,6 @@ def test_truncations_before_the_run_or_without_records_are_not_judged() -> None:
     assert result.checked == 0
     assert "1 log_truncated without removed_records" in result.note
     assert not acknowledged_kept(None, logs.logs()).judged
+    unclean = acknowledged_kept(h.ops, logs.logs(), unclean_leader_election=True)
+    assert not unclean.judged
+    assert "unclean" in unclean.note
