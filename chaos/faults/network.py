@@ -7,6 +7,8 @@ network namespaces (`chaos.faults.netns`).
 - `zk-isolate` (`ZkIsolate`): broker and every zk server drop each other; measured alike,
   over all services.
 - `broker-isolate` (`BrokerIsolate`): broker and the other brokers drop each other; alike.
+- `zk-deaf` (`ZkDeaf`): the broker drops what the zk servers send; its requests still
+  arrive and are applied, their answers lost. Measured alike (a TCP connect needs both).
 - `session-expire` (`SessionExpire`): a zk-isolate; measured: `/brokers/ids/<id>`
   disappears (deadline longer than the session timeout); undone: it comes back.
 - `loss` (`PacketLoss`): an iptables `statistic --mode random` drop on arrival; measured:
@@ -155,6 +157,20 @@ class ZkIsolate(_GrudgeFault):
             **{b: frozenset(zks) for b in self.targets},
             **{zk: frozenset(self.targets) for zk in zks},
         }
+
+
+@dataclass(frozen=True, slots=True)
+class ZkDeaf(_GrudgeFault):
+    """Each target broker drops every packet from the ZooKeeper servers, which still get
+    its packets: a write it sends is applied and its answer lost (a one-way cut; the
+    session lives while the client keeps its connection and pings arrive)."""
+
+    KIND: ClassVar[str] = "zk-deaf"
+
+    def grudge(self, cluster: FaultTarget) -> Grudge:
+        """Brokers drop the zk servers; the servers drop nothing."""
+        zks = frozenset(of_role(cluster.services(), "zk"))
+        return {b: zks for b in self.targets}
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,6 +380,7 @@ def _seed(description: Mapping[str, Any]) -> int | None:
 NETWORK_KINDS: dict[str, Callable[[Mapping[str, Any]], Fault]] = {
     "partition": lambda d: Partition(_targets(d), str(d.get("grudge", "")), _seed(d)),
     "zk-isolate": lambda d: ZkIsolate(_targets(d)),
+    "zk-deaf": lambda d: ZkDeaf(_targets(d)),
     "broker-isolate": lambda d: BrokerIsolate(_targets(d)),
     "session-expire": lambda d: SessionExpire(
         _targets(d),

@@ -21,6 +21,7 @@ from chaos.faults.network import (
     PacketLoss,
     Partition,
     SessionExpire,
+    ZkDeaf,
     ZkIsolate,
 )
 from chaos.faults.testing import FakeCluster
@@ -39,6 +40,7 @@ EXAMPLES: list[Any] = [
     Partition(("broker1", "broker2", "broker3"), "halves", seed=4),
     Partition(SERVICES, "majorities-ring"),
     ZkIsolate(("broker2",)),
+    ZkDeaf(("broker1",)),
     BrokerIsolate(("broker1", "broker3")),
     SessionExpire(("broker3",), expire_deadline_s=20.0, register_deadline_s=45.0),
     PacketLoss(("broker1",), 20.0),
@@ -49,8 +51,8 @@ EXAMPLES: list[Any] = [
 
 def test_the_catalog_names_exactly_the_network_kinds() -> None:
     assert set(NETWORK_KINDS) == {
-        "partition", "zk-isolate", "broker-isolate", "session-expire", "loss", "bandwidth",
-        "latency",
+        "partition", "zk-isolate", "zk-deaf", "broker-isolate", "session-expire", "loss",
+        "bandwidth", "latency",
     }  # fmt: skip
     assert {fault.kind for fault in EXAMPLES} == set(NETWORK_KINDS)
 
@@ -127,6 +129,11 @@ def test_zk_isolate_grudge_cuts_the_broker_from_every_zk_server_both_ways() -> N
     assert grudge["broker2"] == frozenset({"zk1", "zk2", "zk3"})
     assert all(grudge[zk] == frozenset({"broker2"}) for zk in ("zk1", "zk2", "zk3"))
     assert "broker1" not in grudge
+
+
+def test_zk_deaf_grudge_drops_only_what_the_zk_servers_send_the_broker() -> None:
+    grudge = ZkDeaf(("broker2",)).grudge(Services())  # type: ignore[arg-type]
+    assert grudge == {"broker2": frozenset({"zk1", "zk2", "zk3"})}  # the servers drop nothing
 
 
 def test_broker_isolate_grudge_cuts_each_target_from_the_other_brokers() -> None:
