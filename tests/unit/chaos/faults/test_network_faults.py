@@ -24,6 +24,7 @@ from chaos.faults.network import (
     ZkDeaf,
     ZkIsolate,
 )
+from chaos.faults.rules import ZK_DATA_MIN_LENGTH, drop_data_from
 from chaos.faults.testing import FakeCluster
 
 SERVICES = ("zk1", "zk2", "zk3", "broker1", "broker2", "broker3")
@@ -131,9 +132,15 @@ def test_zk_isolate_grudge_cuts_the_broker_from_every_zk_server_both_ways() -> N
     assert "broker1" not in grudge
 
 
-def test_zk_deaf_grudge_drops_only_what_the_zk_servers_send_the_broker() -> None:
-    grudge = ZkDeaf(("broker2",)).grudge(Services())  # type: ignore[arg-type]
-    assert grudge == {"broker2": frozenset({"zk1", "zk2", "zk3"})}  # the servers drop nothing
+def test_zk_deaf_drops_only_long_segments_from_zookeeper() -> None:
+    rule = drop_data_from("10.0.0.7")
+    assert rule.argv("-A", "zk-deaf-x")[4:] == (
+        "TESTBED-CHAOS-IN", "-s", "10.0.0.7/32", "-p", "tcp", "-m", "length", "--length",
+        "68:65535", "-j", "DROP", "-m", "comment", "--comment", "testbed-chaos:zk-deaf-x",
+    )  # fmt: skip
+    # a pure ACK (20 + 32 bytes) and a SYN-ACK with options (60) pass; a ping's reply does not
+    assert 52 < 60 < ZK_DATA_MIN_LENGTH <= 20 + 32 + 16
+    assert ZkDeaf(("broker2",)).kind == "zk-deaf"
 
 
 def test_broker_isolate_grudge_cuts_each_target_from_the_other_brokers() -> None:
