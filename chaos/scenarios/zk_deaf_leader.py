@@ -11,8 +11,8 @@ Steps:
    expiration thread (every 5 s) shrinks those ISRs once the followers lag past the
    10 s replica lag time: 10 to 15 s into the cut.
 2. Twice it stops hearing ZooKeeper for 6 s (`zk-deaf non-controller:1`), from 9.5 s and
-   from 18.5 s into the cut (a seed moves each by up to 0.3 s): its packets still reach
-   the ensemble, the ensemble's are dropped. An ISR write sent in the first 4 s of a spell
+   from 18.5 s into the cut (a seed moves each by up to 0.3 s): its requests still reach
+   the ensemble, the ensemble's replies are dropped (its ACKs pass). An ISR write sent in the first 4 s of a spell
    is applied and its answer lost; then the client gives up the connection (4 s without
    an answer, two thirds of the 6 s session) and fails the write with ConnectionLoss, and
    reconnects when the spell ends, within the session. A shrink due after the first
