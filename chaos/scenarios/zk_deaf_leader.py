@@ -10,15 +10,14 @@ Steps:
    ZooKeeper session and the partitions it leads; their followers stop fetching. Its ISR
    expiration thread (every 5 s) shrinks those ISRs once the followers lag past the
    10 s replica lag time: 10 to 15 s into the cut.
-2. Twice it stops hearing ZooKeeper for 6 s (`zk-deaf non-controller:1`), from 9.5 s and
-   from 18.5 s into the cut (a seed moves each by up to 0.3 s): its requests still reach
-   the ensemble, the ensemble's replies are dropped (its ACKs pass). An ISR write sent in the first 4 s of a spell
-   is applied and its answer lost; then the client gives up the connection (4 s without
-   an answer, two thirds of the 6 s session) and fails the write with ConnectionLoss, and
-   reconnects when the spell ends, within the session. A shrink due after the first
-   spell's 4 s fails at once and is tried again in the second spell. The next attempt,
-   conditional on the zkVersion the leader still holds, meets BADVERSION: the znode
-   already holds that ISR.
+2. 11 s into the cut (a seed moves it by up to 0.3 s) it stops hearing ZooKeeper for 6 s
+   (`zk-deaf non-controller:1`): its requests still reach the ensemble, the ensemble's
+   replies are dropped (its ACKs pass). The shrink comes due in the first 4 s of the
+   spell (13.5 to 15 s into the cut in the runs seen): ZooKeeper applies it and the
+   answer is lost; the client gives up the connection (4 s without an answer, two thirds
+   of the 6 s session) and reconnects when the spell ends, within the session. The next
+   attempt, conditional on the zkVersion the leader still holds, meets BADVERSION: the
+   znode already holds that ISR.
 3. The leader re-reads the state znode, finds its own ISR there and adopts its zkVersion
    (KAFKA-2729), so it grows its ISRs again when the cut heals and the followers catch up.
 4. Heal at 55 s; the load goes on until 75 s.
@@ -34,30 +33,28 @@ from chaos.scenarios.scenario import Draws, Scenario, Workload
 from chaos.schedule import FaultSpec, Schedule, Step
 
 WORKLOAD = Workload("chaos-zk-deaf-leader")
-#: How long the broker is cut from its peers: both deaf spells fall inside, and the
+#: How long the broker is cut from its peers: the deaf spell falls inside, and the
 #: followers' reconnection (gRPC's backoff grows over the cut) is done before the bound.
 CUT_S = 26
-#: How long each spell lasts: past the client's 4 s read timeout, so it drops the
+#: How long the spell lasts: past the client's 4 s read timeout, so it drops the
 #: connection with the writes sent since the spell began unanswered, and short enough
 #: that it reconnects before the server expires the session (6 s after the drop).
 DEAF_S = 6
-#: When the spells begin, in seconds into the cut: the first before the earliest shrink
-#: (10 s), the second 9 s later, over the retry of a shrink the first made fail at once.
-SPELLS_S = (9.5, 18.5)
+#: When the spell begins, in seconds into the cut: its first 4 s cover the ISR shrink,
+#: due on the 5 s expiration grid 10 to 15 s into the cut.
+DEAF_AT_S = 11
 
 
 def plan(seed: int | None) -> Schedule:
-    """A non-controller cut from its peers at ~15 s for 26 s, deaf to ZooKeeper twice
-    during the cut for 6 s."""
+    """A non-controller cut from its peers at ~15 s for 26 s, deaf to ZooKeeper ~11 s into
+    the cut for 6 s."""
     draws = Draws(seed)
     cut = draws.around(15, 2)
-    spells = tuple(
-        Step(
-            round(cut + draws.around(at, 0.3), 1), DEAF_S, FaultSpec("zk-deaf", "non-controller:1")
-        )
-        for at in SPELLS_S
+    deaf = round(cut + draws.around(DEAF_AT_S, 0.3), 1)
+    steps = (
+        Step(cut, CUT_S, FaultSpec("broker-isolate", "non-controller:1")),
+        Step(deaf, DEAF_S, FaultSpec("zk-deaf", "non-controller:1")),
     )
-    steps = (Step(cut, CUT_S, FaultSpec("broker-isolate", "non-controller:1")), *spells)
     return Schedule(seed, steps, heal_at_s=55, end_s=WORKLOAD.duration_s)
 
 
