@@ -31,6 +31,9 @@ from rpc import messages as m
 from rpc.errors import Errors
 from zkdata.model import NO_EPOCH, LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 
+#: The most removed records one `log_truncated` names.
+TRUNCATED_RECORDS_LOGGED = 1000
+
 
 @dataclass(frozen=True, slots=True)
 class PartitionConfig:
@@ -417,6 +420,7 @@ class Partition:
         """Drop the divergent tail (KIP-101); returns the records removed."""
         with self._cond:
             before = self.log.log_end_offset
+            dropped = self._tail_records(offset, before)
             self.log.truncate_to(offset)
             removed = before - self.log.log_end_offset
             if removed:
@@ -427,8 +431,19 @@ class Partition:
                     to_offset=self.log.log_end_offset,
                     removed=removed,
                     leader_epoch=self.leader_epoch,
+                    removed_records=dropped,
                 )
             return removed
+
+    def _tail_records(self, offset: int, end: int) -> list[list[int | str]]:
+        """`[offset, value]` (the value decoded leniently) of the records at offset..end,
+        at most `TRUNCATED_RECORDS_LOGGED` of them, for `log_truncated`: what a check of
+        the event log needs to tell whether a truncation removed an acknowledged record."""
+        start = max(offset, self.log.log_start_offset)
+        if start >= end:
+            return []
+        records = self.log.read(start, end, max_records=TRUNCATED_RECORDS_LOGGED)
+        return [[r.offset, r.value.decode("utf-8", "replace")] for r in records]
 
     # -- figures ----------------------------------------------------------------------------
 

@@ -32,6 +32,7 @@ from bugs.catalog import (
     ZOMBIE_CONTROLLER,
 )
 from chaos.invariants.names import (
+    ACKNOWLEDGED_KEPT,
     ACKNOWLEDGED_WRITES,
     BROKER_EPOCH_FENCING,
     CONTROLLER_EPOCH_FENCING,
@@ -124,7 +125,7 @@ PLANS: tuple[BugPlan, ...] = (
     ),
     _plan(
         STALE_ISR_CACHE,
-        ("network-partition", "broker-bounce"),
+        ("zk-deaf-leader", "network-partition", "broker-bounce"),
         {CONVERGES_AFTER_HEAL},
         "the leader's ISR never grows back after its conditional write fails",
     ),
@@ -143,9 +144,10 @@ PLANS: tuple[BugPlan, ...] = (
     ),
     _plan(
         NO_TRUNCATION,
-        ("network-partition", "zk-isolation"),
-        {ACKNOWLEDGED_WRITES},
-        "a returning replica keeps its divergent tail and serves it",
+        ("broker-failure", "network-partition", "zk-isolation"),
+        {ACKNOWLEDGED_WRITES, ACKNOWLEDGED_KEPT},
+        "a replica that starts following truncates to its own high watermark: a restarted "
+        "or re-pointed follower removes acknowledged records the leader still holds",
     ),
     _plan(
         ZOMBIE_CONTROLLER,

@@ -13,6 +13,7 @@ Fault kinds (the names are fixed; `chaos.faults` implements them):
 | `zk-pause` | one ZooKeeper server | yes | - |
 | `partition` | any role | yes | `grudge` (`halves`) |
 | `zk-isolate` | brokers | yes | - |
+| `zk-deaf` | brokers | yes | - |
 | `broker-isolate` | brokers | yes | - |
 | `session-expire` | brokers | either (see below) | - |
 | `loss` | brokers | yes | `percent` (20) |
@@ -162,6 +163,7 @@ FAULT_KINDS: Mapping[str, FaultKind] = {
             (ParamRule("grudge", "halves", _grudge, "|".join(GRUDGES)),),
         ),
         FaultKind("zk-isolate", _B, True),
+        FaultKind("zk-deaf", _B, True),
         FaultKind("broker-isolate", _B, True),
         FaultKind("session-expire", _B, None),
         FaultKind("loss", _B, True, (ParamRule("percent", 20, _percent, "in (0, 100]"),)),

@@ -303,8 +303,10 @@ def read_schedule(path: Path) -> Schedule:
 
 
 #: The kinds `random_mix` draws from unless told otherwise: each leaves the cluster able to
-#: recover on its own, and one at a time none of them loses acknowledged writes.
-MIX_KINDS: tuple[str, ...] = tuple(k for k in FAULT_KINDS if k != "partition")
+#: recover on its own, and one at a time none of them loses acknowledged writes. `zk-deaf`
+#: is left out too: a broker deaf for longer than its session loses it, and it is there to
+#: aim at one write (`zk-deaf-leader`), not to draw.
+MIX_KINDS: tuple[str, ...] = tuple(k for k in FAULT_KINDS if k not in ("partition", "zk-deaf"))
 
 _ONE_BROKER = ("controller", "non-controller", "busiest-leader", "random-broker")
 #: For each kind: the roles `random_mix` picks from, and the choices for each param.
@@ -317,6 +319,7 @@ _DRAWS: Mapping[str, tuple[tuple[str, ...], Mapping[str, tuple[Scalar, ...]]]] =
     "zk-pause": (("zk-follower", "zk-leader"), {}),
     "partition": (("all",), {"grudge": ("isolate", "majorities-ring", "bridge")}),
     "zk-isolate": (_ONE_BROKER, {}),
+    "zk-deaf": (_ONE_BROKER, {}),
     "broker-isolate": (_ONE_BROKER, {}),
     "session-expire": (_ONE_BROKER, {}),
     "loss": ((*_ONE_BROKER, "all-brokers"), {"percent": (10, 20, 30)}),

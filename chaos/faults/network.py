@@ -7,6 +7,8 @@ network namespaces (`chaos.faults.netns`).
 - `zk-isolate` (`ZkIsolate`): broker and every zk server drop each other; measured alike,
   over all services.
 - `broker-isolate` (`BrokerIsolate`): broker and the other brokers drop each other; alike.
+- `zk-deaf` (`ZkDeaf`): the broker drops the data the zk servers send, not their ACKs;
+  its requests still arrive and are applied, their answers lost. Measured: its rules.
 - `session-expire` (`SessionExpire`): a zk-isolate; measured: `/brokers/ids/<id>`
   disappears (deadline longer than the session timeout); undone: it comes back.
 - `loss` (`PacketLoss`): an iptables `statistic --mode random` drop on arrival; measured:
@@ -39,7 +41,13 @@ from chaos.faults.links import apply_grudge, broker_id, measure_links, of_role, 
 from chaos.faults.netfault import NetworkFault
 from chaos.faults.netns import netns_of
 from chaos.faults.probe import run_all, udp_burst_argv, udp_flood_argv
-from chaos.faults.rules import count_arrivals, drop_randomly, packet_counts
+from chaos.faults.rules import (
+    count_arrivals,
+    drop_data_from,
+    drop_randomly,
+    packet_counts,
+    tagged_lines,
+)
 from harness.waiting import wait_until
 
 DISCARD_PORT = 9
@@ -155,6 +163,43 @@ class ZkIsolate(_GrudgeFault):
             **{b: frozenset(zks) for b in self.targets},
             **{zk: frozenset(self.targets) for zk in zks},
         }
+
+
+@dataclass(frozen=True, slots=True)
+class ZkDeaf(NetworkFault):
+    """Each target broker drops the data the ZooKeeper servers send it (TCP segments long
+    enough to hold a reply), but not their ACKs: its requests keep flowing and are
+    applied, their answers are lost. A one-way cut that also dropped the ACKs would stall
+    the broker's TCP after its first retransmission timeout, and requests made later
+    would never leave."""
+
+    KIND: ClassVar[str] = "zk-deaf"
+
+    def start(self, cluster: FaultTarget) -> None:
+        """One drop rule per zk server on each target broker's INPUT."""
+        zks = of_role(cluster.services(), "zk")
+        rules = tuple(drop_data_from(cluster.ip(zk)) for zk in zks)
+        for broker in self.targets:
+            running_netns(cluster, broker).add_rules(self.fault_id, rules)
+
+    def took_effect(self, cluster: FaultTarget) -> Check:
+        """Each target carries one tagged rule per zk server. (The links still connect:
+        handshakes pass; what is dropped shows as the broker's lost ZooKeeper connection.)"""
+        want = len(of_role(cluster.services(), "zk"))
+        checks = []
+        for broker in self.targets:
+            listing = running_netns(cluster, broker).listing("filter")
+            have = len(tagged_lines(listing, self.fault_id))
+            checks.append(Check(have == want, f"{broker}: {have} of {want} drop rules in place"))
+        return Check.all(checks)
+
+    def stop(self, cluster: FaultTarget) -> None:
+        """Delete the rules."""
+        self.remove_rules(cluster)
+
+    def undone(self, cluster: FaultTarget) -> Check:
+        """No rule of the fault left."""
+        return self.no_rules_left(cluster)
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,6 +409,7 @@ def _seed(description: Mapping[str, Any]) -> int | None:
 NETWORK_KINDS: dict[str, Callable[[Mapping[str, Any]], Fault]] = {
     "partition": lambda d: Partition(_targets(d), str(d.get("grudge", "")), _seed(d)),
     "zk-isolate": lambda d: ZkIsolate(_targets(d)),
+    "zk-deaf": lambda d: ZkDeaf(_targets(d)),
     "broker-isolate": lambda d: BrokerIsolate(_targets(d)),
     "session-expire": lambda d: SessionExpire(
         _targets(d),

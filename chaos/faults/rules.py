@@ -79,6 +79,22 @@ def drop_from(ip: str) -> Rule:
     return Rule(Hook.IN, ("-s", f"{ip}/32", "-j", "DROP"))
 
 
+#: The shortest TCP segment that carries data from a ZooKeeper server: 20 bytes of IP, 32
+#: of TCP with timestamps, 16 of the smallest reply (a ping's). Pure ACKs (52 bytes, 64
+#: with a SACK block) and handshakes (60) are shorter.
+ZK_DATA_MIN_LENGTH = 68
+
+
+def drop_data_from(ip: str) -> Rule:
+    """Drop every TCP segment long enough to carry a ZooKeeper reply arriving from `ip`;
+    its ACKs and handshakes pass, so what is sent to `ip` keeps flowing."""
+    return Rule(
+        Hook.IN,
+        ("-s", f"{ip}/32", "-p", "tcp", "-m", "length", "--length",
+         f"{ZK_DATA_MIN_LENGTH}:65535", "-j", "DROP"),
+    )  # fmt: skip
+
+
 def count_arrivals() -> Rule:
     """Count (and let through) every packet that arrives from another host."""
     return Rule(Hook.IN, ("!", "-i", "lo"))

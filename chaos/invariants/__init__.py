@@ -8,7 +8,8 @@ runner and the PySpark pipeline; reading a run directory lives apart, in `run_di
   2. no broker accepts a request from an older controller epoch.
 - `broker_epochs`: 3. no broker accepts a request addressed to an older broker epoch.
 - `leaders`: 4. one leader per partition per leader epoch, leader epochs only grow.
-- `writes`: 5. no acknowledged write lost, acknowledged writes in order (`chaos.checker`).
+- `writes`: 5. no acknowledged write lost, acknowledged writes in order (`chaos.checker`);
+  `acknowledged_kept`: no replica removes an acknowledged record (`log_truncated`).
 - `convergence`: `ClusterSnapshot`; 6. convergence after the final heal within a bound.
 - `judge`: `RunInputs` and `judge`, which runs all of them.
 - `run_dir`: `load_run` (events, history, snapshots) and `write_verdict` (file I/O).
@@ -30,7 +31,7 @@ from chaos.invariants.events import Event, EventFormatError, EventLogs
 from chaos.invariants.judge import RunInputs, judge
 from chaos.invariants.leaders import one_leader_per_leader_epoch
 from chaos.invariants.results import InvariantResult, RunVerdict, Violation
-from chaos.invariants.writes import acknowledged_writes
+from chaos.invariants.writes import acknowledged_kept, acknowledged_writes
 
 __all__ = [
     "BrokerView",
@@ -44,6 +45,7 @@ __all__ = [
     "RunVerdict",
     "ViewedPartition",
     "Violation",
+    "acknowledged_kept",
     "acknowledged_writes",
     "broker_epoch_fencing",
     "controller_epoch_fencing",

@@ -32,6 +32,7 @@ from chaos.invariants.convergence import (
 from chaos.invariants.events import EventLogs, since_process_at
 from chaos.invariants.leaders import one_leader_per_leader_epoch
 from chaos.invariants.names import (
+    ACKNOWLEDGED_KEPT,
     CONTROLLER_WRITES_FENCED,
     NO_OFFLINE_PARTITIONS,
     PAUSED_CONTROLLER_RESIGNS,
@@ -50,7 +51,7 @@ from chaos.invariants.scenario_checks import (
     resigned_controller_silent,
     topic_deletion_completes,
 )
-from chaos.invariants.writes import acknowledged_writes
+from chaos.invariants.writes import acknowledged_kept, acknowledged_writes
 
 __all__ = ["SCENARIO_CHECKS", "RunInputs", "during_run", "judge"]
 
@@ -133,6 +134,9 @@ def _before(violation: Violation, since_ms: int) -> bool:
 
 #: The scenario-specific invariants by name, each over the run's inputs.
 SCENARIO_CHECKS: Mapping[str, Callable[[RunInputs], InvariantResult]] = {
+    ACKNOWLEDGED_KEPT: lambda i: acknowledged_kept(
+        i.history, i.events, i.since_ms, unclean_leader_election=i.unclean_leader_election
+    ),
     NO_OFFLINE_PARTITIONS: lambda i: no_offline_partitions(i.events, i.since_ms, i.topics or None),
     PAUSED_CONTROLLER_RESIGNS: lambda i: paused_controller_resigns(i.events, i.since_ms),
     REASSIGNMENT_COMPLETES: lambda i: reassignment_completes(i.events, i.since_ms, i.topics),

@@ -16,11 +16,13 @@ Steps:
 3. Heal at 55 s; the load goes on until 75 s.
 
 Verdict: the core invariants (the returning broker never acts on requests meant for its
-previous incarnation); convergence within 30 s of the heal.
+previous incarnation) and `acknowledged_kept` (no replica removes an acknowledged record,
+even one it fetches back); convergence within 30 s of the heal.
 """
 
 from __future__ import annotations
 
+from chaos.invariants.names import ACKNOWLEDGED_KEPT
 from chaos.scenarios.scenario import Draws, Scenario, Workload
 from chaos.schedule import FaultSpec, Schedule, Step
 
@@ -38,4 +40,6 @@ def plan(seed: int | None) -> Schedule:
     return Schedule(seed, steps, heal_at_s=55, end_s=WORKLOAD.duration_s)
 
 
-SCENARIO = Scenario.from_runbook(__doc__, WORKLOAD, plan, convergence_s=30)
+SCENARIO = Scenario.from_runbook(
+    __doc__, WORKLOAD, plan, convergence_s=30, also={ACKNOWLEDGED_KEPT}
+)

@@ -13,11 +13,13 @@ Steps:
    broker epoch, truncates to the leaders' logs, catches up and rejoins the ISRs.
 4. Heal at 50 s; the load goes on until 75 s.
 
-Verdict: the core invariants; convergence within 30 s of the heal.
+Verdict: the core invariants and `acknowledged_kept` (no replica removes an
+acknowledged record, even one it fetches back); convergence within 30 s of the heal.
 """
 
 from __future__ import annotations
 
+from chaos.invariants.names import ACKNOWLEDGED_KEPT
 from chaos.scenarios.scenario import Scenario, Workload, one_fault
 
 WORKLOAD = Workload("chaos-broker-failure")
@@ -26,4 +28,4 @@ PLAN = one_fault(
     "kill", ("busiest-leader",), (15, 3), (20, 5), heal_at_s=50, end_s=WORKLOAD.duration_s
 )
 
-SCENARIO = Scenario.from_runbook(__doc__, WORKLOAD, PLAN, 30)
+SCENARIO = Scenario.from_runbook(__doc__, WORKLOAD, PLAN, 30, also={ACKNOWLEDGED_KEPT})

@@ -14,11 +14,13 @@ Steps:
    the ISRs grow back.
 4. Heal at 55 s; the load goes on until 90 s.
 
-Verdict: the core invariants; convergence within 40 s of the heal.
+Verdict: the core invariants and `acknowledged_kept` (no replica removes an
+acknowledged record, even one it fetches back); convergence within 40 s of the heal.
 """
 
 from __future__ import annotations
 
+from chaos.invariants.names import ACKNOWLEDGED_KEPT
 from chaos.scenarios.scenario import Scenario, Workload, one_fault
 
 WORKLOAD = Workload("chaos-network-partition", duration_s=90)
@@ -27,4 +29,4 @@ PLAN = one_fault(
     "broker-isolate", ("busiest-leader",), (15, 3), (25, 5), heal_at_s=55, end_s=WORKLOAD.duration_s
 )
 
-SCENARIO = Scenario.from_runbook(__doc__, WORKLOAD, PLAN, 40)
+SCENARIO = Scenario.from_runbook(__doc__, WORKLOAD, PLAN, 40, also={ACKNOWLEDGED_KEPT})

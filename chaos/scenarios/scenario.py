@@ -19,6 +19,7 @@ from typing import TypeVar
 from admin.errors import InvalidTopicError
 from admin.topic_names import validate_topic_name
 from chaos.invariants.names import (
+    ACKNOWLEDGED_KEPT,
     ACKNOWLEDGED_WRITES,
     BROKER_EPOCH_FENCING,
     CONTROLLER_EPOCH_FENCING,
@@ -72,6 +73,8 @@ INVARIANTS: Mapping[str, str] = {
     "logged no more than 2 s after the election)",
     TOPIC_DELETION_COMPLETES: "every topic of the run whose deletion was requested is "
     "deleted by the end of the run, none left half-deleted",
+    ACKNOWLEDGED_KEPT: "no replica removes an acknowledged (acks=all) record from its log, "
+    "even one it fetches back",
     REGISTRATION_SERVED: "a controller queues a request to every broker registration of "
     "the run, addressed to its broker epoch, within 15 s",
 }

@@ -804,6 +804,22 @@ def test_truncate_to_reports_the_removed_records(rig: Rig) -> None:
         3,
         EPOCH,
     )
+    assert truncated["removed_records"] == [[2, "v"], [3, "v"], [4, "v"]]
+
+
+def test_truncate_to_names_each_removed_record_by_offset_and_value(rig: Rig) -> None:
+    rig.follow()
+    values = [b"value-0", b"value-1", b"value-2", b"value-3", b"\xff"]
+    records = [m.FetchedRecord(o, EPOCH, 1_700_000_000_000, None, v) for o, v in enumerate(values)]
+    rig.partition.append_as_follower(records, leader_hw=3)
+    rig.partition.truncate_to(1)
+    [truncated] = rig.events.of_kind(EventKind.LOG_TRUNCATED)
+    assert truncated["removed_records"] == [
+        [1, "value-1"],
+        [2, "value-2"],
+        [3, "value-3"],
+        [4, "\ufffd"],  # undecodable bytes are replaced, not an error
+    ]
 
 
 def test_truncate_to_at_or_past_the_log_end_is_silent(rig: Rig) -> None:

@@ -33,6 +33,7 @@ NAMES = (
     "zk-isolation",
     "network-partition",
     "isolated-election",
+    "zk-deaf-leader",
     "broker-bounce",
     "fast-bounce",
     "slow-controller-bounce",

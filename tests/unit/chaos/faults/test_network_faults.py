@@ -21,8 +21,10 @@ from chaos.faults.network import (
     PacketLoss,
     Partition,
     SessionExpire,
+    ZkDeaf,
     ZkIsolate,
 )
+from chaos.faults.rules import ZK_DATA_MIN_LENGTH, drop_data_from
 from chaos.faults.testing import FakeCluster
 
 SERVICES = ("zk1", "zk2", "zk3", "broker1", "broker2", "broker3")
@@ -39,6 +41,7 @@ EXAMPLES: list[Any] = [
     Partition(("broker1", "broker2", "broker3"), "halves", seed=4),
     Partition(SERVICES, "majorities-ring"),
     ZkIsolate(("broker2",)),
+    ZkDeaf(("broker1",)),
     BrokerIsolate(("broker1", "broker3")),
     SessionExpire(("broker3",), expire_deadline_s=20.0, register_deadline_s=45.0),
     PacketLoss(("broker1",), 20.0),
@@ -49,8 +52,8 @@ EXAMPLES: list[Any] = [
 
 def test_the_catalog_names_exactly_the_network_kinds() -> None:
     assert set(NETWORK_KINDS) == {
-        "partition", "zk-isolate", "broker-isolate", "session-expire", "loss", "bandwidth",
-        "latency",
+        "partition", "zk-isolate", "zk-deaf", "broker-isolate", "session-expire", "loss",
+        "bandwidth", "latency",
     }  # fmt: skip
     assert {fault.kind for fault in EXAMPLES} == set(NETWORK_KINDS)
 
@@ -127,6 +130,17 @@ def test_zk_isolate_grudge_cuts_the_broker_from_every_zk_server_both_ways() -> N
     assert grudge["broker2"] == frozenset({"zk1", "zk2", "zk3"})
     assert all(grudge[zk] == frozenset({"broker2"}) for zk in ("zk1", "zk2", "zk3"))
     assert "broker1" not in grudge
+
+
+def test_zk_deaf_drops_only_long_segments_from_zookeeper() -> None:
+    rule = drop_data_from("10.0.0.7")
+    assert rule.argv("-A", "zk-deaf-x")[4:] == (
+        "TESTBED-CHAOS-IN", "-s", "10.0.0.7/32", "-p", "tcp", "-m", "length", "--length",
+        "68:65535", "-j", "DROP", "-m", "comment", "--comment", "testbed-chaos:zk-deaf-x",
+    )  # fmt: skip
+    # a pure ACK (20 + 32 bytes) and a SYN-ACK with options (60) pass; a ping's reply does not
+    assert 52 < 60 < ZK_DATA_MIN_LENGTH <= 20 + 32 + 16
+    assert ZkDeaf(("broker2",)).kind == "zk-deaf"
 
 
 def test_broker_isolate_grudge_cuts_each_target_from_the_other_brokers() -> None:
