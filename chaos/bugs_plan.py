@@ -131,9 +131,10 @@ PLANS: tuple[BugPlan, ...] = (
     ),
     _plan(
         STUCK_BATCH,
-        ("broker-failure", "rolling-restart"),
+        ("zk-quorum-loss", "rolling-restart"),
         {CONVERGES_AFTER_HEAL, NO_OFFLINE_PARTITIONS},
-        "after the first failed send no state change of the controller goes out",
+        "a ZooKeeper write that fails in the middle of a state change leaves its round in "
+        "the batch, and every later state change of the controller fails",
     ),
     _plan(
         ENQUEUE_TIME_BROKERS,

@@ -20,7 +20,11 @@ Order (docs/chaos.md, "A run"):
 Ctrl-C or any failure still heals every fault (the injector's `with` block) and stops the
 workload and the scraper; `python -m chaos heal` finishes the job if the runner itself is
 killed. Threads: the caller's thread performs the schedule; `chaos-workload` runs the
-workload, `chaos-metrics-scraper` the scraper.
+workload, `chaos-metrics-scraper` the scraper, `chaos-controller-watch` reads the
+controller for the live view. The step loop itself never waits on ZooKeeper
+(`chaos.zk_off_loop`): the view shows the watch's last answer, and a read a step needs
+(resolving a role, an action) gives up after `STEP_READ_S`, so a schedule that takes
+ZooKeeper's quorum away always reaches the step that gives it back.
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ from chaos.scenarios import Scenario
 from chaos.schedule import Action, Schedule, Step, write_schedule
 from chaos.timeline import CueType, timeline
 from chaos.workload_run import Progress, WorkloadConfig, WorkloadResult, run_workload
+from chaos.zk_off_loop import STEP_READ_S, ControllerSeen, ControllerWatch, within
 from client import Client
 from eventlog.jsonlines import JsonLinesWriter
 from rpc.messages import ElectLeadersRequest, ElectLeadersResponse
@@ -199,7 +204,7 @@ class _Performance:
         self.workload_error: str | None = None
         self._progress: Progress | None = None
         self._rates: dict[str, float] = {}
-        self._controller: tuple[float, int | None, int | None] = (0.0, None, None)
+        self._watch: ControllerWatch | None = None
         self._stop = threading.Event()
         self.heal_at: float | None = None
 
@@ -220,9 +225,10 @@ class _Performance:
         scraper.start()
         worker.start()
         try:
-            with Injector(self.cluster, self.run_dir.root) as injector:
-                self._perform(injector, started)
-            self._converge(started, worker)
+            with ControllerWatch(self._read_controller) as self._watch:
+                with Injector(self.cluster, self.run_dir.root) as injector:
+                    self._perform(injector, started)
+                self._converge(started, worker)
         finally:
             self._stop.set()
             worker.join()
@@ -247,28 +253,22 @@ class _Performance:
             )
         self._progress = progress
 
-    def _controller_now(self) -> tuple[int | None, int | None]:
-        """The controller and its epoch, read from ZooKeeper at most once a second."""
-        read_at, controller, epoch = self._controller
-        if time.monotonic() - read_at >= 1.0:
+    def _read_controller(self) -> tuple[int | None, int | None]:
+        """The controller and its epoch from ZooKeeper (on the `ControllerWatch` thread:
+        it may wait as long as ZooKeeper has no quorum)."""
 
-            def read(zk: KafkaZkClient) -> tuple[int | None, int | None]:
-                found = zk.get_controller_epoch()
-                return zk.get_controller_id(), None if found is None else found.epoch
+        def read(zk: KafkaZkClient) -> tuple[int | None, int | None]:
+            found = zk.get_controller_epoch()
+            return zk.get_controller_id(), None if found is None else found.epoch
 
-            try:
-                controller, epoch = self.cluster.read_zk(read)
-            except FaultError:
-                controller, epoch = None, None
-            self._controller = (time.monotonic(), controller, epoch)
-        return controller, epoch
+        return self.cluster.read_zk(read)
 
     def _status(self, started: float, phase: str, injector: Injector | None) -> RunStatus:
         counts = dict(self._progress.counts) if self._progress else {}
         active = []
         if injector is not None:
             active = [f"{f.kind} {','.join(f.targets)}" for f in injector.active().values()]
-        controller, epoch = self._controller_now()
+        seen = self._watch.seen() if self._watch else ControllerSeen(None, None, known=False)
         return RunStatus(
             self.request.scenario.name,
             self.schedule.seed,
@@ -278,8 +278,9 @@ class _Performance:
             tuple(active),
             counts,
             self._rates,
-            controller,
-            epoch,
+            seen.controller,
+            seen.epoch,
+            note="" if seen.known else "controller unknown: no fresh answer from ZooKeeper",
             bug_switches=self.bug_switches,
         )
 
@@ -312,7 +313,9 @@ class _Performance:
         spec = step.fault
         rng = random.Random(f"{self.schedule.seed}:{step.at_s}:{spec.kind}:{spec.target}")
         try:
-            targets = self.cluster.resolve(spec.target, rng)
+            targets = within(
+                lambda: self.cluster.resolve(spec.target, rng), STEP_READ_S, spec.target
+            )
             fault = fault_from_json(spec.kind, {"targets": list(targets), **dict(spec.params)})
             done = injector.start(fault, fault_id=f"step-{index}")
         except FaultError as exc:
@@ -342,11 +345,11 @@ class _Performance:
 
     def _act(self, action: Action) -> None:
         try:
-            said = perform(
-                action,
-                self.cluster.read_zk,
-                {self.request.scenario.workload.topic: self.topic},
-                self._elect,
+            topics = {self.request.scenario.workload.topic: self.topic}
+            said = within(
+                lambda: perform(action, self.cluster.read_zk, topics, self._elect),
+                STEP_READ_S,
+                action.kind,
             )
         except (ActionFailed, FaultError) as exc:
             self.failed_steps.append(f"action {action.kind}: {exc}")

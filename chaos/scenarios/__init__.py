@@ -32,6 +32,7 @@ from chaos.scenarios import (
     zk_deaf_leader,
     zk_isolation,
     zk_leader_loss,
+    zk_quorum_loss,
     zombie_controller,
 )
 from chaos.scenarios.scenario import Scenario
@@ -61,6 +62,7 @@ SCENARIOS: Mapping[str, Scenario] = {
         stalled_deletion,
         last_replica_standing,
         zk_leader_loss,
+        zk_quorum_loss,
         rolling_restart,
         slow_network,
         random_faults,

@@ -43,6 +43,7 @@ NAMES = (
     "stalled-deletion",
     "last-replica-standing",
     "zk-leader-loss",
+    "zk-quorum-loss",
     "rolling-restart",
     "slow-network",
     "random",
@@ -220,6 +221,30 @@ def test_the_controller_dies_while_a_broker_is_cut_off_and_the_cut_outlasts_the_
     # across the cut give up (20 s), all before the cut heals
     assert kill.at_s + SESSION_TIMEOUT_S + 20 < cut.ends_s < schedule.heal_at_s
     assert kill.ends_s < cut.ends_s
+
+
+@given(seed=SEEDS)
+@PROPERTY
+def test_the_quorum_is_lost_while_the_slowed_controller_handles_the_kill(
+    seed: int | None,
+) -> None:
+    schedule = SCENARIOS["zk-quorum-loss"].schedule(seed)
+    latency, kill, *outage = schedule.steps
+    assert latency.fault.describe() == "latency controller delay_ms=1500"
+    assert kill.fault.describe() == "kill non-controller:1"
+    assert [s.fault.describe() for s in outage] == ["pause zk:1", "pause zk:2"]
+    assert {(s.at_s, s.duration_s) for s in outage} == {(outage[0].at_s, 16)}
+    # the killed broker's session has expired (ZooKeeper still has its quorum) and the
+    # slowed controller has elected new leaders (listing ~6.5 s after the kill, 3 s of
+    # election) when the quorum goes, for longer than a command's retries (12 s); the
+    # broker returns only after the thaw
+    assert kill.at_s + SESSION_TIMEOUT_S + 4 <= outage[0].at_s <= kill.at_s + 10.8
+    assert outage[0].duration_s > 12
+    assert outage[0].ends_s < kill.ends_s
+    assert latency.at_s < kill.at_s
+    # the delay outlasts the failing request's ConnectionLoss (about 3 s into the outage)
+    # and is gone before the thaw, so the controller reconnects in time to keep its session
+    assert outage[0].at_s + 3 < latency.ends_s < outage[0].ends_s
 
 
 @given(seed=SEEDS)

@@ -1,0 +1,72 @@
+"""zk-quorum-loss: ZooKeeper loses its quorum while the controller handles a broker failure.
+
+Setup: topic `chaos-zk-quorum-loss`, 6 partitions, replication factor 3, min ISR 2,
+acks=all; two producers at 50 values/s each and a consumer, for 90 s.
+
+Steps:
+
+1. At 5 s delay everything the controller sends by 1500 ms until 5 s into the outage
+   of step 3 (`latency controller`; proving it takes about 5 s, over before the kill):
+   each of its ZooKeeper requests takes at least 1.5 s. Handling a broker failure is
+   then slow: the controller lists the brokers about 6.5 s after the kill (the session
+   expires 6 to 8 s after it), elects new leaders (reads and writes their states: 3 s),
+   then takes the broker's replicas offline: StopReplica requests enter the batch, and
+   it reads and writes the ISRs (another 3 s).
+2. At 15 s (a seed moves it by up to 1 s) kill a broker that is not the controller
+   (`kill non-controller:1`) for 34 s.
+3. 10.5 s after the kill (a seed: 10.2 to 10.8 s), after the controller's election
+   (done 9.5 to 9.9 s after the kill in three runs) and before its read of the ISRs
+   reaches ZooKeeper (1.5 s later), freeze two of the three ZooKeeper servers for 16 s
+   (`pause zk:1`, `pause zk:2`): the ensemble has no quorum and answers nothing, but
+   expires no session either. If the controller's request in flight is its read of
+   the ISRs, it fails (ConnectionLoss, about 3 s later; pipelined reads are not
+   retried) with the StopReplica requests in the batch, in the middle of a state
+   change; a write is retried and waits for the thaw (docs/bugs.md, kafka-2300). The
+   delay ends 5 s into the outage, so that after the thaw the controller reconnects in
+   time to keep its session (with the delay it came too late: ZooKeeper expired its
+   session, which ended its term and its batch).
+4. When the quorum is back the controller keeps its session and its role. It must have
+   dropped the requests of the failed change and go on working: when the killed broker
+   returns (about 3.5 s after the thaw) it gets its leaderships and replicas, and the ISRs
+   fill up.
+5. Heal at 60 s; the load goes on until 90 s.
+
+Verdict: the core invariants; convergence within 30 s of the heal (a controller whose
+every state change fails after the first one leaves the returning broker without
+LeaderAndIsr and its replicas out of the ISRs).
+"""
+
+from __future__ import annotations
+
+from chaos.scenarios.scenario import Draws, Scenario, Workload
+from chaos.schedule import FaultSpec, Schedule, Step
+
+WORKLOAD = Workload("chaos-zk-quorum-loss", duration_s=90)
+#: The controller's added delay: each of its ZooKeeper round trips takes this long, so
+#: the stretch of a broker failure's handling an outage must hit (a read and a write
+#: after the StopReplica requests entered the batch) is about twice as wide; short of
+#: its session's ping timeout (4 s of a 6 s session).
+DELAY_MS = 1500
+#: How long two ZooKeeper servers stay frozen: longer than a broker's command retries
+#: (12 s, `broker_node.zk_session.new_client`).
+OUTAGE_S = 16
+#: How long the broker stays dead: it returns this long after the kill, after the thaw.
+KILL_S = 34
+
+
+def plan(seed: int | None) -> Schedule:
+    """The controller delayed from 5 s to 5 s into the outage; a non-controller killed
+    at ~15 s for 34 s; two ZooKeeper servers frozen ~10.5 s after the kill for 16 s."""
+    draws = Draws(seed)
+    kill = draws.around(15, 1)
+    outage = round(kill + draws.around(10.5, 0.3), 1)
+    steps = (
+        Step(5, outage, FaultSpec.of("latency", "controller", {"delay_ms": DELAY_MS})),
+        Step(kill, KILL_S, FaultSpec("kill", "non-controller:1")),
+        Step(outage, OUTAGE_S, FaultSpec("pause", "zk:1")),
+        Step(outage, OUTAGE_S, FaultSpec("pause", "zk:2")),
+    )
+    return Schedule(seed, steps, heal_at_s=60, end_s=WORKLOAD.duration_s)
+
+
+SCENARIO = Scenario.from_runbook(__doc__, WORKLOAD, plan, convergence_s=30)
