@@ -2,7 +2,8 @@
 
 `plot_results(lines, path)` draws one panel per measure from the JSON lines of a run
 (`bench.report.result_lines`): durations against partitions on log-log axes with the
-floor dashed beside them (1,000, 10,000 and 100,000 partitions when the run has them),
+floor dashed beside them (1,000, 10,000 and 100,000 partitions when the run has them; the
+pipeline's against the records it read),
 and rates (produce) as bars against their floor. matplotlib with the Agg backend, so no
 display is needed. Main thread.
 """
@@ -28,6 +29,14 @@ def _finite(value: object) -> bool:
     return isinstance(value, int | float) and math.isfinite(value)
 
 
+def x_axis(lines: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
+    """What a measure's panel is drawn against: the records it read (`events`, the
+    pipeline's lines) when every line names them, else partitions; the key and the label."""
+    if lines and all(_finite(line.get("events")) for line in lines):
+        return "events", "records"
+    return "partitions", "partitions"
+
+
 def plot_results(lines: Sequence[Mapping[str, Any]], path: Path) -> Path | None:
     """Write the picture of `lines` to `path` (PNG); None if no line has a figure."""
     durations: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
@@ -48,14 +57,15 @@ def plot_results(lines: Sequence[Mapping[str, Any]], path: Path) -> Path | None:
     fig, axes = plt.subplots(rows, columns, figsize=(5 * columns, 3.8 * rows), squeeze=False)
     flat = [ax for row in axes for ax in row]
     for ax, (name, of_measure) in zip(flat, sorted(durations.items()), strict=False):
-        of_measure = sorted(of_measure, key=lambda line: int(line["partitions"]))
-        xs = [int(line["partitions"]) for line in of_measure]
+        key, label = x_axis(of_measure)
+        of_measure = sorted(of_measure, key=lambda line: int(line[key]))
+        xs = [int(line[key]) for line in of_measure]
         ax.plot(xs, [line["seconds"] for line in of_measure], "o-", label="measured")
         ax.plot(xs, [line["floor_seconds"] for line in of_measure], "s--", label="floor")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_title(name)
-        ax.set_xlabel("partitions")
+        ax.set_xlabel(label)
         ax.set_ylabel("seconds")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize="small")

@@ -12,7 +12,7 @@ import pytest
 from bench.applied import applied_window
 from bench.arguments import parse_settings
 from bench.floor import Floors, ReadSample
-from bench.plot import plot_results
+from bench.plot import plot_results, x_axis
 from bench.report import LATEST, read_results, write_results
 from bench.settings import SUITE, SuiteOptions
 
@@ -120,3 +120,11 @@ def test_a_change_floor_adds_the_reload_its_writes_and_one_round_trip() -> None:
     assert floors.of(reload=False, states=0) == pytest.approx(0.02)
     assert "pipelined read of 1,010 znodes" in floors.phrase(reload=True, states=2000)
     assert SuiteOptions().scenario_partitions == 10_000
+
+
+def test_the_pipeline_is_drawn_against_records_and_the_rest_against_partitions() -> None:
+    pipeline = [{"measure": "pipeline", "partitions": 3_300, "events": 1_000_000}]
+    failover = [{"measure": "controller_failover", "partitions": 1_000}]
+    assert x_axis(pipeline) == ("events", "records")
+    assert x_axis(failover) == ("partitions", "partitions")
+    assert x_axis(pipeline + failover) == ("partitions", "partitions")
