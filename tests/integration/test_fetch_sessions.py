@@ -56,10 +56,15 @@ def state(zk: KafkaZkClient) -> LeaderIsrAndControllerEpoch | None:
     return zk.get_partition_states([TP]).found.get(TP)
 
 
-def create(zk: KafkaZkClient, replicas: tuple[int, ...]) -> None:
-    """Topic `log`, one partition on `replicas`, online with the full ISR."""
+def create(zk: KafkaZkClient, procs: dict[int, BrokerProcess], replicas: tuple[int, ...]) -> None:
+    """Topic `log`, one partition on `replicas`, online with the full ISR and applied by
+    every replica (the state znode is written before the LeaderAndIsr is sent)."""
     zk.create_topic(TP.topic, TopicAssignment({0: ReplicaAssignment(replicas)}))
     wait_for_isr(zk, replicas)
+    for broker_id in replicas:
+        wait_until(
+            procs[broker_id].applied_leader_and_isr, 20, f"broker {broker_id}: no LeaderAndIsr"
+        )
 
 
 def wait_for_isr(zk: KafkaZkClient, isr: tuple[int, ...]) -> None:
@@ -105,7 +110,7 @@ def test_followers_replicate_in_sessions_and_open_new_ones_after_the_leaders_kil
     back in order and the ISR is the two survivors."""
     zk = KafkaZkClient(zk_client)
     procs = start(brokers, zk, {1: (), 2: (), 3: ()})
-    create(zk, (3, 1, 2))
+    create(zk, procs, (3, 1, 2))
     wait_until(
         lambda: (f := procs[3].metrics())[SESSIONS] == 2 and f[CACHED] == 2,
         15,
@@ -148,7 +153,7 @@ def test_a_consumer_session_carries_records_until_its_leader_restarts(
     (FETCH_SESSION_ID_NOT_FOUND) but opens a new one for a full fetch."""
     zk = KafkaZkClient(zk_client)
     procs = start(brokers, zk, {1: ()})
-    create(zk, (1,))
+    create(zk, procs, (1,))
     with client(procs[1]) as leader:
         assert produce(leader, ["a", "b"]).error is Errors.NONE
         opened = session_fetch(leader, m.NO_SESSION_ID, m.INITIAL_EPOCH, 0)
@@ -203,7 +208,7 @@ def test_a_full_cache_evicts_idle_sessions_and_prefers_followers(
         "1000",
     )
     procs = start(brokers, zk, {1: slots, 2: ()})
-    create(zk, (1, 2))
+    create(zk, procs, (1, 2))
     wait_until(lambda: procs[1].metrics()[SESSIONS] == 1, 15, "the follower opened no session")
     with client(procs[1]) as leader:
         assert produce(leader, ["a"]).error is Errors.NONE
