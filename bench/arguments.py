@@ -357,7 +357,7 @@ def parse_pipeline_settings(argv: Sequence[str] | None) -> PipelineSettings:
     [--results DIR] [--keep-runs]`; bad values exit with code 2."""
     parser = argparse.ArgumentParser(
         prog="python -m bench.pipeline",
-        description="Time the PySpark report's jobs over synthetic chaos runs against a "
+        description="Time the PySpark report's Spark job over synthetic chaos runs against a "
         "plain Spark read and group-by of the same files, in the same session.",
     )
     parser.add_argument(

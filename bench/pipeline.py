@@ -139,7 +139,7 @@ def measure(settings: PipelineSettings) -> Report:
     partitions = len(tables.tables["healed"])  # one row per partition of every run
     row = Measure(
         measure=PIPELINE,
-        label=f"report jobs, {made.total:,} records in {made.runs} runs",
+        label=f"report job, {made.total:,} records in {made.runs} runs",
         partitions=partitions,
         figure=pipeline_s,
         floor=sum(floors) / len(floors),
