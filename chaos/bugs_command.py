@@ -25,6 +25,7 @@ from chaos.bug_builds import ComposeBuilds
 from chaos.bug_hunt import Attempt, BugResult, HuntSettings, hunt
 from chaos.bug_report import rich_table, row_of, write_summary
 from chaos.bugs_plan import DEFAULT_RUNS, BugPlan, plans_for
+from chaos.project_lock import ProjectBusy, held
 from chaos.run_setup import RunSetupError
 from chaos.runner import RunOutcome, RunRequest, run
 from chaos.scenarios import Scenario
@@ -100,6 +101,14 @@ def hunt_bugs(args: argparse.Namespace, default_project: str) -> int:
     missing = missing_images()
     if missing:
         raise RunSetupError(f"images missing: {', '.join(missing)}; run `make images`")
+    try:
+        with held(args.out, args.project):
+            return _hunt_all(args, plans, settings)
+    except ProjectBusy as exc:
+        raise HuntUsageError(str(exc)) from None
+
+
+def _hunt_all(args: argparse.Namespace, plans: tuple[BugPlan, ...], settings: HuntSettings) -> int:
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     out = args.out / f"bugs-{stamp}"
     recorded = {

@@ -14,6 +14,7 @@ Fault kinds (the names are fixed; `chaos.faults` implements them):
 | `partition` | any role | yes | `grudge` (`halves`) |
 | `zk-isolate` | brokers | yes | - |
 | `zk-deaf` | brokers | yes | - |
+| `zk-lost-reply` | brokers | no: duration 0 | `hold_s` (2.5), `window_s` (0) |
 | `broker-isolate` | brokers | yes | - |
 | `session-expire` | brokers | either (see below) | - |
 | `loss` | brokers | yes | `percent` (20) |
@@ -103,6 +104,16 @@ def _percent(value: Scalar) -> bool:
     return number is not None and 0 < number <= 100
 
 
+def _hold(value: Scalar) -> bool:
+    number = _number(value)
+    return number is not None and 0 < number <= 3
+
+
+def _window(value: Scalar) -> bool:
+    number = _number(value)
+    return number is not None and 0 <= number <= 20
+
+
 def _grudge(value: Scalar) -> bool:
     return value in GRUDGES
 
@@ -164,6 +175,15 @@ FAULT_KINDS: Mapping[str, FaultKind] = {
         ),
         FaultKind("zk-isolate", _B, True),
         FaultKind("zk-deaf", _B, True),
+        FaultKind(
+            "zk-lost-reply",
+            _B,
+            False,
+            (
+                ParamRule("hold_s", 2.5, _hold, "in (0, 3]"),
+                ParamRule("window_s", 0, _window, "in [0, 20]"),
+            ),
+        ),
         FaultKind("broker-isolate", _B, True),
         FaultKind("session-expire", _B, None),
         FaultKind("loss", _B, True, (ParamRule("percent", 20, _percent, "in (0, 100]"),)),

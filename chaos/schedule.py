@@ -304,9 +304,12 @@ def read_schedule(path: Path) -> Schedule:
 
 #: The kinds `random_mix` draws from unless told otherwise: each leaves the cluster able to
 #: recover on its own, and one at a time none of them loses acknowledged writes. `zk-deaf`
-#: is left out too: a broker deaf for longer than its session loses it, and it is there to
-#: aim at one write (`zk-deaf-leader`), not to draw.
-MIX_KINDS: tuple[str, ...] = tuple(k for k in FAULT_KINDS if k not in ("partition", "zk-deaf"))
+#: and `zk-lost-reply` are left out too: a broker deaf for longer than its session loses
+#: it, and both are there to aim at one write (`zk-deaf-leader`, `lost-isr-reply`), not
+#: to draw.
+MIX_KINDS: tuple[str, ...] = tuple(
+    k for k in FAULT_KINDS if k not in ("partition", "zk-deaf", "zk-lost-reply")
+)
 
 _ONE_BROKER = ("controller", "non-controller", "busiest-leader", "random-broker")
 #: For each kind: the roles `random_mix` picks from, and the choices for each param.
@@ -320,6 +323,7 @@ _DRAWS: Mapping[str, tuple[tuple[str, ...], Mapping[str, tuple[Scalar, ...]]]] =
     "partition": (("all",), {"grudge": ("isolate", "majorities-ring", "bridge")}),
     "zk-isolate": (_ONE_BROKER, {}),
     "zk-deaf": (_ONE_BROKER, {}),
+    "zk-lost-reply": (_ONE_BROKER, {"hold_s": (1.5, 2.5), "window_s": (0, 6)}),
     "broker-isolate": (_ONE_BROKER, {}),
     "session-expire": (_ONE_BROKER, {}),
     "loss": ((*_ONE_BROKER, "all-brokers"), {"percent": (10, 20, 30)}),

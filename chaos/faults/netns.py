@@ -118,10 +118,18 @@ class Netns:
         self.run(["tc", "qdisc", "del", "dev", DEVICE, "root", "handle", QDISC_HANDLE])
         return True
 
-    def kill_connections(self, ip: str, port: int) -> None:
-        """Close the namespace's TCP connections to `ip:port` (`ss -K`), so that the
-        client reconnects through rules that only see new connections."""
-        self.run(["ss", "-K", "-t", "dst", ip, "dport", "=", str(port)])
+    def kill_connections(self, ip: str, port: int, local_port: int | None = None) -> None:
+        """Close the namespace's TCP connections to `ip:port` (`ss -K`), or only the one
+        from `local_port`, so that the client reconnects through rules that only see new
+        connections."""
+        only = ["sport", "=", str(local_port)] if local_port is not None else []
+        self.run(["ss", "-K", "-t", "dst", ip, "dport", "=", str(port), *only])
+
+    def established(self, port: int) -> str:
+        """`ss -H -t -i -n` of the established connections to remote `port`, with the
+        kernel's details of each socket (`chaos.faults.tcp_watch.parse_ss` reads it)."""
+        return self.run(["ss", "-H", "-t", "-i", "-n", "state", "established",
+                         f"( dport = :{port} )"]).stdout  # fmt: skip
 
     def _ensure_chain(self, hook: Hook) -> None:
         show, create, jump = chain_setup(hook)

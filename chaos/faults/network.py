@@ -16,6 +16,8 @@ network namespaces (`chaos.faults.netns`).
 - `bandwidth` (`Bandwidth`): tc tbf as eth0's root qdisc (egress); measured: the qdisc and
   its rate, and the rate at which a UDP flood leaves.
 - `latency` (`chaos.faults.latency.Latency`): a delaying proxy; built here too.
+- `zk-lost-reply` (`chaos.faults.lost_reply.ZkLostReply`): a write applied by the
+  ensemble whose answer the broker never gets; built here too.
 
 Every rule is tagged with `fault_id` (derived from the kind and the description), so
 `stop` deletes exactly the fault's rules on every service and `undone` proves that none
@@ -38,6 +40,7 @@ from chaos.faults.base import Check, Cuts, Fault, FaultTarget
 from chaos.faults.grudge import GRUDGES, Grudge, GrudgeError, complete, merge
 from chaos.faults.latency import Latency
 from chaos.faults.links import apply_grudge, broker_id, measure_links, of_role, running_netns
+from chaos.faults.lost_reply import ZkLostReply
 from chaos.faults.netfault import NetworkFault
 from chaos.faults.netns import netns_of
 from chaos.faults.probe import run_all, udp_burst_argv, udp_flood_argv
@@ -419,5 +422,6 @@ NETWORK_KINDS: dict[str, Callable[[Mapping[str, Any]], Fault]] = {
     "loss": lambda d: PacketLoss(_targets(d), float(d.get("percent", 20))),
     "bandwidth": lambda d: Bandwidth(_targets(d), int(d.get("rate_kbit", 256))),
     "latency": lambda d: Latency(_targets(d), int(d.get("delay_ms", 100))),
+    "zk-lost-reply": ZkLostReply.from_json,
 }
 """Each network kind's builder from its `describe()` JSON (with `targets`)."""

@@ -95,6 +95,16 @@ def drop_data_from(ip: str) -> Rule:
     )  # fmt: skip
 
 
+def drop_replies_to(ip: str, port: int, local_port: int) -> Rule:
+    """Drop what `ip:port` sends to one connection, the local socket on `local_port`; a
+    new connection from another local port passes."""
+    return Rule(
+        Hook.IN,
+        ("-s", f"{ip}/32", "-p", "tcp", "--sport", str(port), "--dport", str(local_port),
+         "-j", "DROP"),
+    )  # fmt: skip
+
+
 def count_arrivals() -> Rule:
     """Count (and let through) every packet that arrives from another host."""
     return Rule(Hook.IN, ("!", "-i", "lo"))

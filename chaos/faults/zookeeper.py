@@ -24,6 +24,15 @@ def ensemble(cluster: FaultTarget) -> tuple[str, ...]:
     return tuple(s for s in cluster.services() if s.startswith("zk") and s[2:].isdigit())
 
 
+def ensemble_leader(cluster: FaultTarget) -> str:
+    """The server that leads the ensemble now (`FaultFailed` when none does)."""
+    modes = {server: cluster.zk_mode(server) for server in ensemble(cluster)}
+    leaders = [server for server, mode in modes.items() if mode == LEADER]
+    if not leaders:
+        raise FaultFailed(f"no ZooKeeper server leads now: {modes}")
+    return leaders[0]
+
+
 def _one_server(targets: tuple[str, ...], kind: str) -> None:
     check_targets(targets, kind)
     if len(targets) != 1 or not targets[0].startswith("zk"):
@@ -43,11 +52,7 @@ class ZkLeaderKill(ProcessDown):
     @classmethod
     def of_current_leader(cls, cluster: FaultTarget) -> ZkLeaderKill:
         """The fault for whichever server leads now (`FaultFailed` when none does)."""
-        modes = {server: cluster.zk_mode(server) for server in ensemble(cluster)}
-        leaders = [server for server, mode in modes.items() if mode == LEADER]
-        if not leaders:
-            raise FaultFailed(f"no ZooKeeper server leads now: {modes}")
-        return cls((leaders[0],))
+        return cls((ensemble_leader(cluster),))
 
     def start(self, cluster: FaultTarget) -> None:
         """Kill the target if it runs and still leads; a target that runs as a follower

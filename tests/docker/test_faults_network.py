@@ -17,9 +17,12 @@ from chaos.cluster import ClusterHandle
 from chaos.faults import network as net
 from chaos.faults.base import Fault, UnknownTarget
 from chaos.faults.latency import Latency, unproxied
+from chaos.faults.lost_reply import ZkLostReply
 from chaos.faults.netns import Netns, leftovers_everywhere, netns_of
 from harness.compose import ComposeCluster
 from harness.waiting import wait_until
+from zkdata.client import KafkaZkClient
+from zkdata.model import Broker
 
 pytestmark = pytest.mark.docker
 
@@ -197,3 +200,36 @@ def test_rebuilt_fault_heals_what_the_original_started(target: ClusterHandle) ->
     rebuilt = net.NETWORK_KINDS[original.kind](original.describe())
     rebuilt.stop(target)
     assert original.undone(target).ok
+
+
+def _registration(target: ClusterHandle, broker: int) -> Broker | None:
+    def read(zk: KafkaZkClient) -> Broker | None:
+        return zk.get_broker(broker)
+
+    return target.read_zk(read)
+
+
+def test_zk_lost_reply_freezes_the_leader_and_every_broker_keeps_its_session(
+    target: ClusterHandle,
+) -> None:
+    """A lost-reply spell on a broker: the ensemble's leader is frozen during the hold and
+    thawed after it, no rule is left, and no broker loses its session over it (each keeps
+    the registration, and so the broker epoch, it had). The hold stays well under this
+    tier's 3 s sessions."""
+    epochs = {i: _registration(target, i) for i in (1, 2, 3)}
+    assert all(epochs.values()), f"brokers not all registered: {epochs}"
+    fault = ZkLostReply(("broker2",), hold_s=1.0)
+    fault.start(target)
+    try:
+        effect = fault.took_effect(target)
+        assert effect.ok, effect.detail
+        assert "froze zk" in effect.detail
+        assert "FROZEN" in effect.detail
+    finally:
+        fault.stop(target)
+    undone = fault.undone(target)
+    assert undone.ok, undone.detail
+    after = {i: _registration(target, i) for i in (1, 2, 3)}
+    assert {i: b.epoch for i, b in after.items() if b} == {
+        i: b.epoch for i, b in epochs.items() if b
+    }

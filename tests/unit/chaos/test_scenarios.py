@@ -33,6 +33,7 @@ NAMES = (
     "zk-isolation",
     "network-partition",
     "isolated-election",
+    "lost-isr-reply",
     "zk-deaf-leader",
     "broker-bounce",
     "fast-bounce",

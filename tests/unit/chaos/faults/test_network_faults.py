@@ -13,6 +13,7 @@ from chaos.faults.base import Check, UnknownTarget
 from chaos.faults.grudge import GrudgeError
 from chaos.faults.latency import Latency
 from chaos.faults.links import broker_id, of_role, port, role
+from chaos.faults.lost_reply import ZkLostReply
 from chaos.faults.netfault import NetworkFault
 from chaos.faults.network import (
     NETWORK_KINDS,
@@ -47,13 +48,14 @@ EXAMPLES: list[Any] = [
     PacketLoss(("broker1",), 20.0),
     Bandwidth(("broker2",), 256),
     Latency(("broker3",), 100),
+    ZkLostReply(("broker2",), 1.5),
 ]
 
 
 def test_the_catalog_names_exactly_the_network_kinds() -> None:
     assert set(NETWORK_KINDS) == {
         "partition", "zk-isolate", "zk-deaf", "broker-isolate", "session-expire", "loss",
-        "bandwidth", "latency",
+        "bandwidth", "latency", "zk-lost-reply",
     }  # fmt: skip
     assert {fault.kind for fault in EXAMPLES} == set(NETWORK_KINDS)
 
