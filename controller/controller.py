@@ -155,7 +155,7 @@ class KafkaController:
         """Stop the event thread and resign (the broker is stopping)."""
         self.event_manager.shutdown()
         if self.is_active:
-            self._on_resignation()
+            self._on_resignation("the broker is stopping")
         self._active_controller_id = NO_CONTROLLER
 
     # -- event thread ----------------------------------------------------------------------
@@ -293,7 +293,12 @@ class KafkaController:
         self._watch_controller()
         self._active_controller_id = self._read_controller_id()
         if was_active and not self.is_active:
-            self._on_resignation()
+            holder = self._active_controller_id
+            self._on_resignation(
+                "/controller is gone"
+                if holder == NO_CONTROLLER
+                else f"/controller names broker {holder}"
+            )
         if not self.is_active and self._active_controller_id != NO_CONTROLLER:
             self._events.emit(
                 EventKind.CONTROLLER_OBSERVED, controller_id=self._active_controller_id
@@ -303,7 +308,7 @@ class KafkaController:
         was_active = self.is_active
         self._active_controller_id = NO_CONTROLLER
         if was_active:
-            self._on_resignation()
+            self._on_resignation("its ZooKeeper session expired")
 
     def _on_controller_failover(self) -> None:
         """Become the active controller: load the cluster and start the state machines."""
@@ -329,17 +334,19 @@ class KafkaController:
                 error=f"{type(exc).__name__}: {exc}",
             )
             self._active_controller_id = NO_CONTROLLER
-            self._on_resignation()
+            self._on_resignation(f"failover failed: {type(exc).__name__}: {exc}")
             self._zk.delete_controller_if_owned()
 
-    def _on_resignation(self) -> None:
-        """Tear down everything `_on_controller_failover` set up (unless it lingers on)."""
+    def _on_resignation(self, reason: str) -> None:
+        """Tear down everything `_on_controller_failover` set up (unless it lingers on);
+        `reason` goes into the event."""
         if self.active is not None and self.active.on_resignation():
             self.active = None
         self._events.emit(
             EventKind.CONTROLLER_RESIGNED,
             controller_id=self.broker_id,
             controller_epoch=self.context.epoch,
+            reason=reason,
         )
         if self.active is None:
             self.context.reset()
@@ -351,7 +358,7 @@ class KafkaController:
         was_active = self.is_active
         self._active_controller_id = NO_CONTROLLER
         if was_active:
-            self._on_resignation()
+            self._on_resignation(f"an epoch-fenced write failed: {error}")
         self._zk.delete_controller_if_owned()
         self._maybe_resign()
 

@@ -348,9 +348,10 @@ def test_controller_move_while_an_event_is_processing_is_fenced(
         frozen.resume()
     state = wait_until(lambda: states(zk, "fenced", 1).get(0), 30, "partition never created")
     assert state.controller_epoch >= old_epoch.epoch + 11
-    wait_until(
+    resigned = wait_until(
         lambda: events_of(frozen, "controller_resigned"), 10, "old controller did not resign"
     )
+    assert resigned[0]["reason"].startswith("an epoch-fenced write failed"), resigned
     stale_writes = [
         e
         for p in procs.values()

@@ -254,11 +254,15 @@ def test_frozen_controller_is_replaced_and_resigns_when_it_wakes(
     new_epoch = zk.get_controller_epoch()
     assert new_epoch is not None
     assert new_epoch.epoch == epoch.epoch + 1
-    wait_until(
-        lambda: any(e["kind"] == "controller_resigned" for e in frozen.events()),
+    resigned = wait_until(
+        lambda: [e for e in frozen.events() if e["kind"] == "controller_resigned"],
         10,
         lambda: "old controller did not resign:\n" + frozen.log_tail(),
     )
+    assert resigned[0]["reason"] in (
+        "its ZooKeeper session expired",
+        f"/controller names broker {new}",
+    ), resigned
     wait_until(lambda: zk.get_broker(old), 15, "old controller did not re-register")
     assert zk.get_controller_id() == new
 
