@@ -1,6 +1,7 @@
 """Every gRPC server and channel the testbed opens sets the message limit of `rpc.limits`
-for both directions, and the limits keep their order: what the controller sends fits
-gRPC's default, and the cap holds the largest produce batch the benchmark sends."""
+for both directions and Kafka's reconnection backoff, and the limits keep their order:
+what the controller sends fits gRPC's default, and the cap holds the largest produce
+batch the benchmark sends."""
 
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ from rpc.wire.options import CHANNEL_OPTIONS
 EXPECTED = {
     "grpc.max_send_message_length": limits.MAX_MESSAGE_BYTES,
     "grpc.max_receive_message_length": limits.MAX_MESSAGE_BYTES,
+    "grpc.initial_reconnect_backoff_ms": 50,
+    "grpc.min_reconnect_backoff_ms": 50,
+    "grpc.max_reconnect_backoff_ms": 1000,
 }
 
 
