@@ -125,7 +125,7 @@ PLANS: tuple[BugPlan, ...] = (
     ),
     _plan(
         STALE_ISR_CACHE,
-        ("lost-isr-reply", "zk-deaf-leader", "network-partition"),
+        ("lost-isr-reply",),
         {CONVERGES_AFTER_HEAL},
         "the leader's ISR never grows back after its conditional write fails",
     ),

@@ -24,6 +24,7 @@ ROLES: Mapping[str, str] = {
     "busiest-leader": "the broker that leads the most partitions (lowest id on a tie)",
     "leader:<topic>:<partition>": "the leader of that partition",
     "all-brokers": "every broker",
+    "non-controllers": "every broker that is not the controller",
     "zk-leader": "the ZooKeeper server in mode leader",
     "zk-follower": "a seeded pick among the ZooKeeper followers",
     "all": "every service of the project",
@@ -75,6 +76,8 @@ def resolve(role: str, facts: ClusterFacts, rng: random.Random) -> tuple[str, ..
             return _broker_role(name, facts, rng)
         case "all-brokers":
             return tuple(sorted(_need(facts.brokers(), "brokers").values()))
+        case "non-controllers":
+            return _non_controllers(facts)
         case "all":
             return facts.services()
         case "broker" if arg:
@@ -108,6 +111,16 @@ def _broker_role(name: str, facts: ClusterFacts, rng: random.Random) -> tuple[st
     if not others:
         raise UnknownTarget("role 'non-controller': every broker is the controller")
     return (brokers[rng.choice(others)],)
+
+
+def _non_controllers(facts: ClusterFacts) -> tuple[str, ...]:
+    """Every broker that is not the controller, by id."""
+    brokers = _need(facts.brokers(), "brokers")
+    controller = facts.controller_id()
+    others = tuple(brokers[i] for i in sorted(brokers) if i != controller)
+    if not others:
+        raise UnknownTarget("role 'non-controllers': every broker is the controller")
+    return others
 
 
 def _nth_non_controller(n: int, facts: ClusterFacts) -> str:

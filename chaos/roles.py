@@ -12,6 +12,7 @@ the controller or the busiest leader is known only then.
 | `busiest-leader` | the broker leading the most partitions | brokers, one |
 | `leader:<topic>:<partition>` | that partition's leader | brokers, one |
 | `all-brokers` | every broker | brokers, group |
+| `non-controllers` | every broker that is not the controller | brokers, group |
 | `zk-leader` | the ensemble's leader | ZooKeeper, one |
 | `zk-follower` | a seeded pick among the followers | ZooKeeper, one |
 | `zk:<n>` | ZooKeeper server `zk<n>` | ZooKeeper, one |
@@ -56,6 +57,7 @@ _FIXED: dict[str, tuple[RoleClass, bool]] = {
     "random-broker": (RoleClass.BROKERS, False),
     "busiest-leader": (RoleClass.BROKERS, False),
     "all-brokers": (RoleClass.BROKERS, True),
+    "non-controllers": (RoleClass.BROKERS, True),
     "zk-leader": (RoleClass.ZOOKEEPER, False),
     "zk-follower": (RoleClass.ZOOKEEPER, False),
     "all": (RoleClass.ANY, True),

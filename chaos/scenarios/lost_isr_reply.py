@@ -11,13 +11,14 @@ Steps:
    longer fetch. Once they have lagged 10 s (`replica.lag.time.max.ms`), the next
    round of its ISR expiration thread, which runs every 5 s, writes the shrunk ISRs:
    between 10 and 15 s after the cut began.
-2. From 9.5 s into the cut, lost-reply spells on that broker follow one another for up
-   to 8 s, over that window, until one catches a write (`zk-lost-reply
-   non-controller:1`): each freezes the ensemble's leader for up to 2.5 s, and when the
-   broker's shrink waits at the frozen leader, drops its answer, lets the leader apply
-   it and closes the broker's connection. The broker's client reconnects within its
-   session and sends the conditional write again, which meets BADVERSION: the znode
-   already holds that ISR.
+2. From 9.5 s into the cut, lost-reply spells on both brokers that are not the controller
+   follow one another for up to 8 s, until one catches a write (`zk-lost-reply
+   non-controllers`): the cut broker shrinks its followers out of its ISRs and the other
+   shrinks the cut broker out of its own, each when its 5 s round comes due. A spell
+   freezes the ensemble's leader for up to 2.5 s; when a shrink waits at the frozen
+   leader, it drops that write's answer, lets the leader apply it and closes the
+   broker's connection. The broker's client reconnects within its session and sends the
+   conditional write again, which meets BADVERSION: the znode already holds that ISR.
 3. The leader re-reads the state znode, finds its own ISR there and adopts its zkVersion
    (KAFKA-2729), so it grows its ISRs again when the cut heals and the followers catch up.
 4. Heal at 55 s; the load goes on until 75 s.
@@ -46,8 +47,8 @@ HOLD_S = 2.5
 
 
 def plan(seed: int | None) -> Schedule:
-    """A non-controller cut from its peers at ~15 s for 26 s, with lost-reply spells on it
-    over the time its ISR shrink comes due."""
+    """A non-controller cut from its peers at ~15 s for 26 s, with lost-reply spells on the
+    non-controllers over the time their ISR shrinks come due."""
     draws = Draws(seed)
     cut = draws.around(15, 2)
     spells = {"hold_s": HOLD_S, "window_s": SPELLS_FOR_S}
@@ -56,7 +57,7 @@ def plan(seed: int | None) -> Schedule:
         Step(
             round(cut + SPELLS_AT_S, 1),
             0,
-            FaultSpec.of("zk-lost-reply", "non-controller:1", spells),
+            FaultSpec.of("zk-lost-reply", "non-controllers", spells),
         ),
     )
     return Schedule(seed, steps, heal_at_s=55, end_s=WORKLOAD.duration_s)

@@ -32,6 +32,7 @@ def cluster() -> FakeCluster:
         ("busiest-leader", ("broker3",)),
         ("leader:t:2", ("broker1",)),
         ("all-brokers", ("broker1", "broker2", "broker3")),
+        ("non-controllers", ("broker1", "broker3")),
         ("zk-leader", ("zk3",)),
         ("zk:1", ("zk1",)),
         ("all", ("broker1", "broker2", "broker3", "zk1", "zk2", "zk3")),
@@ -118,3 +119,9 @@ def test_a_project_without_brokers_has_no_broker_roles() -> None:
 def test_there_is_no_third_non_controller_of_three_brokers(cluster: FakeCluster) -> None:
     with pytest.raises(UnknownTarget, match="2 brokers besides the controller"):
         resolve("non-controller:3", cluster, random.Random(0))
+
+
+def test_non_controllers_of_a_lone_controller_name_nobody() -> None:
+    lone = FakeCluster(brokers=1)
+    with pytest.raises(UnknownTarget, match="every broker is the controller"):
+        resolve("non-controllers", lone, random.Random(0))
