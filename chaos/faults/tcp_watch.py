@@ -91,18 +91,24 @@ class UnansweredWatch:
         self._min_bytes = min_bytes
         self._settle_ms = settle_ms
         self._answered: dict[tuple[str, int, int], int] = {}
+        self.settling = False
 
     def update(self, sample: Sequence[TcpConnection]) -> TcpConnection | None:
-        """Take a new sample; the first connection with a request unanswered, if any."""
+        """Take a new sample; the first connection with a request unanswered, if any.
+        `settling` tells afterwards whether a request of this sample waits but has not
+        waited `settle_ms` yet."""
         caught = None
+        self.settling = False
         for conn in sample:
             key = (conn.peer_ip, conn.peer_port, conn.local_port)
             if key not in self._answered or conn.last_receive_ms <= conn.last_send_ms:
                 self._answered[key] = conn.bytes_sent
                 continue
-            waiting = conn.bytes_sent - self._answered[key]
-            settled = conn.last_send_ms >= self._settle_ms
-            if caught is None and waiting >= self._min_bytes and settled:
+            if conn.bytes_sent - self._answered[key] < self._min_bytes:
+                continue
+            if conn.last_send_ms < self._settle_ms:
+                self.settling = True
+            elif caught is None:
                 caught = conn
         return caught
 

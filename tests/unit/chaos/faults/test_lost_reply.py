@@ -191,3 +191,13 @@ def test_a_rebuilt_fault_counts_any_paused_server_as_its_own() -> None:
     cluster.state["zk2"] = "paused"
     fault = ZkLostReply(("broker1",))
     assert fault._frozen_by_it(cluster) == ("zk2",)
+
+
+def test_a_write_sent_as_the_hold_ends_keeps_the_leader_frozen_until_it_can_tell() -> None:
+    cluster, clock = FakeCluster(), FakeClock()
+    fresh = TcpConnection(40000, "10.0.0.2", 2181, 1150, 500, 20, 1100)
+    # the baseline and 19 quiet polls, then the write is seen 20 ms old as the hold ends
+    wire = ScriptedWire(cluster, [[BEFORE]] * 20 + [[fresh], [WAITING]])
+    report = perform_spell(cluster, ["broker2"], 1.0, wire, clock, clock.sleep)
+    assert [c.unanswered_bytes for c in report.caught] == [150]
+    assert 1000 <= report.held_ms <= 1200

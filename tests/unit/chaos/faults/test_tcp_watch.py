@@ -68,3 +68,12 @@ def test_each_connection_is_followed_on_its_own() -> None:
     caught = watch.update([conn(5060, 100, 200, 1100, port=2)])
     assert caught is not None
     assert caught.local_port == 2
+
+
+def test_a_request_too_fresh_to_tell_is_settling() -> None:
+    watch = UnansweredWatch(min_bytes=20, settle_ms=100)
+    watch.update([conn(1000, 500, 800, 700)])
+    assert watch.update([conn(1140, 500, 30, 780)]) is None
+    assert watch.settling
+    assert watch.update([conn(1140, 500, 130, 880)]) is not None
+    assert not watch.settling
