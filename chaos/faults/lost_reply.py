@@ -11,7 +11,10 @@ time it returns nothing of them is left. One spell (`perform_spell`):
 1. freeze the server that leads the ensemble (`docker pause`): writes wait at it, while
    the followers go on answering reads and pings, so every session lives on;
 2. watch each target's ZooKeeper connection (`ss -ti` in its network namespace,
-   `chaos.faults.tcp_watch`) for a request that goes unanswered, for at most `hold_s`;
+   `chaos.faults.tcp_watch`) for a request that goes unanswered, for at most `hold_s`
+   (a target connected to the frozen leader itself drops that connection once a ping
+   goes unanswered, and nothing it sends leaves until the thaw: the hold ends early
+   when every target is caught or so lost);
 3. drop what ZooKeeper sends to each connection caught so (one rule on its local port:
    a new connection passes), then thaw the leader: the write is applied, and its answer
    is dropped, which the rule's packet counter proves;
@@ -116,6 +119,7 @@ class SpellReport:
     caught: tuple[Caught, ...]
     answers_dropped: Mapping[str, int]
     started_at: float = 0.0
+    lost: tuple[str, ...] = ()
 
     def check(self) -> Check:
         """Holds when the leader was frozen and every caught request's answer was dropped;
@@ -130,6 +134,8 @@ class SpellReport:
                 f"{c.after_ms} ms into the freeze, {dropped} packets of the answer dropped, "
                 "connection closed"
             )
+        if self.lost:
+            parts.append(f"{', '.join(self.lost)}: connection closed during the hold")
         if not self.caught:
             parts.append("no request went unanswered during the hold")
         return Check(self.froze.ok and all(lost), "; ".join(parts))
@@ -147,20 +153,30 @@ def perform_spell(
     the spell ends."""
     leader = ensemble_leader(cluster)
     watches = {broker: UnansweredWatch() for broker in targets}
+    before: dict[str, set[tuple[str, int, int]]] = {}
     for broker in targets:
-        watches[broker].update(wire.connections(broker))
+        sample = wire.connections(broker)
+        before[broker] = _keys(sample)
+        watches[broker].update(sample)
     caught: dict[str, Caught] = {}
     conns: dict[str, TcpConnection] = {}
+    lost: set[str] = set()
     try:
         cluster.pause(leader)
         started = clock()
         try:
             froze = wire.frozen(leader)
-            while len(caught) < len(targets) and _holding(clock() - started, hold_s, watches):
+            while len(caught) + len(lost) < len(targets) and _holding(
+                clock() - started, hold_s, watches
+            ):
                 for broker in targets:
-                    if broker in caught:
+                    if broker in caught or broker in lost:
                         continue
-                    conn = watches[broker].update(wire.connections(broker))
+                    sample = wire.connections(broker)
+                    if before[broker] and not before[broker] & _keys(sample):
+                        lost.add(broker)  # its connection closed: nothing more leaves
+                        continue
+                    conn = watches[broker].update(sample)
                     if conn is None:
                         continue
                     wire.drop_replies(broker, conn)
@@ -181,7 +197,9 @@ def perform_spell(
             wire.close(broker, conn)
     finally:
         wire.lift()
-    return SpellReport(leader, froze, held_ms, tuple(caught.values()), dropped, started)
+    return SpellReport(
+        leader, froze, held_ms, tuple(caught.values()), dropped, started, tuple(sorted(lost))
+    )
 
 
 def perform_spells(
@@ -218,6 +236,10 @@ def series_check(reports: Sequence[SpellReport]) -> Check:
     last = reports[-1].check()
     held = all(r.check().ok for r in reports)
     return Check(held, f"{len(reports)} spell(s) ({spells}); the last: {last.detail}")
+
+
+def _keys(sample: Sequence[TcpConnection]) -> set[tuple[str, int, int]]:
+    return {(c.peer_ip, c.peer_port, c.local_port) for c in sample}
 
 
 def _holding(elapsed: float, hold_s: float, watches: Mapping[str, UnansweredWatch]) -> bool:

@@ -201,3 +201,15 @@ def test_a_write_sent_as_the_hold_ends_keeps_the_leader_frozen_until_it_can_tell
     report = perform_spell(cluster, ["broker2"], 1.0, wire, clock, clock.sleep)
     assert [c.unanswered_bytes for c in report.caught] == [150]
     assert 1000 <= report.held_ms <= 1200
+
+
+def test_a_target_whose_connection_closed_ends_the_hold_early() -> None:
+    cluster, clock = FakeCluster(), FakeClock()
+    reconnecting = TcpConnection(40001, "10.0.0.3", 2181, 60, 0, 10, 10)
+    wire = ScriptedWire(cluster, [[BEFORE], [BEFORE], [reconnecting]])
+    report = perform_spell(cluster, ["broker2"], 2.5, wire, clock, clock.sleep)
+    assert report.caught == ()
+    assert report.lost == ("broker2",)
+    assert "broker2: connection closed during the hold" in report.check().detail
+    assert report.held_ms < 500
+    assert cluster.state["zk1"] == "running"
