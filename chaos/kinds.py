@@ -104,14 +104,20 @@ def _percent(value: Scalar) -> bool:
     return number is not None and 0 < number <= 100
 
 
+#: `zk-lost-reply`'s bounds (`chaos.faults.lost_reply` checks the same ones).
+MAX_HOLD_S = 3.0
+DEFAULT_HOLD_S = 2.5
+MAX_WINDOW_S = 20.0
+
+
 def _hold(value: Scalar) -> bool:
     number = _number(value)
-    return number is not None and 0 < number <= 3
+    return number is not None and 0 < number <= MAX_HOLD_S
 
 
 def _window(value: Scalar) -> bool:
     number = _number(value)
-    return number is not None and 0 <= number <= 20
+    return number is not None and 0 <= number <= MAX_WINDOW_S
 
 
 def _grudge(value: Scalar) -> bool:
@@ -180,8 +186,8 @@ FAULT_KINDS: Mapping[str, FaultKind] = {
             _B,
             False,
             (
-                ParamRule("hold_s", 2.5, _hold, "in (0, 3]"),
-                ParamRule("window_s", 0, _window, "in [0, 20]"),
+                ParamRule("hold_s", DEFAULT_HOLD_S, _hold, f"in (0, {MAX_HOLD_S:g}]"),
+                ParamRule("window_s", 0, _window, f"in [0, {MAX_WINDOW_S:g}]"),
             ),
         ),
         FaultKind("broker-isolate", _B, True),

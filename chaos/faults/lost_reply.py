@@ -125,10 +125,10 @@ class SpellReport:
         """Holds when the leader was frozen and every caught request's answer was dropped;
         the detail says what was caught (nothing caught is a spell that still held)."""
         parts = [f"froze {self.leader} for {self.held_ms} ms ({self.froze.detail})"]
-        lost = []
+        answers_gone = []
         for c in self.caught:
             dropped = self.answers_dropped.get(c.broker, 0)
-            lost.append(dropped > 0)
+            answers_gone.append(dropped > 0)
             parts.append(
                 f"{c.broker}: {c.unanswered_bytes} bytes to {c.server_ip} unanswered "
                 f"{c.after_ms} ms into the freeze, {dropped} packets of the answer dropped, "
@@ -138,7 +138,7 @@ class SpellReport:
             parts.append(f"{', '.join(self.lost)}: connection closed during the hold")
         if not self.caught:
             parts.append("no request went unanswered during the hold")
-        return Check(self.froze.ok and all(lost), "; ".join(parts))
+        return Check(self.froze.ok and all(answers_gone), "; ".join(parts))
 
 
 def perform_spell(
@@ -361,13 +361,16 @@ class ZkLostReply(NetworkFault):
         """No rule of the fault on any service; the servers it froze run, thawed (no
         server is paused, when the fault was rebuilt)."""
         if self._spells:
-            leaders = tuple(sorted({r.leader for r in self._spells}))
-            return Check.all([self.no_rules_left(cluster), thawed(cluster, leaders)])
+            return Check.all([self.no_rules_left(cluster), thawed(cluster, self._leaders())])
         paused = [s for s in ensemble(cluster) if cluster.status(s) == PAUSED]
         none_paused = Check(not paused, f"paused: {paused}" if paused else "no server paused")
         return Check.all([self.no_rules_left(cluster), none_paused])
 
+    def _leaders(self) -> tuple[str, ...]:
+        """The servers this fault's spells froze."""
+        return tuple(sorted({r.leader for r in self._spells}))
+
     def _frozen_by_it(self, cluster: FaultTarget) -> tuple[str, ...]:
         if self._spells:
-            return tuple(sorted({r.leader for r in self._spells}))
+            return self._leaders()
         return tuple(s for s in ensemble(cluster) if cluster.status(s) == PAUSED)

@@ -8,6 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from chaos import kinds
+from chaos.faults import lost_reply
 from chaos.faults.base import Check, FaultFailed
 from chaos.faults.fields import BadFaultData
 from chaos.faults.lost_reply import ZkLostReply, perform_spell, perform_spells, series_check
@@ -213,3 +215,17 @@ def test_a_target_whose_connection_closed_ends_the_hold_early() -> None:
     assert "broker2: connection closed during the hold" in report.check().detail
     assert report.held_ms < 500
     assert cluster.state["zk1"] == "running"
+
+
+def test_the_schedule_and_the_fault_take_the_same_bounds() -> None:
+    assert (kinds.MAX_HOLD_S, kinds.DEFAULT_HOLD_S, kinds.MAX_WINDOW_S) == (
+        lost_reply.MAX_HOLD_S,
+        lost_reply.DEFAULT_HOLD_S,
+        lost_reply.MAX_WINDOW_S,
+    )
+    rules = {r.name: r for r in kinds.FAULT_KINDS["zk-lost-reply"].params}
+    assert rules["hold_s"].default == lost_reply.DEFAULT_HOLD_S
+    assert rules["hold_s"].check(lost_reply.MAX_HOLD_S)
+    assert not rules["hold_s"].check(lost_reply.MAX_HOLD_S + 0.1)
+    assert rules["window_s"].check(lost_reply.MAX_WINDOW_S)
+    assert not rules["window_s"].check(lost_reply.MAX_WINDOW_S + 0.1)
