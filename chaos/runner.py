@@ -9,8 +9,11 @@ Order (docs/chaos.md, "A run"):
    topic (the scenario's name plus the run's suffix, so runs never share a log) and wait
    until every partition is led with its full ISR and every broker's metadata agrees.
 3. Start the metrics scraper and the workload (`chaos.workload_run`) in the background.
-4. Perform the schedule's cues on time (`chaos.timeline`): faults through the injector
-   (`chaos.injector`: recorded, proven, undone and verified), actions, the heal.
+4. Perform the schedule's cues on time (`chaos.step_loop`): faults through the injector
+   (`chaos.injector`: recorded, proven, undone and verified), actions, the heal. A step
+   with a trigger is started when its event appears in a node's event log
+   (`chaos.event_watch`) and stopped its duration later; one whose event never comes is
+   a failed step.
 5. After the heal, take a snapshot of the cluster every `SNAPSHOT_EVERY_S` until it has
    converged and the workload ended, or the scenario's bound ran out.
 6. Copy every node's event log into the run, judge (`chaos.invariants`), write
@@ -30,8 +33,8 @@ ZooKeeper's quorum away always reaches the step that gives it back.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
-import random
 import secrets
 import sys
 import threading
@@ -40,10 +43,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chaos import endpoints
-from chaos.actions import ActionFailed, perform
 from chaos.cluster import ClusterHandle
 from chaos.faults.base import FaultError
-from chaos.faults.catalog import fault_from_json
 from chaos.injector import Injector
 from chaos.invariants import ClusterSnapshot, RunVerdict, judge, problems, time_to_convergence
 from chaos.invariants.judge import SCENARIO_CHECKS
@@ -59,10 +60,10 @@ from chaos.run_setup import (
     snapshot,
 )
 from chaos.scenarios import Scenario
-from chaos.schedule import Action, Schedule, Step, write_schedule
-from chaos.timeline import CueType, timeline
+from chaos.schedule import Schedule, write_schedule
+from chaos.step_loop import StepLoop
 from chaos.workload_run import Progress, WorkloadConfig, WorkloadResult, run_workload
-from chaos.zk_off_loop import STEP_READ_S, ControllerSeen, ControllerWatch, within
+from chaos.zk_off_loop import ControllerSeen, ControllerWatch
 from client import Client
 from eventlog.jsonlines import JsonLinesWriter
 from rpc.messages import ElectLeadersRequest, ElectLeadersResponse
@@ -70,9 +71,8 @@ from testbed.topics import delete_topic
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ZkDataError
 
-#: Seconds between cluster snapshots after the heal, and between live-view updates.
+#: Seconds between cluster snapshots after the heal.
 SNAPSHOT_EVERY_S = 1.0
-TICK_S = 0.25
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,7 +197,6 @@ class _Performance:
         self.topic = topic
         self.view = view
         self.snapshots: list[ClusterSnapshot] = []
-        self.fault_ids: dict[int, str] = {}
         self.failed_steps: list[str] = []
         self.event_dir = endpoints.event_dir(cluster)
         self.workload: WorkloadResult | None = None
@@ -221,13 +220,23 @@ class _Performance:
         worker = threading.Thread(
             target=self._work, args=(client, config), name="chaos-workload", daemon=True
         )
-        started = time.monotonic()
+        steps = StepLoop(
+            self.schedule,
+            self.cluster,
+            self.view,
+            self.event_dir,
+            {self.request.scenario.workload.topic: self.topic},
+            self._elect,
+        )
+        steps.failed_steps = self.failed_steps
+        started = steps.start_clock()
         scraper.start()
         worker.start()
         try:
             with ControllerWatch(self._read_controller) as self._watch:
                 with Injector(self.cluster, self.run_dir.root) as injector:
-                    self._perform(injector, started)
+                    status = functools.partial(self._status, started)
+                    self.heal_at = steps.perform(injector, status, self._stop)
                 self._converge(started, worker)
         finally:
             self._stop.set()
@@ -283,78 +292,6 @@ class _Performance:
             note="" if seen.known else "controller unknown: no fresh answer from ZooKeeper",
             bug_switches=self.bug_switches,
         )
-
-    def _wait_until(self, at: float, started: float, phase: str, injector: Injector) -> None:
-        while True:
-            left = started + at - time.monotonic()
-            if left <= 0:
-                return
-            self.view.update(self._status(started, phase, injector))
-            self._stop.wait(min(TICK_S, left))
-
-    def _perform(self, injector: Injector, started: float) -> None:
-        for cue in timeline(self.schedule):
-            phase = "healing" if cue.type in (CueType.HEAL, CueType.END) else "faults"
-            self._wait_until(cue.at_s, started, phase, injector)
-            if cue.type is CueType.START and cue.index is not None:
-                self._start(injector, cue.index, self.schedule.steps[cue.index])
-            elif cue.type is CueType.STOP and cue.index is not None:
-                self._stop_step(injector, cue.index)
-            elif cue.type is CueType.ACTION and cue.index is not None:
-                self._act(self.schedule.actions[cue.index])
-            elif cue.type is CueType.HEAL:
-                for healed in injector.heal_all():
-                    self.view.say(f"heal {healed.fault_id}: {healed.check.detail}")
-                self.heal_at = time.monotonic()
-                self.view.say(f"{cue.at_s:6.1f}s heal: every fault undone")
-                return
-
-    def _start(self, injector: Injector, index: int, step: Step) -> None:
-        spec = step.fault
-        rng = random.Random(f"{self.schedule.seed}:{step.at_s}:{spec.kind}:{spec.target}")
-        try:
-            targets = within(
-                lambda: self.cluster.resolve(spec.target, rng), STEP_READ_S, spec.target
-            )
-            fault = fault_from_json(spec.kind, {"targets": list(targets), **dict(spec.params)})
-            done = injector.start(fault, fault_id=f"step-{index}")
-        except FaultError as exc:
-            self.failed_steps.append(f"step {index} ({spec.describe()}): {exc}")
-            self.view.say(f"{step.at_s:6.1f}s {spec.kind} {spec.target}: NOT STARTED: {exc}")
-            return
-        self.view.say(
-            f"{step.at_s:6.1f}s {spec.kind} {','.join(targets)}: "
-            + ("in effect" if done.ok else "DID NOT TAKE EFFECT")
-            + f" ({done.check.detail})"
-        )
-        if not done.ok:
-            self.failed_steps.append(f"step {index} ({spec.describe()}): {done.check.detail}")
-            return
-        self.fault_ids[index] = done.fault_id
-        if step.duration_s == 0:
-            self._stop_step(injector, index)
-
-    def _stop_step(self, injector: Injector, index: int) -> None:
-        fault_id = self.fault_ids.pop(index, None)
-        if fault_id is None:
-            return
-        undone = injector.stop(fault_id)
-        if not undone.ok:
-            self.failed_steps.append(f"step {index} undo: {undone.check.detail}")
-        self.view.say(f"       undo {fault_id}: {'done' if undone.ok else 'FAILED'}")
-
-    def _act(self, action: Action) -> None:
-        try:
-            topics = {self.request.scenario.workload.topic: self.topic}
-            said = within(
-                lambda: perform(action, self.cluster.read_zk, topics, self._elect),
-                STEP_READ_S,
-                action.kind,
-            )
-        except (ActionFailed, FaultError) as exc:
-            self.failed_steps.append(f"action {action.kind}: {exc}")
-            said = f"FAILED: {exc}"
-        self.view.say(f"{action.at_s:6.1f}s {action.kind}: {said}")
 
     def _elect(self, request: ElectLeadersRequest) -> ElectLeadersResponse:
         """Send `request` to the controller (the `elect-leaders` action) on a client of

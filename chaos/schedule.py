@@ -6,7 +6,11 @@ written to the run's `schedule.json` before the run and can be replayed from the
              heal_at_s, end_s, actions=(Action(at_s, kind, params), ...))
 
 Times are seconds from the start of the workload. A step's fault starts at `at_s` and is
-stopped at `at_s + duration_s` (an instant fault such as `bounce` has duration 0). At
+stopped at `at_s + duration_s` (an instant fault such as `bounce` has duration 0). A step
+with a `Trigger` starts instead on the first node event it names written from `at_s` on,
+looked for until `at_s + within_s`, and lasts `duration_s` from then: a fault that must
+land in a window a few hundred milliseconds wide (after the controller's elections, say)
+is placed by the cluster's own events, not by a guess at how long the cluster takes. At
 `heal_at_s` the runner stops whatever is still active; from then until `end_s` no fault
 is active, and the cluster must converge within the scenario's bound. Actions (`chaos.kinds`:
 `reassign`) are performed at their time and have nothing to undo.
@@ -38,6 +42,7 @@ from chaos.kinds import (
     normalize_params,
 )
 from chaos.schedule_errors import BadTiming, ScheduleError, ScheduleFormatError
+from eventlog.kinds import EventKind
 
 __all__ = [
     "MIX_KINDS",
@@ -47,6 +52,7 @@ __all__ = [
     "FaultSpec",
     "Schedule",
     "Step",
+    "Trigger",
     "random_mix",
     "read_schedule",
     "write_schedule",
@@ -96,13 +102,62 @@ def _time(value: object, what: str) -> float:
     return float(value)
 
 
+#: The longest a trigger may be looked for.
+MAX_TRIGGER_WAIT_S = 120.0
+
+
+@dataclass(frozen=True, slots=True)
+class Trigger:
+    """What starts a step instead of its time: the first node event of `kind`
+    (`eventlog.kinds.EventKind`, docs/events.md) whose fields equal every `match` item,
+    written at or after the step's `at_s`; looked for until `at_s + within_s`, after which
+    the step is not performed (the run reports it among its failed steps). `match` is
+    stored as `(field, value)` items sorted by field, like params."""
+
+    kind: str
+    match: ParamItems = ()
+    within_s: float = 20.0
+
+    def __post_init__(self) -> None:
+        if self.kind not in {k.value for k in EventKind}:
+            raise ScheduleError(f"a trigger's kind must be an event kind, got {self.kind!r}")
+        items = dict(self.match)
+        for name, value in items.items():
+            if not isinstance(name, str) or not name or name in ("kind", "ts"):
+                raise ScheduleError(f"a trigger matches event fields by name, got {name!r}")
+            if value is not None and not isinstance(value, str | int | float | bool):
+                raise ScheduleError(f"a trigger's {name} must be a JSON scalar, got {value!r}")
+        object.__setattr__(self, "match", tuple(sorted(items.items())))
+        within = _time(self.within_s, "within_s")
+        if not 0 < within <= MAX_TRIGGER_WAIT_S:
+            raise BadTiming(f"within_s must be above 0 and at most {MAX_TRIGGER_WAIT_S:g}")
+        object.__setattr__(self, "within_s", within)
+
+    def matches(self, event: Mapping[str, Any]) -> bool:
+        """`event` (a decoded event log line) is of this kind with every matched field."""
+        if event.get("kind") != self.kind:
+            return False
+        return all(name in event and event[name] == value for name, value in self.match)
+
+    def describe(self) -> str:
+        """`on partition_state_change target=OnlinePartition within 20s`."""
+        fields = "".join(f" {k}={v}" for k, v in self.match)
+        return f"on {self.kind}{fields} within {self.within_s:g}s"
+
+    def to_json(self) -> dict[str, Any]:
+        """The step's `on_event` object."""
+        return {"kind": self.kind, "match": dict(self.match), "within_s": self.within_s}
+
+
 @dataclass(frozen=True, slots=True)
 class Step:
-    """One fault of a schedule: started at `at_s`, stopped at `at_s + duration_s`."""
+    """One fault of a schedule: started at `at_s` (or on its `trigger`, looked for from
+    `at_s`) and stopped `duration_s` after it started."""
 
     at_s: float
     duration_s: float
     fault: FaultSpec
+    trigger: Trigger | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "at_s", _time(self.at_s, "at_s"))
@@ -115,12 +170,15 @@ class Step:
 
     @property
     def ends_s(self) -> float:
-        """When the fault is stopped."""
-        return self.at_s + self.duration_s
+        """When the fault is stopped; for a triggered step the latest it can be (the
+        trigger seen at the end of its wait)."""
+        wait = self.trigger.within_s if self.trigger is not None else 0.0
+        return self.at_s + wait + self.duration_s
 
     def describe(self) -> str:
-        """`12.0s +15.0s kill controller`."""
-        return f"{self.at_s:.1f}s +{self.duration_s:.1f}s {self.fault.describe()}"
+        """`12.0s +15.0s kill controller`, with ` on <event> ...` for a triggered step."""
+        text = f"{self.at_s:.1f}s +{self.duration_s:.1f}s {self.fault.describe()}"
+        return text + (f" {self.trigger.describe()}" if self.trigger is not None else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,7 +245,8 @@ class Schedule:
         return max((step.ends_s for step in self.steps), default=0.0)
 
     def active_at(self, t: float) -> tuple[Step, ...]:
-        """The steps whose fault is active at time `t` (started, not yet stopped)."""
+        """The steps whose fault is active at time `t` (started, not yet stopped); a
+        triggered step counts from `at_s` to the latest it can end."""
         return tuple(s for s in self.steps if s.at_s <= t < s.ends_s)
 
     def describe(self) -> str:
@@ -207,16 +266,7 @@ class Schedule:
             "seed": self.seed,
             "heal_at_s": self.heal_at_s,
             "end_s": self.end_s,
-            "steps": [
-                {
-                    "at_s": s.at_s,
-                    "duration_s": s.duration_s,
-                    "kind": s.fault.kind,
-                    "target": s.fault.target,
-                    "params": dict(s.fault.params),
-                }
-                for s in self.steps
-            ],
+            "steps": [_step_json(s) for s in self.steps],
             "actions": [
                 {"at_s": a.at_s, "kind": a.kind, "params": dict(a.params)} for a in self.actions
             ],
@@ -238,10 +288,13 @@ class Schedule:
         steps = []
         for i, raw in enumerate(_array(top["steps"], "steps")):
             where = f"step {i}"
-            s = _object(raw, where, {"at_s", "duration_s", "kind", "target"}, {"params"})
+            s = _object(
+                raw, where, {"at_s", "duration_s", "kind", "target"}, {"params", "on_event"}
+            )
             try:
                 fault = FaultSpec(s["kind"], s["target"], _param_object(s.get("params"), where))
-                steps.append(Step(s["at_s"], s["duration_s"], fault))
+                trigger = _trigger(s.get("on_event"), where)
+                steps.append(Step(s["at_s"], s["duration_s"], fault, trigger))
             except ScheduleError as exc:
                 raise type(exc)(f"{where}: {exc}") from None
         actions = []
@@ -253,6 +306,31 @@ class Schedule:
             except ScheduleError as exc:
                 raise type(exc)(f"{where}: {exc}") from None
         return cls(top["seed"], tuple(steps), top["heal_at_s"], top["end_s"], tuple(actions))
+
+
+def _step_json(step: Step) -> dict[str, Any]:
+    line: dict[str, Any] = {
+        "at_s": step.at_s,
+        "duration_s": step.duration_s,
+        "kind": step.fault.kind,
+        "target": step.fault.target,
+        "params": dict(step.fault.params),
+    }
+    if step.trigger is not None:
+        line["on_event"] = step.trigger.to_json()
+    return line
+
+
+def _trigger(data: object, where: str) -> Trigger | None:
+    if data is None:
+        return None
+    t = _object(data, f"{where}: on_event", {"kind"}, {"match", "within_s"})
+    match = t.get("match", {})
+    if not isinstance(match, dict):
+        raise ScheduleFormatError(f"{where}: on_event's match must be a JSON object")
+    if "within_s" in t:
+        return Trigger(t["kind"], tuple(match.items()), t["within_s"])
+    return Trigger(t["kind"], tuple(match.items()))
 
 
 def _object(

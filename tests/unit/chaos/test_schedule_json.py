@@ -128,3 +128,10 @@ def test_a_file_that_is_not_json_is_refused_naming_the_file(tmp_path: Path) -> N
     path.write_text(json.dumps(_edited(lambda d: d.update(version="1"))))
     with pytest.raises(ScheduleFormatError, match=r"schedule\.json: schedule version '1'"):
         read_schedule(path)
+
+
+def test_the_documented_example_is_a_schedule() -> None:
+    doc = (Path(__file__).parents[3] / "docs" / "scenarios.md").read_text(encoding="utf-8")
+    example = doc.split("```json\n", 1)[1].split("```", 1)[0]
+    schedule = Schedule.from_json(json.loads(example))
+    assert [s.trigger is not None for s in schedule.steps] == [False, False, True]

@@ -1,22 +1,27 @@
-"""The runner's step loop never waits on ZooKeeper: with a cluster whose every ZooKeeper
-read hangs (a quorum lost), the steps and their undo still run on time."""
+"""The runner's step loop: it never waits on ZooKeeper (with a cluster whose every
+ZooKeeper read hangs, a quorum lost, the steps and their undo still run on time), and it
+starts a triggered step on its event and stops it its duration later."""
 
 from __future__ import annotations
 
+import functools
+import json
 import random
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from chaos import runner
+from chaos import runner, step_loop
 from chaos.faults.base import Check, FaultFailed
 from chaos.injector import Injection
 from chaos.live import RunStatus
-from chaos.schedule import FaultSpec, Schedule, Step
+from chaos.schedule import FaultSpec, Schedule, Step, Trigger
+from chaos.step_loop import StepLoop
 from chaos.zk_off_loop import ControllerWatch, within
 
 
@@ -87,9 +92,10 @@ def cluster() -> Iterator[HangingZk]:
 
 def _perform(
     cluster: HangingZk, steps: tuple[Step, ...], heal_at_s: float, watch: bool
-) -> tuple[Any, RecordingInjector, RecordingView]:
-    """Perform `steps` through `runner._Performance` (with its controller watch or
-    without one) until the heal; the performance, the injector's record and the view."""
+) -> tuple[StepLoop, RecordingInjector, RecordingView]:
+    """Perform `steps` through a `StepLoop` with the status of `runner._Performance`
+    (with its controller watch or without one) until the heal; the loop, the injector's
+    record and the view."""
     request = SimpleNamespace(scenario=SimpleNamespace(name="t", workload=SimpleNamespace()))
     schedule = Schedule(1, steps, heal_at_s=heal_at_s, end_s=heal_at_s + 0.3)
     view = RecordingView()
@@ -101,14 +107,23 @@ def _perform(
         "topic",
         view,  # type: ignore[arg-type]
     )
-    started = time.monotonic()
+    loop = StepLoop(
+        schedule,
+        cluster,  # type: ignore[arg-type]
+        view,  # type: ignore[arg-type]
+        None,
+        {},
+        elect=lambda request: pytest.fail("no action elects"),
+    )
+    started = loop.start_clock()
     injector = RecordingInjector(started)
+    status = functools.partial(performed._status, started)
     if watch:
         with ControllerWatch(performed._read_controller, every_s=0.05) as performed._watch:
-            performed._perform(injector, started)  # type: ignore[arg-type]
+            loop.perform(injector, status, threading.Event())  # type: ignore[arg-type]
     else:
-        performed._perform(injector, started)  # type: ignore[arg-type]
-    return performed, injector, view
+        loop.perform(injector, status, threading.Event())  # type: ignore[arg-type]
+    return loop, injector, view
 
 
 def test_a_hanging_zookeeper_read_does_not_delay_the_undo(cluster: HangingZk) -> None:
@@ -137,7 +152,7 @@ def test_a_hanging_zookeeper_read_does_not_delay_the_undo(cluster: HangingZk) ->
 def test_a_role_zookeeper_cannot_resolve_gives_the_step_up_and_the_undo_stays_on_time(
     cluster: HangingZk, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(runner, "STEP_READ_S", 0.2)
+    monkeypatch.setattr(step_loop, "STEP_READ_S", 0.2)
     steps = (
         Step(0.1, 1.0, FaultSpec("pause", "zk:1")),
         Step(0.2, 0.3, FaultSpec("kill", "controller")),
@@ -186,3 +201,77 @@ def test_the_watch_publishes_answers_and_forgets_stale_ones() -> None:
         assert watch.seen().known is False
     with pytest.raises(ValueError, match="every_s"):
         ControllerWatch(read, every_s=0)
+
+
+def _status(phase: str, injector: Any) -> RunStatus:
+    return RunStatus("t", None, 0.0, 1.0, phase, (), {}, {}, None, None)
+
+
+def test_the_loop_starts_a_triggered_step_on_its_event_and_stops_it_its_duration_later(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "broker2.jsonl"
+    log.touch()
+    trigger = Trigger("leader_elected", (("partition", 0),), within_s=1.0)
+    steps = (
+        Step(0.1, 0.3, FaultSpec("pause", "zk:1"), trigger),
+        Step(0.1, 0.3, FaultSpec("pause", "zk:2"), trigger),
+        Step(0.2, 0.2, FaultSpec("pause", "zk:3"), Trigger("broker_change", within_s=0.3)),
+    )
+    view = RecordingView()
+    loop = StepLoop(
+        Schedule(1, steps, heal_at_s=1.6, end_s=2.0),
+        HangingZk(),  # type: ignore[arg-type]
+        view,  # type: ignore[arg-type]
+        tmp_path,
+        {},
+        elect=lambda request: pytest.fail("no action elects"),
+    )
+    injector = RecordingInjector(loop.start_clock())
+
+    def elect_later() -> None:
+        time.sleep(0.4)  # the cluster's own pace: what the loop must wait for
+        ts = int(time.time() * 1000)
+        with open(log, "a", encoding="utf-8") as f:
+            for partition in (1, None, 0):
+                event = {"ts": ts, "node": "broker1", "kind": "leader_elected"}
+                f.write(json.dumps({**event, "partition": partition}) + "\n")
+
+    cluster_side = threading.Thread(target=elect_later)
+    cluster_side.start()
+    heal_at = loop.perform(injector, _status, threading.Event())  # type: ignore[arg-type]
+    cluster_side.join()
+    assert [(k, f) for k, f, _ in injector.log] == [
+        ("start", "step-0"),
+        ("start", "step-1"),
+        ("stop", "step-0"),
+        ("stop", "step-1"),
+        ("heal", ""),
+    ]
+    at = {f"{k} {f}": t for k, f, t in injector.log}
+    assert 0.4 <= at["start step-0"] < 0.55, injector.log
+    assert 0.28 <= at["stop step-1"] - at["start step-1"] < 0.45, injector.log
+    assert heal_at - injector.started >= 1.6
+    assert len(loop.failed_steps) == 1
+    assert "step 2" in loop.failed_steps[0]
+    assert "its event did not come in time" in loop.failed_steps[0]
+    assert any("step 0: leader_elected of broker1" in line for line in view.lines)
+
+
+def test_a_trigger_without_event_logs_to_watch_is_a_failed_step_and_nothing_starts() -> None:
+    steps = (Step(0.1, 0.2, FaultSpec("pause", "zk:1"), Trigger("broker_change", within_s=0.5)),)
+    loop = StepLoop(
+        Schedule(1, steps, heal_at_s=0.9, end_s=1.0),
+        HangingZk(),  # type: ignore[arg-type]
+        RecordingView(),  # type: ignore[arg-type]
+        None,
+        {},
+        elect=lambda request: pytest.fail("no action elects"),
+    )
+    injector = RecordingInjector(loop.start_clock())
+    loop.perform(injector, _status, threading.Event())  # type: ignore[arg-type]
+    assert [k for k, _, _ in injector.log] == ["heal"]
+    assert loop.failed_steps == [
+        "step 0 (0.1s +0.2s pause zk:1 on broker_change within 0.5s): not started: "
+        "the cluster has no event logs to watch"
+    ]
