@@ -15,6 +15,9 @@ undo removes it from the heal state. Leaving the `with` block (normally, on an e
 on Ctrl-C) heals every fault still recorded; a run killed outright is healed later by
 `python -m chaos heal`, which rebuilds the faults from the state (`heal_all`).
 
+A fault that keeps a trace of what it observed (`chaos.faults.base.Traced`) has it written
+to `<run_dir>/traces/<fault id>.jsonl` after its took-effect check, caught or not.
+
 Every step is one line of `<run_dir>/faults.jsonl`:
 `{"ts": ms, "fault": id, "kind", "targets", "phase": start|took_effect|stop|undone,
 "ok", "detail"}`, plus `params` (the fault's `describe()`) on `start` and `elapsed_ms`
@@ -46,6 +49,7 @@ from chaos.faults.base import (
     FaultError,
     FaultTarget,
     ForeignContainer,
+    Traced,
     UnknownTarget,
 )
 from chaos.faults.catalog import fault_from_json
@@ -54,6 +58,8 @@ from chaos.heal_state import ActiveFault, HealState
 from eventlog.jsonlines import JsonLinesWriter, read_json_lines
 
 FAULT_LOG = "faults.jsonl"
+#: The run directory's folder of fault traces.
+TRACE_DIR = "traces"
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +144,7 @@ class Injector:
             return Injection(fault_id, fault, failed)
         self._record(fault_id, fault, "start", Check(True, "started"))
         effect = self._measure(fault_id, fault, "took_effect", self.deadlines.took_effect_s)
+        self._write_trace(fault_id, fault)
         if not effect.ok:
             undo = self._undo(fault_id, fault)
             missed = Check(False, f"{effect.detail}; undo: {undo.check.detail}")
@@ -259,6 +266,21 @@ class Injector:
         if elapsed_ms is not None:
             line["elapsed_ms"] = elapsed_ms
         self._log.append(json.dumps(line, sort_keys=True))
+
+    def _write_trace(self, fault_id: str, fault: Fault) -> None:
+        if not isinstance(fault, Traced):
+            return
+        records = fault.trace()
+        if not records:
+            return
+        traces = self.run_dir / TRACE_DIR
+        traces.mkdir(exist_ok=True)
+        writer = JsonLinesWriter(traces / f"{fault_id}.jsonl")
+        try:
+            for record in records:
+                writer.append(json.dumps(record, sort_keys=True))
+        finally:
+            writer.close()
 
     def _id_of(self, fault: Fault) -> str | None:
         return next((i for i, held in self._active.items() if held == fault), None)

@@ -169,6 +169,17 @@ class Fault(Protocol):
 
 
 @runtime_checkable
+class Traced(Protocol):
+    """A fault that keeps what it observed while it worked (samples, decisions) for
+    whoever wants to know why it did or did not catch what it aimed at; the injector
+    writes it to `<run_dir>/traces/<fault id>.jsonl` once the fault proved its effect."""
+
+    def trace(self) -> Sequence[Mapping[str, Any]]:
+        """JSON-able records, oldest first."""
+        ...
+
+
+@runtime_checkable
 class CutsLinks(Protocol):
     """A fault that cuts links (see the module docstring); its checks take the links
     already cut by other active faults (`already_cut`) as cut, not as broken."""

@@ -31,6 +31,11 @@ and the followers give the leader up after `syncLimit` ticks (5 s here); `MAX_HO
 keeps both far off for the cluster's 6 s sessions, and `BREATHER_S` between spells lets
 the leader catch up.
 
+The fault keeps a trace (`trace()`, written to the run's `traces/`): per spell, the
+leader frozen, every sample of the targets' connections during the hold (bytes sent and
+received, milliseconds since the last send and receive, what the watch counts as
+unanswered), what was caught or lost, and the thaw.
+
 Runs on the injector's thread and blocks it while the spells last (at most `window_s`,
 or one spell's `hold_s`, plus `ANSWER_WAIT_S` and the commands around them).
 """
@@ -148,9 +153,11 @@ def perform_spell(
     wire: SpellWire,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
+    trace: list[dict[str, Any]] | None = None,
 ) -> SpellReport:
-    """One spell (module docstring). The leader is thawed and the rules deleted however
-    the spell ends."""
+    """One spell (module docstring); what it saw is appended to `trace`. The leader is
+    thawed and the rules deleted however the spell ends."""
+    trace = [] if trace is None else trace
     leader = ensemble_leader(cluster)
     watches = {broker: UnansweredWatch() for broker in targets}
     before: dict[str, set[tuple[str, int, int]]] = {}
@@ -164,6 +171,7 @@ def perform_spell(
     try:
         cluster.pause(leader)
         started = clock()
+        trace.append({"t": 0, "freeze": leader, "wall_ms": int(time.time() * 1000)})
         try:
             froze = wire.frozen(leader)
             while len(caught) + len(lost) < len(targets) and _holding(
@@ -173,10 +181,13 @@ def perform_spell(
                     if broker in caught or broker in lost:
                         continue
                     sample = wire.connections(broker)
+                    at_ms = int((clock() - started) * 1000)
                     if before[broker] and not before[broker] & _keys(sample):
                         lost.add(broker)  # its connection closed: nothing more leaves
+                        trace.append({"t": at_ms, "broker": broker, "lost": True})
                         continue
                     conn = watches[broker].update(sample)
+                    trace.append(_sampled(at_ms, broker, sample, watches[broker]))
                     if conn is None:
                         continue
                     wire.drop_replies(broker, conn)
@@ -192,7 +203,10 @@ def perform_spell(
             held_ms = int((clock() - started) * 1000)
         finally:
             unpause_paused(cluster, (leader,))
+        trace.append({"t": int((clock() - started) * 1000), "thaw": leader})
         dropped = _await_drops(wire, tuple(caught), clock, sleep)
+        if caught:
+            trace.append({"t": int((clock() - started) * 1000), "dropped": dropped})
         for broker, conn in conns.items():
             wire.close(broker, conn)
     finally:
@@ -210,18 +224,20 @@ def perform_spells(
     wire: SpellWire,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
+    trace: list[dict[str, Any]] | None = None,
 ) -> tuple[SpellReport, ...]:
     """Spells one after another until one catches a request or `window_s` has passed
     (one spell when it is 0; the last one's hold cut to what is left, but never below
-    `MIN_HOLD_S`); the reports in order."""
+    `MIN_HOLD_S`); the reports in order. Each spell appends to `trace`."""
     started = clock()
-    reports = [perform_spell(cluster, targets, hold_s, wire, clock, sleep)]
+    reports = [perform_spell(cluster, targets, hold_s, wire, clock, sleep, trace)]
     while not reports[-1].caught:
         left = window_s - (clock() - started) - BREATHER_S
         if left < MIN_HOLD_S:
             break
         sleep(BREATHER_S)
-        reports.append(perform_spell(cluster, targets, min(hold_s, left), wire, clock, sleep))
+        hold = min(hold_s, left)
+        reports.append(perform_spell(cluster, targets, hold, wire, clock, sleep, trace))
     return tuple(reports)
 
 
@@ -236,6 +252,26 @@ def series_check(reports: Sequence[SpellReport]) -> Check:
     last = reports[-1].check()
     held = all(r.check().ok for r in reports)
     return Check(held, f"{len(reports)} spell(s) ({spells}); the last: {last.detail}")
+
+
+def _sampled(
+    at_ms: int, broker: str, sample: Sequence[TcpConnection], watch: UnansweredWatch
+) -> dict[str, Any]:
+    """A trace record of one sample: per connection its local port, server, bytes sent
+    and received, ms since the last send and receive, and the bytes taken as unanswered."""
+    conns = [
+        [
+            c.local_port,
+            c.peer_ip,
+            c.bytes_sent,
+            c.bytes_received,
+            c.last_send_ms,
+            c.last_receive_ms,
+            watch.unanswered_bytes(c),
+        ]
+        for c in sample
+    ]
+    return {"t": at_ms, "broker": broker, "conns": conns}
 
 
 def _keys(sample: Sequence[TcpConnection]) -> set[tuple[str, int, int]]:
@@ -316,6 +352,9 @@ class ZkLostReply(NetworkFault):
     window_s: float = 0.0
     KIND: ClassVar[str] = "zk-lost-reply"
     _spells: list[SpellReport] = field(default_factory=list, compare=False, hash=False, repr=False)
+    _trace: list[dict[str, Any]] = field(
+        default_factory=list, compare=False, hash=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         NetworkFault.__post_init__(self)
@@ -345,7 +384,14 @@ class ZkLostReply(NetworkFault):
     def start(self, cluster: FaultTarget) -> None:
         """Perform the spells (this blocks while they last)."""
         wire = NetnsWire(cluster, self.fault_id)
-        self._spells[:] = perform_spells(cluster, self.targets, self.hold_s, self.window_s, wire)
+        self._trace.clear()
+        self._spells[:] = perform_spells(
+            cluster, self.targets, self.hold_s, self.window_s, wire, trace=self._trace
+        )
+
+    def trace(self) -> list[dict[str, Any]]:
+        """What the spells saw (module docstring)."""
+        return list(self._trace)
 
     def took_effect(self, cluster: FaultTarget) -> Check:
         """What the spells measured while they ran (`series_check`)."""

@@ -16,7 +16,7 @@ from chaos.faults.base import Check, FaultTarget, ForeignContainer, UnknownTarge
 from chaos.faults.process import Kill
 from chaos.faults.testing import FakeCluster, FakeFault
 from chaos.heal_state import STATE_FILE, HealState
-from chaos.injector import FAULT_LOG, Deadlines, Injector
+from chaos.injector import FAULT_LOG, TRACE_DIR, Deadlines, Injector
 from chaos.testing import FakeClock
 from eventlog.jsonlines import read_json_lines
 
@@ -347,3 +347,21 @@ def test_heal_all_undoes_each_cut_beside_those_still_held(tmp_path: Path) -> Non
     assert second.seen[-1] == ("undone", first.cuts)  # newest first, the older one held
     assert first.seen[-1] == ("undone", {})
     assert injector.active() == {}
+
+
+class _TracedFault(FakeFault):
+    """A fake fault that keeps a trace of two records."""
+
+    def trace(self) -> list[dict[str, Any]]:
+        return [{"t": 0, "saw": "nothing"}, {"t": 50, "saw": "a write"}]
+
+
+def test_a_traced_fault_s_trace_is_written_after_its_check(tmp_path: Path) -> None:
+    injector = _injector(FakeCluster(), tmp_path)
+    traced = injector.start(_TracedFault(), fault_id="step-3")
+    plain = injector.start(FakeFault(targets=("broker2",)))
+    assert traced.ok
+    assert plain.ok
+    written = [line for _, line in read_json_lines(tmp_path / TRACE_DIR / "step-3.jsonl")]
+    assert written == _TracedFault().trace()
+    assert sorted(p.name for p in (tmp_path / TRACE_DIR).iterdir()) == ["step-3.jsonl"]

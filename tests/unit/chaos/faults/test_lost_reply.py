@@ -5,6 +5,7 @@ leader is thawed and the rules are gone."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -78,7 +79,8 @@ class ScriptedWire:
 def test_a_waiting_write_loses_its_answer_between_the_freeze_and_the_close() -> None:
     cluster, clock = FakeCluster(), FakeClock()
     wire = ScriptedWire(cluster, [[BEFORE], [BEFORE], [WAITING]])
-    report = perform_spell(cluster, ["broker2"], 2.5, wire, clock, clock.sleep)
+    trace: list[dict[str, Any]] = []
+    report = perform_spell(cluster, ["broker2"], 2.5, wire, clock, clock.sleep, trace)
     assert report.leader == "zk1"
     assert [c.unanswered_bytes for c in report.caught] == [150]
     assert report.answers_dropped == {"broker2": 2}
@@ -92,6 +94,13 @@ def test_a_waiting_write_loses_its_answer_between_the_freeze_and_the_close() -> 
     assert wire.rules == 0
     assert cluster.state["zk1"] == "running"
     assert report.held_ms < 2500  # the hold ends once every target is caught
+    # the trace: the freeze, each sample with what was unanswered, the thaw, the drops
+    assert trace[0]["freeze"] == "zk1"
+    samples = [r["conns"] for r in trace if "conns" in r]
+    assert [conns[0][-1] for conns in samples] == [0, 150]
+    assert samples[-1][0][:2] == [WAITING.local_port, WAITING.peer_ip]
+    assert [r.get("thaw") for r in trace if "thaw" in r] == ["zk1"]
+    assert trace[-1]["dropped"] == {"broker2": 2}
 
 
 def test_a_spell_that_catches_nothing_holds_for_its_length_and_still_takes_effect() -> None:
