@@ -27,6 +27,7 @@ ROLES: Mapping[str, str] = {
     "non-controllers": "every broker that is not the controller",
     "zk-leader": "the ZooKeeper server in mode leader",
     "zk-follower": "a seeded pick among the ZooKeeper followers",
+    "zk-followers": "every ZooKeeper follower",
     "all": "every service of the project",
     "zk:<n>": "the ZooKeeper server with myid n",
 }
@@ -86,7 +87,7 @@ def resolve(role: str, facts: ClusterFacts, rng: random.Random) -> tuple[str, ..
             return (_by_id(facts.zk_servers(), _number(arg, role), "ZooKeeper server"),)
         case "leader" if arg:
             return (_partition_leader(arg, role, facts),)
-        case "zk-leader" | "zk-follower":
+        case "zk-leader" | "zk-follower" | "zk-followers":
             return _zk_role(name, facts, rng)
     raise UnknownTarget(f"unknown role {role!r}; roles: {', '.join(ROLES)}")
 
@@ -143,6 +144,8 @@ def _zk_role(name: str, facts: ClusterFacts, rng: random.Random) -> tuple[str, .
     found = [server for server in servers if modes[server] == wanted]
     if not found:
         raise UnknownTarget(f"role {name!r}: no ZooKeeper server is {wanted} now: {modes}")
+    if name == "zk-followers":
+        return tuple(found)
     return (found[0],) if wanted == "leader" else (rng.choice(found),)
 
 

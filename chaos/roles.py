@@ -15,6 +15,7 @@ the controller or the busiest leader is known only then.
 | `non-controllers` | every broker that is not the controller | brokers, group |
 | `zk-leader` | the ensemble's leader | ZooKeeper, one |
 | `zk-follower` | a seeded pick among the followers | ZooKeeper, one |
+| `zk-followers` | every follower | ZooKeeper, group |
 | `zk:<n>` | ZooKeeper server `zk<n>` | ZooKeeper, one |
 | `all` | every service | any, group |
 
@@ -60,6 +61,7 @@ _FIXED: dict[str, tuple[RoleClass, bool]] = {
     "non-controllers": (RoleClass.BROKERS, True),
     "zk-leader": (RoleClass.ZOOKEEPER, False),
     "zk-follower": (RoleClass.ZOOKEEPER, False),
+    "zk-followers": (RoleClass.ZOOKEEPER, True),
     "all": (RoleClass.ANY, True),
 }
 

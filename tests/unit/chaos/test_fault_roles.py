@@ -34,6 +34,7 @@ def cluster() -> FakeCluster:
         ("all-brokers", ("broker1", "broker2", "broker3")),
         ("non-controllers", ("broker1", "broker3")),
         ("zk-leader", ("zk3",)),
+        ("zk-followers", ("zk1", "zk2")),
         ("zk:1", ("zk1",)),
         ("all", ("broker1", "broker2", "broker3", "zk1", "zk2", "zk3")),
     ],

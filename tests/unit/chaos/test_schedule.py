@@ -69,6 +69,7 @@ def test_every_kind_accepts_some_role() -> None:
         ("all-brokers", RoleClass.BROKERS, True),
         ("zk:2", RoleClass.ZOOKEEPER, False),
         ("zk-follower", RoleClass.ZOOKEEPER, False),
+        ("zk-followers", RoleClass.ZOOKEEPER, True),
         ("all", RoleClass.ANY, True),
     ],
 )
