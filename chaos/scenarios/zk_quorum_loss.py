@@ -1,7 +1,7 @@
 """zk-quorum-loss: ZooKeeper loses its quorum while the controller handles a broker failure.
 
 Setup: topic `chaos-zk-quorum-loss`, 6 partitions, replication factor 3, min ISR 2,
-acks=all; two producers at 50 values/s each and a consumer, for 90 s.
+acks=all; two producers at 50 values/s each and a consumer, for 125 s.
 
 Steps:
 
@@ -11,9 +11,13 @@ Steps:
    slow: the controller lists the brokers 5 to 7 s after the kill (the session expires 6
    to 8 s after it), elects new leaders (reads and writes their states: 3 s), then takes
    the broker's replicas offline: StopReplica requests enter the batch, and it reads and
-   writes the ISRs (another 3 s).
-2. At 15 s (a seed moves it by up to 1 s) kill a broker that is not the controller
-   (`kill non-controller:1`) for 34 s.
+   writes the ISRs (another 3 s). The delay begins by closing the controller's
+   ZooKeeper connection (the proxy sees new connections only), and kazoo drops every
+   watch with the connection, so the controller first re-arms each of its watches and
+   re-reads what it watches: about a dozen events of one to three reads, 30 to 40 s at
+   1.5 s a read.
+2. At 50 s (a seed moves it by up to 1 s), once that backlog is done, kill a broker
+   that is not the controller (`kill non-controller:1`) for 34 s.
 3. When the controller logs its elections' `partition_state_change` to
    `OnlinePartition` (a trigger, looked for from the kill on for 25 s), freeze every
    ZooKeeper follower for 16 s (`pause zk-followers`): the ensemble has no quorum. Its
@@ -26,15 +30,15 @@ Steps:
    kafka-2300). If its session is on the leader (one run in three), the read is answered
    and the write after it is retried through the outage: nothing fails. A time could not
    place the outage: the controller's elections ended 8.3 to 9.9 s after the kill in four
-   runs and 16.8 s after it in a fifth, and the window is 1.5 s wide. The delay ends 2 to
-   12 s before the thaw, so that the controller reconnects in time to keep its session
+   runs, later when the backlog of step 1 was still running, and the window is 1.5 s
+   wide. The delay ends 2 to 12 s before the thaw, so that the controller reconnects in time to keep its session
    (delayed, it came too late once: ZooKeeper expired its session, which ended its term
    and its batch).
 4. When the quorum is back the controller keeps its session and its role. It must have
    dropped the requests of the failed change and go on working: when the killed broker
    returns (about 8 s after the thaw) it gets its leaderships and replicas, and the ISRs
    fill up.
-5. Heal at 60 s; the load goes on until 90 s.
+5. Heal at 95 s; the load goes on until 125 s.
 
 Verdict: the core invariants; convergence within 30 s of the heal (a controller whose
 every state change fails after the first one leaves the returning broker without
@@ -46,7 +50,7 @@ from __future__ import annotations
 from chaos.scenarios.scenario import Draws, Scenario, Workload
 from chaos.schedule import FaultSpec, Schedule, Step, Trigger
 
-WORKLOAD = Workload("chaos-zk-quorum-loss", duration_s=90)
+WORKLOAD = Workload("chaos-zk-quorum-loss", duration_s=125)
 #: The controller's added delay: each of its ZooKeeper round trips takes this long, so
 #: the stretch of a broker failure's handling an outage must hit (a read and a write
 #: after the StopReplica requests entered the batch) is about twice as wide; short of
@@ -68,17 +72,17 @@ ELECTIONS_DONE = Trigger("partition_state_change", (("target", "OnlinePartition"
 
 def plan(seed: int | None) -> Schedule:
     """The controller delayed from 5 s to 20 s after the kill; a non-controller killed at
-    ~15 s for 34 s; every ZooKeeper follower frozen for 16 s when the controller's
+    ~50 s for 34 s; every ZooKeeper follower frozen for 16 s when the controller's
     elections for the killed broker's partitions are done."""
     draws = Draws(seed)
-    kill = draws.around(15, 1)
+    kill = draws.around(50, 1)
     delay = {"delay_ms": DELAY_MS}
     steps = (
         Step(5, kill + DELAY_AFTER_KILL_S - 5, FaultSpec.of("latency", "controller", delay)),
         Step(kill, KILL_S, FaultSpec("kill", "non-controller:1")),
         Step(kill, OUTAGE_S, FaultSpec("pause", "zk-followers"), ELECTIONS_DONE),
     )
-    return Schedule(seed, steps, heal_at_s=60, end_s=WORKLOAD.duration_s)
+    return Schedule(seed, steps, heal_at_s=95, end_s=WORKLOAD.duration_s)
 
 
 SCENARIO = Scenario.from_runbook(__doc__, WORKLOAD, plan, convergence_s=30)
