@@ -130,7 +130,7 @@ PLANS: tuple[BugPlan, ...] = (
     ),
     _plan(
         STUCK_BATCH,
-        ("zk-quorum-loss",),
+        ("controller-zk-reset",),
         {CONVERGES_AFTER_HEAL},
         "a ZooKeeper write that fails in the middle of a state change leaves its round in "
         "the batch, and every later state change of the controller fails",

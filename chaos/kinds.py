@@ -15,6 +15,7 @@ Fault kinds (the names are fixed; `chaos.faults` implements them):
 | `zk-isolate` | brokers | yes | - |
 | `zk-deaf` | brokers | yes | - |
 | `zk-lost-reply` | brokers | no: duration 0 | `hold_s` (2.5), `window_s` (0) |
+| `zk-reset` | brokers | no: duration 0 | - |
 | `broker-isolate` | brokers | yes | - |
 | `session-expire` | brokers | either (see below) | - |
 | `loss` | brokers | yes | `percent` (20) |
@@ -190,6 +191,7 @@ FAULT_KINDS: Mapping[str, FaultKind] = {
                 ParamRule("window_s", 0, _window, f"in [0, {MAX_WINDOW_S:g}]"),
             ),
         ),
+        FaultKind("zk-reset", _B, False),
         FaultKind("broker-isolate", _B, True),
         FaultKind("session-expire", _B, None),
         FaultKind("loss", _B, True, (ParamRule("percent", 20, _percent, "in (0, 100]"),)),

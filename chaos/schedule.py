@@ -402,6 +402,7 @@ _DRAWS: Mapping[str, tuple[tuple[str, ...], Mapping[str, tuple[Scalar, ...]]]] =
     "zk-isolate": (_ONE_BROKER, {}),
     "zk-deaf": (_ONE_BROKER, {}),
     "zk-lost-reply": (_ONE_BROKER, {"hold_s": (1.5, 2.5), "window_s": (0, 6)}),
+    "zk-reset": (_ONE_BROKER, {}),
     "broker-isolate": (_ONE_BROKER, {}),
     "session-expire": (_ONE_BROKER, {}),
     "loss": ((*_ONE_BROKER, "all-brokers"), {"percent": (10, 20, 30)}),

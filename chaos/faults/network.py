@@ -18,6 +18,8 @@ network namespaces (`chaos.faults.netns`).
 - `latency` (`chaos.faults.latency.Latency`): a delaying proxy; built here too.
 - `zk-lost-reply` (`chaos.faults.lost_reply.ZkLostReply`): a write applied by the
   ensemble whose answer the broker never gets; built here too.
+- `zk-reset` (`chaos.faults.zk_reset.ZkReset`): the broker's ZooKeeper connection reset
+  (`ss -K`); what was in flight on it fails, the session lives on; built here too.
 
 Every rule is tagged with `fault_id` (derived from the kind and the description), so
 `stop` deletes exactly the fault's rules on every service and `undone` proves that none
@@ -51,6 +53,7 @@ from chaos.faults.rules import (
     packet_counts,
     tagged_lines,
 )
+from chaos.faults.zk_reset import ZkReset
 from harness.waiting import wait_until
 
 DISCARD_PORT = 9
@@ -423,5 +426,6 @@ NETWORK_KINDS: dict[str, Callable[[Mapping[str, Any]], Fault]] = {
     "bandwidth": lambda d: Bandwidth(_targets(d), int(d.get("rate_kbit", 256))),
     "latency": lambda d: Latency(_targets(d), int(d.get("delay_ms", 100))),
     "zk-lost-reply": ZkLostReply.from_json,
+    "zk-reset": lambda d: ZkReset(_targets(d)),
 }
 """Each network kind's builder from its `describe()` JSON (with `targets`)."""

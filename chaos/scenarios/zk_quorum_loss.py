@@ -31,9 +31,13 @@ Steps:
    and the write after it is retried through the outage: nothing fails. A time could not
    place the outage: the controller's elections ended 8.3 to 9.9 s after the kill in four
    runs, later when the backlog of step 1 was still running, and the window is 1.5 s
-   wide. The delay ends 2 to 12 s before the thaw, so that the controller reconnects in time to keep its session
-   (delayed, it came too late once: ZooKeeper expired its session, which ended its term
-   and its batch).
+   wide. The delay ends 2 to 12 s before the thaw, so that the controller reconnects in
+   time to keep its session (delayed, it came too late once: ZooKeeper expired its
+   session, which ended its term and its batch). The leader's 5 s and the 6 s sessions
+   race, though: a session whose last touch reached the leader more than about 0.75 s
+   before the freeze (the delayed controller's, between two requests) is expired by the
+   leader just before it gives the quorum up, and the controller resigns at the thaw.
+   `controller-zk-reset` breaks the same read with no such race.
 4. When the quorum is back the controller keeps its session and its role. It must have
    dropped the requests of the failed change and go on working: when the killed broker
    returns (about 8 s after the thaw) it gets its leaderships and replicas, and the ISRs

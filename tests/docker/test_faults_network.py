@@ -17,8 +17,11 @@ from chaos.cluster import ClusterHandle
 from chaos.faults import network as net
 from chaos.faults.base import Fault, UnknownTarget
 from chaos.faults.latency import Latency, unproxied
+from chaos.faults.links import ZK_PORT, running_netns
 from chaos.faults.lost_reply import ZkLostReply
 from chaos.faults.netns import Netns, leftovers_everywhere, netns_of
+from chaos.faults.tcp_watch import parse_ss
+from chaos.faults.zk_reset import ZkReset
 from harness.compose import ComposeCluster
 from harness.waiting import wait_until
 from zkdata.client import KafkaZkClient
@@ -233,3 +236,28 @@ def test_zk_lost_reply_freezes_the_leader_and_every_broker_keeps_its_session(
     assert {i: b.epoch for i, b in after.items() if b} == {
         i: b.epoch for i, b in epochs.items() if b
     }
+
+
+def test_zk_reset_closes_the_connection_and_the_broker_keeps_its_session(
+    target: ClusterHandle,
+) -> None:
+    """A reset of broker2's ZooKeeper connection: the connection it had is gone, a new one
+    opens (the client reconnects), and the broker keeps its session, so its registration
+    and broker epoch stay as they were."""
+    before = _registration(target, 2)
+    assert before is not None, "broker2 is not registered"
+    fault = ZkReset(("broker2",))
+    fault.start(target)
+    effect = fault.took_effect(target)
+    assert effect.ok, effect.detail
+    assert "reset" in effect.detail
+
+    def reconnected() -> bool:
+        listing = running_netns(target, "broker2").established(ZK_PORT)
+        return bool(parse_ss(listing))
+
+    wait_until(reconnected, 20, "broker2 did not reconnect to ZooKeeper", interval=0.2)
+    assert fault.undone(target).ok
+    after = _registration(target, 2)
+    assert after is not None
+    assert after.epoch == before.epoch

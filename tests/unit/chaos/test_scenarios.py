@@ -45,6 +45,7 @@ NAMES = (
     "last-replica-standing",
     "zk-leader-loss",
     "zk-quorum-loss",
+    "controller-zk-reset",
     "rolling-restart",
     "slow-network",
     "random",
@@ -67,9 +68,9 @@ def test_a_schedule_is_a_valid_pure_function_of_the_seed(name: str, seed: int | 
     assert scenario.schedule(seed) == schedule
     assert Schedule.from_json(schedule.to_json()) == schedule
     assert schedule.steps, "a scenario injects at least one fault"
-    # 90 s at most, but for zk-quorum-loss: its delayed controller re-arms its watches
-    # for 30 to 40 s before the kill can come
-    longest = 125 if name == "zk-quorum-loss" else 90
+    # 90 s at most, but for the two whose delayed controller re-arms its watches for 30
+    # to 40 s before the kill can come
+    longest = 125 if name in ("zk-quorum-loss", "controller-zk-reset") else 90
     assert schedule.end_s == scenario.workload.duration_s <= longest
     assert schedule.last_fault_end_s <= schedule.heal_at_s < schedule.end_s
     assert schedule.active_at(schedule.heal_at_s) == ()

@@ -27,6 +27,7 @@ from chaos.faults.network import (
 )
 from chaos.faults.rules import ZK_DATA_MIN_LENGTH, drop_data_from
 from chaos.faults.testing import FakeCluster
+from chaos.faults.zk_reset import ZkReset
 
 SERVICES = ("zk1", "zk2", "zk3", "broker1", "broker2", "broker3")
 
@@ -49,13 +50,14 @@ EXAMPLES: list[Any] = [
     Bandwidth(("broker2",), 256),
     Latency(("broker3",), 100),
     ZkLostReply(("broker2",), 1.5),
+    ZkReset(("broker1",)),
 ]
 
 
 def test_the_catalog_names_exactly_the_network_kinds() -> None:
     assert set(NETWORK_KINDS) == {
         "partition", "zk-isolate", "zk-deaf", "broker-isolate", "session-expire", "loss",
-        "bandwidth", "latency", "zk-lost-reply",
+        "bandwidth", "latency", "zk-lost-reply", "zk-reset",
     }  # fmt: skip
     assert {fault.kind for fault in EXAMPLES} == set(NETWORK_KINDS)
 
