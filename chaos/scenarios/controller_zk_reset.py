@@ -38,18 +38,12 @@ LeaderAndIsr and its replicas out of the ISRs).
 from __future__ import annotations
 
 from chaos.scenarios.scenario import Draws, Scenario, Workload
-from chaos.schedule import FaultSpec, Schedule, Step, Trigger
+from chaos.scenarios.zk_quorum_loss import DELAY_AFTER_KILL_S, DELAY_MS, ELECTIONS_DONE
+from chaos.schedule import FaultSpec, Schedule, Step
 
 WORKLOAD = Workload("chaos-controller-zk-reset", duration_s=110)
-#: The controller's added delay: the time between its elections' event and its next
-#: ZooKeeper request reaching the ensemble, in which the reset must come.
-DELAY_MS = 1500
 #: How long the broker stays dead.
 KILL_S = 25
-#: When the delay ends, from the kill: after the elections, which end 6 to 14 s after it.
-DELAY_AFTER_KILL_S = 20
-#: The controller's elections for the killed broker's partitions are done.
-ELECTIONS_DONE = Trigger("partition_state_change", (("target", "OnlinePartition"),), 25)
 
 
 def plan(seed: int | None) -> Schedule:

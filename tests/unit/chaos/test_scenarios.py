@@ -257,6 +257,27 @@ def test_the_quorum_is_lost_while_the_slowed_controller_handles_the_kill(
 
 @given(seed=SEEDS)
 @PROPERTY
+def test_the_controller_s_connection_is_reset_when_its_elections_are_done(
+    seed: int | None,
+) -> None:
+    schedule = SCENARIOS["controller-zk-reset"].schedule(seed)
+    latency, kill, reset = schedule.steps
+    assert latency.fault.describe() == "latency controller delay_ms=1500"
+    assert kill.fault.describe() == "kill non-controller:1"
+    assert reset.fault.describe() == "zk-reset controller"
+    # the reset waits, from the kill on, for the controller's elections; it is instant
+    assert (reset.at_s, reset.duration_s) == (kill.at_s, 0)
+    assert reset.trigger == Trigger("partition_state_change", (("target", "OnlinePartition"),), 25)
+    # the kill comes once the delayed controller has re-armed its watches (30 to 40 s)
+    assert kill.at_s - latency.at_s >= 40
+    # the delay lasts past the elections (6 to 14 s after the kill) and the reset
+    assert latency.ends_s >= kill.at_s + 20
+    assert reset.ends_s <= schedule.heal_at_s
+    assert kill.ends_s <= schedule.heal_at_s
+
+
+@given(seed=SEEDS)
+@PROPERTY
 def test_the_controller_dies_while_a_frozen_broker_holds_the_reassignment_up(
     seed: int | None,
 ) -> None:
