@@ -16,7 +16,7 @@ from typing import Any
 from rich.table import Table
 
 from chaos.bug_hunt import BugResult
-from chaos.schedule import Schedule
+from chaos.schedule import Schedule, Step
 
 __all__ = ["HEADERS", "Row", "markdown", "rich_table", "row_of", "summary_json", "write_summary"]
 
@@ -41,18 +41,19 @@ class Row:
 
 
 def short_schedule(schedule: Schedule | None) -> str:
-    """`kill busiest-leader @15.2s+20.1s; reassign @20.0s`: faults and actions by time."""
+    """`kill busiest-leader @15.2s+20.1s; reassign @20.0s`: faults and actions by time; a
+    triggered step as `zk-reset controller @49.3s on partition_state_change ...`."""
     if schedule is None:
         return "-"
-    items = [
-        (
-            s.at_s,
-            f"{s.fault.describe()} @{s.at_s:g}s" + (f"+{s.duration_s:g}s" if s.duration_s else ""),
-        )
-        for s in schedule.steps
-    ]
+    items = [(s.at_s, _short_step(s)) for s in schedule.steps]
     items += [(a.at_s, f"{a.kind} @{a.at_s:g}s") for a in schedule.actions]
     return "; ".join(text for _, text in sorted(items)) or "no faults"
+
+
+def _short_step(step: Step) -> str:
+    text = f"{step.fault.describe()} @{step.at_s:g}s"
+    text += f"+{step.duration_s:g}s" if step.duration_s else ""
+    return text + (f" {step.trigger.describe()}" if step.trigger is not None else "")
 
 
 def row_of(result: BugResult) -> Row:

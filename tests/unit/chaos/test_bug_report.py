@@ -10,7 +10,7 @@ from chaos.bug_hunt import Attempt, BugResult
 from chaos.bug_report import HEADERS, markdown, row_of, short_schedule, write_summary
 from chaos.bugs_plan import plans_for
 from chaos.scenarios import SCENARIOS
-from chaos.schedule import Action, FaultSpec, Schedule, Step
+from chaos.schedule import Action, FaultSpec, Schedule, Step, Trigger
 
 (PLAN,) = plans_for(["kafka-1188"])
 
@@ -38,6 +38,14 @@ def test_short_schedules_list_faults_and_actions_by_time() -> None:
     )
     assert short_schedule(schedule) == "reassign @20s; kill controller @21s+15s"
     assert short_schedule(None) == "-"
+
+
+def test_a_triggered_step_shows_its_event() -> None:
+    trigger = Trigger("partition_state_change", (("target", "OnlinePartition"),), 25)
+    schedule = Schedule(1, (Step(49.3, 0, FaultSpec("zk-reset", "controller"), trigger),), 80, 110)
+    assert short_schedule(schedule) == (
+        "zk-reset controller @49.3s on partition_state_change target=OnlinePartition within 25s"
+    )
 
 
 def test_a_caught_bug_row() -> None:
