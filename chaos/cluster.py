@@ -44,7 +44,7 @@ from security.zk_credentials import ZkDigestCredentials, kazoo_options, repo_dig
 from security.zk_credentials import load as load_zk_credentials
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ZnodeFormatError
-from zkdata.fourletter import server_mode
+from zkdata.fourletter import four_letter_word, server_mode
 from zkdata.model import LeaderAndIsr, TopicPartition
 
 if TYPE_CHECKING:
@@ -55,6 +55,8 @@ SERVICE_LABEL = "com.docker.compose.service"
 ONEOFF_LABEL = "com.docker.compose.oneoff"
 ZK_CLIENT_PORT = "2181/tcp"
 ZK_START_TIMEOUT_S = 15.0
+#: How long `cons` may take: a frozen server does not answer, and a spell cannot wait.
+CONS_TIMEOUT_S = 0.3
 
 T = TypeVar("T")
 
@@ -255,6 +257,19 @@ class ClusterHandle:
         if address is None:
             return "unreachable"
         return server_mode(*address)
+
+    def zk_connections(self, service: str) -> str | None:
+        """The server's `cons` listing on its published client port; None when it does not
+        answer within `CONS_TIMEOUT_S` (a frozen server) or is not published."""
+        if service not in self.zk_servers().values():
+            raise UnknownTarget(f"{service!r} is not a ZooKeeper server of {self._project}")
+        address = self._published(self._container(service))
+        if address is None:
+            return None
+        try:
+            return four_letter_word(*address, "cons", CONS_TIMEOUT_S)
+        except OSError:
+            return None
 
     def controller_id(self) -> int | None:
         """The broker that holds `/controller`, or None."""

@@ -105,6 +105,11 @@ class FaultTarget(Protocol):
         `not serving` or `unreachable`."""
         ...
 
+    def zk_connections(self, service: str) -> str | None:
+        """A ZooKeeper server's `cons` listing (its client connections, each with the
+        requests it has not answered yet); None when it does not answer in time."""
+        ...
+
     def kill(self, service: str, signal: str = "SIGKILL") -> None:
         """Send a signal to the container's main process."""
         ...

@@ -10,8 +10,10 @@ time it returns nothing of them is left. One spell (`perform_spell`):
 
 1. freeze the server that leads the ensemble (`docker pause`): writes wait at it, while
    the followers go on answering reads and pings, so every session lives on;
-2. watch each target's ZooKeeper connection (`ss -ti` in its network namespace,
-   `chaos.faults.tcp_watch`) for a request that goes unanswered, for at most `hold_s`
+2. watch each target's ZooKeeper connection for a request that goes unanswered: by its
+   bytes (`ss -ti` in its network namespace, `chaos.faults.tcp_watch`), and, on a
+   connection to a follower, by the requests the follower itself holds for it (`cons`:
+   a forwarded write waits there for the frozen leader), for at most `hold_s`
    (a target connected to the frozen leader itself drops that connection once a ping
    goes unanswered, and nothing it sends leaves until the thaw: the hold ends early
    when every target is caught or so lost);
@@ -53,7 +55,13 @@ from chaos.faults.links import ZK_PORT, of_role, running_netns
 from chaos.faults.netfault import NetworkFault
 from chaos.faults.process import PAUSED, frozen, thawed, unpause_paused
 from chaos.faults.rules import drop_replies_to, packet_counts
-from chaos.faults.tcp_watch import TcpConnection, UnansweredWatch, parse_ss
+from chaos.faults.tcp_watch import (
+    SETTLE_MS,
+    TcpConnection,
+    UnansweredWatch,
+    parse_cons,
+    parse_ss,
+)
 from chaos.faults.zookeeper import ensemble, ensemble_leader
 
 #: The longest freeze of the ensemble's leader a spell may ask for.
@@ -98,6 +106,11 @@ class SpellWire(Protocol):
 
     def frozen(self, server: str) -> Check:
         """Measure that `server` is frozen."""
+        ...
+
+    def outstanding(self, broker: str, conn: TcpConnection) -> int | None:
+        """How many of `conn`'s requests its server holds unanswered (`cons`); None when
+        the server does not say (the frozen leader, or not reachable)."""
         ...
 
 
@@ -168,6 +181,8 @@ def perform_spell(
     caught: dict[str, Caught] = {}
     conns: dict[str, TcpConnection] = {}
     lost: set[str] = set()
+    queued_since: dict[tuple[str, int], int] = {}
+    leader_ip = cluster.ip(leader)
     try:
         cluster.pause(leader)
         started = clock()
@@ -187,7 +202,9 @@ def perform_spell(
                         trace.append({"t": at_ms, "broker": broker, "lost": True})
                         continue
                     conn = watches[broker].update(sample)
-                    trace.append(_sampled(at_ms, broker, sample, watches[broker]))
+                    queued = _queued(wire, broker, sample, at_ms, queued_since, leader_ip)
+                    trace.append(_sampled(at_ms, broker, sample, watches[broker], queued))
+                    conn = conn or _held_long_enough(broker, sample, at_ms, queued_since)
                     if conn is None:
                         continue
                     wire.drop_replies(broker, conn)
@@ -254,11 +271,54 @@ def series_check(reports: Sequence[SpellReport]) -> Check:
     return Check(held, f"{len(reports)} spell(s) ({spells}); the last: {last.detail}")
 
 
+def _queued(
+    wire: SpellWire,
+    broker: str,
+    sample: Sequence[TcpConnection],
+    at_ms: int,
+    since: dict[tuple[str, int], int],
+    leader_ip: str,
+) -> dict[int, int | None]:
+    """Each connection's requests held by its server (by local port; None for one to the
+    frozen leader, which says nothing); `since` keeps when each connection was first seen
+    holding one, and forgets one seen holding none."""
+    found: dict[int, int | None] = {}
+    for conn in sample:
+        queued = None if conn.peer_ip == leader_ip else wire.outstanding(broker, conn)
+        found[conn.local_port] = queued
+        key = (broker, conn.local_port)
+        if queued:
+            since.setdefault(key, at_ms)
+        else:
+            since.pop(key, None)
+    return found
+
+
+def _held_long_enough(
+    broker: str,
+    sample: Sequence[TcpConnection],
+    at_ms: int,
+    since: Mapping[tuple[str, int], int],
+) -> TcpConnection | None:
+    """A connection whose server has held a request of it for `SETTLE_MS` or more: a
+    follower answers a read at once, so that is a write waiting for the leader."""
+    for conn in sample:
+        first = since.get((broker, conn.local_port))
+        if first is not None and at_ms - first >= SETTLE_MS:
+            return conn
+    return None
+
+
 def _sampled(
-    at_ms: int, broker: str, sample: Sequence[TcpConnection], watch: UnansweredWatch
+    at_ms: int,
+    broker: str,
+    sample: Sequence[TcpConnection],
+    watch: UnansweredWatch,
+    queued: Mapping[int, int | None],
 ) -> dict[str, Any]:
     """A trace record of one sample: per connection its local port, server, bytes sent
-    and received, ms since the last send and receive, and the bytes taken as unanswered."""
+    and received, ms since the last send and receive, the bytes taken as unanswered, and
+    the requests its server holds (None: it does not say)."""
     conns = [
         [
             c.local_port,
@@ -268,6 +328,7 @@ def _sampled(
             c.last_send_ms,
             c.last_receive_ms,
             watch.unanswered_bytes(c),
+            queued.get(c.local_port),
         ]
         for c in sample
     ]
@@ -307,7 +368,8 @@ class NetnsWire:
     def __init__(self, cluster: FaultTarget, fault_id: str) -> None:
         self._cluster = cluster
         self._fault_id = fault_id
-        self._zk_ips = {cluster.ip(zk) for zk in of_role(cluster.services(), "zk")}
+        self._server_of = {cluster.ip(zk): zk for zk in of_role(cluster.services(), "zk")}
+        self._zk_ips = set(self._server_of)
         self._ruled: list[str] = []
 
     def connections(self, broker: str) -> list[TcpConnection]:
@@ -340,6 +402,17 @@ class NetnsWire:
     def frozen(self, server: str) -> Check:
         """The server is paused and its cgroup FROZEN."""
         return frozen(self._cluster, (server,))
+
+    def outstanding(self, broker: str, conn: TcpConnection) -> int | None:
+        """`queued` of the connection in its server's `cons`; None for a server that does
+        not answer."""
+        server = self._server_of.get(conn.peer_ip)
+        if server is None:
+            return None
+        listing = self._cluster.zk_connections(server)
+        if listing is None:
+            return None
+        return parse_cons(listing).get((self._cluster.ip(broker), conn.local_port), 0)
 
 
 @dataclass(frozen=True, slots=True)

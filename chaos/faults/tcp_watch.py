@@ -8,7 +8,12 @@ millisecond or two, so what waits longer is a write that its leader has not comm
 (or a request queued behind one). A ping alone (12 bytes) is never taken for one.
 
 `parse_ss` reads the output of `ss -H -t -i -n state established ...`; `UnansweredWatch`
-follows the connections of one client across such samples. Pure; any single thread.
+follows the connections of one client across such samples. Bytes cannot tell a request
+answered from one sent in the same burst as a read whose answer came back at once (the
+broker reads a state, then writes it): `parse_cons` reads what a ZooKeeper follower
+itself holds unanswered for each client connection (`queued` in its `cons` listing),
+which a follower's forwarded write keeps at 1 or more until its leader commits it.
+Pure; any single thread.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ MIN_REQUEST_BYTES = 20
 SETTLE_MS = 100
 
 _ADDRESS = re.compile(r"^\[?([0-9A-Fa-f.:]+?)\]?:(\d+)$")
+_CONS = re.compile(r"^/\[?([0-9A-Fa-f.:]+?)\]?:(\d+)\[\d+\]\(queued=(\d+)")
 _FIELD = re.compile(r"\b(bytes_sent|bytes_received|lastsnd|lastrcv):(\d+)")
 
 
@@ -79,6 +85,17 @@ def _addresses(line: str) -> tuple[int, str, int] | None:
         return None
     local, peer = ends[-2], ends[-1]
     return int(local.group(2)), peer.group(1), int(peer.group(2))
+
+
+def parse_cons(text: str) -> dict[tuple[str, int], int]:
+    """`(client ip, client port) -> queued` from a server's `cons` listing, whose lines
+    read `/172.18.0.5:41314[1](queued=0,recved=24,sent=24,...)`; other lines are skipped."""
+    found: dict[tuple[str, int], int] = {}
+    for line in text.splitlines():
+        match = _CONS.match(line.strip())
+        if match:
+            found[(match.group(1), int(match.group(2)))] = int(match.group(3))
+    return found
 
 
 class UnansweredWatch:

@@ -37,6 +37,8 @@ class FakeCluster:
         self.modes = {f"zk{i}": "follower" for i in range(1, zk_servers + 1)}
         if zk_servers:
             self.modes["zk1"] = "leader"
+        #: Each server's `cons` listing (`zk_connections`).
+        self.cons: dict[str, str] = {}
         self.leaders: dict[tuple[str, int], int] = {}
         self.registered = set(range(1, brokers + 1))
         self._starts = itertools.count(1)
@@ -60,6 +62,11 @@ class FakeCluster:
         """`modes[service]`, `unreachable` unless it runs."""
         self._known(service, "zk_mode")
         return self.modes[service] if self.state[service] == RUNNING else "unreachable"
+
+    def zk_connections(self, service: str) -> str | None:
+        """`cons[service]` (empty unless set), None unless it runs."""
+        self._known(service, "zk_connections")
+        return self.cons.get(service, "") if self.state[service] == RUNNING else None
 
     def pid(self, service: str) -> int:
         """A made-up pid."""

@@ -20,7 +20,7 @@ from chaos.faults.latency import Latency, unproxied
 from chaos.faults.links import ZK_PORT, running_netns
 from chaos.faults.lost_reply import ZkLostReply
 from chaos.faults.netns import Netns, leftovers_everywhere, netns_of
-from chaos.faults.tcp_watch import parse_ss
+from chaos.faults.tcp_watch import parse_cons, parse_ss
 from chaos.faults.zk_reset import ZkReset
 from harness.compose import ComposeCluster
 from harness.waiting import wait_until
@@ -236,6 +236,21 @@ def test_zk_lost_reply_freezes_the_leader_and_every_broker_keeps_its_session(
     assert {i: b.epoch for i, b in after.items() if b} == {
         i: b.epoch for i, b in epochs.items() if b
     }
+
+
+def test_the_servers_list_the_brokers_connections_with_what_they_hold(
+    target: ClusterHandle,
+) -> None:
+    """`cons` on every server, as a spell reads it: together they list a connection of
+    each broker, each holding a count of requests."""
+    held: dict[tuple[str, int], int] = {}
+    for server in ("zk1", "zk2", "zk3"):
+        listing = target.zk_connections(server)
+        assert listing is not None, f"{server} did not answer cons"
+        held.update(parse_cons(listing))
+    ips = {target.ip(b) for b in BROKERS}
+    assert ips <= {ip for ip, _ in held}
+    assert all(count >= 0 for count in held.values())
 
 
 def test_zk_reset_closes_the_connection_and_the_broker_keeps_its_session(

@@ -45,6 +45,10 @@ class ScriptedWire:
         self.log: list[tuple[str, str]] = []
         self.rules = 0
         self.fail_on: str | None = None
+        #: What the connection's server holds for it, per sample (the last repeats);
+        #: None: it does not say.
+        self.queued: Iterator[int | None] = iter([None])
+        self.last_queued: int | None = None
 
     def _note(self, call: str) -> None:
         self.log.append((call, self.cluster.state["zk1"]))
@@ -70,6 +74,10 @@ class ScriptedWire:
     def lift(self) -> None:
         self._note("lift")
         self.rules = 0
+
+    def outstanding(self, broker: str, conn: TcpConnection) -> int | None:
+        self.last_queued = next(self.queued, self.last_queued)
+        return self.last_queued
 
     def frozen(self, server: str) -> Check:
         self._note("frozen")
@@ -97,7 +105,7 @@ def test_a_waiting_write_loses_its_answer_between_the_freeze_and_the_close() -> 
     # the trace: the freeze, each sample with what was unanswered, the thaw, the drops
     assert trace[0]["freeze"] == "zk1"
     samples = [r["conns"] for r in trace if "conns" in r]
-    assert [conns[0][-1] for conns in samples] == [0, 150]
+    assert [conns[0][-2] for conns in samples] == [0, 150]
     assert samples[-1][0][:2] == [WAITING.local_port, WAITING.peer_ip]
     assert [r.get("thaw") for r in trace if "thaw" in r] == ["zk1"]
     assert trace[-1]["dropped"] == {"broker2": 2}
@@ -238,3 +246,28 @@ def test_the_schedule_and_the_fault_take_the_same_bounds() -> None:
     assert not rules["hold_s"].check(lost_reply.MAX_HOLD_S + 0.1)
     assert rules["window_s"].check(lost_reply.MAX_WINDOW_S)
     assert not rules["window_s"].check(lost_reply.MAX_WINDOW_S + 0.1)
+
+
+def test_a_write_sent_with_a_read_is_caught_by_what_the_follower_holds() -> None:
+    """The broker reads a state and writes it in one burst: the read's answer comes back
+    at once, so its bytes look answered, but the follower still holds the write."""
+    cluster, clock = FakeCluster(), FakeClock()
+    burst = TcpConnection(40000, "10.0.0.2", 2181, 1239, 668, 150, 148)
+    wire = ScriptedWire(cluster, [[BEFORE], [BEFORE], [burst]])
+    wire.queued = iter([0, 0, 1, 1, 1])
+    trace: list[dict[str, Any]] = []
+    report = perform_spell(cluster, ["broker2"], 2.5, wire, clock, clock.sleep, trace)
+    assert [c.local_port for c in report.caught] == [40000]
+    assert report.answers_dropped == {"broker2": 2}
+    assert report.check().ok, report.check().detail
+    held = [r["conns"][0][-1] for r in trace if "conns" in r]
+    assert held[:4] == [0, 0, 1, 1]
+
+
+def test_a_read_the_follower_answers_at_once_is_not_caught() -> None:
+    cluster, clock = FakeCluster(), FakeClock()
+    read = TcpConnection(40000, "10.0.0.2", 2181, 1080, 640, 150, 148)
+    wire = ScriptedWire(cluster, [[BEFORE], [read]])
+    wire.queued = iter([0, 1, 0])  # held for one sample only: answered within 50 ms
+    report = perform_spell(cluster, ["broker2"], 1.0, wire, clock, clock.sleep)
+    assert report.caught == ()

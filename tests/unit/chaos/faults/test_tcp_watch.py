@@ -3,7 +3,7 @@ once or a ping."""
 
 from __future__ import annotations
 
-from chaos.faults.tcp_watch import TcpConnection, UnansweredWatch, parse_ss
+from chaos.faults.tcp_watch import TcpConnection, UnansweredWatch, parse_cons, parse_ss
 
 SS = (
     "0      0      172.18.0.5:45678 172.18.0.2:2181\n"
@@ -77,3 +77,18 @@ def test_a_request_too_fresh_to_tell_is_settling() -> None:
     assert watch.settling
     assert watch.update([conn(1140, 500, 130, 880)]) is not None
     assert not watch.settling
+
+
+def test_cons_gives_each_client_connection_its_queued_requests() -> None:
+    listing = (
+        " /172.18.0.7:54352[1](queued=2,recved=24,sent=24,sid=0x2000,lop=SETD,est=17)\n"
+        " /172.18.0.1:45950[0](queued=0,recved=1,sent=0)\n"
+        " /[0:0:0:0:0:0:0:1]:40100[1](queued=0,recved=3,sent=3)\n"
+        "\n"
+        "not a connection line\n"
+    )
+    assert parse_cons(listing) == {
+        ("172.18.0.7", 54352): 2,
+        ("172.18.0.1", 45950): 0,
+        ("0:0:0:0:0:0:0:1", 40100): 0,
+    }
