@@ -19,9 +19,14 @@ the run's doing. Pure; any thread.
   reach a broker later: no broker logs `request_accepted` or `request_rejected` from
   that controller (`controller_id`) at that epoch or an older one more than
   `DELIVERY_GRACE_MS` after the resignation, unless the controller's process started
-  again meanwhile. A resigning controller closes its channels before it logs the
+  again meanwhile, and that controller itself got an answer of that epoch or an older
+  one (`control_response_received`) more than `DELIVERY_GRACE_MS` after resigning: it
+  kept a channel. A resigning controller closes its channels before it logs the
   resignation, cancelling what is in flight; the grace covers a request a broker had
-  already received and is still handling.
+  already received and is still handling. Without that answer a late arrival is bytes
+  the network still held: a request written to a connection that a cut had silenced,
+  which TCP delivers when the cut heals, after the channel was closed (seen 42.5 s
+  after a resignation), and which the broker refuses by its epoch.
 - `reassignment_completes`: every partition of `topics` whose reassignment started during
   the run (`reassignment_started`) completed (`reassignment_completed` later), none failed
   (`reassignment_failed`), and at least one reassignment of those topics ran at all.
@@ -210,6 +215,7 @@ def _delivered_after_resigning(logs: EventLogs, since_ms: int) -> tuple[int, lis
     events = _since(logs, 0)
     resignations = [e for e in events if e.kind == "controller_resigned"]
     restarts = [e for e in events if e.kind == "node_started"]
+    answers = [e for e in events if e.kind == "control_response_received"]
     checked = 0
     late: list[Violation] = []
     for e in events:
@@ -230,18 +236,36 @@ def _delivered_after_resigning(logs: EventLogs, since_ms: int) -> tuple[int, lis
             ),
             None,
         )
-        if gone is not None:
+        heard = None if gone is None else _answered_after(gone, epoch, answers, restarts)
+        if gone is not None and heard is not None:
             outcome = "accepted" if e.kind == "request_accepted" else "refused"
             late.append(
                 Violation(
                     f"{gone.node} controller epoch {epoch}",
                     f"{e.fields.get('api')} of controller epoch {epoch} reached {e.node} "
                     f"({outcome}) {(e.ts - gone.ts) / 1000:.1f} s after the controller "
-                    f"resigned epoch {gone.fields.get('controller_epoch')}",
-                    (gone, e),
+                    f"resigned epoch {gone.fields.get('controller_epoch')}, which got an "
+                    f"answer {(heard.ts - gone.ts) / 1000:.1f} s after it: it kept a channel",
+                    (gone, e, heard),
                 )
             )
     return checked, late
+
+
+def _answered_after(
+    resigned: Event, epoch: int, answers: list[Event], restarts: list[Event]
+) -> Event | None:
+    """The first answer of `epoch` or older the resigned controller logged more than
+    `DELIVERY_GRACE_MS` after resigning, in the same process."""
+    for a in answers:
+        if (
+            a.node == resigned.node
+            and a.ts > resigned.ts + DELIVERY_GRACE_MS
+            and int(a.fields.get("controller_epoch", -1)) <= epoch
+            and not any(s.node == a.node and resigned.ts < s.ts <= a.ts for s in restarts)
+        ):
+            return a
+    return None
 
 
 def reassignment_completes(

@@ -199,13 +199,40 @@ def test_a_request_of_a_resigned_epoch_reaching_a_broker_late_is_named() -> None
     b.advance(DELIVERY_GRACE_MS)
     _arrived(b, "broker2", K.REQUEST_REJECTED, 1, 2)  # queued before, delivered later
     _arrived(b, "broker3", K.REQUEST_ACCEPTED, 2, 3)  # another controller's
+    b.emit(  # and the resigned controller still hears back: it kept its channel
+        "broker1",
+        K.CONTROL_RESPONSE_RECEIVED,
+        api="UpdateMetadata",
+        broker_id=2,
+        controller_epoch=2,
+        error="STALE_CONTROLLER_EPOCH",
+        partition_errors=0,
+    )
     result = resigned_controller_silent(b.logs(), 0)
     (violation,) = result.violations
     assert result.checked == 3
     assert violation.subject == "broker1 controller epoch 2"
     assert "reached broker2 (refused)" in violation.explanation
     assert "after the controller resigned epoch 3" in violation.explanation
-    assert [e.kind for e in violation.events] == ["controller_resigned", "request_rejected"]
+    assert "it kept a channel" in violation.explanation
+    assert [e.kind for e in violation.events] == [
+        "controller_resigned",
+        "request_rejected",
+        "control_response_received",
+    ]
+
+
+def test_a_late_arrival_the_resigned_controller_never_hears_of_is_the_network_s() -> None:
+    """A request written before the resignation to a connection a cut had silenced: TCP
+    delivers it when the cut heals, after the controller closed the channel, so no answer
+    comes back to it."""
+    b = EventLogBuilder()
+    b.emit("broker3", K.CONTROLLER_RESIGNED, controller_id=3, controller_epoch=39)
+    b.advance(42_500)
+    _arrived(b, "broker2", K.REQUEST_REJECTED, 3, 39)
+    result = resigned_controller_silent(b.logs(), 0)
+    assert result.ok
+    assert result.checked == 1
 
 
 def test_late_requests_of_a_newer_epoch_or_a_restarted_controller_are_fine() -> None:
