@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -109,10 +110,16 @@ BrokerFactory = Callable[..., BrokerProcess]
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
     """The pipeline's local Spark session (`local[2]`), one per test run, stopped at its
-    end. Typed `object` so that this module does not import pyspark for every test."""
+    end. Typed `object` so that this module does not import pyspark for every test. A
+    gateway JVM that dies at birth ("Java gateway process exited", seen once after a fork
+    made while gRPC's threads were busy in this process) is started once more, saying so."""
     from pipeline.session import spark_session
 
-    session = spark_session()
+    try:
+        session = spark_session()
+    except Exception as exc:  # the gateway JVM died at birth: start it once more
+        print(f"\nthe Spark session did not start ({exc}); starting it again", file=sys.stderr)
+        session = spark_session()
     try:
         yield session
     finally:
