@@ -228,7 +228,7 @@ class _Performance:
             {self.request.scenario.workload.topic: self.topic},
             self._elect,
         )
-        steps.failed_steps = self.failed_steps
+        self.failed_steps = steps.failed_steps  # the loop records them; the summary reads them
         started = steps.start_clock()
         scraper.start()
         worker.start()
