@@ -46,7 +46,7 @@ from bench.report import Measure, Report
 from bench.runner import publish
 from bench.settings import PIPELINE, PipelineSettings
 from pipeline.frames import FAMILIES, run_files, run_id_column
-from pipeline.report import compute_tables, report_frames
+from pipeline.report import compute_tables
 from pipeline.runs import discover
 from pipeline.session import spark_session
 from pipeline.synthetic import Generated, write_runs
@@ -128,8 +128,7 @@ def measure(settings: PipelineSettings) -> Report:
             steps[text] = round(time.monotonic() - begun, 3)
             console.detail(f"[{time.monotonic() - begun:6.1f} s] {text}")
 
-        frames = report_frames(spark, found.runs)
-        tables = compute_tables(frames, found.runs, console.detail, step)
+        tables = compute_tables(spark, found.runs, console.detail, step)
         pipeline_s = time.monotonic() - begun
         step("done")
         floors.append(_floor(spark, files, made.total, "after the pipeline"))

@@ -111,6 +111,20 @@ class _Index:
         return out
 
     @cached_property
+    def allowances(self) -> dict[tuple[TopicPartition, str], int]:
+        """How often each sent value may be in the log, summed over its sends."""
+        return {key: sum(s.allowance for s in sends) for key, sends in self.sends_by_value.items()}
+
+    def offsets_of(self, final: FinalRead) -> dict[TopicPartition, dict[str, list[int]]]:
+        """`_offsets_of(final)`, kept for the last final read asked about (`check` asks
+        for one final read several times)."""
+        kept = self.__dict__.get("_offsets")
+        if kept is None or kept[0] is not final:
+            kept = (final, _offsets_of(final))
+            self.__dict__["_offsets"] = kept
+        return kept[1]
+
+    @cached_property
     def acks_by_process(self) -> dict[tuple[str, TopicPartition], list[_Send]]:
         """acks=all `ok` sends per (process, partition) in ack order."""
         out: dict[tuple[str, TopicPartition], list[_Send]] = defaultdict(list)
@@ -146,9 +160,13 @@ def _build_index(history: Sequence[HistoryOp]) -> _Index:
     done: set[tuple[str, int]] = set()
     sends: list[_Send] = []
     polls: list[_Poll] = []
+    # one TopicPartition per partition: the checks' lookups then match by identity
+    tps: dict[tuple[str, int], TopicPartition] = {}
     for i, op in enumerate(history):
         key = (op.process, op.op_id)
-        tp = TopicPartition(op.topic, op.partition)
+        tp = tps.get((op.topic, op.partition))
+        if tp is None:
+            tp = tps[(op.topic, op.partition)] = TopicPartition(op.topic, op.partition)
         if op.type == "invoke":
             invokes[key] = op
             continue
@@ -178,7 +196,7 @@ def _build_index(history: Sequence[HistoryOp]) -> _Index:
         key = (op.process, op.op_id)
         if op.type == "invoke" and op.f == "send" and op.value is not None and key not in done:
             acks = op.acks if op.acks is not None else -1
-            tp = TopicPartition(op.topic, op.partition)
+            tp = tps[(op.topic, op.partition)]
             sends.append(_Send(op.process, tp, op.value, "open", None, acks, op.time_ns, i, 0))
     return _Index(tuple(sends), tuple(polls))
 
@@ -208,7 +226,7 @@ def _reads(index: _Index, final: FinalRead) -> Iterable[tuple[TopicPartition, in
 def lost_writes(history: Sequence[HistoryOp], final: FinalRead) -> CheckResult:
     """Acknowledged (acks=all) writes acked before the final read and absent from it."""
     index = _index(history)
-    where = _offsets_of(final)
+    where = index.offsets_of(final)
     polled = {(p.tp, v): o for p in index.polls for o, v in p.records}
     anomalies: list[Anomaly] = []
     judged = late = unsafe = unread = 0
@@ -243,13 +261,14 @@ def lost_writes(history: Sequence[HistoryOp], final: FinalRead) -> CheckResult:
 
 def duplicates(history: Sequence[HistoryOp], final: FinalRead) -> CheckResult:
     """Values the final read holds more often than their sends could have written them."""
-    sends = _index(history).sends_by_value
+    index = _index(history)
+    allowances = index.allowances
     anomalies: list[Anomaly] = []
     checked = 0
-    for tp, where in sorted(_offsets_of(final).items()):
+    for tp, where in sorted(index.offsets_of(final).items()):
         for value, offsets in where.items():
             checked += 1
-            allowance = sum(s.allowance for s in sends.get((tp, value), ()))
+            allowance = allowances.get((tp, value), 0)
             if 0 < allowance < len(set(offsets)):
                 anomalies.append(
                     Anomaly(
@@ -266,13 +285,12 @@ def duplicates(history: Sequence[HistoryOp], final: FinalRead) -> CheckResult:
 def failed_writes_read(history: Sequence[HistoryOp], final: FinalRead) -> CheckResult:
     """Values read although every send of them definitely failed."""
     index = _index(history)
-    sends = index.sends_by_value
+    failed = {key for key, allowance in index.allowances.items() if allowance == 0}
     found: dict[tuple[TopicPartition, str], list[int]] = defaultdict(list)
     checked = 0
     for tp, offset, value in _reads(index, final):
         checked += 1
-        ops = sends.get((tp, value))
-        if ops and sum(s.allowance for s in ops) == 0:
+        if (tp, value) in failed:
             found[(tp, value)].append(offset)
     anomalies = tuple(
         Anomaly(tp, v, tuple(sorted(set(o))), None, "read, but its send definitely failed")
@@ -325,7 +343,7 @@ def vanished_reads(history: Sequence[HistoryOp], final: FinalRead) -> CheckResul
 def reordering(history: Sequence[HistoryOp], final: FinalRead) -> CheckResult:
     """Successive acks of one process on one partition read back in the opposite order."""
     index = _index(history)
-    where = _offsets_of(final)
+    where = index.offsets_of(final)
     anomalies: list[Anomaly] = []
     checked = 0
     for (process, tp), acks in sorted(index.acks_by_process.items()):

@@ -16,6 +16,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
+import orjson
+
 
 class JsonLinesWriter:
     """Appends lines to `path` (created with its directory); `path` None keeps nothing."""
@@ -65,15 +67,21 @@ def read_json_lines(path: Path) -> Iterator[tuple[str, object]]:
 
 def read_numbered_json_lines(path: Path) -> Iterator[tuple[int, str, object]]:
     """As `read_json_lines`, with each line's number in the file (1-based, torn lines
-    counted), so a reader can point at the line it judges."""
+    counted; a line ends at a newline), so a reader can point at the line it judges."""
     if not path.exists():
         return
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for number, line in enumerate(f, start=1):
+    with open(path, "rb") as f:
+        for number, raw in enumerate(f, start=1):
+            line = raw.decode("utf-8", errors="replace")
             try:
-                value = json.loads(line)
-            except ValueError:
-                continue
+                # orjson takes a subset of what `json` takes, a few times faster; the rest
+                # (NaN, integers beyond 64 bits, bytes that are not UTF-8) `json` decides
+                value = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                try:
+                    value = json.loads(line)
+                except ValueError:
+                    continue
             yield number, line, value
 
 

@@ -1,7 +1,7 @@
 """`build_report`: the whole pipeline over a set of run directories. Discover and
-version-check the runs, read them into Spark, judge every run with the chaos engine's
-invariants and compute its figures in one pass over every run (`pipeline.run_pass`, the
-one Spark job), build the tables across runs from those in pandas, write the tables as
+version-check the runs, judge every run with the chaos engine's invariants and compute its
+figures in one pass over every run (`pipeline.run_pass`, the one Spark job: its tasks
+read the runs' files), build the tables across runs from those in pandas, write the tables as
 Parquet, draw the pictures and render one HTML page (`templates/report.html.j2`). Runs on
 the driver's main thread. Progress lines go to `say`.
 """
@@ -20,7 +20,6 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from pyspark.sql import SparkSession
 
 from pipeline import plots, tables
-from pipeline.frames import RunFrames, read_runs
 from pipeline.run_pass import PER_RUN_TABLES, PLOTTING_TABLES, collect_per_run
 from pipeline.runs import PipelineInputError, RunConfig, discover
 
@@ -30,7 +29,6 @@ __all__ = [
     "Tables",
     "build_report",
     "compute_tables",
-    "report_frames",
     "table_cell",
 ]
 
@@ -100,12 +98,6 @@ def table_cell(value: Any) -> dict[str, Any]:
     return {"value": str(value), "text": not isinstance(value, int), "bad": False}
 
 
-def report_frames(spark: SparkSession, runs: Sequence[RunConfig]) -> RunFrames:
-    """The frames of `runs`, read with their explicit schemas (lazily: nothing is cached,
-    the per-run pass reads every file once)."""
-    return read_runs(spark, runs)
-
-
 @dataclass
 class Tables:
     """What `compute_tables` made: every table of the page, the recovery measures behind
@@ -124,7 +116,7 @@ def _sorted(name: str, frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def compute_tables(
-    frames: RunFrames,
+    spark: SparkSession,
     runs: Sequence[RunConfig],
     say: Callable[[str], None],
     step: Callable[[str], None],
@@ -135,7 +127,7 @@ def compute_tables(
     pandas on the driver (no file is written, no picture drawn). The rates and sends the
     pictures draw too, when `plotting`."""
     step("judging and measuring every run in one pass")
-    collected = collect_per_run(frames, runs, WINDOW_MS, plotting)
+    collected = collect_per_run(spark, runs, WINDOW_MS, plotting)
     step("verdicts and figures per run collected")
     result = {name: _sorted(name, collected[name]) for name in PER_RUN_TABLES}
     mismatched = result["verdicts"][result["verdicts"]["matches_runner"] == False]  # noqa: E712
@@ -165,8 +157,7 @@ def build_report(
     # the report's own directory may sit among the runs (runs/report)
     skipped = [s for s in found.skipped if Path(s).resolve() != out.resolve()]
     step(f"{len(found.runs)} run(s), {len(skipped)} other directories skipped")
-    frames = report_frames(spark, found.runs)
-    tables_of = compute_tables(frames, found.runs, say, step, plotting=True)
+    tables_of = compute_tables(spark, found.runs, say, step, plotting=True)
     result, measured_pd = tables_of.tables, tables_of.measured
     rates, sends = tables_of.plotting["rates"], tables_of.plotting["sends"]
     faults = result["detection"]

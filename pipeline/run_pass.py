@@ -1,64 +1,56 @@
-"""The report's one Spark job, the per-run pass: every run's rows of every file family,
-read once and shuffled once by run id into a few partitions of whole runs
-(`partitions_for`), and one Python call per partition (`mapInArrow`) that judges each of
-its runs with the chaos invariants (`pipeline.verdicts.verdict_row`) and computes all
-their figures, by run, in pandas (`pipeline.figures`). Each table of a partition comes
-back as one Arrow IPC stream, and the driver concatenates them into one pandas frame per
-table, typed by its schema (`pipeline.schemas`) as Spark's `toPandas` types.
+"""The report's one Spark job, the per-run pass: the runs dealt into a few groups of about
+equal size (`groups_for`), one Spark task per group on the executors' Python workers. A
+task reads each of its runs' files once (`chaos.invariants.run_dir.read_lines`, the chaos
+engine's own reading), judges the run with the chaos invariants from those lines
+(`pipeline.verdicts.verdict_row`) and keeps the rows its figures read, typed by the
+explicit schemas (`pipeline.lines`); then it computes every figure of its runs, by run,
+in pandas (`pipeline.figures`). Each table of a group comes back as one Arrow IPC stream,
+and the driver concatenates them into one pandas frame per table, typed by its schema
+(`pipeline.schemas`) as Spark's `toPandas` types.
 
-Why partitions of runs rather than one call per run: pandas' fixed cost per operation
-(about a millisecond) times some two hundred operations per call made the figures cost
-more than the data; a few calls per core pay it a few times. Why an explicit number of
-partitions (`repartition(n, "run_id")`): adaptive execution would coalesce the small
-shuffle of a plain `groupBy` into one partition, that is one Python task on one core.
+Why the Python workers read the files rather than Spark's JSON reader: the invariants
+need every field of every line and its line number, so the lines are decoded in Python
+anyway; reading them into the JVM as well, and handing them to Python through Arrow and a
+shuffle, cost more than judging them. Why groups of runs rather than one call per run:
+pandas' fixed cost per operation (about a millisecond) times some two hundred operations
+per call made the figures cost more than the data; a few calls per core pay it a few
+times.
 
-`run_rows` and `collect_per_run` run on the driver's thread; `judge_and_measure` (built
-by `per_run`) on the executors' Python workers, one partition of runs per call.
-
-What goes to Python is cut down in Spark first, from the frames read with their explicit
-schemas (`pipeline.frames`): the event kinds the figures read (with `noticed`, a
-`broker_change` with a dead broker or a `controller_elected`), the history's sends, the
-faults' phases (targets joined with commas) and the snapshot partitions after the heal
-(with `whole`, the leader live and the ISR complete). Every run also has a row of its
-own, so that a run with no readable line still gets its verdict.
+`groups_for` and `collect_per_run` run on the driver's thread; `judge_and_measure` (built
+by `per_run`) on the executors' Python workers, one group of runs per call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
+from pyspark.sql import SparkSession
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
+from chaos.invariants.run_dir import RunDirError, RunLines, read_lines
+from chaos.run_dir import RunDir
+from eventlog.jsonlines import read_json_lines
 from pipeline import figures, schemas
-from pipeline.frames import RunFrames
-from pipeline.metadata import ACCEPTED, DONE, ELECTED, SENT, UPDATE_METADATA
+from pipeline.lines import RunRows, run_rows
 from pipeline.runs import RunConfig
 from pipeline.verdicts import verdict_row
 
 __all__ = [
-    "FAMILY",
     "PER_RUN_TABLES",
     "PLOTTING_TABLES",
     "collect_per_run",
+    "groups_for",
     "partitions_for",
     "per_run",
-    "run_rows",
     "typed",
 ]
 
-#: The column naming each row's family in `run_rows`.
-FAMILY = "family"
-#: Partitions of runs per core (`partitions_for`).
+#: Groups of runs per core (`partitions_for`).
 PARTITIONS_PER_CORE = 2
-#: The event kinds a figure reads.
-EVENT_KINDS = (ELECTED, DONE, "leader_elected", "broker_change")
 #: The tables `per_run` makes for every run, and their schemas.
 PER_RUN_TABLES: dict[str, StructType] = {
     "verdicts": schemas.VERDICTS,
@@ -73,78 +65,6 @@ PER_RUN_TABLES: dict[str, StructType] = {
 PLOTTING_TABLES: dict[str, StructType] = {"rates": schemas.RATES, "sends": schemas.PLOTTED_SENDS}
 
 
-def _events(frames: RunFrames) -> DataFrame:
-    e = frames.events
-    wanted = F.col("kind").isin(*EVENT_KINDS) | (
-        F.col("kind").isin(SENT, ACCEPTED) & (F.col("api") == UPDATE_METADATA)
-    )
-    noticed = ((F.col("kind") == "broker_change") & (F.size("dead") > 0)) | (
-        F.col("kind") == ELECTED
-    )
-    return e.where(wanted).select(
-        "run_id",
-        F.lit("events").alias(FAMILY),
-        *[c for c in figures.EVENT_COLUMNS if c != "noticed"],
-        F.coalesce(noticed, F.lit(False)).alias("noticed"),
-    )
-
-
-def _sends(frames: RunFrames) -> DataFrame:
-    h = frames.history.where(F.col("f") == "send")
-    return h.select(
-        "run_id",
-        F.lit("sends").alias(FAMILY),
-        *[c for c in figures.SEND_COLUMNS if c not in ("time_ns", "has_time_ns")],
-        F.coalesce("time_ns", F.lit(0)).alias("time_ns"),
-        F.col("time_ns").isNotNull().alias("has_time_ns"),
-    )
-
-
-def _faults(frames: RunFrames) -> DataFrame:
-    return frames.faults.select(
-        "run_id",
-        F.lit("faults").alias(FAMILY),
-        "ts",
-        "fault",
-        "kind",
-        F.array_join("targets", ",").alias("targets"),
-        "phase",
-    )
-
-
-def _snapshots(frames: RunFrames) -> DataFrame:
-    rows = frames.snapshots.where(F.col("after_heal_ms") >= 0).select(
-        "run_id", "after_heal_ms", "live_brokers", F.explode("partitions").alias("p")
-    )
-    whole = F.array_contains(F.col("live_brokers"), F.col("p.leader")) & (
-        F.size(F.array_except(F.col("p.replicas"), F.col("p.isr"))) == 0
-    )
-    return rows.select(
-        "run_id",
-        F.lit("snapshots").alias(FAMILY),
-        "after_heal_ms",
-        F.col("p.topic").alias("topic"),
-        F.col("p.partition").alias("partition"),
-        F.coalesce(whole, F.lit(False)).alias("whole"),
-    )
-
-
-def run_rows(frames: RunFrames) -> DataFrame:
-    """One frame of every run's rows the figures read, each tagged with its `FAMILY`
-    (`events`, `sends`, `faults`, `snapshots`, and one `run` row per run)."""
-    parts = [
-        frames.runs.select("run_id", F.lit("run").alias(FAMILY)),
-        _events(frames),
-        _sends(frames),
-        _faults(frames),
-        _snapshots(frames),
-    ]
-    union = parts[0]
-    for part in parts[1:]:
-        union = union.unionByName(part, allowMissingColumns=True)
-    return union
-
-
 def partitions_for(spark: SparkSession) -> int:
     """How many partitions of runs the pass makes: `PARTITIONS_PER_CORE` per core of the
     session's default parallelism (each is one Python call; a few per core even out the
@@ -152,9 +72,21 @@ def partitions_for(spark: SparkSession) -> int:
     return PARTITIONS_PER_CORE * spark.sparkContext.defaultParallelism
 
 
-def _family(table: pa.Table, name: str, columns: Sequence[str]) -> pd.DataFrame:
-    rows = table.filter(pc.equal(table[FAMILY], name))
-    return rows.select(["run_id", *columns]).to_pandas()
+def _size(run: RunConfig) -> int:
+    root = Path(run.path)
+    return sum(p.stat().st_size for p in root.rglob("*.jsonl") if p.is_file())
+
+
+def groups_for(runs: Sequence[RunConfig], groups: int) -> list[list[str]]:
+    """The run ids of `runs` dealt into at most `groups` groups of about equal bytes (the
+    largest run first, each to the lightest group so far), none empty."""
+    sized = sorted(((_size(r), r.run_id) for r in runs), reverse=True)
+    dealt: list[tuple[int, list[str]]] = [(0, []) for _ in range(max(1, min(groups, len(runs))))]
+    for size, run_id in sized:
+        lightest = min(range(len(dealt)), key=lambda i: dealt[i][0])
+        total, members = dealt[lightest]
+        dealt[lightest] = (total + size, [*members, run_id])
+    return [sorted(members) for _, members in dealt if members]
 
 
 def _ipc(frame: pd.DataFrame, schema: StructType) -> bytes:
@@ -165,45 +97,59 @@ def _ipc(frame: pd.DataFrame, schema: StructType) -> bytes:
     return bytes(sink.getvalue().to_pybytes())
 
 
+def _read(path: Path) -> tuple[RunLines | RunDirError, RunLines]:
+    """The run's lines for its verdict (or why the invariants cannot read it), and those
+    its figures read: a run without events/ still has its history and snapshots."""
+    try:
+        lines = read_lines(path)
+        return lines, lines
+    except RunDirError as exc:
+        if not path.is_dir():
+            return exc, RunLines(path, {}, {}, [])
+        return exc, read_lines(path, events_required=False)
+
+
 def per_run(
     configs: Mapping[str, RunConfig], window_ms: int, plotting: bool = False
-) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The body of the per-run pass: from the `run_rows` of one partition of whole runs,
-    their verdicts (one run at a time) and their figures (by run), each table as a row of
-    `schemas.PER_RUN` (an Arrow IPC stream of the table's schema). The rates and the sends
-    as the pictures draw them too, when `plotting`."""
+) -> Callable[[Iterable[list[str]]], Iterator[tuple[str, bytes]]]:
+    """The body of the per-run pass: for one group of run ids, their verdicts (one run at
+    a time) and their figures (by run), each table as (name, an Arrow IPC stream of the
+    table's schema). The rates and the sends as the pictures draw them too, when
+    `plotting`."""
 
-    def judge_and_measure(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        table = pa.Table.from_batches(list(batches))
-        if not table.num_rows:
+    def judge_and_measure(groups: Iterable[list[str]]) -> Iterator[tuple[str, bytes]]:
+        run_ids = sorted(r for group in groups for r in group)
+        if not run_ids:
             return
-        run_ids = sorted(set(table["run_id"].to_pylist()))
+        rows = RunRows()
+        verdicts = []
+        for run_id in run_ids:
+            config = configs[run_id]
+            path = Path(config.path)
+            lines, readable = _read(path)
+            row = verdict_row(config, lines)
+            verdicts.append({k: v for k, v in row.items() if k != "verdict_json"})
+            faults = [value for _, value in read_json_lines(RunDir(path).faults)]
+            run_rows(rows, run_id, readable, faults)
+        frames = rows.frames()
         started = {r: configs[r].started_ms for r in run_ids}
-        events = _family(table, "events", figures.EVENT_COLUMNS)
-        faults = _family(table, "faults", figures.FAULT_COLUMNS)
-        history = _family(table, "sends", figures.SEND_COLUMNS)
-        snapshots = _family(table, "snapshots", figures.SNAPSHOT_COLUMNS)
-        verdicts = [
-            {k: v for k, v in verdict_row(configs[r]).items() if k != "verdict_json"}
-            for r in run_ids
-        ]
-        sent = figures.sends(history)
+        events, faults_frame = frames["events"], frames["faults"]
+        sent = figures.sends(frames["sends"])
         made = {
             "verdicts": pd.DataFrame(verdicts, columns=schemas.VERDICTS.names),
-            "detection": figures.detection(events, faults),
-            "failovers": figures.failovers(events, faults, started),
-            "elections": figures.elections(events, faults, started),
+            "detection": figures.detection(events, faults_frame),
+            "failovers": figures.failovers(events, faults_frame, started),
+            "elections": figures.elections(events, faults_frame, started),
             "unavailability": figures.unavailability(sent),
-            "healed": figures.healed(snapshots),
+            "healed": figures.healed(frames["snapshots"]),
             "latency": figures.latency(sent, window_ms),
         }
         if plotting:
             made["rates"] = figures.rates(sent, window_ms)
             made["sends"] = sent
         names = {**PER_RUN_TABLES, **PLOTTING_TABLES}
-        data = [_ipc(frame[names[n].names], names[n]) for n, frame in made.items()]
-        out = pa.table({"table": list(made), "data": data}, schema=to_arrow_schema(schemas.PER_RUN))
-        yield from out.to_batches()
+        for name, frame in made.items():
+            yield name, _ipc(frame[names[name].names], names[name])
 
     return judge_and_measure
 
@@ -216,19 +162,16 @@ def typed(tables: Sequence[pa.Table], schema: StructType) -> pd.DataFrame:
 
 
 def collect_per_run(
-    frames: RunFrames, runs: Sequence[RunConfig], window_ms: int, plotting: bool = False
+    spark: SparkSession, runs: Sequence[RunConfig], window_ms: int, plotting: bool = False
 ) -> dict[str, pd.DataFrame]:
-    """The per-run pass over `frames`, collected: each table of `PER_RUN_TABLES` (and of
+    """The per-run pass over `runs`, collected: each table of `PER_RUN_TABLES` (and of
     `PLOTTING_TABLES` when `plotting`) of every run, as one pandas frame each, unsorted."""
     configs = {r.run_id: r for r in runs}
-    partitions = max(1, min(len(runs), partitions_for(frames.runs.sparkSession)))
-    rows = run_rows(frames).repartition(partitions, "run_id")
-    passed = rows.mapInArrow(per_run(configs, window_ms, plotting), schema=schemas.PER_RUN)
-    collected: Any = passed.toArrow()
+    groups = groups_for(runs, partitions_for(spark))
+    body = per_run(configs, window_ms, plotting)
+    collected = spark.sparkContext.parallelize(groups, len(groups)).mapPartitions(body).collect()
     wanted = {**PER_RUN_TABLES, **(PLOTTING_TABLES if plotting else {})}
     parts: dict[str, list[pa.Table]] = {name: [] for name in wanted}
-    for name, data in zip(
-        collected["table"].to_pylist(), collected["data"].to_pylist(), strict=True
-    ):
+    for name, data in collected:
         parts[name].append(pa.ipc.open_stream(data).read_all())
     return {name: typed(parts[name], schema) for name, schema in wanted.items()}

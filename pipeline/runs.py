@@ -17,7 +17,7 @@ from typing import Any
 from chaos.invariants.convergence import time_to_convergence
 from chaos.invariants.judge import SCENARIO_CHECKS, judge
 from chaos.invariants.results import RunVerdict
-from chaos.invariants.run_dir import load_run
+from chaos.invariants.run_dir import RunLines, read_lines, run_inputs
 from chaos.run_dir import RunDir, check_version
 
 __all__ = ["Discovery", "PipelineInputError", "RunConfig", "discover", "judge_run", "read_config"]
@@ -108,12 +108,13 @@ def discover(roots: Iterable[Path]) -> Discovery:
     return Discovery(tuple(runs[k] for k in sorted(runs)), tuple(skipped))
 
 
-def judge_run(config: RunConfig) -> tuple[RunVerdict, int | None]:
+def judge_run(config: RunConfig, lines: RunLines | None = None) -> tuple[RunVerdict, int | None]:
     """The run's verdict as the chaos runner computes it (the same inputs, the scenario's
     invariants only), and the time from the final heal to convergence in ms (None: it did
-    not converge or had no snapshots)."""
-    inputs = load_run(
-        Path(config.path),
+    not converge or had no snapshots). From `lines` when the run's files were read
+    already, else read here."""
+    inputs = run_inputs(
+        read_lines(Path(config.path)) if lines is None else lines,
         unclean_leader_election=config.unclean_leader_election,
         convergence_bound_ms=(
             None if config.convergence_bound_s is None else int(config.convergence_bound_s * 1000)

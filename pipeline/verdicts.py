@@ -1,8 +1,8 @@
 """The verdicts: each run judged by the chaos engine's own invariants
-(`chaos.invariants.judge`, through `pipeline.runs.judge_run`, which reads the run's files
-itself), and cross-checked against the runner's `verdict.json`. One run per call, on the
-calling thread: an executor's Python worker in the report's per-run pass
-(`pipeline.run_pass`).
+(`chaos.invariants.judge`, through `pipeline.runs.judge_run`, from the run's lines as the
+chaos engine reads them), and cross-checked against the runner's `verdict.json`. One run
+per call, on the calling thread: an executor's Python worker in the report's per-run
+pass (`pipeline.run_pass`).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from chaos.invariants.run_dir import RunDirError, RunLines
 from pipeline.runs import RunConfig, judge_run
 
 __all__ = ["VERDICT_KEYS", "verdict_row"]
@@ -27,17 +28,20 @@ def _runner_verdict(path: Path) -> dict[str, Any] | None:
     return {k: document.get(k) for k in VERDICT_KEYS} if isinstance(document, dict) else None
 
 
-def verdict_row(config: RunConfig) -> dict[str, Any]:
+def verdict_row(config: RunConfig, lines: RunLines | RunDirError | None = None) -> dict[str, Any]:
     """One run's row of `schemas.RUN_VERDICT`: the pipeline's verdict, whether it equals
     the runner's (None when the run has no readable verdict.json), or the error that
-    stopped the judging."""
+    stopped the judging. From the run's `lines` when they were read already (or the error
+    that stopped the reading), else read here."""
     runner = _runner_verdict(Path(config.path))
     row: dict[str, Any] = {
         "run_id": config.run_id,
         "runner_ok": None if runner is None else bool(runner.get("ok")),
     }
     try:
-        verdict, recovery_ms = judge_run(config)
+        if isinstance(lines, RunDirError):
+            raise lines
+        verdict, recovery_ms = judge_run(config, lines)
     except ValueError as exc:
         return row | {
             "ok": None,

@@ -55,7 +55,9 @@ class Event:
             raise EventFormatError(f"line {line}: ts must be an int, got {ts!r}")
         if not isinstance(node, str) or not isinstance(kind, str):
             raise EventFormatError(f"line {line}: node and kind must be strings")
-        fields = {k: v for k, v in record.items() if k not in ENVELOPE}
+        fields = dict(record)
+        for name in ENVELOPE:
+            fields.pop(name, None)
         return cls(node, line, ts, kind, fields)
 
     def __hash__(self) -> int:

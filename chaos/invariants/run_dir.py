@@ -17,24 +17,32 @@ line; `chaos.history.HistoryFormatError` for a bad history line. Nothing is judg
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypedDict, Unpack
 
-from chaos.history import HistoryOp, history_files, read_history
+from chaos.history import HistoryOp, history_files, history_of, read_history
 from chaos.invariants.convergence import ClusterSnapshot
 from chaos.invariants.events import Event, EventFormatError
 from chaos.invariants.judge import RunInputs
 from chaos.invariants.results import RunVerdict
 from chaos.run_dir import RunDir
 from eventlog import read_numbered_events
-from eventlog.jsonlines import read_numbered_json_lines
+from eventlog.jsonlines import read_json_lines, read_numbered_json_lines
 
 __all__ = [
     "VERDICT_FILE",
     "RunDirError",
+    "RunLines",
+    "RunSettings",
+    "events_of",
     "load_events",
     "load_history",
     "load_run",
     "load_snapshots",
+    "read_lines",
+    "run_inputs",
+    "snapshots_of",
     "write_verdict",
 ]
 
@@ -45,38 +53,70 @@ class RunDirError(ValueError):
     """The run directory is missing or holds a line the invariants cannot read."""
 
 
-def load_events(run_dir: Path) -> dict[str, tuple[Event, ...]]:
-    """Every node's events in log order, keyed by node name (the file's stem)."""
+@dataclass(frozen=True)
+class RunLines:
+    """Every complete line of a run directory's files that the invariants read, decoded
+    from JSON but not yet checked against its schema: the events (node -> numbered values,
+    as `eventlog.read_numbered_events`), the history files (path -> lines and values, as
+    `eventlog.jsonlines.read_json_lines`) and the snapshots (numbered lines and values).
+    A reader that needs the raw lines too (the PySpark pipeline's figures) reads the files
+    once this way and decodes them with `run_inputs`."""
+
+    run_dir: Path
+    events: dict[str, list[tuple[int, dict[str, Any]]]]
+    history: dict[Path, list[tuple[str, object]]]
+    snapshots: list[tuple[int, str, object]]
+
+
+def read_lines(run_dir: Path, *, events_required: bool = True) -> RunLines:
+    """The lines of `run_dir` (see `RunLines`); `RunDirError` when there is no run
+    directory, or no events/ directory unless not `events_required` (then it has none)."""
+    if not run_dir.is_dir():
+        raise RunDirError(f"{run_dir}: not a run directory")
+    has_events = events_required or RunDir(run_dir).events.is_dir()
+    return RunLines(
+        run_dir=run_dir,
+        events=_event_lines(run_dir) if has_events else {},
+        history={p: list(read_json_lines(p)) for p in _history_paths(run_dir)},
+        snapshots=list(read_numbered_json_lines(RunDir(run_dir).snapshots)),
+    )
+
+
+def _event_lines(run_dir: Path) -> dict[str, list[tuple[int, dict[str, Any]]]]:
     events_dir = RunDir(run_dir).events
     if not events_dir.is_dir():
         raise RunDirError(f"{run_dir}: no events/ directory")
+    return {p.stem: read_numbered_events(p) for p in sorted(events_dir.glob("*.jsonl"))}
+
+
+def _history_paths(run_dir: Path) -> list[Path]:
+    paths = [run_dir / "history.jsonl"] if (run_dir / "history.jsonl").exists() else []
+    return paths + history_files(RunDir(run_dir).history)
+
+
+def events_of(lines: RunLines) -> dict[str, tuple[Event, ...]]:
+    """Every node's events in log order, keyed by node name (the file's stem)."""
     logs: dict[str, tuple[Event, ...]] = {}
-    for path in sorted(events_dir.glob("*.jsonl")):
+    for node, records in lines.events.items():
+        path = RunDir(lines.run_dir).events / f"{node}.jsonl"
         events = []
-        for number, record in read_numbered_events(path):
+        for number, record in records:
             try:
                 event = Event.from_record(record, number)
             except EventFormatError as exc:
                 raise RunDirError(f"{path}: {exc}") from None
-            if event.node != path.stem:
+            if event.node != node:
                 raise RunDirError(f"{path}: line {number} is from node {event.node!r}")
             events.append(event)
-        logs[path.stem] = tuple(events)
+        logs[node] = tuple(events)
     return logs
 
 
-def load_history(run_dir: Path) -> tuple[HistoryOp, ...] | None:
-    """The workload history, or None when the run has none."""
-    paths = [run_dir / "history.jsonl"] if (run_dir / "history.jsonl").exists() else []
-    paths += history_files(RunDir(run_dir).history)
-    return tuple(read_history(paths)) if paths else None
-
-
-def load_snapshots(run_dir: Path) -> tuple[ClusterSnapshot, ...]:
+def snapshots_of(lines: RunLines) -> tuple[ClusterSnapshot, ...]:
     """The cluster snapshots of `snapshots.jsonl` in file order; none when it is missing."""
-    path = RunDir(run_dir).snapshots
+    path = RunDir(lines.run_dir).snapshots
     snapshots = []
-    for number, _, record in read_numbered_json_lines(path):
+    for number, _, record in lines.snapshots:
         if not isinstance(record, dict):
             raise RunDirError(f"{path}: line {number} is not a JSON object")
         try:
@@ -86,29 +126,48 @@ def load_snapshots(run_dir: Path) -> tuple[ClusterSnapshot, ...]:
     return tuple(snapshots)
 
 
-def load_run(
-    run_dir: Path,
-    *,
-    unclean_leader_election: bool = False,
-    convergence_bound_ms: int | None = None,
-    also: frozenset[str] = frozenset(),
-    since_ms: int = 0,
-    topics: tuple[str, ...] = (),
-) -> RunInputs:
+def load_events(run_dir: Path) -> dict[str, tuple[Event, ...]]:
+    """Every node's events in log order, keyed by node name (the file's stem)."""
+    return events_of(RunLines(run_dir, _event_lines(run_dir), {}, []))
+
+
+def load_history(run_dir: Path) -> tuple[HistoryOp, ...] | None:
+    """The workload history, or None when the run has none."""
+    paths = _history_paths(run_dir)
+    return tuple(read_history(paths)) if paths else None
+
+
+def load_snapshots(run_dir: Path) -> tuple[ClusterSnapshot, ...]:
+    """The cluster snapshots of `snapshots.jsonl` in file order; none when it is missing."""
+    lines = RunLines(run_dir, {}, {}, list(read_numbered_json_lines(RunDir(run_dir).snapshots)))
+    return snapshots_of(lines)
+
+
+class RunSettings(TypedDict, total=False):
+    """The scenario's settings of a judging (see `RunInputs`)."""
+
+    unclean_leader_election: bool
+    convergence_bound_ms: int | None
+    also: frozenset[str]
+    since_ms: int
+    topics: tuple[str, ...]
+
+
+def run_inputs(lines: RunLines, **settings: Unpack[RunSettings]) -> RunInputs:
+    """Everything `judge` needs from the lines of a run directory, with the scenario's
+    settings (see `RunInputs`)."""
+    return RunInputs(
+        events=events_of(lines),
+        history=tuple(history_of(lines.history.items())) if lines.history else None,
+        snapshots=snapshots_of(lines),
+        **settings,
+    )
+
+
+def load_run(run_dir: Path, **settings: Unpack[RunSettings]) -> RunInputs:
     """Everything `judge` needs from `run_dir`, with the scenario's settings (see
     `RunInputs`)."""
-    if not run_dir.is_dir():
-        raise RunDirError(f"{run_dir}: not a run directory")
-    return RunInputs(
-        events=load_events(run_dir),
-        history=load_history(run_dir),
-        snapshots=load_snapshots(run_dir),
-        unclean_leader_election=unclean_leader_election,
-        convergence_bound_ms=convergence_bound_ms,
-        also=also,
-        since_ms=since_ms,
-        topics=topics,
-    )
+    return run_inputs(read_lines(run_dir), **settings)
 
 
 def write_verdict(run_dir: Path, verdict: RunVerdict) -> Path:

@@ -7,7 +7,7 @@ import json
 import threading
 from pathlib import Path
 
-from eventlog.jsonlines import JsonLinesWriter, read_json_lines
+from eventlog.jsonlines import JsonLinesWriter, read_json_lines, read_numbered_json_lines
 
 
 def test_lines_from_concurrent_threads_never_interleave(tmp_path: Path) -> None:
@@ -66,3 +66,25 @@ def test_lines_after_close_are_dropped(tmp_path: Path) -> None:
     writer.close()
     writer.append('{"b":2}')
     assert [value for _, value in read_json_lines(path)] == [{"a": 1}]
+
+
+def test_lines_the_fast_decoder_refuses_are_decoded_as_the_standard_library_decodes(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "log.jsonl"
+    huge = 2**70
+    path.write_bytes(
+        b'{"a":NaN}\n'
+        + f'{{"b":{huge}}}\n'.encode()
+        + b'{"c":"caf\xe9"}\n'
+        + b"not json\n"
+        + b'{"d":[1,2.5,null,true]}\n'
+    )
+    numbered = list(read_numbered_json_lines(path))
+    assert [n for n, _, _ in numbered] == [1, 2, 3, 5]
+    nan = numbered[0][2]["a"]  # type: ignore[index]
+    assert nan != nan
+    assert numbered[1][2] == {"b": huge}
+    assert numbered[2][2] == {"c": "caf\ufffd"}
+    assert numbered[2][1] == '{"c":"caf\ufffd"}\n'
+    assert numbered[3][2] == {"d": [1, 2.5, None, True]}
