@@ -153,3 +153,44 @@ def test_a_failed_verdict_counts_even_when_a_step_failed() -> None:
     assert [line for line in cluster.log if line.startswith("run ")][1:2] == [
         f"run {PAUSE.name} 1 () None"
     ]
+
+
+def test_a_replay_after_a_failed_run_starts_on_fresh_brokers() -> None:
+    cluster = FakeCluster({1}, fired=CONVERGES_AFTER_HEAL)
+    result = _hunt(cluster, _plan(LAST, CONVERGES_AFTER_HEAL))
+    on = "run last-replica-standing 1 ('kafka-1188',)"
+    assert cluster.log == [
+        "use kafka-1188",
+        f"{on} None",  # caught: its brokers may be damaged
+        "use kafka-1188",
+        f"{on} 2",  # the whole schedule fails again
+        "use kafka-1188",
+        f"{on} 1",  # step 0 alone holds: its brokers are reused
+        f"{on} 1",  # step 1 alone fails
+        "use -",
+        "run last-replica-standing 1 () None",
+    ]
+    assert result.shrunk is not None
+    assert result.shrunk.steps == (LAST.schedule(1).steps[1],)
+
+
+def test_a_replay_that_cannot_be_set_up_counts_as_passing_and_says_why() -> None:
+    cluster = FakeCluster({1}, fired=CONVERGES_AFTER_HEAL)
+    said: list[str] = []
+    runs = [0]
+    original = cluster.run
+
+    def run(scenario: Scenario, seed: int, schedule: Schedule | None) -> RunOutcome:
+        runs[0] += 1
+        if schedule is not None:
+            raise RunSetupError("the cluster is not ready")
+        return original(scenario, seed, schedule)
+
+    plan = _plan(LAST, CONVERGES_AFTER_HEAL)
+    result = hunt(plan, cluster, run, HuntSettings(runs=5), say=said.append)
+    assert result.caught
+    assert result.shrunk is None
+    assert result.shrink_note == "the failure did not come back on replay"
+    replays = [line for line in said if "shrink replay" in line]
+    assert replays
+    assert all("could not be judged (the cluster is not ready)" in line for line in replays)
