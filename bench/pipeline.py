@@ -17,10 +17,10 @@ Runbook (no ZooKeeper, no broker):
    `after_heal_ms`) and counted, collected to the driver; timed before and after the
    pipeline, the mean is the floor (other work on a shared box moves both).
 4. Pipeline: what `python -m pipeline report` computes, minus the pictures and the files
-   (`pipeline.report.report_frames`, `compute_tables`): one Spark job, the per-run pass,
-   that reads every file once and shuffles it once into partitions of whole runs, judges
-   every run by the chaos invariants and computes every figure per run in pandas on the
-   executors, collected; then every table across runs in pandas on the driver.
+   (`pipeline.report.compute_tables`): one Spark job, the per-run pass, whose tasks each
+   read a group of runs' files once, judge every run by the chaos invariants and compute
+   every figure per run in pandas on the executors, collected; then every table across
+   runs in pandas on the driver.
 5. Report: seconds against the floor and their ratio (the target is 1.5x), the time of
    each step, `bench.json` in DIR, the JSON line in `bench/results` (`measure`
    `pipeline`). The generated runs are deleted unless `--keep-runs`.

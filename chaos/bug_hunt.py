@@ -209,27 +209,27 @@ def _shrink(
     scenario, schedule = failing
     if max_shrink < 1 or len(schedule.steps) < 2:
         return schedule, "one step, nothing to shrink" if max_shrink else "not shrunk"
-    damaged = [True]  # the catching run failed on these brokers
-    last: list[Attempt] = []
+    damaged = True  # the catching run failed on these brokers
+    last: Attempt | None = None
 
     def fails(candidate: Schedule) -> bool:
+        nonlocal damaged, last
         seed = candidate.seed if candidate.seed is not None else 0
         try:
-            if damaged[0]:
+            if damaged:
                 builds.use((bug,))
         except RunSetupError as exc:
-            attempt = Attempt(scenario.name, seed, None, None, error=str(exc))
+            last = Attempt(scenario.name, seed, None, None, error=str(exc))
         else:
-            attempt = _attempt(run_one, scenario, seed, candidate)
-        last[:] = [attempt]
-        damaged[0] = attempt.ok is not True
-        return attempt.ok is False
+            last = _attempt(run_one, scenario, seed, candidate)
+        damaged = last.ok is not True
+        return last.ok is False
 
     def progress(step: ShrinkProgress) -> None:
         if step.trial.failed:
             verdict = "fails"
-        elif last and last[0].ok is None:
-            verdict = f"could not be judged ({last[0].error}), counted as passing"
+        elif last is not None and last.ok is None:
+            verdict = f"could not be judged ({last.error}), counted as passing"
         else:
             verdict = "passes"
         say(

@@ -28,6 +28,20 @@ def _runner_verdict(path: Path) -> dict[str, Any] | None:
     return {k: document.get(k) for k in VERDICT_KEYS} if isinstance(document, dict) else None
 
 
+def _unjudged(error: ValueError) -> dict[str, Any]:
+    """The rest of a verdict row when `error` stopped the reading or the judging."""
+    return {
+        "ok": None,
+        "violations": None,
+        "violated": [],
+        "not_judged": [],
+        "recovery_ms": None,
+        "verdict_json": None,
+        "matches_runner": None,
+        "error": f"{type(error).__name__}: {error}",
+    }
+
+
 def verdict_row(config: RunConfig, lines: RunLines | RunDirError | None = None) -> dict[str, Any]:
     """One run's row of `schemas.RUN_VERDICT`: the pipeline's verdict, whether it equals
     the runner's (None when the run has no readable verdict.json), or the error that
@@ -38,21 +52,12 @@ def verdict_row(config: RunConfig, lines: RunLines | RunDirError | None = None) 
         "run_id": config.run_id,
         "runner_ok": None if runner is None else bool(runner.get("ok")),
     }
+    if isinstance(lines, RunDirError):
+        return row | _unjudged(lines)
     try:
-        if isinstance(lines, RunDirError):
-            raise lines
         verdict, recovery_ms = judge_run(config, lines)
     except ValueError as exc:
-        return row | {
-            "ok": None,
-            "violations": None,
-            "violated": [],
-            "not_judged": [],
-            "recovery_ms": None,
-            "verdict_json": None,
-            "matches_runner": None,
-            "error": f"{type(exc).__name__}: {exc}",
-        }
+        return row | _unjudged(exc)
     document = verdict.to_json()
     return row | {
         "ok": verdict.ok,
