@@ -35,6 +35,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import NamedTuple
 
 from chaos.history import HistoryOp
 from chaos.verdict import Anomaly, CheckResult, FinalRead, Verdict
@@ -65,8 +66,7 @@ UNBOUNDED = 1 << 30
 # -- pairing -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _Send:
+class _Send(NamedTuple):
     process: str
     tp: TopicPartition
     value: str
@@ -88,8 +88,7 @@ class _Send:
         return self.attempts_unknown
 
 
-@dataclass(frozen=True, slots=True)
-class _Poll:
+class _Poll(NamedTuple):
     process: str
     tp: TopicPartition
     fetch_offset: int | None

@@ -59,7 +59,6 @@ calling thread.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import json
 import re
@@ -67,9 +66,9 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal, NamedTuple, cast, get_args
 
 from eventlog.jsonlines import JsonLinesWriter, read_json_lines
 
@@ -90,9 +89,11 @@ class HistoryFormatError(ValueError):
     """A history line is JSON but does not follow the schema."""
 
 
-@dataclass(frozen=True, slots=True)
-class HistoryOp:
-    """One line of the history (see the module docstring for each field)."""
+class HistoryOp(NamedTuple):
+    """One line of the history (see the module docstring for each field).
+
+    A named tuple: a report decodes a million of them, and a tuple is made and compared
+    in C where a frozen dataclass runs Python code for each field."""
 
     type: OpType
     f: OpF
@@ -135,46 +136,106 @@ class HistoryOp:
     @classmethod
     def from_json(cls, record: dict[str, Any]) -> HistoryOp:
         """Decode one parsed line; raises `HistoryFormatError` if it breaks the schema."""
-        get = record.get
-        if get("v") != SCHEMA_VERSION:
-            raise HistoryFormatError(f"unsupported history version {get('v')!r}")
-        op_type, f = get("type"), get("f")
-        if op_type not in _OP_TYPES or f not in _OP_FS:
-            raise HistoryFormatError(f"bad type/f: {op_type!r}/{f!r}")
-        raw_records = get("records")
-        records = None
-        if raw_records is not None:
-            if not isinstance(raw_records, list):
-                raise HistoryFormatError(f"records must be a list, got {raw_records!r}")
-            records = tuple(_record(r) for r in raw_records)
-        # `type(x) is int` is the common case of `_int` (an int, not a bool), inlined: a
-        # million lines are decoded per report
-        time_ns, wall_ms, partition, op_id = (
-            get("time_ns"),
-            get("wall_ms"),
-            get("partition"),
-            get("op_id"),
-        )
-        offset, acks = get("offset"), get("acks")
-        attempts, unknown = get("attempts", 0), get("attempts_unknown", 0)
-        process, topic, value, error = get("process"), get("topic"), get("value"), get("error")
-        return cls(
-            type=op_type,
-            f=f,
-            process=process if type(process) is str else _str(process, "process"),
-            time_ns=time_ns if type(time_ns) is int else _int(time_ns, "time_ns"),
-            wall_ms=wall_ms if type(wall_ms) is int else _int(wall_ms, "wall_ms"),
-            topic=topic if type(topic) is str else _str(topic, "topic"),
-            partition=partition if type(partition) is int else _int(partition, "partition"),
-            offset=offset if offset is None or type(offset) is int else _int(offset, "offset"),
-            value=value if value is None or type(value) is str else _str(value, "value"),
-            error=error if error is None or type(error) is str else _str(error, "error"),
-            op_id=op_id if type(op_id) is int else _int(op_id, "op_id"),
-            acks=acks if acks is None or type(acks) is int else _int(acks, "acks"),
-            attempts=attempts if type(attempts) is int else _int(attempts, "attempts"),
-            attempts_unknown=unknown if type(unknown) is int else _int(unknown, "attempts_unknown"),
-            records=records,
-        )
+        try:
+            (v, op_type, f, process, time_ns, wall_ms, topic, partition) = _HEAD(record)
+            (offset, value, error, op_id, acks, attempts, unknown, raw_records) = _TAIL(record)
+        except KeyError:
+            return _checked(cls, record)  # an older line without a field that has a default
+        # the common case, every field of its type, tested in one expression; anything
+        # else is decided, with its error, field by field
+        records = None if raw_records is None else _records(raw_records)
+        if (
+            v == SCHEMA_VERSION
+            and (records is not None or raw_records is None)
+            and type(op_type) is str
+            and op_type in _OP_TYPES
+            and type(f) is str
+            and f in _OP_FS
+            and type(process) is str
+            and type(time_ns) is int
+            and type(wall_ms) is int
+            and type(topic) is str
+            and type(partition) is int
+            and (offset is None or type(offset) is int)
+            and (value is None or type(value) is str)
+            and (error is None or type(error) is str)
+            and type(op_id) is int
+            and (acks is None or type(acks) is int)
+            and type(attempts) is int
+            and type(unknown) is int
+        ):
+            return _new_tuple(
+                cls,
+                (
+                    op_type,
+                    f,
+                    process,
+                    time_ns,
+                    wall_ms,
+                    topic,
+                    partition,
+                    offset,
+                    value,
+                    error,
+                    op_id,
+                    acks,
+                    attempts,
+                    unknown,
+                    records,
+                ),
+            )
+        return _checked(cls, record)
+
+
+_HEAD = itemgetter("v", "type", "f", "process", "time_ns", "wall_ms", "topic", "partition")
+_TAIL = itemgetter(
+    "offset", "value", "error", "op_id", "acks", "attempts", "attempts_unknown", "records"
+)
+_new_tuple = tuple.__new__
+
+
+def _checked(cls: type[HistoryOp], record: dict[str, Any]) -> HistoryOp:
+    """`HistoryOp.from_json`, field by field: a poll's records, missing fields with
+    defaults, and the error naming the field that breaks the schema."""
+    get = record.get
+    if get("v") != SCHEMA_VERSION:
+        raise HistoryFormatError(f"unsupported history version {get('v')!r}")
+    op_type, f = get("type"), get("f")
+    if not (type(op_type) is str and op_type in _OP_TYPES and type(f) is str and f in _OP_FS):
+        raise HistoryFormatError(f"bad type/f: {op_type!r}/{f!r}")
+    raw_records = get("records")
+    records = None
+    if raw_records is not None:
+        if not isinstance(raw_records, list):
+            raise HistoryFormatError(f"records must be a list, got {raw_records!r}")
+        records = tuple(_record(r) for r in raw_records)
+    return cls(
+        type=cast(OpType, op_type),
+        f=cast(OpF, f),
+        process=_str(get("process"), "process"),
+        time_ns=_int(get("time_ns"), "time_ns"),
+        wall_ms=_int(get("wall_ms"), "wall_ms"),
+        topic=_str(get("topic"), "topic"),
+        partition=_int(get("partition"), "partition"),
+        offset=_opt_int(get("offset"), "offset"),
+        value=_opt_str(get("value"), "value"),
+        error=_opt_str(get("error"), "error"),
+        op_id=_int(get("op_id"), "op_id"),
+        acks=_opt_int(get("acks"), "acks"),
+        attempts=_int(get("attempts", 0), "attempts"),
+        attempts_unknown=_int(get("attempts_unknown", 0), "attempts_unknown"),
+        records=records,
+    )
+
+
+def _records(raw: object) -> tuple[tuple[int, str], ...] | None:
+    """A poll's records when each is an `[offset, value]` list of an int and a string;
+    None when any is not (`_checked` then says which)."""
+    if type(raw) is list and all(
+        type(r) is list and len(r) == 2 and type(r[0]) is int and type(r[1]) is str for r in raw
+    ):
+        return tuple(map(tuple, raw))
+    return None
 
 
 def _record(raw: object) -> tuple[int, str]:
@@ -283,8 +344,7 @@ class HistoryWriter:
         records: tuple[tuple[int, str], ...] | None = None,
     ) -> HistoryOp:
         """Write and return the completion of `invoked` (same process, op id, partition, value)."""
-        op = dataclasses.replace(
-            invoked,
+        op = invoked._replace(
             type=type,
             time_ns=self._clock_ns(),
             wall_ms=self._wall_ms(),
@@ -332,17 +392,34 @@ def read_history(paths: Iterable[Path]) -> list[HistoryOp]:
 def history_of(files: Iterable[tuple[Path, Sequence[tuple[str, object]]]]) -> list[HistoryOp]:
     """As `read_history`, from lines already read: each file's path (for errors) and its
     complete lines with their decoded values (`eventlog.jsonlines.read_json_lines`)."""
+    return merged_history(decode_history_file(path, lines) for path, lines in files)
+
+
+def decode_history_file(path: Path, lines: Sequence[tuple[str, object]]) -> list[HistoryOp]:
+    """The operations of one history file in file order, from its complete lines with
+    their decoded values; `HistoryFormatError` naming `path` and the line when one breaks
+    the schema."""
     ops: list[HistoryOp] = []
-    for path, lines in files:
-        for line, record in lines:
-            if not isinstance(record, dict):
-                raise HistoryFormatError(f"{path}: a line is not a JSON object: {line!r}")
-            try:
-                ops.append(HistoryOp.from_json(record))
-            except HistoryFormatError as exc:
-                raise HistoryFormatError(f"{path}: {exc}: {line.strip()!r}") from None
-    ops.sort(key=lambda op: op.time_ns)
+    append, decode = ops.append, HistoryOp.from_json
+    for line, record in lines:
+        if not isinstance(record, dict):
+            raise HistoryFormatError(f"{path}: a line is not a JSON object: {line!r}")
+        try:
+            append(decode(record))
+        except HistoryFormatError as exc:
+            raise HistoryFormatError(f"{path}: {exc}: {line.strip()!r}") from None
     return ops
+
+
+def merged_history(files: Iterable[Sequence[HistoryOp]]) -> list[HistoryOp]:
+    """The operations of several files merged by `time_ns` (each file's order kept for
+    ties, earlier files first)."""
+    ops = [op for ops in files for op in ops]
+    ops.sort(key=_time_ns)
+    return ops
+
+
+_time_ns = attrgetter("time_ns")
 
 
 def history_files(history_dir: Path) -> list[Path]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -38,6 +39,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from chaos.history import HistoryOp
 from chaos.invariants.run_dir import RunLines
 from pipeline import figures, schemas
 from pipeline.metadata import ACCEPTED, DONE, ELECTED, SENT, UPDATE_METADATA
@@ -46,6 +48,7 @@ __all__ = [
     "EVENT_KINDS",
     "FAMILY_SCHEMAS",
     "RunRows",
+    "column_converter",
     "converter",
     "run_rows",
 ]
@@ -103,6 +106,45 @@ def converter(kind: DataType) -> Callable[[object], Any]:
     raise TypeError(f"no converter for {kind}")
 
 
+_NONE = type(None)
+
+
+def column_converter(kind: DataType) -> Callable[[list[Any]], list[Any]]:
+    """`converter(kind)` over a whole column: the column itself when every value already
+    fits (checked with C-level passes over it, the common case), else value by value."""
+    each = converter(kind)
+    fits: Callable[[set[type], list[Any]], bool]
+    if isinstance(kind, IntegerType | LongType):
+        low, high = _INT32 if isinstance(kind, IntegerType) else (-(2**63), 2**63 - 1)
+
+        def fits(types: set[type], values: list[Any]) -> bool:
+            if not types <= {int, _NONE}:
+                return False
+            numbers = values if _NONE not in types else [v for v in values if v is not None]
+            return not numbers or (low <= min(numbers) and max(numbers) <= high)
+
+    elif isinstance(kind, BooleanType | StringType):
+        allowed = {bool if isinstance(kind, BooleanType) else str, _NONE}
+
+        def fits(types: set[type], values: list[Any]) -> bool:
+            return types <= allowed
+
+    elif isinstance(kind, DoubleType):
+
+        def fits(types: set[type], values: list[Any]) -> bool:
+            return types <= {float, _NONE}
+
+    else:
+
+        def fits(types: set[type], values: list[Any]) -> bool:
+            return False
+
+    def convert_column(values: list[Any]) -> list[Any]:
+        return values if fits(set(map(type, values)), values) else [each(v) for v in values]
+
+    return convert_column
+
+
 def _schema(pairs: Sequence[tuple[str, DataType]]) -> StructType:
     return StructType([StructField(name, kind, nullable=True) for name, kind in pairs])
 
@@ -142,7 +184,7 @@ FAMILY_SCHEMAS: dict[str, StructType] = {
     ),
 }
 _CONVERT = {
-    name: [(column, converter(kind)) for column, kind in pairs]
+    name: [(column, column_converter(kind)) for column, kind in pairs]
     for name, pairs in (
         ("events", _EVENT_FIELDS),
         ("sends", _SEND_FIELDS),
@@ -150,6 +192,7 @@ _CONVERT = {
     )
 }
 _long_of, _int_of = converter(LongType()), converter(IntegerType())
+_longs_of = column_converter(LongType())
 _ints_of, _strings_of = converter(ArrayType(IntegerType())), converter(ArrayType(StringType()))
 
 
@@ -181,9 +224,10 @@ class RunRows:
 
 
 def _columns(
-    records: Sequence[Mapping[str, Any]], convert: Sequence[tuple[str, Callable[[object], Any]]]
+    records: Sequence[Mapping[str, Any]],
+    convert: Sequence[tuple[str, Callable[[list[Any]], list[Any]]]],
 ) -> dict[str, list[Any]]:
-    return {name: [to(r.get(name)) for r in records] for name, to in convert}
+    return {name: to([r.get(name) for r in records]) for name, to in convert}
 
 
 def _events(rows: RunRows, run_id: str, lines: RunLines) -> None:
@@ -204,7 +248,20 @@ def _events(rows: RunRows, run_id: str, lines: RunLines) -> None:
     rows.extend("events", run_id, values)
 
 
-def _sends(rows: RunRows, run_id: str, lines: RunLines) -> None:
+#: Where each column of the sends is in a `HistoryOp`.
+_SEND_AT = [(name, HistoryOp._fields.index(name), to) for name, to in _CONVERT["sends"]]
+_TIME_NS_AT = HistoryOp._fields.index("time_ns")
+
+
+def _sends(
+    rows: RunRows,
+    run_id: str,
+    lines: RunLines,
+    decoded: Mapping[Path, Sequence[HistoryOp]] | None = None,
+) -> None:
+    if decoded is not None:
+        _decoded_sends(rows, run_id, decoded)
+        return
     picked = [
         record
         for history in lines.history.values()
@@ -214,7 +271,21 @@ def _sends(rows: RunRows, run_id: str, lines: RunLines) -> None:
     if not picked:
         return
     values = _columns(picked, _CONVERT["sends"])
-    nanos = [_long_of(r.get("time_ns")) for r in picked]
+    nanos = _longs_of([r.get("time_ns") for r in picked])
+    values["time_ns"] = [0 if n is None else n for n in nanos]
+    values["has_time_ns"] = [n is not None for n in nanos]
+    rows.extend("sends", run_id, values)
+
+
+def _decoded_sends(rows: RunRows, run_id: str, decoded: Mapping[Path, Sequence[HistoryOp]]) -> None:
+    """`_sends` from the history's operations (each field already of its type, so a
+    column only needs its range checked), in the same order as from the lines."""
+    picked = [op for ops in decoded.values() for op in ops if op.f == "send"]
+    if not picked:
+        return
+    fields = list(zip(*picked, strict=True))
+    values = {name: to(list(fields[at])) for name, at, to in _SEND_AT}
+    nanos = _longs_of(list(fields[_TIME_NS_AT]))
     values["time_ns"] = [0 if n is None else n for n in nanos]
     values["has_time_ns"] = [n is not None for n in nanos]
     rows.extend("sends", run_id, values)
@@ -225,7 +296,7 @@ def _faults(rows: RunRows, run_id: str, faults: Iterable[object]) -> None:
     for record in faults:
         if type(record) is not dict or _string(record.get("phase")) is None:
             continue
-        values = {name: [to(record.get(name))] for name, to in convert}
+        values = {name: to([record.get(name)]) for name, to in convert}
         targets = _strings_of(record.get("targets"))
         values["targets"] = [
             None if targets is None else ",".join(t for t in targets if t is not None)
@@ -266,9 +337,17 @@ def _snapshots(rows: RunRows, run_id: str, lines: RunLines) -> None:
             )
 
 
-def run_rows(rows: RunRows, run_id: str, lines: RunLines, faults: Iterable[object]) -> None:
-    """Append the rows of one run (its lines, and the decoded lines of its faults.jsonl)."""
+def run_rows(
+    rows: RunRows,
+    run_id: str,
+    lines: RunLines,
+    faults: Iterable[object],
+    decoded: Mapping[Path, Sequence[HistoryOp]] | None = None,
+) -> None:
+    """Append the rows of one run (its lines, and the decoded lines of its faults.jsonl);
+    the sends from `decoded` when its history's operations were decoded already (see
+    `chaos.invariants.run_dir.history_by_file`)."""
     _events(rows, run_id, lines)
-    _sends(rows, run_id, lines)
+    _sends(rows, run_id, lines, decoded)
     _faults(rows, run_id, faults)
     _snapshots(rows, run_id, lines)

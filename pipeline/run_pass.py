@@ -22,7 +22,9 @@ by `per_run`) on the executors' Python workers, one group of runs per call.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -31,7 +33,8 @@ from pyspark.sql import SparkSession
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
-from chaos.invariants.run_dir import RunDirError, RunLines, read_lines
+from chaos.history import HistoryFormatError, HistoryOp
+from chaos.invariants.run_dir import RunDirError, RunLines, history_by_file, read_lines
 from chaos.run_dir import RunDir
 from eventlog.jsonlines import read_json_lines
 from pipeline import figures, schemas
@@ -109,6 +112,32 @@ def _read(path: Path) -> tuple[RunLines | RunDirError, RunLines]:
         return exc, read_lines(path, events_required=False)
 
 
+def _decoded(lines: RunLines) -> dict[Path, list[HistoryOp]] | None:
+    """The history's operations by file, decoded once for the verdict and the figures;
+    None when a line breaks the schema (the verdict then says which, and the figures
+    read the lines as Spark would)."""
+    try:
+        return history_by_file(lines)
+    except HistoryFormatError:
+        return None
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector off for the block, then on again if it was. A run's
+    hundreds of thousands of decoded lines are containers that the collector walks again
+    and again as they are made, though reference counting frees them when the run is
+    done: with the collector on, it cost about a third of the pass. The few cycles the
+    block leaves (pandas' own) go at the next collection after it."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def per_run(
     configs: Mapping[str, RunConfig], window_ms: int, plotting: bool = False
 ) -> Callable[[Iterable[list[str]]], Iterator[tuple[str, bytes]]]:
@@ -121,16 +150,24 @@ def per_run(
         run_ids = sorted(r for group in groups for r in group)
         if not run_ids:
             return
+        with _collector_paused():
+            made = _tables(run_ids)
+        names = {**PER_RUN_TABLES, **PLOTTING_TABLES}
+        for name, frame in made.items():
+            yield name, _ipc(frame[names[name].names], names[name])
+
+    def _tables(run_ids: list[str]) -> dict[str, pd.DataFrame]:
         rows = RunRows()
         verdicts = []
         for run_id in run_ids:
             config = configs[run_id]
             path = Path(config.path)
             lines, readable = _read(path)
-            row = verdict_row(config, lines)
+            decoded = _decoded(readable)
+            row = verdict_row(config, lines, decoded)
             verdicts.append({k: v for k, v in row.items() if k != "verdict_json"})
             faults = [value for _, value in read_json_lines(RunDir(path).faults)]
-            run_rows(rows, run_id, readable, faults)
+            run_rows(rows, run_id, readable, faults, decoded)
         frames = rows.frames()
         started = {r: configs[r].started_ms for r in run_ids}
         events, faults_frame = frames["events"], frames["faults"]
@@ -147,9 +184,7 @@ def per_run(
         if plotting:
             made["rates"] = figures.rates(sent, window_ms)
             made["sends"] = sent
-        names = {**PER_RUN_TABLES, **PLOTTING_TABLES}
-        for name, frame in made.items():
-            yield name, _ipc(frame[names[name].names], names[name])
+        return made
 
     return judge_and_measure
 

@@ -9,11 +9,12 @@ listed as skipped. A run of another version is refused (`chaos.run_dir.check_ver
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chaos.history import HistoryOp
 from chaos.invariants.convergence import time_to_convergence
 from chaos.invariants.judge import SCENARIO_CHECKS, judge
 from chaos.invariants.results import RunVerdict
@@ -108,13 +109,19 @@ def discover(roots: Iterable[Path]) -> Discovery:
     return Discovery(tuple(runs[k] for k in sorted(runs)), tuple(skipped))
 
 
-def judge_run(config: RunConfig, lines: RunLines | None = None) -> tuple[RunVerdict, int | None]:
+def judge_run(
+    config: RunConfig,
+    lines: RunLines | None = None,
+    decoded: Mapping[Path, Sequence[HistoryOp]] | None = None,
+) -> tuple[RunVerdict, int | None]:
     """The run's verdict as the chaos runner computes it (the same inputs, the scenario's
     invariants only), and the time from the final heal to convergence in ms (None: it did
     not converge or had no snapshots). From `lines` when the run's files were read
-    already, else read here."""
+    already, else read here; with their history's operations when decoded already
+    (`chaos.invariants.run_dir.history_by_file`)."""
     inputs = run_inputs(
         read_lines(Path(config.path)) if lines is None else lines,
+        decoded,
         unclean_leader_election=config.unclean_leader_election,
         convergence_bound_ms=(
             None if config.convergence_bound_s is None else int(config.convergence_bound_s * 1000)

@@ -8,9 +8,11 @@ pass (`pipeline.run_pass`).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from chaos.history import HistoryOp
 from chaos.invariants.run_dir import RunDirError, RunLines
 from pipeline.runs import RunConfig, judge_run
 
@@ -42,11 +44,16 @@ def _unjudged(error: ValueError) -> dict[str, Any]:
     }
 
 
-def verdict_row(config: RunConfig, lines: RunLines | RunDirError | None = None) -> dict[str, Any]:
+def verdict_row(
+    config: RunConfig,
+    lines: RunLines | RunDirError | None = None,
+    decoded: Mapping[Path, Sequence[HistoryOp]] | None = None,
+) -> dict[str, Any]:
     """One run's row of `schemas.RUN_VERDICT`: the pipeline's verdict, whether it equals
     the runner's (None when the run has no readable verdict.json), or the error that
     stopped the judging. From the run's `lines` when they were read already (or the error
-    that stopped the reading), else read here."""
+    that stopped the reading), else read here; `decoded`: their history's operations, when
+    decoded already."""
     runner = _runner_verdict(Path(config.path))
     row: dict[str, Any] = {
         "run_id": config.run_id,
@@ -55,7 +62,7 @@ def verdict_row(config: RunConfig, lines: RunLines | RunDirError | None = None) 
     if isinstance(lines, RunDirError):
         return row | _unjudged(lines)
     try:
-        verdict, recovery_ms = judge_run(config, lines)
+        verdict, recovery_ms = judge_run(config, lines, decoded)
     except ValueError as exc:
         return row | _unjudged(exc)
     document = verdict.to_json()

@@ -17,11 +17,18 @@ line; `chaos.history.HistoryFormatError` for a bad history line. Nothing is judg
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
-from chaos.history import HistoryOp, history_files, history_of, read_history
+from chaos.history import (
+    HistoryOp,
+    decode_history_file,
+    history_files,
+    merged_history,
+    read_history,
+)
 from chaos.invariants.convergence import ClusterSnapshot
 from chaos.invariants.events import Event, EventFormatError
 from chaos.invariants.judge import RunInputs
@@ -36,6 +43,7 @@ __all__ = [
     "RunLines",
     "RunSettings",
     "events_of",
+    "history_by_file",
     "load_events",
     "load_history",
     "load_run",
@@ -158,12 +166,25 @@ class RunSettings(TypedDict, total=False):
     topics: tuple[str, ...]
 
 
-def run_inputs(lines: RunLines, **settings: Unpack[RunSettings]) -> RunInputs:
+def history_by_file(lines: RunLines) -> dict[Path, list[HistoryOp]]:
+    """Each history file's operations in file order (`chaos.history.HistoryFormatError`
+    when a line breaks the schema), for a reader that needs them besides the judging:
+    `run_inputs(lines, decoded=...)` then does not decode them again."""
+    return {path: decode_history_file(path, records) for path, records in lines.history.items()}
+
+
+def run_inputs(
+    lines: RunLines,
+    decoded: Mapping[Path, Sequence[HistoryOp]] | None = None,
+    **settings: Unpack[RunSettings],
+) -> RunInputs:
     """Everything `judge` needs from the lines of a run directory, with the scenario's
-    settings (see `RunInputs`)."""
+    settings (see `RunInputs`); the history from `decoded` when given (`history_by_file`
+    of the same lines)."""
+    files = history_by_file(lines) if decoded is None else decoded
     return RunInputs(
         events=events_of(lines),
-        history=tuple(history_of(lines.history.items())) if lines.history else None,
+        history=tuple(merged_history(files.values())) if lines.history else None,
         snapshots=snapshots_of(lines),
         **settings,
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from chaos.history import (
     HistoryFormatError,
     HistoryOp,
     HistoryWriter,
+    _checked,
     history_files,
     history_path,
     read_history,
@@ -121,6 +123,8 @@ def test_a_line_that_breaks_the_schema_is_rejected(tmp_path: Path) -> None:
         ({"records": [[1]]}, "a record must be"),
         ({"records": "x"}, "records must be a list"),
         ({"value": 5}, "value must be a string"),
+        ({"type": []}, "bad type/f"),  # not hashable: still a schema break, not a crash
+        ({"f": {"send": 1}}, "bad type/f"),
     ],
 )
 def test_each_schema_break_is_named(
@@ -212,3 +216,41 @@ ops = st.builds(
 @given(op=ops)
 def test_any_op_survives_the_json_codec(op: HistoryOp) -> None:
     assert HistoryOp.from_json(json.loads(op.to_json())) == op
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**64), 2**64)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=4)
+    | st.sampled_from(["invoke", "ok", "send", "poll"]),
+    lambda inner: st.lists(inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@PROPERTY
+@given(
+    op=ops,
+    changes=st.dictionaries(
+        st.sampled_from([*HistoryOp._fields, "v", "extra"]), json_values, max_size=3
+    ),
+    dropped=st.sets(st.sampled_from(HistoryOp._fields), max_size=2),
+)
+def test_any_line_is_decoded_as_field_by_field_decoding_decodes_it(
+    op: HistoryOp, changes: dict[str, object], dropped: set[str]
+) -> None:
+    record = json.loads(op.to_json()) | changes
+    for name in dropped:
+        record.pop(name, None)
+
+    def outcome(decode: Callable[[], HistoryOp]) -> HistoryOp | str:
+        try:
+            return decode()
+        except HistoryFormatError as exc:
+            return f"HistoryFormatError: {exc}"
+
+    assert outcome(lambda: HistoryOp.from_json(record)) == outcome(
+        lambda: _checked(HistoryOp, record)
+    )

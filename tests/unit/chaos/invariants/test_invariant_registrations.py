@@ -4,8 +4,6 @@ the run ended before the bound."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from chaos.invariants import RunInputs, judge
@@ -137,7 +135,7 @@ def test_the_judge_runs_it_when_asked_up_to_the_workloads_last_operation() -> No
     asked = RunInputs(b.logs(), h.ops, read, also=frozenset({"registration_served"}))
     assert judge(asked).result("registration_served").checked == 0  # the ops end too soon
     # the workload went on for the 15 s after the registration: it is judged
-    last = replace(h.ops[-1], wall_ms=registered.ts + 15_000)
+    last = h.ops[-1]._replace(wall_ms=registered.ts + 15_000)
     later = RunInputs(b.logs(), [*h.ops[:-1], last], read, also=asked.also)
     result = judge(later).result("registration_served")
     assert result.checked == 1
