@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from eventlog.jsonlines import JsonLinesWriter, read_json_lines, read_numbered_json_lines
+from eventlog.jsonlines import JsonLinesWriter, numbered_json_lines, read_json_lines
 from eventlog.kinds import SCHEMA_VERSION, EventKind
 
 
@@ -89,7 +89,5 @@ def read_numbered_events(path: Path) -> list[tuple[int, dict[str, Any]]]:
     """Every complete event of one log file with its line number (1-based; torn lines are
     skipped but counted)."""
     return [
-        (number, value)
-        for number, _, value in read_numbered_json_lines(path)
-        if isinstance(value, dict)
+        (number, value) for number, _, value in numbered_json_lines(path) if isinstance(value, dict)
     ]

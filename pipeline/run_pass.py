@@ -49,6 +49,7 @@ __all__ = [
     "groups_for",
     "partitions_for",
     "per_run",
+    "run_bytes",
     "typed",
 ]
 
@@ -75,7 +76,8 @@ def partitions_for(spark: SparkSession) -> int:
     return PARTITIONS_PER_CORE * spark.sparkContext.defaultParallelism
 
 
-def _size(run: RunConfig) -> int:
+def run_bytes(run: RunConfig) -> int:
+    """The bytes of a run's JSON-lines files: what a task reads for it."""
     root = Path(run.path)
     return sum(p.stat().st_size for p in root.rglob("*.jsonl") if p.is_file())
 
@@ -83,7 +85,7 @@ def _size(run: RunConfig) -> int:
 def groups_for(runs: Sequence[RunConfig], groups: int) -> list[list[str]]:
     """The run ids of `runs` dealt into at most `groups` groups of about equal bytes (the
     largest run first, each to the lightest group so far), none empty."""
-    sized = sorted(((_size(r), r.run_id) for r in runs), reverse=True)
+    sized = sorted(((run_bytes(r), r.run_id) for r in runs), reverse=True)
     dealt: list[tuple[int, list[str]]] = [(0, []) for _ in range(max(1, min(groups, len(runs))))]
     for size, run_id in sized:
         lightest = min(range(len(dealt)), key=lambda i: dealt[i][0])

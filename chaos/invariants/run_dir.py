@@ -35,7 +35,7 @@ from chaos.invariants.judge import RunInputs
 from chaos.invariants.results import RunVerdict
 from chaos.run_dir import RunDir
 from eventlog import read_numbered_events
-from eventlog.jsonlines import read_numbered_json_lines
+from eventlog.jsonlines import numbered_json_lines
 
 __all__ = [
     "VERDICT_FILE",
@@ -86,13 +86,13 @@ def read_lines(run_dir: Path, *, events_required: bool = True) -> RunLines:
         run_dir=run_dir,
         events=_event_lines(run_dir) if has_events else {},
         history={p: _lines_of(p) for p in _history_paths(run_dir)},
-        snapshots=list(read_numbered_json_lines(RunDir(run_dir).snapshots)),
+        snapshots=numbered_json_lines(RunDir(run_dir).snapshots),
     )
 
 
 def _lines_of(path: Path) -> list[tuple[str, object]]:
-    """`list(read_json_lines(path))`, without its generator's cost per line."""
-    return [(line, value) for _, line, value in read_numbered_json_lines(path)]
+    """`list(read_json_lines(path))`, without its generators' cost per line."""
+    return [(line, value) for _, line, value in numbered_json_lines(path)]
 
 
 def _event_lines(run_dir: Path) -> dict[str, list[tuple[int, dict[str, Any]]]]:
@@ -152,7 +152,7 @@ def load_history(run_dir: Path) -> tuple[HistoryOp, ...] | None:
 
 def load_snapshots(run_dir: Path) -> tuple[ClusterSnapshot, ...]:
     """The cluster snapshots of `snapshots.jsonl` in file order; none when it is missing."""
-    lines = RunLines(run_dir, {}, {}, list(read_numbered_json_lines(RunDir(run_dir).snapshots)))
+    lines = RunLines(run_dir, {}, {}, numbered_json_lines(RunDir(run_dir).snapshots))
     return snapshots_of(lines)
 
 
