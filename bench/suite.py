@@ -9,7 +9,8 @@ runs on a stage of its own (`bench.stage`: a fresh chroot and 3 broker processes
    `failover.measure_size` populates the chroot, measures the floors (pipelined reads,
    fenced multi writes, a gRPC round trip of a request naming every partition), runs
    the first election and a failover after kill -9 of the controller.
-2. On the 10,000-partition stage: `broker_failure`, then `controlled_shutdown`.
+2. On the 10,000-partition stage, with the killed broker restarted and in sync again:
+   `broker_failure`, then `controlled_shutdown`.
 3. `topic_creation`: 1,000 topics x 10 partitions on an empty stage.
 4. `produce`: acks=all and acks=1 throughput on a 3-broker stage, RF 3.
 
@@ -54,7 +55,9 @@ def measure(settings: Settings, cluster: Cluster) -> Report:
     for size in suite.sizes:
         stage = _stage(settings, cluster, f"p{size}")
         layout = ClusterLayout(size, suite.topics, settings.brokers)
-        result = failover.measure_size(stage, layout, suite.floor_repetitions)
+        result = failover.measure_size(
+            stage, layout, suite.floor_repetitions, settle=size == suite.scenario_partitions
+        )
         rows.extend(result.rows)
         notes.extend(result.notes)
         if size == suite.scenario_partitions:
