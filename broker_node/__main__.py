@@ -33,6 +33,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.INFO,
         format=f"%(asctime)s {config.node_name} %(threadName)s %(levelname)s %(name)s: %(message)s",
     )
+    # the controller's event thread and kazoo's connection thread mostly wait on I/O; at
+    # Python's default interval a fetch thread busy with 10,000 partitions holds the GIL
+    # 5 ms at a time before either may run
+    sys.setswitchinterval(config.gil_switch_interval_us / 1_000_000)
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:

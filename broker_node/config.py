@@ -51,6 +51,9 @@ class BrokerConfig:
     #: its slot (a constant in Kafka: 120 s).
     min_incremental_fetch_session_eviction_ms: int = 120_000
     controlled_shutdown_enable: bool = True
+    #: How long, in microseconds, one of the process's threads may hold Python's GIL while
+    #: another waits for it (`sys.setswitchinterval`; Python's default is 5,000).
+    gil_switch_interval_us: int = 1_000
     delete_topic_enable: bool = True
     auto_leader_rebalance_enable: bool = True
     leader_imbalance_check_interval_s: float = 300.0
@@ -165,6 +168,11 @@ _OPTIONS: tuple[tuple[str, str | None, str], ...] = (
         "a broker leading fewer of its preferred partitions than this share is rebalanced",
     ),
     ("--delete-topic-enable", "true", "Kafka's delete.topic.enable, true/false"),
+    (
+        "--gil-switch-interval-us",
+        "1000",
+        "how long one thread may hold Python's GIL while another waits (Python: 5000)",
+    ),
     (
         "--unclean-leader-election-enable",
         "false",
@@ -307,6 +315,9 @@ def load_config(
             parser, "--controlled-shutdown-enable", args.controlled_shutdown_enable
         ),
         controlled_shutdown_max_retries=retries,
+        gil_switch_interval_us=_int(
+            parser, "--gil-switch-interval-us", args.gil_switch_interval_us, 100, 100_000
+        ),
         delete_topic_enable=_bool(parser, "--delete-topic-enable", args.delete_topic_enable),
         auto_leader_rebalance_enable=_bool(
             parser, "--auto-leader-rebalance-enable", args.auto_leader_rebalance_enable

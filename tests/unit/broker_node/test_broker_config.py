@@ -197,6 +197,18 @@ def test_well_formed_connect_strings_are_accepted(zk_connect: str) -> None:
             ["--advertised-host", ""], BASE_ENV, "--advertised-host", id="advertised-host-empty"
         ),
         pytest.param(["--no-such-option"], BASE_ENV, "--no-such-option", id="unknown-option"),
+        pytest.param(
+            ["--gil-switch-interval-us", "99"],
+            BASE_ENV,
+            "--gil-switch-interval-us",
+            id="switch-interval-too-low",
+        ),
+        pytest.param(
+            [],
+            {**BASE_ENV, "GIL_SWITCH_INTERVAL_US": "1ms"},
+            "--gil-switch-interval-us",
+            id="switch-interval-not-integer",
+        ),
     ],
 )
 def test_bad_value_exits_2_naming_the_option(
@@ -243,3 +255,10 @@ def test_a_tls_broker_asks_to_be_started_again_with_the_handshake_tracer() -> No
     assert traced["GRPC_TRACE"] == "handshaker"
     assert trace_environment(tls, traced) is None
     assert trace_environment(load_config([], BASE_ENV), {}) is None
+
+
+def test_the_gil_switch_interval_is_a_millisecond_unless_set() -> None:
+    assert load_config([], BASE_ENV).gil_switch_interval_us == 1_000
+    env = {**BASE_ENV, "GIL_SWITCH_INTERVAL_US": "5000"}
+    assert load_config([], env).gil_switch_interval_us == 5_000
+    assert load_config(["--gil-switch-interval-us", "250"], env).gil_switch_interval_us == 250
