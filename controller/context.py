@@ -15,7 +15,6 @@ from zkdata.model import (
     LeaderIsrAndControllerEpoch,
     ReplicaAssignment,
     TopicPartition,
-    partition_order,
 )
 from zkdata.topic_configs import unclean_leader_election_enabled
 
@@ -213,25 +212,21 @@ class ControllerContext:
 
     def partitions_with_leaders(self) -> list[TopicPartition]:
         """Partitions whose leadership is known."""
-        return sorted(self._leaderships, key=partition_order)
+        return sorted(self._leaderships)
 
     def partitions_led_by(self, broker_id: int) -> list[TopicPartition]:
         """Partitions whose leader is `broker_id`."""
         return sorted(
-            (tp for tp, s in self._leaderships.items() if s.leader_and_isr.leader == broker_id),
-            key=partition_order,
+            tp for tp, s in self._leaderships.items() if s.leader_and_isr.leader == broker_id
         )
 
     def partitions_with_offline_leader(self) -> list[TopicPartition]:
         """Partitions (not queued for deletion) whose leader is not an online replica."""
         return sorted(
-            (
-                tp
-                for tp, s in self._leaderships.items()
-                if not self.is_replica_online(s.leader_and_isr.leader, tp=tp)
-                and tp.topic not in self._topics_to_delete
-            ),
-            key=partition_order,
+            tp
+            for tp, s in self._leaderships.items()
+            if not self.is_replica_online(s.leader_and_isr.leader, tp=tp)
+            and tp.topic not in self._topics_to_delete
         )
 
     # -- states --------------------------------------------------------------------------
@@ -249,9 +244,7 @@ class ControllerContext:
 
     def partitions_in_states(self, *states: PartitionState) -> list[TopicPartition]:
         """Partitions currently in one of `states`."""
-        return sorted(
-            (tp for tp, s in self._partition_states.items() if s in states), key=partition_order
-        )
+        return sorted((tp for tp, s in self._partition_states.items() if s in states))
 
     def replica_state(self, replica: PartitionReplica) -> ReplicaState:
         """A replica's state (NonExistent if unknown)."""

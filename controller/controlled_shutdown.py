@@ -11,7 +11,7 @@ from controller.states import PartitionState, ReplicaState
 from eventlog import EventKind, EventLog
 from rpc.errors import Errors
 from rpc.messages import ControlledShutdownResponse
-from zkdata.model import UNKNOWN_BROKER_EPOCH, TopicPartition, partition_order
+from zkdata.model import UNKNOWN_BROKER_EPOCH, TopicPartition
 
 
 def controlled_shutdown(
@@ -44,9 +44,7 @@ def controlled_shutdown(
         state = ctx.leadership(tp)
         return state.leader_and_isr.leader if state else -1
 
-    on_broker = sorted(
-        (tp for tp in ctx.partitions_on_broker(broker_id) if movable(tp)), key=partition_order
-    )
+    on_broker = sorted(tp for tp in ctx.partitions_on_broker(broker_id) if movable(tp))
     led = [tp for tp in on_broker if leader(tp) == broker_id]
     followed = [tp for tp in on_broker if leader(tp) != broker_id]
     partitions.handle_state_changes(led, PartitionState.ONLINE, ControlledShutdownElection())

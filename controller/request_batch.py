@@ -48,7 +48,6 @@ from zkdata.model import (
     LeaderIsrAndControllerEpoch,
     ReplicaAssignment,
     TopicPartition,
-    partition_order,
 )
 
 Send = Callable[[int, ControlRequest, ResponseCallback | None], bool]
@@ -208,7 +207,7 @@ class RequestBatch:
                     live_leaders.append(m.LiveLeader(leader, ep.host, ep.port))
             request = m.LeaderAndIsrRequest(
                 self._header(broker_id),
-                tuple(states[tp] for tp in sorted(states, key=partition_order)),
+                tuple(states[tp] for tp in sorted(states)),
                 tuple(live_leaders),
             )
             self._send_in_parts(broker_id, request, self._answer_to)
@@ -217,7 +216,7 @@ class RequestBatch:
         if not self._update_brokers:
             return
         states = []
-        for tp in sorted(self._update_partitions, key=partition_order):
+        for tp in sorted(self._update_partitions):
             leadership = self._context.leadership(tp)
             if leadership is None:
                 continue
@@ -307,8 +306,8 @@ def _stop_replica_answer(
     return answer
 
 
-def _by_partition(item: tuple[TopicPartition, bool]) -> tuple[str, int]:
-    return partition_order(item[0])
+def _by_partition(item: tuple[TopicPartition, bool]) -> TopicPartition:
+    return item[0]
 
 
 def _during_delete(lai: LeaderAndIsr) -> LeaderAndIsr:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from operator import attrgetter
 from typing import NamedTuple
 
 #: Leader id meaning "no leader" (Kafka's `LeaderAndIsr.NoLeader`).
@@ -32,10 +31,6 @@ class TopicPartition(NamedTuple):
 
     def __str__(self) -> str:
         return f"{self.topic}-{self.partition}"
-
-
-#: A sort key giving `TopicPartition`'s own order (topic, then partition).
-partition_order = attrgetter("topic", "partition")
 
 
 @dataclass(frozen=True, slots=True)
