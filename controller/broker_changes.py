@@ -30,6 +30,7 @@ from controller.watchers import Watchers
 from eventlog import EventKind, EventLog
 from zkdata import paths
 from zkdata.client import BrokerListing, KafkaZkClient, WatchCallback
+from zkdata.model import LeaderAndIsr
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,8 +192,9 @@ class BrokerChanges:
             (deleting if queued else not_deleting).append(r)
         offline_leaders = self._ctx.partitions_with_offline_leader()
         self._partitions.handle_state_changes(offline_leaders, PartitionState.OFFLINE)
-        self._partitions.trigger_online_partition_state_change()
-        self._replicas.handle_state_changes(not_deleting, ReplicaState.OFFLINE)
+        results = self._partitions.trigger_online_partition_state_change()
+        elected = {tp: r for tp, r in results.items() if isinstance(r, LeaderAndIsr)}
+        self._replicas.handle_state_changes(not_deleting, ReplicaState.OFFLINE, elected)
         if deleting:
             self._deletion.on_replicas_offline(deleting)
         if not offline_leaders:

@@ -52,11 +52,12 @@ class Errors(IntEnum):
 
     @classmethod
     def from_code(cls, code: int) -> Errors:
-        """The member for `code`; unknown codes map to UNKNOWN_SERVER_ERROR."""
-        try:
-            return cls(code)
-        except ValueError:
-            return cls.UNKNOWN_SERVER_ERROR
+        """The member for `code`; unknown codes map to UNKNOWN_SERVER_ERROR (a dict lookup:
+        responses decode one code per partition)."""
+        return _BY_CODE.get(code, cls.UNKNOWN_SERVER_ERROR)
+
+
+_BY_CODE: dict[int, Errors] = {int(e): e for e in Errors}
 
 
 class RpcError(Exception):

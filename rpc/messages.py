@@ -1,11 +1,15 @@
 """The control-plane requests and responses as frozen value objects (Kafka 2.8's fields).
 
+The per-partition entries of the control requests and their answers are named tuples
+(built, compared and hashed in C): a request of the controller names thousands of them.
+
 `rpc.wire` converts them to and from protobuf; nothing else sees protobuf. Any thread.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from rpc.errors import Errors
 from zkdata.model import EndPoint, TopicPartition
@@ -20,8 +24,7 @@ class ControlHeader:
     broker_epoch: int
 
 
-@dataclass(frozen=True, slots=True)
-class LeaderAndIsrPartitionState:
+class LeaderAndIsrPartitionState(NamedTuple):
     """The leadership of one partition as the controller decided it."""
 
     topic: str
@@ -60,8 +63,7 @@ class LeaderAndIsrRequest:
     live_leaders: tuple[LiveLeader, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class PartitionError:
+class PartitionError(NamedTuple):
     """The outcome for one partition of a request."""
 
     topic_partition: TopicPartition
@@ -76,8 +78,7 @@ class LeaderAndIsrResponse:
     partition_errors: tuple[PartitionError, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class UpdateMetadataPartitionState:
+class UpdateMetadataPartitionState(NamedTuple):
     """What every broker's metadata cache holds about one partition."""
 
     topic: str
@@ -121,8 +122,7 @@ class UpdateMetadataResponse:
     error: Errors
 
 
-@dataclass(frozen=True, slots=True)
-class StopReplicaPartitionState:
+class StopReplicaPartitionState(NamedTuple):
     """Stop one replica; `leader_epoch` -1 means none given, -2 a deletion in progress."""
 
     topic: str

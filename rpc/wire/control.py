@@ -64,11 +64,13 @@ def _errors_to_pb(errors: tuple[m.PartitionError, ...]) -> list[pb.PartitionErro
     ]
 
 
+# The per-partition entries below are named tuples built positionally, in their fields'
+# order: a request or answer of the controller names up to one entry per partition.
+
+
 def _errors_from_pb(errors: Any) -> tuple[m.PartitionError, ...]:
-    return tuple(
-        m.PartitionError(TopicPartition(e.topic, e.partition), Errors.from_code(e.error_code))
-        for e in errors
-    )
+    error, tp, code = m.PartitionError, TopicPartition, Errors.from_code
+    return tuple(error(tp(e.topic, e.partition), code(e.error_code)) for e in errors)
 
 
 def leader_and_isr_request_to_pb(r: m.LeaderAndIsrRequest) -> pb.LeaderAndIsrRequest:
@@ -103,17 +105,17 @@ def leader_and_isr_request_from_pb(r: pb.LeaderAndIsrRequest) -> m.LeaderAndIsrR
         header=_header_from_pb(r.header),
         partition_states=tuple(
             m.LeaderAndIsrPartitionState(
-                topic=s.topic,
-                partition=s.partition,
-                controller_epoch=s.controller_epoch,
-                leader=s.leader,
-                leader_epoch=s.leader_epoch,
-                isr=tuple(s.isr),
-                zk_version=s.zk_version,
-                replicas=tuple(s.replicas),
-                adding_replicas=tuple(s.adding_replicas),
-                removing_replicas=tuple(s.removing_replicas),
-                is_new=s.is_new,
+                s.topic,
+                s.partition,
+                s.controller_epoch,
+                s.leader,
+                s.leader_epoch,
+                tuple(s.isr),
+                s.zk_version,
+                tuple(s.replicas),
+                tuple(s.adding_replicas),
+                tuple(s.removing_replicas),
+                s.is_new,
             )
             for s in r.partition_states
         ),
@@ -174,15 +176,15 @@ def update_metadata_request_from_pb(r: pb.UpdateMetadataRequest) -> m.UpdateMeta
         header=_header_from_pb(r.header),
         partition_states=tuple(
             m.UpdateMetadataPartitionState(
-                topic=s.topic,
-                partition=s.partition,
-                controller_epoch=s.controller_epoch,
-                leader=s.leader,
-                leader_epoch=s.leader_epoch,
-                isr=tuple(s.isr),
-                zk_version=s.zk_version,
-                replicas=tuple(s.replicas),
-                offline_replicas=tuple(s.offline_replicas),
+                s.topic,
+                s.partition,
+                s.controller_epoch,
+                s.leader,
+                s.leader_epoch,
+                tuple(s.isr),
+                s.zk_version,
+                tuple(s.replicas),
+                tuple(s.offline_replicas),
             )
             for s in r.partition_states
         ),

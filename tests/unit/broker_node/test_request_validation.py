@@ -105,8 +105,8 @@ LAI_ENTRY_CASES = [
 
 @pytest.mark.parametrize(("fields", "error"), LAI_ENTRY_CASES)
 def test_leader_and_isr_judges_each_partition(fields: dict[str, Any], error: Errors | None) -> None:
-    other = replace(LAI, partition=1)
-    verdict = v.leader_and_isr(m.LeaderAndIsrRequest(HEADER, (replace(LAI, **fields), other)))
+    other = LAI._replace(partition=1)
+    verdict = v.leader_and_isr(m.LeaderAndIsrRequest(HEADER, (LAI._replace(**fields), other)))
     assert verdict.error is E.NONE
     assert entry_error(verdict) is error
     assert TopicPartition("orders", 1) not in verdict.invalid
@@ -149,7 +149,7 @@ def test_a_live_leader_without_a_usable_endpoint_is_left_out(
 
 def test_a_request_over_the_partition_bound_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(limits, "MAX_PARTITIONS_PER_REQUEST", 2)
-    states = tuple(replace(STOP, partition=p) for p in range(3))
+    states = tuple(STOP._replace(partition=p) for p in range(3))
     verdict = v.stop_replica(m.StopReplicaRequest(HEADER, states))
     assert verdict.error is E.INVALID_REQUEST
     assert "over 2" in verdict.reason
@@ -172,7 +172,7 @@ UMD_ENTRY_CASES = [
 def test_update_metadata_judges_each_partition(
     fields: dict[str, Any], error: Errors | None
 ) -> None:
-    request = m.UpdateMetadataRequest(HEADER, (replace(UMD, **fields),), (BROKER,))
+    request = m.UpdateMetadataRequest(HEADER, (UMD._replace(**fields),), (BROKER,))
     assert entry_error(v.update_metadata(request)) is error
 
 
@@ -212,7 +212,7 @@ def test_update_metadata_leaves_out_a_live_broker_without_usable_endpoints(
     ],
 )
 def test_stop_replica_judges_each_partition(fields: dict[str, Any], error: Errors | None) -> None:
-    request = m.StopReplicaRequest(HEADER, (replace(STOP, **fields),))
+    request = m.StopReplicaRequest(HEADER, (STOP._replace(**fields),))
     assert entry_error(v.stop_replica(request)) is error
 
 

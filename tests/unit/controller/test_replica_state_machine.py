@@ -176,6 +176,34 @@ def test_offline_replica_outside_the_isr_writes_nothing(rig: Rig) -> None:
     assert sorted(rig.lai_sent()) == [2, 3]  # the others still hear the current state
 
 
+def test_offline_replica_left_out_by_a_state_written_in_the_same_change_reads_nothing(
+    rig: Rig,
+) -> None:
+    """The offline election just wrote TP0's state without broker 1 (the context holds
+    that very state): nothing is read back, nothing written, and the others still hear
+    the state."""
+    state = rig.lead(TP0, 2, (2, 3))
+    rig.ctx.remove_live_brokers([1])
+    rig.rsm.handle_state_changes(
+        on(1, TP0), ReplicaState.OFFLINE, written={TP0: state.leader_and_isr}
+    )
+    assert rig.zk.calls == []
+    assert rig.ctx.leadership(TP0) == state
+    assert rig.ctx.replica_state(PartitionReplica(TP0, 1)) is ReplicaState.OFFLINE
+    assert sorted(rig.lai_sent()) == [2, 3]
+
+
+def test_offline_replica_reads_a_written_state_the_context_no_longer_holds(rig: Rig) -> None:
+    """The context learnt a newer state of TP0 after the controller's own write: that one
+    is not trusted for leaving the partition alone, so it is read from ZooKeeper."""
+    state = rig.lead(TP0, 2, (2, 3))
+    rig.ctx.remove_live_brokers([1])
+    older = LeaderAndIsr(2, 4, (2, 3), 6)
+    rig.rsm.handle_state_changes(on(1, TP0), ReplicaState.OFFLINE, written={TP0: older})
+    assert rig.zk.methods() == ["get_partition_states"]
+    assert rig.ctx.leadership(TP0) == state
+
+
 def test_offline_replica_without_leadership_only_changes_state(rig: Rig) -> None:
     rig.ctx.add_topic("fresh", {0: ReplicaAssignment((1, 2))})
     fresh = TopicPartition("fresh", 0)
