@@ -2,29 +2,63 @@
 
 A follower's Fetch of thousands of partitions with nothing to return waits until records
 are appended, a high watermark moves or leadership changes anywhere on the broker (each
-bumps the counter), or its deadline passes, then reads again. Any thread: producers, the
-fetch path and LeaderAndIsr bump it; gRPC worker threads wait on it.
+bumps the counter), or its deadline passes, then reads again: only the partitions that
+changed since it last read (`changed_since`), as Kafka's fetch purgatory watches each
+partition, so that a stream of small changes does not make every waiting fetch read its
+thousands of partitions again. Any thread: producers, the fetch path and LeaderAndIsr
+bump it; gRPC worker threads wait on it.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections import deque
+from collections.abc import Iterable
+
+from zkdata.model import TopicPartition
+
+#: How many recent changes are remembered with their partitions; a waiter that slept
+#: through more reads everything again.
+HISTORY = 4096
 
 
 class ChangeCounter:
-    """Counts data-plane changes (appends, high-watermark moves, leadership changes) so
-    that long polls of many partitions sleep until one happens. Any thread."""
+    """Counts data-plane changes (appends, high-watermark moves, leadership changes), and
+    remembers the partitions of the recent ones, so that long polls of many partitions
+    sleep until one happens and then read only what changed. Any thread."""
 
-    def __init__(self) -> None:
+    def __init__(self, history: int = HISTORY) -> None:
         self._cond = threading.Condition()
         self.version = 0
+        #: (version, the partitions that change touched; None: any partition)
+        self._recent: deque[tuple[int, frozenset[TopicPartition] | None]] = deque(maxlen=history)
 
-    def bump(self) -> None:
-        """Something changed: wake every waiting long poll."""
+    def bump(self, partitions: Iterable[TopicPartition] | None = None) -> None:
+        """Something changed in `partitions` (None: anywhere, or unknown): wake every
+        waiting long poll."""
+        changed = None if partitions is None else frozenset(partitions)
         with self._cond:
             self.version += 1
+            self._recent.append((self.version, changed))
             self._cond.notify_all()
+
+    def changed_since(self, seen: int) -> frozenset[TopicPartition] | None:
+        """The partitions changed after version `seen`; None when some change named no
+        partitions, or is no longer remembered (read everything)."""
+        with self._cond:
+            if self.version == seen:
+                return frozenset()
+            if not self._recent or self._recent[0][0] > seen + 1:
+                return None
+            out: set[TopicPartition] = set()
+            for version, changed in reversed(self._recent):
+                if version <= seen:
+                    break
+                if changed is None:
+                    return None
+                out.update(changed)
+            return frozenset(out)
 
     def wait_past(self, seen: int, deadline: float, stopped: threading.Event) -> bool:
         """Wait until the version moves past `seen` (True) or `deadline` passes or the

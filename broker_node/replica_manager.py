@@ -233,7 +233,7 @@ class ReplicaManager:
             host, port = endpoints[leader]
             self.fetchers.add_partitions(leader, host, port, partitions)
         self._check_purgatory(filter(None, (self.partition(s.topic_partition) for s in states)))
-        self._changes.bump()
+        self._changes.bump(s.topic_partition for s in states)
         return failed
 
     def stop_replicas(
@@ -258,7 +258,7 @@ class ReplicaManager:
             self._check_purgatory([partition])
             if tp in doomed:
                 partition.log.delete()
-        self._changes.bump()
+        self._changes.bump(tps)
 
     # -- data plane (gRPC threads) ------------------------------------------------------------
 
@@ -278,7 +278,7 @@ class ReplicaManager:
             return answered(m.ProduceResponse(Errors.KAFKA_STORAGE_ERROR, error_message=str(exc)))
         if error is not Errors.NONE:
             return answered(m.ProduceResponse(error))
-        self._changes.bump()  # followers' long polls read again
+        self._changes.bump((partition.tp,))  # followers' long polls read it again
         if request.acks != -1:
             return answered(m.ProduceResponse(Errors.NONE, first, last))
         return self.purgatory.park(
@@ -290,7 +290,7 @@ class ReplicaManager:
         a follower's Fetch, an append, an ISR change): answer the produce requests it
         decides and wake long polls."""
         self.purgatory.check(partition.tp, partition)
-        self._changes.bump()
+        self._changes.bump((partition.tp,))
 
     def _check_purgatory(self, partitions: Iterable[Partition]) -> None:
         """Something that can decide parked produce requests happened to `partitions`."""
@@ -306,7 +306,9 @@ class ReplicaManager:
         follower's progress moves high watermarks as it is read, which answers parked
         produce requests at once (`_high_watermark_moved`). A Fetch of an incremental
         session (`broker_node.fetch_session`) reads every partition of the session and
-        answers only those that changed; a session error is answered alone."""
+        answers only those that changed; woken by a change, it reads again only the
+        partitions that changed (`ChangeCounter.changed_since`). A session error is
+        answered alone."""
         now = time.monotonic()
         context = self.fetch_sessions.context(request, now)
         if context.error is not Errors.NONE:
@@ -314,18 +316,25 @@ class ReplicaManager:
         deadline = now + request.max_wait_ms / 1000
         reads = context.reads
         single = context.full and len(reads) == 1
+        entries = context.entries
         while True:
             seen = self._changes.version
             if context.full:
                 out = read_partitions(reads, request, deadline if single else None, self.partition)
             else:
-                self._memoise(context.entries)
-                out = read_session(context.entries, request)
+                self._memoise(entries)
+                out = read_session(entries, request)
             done = single or any(p.has_records or p.error is not Errors.NONE for p in out)
             if done or not self._changes.wait_past(seen, deadline, self._stopped):
                 return m.FetchResponse(
                     Errors.NONE, self.fetch_sessions.answer(context, out), context.session_id
                 )
+            changed = self._changes.changed_since(seen)
+            entries = (
+                context.entries
+                if changed is None
+                else tuple(e for e in context.entries if e.tp in changed)
+            )
 
     def _memoise(self, entries: Iterable[CachedPartition]) -> None:
         """Point each session entry at its hosted partition; looked up again only after

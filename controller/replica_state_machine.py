@@ -8,7 +8,7 @@ the zkVersion it replaces, so a state a leader changed since the context learnt 
 with BADVERSION, and only those partitions are read from ZooKeeper and decided again
 Partitions whose context ISR already lacks the replica are read first, as in Kafka, which
 reads every state first (docs/kafka-differences.md), except those whose state this
-controller wrote without the replica in the same change (`written`: the offline election
+controller wrote without the replica in the same change (`just_written`: the offline election
 just before, which left the offline replica out). A state znode written by
 a newer controller fails only its partition (`isr_shrink_failed`); losing the
 controllership shows as the fenced write's `ControllerMovedError`. A replica of a partition
@@ -78,9 +78,9 @@ class ReplicaStateMachine:
         self,
         replicas: Sequence[PartitionReplica],
         target: ReplicaState,
-        written: Mapping[TopicPartition, LeaderAndIsr] | None = None,
+        just_written: Mapping[TopicPartition, LeaderAndIsr] | None = None,
     ) -> None:
-        """Move `replicas` to `target` and send the resulting requests. `written`: states
+        """Move `replicas` to `target` and send the resulting requests. `just_written`: states
         this controller wrote to ZooKeeper earlier in the same change (OfflineReplica
         trusts those it still holds instead of reading them back)."""
         if not replicas:
@@ -91,7 +91,7 @@ class ReplicaStateMachine:
             for replica in replicas:
                 by_broker[replica.replica].append(replica)
             for broker_id in sorted(by_broker):
-                self._change(broker_id, by_broker[broker_id], target, written or {})
+                self._change(broker_id, by_broker[broker_id], target, just_written or {})
         except BaseException:
             self._batch.clear()
             raise
@@ -102,7 +102,7 @@ class ReplicaStateMachine:
         broker_id: int,
         replicas: list[PartitionReplica],
         target: ReplicaState,
-        written: Mapping[TopicPartition, LeaderAndIsr],
+        just_written: Mapping[TopicPartition, LeaderAndIsr],
     ) -> None:
         valid = []
         for replica in replicas:
@@ -152,7 +152,7 @@ class ReplicaStateMachine:
                 with_leadership = [
                     r.topic_partition for r in valid if self._ctx.leadership(r.topic_partition)
                 ]
-                shrunk = self._remove_from_isr(broker_id, with_leadership, written)
+                shrunk = self._remove_from_isr(broker_id, with_leadership, just_written)
                 for tp, state in shrunk.items():
                     if not self._ctx.is_topic_queued_for_deletion(tp.topic):
                         recipients = [
@@ -203,7 +203,7 @@ class ReplicaStateMachine:
         self,
         broker_id: int,
         partitions: list[TopicPartition],
-        written: Mapping[TopicPartition, LeaderAndIsr],
+        just_written: Mapping[TopicPartition, LeaderAndIsr],
     ) -> dict[TopicPartition, LeaderIsrAndControllerEpoch]:
         """Take `broker_id` out of the ISR (and leadership) of `partitions`, as Kafka's
         `removeReplicasFromIsr` does: decide from the context's states, write the shrunk
@@ -213,7 +213,7 @@ class ReplicaStateMachine:
         is now settled, with that state; the others failed, each with an event."""
         settled: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
         remaining = list(partitions)
-        reads = self._first_reads(broker_id, remaining, written)
+        reads = self._first_reads(broker_id, remaining, just_written)
         while remaining:
             updates: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
             for tp in remaining:
@@ -265,12 +265,12 @@ class ReplicaStateMachine:
         self,
         broker_id: int,
         partitions: list[TopicPartition],
-        written: Mapping[TopicPartition, LeaderAndIsr],
+        just_written: Mapping[TopicPartition, LeaderAndIsr],
     ) -> Reads[TopicPartition, LeaderIsrAndControllerEpoch]:
         """The states the first decision starts from: the context's where it has
         `broker_id` in the ISR (a write conditional on its zkVersion follows, which fails if
         the context lags), or where it holds the very state this controller wrote earlier
-        in the change (`written`); read from ZooKeeper for the others (no write follows a
+        in the change (`just_written`); read from ZooKeeper for the others (no write follows a
         decision to leave a partition alone, so that decision must rest on ZooKeeper's
         state, and the context may lag a leader that re-added the replica). A written
         state left the offline replica out because it was offline then; only a fetch from
@@ -281,7 +281,8 @@ class ReplicaStateMachine:
         for tp in partitions:
             state = self._ctx.leadership(tp)
             if state is not None and (
-                broker_id in state.leader_and_isr.isr or written.get(tp) == state.leader_and_isr
+                broker_id in state.leader_and_isr.isr
+                or just_written.get(tp) == state.leader_and_isr
             ):
                 found[tp] = state
             else:

@@ -185,7 +185,7 @@ def test_offline_replica_left_out_by_a_state_written_in_the_same_change_reads_no
     state = rig.lead(TP0, 2, (2, 3))
     rig.ctx.remove_live_brokers([1])
     rig.rsm.handle_state_changes(
-        on(1, TP0), ReplicaState.OFFLINE, written={TP0: state.leader_and_isr}
+        on(1, TP0), ReplicaState.OFFLINE, just_written={TP0: state.leader_and_isr}
     )
     assert rig.zk.calls == []
     assert rig.ctx.leadership(TP0) == state
@@ -199,7 +199,7 @@ def test_offline_replica_reads_a_written_state_the_context_no_longer_holds(rig: 
     state = rig.lead(TP0, 2, (2, 3))
     rig.ctx.remove_live_brokers([1])
     older = LeaderAndIsr(2, 4, (2, 3), 6)
-    rig.rsm.handle_state_changes(on(1, TP0), ReplicaState.OFFLINE, written={TP0: older})
+    rig.rsm.handle_state_changes(on(1, TP0), ReplicaState.OFFLINE, just_written={TP0: older})
     assert rig.zk.methods() == ["get_partition_states"]
     assert rig.ctx.leadership(TP0) == state
 
