@@ -2,6 +2,9 @@
 
 The process may be PID 1 in its container: it installs its own SIGTERM handler, stops
 cleanly (closing the ZooKeeper session so its ephemeral znodes vanish at once) and exits 0.
+Once the broker has stopped and its logs are flushed, the process ends at once
+(`os._exit`) instead of tearing down its heap object by object, which took about a second
+of a controlled shutdown at 10,000 partitions.
 Exit 2: bad configuration. Exit 1: could not start. With TLS configured and gRPC's
 `handshaker` tracer off, it first starts itself again (same pid, `execve`) with the tracer
 on, so that refused handshakes reach the event log (`rpc.wire.handshake_trace`). Main thread.
@@ -68,5 +71,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _exit_now(code: int) -> None:
+    """End the process with `code` once everything it wrote is flushed."""
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    _exit_now(main())
