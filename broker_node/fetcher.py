@@ -174,6 +174,8 @@ class ReplicaFetcherThread:
         self._lock = threading.Lock()
         self._partitions: dict[TopicPartition, _Fetching] = {}
         self._session = FetchSessionHandler(broker_id, max_wait_ms)
+        #: Partitions delayed while handling the current answer, by error (logged once).
+        self._delayed: dict[Errors, list[TopicPartition]] = {}
         self._stopped = threading.Event()
         self._thread = threading.Thread(
             target=self._run, name=f"replica-fetcher-{leader_id}", daemon=True
@@ -250,7 +252,23 @@ class ReplicaFetcherThread:
 
     def _delay(self, tp: TopicPartition, fetching: _Fetching, error: Errors) -> None:
         fetching.retry_at = time.monotonic() + RETRY_BACKOFF_S
-        log.info("%s from leader %d: %s; asking again", tp, self.leader_id, error.name)
+        self._delayed.setdefault(error, []).append(tp)
+
+    def _log_delayed(self) -> None:
+        """One line per answer for the partitions it delayed (new topics: thousands of
+        partitions whose leader has not applied its LeaderAndIsr yet)."""
+        for error, tps in sorted(self._delayed.items()):
+            first = ", ".join(str(tp) for tp in tps[:3])
+            more = f" and {len(tps) - 3:,} more" if len(tps) > 3 else ""
+            log.info(
+                "%s%s from leader %d: %s; asking again in %g s",
+                first,
+                more,
+                self.leader_id,
+                error.name,
+                RETRY_BACKOFF_S,
+            )
+        self._delayed.clear()
 
     def _truncate(self, pending: list[tuple[TopicPartition, _Fetching]]) -> None:
         if not pending:
@@ -295,6 +313,7 @@ class ReplicaFetcherThread:
                     target = min(target, local_end)
             f.partition.truncate_to(min(target, log_.log_end_offset))
             f.truncated = True
+        self._log_delayed()
 
     def _fetch(self, ready: list[tuple[TopicPartition, _Fetching]]) -> None:
         if not ready:
@@ -335,6 +354,7 @@ class ReplicaFetcherThread:
                 self._park(tp, f, fetched.error)
             elif fetched.error in DELAYING:
                 self._delay(tp, f, fetched.error)
+        self._log_delayed()
 
 
 class ReplicaFetcherManager:

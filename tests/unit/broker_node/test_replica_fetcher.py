@@ -12,6 +12,7 @@ deadline, never on sleeps, and stops the thread at the end.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator, Mapping
 
 import pytest
@@ -166,6 +167,30 @@ def test_a_leader_not_ready_yet_is_asked_again_until_it_is(
     leader.heal(TP)
     wait_until(lambda: caught_up(leader, follower), DEADLINE_S, "follower never caught up")
     assert events.of_kind(EventKind.FETCHER_PARKED) == []
+
+
+def test_partitions_not_ready_are_logged_in_one_line_per_answer(
+    start: Start, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A new topic's thousands of partitions whose leader is not ready yet make one log
+    line per answer, naming a few of them and how many more, not one line each."""
+    tps = [TopicPartition("fresh", p) for p in range(20)]
+    leader = FakeLeader({tp: leader_log((EPOCH, 1)) for tp in tps})
+    for tp in tps:
+        leader.fail(tp, Errors.UNKNOWN_TOPIC_OR_PARTITION)
+    caplog.set_level(logging.INFO, logger="broker_node.fetcher")
+    thread = ReplicaFetcherThread(1, 2, "leader", 9092, RecordingEventLog("b1"), 20, client=leader)
+    thread.add({tp: FakeFollower(EPOCH) for tp in tps})
+    thread.start()
+    try:
+        wait_until(lambda: "asking again" in caplog.text, DEADLINE_S, "nothing logged")
+    finally:
+        thread.stop()
+    lines = [r.getMessage() for r in caplog.records if "asking again" in r.getMessage()]
+    assert lines[0] == (
+        "fresh-0, fresh-1, fresh-2 and 17 more from leader 2: UNKNOWN_TOPIC_OR_PARTITION; "
+        "asking again in 1 s"
+    )
 
 
 def test_a_fetch_answered_not_leader_is_retried_after_a_backoff(start: Start) -> None:
