@@ -234,7 +234,9 @@ def test_frozen_controller_is_replaced_and_resigns_when_it_wakes(
     brokers: Start, zk_client: KazooClient
 ) -> None:
     """The controller frozen past its session: another broker takes over at epoch + 1; the
-    old one, on waking, sees its session expired, resigns and re-registers."""
+    old one, on waking, sees its session expired, resigns and re-registers. It is frozen
+    once its failover is done, so that it wakes as a controller at rest (frozen in the
+    middle of its failover, it resigns with that failover's error instead)."""
     procs = start_cluster(brokers, zk_client)
     zk = KafkaZkClient(zk_client)
     old = zk.get_controller_id()
@@ -242,6 +244,11 @@ def test_frozen_controller_is_replaced_and_resigns_when_it_wakes(
     assert old is not None
     assert epoch is not None
     frozen = procs[old - 1]
+    wait_until(
+        lambda: any(e["kind"] == "controller_failover_done" for e in frozen.events()),
+        20,
+        lambda: "the first controller's failover did not finish:\n" + frozen.log_tail(),
+    )
     frozen.pause()
     try:
         new = wait_until(
