@@ -2,7 +2,9 @@
 
 Runbook of `run_benchmark(benchmark, settings)`:
 
-1. Check that ZooKeeper can start (exit code 2 if not); SIGTERM unwinds like Ctrl-C.
+1. Check that ZooKeeper can start (exit code 2 if not); SIGTERM and Ctrl-C unwind the
+   run, and a second one, or a run still going two minutes later, kills its processes
+   and ends at once (`bench.stopping`).
 2. Setup: sample how busy the box already is, start a 3-server ZooKeeper ensemble of
    local JVMs (`harness`) in a temporary directory under `settings.out`, make a fresh
    chroot, and prepare the broker fleet on it (`bench.fleet`; started by the measures).
@@ -21,7 +23,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import sys
 import tempfile
 import time
@@ -29,7 +30,6 @@ from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from bench import console
@@ -48,6 +48,7 @@ from bench.report import (
     write_results,
 )
 from bench.settings import Settings
+from bench.stopping import StopOnSignal
 from bench.usage import box_busy_fraction
 from harness.zk_ensemble import ZkEnsemble, missing_prerequisites, new_chroot, open_client
 
@@ -97,11 +98,6 @@ def main(benchmark: Benchmark, argv: Sequence[str] | None = None) -> int:
     return run_benchmark(benchmark, parse_settings(argv, benchmark.name))
 
 
-def _raise_system_exit(signum: int, _frame: FrameType | None) -> None:
-    """SIGTERM: unwind like Ctrl-C so that the ensemble and brokers are stopped."""
-    raise SystemExit(128 + signum)
-
-
 def run_benchmark(benchmark: Benchmark, settings: Settings) -> int:
     """Run one benchmark (see the module docstring); returns the process exit code
     (0, 1 failed, 2 cannot start)."""
@@ -109,7 +105,7 @@ def run_benchmark(benchmark: Benchmark, settings: Settings) -> int:
     if missing:
         print("bench: cannot start ZooKeeper: " + "; ".join(missing), file=sys.stderr)
         return EXIT_USAGE
-    signal.signal(signal.SIGTERM, _raise_system_exit)
+    StopOnSignal().install()
     failures: tuple[type[BaseException], ...] = (
         TimeoutError,
         BrokerDiedError,
