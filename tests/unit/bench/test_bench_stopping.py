@@ -13,6 +13,8 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from bench.stopping import child_pids
@@ -44,41 +46,45 @@ def _gone(pid: int) -> bool:
     return stat[stat.rindex(")") + 2] == "Z"
 
 
-def _start(tmp_path: Path, grace_s: float) -> tuple[subprocess.Popen[bytes], int]:
+@contextmanager
+def _running(tmp_path: Path, grace_s: float) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+    """The program above and its child's pid; both are killed afterwards if still there."""
     script = tmp_path / "swallowing.py"
     script.write_text(PROGRAM)
     pid_file = tmp_path / "child.pid"
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     proc = subprocess.Popen([sys.executable, str(script), str(pid_file), str(grace_s)], env=env)
-    wait_until(lambda: pid_file.exists() and pid_file.read_text(), 20, "the program never started")
-    return proc, int(pid_file.read_text())
-
-
-def test_a_swallowed_sigterm_ends_the_run_after_the_grace(tmp_path: Path) -> None:
-    proc, child = _start(tmp_path, grace_s=0.5)
+    child = None
     try:
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=30) == 128 + signal.SIGTERM
-        wait_until(lambda: _gone(child), 10, "the child process outlived the run")
+        wait_until(
+            lambda: pid_file.exists() and pid_file.read_text(), 20, "the program never started"
+        )
+        child = int(pid_file.read_text())
+        yield proc, child
     finally:
         proc.kill()
-        if not _gone(child):
+        if child is not None and not _gone(child):
             os.kill(child, signal.SIGKILL)
 
 
+def _ends_with_its_child(proc: subprocess.Popen[bytes], child: int, code: int) -> None:
+    assert proc.wait(timeout=30) == code
+    wait_until(lambda: _gone(child), 10, "the child process outlived the run")
+
+
+def test_a_swallowed_sigterm_ends_the_run_after_the_grace(tmp_path: Path) -> None:
+    with _running(tmp_path, grace_s=0.5) as (proc, child):
+        proc.send_signal(signal.SIGTERM)
+        _ends_with_its_child(proc, child, 128 + signal.SIGTERM)
+
+
 def test_a_second_signal_ends_the_run_at_once(tmp_path: Path) -> None:
-    proc, child = _start(tmp_path, grace_s=600)
-    try:
+    with _running(tmp_path, grace_s=600) as (proc, child):
         proc.send_signal(signal.SIGTERM)
         swallowed = tmp_path / "child.pid.swallowed"
         wait_until(swallowed.exists, 20, "the first signal was never handled")
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=30) == 128 + signal.SIGINT
-        wait_until(lambda: _gone(child), 10, "the child process outlived the run")
-    finally:
-        proc.kill()
-        if not _gone(child):
-            os.kill(child, signal.SIGKILL)
+        _ends_with_its_child(proc, child, 128 + signal.SIGINT)
 
 
 def test_child_pids_names_the_children_of_a_process() -> None:
