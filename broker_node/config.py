@@ -54,6 +54,11 @@ class BrokerConfig:
     #: How long, in microseconds, one of the process's threads may hold Python's GIL while
     #: another waits for it (`sys.setswitchinterval`; Python's default is 5,000).
     gil_switch_interval_us: int = 1_000
+    #: Allocations between two collections of the young generation of Python's cyclic
+    #: garbage collector (`gc.set_threshold`; Python's default is 700). A broker of
+    #: thousands of partitions keeps millions of long-lived objects, which the default
+    #: has the collector walk again and again while they are made.
+    gc_young_threshold: int = 50_000
     delete_topic_enable: bool = True
     auto_leader_rebalance_enable: bool = True
     leader_imbalance_check_interval_s: float = 300.0
@@ -172,6 +177,11 @@ _OPTIONS: tuple[tuple[str, str | None, str], ...] = (
         "--gil-switch-interval-us",
         "1000",
         "how long one thread may hold Python's GIL while another waits (Python: 5000)",
+    ),
+    (
+        "--gc-young-threshold",
+        "50000",
+        "allocations between two young-generation garbage collections (Python: 700)",
     ),
     (
         "--unclean-leader-election-enable",
@@ -317,6 +327,9 @@ def load_config(
         controlled_shutdown_max_retries=retries,
         gil_switch_interval_us=_int(
             parser, "--gil-switch-interval-us", args.gil_switch_interval_us, 100, 100_000
+        ),
+        gc_young_threshold=_int(
+            parser, "--gc-young-threshold", args.gc_young_threshold, 100, 10_000_000
         ),
         delete_topic_enable=_bool(parser, "--delete-topic-enable", args.delete_topic_enable),
         auto_leader_rebalance_enable=_bool(

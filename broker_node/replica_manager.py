@@ -14,6 +14,7 @@ Kafka 2.x does (after 5 s without new changes, or at least every 60 s).
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import threading
 import time
@@ -96,6 +97,10 @@ class ReplicaManager:
         self._partitions: dict[TopicPartition, Partition] = {}
         #: Moves whenever `_partitions` gains or loses one (fetch sessions memoise lookups).
         self._hosting_version = 0
+        #: Names in the data directory that may hold a log: what it held at start, and
+        #: every partition hosted since (its log makes its directory at its first write).
+        #: A partition not named here is new to the disk, and its log looks for nothing.
+        self._maybe_on_disk = _listed(config.data_dir)
         self._isr_changes: set[TopicPartition] = set()
         self._last_isr_change_ms = 0.0
         self._last_propagation_ms = time.monotonic() * 1000
@@ -167,7 +172,7 @@ class ReplicaManager:
         )
 
     def _log_dir(self, tp: TopicPartition) -> Path:
-        return self.config.data_dir / f"{tp.topic}-{tp.partition}"
+        return self.config.data_dir / _log_dir_name(tp)
 
     def _get_or_create(
         self, tp: TopicPartition, overrides: Mapping[str, dict[str, str]]
@@ -176,7 +181,11 @@ class ReplicaManager:
         with self._lock:
             partition = self._partitions.get(tp)
             if partition is None:
-                log = PartitionLog(self._log_dir(tp))
+                name = _log_dir_name(tp)
+                log = PartitionLog(
+                    self.config.data_dir / name, absent=name not in self._maybe_on_disk
+                )
+                self._maybe_on_disk.add(name)
                 min_isr = min_insync_replicas(
                     overrides.get(tp.topic, {}), self.config.min_insync_replicas
                 )
@@ -413,6 +422,19 @@ class ReplicaManager:
         self._events.emit(
             EventKind.ISR_CHANGE_PROPAGATED, notification=node, partitions=len(changes)
         )
+
+
+def _log_dir_name(tp: TopicPartition) -> str:
+    """The name of a partition's log directory in the data directory."""
+    return f"{tp.topic}-{tp.partition}"
+
+
+def _listed(directory: Path) -> set[str]:
+    """The names in `directory` (none if it does not exist yet)."""
+    try:
+        return set(os.listdir(directory))
+    except FileNotFoundError:
+        return set()
 
 
 def answered(response: m.ProduceResponse) -> Future[m.ProduceResponse]:

@@ -52,18 +52,18 @@ class LoadedLog:
     epochs_changed: bool
     high_watermark: int
     truncated_bytes: int
+    #: The directory did not exist: nothing was loaded, and nothing is on disk yet.
     fresh: bool = False
 
 
-def load_log(directory: Path, index_interval_bytes: int, fsync: bool) -> LoadedLog:
-    """Open (creating if needed) and recover the log in `directory`. A directory created
-    here holds nothing to recover: one empty segment, no epochs, the high watermark at 0
-    (`fresh`; its checkpoints are first written when they change)."""
-    try:
-        directory.mkdir(parents=True)
-    except FileExistsError:
-        pass
-    else:
+def load_log(
+    directory: Path, index_interval_bytes: int, fsync: bool, absent: bool = False
+) -> LoadedLog:
+    """Open and recover the log in `directory`. A missing directory (or one the caller
+    knows is `absent`, sparing the look) holds nothing to recover: one empty segment, no
+    epochs, the high watermark at 0 (`fresh`: the directory is created by the log's first
+    write, and its checkpoints when they change)."""
+    if absent or not directory.exists():
         segment = LogSegment.create(directory, 0, index_interval_bytes)
         return LoadedLog([segment], LeaderEpochCache(), False, 0, 0, fresh=True)
     _remove_debris(directory)

@@ -70,8 +70,11 @@ class PartitionLog:
         segment_bytes: int = 1 << 20,
         index_interval_bytes: int = 4096,
         fsync: bool = False,
+        absent: bool = False,
     ) -> None:
-        """Open or create the log in `directory` and recover it (see `log_loader`).
+        """Open or create the log in `directory` and recover it (see `log_loader`);
+        `absent`: the caller knows the directory does not exist (a broker lists its data
+        directory once, at start), so it is not looked for.
 
         `CorruptLogError` if the damage is beyond repair.
         """
@@ -87,13 +90,16 @@ class PartitionLog:
         self._closed = False
         self._failure: str | None = None
         self._clock: Callable[[], float] = time.monotonic
-        loaded = load_log(directory, index_interval_bytes, fsync)
+        loaded = load_log(directory, index_interval_bytes, fsync, absent)
         self._segments = loaded.segments
         self._epochs = loaded.epochs
         self._high_watermark = loaded.high_watermark
         self._hw_on_disk: int | None = None
         self._epochs_on_disk: bytes | None = None
         self._hw_written_at = -math.inf
+        #: Whether the directory exists; a new log makes it at its first write, so that
+        #: thousands of partitions created at once and never written cost no directory.
+        self._directory_made = not loaded.fresh
         if loaded.fresh:  # missing checkpoints read as these values: write them on change
             self._epochs_on_disk = encode_epoch_checkpoint(self._epochs.entries)
             self._hw_on_disk = self._high_watermark
@@ -188,7 +194,14 @@ class PartitionLog:
                 self._write_epoch_checkpoint()
             self._write(records, encoded)
 
+    def _make_directory(self) -> None:
+        """Create the log's directory before its first file."""
+        if not self._directory_made:
+            self._directory.mkdir(parents=True, exist_ok=True)
+            self._directory_made = True
+
     def _write(self, records: Sequence[Record], encoded: Sequence[bytes]) -> None:
+        self._make_directory()
         counts = split_for_segments(
             [len(data) for data in encoded], self._segments[-1].size, self._segment_bytes
         )
@@ -418,6 +431,7 @@ class PartitionLog:
         data = encode_epoch_checkpoint(self._epochs.entries)
         if data == self._epochs_on_disk:
             return
+        self._make_directory()
         atomic_write(self._directory / LEADER_EPOCH_CHECKPOINT, data, self._fsync)
         self._epochs_on_disk = data
 
@@ -427,6 +441,7 @@ class PartitionLog:
 
     def _store_hw(self) -> None:
         if self._hw_on_disk != self._high_watermark:
+            self._make_directory()
             atomic_write(
                 self._directory / HW_CHECKPOINT,
                 encode_hw_checkpoint(self._high_watermark),

@@ -3,10 +3,10 @@
 A segment holds the contiguous records from its base offset to `next_offset` (exclusive).
 Only the last (active) segment of a log is appended to; it keeps its file open. Older
 segments are opened for the length of each read. A new segment touches the disk only at
-its first append, which creates its log file (and its index, at the first index entry):
-a broker that is told to host thousands of new partitions creates one directory for
-each, not three files, and an empty segment on disk (no file) is what recovery makes of
-a missing one anyway.
+its first append, which creates its log file (and its index, at the first index entry),
+and its paths are built when first used: a broker told to host thousands of new
+partitions creates no file for them, and an empty segment on disk (no file) is what
+recovery makes of a missing one anyway.
 
 Threads: not thread-safe; only `PartitionLog`, holding its lock, calls it.
 """
@@ -14,6 +14,7 @@ Threads: not thread-safe; only `PartitionLog`, holding its lock, calls it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -57,15 +58,23 @@ class LogSegment:
         self, directory: Path, base_offset: int, index_interval_bytes: int, size: int
     ) -> None:
         self.base_offset = base_offset
-        self.log_path = directory / f"{base_offset:0{_BASE_DIGITS}d}{LOG_SUFFIX}"
-        self.index = OffsetIndex(
-            directory / f"{base_offset:0{_BASE_DIGITS}d}{INDEX_SUFFIX}", base_offset
-        )
+        self._directory = directory
         self.size = size
         self.next_offset = base_offset
         self._index_interval_bytes = index_interval_bytes
         self._file: BinaryIO | None = None
         self._active = False
+
+    @functools.cached_property
+    def log_path(self) -> Path:
+        """The segment's log file."""
+        return self._directory / f"{self.base_offset:0{_BASE_DIGITS}d}{LOG_SUFFIX}"
+
+    @functools.cached_property
+    def index(self) -> OffsetIndex:
+        """The segment's offset index (replaced when rebuilt)."""
+        path = self._directory / f"{self.base_offset:0{_BASE_DIGITS}d}{INDEX_SUFFIX}"
+        return OffsetIndex(path, self.base_offset)
 
     # -- opening -------------------------------------------------------------------------
 

@@ -56,6 +56,7 @@ def test_an_unreadable_log_takes_only_its_replica_offline(
     procs[2].kill()
     wait_until(lambda: isr(T0) == isr(T1) == (1,), 20, "broker 2 stayed in the ISRs")
     checkpoint = run_dir / "data" / "broker2" / "t-0" / "hw-checkpoint"
+    checkpoint.parent.mkdir(parents=True, exist_ok=True)  # t-0 has no record: no directory yet
     checkpoint.write_text("this is not a checkpoint\n")
     procs[2].start()
 

@@ -204,6 +204,12 @@ def test_well_formed_connect_strings_are_accepted(zk_connect: str) -> None:
             id="switch-interval-too-low",
         ),
         pytest.param(
+            ["--gc-young-threshold", "99"], BASE_ENV, "--gc-young-threshold", id="gc-too-low"
+        ),
+        pytest.param(
+            [], {**BASE_ENV, "GC_YOUNG_THRESHOLD": "lots"}, "--gc-young-threshold", id="gc-text"
+        ),
+        pytest.param(
             [],
             {**BASE_ENV, "GIL_SWITCH_INTERVAL_US": "1ms"},
             "--gil-switch-interval-us",
@@ -255,6 +261,13 @@ def test_a_tls_broker_asks_to_be_started_again_with_the_handshake_tracer() -> No
     assert traced["GRPC_TRACE"] == "handshaker"
     assert trace_environment(tls, traced) is None
     assert trace_environment(load_config([], BASE_ENV), {}) is None
+
+
+def test_the_young_gc_threshold_is_50000_unless_set() -> None:
+    assert load_config([], BASE_ENV).gc_young_threshold == 50_000
+    env = {**BASE_ENV, "GC_YOUNG_THRESHOLD": "700"}
+    assert load_config([], env).gc_young_threshold == 700
+    assert load_config(["--gc-young-threshold", "1000"], env).gc_young_threshold == 1_000
 
 
 def test_the_gil_switch_interval_is_a_millisecond_unless_set() -> None:

@@ -24,8 +24,12 @@ def manager(data_dir: Path) -> ReplicaManager:
 
 
 def lead(replicas: ReplicaManager) -> None:
+    """Lead `TP` and append one record to it (a new log has no directory before that)."""
     state = m.LeaderAndIsrPartitionState(TP.topic, TP.partition, 1, 1, 1, (1,), 0, (1,))
     replicas.become_leader_or_follower([state], [])
+    partition = replicas.partition(TP)
+    assert partition is not None
+    partition.log.append_as_leader([(b"k", b"v", 1)], 1)
 
 
 def test_delete_removes_the_log_of_a_hosted_partition(tmp_path: Path) -> None:

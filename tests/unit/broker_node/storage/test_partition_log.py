@@ -12,13 +12,14 @@ import pytest
 
 from broker_node.storage import (
     UNDEFINED_EPOCH,
+    UNDEFINED_OFFSET,
     EpochEntry,
     LogError,
     OffsetOutOfRangeError,
     PartitionLog,
     Record,
 )
-from broker_node.storage.checkpoints import HW_CHECKPOINT
+from broker_node.storage.checkpoints import HW_CHECKPOINT, LEADER_EPOCH_CHECKPOINT
 from broker_node.storage.record import decode_record, encoded_size
 from broker_node.storage.segment import LogSegment
 
@@ -56,19 +57,46 @@ def test_a_new_log_is_empty(log: PartitionLog) -> None:
     assert log.epoch_entries() == []
 
 
-def test_a_new_log_is_a_bare_directory_until_its_first_append(log: PartitionLog) -> None:
-    """Creating a log costs one directory; its segment file comes with the first record,
-    and the bare directory opens again as the same empty log."""
-    assert log.directory.is_dir()
-    assert list(log.directory.iterdir()) == []
+def test_a_new_log_has_no_directory_until_its_first_append(log: PartitionLog) -> None:
+    """Creating a log costs nothing on disk, nor do flushing and closing it while empty;
+    its directory and segment file come with the first record, and a bare directory opens
+    again as the same empty log."""
+    assert not log.directory.exists()
+    log.truncate_to(0)
+    log.set_high_watermark(0)
     log.flush()
     log.close()
+    assert not log.directory.exists()
     again = PartitionLog(log.directory)
     assert (again.log_start_offset, again.log_end_offset, again.high_watermark) == (0, 0, 0)
     assert again.read(0) == []
+    assert again.read_encoded(0) == (b"", 0)
+    assert again.end_offset_for_epoch(0) == (UNDEFINED_EPOCH, UNDEFINED_OFFSET)
     assert again.append_as_leader([(b"k", b"v", 1)], 0) == (0, 0)
     assert segment_files(again.directory) == ["00000000000000000000.log"]
     assert again.read(0) == [Record(0, 0, 1, b"k", b"v")]
+    again.close()
+    for path in again.directory.iterdir():
+        path.unlink()
+    bare = PartitionLog(again.directory)
+    assert (bare.log_start_offset, bare.log_end_offset, bare.high_watermark) == (0, 0, 0)
+
+
+def test_a_new_log_makes_its_directory_and_parents_for_its_first_record(
+    tmp_path: Path,
+) -> None:
+    """The first append writes the epoch checkpoint before the records: the directory, and
+    a data directory that is gone too, appear for it."""
+    log = PartitionLog(tmp_path / "data" / "t-0")
+    assert log.append_as_leader(batch(2), 3) == (0, 1)
+    log.set_high_watermark(2)
+    log.flush()
+    assert {p.name for p in log.directory.iterdir()} == {
+        "00000000000000000000.log",
+        HW_CHECKPOINT,
+        LEADER_EPOCH_CHECKPOINT,
+    }
+    assert PartitionLog(log.directory).epoch_entries() == log.epoch_entries()
 
 
 def test_leader_appends_get_consecutive_offsets(log: PartitionLog) -> None:

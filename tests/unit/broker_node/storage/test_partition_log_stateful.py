@@ -150,7 +150,8 @@ class PartitionLogMachine(RuleBasedStateMachine):
 
     def _killed_copy(self) -> Path:
         directory = self._next_directory()
-        shutil.copytree(self.log.directory, directory)
+        if self.log.directory.exists():  # a log never written has no directory yet
+            shutil.copytree(self.log.directory, directory)
         return directory
 
     def _restart_from(self, directory: Path) -> None:
