@@ -6,7 +6,12 @@ from __future__ import annotations
 from controller.context import ControllerContext
 from controller.states import PartitionState
 from controller.testing.brokers import make_broker
-from zkdata.model import ReplicaAssignment, TopicPartition
+from zkdata.model import (
+    LeaderAndIsr,
+    LeaderIsrAndControllerEpoch,
+    ReplicaAssignment,
+    TopicPartition,
+)
 
 T0, T1 = TopicPartition("t", 0), TopicPartition("t", 1)
 
@@ -73,3 +78,27 @@ def test_only_queued_topics_can_begin_deletion_and_removal_forgets_it() -> None:
     ctx.remove_topic("going")
     ctx.add_topic("going", {0: ReplicaAssignment((1,))})  # created again with the same name
     assert not ctx.is_topic_deletion_in_progress("going")
+
+
+def test_preferred_replica_imbalance_counts_partitions_led_by_another_replica() -> None:
+    """Counted: a known leadership whose leader is not the first assigned replica. Not
+    counted: the preferred replica leading, a topic queued for deletion, and a leadership
+    of a partition the context has no replicas for."""
+    ctx = context()
+
+    def led(tp: TopicPartition, leader: int) -> None:
+        ctx.set_leadership(tp, LeaderIsrAndControllerEpoch(LeaderAndIsr(leader, 1, (1, 2)), 1))
+
+    ctx.add_topic("t", {0: ReplicaAssignment((1, 2)), 1: ReplicaAssignment((2, 1))})
+    ctx.add_topic("doomed", {0: ReplicaAssignment((1, 2))})
+    ctx.add_topic("bare", {0: ReplicaAssignment(())})
+    led(T0, 1)
+    led(T1, 1)
+    led(TopicPartition("doomed", 0), 2)
+    led(TopicPartition("bare", 0), 2)
+    led(TopicPartition("unknown", 0), 2)
+    assert ctx.preferred_replica_imbalance_count() == 2
+    ctx.queue_topic_deletion(["doomed"])
+    assert ctx.preferred_replica_imbalance_count() == 1
+    led(T1, 2)
+    assert ctx.preferred_replica_imbalance_count() == 0
