@@ -4,11 +4,14 @@ Each round the replica fetcher says which partitions it wants and from where
 (`build`); the handler answers with the Fetch to send: in full (every partition, session
 epoch 0) when there is no session yet, else only the partitions whose fetch state
 (offset, leader epoch, max records) differs from what the session holds, plus the ones no
-longer wanted as `forgotten`. The leader's answer (`handle_response`) or a failed call
-(`handle_error`) moves the session on: the next epoch after a success, a fresh full fetch
-after a session error (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH), any
-other request-level error or a lost answer (whose records and high watermarks the
-follower never saw, so the leader must not count them as sent). Every fetch asks for
+longer wanted as `forgotten`. A fetcher that knows which partitions may have changed
+since its last round names them (`changed`), and only those are compared, so that a round
+costs the partitions that moved, not every partition the session holds. The leader's
+answer (`handle_response`) or a failed call (`handle_error`) moves the session on: the
+next epoch after a success, a fresh full fetch after a session error
+(FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH), any other request-level error
+or a lost answer (whose records and high watermarks the follower never saw, so the
+leader must not count them as sent). Every fetch asks for
 records as the leader's log stores them (`encoded_records`), which the follower copies
 into its own log without converting them record by record.
 
@@ -17,7 +20,7 @@ Pure state, used by one fetcher thread (`replica-fetcher-<leader id>`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from rpc import messages as m
@@ -30,10 +33,13 @@ SESSION_ERRORS = {Errors.FETCH_SESSION_ID_NOT_FOUND, Errors.INVALID_FETCH_SESSIO
 
 @dataclass(frozen=True, slots=True)
 class _Pending:
-    """A request sent and not yet answered: the session state it leads to."""
+    """A request sent and not yet answered: the session state it leads to (a full fetch:
+    `wanted`; an incremental one: the session with `sent` and without `forgotten`)."""
 
     full: bool
     wanted: dict[TopicPartition, m.FetchPartition]
+    sent: tuple[m.FetchPartition, ...] = ()
+    forgotten: tuple[TopicPartition, ...] = ()
 
 
 class FetchSessionHandler:
@@ -53,20 +59,40 @@ class FetchSessionHandler:
         """The partitions the leader's session holds, as last acknowledged."""
         return self._session
 
-    def build(self, wanted: Mapping[TopicPartition, m.FetchPartition]) -> m.FetchRequest:
-        """The next Fetch for the partitions in `wanted` (all of them, at their offsets)."""
+    def build(
+        self,
+        wanted: Mapping[TopicPartition, m.FetchPartition],
+        changed: Collection[TopicPartition] | None = None,
+    ) -> m.FetchRequest:
+        """The next Fetch for the partitions in `wanted` (all of them, at their offsets).
+        `changed`: the only partitions whose state may differ from the last `build` (added,
+        moved, or no longer wanted); None compares every partition."""
         full = self.epoch == m.INITIAL_EPOCH
+        session = self._session
         if full:
             sent = tuple(wanted.values())
             forgotten: tuple[TopicPartition, ...] = ()
+            pending = _Pending(True, dict(wanted))
         else:
-            session = self._session
             # the fetcher hands the same object while a partition's state stays the same
-            sent = tuple(
-                f for tp, f in wanted.items() if (held := session.get(tp)) is not f and held != f
-            )
-            forgotten = tuple(tp for tp in session if tp not in wanted)
-        self._pending = _Pending(full, dict(wanted))
+            if changed is None:
+                sent = tuple(
+                    f
+                    for tp, f in wanted.items()
+                    if (held := session.get(tp)) is not f and held != f
+                )
+                forgotten = tuple(tp for tp in session if tp not in wanted)
+            else:
+                sent = tuple(
+                    f
+                    for tp in changed
+                    if (f := wanted.get(tp)) is not None
+                    and (held := session.get(tp)) is not f
+                    and held != f
+                )
+                forgotten = tuple(tp for tp in changed if tp not in wanted and tp in session)
+            pending = _Pending(False, {}, sent, forgotten)
+        self._pending = pending
         return m.FetchRequest(
             sent,
             replica_id=self.replica_id,
@@ -91,9 +117,13 @@ class FetchSessionHandler:
         if pending.full:
             self.session_id = response.session_id
             self.epoch = 1 if response.session_id != m.NO_SESSION_ID else m.INITIAL_EPOCH
+            self._session = pending.wanted
         else:
             self.epoch = 1 if self.epoch >= 2**31 - 1 else self.epoch + 1
-        self._session = pending.wanted
+            for fetch in pending.sent:
+                self._session[fetch.topic_partition] = fetch
+            for tp in pending.forgotten:
+                self._session.pop(tp, None)
         return True
 
     def handle_error(self) -> None:

@@ -7,7 +7,9 @@ partitions whose offset or leader epoch changed (and those it stopped fetching),
 answer only the partitions with records, errors or a new high watermark. A partition
 waiting for truncation, parked or delayed is not fetched that round, so it leaves the
 session and joins it again later; a session error or a failed call makes the next Fetch
-full.
+full. A round looks only at the partitions that may have moved since the last one
+(added, removed, appended to, truncated, parked, delayed, or due again after a delay),
+so an idle follower of thousands of partitions does not walk them all on every round.
 
 For each partition a thread first truncates (KIP-101: it asks the leader where its own
 latest epoch ended and cuts the local log there), then fetches from its log end,
@@ -29,6 +31,7 @@ say, and the fetcher only reacts to the error it answers.
 
 from __future__ import annotations
 
+import heapq
 import logging
 import threading
 import time
@@ -173,6 +176,17 @@ class ReplicaFetcherThread:
         )
         self._lock = threading.Lock()
         self._partitions: dict[TopicPartition, _Fetching] = {}
+        #: Partitions added or removed by other threads since the last round (under the lock).
+        self._touched: set[TopicPartition] = set()
+        #: The fetcher thread's own: what it fetches now (truncated, neither parked nor
+        #: delayed) with where from, what waits for truncation, the partitions whose state
+        #: it changed itself since the last round, those whose change no Fetch has named
+        #: yet, and (retry time, partition) of delayed ones.
+        self._wanted: dict[TopicPartition, m.FetchPartition] = {}
+        self._to_truncate: dict[TopicPartition, _Fetching] = {}
+        self._moved: set[TopicPartition] = set()
+        self._unsent: set[TopicPartition] = set()
+        self._retries: list[tuple[float, TopicPartition]] = []
         self._session = FetchSessionHandler(broker_id, max_wait_ms)
         #: Partitions delayed while handling the current answer, by error (logged once).
         self._delayed: dict[Errors, list[TopicPartition]] = {}
@@ -190,12 +204,14 @@ class ReplicaFetcherThread:
         with self._lock:
             for tp, partition in partitions.items():
                 self._partitions[tp] = _Fetching(partition, partition.leader_epoch)
+            self._touched.update(partitions)
 
     def remove(self, partitions: list[TopicPartition]) -> None:
         """Stop following `partitions`."""
         with self._lock:
             for tp in partitions:
                 self._partitions.pop(tp, None)
+            self._touched.update(partitions)
 
     def is_empty(self) -> bool:
         """No partition left to fetch."""
@@ -209,23 +225,49 @@ class ReplicaFetcherThread:
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
             self._thread.join(5)
 
-    def _active(self) -> list[tuple[TopicPartition, _Fetching]]:
+    def _refresh(self) -> None:
+        """Bring `_wanted` and `_to_truncate` up to date for the partitions that may have
+        moved since the last round (touched by other threads, moved by this one, or due
+        again after a delay); the next Fetch names them (`_unsent`)."""
+        now = time.monotonic()
+        changed = self._moved
+        self._moved = set()
+        while self._retries and self._retries[0][0] <= now:
+            changed.add(heapq.heappop(self._retries)[1])
         with self._lock:
-            now = time.monotonic()
-            return [
-                (tp, f) for tp, f in self._partitions.items() if not f.parked and f.retry_at <= now
-            ]
+            changed |= self._touched
+            self._touched = set()
+            current = {tp: self._partitions.get(tp) for tp in sorted(changed)}
+        for tp, f in current.items():
+            self._wanted.pop(tp, None)
+            self._to_truncate.pop(tp, None)
+            if f is None or f.parked or f.retry_at > now:
+                continue
+            if f.truncated:
+                self._wanted[tp] = f.fetch_state(tp)
+            else:
+                self._to_truncate[tp] = f
+        self._unsent |= changed
+
+    def _idle_wait_s(self) -> float:
+        """How long to wait with nothing to fetch: until the next delayed partition is due,
+        at most 0.1 s (another thread may add partitions meanwhile)."""
+        if not self._retries:
+            return 0.1
+        return min(0.1, max(0.0, self._retries[0][0] - time.monotonic()))
 
     def _run(self) -> None:
         backoff = 0.1
         while not self._stopped.is_set():
-            active = self._active()
-            if not active:
-                self._stopped.wait(0.1)
+            self._refresh()
+            if not self._wanted and not self._to_truncate:
+                self._stopped.wait(self._idle_wait_s())
                 continue
             try:
-                self._truncate([(tp, f) for tp, f in active if not f.truncated])
-                self._fetch([(tp, f) for tp, f in active if f.truncated])
+                if self._to_truncate:
+                    self._truncate(list(self._to_truncate.items()))
+                    self._refresh()
+                self._fetch()
                 backoff = 0.1
             except RpcClosed:
                 return  # the channel was closed by stop()
@@ -241,6 +283,7 @@ class ReplicaFetcherThread:
 
     def _park(self, tp: TopicPartition, fetching: _Fetching, error: Errors) -> None:
         fetching.parked = True
+        self._moved.add(tp)
         self._events.emit(
             EventKind.FETCHER_PARKED,
             topic=tp.topic,
@@ -252,6 +295,8 @@ class ReplicaFetcherThread:
 
     def _delay(self, tp: TopicPartition, fetching: _Fetching, error: Errors) -> None:
         fetching.retry_at = time.monotonic() + RETRY_BACKOFF_S
+        heapq.heappush(self._retries, (fetching.retry_at, tp))
+        self._moved.add(tp)
         self._delayed.setdefault(error, []).append(tp)
 
     def _log_delayed(self) -> None:
@@ -281,9 +326,10 @@ class ReplicaFetcherThread:
                 no_epoch.append((tp, f))
             else:
                 asks.append(m.EpochPartition(tp.topic, tp.partition, f.leader_epoch, epoch))
-        for _tp, f in no_epoch:
+        for tp, f in no_epoch:
             f.partition.truncate_to(f.partition.log.high_watermark)
             f.truncated = True
+            self._moved.add(tp)
         if not asks:
             return
         reply = self._client.offsets_for_leader_epoch(
@@ -313,15 +359,20 @@ class ReplicaFetcherThread:
                     target = min(target, local_end)
             f.partition.truncate_to(min(target, log_.log_end_offset))
             f.truncated = True
+            self._moved.add(tp)
         self._log_delayed()
 
-    def _fetch(self, ready: list[tuple[TopicPartition, _Fetching]]) -> None:
-        if not ready:
-            return
-        request = self._session.build({tp: f.fetch_state(tp) for tp, f in ready})
+    def _fetch(self) -> None:
+        """One Fetch of `_wanted` (in a session: of the partitions whose state moved since
+        the last Fetch) and what its answer says about each partition."""
+        if not self._wanted:
+            return  # what left meanwhile is forgotten by the next Fetch
+        request = self._session.build(self._wanted, self._unsent)
+        # named now; if this Fetch fails, the next one is full and names everything
+        self._unsent = set()
         try:
             reply = self._client.fetch(request)
-        except RpcError:
+        except Exception:  # the answer is lost: the next fetch is full
             self._session.handle_error()
             raise
         if not self._session.handle_response(reply):
@@ -332,24 +383,29 @@ class ReplicaFetcherThread:
                 reply.error.name,
             )
             return
-        by_tp = dict(ready)
         for fetched in reply.partitions:
             tp = fetched.topic_partition
-            f = by_tp.get(tp)
-            if f is None:
+            asked = self._wanted.get(tp)
+            if asked is None:
                 continue  # not asked this round (a session's answer names only those)
             with self._lock:
-                if self._partitions.get(tp) is not f:
-                    continue  # removed or re-added meanwhile
+                f = self._partitions.get(tp)
+            if f is None or f.asked is not asked:
+                continue  # removed or re-added meanwhile
             if fetched.error is Errors.NONE:
                 if fetched.records:
                     f.partition.append_as_follower(fetched.records, fetched.high_watermark)
-                else:
+                    self._moved.add(tp)
+                elif fetched.record_data:
                     f.partition.append_encoded_as_follower(
                         fetched.record_data, fetched.high_watermark
                     )
+                    self._moved.add(tp)
+                else:  # a new high watermark only: where to fetch from stays
+                    f.partition.append_encoded_as_follower(b"", fetched.high_watermark)
             elif fetched.error is Errors.OFFSET_OUT_OF_RANGE:
                 f.truncated = False  # diverged: truncate again
+                self._moved.add(tp)
             elif fetched.error in PARKING:
                 self._park(tp, f, fetched.error)
             elif fetched.error in DELAYING:

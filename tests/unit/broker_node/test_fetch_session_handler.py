@@ -53,6 +53,25 @@ def test_the_next_fetch_names_only_changed_and_added_partitions() -> None:
     assert request.forgotten == ()
 
 
+def test_named_changes_are_the_only_partitions_compared() -> None:
+    """A fetcher that names what may have changed: only those are compared with the
+    session (B moved but was not named, so it is not sent), a named partition no longer
+    wanted is forgotten, and the session after the answer holds exactly what was sent."""
+    handler = established(ask(A, 5), ask(B, 7), ask(C, 1))
+    request = handler.build(wanted(ask(A, 6), ask(B, 8)), changed={A, C})
+    assert [(p.topic_partition, p.fetch_offset) for p in request.partitions] == [(A, 6)]
+    assert request.forgotten == (C,)
+    assert handler.handle_response(m.FetchResponse(Errors.NONE, (), SESSION))
+    assert dict(handler.partitions) == wanted(ask(A, 6), ask(B, 7))
+    again = handler.build(wanted(ask(A, 6), ask(B, 8)), changed=set())
+    assert (again.partitions, again.forgotten) == ((), ())
+    assert handler.handle_response(m.FetchResponse(Errors.NONE, (), SESSION))
+    handler.handle_error()  # a lost answer: the next fetch is full whatever is named
+    full = handler.build(wanted(ask(A, 6), ask(B, 8)), changed=set())
+    assert full.is_full
+    assert [(p.topic_partition, p.fetch_offset) for p in full.partitions] == [(A, 6), (B, 8)]
+
+
 def test_a_new_leader_epoch_is_a_change() -> None:
     handler = established(ask(A, 5, epoch=3))
     request = handler.build(wanted(ask(A, 5, epoch=4)))

@@ -317,3 +317,40 @@ def test_an_evicted_session_is_replaced_by_a_full_fetch(start: Start) -> None:
     assert [p.topic_partition for p in full[0].partitions] == [TP]
     [new] = leader.sessions.ids()
     assert new != old
+
+
+class _CountingLog(InMemoryPartitionLog):
+    """A follower log that counts how often its log end is read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.end_reads = 0
+
+    @property
+    def log_end_offset(self) -> int:
+        self.end_reads += 1
+        return super().log_end_offset
+
+
+def test_a_round_looks_only_at_partitions_that_moved(start: Start) -> None:
+    """Setup: a follower of TP and TP1, both caught up; TP1's log counts the reads of its
+    log end. Steps: produce to TP and let several more rounds run. Validate: TP's records
+    arrive, and no round after the catch-up read TP1's log end (a round costs the
+    partitions that moved, not every partition fetched)."""
+    leader = FakeLeader({TP: leader_log((EPOCH, 2)), TP1: leader_log((EPOCH, 3))})
+    counting = _CountingLog()
+    follower, other = FakeFollower(EPOCH), FakeFollower(EPOCH, counting)
+    start(leader, follower, {TP1: other})
+    wait_until(
+        lambda: caught_up(leader, follower) and caught_up(leader, other, TP1),
+        DEADLINE_S,
+        "followers never caught up",
+    )
+    since = len(leader.fetch_requests) + 1  # the round in flight may still read it
+    wait_until(lambda: len(leader.fetch_requests) > since, DEADLINE_S, "no further fetch")
+    reads = counting.end_reads
+    produce(leader, TP, 2)
+    wait_until(lambda: caught_up(leader, follower), DEADLINE_S, "never fetched the new records")
+    wait_until(lambda: len(leader.fetch_requests) > since + 5, DEADLINE_S, "no further fetch")
+    assert counting.end_reads == reads
+    assert TP1 not in fetched_partitions(leader, since)
