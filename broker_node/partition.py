@@ -86,7 +86,10 @@ class Partition:
         self._on_isr_change = on_isr_change
         self._on_high_watermark = on_high_watermark
         self._clock = clock_ms
-        self._cond = threading.Condition(threading.RLock())
+        #: Guards the partition; `_cond` waits on it (the idle-session fast path takes the
+        #: lock itself, without the condition's Python-level `__enter__`).
+        self._lock = threading.RLock()
+        self._cond = threading.Condition(self._lock)
         self.leader = -1
         self.leader_epoch = -1
         self.isr: tuple[int, ...] = ()
@@ -261,22 +264,40 @@ class Partition:
         last answer carried `high_watermark` and `log_start_offset`: None when the answer
         would name nothing new (a follower at the log end, no error, both offsets the
         same). The follower's fetch is recorded either way. The common case of a session
-        of thousands of idle partitions takes this short path."""
-        with self._cond:
-            log = self.log
+        of thousands of idle partitions takes this short path, and an ISR follower already
+        at the log end a shorter one still: only its fetch time moves (nothing else that
+        `_follower_fetched` decides can change)."""
+        with self._lock:
             if (
                 replica_id >= 0
-                and self.is_leader
+                and self.leader == self.broker_id
                 and leader_epoch_error(fetch.current_leader_epoch, self.leader_epoch) is Errors.NONE
-                and fetch.fetch_offset == log.log_end_offset
-                and log.high_watermark == high_watermark
-                and log.log_start_offset == log_start_offset
             ):
-                self._follower_fetched(replica_id, fetch.fetch_offset)
-                if log.high_watermark == high_watermark:  # the fetch may move it
-                    return None
-                return self._fetched(fetch, Errors.NONE)
+                start, end, hw = self.log.offsets()
+                if fetch.fetch_offset == end and hw == high_watermark and start == log_start_offset:
+                    before = self._followers.get(replica_id)
+                    if (
+                        before is not None
+                        and before.log_end_offset == end
+                        and replica_id in self.isr
+                    ):
+                        self._followers[replica_id] = decide.after_fetch(
+                            before, end, end, self._clock()
+                        )
+                        return None
+                    return self._recorded(fetch, replica_id, high_watermark)
             return self.read(fetch, replica_id, 0.0, encoded)
+
+    def _recorded(
+        self, fetch: m.FetchPartition, replica_id: int, high_watermark: int
+    ) -> m.FetchedPartition | None:
+        """`read_if_changed` for a follower at the log end with nothing else new: record
+        its fetch, which may move the high watermark (then the answer names it). The
+        caller holds the lock."""
+        self._follower_fetched(replica_id, fetch.fetch_offset)
+        if self.log.high_watermark == high_watermark:
+            return None
+        return self._fetched(fetch, Errors.NONE)
 
     def _fetched(
         self, fetch: m.FetchPartition, error: Errors, records: Sequence[Record] | bytes = ()

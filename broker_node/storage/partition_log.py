@@ -130,6 +130,18 @@ class PartitionLog:
             self._check_open()
             return self._segments[-1].next_offset
 
+    def offsets(self) -> tuple[int, int, int]:
+        """(log start offset, log end offset, high watermark), read together under one
+        acquisition of the lock (a leader checks all three for every partition of every
+        follower's fetch)."""
+        with self._lock:
+            self._check_open()
+            return (
+                self._segments[0].base_offset,
+                self._segments[-1].next_offset,
+                self._high_watermark,
+            )
+
     # -- appends -------------------------------------------------------------------------
 
     def append_as_leader(

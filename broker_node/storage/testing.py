@@ -51,6 +51,12 @@ class InMemoryPartitionLog:
             self._check_open()
             return len(self._records)
 
+    def offsets(self) -> tuple[int, int, int]:
+        """(log start offset, log end offset, high watermark), read together."""
+        with self._lock:
+            self._check_open()
+            return 0, len(self._records), self._high_watermark
+
     def append_as_leader(
         self, records: Sequence[tuple[bytes | None, bytes, int]], leader_epoch: int
     ) -> tuple[int, int]:

@@ -857,6 +857,26 @@ def test_an_idle_session_partition_answers_nothing_but_keeps_its_follower_in_syn
     assert rig.isr() == REPLICAS  # the short path recorded every fetch
 
 
+def test_the_short_path_records_when_an_isr_follower_was_last_caught_up(rig: Rig) -> None:
+    """An ISR follower asking again for the log end takes the shortest path, which still
+    moves its caught-up time: once the log end moves past it, it stays in the ISR for
+    `replica.lag.time.max.ms` after that fetch, not after its last full read."""
+    rig.lead()
+    rig.produce(2)
+    for replica in (2, 3):
+        rig.fetch(2, replica_id=replica, epoch=EPOCH)
+    rig.clock.advance(3 * LAG_MS)
+    for replica in (2, 3):
+        assert read_if_changed(rig, 2, 2, replica_id=replica) is None
+    rig.produce(1)
+    rig.clock.advance(LAG_MS)
+    rig.partition.maybe_shrink_isr()
+    assert rig.isr() == REPLICAS
+    rig.clock.advance(1)
+    rig.partition.maybe_shrink_isr()
+    assert rig.isr() == (1,)
+
+
 def test_a_session_partition_is_answered_when_its_high_watermark_moved(rig: Rig) -> None:
     rig.lead()
     rig.produce(2)

@@ -99,6 +99,22 @@ def test_a_new_log_makes_its_directory_and_parents_for_its_first_record(
     assert PartitionLog(log.directory).epoch_entries() == log.epoch_entries()
 
 
+def test_offsets_reads_start_end_and_high_watermark_together(segmented: PartitionLog) -> None:
+    segmented.append_as_leader(batch(25), 0)
+    segmented.set_high_watermark(20)
+    assert segmented.offsets() == (0, 25, 20)
+    segmented.truncate_to(12)
+    assert segmented.offsets() == (
+        segmented.log_start_offset,
+        segmented.log_end_offset,
+        segmented.high_watermark,
+    )
+    assert segmented.offsets() == (0, 12, 12)
+    segmented.close()
+    with pytest.raises(LogError, match="closed"):
+        segmented.offsets()
+
+
 def test_leader_appends_get_consecutive_offsets(log: PartitionLog) -> None:
     assert log.append_as_leader([(b"k", b"v0", 5), (None, b"v1", 6)], 0) == (0, 1)
     assert log.append_as_leader([(b"", b"v2", 7)], 0) == (2, 2)
