@@ -11,9 +11,9 @@ answer (`handle_response`) or a failed call (`handle_error`) moves the session o
 next epoch after a success, a fresh full fetch after a session error
 (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH), any other request-level error
 or a lost answer (whose records and high watermarks the follower never saw, so the
-leader must not count them as sent). Every fetch asks for
-records as the leader's log stores them (`encoded_records`), which the follower copies
-into its own log without converting them record by record.
+leader must not count them as sent). Every fetch asks for records as the leader's log
+stores them (`encoded_records`), which the follower copies into its own log without
+converting them record by record.
 
 Pure state, used by one fetcher thread (`replica-fetcher-<leader id>`).
 """

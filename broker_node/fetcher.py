@@ -395,14 +395,12 @@ class ReplicaFetcherThread:
             if fetched.error is Errors.NONE:
                 if fetched.records:
                     f.partition.append_as_follower(fetched.records, fetched.high_watermark)
-                    self._moved.add(tp)
-                elif fetched.record_data:
+                else:
                     f.partition.append_encoded_as_follower(
                         fetched.record_data, fetched.high_watermark
                     )
+                if fetched.records or fetched.record_data:  # else only the high watermark
                     self._moved.add(tp)
-                else:  # a new high watermark only: where to fetch from stays
-                    f.partition.append_encoded_as_follower(b"", fetched.high_watermark)
             elif fetched.error is Errors.OFFSET_OUT_OF_RANGE:
                 f.truncated = False  # diverged: truncate again
                 self._moved.add(tp)

@@ -285,19 +285,11 @@ class Partition:
                             before, end, end, self._clock()
                         )
                         return None
-                    return self._recorded(fetch, replica_id, high_watermark)
+                    self._follower_fetched(replica_id, fetch.fetch_offset)
+                    if self.log.high_watermark == high_watermark:  # the fetch may move it
+                        return None
+                    return self._fetched(fetch, Errors.NONE)
             return self.read(fetch, replica_id, 0.0, encoded)
-
-    def _recorded(
-        self, fetch: m.FetchPartition, replica_id: int, high_watermark: int
-    ) -> m.FetchedPartition | None:
-        """`read_if_changed` for a follower at the log end with nothing else new: record
-        its fetch, which may move the high watermark (then the answer names it). The
-        caller holds the lock."""
-        self._follower_fetched(replica_id, fetch.fetch_offset)
-        if self.log.high_watermark == high_watermark:
-            return None
-        return self._fetched(fetch, Errors.NONE)
 
     def _fetched(
         self, fetch: m.FetchPartition, error: Errors, records: Sequence[Record] | bytes = ()

@@ -172,7 +172,7 @@ class ReplicaManager:
         )
 
     def _log_dir(self, tp: TopicPartition) -> Path:
-        return self.config.data_dir / _log_dir_name(tp)
+        return self.config.data_dir / f"{tp.topic}-{tp.partition}"
 
     def _get_or_create(
         self, tp: TopicPartition, overrides: Mapping[str, dict[str, str]]
@@ -181,11 +181,9 @@ class ReplicaManager:
         with self._lock:
             partition = self._partitions.get(tp)
             if partition is None:
-                name = _log_dir_name(tp)
-                log = PartitionLog(
-                    self.config.data_dir / name, absent=name not in self._maybe_on_disk
-                )
-                self._maybe_on_disk.add(name)
+                directory = self._log_dir(tp)
+                log = PartitionLog(directory, absent=directory.name not in self._maybe_on_disk)
+                self._maybe_on_disk.add(directory.name)
                 min_isr = min_insync_replicas(
                     overrides.get(tp.topic, {}), self.config.min_insync_replicas
                 )
@@ -422,11 +420,6 @@ class ReplicaManager:
         self._events.emit(
             EventKind.ISR_CHANGE_PROPAGATED, notification=node, partitions=len(changes)
         )
-
-
-def _log_dir_name(tp: TopicPartition) -> str:
-    """The name of a partition's log directory in the data directory."""
-    return f"{tp.topic}-{tp.partition}"
 
 
 def _listed(directory: Path) -> set[str]:
