@@ -166,15 +166,14 @@ class Partition:
     ) -> tuple[Errors, int, int]:
         """Append if this broker leads and, for acks=all, the ISR is large enough; returns
         (error, first offset, last offset)."""
+        now_ms = int(time.time() * 1000)
+        stamped = [(r.key, r.value, r.timestamp_ms or now_ms) for r in records]
         with self._cond:
             if not self.is_leader:
                 return Errors.NOT_LEADER_OR_FOLLOWER, -1, -1
             if acks == -1 and len(self.isr) < self.config.min_insync_replicas:
                 return Errors.NOT_ENOUGH_REPLICAS, -1, -1
-            first, last = self.log.append_as_leader(
-                [(r.key, r.value, r.timestamp_ms or int(time.time() * 1000)) for r in records],
-                self.leader_epoch,
-            )
+            first, last = self.log.append_as_leader(stamped, self.leader_epoch)
             self._maybe_increment_hw()
             self._cond.notify_all()
             return Errors.NONE, first, last

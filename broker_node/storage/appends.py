@@ -2,7 +2,8 @@
 
 - `leader_append_problem`: a leader may append only in its epoch or a newer one.
 - `follower_append_problem`: a follower's records must continue the log exactly (first
-  offset = log end offset, contiguous) with valid, non-decreasing leader epochs.
+  offset = log end offset, contiguous) with valid, non-decreasing leader epochs
+  (`follower_fields_problem` decides it from the offsets and epochs alone).
 - `split_for_segments`: which records of a batch go to the active segment and which start
   new segments.
 
@@ -15,7 +16,12 @@ from collections.abc import Sequence
 
 from broker_node.storage.record import Record
 
-__all__ = ["follower_append_problem", "leader_append_problem", "split_for_segments"]
+__all__ = [
+    "follower_append_problem",
+    "follower_fields_problem",
+    "leader_append_problem",
+    "split_for_segments",
+]
 
 
 def leader_append_problem(leader_epoch: int, latest_epoch: int) -> str | None:
@@ -36,21 +42,40 @@ def follower_append_problem(
     that are not contiguous, a negative leader epoch, or an epoch older than the one
     before it (the latest cached epoch, then the previous record's).
     """
+    return follower_fields_problem(
+        [record.offset for record in records],
+        [record.leader_epoch for record in records],
+        log_end_offset,
+        latest_epoch,
+    )
+
+
+def follower_fields_problem(
+    offsets: Sequence[int], epochs: Sequence[int], log_end_offset: int, latest_epoch: int
+) -> str | None:
+    """`follower_append_problem` of records given by their offsets and leader epochs. A
+    batch of one epoch at the expected offsets (what a leader sends) is checked without a
+    loop over its records."""
+    count = len(offsets)
+    if (
+        count
+        and offsets == list(range(log_end_offset, log_end_offset + count))
+        and epochs[0] >= max(latest_epoch, 0)
+        and epochs.count(epochs[0]) == count
+    ):
+        return None
     expected_offset = log_end_offset
     previous_epoch = latest_epoch
-    for record in records:
-        if record.offset != expected_offset:
-            kind = "gap" if record.offset > expected_offset else "overlap"
-            return f"offset {record.offset} where {expected_offset} was expected ({kind})"
-        if record.leader_epoch < 0:
-            return f"record {record.offset} has invalid leader epoch {record.leader_epoch}"
-        if record.leader_epoch < previous_epoch:
-            return (
-                f"record {record.offset} has leader epoch {record.leader_epoch}, "
-                f"older than {previous_epoch}"
-            )
+    for offset, epoch in zip(offsets, epochs, strict=True):
+        if offset != expected_offset:
+            kind = "gap" if offset > expected_offset else "overlap"
+            return f"offset {offset} where {expected_offset} was expected ({kind})"
+        if epoch < 0:
+            return f"record {offset} has invalid leader epoch {epoch}"
+        if epoch < previous_epoch:
+            return f"record {offset} has leader epoch {epoch}, older than {previous_epoch}"
         expected_offset += 1
-        previous_epoch = record.leader_epoch
+        previous_epoch = epoch
     return None
 
 
@@ -62,6 +87,8 @@ def split_for_segments(sizes: Sequence[int], active_size: int, segment_bytes: in
     A record rolls the segment when it would push a non-empty segment past
     `segment_bytes`, so a segment exceeds it only when it holds a single larger record.
     """
+    if active_size + sum(sizes) <= segment_bytes:
+        return [len(sizes)]
     counts = [0]
     current = active_size
     for size in sizes:

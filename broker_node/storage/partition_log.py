@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from broker_node.storage.appends import (
-    follower_append_problem,
+    follower_fields_problem,
     leader_append_problem,
     split_for_segments,
 )
@@ -50,7 +50,7 @@ from broker_node.storage.checkpoints import (
 from broker_node.storage.epoch_cache import EpochEntry
 from broker_node.storage.errors import LogError, OffsetOutOfRangeError
 from broker_node.storage.log_loader import load_log
-from broker_node.storage.record import Record, encode_record, split_records
+from broker_node.storage.record import Record, encode_fields, encode_record, scan_encoded
 from broker_node.storage.segment import LogSegment
 
 __all__ = ["HW_CHECKPOINT_INTERVAL_S", "PartitionLog"]
@@ -159,16 +159,15 @@ class PartitionLog:
             if problem is not None:
                 raise LogError(problem)
             first = self._segments[-1].next_offset
-            built = [
-                Record(first + i, leader_epoch, timestamp_ms, key, value)
-                for i, (key, value, timestamp_ms) in enumerate(records)
-            ]
-            if built:
-                encoded = [encode_record(record) for record in built]
+            if records:
+                encoded = [
+                    encode_fields(first + i, leader_epoch, timestamp_ms, key, value)
+                    for i, (key, value, timestamp_ms) in enumerate(records)
+                ]
                 if self._epochs.assign(leader_epoch, first):
                     self._write_epoch_checkpoint()
-                self._write(built, encoded)
-            return first, first + len(built) - 1
+                self._write(first, b"".join(encoded), [len(data) for data in encoded])
+            return first, first + len(records) - 1
 
     def append_as_follower(self, records: Sequence[Record]) -> None:
         """Append records copied from the leader, keeping their offsets and epochs.
@@ -177,34 +176,41 @@ class PartitionLog:
         backwards. Otherwise `LogError`, and nothing is written. Every newer epoch met is
         cached as starting at its first record.
         """
-        self._append_as_follower(records, None)
+        encoded = [encode_record(record) for record in records]
+        self._append_as_follower(
+            [r.offset for r in records],
+            [r.leader_epoch for r in records],
+            b"".join(encoded),
+            [len(data) for data in encoded],
+        )
 
     def append_encoded_as_follower(self, data: bytes) -> None:
         """`append_as_follower` of records as the leader's log stores them (`read_encoded`
-        on the leader): each is decoded and checked (`InvalidRecordError` if one is torn
-        or corrupt), and its bytes written as they came."""
-        records, encoded = split_records(data)
-        self._append_as_follower(records, encoded)
+        on the leader): each is checked (`InvalidRecordError` if one is torn or corrupt)
+        but not decoded, and the bytes are written as they came."""
+        lengths, offsets, epochs = scan_encoded(data)
+        self._append_as_follower(offsets, epochs, data, lengths)
 
     def _append_as_follower(
-        self, records: Sequence[Record], encoded: Sequence[bytes] | None
+        self, offsets: list[int], epochs: list[int], data: bytes, lengths: list[int]
     ) -> None:
         with self._writing():
-            problem = follower_append_problem(
-                records, self._segments[-1].next_offset, self._epochs.latest_epoch
+            problem = follower_fields_problem(
+                offsets, epochs, self._segments[-1].next_offset, self._epochs.latest_epoch
             )
             if problem is not None:
                 raise LogError(problem)
-            if not records:
+            if not offsets:
                 return
-            if encoded is None:
-                encoded = [encode_record(record) for record in records]
             changed = False
-            for record in records:
-                changed |= self._epochs.assign(record.leader_epoch, record.offset)
+            if epochs[0] == epochs[-1]:  # one epoch (the epochs never decrease)
+                changed = self._epochs.assign(epochs[0], offsets[0])
+            else:
+                for offset, epoch in zip(offsets, epochs, strict=True):
+                    changed |= self._epochs.assign(epoch, offset)
             if changed:
                 self._write_epoch_checkpoint()
-            self._write(records, encoded)
+            self._write(offsets[0], data, lengths)
 
     def _make_directory(self) -> None:
         """Create the log's directory before its first file."""
@@ -212,19 +218,25 @@ class PartitionLog:
             self._directory.mkdir(parents=True, exist_ok=True)
             self._directory_made = True
 
-    def _write(self, records: Sequence[Record], encoded: Sequence[bytes]) -> None:
+    def _write(self, first_offset: int, data: bytes, lengths: Sequence[int]) -> None:
+        """Write the records at `first_offset`... (`data`, one per entry of `lengths`),
+        rolling to new segments where `segment_bytes` says."""
         self._make_directory()
-        counts = split_for_segments(
-            [len(data) for data in encoded], self._segments[-1].size, self._segment_bytes
-        )
-        start = 0
+        counts = split_for_segments(lengths, self._segments[-1].size, self._segment_bytes)
+        if len(counts) == 1:
+            self._segments[-1].append(first_offset, data, lengths)
+            return
+        start = position = 0
         for n, count in enumerate(counts):
             if n:
                 self._roll()
             if count:
                 end = start + count
-                self._segments[-1].append(records[start:end], encoded[start:end])
-                start = end
+                size = sum(lengths[start:end])
+                self._segments[-1].append(
+                    first_offset + start, data[position : position + size], lengths[start:end]
+                )
+                start, position = end, position + size
 
     def _roll(self) -> None:
         active = self._segments[-1]

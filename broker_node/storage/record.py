@@ -29,10 +29,12 @@ __all__ = [
     "RECORD_OVERHEAD",
     "Record",
     "decode_record",
+    "encode_fields",
     "encode_record",
     "encoded_size",
     "peek_offset",
     "record_length",
+    "scan_encoded",
     "split_records",
 ]
 
@@ -40,6 +42,9 @@ _LENGTH = struct.Struct(">I")
 _CRC = struct.Struct(">I")
 _FIXED = struct.Struct(">qiqi")  # offset, leader epoch, timestamp, key length
 _VALUE_LENGTH = struct.Struct(">i")
+_PREFIX = struct.Struct(">II")  # length, crc
+_KEYLESS = struct.Struct(">qiqii")  # _FIXED with key length -1, then the value length
+_HEADER = struct.Struct(">IIqiqi")  # length, crc, then _FIXED
 
 LENGTH_PREFIX_BYTES = _LENGTH.size
 """Bytes of the length field that starts every record."""
@@ -67,22 +72,29 @@ def encoded_size(key: bytes | None, value: bytes) -> int:
 
 def encode_record(record: Record) -> bytes:
     """The record's bytes as stored in a segment; `ValueError` if a field does not fit."""
-    key = record.key
+    return encode_fields(
+        record.offset, record.leader_epoch, record.timestamp_ms, record.key, record.value
+    )
+
+
+def encode_fields(
+    offset: int, leader_epoch: int, timestamp_ms: int, key: bytes | None, value: bytes
+) -> bytes:
+    """`encode_record` of a record given by its fields (a leader encodes what it appends
+    without building `Record`s first); `ValueError` if a field does not fit."""
     try:
-        body = b"".join(
-            (
-                _FIXED.pack(
-                    record.offset,
-                    record.leader_epoch,
-                    record.timestamp_ms,
-                    -1 if key is None else len(key),
-                ),
-                b"" if key is None else key,
-                _VALUE_LENGTH.pack(len(record.value)),
-                record.value,
+        if key is None:
+            body = _KEYLESS.pack(offset, leader_epoch, timestamp_ms, -1, len(value)) + value
+        else:
+            body = b"".join(
+                (
+                    _FIXED.pack(offset, leader_epoch, timestamp_ms, len(key)),
+                    key,
+                    _VALUE_LENGTH.pack(len(value)),
+                    value,
+                )
             )
-        )
-        return _LENGTH.pack(_CRC.size + len(body)) + _CRC.pack(zlib.crc32(body)) + body
+        return _PREFIX.pack(_CRC.size + len(body), zlib.crc32(body)) + body
     except struct.error as exc:
         raise ValueError(f"record does not fit the on-disk format: {exc}") from exc
 
@@ -156,3 +168,42 @@ def split_records(data: bytes) -> tuple[list[Record], list[bytes]]:
         encoded.append(one)
         position += length
     return records, encoded
+
+
+def scan_encoded(data: bytes) -> tuple[list[int], list[int], list[int]]:
+    """(lengths, offsets, leader epochs) of the consecutive encoded records in `data`, each
+    checked as `decode_record` checks one (CRC, length, key and value lengths) but none
+    decoded: what a follower needs to copy the leader's bytes. Raises `InvalidRecordError`
+    (positions counted from the start of `data`)."""
+    lengths: list[int] = []
+    offsets: list[int] = []
+    epochs: list[int] = []
+    view = memoryview(data)
+    header = _HEADER.unpack_from
+    value_length_at = _VALUE_LENGTH.unpack_from
+    crc32 = zlib.crc32
+    body_start = LENGTH_PREFIX_BYTES + _CRC.size
+    position = 0
+    size = len(data)
+    while position < size:
+        if size - position < RECORD_OVERHEAD:
+            raise InvalidRecordError(position, "torn record")
+        length, crc, offset, epoch, _, key_length = header(data, position)
+        end = position + LENGTH_PREFIX_BYTES + length
+        if length < _MIN_LENGTH:
+            raise InvalidRecordError(position, f"length field {length} is below the minimum")
+        if end > size:
+            raise InvalidRecordError(position, "torn record")
+        if crc32(view[position + body_start : end]) != crc:
+            raise InvalidRecordError(position, "CRC mismatch")
+        cursor = position + body_start + _FIXED.size + max(key_length, 0)
+        if key_length < -1 or cursor + _VALUE_LENGTH.size > end:
+            raise InvalidRecordError(position, f"bad key length {key_length}")
+        (value_length,) = value_length_at(data, cursor)
+        if value_length < 0 or cursor + _VALUE_LENGTH.size + value_length != end:
+            raise InvalidRecordError(position, f"bad value length {value_length}")
+        lengths.append(end - position)
+        offsets.append(offset)
+        epochs.append(epoch)
+        position = end
+    return lengths, offsets, epochs

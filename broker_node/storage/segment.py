@@ -41,6 +41,8 @@ LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 _BASE_DIGITS = 20
 _READ_CHUNK_BYTES = 64 * 1024
+#: Append boundaries (offset -> position) a segment remembers for reads that start there.
+_BOUNDARIES_KEPT = 64
 
 
 def segment_base_offset(name: str) -> int | None:
@@ -64,6 +66,8 @@ class LogSegment:
         self._index_interval_bytes = index_interval_bytes
         self._file: BinaryIO | None = None
         self._active = False
+        #: offset -> position of recent append boundaries (`_remember_boundary`)
+        self._boundaries: dict[int, int] = {}
 
     @functools.cached_property
     def log_path(self) -> Path:
@@ -168,27 +172,43 @@ class LogSegment:
         if self._file is None:
             self._file = open(self.log_path, "a+b")  # noqa: SIM115 - closed by close()
 
-    def append(self, records: Sequence[Record], encoded: Sequence[bytes]) -> None:
-        """Write `records` (whose bytes are `encoded`) with one `write` and flush Python's
-        buffer; then index them. The first offset must be `next_offset`. The first append
-        of a new segment creates its log file."""
+    def append(self, first_offset: int, data: bytes, lengths: Sequence[int]) -> None:
+        """Write the records at `first_offset`, `first_offset + 1`, ... (whose bytes are
+        `data`, one record per entry of `lengths`) with one `write` and flush Python's
+        buffer; then index them. `first_offset` must be `next_offset`. The first append of
+        a new segment creates its log file."""
         if not self._active:
             raise RuntimeError(f"{self.log_path} is not open for appending")
+        if first_offset != self.next_offset:
+            raise ValueError(f"append at {first_offset}, the segment ends at {self.next_offset}")
         if self._file is None:
             self._file = open(self.log_path, "a+b")  # noqa: SIM115 - closed by close()
         new_entries: list[tuple[int, int]] = []
         last_indexed = self.index.last_position
-        position = self.size
-        for record, data in zip(records, encoded, strict=True):
-            if index_entry_due(position, last_indexed, self._index_interval_bytes):
-                new_entries.append((record.offset, position))
+        interval = self._index_interval_bytes
+        position = start = self.size
+        offset = first_offset
+        for length in lengths:
+            if index_entry_due(position, last_indexed, interval):
+                new_entries.append((offset, position))
                 last_indexed = position
-            position += len(data)
-        self._file.write(b"".join(encoded))
+            position += length
+            offset += 1
+        self._file.write(data)
         self._file.flush()
         self.size = position
-        self.next_offset = records[-1].offset + 1
+        self.next_offset = offset
+        self._remember_boundary(first_offset, start)
+        self._remember_boundary(offset, position)
         self.index.append(new_entries)
+
+    def _remember_boundary(self, offset: int, position: int) -> None:
+        """Keep where the record at `offset` starts: the last `_BOUNDARIES_KEPT` append
+        boundaries, where a follower's next fetch starts."""
+        boundaries = self._boundaries
+        boundaries[offset] = position
+        if len(boundaries) > _BOUNDARIES_KEPT:
+            del boundaries[next(iter(boundaries))]
 
     # -- reading -------------------------------------------------------------------------
 
@@ -226,6 +246,9 @@ class LogSegment:
         next_offset = start_offset
         if start_offset >= end_offset or max_records <= 0:
             return b"", 0, next_offset
+        whole = self._read_to_end(start_offset, end_offset, max_records, max_bytes, force)
+        if whole is not None:
+            return whole
         _, position = self.index.lookup(start_offset)
         for record_position, offset, length in self._scan_headers(position):
             if offset >= end_offset:
@@ -248,6 +271,25 @@ class LogSegment:
         if len(data) != used:
             raise InvalidRecordError(first, "file shorter than its size")
         return data, count, next_offset
+
+    def _read_to_end(
+        self, start_offset: int, end_offset: int, max_records: int, max_bytes: int, force: bool
+    ) -> tuple[bytes, int, int] | None:
+        """`read_encoded` without a scan, when the read starts at a remembered append
+        boundary and takes every record to the segment's end (a follower that keeps up
+        asks for exactly that): None when it does not."""
+        position = self._boundaries.get(start_offset)
+        if position is None or end_offset < self.next_offset:
+            return None
+        count = self.next_offset - start_offset
+        used = self.size - position
+        if count > max_records or (used > max_bytes and not (force and count == 1)):
+            return None
+        with self._reader() as fd:
+            data = os.pread(fd, used, position)
+        if len(data) != used:
+            raise InvalidRecordError(position, "file shorter than its size")
+        return data, count, self.next_offset
 
     def _scan_headers(self, position: int) -> Iterator[tuple[int, int, int]]:
         """(position, offset, length) of each record from `position` to the end of the
@@ -333,6 +375,8 @@ class LogSegment:
         else:
             raise CorruptLogError(f"{self.log_path}: offset {offset} not found")
         self.index.truncate_to(offset)
+        self._boundaries = {o: p for o, p in self._boundaries.items() if o <= offset}
+        self._boundaries[offset] = position
         if self._file is not None:
             self._file.flush()
             self._file.truncate(position)

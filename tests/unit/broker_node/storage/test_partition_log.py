@@ -351,9 +351,9 @@ def test_a_failed_write_fails_the_log_until_it_is_reopened(
 ) -> None:
     log.append_as_leader(batch(3), 0)
 
-    def disk_full(segment: LogSegment, records: object, encoded: list[bytes]) -> None:
+    def disk_full(segment: LogSegment, first_offset: int, data: bytes, lengths: object) -> None:
         with segment.log_path.open("ab") as file:
-            file.write(encoded[0][:50])  # half a record reaches the file
+            file.write(data[:50])  # half a record reaches the file
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(LogSegment, "append", disk_full)

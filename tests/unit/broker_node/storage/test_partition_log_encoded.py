@@ -94,3 +94,35 @@ def test_encoded_records_must_continue_the_log(leader: PartitionLog, tmp_path: P
     with pytest.raises(LogError, match="gap"):
         follower.append_encoded_as_follower(data)
     assert follower.log_end_offset == 0
+
+
+def test_reads_from_an_append_boundary_follow_truncation_and_new_appends(tmp_path: Path) -> None:
+    """A read from where an append began or ended takes the segment's remembered position;
+    after a truncation the records past it are new ones, of other sizes, and a read from
+    a boundary the truncation removed must find them, not the old bytes."""
+    log = PartitionLog(tmp_path / "log")
+    log.append_as_leader(batch(3), 0)
+    log.append_as_leader(batch(3, start=3), 0)  # boundaries at 0, 3 and 6
+    log.truncate_to(4)
+    log.append_as_leader([(b"key", b"a longer value than before", 7)] * 4, 1)
+    for start in range(log.log_end_offset + 1):
+        data, count = log.read_encoded(start)
+        records, _ = split_records(data)
+        assert records == log.read(start)
+        assert count == log.log_end_offset - start
+    data, count = log.read_encoded(6, max_records=1)
+    assert count == 1
+    assert split_records(data)[0] == log.read(6, max_records=1)
+
+
+def test_a_follower_that_keeps_up_copies_every_append_exactly(tmp_path: Path) -> None:
+    """Fetch, append, fetch again from the new end: every read starts at a boundary."""
+    leader = PartitionLog(tmp_path / "leader", segment_bytes=10 * RECORD_BYTES)
+    follower = PartitionLog(tmp_path / "follower", segment_bytes=10 * RECORD_BYTES)
+    for size in (1, 4, 7, 2, 9, 1, 3):
+        leader.append_as_leader(batch(size, start=leader.log_end_offset), 3)
+        while follower.log_end_offset < leader.log_end_offset:
+            data, _ = leader.read_encoded(follower.log_end_offset)
+            follower.append_encoded_as_follower(data)
+    assert follower.read_encoded(0) == leader.read_encoded(0)
+    assert follower.epoch_entries() == leader.epoch_entries()
