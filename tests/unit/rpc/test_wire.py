@@ -232,6 +232,33 @@ def test_no_rack_travels_as_none() -> None:
 
 # -- properties ----------------------------------------------------------------------------
 
+produce_requests = st.builds(
+    m.ProduceRequest,
+    topic=st.text(min_size=1, max_size=20),
+    partition=st.integers(0, 2**31 - 1),
+    records=st.lists(
+        st.builds(
+            m.ProducedRecord,
+            key=st.none() | st.binary(max_size=8),
+            value=st.binary(max_size=16),
+            timestamp_ms=st.integers(-1, 2**63 - 1),
+        ),
+        max_size=5,
+    ).map(tuple),
+    acks=st.sampled_from([0, 1, -1]),
+    timeout_ms=st.integers(0, 300_000),
+)
+
+
+@PROPERTY
+@given(request=produce_requests)
+def test_any_produce_request_survives_the_wire(request: m.ProduceRequest) -> None:
+    """A null key and an empty key stay apart, as do every record's value and timestamp."""
+    back = through_bytes(
+        request, wire.produce_request_to_pb, pb.ProduceRequest, wire.produce_request_from_pb
+    )
+    assert back == request
+
 
 @PROPERTY
 @given(request=leader_and_isr_requests)
