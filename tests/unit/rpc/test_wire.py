@@ -7,6 +7,7 @@ an in-process loopback stub that serializes every call to bytes. No sockets are 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
@@ -232,32 +233,100 @@ def test_no_rack_travels_as_none() -> None:
 
 # -- properties ----------------------------------------------------------------------------
 
-produce_requests = st.builds(
-    m.ProduceRequest,
-    topic=st.text(min_size=1, max_size=20),
-    partition=st.integers(0, 2**31 - 1),
-    records=st.lists(
+errors = st.sampled_from(list(Errors))
+fetched_records = st.builds(
+    m.FetchedRecord,
+    offset=rt.offsets,
+    leader_epoch=rt.epochs,
+    timestamp_ms=rt.int64,
+    key=st.none() | st.binary(max_size=4),
+    value=st.binary(max_size=8),
+)
+fetch_responses = st.builds(
+    m.FetchResponse,
+    error=errors,
+    partitions=st.lists(
         st.builds(
-            m.ProducedRecord,
-            key=st.none() | st.binary(max_size=8),
-            value=st.binary(max_size=16),
-            timestamp_ms=st.integers(-1, 2**63 - 1),
+            m.FetchedPartition,
+            topic=rt.topics,
+            partition=rt.partitions,
+            error=errors,
+            high_watermark=rt.offsets,
+            log_start_offset=rt.offsets,
+            log_end_offset=rt.offsets,
+            records=st.lists(fetched_records, max_size=3).map(tuple),
+            record_data=st.binary(max_size=8),
         ),
-        max_size=5,
+        max_size=3,
     ).map(tuple),
-    acks=st.sampled_from([0, 1, -1]),
-    timeout_ms=st.integers(0, 300_000),
+    session_id=st.integers(0, 2**31 - 1),
+)
+metadata_responses = st.builds(
+    m.MetadataResponse,
+    controller_id=rt.broker_ids,
+    controller_epoch=rt.epochs,
+    brokers=rt.live_brokers,
+    topics=st.lists(
+        st.builds(
+            m.TopicMetadata,
+            name=rt.topics,
+            error=errors,
+            partitions=st.lists(
+                st.builds(
+                    m.PartitionMetadata,
+                    partition=rt.partitions,
+                    error=errors,
+                    leader=rt.broker_ids,
+                    leader_epoch=rt.epochs,
+                    replicas=rt.id_lists,
+                    isr=rt.id_lists,
+                    offline_replicas=rt.id_lists,
+                ),
+                max_size=3,
+            ).map(tuple),
+        ),
+        max_size=3,
+    ).map(tuple),
 )
 
 
 @PROPERTY
-@given(request=produce_requests)
+@given(request=rt.produce_requests)
 def test_any_produce_request_survives_the_wire(request: m.ProduceRequest) -> None:
     """A null key and an empty key stay apart, as do every record's value and timestamp."""
     back = through_bytes(
         request, wire.produce_request_to_pb, pb.ProduceRequest, wire.produce_request_from_pb
     )
     assert back == request
+
+
+@PROPERTY
+@given(request=rt.fetch_requests, encoded=st.booleans())
+def test_any_fetch_request_survives_the_wire(request: m.FetchRequest, encoded: bool) -> None:
+    request = dataclasses.replace(request, encoded_records=encoded)
+    back = through_bytes(
+        request, wire.fetch_request_to_pb, pb.FetchRequest, wire.fetch_request_from_pb
+    )
+    assert back == request
+
+
+@PROPERTY
+@given(response=fetch_responses)
+def test_any_fetch_response_survives_the_wire(response: m.FetchResponse) -> None:
+    """Records keep a null key apart from an empty one; stored bytes travel as they are."""
+    back = through_bytes(
+        response, wire.fetch_response_to_pb, pb.FetchResponse, wire.fetch_response_from_pb
+    )
+    assert back == response
+
+
+@PROPERTY
+@given(response=metadata_responses)
+def test_any_metadata_response_survives_the_wire(response: m.MetadataResponse) -> None:
+    back = through_bytes(
+        response, wire.metadata_response_to_pb, pb.MetadataResponse, wire.metadata_response_from_pb
+    )
+    assert back == response
 
 
 @PROPERTY
