@@ -355,8 +355,8 @@ class Partition:
 
     def maybe_shrink_isr(self) -> None:
         """Drop followers that have lagged longer than `replica.lag.time.max.ms`."""
-        with self._cond:
-            if not self.is_leader:
+        with self._lock:
+            if self.leader != self.broker_id:
                 return
             lagging = decide.out_of_sync_replicas(
                 self.isr,

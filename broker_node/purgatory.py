@@ -102,6 +102,12 @@ class ProducePurgatory:
                 decided.append((delayed, outcome))
         self._complete(decided)
 
+    def parked_partitions(self) -> set[TopicPartition]:
+        """The partitions that have a parked request now (a copy): a caller with thousands
+        of partitions to re-check asks only these."""
+        with self._cond:
+            return set(self._by_partition)
+
     def waiting(self) -> int:
         """How many requests are parked."""
         with self._cond:

@@ -239,7 +239,18 @@ class ReplicaManager:
         for leader, partitions in to_follow.items():
             host, port = endpoints[leader]
             self.fetchers.add_partitions(leader, host, port, partitions)
-        self._check_purgatory(filter(None, (self.partition(s.topic_partition) for s in states)))
+        parked = self.purgatory.parked_partitions()
+        if parked:
+            self._check_purgatory(
+                filter(
+                    None,
+                    (
+                        self.partition(s.topic_partition)
+                        for s in states
+                        if s.topic_partition in parked
+                    ),
+                )
+            )
         self._changes.bump(s.topic_partition for s in states)
         return failed
 
@@ -380,18 +391,27 @@ class ReplicaManager:
     def _isr_expiration(self) -> None:
         interval = max(0.05, self.config.lag_time_max_ms / 2000)
         while not self._stopped.wait(interval):
-            for partition in self.partitions():
-                try:
-                    partition.maybe_shrink_isr()
+            self.expire_isr_round()
+
+    def expire_isr_round(self) -> None:
+        """One round of the `isr-expiration` thread: shrink the ISRs of led partitions whose
+        followers lag, re-check the produce requests parked on any partition, and write the
+        checkpoints that changed. A partition this broker follows, with nothing new to
+        checkpoint, costs a lock and a few comparisons."""
+        parked = self.purgatory.parked_partitions()
+        for partition in self.partitions():
+            try:
+                partition.maybe_shrink_isr()
+                if partition.tp in parked:
                     self.purgatory.check(partition.tp, partition)
-                    partition.log.flush()  # checkpoints the high watermark and epochs
-                except Exception as exc:  # ZooKeeper trouble: try again next round
-                    self._events.emit(
-                        EventKind.ISR_UPDATE_FAILED,
-                        topic=partition.tp.topic,
-                        partition=partition.tp.partition,
-                        reason=f"{type(exc).__name__}: {exc}",
-                    )
+                partition.log.flush()  # checkpoints the high watermark and epochs
+            except Exception as exc:  # ZooKeeper trouble: try again next round
+                self._events.emit(
+                    EventKind.ISR_UPDATE_FAILED,
+                    topic=partition.tp.topic,
+                    partition=partition.tp.partition,
+                    reason=f"{type(exc).__name__}: {exc}",
+                )
 
     def _isr_change_propagation(self) -> None:
         while not self._stopped.wait(self.config.isr_change_check_ms / 1000):

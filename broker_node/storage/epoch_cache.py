@@ -71,6 +71,7 @@ class LeaderEpochCache:
 
     def __init__(self, entries: Sequence[EpochEntry] = ()) -> None:
         self._entries: list[EpochEntry] = []
+        self._changes = 0
         for entry in entries:
             self.assign(entry.epoch, entry.start_offset)
 
@@ -78,6 +79,11 @@ class LeaderEpochCache:
     def entries(self) -> list[EpochEntry]:
         """A copy of the entries, ascending."""
         return list(self._entries)
+
+    @property
+    def changes(self) -> int:
+        """How many times the entries changed: equal counts mean equal entries."""
+        return self._changes
 
     @property
     def latest_epoch(self) -> int:
@@ -94,6 +100,7 @@ class LeaderEpochCache:
         if self._entries and start_offset <= self._entries[-1].start_offset:
             raise ValueError(f"epoch {epoch} at {start_offset} does not follow {self._entries[-1]}")
         self._entries.append(EpochEntry(epoch, start_offset))
+        self._changes += 1
         return True
 
     def truncate_from_end(self, end_offset: int) -> bool:
@@ -104,6 +111,7 @@ class LeaderEpochCache:
         if keep == len(self._entries):
             return False
         del self._entries[keep:]
+        self._changes += 1
         return True
 
     def start_offset_of(self, epoch: int) -> int | None:

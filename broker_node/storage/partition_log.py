@@ -96,17 +96,21 @@ class PartitionLog:
         self._high_watermark = loaded.high_watermark
         self._hw_on_disk: int | None = None
         self._epochs_on_disk: bytes | None = None
+        #: `self._epochs.changes` when `_epochs_on_disk` was last compared with the cache
+        self._epochs_compared = -1
         self._hw_written_at = -math.inf
         #: Whether the directory exists; a new log makes it at its first write, so that
         #: thousands of partitions created at once and never written cost no directory.
         self._directory_made = not loaded.fresh
         if loaded.fresh:  # missing checkpoints read as these values: write them on change
             self._epochs_on_disk = encode_epoch_checkpoint(self._epochs.entries)
+            self._epochs_compared = self._epochs.changes
             self._hw_on_disk = self._high_watermark
         elif loaded.epochs_changed or not (directory / LEADER_EPOCH_CHECKPOINT).exists():
             self._write_epoch_checkpoint()
         else:
             self._epochs_on_disk = encode_epoch_checkpoint(self._epochs.entries)
+            self._epochs_compared = self._epochs.changes
         self._store_hw()  # without starting the once-a-second clock
 
     # -- offsets -------------------------------------------------------------------------
@@ -400,7 +404,16 @@ class PartitionLog:
 
     def flush(self) -> None:
         """Flush buffers (fsync the active segment when opened with `fsync=True`) and
-        write both checkpoints."""
+        write both checkpoints. Without fsync, a log whose checkpoints hold what it knows
+        returns at once (a broker flushes every hosted log every few seconds)."""
+        with self._lock:
+            self._check_open()
+            if (
+                not self._fsync
+                and self._epochs.changes == self._epochs_compared
+                and self._hw_on_disk == self._high_watermark
+            ):
+                return
         with self._writing():
             if self._fsync:
                 self._segments[-1].sync()
@@ -452,12 +465,15 @@ class PartitionLog:
     def _write_epoch_checkpoint(self) -> None:
         """Write the epoch cache unless the file already holds exactly these bytes (every
         change is written when it happens, so closing thousands of logs rewrites none)."""
-        data = encode_epoch_checkpoint(self._epochs.entries)
-        if data == self._epochs_on_disk:
+        changes = self._epochs.changes
+        if changes == self._epochs_compared:
             return
-        self._make_directory()
-        atomic_write(self._directory / LEADER_EPOCH_CHECKPOINT, data, self._fsync)
-        self._epochs_on_disk = data
+        data = encode_epoch_checkpoint(self._epochs.entries)
+        if data != self._epochs_on_disk:
+            self._make_directory()
+            atomic_write(self._directory / LEADER_EPOCH_CHECKPOINT, data, self._fsync)
+            self._epochs_on_disk = data
+        self._epochs_compared = changes
 
     def _write_hw_checkpoint(self) -> None:
         self._store_hw()

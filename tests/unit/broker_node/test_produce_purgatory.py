@@ -46,6 +46,17 @@ def test_an_undecided_request_parks_without_an_answer(purgatory: ProducePurgator
     assert judge.asked == [(9, 1)]
 
 
+def test_only_partitions_with_a_parked_request_are_named(purgatory: ProducePurgatory) -> None:
+    judge = Judge()
+    assert purgatory.parked_partitions() == set()
+    purgatory.park(TP, judge, 0, 9, 1, 30.0)
+    purgatory.park(TP, judge, 10, 19, 1, 30.0)
+    assert purgatory.parked_partitions() == {TP}
+    judge.outcome = Errors.NONE
+    purgatory.check(TP, judge)
+    assert purgatory.parked_partitions() == set()
+
+
 def test_a_check_after_the_isr_caught_up_answers_with_the_offsets(
     purgatory: ProducePurgatory,
 ) -> None:

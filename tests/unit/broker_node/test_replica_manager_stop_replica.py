@@ -1,5 +1,6 @@
 """`ReplicaManager.stop_replicas`: StopReplica with delete removes a partition's log
-directory, whether or not the broker opened the partition since it started."""
+directory, whether or not the broker opened the partition since it started. And one round
+of the `isr-expiration` thread (`ReplicaManager.expire_isr_round`)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from pathlib import Path
 from broker_node.replica_manager import ReplicaManager, ReplicationConfig
 from broker_node.testing import FakeIsrStore
 from eventlog.testing import RecordingEventLog
+from harness.waiting import wait_until
 from rpc import messages as m
-from zkdata.model import TopicPartition
+from rpc.errors import Errors
+from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 
 TP = TopicPartition("orders", 0)
 
@@ -59,3 +62,43 @@ def test_stop_without_delete_keeps_the_log(tmp_path: Path) -> None:
     after = manager(tmp_path)
     after.stop_replicas([TP], delete=[])
     assert (tmp_path / "orders-0").is_dir()
+
+
+def test_an_isr_expiration_round_shrinks_a_lagging_isr_and_answers_what_was_parked(
+    tmp_path: Path,
+) -> None:
+    """Broker 1 leads with ISR (1, 2); broker 2 never fetches. A round after
+    `replica.lag.time.max.ms` writes the ISR without it, which moves the high watermark
+    and answers the acks=all Produce parked on the partition; the round that follows
+    writes nothing more."""
+
+    def no_overrides(_topics: Collection[str]) -> dict[str, dict[str, str]]:
+        return {}
+
+    store = FakeIsrStore()
+    config = ReplicationConfig(data_dir=tmp_path, lag_time_max_ms=1)
+    replicas = ReplicaManager(1, config, store, RecordingEventLog("b1"), no_overrides)
+    replicas.purgatory.start()
+    try:
+        state = m.LeaderAndIsrPartitionState(TP.topic, TP.partition, 1, 1, 1, (1, 2), 0, (1, 2))
+        store.put_state(TP, LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 1, (1, 2), 0), 1), 0)
+        replicas.become_leader_or_follower([state], [])
+        record = m.ProducedRecord(None, b"v")
+        answer = replicas.produce(m.ProduceRequest(TP.topic, TP.partition, (record,), -1, 30_000))
+        assert not answer.done()
+        assert replicas.purgatory.parked_partitions() == {TP}
+
+        def shrunk() -> bool:
+            replicas.expire_isr_round()
+            return answer.done()
+
+        wait_until(shrunk, 10.0, "the ISR shrank and the Produce was answered")
+        assert answer.result().error is Errors.NONE
+        written = store.state(TP)
+        assert written is not None
+        assert written.leader_and_isr.isr == (1,)
+        writes = len(store.writes)
+        replicas.expire_isr_round()
+        assert len(store.writes) == writes
+    finally:
+        replicas.shutdown()

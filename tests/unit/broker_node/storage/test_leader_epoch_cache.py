@@ -85,6 +85,21 @@ def test_assign_rejects_invalid_entries(epoch: int, start_offset: int) -> None:
         cache.assign(epoch, start_offset)
 
 
+def test_changes_count_every_change_and_nothing_else() -> None:
+    """A log compares the count with the one its checkpoint was written at."""
+    cache = LeaderEpochCache()
+    assert cache.changes == 0
+    cache.assign(1, 0)
+    cache.assign(1, 5)  # ignored
+    cache.assign(2, 6)
+    assert cache.changes == 2
+    cache.truncate_from_end(9)  # nothing starts there
+    assert cache.changes == 2
+    cache.truncate_from_end(6)
+    cache.assign(3, 6)  # the same length as before the truncation, other entries
+    assert cache.changes == 4
+
+
 def test_truncate_from_end_drops_entries_starting_at_or_after_the_offset() -> None:
     cache = LeaderEpochCache(CACHE)
     assert not cache.truncate_from_end(18)
