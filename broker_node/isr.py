@@ -6,12 +6,13 @@ Pure functions of explicit values; `broker_node.partition` applies them under it
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class FollowerState:
-    """What the leader knows of one follower from its fetches."""
+class FollowerState(NamedTuple):
+    """What the leader knows of one follower from its fetches (a named tuple: a leader
+    makes one per follower fetch of every partition, and a frozen dataclass costs three
+    times as much to build)."""
 
     log_end_offset: int = 0
     last_caught_up_ms: int = 0

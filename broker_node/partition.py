@@ -12,8 +12,9 @@ ask it; the replica fetcher only reacts to its answer). The controller-to-broker
 (LeaderAndIsr, StopReplica) are `broker_node.fencing`'s.
 
 Thread-safety: every method may be called from any thread (gRPC workers, the fetcher
-threads, the ISR expiration thread); one condition variable guards the state and wakes
-produce and fetch waiters. ZooKeeper writes happen under it, as Kafka's leader ISR lock.
+threads, the ISR expiration thread); one lock guards the state, and a condition of it
+wakes produce and fetch waiters. ZooKeeper writes happen under it, as Kafka's leader ISR
+lock.
 """
 
 from __future__ import annotations
@@ -86,10 +87,11 @@ class Partition:
         self._on_isr_change = on_isr_change
         self._on_high_watermark = on_high_watermark
         self._clock = clock_ms
-        #: Guards the partition; `_cond` waits on it (the idle-session fast path takes the
-        #: lock itself, without the condition's Python-level `__enter__`).
+        #: Guards the partition. A thread that must wait for it to change (`_wait`) waits
+        #: on a condition of this lock, made at the first wait: a broker told to host
+        #: thousands of partitions makes none, and `_notify` without one has no waiter.
         self._lock = threading.RLock()
-        self._cond = threading.Condition(self._lock)
+        self._waiters: threading.Condition | None = None
         self.leader = -1
         self.leader_epoch = -1
         self.isr: tuple[int, ...] = ()
@@ -99,6 +101,17 @@ class Partition:
         self._followers: dict[int, decide.FollowerState] = {}
         self._leader_epoch_start_offset = 0
         self._leadership_term = 0
+
+    def _wait(self, timeout_s: float) -> None:
+        """Wait up to `timeout_s` for `_notify` (the lock held)."""
+        if self._waiters is None:
+            self._waiters = threading.Condition(self._lock)
+        self._waiters.wait(timeout_s)
+
+    def _notify(self) -> None:
+        """Wake every waiter (the lock held)."""
+        if self._waiters is not None:
+            self._waiters.notify_all()
 
     # -- roles (gRPC thread handling LeaderAndIsr) -----------------------------------------
 
@@ -117,7 +130,7 @@ class Partition:
 
     def make_leader(self, state: m.LeaderAndIsrPartitionState) -> None:
         """Become leader at `state`'s epoch: the new epoch starts at the current log end."""
-        with self._cond:
+        with self._lock:
             now = self._clock()
             if not self.is_leader:
                 self._leadership_term += 1
@@ -129,21 +142,21 @@ class Partition:
                 if r != self.broker_id
             }
             self._maybe_increment_hw()
-            self._cond.notify_all()
+            self._notify()
 
     def make_follower(self, state: m.LeaderAndIsrPartitionState) -> None:
         """Follow `state.leader`; produce waiters give up, fetches are refused."""
-        with self._cond:
+        with self._lock:
             self._apply(state)
             self._followers = {}
-            self._cond.notify_all()
+            self._notify()
 
     def stop(self) -> None:
         """Neither lead nor follow (StopReplica without delete)."""
-        with self._cond:
+        with self._lock:
             self.leader = -1
             self._followers = {}
-            self._cond.notify_all()
+            self._notify()
 
     def _apply(self, state: m.LeaderAndIsrPartitionState) -> None:
         self.leader = state.leader
@@ -155,9 +168,9 @@ class Partition:
 
     def update_config(self, config: PartitionConfig) -> None:
         """New replication settings (a topic config change); produce waiters re-check."""
-        with self._cond:
+        with self._lock:
             self.config = config
-            self._cond.notify_all()
+            self._notify()
 
     # -- leader: produce ------------------------------------------------------------------
 
@@ -168,14 +181,14 @@ class Partition:
         (error, first offset, last offset)."""
         now_ms = int(time.time() * 1000)
         stamped = [(r.key, r.value, r.timestamp_ms or now_ms) for r in records]
-        with self._cond:
+        with self._lock:
             if not self.is_leader:
                 return Errors.NOT_LEADER_OR_FOLLOWER, -1, -1
             if acks == -1 and len(self.isr) < self.config.min_insync_replicas:
                 return Errors.NOT_ENOUGH_REPLICAS, -1, -1
             first, last = self.log.append_as_leader(stamped, self.leader_epoch)
             self._maybe_increment_hw()
-            self._cond.notify_all()
+            self._notify()
             return Errors.NONE, first, last
 
     def acks_outcome(self, last_offset: int, leadership_term: int) -> Errors | None:
@@ -184,7 +197,7 @@ class Partition:
         covers it (NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below
         min.insync.replicas meanwhile), or NOT_LEADER_OR_FOLLOWER once leadership was lost.
         Never blocks on anything but this partition's lock (the produce purgatory asks)."""
-        with self._cond:
+        with self._lock:
             if not self.is_leader or self._leadership_term != leadership_term:
                 return Errors.NOT_LEADER_OR_FOLLOWER
             if self.log.high_watermark > last_offset:
@@ -197,7 +210,7 @@ class Partition:
         """Block until `acks_outcome` decides (REQUEST_TIMED_OUT after `timeout_s`). For
         callers that may hold a thread; the broker's Produce parks in the purgatory."""
         deadline = time.monotonic() + timeout_s
-        with self._cond:
+        with self._lock:
             while True:
                 outcome = self.acks_outcome(last_offset, leadership_term)
                 if outcome is not None:
@@ -205,14 +218,14 @@ class Partition:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return Errors.REQUEST_TIMED_OUT
-                self._cond.wait(remaining)
+                self._wait(remaining)
 
     # -- leader: fetch --------------------------------------------------------------------
 
     def check_leader_epoch(self, current_leader_epoch: int) -> Errors:
         """May a Fetch or OffsetsForLeaderEpoch carrying `current_leader_epoch` be served?
         NOT_LEADER_OR_FOLLOWER unless this broker leads, else `leader_epoch_error`."""
-        with self._cond:
+        with self._lock:
             if not self.is_leader:
                 return Errors.NOT_LEADER_OR_FOLLOWER
             return leader_epoch_error(current_leader_epoch, self.leader_epoch)
@@ -224,7 +237,7 @@ class Partition:
         `max_wait_s` for records to appear. With `encoded` the records go as the log stores
         them (`record_data`), for a follower to copy."""
         deadline = time.monotonic() + max_wait_s
-        with self._cond:
+        with self._lock:
             error = self.check_leader_epoch(fetch.current_leader_epoch)
             if error is not Errors.NONE:
                 return self._fetched(fetch, error)
@@ -246,7 +259,7 @@ class Partition:
                 remaining = deadline - time.monotonic()
                 if records or remaining <= 0:
                     return self._fetched(fetch, Errors.NONE, records)
-                self._cond.wait(min(remaining, 0.5))
+                self._wait(min(remaining, 0.5))
                 error = self.check_leader_epoch(fetch.current_leader_epoch)
                 if error is not Errors.NONE:
                     return self._fetched(fetch, error)
@@ -338,13 +351,13 @@ class Partition:
         )
         if hw != self.log.high_watermark:
             self.log.set_high_watermark(hw)
-            self._cond.notify_all()
+            self._notify()
             if self._on_high_watermark is not None:  # e.g. the produce purgatory
                 self._on_high_watermark(self)
 
     def end_offset_for_epoch(self, current_leader_epoch: int, epoch: int) -> m.EpochEndOffset:
         """KIP-101: where `epoch` ended in this leader's log."""
-        with self._cond:
+        with self._lock:
             error = self.check_leader_epoch(current_leader_epoch)
             if error is not Errors.NONE:
                 return m.EpochEndOffset(self.tp.topic, self.tp.partition, error)
@@ -405,13 +418,13 @@ class Partition:
             high_watermark=self.log.high_watermark,
         )
         self._on_isr_change(self.tp)
-        self._cond.notify_all()
+        self._notify()
 
     # -- follower (replica fetcher thread) ------------------------------------------------
 
     def append_as_follower(self, records: Sequence[m.FetchedRecord], leader_hw: int) -> None:
         """Append what the leader sent and follow its high watermark."""
-        with self._cond:
+        with self._lock:
             if records:
                 self.log.append_as_follower(
                     [
@@ -423,14 +436,14 @@ class Partition:
 
     def append_encoded_as_follower(self, data: bytes, leader_hw: int) -> None:
         """`append_as_follower` of records as the leader's log stores them."""
-        with self._cond:
+        with self._lock:
             if data:
                 self.log.append_encoded_as_follower(data)
             self.log.set_high_watermark(min(leader_hw, self.log.log_end_offset))
 
     def truncate_to(self, offset: int) -> int:
         """Drop the divergent tail (KIP-101); returns the records removed."""
-        with self._cond:
+        with self._lock:
             before = self.log.log_end_offset
             dropped = self._tail_records(offset, before)
             self.log.truncate_to(offset)
@@ -461,5 +474,5 @@ class Partition:
 
     def under_replicated(self) -> bool:
         """Led here with an ISR smaller than the replica set."""
-        with self._cond:
+        with self._lock:
             return self.is_leader and len(self.isr) < len(self.replicas)

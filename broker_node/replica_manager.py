@@ -101,6 +101,8 @@ class ReplicaManager:
         #: every partition hosted since (its log makes its directory at its first write).
         #: A partition not named here is new to the disk, and its log looks for nothing.
         self._maybe_on_disk = _listed(config.data_dir)
+        #: PartitionConfig by min.insync.replicas: one shared instance each
+        self._configs: dict[int, PartitionConfig] = {}
         self._isr_changes: set[TopicPartition] = set()
         self._last_isr_change_ms = 0.0
         self._last_propagation_ms = time.monotonic() * 1000
@@ -165,11 +167,15 @@ class ReplicaManager:
         return sorted(p.tp for p in hosted)
 
     def _partition_config(self, min_isr: int) -> PartitionConfig:
-        return PartitionConfig(
-            self.config.lag_time_max_ms,
-            min_isr,
-            reread_isr_on_conflict=not self.config.bug_switches.on(STALE_ISR_CACHE),
-        )
+        """The (immutable, shared) replication settings for `min_isr`."""
+        config = self._configs.get(min_isr)
+        if config is None:
+            config = self._configs[min_isr] = PartitionConfig(
+                self.config.lag_time_max_ms,
+                min_isr,
+                reread_isr_on_conflict=not self.config.bug_switches.on(STALE_ISR_CACHE),
+            )
+        return config
 
     def _log_dir(self, tp: TopicPartition) -> Path:
         return self.config.data_dir / f"{tp.topic}-{tp.partition}"
@@ -184,8 +190,11 @@ class ReplicaManager:
                 directory = self._log_dir(tp)
                 log = PartitionLog(directory, absent=directory.name not in self._maybe_on_disk)
                 self._maybe_on_disk.add(directory.name)
-                min_isr = min_insync_replicas(
-                    overrides.get(tp.topic, {}), self.config.min_insync_replicas
+                topic_overrides = overrides.get(tp.topic)
+                min_isr = (
+                    min_insync_replicas(topic_overrides, self.config.min_insync_replicas)
+                    if topic_overrides
+                    else self.config.min_insync_replicas
                 )
                 partition = Partition(
                     tp,

@@ -59,6 +59,8 @@ HW_CHECKPOINT_INTERVAL_S = 1.0
 """A rising high watermark is written to `hw-checkpoint` at most this often."""
 
 _U32_MAX = (1 << 32) - 1
+#: The epoch checkpoint of a log without epochs (a new log has none).
+_NO_EPOCHS = encode_epoch_checkpoint([])
 
 
 class PartitionLog:
@@ -103,7 +105,7 @@ class PartitionLog:
         #: thousands of partitions created at once and never written cost no directory.
         self._directory_made = not loaded.fresh
         if loaded.fresh:  # missing checkpoints read as these values: write them on change
-            self._epochs_on_disk = encode_epoch_checkpoint(self._epochs.entries)
+            self._epochs_on_disk = _NO_EPOCHS
             self._epochs_compared = self._epochs.changes
             self._hw_on_disk = self._high_watermark
         elif loaded.epochs_changed or not (directory / LEADER_EPOCH_CHECKPOINT).exists():
