@@ -95,26 +95,34 @@ def leader_and_isr_request_to_pb(r: m.LeaderAndIsrRequest) -> pb.LeaderAndIsrReq
     return out
 
 
+def _ids(ids: Any) -> tuple[int, ...]:
+    """A repeated broker-id field as a tuple (an empty one, the common case for adding,
+    removing and offline replicas, without a conversion)."""
+    return tuple(ids) if ids else ()
+
+
 def leader_and_isr_request_from_pb(r: pb.LeaderAndIsrRequest) -> m.LeaderAndIsrRequest:
     """Protobuf -> domain."""
+    state = m.LeaderAndIsrPartitionState
+    states = [
+        state(
+            s.topic,
+            s.partition,
+            s.controller_epoch,
+            s.leader,
+            s.leader_epoch,
+            tuple(s.isr),
+            s.zk_version,
+            tuple(s.replicas),
+            _ids(s.adding_replicas),
+            _ids(s.removing_replicas),
+            s.is_new,
+        )
+        for s in r.partition_states
+    ]
     return m.LeaderAndIsrRequest(
         header=_header_from_pb(r.header),
-        partition_states=tuple(
-            m.LeaderAndIsrPartitionState(
-                s.topic,
-                s.partition,
-                s.controller_epoch,
-                s.leader,
-                s.leader_epoch,
-                tuple(s.isr),
-                s.zk_version,
-                tuple(s.replicas),
-                tuple(s.adding_replicas),
-                tuple(s.removing_replicas),
-                s.is_new,
-            )
-            for s in r.partition_states
-        ),
+        partition_states=tuple(states),
         live_leaders=tuple(m.LiveLeader(x.broker_id, x.host, x.port) for x in r.live_leaders),
     )
 
@@ -168,22 +176,24 @@ def update_metadata_request_to_pb(r: m.UpdateMetadataRequest) -> pb.UpdateMetada
 
 def update_metadata_request_from_pb(r: pb.UpdateMetadataRequest) -> m.UpdateMetadataRequest:
     """Protobuf -> domain."""
+    state = m.UpdateMetadataPartitionState
+    states = [
+        state(
+            s.topic,
+            s.partition,
+            s.controller_epoch,
+            s.leader,
+            s.leader_epoch,
+            tuple(s.isr),
+            s.zk_version,
+            tuple(s.replicas),
+            _ids(s.offline_replicas),
+        )
+        for s in r.partition_states
+    ]
     return m.UpdateMetadataRequest(
         header=_header_from_pb(r.header),
-        partition_states=tuple(
-            m.UpdateMetadataPartitionState(
-                s.topic,
-                s.partition,
-                s.controller_epoch,
-                s.leader,
-                s.leader_epoch,
-                tuple(s.isr),
-                s.zk_version,
-                tuple(s.replicas),
-                tuple(s.offline_replicas),
-            )
-            for s in r.partition_states
-        ),
+        partition_states=tuple(states),
         live_brokers=tuple(_live_broker_from_pb(b) for b in r.live_brokers),
     )
 
