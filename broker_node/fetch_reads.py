@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 
-from broker_node.fetch_session import CachedPartition
+from broker_node.fetch_session import CachedPartition, FetchSession
 from broker_node.partition import Partition
 from rpc import messages as m
 from rpc.errors import Errors
@@ -40,15 +40,17 @@ def read_partitions(
 
 
 def read_session(
-    entries: Iterable[CachedPartition], request: m.FetchRequest
+    entries: Iterable[CachedPartition], request: m.FetchRequest, session: FetchSession | None
 ) -> list[m.FetchedPartition]:
-    """Read every partition of an incremental session (each entry's `hosted` already set
+    """Read the `entries` of an incremental `session` (each entry's `hosted` already set
     by the replica manager) without waiting; only those whose answer would be sent
-    (records, an error, new offsets) are returned."""
+    (records, an error, new offsets) are returned. Each entry's `idle` says whether its
+    follower was found idle at the log end."""
     out = []
     for entry in entries:
         partition: Partition | None = entry.hosted
         if partition is None:
+            entry.idle = False
             out.append(_unknown(entry.fetch))
             continue
         fetched = partition.read_if_changed(
@@ -57,6 +59,7 @@ def read_session(
             entry.high_watermark,
             entry.log_start_offset,
             request.encoded_records,
+            (session, entry) if session is not None else None,
         )
         if fetched is not None:
             out.append(fetched)

@@ -6,9 +6,11 @@ session, each partition's fetch state (offset, leader epoch, max records) and wh
 answered about it (high watermark, log start offset). The follower then names only the
 partitions whose fetch state changed (and, in `forgotten`, those it stopped fetching), and
 the answer names only the partitions with records, an error, or a changed high watermark
-or log start offset. The leader still reads every partition of the session on each fetch,
-so a follower's progress and its caught-up time are recorded as before (ISR, high
-watermark and acks=all are unchanged).
+or log start offset. The leader reads only the partitions of the session that changed on
+either side since its last read, and records the skipped ones' follower as caught up when
+their log end next moves (`ReplicaManager._to_read`, `Partition._settle_idle`), so ISR,
+high watermark and acks=all are unchanged; the entries and the session carry the reader's
+bookkeeping for that.
 
 How a Fetch is taken (`context`), by its session epoch:
 
@@ -61,6 +63,10 @@ class CachedPartition:
     #: the reader's hosted set it was looked up in (the cache never reads them).
     hosted: Any = None
     hosted_version: int = -1
+    #: The last read found an ISR follower at the leader's log end with nothing to answer:
+    #: until the partition or the follower's fetch offset changes, the reader may skip it
+    #: (`Partition.read_if_changed`, `ReplicaManager.fetch`).
+    idle: bool = False
 
 
 @dataclass(slots=True)
@@ -72,6 +78,11 @@ class FetchSession:
     partitions: dict[TopicPartition, CachedPartition]
     next_epoch: int = 1
     last_used: float = 0.0
+    #: The reader's bookkeeping (the cache never reads them): the leader's change version
+    #: up to which every changed partition was read, and when the latest fetch came (ms,
+    #: monotonic), when every partition it skipped was idle.
+    seen_version: int = -1
+    fetched_ms: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +98,8 @@ class FetchContext:
     error: Errors = Errors.NONE
     full: bool = True
     entries: tuple[CachedPartition, ...] = ()
+    #: The partitions an incremental fetch named: added, or fetched from a new offset.
+    named: frozenset[TopicPartition] = frozenset()
 
     @property
     def session_id(self) -> int:
@@ -181,7 +194,8 @@ class FetchSessionCache:
                     entry.fetch = fetch
             entries = tuple(cached.values())
             reads = tuple(entry.fetch for entry in entries)
-            return FetchContext(reads, session, full=False, entries=entries)
+            named = frozenset(fetch.topic_partition for fetch in request.partitions)
+            return FetchContext(reads, session, full=False, entries=entries, named=named)
 
     def answer(
         self, context: FetchContext, read: Sequence[m.FetchedPartition]

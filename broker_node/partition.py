@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from broker_node import isr as decide
 from broker_node.isr_writes import IsrStore, write_isr
@@ -31,6 +32,12 @@ from eventlog import EventKind, EventLog
 from rpc import messages as m
 from rpc.errors import Errors
 from zkdata.model import NO_EPOCH, LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
+
+if TYPE_CHECKING:
+    from broker_node.fetch_session import CachedPartition, FetchSession
+
+    #: A follower's session and its entry for this partition (`read_if_changed`).
+    SessionMark = tuple[FetchSession, CachedPartition]
 
 #: The most removed records one `log_truncated` names.
 TRUNCATED_RECORDS_LOGGED = 1000
@@ -99,6 +106,9 @@ class Partition:
         self.zk_version = 0
         self.controller_epoch = 0
         self._followers: dict[int, decide.FollowerState] = {}
+        #: ISR followers last found idle at the log end in a fetch session, which may skip
+        #: reading this partition until it changes (`_settle_idle`).
+        self._idle: dict[int, SessionMark] = {}
         self._leader_epoch_start_offset = 0
         self._leadership_term = 0
 
@@ -136,6 +146,7 @@ class Partition:
                 self._leadership_term += 1
             self._apply(state)
             self._leader_epoch_start_offset = self.log.log_end_offset
+            self._idle = {}
             self._followers = {
                 r: decide.FollowerState(last_caught_up_ms=now if r in self.isr else 0)
                 for r in self.replicas
@@ -149,6 +160,7 @@ class Partition:
         with self._lock:
             self._apply(state)
             self._followers = {}
+            self._idle = {}
             self._notify()
 
     def stop(self) -> None:
@@ -156,6 +168,7 @@ class Partition:
         with self._lock:
             self.leader = -1
             self._followers = {}
+            self._idle = {}
             self._notify()
 
     def _apply(self, state: m.LeaderAndIsrPartitionState) -> None:
@@ -186,6 +199,8 @@ class Partition:
                 return Errors.NOT_LEADER_OR_FOLLOWER, -1, -1
             if acks == -1 and len(self.isr) < self.config.min_insync_replicas:
                 return Errors.NOT_ENOUGH_REPLICAS, -1, -1
+            if self._idle:
+                self._settle_idle(self.log.log_end_offset)
             first, last = self.log.append_as_leader(stamped, self.leader_epoch)
             self._maybe_increment_hw()
             self._notify()
@@ -271,6 +286,7 @@ class Partition:
         high_watermark: int,
         log_start_offset: int,
         encoded: bool = False,
+        mark: SessionMark | None = None,
     ) -> m.FetchedPartition | None:
         """`read` without waiting, for a partition of an incremental fetch session whose
         last answer carried `high_watermark` and `log_start_offset`: None when the answer
@@ -278,7 +294,9 @@ class Partition:
         same). The follower's fetch is recorded either way. The common case of a session
         of thousands of idle partitions takes this short path, and an ISR follower already
         at the log end a shorter one still: only its fetch time moves (nothing else that
-        `_follower_fetched` decides can change)."""
+        `_follower_fetched` decides can change). That follower is then idle: `mark` (its
+        session and the session's entry for this partition) says so, and the session may
+        skip reading the partition until something changes (`_settle_idle`)."""
         with self._lock:
             if (
                 replica_id >= 0
@@ -296,12 +314,40 @@ class Partition:
                         self._followers[replica_id] = decide.after_fetch(
                             before, end, end, self._clock()
                         )
+                        if mark is not None:
+                            mark[1].idle = True
+                            self._idle[replica_id] = mark
                         return None
+                    if mark is not None:
+                        mark[1].idle = False
                     self._follower_fetched(replica_id, fetch.fetch_offset)
                     if self.log.high_watermark == high_watermark:  # the fetch may move it
                         return None
                     return self._fetched(fetch, Errors.NONE)
+            if mark is not None:
+                mark[1].idle = False
             return self.read(fetch, replica_id, 0.0, encoded)
+
+    def _settle_idle(self, log_end_offset: int) -> None:
+        """Before the log end moves from `log_end_offset`: a follower whose session has
+        skipped this partition since it was found idle was caught up as of that session's
+        latest fetch, if the partition is still in the session with the same fetch offset
+        (Kafka records each fetch; a session that skips idle partitions records them
+        here, once). Then every follower is read again at its next fetch."""
+        for replica_id, (session, entry) in self._idle.items():
+            state = self._followers.get(replica_id)
+            if (
+                state is not None
+                and state.log_end_offset == log_end_offset
+                and entry.idle
+                and entry.fetch.fetch_offset == log_end_offset
+                and session.partitions.get(self.tp) is entry
+                and session.fetched_ms > state.last_fetch_ms
+            ):
+                self._followers[replica_id] = decide.after_fetch(
+                    state, log_end_offset, log_end_offset, session.fetched_ms
+                )
+        self._idle = {}
 
     def _fetched(
         self, fetch: m.FetchPartition, error: Errors, records: Sequence[Record] | bytes = ()
@@ -331,6 +377,7 @@ class Partition:
         before = self._followers.get(replica_id)
         if before is None:
             return
+        self._idle.pop(replica_id, None)
         state = decide.after_fetch(before, fetch_offset, self.log.log_end_offset, self._clock())
         self._followers[replica_id] = state
         if replica_id not in self.isr and decide.may_join_isr(

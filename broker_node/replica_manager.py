@@ -29,6 +29,8 @@ from broker_node.fetch_session import (
     DEFAULT_EVICTION_S,
     DEFAULT_MAX_SESSIONS,
     CachedPartition,
+    FetchContext,
+    FetchSession,
     FetchSessionCache,
 )
 from broker_node.fetcher import ReplicaFetcherManager
@@ -332,10 +334,10 @@ class ReplicaManager:
         thousands of partitions asks about twice a second rather than ten times. A
         follower's progress moves high watermarks as it is read, which answers parked
         produce requests at once (`_high_watermark_moved`). A Fetch of an incremental
-        session (`broker_node.fetch_session`) reads every partition of the session and
-        answers only those that changed; woken by a change, it reads again only the
-        partitions that changed (`ChangeCounter.changed_since`). A session error is
-        answered alone."""
+        session (`broker_node.fetch_session`) reads the partitions of the session that
+        changed on either side since its last fetch (`_to_read`) and answers only those
+        whose answer changed; woken by a change, it reads again only the partitions that
+        changed (`ChangeCounter.changed_since`). A session error is answered alone."""
         now = time.monotonic()
         context = self.fetch_sessions.context(request, now)
         if context.error is not Errors.NONE:
@@ -343,25 +345,52 @@ class ReplicaManager:
         deadline = now + request.max_wait_ms / 1000
         reads = context.reads
         single = context.full and len(reads) == 1
+        session = context.session
         entries = context.entries
+        # every change up to `seen` is read by the end of a pass: each set of partitions to
+        # read is taken after the version it covers up to
+        seen = self._changes.version
+        if not context.full and session is not None:
+            session.fetched_ms = int(now * 1000)  # the skipped partitions' time (`_to_read`)
+            entries = self._to_read(context, session)
         while True:
-            seen = self._changes.version
             if context.full:
                 out = read_partitions(reads, request, deadline if single else None, self.partition)
             else:
                 self._memoise(entries)
-                out = read_session(entries, request)
+                out = read_session(entries, request, session)
+                if session is not None:
+                    session.seen_version = seen
             done = single or any(p.has_records or p.error is not Errors.NONE for p in out)
             if done or not self._changes.wait_past(seen, deadline, self._stopped):
                 return m.FetchResponse(
                     Errors.NONE, self.fetch_sessions.answer(context, out), context.session_id
                 )
+            now_seen = self._changes.version
             changed = self._changes.changed_since(seen)
+            seen = now_seen
             entries = (
                 context.entries
                 if changed is None
                 else tuple(e for e in context.entries if e.tp in changed)
             )
+
+    def _to_read(self, context: FetchContext, session: FetchSession) -> tuple[CachedPartition, ...]:
+        """The entries of an incremental fetch to read: every entry unless its last read
+        found the follower idle at the log end (`CachedPartition.idle`), and neither
+        this broker changed the partition since the session's last read
+        (`ChangeCounter.changed_since`) nor this fetch named it. A skipped partition's
+        follower is caught up as of this fetch (`session.fetched_ms`): its partition
+        records that when its log end next moves (`Partition.append_as_leader`), so that
+        an idle session of thousands of partitions costs a set lookup each, not a read."""
+        entries = context.entries
+        changed = (
+            self._changes.changed_since(session.seen_version) if session.seen_version >= 0 else None
+        )
+        if changed is None:
+            return entries
+        named = context.named
+        return tuple(e for e in entries if not e.idle or e.tp in changed or e.tp in named)
 
     def _memoise(self, entries: Iterable[CachedPartition]) -> None:
         """Point each session entry at its hosted partition; looked up again only after

@@ -1,5 +1,7 @@
 """`ReplicaManager.fetch` as a long poll of an incremental fetch session: woken by a
-change, it reads again only the partitions that changed, and answers them.
+change, it reads again only the partitions that changed, and answers them; a later fetch
+reads only what changed on either side since, and a follower whose idle partitions are
+skipped stays in sync.
 
 Setup: broker 1 leads 50 partitions of topic "orders" (replicas 1, 2; ISR 1, 2), and
 follower 2 holds a session of all of them at their log end, so that an incremental fetch
@@ -9,6 +11,7 @@ naming nothing waits.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Collection, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -22,7 +25,7 @@ from eventlog.testing import RecordingEventLog
 from harness.waiting import wait_until
 from rpc import messages as m
 from rpc.errors import Errors
-from zkdata.model import TopicPartition
+from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 
 PARTITIONS = 50
 TPS = [TopicPartition("orders", p) for p in range(PARTITIONS)]
@@ -57,10 +60,7 @@ def _open_session(replicas: ReplicaManager) -> int:
     return reply.session_id
 
 
-def test_a_woken_session_fetch_reads_only_the_partition_that_changed(
-    replicas: ReplicaManager, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    session_id = _open_session(replicas)
+def _counting_reads(monkeypatch: pytest.MonkeyPatch) -> list[TopicPartition]:
     reads: list[TopicPartition] = []
     lock = threading.Lock()
     original = Partition.read_if_changed
@@ -71,6 +71,14 @@ def test_a_woken_session_fetch_reads_only_the_partition_that_changed(
         return original(self, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(Partition, "read_if_changed", counted)
+    return reads
+
+
+def test_a_woken_session_fetch_reads_only_the_partition_that_changed(
+    replicas: ReplicaManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session_id = _open_session(replicas)
+    reads = _counting_reads(monkeypatch)
     waiting = m.FetchRequest((), 2, 10_000, session_id=session_id, session_epoch=1)
     with ThreadPoolExecutor(1) as pool:
         reply = pool.submit(replicas.fetch, waiting)
@@ -84,3 +92,92 @@ def test_a_woken_session_fetch_reads_only_the_partition_that_changed(
     assert answer.partitions[0].has_records
     assert reads[:PARTITIONS] == TPS  # the first pass reads the whole session
     assert reads[PARTITIONS:] == [TPS[7]]  # woken, it reads only what changed
+
+
+def test_a_session_fetch_reads_only_what_changed_on_either_side(
+    replicas: ReplicaManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once a pass found every follower idle at the log end, a fetch reads a partition
+    only when the leader changed it or the fetch names it; one that answered records is
+    read again until it is idle."""
+    session_id = _open_session(replicas)
+    reads = _counting_reads(monkeypatch)
+
+    def fetch(epoch: int, *named: int) -> m.FetchResponse:
+        asks = tuple(m.FetchPartition("orders", p, 0, 1) for p in named)
+        request = m.FetchRequest(asks, 2, 0, session_id=session_id, session_epoch=epoch)
+        reply = replicas.fetch(request)
+        assert reply.error is Errors.NONE
+        return reply
+
+    fetch(1)
+    assert reads == TPS  # the first incremental pass reads the whole session
+    reads.clear()
+    fetch(2)
+    assert reads == []  # nothing changed on either side
+    record = (m.ProducedRecord(None, b"v"),)
+    assert replicas.produce(m.ProduceRequest("orders", 7, record, acks=1)).result(10).error is (
+        Errors.NONE
+    )
+    answer = fetch(3)
+    assert reads == [TPS[7]]
+    assert [p.topic_partition for p in answer.partitions] == [TPS[7]]
+    reads.clear()
+    fetch(4, 3)
+    assert reads == [TPS[3], TPS[7]]  # named, and not idle yet (it answered records)
+
+
+def test_a_follower_whose_session_skips_an_idle_partition_stays_in_sync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Follower 2 keeps fetching, and its session skips the idle partitions for longer
+    than `replica.lag.time.max.ms`: when records then arrive, it was caught up as of its
+    last fetch, so an ISR-expiration round keeps it. Once it stops fetching, a round
+    after the lag time takes it out (the store accepts the write)."""
+
+    def no_overrides(_topics: Collection[str]) -> dict[str, dict[str, str]]:
+        return {}
+
+    lag_ms = 1000
+    store = FakeIsrStore()
+    manager = ReplicaManager(
+        1,
+        ReplicationConfig(data_dir=tmp_path, lag_time_max_ms=lag_ms),
+        store,
+        RecordingEventLog("b1"),
+        no_overrides,
+    )
+    try:
+        for tp in TPS:
+            store.put_state(tp, LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 1, (1, 2), 0), 1), 0)
+        manager.become_leader_or_follower(
+            [
+                m.LeaderAndIsrPartitionState(tp.topic, tp.partition, 1, 1, 1, (1, 2), 0, (1, 2))
+                for tp in TPS
+            ],
+            [],
+        )
+        session_id = _open_session(manager)
+        reads = _counting_reads(monkeypatch)
+        epoch = 1
+        idle_until = time.monotonic() + 1.5 * lag_ms / 1000
+        while time.monotonic() < idle_until:  # long polls of 100 ms, nothing changing
+            request = m.FetchRequest((), 2, 100, session_id=session_id, session_epoch=epoch)
+            assert manager.fetch(request).error is Errors.NONE
+            epoch += 1
+        assert reads == TPS  # only the first pass read the partitions
+        record = (m.ProducedRecord(None, b"v"),)
+        manager.produce(m.ProduceRequest("orders", 7, record, acks=1)).result(10)
+        manager.expire_isr_round()
+        partition = manager.partition(TPS[7])
+        assert partition is not None
+        assert partition.isr == (1, 2)
+
+        def shrunk() -> bool:
+            manager.expire_isr_round()
+            return partition.isr == (1,)
+
+        wait_until(shrunk, 10, "the silent follower stayed in the ISR")
+        assert time.monotonic() - idle_until >= lag_ms / 1000 - 0.2
+    finally:
+        manager.shutdown()
