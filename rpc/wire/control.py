@@ -6,6 +6,8 @@ and ElectLeaders. Converts `rpc.messages` to and from protobuf, adapts a
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from typing import Any, Protocol
 
 import grpc
@@ -147,19 +149,51 @@ def _endpoint_to_pb(e: EndPoint) -> pb.Endpoint:
     )
 
 
-def update_metadata_request_to_pb(r: m.UpdateMetadataRequest) -> pb.UpdateMetadataRequest:
-    """Domain -> protobuf."""
-    out = pb.UpdateMetadataRequest(
-        header=_header_to_pb(r.header),
-        live_brokers=[
-            pb.LiveBroker(
-                id=b.id, endpoints=[_endpoint_to_pb(e) for e in b.endpoints], rack=b.rack or ""
-            )
-            for b in r.live_brokers
-        ],
-    )
+#: Below this many partition states an UpdateMetadata is built directly, not shared.
+SHARED_STATES_MIN = 100
+
+
+class _SharedPartitionStates:
+    """The protobuf partition states of the last few large UpdateMetadata requests, by
+    the identity of their tuple. The controller sends every live broker the same states
+    (one tuple, `controller.request_batch`), so the request to each further broker copies
+    them in C (3 ms for 10,000) instead of adding 10,000 entries again in Python (26 ms).
+    A kept tuple is referenced, so its identity cannot pass to another while kept. Any
+    thread (the senders convert concurrently)."""
+
+    def __init__(self, keep: int) -> None:
+        self._keep = keep
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[
+            int, tuple[tuple[m.UpdateMetadataPartitionState, ...], pb.UpdateMetadataRequest]
+        ] = OrderedDict()
+
+    def encoded(
+        self, states: tuple[m.UpdateMetadataPartitionState, ...]
+    ) -> pb.UpdateMetadataRequest:
+        """A request holding only `states` (the caller merges it into its own)."""
+        key = id(states)
+        with self._lock:
+            kept = self._kept.get(key)
+        if kept is not None and kept[0] is states:
+            return kept[1]
+        template = pb.UpdateMetadataRequest()
+        _add_update_metadata_states(template, states)
+        with self._lock:
+            self._kept[key] = (states, template)
+            while len(self._kept) > self._keep:
+                self._kept.popitem(last=False)
+        return template
+
+
+_shared_states = _SharedPartitionStates(keep=8)
+
+
+def _add_update_metadata_states(
+    out: pb.UpdateMetadataRequest, states: tuple[m.UpdateMetadataPartitionState, ...]
+) -> None:
     add = out.partition_states.add
-    for s in r.partition_states:
+    for s in states:
         add(
             topic=s.topic,
             partition=s.partition,
@@ -171,6 +205,24 @@ def update_metadata_request_to_pb(r: m.UpdateMetadataRequest) -> pb.UpdateMetada
             replicas=s.replicas,
             offline_replicas=s.offline_replicas,
         )
+
+
+def update_metadata_request_to_pb(r: m.UpdateMetadataRequest) -> pb.UpdateMetadataRequest:
+    """Domain -> protobuf. The states of a large request are encoded once for every
+    broker that is sent the same tuple of them (`_SharedPartitionStates`)."""
+    out = pb.UpdateMetadataRequest(
+        header=_header_to_pb(r.header),
+        live_brokers=[
+            pb.LiveBroker(
+                id=b.id, endpoints=[_endpoint_to_pb(e) for e in b.endpoints], rack=b.rack or ""
+            )
+            for b in r.live_brokers
+        ],
+    )
+    if len(r.partition_states) < SHARED_STATES_MIN:
+        _add_update_metadata_states(out, r.partition_states)
+    else:
+        out.MergeFrom(_shared_states.encoded(r.partition_states))
     return out
 
 

@@ -21,6 +21,7 @@ from rpc import messages as m
 from rpc import strategies as rt
 from rpc import wire
 from rpc.errors import Errors
+from rpc.wire.control import SHARED_STATES_MIN
 from rpc.wire.testing import LoopbackStub, loopback_control_client
 from testbed_rpc import control_pb2 as pb
 from zkdata.model import EndPoint, TopicPartition
@@ -29,6 +30,15 @@ PROPERTY = settings(max_examples=100, deadline=None)
 
 D = TypeVar("D")
 P = TypeVar("P", bound=Message)
+
+
+def _update_metadata_through_bytes(request: m.UpdateMetadataRequest) -> m.UpdateMetadataRequest:
+    return through_bytes(
+        request,
+        wire.update_metadata_request_to_pb,
+        pb.UpdateMetadataRequest,
+        wire.update_metadata_request_from_pb,
+    )
 
 
 def through_bytes(
@@ -344,13 +354,7 @@ def test_any_leader_and_isr_request_survives_the_wire(request: m.LeaderAndIsrReq
 @PROPERTY
 @given(request=update_metadata_requests)
 def test_any_update_metadata_request_survives_the_wire(request: m.UpdateMetadataRequest) -> None:
-    back = through_bytes(
-        request,
-        wire.update_metadata_request_to_pb,
-        pb.UpdateMetadataRequest,
-        wire.update_metadata_request_from_pb,
-    )
-    assert back == request
+    assert _update_metadata_through_bytes(request) == request
 
 
 @PROPERTY
@@ -529,3 +533,26 @@ def test_elect_leaders_survives_the_wire(loopback: Loopback) -> None:
         Errors.NONE,
         tuple(m.PartitionElectionResult(tp, Errors.ELECTION_NOT_NEEDED) for tp in partitions),
     )
+
+
+def _large_update_metadata(broker_epoch: int, leader_epoch: int) -> m.UpdateMetadataRequest:
+    states = tuple(
+        m.UpdateMetadataPartitionState(
+            f"t{i % 7}", i, 1, 1 + i % 3, leader_epoch, (1, 2), 4, (1, 2, 3)
+        )
+        for i in range(SHARED_STATES_MIN * 2)
+    )
+    broker = m.LiveBroker(1, (EndPoint("h1", 9092),), None)
+    return m.UpdateMetadataRequest(m.ControlHeader(2, 5, broker_epoch), states, (broker,))
+
+
+def test_brokers_sent_the_same_states_get_them_with_their_own_headers() -> None:
+    """Large requests to several brokers share one encoding of their states; each keeps
+    its own header, and a request with other states is never given the kept ones."""
+    first = _large_update_metadata(100, 7)
+    second = m.UpdateMetadataRequest(
+        m.ControlHeader(2, 5, 200), first.partition_states, first.live_brokers
+    )
+    other = _large_update_metadata(300, 8)
+    for request in (first, second, other, second):
+        assert _update_metadata_through_bytes(request) == request
