@@ -253,14 +253,9 @@ class ReplicaManager:
         parked = self.purgatory.parked_partitions()
         if parked:
             self._check_purgatory(
-                filter(
-                    None,
-                    (
-                        self.partition(s.topic_partition)
-                        for s in states
-                        if s.topic_partition in parked
-                    ),
-                )
+                p
+                for s in states
+                if s.topic_partition in parked and (p := self.partition(s.topic_partition))
             )
         self._changes.bump(s.topic_partition for s in states)
         return failed

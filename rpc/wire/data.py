@@ -160,25 +160,16 @@ def fetch_response_to_pb(r: m.FetchResponse) -> pb.FetchResponse:
             log_end_offset=p.log_end_offset,
             record_data=p.record_data,
         )
-        if p.records:
-            record = fetched.records.add
-            for rec in p.records:
-                if rec.key is None:
-                    record(
-                        offset=rec.offset,
-                        leader_epoch=rec.leader_epoch,
-                        timestamp_ms=rec.timestamp_ms,
-                        value=rec.value,
-                    )
-                else:
-                    record(
-                        offset=rec.offset,
-                        leader_epoch=rec.leader_epoch,
-                        timestamp_ms=rec.timestamp_ms,
-                        key=rec.key,
-                        has_key=True,
-                        value=rec.value,
-                    )
+        record = fetched.records.add
+        for rec in p.records:
+            record(
+                offset=rec.offset,
+                leader_epoch=rec.leader_epoch,
+                timestamp_ms=rec.timestamp_ms,
+                key=rec.key or b"",
+                has_key=rec.key is not None,
+                value=rec.value,
+            )
     return out
 
 
