@@ -15,6 +15,7 @@ Bug switches (docs/bugs.md): `kafka-1188` obeys requests of an older controller 
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -172,9 +173,8 @@ class ControlRequestHandler:
         every partition at its current epoch, so these come in thousands)."""
         if not fenced:
             return
-        by_error: dict[str, int] = {}
-        for _, error, _, _ in fenced:
-            by_error[error.name] = by_error.get(error.name, 0) + 1
+        counts = Counter(error for _, error, _, _ in fenced)
+        by_error = {error.name: n for error, n in counts.items()}
         self._events.emit(
             EventKind.PARTITION_FENCED,
             api=api,
@@ -216,37 +216,40 @@ class ControlRequestHandler:
             self._obeyed(request.header)
             results = []
             fenced: list[_Fenced] = []
+            accepted: list[m.LeaderAndIsrPartitionState] = []
+            invalid_by_tp = verdict.invalid
+            hosted_by_tp = self._hosted
+            check = fencing.check_leader_and_isr_partition
+            none, new_error, new_tp = Errors.NONE, m.PartitionError, TopicPartition
             for state in request.partition_states:
-                tp = state.topic_partition
-                invalid = verdict.invalid.get(tp)
+                tp = new_tp(state.topic, state.partition)
+                invalid = invalid_by_tp.get(tp) if invalid_by_tp else None
                 if invalid is not None:
-                    results.append(m.PartitionError(tp, invalid))
+                    results.append(new_error(tp, invalid))
                     continue
-                hosted = self._hosted.get(tp)
-                fenced_by = fencing.check_leader_and_isr_partition(
+                hosted = hosted_by_tp.get(tp)
+                fenced_by = check(
                     state.leader_epoch,
                     hosted.state.leader_epoch if hosted else None,
                     state.replicas,
                     self.broker_id,
                 )
-                if fenced_by is Errors.NONE:
-                    self._hosted[tp] = HostedPartition(state, state.leader == self.broker_id)
+                if fenced_by is none:
+                    hosted_by_tp[tp] = HostedPartition(state, state.leader == self.broker_id)
+                    accepted.append(state)
                 else:
                     fenced.append((tp, fenced_by, state.leader_epoch, hosted))
-                results.append(m.PartitionError(tp, fenced_by))
+                results.append(new_error(tp, fenced_by))
             self._fenced("LeaderAndIsr", request.header, fenced)
-            if self._replicas is not None:
-                accepted = {r.topic_partition for r in results if r.error is Errors.NONE}
-                failed = self._replicas.become_leader_or_follower(
-                    [s for s in request.partition_states if s.topic_partition in accepted],
-                    request.live_leaders,
-                )
+            if self._replicas is not None and accepted:
+                failed = self._replicas.become_leader_or_follower(accepted, request.live_leaders)
                 for tp in failed:  # not hosted: a later LeaderAndIsr may try again
-                    self._hosted.pop(tp, None)
-                results = [
-                    m.PartitionError(r.topic_partition, failed.get(r.topic_partition, r.error))
-                    for r in results
-                ]
+                    hosted_by_tp.pop(tp, None)
+                if failed:
+                    results = [
+                        new_error(r.topic_partition, failed.get(r.topic_partition, r.error))
+                        for r in results
+                    ]
             self._accepted("LeaderAndIsr", request.header, broker_epoch, tuple(results))
             return m.LeaderAndIsrResponse(Errors.NONE, tuple(results))
 

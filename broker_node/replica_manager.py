@@ -432,10 +432,12 @@ class ReplicaManager:
         checkpoints that changed. A partition this broker follows, with nothing new to
         checkpoint, costs a lock and a few comparisons."""
         parked = self.purgatory.parked_partitions()
+        broker_id = self.broker_id
         for partition in self.partitions():
             try:
-                partition.maybe_shrink_isr()
-                if partition.tp in parked:
+                if partition.leader == broker_id:  # re-checked under the partition's lock
+                    partition.maybe_shrink_isr()
+                if parked and partition.tp in parked:
                     self.purgatory.check(partition.tp, partition)
                 partition.log.flush()  # checkpoints the high watermark and epochs
             except Exception as exc:  # ZooKeeper trouble: try again next round

@@ -18,6 +18,9 @@ from zkdata.model import (
 )
 from zkdata.topic_configs import unclean_leader_election_enabled
 
+#: The assignment of a partition the context does not know.
+_UNASSIGNED = ReplicaAssignment(())
+
 
 @dataclass(frozen=True, slots=True, order=True)
 class PartitionReplica:
@@ -173,7 +176,9 @@ class ControllerContext:
 
     def assignment(self, tp: TopicPartition) -> ReplicaAssignment:
         """The replicas of a partition (empty if unknown)."""
-        return self._assignments.get(tp.topic, {}).get(tp.partition, ReplicaAssignment(()))
+        partitions = self._assignments.get(tp.topic)
+        found = partitions.get(tp.partition) if partitions is not None else None
+        return found if found is not None else _UNASSIGNED
 
     def replicas(self, tp: TopicPartition) -> tuple[int, ...]:
         """The assigned replicas of a partition."""

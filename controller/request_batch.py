@@ -3,10 +3,11 @@
 At most one LeaderAndIsr, one UpdateMetadata and one StopReplica per broker per `send`
 (Kafka's `ControllerBrokerRequestBatch`), each split into parts only when it would not fit
 under gRPC's message limit (`controller.request_split`). The UpdateMetadata of a round
-names the same partition states for every broker: it is cut into parts once and each
-broker gets the same parts under its own header. Adding a LeaderAndIsr also adds
-its partition to the UpdateMetadata of every live broker. Every request carries the
-controller id, the controller epoch and the target's broker epoch.
+names the same partition states for every broker, and so does its LeaderAndIsr for
+every broker hosting the same partitions: such a request is cut into parts once and each
+broker gets the same parts under its own header (the wire encodes them once). Adding a
+LeaderAndIsr also adds its partition to the UpdateMetadata of every live broker. Every
+request carries the controller id, the controller epoch and the target's broker epoch.
 
 Answers: a LeaderAndIsr, and a StopReplica that deletes partitions of topics whose
 deletion has started, carry a response callback. It turns the answer into a typed result
@@ -26,7 +27,8 @@ Event thread only, except the response callbacks, which run on
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, KeysView
+from operator import is_
 
 from controller import events as ev
 from controller.channel_manager import ControlRequest, ControlResponse, ResponseCallback
@@ -122,24 +124,28 @@ class RequestBatch:
     ) -> None:
         """Tell `broker_ids` about a partition's leadership (and all live brokers' caches)."""
         lai = leadership.leader_and_isr
+        state: m.LeaderAndIsrPartitionState | None = None  # one object for every broker
         for broker_id in broker_ids:
             if broker_id < 0:
                 continue
             per_broker = self._leader_and_isr.setdefault(broker_id, {})
             previous = per_broker.get(tp)
-            per_broker[tp] = m.LeaderAndIsrPartitionState(
-                topic=tp.topic,
-                partition=tp.partition,
-                controller_epoch=leadership.controller_epoch,
-                leader=lai.leader,
-                leader_epoch=lai.leader_epoch,
-                isr=lai.isr,
-                zk_version=lai.zk_version,
-                replicas=assignment.replicas,
-                adding_replicas=assignment.adding_replicas,
-                removing_replicas=assignment.removing_replicas,
-                is_new=is_new or (previous is not None and previous.is_new),
-            )
+            new = is_new or (previous is not None and previous.is_new)
+            if state is None or state.is_new is not new:
+                state = m.LeaderAndIsrPartitionState(
+                    topic=tp.topic,
+                    partition=tp.partition,
+                    controller_epoch=leadership.controller_epoch,
+                    leader=lai.leader,
+                    leader_epoch=lai.leader_epoch,
+                    isr=lai.isr,
+                    zk_version=lai.zk_version,
+                    replicas=assignment.replicas,
+                    adding_replicas=assignment.adding_replicas,
+                    removing_replicas=assignment.removing_replicas,
+                    is_new=new,
+                )
+            per_broker[tp] = state
         self.add_update_metadata(self._context.live_or_shutting_down_broker_ids(), [tp])
 
     def add_stop_replica(self, broker_ids: Iterable[int], tp: TopicPartition, delete: bool) -> None:
@@ -195,22 +201,50 @@ class RequestBatch:
         return on_answer
 
     def _send_leader_and_isr(self) -> None:
+        """One LeaderAndIsr per live broker. Brokers told the very same states (the same
+        objects, in the same order: every broker hosting the same partitions) share one
+        tuple of them, cut into parts once, which the wire encodes once for all of them
+        (`rpc.wire.control`)."""
+        groups: list[tuple[tuple[m.LeaderAndIsrPartitionState, ...], list[int]]] = []
+        order: list[TopicPartition] = []
+        ordered_keys: KeysView[TopicPartition] | None = None
         for broker_id, states in sorted(self._leader_and_isr.items()):
             if self._context.live_broker(broker_id) is None:
                 continue
-            leaders = sorted({s.leader for s in states.values()})
-            live_leaders = []
-            for leader in leaders:
-                broker = self._context.live_broker(leader)
-                if broker is not None:
-                    ep = broker.info.endpoint
-                    live_leaders.append(m.LiveLeader(leader, ep.host, ep.port))
-            request = m.LeaderAndIsrRequest(
-                self._header(broker_id),
-                tuple(states[tp] for tp in sorted(states)),
-                tuple(live_leaders),
-            )
-            self._send_in_parts(broker_id, request, self._answer_to)
+            if ordered_keys is None or states.keys() != ordered_keys:
+                order, ordered_keys = sorted(states), states.keys()
+            told = tuple(map(states.__getitem__, order))
+            for shared, brokers in groups:
+                if len(shared) == len(told) and all(map(is_, shared, told)):
+                    brokers.append(broker_id)
+                    break
+            else:
+                groups.append((told, [broker_id]))
+        for told, brokers in groups:
+            live_leaders = self._live_leaders(told)
+            # sized with the largest header any of them has (a larger broker epoch encodes
+            # longer), so that every broker's parts stay under the limit
+            widest = max((self._header(b) for b in brokers), key=sizes.header_size)
+            parts = split_by_size(m.LeaderAndIsrRequest(widest, told, live_leaders))
+            for broker_id in brokers:
+                header = self._header(broker_id)
+                for part in parts:
+                    assert isinstance(part, m.LeaderAndIsrRequest)
+                    run, leaders = part.partition_states, part.live_leaders
+                    request = m.LeaderAndIsrRequest(header, run, leaders)
+                    self._send(broker_id, request, self._answer_to(request))
+
+    def _live_leaders(
+        self, states: tuple[m.LeaderAndIsrPartitionState, ...]
+    ) -> tuple[m.LiveLeader, ...]:
+        """The live brokers among the leaders `states` name, with their endpoints."""
+        live_leaders = []
+        for leader in sorted({s.leader for s in states}):
+            broker = self._context.live_broker(leader)
+            if broker is not None:
+                ep = broker.info.endpoint
+                live_leaders.append(m.LiveLeader(leader, ep.host, ep.port))
+        return tuple(live_leaders)
 
     def _send_update_metadata(self) -> None:
         if not self._update_brokers:

@@ -46,7 +46,7 @@ def _split_update_metadata(r: m.UpdateMetadataRequest, max_bytes: int) -> list[C
         r.partition_states,
         base,
         max_bytes,
-        sizes.update_metadata_entry_bound,
+        sizes.update_metadata_entries_bound,
         sizes.update_metadata_entry_size,
     )
     return [m.UpdateMetadataRequest(r.header, run, r.live_brokers) for run in runs]
@@ -58,7 +58,7 @@ def _split_stop_replica(r: m.StopReplicaRequest, max_bytes: int) -> list[Control
         r.partition_states,
         base,
         max_bytes,
-        sizes.stop_replica_entry_bound,
+        sizes.stop_replica_entries_bound,
         sizes.stop_replica_entry_size,
     )
     return [m.StopReplicaRequest(r.header, run) for run in runs]
@@ -71,7 +71,7 @@ def _split_leader_and_isr(r: m.LeaderAndIsrRequest, max_bytes: int) -> list[Cont
         r.partition_states,
         base,
         max_bytes,
-        sizes.leader_and_isr_entry_bound,
+        sizes.leader_and_isr_entries_bound,
         sizes.leader_and_isr_entry_size,
     )
     parts: list[ControlRequest] = []
@@ -86,13 +86,14 @@ def _runs(
     entries: Sequence[S],
     base: int,
     max_bytes: int,
-    bound: Callable[[S], int],
+    bound: Callable[[Sequence[S]], int],
     exact: Callable[[S], int],
 ) -> list[tuple[S, ...]]:
     """`entries` cut greedily into runs whose `base` plus exact entry sizes stay within
-    `max_bytes`. The exact sizes are computed only when the cheap bound says they matter."""
+    `max_bytes`. The exact sizes are computed only when the cheap bound of them all says
+    they matter."""
     whole = tuple(entries)
-    if base + sum(bound(e) for e in whole) <= max_bytes:
+    if base + bound(whole) <= max_bytes:
         return [whole]
     runs: list[tuple[S, ...]] = []
     start = 0

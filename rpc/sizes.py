@@ -5,22 +5,24 @@ thread.
 
 Each `*_entry_size` is what one partition state adds to its request (tag, length prefix
 and body), and `*_base_size` the rest of the request, so a request's size is its base plus
-the sum of its entries. Two costs: `*_entry_bound` is a cheap upper bound (no per-integer
-work), used to skip the exact count for requests far below a limit. A unit test holds every
-function to protobuf's own `ByteSize()`.
+the sum of its entries. Two costs: `*_entries_bound` is an upper bound of the sum for a
+whole sequence of states, a few passes in C over its columns (about a third of the exact
+count's time), used to skip the exact count for requests below a limit. A unit test holds
+every function to protobuf's own `ByteSize()`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from operator import attrgetter
+from typing import Any
 
 from rpc import messages as m
 
 #: An int32 or int64 field at its largest: a one-byte tag and a ten-byte varint (every
 #: negative number takes ten).
 _MAX_SCALAR = 11
-#: A length-delimited field's tag and length prefix for bodies under 2 MiB.
-_MAX_FRAME = 4
 
 
 def varint_size(value: int) -> int:
@@ -104,12 +106,6 @@ def leader_and_isr_entry_size(s: m.LeaderAndIsrPartitionState) -> int:
     return _framed(body)
 
 
-def leader_and_isr_entry_bound(s: m.LeaderAndIsrPartitionState) -> int:
-    """An upper bound of `leader_and_isr_entry_size`, without per-integer work."""
-    ints = len(s.isr) + len(s.replicas) + len(s.adding_replicas) + len(s.removing_replicas)
-    return _MAX_FRAME * 6 + 4 * len(s.topic) + 5 * _MAX_SCALAR + 10 * ints + 2
-
-
 def live_leaders_size(leaders: Iterable[m.LiveLeader]) -> int:
     """The `live_leaders` entries of a LeaderAndIsr."""
     return sum(_framed(_scalar(x.broker_id) + _text(x.host) + _scalar(x.port)) for x in leaders)
@@ -118,12 +114,6 @@ def live_leaders_size(leaders: Iterable[m.LiveLeader]) -> int:
 def update_metadata_entry_size(s: m.UpdateMetadataPartitionState) -> int:
     """One `partition_states` entry of an UpdateMetadata."""
     return _framed(_shared_state_fields(s) + _packed(s.offline_replicas))
-
-
-def update_metadata_entry_bound(s: m.UpdateMetadataPartitionState) -> int:
-    """An upper bound of `update_metadata_entry_size`, without per-integer work."""
-    ints = len(s.isr) + len(s.replicas) + len(s.offline_replicas)
-    return _MAX_FRAME * 5 + 4 * len(s.topic) + 5 * _MAX_SCALAR + 10 * ints
 
 
 def live_brokers_size(brokers: Iterable[m.LiveBroker]) -> int:
@@ -151,11 +141,6 @@ def stop_replica_entry_size(s: m.StopReplicaPartitionState) -> int:
     return _framed(body)
 
 
-def stop_replica_entry_bound(s: m.StopReplicaPartitionState) -> int:
-    """An upper bound of `stop_replica_entry_size`, without per-integer work."""
-    return _MAX_FRAME * 2 + 4 * len(s.topic) + 2 * _MAX_SCALAR + 2
-
-
 def leader_and_isr_size(r: m.LeaderAndIsrRequest) -> int:
     """The encoded size of a LeaderAndIsr request."""
     return (
@@ -177,3 +162,77 @@ def update_metadata_size(r: m.UpdateMetadataRequest) -> int:
 def stop_replica_size(r: m.StopReplicaRequest) -> int:
     """The encoded size of a StopReplica request."""
     return header_size(r.header) + sum(stop_replica_entry_size(s) for s in r.partition_states)
+
+
+# -- bounds of whole sequences of states -------------------------------------------------
+
+
+def _scalar_column(column: Sequence[int]) -> tuple[int, int]:
+    """A bound of one int field's size summed over every entry (each non-negative value at
+    the largest one's size, each negative one at ten bytes), and of its size in any one."""
+    largest = 1 + varint_size(max(max(column), 0))
+    if min(column) >= 0:
+        return largest * len(column), largest
+    negative = len(column) - sum(map((0).__le__, column))
+    return negative * _MAX_SCALAR + (len(column) - negative) * largest, _MAX_SCALAR
+
+
+def _column_total(column: Sequence[object], size: Callable[[Any], int]) -> tuple[int, int]:
+    """The exact sum of `size` over a column with few distinct values (topics, replica
+    lists), and the largest one."""
+    counts = Counter(column)
+    sizes_of = {value: size(value) for value in counts}
+    return sum(sizes_of[v] * n for v, n in counts.items()), max(sizes_of.values())
+
+
+def _bounded(
+    states: Sequence[object], ints: tuple[str, ...], lists: tuple[str, ...], flags: int
+) -> int:
+    """A bound of the summed entry sizes of `states`: exact text and list fields (they
+    repeat: a few topics, a few replica lists), each int field at its largest value, and
+    every entry framed as its largest body would be."""
+    if not states:
+        return 0
+    body = 0
+    widest = 0
+    total, largest = _column_total(list(map(attrgetter("topic"), states)), _text)
+    body, widest = body + total, widest + largest
+    for name in ints:
+        column = list(map(attrgetter(name), states))
+        total, largest = _scalar_column(column)
+        body, widest = body + total, widest + largest
+    for name in lists:
+        column = list(map(attrgetter(name), states))
+        if any(column):
+            total, largest = _column_total(column, _packed)
+            body, widest = body + total, widest + largest
+    body += 2 * flags
+    widest += 2 if flags else 0
+    return body + (1 + varint_size(widest)) * len(states)
+
+
+def leader_and_isr_entries_bound(states: Sequence[m.LeaderAndIsrPartitionState]) -> int:
+    """At least the sum of `leader_and_isr_entry_size` over `states`."""
+    news = sum(map(attrgetter("is_new"), states))
+    return _bounded(
+        states,
+        ("partition", "controller_epoch", "leader", "leader_epoch", "zk_version"),
+        ("isr", "replicas", "adding_replicas", "removing_replicas"),
+        news,
+    )
+
+
+def update_metadata_entries_bound(states: Sequence[m.UpdateMetadataPartitionState]) -> int:
+    """At least the sum of `update_metadata_entry_size` over `states`."""
+    return _bounded(
+        states,
+        ("partition", "controller_epoch", "leader", "leader_epoch", "zk_version"),
+        ("isr", "replicas", "offline_replicas"),
+        0,
+    )
+
+
+def stop_replica_entries_bound(states: Sequence[m.StopReplicaPartitionState]) -> int:
+    """At least the sum of `stop_replica_entry_size` over `states`."""
+    deletes = sum(map(attrgetter("delete_partition"), states))
+    return _bounded(states, ("partition", "leader_epoch"), (), deletes)

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 from kazoo.client import KazooClient, TransactionRequest
 from kazoo.exceptions import BadVersionError, KazooException, NoNodeError
+from kazoo.protocol import paths as kazoo_paths
+from kazoo.protocol import serialization
 from kazoo.protocol.states import ZnodeStat
 
 from zkdata import paths
@@ -122,14 +124,31 @@ def committed_zxid(result: object) -> int | None:
     return result.zxid if isinstance(result, NewVersion) else None
 
 
-def _add(tx: TransactionRequest, op: Op) -> None:
+def _add(tx: TransactionRequest, op: Op, root: str) -> None:
     match op:
         case Create(path, data):
             tx.create(path, data)
+        case SetData(path, data, version) if _canonical(path):
+            # what kazoo's `set_data` adds, without normalizing the chroot and the path
+            # again for each of thousands of state znodes (a fifth of the time)
+            tx.operations.append(serialization.SetData(root + path, data, version))
         case SetData(path, data, version):
             tx.set_data(path, data, version=version)
         case Delete(path, version):
             tx.delete(path, version=version)
+
+
+def _canonical(path: str) -> bool:
+    """An absolute path that kazoo's normalization leaves as it is."""
+    return path.startswith("/") and not path.endswith("/") and "//" not in path and "/." not in path
+
+
+def chroot_prefix(zk: KazooClient) -> str:
+    """What kazoo puts before a canonical path of `zk`'s (`''` without a chroot)."""
+    if not zk.chroot:
+        return ""
+    root: str = kazoo_paths.normpath(kazoo_paths.join("/", zk.chroot))
+    return root.rstrip("/")
 
 
 def _result(raw: object) -> OpResult:
@@ -176,8 +195,9 @@ class FencedWriter:
     def _transaction(self, chunk: Sequence[Op], epoch_zk_version: int) -> TransactionRequest:
         tx = self._zk.transaction()
         tx.check(paths.CONTROLLER_EPOCH, epoch_zk_version)
+        root = chroot_prefix(self._zk)
         for op in chunk:
-            _add(tx, op)
+            _add(tx, op, root)
         return tx
 
     def _one_by_one(self, chunk: Sequence[Op], epoch_zk_version: int) -> list[OpResult]:

@@ -407,7 +407,16 @@ class PartitionLog:
     def flush(self) -> None:
         """Flush buffers (fsync the active segment when opened with `fsync=True`) and
         write both checkpoints. Without fsync, a log whose checkpoints hold what it knows
-        returns at once (a broker flushes every hosted log every few seconds)."""
+        returns at once, without taking the lock: each field read is one the lock's holder
+        may be changing, and a change missed here is one made just after the flush (a
+        broker flushes every hosted log every few seconds)."""
+        if (
+            not self._fsync
+            and not self._closed
+            and self._epochs.changes == self._epochs_compared
+            and self._hw_on_disk == self._high_watermark
+        ):
+            return
         with self._lock:
             self._check_open()
             if (

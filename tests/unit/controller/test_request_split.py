@@ -9,7 +9,7 @@ with long names, so that one LeaderAndIsr would pass gRPC's default 4 MiB.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from google.protobuf.message import Message
@@ -29,6 +29,12 @@ from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, ReplicaAssig
 PARTITIONS = 100_000
 PER_TOPIC = 1_000
 HEADER = m.ControlHeader(9, 5, 101)
+TO_PB: dict[type, Callable[[Any], Message]] = {
+    m.LeaderAndIsrRequest: wire.leader_and_isr_request_to_pb,
+    m.UpdateMetadataRequest: wire.update_metadata_request_to_pb,
+    m.StopReplicaRequest: wire.stop_replica_request_to_pb,
+}
+R = TypeVar("R", m.LeaderAndIsrRequest, m.UpdateMetadataRequest)
 
 
 def topic(i: int) -> str:
@@ -143,17 +149,25 @@ def test_parts_fit_keep_the_header_and_list_every_state_in_order(
 ) -> None:
     """Any request, any limit: parts of the request's kind and header, its states in order,
     and each part within the limit unless it holds a single state."""
-    to_pb: dict[type, Callable[[Any], Message]] = {
-        m.LeaderAndIsrRequest: wire.leader_and_isr_request_to_pb,
-        m.UpdateMetadataRequest: wire.update_metadata_request_to_pb,
-        m.StopReplicaRequest: wire.stop_replica_request_to_pb,
-    }
     parts = split_by_size(request, max_bytes)
     assert all(type(p) is type(request) and p.header == request.header for p in parts)
     assert tuple(s for p in parts for s in p.partition_states) == request.partition_states
     for part in parts:
-        size = to_pb[type(part)](part).ByteSize()
+        size = TO_PB[type(part)](part).ByteSize()
         assert len(part.partition_states) <= 1 or size <= max_bytes
+
+
+def _parts_by_broker(
+    ctx: ControllerContext, send: RecordingSend, kind: type[R]
+) -> dict[int, list[R]]:
+    """The parts of `kind` each broker was sent, each checked to carry the broker's own
+    epoch and to fit the limit."""
+    by_broker: dict[int, list[R]] = {}
+    for broker_id, part in send.of_type(kind):
+        by_broker.setdefault(broker_id, []).append(part)
+        assert part.header.broker_epoch == ctx.broker_epoch(broker_id)
+        assert TO_PB[kind](part).ByteSize() <= CONTROL_REQUEST_MAX_BYTES
+    return by_broker
 
 
 def test_an_update_metadata_is_cut_once_and_every_broker_gets_the_same_parts() -> None:
@@ -175,13 +189,41 @@ def test_an_update_metadata_is_cut_once_and_every_broker_gets_the_same_parts() -
     batch.add_update_metadata([1, 2, 3], ctx.all_partitions())
     batch.send()
 
-    by_broker: dict[int, list[m.UpdateMetadataRequest]] = {}
-    for broker_id, part in send.of_type(m.UpdateMetadataRequest):
-        by_broker.setdefault(broker_id, []).append(part)
-        assert part.header.broker_epoch == ctx.broker_epoch(broker_id)
-        assert wire.update_metadata_request_to_pb(part).ByteSize() <= CONTROL_REQUEST_MAX_BYTES
+    by_broker = _parts_by_broker(ctx, send, m.UpdateMetadataRequest)
     assert sorted(by_broker) == [1, 2, 3]
     runs = [[p.partition_states for p in parts] for parts in by_broker.values()]
     assert len(runs[0]) >= 2
     assert runs[0] == runs[1] == runs[2]
     assert sum(len(r) for r in runs[0]) == PARTITIONS
+
+
+def test_a_leader_and_isr_of_the_same_states_is_cut_once_for_the_brokers_told_them() -> None:
+    """Brokers told the same states share one tuple of them, cut once (so the wire encodes
+    it once): the same parts under each broker's own header, each fitting even for the
+    broker whose epoch encodes longest. A broker told anything else gets its own."""
+    ctx = ControllerContext()
+    ctx.epoch = 5
+    ctx.set_live_brokers([make_broker(1), make_broker(2, epoch=2**40), make_broker(3)])
+    leadership = LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 3, (1, 2, 3), 7), 5)
+    assignment = ReplicaAssignment((1, 2, 3))
+    for t in range(PARTITIONS // PER_TOPIC):
+        ctx.add_topic(topic(t * PER_TOPIC), {p: assignment for p in range(PER_TOPIC)})
+    send = RecordingSend()
+    batch = RequestBatch(9, ctx, send)
+    batch.new_batch()
+    for i in range(PARTITIONS):
+        tp = lai_state(i).topic_partition
+        ctx.set_leadership(tp, leadership)
+        batch.add_leader_and_isr([1, 2, 3], tp, leadership, assignment, is_new=False)
+    renamed = lai_state(PARTITIONS - 1).topic_partition
+    batch.add_leader_and_isr([3], renamed, leadership, assignment, is_new=True)
+    batch.send()
+
+    by_broker = _parts_by_broker(ctx, send, m.LeaderAndIsrRequest)
+    one, two, three = (by_broker[b] for b in (1, 2, 3))
+    assert len(one) == len(two) >= 2
+    assert all(a.partition_states is b.partition_states for a, b in zip(one, two, strict=True))
+    assert [s.topic_partition for p in three for s in p.partition_states if s.is_new] == [renamed]
+    assert not any(s.is_new for p in one for s in p.partition_states)
+    for parts in (one, three):
+        assert sum(len(p.partition_states) for p in parts) == PARTITIONS

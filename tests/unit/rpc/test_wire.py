@@ -556,3 +556,39 @@ def test_brokers_sent_the_same_states_get_them_with_their_own_headers() -> None:
     other = _large_update_metadata(300, 8)
     for request in (first, second, other, second):
         assert _update_metadata_through_bytes(request) == request
+
+
+def _large_leader_and_isr(broker_epoch: int, leader_epoch: int) -> m.LeaderAndIsrRequest:
+    states = tuple(
+        m.LeaderAndIsrPartitionState(
+            f"t{i % 7}", i, 1, 1 + i % 3, leader_epoch, (1, 2), 4, (1, 2, 3), is_new=i % 5 == 0
+        )
+        for i in range(SHARED_STATES_MIN * 2)
+    )
+    leaders = tuple(m.LiveLeader(b, f"h{b}", 9092) for b in (1, 2, 3))
+    return m.LeaderAndIsrRequest(m.ControlHeader(2, 5, broker_epoch), states, leaders)
+
+
+def _leader_and_isr_through_bytes(request: m.LeaderAndIsrRequest) -> m.LeaderAndIsrRequest:
+    return through_bytes(
+        request,
+        wire.leader_and_isr_request_to_pb,
+        pb.LeaderAndIsrRequest,
+        wire.leader_and_isr_request_from_pb,
+    )
+
+
+def test_brokers_sent_the_same_leader_and_isr_states_get_them_with_their_own_headers() -> None:
+    """The same for LeaderAndIsr: each broker keeps its own header, a request with other
+    states is never given the kept ones, and one with the same states but other live
+    leaders gets its own."""
+    first = _large_leader_and_isr(100, 7)
+    second = m.LeaderAndIsrRequest(
+        m.ControlHeader(2, 5, 200), first.partition_states, first.live_leaders
+    )
+    fewer = m.LeaderAndIsrRequest(
+        m.ControlHeader(2, 5, 300), first.partition_states, first.live_leaders[:1]
+    )
+    other = _large_leader_and_isr(300, 8)
+    for request in (first, second, fewer, other, second, fewer):
+        assert _leader_and_isr_through_bytes(request) == request
