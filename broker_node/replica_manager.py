@@ -222,14 +222,16 @@ class ReplicaManager:
         to_follow: dict[int, dict[TopicPartition, Partition]] = {}
         failed: dict[TopicPartition, Errors] = {}
         states = list(states)
+        tps = [s.topic_partition for s in states]
         with self._lock:
-            new_topics = {s.topic for s in states if s.topic_partition not in self._partitions}
+            known = self._partitions
+            new_topics = {tp.topic for tp in tps if tp not in known}
         # one pipelined read of the new topics' overrides, not one round trip per partition
         overrides = self._topic_configs(sorted(new_topics)) if new_topics else {}
         hosted: list[tuple[m.LeaderAndIsrPartitionState, Partition]] = []
-        for state in states:
+        for state, tp in zip(states, tps, strict=True):
             try:
-                hosted.append((state, self._get_or_create(state.topic_partition, overrides)))
+                hosted.append((state, self._get_or_create(tp, overrides)))
             except (LogError, OSError) as exc:
                 failed[state.topic_partition] = Errors.KAFKA_STORAGE_ERROR
                 self._events.emit(
@@ -252,12 +254,8 @@ class ReplicaManager:
             self.fetchers.add_partitions(leader, host, port, partitions)
         parked = self.purgatory.parked_partitions()
         if parked:
-            self._check_purgatory(
-                p
-                for s in states
-                if s.topic_partition in parked and (p := self.partition(s.topic_partition))
-            )
-        self._changes.bump(s.topic_partition for s in states)
+            self._check_purgatory(p for tp in tps if tp in parked and (p := self.partition(tp)))
+        self._changes.bump(tps)
         return failed
 
     def stop_replicas(

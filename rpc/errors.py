@@ -5,6 +5,7 @@ Only the codes the testbed produces or understands are listed; the numbers are K
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import IntEnum
 
 
@@ -58,6 +59,12 @@ class Errors(IntEnum):
 
 
 _BY_CODE: dict[int, Errors] = {int(e): e for e in Errors}
+
+
+def errors_by_code() -> Mapping[int, Errors]:
+    """Every member by its code (the lookup `Errors.from_code` does, for loops that decode
+    one code per partition)."""
+    return _BY_CODE
 
 
 class RpcError(Exception):

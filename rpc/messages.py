@@ -14,6 +14,10 @@ from typing import NamedTuple
 from rpc.errors import Errors
 from zkdata.model import EndPoint, TopicPartition
 
+#: Builds a `TopicPartition` without the named tuple's own `__new__` (a Python frame):
+#: handlers name hundreds of thousands of partitions per control request.
+_new_tp = tuple.__new__
+
 
 @dataclass(frozen=True, slots=True)
 class ControlHeader:
@@ -42,7 +46,7 @@ class LeaderAndIsrPartitionState(NamedTuple):
     @property
     def topic_partition(self) -> TopicPartition:
         """The partition this state is about."""
-        return TopicPartition(self.topic, self.partition)
+        return _new_tp(TopicPartition, (self.topic, self.partition))
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +98,7 @@ class UpdateMetadataPartitionState(NamedTuple):
     @property
     def topic_partition(self) -> TopicPartition:
         """The partition this state is about."""
-        return TopicPartition(self.topic, self.partition)
+        return _new_tp(TopicPartition, (self.topic, self.partition))
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +137,7 @@ class StopReplicaPartitionState(NamedTuple):
     @property
     def topic_partition(self) -> TopicPartition:
         """The partition this state is about."""
-        return TopicPartition(self.topic, self.partition)
+        return _new_tp(TopicPartition, (self.topic, self.partition))
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,7 +233,7 @@ class ProduceRequest:
     @property
     def topic_partition(self) -> TopicPartition:
         """The partition written."""
-        return TopicPartition(self.topic, self.partition)
+        return _new_tp(TopicPartition, (self.topic, self.partition))
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,7 +259,7 @@ class FetchPartition:
     @property
     def topic_partition(self) -> TopicPartition:
         """The partition read."""
-        return TopicPartition(self.topic, self.partition)
+        return _new_tp(TopicPartition, (self.topic, self.partition))
 
 
 #: `FetchRequest.session_id` of a fetch that belongs to no session (KIP-227).
@@ -319,7 +323,7 @@ class FetchedPartition:
     @property
     def topic_partition(self) -> TopicPartition:
         """The partition read."""
-        return TopicPartition(self.topic, self.partition)
+        return _new_tp(TopicPartition, (self.topic, self.partition))
 
     @property
     def has_records(self) -> bool:
