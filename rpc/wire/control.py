@@ -192,23 +192,34 @@ class _SharedEncodings:
         self._rest: Callable[[Any], object] = rest
         self._keep = keep
         self._lock = threading.Lock()
+        self._building = threading.Lock()
         self._kept: OrderedDict[int, tuple[tuple[Any, ...], object, Message]] = OrderedDict()
 
     def encoded(self, request: m.LeaderAndIsrRequest | m.UpdateMetadataRequest) -> Any:
-        """A message holding `request`'s body (the caller merges it into its own)."""
+        """A message holding `request`'s body (the caller merges it into its own). The
+        senders to several brokers ask at once: one builds, the others wait for it."""
         states, rest = request.partition_states, self._rest(request)
-        key = id(states)
+        kept = self._lookup(states, rest)
+        if kept is not None:
+            return kept
+        with self._building:
+            kept = self._lookup(states, rest)
+            if kept is not None:
+                return kept
+            body = self._make()
+            self._fill(body, request)
+            with self._lock:
+                self._kept[id(states)] = (states, rest, body)
+                while len(self._kept) > self._keep:
+                    self._kept.popitem(last=False)
+        return body
+
+    def _lookup(self, states: tuple[Any, ...], rest: object) -> Message | None:
         with self._lock:
-            kept = self._kept.get(key)
+            kept = self._kept.get(id(states))
         if kept is not None and kept[0] is states and kept[1] == rest:
             return kept[2]
-        body = self._make()
-        self._fill(body, request)
-        with self._lock:
-            self._kept[key] = (states, rest, body)
-            while len(self._kept) > self._keep:
-                self._kept.popitem(last=False)
-        return body
+        return None
 
 
 def _add_update_metadata_states(out: pb.UpdateMetadataRequest, r: m.UpdateMetadataRequest) -> None:

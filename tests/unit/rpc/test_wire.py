@@ -8,7 +8,9 @@ an in-process loopback stub that serializes every call to bytes. No sockets are 
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -17,6 +19,7 @@ from google.protobuf.message import Message
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.waiting import wait_until
 from rpc import messages as m
 from rpc import strategies as rt
 from rpc import wire
@@ -592,3 +595,38 @@ def test_brokers_sent_the_same_leader_and_isr_states_get_them_with_their_own_hea
     other = _large_leader_and_isr(300, 8)
     for request in (first, second, fewer, other, second, fewer):
         assert _leader_and_isr_through_bytes(request) == request
+
+
+def test_senders_asking_at_once_for_the_same_states_build_them_once() -> None:
+    """The senders to several brokers convert their requests at the same moment: the first
+    builds the shared body while the others wait for it, and all get the same one."""
+    from rpc.wire import control  # the shared encodings' own type, not exported
+
+    built: list[m.LeaderAndIsrRequest] = []
+    looked_up: list[int] = []
+    gate = threading.Event()
+
+    def fill(body: pb.LeaderAndIsrRequest, request: m.LeaderAndIsrRequest) -> None:
+        built.append(request)
+        assert gate.wait(10)
+        control._add_leader_and_isr_body(body, request)
+
+    class Counting(control._SharedEncodings):
+        def _lookup(self, states: tuple[object, ...], rest: object) -> Message | None:
+            looked_up.append(1)
+            return super()._lookup(states, rest)
+
+    shared = Counting(pb.LeaderAndIsrRequest, fill, lambda r: r.live_leaders, keep=2)
+    first = _large_leader_and_isr(100, 7)
+    second = m.LeaderAndIsrRequest(
+        m.ControlHeader(2, 5, 200), first.partition_states, first.live_leaders
+    )
+    with ThreadPoolExecutor(2) as pool:
+        one = pool.submit(shared.encoded, first)
+        wait_until(lambda: built, 10, "the first sender never started building")
+        two = pool.submit(shared.encoded, second)
+        # the second has missed once and now waits for the first's build
+        wait_until(lambda: len(looked_up) >= 3, 10, "the second sender never asked")
+        gate.set()
+        assert one.result(10) is two.result(10)
+    assert built == [first]
