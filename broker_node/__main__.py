@@ -23,6 +23,7 @@ from types import FrameType
 
 from broker_node.config import load_config, trace_environment
 from broker_node.node import BrokerNode
+from controller import collector
 from zkdata.errors import BrokerIdInUseError
 
 
@@ -45,6 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # a LeaderAndIsr of 10,000 new partitions spent a third of its time collecting
     _young, older, oldest = gc.get_threshold()
     gc.set_threshold(config.gc_young_threshold, older, oldest)
+    collector.set_pausing(config.gc_pause_during_changes)
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:

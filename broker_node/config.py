@@ -59,6 +59,9 @@ class BrokerConfig:
     #: thousands of partitions keeps millions of long-lived objects, which the default
     #: has the collector walk again and again while they are made.
     gc_young_threshold: int = 50_000
+    #: Turn the cyclic garbage collector off while the controller processes an event and
+    #: while the broker applies a LeaderAndIsr or UpdateMetadata (`controller.collector`).
+    gc_pause_during_changes: bool = True
     delete_topic_enable: bool = True
     auto_leader_rebalance_enable: bool = True
     leader_imbalance_check_interval_s: float = 300.0
@@ -182,6 +185,12 @@ _OPTIONS: tuple[tuple[str, str | None, str], ...] = (
         "--gc-young-threshold",
         "50000",
         "allocations between two young-generation garbage collections (Python: 700)",
+    ),
+    (
+        "--gc-pause-during-changes",
+        "true",
+        "no cyclic garbage collection while a controller event or a LeaderAndIsr or "
+        "UpdateMetadata is processed, true/false",
     ),
     (
         "--unclean-leader-election-enable",
@@ -327,6 +336,9 @@ def load_config(
         controlled_shutdown_max_retries=retries,
         gil_switch_interval_us=_int(
             parser, "--gil-switch-interval-us", args.gil_switch_interval_us, 100, 100_000
+        ),
+        gc_pause_during_changes=_bool(
+            parser, "--gc-pause-during-changes", args.gc_pause_during_changes
         ),
         gc_young_threshold=_int(
             parser, "--gc-young-threshold", args.gc_young_threshold, 100, 10_000_000

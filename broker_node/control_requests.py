@@ -26,6 +26,7 @@ from broker_node.replica_manager import ReplicaManager
 from broker_node.request_guard import report_invalid
 from bugs import NO_BUGS, BugSwitches
 from bugs.catalog import NO_BROKER_EPOCH, STALE_CONTROLLER_EPOCH
+from controller import collector
 from eventlog import EventKind, EventLog
 from rpc import messages as m
 from rpc.errors import Errors
@@ -196,6 +197,10 @@ class ControlRequestHandler:
 
     def leader_and_isr(self, request: m.LeaderAndIsrRequest) -> m.LeaderAndIsrResponse:
         """Become leader or follower of each partition whose leader epoch is newer."""
+        with collector.paused():
+            return self._leader_and_isr(request)
+
+    def _leader_and_isr(self, request: m.LeaderAndIsrRequest) -> m.LeaderAndIsrResponse:
         verdict = validation.leader_and_isr(request)
         if not verdict.ok:
             self._invalid("LeaderAndIsr", request.header, verdict, len(request.partition_states))
@@ -257,6 +262,10 @@ class ControlRequestHandler:
         """Refresh the metadata cache. Partition states that fail validation, and live
         brokers without usable endpoints, are left out of the cache and the answer is
         INVALID_REQUEST; the rest is applied."""
+        with collector.paused():
+            return self._update_metadata(request)
+
+    def _update_metadata(self, request: m.UpdateMetadataRequest) -> m.UpdateMetadataResponse:
         verdict = validation.update_metadata(request)
         if not verdict.ok:
             self._invalid("UpdateMetadata", request.header, verdict, len(request.partition_states))

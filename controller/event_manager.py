@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from controller import collector
 from controller.events import ControllerEvent, ShutdownEventThread
 from controller.states import ControllerState
 
@@ -136,7 +137,8 @@ class ControllerEventManager:
                 self._on_queue_time(waited)
             self.state = item.event.state
             try:
-                self._processor.process(item.event)
+                with collector.paused():
+                    self._processor.process(item.event)
             except Exception as exc:  # the controller never dies of one event
                 log.exception("controller event %s failed", type(item.event).__name__)
                 try:

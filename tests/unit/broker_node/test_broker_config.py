@@ -275,3 +275,11 @@ def test_the_gil_switch_interval_is_a_millisecond_unless_set() -> None:
     env = {**BASE_ENV, "GIL_SWITCH_INTERVAL_US": "5000"}
     assert load_config([], env).gil_switch_interval_us == 5_000
     assert load_config(["--gil-switch-interval-us", "250"], env).gil_switch_interval_us == 250
+
+
+def test_the_collector_pauses_during_changes_unless_told_not_to() -> None:
+    assert load_config([], BASE_ENV).gc_pause_during_changes is True
+    env = {**BASE_ENV, "GC_PAUSE_DURING_CHANGES": "false"}
+    assert load_config([], env).gc_pause_during_changes is False
+    args = ["--gc-pause-during-changes", "true"]
+    assert load_config(args, env).gc_pause_during_changes is True

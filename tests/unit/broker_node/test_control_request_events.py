@@ -4,7 +4,9 @@ checked with, even when a new registration lands while the request is being appl
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from broker_node.control_requests import ControlRequestHandler
 from eventlog import EventKind
@@ -47,3 +49,28 @@ def test_rejected_request_names_the_epoch_its_check_used() -> None:
     (rejected,) = events.of_kind(EventKind.REQUEST_REJECTED)
     assert rejected["broker_epoch"] == 200
     assert rejected["error"] == "STALE_BROKER_EPOCH"
+
+
+class _CollectorWatchingLog(RecordingEventLog):
+    """Records, with each event, whether Python's cyclic collector was on."""
+
+    def __init__(self) -> None:
+        super().__init__("broker1")
+        self.collector_on: list[tuple[str, bool]] = []
+
+    def emit(self, kind: EventKind, /, **fields: Any) -> dict[str, Any]:
+        self.collector_on.append((str(kind), gc.isenabled()))
+        return super().emit(kind, **fields)
+
+
+def test_leader_and_isr_and_update_metadata_are_applied_with_the_collector_paused() -> None:
+    events = _CollectorWatchingLog()
+    handler = ControlRequestHandler(1, lambda: 100, events, _shutdown)
+    header = m.ControlHeader(2, 5, 100)
+    state = m.LeaderAndIsrPartitionState("t", 0, 5, 1, 1, (1, 2), 0, (1, 2))
+    gc.enable()
+    handler.leader_and_isr(m.LeaderAndIsrRequest(header, (state,), ()))
+    handler.update_metadata(m.UpdateMetadataRequest(header, (), ()))
+    assert gc.isenabled()
+    accepted = [on for kind, on in events.collector_on if kind == EventKind.REQUEST_ACCEPTED]
+    assert accepted == [False, False]

@@ -6,6 +6,7 @@ Synchronized with `threading.Event`s and `wait_until`, never with sleeps.
 
 from __future__ import annotations
 
+import gc
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -355,3 +356,16 @@ def test_an_event_taken_before_a_clear_is_dropped_by_it(
     manager.clear_and_put(Numbered(2))
     wait_for_processed(processor, 2)
     assert processor.processed == [blocker, Numbered(2)]
+
+
+def test_events_are_processed_with_the_cyclic_collector_paused(
+    manager: ControllerEventManager, processor: RecordingProcessor
+) -> None:
+    """While an event is processed the collector is off (`controller.collector`); once
+    the event thread is idle again it is back on."""
+    gc.enable()
+    blocker = block(manager)
+    assert not gc.isenabled()
+    blocker.release.set()
+    wait_for_processed(processor, 1)
+    wait_until(gc.isenabled, TIMEOUT, "the collector stayed off after the event", interval=POLL)
