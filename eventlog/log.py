@@ -24,6 +24,9 @@ def event_log_path(run_dir: Path, node: str) -> Path:
     return run_dir / "events" / f"{node}.jsonl"
 
 
+#: One encoder for every event (`json.dumps` with options builds a new one per call).
+_ENCODER = json.JSONEncoder(separators=(",", ":"), default=str)
+
 #: The fields every event carries; an event's own fields never use these names.
 ENVELOPE = frozenset({"v", "ts", "node", "kind"})
 
@@ -50,7 +53,7 @@ class EventLog:
             "kind": str(kind),
         }
         record.update(fields)
-        line = json.dumps(record, separators=(",", ":"), default=str)
+        line = _ENCODER.encode(record)
         held: list[str] | None = getattr(self._held, "lines", None)
         if held is None:
             self._writer.append(line)

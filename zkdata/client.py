@@ -32,7 +32,6 @@ from zkdata.model import (
     TopicAssignment,
     TopicConfig,
     TopicPartition,
-    UnknownFields,
 )
 from zkdata.pipelined_reads import Reads, read_many
 from zkdata.state_fields import KeptStateFields
@@ -275,27 +274,20 @@ class KafkaZkClient:
         epoch-fenced. A result is the new zkVersion, or `BadVersionError` (someone else
         wrote the partition: re-read and re-decide) or another kazoo error."""
         order = list(states)
-        kept = self._kept.for_writes(
-            {_state_path(tp): states[tp].leader_and_isr.zk_version for tp in order}
-        )
+        at = [_state_path(tp) for tp in order]
+        versions = [states[tp].leader_and_isr.zk_version for tp in order]
+        kept = self._kept.for_writes(dict(zip(at, versions, strict=True)))
+        encode = TopicPartitionStateZNode.encode
         ops = [
-            SetData(
-                _state_path(tp),
-                TopicPartitionStateZNode.encode(states[tp], kept[_state_path(tp)]),
-                states[tp].leader_and_isr.zk_version,
-            )
-            for tp in order
+            SetData(path, encode(states[tp], kept[path]), version)
+            for tp, path, version in zip(order, at, versions, strict=True)
         ]
-        results = dict(zip(order, self._fenced.write(ops, epoch_zk_version), strict=True))
-        for tp, result in results.items():
-            self._remember_write(_state_path(tp), result, kept[_state_path(tp)])
-        return results
-
-    def _remember_write(self, path: str, result: object, unknown: UnknownFields) -> None:
-        if isinstance(result, int) and not isinstance(result, bool):
-            self._kept.saw(path, result, unknown)
-        else:
-            self._kept.forget([path])
+        outcomes = self._fenced.write(ops, epoch_zk_version)
+        self._kept.after_writes(
+            (path, _written_version(outcome), kept[path])
+            for path, outcome in zip(at, outcomes, strict=True)
+        )
+        return dict(zip(order, outcomes, strict=True))
 
     # -- ISR changes by partition leaders (the broker's `IsrChangeSink`) -----------------
 
@@ -348,3 +340,10 @@ class KafkaZkClient:
 
 def _state_path(tp: TopicPartition) -> str:
     return paths.partition_state(tp.topic, tp.partition)
+
+
+def _written_version(result: object) -> int | None:
+    """The zkVersion a write's result names, or None when the write failed."""
+    if isinstance(result, int) and not isinstance(result, bool):
+        return result
+    return None

@@ -34,6 +34,17 @@ class KeptStateFields:
         with self._lock:
             self._seen[path] = (version, unknown)
 
+    def after_writes(self, written: Iterable[tuple[str, int | None, UnknownFields]]) -> None:
+        """After writes of many znodes, each `(path, new version or None when the write
+        failed, the unknown fields written)`: remember what each written version holds,
+        forget the paths whose write failed. One lock for all of them."""
+        with self._lock:
+            for path, version, unknown in written:
+                if version is None:
+                    self._seen.pop(path, None)
+                else:
+                    self._seen[path] = (version, unknown)
+
     def forget(self, paths: Iterable[str]) -> None:
         """Drop what is remembered of `paths` (a write failed or the znode went away)."""
         with self._lock:
