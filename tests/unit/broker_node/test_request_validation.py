@@ -9,11 +9,13 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
 
 from broker_node import client_request_validation as cv
 from broker_node import request_validation as v
 from rpc import limits
 from rpc import messages as m
+from rpc import strategies as rt
 from rpc.errors import Errors
 from zkdata.model import EndPoint, TopicPartition
 
@@ -351,3 +353,61 @@ def test_metadata_answers_an_illegal_topic_for_itself() -> None:
     assert verdict.error is E.NONE
     assert verdict.invalid == {TopicPartition("../x", -1): E.INVALID_TOPIC_EXCEPTION}
     assert cv.metadata(m.MetadataRequest(())).ok
+
+
+# -- whole requests at once ------------------------------------------------------------------
+
+
+def _one_by_one(states: tuple[Any, ...], entry: Any) -> dict[TopicPartition, Errors]:
+    judged = {s.topic_partition: entry(s)[0] for s in states}
+    return {tp: error for tp, error in judged.items() if error is not Errors.NONE}
+
+
+def _judged_as_one_by_one(request: Any, validate: Any, all_fine: Any, entry: Any) -> None:
+    states = request.partition_states
+    if all_fine(states):
+        assert _one_by_one(states, entry) == {}
+    verdict = validate(request)
+    if verdict.error is Errors.NONE:
+        assert dict(verdict.invalid) == _one_by_one(states, entry)
+
+
+@settings(max_examples=300, deadline=None)
+@given(request=rt.leader_and_isr_requests())
+def test_a_leader_and_isr_checked_at_once_is_judged_as_one_by_one(
+    request: m.LeaderAndIsrRequest,
+) -> None:
+    """The column checks vouch for a request only when every entry passes on its own,
+    and a request's verdict is what judging each entry finds."""
+    _judged_as_one_by_one(
+        request, v.leader_and_isr, v._leader_and_isr_all_fine, v._leader_and_isr_entry
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(request=rt.update_metadata_requests)
+def test_an_update_metadata_checked_at_once_is_judged_as_one_by_one(
+    request: m.UpdateMetadataRequest,
+) -> None:
+    _judged_as_one_by_one(
+        request, v.update_metadata, v._update_metadata_all_fine, v._update_metadata_entry
+    )
+
+
+@pytest.mark.parametrize(
+    ("fields", "error"),
+    [
+        ({"leader": 9}, E.INVALID_REPLICA_ASSIGNMENT),
+        ({"isr": (1, 1)}, E.INVALID_REQUEST),
+        ({"topic": "a/b"}, E.INVALID_TOPIC_EXCEPTION),
+        ({"zk_version": -2}, E.INVALID_REQUEST),
+    ],
+)
+def test_one_bad_state_among_thousands_is_found(fields: dict[str, Any], error: Errors) -> None:
+    """The column checks see the one bad entry and hand the request to the entry checks,
+    which name it."""
+    good = [LAI._replace(partition=p) for p in range(5_000)]
+    bad = LAI._replace(partition=2_500, **fields)
+    good[2_500] = bad
+    verdict = v.leader_and_isr(m.LeaderAndIsrRequest(HEADER, tuple(good), ()))
+    assert dict(verdict.invalid) == {bad.topic_partition: error}
