@@ -26,7 +26,7 @@ from broker_node.registration import BrokerRegistration
 from broker_node.replica_manager import ReplicaManager, ReplicationConfig
 from broker_node.request_guard import GuardedBrokerControl, GuardedClientApi, RequestGuard
 from broker_node.zk_session import SessionListener, ensure_chroot, new_client
-from controller import KafkaController
+from controller import KafkaController, collector
 from controller.active import ControllerConfig
 from controller.channel_manager import grpc_channel
 from eventlog import EventKind, EventLog
@@ -135,6 +135,7 @@ class BrokerNode:
             workers=GRPC_WORKERS,
             tls=self._tls,
             access=AccessPolicy(frozenset({BROKER}), self._on_refused) if self._tls else None,
+            control_around=collector.paused,
         )
         self.port = server.start(cfg.listen_host, cfg.port)
         self._server = server

@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Protocol
 
 import grpc
@@ -19,6 +20,10 @@ from rpc.errors import Errors, errors_by_code
 from testbed_rpc import control_pb2 as pb
 from testbed_rpc import control_pb2_grpc as pb_grpc
 from zkdata.model import EndPoint, TopicPartition
+
+#: A context for the handling of one large control request (the broker pauses Python's
+#: cyclic garbage collector in it: `controller.collector`).
+Around = Callable[[], AbstractContextManager[object]]
 
 
 class BrokerControlHandler(Protocol):
@@ -368,18 +373,22 @@ def _live_broker_from_pb(b: Any) -> m.LiveBroker:
 
 
 class _BrokerControlServicer(pb_grpc.BrokerControlServicer):
-    """Adapts protobuf calls to a `BrokerControlHandler` (runs on gRPC worker threads)."""
+    """Adapts protobuf calls to a `BrokerControlHandler` (runs on gRPC worker threads). A
+    LeaderAndIsr or UpdateMetadata is decoded, applied and answered inside `around()`."""
 
-    def __init__(self, handler: BrokerControlHandler) -> None:
+    def __init__(self, handler: BrokerControlHandler, around: Around = nullcontext) -> None:
         self._handler = handler
+        self._around = around
 
     def LeaderAndIsr(self, request: pb.LeaderAndIsrRequest, context: Any) -> Any:
-        response = self._handler.leader_and_isr(leader_and_isr_request_from_pb(request))
-        return leader_and_isr_response_to_pb(response)
+        with self._around():
+            response = self._handler.leader_and_isr(leader_and_isr_request_from_pb(request))
+            return leader_and_isr_response_to_pb(response)
 
     def UpdateMetadata(self, request: pb.UpdateMetadataRequest, context: Any) -> Any:
-        response = self._handler.update_metadata(update_metadata_request_from_pb(request))
-        return pb.UpdateMetadataResponse(error_code=int(response.error))
+        with self._around():
+            response = self._handler.update_metadata(update_metadata_request_from_pb(request))
+            return pb.UpdateMetadataResponse(error_code=int(response.error))
 
     def StopReplica(self, request: pb.StopReplicaRequest, context: Any) -> Any:
         response = self._handler.stop_replica(stop_replica_request_from_pb(request))
@@ -413,6 +422,10 @@ class _BrokerControlServicer(pb_grpc.BrokerControlServicer):
         )
 
 
-def add_broker_control_service(server: grpc.aio.Server, handler: BrokerControlHandler) -> None:
-    """Serve `handler` as the BrokerControl service on `server`."""
-    pb_grpc.add_BrokerControlServicer_to_server(_BrokerControlServicer(handler), server)  # type: ignore[no-untyped-call]
+def add_broker_control_service(
+    server: grpc.aio.Server, handler: BrokerControlHandler, around: Around = nullcontext
+) -> None:
+    """Serve `handler` as the BrokerControl service on `server`; each LeaderAndIsr and
+    UpdateMetadata runs, from its bytes to its answer's, inside `around()`."""
+    servicer = _BrokerControlServicer(handler, around)
+    pb_grpc.add_BrokerControlServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]

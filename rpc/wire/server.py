@@ -13,12 +13,13 @@ import asyncio
 import threading
 from collections.abc import Coroutine
 from concurrent import futures
+from contextlib import nullcontext
 from typing import Any, TypeVar
 
 import grpc
 
 from rpc.wire.access import AccessPolicy, PeerCheck
-from rpc.wire.control import BrokerControlHandler, add_broker_control_service
+from rpc.wire.control import Around, BrokerControlHandler, add_broker_control_service
 from rpc.wire.data import ClientApiHandler, add_client_api_service
 from rpc.wire.options import CHANNEL_OPTIONS
 from rpc.wire.tls import ChannelIdentity, server_credentials
@@ -32,7 +33,8 @@ class RpcServer:
     `start` binds and serves; `stop` waits up to `grace_s` for calls in flight, then ends
     the loop and its thread. With `tls` the port speaks only mutual TLS (`rpc.wire.tls`)
     and `access` decides, before any handler, which certificate may call what
-    (`rpc.wire.access`); without it, plaintext.
+    (`rpc.wire.access`); without it, plaintext. Each LeaderAndIsr and UpdateMetadata is
+    decoded, handled and answered inside `control_around()`.
     """
 
     def __init__(
@@ -43,6 +45,7 @@ class RpcServer:
         workers: int,
         tls: ChannelIdentity | None = None,
         access: AccessPolicy | None = None,
+        control_around: Around = nullcontext,
     ) -> None:
         if (tls is None) != (access is None):
             raise ValueError("a TLS server needs an access policy, and only a TLS server has one")
@@ -54,7 +57,7 @@ class RpcServer:
         self._loop.set_default_executor(self._pool)
         self._thread = threading.Thread(target=self._loop.run_forever, name="grpc-aio", daemon=True)
         self._thread.start()
-        self._server = self._call(self._build(control, client_api, access))
+        self._server = self._call(self._build(control, client_api, access, control_around))
         self.port = 0
 
     async def _build(
@@ -62,13 +65,14 @@ class RpcServer:
         control: BrokerControlHandler,
         client_api: ClientApiHandler,
         access: AccessPolicy | None,
+        control_around: Around,
     ) -> grpc.aio.Server:
         server = grpc.aio.server(
             migration_thread_pool=self._pool,
             options=CHANNEL_OPTIONS,
             interceptors=[PeerCheck(access)] if access is not None else None,
         )
-        add_broker_control_service(server, control)
+        add_broker_control_service(server, control, control_around)
         add_client_api_service(server, client_api)
         return server
 
