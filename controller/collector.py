@@ -13,9 +13,9 @@ collects what built up, once, after the temporaries are gone. Reference counting
 everything without cycles meanwhile, so only cyclic garbage waits, for as long as the
 blocks last. The controller pauses it for each event it processes, a broker for each
 LeaderAndIsr and UpdateMetadata it serves, from decoding the request to encoding the
-answer (a block that waits on ZooKeeper keeps it paused for as long). `set_pausing(False)` (the broker's `--gc-pause-during-changes
-false`) makes `paused()` do nothing. A collector turned off by someone else stays off.
-Any thread.
+answer (a block that waits on ZooKeeper keeps it paused for as long).
+`set_pausing(False)` (the broker's `--gc-pause-during-changes false`) makes `paused()` do
+nothing. A collector turned off by someone else stays off. Any thread.
 """
 
 from __future__ import annotations
