@@ -41,6 +41,7 @@ from bench.floor import (
 )
 from bench.layout import ClusterLayout, znodes
 from bench.populate import PopulateError, PopulateResult, populate
+from bench.profiling import rate_for
 from bench.report import Measure, Report, ratio
 from bench.rounds import (
     AFTER_KILL,
@@ -112,7 +113,7 @@ def measure_size(
     victim = first.controller_id
     survivors = [b for b in stage.fleet.broker_ids if b != victim]
     console.phase(f"{stage.name}: kill -9 the controller, broker {victim}")
-    with stage.profiled("failover", survivors) as profiles:
+    with stage.profiled("failover", survivors, rate_for(layout.partitions)) as profiles:
         tallies = [stage.watch_requests(b, survivors) for b in survivors]  # the next controller's
         killed_at = stage.fleet.kill(victim)
         done = stage.fleet.wait_failover_done(first.controller_epoch, stage.after_session_s)

@@ -22,6 +22,11 @@ from pathlib import Path
 #: three samplers lengthened a controlled shutdown at 10,000 partitions from 4.6 s to
 #: 8.8 s. At 20 a flame graph of a 5 s measure still holds hundreds of samples per broker.
 RATE_HZ = 20
+#: Above this many partitions a measure lasts tens of seconds, and its samplers take
+#: `LONG_RATE_HZ`: the failover at 100,000 took about 1 s longer sampled at 20 Hz than
+#: unsampled, and a 20 s measure at 5 Hz still holds a hundred samples per broker.
+LONG_MEASURE_PARTITIONS = 10_000
+LONG_RATE_HZ = 5
 #: How long a sampler may take to write its flame graph after SIGINT.
 STOP_TIMEOUT_S = 30.0
 
@@ -40,9 +45,17 @@ class Profiles:
     missing: str = ""
 
 
+def rate_for(partitions: int) -> int:
+    """The sampling rate of a measure over `partitions` partitions."""
+    return RATE_HZ if partitions <= LONG_MEASURE_PARTITIONS else LONG_RATE_HZ
+
+
 @contextmanager
-def profiled(pids: Mapping[str, int], out_dir: Path, name: str) -> Iterator[Profiles]:
-    """Sample every process in `pids` (label -> pid) while the block runs."""
+def profiled(
+    pids: Mapping[str, int], out_dir: Path, name: str, rate_hz: int = RATE_HZ
+) -> Iterator[Profiles]:
+    """Sample every process in `pids` (label -> pid) `rate_hz` times a second while the
+    block runs."""
     profiles = Profiles()
     exe = py_spy()
     if exe is None:
@@ -56,7 +69,7 @@ def profiled(pids: Mapping[str, int], out_dir: Path, name: str) -> Iterator[Prof
         samplers[label] = (
             subprocess.Popen(
                 [
-                    *(exe, "record", "--nonblocking", "--rate", str(RATE_HZ)),
+                    *(exe, "record", "--nonblocking", "--rate", str(rate_hz)),
                     *("--pid", str(pid), "--output", str(svg), "--format", "flamegraph"),
                 ],
                 stdout=subprocess.DEVNULL,

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from bench import console
 from bench.fleet import POLL_INTERVAL_S, BrokerFleet, EventTail
-from bench.profiling import Profiles, profiled
+from bench.profiling import RATE_HZ, Profiles, profiled
 from eventlog import EventKind
 from harness.waiting import wait_until
 from harness.zk_ensemble import new_chroot, open_client
@@ -154,13 +154,14 @@ class Stage:
         self.wait_quiet()
 
     def profiled(
-        self, name: str, broker_ids: Sequence[int]
+        self, name: str, broker_ids: Sequence[int], rate_hz: int = RATE_HZ
     ) -> AbstractContextManager[Profiles | None]:
-        """Flame graphs of `broker_ids` while the block runs (nothing if profiling is off)."""
+        """Flame graphs of `broker_ids`, sampled `rate_hz` times a second, while the block
+        runs (nothing if profiling is off)."""
         if self.profile_dir is None:
             return nullcontext()
         pids = {f"broker{b}": self.fleet.process(b).pid for b in broker_ids}
-        return profiled(pids, self.profile_dir, f"{self.name}-{name}")
+        return profiled(pids, self.profile_dir, f"{self.name}-{name}", rate_hz)
 
 
 class RequestTally:

@@ -25,7 +25,7 @@ from dataclasses import replace
 
 from bench import broker_failure, controlled_shutdown, failover, produce, topic_creation
 from bench.layout import ClusterLayout
-from bench.profiling import RATE_HZ
+from bench.profiling import LONG_MEASURE_PARTITIONS, LONG_RATE_HZ, RATE_HZ
 from bench.report import Measure, Report
 from bench.runner import Benchmark, Cluster, main
 from bench.settings import PRODUCE, SUITE, Settings
@@ -97,7 +97,11 @@ def measure(settings: Settings, cluster: Cluster) -> Report:
         "live broker accepted the last control request of the change",
     )
     if suite.profile:
-        notes.insert(1, f"profiled with py-spy --nonblocking at {RATE_HZ} Hz during each measure")
+        notes.insert(
+            1,
+            f"profiled with py-spy --nonblocking at {RATE_HZ} Hz during each measure "
+            f"({LONG_RATE_HZ} Hz above {LONG_MEASURE_PARTITIONS:,} partitions)",
+        )
     return Report(
         SUITE,
         "the controller and the data plane at scale (figure vs floor of the same run)",

@@ -13,6 +13,7 @@ from bench.applied import applied_window
 from bench.arguments import parse_settings
 from bench.floor import Floors, ReadSample
 from bench.plot import plot_results, x_axis
+from bench.profiling import LONG_RATE_HZ, RATE_HZ, rate_for
 from bench.report import LATEST, read_results, write_results
 from bench.settings import SUITE, SuiteOptions
 
@@ -128,3 +129,10 @@ def test_the_pipeline_is_drawn_against_records_and_the_rest_against_partitions()
     assert x_axis(pipeline) == ("events", "records")
     assert x_axis(failover) == ("partitions", "partitions")
     assert x_axis(pipeline + failover) == ("partitions", "partitions")
+
+
+def test_long_measures_are_sampled_less_often() -> None:
+    """A measure above 10,000 partitions lasts tens of seconds: its samplers take 5 Hz, so
+    that they lengthen it less, while shorter measures keep 20 Hz."""
+    assert rate_for(1_000) == rate_for(10_000) == RATE_HZ == 20
+    assert rate_for(100_000) == LONG_RATE_HZ == 5
