@@ -119,6 +119,15 @@ class ControllerContext:
         `replicasOnOfflineDirs`); forgotten when the broker goes away or restarts."""
         self._offline_replicas.setdefault(broker_id, set()).update(partitions)
 
+    def offline_replicas(self, tp: TopicPartition, replicas: tuple[int, ...]) -> tuple[int, ...]:
+        """The replicas of `tp` (in `replicas`' order) that are not online
+        (`is_replica_online`)."""
+        return tuple(r for r in replicas if not self.is_replica_online(r, tp=tp))
+
+    def any_log_offline(self) -> bool:
+        """Whether some live broker reported some partition's log unavailable."""
+        return any(self._offline_replicas.values())
+
     def replicas_offline_on(self, broker_id: int) -> frozenset[TopicPartition]:
         """The partitions whose log `broker_id` reported unavailable."""
         return frozenset(self._offline_replicas.get(broker_id, ()))

@@ -249,27 +249,45 @@ class RequestBatch:
     def _send_update_metadata(self) -> None:
         if not self._update_brokers:
             return
+        ctx = self._context
+        online = ctx.live_broker_ids()
+        per_partition = ctx.any_log_offline()  # else a replica is offline iff its broker is
+        offline_of: dict[tuple[int, ...], tuple[int, ...]] = {}  # few distinct replica lists
+        deleting: dict[str, bool] = {}
+        new, state_type = tuple.__new__, m.UpdateMetadataPartitionState
         states = []
         for tp in sorted(self._update_partitions):
-            leadership = self._context.leadership(tp)
+            leadership = ctx.leadership(tp)
             if leadership is None:
                 continue
-            replicas = self._context.replicas(tp)
+            topic = tp.topic
+            replicas = ctx.replicas(tp)
             lai = leadership.leader_and_isr
-            if self._context.is_topic_queued_for_deletion(tp.topic):
+            queued = deleting.get(topic)
+            if queued is None:
+                queued = deleting[topic] = ctx.is_topic_queued_for_deletion(topic)
+            if queued:
                 lai = _during_delete(lai)
+            if per_partition:
+                offline = ctx.offline_replicas(tp, replicas)
+            else:
+                known = offline_of.get(replicas)
+                if known is None:
+                    known = offline_of[replicas] = tuple(r for r in replicas if r not in online)
+                offline = known
             states.append(
-                m.UpdateMetadataPartitionState(
-                    topic=tp.topic,
-                    partition=tp.partition,
-                    controller_epoch=leadership.controller_epoch,
-                    leader=lai.leader,
-                    leader_epoch=lai.leader_epoch,
-                    isr=lai.isr,
-                    zk_version=lai.zk_version,
-                    replicas=replicas,
-                    offline_replicas=tuple(
-                        r for r in replicas if not self._context.is_replica_online(r, tp=tp)
+                new(
+                    state_type,
+                    (
+                        topic,
+                        tp.partition,
+                        leadership.controller_epoch,
+                        lai.leader,
+                        lai.leader_epoch,
+                        lai.isr,
+                        lai.zk_version,
+                        replicas,
+                        offline,
                     ),
                 )
             )

@@ -228,6 +228,19 @@ def test_update_metadata_lists_replicas_on_dead_brokers_as_offline(
     assert [b.id for b in request.live_brokers] == [1, 2]
 
 
+def test_update_metadata_lists_a_replica_whose_log_failed_as_offline(
+    batch: RequestBatch, ctx: ControllerContext, send: RecordingSend
+) -> None:
+    """A live broker that answered KAFKA_STORAGE_ERROR for one partition has that replica
+    listed offline, and only that one; replicas on a dead broker are offline everywhere."""
+    ctx.remove_live_brokers([3])
+    ctx.mark_replicas_offline(2, [TP1])
+    batch.add_update_metadata([1], [TP0, TP1])
+    batch.send()
+    ((_, request),) = send.of_type(m.UpdateMetadataRequest)
+    assert [s.offline_replicas for s in request.partition_states] == [(3,), (2, 3)]
+
+
 def test_update_metadata_lists_replicas_on_shutting_down_brokers_as_offline(
     batch: RequestBatch, ctx: ControllerContext, send: RecordingSend
 ) -> None:
