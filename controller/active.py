@@ -253,7 +253,7 @@ class ActiveController:
             controller_epoch=self.ctx.epoch,
             brokers=len(self.ctx.live_brokers()),
             topics=len(self.ctx.all_topics()),
-            partitions=len(self.ctx.all_partitions()),
+            partitions=self.ctx.partition_count(),
             offline_partitions=self.ctx.offline_partition_count(),
             duration_ms=round((time.monotonic() - started) * 1000, 1),
         )

@@ -102,3 +102,13 @@ def test_preferred_replica_imbalance_counts_partitions_led_by_another_replica() 
     assert ctx.preferred_replica_imbalance_count() == 1
     led(T1, 2)
     assert ctx.preferred_replica_imbalance_count() == 0
+
+
+def test_the_partition_count_is_every_partition_listed() -> None:
+    ctx = ControllerContext()
+    assert ctx.partition_count() == 0
+    ctx.add_topic("a", {0: ReplicaAssignment((1,)), 1: ReplicaAssignment((2,))})
+    ctx.add_topic("b", {0: ReplicaAssignment((1, 2))})
+    assert ctx.partition_count() == len(ctx.all_partitions()) == 3
+    ctx.remove_topic("a")
+    assert ctx.partition_count() == len(ctx.all_partitions()) == 1
