@@ -63,9 +63,20 @@ def _header_from_pb(h: pb.ControlHeader) -> m.ControlHeader:
 
 
 def _add_errors(field: Any, errors: tuple[m.PartitionError, ...]) -> None:
+    """One `TopicErrors` per run of consecutive partitions of one topic, in order."""
     add = field.add
-    for (topic, partition), error in errors:
-        add(topic=topic, partition=partition, error_code=error)
+    topic: str | None = None
+    partitions: list[int] = []
+    codes: list[int] = []
+    for (name, partition), error in errors:
+        if name != topic:
+            if topic is not None:
+                add(topic=topic, partitions=partitions, error_codes=codes)
+            topic, partitions, codes = name, [], []
+        partitions.append(partition)
+        codes.append(error)
+    if topic is not None:
+        add(topic=topic, partitions=partitions, error_codes=codes)
 
 
 # The per-partition entries below are named tuples built positionally, in their fields'
@@ -75,12 +86,24 @@ def _add_errors(field: Any, errors: tuple[m.PartitionError, ...]) -> None:
 # copied into it, which takes a third more time for 10,000 partitions.
 
 
-def _errors_from_pb(errors: Any) -> tuple[m.PartitionError, ...]:
+def _errors_from_pb(groups: Any) -> tuple[m.PartitionError, ...]:
+    """The errors of every run, in order. A run with fewer codes than partitions (only a
+    peer that is not this code sends one) answers the rest UNKNOWN_SERVER_ERROR."""
     new, error, tp = tuple.__new__, m.PartitionError, TopicPartition
-    code, unknown = errors_by_code().get, Errors.UNKNOWN_SERVER_ERROR
-    return tuple(
-        [new(error, (new(tp, (e.topic, e.partition)), code(e.error_code, unknown))) for e in errors]
-    )
+    unknown = Errors.UNKNOWN_SERVER_ERROR
+    code = errors_by_code().get
+    out: list[m.PartitionError] = []
+    for group in groups:
+        topic, partitions, codes = group.topic, list(group.partitions), list(group.error_codes)
+        if len(codes) < len(partitions):
+            codes.extend([-1] * (len(partitions) - len(codes)))
+        out.extend(
+            [
+                new(error, (new(tp, (topic, p)), code(c, unknown)))
+                for p, c in zip(partitions, codes, strict=False)
+            ]
+        )
+    return tuple(out)
 
 
 def leader_and_isr_request_to_pb(r: m.LeaderAndIsrRequest) -> pb.LeaderAndIsrRequest:
@@ -153,15 +176,13 @@ def leader_and_isr_request_from_pb(r: pb.LeaderAndIsrRequest) -> m.LeaderAndIsrR
 def leader_and_isr_response_to_pb(r: m.LeaderAndIsrResponse) -> pb.LeaderAndIsrResponse:
     """Domain -> protobuf."""
     out = pb.LeaderAndIsrResponse(error_code=int(r.error))
-    _add_errors(out.partition_errors, r.partition_errors)
+    _add_errors(out.topic_errors, r.partition_errors)
     return out
 
 
 def leader_and_isr_response_from_pb(r: pb.LeaderAndIsrResponse) -> m.LeaderAndIsrResponse:
     """Protobuf -> domain."""
-    return m.LeaderAndIsrResponse(
-        Errors.from_code(r.error_code), _errors_from_pb(r.partition_errors)
-    )
+    return m.LeaderAndIsrResponse(Errors.from_code(r.error_code), _errors_from_pb(r.topic_errors))
 
 
 def _endpoint_to_pb(e: EndPoint) -> pb.Endpoint:
@@ -325,15 +346,13 @@ def stop_replica_request_from_pb(r: pb.StopReplicaRequest) -> m.StopReplicaReque
 def stop_replica_response_to_pb(r: m.StopReplicaResponse) -> pb.StopReplicaResponse:
     """Domain -> protobuf."""
     out = pb.StopReplicaResponse(error_code=int(r.error))
-    _add_errors(out.partition_errors, r.partition_errors)
+    _add_errors(out.topic_errors, r.partition_errors)
     return out
 
 
 def stop_replica_response_from_pb(r: pb.StopReplicaResponse) -> m.StopReplicaResponse:
     """Protobuf -> domain."""
-    return m.StopReplicaResponse(
-        Errors.from_code(r.error_code), _errors_from_pb(r.partition_errors)
-    )
+    return m.StopReplicaResponse(Errors.from_code(r.error_code), _errors_from_pb(r.topic_errors))
 
 
 def controlled_shutdown_response_to_pb(

@@ -216,13 +216,13 @@ def test_error_codes_travel_as_kafkas_numbers() -> None:
         m.LeaderAndIsrResponse(Errors.STALE_CONTROLLER_EPOCH, PARTITION_ERRORS[2:])
     )
     assert message.error_code == 11
-    assert [e.error_code for e in message.partition_errors] == [74]
+    assert [list(e.error_codes) for e in message.topic_errors] == [[74]]
 
 
 def test_unknown_error_codes_from_the_wire_become_unknown_server_error() -> None:
     message = pb.StopReplicaResponse(
         error_code=9999,
-        partition_errors=[pb.PartitionError(topic="t", partition=0, error_code=4242)],
+        topic_errors=[pb.TopicErrors(topic="t", partitions=[0], error_codes=[4242])],
     )
     response = wire.stop_replica_response_from_pb(
         pb.StopReplicaResponse.FromString(message.SerializeToString())
@@ -630,3 +630,32 @@ def test_senders_asking_at_once_for_the_same_states_build_them_once() -> None:
         gate.set()
         assert one.result(10) is two.result(10)
     assert built == [first]
+
+
+def test_an_answer_travels_as_one_entry_per_run_of_a_topic() -> None:
+    """100,000 partitions of 100 topics answer in 100 entries, in order, and come back as
+    they went."""
+    errors = tuple(
+        m.PartitionError(TopicPartition(f"t{i // 1000}", i % 1000), Errors.NONE)
+        for i in range(100_000)
+    )
+    response = m.LeaderAndIsrResponse(Errors.NONE, errors)
+    message = wire.leader_and_isr_response_to_pb(response)
+    assert len(message.topic_errors) == 100
+    assert [e.topic for e in message.topic_errors[:2]] == ["t0", "t1"]
+    back = wire.leader_and_isr_response_from_pb(
+        pb.LeaderAndIsrResponse.FromString(message.SerializeToString())
+    )
+    assert back == response
+
+
+def test_a_run_with_too_few_codes_answers_the_rest_unknown() -> None:
+    message = pb.LeaderAndIsrResponse(
+        topic_errors=[pb.TopicErrors(topic="t", partitions=[0, 1, 2], error_codes=[0])]
+    )
+    response = wire.leader_and_isr_response_from_pb(message)
+    assert [e.error for e in response.partition_errors] == [
+        Errors.NONE,
+        Errors.UNKNOWN_SERVER_ERROR,
+        Errors.UNKNOWN_SERVER_ERROR,
+    ]
