@@ -93,6 +93,12 @@ class RequestBatch:
         self._on_response_event = on_response_event
         self._keep_failed_round = keep_failed_round
         self._leader_and_isr: dict[int, dict[TopicPartition, m.LeaderAndIsrPartitionState]] = {}
+        #: The state object last made for each partition in this batch, with the
+        #: leadership and assignment it was made from.
+        self._made: dict[
+            TopicPartition,
+            tuple[LeaderIsrAndControllerEpoch, ReplicaAssignment, m.LeaderAndIsrPartitionState],
+        ] = {}
         self._stop_replica: dict[int, dict[TopicPartition, bool]] = {}
         self._update_brokers: set[int] = set()
         self._update_partitions: set[TopicPartition] = set()
@@ -110,6 +116,7 @@ class RequestBatch:
 
     def _empty(self) -> None:
         self._leader_and_isr.clear()
+        self._made.clear()
         self._stop_replica.clear()
         self._update_brokers.clear()
         self._update_partitions.clear()
@@ -123,29 +130,26 @@ class RequestBatch:
         is_new: bool,
     ) -> None:
         """Tell `broker_ids` about a partition's leadership (and all live brokers' caches)."""
-        lai = leadership.leader_and_isr
-        state: m.LeaderAndIsrPartitionState | None = None  # one object for every broker
+        made = self._made.get(tp)
         for broker_id in broker_ids:
             if broker_id < 0:
                 continue
             per_broker = self._leader_and_isr.setdefault(broker_id, {})
             previous = per_broker.get(tp)
             new = is_new or (previous is not None and previous.is_new)
-            if state is None or state.is_new is not new:
-                state = m.LeaderAndIsrPartitionState(
-                    topic=tp.topic,
-                    partition=tp.partition,
-                    controller_epoch=leadership.controller_epoch,
-                    leader=lai.leader,
-                    leader_epoch=lai.leader_epoch,
-                    isr=lai.isr,
-                    zk_version=lai.zk_version,
-                    replicas=assignment.replicas,
-                    adding_replicas=assignment.adding_replicas,
-                    removing_replicas=assignment.removing_replicas,
-                    is_new=new,
+            # one state object per partition for every broker told the same leadership,
+            # in this call or an earlier one of the batch (the replica state machine adds
+            # one replica at a time), so that their requests share it (`_send_leader_and_isr`)
+            if made is None or not (
+                made[0] is leadership and made[1] is assignment and made[2].is_new is new
+            ):
+                made = (
+                    leadership,
+                    assignment,
+                    _leader_and_isr_state(tp, leadership, assignment, new),
                 )
-            per_broker[tp] = state
+                self._made[tp] = made
+            per_broker[tp] = made[2]
         self.add_update_metadata(self._context.live_or_shutting_down_broker_ids(), [tp])
 
     def add_stop_replica(self, broker_ids: Iterable[int], tp: TopicPartition, delete: bool) -> None:
@@ -367,3 +371,25 @@ def _during_delete(lai: LeaderAndIsr) -> LeaderAndIsr:
     `LeaderAndIsr.duringDelete`): leader -2 (brokers drop the partition from their
     metadata), the ISR, and the initial leader epoch and zkVersion."""
     return LeaderAndIsr(EPOCH_DURING_DELETE, 0, lai.isr, 0)
+
+
+def _leader_and_isr_state(
+    tp: TopicPartition,
+    leadership: LeaderIsrAndControllerEpoch,
+    assignment: ReplicaAssignment,
+    is_new: bool,
+) -> m.LeaderAndIsrPartitionState:
+    lai = leadership.leader_and_isr
+    return m.LeaderAndIsrPartitionState(
+        topic=tp.topic,
+        partition=tp.partition,
+        controller_epoch=leadership.controller_epoch,
+        leader=lai.leader,
+        leader_epoch=lai.leader_epoch,
+        isr=lai.isr,
+        zk_version=lai.zk_version,
+        replicas=assignment.replicas,
+        adding_replicas=assignment.adding_replicas,
+        removing_replicas=assignment.removing_replicas,
+        is_new=is_new,
+    )

@@ -24,7 +24,12 @@ from rpc import messages as m
 from rpc import strategies as rt
 from rpc import wire
 from rpc.limits import CONTROL_REQUEST_MAX_BYTES, GRPC_DEFAULT_MAX_MESSAGE_BYTES
-from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, ReplicaAssignment
+from zkdata.model import (
+    LeaderAndIsr,
+    LeaderIsrAndControllerEpoch,
+    ReplicaAssignment,
+    TopicPartition,
+)
 
 PARTITIONS = 100_000
 PER_TOPIC = 1_000
@@ -227,3 +232,36 @@ def test_a_leader_and_isr_of_the_same_states_is_cut_once_for_the_brokers_told_th
     assert not any(s.is_new for p in one for s in p.partition_states)
     for parts in (one, three):
         assert sum(len(p.partition_states) for p in parts) == PARTITIONS
+
+
+def test_brokers_told_one_replica_at_a_time_share_the_states_too() -> None:
+    """The replica state machine adds one broker's replica at a time: the same leadership
+    and assignment give the same state object, so those brokers' requests are cut and
+    encoded once too. A newer leadership of a partition in the same batch makes its own
+    state, for the brokers told it."""
+    ctx = ControllerContext()
+    ctx.epoch = 5
+    ctx.set_live_brokers([make_broker(1), make_broker(2)])
+    assignment = ReplicaAssignment((1, 2))
+    ctx.add_topic("t", {p: assignment for p in range(200)})
+    leadership = LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 3, (1, 2), 7), 5)
+    newer = LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 4, (1,), 8), 5)
+    send = RecordingSend()
+    batch = RequestBatch(9, ctx, send)
+    batch.new_batch()
+    tps = [TopicPartition("t", p) for p in range(200)]
+    for broker_id in (1, 2):
+        for tp in tps:
+            ctx.set_leadership(tp, leadership)
+            batch.add_leader_and_isr([broker_id], tp, leadership, assignment, is_new=False)
+    batch.send()
+    (_, one), (_, two) = send.of_type(m.LeaderAndIsrRequest)
+    assert one.partition_states is two.partition_states
+
+    batch.new_batch()
+    batch.add_leader_and_isr([1], tps[0], leadership, assignment, is_new=False)
+    batch.add_leader_and_isr([2], tps[0], newer, assignment, is_new=False)
+    batch.send()
+    _, _, (_, first), (_, second) = send.of_type(m.LeaderAndIsrRequest)
+    assert [s.leader_epoch for s in first.partition_states] == [3]
+    assert [s.leader_epoch for s in second.partition_states] == [4]
