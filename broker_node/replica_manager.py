@@ -233,7 +233,7 @@ class ReplicaManager:
             try:
                 hosted.append((state, self._get_or_create(tp, overrides)))
             except (LogError, OSError) as exc:
-                failed[state.topic_partition] = Errors.KAFKA_STORAGE_ERROR
+                failed[tp] = Errors.KAFKA_STORAGE_ERROR
                 self._events.emit(
                     EventKind.LOG_UNAVAILABLE,
                     topic=state.topic,
@@ -428,7 +428,8 @@ class ReplicaManager:
         """One round of the `isr-expiration` thread: shrink the ISRs of led partitions whose
         followers lag, re-check the produce requests parked on any partition, and write the
         checkpoints that changed. A partition this broker follows, with nothing new to
-        checkpoint, costs a lock and a few comparisons."""
+        checkpoint, costs a few comparisons and no lock (the shrink check is only for the
+        partitions it leads, and `PartitionLog.flush` returns before locking)."""
         parked = self.purgatory.parked_partitions()
         broker_id = self.broker_id
         for partition in self.partitions():

@@ -25,6 +25,7 @@ from rpc import strategies as rt
 from rpc import wire
 from rpc.limits import CONTROL_REQUEST_MAX_BYTES, GRPC_DEFAULT_MAX_MESSAGE_BYTES
 from zkdata.model import (
+    Broker,
     LeaderAndIsr,
     LeaderIsrAndControllerEpoch,
     ReplicaAssignment,
@@ -80,22 +81,34 @@ def test_a_100k_partition_leader_and_isr_splits_into_parts_under_the_limit(
     assert together == big_request.partition_states
 
 
-def test_a_batch_for_100k_partitions_sends_every_request_under_the_limit() -> None:
-    """The whole path: RequestBatch → split → send; LeaderAndIsr and UpdateMetadata each
-    arrive in parts, every part fits, and together they list every partition once."""
+def _told_every_partition(
+    brokers: list[Broker],
+) -> tuple[ControllerContext, RecordingSend, RequestBatch]:
+    """A context of `PARTITIONS` partitions replicated on every one of `brokers` and led by
+    the first, and a batch that tells every broker every partition's leadership (one call
+    per partition naming all of them), not yet sent."""
+    ids = tuple(b.id for b in brokers)
     ctx = ControllerContext()
     ctx.epoch = 5
-    ctx.set_live_brokers([make_broker(1)])
-    leadership = LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 3, (1,), 7), 5)
+    ctx.set_live_brokers(brokers)
+    leadership = LeaderIsrAndControllerEpoch(LeaderAndIsr(ids[0], 3, ids, 7), 5)
+    assignment = ReplicaAssignment(ids)
     for t in range(PARTITIONS // PER_TOPIC):
-        ctx.add_topic(topic(t * PER_TOPIC), {p: ReplicaAssignment((1,)) for p in range(PER_TOPIC)})
+        ctx.add_topic(topic(t * PER_TOPIC), {p: assignment for p in range(PER_TOPIC)})
     send = RecordingSend()
     batch = RequestBatch(9, ctx, send)
     batch.new_batch()
     for i in range(PARTITIONS):
         tp = lai_state(i).topic_partition
         ctx.set_leadership(tp, leadership)
-        batch.add_leader_and_isr([1], tp, leadership, ReplicaAssignment((1,)), is_new=False)
+        batch.add_leader_and_isr(ids, tp, leadership, assignment, is_new=False)
+    return ctx, send, batch
+
+
+def test_a_batch_for_100k_partitions_sends_every_request_under_the_limit() -> None:
+    """The whole path: RequestBatch → split → send; LeaderAndIsr and UpdateMetadata each
+    arrive in parts, every part fits, and together they list every partition once."""
+    _, send, batch = _told_every_partition([make_broker(1)])
     batch.send()
 
     lai = [r for _, r in send.of_type(m.LeaderAndIsrRequest)]
@@ -206,22 +219,12 @@ def test_a_leader_and_isr_of_the_same_states_is_cut_once_for_the_brokers_told_th
     """Brokers told the same states share one tuple of them, cut once (so the wire encodes
     it once): the same parts under each broker's own header, each fitting even for the
     broker whose epoch encodes longest. A broker told anything else gets its own."""
-    ctx = ControllerContext()
-    ctx.epoch = 5
-    ctx.set_live_brokers([make_broker(1), make_broker(2, epoch=2**40), make_broker(3)])
-    leadership = LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 3, (1, 2, 3), 7), 5)
-    assignment = ReplicaAssignment((1, 2, 3))
-    for t in range(PARTITIONS // PER_TOPIC):
-        ctx.add_topic(topic(t * PER_TOPIC), {p: assignment for p in range(PER_TOPIC)})
-    send = RecordingSend()
-    batch = RequestBatch(9, ctx, send)
-    batch.new_batch()
-    for i in range(PARTITIONS):
-        tp = lai_state(i).topic_partition
-        ctx.set_leadership(tp, leadership)
-        batch.add_leader_and_isr([1, 2, 3], tp, leadership, assignment, is_new=False)
+    brokers = [make_broker(1), make_broker(2, epoch=2**40), make_broker(3)]
+    ctx, send, batch = _told_every_partition(brokers)
     renamed = lai_state(PARTITIONS - 1).topic_partition
-    batch.add_leader_and_isr([3], renamed, leadership, assignment, is_new=True)
+    leadership = ctx.leadership(renamed)
+    assert leadership is not None
+    batch.add_leader_and_isr([3], renamed, leadership, ctx.assignment(renamed), is_new=True)
     batch.send()
 
     by_broker = _parts_by_broker(ctx, send, m.LeaderAndIsrRequest)
