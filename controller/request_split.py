@@ -3,7 +3,9 @@
 gRPC refuses any message above its cap (`rpc.limits`), and a 100,000-partition LeaderAndIsr
 is close to gRPC's default 4 MiB. Kafka sends one request per broker however large; here a
 request whose encoded size (`rpc.sizes`) would pass `max_bytes` becomes several requests of
-the same kind, each with the same header and a run of consecutive partition states. A
+the same kind, each with the same header and a run of consecutive partition states
+(LeaderAndIsr and UpdateMetadata, whose states travel in columns, are halved until each
+half fits; StopReplica is cut greedily, entry by entry). A
 broker handles each part on its own, as it handles any request that lists some partitions:
 LeaderAndIsr and StopReplica answer per partition, and UpdateMetadata merges partition
 states into the cache (every part carries the full list of live brokers). A LeaderAndIsr
@@ -42,13 +44,7 @@ def split_by_size(
 
 def _split_update_metadata(r: m.UpdateMetadataRequest, max_bytes: int) -> list[ControlRequest]:
     base = sizes.header_size(r.header) + sizes.live_brokers_size(r.live_brokers)
-    runs = _runs(
-        r.partition_states,
-        base,
-        max_bytes,
-        sizes.update_metadata_entries_bound,
-        sizes.update_metadata_entry_size,
-    )
+    runs = _halves(tuple(r.partition_states), base, max_bytes, sizes.update_metadata_states_size)
     return [m.UpdateMetadataRequest(r.header, run, r.live_brokers) for run in runs]
 
 
@@ -67,19 +63,27 @@ def _split_stop_replica(r: m.StopReplicaRequest, max_bytes: int) -> list[Control
 def _split_leader_and_isr(r: m.LeaderAndIsrRequest, max_bytes: int) -> list[ControlRequest]:
     # every part is charged for all live leaders: an upper bound of its own subset
     base = sizes.header_size(r.header) + sizes.live_leaders_size(r.live_leaders)
-    runs = _runs(
-        r.partition_states,
-        base,
-        max_bytes,
-        sizes.leader_and_isr_entries_bound,
-        sizes.leader_and_isr_entry_size,
-    )
+    runs = _halves(tuple(r.partition_states), base, max_bytes, sizes.leader_and_isr_states_size)
     parts: list[ControlRequest] = []
     for run in runs:
         leaders = {s.leader for s in run}
         live = tuple(x for x in r.live_leaders if x.broker_id in leaders)
         parts.append(m.LeaderAndIsrRequest(r.header, run, live))
     return parts
+
+
+def _halves(
+    states: tuple[S, ...], base: int, max_bytes: int, size: Callable[[tuple[S, ...]], int]
+) -> list[tuple[S, ...]]:
+    """`states` whole if `base` plus their `size` stays within `max_bytes`, else each half
+    cut the same way (a single state that does not fit goes alone)."""
+    if len(states) <= 1 or base + size(states) <= max_bytes:
+        return [states]
+    middle = len(states) // 2
+    return [
+        *_halves(states[:middle], base, max_bytes, size),
+        *_halves(states[middle:], base, max_bytes, size),
+    ]
 
 
 def _runs(

@@ -6,20 +6,26 @@ and ElectLeaders. Converts `rpc.messages` to and from protobuf, adapts a
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
+from functools import partial
+from itertools import repeat
 from typing import Any, Protocol
 
 import grpc
 from google.protobuf.message import Message
 
+from rpc import columns
 from rpc import messages as m
 from rpc.errors import Errors, errors_by_code
 from testbed_rpc import control_pb2 as pb
 from testbed_rpc import control_pb2_grpc as pb_grpc
 from zkdata.model import EndPoint, TopicPartition
+
+log = logging.getLogger(__name__)
 
 #: A context for the handling of one large control request (the broker pauses Python's
 #: cyclic garbage collector in it: `controller.collector`).
@@ -118,59 +124,100 @@ def leader_and_isr_request_to_pb(r: m.LeaderAndIsrRequest) -> pb.LeaderAndIsrReq
 
 
 def _add_leader_and_isr_body(out: pb.LeaderAndIsrRequest, r: m.LeaderAndIsrRequest) -> None:
-    add = out.partition_states.add
-    for s in r.partition_states:
-        add(
-            topic=s.topic,
-            partition=s.partition,
-            controller_epoch=s.controller_epoch,
-            leader=s.leader,
-            leader_epoch=s.leader_epoch,
-            isr=s.isr,
-            zk_version=s.zk_version,
-            replicas=s.replicas,
-            adding_replicas=s.adding_replicas,
-            removing_replicas=s.removing_replicas,
-            is_new=s.is_new,
-        )
+    _add_columns(out, r.partition_states, columns.LEADER_AND_ISR)
     leaders = out.live_leaders.add
     for x in r.live_leaders:
         leaders(broker_id=x.broker_id, host=x.host, port=x.port)
 
 
-def _ids(ids: Any) -> tuple[int, ...]:
-    """A repeated broker-id field as a tuple (an empty one, the common case for adding,
-    removing and offline replicas, without a conversion)."""
-    return tuple(ids) if ids else ()
-
-
 def leader_and_isr_request_from_pb(r: pb.LeaderAndIsrRequest) -> m.LeaderAndIsrRequest:
-    """Protobuf -> domain."""
-    new, state = tuple.__new__, m.LeaderAndIsrPartitionState
-    states = [
-        new(
-            state,
-            (
-                s.topic,
-                s.partition,
-                s.controller_epoch,
-                s.leader,
-                s.leader_epoch,
-                tuple(s.isr),
-                s.zk_version,
-                tuple(s.replicas),
-                _ids(s.adding_replicas),
-                _ids(s.removing_replicas),
-                s.is_new,
-            ),
-        )
-        for s in r.partition_states
-    ]
+    """Protobuf -> domain. Raises `MalformedStates` when the columns do not line up."""
     return m.LeaderAndIsrRequest(
         header=_header_from_pb(r.header),
-        partition_states=tuple(states),
+        partition_states=_states_from_columns(
+            r, m.LeaderAndIsrPartitionState, columns.LEADER_AND_ISR, "LeaderAndIsr"
+        ),
         live_leaders=tuple(m.LiveLeader(x.broker_id, x.host, x.port) for x in r.live_leaders),
     )
+
+
+# -- partition states in columns (`rpc.columns`) ------------------------------------------
+
+#: Field of a partition state -> its column in a `*States` message.
+_WIRE_NAMES = {
+    "topic": "topics",
+    "partition": "partitions",
+    "controller_epoch": "controller_epochs",
+    "leader": "leaders",
+    "leader_epoch": "leader_epochs",
+    "zk_version": "zk_versions",
+    "isr": "isrs",
+    "replicas": "replicas",
+    "adding_replicas": "adding_replicas",
+    "removing_replicas": "removing_replicas",
+    "offline_replicas": "offline_replicas",
+    "is_new": "is_new",
+}
+
+
+class MalformedStates(ValueError):
+    """A request's state columns do not line up: a column of another length than the
+    topics column, or an index outside the request's topic names or broker-id lists."""
+
+
+def _add_columns(
+    out: pb.LeaderAndIsrRequest | pb.UpdateMetadataRequest,
+    states: tuple[Any, ...],
+    shape: columns.Shape,
+) -> None:
+    """Add `states` to `out` as columns and the tables they point into."""
+    layout = columns.lay_out(states, shape)
+    out.topic_names.extend(layout.topics)
+    add_list = out.replica_lists.add
+    for ids in layout.lists:
+        add_list(ids=ids)
+    block = out.states
+    for name, column in layout.columns.items():
+        if column is not None:
+            getattr(block, _WIRE_NAMES[name]).extend(column)
+
+
+def _states_from_columns(
+    r: pb.LeaderAndIsrRequest | pb.UpdateMetadataRequest,
+    state_type: type[Any],
+    shape: columns.Shape,
+    kind: str,
+) -> tuple[Any, ...]:
+    """The partition states of `r`, in order, as `state_type` tuples. States that name the
+    same topic or broker-id list share one object."""
+    tables: dict[str, list[Any]] = {"topic": list(r.topic_names)}
+    lists = [tuple(x.ids) for x in r.replica_lists]
+    tables.update((name, lists) for name in (*shape.lists, *shape.optional_lists))
+    defaults = {
+        **{name: () for name in shape.optional_lists},
+        **{name: False for name in shape.flags},
+    }
+    block = r.states
+    n = len(block.topics)
+    row: list[Any] = []
+    for name in state_type._fields:
+        wire = _WIRE_NAMES[name]
+        column = getattr(block, wire)
+        if not column and name in defaults:
+            row.append(repeat(defaults[name], n))
+            continue
+        if len(column) != n:
+            raise MalformedStates(f"{kind}: {n} topics but {len(column)} {wire}")
+        table = tables.get(name)
+        if table is None:
+            row.append(column)
+            continue
+        if n and (min(column) < 0 or max(column) >= len(table)):
+            raise MalformedStates(
+                f"{kind}: {wire} names an entry outside the {len(table)} the request holds"
+            )
+        row.append(map(table.__getitem__, column))
+    return tuple(map(partial(tuple.__new__, state_type), zip(*row, strict=True)))
 
 
 def leader_and_isr_response_to_pb(r: m.LeaderAndIsrResponse) -> pb.LeaderAndIsrResponse:
@@ -249,19 +296,7 @@ class _SharedEncodings:
 
 
 def _add_update_metadata_states(out: pb.UpdateMetadataRequest, r: m.UpdateMetadataRequest) -> None:
-    add = out.partition_states.add
-    for s in r.partition_states:
-        add(
-            topic=s.topic,
-            partition=s.partition,
-            controller_epoch=s.controller_epoch,
-            leader=s.leader,
-            leader_epoch=s.leader_epoch,
-            isr=s.isr,
-            zk_version=s.zk_version,
-            replicas=s.replicas,
-            offline_replicas=s.offline_replicas,
-        )
+    _add_columns(out, r.partition_states, columns.UPDATE_METADATA)
 
 
 def update_metadata_request_to_pb(r: m.UpdateMetadataRequest) -> pb.UpdateMetadataRequest:
@@ -292,28 +327,12 @@ _shared_update_metadata = _SharedEncodings(
 
 
 def update_metadata_request_from_pb(r: pb.UpdateMetadataRequest) -> m.UpdateMetadataRequest:
-    """Protobuf -> domain."""
-    new, state = tuple.__new__, m.UpdateMetadataPartitionState
-    states = [
-        new(
-            state,
-            (
-                s.topic,
-                s.partition,
-                s.controller_epoch,
-                s.leader,
-                s.leader_epoch,
-                tuple(s.isr),
-                s.zk_version,
-                tuple(s.replicas),
-                _ids(s.offline_replicas),
-            ),
-        )
-        for s in r.partition_states
-    ]
+    """Protobuf -> domain. Raises `MalformedStates` when the columns do not line up."""
     return m.UpdateMetadataRequest(
         header=_header_from_pb(r.header),
-        partition_states=tuple(states),
+        partition_states=_states_from_columns(
+            r, m.UpdateMetadataPartitionState, columns.UPDATE_METADATA, "UpdateMetadata"
+        ),
         live_brokers=tuple(_live_broker_from_pb(b) for b in r.live_brokers),
     )
 
@@ -391,6 +410,14 @@ def _live_broker_from_pb(b: Any) -> m.LiveBroker:
 # -- server side -------------------------------------------------------------------------
 
 
+def _refuse_malformed(context: Any, exc: MalformedStates) -> None:
+    """A request whose state columns do not line up is answered INVALID_REQUEST as a
+    whole, applied nowhere; the reason goes to the log and the call's trailing details."""
+    log.warning("refused a malformed control request: %s", exc)
+    if context is not None:
+        context.set_details(str(exc))
+
+
 class _BrokerControlServicer(pb_grpc.BrokerControlServicer):
     """Adapts protobuf calls to a `BrokerControlHandler` (runs on gRPC worker threads). A
     LeaderAndIsr or UpdateMetadata is decoded, applied and answered inside `around()`."""
@@ -401,12 +428,21 @@ class _BrokerControlServicer(pb_grpc.BrokerControlServicer):
 
     def LeaderAndIsr(self, request: pb.LeaderAndIsrRequest, context: Any) -> Any:
         with self._around():
-            response = self._handler.leader_and_isr(leader_and_isr_request_from_pb(request))
-            return leader_and_isr_response_to_pb(response)
+            try:
+                decoded = leader_and_isr_request_from_pb(request)
+            except MalformedStates as exc:
+                _refuse_malformed(context, exc)
+                return pb.LeaderAndIsrResponse(error_code=int(Errors.INVALID_REQUEST))
+            return leader_and_isr_response_to_pb(self._handler.leader_and_isr(decoded))
 
     def UpdateMetadata(self, request: pb.UpdateMetadataRequest, context: Any) -> Any:
         with self._around():
-            response = self._handler.update_metadata(update_metadata_request_from_pb(request))
+            try:
+                decoded = update_metadata_request_from_pb(request)
+            except MalformedStates as exc:
+                _refuse_malformed(context, exc)
+                return pb.UpdateMetadataResponse(error_code=int(Errors.INVALID_REQUEST))
+            response = self._handler.update_metadata(decoded)
             return pb.UpdateMetadataResponse(error_code=int(response.error))
 
     def StopReplica(self, request: pb.StopReplicaRequest, context: Any) -> Any:

@@ -20,9 +20,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.waiting import wait_until
+from rpc import columns, wire
 from rpc import messages as m
 from rpc import strategies as rt
-from rpc import wire
 from rpc.errors import Errors
 from rpc.wire.control import SHARED_STATES_MIN
 from rpc.wire.testing import LoopbackStub, loopback_control_client
@@ -659,3 +659,93 @@ def test_a_run_with_too_few_codes_answers_the_rest_unknown() -> None:
         Errors.UNKNOWN_SERVER_ERROR,
         Errors.UNKNOWN_SERVER_ERROR,
     ]
+
+
+# -- partition states in columns ---------------------------------------------------------
+
+
+def _columns_of(request: m.LeaderAndIsrRequest) -> pb.LeaderAndIsrRequest:
+    return pb.LeaderAndIsrRequest.FromString(
+        wire.leader_and_isr_request_to_pb(request).SerializeToString()
+    )
+
+
+def test_states_travel_as_columns_with_each_topic_and_list_once() -> None:
+    """300 partitions of three topics with two distinct replica lists: three topic names,
+    two lists and one packed column per field, nothing per partition."""
+    states = tuple(
+        m.LeaderAndIsrPartitionState(
+            f"t{i % 3}", i, 4, 1, 2, (1, 2) if i % 2 else (1,), 9, (1, 2), is_new=i == 7
+        )
+        for i in range(300)
+    )
+    message = _columns_of(m.LeaderAndIsrRequest(HEADER, states))
+    assert list(message.topic_names) == ["t0", "t1", "t2"]
+    assert [tuple(x.ids) for x in message.replica_lists] == [(1,), (1, 2)]
+    assert list(message.states.partitions) == list(range(300))
+    assert not message.states.adding_replicas  # every one empty: left out
+    assert [i for i, flag in enumerate(message.states.is_new) if flag] == [7]
+    decoded = wire.leader_and_isr_request_from_pb(message)
+    assert decoded.partition_states == states
+    replicas = {id(s.replicas) for s in decoded.partition_states}
+    assert len(replicas) == 1  # partitions naming the same list share one tuple
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [
+        lambda msg: msg.states.leaders.pop(),  # a column shorter than the topics column
+        lambda msg: msg.states.isrs.__setitem__(0, 5),  # a list the request does not hold
+        lambda msg: msg.states.topics.__setitem__(1, -1),  # a negative topic index
+        lambda msg: msg.states.is_new.extend([True]),  # an optional column too long
+    ],
+    ids=["short-column", "list-index-out-of-range", "negative-topic-index", "long-flags"],
+)
+def test_columns_that_do_not_line_up_are_refused_as_a_whole(
+    spoil: Callable[[pb.LeaderAndIsrRequest], object],
+) -> None:
+    """A malformed request is decoded into nothing: the servicer answers INVALID_REQUEST
+    and the handler never sees it."""
+    states = tuple(
+        m.LeaderAndIsrPartitionState("t", p, 4, 1, 2, (1, 2), 9, (1, 2)) for p in range(3)
+    )
+    message = _columns_of(m.LeaderAndIsrRequest(HEADER, states))
+    spoil(message)
+    with pytest.raises(wire.control.MalformedStates):
+        wire.leader_and_isr_request_from_pb(message)
+    handler = RecordingHandler()
+    answer = wire.control._BrokerControlServicer(handler).LeaderAndIsr(message, None)
+    assert answer.error_code == Errors.INVALID_REQUEST.value
+    assert handler.requests == []
+
+
+def test_a_malformed_update_metadata_is_refused_too() -> None:
+    update = m.UpdateMetadataRequest(
+        HEADER,
+        tuple(m.UpdateMetadataPartitionState("t", p, 4, 1, 2, (1,), 9, (1,)) for p in range(3)),
+        (),
+    )
+    message = pb.UpdateMetadataRequest.FromString(
+        wire.update_metadata_request_to_pb(update).SerializeToString()
+    )
+    message.states.offline_replicas.extend([0])  # one value for three partitions
+    handler = RecordingHandler()
+    answer = wire.control._BrokerControlServicer(handler).UpdateMetadata(message, None)
+    assert answer.error_code == Errors.INVALID_REQUEST.value
+    assert handler.requests == []
+
+
+def test_a_layout_is_made_once_per_tuple_of_states() -> None:
+    """The controller sizes a request and then encodes it: the second asks for the layout
+    of the same tuple and gets the one the first made; an equal tuple gets its own."""
+    states = tuple(
+        m.LeaderAndIsrPartitionState("t", p, 4, 1, 2, (1, 2), 9, (1, 2))
+        for p in range(columns.KEEP_MIN)
+    )
+    first = columns.lay_out(states, columns.LEADER_AND_ISR)
+    assert columns.lay_out(states, columns.LEADER_AND_ISR) is first
+    copy = tuple(list(states))
+    assert copy is not states
+    again = columns.lay_out(copy, columns.LEADER_AND_ISR)
+    assert again is not first
+    assert again == first
