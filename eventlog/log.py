@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from eventlog.jsonlines import JsonLinesWriter, numbered_json_lines, read_json_lines
 from eventlog.kinds import SCHEMA_VERSION, EventKind
 
@@ -24,8 +26,24 @@ def event_log_path(run_dir: Path, node: str) -> Path:
     return run_dir / "events" / f"{node}.jsonl"
 
 
-#: One encoder for every event (`json.dumps` with options builds a new one per call).
+#: Events are encoded by orjson (about a tenth of `json`'s time: a state change of 100,000
+#: partitions writes 100,000 events), with `json`'s output for what orjson would write
+#: otherwise: dataclasses and dates as their `str`. What orjson refuses (keys that are not
+#: strings, an integer beyond 64 bits) goes to `json`. Two differences remain, both still
+#: JSON: text beyond ASCII is written as UTF-8, not escaped, and a NaN or infinite float is
+#: written as null (`json` wrote `NaN`, which JSON parsers other than Python's refuse).
+_ORJSON_OPTIONS = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+#: The fallback encoder (`json.dumps` with options builds a new one per call).
 _ENCODER = json.JSONEncoder(separators=(",", ":"), default=str)
+
+
+def encode_event(record: dict[str, Any]) -> str:
+    """One event as a line of JSON (no newline)."""
+    try:
+        return orjson.dumps(record, default=str, option=_ORJSON_OPTIONS).decode()
+    except TypeError:  # orjson.JSONEncodeError
+        return _ENCODER.encode(record)
+
 
 #: The fields every event carries; an event's own fields never use these names.
 ENVELOPE = frozenset({"v", "ts", "node", "kind"})
@@ -53,7 +71,7 @@ class EventLog:
             "kind": str(kind),
         }
         record.update(fields)
-        line = _ENCODER.encode(record)
+        line = encode_event(record)
         held: list[str] | None = getattr(self._held, "lines", None)
         if held is None:
             self._writer.append(line)

@@ -3,6 +3,8 @@ skipped; a log without a run directory writes nothing. Files live under `tmp_pat
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
 import json
 import time
 from collections.abc import Iterator
@@ -18,6 +20,7 @@ from eventlog import (
     read_events,
     read_numbered_events,
 )
+from eventlog.log import encode_event
 
 
 @pytest.fixture
@@ -152,3 +155,32 @@ def test_two_nodes_write_separate_files(tmp_path: Path) -> None:
 def test_a_field_named_like_the_envelope_is_refused(log: EventLog, field: str) -> None:
     with pytest.raises(ValueError, match="named like the envelope"):
         log.emit(EventKind.NODE_STARTED, **{field: "x"})
+
+
+# -- encoding ----------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class _Point:
+    x: int
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"topic": "orders", "partition": 3, "isr": [1, 2], "zxid": None, "unclean": False},
+        {"nested": {"a": [1, "b", None]}, "ratio": 0.25, "text": 'quote " and \\ slash'},
+        {"name": "caf\u00e9"},  # written as UTF-8, read back the same
+        {"big": 2**70},  # beyond orjson's 64 bits: json writes it
+        {"by_broker": {1: 2, 3: 4}},  # keys that are not strings: json writes them as strings
+        {"when": datetime.datetime(2026, 11, 29, 1, 2, 3)},  # as its str, as before
+        {"point": _Point(1), "ids": {7}},  # a dataclass and a set: their str
+    ],
+)
+def test_an_event_reads_back_as_json_wrote_it(fields: dict[str, object]) -> None:
+    """Events are encoded by orjson where it can, by `json` otherwise; either way a reader
+    gets what `json.dumps(record, default=str)` would have given it."""
+    record = {"v": 1, "ts": 5, "node": "b1", "kind": "leader_elected", **fields}
+    line = encode_event(record)
+    assert "\n" not in line
+    assert json.loads(line) == json.loads(json.dumps(record, default=str))
