@@ -7,7 +7,7 @@ private; callers go through methods, so every mutation has a name.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from controller.states import PartitionState, ReplicaState
 from zkdata.model import (
@@ -22,9 +22,9 @@ from zkdata.topic_configs import unclean_leader_election_enabled
 _UNASSIGNED = ReplicaAssignment(())
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class PartitionReplica:
-    """One replica: a partition and the broker holding it."""
+class PartitionReplica(NamedTuple):
+    """One replica: a partition and the broker holding it (a named tuple: the context keys
+    every replica's state by it, and a tuple hashes in C)."""
 
     topic_partition: TopicPartition
     replica: int

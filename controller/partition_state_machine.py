@@ -192,9 +192,10 @@ class PartitionStateMachine:
         strategy: ElectionStrategy | None,
     ) -> dict[TopicPartition, StateChangeResult]:
         valid = []
+        allowed = tuple(target.valid_previous)  # found by identity, not by the enum's hash
         for tp in partitions:
             current = self._ctx.partition_state(tp)
-            if current in target.valid_previous:
+            if current in allowed:
                 valid.append(tp)
             else:
                 self._events.emit(

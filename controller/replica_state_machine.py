@@ -105,9 +105,10 @@ class ReplicaStateMachine:
         just_written: Mapping[TopicPartition, LeaderAndIsr],
     ) -> None:
         valid = []
+        allowed = tuple(target.valid_previous)  # found by identity, not by the enum's hash
         for replica in replicas:
             current = self._ctx.replica_state(replica)
-            if current in target.valid_previous:
+            if current in allowed:
                 valid.append(replica)
             else:
                 self._invalid(replica, current, target)
