@@ -247,8 +247,8 @@ class _SharedEncodings:
     """The protobuf body (everything but the header) of the last few large requests of one
     kind, by the identity of their tuple of partition states. The controller sends every
     broker that hosts the same partitions the same tuple of states (`controller.
-    request_batch`), so the request to each further broker copies the body in C (3 ms for
-    10,000 states) instead of adding every entry again in Python (26 ms). `rest(request)`
+    request_batch`), so the request to each further broker copies the body in C instead of
+    filling its columns again (about 11 ms for 10,000 states on a slow core). `rest(request)`
     names the other fields the body holds (a LeaderAndIsr's live leaders): a kept body
     serves only a request whose are equal. A kept tuple is referenced, so its identity
     cannot pass to another while kept. Any thread (the senders convert concurrently)."""
