@@ -46,44 +46,23 @@ def _scalar(value: int) -> int:
     return 0 if value == 0 else 1 + varint_size(value)
 
 
+def _utf8_length(text: str) -> int:
+    """Bytes of `text` in UTF-8."""
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
+
+
 def _text(value: str) -> int:
     """A string field with a one-byte tag (proto3 omits the empty string)."""
     if not value:
         return 0
-    n = len(value) if value.isascii() else len(value.encode("utf-8"))
+    n = _utf8_length(value)
     return 1 + varint_size(n) + n
 
 
 def _packed(values: Sequence[int]) -> int:
-    """A packed repeated int32 (or bool) field with a one-byte tag."""
-    if not values:
-        return 0
-    if min(values) >= 0 and max(values) < 0x80:  # broker ids: one byte each
-        n = len(values)
-    else:
-        n = sum(varint_size(v) for v in values)
-    return 1 + varint_size(n) + n
-
-
-def _framed(body: int) -> int:
-    """An embedded message (or repeated entry) with a one-byte tag: tag, length, body."""
-    return 1 + varint_size(body) + body
-
-
-def header_size(header: m.ControlHeader) -> int:
-    """The `header` field of a control request (always present)."""
-    body = (
-        _scalar(header.controller_id)
-        + _scalar(header.controller_epoch)
-        + _scalar(header.broker_epoch)
-    )
-    return _framed(body)
-
-
-def _column(values: Sequence[int]) -> int:
-    """A packed repeated int32 (or bool) field of many values with a one-byte tag, counted
-    by passes in C: each value takes one byte, plus one for each 7-bit step it passes
-    (a negative one takes ten)."""
+    """A packed repeated int32 (or bool) field with a one-byte tag, counted by passes in C
+    (a column of 100,000 values as cheaply as a replica list): each value takes one byte,
+    plus one for each 7-bit step it passes (a negative one takes ten)."""
     if not values:
         return 0
     n = len(values)
@@ -102,6 +81,21 @@ def _column(values: Sequence[int]) -> int:
 _VARINT_STEPS = (1 << 7, 1 << 14, 1 << 21, 1 << 28)
 
 
+def _framed(body: int) -> int:
+    """An embedded message (or repeated entry) with a one-byte tag: tag, length, body."""
+    return 1 + varint_size(body) + body
+
+
+def header_size(header: m.ControlHeader) -> int:
+    """The `header` field of a control request (always present)."""
+    body = (
+        _scalar(header.controller_id)
+        + _scalar(header.controller_epoch)
+        + _scalar(header.broker_epoch)
+    )
+    return _framed(body)
+
+
 def _states_size(states: Sequence[Any], shape: columns.Shape) -> int:
     """The `topic_names`, `replica_lists` and `states` fields of a request holding
     `states`."""
@@ -110,12 +104,8 @@ def _states_size(states: Sequence[Any], shape: columns.Shape) -> int:
     layout = columns.lay_out(states, shape)
     names = sum(1 + varint_size(n) + n for n in map(_utf8_length, layout.topics))
     lists = sum(_framed(_packed(ids)) for ids in layout.lists)
-    block = sum(_column(column) for column in layout.columns.values() if column is not None)
+    block = sum(_packed(column) for column in layout.columns.values() if column is not None)
     return names + lists + _framed(block)
-
-
-def _utf8_length(text: str) -> int:
-    return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
 def leader_and_isr_states_size(states: Sequence[m.LeaderAndIsrPartitionState]) -> int:
