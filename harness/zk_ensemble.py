@@ -25,6 +25,7 @@ from kazoo.protocol.states import KazooState
 
 from harness.ports import free_ports
 from harness.waiting import wait_until
+from zkdata.kazoo_handler import PollingHandler
 
 JAVA_DIR = Path("/usr/share/java")
 ZOOKEEPER_JAR = JAVA_DIR / "zookeeper.jar"
@@ -308,9 +309,10 @@ def open_client(hosts: str, timeout: float = 10) -> Iterator[KazooClient]:
     """Yield a started ``KazooClient`` on ``hosts``; stop and close it on exit.
 
     ``start`` blocks the calling thread until connected (deadline 15 s); kazoo
-    then runs the connection on its own thread.
+    then runs the connection on its own thread, with the ``PollingHandler`` the
+    brokers' sessions use.
     """
-    client = KazooClient(hosts=hosts, timeout=timeout)
+    client = KazooClient(hosts=hosts, timeout=timeout, handler=PollingHandler())
     try:
         client.start(timeout=15)
         yield client

@@ -23,6 +23,7 @@ from security.zk_credentials import (
     load,
     parse,
 )
+from zkdata.kazoo_handler import PollingHandler
 
 
 def _mode(path: Path) -> int:
@@ -97,7 +98,8 @@ def test_the_password_shows_in_no_repr_or_str() -> None:
 
 def test_kazoo_options_log_in_by_digest_and_create_with_kafkas_secure_acl() -> None:
     """auth_data is the digest login; default_acl is creator-all plus world-read; without
-    credentials nothing is set (open znodes)."""
+    credentials neither is set (open znodes). Either way the session gets a polling handler
+    of its own."""
     creds = ZkDigestCredentials("testbed", "sesame")
     options = kazoo_options(creds)
     assert options["auth_data"] == [("digest", "testbed:sesame")]
@@ -105,7 +107,10 @@ def test_kazoo_options_log_in_by_digest_and_create_with_kafkas_secure_acl() -> N
         ACL(Permissions.ALL, Id("auth", "")),
         ACL(Permissions.READ, Id("world", "anyone")),
     ]
-    assert kazoo_options(None) == {}
+    without = kazoo_options(None)
+    assert list(without) == ["handler"]
+    assert isinstance(without["handler"], PollingHandler)
+    assert without["handler"] is not options["handler"]  # a handler serves one session
     assert creds.acl_id == make_digest_acl_credential("testbed", "sesame")
 
 
