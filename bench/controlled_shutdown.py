@@ -8,7 +8,8 @@ Runbook, on a running, settled stage (`bench.stage`) whose floors were measured:
    to move its leaderships (ControlledShutdown) and exits once none is left (flame graphs
    of every broker meanwhile).
 3. The figure is SIGTERM -> exit; then every partition must have a live leader. The
-   broker stays down: this is the stage's last measure.
+   broker is started again when another run follows (`restart`); after the last run it
+   stays down.
 
 Floor: fenced multi writes of as many state znodes as the controller wrote plus a gRPC
 round trip of a request naming every partition. Main thread.
@@ -29,8 +30,11 @@ from bench.stage import Stage, profile_lines
 MEASURE = "controlled_shutdown"
 
 
-def measure(stage: Stage, layout: ClusterLayout, floors: Floors) -> tuple[list[Measure], list[str]]:
-    """One controlled shutdown (see the module docstring): its row and notes."""
+def measure(
+    stage: Stage, layout: ClusterLayout, floors: Floors, restart: bool = False
+) -> tuple[list[Measure], list[str]]:
+    """One controlled shutdown (see the module docstring): its row and notes; with
+    `restart` the stopped broker is started again and the cluster settled afterwards."""
     stage.preferred_election()
     controller = stage.controller_id()
     victim, led = busiest_follower(stage, controller)
@@ -58,4 +62,6 @@ def measure(stage: Stage, layout: ClusterLayout, floors: Floors) -> tuple[list[M
         note=f"{led:,} leaderships moved; {offline} offline after; exit code {code}",
         extra={"leaders_before": led, "offline_after": offline, "exit_code": code},
     )
+    if restart:
+        stage.restart(victim)
     return [row], list(profile_lines(profiles))

@@ -16,7 +16,7 @@ import math
 import os
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -85,6 +85,27 @@ class Report:
     measures: tuple[Measure, ...]
     notes: tuple[str, ...] = ()
     details: Mapping[str, Any] = field(default_factory=dict)
+
+
+def median_of(rows: Sequence[Measure]) -> Measure:
+    """One row for repeated runs of one measure: the run whose figure is the median (the
+    lower middle one of an even count), its note prefixed with how many runs there were
+    and the range of their figures, and every run's figure in `extra["runs"]`, in the
+    order they ran. A single run is returned as it is. Pure."""
+    if not rows:
+        raise ValueError("no run to take the median of")
+    if len(rows) == 1:
+        return rows[0]
+    figures = [r.figure for r in rows]
+    ordered = sorted(rows, key=lambda r: r.figure if math.isfinite(r.figure) else math.inf)
+    middle = ordered[(len(rows) - 1) // 2]
+    low, high = (format_figure(f, middle.kind, middle.unit) for f in (min(figures), max(figures)))
+    spread = f"median of {len(rows)} runs ({low} to {high})"
+    return replace(
+        middle,
+        note=f"{spread}; {middle.note}" if middle.note else spread,
+        extra={**middle.extra, "runs": [_rounded(f) for f in figures]},
+    )
 
 
 def ratio(value: float, floor: float) -> float | None:

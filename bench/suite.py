@@ -10,7 +10,8 @@ runs on a stage of its own (`bench.stage`: a fresh chroot and 3 broker processes
    fenced multi writes, a gRPC round trip of a request naming every partition), runs
    the first election and a failover after kill -9 of the controller.
 2. On the 10,000-partition stage, with the killed broker restarted and in sync again:
-   `broker_failure`, then `controlled_shutdown`.
+   `broker_failure`, then `controlled_shutdown`, three runs each (`--scenario-runs`), the
+   broker started again after each; the row is the median run.
 3. `topic_creation`: 1,000 topics x 10 partitions on an empty stage.
 4. `produce`: acks=all and acks=1 throughput on a 3-broker stage, RF 3.
 
@@ -24,9 +25,10 @@ import sys
 from dataclasses import replace
 
 from bench import broker_failure, controlled_shutdown, failover, produce, topic_creation
+from bench.floor import Floors
 from bench.layout import ClusterLayout
 from bench.profiling import LONG_MEASURE_PARTITIONS, LONG_RATE_HZ, RATE_HZ
-from bench.report import Measure, Report
+from bench.report import Measure, Report, median_of
 from bench.runner import Benchmark, Cluster, main
 from bench.settings import PRODUCE, SUITE, Settings
 from bench.stage import Stage, open_stage
@@ -48,6 +50,25 @@ def _stage(settings: Settings, cluster: Cluster, name: str) -> Stage:
     return stage
 
 
+def _scenarios(
+    stage: Stage, layout: ClusterLayout, floors: Floors, runs: int
+) -> tuple[list[Measure], list[str]]:
+    """Broker failure `runs` times, then controlled shutdown `runs` times (the broker
+    started again between runs): the median run of each, and the notes of each one's last
+    run (its flame graphs: every run writes the same files)."""
+    rows: list[Measure] = []
+    notes: list[str] = []
+    failures = [broker_failure.measure(stage, layout, floors) for _ in range(runs)]
+    shutdowns = [
+        controlled_shutdown.measure(stage, layout, floors, restart=i < runs - 1)
+        for i in range(runs)
+    ]
+    for results in (failures, shutdowns):
+        rows.append(median_of([row for ran, _ in results for row in ran]))
+        notes.extend(results[-1][1])
+    return rows, notes
+
+
 def measure(settings: Settings, cluster: Cluster) -> Report:
     """Every measure (see the module docstring); one report."""
     suite = settings.suite
@@ -62,10 +83,9 @@ def measure(settings: Settings, cluster: Cluster) -> Report:
         rows.extend(result.rows)
         notes.extend(result.notes)
         if size == suite.scenario_partitions:
-            for scenario in (broker_failure, controlled_shutdown):
-                more, said = scenario.measure(stage, layout, result.floors)
-                rows.extend(more)
-                notes.extend(said)
+            more, said = _scenarios(stage, layout, result.floors, suite.scenario_runs)
+            rows.extend(more)
+            notes.extend(said)
         stage.fleet.kill_all()
     creation = ClusterLayout(
         suite.creation_topics * suite.creation_partitions, suite.creation_topics, settings.brokers

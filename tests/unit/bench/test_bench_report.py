@@ -18,6 +18,7 @@ from bench.report import (
     Report,
     bench_json,
     format_figure,
+    median_of,
     ratio,
     render_table,
     result_lines,
@@ -93,6 +94,44 @@ def test_figures_are_formatted_with_their_unit(
     value: float, kind: Figure, unit: str, text: str
 ) -> None:
     assert format_figure(value, kind, unit) == text
+
+
+def _run(figure: float, floor: float = 0.2, leaders: int = 3334) -> Measure:
+    return Measure(
+        "broker_failure",
+        "broker failure, 10,000 partitions",
+        10_000,
+        figure=figure,
+        floor=floor,
+        floor_phrase="fenced multi writes",
+        note=f"{leaders:,} leaderships moved",
+        extra={"leaders_before": leaders},
+    )
+
+
+def test_the_median_run_is_the_row_with_the_spread_in_its_note_and_every_figure() -> None:
+    """Its own floor and extras stay with the median run; the runs keep their order."""
+    runs = [_run(1.12, 0.24, 3333), _run(0.79, 0.20), _run(0.95, 0.22, 3335)]
+    row = median_of(runs)
+    assert (row.figure, row.floor) == (0.95, 0.22)
+    assert row.ratio == pytest.approx(0.95 / 0.22)
+    assert row.note == "median of 3 runs (0.79 s to 1.12 s); 3,335 leaderships moved"
+    assert row.extra == {"leaders_before": 3335, "runs": [1.12, 0.79, 0.95]}
+    assert row.as_dict()["runs"] == [1.12, 0.79, 0.95]
+
+
+def test_the_median_of_an_even_count_is_the_lower_middle_run_and_a_lost_run_sorts_last() -> None:
+    assert median_of([_run(2.0), _run(1.0), _run(4.0), _run(3.0)]).figure == 2.0
+    row = median_of([_run(math.nan), _run(1.0), _run(2.0)])
+    assert row.figure == 2.0
+    assert row.extra["runs"] == [None, 1.0, 2.0]
+
+
+def test_one_run_is_its_own_median_and_none_has_no_median() -> None:
+    only = _run(0.9)
+    assert median_of([only]) is only
+    with pytest.raises(ValueError, match="no run"):
+        median_of([])
 
 
 def test_the_table_has_a_row_per_measure_with_figure_floor_and_ratio() -> None:
