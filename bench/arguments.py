@@ -45,9 +45,9 @@ QUICK_FLOOR_S = 2.0
 #: Produce requests must fit gRPC's message cap (`rpc.limits.MAX_MESSAGE_BYTES`) with room.
 MAX_BATCH_BYTES = MAX_MESSAGE_BYTES // 2
 MAX_PRODUCERS = 64
-#: Each run of broker failure or controlled shutdown at 10,000 partitions takes about 15 s
-#: with the restart that follows it.
-MAX_SCENARIO_RUNS = 9
+#: Each run of a failover, broker failure or controlled shutdown at 10,000 partitions takes
+#: about 15 s with the restart that follows it.
+MAX_RUNS = 9
 _SUITE_PREFIX = "bench-all"
 
 
@@ -90,7 +90,7 @@ _DEFAULTS = {
 QUICK_SUITE = SuiteOptions(
     sizes=(1_000,),
     scenario_partitions=1_000,
-    scenario_runs=1,
+    runs=1,
     creation_topics=100,
     floor_repetitions=1,
     produce=ProduceOptions(duration_s=QUICK_DURATION_S, floor_s=QUICK_FLOOR_S),
@@ -194,11 +194,12 @@ def _add_suite(parser: argparse.ArgumentParser) -> None:
         "--quick", action="store_true", help="every measure at 1,000 partitions, produce 3 s"
     )
     parser.add_argument(
-        "--scenario-runs",
+        "--runs",
         type=int,
         default=None,
-        help=f"runs of broker failure and of controlled shutdown, the median reported "
-        f"(default {SuiteOptions().scenario_runs}, {QUICK_SUITE.scenario_runs} with --quick)",
+        help="runs of each failover up to 10,000 partitions, of broker failure and of "
+        f"controlled shutdown, the median reported (default {SuiteOptions().runs}, "
+        f"{QUICK_SUITE.runs} with --quick)",
     )
 
 
@@ -302,10 +303,10 @@ def _suite(args: argparse.Namespace) -> SuiteOptions:
         suite = replace(suite, sizes=tuple(sorted({*suite.sizes, args.partitions})))
     if args.no_produce:
         suite = replace(suite, produce=None)
-    if args.scenario_runs is not None:
-        if not 1 <= args.scenario_runs <= MAX_SCENARIO_RUNS:
-            raise ValueError(f"--scenario-runs must be in [1, {MAX_SCENARIO_RUNS}]")
-        suite = replace(suite, scenario_runs=args.scenario_runs)
+    if args.runs is not None:
+        if not 1 <= args.runs <= MAX_RUNS:
+            raise ValueError(f"--runs must be in [1, {MAX_RUNS}]")
+        suite = replace(suite, runs=args.runs)
     return replace(suite, profile=not args.no_profile)
 
 

@@ -42,7 +42,7 @@ from bench.floor import (
 from bench.layout import ClusterLayout, znodes
 from bench.populate import PopulateError, PopulateResult, populate
 from bench.profiling import rate_for
-from bench.report import Measure, Report, ratio
+from bench.report import Measure, Report, median_of, ratio
 from bench.rounds import (
     AFTER_KILL,
     FIRST_ELECTION,
@@ -84,13 +84,15 @@ class SizeResult:
 
 
 def measure_size(
-    stage: Stage, layout: ClusterLayout, repetitions: int, settle: bool = True
+    stage: Stage, layout: ClusterLayout, repetitions: int, settle: bool = True, runs: int = 1
 ) -> SizeResult:
     """On a fresh stage: populate `layout`, measure the floors, start the brokers (first
-    election), then kill -9 the controller. Each failover is timed from the new
-    controller's election until every live broker accepted the last request it caused.
-    With `settle`, the killed broker is restarted afterwards and every ISR waited for
-    (for measures that follow on the stage); without, the stage is left as the failover
+    election), then kill -9 the controller, `runs` times (between runs the killed broker
+    is started again and a preferred election gives each broker its third of the
+    leaderships back); the row is the median run. Each failover is
+    timed from the new controller's election until every live broker accepted the last
+    request it caused. With `settle`, the broker killed last is restarted too (for
+    measures that follow on the stage); without, the stage is left as the last failover
     left it (at 100,000 partitions two cores take minutes to bring a restarted broker's
     replicas back into sync, and no measure needs it)."""
     n = layout.partitions
@@ -110,23 +112,34 @@ def measure_size(
     console.detail(
         f"floor: gRPC round trip of a {n:,}-partition LeaderAndIsr {floors.rpc_s * 1000:.1f} ms"
     )
-    victim = first.controller_id
-    survivors = [b for b in stage.fleet.broker_ids if b != victim]
-    console.phase(f"{stage.name}: kill -9 the controller, broker {victim}")
-    with stage.profiled("failover", survivors, rate_for(layout.partitions)) as profiles:
-        tallies = [stage.watch_requests(b, survivors) for b in survivors]  # the next controller's
-        killed_at = stage.fleet.kill(victim)
-        done = stage.fleet.wait_failover_done(first.controller_epoch, stage.after_session_s)
-        tally = tallies[survivors.index(done.broker_id)]
-        bound = stage.wait_answered(tally)
-    after = round_result(2, AFTER_KILL, stage.fleet, done)
-    after = replace(after, killed_broker=victim, kill_to_done_s=done.ts_ms / 1000 - killed_at)
-    say_round(after)
-    window = _window(stage, after, bound)
-    if settle:
-        stage.restart(victim)
-    row = _failover_row("controller_failover", "failover after kill -9", n, window, floors, after)
-    return SizeResult([row], floors, list(profile_lines(profiles)))
+    rows: list[Measure] = []
+    notes: list[str] = []
+    previous = first
+    for run in range(1, runs + 1):
+        if run > 1:  # each broker leads its third again, as before the first kill
+            stage.preferred_election()
+        victim = previous.controller_id
+        survivors = [b for b in stage.fleet.broker_ids if b != victim]
+        of = f" (run {run} of {runs})" if runs > 1 else ""
+        console.phase(f"{stage.name}: kill -9 the controller, broker {victim}{of}")
+        with stage.profiled("failover", survivors, rate_for(n)) as profiles:
+            tallies = [stage.watch_requests(b, survivors) for b in survivors]  # the next's
+            killed_at = stage.fleet.kill(victim)
+            done = stage.fleet.wait_failover_done(previous.controller_epoch, stage.after_session_s)
+            tally = tallies[survivors.index(done.broker_id)]
+            bound = stage.wait_answered(tally)
+        after = round_result(run + 1, AFTER_KILL, stage.fleet, done)
+        after = replace(after, killed_broker=victim, kill_to_done_s=done.ts_ms / 1000 - killed_at)
+        say_round(after)
+        window = _window(stage, after, bound)
+        if settle or run < runs:
+            stage.restart(victim)
+        rows.append(
+            _failover_row("controller_failover", "failover after kill -9", n, window, floors, after)
+        )
+        notes = list(profile_lines(profiles))  # every run writes the same files
+        previous = after
+    return SizeResult([median_of(rows)], floors, notes)
 
 
 def _window(stage: Stage, result: RoundResult, bound_ts: int) -> AppliedWindow:

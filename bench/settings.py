@@ -51,13 +51,13 @@ class ProduceOptions:
 class SuiteOptions:
     """What `make bench` measures: failover at each of `sizes` partitions, broker failure
     and controlled shutdown at `scenario_partitions`, topic creation of
-    `creation_topics` x `creation_partitions`, and produce (`produce`, unless None). Broker
-    failure and controlled shutdown run `scenario_runs` times each; their rows are the
-    median run."""
+    `creation_topics` x `creation_partitions`, and produce (`produce`, unless None). The
+    failover at up to `LONG_MEASURE_PARTITIONS` partitions, broker failure and controlled
+    shutdown run `runs` times each; their rows are the median run."""
 
     sizes: tuple[int, ...] = (1_000, 10_000)
     scenario_partitions: int = 10_000
-    scenario_runs: int = 3
+    runs: int = 3
     topics: int = 100
     creation_topics: int = 1_000
     creation_partitions: int = 10

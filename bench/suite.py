@@ -9,9 +9,12 @@ runs on a stage of its own (`bench.stage`: a fresh chroot and 3 broker processes
    `failover.measure_size` populates the chroot, measures the floors (pipelined reads,
    fenced multi writes, a gRPC round trip of a request naming every partition), runs
    the first election and a failover after kill -9 of the controller.
+   Up to 10,000 partitions the kill runs three times (`--runs`), the killed broker
+   started again and the leaderships spread again by a preferred election in between;
+   the row is the median run.
 2. On the 10,000-partition stage, with the killed broker restarted and in sync again:
-   `broker_failure`, then `controlled_shutdown`, three runs each (`--scenario-runs`), the
-   broker started again after each; the row is the median run.
+   `broker_failure`, then `controlled_shutdown`, three runs each (`--runs`), the broker
+   started again after each; the row is the median run.
 3. `topic_creation`: 1,000 topics x 10 partitions on an empty stage.
 4. `produce`: acks=all and acks=1 throughput on a 3-broker stage, RF 3.
 
@@ -78,12 +81,16 @@ def measure(settings: Settings, cluster: Cluster) -> Report:
         stage = _stage(settings, cluster, f"p{size}")
         layout = ClusterLayout(size, suite.topics, settings.brokers)
         result = failover.measure_size(
-            stage, layout, suite.floor_repetitions, settle=size == suite.scenario_partitions
+            stage,
+            layout,
+            suite.floor_repetitions,
+            settle=size == suite.scenario_partitions,
+            runs=suite.runs if size <= LONG_MEASURE_PARTITIONS else 1,
         )
         rows.extend(result.rows)
         notes.extend(result.notes)
         if size == suite.scenario_partitions:
-            more, said = _scenarios(stage, layout, result.floors, suite.scenario_runs)
+            more, said = _scenarios(stage, layout, result.floors, suite.runs)
             rows.extend(more)
             notes.extend(said)
         stage.fleet.kill_all()
