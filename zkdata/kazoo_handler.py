@@ -5,8 +5,8 @@ and once per loop: a pipelined read of 10,000 znodes makes about 41,000 calls. k
 own (`kazoo.handlers.utils.selector_select`) builds an epoll selector for each call and
 closes it again: four system calls and the `selectors` module's bookkeeping, about 11 µs
 a call on a 2-vCPU host. `PollingHandler.select` makes one `poll(2)` call on a fresh
-`select.poll` object (about 3 µs), with no limit on descriptor numbers (a broker holds a file per
-partition log, well above `select(2)`'s 1,024). Everything else is kazoo's
+`select.poll` object (about 3 µs), with no limit on descriptor numbers (a broker holds a
+file per partition log, well above `select(2)`'s 1,024). Everything else is kazoo's
 `SequentialThreadingHandler`. Any thread.
 """
 
@@ -43,21 +43,21 @@ def poll_select(
             raise TypeError("timeout must be a number")
         if timeout < 0:
             raise ValueError("timeout must be non-negative")
-    poller = select.poll()
+    reads = [(f, _fd(f)) for f in rlist]
+    writes = [(f, _fd(f)) for f in wlist]
     masks: dict[int, int] = {}
-    for fileobj in rlist:
-        fd = _fd(fileobj)
+    for _, fd in reads:
         masks[fd] = masks.get(fd, 0) | select.POLLIN | select.POLLPRI
-    for fileobj in wlist:
-        fd = _fd(fileobj)
+    for _, fd in writes:
         masks[fd] = masks.get(fd, 0) | select.POLLOUT
+    poller = select.poll()
     for fd, mask in masks.items():
         poller.register(fd, mask)
     ready = dict(poller.poll(None if timeout is None else math.ceil(timeout * 1000)))
     if not ready:
         return [], [], []
-    readable = [f for f in rlist if ready.get(_fd(f), 0) & _READABLE]
-    writable = [f for f in wlist if ready.get(_fd(f), 0) & _WRITABLE]
+    readable = [f for f, fd in reads if ready.get(fd, 0) & _READABLE]
+    writable = [f for f, fd in writes if ready.get(fd, 0) & _WRITABLE]
     return readable, writable, []
 
 
