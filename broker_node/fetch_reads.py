@@ -1,12 +1,12 @@
 """Reading the partitions of one Fetch on a leader: every partition a full fetch names
 (`read_partitions`), or every partition of an incremental session, keeping only the
-answers the session would send (`read_session`). `ReplicaManager.fetch` calls them
-between long-poll waits. gRPC worker threads; each `Partition` guards itself.
+answers the session would send (`read_session`). `ReplicaManager._fetch_passes` calls
+them between long-poll waits, on the gRPC server's event loop or a worker thread; each
+`Partition` guards itself.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable
 
 from broker_node.fetch_session import CachedPartition, FetchSession
@@ -23,19 +23,16 @@ def _unknown(fetch: m.FetchPartition) -> m.FetchedPartition:
 def read_partitions(
     reads: Iterable[m.FetchPartition],
     request: m.FetchRequest,
-    deadline: float | None,
     hosted: Callable[[TopicPartition], Partition | None],
 ) -> list[m.FetchedPartition]:
-    """Read every partition of `reads` (looked up with `hosted`), waiting on it only when
-    `deadline` is given."""
+    """Read every partition of `reads` (looked up with `hosted`) without waiting."""
     out = []
     for fetch in reads:
         partition = hosted(fetch.topic_partition)
         if partition is None:
             out.append(_unknown(fetch))
             continue
-        wait = 0.0 if deadline is None else max(0.0, deadline - time.monotonic())
-        out.append(partition.read(fetch, request.replica_id, wait, request.encoded_records))
+        out.append(partition.read(fetch, request.replica_id, request.encoded_records))
     return out
 
 

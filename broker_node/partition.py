@@ -246,12 +246,11 @@ class Partition:
             return leader_epoch_error(current_leader_epoch, self.leader_epoch)
 
     def read(
-        self, fetch: m.FetchPartition, replica_id: int, max_wait_s: float, encoded: bool = False
+        self, fetch: m.FetchPartition, replica_id: int, encoded: bool = False
     ) -> m.FetchedPartition:
-        """Serve a fetch; a follower's fetch also reports its progress. Waits up to
-        `max_wait_s` for records to appear. With `encoded` the records go as the log stores
-        them (`record_data`), for a follower to copy."""
-        deadline = time.monotonic() + max_wait_s
+        """Serve a fetch without waiting (a Fetch's long poll is the replica manager's); a
+        follower's fetch also reports its progress. With `encoded` the records go as the
+        log stores them (`record_data`), for a follower to copy."""
         with self._lock:
             error = self.check_leader_epoch(fetch.current_leader_epoch)
             if error is not Errors.NONE:
@@ -260,24 +259,15 @@ class Partition:
                 return self._fetched(fetch, Errors.OFFSET_OUT_OF_RANGE)  # no progress to record
             if replica_id >= 0:
                 self._follower_fetched(replica_id, fetch.fetch_offset)
-            while True:
-                if not self.log.log_start_offset <= fetch.fetch_offset <= self.log.log_end_offset:
-                    return self._fetched(fetch, Errors.OFFSET_OUT_OF_RANGE)
-                limit = self.log.log_end_offset if replica_id >= 0 else self.log.high_watermark
-                records: Sequence[Record] | bytes = ()
-                if fetch.fetch_offset < limit:
-                    records = (
-                        self.log.read_encoded(fetch.fetch_offset, limit, fetch.max_records)[0]
-                        if encoded
-                        else self.log.read(fetch.fetch_offset, limit, fetch.max_records)
-                    )
-                remaining = deadline - time.monotonic()
-                if records or remaining <= 0:
-                    return self._fetched(fetch, Errors.NONE, records)
-                self._wait(min(remaining, 0.5))
-                error = self.check_leader_epoch(fetch.current_leader_epoch)
-                if error is not Errors.NONE:
-                    return self._fetched(fetch, error)
+            limit = self.log.log_end_offset if replica_id >= 0 else self.log.high_watermark
+            records: Sequence[Record] | bytes = ()
+            if fetch.fetch_offset < limit:
+                records = (
+                    self.log.read_encoded(fetch.fetch_offset, limit, fetch.max_records)[0]
+                    if encoded
+                    else self.log.read(fetch.fetch_offset, limit, fetch.max_records)
+                )
+            return self._fetched(fetch, Errors.NONE, records)
 
     def read_if_changed(
         self,
@@ -326,7 +316,7 @@ class Partition:
                     return self._fetched(fetch, Errors.NONE)
             if mark is not None:
                 mark[1].idle = False
-            return self.read(fetch, replica_id, 0.0, encoded)
+            return self.read(fetch, replica_id, encoded)
 
     def _settle_idle(self, log_end_offset: int) -> None:
         """Before the log end moves from `log_end_offset`: a follower whose session has

@@ -13,16 +13,17 @@ Kafka 2.x does (after 5 s without new changes, or at least every 60 s).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shutil
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Generator, Iterable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from broker_node.fetch_reads import read_partitions, read_session
 from broker_node.fetch_session import (
@@ -48,6 +49,24 @@ from rpc.errors import Errors
 from rpc.wire import ChannelIdentity
 from zkdata.model import TopicPartition
 from zkdata.topic_configs import min_insync_replicas
+
+#: A Fetch pass over more partitions than this runs on a worker thread when the Fetch is
+#: served on an event loop (`ReplicaManager.fetch_async`); smaller ones read on the loop.
+LOOP_READ_PARTITIONS = 64
+OFFLOAD = "offload"
+"""What `ReplicaManager._fetch_passes` yields before a pass too long for an event loop."""
+
+
+class FetchWait(NamedTuple):
+    """A Fetch's wait: until the broker changes past version `seen`, or `deadline`."""
+
+    seen: int
+    deadline: float
+
+
+FetchStep = FetchWait | str | m.FetchResponse
+"""A step of a Fetch: a wait, `OFFLOAD`, or the answer."""
+FetchPasses = Generator[FetchWait | str, bool | None, m.FetchResponse]
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,24 +339,61 @@ class ReplicaManager:
             self.purgatory.check(partition.tp, partition)
 
     def fetch(self, request: m.FetchRequest) -> m.FetchResponse:
-        """Read each partition; waits up to `max_wait_ms` in total for data. A fetch of one
-        partition waits on that partition; a fetch of many (a follower's) is a long poll on
-        the whole broker: it sleeps until records are appended, a high watermark moves or
-        leadership changes anywhere, then reads again, so that an idle follower of
-        thousands of partitions asks about twice a second rather than ten times. A
-        follower's progress moves high watermarks as it is read, which answers parked
-        produce requests at once (`_high_watermark_moved`). A Fetch of an incremental
-        session (`broker_node.fetch_session`) reads the partitions of the session that
-        changed on either side since its last fetch (`_to_read`) and answers only those
-        whose answer changed; woken by a change, it reads again only the partitions that
-        changed (`ChangeCounter.changed_since`). A session error is answered alone."""
+        """Read each partition; waits up to `max_wait_ms` in total for data, holding the
+        calling thread (`fetch_async` holds none). The passes are `_fetch_passes`'s."""
+        passes = self._fetch_passes(request)
+        step = _advance(passes, None)
+        while not isinstance(step, m.FetchResponse):
+            if isinstance(step, FetchWait):
+                woke = self._changes.wait_past(step.seen, step.deadline, self._stopped)
+                step = _advance(passes, woke)
+            else:  # OFFLOAD: already on a thread of its own
+                step = _advance(passes, None)
+        return step
+
+    async def fetch_async(self, request: m.FetchRequest) -> m.FetchResponse:
+        """`fetch` for a coroutine of the gRPC server's event loop: a Fetch waiting for data
+        parks on the loop (Kafka's fetch purgatory) and holds no thread; a small pass reads
+        on the loop, a pass over more than `LOOP_READ_PARTITIONS` partitions on a worker
+        thread, so that no long read stalls the loop's other calls."""
+        loop = asyncio.get_running_loop()
+        passes = self._fetch_passes(request)
+        step = _advance(passes, None)
+        while not isinstance(step, m.FetchResponse):
+            if isinstance(step, FetchWait):
+                woke = await self._changes.wait_past_async(step.seen, step.deadline, self._stopped)
+                step = _advance(passes, woke)
+            else:  # OFFLOAD
+                step = await loop.run_in_executor(None, _advance, passes, None)
+        return step
+
+    def _fetch_passes(self, request: m.FetchRequest) -> FetchPasses:
+        """The reads of one Fetch, as a generator its driver (`fetch`, `fetch_async`)
+        steps: it yields a `FetchWait` to wait until the broker changes past version `seen`
+        or `deadline` passes (sent back: whether it changed), `OFFLOAD` before a
+        pass over more than `LOOP_READ_PARTITIONS` partitions (a driver on an event loop
+        runs it on a worker thread), and returns the answer.
+
+        A Fetch is a long poll on the whole broker: it sleeps until records are appended,
+        a high watermark moves or leadership changes anywhere, then reads again, so that
+        an idle follower of thousands of partitions asks about twice a second rather than
+        ten times. A follower's progress moves high watermarks as it is read, which
+        answers parked produce requests at once (`_high_watermark_moved`). A Fetch of an
+        incremental session (`broker_node.fetch_session`) reads the partitions of the
+        session that changed on either side since its last fetch (`_to_read`) and answers
+        only those whose answer changed; woken by a change, it reads again only the
+        partitions that changed (`ChangeCounter.changed_since`). A session error is
+        answered alone."""
+        offloaded = False
+        if len(request.partitions) > LOOP_READ_PARTITIONS:  # the session cache builds its
+            yield OFFLOAD  # entries in `context`
+            offloaded = True
         now = time.monotonic()
         context = self.fetch_sessions.context(request, now)
         if context.error is not Errors.NONE:
             return m.FetchResponse(context.error)
         deadline = now + request.max_wait_ms / 1000
         reads = context.reads
-        single = context.full and len(reads) == 1
         session = context.session
         entries = context.entries
         # every change up to `seen` is read by the end of a pass: each set of partitions to
@@ -347,18 +403,22 @@ class ReplicaManager:
             session.fetched_ms = int(now * 1000)  # the skipped partitions' time (`_to_read`)
             entries = self._to_read(context, session)
         while True:
+            if not offloaded and len(reads if context.full else entries) > LOOP_READ_PARTITIONS:
+                yield OFFLOAD
             if context.full:
-                out = read_partitions(reads, request, deadline if single else None, self.partition)
+                out = read_partitions(reads, request, self.partition)
             else:
                 self._memoise(entries)
                 out = read_session(entries, request, session)
                 if session is not None:
                     session.seen_version = seen
-            done = single or any(p.has_records or p.error is not Errors.NONE for p in out)
-            if done or not self._changes.wait_past(seen, deadline, self._stopped):
+            if any(p.has_records or p.error is not Errors.NONE for p in out) or not (
+                yield FetchWait(seen, deadline)
+            ):
                 return m.FetchResponse(
                     Errors.NONE, self.fetch_sessions.answer(context, out), context.session_id
                 )
+            offloaded = False
             now_seen = self._changes.version
             changed = self._changes.changed_since(seen)
             seen = now_seen
@@ -482,6 +542,15 @@ def _listed(directory: Path) -> set[str]:
         return set(os.listdir(directory))
     except FileNotFoundError:
         return set()
+
+
+def _advance(passes: FetchPasses, sent: bool | None) -> FetchStep:
+    """The next step of a Fetch's passes: what it waits for, or its answer."""
+    try:
+        return passes.send(sent)
+    except StopIteration as stop:
+        response: m.FetchResponse = stop.value
+        return response
 
 
 def answered(response: m.ProduceResponse) -> Future[m.ProduceResponse]:

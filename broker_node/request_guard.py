@@ -8,13 +8,13 @@
   with UNKNOWN_SERVER_ERROR, the way Kafka's request handler answers an unexpected
   exception. The broker keeps serving.
 
-Runs on gRPC worker threads.
+Runs on the gRPC server's worker threads, and its event loop for `run_async`.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from typing import TypeVar
 
@@ -64,19 +64,32 @@ class RequestGuard:
         try:
             return call()
         except Exception as exc:
-            log.exception("%s handler failed", api)
-            try:
-                self._events.emit(
-                    EventKind.REQUEST_FAILED,
-                    api=api,
-                    error=Errors.UNKNOWN_SERVER_ERROR.name,
-                    error_code=int(Errors.UNKNOWN_SERVER_ERROR),
-                    exception=type(exc).__name__,
-                    message=str(exc)[:MESSAGE_CHARS],
-                )
-            except Exception:  # the event log itself failed: the answer still goes out
-                log.exception("could not record the failure of %s", api)
-            return answer(Errors.UNKNOWN_SERVER_ERROR)
+            return self._failed(api, exc, answer)
+
+    async def run_async(
+        self, api: str, call: Callable[[], Awaitable[R]], answer: Callable[[Errors], R]
+    ) -> R:
+        """`await call()`, or `answer(UNKNOWN_SERVER_ERROR)` if it raises."""
+        try:
+            return await call()
+        except Exception as exc:
+            return self._failed(api, exc, answer)
+
+    def _failed(self, api: str, exc: Exception, answer: Callable[[Errors], R]) -> R:
+        """Log and record a handler's exception; the answer that replaces it."""
+        log.error("%s handler failed", api, exc_info=exc)
+        try:
+            self._events.emit(
+                EventKind.REQUEST_FAILED,
+                api=api,
+                error=Errors.UNKNOWN_SERVER_ERROR.name,
+                error_code=int(Errors.UNKNOWN_SERVER_ERROR),
+                exception=type(exc).__name__,
+                message=str(exc)[:MESSAGE_CHARS],
+            )
+        except Exception:  # the event log itself failed: the answer still goes out
+            log.exception("could not record the failure of %s", api)
+        return answer(Errors.UNKNOWN_SERVER_ERROR)
 
 
 class GuardedBrokerControl:
@@ -148,6 +161,12 @@ class GuardedClientApi:
     def fetch(self, request: m.FetchRequest) -> m.FetchResponse:
         """Read partitions."""
         return self._guard.run("Fetch", lambda: self._inner.fetch(request), m.FetchResponse)
+
+    async def fetch_async(self, request: m.FetchRequest) -> m.FetchResponse:
+        """Read partitions, waiting for data without holding a thread."""
+        return await self._guard.run_async(
+            "Fetch", lambda: self._inner.fetch_async(request), m.FetchResponse
+        )
 
     def offsets_for_leader_epoch(
         self, request: m.OffsetsForLeaderEpochRequest

@@ -3,10 +3,13 @@
 `RecordingHandlers` is both a `BrokerControlHandler` and a `ClientApiHandler`: it records
 the name of every handler that ran and answers each call with an empty success (Metadata
 names broker 1 as the controller, at epoch 1). Subclass it to make one method block or
-fail. Its methods run on gRPC's worker threads; `ran` is appended under the GIL.
+fail (Produce runs on the server's event loop: it must not block). Its methods run on
+gRPC's worker threads; `ran` is appended under the GIL.
 """
 
 from __future__ import annotations
+
+import asyncio
 
 from rpc import messages as m
 from rpc.errors import Errors
@@ -32,6 +35,10 @@ class RecordingHandlers:
         """No partitions."""
         self.ran.append("fetch")
         return m.FetchResponse(Errors.NONE)
+
+    async def fetch_async(self, request: m.FetchRequest) -> m.FetchResponse:
+        """`fetch` on a worker thread, so that a subclass's `fetch` may block."""
+        return await asyncio.get_running_loop().run_in_executor(None, self.fetch, request)
 
     def offsets_for_leader_epoch(
         self, request: m.OffsetsForLeaderEpochRequest

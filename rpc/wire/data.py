@@ -277,7 +277,11 @@ class ClientApiHandler(Protocol):
         is then free while it waits, e.g. for the ISR)."""
 
     def fetch(self, request: m.FetchRequest) -> m.FetchResponse:
-        """Read partitions."""
+        """Read partitions (may wait for data, holding the calling thread)."""
+
+    async def fetch_async(self, request: m.FetchRequest) -> m.FetchResponse:
+        """`fetch` on the server's event loop: waits for data without holding a thread,
+        and never blocks the loop for long."""
 
     def offsets_for_leader_epoch(
         self, request: m.OffsetsForLeaderEpochRequest
@@ -286,9 +290,10 @@ class ClientApiHandler(Protocol):
 
 
 class _ClientApiServicer(pb_grpc.ClientApiServicer):
-    """Adapts protobuf calls to a `ClientApiHandler`. Metadata, Fetch and
-    OffsetsForLeaderEpoch run on gRPC worker threads; Produce is a coroutine on the
-    server's event loop thread that runs the append on a worker thread."""
+    """Adapts protobuf calls to a `ClientApiHandler`. Metadata and OffsetsForLeaderEpoch
+    run on gRPC worker threads; Produce and Fetch are coroutines on the server's event
+    loop thread, which wait (for the ISR, for data) without holding any thread: a call
+    costs no hop between threads."""
 
     def __init__(self, handler: ClientApiHandler) -> None:
         self._handler = handler
@@ -299,9 +304,7 @@ class _ClientApiServicer(pb_grpc.ClientApiServicer):
 
     async def Produce(self, request: pb.ProduceRequest, context: Any) -> Any:
         """The append runs on a worker thread; waiting for a future answer holds none."""
-        answer = await asyncio.get_running_loop().run_in_executor(
-            None, self._handler.produce, produce_request_from_pb(request)
-        )
+        answer = self._handler.produce(produce_request_from_pb(request))
         if isinstance(answer, Future):  # decided already (acks 0 and 1, errors): no hop
             r = answer.result() if answer.done() else await asyncio.wrap_future(answer)
         else:
@@ -313,8 +316,9 @@ class _ClientApiServicer(pb_grpc.ClientApiServicer):
             error_message=r.error_message,
         )
 
-    def Fetch(self, request: pb.FetchRequest, context: Any) -> Any:
-        return fetch_response_to_pb(self._handler.fetch(fetch_request_from_pb(request)))
+    async def Fetch(self, request: pb.FetchRequest, context: Any) -> Any:
+        answer = await self._handler.fetch_async(fetch_request_from_pb(request))
+        return fetch_response_to_pb(answer)
 
     def OffsetsForLeaderEpoch(self, request: pb.OffsetsForLeaderEpochRequest, context: Any) -> Any:
         response = self._handler.offsets_for_leader_epoch(

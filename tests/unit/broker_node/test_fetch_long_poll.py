@@ -1,9 +1,13 @@
 """The broker-wide change counter behind long polls of many partitions: a waiting fetch
 wakes when something changes, gives up at its deadline, and stops waiting when the broker
-stops; once woken it learns which partitions changed."""
+stops; once woken it learns which partitions changed. A coroutine waits the same way
+without holding a thread (`wait_past_async`), woken from its loop or from another thread,
+and leaves nothing parked behind when it gives up or is cancelled."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import threading
 import time
 
@@ -75,3 +79,74 @@ def test_changes_older_than_the_history_mean_read_everything() -> None:
         changes.bump([tp])
     assert changes.changed_since(seen) is None  # the change to A is forgotten
     assert changes.changed_since(seen + 1) == frozenset({B, C})
+
+
+def test_a_parked_coroutine_is_woken_by_a_change_on_another_thread() -> None:
+    async def scenario() -> bool:
+        changes = ChangeCounter()
+        seen = changes.version
+        timer = threading.Timer(0.05, changes.bump, args=([A],))
+        timer.start()
+        woke = await changes.wait_past_async(seen, time.monotonic() + 10, threading.Event())
+        assert changes.version == seen + 1
+        assert not changes._parked  # the bump took it
+        return woke
+
+    assert asyncio.run(scenario())
+
+
+def test_a_parked_coroutine_is_woken_by_a_change_on_its_own_loop() -> None:
+    async def scenario() -> tuple[bool, float]:
+        changes = ChangeCounter()
+        loop = asyncio.get_running_loop()
+        loop.call_later(0.05, changes.bump)
+        started = time.monotonic()
+        woke = await changes.wait_past_async(changes.version, started + 10, threading.Event())
+        return woke, time.monotonic() - started
+
+    woke, took = asyncio.run(scenario())
+    assert woke
+    assert took < 5
+
+
+def test_a_parked_coroutine_without_a_change_gives_up_at_its_deadline_and_unparks() -> None:
+    async def scenario() -> bool:
+        changes = ChangeCounter()
+        woke = await changes.wait_past_async(
+            changes.version, time.monotonic() + 0.05, threading.Event()
+        )
+        assert not any(changes._parked.values())  # nothing left behind for a later bump
+        return woke
+
+    assert not asyncio.run(scenario())
+
+
+def test_a_coroutine_parks_not_when_the_version_moved_or_the_broker_stopped() -> None:
+    async def scenario() -> tuple[bool, bool]:
+        changes = ChangeCounter()
+        seen = changes.version
+        changes.bump()
+        moved = await changes.wait_past_async(seen, time.monotonic() + 10, threading.Event())
+        stopped = threading.Event()
+        stopped.set()
+        halted = await changes.wait_past_async(changes.version, time.monotonic() + 10, stopped)
+        assert not changes._parked
+        return moved, halted
+
+    assert asyncio.run(scenario()) == (True, False)
+
+
+def test_a_cancelled_coroutine_unparks() -> None:
+    async def scenario() -> None:
+        changes = ChangeCounter()
+        waiting = asyncio.ensure_future(
+            changes.wait_past_async(changes.version, time.monotonic() + 10, threading.Event())
+        )
+        await asyncio.sleep(0)  # let it park
+        assert changes._parked
+        waiting.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await waiting
+        assert not any(changes._parked.values())
+
+    asyncio.run(scenario())

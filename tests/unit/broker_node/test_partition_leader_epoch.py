@@ -122,6 +122,6 @@ def test_fetch_and_epoch_queries_answer_what_the_rule_says(
 ) -> None:
     partition.make_leader(_state(leader=1))
     expected = partition.check_leader_epoch(epoch)
-    fetched = partition.read(m.FetchPartition(TP.topic, TP.partition, 0, epoch), -1, 0.0)
+    fetched = partition.read(m.FetchPartition(TP.topic, TP.partition, 0, epoch), -1)
     assert fetched.error is expected
     assert partition.end_offset_for_epoch(epoch, EPOCH).error is expected

@@ -131,7 +131,7 @@ class Rig:
     ) -> m.FetchedPartition:
         """A fetch that does not wait."""
         request = m.FetchPartition(TP.topic, TP.partition, offset, epoch, max_records)
-        return self.partition.read(request, replica_id, 0.0)
+        return self.partition.read(request, replica_id)
 
 
 @pytest.fixture
@@ -903,8 +903,8 @@ def test_an_encoded_follower_fetch_carries_the_stored_bytes(rig: Rig) -> None:
     rig.lead()
     rig.produce(3)
     request = m.FetchPartition(TP.topic, TP.partition, 1, EPOCH)
-    plain = rig.partition.read(request, 2, 0.0)
-    encoded = rig.partition.read(request, 2, 0.0, encoded=True)
+    plain = rig.partition.read(request, 2)
+    encoded = rig.partition.read(request, 2, encoded=True)
     assert encoded.records == ()
     assert encoded.has_records
     stored, _ = split_records(encoded.record_data)

@@ -103,9 +103,9 @@ class Broker:
 def broker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Broker]:
     clock = FakeTime(START_MS)
     monkeypatch.setattr("broker_node.replica_manager.time", clock)
-    # a fetch's deadline is made by the manager's clock and read by fetch_reads': the two
-    # must agree, or a fetch waits until the real clock reaches the fake one
-    monkeypatch.setattr("broker_node.fetch_reads.time", clock)
+    # a fetch's deadline is made by the manager's clock and read by the long poll's: the
+    # two must agree, or a fetch waits until the real clock reaches the fake one
+    monkeypatch.setattr("broker_node.long_poll.time", clock)
     broker = Broker(tmp_path, clock)
     yield broker
     broker.manager.shutdown()

@@ -1,25 +1,27 @@
 """`ReplicaManager.fetch` as a long poll of an incremental fetch session: woken by a
 change, it reads again only the partitions that changed, and answers them; a later fetch
 reads only what changed on either side since, and a follower whose idle partitions are
-skipped stays in sync.
+skipped stays in sync. On an event loop (`fetch_async`) a waiting fetch parks without a
+thread, and only a long read leaves the loop.
 
-Setup: broker 1 leads 50 partitions of topic "orders" (replicas 1, 2; ISR 1, 2), and
+Setup: broker 1 leads 80 partitions of topic "orders" (replicas 1, 2; ISR 1, 2), and
 follower 2 holds a session of all of them at their log end, so that an incremental fetch
 naming nothing waits.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Collection, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from broker_node.partition import Partition
-from broker_node.replica_manager import ReplicaManager, ReplicationConfig
+from broker_node.replica_manager import LOOP_READ_PARTITIONS, ReplicaManager, ReplicationConfig
 from broker_node.testing import FakeIsrStore
 from eventlog.testing import RecordingEventLog
 from harness.waiting import wait_until
@@ -27,7 +29,7 @@ from rpc import messages as m
 from rpc.errors import Errors
 from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 
-PARTITIONS = 50
+PARTITIONS = 80
 TPS = [TopicPartition("orders", p) for p in range(PARTITIONS)]
 
 
@@ -181,3 +183,78 @@ def test_a_follower_whose_session_skips_an_idle_partition_stays_in_sync(
         assert time.monotonic() - idle_until >= lag_ms / 1000 - 0.2
     finally:
         manager.shutdown()
+
+
+class _NoThreads(ThreadPoolExecutor):
+    """A loop's default executor that refuses work: what runs on it was meant to stay on
+    the loop."""
+
+    def submit(self, *args: object, **kwargs: object) -> Future[object]:  # type: ignore[override]
+        raise AssertionError("a small fetch left the event loop")
+
+
+def test_a_parked_fetch_holds_no_thread_and_is_answered_by_an_append_on_its_loop(
+    replicas: ReplicaManager,
+) -> None:
+    session_id = _open_session(replicas)
+    settled = replicas.fetch(m.FetchRequest((), 2, 0, session_id=session_id, session_epoch=1))
+    assert settled.error is Errors.NONE  # every follower found idle: later passes are short
+    record = (m.ProducedRecord(None, b"v"),)
+
+    async def scenario() -> m.FetchResponse:
+        loop = asyncio.get_running_loop()
+        loop.set_default_executor(_NoThreads(1))
+        waiting = m.FetchRequest((), 2, 10_000, session_id=session_id, session_epoch=2)
+        reply = asyncio.ensure_future(replicas.fetch_async(waiting))
+        await asyncio.sleep(0)  # it finds nothing changed and parks
+        assert not reply.done()
+        produced = replicas.produce(m.ProduceRequest("orders", 7, record, acks=1)).result(0)
+        assert produced.error is Errors.NONE
+        return await asyncio.wait_for(reply, 10)
+
+    answer = asyncio.run(scenario())
+    assert [p.topic_partition for p in answer.partitions] == [TPS[7]]
+    assert answer.partitions[0].has_records
+
+
+def test_a_parked_fetch_without_data_is_answered_empty_at_its_deadline(
+    replicas: ReplicaManager,
+) -> None:
+    session_id = _open_session(replicas)
+    waiting = m.FetchRequest((), 2, 50, session_id=session_id, session_epoch=1)
+    started = time.monotonic()
+    answer = asyncio.run(asyncio.wait_for(replicas.fetch_async(waiting), 10))
+    assert answer.error is Errors.NONE
+    assert answer.partitions == ()
+    assert time.monotonic() - started >= 0.05
+
+
+def _reading_threads(monkeypatch: pytest.MonkeyPatch) -> set[int]:
+    threads: set[int] = set()
+    original = Partition.read
+
+    def recorded(self: Partition, *args: object, **kwargs: object) -> object:
+        threads.add(threading.get_ident())
+        return original(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Partition, "read", recorded)
+    return threads
+
+
+@pytest.mark.parametrize("count", [LOOP_READ_PARTITIONS, PARTITIONS])
+def test_a_long_read_leaves_the_event_loop_and_a_short_one_stays(
+    replicas: ReplicaManager, monkeypatch: pytest.MonkeyPatch, count: int
+) -> None:
+    assert LOOP_READ_PARTITIONS < PARTITIONS
+    threads = _reading_threads(monkeypatch)
+    asks = tuple(m.FetchPartition(tp.topic, tp.partition, 0, 1) for tp in TPS[:count])
+
+    async def scenario() -> tuple[m.FetchResponse, int]:
+        request = m.FetchRequest(asks, 2, 0, session_epoch=m.INITIAL_EPOCH)
+        return await replicas.fetch_async(request), threading.get_ident()
+
+    answer, loop_thread = asyncio.run(scenario())
+    assert answer.error is Errors.NONE
+    assert len(answer.partitions) == count
+    assert len(threads) == 1
+    assert (threads == {loop_thread}) == (count <= LOOP_READ_PARTITIONS)

@@ -3,6 +3,7 @@ UNKNOWN_SERVER_ERROR and written as a `request_failed` event; the next call is s
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -96,3 +97,26 @@ def test_the_fallback_of_stop_replica_is_a_request_level_error() -> None:
     states = (m.StopReplicaPartitionState("orders", 0, 1, False),)
     answer = guard.stop_replica(m.StopReplicaRequest(HEADER, states))
     assert answer == m.StopReplicaResponse(Errors.UNKNOWN_SERVER_ERROR)
+
+
+class ExplodingAsync:
+    """A client handler whose `fetch_async` raises once, then answers."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def fetch_async(self, request: m.FetchRequest) -> m.FetchResponse:
+        self.calls += 1
+        if self.calls == 1:
+            raise ValueError("fetch_async went wrong")
+        return m.FetchResponse(Errors.NONE, session_id=7)
+
+
+def test_an_exception_in_a_coroutine_handler_is_answered_and_recorded() -> None:
+    events = RecordingEventLog("b1")
+    wrapped = GuardedClientApi(ExplodingAsync(), RequestGuard(events))  # type: ignore[arg-type]
+    answer = asyncio.run(wrapped.fetch_async(m.FetchRequest(())))
+    assert answer.error is Errors.UNKNOWN_SERVER_ERROR
+    (failed,) = events.of_kind(EventKind.REQUEST_FAILED)
+    assert (failed["api"], failed["exception"]) == ("Fetch", "ValueError")
+    assert asyncio.run(wrapped.fetch_async(m.FetchRequest(()))).session_id == 7
