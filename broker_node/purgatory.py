@@ -85,7 +85,8 @@ class ProducePurgatory:
                 return future
             self._by_partition.setdefault(tp, []).append(delayed)
             heapq.heappush(self._deadlines, delayed)
-            self._cond.notify()
+            if self._deadlines[0] is delayed:  # the timer thread sleeps until a later one
+                self._cond.notify()
         self.check(tp, judge)  # the followers may have been quicker than the parking
         return future
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import grpc
@@ -88,6 +88,9 @@ class PeerCheck(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]  # generi
 
     def __init__(self, policy: AccessPolicy) -> None:
         self._policy = policy
+        #: each method's checked handler, made at its first call (the server's handlers
+        #: are fixed once it serves; the event loop's thread)
+        self._checked: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
 
     async def intercept_service(
         self,
@@ -96,7 +99,11 @@ class PeerCheck(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]  # generi
         ],
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler[Any, Any]:
-        """Wrap the method's handler in the check (every method of ours is unary)."""
+        """Wrap the method's handler in the check (every method of ours is unary), once per
+        method."""
+        checked_handler = self._checked.get(handler_call_details.method)
+        if checked_handler is not None:
+            return checked_handler
         handler = await continuation(handler_call_details)
         if handler is None or handler.unary_unary is None:
             return handler  # type: ignore[return-value]  # an unknown method: gRPC answers it
@@ -105,8 +112,9 @@ class PeerCheck(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]  # generi
         policy = self._policy
 
         def refused_by(context: Any) -> Refusal | None:
-            found = refusal(policy, method, context.peer(), _common_names(context))
-            if found is not None:
+            found = refusal(policy, method, "", _common_names(context))
+            if found is not None:  # the peer's address is asked for only when refused
+                found = replace(found, peer=context.peer())
                 policy.on_refused(found)
             return found
 
@@ -129,8 +137,10 @@ class PeerCheck(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]  # generi
                 context.abort(getattr(grpc.StatusCode, refused.status), refused.reason)
 
             checked = checked_sync
-        return grpc.unary_unary_rpc_method_handler(
+        checked_handler = grpc.unary_unary_rpc_method_handler(
             checked,
             request_deserializer=handler.request_deserializer,
             response_serializer=handler.response_serializer,
         )
+        self._checked[handler_call_details.method] = checked_handler
+        return checked_handler

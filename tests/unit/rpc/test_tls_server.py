@@ -70,6 +70,24 @@ def test_the_client_certificate_reads_but_may_not_send_them(served: _Served) -> 
     assert served.handlers.ran == ["metadata"]
     [refusal] = served.refusals
     assert (refusal.identity, refusal.method) == ("client", "BrokerControl/UpdateMetadata")
+    assert "127.0.0.1" in refusal.peer
+
+
+def test_each_call_is_checked_though_a_methods_handler_is_wrapped_once(served: _Served) -> None:
+    broker, client = (
+        load_identity(served.directory, BROKER),
+        load_identity(served.directory, CLIENT),
+    )
+    for _ in range(2):
+        with BrokerControlClient(served.address, timeout_s=5, tls=broker) as control:
+            assert control.update_metadata(UPDATE).error is Errors.NONE
+        with (
+            BrokerControlClient(served.address, timeout_s=5, tls=client) as control,
+            pytest.raises(RpcFenced),
+        ):
+            control.update_metadata(UPDATE)
+    assert served.handlers.ran == ["update_metadata", "update_metadata"]
+    assert [r.identity for r in served.refusals] == ["client", "client"]
 
 
 def test_plaintext_and_another_cas_certificate_fail_in_the_handshake(
