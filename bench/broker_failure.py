@@ -49,16 +49,19 @@ def measure(stage: Stage, layout: ClusterLayout, floors: Floors) -> tuple[list[M
     console.phase(f"{stage.name}: kill -9 broker {victim} (leads {led:,} partitions)")
     with stage.profiled("broker-failure", survivors) as profiles:
         tally = stage.watch_requests(controller, survivors)
+        events = stage.fleet.event_tail(controller)
         stage.fleet.kill(victim)
         change = stage.fleet.wait_event(
-            controller, EventKind.BROKER_CHANGE, stage.after_session_s, dead=victim
+            controller, EventKind.BROKER_CHANGE, stage.after_session_s, events, dead=victim
         )
         # the handling ends with the dead broker's replicas going offline; the controller
-        # may write no event for seconds before that, so quiet logs alone do not say so
+        # may write no event for seconds before that, so quiet logs alone do not say so.
+        # The same tail: at 1,000 partitions that event may follow within a poll interval.
         stage.fleet.wait_event(
             controller,
             EventKind.REPLICA_STATE_CHANGE,
             stage.timeout_s,
+            events,
             broker_id=victim,
             target=OFFLINE_REPLICA,
         )

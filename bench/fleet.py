@@ -47,20 +47,27 @@ class EventTail:
         self.path = path
         self._offset = 0
         self._partial = b""
+        self._unread: list[str] = []
 
     def new_lines(self) -> list[str]:
-        """The lines completed since the last call (none if the file does not exist)."""
+        """The lines completed since the last call, after any given back with `unread`
+        (none if the file does not exist)."""
+        held, self._unread = self._unread, []
         try:
             with open(self.path, "rb") as f:
                 f.seek(self._offset)
                 chunk = f.read()
         except FileNotFoundError:
-            return []
+            return held
         self._offset += len(chunk)
         data = self._partial + chunk
         lines = data.split(b"\n")
         self._partial = lines.pop()
-        return [line.decode("utf-8", errors="replace") for line in lines if line]
+        return held + [line.decode("utf-8", errors="replace") for line in lines if line]
+
+    def unread(self, lines: list[str]) -> None:
+        """Give back lines a reader did not look at: the next `new_lines` returns them first."""
+        self._unread = lines + self._unread
 
     def size(self) -> int:
         """The file's current size in bytes (0 if absent)."""
@@ -218,21 +225,37 @@ class BrokerFleet:
         )
         return time.monotonic() - started
 
-    def wait_event(
-        self, broker_id: int, kind: EventKind, timeout: float, /, **fields: object
-    ) -> dict[str, Any]:
-        """The first `kind` event broker `broker_id` writes from now on whose fields hold
-        `fields` (a list field holds a value when it contains it)."""
+    def event_tail(self, broker_id: int) -> EventTail:
+        """A reader of the events broker `broker_id` writes from now on."""
         tail = EventTail(self.event_log(broker_id))
         tail.new_lines()  # what was written before the call does not count
+        return tail
+
+    def wait_event(
+        self,
+        broker_id: int,
+        kind: EventKind,
+        timeout: float,
+        tail: EventTail | None = None,
+        /,
+        **fields: object,
+    ) -> dict[str, Any]:
+        """The first `kind` event broker `broker_id` writes from now on (or that `tail`,
+        an `event_tail` of it, has not read yet) whose fields hold `fields` (a list field
+        holds a value when it contains it). Waits for events that follow one another
+        share a tail: one written while the earlier wait was returning still counts."""
+        if tail is None:
+            tail = self.event_tail(broker_id)
         marker = _kind_marker(kind)
 
         def found() -> dict[str, Any] | None:
             self.check_alive()
-            for line in tail.new_lines():
+            lines = tail.new_lines()
+            for i, line in enumerate(lines):
                 if marker in line:
                     event: dict[str, Any] = json.loads(line)
                     if all(_holds(event.get(k), v) for k, v in fields.items()):
+                        tail.unread(lines[i + 1 :])  # for the next wait on this tail
                         return event
             return None
 
