@@ -318,6 +318,8 @@ class BrokerNode:
         if self.controller is not None:
             self.controller.shutdown()
         if self._server is not None:
+            if self.replicas is not None:  # the followers' long polls need not run out
+                self.replicas.release_fetches()
             self._server.stop(grace_s=1.0)
             self._server = None
         if self.replicas is not None:

@@ -128,6 +128,8 @@ class ReplicaManager:
         self._last_isr_change_ms = 0.0
         self._last_propagation_ms = time.monotonic() * 1000
         self._stopped = threading.Event()
+        #: set when Fetches may no longer wait for data: stopping (`release_fetches`)
+        self._answer_now = threading.Event()
         self.purgatory = ProducePurgatory()
         self.fetch_sessions = FetchSessionCache(
             config.fetch_session_slots, config.fetch_session_eviction_s
@@ -149,11 +151,18 @@ class ReplicaManager:
         for thread in self._threads:
             thread.start()
 
-    def shutdown(self) -> None:
-        """Answer parked produce requests, stop fetchers and ISR threads; flush and close
-        every log."""
-        self._stopped.set()
+    def release_fetches(self) -> None:
+        """Answer every waiting Fetch now with what it has, and let no later one wait: a
+        stopping broker's server then finishes its calls at once instead of waiting out
+        the followers' long polls."""
+        self._answer_now.set()
         self._changes.bump()
+
+    def shutdown(self) -> None:
+        """Answer parked produce requests and waiting Fetches, stop fetchers and ISR
+        threads; flush and close every log."""
+        self._stopped.set()
+        self.release_fetches()
         self.purgatory.shutdown()
         self.fetchers.shutdown()
         for thread in self._threads:
@@ -345,7 +354,7 @@ class ReplicaManager:
         step = _advance(passes, None)
         while not isinstance(step, m.FetchResponse):
             if isinstance(step, FetchWait):
-                woke = self._changes.wait_past(step.seen, step.deadline, self._stopped)
+                woke = self._changes.wait_past(step.seen, step.deadline, self._answer_now)
                 step = _advance(passes, woke)
             else:  # OFFLOAD: already on a thread of its own
                 step = _advance(passes, None)
@@ -361,7 +370,9 @@ class ReplicaManager:
         step = _advance(passes, None)
         while not isinstance(step, m.FetchResponse):
             if isinstance(step, FetchWait):
-                woke = await self._changes.wait_past_async(step.seen, step.deadline, self._stopped)
+                woke = await self._changes.wait_past_async(
+                    step.seen, step.deadline, self._answer_now
+                )
                 step = _advance(passes, woke)
             else:  # OFFLOAD
                 step = await loop.run_in_executor(None, _advance, passes, None)

@@ -258,3 +258,32 @@ def test_a_long_read_leaves_the_event_loop_and_a_short_one_stays(
     assert len(answer.partitions) == count
     assert len(threads) == 1
     assert (threads == {loop_thread}) == (count <= LOOP_READ_PARTITIONS)
+
+
+def test_released_fetches_are_answered_at_once_and_later_ones_do_not_wait(
+    replicas: ReplicaManager,
+) -> None:
+    """What a stopping broker does before its server stops: the followers' long polls
+    end now rather than at their deadline."""
+    session_id = _open_session(replicas)
+    settled = replicas.fetch(m.FetchRequest((), 2, 0, session_id=session_id, session_epoch=1))
+    assert settled.error is Errors.NONE
+
+    async def scenario() -> tuple[m.FetchResponse, m.FetchResponse]:
+        waiting = m.FetchRequest((), 2, 60_000, session_id=session_id, session_epoch=2)
+        parked = asyncio.ensure_future(replicas.fetch_async(waiting))
+        await asyncio.sleep(0)  # it finds nothing changed and parks
+        assert not parked.done()
+        replicas.release_fetches()
+        first = await asyncio.wait_for(parked, 10)
+        later = m.FetchRequest((), 2, 60_000, session_id=session_id, session_epoch=3)
+        return first, await asyncio.wait_for(replicas.fetch_async(later), 10)
+
+    started = time.monotonic()
+    first, later = asyncio.run(scenario())
+    assert time.monotonic() - started < 30  # neither waited out its minute
+    assert (first.error, first.partitions) == (Errors.NONE, ())
+    assert (later.error, later.partitions) == (Errors.NONE, ())
+    blocking = m.FetchRequest((), 2, 60_000, session_id=session_id, session_epoch=4)
+    assert replicas.fetch(blocking).partitions == ()
+    assert time.monotonic() - started < 30
