@@ -8,10 +8,14 @@ broker owns its registry.
 
 from __future__ import annotations
 
+import socket
+import threading
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from socketserver import ThreadingMixIn
+from typing import TYPE_CHECKING, Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from prometheus_client import start_http_server
+from prometheus_client import make_wsgi_app
 from prometheus_client.core import (
     CollectorRegistry,
     CounterMetricFamily,
@@ -132,11 +136,40 @@ class BrokerCollector(Collector):
         yield evictions
 
 
+#: How often the endpoint's thread looks for a stop request between requests: a stopping
+#: broker waits up to this long for it (the standard library's default is 0.5 s).
+POLL_INTERVAL_S = 0.05
+
+
+class _Server(ThreadingMixIn, WSGIServer):
+    """One thread per scrape; the threads do not keep the process alive."""
+
+    daemon_threads = True
+
+
+class _Quiet(WSGIRequestHandler):
+    """No access log line per scrape."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
 def serve_metrics(
     host: str, port: int, controller: KafkaController, replicas: ReplicaManager
-) -> tuple[object, int]:
-    """Start the HTTP endpoint (its own daemon thread); returns the server and its port."""
+) -> tuple[WSGIServer, int]:
+    """Start the HTTP endpoint (its own daemon thread); returns the server and its port.
+    `shutdown()` stops it within `POLL_INTERVAL_S`."""
     registry = CollectorRegistry(auto_describe=False)
     registry.register(BrokerCollector(controller, replicas))
-    server, _thread = start_http_server(port, addr=host, registry=registry)
+
+    class Server(_Server):
+        address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+
+    server = make_server(host, port, make_wsgi_app(registry), Server, handler_class=_Quiet)
+    threading.Thread(
+        target=server.serve_forever,
+        kwargs={"poll_interval": POLL_INTERVAL_S},
+        name="metrics-http",
+        daemon=True,
+    ).start()
     return server, int(server.server_port)
