@@ -2,13 +2,16 @@
 
 LeaderAndIsr (accepted by the control request handler) makes partitions leaders or
 followers and starts or stops their replica fetchers; StopReplica stops (and may delete)
-them. Produce, Fetch and OffsetsForLeaderEpoch run on gRPC worker threads against the
-`Partition` objects; an acks=all Produce parks in the produce purgatory
-(`broker_node.purgatory`) instead of holding its thread, and is completed by whatever moves
-its partition on (a follower's Fetch, LeaderAndIsr, StopReplica, an ISR or config change)
-or by the purgatory's timer. Two daemon threads keep the ISR: `isr-expiration` shrinks it,
-`isr-change-propagation` batches ISR changes into `/isr_change_notification` the way
-Kafka 2.x does (after 5 s without new changes, or at least every 60 s).
+them. Produce and Fetch run on the gRPC server's event loop (`fetch_async`; `fetch` is
+the same on any thread), OffsetsForLeaderEpoch on its worker threads, against the
+`Partition` objects. Neither waits holding a thread: an acks=all Produce parks in the
+produce purgatory (`broker_node.purgatory`), completed by whatever moves its partition on
+(a follower's Fetch, LeaderAndIsr, StopReplica, an ISR or config change) or by the
+purgatory's timer; a Fetch with nothing to return parks on the change counter
+(`broker_node.long_poll`), as Kafka's DelayedFetch waits in its purgatory. Two daemon
+threads keep the ISR: `isr-expiration` shrinks it, `isr-change-propagation` batches ISR
+changes into `/isr_change_notification` the way Kafka 2.x does (after 5 s without new
+changes, or at least every 60 s).
 """
 
 from __future__ import annotations
@@ -54,7 +57,8 @@ from zkdata.topic_configs import min_insync_replicas
 #: served on an event loop (`ReplicaManager.fetch_async`); smaller ones read on the loop.
 LOOP_READ_PARTITIONS = 64
 OFFLOAD = "offload"
-"""What `ReplicaManager._fetch_passes` yields before a pass too long for an event loop."""
+"""What `ReplicaManager._fetch_passes` yields before a pass that must not run on an event
+loop (too long, or it may write ZooKeeper)."""
 
 
 class FetchWait(NamedTuple):
@@ -363,8 +367,9 @@ class ReplicaManager:
     async def fetch_async(self, request: m.FetchRequest) -> m.FetchResponse:
         """`fetch` for a coroutine of the gRPC server's event loop: a Fetch waiting for data
         parks on the loop (Kafka's fetch purgatory) and holds no thread; a small pass reads
-        on the loop, a pass over more than `LOOP_READ_PARTITIONS` partitions on a worker
-        thread, so that no long read stalls the loop's other calls."""
+        on the loop, a pass over more than `LOOP_READ_PARTITIONS` partitions, or one that
+        may add the follower to an ISR (a ZooKeeper write), on a worker thread, so that
+        nothing long or blocking stalls the loop's other calls."""
         loop = asyncio.get_running_loop()
         passes = self._fetch_passes(request)
         step = _advance(passes, None)
@@ -382,8 +387,9 @@ class ReplicaManager:
         """The reads of one Fetch, as a generator its driver (`fetch`, `fetch_async`)
         steps: it yields a `FetchWait` to wait until the broker changes past version `seen`
         or `deadline` passes (sent back: whether it changed), `OFFLOAD` before a
-        pass over more than `LOOP_READ_PARTITIONS` partitions (a driver on an event loop
-        runs it on a worker thread), and returns the answer.
+        pass that must not run on an event loop (`_leaves_loop`: a long one, or one that
+        may write ZooKeeper; a driver on a loop runs it on a worker thread), and returns
+        the answer.
 
         A Fetch is a long poll on the whole broker: it sleeps until records are appended,
         a high watermark moves or leadership changes anywhere, then reads again, so that
@@ -414,7 +420,7 @@ class ReplicaManager:
             session.fetched_ms = int(now * 1000)  # the skipped partitions' time (`_to_read`)
             entries = self._to_read(context, session)
         while True:
-            if not offloaded and len(reads if context.full else entries) > LOOP_READ_PARTITIONS:
+            if not offloaded and self._leaves_loop(request, context, reads, entries):
                 yield OFFLOAD
             if context.full:
                 out = read_partitions(reads, request, self.partition)
@@ -438,6 +444,29 @@ class ReplicaManager:
                 if changed is None
                 else tuple(e for e in context.entries if e.tp in changed)
             )
+
+    def _leaves_loop(
+        self,
+        request: m.FetchRequest,
+        context: FetchContext,
+        reads: Collection[m.FetchPartition],
+        entries: Collection[CachedPartition],
+    ) -> bool:
+        """Whether a Fetch's next pass must not run on an event loop: it reads more than
+        `LOOP_READ_PARTITIONS` partitions, or a follower outside a partition's ISR may
+        join it, which writes the ISR to ZooKeeper (a blocking round trip, seconds while
+        ZooKeeper is unreachable)."""
+        if len(reads if context.full else entries) > LOOP_READ_PARTITIONS:
+            return True
+        follower = request.replica_id
+        if follower < 0:
+            return False
+        if context.full:
+            hosted = [self.partition(f.topic_partition) for f in reads]
+        else:
+            self._memoise(entries)
+            hosted = [e.hosted for e in entries]
+        return any(p is not None and follower not in p.isr for p in hosted)
 
     def _to_read(self, context: FetchContext, session: FetchSession) -> tuple[CachedPartition, ...]:
         """The entries of an incremental fetch to read: every entry unless its last read

@@ -287,3 +287,37 @@ def test_released_fetches_are_answered_at_once_and_later_ones_do_not_wait(
     blocking = m.FetchRequest((), 2, 60_000, session_id=session_id, session_epoch=4)
     assert replicas.fetch(blocking).partitions == ()
     assert time.monotonic() - started < 30
+
+
+@pytest.mark.parametrize(("follower", "on_loop"), [(2, True), (3, False)])
+def test_a_fetch_that_may_add_its_follower_to_the_isr_leaves_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, follower: int, on_loop: bool
+) -> None:
+    """Joining the ISR writes ZooKeeper, which may block for seconds: follower 3, outside
+    the ISR, is read on a worker thread; follower 2, inside it, on the loop."""
+
+    def no_overrides(_topics: Collection[str]) -> dict[str, dict[str, str]]:
+        return {}
+
+    manager = ReplicaManager(
+        1,
+        ReplicationConfig(data_dir=tmp_path),
+        FakeIsrStore(),
+        RecordingEventLog("b1"),
+        no_overrides,
+    )
+    state = m.LeaderAndIsrPartitionState("orders", 0, 1, 1, 1, (1, 2), 0, (1, 2, 3))
+    manager.become_leader_or_follower([state], [])
+    threads = _reading_threads(monkeypatch)
+    ask = (m.FetchPartition("orders", 0, 0, 1),)
+
+    async def scenario() -> tuple[m.FetchResponse, int]:
+        request = m.FetchRequest(ask, follower, 0, session_epoch=m.INITIAL_EPOCH)
+        return await manager.fetch_async(request), threading.get_ident()
+
+    try:
+        answer, loop_thread = asyncio.run(scenario())
+    finally:
+        manager.shutdown()
+    assert [p.error for p in answer.partitions] == [Errors.NONE]
+    assert (threads == {loop_thread}) == on_loop
