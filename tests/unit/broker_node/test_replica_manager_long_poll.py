@@ -33,18 +33,20 @@ PARTITIONS = 80
 TPS = [TopicPartition("orders", p) for p in range(PARTITIONS)]
 
 
+def _no_overrides(_topics: Collection[str]) -> dict[str, dict[str, str]]:
+    return {}
+
+
+def _manager(config: ReplicationConfig, store: FakeIsrStore | None = None) -> ReplicaManager:
+    """Broker 1's replica manager on `store` (a new one by default), with no topic
+    overrides."""
+    store = FakeIsrStore() if store is None else store
+    return ReplicaManager(1, config, store, RecordingEventLog("b1"), _no_overrides)
+
+
 @pytest.fixture
 def replicas(tmp_path: Path) -> Iterator[ReplicaManager]:
-    def no_overrides(_topics: Collection[str]) -> dict[str, dict[str, str]]:
-        return {}
-
-    manager = ReplicaManager(
-        1,
-        ReplicationConfig(data_dir=tmp_path),
-        FakeIsrStore(),
-        RecordingEventLog("b1"),
-        no_overrides,
-    )
+    manager = _manager(ReplicationConfig(data_dir=tmp_path))
     states = [
         m.LeaderAndIsrPartitionState(tp.topic, tp.partition, 1, 1, 1, (1, 2), 0, (1, 2))
         for tp in TPS
@@ -137,18 +139,9 @@ def test_a_follower_whose_session_skips_an_idle_partition_stays_in_sync(
     last fetch, so an ISR-expiration round keeps it. Once it stops fetching, a round
     after the lag time takes it out (the store accepts the write)."""
 
-    def no_overrides(_topics: Collection[str]) -> dict[str, dict[str, str]]:
-        return {}
-
     lag_ms = 1000
     store = FakeIsrStore()
-    manager = ReplicaManager(
-        1,
-        ReplicationConfig(data_dir=tmp_path, lag_time_max_ms=lag_ms),
-        store,
-        RecordingEventLog("b1"),
-        no_overrides,
-    )
+    manager = _manager(ReplicationConfig(data_dir=tmp_path, lag_time_max_ms=lag_ms), store)
     try:
         for tp in TPS:
             store.put_state(tp, LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 1, (1, 2), 0), 1), 0)
@@ -295,17 +288,7 @@ def test_a_fetch_that_may_add_its_follower_to_the_isr_leaves_the_event_loop(
 ) -> None:
     """Joining the ISR writes ZooKeeper, which may block for seconds: follower 3, outside
     the ISR, is read on a worker thread; follower 2, inside it, on the loop."""
-
-    def no_overrides(_topics: Collection[str]) -> dict[str, dict[str, str]]:
-        return {}
-
-    manager = ReplicaManager(
-        1,
-        ReplicationConfig(data_dir=tmp_path),
-        FakeIsrStore(),
-        RecordingEventLog("b1"),
-        no_overrides,
-    )
+    manager = _manager(ReplicationConfig(data_dir=tmp_path))
     state = m.LeaderAndIsrPartitionState("orders", 0, 1, 1, 1, (1, 2), 0, (1, 2, 3))
     manager.become_leader_or_follower([state], [])
     threads = _reading_threads(monkeypatch)
