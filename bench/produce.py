@@ -21,7 +21,9 @@ Runbook (the ensemble, the chroot, the teardown and the results are `bench.runne
    and other retriable errors refresh them and retry (`bench.producers`).
 5. Report: batches/s against the concurrent floor's RPC/s, p50 latency against the
    sequential floor's, CPU per operation for the bench client and each broker, the
-   events written during each produce phase.
+   events written during each produce phase; in `python -m bench all`, the brokers'
+   flame graphs of a third acks=all phase of 5 s, not measured
+   (`profiles/produce-acks_all-broker<id>.svg`).
 
 Every RPC goes to 127.0.0.1. Every loop is bounded in count and time. Main thread (plus
 the load's worker threads).
@@ -29,21 +31,26 @@ the load's worker threads).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import random
 import sys
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from bench import console
 from bench.cluster_ready import broker_port, wait_brokers_known, wait_full_isr
 from bench.phases import Phase, Phases, errors, notes, summary
 from bench.producers import bench_client, leaders_of, make_batch, produce_op
+from bench.profiling import Profiles
 from bench.report import Figure, Measure, Report
 from bench.rpc_load import Op, metadata_op, run_load, warm_up
 from bench.runner import Benchmark, Cluster, main
 from bench.settings import PRODUCE, ProduceOptions, Settings
+from bench.stage import profile_lines
 from bench.usage import CpuMeter, child_pids, events_between
 from client import Client, ClientError
 from harness.zk_ensemble import open_client
@@ -61,9 +68,18 @@ ASSIGNMENT_SEED = 0
 #: How the ZooKeeper JVMs are told apart from other children (their main class).
 ZK_MAIN_CLASS = "QuorumPeerMain"
 
+#: How long the unmeasured acks=all phase that is profiled lasts.
+PROFILED_S = 5.0
 
-def measure(settings: Settings, cluster: Cluster) -> Report:
-    """Start the brokers, create the topic, measure the floors and produce; the report."""
+ProfileHook = Callable[[str], AbstractContextManager[Profiles | None]]
+"""Flame graphs of the brokers while a named phase runs (`bench.stage.Stage.profiled`)."""
+
+
+def measure(settings: Settings, cluster: Cluster, profile: ProfileHook | None = None) -> Report:
+    """Start the brokers, create the topic, measure the floors and produce; the report.
+    With `profile` (the suite's), a third acks=all phase of `PROFILED_S`, not measured,
+    is profiled (py-spy's samplers took about 8% of the box's CPU in a measured phase) and
+    its flame graphs are named in the notes."""
     options = settings.produce
     fleet = cluster.fleet
     broker_ids = fleet.broker_ids
@@ -94,7 +110,8 @@ def measure(settings: Settings, cluster: Cluster) -> Report:
         }
     )
     floor_seq, floor_conc = _floor(settings, cluster, client, meter, ports[broker_ids[0]])
-    acks_all, acks_one = _produce(settings, cluster, client, meter)
+    profiles: list[Profiles | None] = []
+    acks_all, acks_one = _produce(settings, cluster, client, meter, profile, profiles)
     topic = {
         "name": options.topic,
         "assignment": {str(p): list(r) for p, r in sorted(assignment.items())},
@@ -104,7 +121,9 @@ def measure(settings: Settings, cluster: Cluster) -> Report:
         "floor_broker": broker_ids[0],
         "broker_ports": {str(b): p for b, p in ports.items()},
     }
-    return report(settings, Phases(floor_seq, floor_conc, acks_all, acks_one), topic)
+    found = report(settings, Phases(floor_seq, floor_conc, acks_all, acks_one), topic)
+    graphs = tuple(line for p in profiles for line in profile_lines(p))
+    return dataclasses.replace(found, notes=found.notes + graphs) if graphs else found
 
 
 def _create_topic(settings: Settings, connect: str) -> dict[int, tuple[int, ...]]:
@@ -132,11 +151,17 @@ def _measure(
     unit: str,
     cluster: Cluster,
     meter: CpuMeter,
+    profiled: AbstractContextManager[Profiles | None] | None = None,
+    profiles: list[Profiles | None] | None = None,
 ) -> Phase:
-    """One timed load with its CPU and events."""
+    """One timed load with its CPU and events (profiled by `profiled`, whose flame graphs
+    go to `profiles`)."""
     console.phase(f"{title}: {threads} thread(s) for {duration_s:g} s")
     before = meter.sample()
-    load = run_load(key, op, threads, duration_s, GRACE_S, unit=unit)
+    with profiled if profiled is not None else nullcontext() as found:
+        load = run_load(key, op, threads, duration_s, GRACE_S, unit=unit)
+    if profiles is not None:
+        profiles.append(found)
     cpu = meter.usage(before, meter.sample())
     fleet = cluster.fleet
     fleet.check_alive()
@@ -185,7 +210,12 @@ def _floor(
 
 
 def _produce(
-    settings: Settings, cluster: Cluster, client: Client, meter: CpuMeter
+    settings: Settings,
+    cluster: Cluster,
+    client: Client,
+    meter: CpuMeter,
+    profile: ProfileHook | None,
+    profiles: list[Profiles | None],
 ) -> tuple[Phase, Phase]:
     options = settings.produce
     partitions = list(range(settings.partitions))
@@ -205,7 +235,7 @@ def _produce(
             raise RuntimeError(f"warm-up produce failed: {', '.join(result.errors)}")
     console.detail(f"{time.monotonic() - started:.2f} s")
     threads, duration_s = options.producers, options.duration_s
-    return (
+    measured = (
         _measure(
             "acks_all",
             "produce acks=all",
@@ -218,6 +248,21 @@ def _produce(
         ),
         _measure("acks_1", "produce acks=1", op(1), threads, duration_s, "records", cluster, meter),
     )
+    if profile is not None:  # samplers cost the brokers' CPU: never in a measured phase
+        seconds = min(duration_s, PROFILED_S)
+        _measure(
+            "acks_all_profiled",
+            "profile (not measured): produce acks=all",
+            op(ACKS_ALL),
+            threads,
+            seconds,
+            "records",
+            cluster,
+            meter,
+            profile("acks_all"),
+            profiles,
+        )
+    return measured
 
 
 # -- the report ---------------------------------------------------------------------------

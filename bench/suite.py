@@ -111,7 +111,9 @@ def measure(settings: Settings, cluster: Cluster) -> Report:
         )
         chroot = stage.connect.removeprefix(cluster.ensemble.connect_string())
         report = produce.measure(
-            sub, Cluster(cluster.ensemble, chroot, stage.connect, stage.fleet, cluster.cleanup)
+            sub,
+            Cluster(cluster.ensemble, chroot, stage.connect, stage.fleet, cluster.cleanup),
+            lambda name: stage.profiled(name, stage.fleet.broker_ids),
         )
         rows.extend(report.measures)
         notes.extend(report.notes)
