@@ -2,8 +2,8 @@
 cache (an immutable snapshot); Produce, Fetch and OffsetsForLeaderEpoch go to the replica
 manager. Every request is validated first (`broker_node.request_validation`); a refused
 request or entry is answered with its error and a `request_invalid` event, and never reaches
-the replica manager. Produce and `fetch_async` run on the gRPC server's event loop, the rest
-on its worker threads."""
+the replica manager. Produce and Fetch run on the gRPC server's event loop, the rest on its
+worker threads."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from broker_node import client_request_validation as validation
 from broker_node.metadata_cache import MetadataCache
 from broker_node.replica_manager import ReplicaManager, answered
 from broker_node.request_guard import report_invalid
-from broker_node.request_validation import Verdict
 from eventlog import EventLog
 from rpc import messages as m
 from rpc.errors import Errors
@@ -40,40 +39,34 @@ class ClientApi:
             return answered(m.ProduceResponse(verdict.error, error_message=verdict.reason))
         return self._replicas.produce(request)
 
-    def fetch(self, request: m.FetchRequest) -> m.FetchResponse:
-        """Read partitions (consumers up to the high watermark, followers up to the end).
-        Refused partitions are answered with their error and not read."""
-        verdict = validation.fetch(request)
-        if verdict.ok:
-            return self._replicas.fetch(request)
-        valid = self._refused_fetch(request, verdict)
-        if isinstance(valid, m.FetchResponse):
-            return valid
-        return _with_refused(request, verdict, self._replicas.fetch(valid))
-
     async def fetch_async(self, request: m.FetchRequest) -> m.FetchResponse:
-        """`fetch` for a coroutine of the gRPC server's event loop: waiting for data holds
-        no thread (`ReplicaManager.fetch_async`)."""
+        """Read partitions (consumers up to the high watermark, followers up to the end) on
+        the gRPC server's event loop: waiting for data holds no thread
+        (`ReplicaManager.fetch_async`). Refused partitions are answered with their error
+        and not read."""
         verdict = validation.fetch(request)
         if verdict.ok:
             return await self._replicas.fetch_async(request)
-        valid = self._refused_fetch(request, verdict)
-        if isinstance(valid, m.FetchResponse):
-            return valid
-        return _with_refused(request, verdict, await self._replicas.fetch_async(valid))
-
-    def _refused_fetch(
-        self, request: m.FetchRequest, verdict: Verdict
-    ) -> m.FetchRequest | m.FetchResponse:
-        """Record a refused Fetch or its refused entries; the request of the valid entries
-        to read, or the answer when nothing is left to read."""
         report_invalid(self._events, "Fetch", verdict, len(request.partitions))
         if verdict.error is not Errors.NONE:
             return m.FetchResponse(verdict.error)
         valid = tuple(f for f in request.partitions if f.topic_partition not in verdict.invalid)
-        if valid or not request.is_full:
-            return dataclasses.replace(request, partitions=valid)
-        return m.FetchResponse(Errors.NONE)
+        read = (
+            await self._replicas.fetch_async(dataclasses.replace(request, partitions=valid))
+            if valid or not request.is_full
+            else m.FetchResponse(Errors.NONE)
+        )
+        # in the order asked; an incremental session's answer may leave a valid partition
+        # out (nothing changed) and name partitions this request did not
+        by_tp = {p.topic_partition: p for p in read.partitions}
+        answered: list[m.FetchedPartition] = []
+        for f in request.partitions:
+            tp = f.topic_partition
+            if tp in verdict.invalid:
+                answered.append(m.FetchedPartition(f.topic, f.partition, verdict.invalid[tp]))
+            elif tp in by_tp:
+                answered.append(by_tp.pop(tp))
+        return m.FetchResponse(read.error, (*answered, *by_tp.values()), read.session_id)
 
     def offsets_for_leader_epoch(
         self, request: m.OffsetsForLeaderEpochRequest
@@ -153,20 +146,3 @@ class ClientApi:
             brokers=tuple(snapshot.live_brokers[b] for b in sorted(snapshot.live_brokers)),
             topics=tuple(topics),
         )
-
-
-def _with_refused(
-    request: m.FetchRequest, verdict: Verdict, read: m.FetchResponse
-) -> m.FetchResponse:
-    """The answer to a Fetch some of whose entries were refused: each in the order asked,
-    a refused one with its error (an incremental session's answer may leave a valid
-    partition out, nothing changed, and name partitions this request did not)."""
-    by_tp = {p.topic_partition: p for p in read.partitions}
-    out: list[m.FetchedPartition] = []
-    for f in request.partitions:
-        tp = f.topic_partition
-        if tp in verdict.invalid:
-            out.append(m.FetchedPartition(f.topic, f.partition, verdict.invalid[tp]))
-        elif tp in by_tp:
-            out.append(by_tp.pop(tp))
-    return m.FetchResponse(read.error, (*out, *by_tp.values()), read.session_id)

@@ -158,10 +158,6 @@ class GuardedClientApi:
         """Append records (the answer may be a future, from the produce purgatory)."""
         return self._guard.run("Produce", lambda: self._inner.produce(request), m.ProduceResponse)
 
-    def fetch(self, request: m.FetchRequest) -> m.FetchResponse:
-        """Read partitions."""
-        return self._guard.run("Fetch", lambda: self._inner.fetch(request), m.FetchResponse)
-
     async def fetch_async(self, request: m.FetchRequest) -> m.FetchResponse:
         """Read partitions, waiting for data without holding a thread."""
         return await self._guard.run_async(

@@ -3,13 +3,11 @@
 `RecordingHandlers` is both a `BrokerControlHandler` and a `ClientApiHandler`: it records
 the name of every handler that ran and answers each call with an empty success (Metadata
 names broker 1 as the controller, at epoch 1). Subclass it to make one method block or
-fail (Produce runs on the server's event loop: it must not block). Its methods run on
-gRPC's worker threads; `ran` is appended under the GIL.
+fail. Produce and Fetch run on the server's event loop (they must not block), the others
+on gRPC's worker threads; `ran` is appended under the GIL.
 """
 
 from __future__ import annotations
-
-import asyncio
 
 from rpc import messages as m
 from rpc.errors import Errors
@@ -31,14 +29,10 @@ class RecordingHandlers:
         self.ran.append("produce")
         return m.ProduceResponse(Errors.NONE, 0, 0)
 
-    def fetch(self, request: m.FetchRequest) -> m.FetchResponse:
+    async def fetch_async(self, request: m.FetchRequest) -> m.FetchResponse:
         """No partitions."""
         self.ran.append("fetch")
         return m.FetchResponse(Errors.NONE)
-
-    async def fetch_async(self, request: m.FetchRequest) -> m.FetchResponse:
-        """`fetch` on a worker thread, so that a subclass's `fetch` may block."""
-        return await asyncio.get_running_loop().run_in_executor(None, self.fetch, request)
 
     def offsets_for_leader_epoch(
         self, request: m.OffsetsForLeaderEpochRequest

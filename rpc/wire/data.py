@@ -276,12 +276,9 @@ class ClientApiHandler(Protocol):
         """Append to a partition leader: the answer, or a future of it (the call's thread
         is then free while it waits, e.g. for the ISR)."""
 
-    def fetch(self, request: m.FetchRequest) -> m.FetchResponse:
-        """Read partitions (may wait for data, holding the calling thread)."""
-
     async def fetch_async(self, request: m.FetchRequest) -> m.FetchResponse:
-        """`fetch` on the server's event loop: waits for data without holding a thread,
-        and never blocks the loop for long."""
+        """Read partitions on the server's event loop: waits for data without holding a
+        thread, and never blocks the loop for long."""
 
     def offsets_for_leader_epoch(
         self, request: m.OffsetsForLeaderEpochRequest

@@ -41,7 +41,6 @@ CALLS: list[tuple[str, str, object]] = [
     ("control", "elect_leaders", m.ElectLeadersRequest(0)),
     ("client", "metadata", m.MetadataRequest(("orders",))),
     ("client", "produce", m.ProduceRequest("orders", 0, ())),
-    ("client", "fetch", m.FetchRequest(())),
     (
         "client",
         "offsets_for_leader_epoch",
@@ -100,7 +99,8 @@ def test_the_fallback_of_stop_replica_is_a_request_level_error() -> None:
 
 
 class ExplodingAsync:
-    """A client handler whose `fetch_async` raises once, then answers."""
+    """A client handler whose `fetch_async` (Fetch is a coroutine) raises once, then
+    answers."""
 
     def __init__(self) -> None:
         self.calls = 0
