@@ -1,7 +1,7 @@
 """Data plane on the wire: Metadata, Produce, Fetch and OffsetsForLeaderEpoch. Converts
-`rpc.messages` to and from protobuf, adapts a `ClientApiHandler` to the generated servicer
-and wraps the generated stub in `ClientApiClient`. Handlers run on gRPC worker threads; the
-client blocks its caller.
+`rpc.messages` to and from protobuf and adapts a `ClientApiHandler` to the generated
+servicer: Metadata and OffsetsForLeaderEpoch run on gRPC worker threads, Produce and Fetch
+on the server's event loop (`_ClientApiServicer`).
 """
 
 from __future__ import annotations
@@ -300,7 +300,8 @@ class _ClientApiServicer(pb_grpc.ClientApiServicer):
         return metadata_response_to_pb(response)
 
     async def Produce(self, request: pb.ProduceRequest, context: Any) -> Any:
-        """The append runs on a worker thread; waiting for a future answer holds none."""
+        """The append runs on the loop (a write to the page cache); waiting for a future
+        answer (acks=all) holds no thread."""
         answer = self._handler.produce(produce_request_from_pb(request))
         if isinstance(answer, Future):  # decided already (acks 0 and 1, errors): no hop
             r = answer.result() if answer.done() else await asyncio.wrap_future(answer)

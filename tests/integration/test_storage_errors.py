@@ -79,6 +79,10 @@ def test_an_unreadable_log_takes_only_its_replica_offline(
 
     wait_until(lambda: offline_replicas_of_t0() == (2,), 20, "metadata does not show it")
 
+    # t-1 may already be led by broker 2 here (the preferred-replica rebalance, first run
+    # 5 s after the controller starts, moves it back once broker 2 is in its ISR): wait for
+    # the controller to take t-0 from broker 1, which only broker 1's failure does.
     procs[1].kill()  # t-0 has no other replica: even unclean election must not use broker 2
-    wait_until(lambda: leader(T1) == 2, 30, "t-1 did not move to broker 2")
+    wait_until(lambda: leader(T0) != 1, 30, "the controller did not handle broker 1's failure")
     assert leader(T0) == -1
+    wait_until(lambda: leader(T1) == 2, 30, "t-1 did not move to broker 2")
