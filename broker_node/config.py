@@ -63,6 +63,11 @@ class BrokerConfig:
     #: while the broker applies a LeaderAndIsr or UpdateMetadata (`controller.collector`).
     gc_pause_during_changes: bool = True
     delete_topic_enable: bool = True
+    #: Helper processes that read partition states alongside the controller when it loads
+    #: the context of at least `state_reader_min_partitions` partitions (the command
+    #: line's default: `default_state_readers()`).
+    state_reader_processes: int = 0
+    state_reader_min_partitions: int = 5_000
     auto_leader_rebalance_enable: bool = True
     leader_imbalance_check_interval_s: float = 300.0
     leader_imbalance_per_broker_percentage: int = 10
@@ -102,6 +107,15 @@ def _env(env: Mapping[str, str], name: str) -> str | None:
 
 #: Every option: flag, default (None: required or unset), help. The environment variable
 #: is the flag in upper snake case (`--zk-connect` -> `ZK_CONNECT`).
+def default_state_readers(cpus: int | None = None) -> int:
+    """The state reader processes a broker starts by default on a host of `cpus` CPUs
+    (`os.cpu_count()` when None): none on two CPUs or fewer, where they compete with the
+    ZooKeeper servers and the other brokers for the same cores (a failover after kill -9
+    at 100,000 partitions was no faster with them, docs/architecture.md), else up to two."""
+    count = os.cpu_count() if cpus is None else cpus
+    return max(0, min(2, (count or 1) - 2))
+
+
 _OPTIONS: tuple[tuple[str, str | None, str], ...] = (
     ("--broker-id", None, "broker id, >= 0"),
     ("--zk-connect", None, "ZooKeeper connect string host:port[,host:port...][/chroot]"),
@@ -176,6 +190,17 @@ _OPTIONS: tuple[tuple[str, str | None, str], ...] = (
         "a broker leading fewer of its preferred partitions than this share is rebalanced",
     ),
     ("--delete-topic-enable", "true", "Kafka's delete.topic.enable, true/false"),
+    (
+        "--state-reader-processes",
+        str(default_state_readers()),
+        "helper processes that read partition states alongside the controller when it "
+        "loads a large context; 0: none (default: none on 2 CPUs or fewer, else up to 2)",
+    ),
+    (
+        "--state-reader-min-partitions",
+        "5000",
+        "partitions from which a context load uses the state reader processes",
+    ),
     (
         "--gil-switch-interval-us",
         "1000",
@@ -344,6 +369,16 @@ def load_config(
             parser, "--gc-young-threshold", args.gc_young_threshold, 100, 10_000_000
         ),
         delete_topic_enable=_bool(parser, "--delete-topic-enable", args.delete_topic_enable),
+        state_reader_processes=_int(
+            parser, "--state-reader-processes", args.state_reader_processes, 0, 16
+        ),
+        state_reader_min_partitions=_int(
+            parser,
+            "--state-reader-min-partitions",
+            args.state_reader_min_partitions,
+            1,
+            100_000_000,
+        ),
         auto_leader_rebalance_enable=_bool(
             parser, "--auto-leader-rebalance-enable", args.auto_leader_rebalance_enable
         ),

@@ -43,6 +43,7 @@ from rpc.wire import (
 from security.tls_files import BROKER, TlsIdentity, load_identity
 from zkdata.client import KafkaZkClient
 from zkdata.config_changes import ConfigChangesZk
+from zkdata.state_readers import ReaderSettings
 
 log = logging.getLogger(__name__)
 
@@ -162,6 +163,13 @@ class BrokerNode:
                 cfg.leader_imbalance_per_broker_percentage,
                 cfg.leader_imbalance_check_interval_s,
                 cfg.bug_switches,
+                ReaderSettings(
+                    cfg.zk_connect,
+                    cfg.zk_session_timeout_ms / 1000,
+                    tuple(cfg.zk_credentials.auth_data) if cfg.zk_credentials else (),
+                    cfg.state_reader_processes,
+                    cfg.state_reader_min_partitions,
+                ),
             ),
             connect=functools.partial(grpc_channel, tls=self._tls),
         )

@@ -54,6 +54,7 @@ from zkdata.fenced_writes import ANY_EPOCH_VERSION
 from zkdata.isr_change_notifications import delete_isr_change_notifications
 from zkdata.model import Broker, TopicPartition
 from zkdata.reassignment import ReassignmentZk
+from zkdata.state_readers import ReaderSettings, ReadStats, StateReaders
 
 #: Seconds from failover to the first auto leader rebalance check (Kafka's fixed 5 s).
 FIRST_REBALANCE_DELAY_S = 5.0
@@ -73,6 +74,9 @@ class ControllerConfig:
     leader_imbalance_check_interval_s: float = 300.0
     #: Historical bugs the controller re-introduces (`bugs/`); none by default.
     bug_switches: BugSwitches = NO_BUGS
+    #: Helper processes that read partition states alongside the event thread when the
+    #: context of many partitions is loaded (`zkdata.state_readers`); None: no helpers.
+    state_readers: ReaderSettings | None = None
 
 
 def fencing_version(won_zk_version: int, switches: BugSwitches) -> int:
@@ -103,6 +107,7 @@ class ActiveController:
         self._events = event_log
         self._watchers = watchers
         self._config = config
+        self._readers = StateReaders(config.state_readers) if config.state_readers else None
         switches = config.bug_switches
         self.channels = ControllerChannelManager(
             event_log, connect, drop_failed=switches.on(SENDER_DROPS)
@@ -232,7 +237,12 @@ class ActiveController:
         requested = self._deletion_requests()
         resume = not self._config.bug_switches.on(NO_RESUME)  # kafka-1681: nothing resumed
         self.deletion.init(requested if resume else [])
-        self._step("context_initialized")
+        read = self._readers.last if self._readers is not None else ReadStats()
+        self._step(
+            "context_initialized",
+            state_reader_processes=read.helpers_started,
+            read_by_helpers=read.read_by_helpers,
+        )
         self._send_update_metadata(self.ctx.live_or_shutting_down_broker_ids(), [])
         self._step("update_metadata_sent")
         self.replicas.startup()
@@ -279,14 +289,14 @@ class ActiveController:
 
     def _initialize_context(self) -> None:
         """Kafka's `initializeControllerContext`: live brokers, topics with their assignments
-        and configs, every partition's state (pipelined), then the channels to the live
-        brokers."""
+        and configs, every partition's state (pipelined; with many partitions, by helper
+        processes as well), then the channels to the live brokers."""
         listing = self._zk.get_all_brokers()
         for name, error in listing.malformed.items():
             self._malformed(error.path or name, error.reason)
         self.ctx.set_live_brokers(listing.brokers.values())
         self.topics.load_all_topics()
-        states = self._zk.get_partition_states(self.ctx.all_partitions())
+        states = self._zk.get_partition_states(self.ctx.all_partitions(), self._readers)
         for tp, state in states.found.items():
             self.ctx.set_leadership(tp, state)
         for error in states.malformed.values():

@@ -32,9 +32,11 @@ from zkdata.model import (
     TopicAssignment,
     TopicConfig,
     TopicPartition,
+    UnknownFields,
 )
 from zkdata.pipelined_reads import Reads, read_many
 from zkdata.state_fields import KeptStateFields
+from zkdata.state_readers import StateReaders
 from zkdata.znodes import BrokerIdZNode, TopicPartitionStateZNode, TopicZNode
 
 WatchCallback = Callable[[WatchedEvent], None]
@@ -208,17 +210,26 @@ class KafkaZkClient:
         )
 
     def get_partition_states(
-        self, partitions: Iterable[TopicPartition]
+        self, partitions: Iterable[TopicPartition], readers: StateReaders | None = None
     ) -> Reads[TopicPartition, LeaderIsrAndControllerEpoch]:
-        """Leader, ISR and epochs of `partitions` with their zkVersions, read pipelined.
-        Fields the project does not use are remembered for the next write."""
-        reads = read_many(
-            self._zk,
-            partitions,
-            _state_path,
-            lambda data, stat: TopicPartitionStateZNode.decode_keeping_unknown(
-                data, int(stat.version)
-            ),
+        """Leader, ISR and epochs of `partitions` with their zkVersions, read pipelined
+        (with `readers`, a large read by helper processes as well). Fields the project does
+        not use are remembered for the next write."""
+
+        def read_here(
+            chunk: Iterable[TopicPartition],
+        ) -> Reads[TopicPartition, tuple[LeaderIsrAndControllerEpoch, UnknownFields]]:
+            return read_many(
+                self._zk,
+                chunk,
+                _state_path,
+                lambda data, stat: TopicPartitionStateZNode.decode_keeping_unknown(
+                    data, int(stat.version)
+                ),
+            )
+
+        reads = (
+            read_here(partitions) if readers is None else readers.read(list(partitions), read_here)
         )
         for tp, (state, unknown) in reads.found.items():
             self._kept.saw(_state_path(tp), state.leader_and_isr.zk_version, unknown)

@@ -147,9 +147,10 @@ class FakePartitionZk:
     # -- PartitionZk ---------------------------------------------------------------------------
 
     def get_partition_states(
-        self, partitions: Iterable[TopicPartition]
+        self, partitions: Iterable[TopicPartition], readers: object = None
     ) -> Reads[TopicPartition, LeaderIsrAndControllerEpoch]:
-        """Stored states of `partitions`; missing ones appear in neither map."""
+        """Stored states of `partitions`; missing ones appear in neither map (`readers`,
+        the real client's helper processes, are not used)."""
         asked = tuple(partitions)
         self.calls.append(ZkCall("get_partition_states", asked))
         found: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}

@@ -8,7 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from broker_node.config import BrokerConfig, load_config, trace_environment
+from broker_node.config import (
+    BrokerConfig,
+    default_state_readers,
+    load_config,
+    trace_environment,
+)
 
 BASE_ENV = {"BROKER_ID": "1", "ZK_CONNECT": "zk1:2181", "ADVERTISED_HOST": "broker1"}
 
@@ -207,6 +212,18 @@ def test_well_formed_connect_strings_are_accepted(zk_connect: str) -> None:
             ["--gc-young-threshold", "99"], BASE_ENV, "--gc-young-threshold", id="gc-too-low"
         ),
         pytest.param(
+            ["--state-reader-processes", "-1"],
+            BASE_ENV,
+            "--state-reader-processes",
+            id="state-readers-negative",
+        ),
+        pytest.param(
+            [],
+            {**BASE_ENV, "STATE_READER_MIN_PARTITIONS": "0"},
+            "--state-reader-min-partitions",
+            id="state-reader-threshold-zero",
+        ),
+        pytest.param(
             [], {**BASE_ENV, "GC_YOUNG_THRESHOLD": "lots"}, "--gc-young-threshold", id="gc-text"
         ),
         pytest.param(
@@ -261,6 +278,21 @@ def test_a_tls_broker_asks_to_be_started_again_with_the_handshake_tracer() -> No
     assert traced["GRPC_TRACE"] == "handshaker"
     assert trace_environment(tls, traced) is None
     assert trace_environment(load_config([], BASE_ENV), {}) is None
+
+
+def test_state_readers_by_default_need_more_than_two_cpus() -> None:
+    assert [default_state_readers(cpus) for cpus in (1, 2, 3, 4, 64)] == [0, 0, 1, 2, 2]
+
+
+def test_state_readers_help_from_5000_partitions_unless_set() -> None:
+    default = load_config([], BASE_ENV)
+    assert default.state_reader_processes == default_state_readers()
+    assert default.state_reader_min_partitions == 5_000
+    env = {**BASE_ENV, "STATE_READER_PROCESSES": "0"}
+    assert load_config([], env).state_reader_processes == 0
+    args = ["--state-reader-processes", "3", "--state-reader-min-partitions", "1"]
+    chosen = load_config(args, env)
+    assert (chosen.state_reader_processes, chosen.state_reader_min_partitions) == (3, 1)
 
 
 def test_the_young_gc_threshold_is_50000_unless_set() -> None:

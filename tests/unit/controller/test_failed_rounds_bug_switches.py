@@ -52,10 +52,10 @@ class FlakyZk(FakePartitionZk):
             raise ConnectionLoss()
 
     def get_partition_states(
-        self, partitions: Iterable[TopicPartition]
+        self, partitions: Iterable[TopicPartition], readers: object = None
     ) -> Reads[TopicPartition, LeaderIsrAndControllerEpoch]:
         self._maybe_lose()
-        return super().get_partition_states(partitions)
+        return super().get_partition_states(partitions, readers)
 
     def update_leader_and_isr(
         self, states: dict[TopicPartition, LeaderIsrAndControllerEpoch], epoch_zk_version: int

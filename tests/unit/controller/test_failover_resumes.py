@@ -40,7 +40,7 @@ class StubZk:
         return BrokerListing({}, {})
 
     def get_partition_states(
-        self, partitions: list[TopicPartition]
+        self, partitions: list[TopicPartition], readers: object = None
     ) -> Reads[TopicPartition, object]:
         return Reads({}, {})
 
