@@ -19,7 +19,8 @@ their start costs more than they save) and stopped at its end. Each is
 ZooKeeper address and credentials travel over the pipe, never in argv. A helper exits when
 its pipe closes, so it never outlives a killed caller by more than its current chunk.
 
-Threads: `read` blocks the calling thread (the controller's event thread).
+Threads: `read` blocks the calling thread (the controller's event thread); a daemon
+thread, `state-reader-reaper`, waits for each stopped helper to exit.
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
-from pathlib import Path
 from typing import Any
 
 from zkdata import paths
@@ -191,15 +191,12 @@ class _Helper:
         None when no process could be started (the caller reads without it)."""
         child_reads, parent_writes = os.pipe()
         parent_reads, child_writes = os.pipe()
-        root = str(Path(__file__).resolve().parent.parent)  # where `zkdata` is imported from
-        path = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
         try:
             process = subprocess.Popen(
                 [sys.executable, "-m", "zkdata.state_readers", str(child_reads), str(child_writes)],
                 pass_fds=(child_reads, child_writes),
                 stdin=subprocess.DEVNULL,
-                env={**os.environ, "PYTHONPATH": path},
-            )
+            )  # the broker's environment and directory: `zkdata` imports as it does here
         except OSError as exc:
             log.warning("no state reader process: %s", exc)
             os.close(parent_writes)
