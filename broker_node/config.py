@@ -105,8 +105,6 @@ def _env(env: Mapping[str, str], name: str) -> str | None:
     return value if value not in (None, "") else None
 
 
-#: Every option: flag, default (None: required or unset), help. The environment variable
-#: is the flag in upper snake case (`--zk-connect` -> `ZK_CONNECT`).
 def default_state_readers(cpus: int | None = None) -> int:
     """The state reader processes a broker starts by default on a host of `cpus` CPUs
     (`os.cpu_count()` when None): none on two CPUs or fewer, where they compete with the
@@ -116,6 +114,8 @@ def default_state_readers(cpus: int | None = None) -> int:
     return max(0, min(2, (count or 1) - 2))
 
 
+#: Every option: flag, default (None: required or unset), help. The environment variable
+#: is the flag in upper snake case (`--zk-connect` -> `ZK_CONNECT`).
 _OPTIONS: tuple[tuple[str, str | None, str], ...] = (
     ("--broker-id", None, "broker id, >= 0"),
     ("--zk-connect", None, "ZooKeeper connect string host:port[,host:port...][/chroot]"),

@@ -11,6 +11,7 @@ Controller election lives in `controller_election`; the client offers it as its 
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -32,11 +33,10 @@ from zkdata.model import (
     TopicAssignment,
     TopicConfig,
     TopicPartition,
-    UnknownFields,
 )
 from zkdata.pipelined_reads import Reads, read_many
 from zkdata.state_fields import KeptStateFields
-from zkdata.state_readers import StateReaders
+from zkdata.state_readers import StateReaders, read_states
 from zkdata.znodes import BrokerIdZNode, TopicPartitionStateZNode, TopicZNode
 
 WatchCallback = Callable[[WatchedEvent], None]
@@ -215,21 +215,10 @@ class KafkaZkClient:
         """Leader, ISR and epochs of `partitions` with their zkVersions, read pipelined
         (with `readers`, a large read by helper processes as well). Fields the project does
         not use are remembered for the next write."""
-
-        def read_here(
-            chunk: Iterable[TopicPartition],
-        ) -> Reads[TopicPartition, tuple[LeaderIsrAndControllerEpoch, UnknownFields]]:
-            return read_many(
-                self._zk,
-                chunk,
-                _state_path,
-                lambda data, stat: TopicPartitionStateZNode.decode_keeping_unknown(
-                    data, int(stat.version)
-                ),
-            )
-
         reads = (
-            read_here(partitions) if readers is None else readers.read(list(partitions), read_here)
+            read_states(self._zk, partitions)
+            if readers is None
+            else readers.read(list(partitions), functools.partial(read_states, self._zk))
         )
         for tp, (state, unknown) in reads.found.items():
             self._kept.saw(_state_path(tp), state.leader_and_isr.zk_version, unknown)

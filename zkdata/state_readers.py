@@ -32,15 +32,19 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from kazoo.client import KazooClient
+
 from zkdata import paths
 from zkdata.errors import ZnodeFormatError
+from zkdata.kazoo_handler import PollingHandler
 from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition, UnknownFields
-from zkdata.pipelined_reads import Reads
+from zkdata.pipelined_reads import Reads, read_many
+from zkdata.znodes import TopicPartitionStateZNode
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +70,19 @@ ReadHere = Callable[[Sequence[TopicPartition]], Reads[TopicPartition, StateAndUn
 """The caller's own read of some partitions' states, with each state's unknown fields."""
 
 
+def read_states(
+    zk: KazooClient, partitions: Iterable[TopicPartition]
+) -> Reads[TopicPartition, StateAndUnknown]:
+    """The state znodes of `partitions` on session `zk`, pipelined, each decoded with the
+    fields the project does not use (one process's read: the caller's and a helper's)."""
+    return read_many(
+        zk,
+        partitions,
+        lambda tp: paths.partition_state(tp.topic, tp.partition),
+        lambda data, stat: TopicPartitionStateZNode.decode_keeping_unknown(data, int(stat.version)),
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class ReaderSettings:
     """Where helpers connect (`connect`, chroot included), their session timeout, the
@@ -81,12 +98,9 @@ class ReaderSettings:
 
 @dataclass(frozen=True, slots=True)
 class ReadStats:
-    """How the last read went: partitions, helpers started, helpers that read at least one
-    chunk, partitions read by helpers."""
+    """How the last read went: helpers started, and partitions they read."""
 
-    partitions: int = 0
     helpers_started: int = 0
-    helpers_used: int = 0
     read_by_helpers: int = 0
 
 
@@ -108,7 +122,7 @@ class StateReaders:
         caller (`read_here`) and, for a large read, by helpers as well. Without
         `caller_reads` the caller only reads what no live helper can."""
         if self.settings.helpers < 1 or len(partitions) < self.settings.min_partitions:
-            self.last = ReadStats(len(partitions))
+            self.last = ReadStats()
             return read_here(partitions)
         helpers = [
             h for h in (_Helper.start(self.settings) for _ in range(self.settings.helpers)) if h
@@ -129,18 +143,16 @@ class StateReaders:
         chunks = deque(partitions[i : i + CHUNK] for i in range(0, len(partitions), CHUNK))
         found: dict[TopicPartition, StateAndUnknown] = {}
         malformed: dict[TopicPartition, ZnodeFormatError] = {}
-        used: set[int] = set()
         by_helpers = 0
         while chunks or any(h.chunk is not None for h in helpers):
             alive = [h for h in helpers if h.alive]
             mine = bool(chunks) and (caller_reads or not alive)
-            for helper in wait_for(alive, 0.0 if mine else 0.1):
+            for helper in _wait_for(alive, 0.0 if mine else 0.1):
                 answer = helper.take()
                 if answer is not None:
                     found.update(answer.found)
                     malformed.update(answer.malformed)
                     by_helpers += len(answer.found) + len(answer.malformed)
-                    used.add(id(helper))
             for helper in helpers:
                 if helper.alive and helper.overdue():
                     helper.fail("no answer in time")
@@ -153,13 +165,13 @@ class StateReaders:
                 here = read_here(chunks.popleft())
                 found.update(here.found)
                 malformed.update(here.malformed)
-        self.last = ReadStats(len(partitions), len(helpers), len(used), by_helpers)
+        self.last = ReadStats(len(helpers), by_helpers)
         # in the order asked, as one process's read has them
         ordered = {tp: found[tp] for tp in partitions if tp in found}
         return Reads(ordered, {tp: malformed[tp] for tp in partitions if tp in malformed})
 
 
-def wait_for(helpers: list[_Helper], timeout_s: float) -> list[_Helper]:
+def _wait_for(helpers: list[_Helper], timeout_s: float) -> list[_Helper]:
     """The helpers with something to read on their pipe (an answer, readiness or EOF)."""
     by_connection = {h.incoming: h for h in helpers}
     return [by_connection[c] for c in wait(list(by_connection), timeout_s)]  # type: ignore[index]
@@ -329,12 +341,6 @@ def _decode_answer(message: Any) -> _Answer:
 def _serve(incoming: Connection, outgoing: Connection) -> int:
     """The helper: connect as `ReaderSettings` say, then answer chunks until the pipe
     closes."""
-    from kazoo.client import KazooClient
-
-    from zkdata.kazoo_handler import PollingHandler
-    from zkdata.pipelined_reads import read_many
-    from zkdata.znodes import TopicPartitionStateZNode
-
     settings: ReaderSettings = incoming.recv()
     zk = KazooClient(
         hosts=settings.connect,
@@ -351,13 +357,8 @@ def _serve(incoming: Connection, outgoing: Connection) -> int:
             except EOFError:
                 return 0
             zk.sync("/")
-            reads = read_many(
-                zk,
-                [TopicPartition(topic, partition) for topic, partition in chunk],
-                lambda tp: paths.partition_state(tp.topic, tp.partition),
-                lambda data, stat: TopicPartitionStateZNode.decode_keeping_unknown(
-                    data, int(stat.version)
-                ),
+            reads = read_states(
+                zk, [TopicPartition(topic, partition) for topic, partition in chunk]
             )
             outgoing.send(_encode_answer(reads.found, reads.malformed))
     finally:
