@@ -31,7 +31,8 @@ from bugs.catalog import (
     UNFENCED_ZK_WRITES,
     ZOMBIE_CONTROLLER,
 )
-from chaos.invariants.names import (
+from chaos.scenarios import SCENARIOS, Scenario
+from rundir.invariants.names import (
     ACKNOWLEDGED_KEPT,
     ACKNOWLEDGED_WRITES,
     BROKER_EPOCH_FENCING,
@@ -45,7 +46,6 @@ from chaos.invariants.names import (
     RESIGNED_CONTROLLER_SILENT,
     TOPIC_DELETION_COMPLETES,
 )
-from chaos.scenarios import SCENARIOS, Scenario
 
 __all__ = ["DEFAULT_RUNS", "PLANS", "BugPlan", "attempts", "plans_for"]
 

@@ -13,13 +13,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from chaos.faults.base import FaultError
-from chaos.run_dir import RunDir, check_version
 from chaos.run_setup import RunSetupError
 from chaos.runner import RunOutcome, RunRequest, run
 from chaos.scenarios import SCENARIOS, Scenario
 from chaos.schedule import MIX_KINDS, Schedule, random_mix, read_schedule, write_schedule
 from chaos.schedule_errors import ScheduleError
 from chaos.shrink import ShrinkProgress, shrink
+from rundir.layout import RunDir, check_version
 
 
 class UsageError(Exception):

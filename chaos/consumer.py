@@ -17,11 +17,11 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from chaos.checker import FinalRead
-from chaos.history import HistoryWriter
 from client import FETCH_RETRIABLE, Client, ClientError, NoRoute, TransportError
 from rpc import messages as m
 from rpc.errors import Errors
+from rundir.checker import FinalRead
+from rundir.history_writer import HistoryWriter
 from zkdata.model import TopicPartition
 
 #: Fetch errors after which the consumer refreshes Metadata and tries again.

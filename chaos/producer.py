@@ -27,10 +27,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from chaos.history import Completion, HistoryWriter
 from client import Client, ClientError, NoRoute, TransportError
 from rpc import messages as m
 from rpc.errors import Errors
+from rundir.history import Completion
+from rundir.history_writer import HistoryWriter
 from zkdata.model import TopicPartition
 
 #: Errors a leader returns before it appends anything (when the answer has no offset).

@@ -12,14 +12,14 @@ from typing import Any
 from chaos import endpoints
 from chaos.cluster import ClusterHandle
 from chaos.faults.base import FaultError
-from chaos.invariants import ClusterSnapshot, problems
 from chaos.metrics_scrape import fetch_metrics, parse_metrics
-from chaos.run_dir import RUN_DIR_VERSION
 from chaos.scenarios import Scenario
 from chaos.schedule import Schedule
 from chaos.snapshots import ACTIVE_CONTROLLER, take_snapshot
 from client import Client
 from harness.waiting import wait_until
+from rundir.invariants import ClusterSnapshot, problems
+from rundir.layout import RUN_DIR_VERSION
 from security.tls_files import CLIENT, load_identity
 from testbed.topics import create_topic
 

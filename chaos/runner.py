@@ -5,7 +5,7 @@ workload runs, then judged by the cluster invariants. `run` is what `python -m c
 Order (docs/chaos.md, "A run"):
 
 1. Check that every service of the project runs and a controller is elected.
-2. Write `config.json` and `schedule.json` (`chaos.run_dir`), then create the run's own
+2. Write `config.json` and `schedule.json` (`rundir.layout`), then create the run's own
    topic (the scenario's name plus the run's suffix, so runs never share a log) and wait
    until every partition is led with its full ISR and every broker's metadata agrees.
 3. Start the metrics scraper and the workload (`chaos.workload_run`) in the background.
@@ -16,7 +16,7 @@ Order (docs/chaos.md, "A run"):
    a failed step.
 5. After the heal, take a snapshot of the cluster every `SNAPSHOT_EVERY_S` until it has
    converged and the workload ended, or the scenario's bound ran out.
-6. Copy every node's event log into the run, judge (`chaos.invariants`), write
+6. Copy every node's event log into the run, judge (`rundir.invariants`), write
    `verdict.json`, print the verdict table, and hand the run's topic to the controller for
    deletion (unless `keep_topic`), so runs do not pile partitions up on the cluster.
 
@@ -46,12 +46,8 @@ from chaos import endpoints
 from chaos.cluster import ClusterHandle
 from chaos.faults.base import FaultError
 from chaos.injector import Injector
-from chaos.invariants import ClusterSnapshot, RunVerdict, judge, problems, time_to_convergence
-from chaos.invariants.judge import SCENARIO_CHECKS
-from chaos.invariants.run_dir import load_run, write_verdict
 from chaos.live import LiveView, RunStatus, rates_between
 from chaos.metrics_scrape import MetricsScraper
-from chaos.run_dir import RunDir, new_run_id
 from chaos.run_setup import (
     check_ready,
     create_run_topic,
@@ -67,6 +63,10 @@ from chaos.zk_off_loop import ControllerSeen, ControllerWatch
 from client import Client
 from eventlog.jsonlines import JsonLinesWriter
 from rpc.messages import ElectLeadersRequest, ElectLeadersResponse
+from rundir.invariants import ClusterSnapshot, RunVerdict, judge, problems, time_to_convergence
+from rundir.invariants.judge import SCENARIO_CHECKS
+from rundir.layout import RunDir, new_run_id
+from rundir.reader import load_run, write_verdict
 from testbed.topics import delete_topic
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ZkDataError

@@ -1,4 +1,4 @@
-"""Taking a `chaos.invariants.ClusterSnapshot` of a running cluster: the controller and its
+"""Taking a `rundir.invariants.ClusterSnapshot` of a running cluster: the controller and its
 epoch, the registered brokers and every partition of the watched topics from ZooKeeper
 (through `zkdata`), each live broker's metadata view (through `client`), and which brokers
 report an active controller (their Prometheus `ActiveControllerCount`).
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from chaos.invariants import BrokerView, ClusterSnapshot, PartitionState, ViewedPartition
 from client import ApiLike, ClientError
 from rpc import messages as m
 from rpc.errors import Errors
+from rundir.invariants import BrokerView, ClusterSnapshot, PartitionState, ViewedPartition
 from zkdata.client import KafkaZkClient
 from zkdata.model import TopicPartition
 

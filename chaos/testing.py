@@ -10,9 +10,10 @@ import threading
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
-from chaos.checker import FinalRead
-from chaos.history import Completion, HistoryOp, HistoryWriter, OpF
 from client.testing import FakeBrokers, ProduceFault
+from rundir.checker import FinalRead
+from rundir.history import Completion, HistoryOp, OpF
+from rundir.history_writer import HistoryWriter
 from zkdata.model import TopicPartition
 
 

@@ -26,10 +26,10 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from chaos.history import history_files
 from chaos.workload_run import WorkloadConfig, judge, run_workload
 from client import Client, ClientError, grpc_connect, parse_address_map, parse_addresses
 from rpc.errors import Errors
+from rundir.history import history_files
 from security.tls_files import TlsMaterialError, client_identity, tls_dir_choice
 
 __all__ = ["build_parser", "main"]

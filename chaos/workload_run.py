@@ -21,11 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from admin import InvalidTopicError, validate_topic_name
-from chaos.checker import FinalRead, Verdict, check
 from chaos.consumer import Consumer, PollFailed
-from chaos.history import FINAL_READ_PROCESS, HistoryWriter, history_path, read_history
 from chaos.producer import Producer
 from client import Client
+from rundir.checker import FinalRead, check
+from rundir.history import FINAL_READ_PROCESS, history_path, read_history
+from rundir.history_writer import HistoryWriter
+from rundir.results import RunVerdict
 
 __all__ = [
     "FINAL_READ_PROCESS",
@@ -256,6 +258,6 @@ def _consume(consumer: Consumer, partitions: int, halt: threading.Event) -> None
             halt.wait(0.05)  # nothing new: pace the polls
 
 
-def judge(result: WorkloadResult) -> Verdict:
+def judge(result: WorkloadResult) -> RunVerdict:
     """Read the run's history back and check it against its final read."""
     return check(read_history(result.history_paths), result.final_read)

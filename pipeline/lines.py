@@ -1,6 +1,6 @@
 """The rows the figures read, typed by the explicit schemas of `pipeline.schemas`, from the
 lines of a run directory as the chaos engine's loader decodes them
-(`chaos.invariants.run_dir.RunLines`): the report's per-run pass reads every file once,
+(`rundir.reader.RunLines`): the report's per-run pass reads every file once,
 and both the verdict and the figures come from that one reading. Pure functions on the
 calling thread (an executor's Python worker).
 
@@ -39,10 +39,10 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from chaos.history import HistoryOp
-from chaos.invariants.run_dir import RunLines
 from pipeline import figures, schemas
 from pipeline.metadata import ACCEPTED, DONE, ELECTED, SENT, UPDATE_METADATA
+from rundir.history import HistoryOp
+from rundir.reader import RunLines
 
 __all__ = [
     "EVENT_KINDS",
@@ -346,7 +346,7 @@ def run_rows(
 ) -> None:
     """Append the rows of one run (its lines, and the decoded lines of its faults.jsonl);
     the sends from `decoded` when its history's operations were decoded already (see
-    `chaos.invariants.run_dir.history_by_file`)."""
+    `rundir.reader.history_by_file`)."""
     _events(rows, run_id, lines)
     _sends(rows, run_id, lines, decoded)
     _faults(rows, run_id, faults)

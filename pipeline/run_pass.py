@@ -1,6 +1,6 @@
 """The report's one Spark job, the per-run pass: the runs dealt into a few groups of about
 equal size (`groups_for`), one Spark task per group on the executors' Python workers. A
-task reads each of its runs' files once (`chaos.invariants.run_dir.read_lines`, the chaos
+task reads each of its runs' files once (`rundir.reader.read_lines`, the chaos
 engine's own reading), judges the run with the chaos invariants from those lines
 (`pipeline.verdicts.verdict_row`) and keeps the rows its figures read, typed by the
 explicit schemas (`pipeline.lines`); then it computes every figure of its runs, by run,
@@ -33,14 +33,14 @@ from pyspark.sql import SparkSession
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
-from chaos.history import HistoryFormatError, HistoryOp
-from chaos.invariants.run_dir import RunDirError, RunLines, history_by_file, read_lines
-from chaos.run_dir import RunDir
 from eventlog.jsonlines import read_json_lines
 from pipeline import figures, schemas
 from pipeline.lines import RunRows, run_rows
 from pipeline.runs import RunConfig
 from pipeline.verdicts import verdict_row
+from rundir.history import HistoryFormatError, HistoryOp
+from rundir.layout import RunDir
+from rundir.reader import RunDirError, RunLines, history_by_file, read_lines
 
 __all__ = [
     "PER_RUN_TABLES",

@@ -11,11 +11,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from chaos.invariants import names
-from chaos.invariants.judge import judge
-from chaos.invariants.results import RunVerdict
-from chaos.invariants.run_dir import load_run, write_verdict
-from chaos.run_dir import RUN_DIR_VERSION, RunDir
+from rundir.invariants import names
+from rundir.invariants.judge import judge
+from rundir.layout import RUN_DIR_VERSION, RunDir
+from rundir.reader import load_run, write_verdict
+from rundir.results import RunVerdict
 
 __all__ = [
     "CONVERGENCE_BOUND_S",

@@ -4,7 +4,7 @@ reading on the calling thread: the driver (discovery, configs) or a Spark Python
 
 A run directory is one with a `config.json` (docs/runs.md, version 1). `discover` takes
 run directories or directories of runs; a child without `config.json` is not a run and is
-listed as skipped. A run of another version is refused (`chaos.run_dir.check_version`).
+listed as skipped. A run of another version is refused (`rundir.layout.check_version`).
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chaos.history import HistoryOp
-from chaos.invariants.convergence import time_to_convergence
-from chaos.invariants.judge import SCENARIO_CHECKS, judge
-from chaos.invariants.results import RunVerdict
-from chaos.invariants.run_dir import RunLines, read_lines, run_inputs
-from chaos.run_dir import RunDir, check_version
+from rundir.history import HistoryOp
+from rundir.invariants.convergence import time_to_convergence
+from rundir.invariants.judge import SCENARIO_CHECKS, judge
+from rundir.layout import RunDir, check_version
+from rundir.reader import RunLines, read_lines, run_inputs
+from rundir.results import RunVerdict
 
 __all__ = ["Discovery", "PipelineInputError", "RunConfig", "discover", "judge_run", "read_config"]
 
@@ -118,7 +118,7 @@ def judge_run(
     invariants only), and the time from the final heal to convergence in ms (None: it did
     not converge or had no snapshots). From `lines` when the run's files were read
     already, else read here; with their history's operations when decoded already
-    (`chaos.invariants.run_dir.history_by_file`)."""
+    (`rundir.reader.history_by_file`)."""
     inputs = run_inputs(
         read_lines(Path(config.path)) if lines is None else lines,
         decoded,

@@ -26,10 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chaos.history import HistoryOp
-from chaos.invariants.convergence import BrokerView, ClusterSnapshot, PartitionState
-from chaos.invariants.convergence import ViewedPartition as Viewed
-from chaos.run_dir import RunDir
 from pipeline.run_writer import (
     fault_phases,
     write_config,
@@ -38,6 +34,10 @@ from pipeline.run_writer import (
 )
 from pipeline.sim_cluster import BROKERS, SimCluster
 from pipeline.sim_faults import fault
+from rundir.history import HistoryOp
+from rundir.invariants.convergence import BrokerView, ClusterSnapshot, PartitionState
+from rundir.invariants.convergence import ViewedPartition as Viewed
+from rundir.layout import RunDir
 from zkdata.model import TopicPartition
 
 __all__ = ["SCENARIOS", "Generated", "write_runs"]

@@ -15,15 +15,15 @@ from typing import Any
 
 import pandas as pd
 
-from chaos.history import HistoryOp, OpType
-from chaos.invariants import names
-from chaos.invariants.convergence import BrokerView, ClusterSnapshot, PartitionState
-from chaos.invariants.convergence import ViewedPartition as Viewed
-from chaos.invariants.results import RunVerdict
-from chaos.run_dir import RunDir
 from eventlog import read_events
 from pipeline.metadata import INPUT_COLUMNS
 from pipeline.run_writer import event, fault_phases, write_config, write_jsonl, write_runner_verdict
+from rundir.history import HistoryOp, OpType
+from rundir.invariants import names
+from rundir.invariants.convergence import BrokerView, ClusterSnapshot, PartitionState
+from rundir.invariants.convergence import ViewedPartition as Viewed
+from rundir.layout import RunDir
+from rundir.results import RunVerdict
 from zkdata.model import TopicPartition
 
 __all__ = [

@@ -1,5 +1,5 @@
 """The verdicts: each run judged by the chaos engine's own invariants
-(`chaos.invariants.judge`, through `pipeline.runs.judge_run`, from the run's lines as the
+(`rundir.invariants.judge`, through `pipeline.runs.judge_run`, from the run's lines as the
 chaos engine reads them), and cross-checked against the runner's `verdict.json`. One run
 per call, on the calling thread: an executor's Python worker in the report's per-run
 pass (`pipeline.run_pass`).
@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from chaos.history import HistoryOp
-from chaos.invariants.run_dir import RunDirError, RunLines
 from pipeline.runs import RunConfig, judge_run
+from rundir.history import HistoryOp
+from rundir.reader import RunDirError, RunLines
 
 __all__ = ["VERDICT_KEYS", "verdict_row"]
 

@@ -22,9 +22,9 @@ even one it fetches back); convergence within 30 s of the heal.
 
 from __future__ import annotations
 
-from chaos.invariants.names import ACKNOWLEDGED_KEPT
 from chaos.scenarios.scenario import Draws, Scenario, Workload
 from chaos.schedule import FaultSpec, Schedule, Step
+from rundir.invariants.names import ACKNOWLEDGED_KEPT
 
 WORKLOAD = Workload("chaos-broker-bounce")
 

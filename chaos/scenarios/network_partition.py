@@ -20,8 +20,8 @@ acknowledged record, even one it fetches back); convergence within 40 s of the h
 
 from __future__ import annotations
 
-from chaos.invariants.names import ACKNOWLEDGED_KEPT
 from chaos.scenarios.scenario import Scenario, Workload, one_fault
+from rundir.invariants.names import ACKNOWLEDGED_KEPT
 
 WORKLOAD = Workload("chaos-network-partition", duration_s=90)
 

@@ -18,7 +18,9 @@ from typing import TypeVar
 
 from admin.errors import InvalidTopicError
 from admin.topic_names import validate_topic_name
-from chaos.invariants.names import (
+from chaos.schedule import FaultSpec, Schedule, Step
+from chaos.workload_run import WorkloadConfig
+from rundir.invariants.names import (
     ACKNOWLEDGED_KEPT,
     ACKNOWLEDGED_WRITES,
     BROKER_EPOCH_FENCING,
@@ -34,8 +36,6 @@ from chaos.invariants.names import (
     RESIGNED_CONTROLLER_SILENT,
     TOPIC_DELETION_COMPLETES,
 )
-from chaos.schedule import FaultSpec, Schedule, Step
-from chaos.workload_run import WorkloadConfig
 
 __all__ = [
     "CORE_INVARIANTS",
@@ -47,7 +47,7 @@ __all__ = [
     "one_fault",
 ]
 
-#: What each invariant a verdict can check means, by its name in `chaos.invariants`.
+#: What each invariant a verdict can check means, by its name in `rundir.invariants`.
 INVARIANTS: Mapping[str, str] = {
     ONE_CONTROLLER_PER_EPOCH: "at most one broker acts as controller for a controller "
     "epoch; controller epochs only grow",

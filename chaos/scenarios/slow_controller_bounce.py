@@ -28,9 +28,9 @@ of the heal.
 
 from __future__ import annotations
 
-from chaos.invariants.names import REGISTRATION_SERVED
 from chaos.scenarios.scenario import Draws, Scenario, Workload
 from chaos.schedule import FaultSpec, Schedule, Step
+from rundir.invariants.names import REGISTRATION_SERVED
 
 WORKLOAD = Workload("chaos-slow-controller-bounce")
 #: The controller's added delay: the watch's listing reaches ZooKeeper this late after the

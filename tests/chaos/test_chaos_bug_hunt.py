@@ -26,13 +26,13 @@ from chaos.bug_builds import ComposeBuilds
 from chaos.bug_hunt import HuntSettings, hunt
 from chaos.bugs_plan import BugPlan
 from chaos.cluster import ClusterHandle
-from chaos.invariants.names import ACKNOWLEDGED_WRITES
-from chaos.run_dir import RunDir
 from chaos.runner import RunOutcome, RunRequest, run
 from chaos.scenarios import Scenario
 from chaos.scenarios.scenario import Workload
 from chaos.schedule import FaultSpec, Schedule, Step
 from harness.compose import ComposeCluster
+from rundir.invariants.names import ACKNOWLEDGED_WRITES
+from rundir.layout import RunDir
 
 pytestmark = pytest.mark.chaos
 

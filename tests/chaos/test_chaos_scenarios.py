@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from chaos.heal_state import HealState
-from chaos.run_dir import RUN_DIR_VERSION, RunDir
 from chaos.runner import RunRequest, run
 from chaos.scenarios import SCENARIOS
 from eventlog.jsonlines import read_json_lines
 from harness.compose import ComposeCluster
+from rundir.layout import RUN_DIR_VERSION, RunDir
 
 pytestmark = pytest.mark.chaos
 

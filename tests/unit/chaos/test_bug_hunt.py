@@ -8,12 +8,12 @@ from pathlib import Path
 
 from chaos.bug_hunt import BugResult, HuntSettings, hunt
 from chaos.bugs_plan import BugPlan
-from chaos.invariants import InvariantResult, RunVerdict, Violation
-from chaos.invariants.names import CONTROLLER_EPOCH_FENCING, CONVERGES_AFTER_HEAL
 from chaos.run_setup import RunSetupError
 from chaos.runner import RunOutcome
 from chaos.scenarios import SCENARIOS, Scenario
 from chaos.schedule import Schedule
+from rundir.invariants import InvariantResult, RunVerdict, Violation
+from rundir.invariants.names import CONTROLLER_EPOCH_FENCING, CONVERGES_AFTER_HEAL
 
 PAUSE = SCENARIOS["controller-pause"]
 LAST = SCENARIOS["last-replica-standing"]

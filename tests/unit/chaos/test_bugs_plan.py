@@ -11,8 +11,8 @@ import pytest
 
 from bugs import CATALOG
 from chaos.bugs_plan import PLANS, BugPlan, attempts, plans_for
-from chaos.invariants.names import ACKNOWLEDGED_WRITES, CONVERGES_AFTER_HEAL
 from chaos.scenarios import SCENARIOS
+from rundir.invariants.names import ACKNOWLEDGED_WRITES, CONVERGES_AFTER_HEAL
 
 
 def test_every_switch_of_the_catalog_has_one_plan_in_catalog_order() -> None:

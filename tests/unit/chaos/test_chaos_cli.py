@@ -10,11 +10,11 @@ import pytest
 
 from chaos import commands
 from chaos.__main__ import main
-from chaos.invariants import InvariantResult, RunVerdict, Violation
-from chaos.run_dir import RUN_DIR_VERSION, RunDir
 from chaos.runner import RunOutcome
 from chaos.scenarios import SCENARIOS
 from chaos.schedule import write_schedule
+from rundir.invariants import InvariantResult, RunVerdict, Violation
+from rundir.layout import RUN_DIR_VERSION, RunDir
 
 
 def test_unknown_scenarios_and_durations_are_usage_errors() -> None:

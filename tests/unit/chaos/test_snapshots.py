@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, cast
 
-from chaos.invariants import PartitionState, ViewedPartition, problems
 from chaos.snapshots import broker_view, take_snapshot
 from client import ApiLike, TransportError
 from rpc import messages as m
 from rpc.errors import Errors, RpcUnavailable
+from rundir.invariants import PartitionState, ViewedPartition, problems
 from zkdata.client import KafkaZkClient
 from zkdata.model import (
     LeaderAndIsr,

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from chaos.checker import check, final_read_from_history
 from chaos.consumer import Consumer, PollFailed
 from chaos.producer import (
     REJECTED_BEFORE_APPEND,
@@ -19,6 +18,7 @@ from client import Client
 from client.testing import ADDRESS_MAP, REACHABLE, FakeBrokers, ProduceFault, three_brokers
 from rpc import messages as m
 from rpc.errors import Errors
+from rundir.checker import check, final_read_from_history
 from zkdata.model import TopicPartition
 
 

@@ -26,12 +26,12 @@ from pyspark.sql.types import (
     StringType,
 )
 
-from chaos.history import HistoryOp
-from chaos.invariants.run_dir import RunLines, history_by_file, read_lines
 from pipeline.lines import RunRows, column_converter, converter, run_rows
 from pipeline.run_pass import groups_for, per_run
 from pipeline.runs import discover
 from pipeline.testing import write_run
+from rundir.history import HistoryOp
+from rundir.reader import RunLines, history_by_file, read_lines
 
 
 def test_a_value_is_kept_only_when_it_fits_its_declared_type() -> None:

@@ -1,0 +1,41 @@
+"""The run-directory contract (docs/runs.md): what one chaos run leaves behind and how it is
+judged, shared by the chaos runner, the PySpark report and the benchmarks, which all sit
+above it. `layout` names a run directory's files (`RunDir`, its version); `history` is the
+workload's history format (`HistoryOp`), written by `history_writer`; `events` is a node's
+event log as values; `checker` judges a history against its final read; `invariants`
+judges the cluster over event logs, history and snapshots; `results` is the one result
+vocabulary of both (`Violation`, `InvariantResult`, `RunVerdict`); `reader` reads a run
+directory into the invariants' inputs and writes its `verdict.json`. It imports only the
+packages below the tools (`eventlog`, `zkdata`). Pure values and file I/O on the calling
+thread, except `HistoryWriter`, safe from any thread.
+
+Errors::
+
+    RunDirError (ValueError)       a run directory the contract refuses
+    ├── RunDirVersionError         another `run_dir_version` (`layout.check_version`)
+    ├── HistoryFormatError         a history line breaking its schema (`history`)
+    └── EventFormatError           an event line breaking its envelope (`events`)
+"""
+
+from rundir.errors import RunDirError
+from rundir.events import Event, EventFormatError
+from rundir.history import HistoryFormatError, HistoryOp
+from rundir.layout import RUN_DIR_VERSION, RunDir, RunDirVersionError
+from rundir.reader import load_run, write_verdict
+from rundir.results import InvariantResult, RunVerdict, Violation
+
+__all__ = [
+    "RUN_DIR_VERSION",
+    "Event",
+    "EventFormatError",
+    "HistoryFormatError",
+    "HistoryOp",
+    "InvariantResult",
+    "RunDir",
+    "RunDirError",
+    "RunDirVersionError",
+    "RunVerdict",
+    "Violation",
+    "load_run",
+    "write_verdict",
+]

@@ -1,0 +1,149 @@
+"""`judge`: every cluster invariant over one run's inputs. Pure; any thread.
+
+`RunInputs` is plain values (built by `rundir.reader.load_run` from a run
+directory, or by the PySpark pipeline from its own reading): every node's events, the
+workload history and final read, the cluster snapshots around the final heal, and the
+scenario's settings the invariants depend on.
+
+The event logs are whole files: a cluster that served earlier runs hands a run the events
+of those runs too. Two rules keep a run to its own doing. Processes that had ended before
+the run started (`since_ms`) are not judged at all (a bug hunt's brokers that ran with a
+bug switch before they were recreated without it). The processes running at the start
+are read whole, as the event invariants (1-4) need what came before (epochs only grow),
+but a violation whose events all happened before the run started (on a cluster that
+served several runs, as `chaos all` does) was the earlier run's to report: it is left out
+here and counted in the invariant's note.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from rundir.checker import FinalRead
+from rundir.events import EventLogs, since_process_at
+from rundir.history import HistoryOp
+from rundir.invariants.broker_epochs import broker_epoch_fencing
+from rundir.invariants.controller_epochs import controller_epoch_fencing, one_controller_per_epoch
+from rundir.invariants.controller_handover import (
+    controller_writes_fenced,
+    paused_controller_resigns,
+    resigned_controller_silent,
+)
+from rundir.invariants.convergence import (
+    CONVERGES_AFTER_HEAL,
+    ClusterSnapshot,
+    converges_after_heal,
+)
+from rundir.invariants.leaders import one_leader_per_leader_epoch
+from rundir.invariants.names import (
+    ACKNOWLEDGED_KEPT,
+    CONTROLLER_WRITES_FENCED,
+    NO_OFFLINE_PARTITIONS,
+    PAUSED_CONTROLLER_RESIGNS,
+    REASSIGNMENT_COMPLETES,
+    REGISTRATION_SERVED,
+    RESIGNED_CONTROLLER_SILENT,
+    TOPIC_DELETION_COMPLETES,
+)
+from rundir.invariants.registrations import registration_served
+from rundir.invariants.scenario_checks import (
+    no_offline_partitions,
+    reassignment_completes,
+    topic_deletion_completes,
+)
+from rundir.invariants.writes import acknowledged_kept, acknowledged_writes
+from rundir.results import InvariantResult, RunVerdict, Violation
+
+__all__ = ["SCENARIO_CHECKS", "RunInputs", "during_run", "judge"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunInputs:
+    """What the invariants judge. `history` None: the run had no workload; `final_read`
+    None: rebuilt from the history; `convergence_bound_ms` None: the scenario sets no
+    bound, so convergence is not judged."""
+
+    events: EventLogs
+    history: Sequence[HistoryOp] | None = None
+    final_read: FinalRead | None = None
+    snapshots: Sequence[ClusterSnapshot] = ()
+    unclean_leader_election: bool = False
+    convergence_bound_ms: int | None = None
+    #: Scenario-specific invariants to run besides 1-6 (`rundir.invariants.names`), over the
+    #: events since `since_ms` (the run's start; invariants 1-4 report only violations
+    #: shown by an event since then) and, for a reassignment, the run's `topics`.
+    also: frozenset[str] = frozenset()
+    since_ms: int = 0
+    topics: tuple[str, ...] = ()
+
+
+def judge(inputs: RunInputs) -> RunVerdict:
+    """Run invariants 1-6 (docs/invariants.md), in that order, then those in `also`.
+    Every invariant sees each node's log from the process that was running when the run
+    started (`since_ms`) on (`events.since_process_at`): processes that had ended before
+    the run, perhaps of another build, are not judged. `ValueError` for a name in `also`
+    that is not a scenario-specific invariant."""
+    unknown = inputs.also - SCENARIO_CHECKS.keys()
+    if unknown:
+        raise ValueError(f"no such scenario invariant: {', '.join(sorted(unknown))}")
+    inputs = replace(inputs, events=since_process_at(inputs.events, inputs.since_ms))
+    if inputs.convergence_bound_ms is None:
+        convergence = InvariantResult(
+            CONVERGES_AFTER_HEAL, note="the scenario sets no convergence bound", judged=False
+        )
+    else:
+        convergence = converges_after_heal(inputs.snapshots, inputs.convergence_bound_ms)
+    since = inputs.since_ms
+    return RunVerdict(
+        (
+            during_run(one_controller_per_epoch(inputs.events), since),
+            during_run(controller_epoch_fencing(inputs.events), since),
+            during_run(broker_epoch_fencing(inputs.events), since),
+            during_run(one_leader_per_leader_epoch(inputs.events), since),
+            acknowledged_writes(
+                inputs.history,
+                inputs.final_read,
+                unclean_leader_election=inputs.unclean_leader_election,
+                logs=inputs.events,
+            ),
+            convergence,
+            *(SCENARIO_CHECKS[name](inputs) for name in sorted(inputs.also)),
+        )
+    )
+
+
+def _last_op_ms(inputs: RunInputs) -> int:
+    """When the workload last did something (wall clock), 0 without a history."""
+    return max((op.wall_ms for op in inputs.history or ()), default=0)
+
+
+def during_run(result: InvariantResult, since_ms: int) -> InvariantResult:
+    """`result` without the violations whose events all happened before `since_ms` (a
+    violation shown by no event, or by one event at or after it, stays); the note counts
+    what was left out."""
+    kept = tuple(v for v in result.violations if not _before(v, since_ms))
+    earlier = len(result.violations) - len(kept)
+    if not earlier:
+        return result
+    note = f"{earlier} violations before the run started not judged"
+    return replace(result, violations=kept, note="; ".join(n for n in (result.note, note) if n))
+
+
+def _before(violation: Violation, since_ms: int) -> bool:
+    return bool(violation.events) and all(e.ts < since_ms for e in violation.events)
+
+
+#: The scenario-specific invariants by name, each over the run's inputs.
+SCENARIO_CHECKS: Mapping[str, Callable[[RunInputs], InvariantResult]] = {
+    ACKNOWLEDGED_KEPT: lambda i: acknowledged_kept(
+        i.history, i.events, i.since_ms, unclean_leader_election=i.unclean_leader_election
+    ),
+    NO_OFFLINE_PARTITIONS: lambda i: no_offline_partitions(i.events, i.since_ms, i.topics or None),
+    PAUSED_CONTROLLER_RESIGNS: lambda i: paused_controller_resigns(i.events, i.since_ms),
+    REASSIGNMENT_COMPLETES: lambda i: reassignment_completes(i.events, i.since_ms, i.topics),
+    REGISTRATION_SERVED: lambda i: registration_served(i.events, i.since_ms, _last_op_ms(i)),
+    RESIGNED_CONTROLLER_SILENT: lambda i: resigned_controller_silent(i.events, i.since_ms),
+    TOPIC_DELETION_COMPLETES: lambda i: topic_deletion_completes(i.events, i.since_ms, i.topics),
+    CONTROLLER_WRITES_FENCED: lambda i: controller_writes_fenced(i.events, i.since_ms),
+}

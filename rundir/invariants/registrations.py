@@ -1,0 +1,100 @@
+"""`registration_served`: every broker registration made during the run is answered by a
+controller. Pure function of the event logs; any thread.
+
+A broker that registers (`broker_registered`, with its broker epoch) is one the
+controller must bring in: a start-up (or a bounce: a failure, then a start-up) sends it
+UpdateMetadata and LeaderAndIsr addressed to that broker epoch, and a new controller
+sends every registered broker UpdateMetadata at failover. So within `bound_ms` of the
+registration some controller must have queued a request to that broker and epoch
+(`control_request_sent` with `broker_id` and `broker_epoch`), unless the registration
+ended first: the broker's process started again or stopped (`node_started`,
+`node_stopped`), it registered again, or its session was lost (`zk_session_state`
+`lost`). A registration whose deadline lies beyond what the run saw (the last event of
+the logs, or `until_ms` when later: the logs of a quiet cluster end long before the
+run) is not judged.
+
+A controller that took a registered broker for dead (it decided on a listing read before
+the registration, and no notification told it of the registration since) or for its
+previous incarnation (it kept the old broker epoch) addresses nothing to the new
+registration: the broker stays without leaderships and metadata while it is registered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from eventlog import EventKind
+from rundir.events import Event, EventLogs
+from rundir.invariants.names import REGISTRATION_SERVED
+from rundir.results import InvariantResult, Violation
+
+__all__ = ["DEFAULT_BOUND_MS", "REGISTRATION_SERVED", "registration_served"]
+
+#: How long a registration may wait for its first request: a controller frozen across
+#: it (a few seconds), or elected after the previous one's session expired (6 s), serves
+#: it well within this.
+DEFAULT_BOUND_MS = 15_000
+
+#: Events of a broker's own log after which its registration no longer holds.
+_ENDS = {EventKind.NODE_STARTED, EventKind.NODE_STOPPED, EventKind.BROKER_REGISTERED}
+
+
+@dataclass(frozen=True, slots=True)
+class _Registration:
+    event: Event
+    broker_id: int
+    epoch: int
+    ended_ms: int | None  # when the registration stopped holding, if it did
+
+
+def registration_served(
+    logs: EventLogs, since_ms: int, until_ms: int = 0, bound_ms: int = DEFAULT_BOUND_MS
+) -> InvariantResult:
+    """See the module docstring."""
+    last_ms = max((e.ts for log in logs.values() for e in log), default=until_ms)
+    last_ms = max(last_ms, until_ms)
+    served: dict[tuple[int, int], list[int]] = {}
+    for log in logs.values():
+        for e in log:
+            if e.kind == EventKind.CONTROL_REQUEST_SENT:
+                broker, epoch = e.int_field("broker_id"), e.int_field("broker_epoch")
+                if broker is not None and epoch is not None:
+                    served.setdefault((broker, epoch), []).append(e.ts)
+    violations = []
+    checked = 0
+    for reg in _registrations(logs, since_ms):
+        deadline = reg.event.ts + bound_ms
+        if deadline > last_ms or (reg.ended_ms is not None and reg.ended_ms <= deadline):
+            continue
+        checked += 1
+        sent = served.get((reg.broker_id, reg.epoch), ())
+        if not any(reg.event.ts <= ts <= deadline for ts in sent):
+            violations.append(
+                Violation(
+                    f"broker {reg.broker_id} broker epoch {reg.epoch}",
+                    f"registered and sent no request by any controller within "
+                    f"{bound_ms / 1000:g} s",
+                    (reg.event,),
+                )
+            )
+    return InvariantResult(REGISTRATION_SERVED, tuple(violations), checked)
+
+
+def _registrations(logs: EventLogs, since_ms: int) -> Iterator[_Registration]:
+    """Each registration of the run, with when it stopped holding."""
+    for log in logs.values():
+        open_: tuple[Event, int, int] | None = None
+        for e in log:
+            ends = e.kind in _ENDS or (
+                e.kind == EventKind.ZK_SESSION_STATE and e.fields.get("state") == "lost"
+            )
+            if ends and open_ is not None:
+                yield _Registration(*open_, e.ts)
+                open_ = None
+            if e.kind == EventKind.BROKER_REGISTERED and e.ts >= since_ms:
+                broker, epoch = e.int_field("broker_id"), e.int_field("broker_epoch")
+                if broker is not None and epoch is not None:
+                    open_ = (e, broker, epoch)
+        if open_ is not None:
+            yield _Registration(*open_, None)

@@ -1,0 +1,153 @@
+"""Invariants of partition and topic progress that only some scenarios ask for, over the
+events written since the run started (`since_ms`): the logs are whole files, and what
+happened before the run is not the run's doing. Pure; any thread.
+
+- `no_offline_partitions`: the controller never moved a partition to OfflinePartition
+  (`partition_state_change` with target `OfflinePartition` and `partitions` > 0) and no
+  election left a partition without a leader (`leader_election_failed`).
+- `reassignment_completes`: every partition of `topics` whose reassignment started during
+  the run (`reassignment_started`) completed (`reassignment_completed` later), none failed
+  (`reassignment_failed`), and at least one reassignment of those topics ran at all.
+- `topic_deletion_completes`: every topic of the run (one of `topics`, or a topic beside
+  one, `<topic>-<suffix>`) whose deletion a controller queued during the run
+  (`topic_deletion_requested`) was deleted (`topic_deletion_completed` later, by any
+  controller), so neither a failover nor a replica that does not answer leaves it pending
+  for good; one whose removal from ZooKeeper failed (`topic_deletion_failed`) and was
+  never completed is named as left half-deleted. At least one deletion of such a topic
+  must have been requested at all.
+
+The controller handover's (`paused_controller_resigns`, `resigned_controller_silent`,
+`controller_writes_fenced`) are `rundir.invariants.controller_handover`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from rundir.events import Event, EventLogs, events_since
+from rundir.invariants.names import (
+    NO_OFFLINE_PARTITIONS,
+    REASSIGNMENT_COMPLETES,
+    TOPIC_DELETION_COMPLETES,
+)
+from rundir.results import InvariantResult, Violation
+
+__all__ = [
+    "no_offline_partitions",
+    "reassignment_completes",
+    "topic_deletion_completes",
+]
+
+OFFLINE = "OfflinePartition"
+
+
+def no_offline_partitions(
+    logs: EventLogs, since_ms: int, topics: Collection[str] | None = None
+) -> InvariantResult:
+    """See the module docstring. With `topics`, only partitions of those topics count (a
+    state change that names its topics, an election failure of such a partition); older
+    logs whose state changes name no topics count whatever the topic."""
+    violations = []
+    checked = 0
+
+    def ours(e: Event) -> bool:
+        named = e.fields.get("topics") if e.kind == "partition_state_change" else None
+        if topics is None or (e.kind == "partition_state_change" and named is None):
+            return True
+        wanted = set(named) if named is not None else {e.fields.get("topic")}
+        return bool(wanted & set(topics))
+
+    for e in events_since(logs, since_ms):
+        if e.kind in ("partition_state_change", "leader_election_failed") and not ours(e):
+            continue
+        if e.kind == "partition_state_change":
+            checked += 1
+            if e.fields.get("target") == OFFLINE and int(e.fields.get("partitions", 0)) > 0:
+                violations.append(
+                    Violation(
+                        f"{e.fields['partitions']} partition(s)",
+                        f"the controller on {e.node} moved them to {OFFLINE}",
+                        (e,),
+                    )
+                )
+        elif e.kind == "leader_election_failed":
+            checked += 1
+            violations.append(
+                Violation(
+                    f"{e.fields.get('topic')}-{e.fields.get('partition')}",
+                    f"no leader was elected: {e.fields.get('reason')}",
+                    (e,),
+                )
+            )
+    return InvariantResult(NO_OFFLINE_PARTITIONS, tuple(violations), checked)
+
+
+def reassignment_completes(
+    logs: EventLogs, since_ms: int, topics: Collection[str]
+) -> InvariantResult:
+    """See the module docstring."""
+    started: dict[tuple[str, int], Event] = {}
+    done: set[tuple[str, int]] = set()
+    violations = []
+    for e in events_since(logs, since_ms):
+        if e.fields.get("topic") not in topics:
+            continue
+        key = (str(e.fields["topic"]), int(e.fields["partition"]))
+        name = f"{key[0]}-{key[1]}"
+        if e.kind == "reassignment_started":
+            started.setdefault(key, e)
+        elif e.kind == "reassignment_completed":
+            done.add(key)
+        elif e.kind == "reassignment_failed":
+            violations.append(
+                Violation(name, f"reassignment failed: {e.fields.get('reason')}", (e,))
+            )
+    for key, e in sorted(started.items()):
+        if key not in done:
+            subject = f"{key[0]}-{key[1]}"
+            violations.append(Violation(subject, "started and never completed", (e,)))
+    if not started and not done and not violations:
+        what = ", ".join(sorted(topics))
+        violations.append(Violation(what, "no reassignment of these topics ran during the run"))
+    checked = len(set(started) | done)
+    return InvariantResult(REASSIGNMENT_COMPLETES, tuple(violations), checked)
+
+
+def topic_deletion_completes(
+    logs: EventLogs, since_ms: int, topics: Collection[str]
+) -> InvariantResult:
+    """See the module docstring."""
+
+    def ours(topic: object) -> bool:
+        return isinstance(topic, str) and any(
+            topic == t or topic.startswith(t + "-") for t in topics
+        )
+
+    requested: dict[str, Event] = {}
+    failed: dict[str, Event] = {}
+    done: set[str] = set()
+    for e in events_since(logs, since_ms):
+        if e.kind == "topic_deletion_requested":
+            for topic in e.fields.get("topics") or ():
+                if ours(topic):
+                    requested.setdefault(str(topic), e)
+        elif e.kind == "topic_deletion_completed" and ours(e.fields.get("topic")):
+            done.add(str(e.fields["topic"]))
+            failed.pop(str(e.fields["topic"]), None)
+        elif e.kind == "topic_deletion_failed" and ours(e.fields.get("topic")):
+            failed[str(e.fields["topic"])] = e
+    violations = []
+    for topic, e in sorted(requested.items()):
+        if topic in failed:
+            what = ", ".join(sorted(failed[topic].fields.get("failed") or {}))
+            violations.append(
+                Violation(topic, f"left half-deleted: {what} not removed", (e, failed[topic]))
+            )
+        elif topic not in done:
+            violations.append(Violation(topic, "deletion requested and never completed", (e,)))
+    if not requested and not violations:
+        what = ", ".join(sorted(topics))
+        violations.append(
+            Violation(what, "no deletion of these topics was requested during the run")
+        )
+    return InvariantResult(TOPIC_DELETION_COMPLETES, tuple(violations), len(requested))

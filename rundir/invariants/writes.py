@@ -1,0 +1,152 @@
+"""Invariant 5: with unclean leader election off, no acknowledged (acks=all) write is lost
+and acknowledged writes are read in order. Pure; any thread.
+
+The judging is `rundir.checker`'s (docs/workload.md): its verdict over the workload history
+and the final read is wrapped into an `InvariantResult`, one violation per anomaly of any
+of its checks (lost writes, reordering, non-monotonic offsets, duplicates, failed writes
+read, unexpected values, vanished reads) and one per partition the final read did not
+cover. With unclean election on, losses are allowed, so the invariant is not judged.
+
+`acknowledged_kept` (a scenario-specific invariant) asks more of the replicas: none removes
+an acknowledged record from its log at all, even one it fetches back (`log_truncated`'s
+`removed_records`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from eventlog import EventKind
+from rundir.checker import FinalRead, check, final_read_from_history, indexed
+from rundir.events import EventLogs, events_of_kind
+from rundir.history import FINAL_READ_PROCESS, HistoryOp
+from rundir.invariants.names import ACKNOWLEDGED_KEPT, ACKNOWLEDGED_WRITES
+from rundir.results import InvariantResult, Violation
+
+__all__ = ["ACKNOWLEDGED_KEPT", "ACKNOWLEDGED_WRITES", "acknowledged_kept", "acknowledged_writes"]
+
+
+def acknowledged_writes(
+    history: Sequence[HistoryOp] | None,
+    final: FinalRead | None = None,
+    *,
+    unclean_leader_election: bool = False,
+    logs: EventLogs | None = None,
+) -> InvariantResult:
+    """Invariant 5 over the workload `history` and its `final` read (rebuilt from the
+    history's `final-read` process when not given). `logs`, when given, only add a note
+    about unclean elections they record."""
+    if unclean_leader_election:
+        return InvariantResult(
+            ACKNOWLEDGED_WRITES,
+            note="unclean leader election is enabled: acknowledged writes may be lost",
+            judged=False,
+        )
+    if not history:
+        return InvariantResult(ACKNOWLEDGED_WRITES, note="no workload history", judged=False)
+    history = indexed(history)
+    if final is None:
+        final = final_read_from_history(history, FINAL_READ_PROCESS)
+    verdict = check(history, final)
+    violations: list[Violation] = []
+    for result in verdict.results:
+        for found in result.violations:
+            value = f" {found.value!r}" if found.value is not None else ""
+            by = f" ({found.process})" if found.process else ""
+            violations.append(
+                Violation(
+                    f"{found.subject}{value}",
+                    f"{result.name}: {found.explanation} at offsets {list(found.offsets)}{by}",
+                )
+            )
+    violations.extend(
+        Violation(str(tp), "acknowledged writes not judged: the final read did not cover it")
+        for tp in verdict.unread
+    )
+    notes = [verdict.result("lost_writes").note]
+    if logs is not None:
+        unclean = [
+            e for e in events_of_kind(logs, EventKind.LEADER_ELECTED) if e.fields.get("unclean")
+        ]
+        if unclean:
+            notes.append(f"{len(unclean)} unclean elections in the event logs")
+    checked = sum(r.checked for r in verdict.results)
+    return InvariantResult(ACKNOWLEDGED_WRITES, tuple(violations), checked, "; ".join(notes))
+
+
+def acknowledged_kept(
+    history: Sequence[HistoryOp] | None,
+    logs: EventLogs,
+    since_ms: int = 0,
+    *,
+    unclean_leader_election: bool = False,
+) -> InvariantResult:
+    """`acknowledged_kept`: no replica removes an acknowledged record from its log.
+
+    A send acknowledged with acks=all whose every attempt had a known outcome
+    (`attempts_unknown` 0) was appended exactly once, at its acknowledged offset, and was
+    committed: every later leader holds it there, so truncation by leader epoch (KIP-101)
+    never removes it. A `log_truncated` since `since_ms` whose `removed_records` hold that
+    `[offset, value]` is a violation, even when the replica fetches it back at once: the
+    replica threw away a committed record, which it would have led without had it been
+    elected before fetching it again. Events without `removed_records` (older brokers) are
+    not judged; the note counts them. Not judged at all with unclean election on, which
+    may elect a replica without committed records."""
+    if unclean_leader_election:
+        return InvariantResult(
+            ACKNOWLEDGED_KEPT,
+            note="unclean leader election is enabled: acknowledged records may be truncated",
+            judged=False,
+        )
+    if not history:
+        return InvariantResult(ACKNOWLEDGED_KEPT, note="no workload history", judged=False)
+    acked: dict[tuple[str, int, int, str], HistoryOp] = {}
+    for op in history:
+        if (
+            op.type == "ok"
+            and op.f == "send"
+            and op.acks == -1
+            and op.attempts_unknown == 0
+            and op.offset is not None
+            and op.value is not None
+        ):
+            acked[(op.topic, op.partition, op.offset, op.value)] = op
+    violations: list[Violation] = []
+    checked = 0
+    unnamed = 0
+    for event in events_of_kind(logs, EventKind.LOG_TRUNCATED):
+        if event.ts < since_ms:
+            continue
+        removed = event.fields.get("removed_records")
+        if not isinstance(removed, list):
+            unnamed += 1
+            continue
+        checked += 1
+        topic, partition = event.fields.get("topic"), event.int_field("partition")
+        lost = [
+            (offset, value)
+            for offset, value in (_offset_value(r) for r in removed)
+            if (topic, partition, offset, value) in acked
+        ]
+        if lost:
+            shown = ", ".join(f"{v!r}@{o}" for o, v in lost[:5])
+            more = f" and {len(lost) - 5} more" if len(lost) > 5 else ""
+            violations.append(
+                Violation(
+                    f"{topic}-{partition}",
+                    f"{event.node} truncated to {event.fields.get('to_offset')} and removed "
+                    f"{len(lost)} acknowledged records: {shown}{more}",
+                    (event,),
+                )
+            )
+    note = f"{unnamed} log_truncated without removed_records not judged" if unnamed else ""
+    return InvariantResult(ACKNOWLEDGED_KEPT, tuple(violations), checked, note)
+
+
+def _offset_value(raw: object) -> tuple[int, str]:
+    """One `[offset, value]` of `removed_records`; (-1, "") for anything else."""
+    if isinstance(raw, list) and len(raw) == 2:
+        offset, value = raw
+        if isinstance(offset, int) and isinstance(value, str):
+            return offset, value
+    return -1, ""
