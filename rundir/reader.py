@@ -11,7 +11,8 @@ What is read from `<run-dir>`:
 - `snapshots.jsonl` (optional): one `ClusterSnapshot.to_json()` object per line.
 
 Errors: `RunDirError` (a `ValueError`) for a missing directory, a bad event or snapshot
-line; `rundir.history.HistoryFormatError` for a bad history line. Nothing is judged then.
+line; `rundir.history.HistoryFormatError` (a `RunDirError` too) for a bad history line.
+Nothing is judged then.
 """
 
 from __future__ import annotations

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from chaos.testing import HistoryBuilder
 from eventlog import EventKind, EventLog
 from rundir.history import HistoryFormatError
 from rundir.invariants import judge
@@ -20,6 +19,7 @@ from rundir.reader import (
     load_snapshots,
     write_verdict,
 )
+from rundir.testing import HistoryBuilder
 
 
 def _run_dir(tmp_path: Path) -> Path:

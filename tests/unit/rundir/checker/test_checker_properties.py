@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from chaos.testing import HistoryBuilder
 from rundir.checker import FinalRead, check
+from rundir.testing import HistoryBuilder
 from zkdata.model import TopicPartition
 
 PROPERTY = settings(max_examples=200, deadline=None)

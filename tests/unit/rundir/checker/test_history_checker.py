@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from chaos.testing import HistoryBuilder
 from rundir.checker import (
     FinalRead,
     check,
@@ -18,6 +17,7 @@ from rundir.checker import (
     unexpected_values,
     vanished_reads,
 )
+from rundir.testing import HistoryBuilder
 from zkdata.model import TopicPartition
 
 TP0 = TopicPartition("t", 0)

@@ -7,13 +7,13 @@ import json
 
 import pytest
 
-from chaos.testing import HistoryBuilder
 from eventlog import SCHEMA_VERSION, EventKind
 from rundir.events import since_process_at
 from rundir.invariants import Event, EventFormatError, RunInputs, judge
 from rundir.invariants.judge import during_run
 from rundir.invariants.testing import EventLogBuilder
 from rundir.results import InvariantResult, Violation
+from rundir.testing import HistoryBuilder
 
 NAMES = [
     "one_controller_per_epoch",

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from chaos.testing import HistoryBuilder
 from eventlog import EventKind
 from rundir.events import Event
 from rundir.invariants import RunInputs, judge
 from rundir.invariants.registrations import registration_served
 from rundir.invariants.testing import EventLogBuilder
+from rundir.testing import HistoryBuilder
 
 BOUND_MS = 10
 

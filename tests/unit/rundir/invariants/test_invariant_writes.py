@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from chaos.testing import HistoryBuilder
 from eventlog import EventKind
 from rundir.history import FINAL_READ_PROCESS
 from rundir.invariants import acknowledged_kept, acknowledged_writes
 from rundir.invariants.testing import EventLogBuilder
+from rundir.testing import HistoryBuilder
 
 
 def _acked(h: HistoryBuilder, *values: str) -> None:
