@@ -10,7 +10,7 @@ PACKAGES := bugs admin client harness broker_node controller zkdata rpc eventlog
 
 .PHONY: help setup host venv proto secrets compose-plugin images up down ps logs cluster \
         test lint test-unit test-integration fuzz test-docker bench bench-quick bench-produce \
-        bench-produce-quick clean-images clean report chaos-list chaos-all chaos-heal chaos-bugs test-chaos cluster-up
+        bench-produce-quick clean-images clean report docs chaos-list chaos-all chaos-heal chaos-bugs test-chaos cluster-up
 
 help:
 	@echo "make up                 build what is missing, start the cluster, show it"
@@ -25,6 +25,7 @@ help:
 	@echo "make chaos-heal         undo whatever faults a killed chaos run left"
 	@echo "make chaos-bugs         hunt the historical bug switches on a project of its own (BUGS=a,b SEEDS=1,2)"
 	@echo "make report             verdicts, figures and pictures of every run under runs/ (RUNS=dir ...)"
+	@echo "make docs               regenerate the pages made from the code (docs/scenarios.md)"
 	@echo "make bench              every measure at scale vs. floors of the same run, one table (BENCH_ARGS=--partitions 100000 ...)"
 	@echo "make bench-quick        the same, every measure at 1,000 partitions"
 	@echo "make bench-produce      acks=all and acks=1 produce throughput vs. a gRPC round-trip floor"
@@ -138,6 +139,10 @@ RUNS ?= runs
 REPORT_OUT ?= runs/report
 report: setup
 	@$(PY) -m pipeline report $(foreach r,$(RUNS),--runs $(r)) --out $(REPORT_OUT) $(if $(MASTER),--master $(MASTER))
+
+# the pages generated from the code; a unit test fails when one is stale
+docs: venv proto
+	@$(PY) -m chaos.scenarios.doc
 
 # One benchmark invocation per line; each prints its table and adds its JSON lines to
 # bench/results/latest.jsonl (lines of the same RUN_ID are kept together).
