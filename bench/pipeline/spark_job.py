@@ -7,9 +7,9 @@ the same files in the same session.
 Runbook (no ZooKeeper, no broker):
 
 1. Generate chaos run directories under DIR/runs until they hold `--events` records
-   (`bench.pipeline.synthetic.runs.write_runs`: event-log lines of brokers and controllers, producer
-   histories and final reads, fault phases, snapshots; each run's `verdict.json` judged
-   by the chaos engine), with progress. Not measured.
+   (`bench.pipeline.synthetic.write_runs`: event-log lines of brokers and controllers,
+   producer histories and final reads, fault phases, snapshots; each run's `verdict.json`
+   judged by the chaos engine), with progress. Not measured.
 2. Start the pipeline's Spark session (`pipeline.session`, local[2] by default), read
    every file once with the floor's job to warm the JVM, and run the per-run pass over a
    few of the smallest runs to start the Python workers, as the floor's read warmed the

@@ -1,5 +1,5 @@
 """`SimCluster`: one synthetic run's 3-broker cluster as its nodes log it (docs/events.md),
-for `bench.pipeline.synthetic.runs`. It keeps the state the logs must agree on (live brokers and
+for `pipeline.synthetic`. It keeps the state the logs must agree on (live brokers and
 their broker epochs, the controller and its epoch, each partition's leader, leader epoch,
 ISR and zkVersion) and appends each node's events: registrations, controller failovers
 with their steps, control requests with the brokers' `request_accepted` and the
