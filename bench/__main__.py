@@ -1,16 +1,13 @@
 """`python -m bench <benchmark> [options]`: the same runs as `python -m bench.failover` and
-`python -m bench.produce`, chosen by a subcommand. Main thread."""
+`python -m bench.produce`, and the suite (`all`), chosen by a subcommand. Main thread."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
 
-from bench import failover, produce, suite
-from bench.arguments import parse_settings
-from bench.runner import run_benchmark
-
-BENCHMARKS = {b.name: b for b in (failover.BENCHMARK, produce.BENCHMARK, suite.BENCHMARK)}
+from bench.benchmarks import BENCHMARKS, parse_settings
+from bench.shared.runner import run_benchmark
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -18,6 +18,7 @@ types (an integer column with a missing value is float64, as Spark's `toPandas` 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,7 +81,10 @@ def _boolean(value: object) -> bool | None:
 def _string(value: object) -> str | None:
     if value is None or type(value) is str:
         return value
-    return orjson.dumps(value).decode()
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # an integer beyond 64 bits, which no decoded line holds
+        return json.dumps(value, separators=(",", ":"))
 
 
 def converter(kind: DataType) -> Callable[[object], Any]:

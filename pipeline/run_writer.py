@@ -2,7 +2,7 @@
 them (docs/runs.md, version 1): event-log lines, JSON lines, `config.json`, the four
 phases of a fault in `faults.jsonl`, and `verdict.json` judged by the chaos engine's own
 `load_run` and `judge`. Shared by the test doubles (`pipeline.testing`) and the runs at
-scale (`pipeline.synthetic`). For tests and benchmarks only; the calling thread.
+scale (`bench.pipeline.synthetic`). For tests and benchmarks only; the calling thread.
 """
 
 from __future__ import annotations

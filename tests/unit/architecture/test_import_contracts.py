@@ -77,6 +77,9 @@ def tree_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ("controller/states.py", "import controller.context", "No import cycles"),
         ("broker_node/fetcher.py", "import broker_node.replica_manager", "FetcherTarget"),
         ("broker_node/fetcher.py", "import broker_node.partition", "FetcherTarget"),
+        ("bench/shared/report.py", "import bench.produce.options", "Benchmark families"),
+        ("bench/produce/phases.py", "import bench.control.layout", "Benchmark families"),
+        ("bench/pipeline/options.py", "import bench.produce.options", "Benchmark families"),
     ],
 )
 def test_a_forbidden_import_breaks_its_contract(

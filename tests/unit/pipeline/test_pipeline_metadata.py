@@ -8,8 +8,8 @@ from typing import Any
 
 import pandas as pd
 
+from bench.pipeline.synthetic import write_runs
 from pipeline.metadata import INPUT_COLUMNS, metadata_current
-from pipeline.synthetic import write_runs
 from pipeline.testing import ELECTED, FAULT_START, METADATA_CURRENT, T0, metadata_rows, write_run
 
 

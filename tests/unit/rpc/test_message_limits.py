@@ -10,7 +10,7 @@ from typing import Any
 import grpc
 import pytest
 
-from bench.arguments import MAX_BATCH_BYTES
+from bench.produce.options import MAX_BATCH_BYTES
 from rpc import limits
 from rpc.wire import BrokerControlClient, ClientApiClient, RpcServer
 from rpc.wire.options import CHANNEL_OPTIONS
