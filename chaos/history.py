@@ -73,7 +73,7 @@ from typing import Any, Literal, NamedTuple, cast, get_args
 from eventlog.jsonlines import JsonLinesWriter, read_json_lines
 
 SCHEMA_VERSION = 1
-#: The process that makes a run's final read (`chaos.consumer.Consumer.final_read`).
+#: The process that makes a run's final read (`chaos.client.consumer.Consumer.final_read`).
 FINAL_READ_PROCESS = "final-read"
 
 OpType = Literal["invoke", "ok", "fail", "info"]

@@ -29,8 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from chaos.errors import FaultFailed
 from chaos.faults import delay_proxy
-from chaos.faults.base import Check, FaultFailed, FaultTarget
+from chaos.faults.base import Check, FaultTarget
 from chaos.faults.links import port, running_netns
 from chaos.faults.netfault import NetworkFault
 from chaos.faults.netns import leftovers_everywhere, netns_of
