@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from chaos.faults.base import Check, FaultTarget
+from chaos.faults.fields import BadFaultData
 from chaos.faults.links import of_role, running_netns, running_services
 from chaos.faults.netfault import NetworkFault
 from chaos.faults.netns import netns_of
@@ -86,7 +87,8 @@ class PacketLoss(NetworkFault):
 
     def __post_init__(self) -> None:
         NetworkFault.__post_init__(self)
-        drop_randomly(self.percent / 100)
+        if not 0 < self.percent <= 100:
+            raise BadFaultData(f"percent must be in (0, 100], got {self.percent}")
 
     def start(self, cluster: FaultTarget) -> None:
         """A counting rule, then the random drop, on each broker's INPUT."""
@@ -145,7 +147,7 @@ class Bandwidth(NetworkFault):
     def __post_init__(self) -> None:
         NetworkFault.__post_init__(self)
         if self.rate_kbit < 8:
-            raise ValueError(f"rate_kbit must be at least 8, got {self.rate_kbit}")
+            raise BadFaultData(f"rate_kbit must be at least 8, got {self.rate_kbit}")
 
     @property
     def burst_bytes(self) -> int:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from chaos.cluster.roles import RoleClass
+from chaos.errors import FaultError
 from chaos.faults.base import Fault
 from chaos.faults.fields import BadFaultData
 from chaos.faults.process import Bounce, Kill, Pause, Stop
@@ -101,3 +102,15 @@ def test_a_spec_builds_the_fault_its_description_rebuilds(kind: str) -> None:
 def test_a_spec_carries_its_params_into_the_fault() -> None:
     fault = FaultSpec.of("stop", "controller", {"timeout_s": 7}).fault(("broker2",))
     assert fault == Stop(("broker2",), timeout_s=7.0)
+
+
+@pytest.mark.parametrize(
+    ("kind", "params", "message"),
+    [("latency", {"delay_ms": 20000}, "delay_ms"), ("bandwidth", {"rate_kbit": 4}, "rate_kbit")],
+)
+def test_params_a_fault_refuses_are_a_fault_error_not_a_crash(
+    kind: str, params: dict[str, int], message: str
+) -> None:
+    spec = FaultSpec.of(kind, "controller", params)
+    with pytest.raises(FaultError, match=message):
+        spec.fault(("broker1",))

@@ -125,7 +125,7 @@ def test_partition_refuses_an_unknown_grudge_and_an_impossible_one() -> None:
     ],
 )
 def test_out_of_range_parameters_are_refused(build: Any) -> None:
-    with pytest.raises(ValueError, match="must be"):
+    with pytest.raises(BadFaultData, match="must be"):
         build()
 
 
