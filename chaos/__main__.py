@@ -9,12 +9,12 @@
     python -m chaos bugs [--bugs a,b] [--runs N] [--seeds 1,2] [--max-shrink N]
 
 `run` performs a scenario's schedule on the running compose project with the workload
-running and judges it (`chaos.runner`; docs/chaos.md); `all` runs every scenario and
+running and judges it (`chaos.run.runner`; docs/chaos.md); `all` runs every scenario and
 prints one table; `replay` runs a recorded schedule again; `shrink` replays ever smaller
 subsets of a failing run's schedule and prints the smallest that still fails.
 
 `bugs` hunts the historical bug switches on a compose project of its own
-(`chaos.bugs_command`; docs/bugs.md): exit 0 only when every bug was caught and its fixed
+(`chaos.hunt.command`; docs/bugs.md): exit 0 only when every bug was caught and its fixed
 build ran clean.
 
 `heal` undoes every fault that the heal state of the compose project still holds (left by
@@ -42,13 +42,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from chaos import bugs_command, commands
-from chaos.cluster import ClusterHandle
-from chaos.faults.base import FaultError
-from chaos.heal_state import STATE_DIR, HealStateError, pointer_path, state_files, write_pointer
-from chaos.injector import Injector
-from chaos.run_setup import RunSetupError
-from chaos.schedule_errors import ScheduleError
+from chaos.cli import commands
+from chaos.cluster.handle import ClusterHandle
+from chaos.errors import FaultError, ScheduleError
+from chaos.hunt import command as bugs_command
+from chaos.run.heal_state import STATE_DIR, HealStateError, pointer_path, state_files, write_pointer
+from chaos.run.injector import Injector
+from chaos.run.setup import RunSetupError
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

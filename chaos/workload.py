@@ -1,5 +1,5 @@
 """The workload's command line: parse and check the arguments, make sure the topic exists
-with enough partitions, run the workload (`chaos.workload_run`) until its duration ends or
+with enough partitions, run the workload (`chaos.client.workload_run`) until its duration ends or
 SIGINT/SIGTERM, then print the checker's verdict.
 
     python -m chaos.workload --brokers 127.0.0.1:9091,127.0.0.1:9092 \\
@@ -13,7 +13,7 @@ Exit codes: 0 the verdict is OK, 1 it is not (or the cluster could not be reache
 
 Threads: the main thread parses, installs the signal handlers, prints progress lines to
 stderr and the verdict to stdout; the run's own threads are described in
-`chaos.workload_run`.
+`chaos.client.workload_run`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from chaos.workload_run import WorkloadConfig, judge, run_workload
+from chaos.client.workload_run import WorkloadConfig, judge, run_workload
 from client import Client, ClientError, grpc_connect, parse_address_map, parse_addresses
 from rpc.errors import Errors
 from rundir.history import history_files

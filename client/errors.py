@@ -9,7 +9,7 @@ ClientError
 └── RequestFailed       retries ran out or the broker gave a final error
     ├── ProduceFailed
     ├── FetchFailed
-    └── PollFailed      a workload poll gave up (raised by `chaos.consumer`)
+    └── PollFailed      a workload poll gave up (raised by `chaos.client.consumer`)
 """
 
 from __future__ import annotations

@@ -70,7 +70,7 @@ from eventlog.jsonlines import read_json_lines
 from rundir.errors import RunDirError
 
 SCHEMA_VERSION = 1
-#: The process that makes a run's final read (`chaos.consumer.Consumer.final_read`).
+#: The process that makes a run's final read (`chaos.client.consumer.Consumer.final_read`).
 FINAL_READ_PROCESS = "final-read"
 
 OpType = Literal["invoke", "ok", "fail", "info"]

@@ -2,7 +2,7 @@
 This is the pipeline's input contract (docs/runs.md):
 
     config.json      scenario, seed, versions, session timeout, cluster, `run_dir_version`
-    schedule.json    the realized schedule (`chaos.schedule`), enough to replay the run
+    schedule.json    the realized schedule (`chaos.generator.schedule`), enough to replay the run
     faults.jsonl     each fault's start, took-effect check, stop and verified undo
     history/         the workload's history, one `<process>.jsonl` per thread
     events/          every node's event log, copied from the cluster's run directory

@@ -12,7 +12,7 @@ resolved from roles before the fault is built) and implements `Fault`:
                          container running and unpaused
     describe()           a JSON object for `faults.jsonl` and the heal state; together
                          with `kind` it is enough to rebuild the fault (`fault_from_json`
-                         in `chaos.faults.catalog`)
+                         in `chaos.faults.registry`)
 
 A fault that cuts links between services (a grudge: `partition`, `zk-isolate`,
 `broker-isolate`, `session-expire`) also implements `CutsLinks`: it names the links it cuts,
@@ -22,14 +22,11 @@ a first can prove it took effect, and the first can prove it is undone while the
 still holds (the injector passes what the other active faults cut).
 
 Faults act only through `FaultTarget`, which checks on every call that the container
-belongs to the run's compose project (`chaos.cluster.ClusterHandle` implements it).
+belongs to the run's compose project (`chaos.cluster.handle.ClusterHandle` implements it).
 
-Errors:
-
-FaultError
-├── ForeignContainer   the target does not carry the run's compose project label
-├── UnknownTarget      no container/role of that name in the project
-└── FaultFailed        the mechanism failed (docker API, nsenter, iptables, tc)
+Errors are `chaos.errors.FaultError`s: `ForeignContainer` (the target does not carry the
+run's compose project label), `UnknownTarget` (no container/role of that name in the
+project), `FaultFailed` (the mechanism failed: docker API, nsenter, iptables, tc).
 
 Thread-safety: fault values are immutable; their methods run on the injector's thread.
 """
@@ -39,22 +36,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
-
-
-class FaultError(Exception):
-    """Base of the fault errors."""
-
-
-class ForeignContainer(FaultError):
-    """A container that does not belong to the run's compose project was addressed."""
-
-
-class UnknownTarget(FaultError):
-    """A service or role that the project does not have."""
-
-
-class FaultFailed(FaultError):
-    """Applying or undoing a fault failed in its mechanism."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +125,7 @@ class Fault(Protocol):
 
     @property
     def kind(self) -> str:
-        """The fault's kind name (`chaos.faults.catalog.KINDS`)."""
+        """The fault's kind name (`chaos.faults.registry.FAULT_TYPES`)."""
         ...
 
     @property

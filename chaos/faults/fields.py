@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
-from chaos.faults.base import FaultError
+from chaos.errors import FaultError
 
 
 class BadFaultData(FaultError):

@@ -18,7 +18,8 @@ Builders (nodes are service names; order matters where it says so):
 `drop_rules(grudge, ips)` turns a grudge into each dropping node's rules; `merge(grudges)`
 is the grudge that cuts every link any of them cuts (faults active at the same time).
 
-Errors: `GrudgeError` (a `ValueError`) for a grudge that cannot be built.
+Errors: `GrudgeError` (a `chaos.errors.FaultError`, and a `ValueError`) for a grudge that
+cannot be built.
 
 Thread-safety: pure functions; any thread.
 """
@@ -28,12 +29,13 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from chaos.errors import FaultError
 from chaos.faults.rules import Rule, drop_from
 
 Grudge = Mapping[str, frozenset[str]]
 
 
-class GrudgeError(ValueError):
+class GrudgeError(FaultError, ValueError):
     """The nodes do not admit the requested grudge."""
 
 

@@ -29,8 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from chaos.errors import FaultFailed
 from chaos.faults import delay_proxy
-from chaos.faults.base import Check, FaultFailed, FaultTarget
+from chaos.faults.base import Check, FaultTarget
+from chaos.faults.fields import BadFaultData
 from chaos.faults.links import port, running_netns
 from chaos.faults.netfault import NetworkFault
 from chaos.faults.netns import leftovers_everywhere, netns_of
@@ -54,7 +56,7 @@ class Latency(NetworkFault):
     def __post_init__(self) -> None:
         NetworkFault.__post_init__(self)
         if not 1 <= self.delay_ms <= 10_000:
-            raise ValueError(f"delay_ms must be in 1..10000, got {self.delay_ms}")
+            raise BadFaultData(f"delay_ms must be in 1..10000, got {self.delay_ms}")
 
     def proxy_tag(self, broker: str) -> str:
         """The `--tag` of the proxy serving one broker."""

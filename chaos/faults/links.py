@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from chaos.faults.base import Check, FaultTarget, UnknownTarget
+from chaos.errors import UnknownTarget
+from chaos.faults.base import Check, FaultTarget
 from chaos.faults.grudge import Grudge, cut, drop_rules
 from chaos.faults.netns import Netns, netns_of
 from chaos.faults.probe import connects
@@ -51,6 +52,11 @@ def broker_id(service: str) -> int:
 def of_role(services: Iterable[str], wanted: str) -> tuple[str, ...]:
     """The services of one role, in the given order."""
     return tuple(s for s in services if role(s) == wanted)
+
+
+def running_services(cluster: FaultTarget) -> list[str]:
+    """The project's services whose containers are running now."""
+    return [s for s in cluster.services() if cluster.status(s) == "running"]
 
 
 def running_netns(cluster: FaultTarget, service: str) -> Netns:

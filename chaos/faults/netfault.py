@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from chaos.faults.base import Check, FaultTarget
+from chaos.faults.fields import BadFaultData
 from chaos.faults.netns import leftovers_everywhere, remove_everywhere
 from chaos.faults.rules import fault_id
 
@@ -29,7 +30,7 @@ class NetworkFault:
 
     def __post_init__(self) -> None:
         if not self.targets or not all(isinstance(t, str) for t in self.targets):
-            raise ValueError(f"{self.KIND}: targets must be service names, got {self.targets}")
+            raise BadFaultData(f"{self.KIND}: targets must be service names, got {self.targets}")
 
     @property
     def kind(self) -> str:

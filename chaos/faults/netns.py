@@ -10,7 +10,7 @@ A container that is not running has no network namespace to clean: `netns_of` an
 None for it, and a restarted container has a fresh namespace without our rules, so undo
 over the services' current pids is always clean.
 
-Errors: a failed command raises `chaos.faults.base.FaultFailed` with its output.
+Errors: a failed command raises `chaos.errors.FaultFailed` with its output.
 
 Thread-safety: runs on the caller's thread (the injector's); no shared state.
 """
@@ -23,7 +23,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from chaos.faults.base import FaultFailed, FaultTarget
+from chaos.errors import FaultFailed
+from chaos.faults.base import FaultTarget
 from chaos.faults.rules import (
     Hook,
     Rule,

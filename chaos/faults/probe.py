@@ -27,7 +27,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from chaos.faults.base import FaultFailed
+from chaos.errors import FaultFailed
 from chaos.faults.netns import Netns
 
 Address = tuple[str, int]

@@ -19,7 +19,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self
 
-from chaos.faults.base import Check, FaultError, FaultFailed, FaultTarget
+from chaos.errors import FaultError, FaultFailed
+from chaos.faults.base import Check, FaultTarget
 from chaos.faults.fields import TargetedFault, no_extra_fields, number_from, targets_from
 from chaos.faults.freezer import freezer_state
 

@@ -11,7 +11,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from chaos.faults.base import Check, FaultFailed, FaultTarget, ForeignContainer, UnknownTarget
+from chaos.errors import FaultFailed, ForeignContainer, UnknownTarget
+from chaos.faults.base import Check, FaultTarget
 
 RUNNING = "running"
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from chaos.faults.base import Check, FaultFailed, FaultTarget
+from chaos.errors import FaultFailed
+from chaos.faults.base import Check, FaultTarget
 from chaos.faults.fields import BadFaultData, check_targets
 from chaos.faults.process import RUNNING, Pause, ProcessDown, not_running, running
 

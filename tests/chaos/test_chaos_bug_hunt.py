@@ -7,7 +7,7 @@ ISR 1 under a 50 s acks=all workload; the two brokers that are not the controlle
 9 s apart (past the 6 s session, so the first has left the ISRs and the second has
 acknowledged writes alone), each for 20 s, so that the stale one comes back first. One
 seed.
-Steps: `chaos.bug_hunt.hunt` with the tier's builds (`chaos.bug_builds.ComposeBuilds`):
+Steps: `chaos.hunt.hunt.hunt` with the tier's builds (`chaos.hunt.builds.ComposeBuilds`):
 the brokers recreated with `BUG_SWITCHES=unclean-election`, the run, then the brokers
 recreated without it and the same run again.
 Validate: the buggy build's verdict fails with `acknowledged_writes` and its run
@@ -21,15 +21,15 @@ from pathlib import Path
 
 import pytest
 
-from chaos import endpoints
-from chaos.bug_builds import ComposeBuilds
-from chaos.bug_hunt import HuntSettings, hunt
-from chaos.bugs_plan import BugPlan
-from chaos.cluster import ClusterHandle
-from chaos.runner import RunOutcome, RunRequest, run
-from chaos.scenarios import Scenario
-from chaos.scenarios.scenario import Workload
-from chaos.schedule import FaultSpec, Schedule, Step
+from chaos.cluster import endpoints
+from chaos.cluster.handle import ClusterHandle
+from chaos.generator.scenarios import Scenario
+from chaos.generator.scenarios.scenario import Workload
+from chaos.generator.schedule import FaultSpec, Schedule, Step
+from chaos.hunt.builds import ComposeBuilds
+from chaos.hunt.hunt import HuntSettings, hunt
+from chaos.hunt.plan import BugPlan
+from chaos.run.runner import RunOutcome, RunRequest, run
 from harness.compose import ComposeCluster
 from rundir.invariants.names import ACKNOWLEDGED_WRITES
 from rundir.layout import RunDir

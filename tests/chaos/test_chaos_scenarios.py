@@ -3,7 +3,7 @@ the scenario's schedule on the tier's own compose project with the workload runn
 every invariant the scenario names must hold.
 
 Setup: the tier's compose cluster (3 ZooKeeper servers, 3 brokers, 6 s sessions).
-Steps: `chaos.runner.run(scenario, seed 1)` for `broker-failure`, `controller-pause` and
+Steps: `chaos.run.runner.run(scenario, seed 1)` for `broker-failure`, `controller-pause` and
 `zk-isolation`, one after another on the same cluster.
 Validate: the verdict holds; the run directory holds everything docs/runs.md lists; every
 fault was recorded as started, in effect, stopped and undone; the heal state is empty.
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from chaos.heal_state import HealState
-from chaos.runner import RunRequest, run
-from chaos.scenarios import SCENARIOS
+from chaos.generator.scenarios import SCENARIOS
+from chaos.run.heal_state import HealState
+from chaos.run.runner import RunRequest, run
 from eventlog.jsonlines import read_json_lines
 from harness.compose import ComposeCluster
 from rundir.layout import RUN_DIR_VERSION, RunDir

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from chaos.workload_run import Progress, WorkloadConfig, judge, run_workload
+from chaos.client.workload_run import Progress, WorkloadConfig, judge, run_workload
 from client import Client
 from eventlog import event_log_path, read_events
 from harness.compose import ComposeCluster

@@ -2,7 +2,7 @@
 containers' network namespaces) and its undo leaves no rule, qdisc or proxy behind.
 
 Setup: the session's compose cluster (3 zk servers, 3 brokers, 3 s sessions), reached
-through `chaos.cluster.ClusterHandle`, the runner's own `FaultTarget`.
+through `chaos.cluster.handle.ClusterHandle`, the runner's own `FaultTarget`.
 Validate after every test: no rule of any chaos fault is left on any service and the
 three brokers are registered (the cluster is left whole).
 """
@@ -13,13 +13,16 @@ from collections.abc import Iterator
 
 import pytest
 
-from chaos.cluster import ClusterHandle
+from chaos.cluster.handle import ClusterHandle
+from chaos.errors import UnknownTarget
 from chaos.faults import network as net
-from chaos.faults.base import Fault, UnknownTarget
+from chaos.faults import packets
+from chaos.faults.base import Fault
 from chaos.faults.latency import Latency, unproxied
 from chaos.faults.links import ZK_PORT, running_netns
 from chaos.faults.lost_reply import ZkLostReply
 from chaos.faults.netns import Netns, leftovers_everywhere, netns_of
+from chaos.faults.registry import fault_from_json
 from chaos.faults.tcp_watch import parse_cons, parse_ss
 from chaos.faults.zk_reset import ZkReset
 from harness.compose import ComposeCluster
@@ -112,12 +115,12 @@ def test_session_expire_unregisters_the_broker_until_healed(target: ClusterHandl
 
 def test_packet_loss_drops_about_the_configured_fraction(target: ClusterHandle) -> None:
     """30 % loss: the counters of a UDP burst show about 30 % dropped."""
-    run_through(net.PacketLoss(("broker1",), 30), target)
+    run_through(packets.PacketLoss(("broker1",), 30), target)
 
 
 def test_bandwidth_limits_what_the_broker_sends(target: ClusterHandle) -> None:
     """A 512 kbit token bucket: a flood leaves at about 512 kbit/s."""
-    run_through(net.Bandwidth(("broker2",), 512), target)
+    run_through(packets.Bandwidth(("broker2",), 512), target)
 
 
 def test_latency_adds_the_delay_to_round_trips(target: ClusterHandle) -> None:
@@ -177,8 +180,8 @@ def test_a_target_restarted_mid_fault_undoes_cleanly(target: ClusterHandle) -> N
     restarts meanwhile: its new namespace has none of it, the proxy left in the old one
     is found and ended, the zk servers' rules are deleted, undone holds for each."""
     faults: list[Fault] = [
-        net.PacketLoss(("broker2",), 10),
-        net.Bandwidth(("broker2",), 1024),
+        packets.PacketLoss(("broker2",), 10),
+        packets.Bandwidth(("broker2",), 1024),
         Latency(("broker2",), 50),
         net.ZkIsolate(("broker2",)),
     ]
@@ -200,7 +203,7 @@ def test_rebuilt_fault_heals_what_the_original_started(target: ClusterHandle) ->
     rules and proxy."""
     original = Latency(("broker1",), 80)
     original.start(target)
-    rebuilt = net.NETWORK_KINDS[original.kind](original.describe())
+    rebuilt = fault_from_json(original.kind, original.describe())
     rebuilt.stop(target)
     assert original.undone(target).ok
 

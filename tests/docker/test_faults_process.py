@@ -24,13 +24,14 @@ from typing import Any
 import pytest
 from docker.client import DockerClient
 
-from chaos.cluster import ClusterHandle
-from chaos.faults.base import Fault, ForeignContainer
+from chaos.cluster.handle import ClusterHandle
+from chaos.errors import ForeignContainer
+from chaos.faults.base import Fault
 from chaos.faults.freezer import freezer_state
 from chaos.faults.process import Bounce, Kill, Pause, Stop
 from chaos.faults.zookeeper import ZkLeaderKill, ZkPause
-from chaos.heal_state import STATE_FILE, ActiveFault, HealState
-from chaos.injector import FAULT_LOG, Deadlines, Injection, Injector
+from chaos.run.heal_state import STATE_FILE, ActiveFault, HealState
+from chaos.run.injector import FAULT_LOG, Deadlines, Injection, Injector
 from eventlog.jsonlines import read_json_lines
 from harness.compose import ComposeCluster
 from harness.waiting import wait_until
@@ -192,9 +193,9 @@ RUNNER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from chaos.cluster import ClusterHandle
+    from chaos.cluster.handle import ClusterHandle
     from chaos.faults.process import Kill, Pause
-    from chaos.injector import Injector
+    from chaos.run.injector import Injector
 
     project, run_dir, paused, killed = sys.argv[1:]
     injector = Injector(ClusterHandle.for_project(project), Path(run_dir))

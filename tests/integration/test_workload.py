@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from kazoo.client import KazooClient
 
-from chaos.workload_run import Progress, WorkloadConfig, WorkloadResult, judge, run_workload
+from chaos.client.workload_run import Progress, WorkloadConfig, WorkloadResult, judge, run_workload
 from client import Client
 from harness.brokers import BrokerProcess
 from harness.waiting import wait_until

@@ -9,11 +9,13 @@ from typing import Any
 
 import pytest
 
-from chaos import kinds
-from chaos.faults import lost_reply
-from chaos.faults.base import Check, FaultFailed
+from chaos.errors import FaultFailed
+from chaos.faults import lost_reply_spell as lost_reply
+from chaos.faults import registry
+from chaos.faults.base import Check
 from chaos.faults.fields import BadFaultData
-from chaos.faults.lost_reply import ZkLostReply, perform_spell, perform_spells, series_check
+from chaos.faults.lost_reply import ZkLostReply
+from chaos.faults.lost_reply_spell import perform_spell, perform_spells, series_check
 from chaos.faults.tcp_watch import TcpConnection
 from chaos.faults.testing import FakeCluster
 
@@ -235,12 +237,7 @@ def test_a_target_whose_connection_closed_ends_the_hold_early() -> None:
 
 
 def test_the_schedule_and_the_fault_take_the_same_bounds() -> None:
-    assert (kinds.MAX_HOLD_S, kinds.DEFAULT_HOLD_S, kinds.MAX_WINDOW_S) == (
-        lost_reply.MAX_HOLD_S,
-        lost_reply.DEFAULT_HOLD_S,
-        lost_reply.MAX_WINDOW_S,
-    )
-    rules = {r.name: r for r in kinds.FAULT_KINDS["zk-lost-reply"].params}
+    rules = {r.name: r for r in registry.FAULT_TYPES["zk-lost-reply"].params}
     assert rules["hold_s"].default == lost_reply.DEFAULT_HOLD_S
     assert rules["hold_s"].check(lost_reply.MAX_HOLD_S)
     assert not rules["hold_s"].check(lost_reply.MAX_HOLD_S + 0.1)

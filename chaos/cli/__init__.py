@@ -1,0 +1,4 @@
+"""The command line's run commands: `commands` holds the handlers of `python -m chaos
+list|run|all|replay|shrink`, parsed in `chaos.__main__` beside `heal` and `bugs`
+(`chaos.hunt.command`). The workload's own command line is `chaos.workload`.
+"""

@@ -1,0 +1,242 @@
+"""Every fault type, in one registry (`FAULT_TYPES`): its kind name, the role classes of
+its targets, its duration rule, its params with their defaults and ranges, and how the
+fault is built, from a schedule step (`build(targets, params)`) and back from its
+`describe()` JSON (`rebuild(data)`, used by the heal state and `python -m chaos heal`).
+A new kind is one entry here and a fault class.
+
+| kind | targets | lasts | params (default) |
+| --- | --- | --- | --- |
+| `kill` | one broker or ZooKeeper server, or all brokers | yes (restart at its end) | - |
+| `stop` | same | yes (start at its end) | `timeout_s` (30) |
+| `pause` | same | yes (unpause at its end) | - |
+| `bounce` | one broker or all brokers | no: duration 0 | - |
+| `zk-leader-kill` | `zk-leader` only | yes | - |
+| `zk-pause` | one ZooKeeper server | yes | - |
+| `partition` | any role | yes | `grudge` (`halves`) |
+| `zk-isolate` | brokers | yes | - |
+| `zk-deaf` | brokers | yes | - |
+| `zk-lost-reply` | brokers | no: duration 0 | `hold_s` (2.5), `window_s` (0) |
+| `zk-reset` | brokers | no: duration 0 | - |
+| `broker-isolate` | brokers | yes | - |
+| `session-expire` | brokers | either (see below) | - |
+| `loss` | brokers | yes | `percent` (20) |
+| `bandwidth` | brokers | yes | `rate_kbit` (256) |
+| `latency` | brokers | yes | `delay_ms` (100) |
+
+`session-expire` with duration 0 heals as soon as the broker's registration is gone; a
+longer duration keeps it cut from ZooKeeper that much longer.
+
+Params are JSON scalars (`chaos.faults.params`). A param left out takes its default, so a
+step always carries all of its params (a replay does not depend on today's defaults).
+Pure; any thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from chaos.cluster.roles import RoleClass, parse_role
+from chaos.errors import UnknownKind, UnknownRole
+from chaos.faults.base import Fault
+from chaos.faults.fields import BadFaultData, targets_from
+from chaos.faults.grudge import GRUDGES
+from chaos.faults.latency import Latency
+from chaos.faults.lost_reply import ZkLostReply
+from chaos.faults.lost_reply_spell import DEFAULT_HOLD_S, MAX_HOLD_S, MAX_WINDOW_S
+from chaos.faults.network import BrokerIsolate, Partition, SessionExpire, ZkIsolate
+from chaos.faults.packets import Bandwidth, PacketLoss, ZkDeaf
+from chaos.faults.params import ParamRule, Scalar, number, percent, positive, positive_int
+from chaos.faults.process import Bounce, Kill, Pause, Stop
+from chaos.faults.zk_reset import ZkReset
+from chaos.faults.zookeeper import ZkLeaderKill, ZkPause
+
+__all__ = [
+    "FAULT_TYPES",
+    "Build",
+    "FaultType",
+    "Rebuild",
+    "check_target",
+    "fault_from_json",
+    "fault_type",
+]
+
+#: Builds a fault from a step: the services its role resolved to, and its params (every
+#: param of the kind, checked against its rules).
+Build = Callable[[tuple[str, ...], Mapping[str, Scalar]], Fault]
+#: Rebuilds a fault from its `describe()` JSON; `BadFaultData` when it does not.
+Rebuild = Callable[[Mapping[str, Any]], Fault]
+
+
+@dataclass(frozen=True, slots=True)
+class FaultType:
+    """One fault type: its kind name, the role classes of its targets (or the one role it
+    acts on, `only_role`), its duration rule (`lasts`: `True`, duration > 0; `False`,
+    duration 0; `None`, either), its params, and its two ways to a fault."""
+
+    name: str
+    targets: frozenset[RoleClass]
+    lasts: bool | None
+    build: Build
+    rebuild: Rebuild
+    params: tuple[ParamRule, ...] = ()
+    only_role: str | None = None
+
+
+def _hold(value: Scalar) -> bool:
+    found = number(value)
+    return found is not None and 0 < found <= MAX_HOLD_S
+
+
+def _window(value: Scalar) -> bool:
+    found = number(value)
+    return found is not None and 0 <= found <= MAX_WINDOW_S
+
+
+def _grudge(value: Scalar) -> bool:
+    return value in GRUDGES
+
+
+def _float(params: Mapping[str, Scalar], name: str) -> float:
+    found = number(params[name])
+    if found is None:
+        raise BadFaultData(f"{name} must be a number, got {params[name]!r}")
+    return float(found)
+
+
+def _seed(data: Mapping[str, Any]) -> int | None:
+    seed = data.get("seed")
+    return None if seed is None else int(seed)
+
+
+def _targeted(make: Callable[[tuple[str, ...]], Fault], kind: str) -> Rebuild:
+    """The rebuild of a kind whose description holds its targets and nothing it needs."""
+    return lambda data: make(targets_from(data, kind))
+
+
+_B = frozenset({RoleClass.BROKERS})
+_Z = frozenset({RoleClass.ZOOKEEPER})
+_BZ = _B | _Z
+_ANYWHERE = frozenset(RoleClass)
+
+FAULT_TYPES: Mapping[str, FaultType] = {
+    k.name: k
+    for k in (
+        FaultType("kill", _BZ, True, lambda t, p: Kill(t), Kill.from_json),
+        FaultType(
+            "stop",
+            _BZ,
+            True,
+            lambda t, p: Stop(t, _float(p, "timeout_s")),
+            Stop.from_json,
+            (ParamRule("timeout_s", 30, positive, "> 0"),),
+        ),
+        FaultType("pause", _BZ, True, lambda t, p: Pause(t), Pause.from_json),
+        FaultType("bounce", _B, False, lambda t, p: Bounce(t), Bounce.from_json),
+        FaultType(
+            "zk-leader-kill",
+            _Z,
+            True,
+            lambda t, p: ZkLeaderKill(t),
+            ZkLeaderKill.from_json,
+            only_role="zk-leader",
+        ),
+        FaultType("zk-pause", _Z, True, lambda t, p: ZkPause(t), ZkPause.from_json),
+        FaultType(
+            "partition",
+            _ANYWHERE,
+            True,
+            lambda t, p: Partition(t, str(p["grudge"])),
+            lambda d: Partition(targets_from(d, "partition"), str(d.get("grudge", "")), _seed(d)),
+            (ParamRule("grudge", "halves", _grudge, "|".join(GRUDGES)),),
+        ),
+        FaultType(
+            "zk-isolate", _B, True, lambda t, p: ZkIsolate(t), _targeted(ZkIsolate, "zk-isolate")
+        ),
+        FaultType("zk-deaf", _B, True, lambda t, p: ZkDeaf(t), _targeted(ZkDeaf, "zk-deaf")),
+        FaultType(
+            "zk-lost-reply",
+            _B,
+            False,
+            lambda t, p: ZkLostReply(t, _float(p, "hold_s"), _float(p, "window_s")),
+            ZkLostReply.from_json,
+            (
+                ParamRule("hold_s", DEFAULT_HOLD_S, _hold, f"in (0, {MAX_HOLD_S:g}]"),
+                ParamRule("window_s", 0, _window, f"in [0, {MAX_WINDOW_S:g}]"),
+            ),
+        ),
+        FaultType("zk-reset", _B, False, lambda t, p: ZkReset(t), _targeted(ZkReset, "zk-reset")),
+        FaultType(
+            "broker-isolate",
+            _B,
+            True,
+            lambda t, p: BrokerIsolate(t),
+            _targeted(BrokerIsolate, "broker-isolate"),
+        ),
+        FaultType(
+            "session-expire",
+            _B,
+            None,
+            lambda t, p: SessionExpire(t),
+            lambda d: SessionExpire(
+                targets_from(d, "session-expire"),
+                float(d.get("expire_deadline_s", 30.0)),
+                float(d.get("register_deadline_s", 60.0)),
+            ),
+        ),
+        FaultType(
+            "loss",
+            _B,
+            True,
+            lambda t, p: PacketLoss(t, _float(p, "percent")),
+            lambda d: PacketLoss(targets_from(d, "loss"), float(d.get("percent", 20))),
+            (ParamRule("percent", 20, percent, "in (0, 100]"),),
+        ),
+        FaultType(
+            "bandwidth",
+            _B,
+            True,
+            lambda t, p: Bandwidth(t, int(_float(p, "rate_kbit"))),
+            lambda d: Bandwidth(targets_from(d, "bandwidth"), int(d.get("rate_kbit", 256))),
+            (ParamRule("rate_kbit", 256, positive_int, "an integer > 0"),),
+        ),
+        FaultType(
+            "latency",
+            _B,
+            True,
+            lambda t, p: Latency(t, int(_float(p, "delay_ms"))),
+            lambda d: Latency(targets_from(d, "latency"), int(d.get("delay_ms", 100))),
+            (ParamRule("delay_ms", 100, positive_int, "an integer > 0"),),
+        ),
+    )
+}
+
+
+def fault_type(name: object) -> FaultType:
+    """The fault type called `name`; `UnknownKind` (a schedule error) if there is none."""
+    kind = FAULT_TYPES.get(name) if isinstance(name, str) else None
+    if kind is None:
+        raise UnknownKind(f"unknown fault kind {name!r}; kinds are {', '.join(FAULT_TYPES)}")
+    return kind
+
+
+def check_target(kind: FaultType, target: object) -> None:
+    """Raise `UnknownRole` unless `target` is a role this fault type can act on."""
+    role = parse_role(target)
+    if kind.only_role is not None and role.text != kind.only_role:
+        raise UnknownRole(f"{kind.name} acts on {kind.only_role} only, not on {role.text!r}")
+    if role.role_class not in kind.targets:
+        wanted = " or ".join(sorted(c.value for c in kind.targets))
+        raise UnknownRole(f"{kind.name} acts on {wanted}, not on role {role.text!r}")
+
+
+def fault_from_json(kind: str, data: Mapping[str, Any]) -> Fault:
+    """Rebuild a fault of `kind` from its `describe()` output; `BadFaultData` (a fault
+    error) for an unknown kind or a description that does not rebuild one."""
+    found = FAULT_TYPES.get(kind)
+    if found is None:
+        raise BadFaultData(f"unknown fault kind {kind!r}; known: {', '.join(FAULT_TYPES)}")
+    if not isinstance(data, Mapping):
+        raise BadFaultData(f"{kind}: a fault description must be a JSON object, got {data!r}")
+    return found.rebuild(data)

@@ -1,0 +1,85 @@
+"""The action kinds a schedule may name: steps that are not faults but admin operations
+the runner performs at their time (`chaos.run.actions`), with nothing to undo.
+
+| action | params | what the runner does |
+| --- | --- | --- |
+| `reassign` | `topic`, `shift` (1) | writes `/admin/reassign_partitions` for all of `topic` |
+| `create-topic` | `topic`, `partitions` (3) | creates `topic` with replication factor 3 |
+| `delete-topic` | `topic` | writes `/admin/delete_topics/<topic>` |
+| `move-controller` | - | deletes `/controller`: the brokers elect a controller again |
+| `elect-leaders` | `topic`, `timeout_ms` (500) | asks the controller to elect preferred leaders |
+
+`elect-leaders` is `kafka-leader-election.sh --election-type preferred` (KIP-183, not
+persisted in ZooKeeper): the controller answers after `timeout_ms` at the latest
+(REQUEST_TIMED_OUT when its elections are not done by then) and carries on electing, so
+a slow controller does not hold up the schedule.
+
+`reassign` moves each replica on the i-th of the sorted live broker ids to the
+(i + shift)-th, modulo their count: with replication factor 2 on 3 brokers every partition
+gets a replica that must copy the log, so the reassignment takes a while.
+
+An action's `topic` names the scenario's topic or one beside it, `<scenario topic>-<suffix>`;
+the run maps both onto its own topic name (`chaos.run.actions.run_topic`).
+
+Params are JSON scalars (`chaos.faults.params`). Pure; any thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from chaos.errors import UnknownKind
+from chaos.faults.params import ParamRule, Scalar, positive_int
+
+__all__ = ["ACTION_KINDS", "ActionKind", "action_kind"]
+
+
+def _topic(value: Scalar) -> bool:
+    return isinstance(value, str) and bool(value)
+
+
+@dataclass(frozen=True, slots=True)
+class ActionKind:
+    """What an action kind takes: its params (an action has no target and no duration)."""
+
+    name: str
+    params: tuple[ParamRule, ...] = ()
+
+
+ACTION_KINDS: Mapping[str, ActionKind] = {
+    k.name: k
+    for k in (
+        ActionKind(
+            "reassign",
+            (
+                ParamRule("topic", None, _topic, "a topic name"),
+                ParamRule("shift", 1, positive_int, "an integer > 0"),
+            ),
+        ),
+        ActionKind(
+            "create-topic",
+            (
+                ParamRule("topic", None, _topic, "a topic name"),
+                ParamRule("partitions", 3, positive_int, "an integer > 0"),
+            ),
+        ),
+        ActionKind("delete-topic", (ParamRule("topic", None, _topic, "a topic name"),)),
+        ActionKind("move-controller"),
+        ActionKind(
+            "elect-leaders",
+            (
+                ParamRule("topic", None, _topic, "a topic name"),
+                ParamRule("timeout_ms", 500, positive_int, "an integer > 0"),
+            ),
+        ),
+    )
+}
+
+
+def action_kind(name: object) -> ActionKind:
+    """The action kind called `name`; `UnknownKind` if there is none."""
+    kind = ACTION_KINDS.get(name) if isinstance(name, str) else None
+    if kind is None:
+        raise UnknownKind(f"unknown action kind {name!r}; actions are {', '.join(ACTION_KINDS)}")
+    return kind

@@ -1,0 +1,74 @@
+"""The runbook scenarios, one module each, behind `make chaos-<name>`: `SCENARIOS` maps
+each scenario's name to its `chaos.generator.scenarios.scenario.Scenario`. A scenario's
+module docstring is its runbook (Setup, Steps, Verdict); docs/scenarios.md carries them all.
+
+Pure values; any thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from chaos.generator.scenarios import (
+    broker_bounce,
+    broker_failure,
+    controlled_shutdown,
+    controller_failover,
+    controller_pause,
+    controller_zk_reset,
+    deposed_controller,
+    fast_bounce,
+    isolated_election,
+    last_replica_standing,
+    lost_isr_reply,
+    moved_controller,
+    moved_controller_election,
+    network_partition,
+    random_faults,
+    reassignment_under_failover,
+    rolling_restart,
+    slow_controller_bounce,
+    slow_network,
+    stalled_deletion,
+    stalled_reassignment,
+    zk_deaf_leader,
+    zk_isolation,
+    zk_leader_loss,
+    zk_quorum_loss,
+    zombie_controller,
+)
+from chaos.generator.scenarios.scenario import Scenario
+
+__all__ = ["SCENARIOS", "Scenario"]
+
+SCENARIOS: Mapping[str, Scenario] = {
+    module.SCENARIO.name: module.SCENARIO
+    for module in (
+        broker_failure,
+        controller_failover,
+        controller_pause,
+        deposed_controller,
+        zombie_controller,
+        moved_controller,
+        moved_controller_election,
+        zk_isolation,
+        network_partition,
+        isolated_election,
+        lost_isr_reply,
+        zk_deaf_leader,
+        broker_bounce,
+        fast_bounce,
+        slow_controller_bounce,
+        controlled_shutdown,
+        reassignment_under_failover,
+        stalled_reassignment,
+        stalled_deletion,
+        last_replica_standing,
+        zk_leader_loss,
+        zk_quorum_loss,
+        controller_zk_reset,
+        rolling_restart,
+        slow_network,
+        random_faults,
+    )
+}

@@ -1,0 +1,209 @@
+"""Which scenarios hunt each historical bug switch (`bugs.CATALOG`), and which invariants
+are expected to catch it: the plan behind `python -m chaos bugs` (docs/bugs.md, "What
+catches each bug").
+
+The mapping lives here, on the chaos side, and nowhere else: the invariants read only
+event logs, histories and snapshots and never know which switch a broker runs with. A
+bug no scenario catches is answered by a sharper scenario or invariant, never by a check
+that knows the switch.
+
+`attempts(plan, runs)` orders the runs of one hunt: seed 1 of every scenario of the plan,
+then seed 2 of each, and so on, `runs` runs in all. Pure values; any thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from bugs import CATALOG
+from bugs.catalog import (
+    EMPTY_ISR,
+    ENQUEUE_TIME_BROKERS,
+    NO_BROKER_EPOCH,
+    NO_RESUME,
+    NO_TRUNCATION,
+    SENDER_DROPS,
+    STALE_CONTROLLER_EPOCH,
+    STALE_ISR_CACHE,
+    STUCK_BATCH,
+    UNCLEAN_ELECTION,
+    UNFENCED_ZK_WRITES,
+    ZOMBIE_CONTROLLER,
+)
+from chaos.generator.scenarios import SCENARIOS, Scenario
+from rundir.invariants.names import (
+    ACKNOWLEDGED_KEPT,
+    ACKNOWLEDGED_WRITES,
+    BROKER_EPOCH_FENCING,
+    CONTROLLER_EPOCH_FENCING,
+    CONTROLLER_WRITES_FENCED,
+    CONVERGES_AFTER_HEAL,
+    ONE_LEADER_PER_LEADER_EPOCH,
+    PAUSED_CONTROLLER_RESIGNS,
+    REASSIGNMENT_COMPLETES,
+    REGISTRATION_SERVED,
+    RESIGNED_CONTROLLER_SILENT,
+    TOPIC_DELETION_COMPLETES,
+)
+
+__all__ = ["DEFAULT_RUNS", "PLANS", "BugPlan", "attempts", "plans_for"]
+
+#: The most buggy-build runs a hunt spends on one bug.
+DEFAULT_RUNS = 5
+
+
+@dataclass(frozen=True, slots=True)
+class BugPlan:
+    """How to hunt `bug`: its `scenarios` (tried in this order, seed by seed), the
+    invariants expected to fire (`catches`, any one of them is enough), and why."""
+
+    bug: str
+    scenarios: tuple[Scenario, ...]
+    catches: frozenset[str]
+    why: str
+
+    def __post_init__(self) -> None:
+        if not self.scenarios:
+            raise ValueError(f"{self.bug}: a plan needs at least one scenario")
+        judged = frozenset().union(*(s.invariants for s in self.scenarios))
+        unjudged = sorted(self.catches - judged)
+        if unjudged:
+            raise ValueError(f"{self.bug}: no scenario of the plan judges {', '.join(unjudged)}")
+
+    @property
+    def scenario_names(self) -> tuple[str, ...]:
+        """The scenarios' names, in order."""
+        return tuple(s.name for s in self.scenarios)
+
+
+def _plan(bug: str, scenarios: Sequence[str], catches: Iterable[str], why: str) -> BugPlan:
+    return BugPlan(bug, tuple(SCENARIOS[n] for n in scenarios), frozenset(catches), why)
+
+
+#: One plan per switch of the catalog, in the catalog's order.
+PLANS: tuple[BugPlan, ...] = (
+    _plan(
+        UNFENCED_ZK_WRITES,
+        ("moved-controller-election", "moved-controller", "controller-pause"),
+        {
+            CONTROLLER_WRITES_FENCED,
+            ONE_LEADER_PER_LEADER_EPOCH,
+            CONVERGES_AFTER_HEAL,
+            PAUSED_CONTROLLER_RESIGNS,
+        },
+        "the superseded controller's partition state writes still land after its "
+        "successor was elected",
+    ),
+    _plan(
+        STALE_CONTROLLER_EPOCH,
+        ("deposed-controller", "controller-pause"),
+        {CONTROLLER_EPOCH_FENCING},
+        "brokers obey the requests a deposed controller still held, delivered once it "
+        "reaches them again",
+    ),
+    _plan(
+        NO_BROKER_EPOCH,
+        ("fast-bounce", "broker-bounce"),
+        {BROKER_EPOCH_FENCING, CONVERGES_AFTER_HEAL},
+        "a bounced broker obeys requests addressed to its previous incarnation",
+    ),
+    _plan(
+        EMPTY_ISR,
+        ("last-replica-standing",),
+        {CONVERGES_AFTER_HEAL},
+        "with its last ISR member gone the partition has nobody to elect cleanly, even "
+        "after every broker is back",
+    ),
+    _plan(
+        UNCLEAN_ELECTION,
+        ("last-replica-standing",),
+        {ACKNOWLEDGED_WRITES},
+        "the out-of-sync replica that comes back first is elected and truncates "
+        "acknowledged writes away",
+    ),
+    _plan(
+        STALE_ISR_CACHE,
+        ("lost-isr-reply",),
+        {CONVERGES_AFTER_HEAL},
+        "the leader's ISR never grows back after its conditional write fails",
+    ),
+    _plan(
+        STUCK_BATCH,
+        ("controller-zk-reset",),
+        {CONVERGES_AFTER_HEAL},
+        "a ZooKeeper write that fails in the middle of a state change leaves its round in "
+        "the batch, and every later state change of the controller fails",
+    ),
+    _plan(
+        ENQUEUE_TIME_BROKERS,
+        ("slow-controller-bounce", "fast-bounce"),
+        {REGISTRATION_SERVED, CONVERGES_AFTER_HEAL, BROKER_EPOCH_FENCING},
+        "the listing read when the watch fired misses the bounced broker's new "
+        "registration, which no later notification announces",
+    ),
+    _plan(
+        NO_TRUNCATION,
+        ("broker-failure", "network-partition", "zk-isolation"),
+        {ACKNOWLEDGED_WRITES, ACKNOWLEDGED_KEPT},
+        "a replica that starts following truncates to its own high watermark: a restarted "
+        "or re-pointed follower removes acknowledged records the leader still holds",
+    ),
+    _plan(
+        ZOMBIE_CONTROLLER,
+        ("zombie-controller", "controller-pause"),
+        {RESIGNED_CONTROLLER_SILENT, CONTROLLER_EPOCH_FENCING, PAUSED_CONTROLLER_RESIGNS},
+        "the resigned controller keeps its channels: requests of the epoch it resigned "
+        "still reach brokers after its resignation",
+    ),
+    _plan(
+        SENDER_DROPS,
+        ("isolated-election", "network-partition"),
+        {CONVERGES_AFTER_HEAL},
+        "the cut-off broker never gets the LeaderAndIsr of the elections it missed, and "
+        "its replicas stay out of the ISRs",
+    ),
+    _plan(
+        NO_RESUME,
+        ("stalled-deletion", "stalled-reassignment", "reassignment-under-failover"),
+        {REASSIGNMENT_COMPLETES, TOPIC_DELETION_COMPLETES, CONVERGES_AFTER_HEAL},
+        "the new controller never resumes the reassignment or the topic deletion in flight",
+    ),
+)
+
+_BY_BUG = {plan.bug: plan for plan in PLANS}
+
+
+def plans_for(names: Iterable[str] | None) -> tuple[BugPlan, ...]:
+    """The plans of `names` (all of them for None or nothing), in the order given;
+    `KeyError` naming the switches that have no plan."""
+    chosen = [n.strip().lower() for n in names or () if n.strip()]
+    if not chosen:
+        return PLANS
+    unknown = [n for n in chosen if n not in _BY_BUG]
+    if unknown:
+        known = ", ".join(_BY_BUG)
+        raise KeyError(f"no bug switch {', '.join(unknown)}; known: {known}")
+    return tuple(_BY_BUG[n] for n in dict.fromkeys(chosen))
+
+
+def attempts(
+    plan: BugPlan, runs: int, seeds: Sequence[int] | None = None
+) -> tuple[tuple[Scenario, int], ...]:
+    """The runs of a hunt, `runs` in all: each seed (1, 2, ... or `seeds`) with every
+    scenario of the plan in turn."""
+    if runs < 1:
+        raise ValueError(f"a hunt needs at least one run, got {runs}")
+    order = list(seeds) if seeds else list(range(1, runs + 1))
+    pairs = [(scenario, seed) for seed in order for scenario in plan.scenarios]
+    return tuple(pairs[:runs])
+
+
+def _check_catalog() -> None:
+    """Every switch of the catalog has exactly one plan (checked at import)."""
+    planned = [plan.bug for plan in PLANS]
+    if sorted(planned) != sorted(bug.name for bug in CATALOG):
+        raise ValueError(f"the bug plans {planned} do not match the catalog")
+
+
+_check_catalog()

@@ -1,0 +1,217 @@
+"""The admin operations a schedule performs besides faults
+(`chaos.generator.action_kinds.ACTION_KINDS`).
+
+`reassign(topic, shift)`: move every replica on the i-th of the sorted live broker ids to
+the (i + shift)-th, through `/admin/reassign_partitions`, as
+`kafka-reassign-partitions.sh --execute --zookeeper` would. `shifted_assignment` is the
+pure decision; `perform` does the ZooKeeper write on the caller's thread.
+
+`create-topic(topic, partitions)`: create a topic beside the workload's, replication
+factor 3, as `kafka-topics.sh --create --zookeeper` would. `delete-topic(topic)`: request
+its deletion (`/admin/delete_topics/<topic>`), as `kafka-topics.sh --delete` would.
+
+`move-controller`: delete `/controller`, as an operator forces a new controller election
+(`zookeeper-shell delete /controller`); the controller that held it is not told until its
+watch fires, and the brokers race for the znode again.
+
+`elect-leaders(topic, timeout_ms)`: ask the controller for preferred elections of every
+partition of `topic` with the ElectLeaders request, as `kafka-leader-election.sh
+--election-type preferred` does (KIP-183). The request is not persisted in ZooKeeper: a
+controller elected meanwhile never learns of it. The controller answers after
+`timeout_ms` at the latest and goes on electing; the answer is only reported.
+
+A topic param names the scenario's topic or `<scenario topic>-<suffix>`; `run_topic` maps
+it onto the run's topic name, so that each run's side topics are its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from kazoo.exceptions import KazooException, NoNodeError
+from kazoo.handlers.threading import KazooTimeoutError
+
+from chaos.errors import ChaosError
+from chaos.generator.schedule import Action
+from client.errors import ClientError
+from rpc.errors import Errors
+from rpc.messages import ElectLeadersRequest, ElectLeadersResponse
+from testbed.topics import TopicCommandError, create_topic, delete_topic
+from zkdata import paths
+from zkdata.client import KafkaZkClient
+from zkdata.errors import ZkDataError
+from zkdata.model import PartitionReassignment, TopicPartition
+from zkdata.reassignment import ReassignmentZk
+
+#: Sends an ElectLeaders request to the controller and returns its answer; raises when no
+#: controller could be reached (`client.Client.elect_leaders` behind it).
+ElectLeaders = Callable[[ElectLeadersRequest], ElectLeadersResponse]
+#: `ElectionType.PREFERRED` of Kafka's ElectLeaders.
+PREFERRED_ELECTION = 0
+
+#: What a ZooKeeper-side action may fail with: a lost or timed-out session (kazoo), a znode
+#: that does not decode or a reassignment already running (`zkdata.errors.ZkDataError`), a
+#: topic that exists or does not (`testbed.topics.TopicCommandError`), and the admin rules'
+#: errors (`admin.errors`, `ValueError`s). Anything else is a bug and is not caught.
+ZK_ACTION_ERRORS: tuple[type[Exception], ...] = (
+    KazooException,
+    KazooTimeoutError,
+    ZkDataError,
+    TopicCommandError,
+    ValueError,
+)
+#: What an ElectLeaders request may fail with: no controller known, a transport failure.
+ELECT_ERRORS: tuple[type[Exception], ...] = (ClientError,)
+
+_KINDS = ("reassign", "create-topic", "delete-topic", "move-controller", "elect-leaders")
+
+
+class ActionFailed(ChaosError):
+    """An action could not be performed (unknown topic, a reassignment already running)."""
+
+
+def shifted_assignment(
+    assignment: Mapping[int, Sequence[int]], live: Sequence[int], shift: int
+) -> dict[int, tuple[int, ...]]:
+    """Each partition's replicas with broker `live[i]` replaced by `live[(i + shift) % n]`
+    (replicas on brokers that are not live stay). Pure."""
+    ids = sorted(live)
+    moved = {b: ids[(i + shift) % len(ids)] for i, b in enumerate(ids)} if ids else {}
+    return {p: tuple(moved.get(b, b) for b in replicas) for p, replicas in assignment.items()}
+
+
+#: The replication factor of a topic created by `create-topic`: every broker hosts it.
+CREATED_REPLICATION_FACTOR = 3
+
+
+def run_topic(name: str, topic_names: Mapping[str, str]) -> str:
+    """The run's name for the scenario topic `name`: its mapping in `topic_names`, or for
+    `<scenario topic>-<suffix>` the run's topic with the same suffix; else `name`. Pure."""
+    if name in topic_names:
+        return topic_names[name]
+    for scenario_topic, run_name in sorted(topic_names.items(), key=lambda kv: -len(kv[0])):
+        if name.startswith(scenario_topic + "-"):
+            return run_name + name[len(scenario_topic) :]
+    return name
+
+
+def perform(
+    action: Action,
+    read_zk: Callable[[Callable[[KafkaZkClient], str]], str],
+    topic_names: Mapping[str, str],
+    elect: ElectLeaders | None = None,
+) -> str:
+    """Perform `action` through `read_zk` (a ZooKeeper session runner, e.g.
+    `ClusterHandle.read_zk`) and, for `elect-leaders`, `elect`; `topic_names` maps a
+    scenario's topic name to this run's (`run_topic`). Returns a one-line description;
+    raises `ActionFailed`."""
+    if action.kind not in _KINDS:
+        raise ActionFailed(f"unknown action {action.kind!r}")
+    if action.kind == "move-controller":
+        return read_zk(_moving_controller)
+    topic = run_topic(str(action.param("topic")), topic_names)
+    if action.kind == "elect-leaders":
+        return _electing(topic, action.param("timeout_ms"), read_zk, elect)
+    if action.kind == "create-topic":
+        return read_zk(_creating(topic, action.param("partitions")))
+    if action.kind == "delete-topic":
+        return read_zk(_deleting(topic))
+    shift = action.param("shift")
+    if not isinstance(shift, int):
+        raise ActionFailed(f"reassign: shift must be an integer, got {shift!r}")
+
+    def reassign(zk: KafkaZkClient) -> str:
+        found = zk.get_topic_assignments([topic]).found.get(topic)
+        if found is None:
+            raise ActionFailed(f"reassign: topic {topic} does not exist")
+        live = sorted(zk.get_all_brokers().brokers)
+        current = {p: a.replicas for p, a in found.partitions.items()}
+        target = shifted_assignment(current, live, shift)
+        requests = [
+            PartitionReassignment(TopicPartition(topic, p), replicas)
+            for p, replicas in sorted(target.items())
+        ]
+        try:
+            ReassignmentZk(zk).create_reassignments(requests)
+        except ZK_ACTION_ERRORS as exc:  # a running reassignment, a lost session
+            raise ActionFailed(f"reassign {topic}: {exc}") from exc
+        return f"reassign {topic}: " + ", ".join(
+            f"p{p} {list(current[p])}->{list(r)}" for p, r in sorted(target.items())
+        )
+
+    return read_zk(reassign)
+
+
+def _creating(topic: str, partitions: object) -> Callable[[KafkaZkClient], str]:
+    if not isinstance(partitions, int) or partitions < 1:
+        raise ActionFailed(f"create-topic: partitions must be an integer > 0, got {partitions!r}")
+
+    def create(zk: KafkaZkClient) -> str:
+        try:
+            assignment = create_topic(zk, topic, partitions, CREATED_REPLICATION_FACTOR)
+        except ZK_ACTION_ERRORS as exc:  # it exists, too few brokers, a lost session
+            raise ActionFailed(f"create-topic {topic}: {exc}") from exc
+        return f"create-topic {topic}: " + ", ".join(
+            f"p{p} {list(r)}" for p, r in sorted(assignment.items())
+        )
+
+    return create
+
+
+def _deleting(topic: str) -> Callable[[KafkaZkClient], str]:
+    def delete(zk: KafkaZkClient) -> str:
+        try:
+            marked = delete_topic(zk, topic)
+        except ZK_ACTION_ERRORS as exc:  # no such topic, a lost session
+            raise ActionFailed(f"delete-topic {topic}: {exc}") from exc
+        return f"delete-topic {topic}: " + ("requested" if marked else "already requested")
+
+    return delete
+
+
+def _moving_controller(zk: KafkaZkClient) -> str:
+    held = zk.get_controller_id()
+    try:
+        zk.kazoo.retry(zk.kazoo.delete, paths.CONTROLLER)
+    except NoNodeError:
+        return "move-controller: no controller to move"
+    except ZK_ACTION_ERRORS as exc:  # a lost session
+        raise ActionFailed(f"move-controller: {exc}") from exc
+    return f"move-controller: /controller of broker {held} deleted"
+
+
+def _electing(
+    topic: str,
+    timeout_ms: object,
+    read_zk: Callable[[Callable[[KafkaZkClient], str]], str],
+    elect: ElectLeaders | None,
+) -> str:
+    if elect is None:
+        raise ActionFailed("elect-leaders: this runner cannot reach the controller")
+    if not isinstance(timeout_ms, int) or timeout_ms < 1:
+        raise ActionFailed(f"elect-leaders: timeout_ms must be an integer > 0, got {timeout_ms!r}")
+
+    def partition_ids(zk: KafkaZkClient) -> str:
+        found = zk.get_topic_assignments([topic]).found.get(topic)
+        if found is None:
+            raise ActionFailed(f"elect-leaders: topic {topic} does not exist")
+        return ",".join(str(p) for p in sorted(found.partitions))
+
+    ids = read_zk(partition_ids)
+    partitions = tuple(TopicPartition(topic, int(p)) for p in ids.split(",") if p)
+    try:
+        reply = elect(ElectLeadersRequest(PREFERRED_ELECTION, partitions, timeout_ms))
+    except ELECT_ERRORS as exc:  # no controller known, a transport failure
+        raise ActionFailed(f"elect-leaders {topic}: {exc}") from exc
+    return f"elect-leaders {topic} ({len(partitions)} partitions): " + describe_elections(reply)
+
+
+def describe_elections(reply: ElectLeadersResponse) -> str:
+    """The controller's answer in a few words: its request-level error, else how many
+    partitions got each outcome. Pure."""
+    if reply.error is not Errors.NONE:
+        return f"the controller answered {reply.error.name}"
+    outcomes: dict[str, int] = {}
+    for result in reply.results:
+        outcomes[result.error.name] = outcomes.get(result.error.name, 0) + 1
+    return ", ".join(f"{name} {n}" for name, n in sorted(outcomes.items())) or "no results"

@@ -1,0 +1,159 @@
+"""Setting a chaos run up on a compose project (`chaos.run.runner`'s steps 1-2) and reaching
+the cluster during it: the readiness check, `config.json`, the run's topic, the workload's
+client and cluster snapshots. Runner's thread.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import platform
+from typing import Any
+
+from chaos.cluster import endpoints
+from chaos.cluster.handle import ClusterHandle
+from chaos.cluster.metrics_scrape import fetch_metrics, parse_metrics
+from chaos.cluster.snapshots import ACTIVE_CONTROLLER, take_snapshot
+from chaos.errors import ChaosError, FaultError
+from chaos.generator.scenarios import Scenario
+from chaos.generator.schedule import Schedule
+from client import Client
+from harness.waiting import wait_until
+from rundir.invariants import ClusterSnapshot, problems
+from rundir.layout import RUN_DIR_VERSION
+from security.tls_files import CLIENT, load_identity
+from testbed.topics import TopicCommandError, create_topic
+from zkdata.errors import ZkDataError
+
+#: Seconds between readiness polls; the deadline of the set-up steps.
+POLL_S = 1.0
+READY_TIMEOUT_S = 90.0
+
+
+class RunSetupError(ChaosError):
+    """The run could not start: the project is not up, no controller, the topic failed."""
+
+
+def check_ready(cluster: ClusterHandle) -> None:
+    """Every service runs, and within `READY_TIMEOUT_S` every broker is registered and a
+    controller is elected (a previous run's restarted broker may still be registering)."""
+    services = cluster.services()
+    if not services:
+        raise RunSetupError(f"compose project {cluster.project} has no containers; `make up` first")
+    down = [s for s in services if cluster.status(s) != "running"]
+    if down:
+        raise RunSetupError(
+            f"services not running: {', '.join(down)}; `python -m chaos heal` or `make up`"
+        )
+    seen: dict[str, object] = {}
+
+    def settled() -> bool:
+        seen["unregistered"] = [b for b in cluster.brokers() if not cluster.broker_registered(b)]
+        seen["controller"] = cluster.controller_id()
+        return not seen["unregistered"] and seen["controller"] is not None
+
+    try:
+        wait_until(
+            settled,
+            READY_TIMEOUT_S,
+            lambda: (
+                f"after {READY_TIMEOUT_S:.0f} s: brokers {seen['unregistered']} not "
+                f"registered, controller {seen['controller']}"
+            ),
+            interval=POLL_S,
+        )
+    except FaultError as exc:
+        raise RunSetupError(f"ZooKeeper of {cluster.project} is not reachable: {exc}") from exc
+    except TimeoutError as exc:
+        raise RunSetupError(str(exc)) from None
+
+
+def run_config(
+    scenario: Scenario,
+    schedule: Schedule,
+    replay: bool,
+    cluster: ClusterHandle,
+    topic: str,
+    started_ms: int,
+) -> dict[str, Any]:
+    """What `config.json` holds (docs/runs.md)."""
+    workload = dataclasses.asdict(scenario.workload)
+    switches = endpoints.bug_switches(cluster)
+    return {
+        "run_dir_version": RUN_DIR_VERSION,
+        "scenario": scenario.name,
+        "seed": schedule.seed,
+        "replay": replay,
+        "project": cluster.project,
+        "topic": topic,
+        "workload": workload,
+        "invariants": sorted(scenario.invariants),
+        "convergence_bound_s": scenario.convergence_s,
+        "session_timeout_ms": endpoints.session_timeout_ms(cluster),
+        "bug_switches": list(endpoints.switches_on(switches)),
+        "bug_switches_by_broker": {service: list(names) for service, names in switches.items()},
+        "started_ms": started_ms,
+        "versions": {"python": platform.python_version(), "host": platform.platform(terse=True)},
+    }
+
+
+def create_run_topic(cluster: ClusterHandle, scenario: Scenario, topic: str) -> None:
+    """Create the run's topic with the scenario's settings and wait until every partition
+    is led with its full ISR and every broker's metadata agrees (`RunSetupError` else)."""
+    w = scenario.workload
+    config = {
+        "min.insync.replicas": str(w.min_insync_replicas),
+        "unclean.leader.election.enable": str(w.unclean_leader_election).lower(),
+    }
+    try:
+        cluster.read_zk(
+            lambda zk: create_topic(zk, topic, w.partitions, w.replication_factor, config=config)
+        )
+    except (FaultError, TopicCommandError, ZkDataError, ValueError) as exc:  # cannot start
+        raise RunSetupError(f"creating topic {topic}: {exc}") from exc
+    left: list[str] = []
+
+    def ready() -> bool:
+        left[:] = problems(snapshot(cluster, client, topic, 0))
+        return not left
+
+    def message() -> str:
+        return f"topic {topic} not ready: {'; '.join(left)}"
+
+    with run_client(cluster, topic) as client:
+        try:
+            wait_until(ready, READY_TIMEOUT_S, message, POLL_S)
+        except TimeoutError as exc:
+            raise RunSetupError(str(exc)) from None
+
+
+def run_client(cluster: ClusterHandle, topic: str) -> Client:
+    """A client of the project's brokers on their published ports, asking about `topic`;
+    mutual TLS with the project's client certificate when its brokers were given one."""
+    addresses = endpoints.broker_addresses(cluster)
+    tls_dir = endpoints.tls_dir(cluster)
+    return Client(
+        [addresses[b] for b in sorted(addresses)],
+        topics=(topic,),
+        address_map=endpoints.advertised_map(cluster),
+        timeout_s=5.0,
+        tls=load_identity(tls_dir, CLIENT) if tls_dir is not None else None,
+    )
+
+
+def snapshot(cluster: ClusterHandle, client: Client, topic: str, after_ms: int) -> ClusterSnapshot:
+    """The cluster now (`chaos.cluster.snapshots.take_snapshot`), `after_ms` after the heal."""
+    addresses = endpoints.broker_addresses(cluster)
+    apis = {b: client.api(a) for b, a in addresses.items()}
+    urls = endpoints.metrics_urls(cluster)
+    services = cluster.brokers()
+
+    def active(broker: int) -> float | None:
+        url = urls.get(services.get(broker, ""))
+        if url is None:
+            return None
+        try:
+            return parse_metrics(fetch_metrics(url)).get(ACTIVE_CONTROLLER)
+        except OSError:
+            return None
+
+    return cluster.read_zk(lambda zk: take_snapshot(zk, (topic,), apis, after_ms, active))

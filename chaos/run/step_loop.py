@@ -1,0 +1,207 @@
+"""The runner's step loop: a schedule's cues (`chaos.generator.timeline`) performed on time through
+the injector, on the caller's thread, until the heal.
+
+    steps = StepLoop(schedule, cluster, view, event_dir, topics, elect)
+    started = steps.start_clock()            # the workload starts now
+    heal_at = steps.perform(injector, status, stop)
+
+Between cues the loop keeps the live view fresh (`status`, every `TICK_S`). A step with a
+trigger is armed at its `at_s`: the loop reads the nodes' event logs every
+`chaos.run.event_watch.POLL_S` while it waits, starts the step when its event comes and stops
+it `duration_s` later; a trigger whose wait runs out (or that the heal overtakes) is a
+failed step, as is a fault that is refused, fails to start or does not take effect, and
+an undo that cannot be verified (`failed_steps`, in verdict.json). The loop never waits
+on ZooKeeper (`chaos.cluster.zk_off_loop`): a read a step needs gives up after `STEP_READ_S`.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from chaos.cluster.handle import ClusterHandle
+from chaos.cluster.zk_off_loop import STEP_READ_S, within
+from chaos.errors import FaultError
+from chaos.generator.schedule import Action, Schedule, Step
+from chaos.generator.timeline import CueType, timeline
+from chaos.run.actions import ActionFailed, perform
+from chaos.run.event_watch import POLL_S, EventTail, EventWatch, Fired
+from chaos.run.injector import Injector
+from chaos.run.live import LiveView, RunStatus
+from rpc.messages import ElectLeadersRequest, ElectLeadersResponse
+
+__all__ = ["TICK_S", "StepLoop"]
+
+#: Seconds between live-view updates while the loop waits for a cue.
+TICK_S = 0.25
+
+#: The live view's status in a phase (`"faults"`, `"healing"`), with the faults active.
+StatusOf = Callable[[str, Injector | None], RunStatus]
+
+
+class StepLoop:
+    """Performs one schedule (see the module docstring)."""
+
+    def __init__(
+        self,
+        schedule: Schedule,
+        cluster: ClusterHandle,
+        view: LiveView,
+        event_dir: Path | None,
+        topics: Mapping[str, str],
+        elect: Callable[[ElectLeadersRequest], ElectLeadersResponse],
+    ) -> None:
+        self.schedule = schedule
+        self.cluster = cluster
+        self.view = view
+        self.event_dir = event_dir
+        self.topics = dict(topics)
+        self.elect = elect
+        self.failed_steps: list[str] = []
+        self.fault_ids: dict[int, str] = {}
+        self._events = EventWatch(EventTail(event_dir))
+        #: Triggered steps started, by index: when (monotonic) each is to be stopped.
+        self._stops_at: dict[int, float] = {}
+        self._started = time.monotonic()
+        self._started_ms = int(time.time() * 1000)
+        self._stop = threading.Event()
+
+    def start_clock(self) -> float:
+        """Time 0 of the schedule is now (the workload starts); its monotonic time. The
+        event logs are read from here on."""
+        self._events = EventWatch(EventTail(self.event_dir))
+        self._started = time.monotonic()
+        self._started_ms = int(time.time() * 1000)
+        return self._started
+
+    def perform(self, injector: Injector, status: StatusOf, stop: threading.Event) -> float:
+        """Every cue up to the heal, whose monotonic time this returns. `stop` cuts the
+        waits short (the run is ending)."""
+        self._stop = stop
+        for cue in timeline(self.schedule):
+            phase = "healing" if cue.type in (CueType.HEAL, CueType.END) else "faults"
+            self._wait_until(cue.at_s, phase, injector, status)
+            if cue.type is CueType.START and cue.index is not None:
+                step = self.schedule.steps[cue.index]
+                if step.trigger is None:
+                    self._start(injector, cue.index, step, step.at_s)
+                else:
+                    self._arm(cue.index, step)
+            elif cue.type is CueType.STOP and cue.index is not None:
+                self._stop_step(injector, cue.index)
+            elif cue.type is CueType.ACTION and cue.index is not None:
+                self._act(self.schedule.actions[cue.index])
+            elif cue.type is CueType.HEAL:
+                break
+        for index in self._events.disarm_all():
+            self._not_triggered(index, "its event had not come by the heal")
+        self._stops_at.clear()
+        for healed in injector.heal_all():
+            self.view.say(f"heal {healed.fault_id}: {healed.check.detail}")
+        heal_at = time.monotonic()
+        self.view.say(f"{self.schedule.heal_at_s:6.1f}s heal: every fault undone")
+        return heal_at
+
+    def _wait_until(self, at: float, phase: str, injector: Injector, status: StatusOf) -> None:
+        """Keep the live view fresh until `at`; meanwhile start the triggered steps whose
+        event came, give up on those whose wait ran out, and stop the started ones that
+        are due."""
+        while True:
+            self._triggered_cues(injector)
+            now = time.monotonic()
+            left = self._started + at - now
+            if left <= 0:
+                return
+            self.view.update(status(phase, injector))
+            wait = min(TICK_S, left, *(t - now for t in self._stops_at.values()))
+            if self._events.waiting:
+                wait = min(wait, POLL_S)
+            self._stop.wait(max(0.0, wait))
+
+    def _triggered_cues(self, injector: Injector) -> None:
+        now = time.monotonic()
+        for index in sorted(i for i, t in self._stops_at.items() if t <= now):
+            del self._stops_at[index]
+            self._stop_step(injector, index)
+        fired, expired = self._events.due(now)
+        for index in expired:
+            self._not_triggered(index, "its event did not come in time")
+        for f in fired:
+            self._fire(injector, f)
+
+    def _arm(self, index: int, step: Step) -> None:
+        trigger = step.trigger
+        assert trigger is not None
+        if self.event_dir is None:
+            self._not_triggered(index, "the cluster has no event logs to watch")
+            return
+        since_ms = self._started_ms + int(step.at_s * 1000)
+        deadline = self._started + step.at_s + trigger.within_s
+        self._events.arm(index, trigger, since_ms, deadline)
+        self.view.say(f"{step.at_s:6.1f}s step {index} {step.fault.kind}: {trigger.describe()}")
+
+    def _fire(self, injector: Injector, fired: Fired) -> None:
+        step = self.schedule.steps[fired.index]
+        at = time.monotonic() - self._started
+        node = fired.event.get("node", "?")
+        self.view.say(f"{at:6.1f}s step {fired.index}: {fired.event.get('kind')} of {node}")
+        if self._start(injector, fired.index, step, at):
+            self._stops_at[fired.index] = self._started + at + step.duration_s
+
+    def _not_triggered(self, index: int, why: str) -> None:
+        step = self.schedule.steps[index]
+        self.failed_steps.append(f"step {index} ({step.describe()}): not started: {why}")
+        self.view.say(f"       step {index} {step.fault.kind}: NOT STARTED: {why}")
+
+    def _start(self, injector: Injector, index: int, step: Step, at: float) -> bool:
+        """Start step `index` (`at`: seconds into the run, for the view); whether its fault
+        is in effect and waits for its stop."""
+        spec = step.fault
+        rng = random.Random(f"{self.schedule.seed}:{step.at_s}:{spec.kind}:{spec.target}")
+        try:
+            targets = within(
+                lambda: self.cluster.resolve(spec.target, rng), STEP_READ_S, spec.target
+            )
+            fault = spec.fault(tuple(targets))
+            done = injector.start(fault, fault_id=f"step-{index}")
+        except FaultError as exc:
+            self.failed_steps.append(f"step {index} ({spec.describe()}): {exc}")
+            self.view.say(f"{at:6.1f}s {spec.kind} {spec.target}: NOT STARTED: {exc}")
+            return False
+        self.view.say(
+            f"{at:6.1f}s {spec.kind} {','.join(targets)}: "
+            + ("in effect" if done.ok else "DID NOT TAKE EFFECT")
+            + f" ({done.check.detail})"
+        )
+        if not done.ok:
+            self.failed_steps.append(f"step {index} ({spec.describe()}): {done.check.detail}")
+            return False
+        self.fault_ids[index] = done.fault_id
+        if step.duration_s == 0:
+            self._stop_step(injector, index)
+            return False
+        return True
+
+    def _stop_step(self, injector: Injector, index: int) -> None:
+        fault_id = self.fault_ids.pop(index, None)
+        if fault_id is None:
+            return
+        undone = injector.stop(fault_id)
+        if not undone.ok:
+            self.failed_steps.append(f"step {index} undo: {undone.check.detail}")
+        self.view.say(f"       undo {fault_id}: {'done' if undone.ok else 'FAILED'}")
+
+    def _act(self, action: Action) -> None:
+        try:
+            said = within(
+                lambda: perform(action, self.cluster.read_zk, self.topics, self.elect),
+                STEP_READ_S,
+                action.kind,
+            )
+        except (ActionFailed, FaultError) as exc:
+            self.failed_steps.append(f"action {action.kind}: {exc}")
+            said = f"FAILED: {exc}"
+        self.view.say(f"{action.at_s:6.1f}s {action.kind}: {said}")

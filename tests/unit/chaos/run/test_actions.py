@@ -1,0 +1,241 @@
+"""The admin operations a schedule's actions ask for: the reassignment of `reassign`, the
+run's names of the topics they act on, and `create-topic` / `delete-topic` handing the
+right topic to the topic commands."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, cast
+
+import pytest
+from kazoo.exceptions import ConnectionLoss, NoNodeError
+
+from chaos.generator.schedule import Action
+from chaos.run import actions
+from chaos.run.actions import ActionFailed, perform, run_topic, shifted_assignment
+from client.errors import ControllerUnknown
+from rpc.errors import Errors
+from rpc.messages import ElectLeadersRequest, ElectLeadersResponse, PartitionElectionResult
+from testbed.topics import TopicCommandError
+from zkdata.client import KafkaZkClient
+from zkdata.model import ReplicaAssignment, TopicAssignment, TopicPartition
+
+
+def test_every_replica_moves_to_the_next_live_broker() -> None:
+    assert shifted_assignment({0: (1, 2), 1: (2, 3)}, [1, 2, 3], 1) == {0: (2, 3), 1: (3, 1)}
+
+
+def test_a_shift_by_the_broker_count_changes_nothing() -> None:
+    assert shifted_assignment({0: (1, 2, 3)}, [3, 1, 2], 3) == {0: (1, 2, 3)}
+
+
+def test_replicas_on_brokers_that_are_not_live_stay() -> None:
+    assert shifted_assignment({0: (1, 4)}, [1, 2], 1) == {0: (2, 4)}
+
+
+NAMES = {"chaos-x": "chaos-x-1a2b3c", "chaos-x-y": "chaos-x-y-9f9f9f"}
+
+
+@pytest.mark.parametrize(
+    ("name", "run_name"),
+    [
+        ("chaos-x", "chaos-x-1a2b3c"),
+        ("chaos-x-doomed", "chaos-x-1a2b3c-doomed"),
+        ("chaos-x-y-doomed", "chaos-x-y-9f9f9f-doomed"),  # the longest scenario topic wins
+        ("other", "other"),
+        ("chaos-xdoomed", "chaos-xdoomed"),
+    ],
+)
+def test_a_topic_beside_the_scenarios_gets_the_runs_name(name: str, run_name: str) -> None:
+    assert run_topic(name, NAMES) == run_name
+
+
+def _zk(calls: list[str]) -> Callable[[Callable[[Any], str]], str]:
+    def read_zk(work: Callable[[Any], str]) -> str:
+        calls.append("session")
+        return work("zk")
+
+    return read_zk
+
+
+def test_create_and_delete_topic_act_on_the_runs_side_topic(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: list[tuple[Any, ...]] = []
+
+    def create(zk: str, name: str, partitions: int, rf: int) -> dict[int, tuple[int, ...]]:
+        seen.append(("create", zk, name, partitions, rf))
+        return {0: (1, 2, 3)}
+
+    def delete(zk: str, name: str) -> bool:
+        seen.append(("delete", zk, name))
+        return True
+
+    monkeypatch.setattr(actions, "create_topic", create)
+    monkeypatch.setattr(actions, "delete_topic", delete)
+    sessions: list[str] = []
+    made = Action(8.0, "create-topic", (("partitions", 2), ("topic", "chaos-x-doomed")))
+    gone = Action(9.0, "delete-topic", (("topic", "chaos-x-doomed"),))
+    said = perform(made, _zk(sessions), {"chaos-x": "chaos-x-1a2b3c"})
+    assert said == "create-topic chaos-x-1a2b3c-doomed: p0 [1, 2, 3]"
+    said = perform(gone, _zk(sessions), {"chaos-x": "chaos-x-1a2b3c"})
+    assert said == "delete-topic chaos-x-1a2b3c-doomed: requested"
+    assert seen == [
+        ("create", "zk", "chaos-x-1a2b3c-doomed", 2, 3),
+        ("delete", "zk", "chaos-x-1a2b3c-doomed"),
+    ]
+    assert sessions == ["session", "session"]
+
+
+def test_deleting_a_topic_that_does_not_exist_fails_the_action(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def delete(zk: str, name: str) -> bool:
+        raise TopicCommandError(f"Topic '{name}' does not exist as expected")
+
+    monkeypatch.setattr(actions, "delete_topic", delete)
+    gone = Action(9.0, "delete-topic", (("topic", "chaos-x-doomed"),))
+    with pytest.raises(ActionFailed, match="delete-topic chaos-x-doomed: Topic"):
+        perform(gone, _zk([]), {})
+
+
+class _Kazoo:
+    def __init__(self, present: bool) -> None:
+        self.present = present
+        self.deleted: list[str] = []
+
+    def retry(self, call: Callable[..., Any], *args: Any) -> Any:
+        return call(*args)
+
+    def delete(self, path: str) -> None:
+        if not self.present:
+            raise NoNodeError()
+        self.deleted.append(path)
+
+
+class _Zk:
+    def __init__(self, kazoo: _Kazoo) -> None:
+        self.kazoo = kazoo
+
+    def get_controller_id(self) -> int | None:
+        return 2 if self.kazoo.present else None
+
+
+@pytest.mark.parametrize("present", [True, False])
+def test_move_controller_deletes_the_controller_znode(present: bool) -> None:
+    kazoo = _Kazoo(present)
+    zk = cast(KafkaZkClient, _Zk(kazoo))
+    said = perform(Action(5.0, "move-controller", ()), lambda work: work(zk), {})
+    if present:
+        assert said == "move-controller: /controller of broker 2 deleted"
+        assert kazoo.deleted == ["/controller"]
+    else:
+        assert said == "move-controller: no controller to move"
+
+
+class _Assignments:
+    """Answers `get_topic_assignments` for one topic with partitions `ids`."""
+
+    def __init__(self, topic: str, ids: tuple[int, ...]) -> None:
+        self.topic, self.ids = topic, ids
+
+    def get_topic_assignments(self, topics: list[str]) -> Any:
+        class Found:
+            found = {
+                t: TopicAssignment({p: ReplicaAssignment((1, 2, 3)) for p in self.ids})
+                for t in topics
+                if t == self.topic
+            }
+
+        return Found()
+
+
+ELECT = Action(9.0, "elect-leaders", (("topic", "chaos-x"), ("timeout_ms", 100)))
+
+
+def test_elect_leaders_asks_for_preferred_elections_of_every_partition_of_the_runs_topic() -> None:
+    sent: list[ElectLeadersRequest] = []
+    zk = cast(KafkaZkClient, _Assignments("chaos-x-1a2b3c", (0, 1, 2)))
+
+    def elect(request: ElectLeadersRequest) -> ElectLeadersResponse:
+        sent.append(request)
+        done = PartitionElectionResult(request.partitions[0], Errors.NONE)
+        rest = [
+            PartitionElectionResult(tp, Errors.ELECTION_NOT_NEEDED) for tp in request.partitions[1:]
+        ]
+        return ElectLeadersResponse(Errors.NONE, (done, *rest))
+
+    said = perform(ELECT, lambda work: work(zk), NAMES, elect)
+    assert sent == [
+        ElectLeadersRequest(0, tuple(TopicPartition("chaos-x-1a2b3c", p) for p in (0, 1, 2)), 100)
+    ]
+    assert said == "elect-leaders chaos-x-1a2b3c (3 partitions): ELECTION_NOT_NEEDED 2, NONE 1"
+
+
+def test_a_timed_out_answer_is_reported_not_failed() -> None:
+    zk = cast(KafkaZkClient, _Assignments("chaos-x-1a2b3c", (0,)))
+    said = perform(
+        ELECT,
+        lambda work: work(zk),
+        NAMES,
+        lambda request: ElectLeadersResponse(Errors.REQUEST_TIMED_OUT),
+    )
+    assert said.endswith("the controller answered REQUEST_TIMED_OUT")
+
+
+def _unreachable(request: ElectLeadersRequest) -> ElectLeadersResponse:
+    raise ControllerUnknown("no controller is known")
+
+
+@pytest.mark.parametrize(
+    ("topic", "elect", "message"),
+    [
+        ("chaos-x-1a2b3c", _unreachable, "no controller is known"),
+        ("elsewhere", _unreachable, "does not exist"),
+        ("chaos-x-1a2b3c", None, "cannot reach the controller"),
+    ],
+)
+def test_elect_leaders_fails_without_a_topic_or_a_controller(
+    topic: str, elect: Any, message: str
+) -> None:
+    zk = cast(KafkaZkClient, _Assignments(topic, (0,)))
+    with pytest.raises(ActionFailed, match=message):
+        perform(ELECT, lambda work: work(zk), NAMES, elect)
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [ConnectionLoss("session lost"), TopicCommandError("Topic 'x' does not exist as expected")],
+    ids=["kazoo", "topic-command"],
+)
+def test_a_zookeeper_side_failure_fails_the_action(
+    monkeypatch: pytest.MonkeyPatch, failure: Exception
+) -> None:
+    def delete(zk: str, name: str) -> bool:
+        raise failure
+
+    monkeypatch.setattr(actions, "delete_topic", delete)
+    gone = Action(9.0, "delete-topic", (("topic", "chaos-x-doomed"),))
+    with pytest.raises(ActionFailed, match="delete-topic chaos-x-doomed"):
+        perform(gone, _zk([]), {})
+
+
+def test_a_bug_in_an_action_is_not_taken_for_a_failed_action(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def delete(zk: str, name: str) -> bool:
+        raise KeyError("a bug, not a cluster failure")
+
+    monkeypatch.setattr(actions, "delete_topic", delete)
+    gone = Action(9.0, "delete-topic", (("topic", "chaos-x-doomed"),))
+    with pytest.raises(KeyError, match="a bug"):
+        perform(gone, _zk([]), {})
+
+
+def test_an_elect_leaders_bug_is_not_taken_for_an_unreachable_controller() -> None:
+    def broken(request: ElectLeadersRequest) -> ElectLeadersResponse:
+        raise AttributeError("a bug, not a transport failure")
+
+    zk = cast(KafkaZkClient, _Assignments("chaos-x-1a2b3c", (0,)))
+    with pytest.raises(AttributeError, match="a bug"):
+        perform(ELECT, lambda work: work(zk), NAMES, broken)

@@ -1,0 +1,278 @@
+"""The runner's step loop: it never waits on ZooKeeper (with a cluster whose every
+ZooKeeper read hangs, a quorum lost, the steps and their undo still run on time), and it
+starts a triggered step on its event and stops it its duration later."""
+
+from __future__ import annotations
+
+import functools
+import json
+import random
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from chaos.cluster.zk_off_loop import ControllerWatch, within
+from chaos.errors import FaultFailed
+from chaos.faults.base import Check
+from chaos.generator.schedule import FaultSpec, Schedule, Step, Trigger
+from chaos.run import runner, step_loop
+from chaos.run.injector import Injection
+from chaos.run.live import RunStatus
+from chaos.run.step_loop import StepLoop
+
+
+class HangingZk:
+    """A cluster whose ZooKeeper reads (and ZooKeeper-backed role resolutions) wait until
+    `release` is set; ZooKeeper server roles resolve without ZooKeeper."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.reads = 0
+
+    def brokers(self) -> dict[int, str]:
+        return {}
+
+    def read_zk(self, read: Callable[[Any], Any]) -> Any:
+        self.reads += 1
+        self.release.wait()
+        raise FaultFailed("ZooKeeper came back too late")
+
+    def resolve(self, role: str, rng: random.Random) -> tuple[str, ...]:
+        if role.startswith("zk:"):
+            return (f"zk{role[3:]}",)
+        return self.read_zk(lambda zk: None)  # type: ignore[no-any-return]
+
+
+class RecordingInjector:
+    """Records when each fault started and stopped."""
+
+    def __init__(self, started: float) -> None:
+        self.started = started
+        self.log: list[tuple[str, str, float]] = []
+
+    def active(self) -> dict[str, Any]:
+        return {}
+
+    def start(self, fault: Any, fault_id: str | None = None) -> Injection:
+        assert fault_id is not None
+        self.log.append(("start", fault_id, time.monotonic() - self.started))
+        return Injection(fault_id, fault, Check(True, "in effect"))
+
+    def stop(self, fault_id: str) -> Injection:
+        self.log.append(("stop", fault_id, time.monotonic() - self.started))
+        return Injection(fault_id, None, Check(True, "undone"))
+
+    def heal_all(self) -> list[Injection]:
+        self.log.append(("heal", "", time.monotonic() - self.started))
+        return []
+
+
+class RecordingView:
+    def __init__(self) -> None:
+        self.statuses: list[RunStatus] = []
+        self.lines: list[str] = []
+
+    def update(self, status: RunStatus, force: bool = False) -> None:
+        self.statuses.append(status)
+
+    def say(self, line: str) -> None:
+        self.lines.append(line)
+
+
+@pytest.fixture
+def cluster() -> Iterator[HangingZk]:
+    zk = HangingZk()
+    yield zk
+    zk.release.set()  # lets the abandoned reads end
+
+
+def _perform(
+    cluster: HangingZk, steps: tuple[Step, ...], heal_at_s: float, watch: bool
+) -> tuple[StepLoop, RecordingInjector, RecordingView]:
+    """Perform `steps` through a `StepLoop` with the status of `runner._Performance`
+    (with its controller watch or without one) until the heal; the loop, the injector's
+    record and the view."""
+    request = SimpleNamespace(scenario=SimpleNamespace(name="t", workload=SimpleNamespace()))
+    schedule = Schedule(1, steps, heal_at_s=heal_at_s, end_s=heal_at_s + 0.3)
+    view = RecordingView()
+    performed = runner._Performance(
+        request,  # type: ignore[arg-type]
+        schedule,
+        cluster,  # type: ignore[arg-type]
+        SimpleNamespace(),  # type: ignore[arg-type]
+        "topic",
+        view,  # type: ignore[arg-type]
+    )
+    loop = StepLoop(
+        schedule,
+        cluster,  # type: ignore[arg-type]
+        view,  # type: ignore[arg-type]
+        None,
+        {},
+        elect=lambda request: pytest.fail("no action elects"),
+    )
+    started = loop.start_clock()
+    injector = RecordingInjector(started)
+    status = functools.partial(performed._status, started)
+    if watch:
+        with ControllerWatch(performed._read_controller, every_s=0.05) as performed._watch:
+            loop.perform(injector, status, threading.Event())  # type: ignore[arg-type]
+    else:
+        loop.perform(injector, status, threading.Event())  # type: ignore[arg-type]
+    return loop, injector, view
+
+
+def test_a_hanging_zookeeper_read_does_not_delay_the_undo(cluster: HangingZk) -> None:
+    steps = (
+        Step(0.2, 0.6, FaultSpec("pause", "zk:1")),
+        Step(0.2, 0.6, FaultSpec("pause", "zk:2")),
+    )
+    performed, injector, view = _perform(cluster, steps, heal_at_s=1.2, watch=True)
+    kinds = [(kind, fault_id) for kind, fault_id, _ in injector.log]
+    assert kinds == [
+        ("start", "step-0"),
+        ("start", "step-1"),
+        ("stop", "step-0"),
+        ("stop", "step-1"),
+        ("heal", ""),
+    ]
+    stops = [at for kind, _, at in injector.log if kind == "stop"]
+    assert all(0.8 <= at < 1.1 for at in stops), injector.log
+    assert cluster.reads >= 1  # the watch did try ZooKeeper, and hangs there
+    assert view.statuses
+    assert all(s.controller is None for s in view.statuses)
+    assert "no fresh answer from ZooKeeper" in view.statuses[-1].note
+    assert performed.failed_steps == []
+
+
+def test_a_role_zookeeper_cannot_resolve_gives_the_step_up_and_the_undo_stays_on_time(
+    cluster: HangingZk, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(step_loop, "STEP_READ_S", 0.2)
+    steps = (
+        Step(0.1, 1.0, FaultSpec("pause", "zk:1")),
+        Step(0.2, 0.3, FaultSpec("kill", "controller")),
+    )
+    performed, injector, _ = _perform(cluster, steps, heal_at_s=1.3, watch=False)
+    assert [(k, f) for k, f, _ in injector.log] == [
+        ("start", "step-0"),
+        ("stop", "step-0"),
+        ("heal", ""),
+    ]
+    assert 1.1 <= injector.log[1][2] < 1.4, injector.log
+    assert len(performed.failed_steps) == 1
+    assert "no answer from ZooKeeper within 0.2 s" in performed.failed_steps[0]
+
+
+def test_within_returns_the_answer_and_raises_the_call_s_own_error() -> None:
+    assert within(lambda: 7, 1.0, "seven") == 7
+
+    def broken() -> int:
+        raise KeyError("x")
+
+    with pytest.raises(KeyError):
+        within(broken, 1.0, "broken")
+    with pytest.raises(ValueError, match="deadline_s"):
+        within(lambda: 1, 0, "none")
+
+
+def test_the_watch_publishes_answers_and_forgets_stale_ones() -> None:
+    now = [100.0]
+    answered = threading.Event()
+
+    def read() -> tuple[int | None, int | None]:
+        answered.set()
+        return 2, 5
+
+    watch = ControllerWatch(read, every_s=60, stale_s=3, clock=lambda: now[0])
+    assert not watch.seen().known
+    with watch:
+        assert answered.wait(5)
+        deadline = time.monotonic() + 5
+        while not watch.seen().known and time.monotonic() < deadline:
+            answered.wait(0.01)
+        seen = watch.seen()
+        assert (seen.controller, seen.epoch, seen.known) == (2, 5, True)
+        now[0] += 3.5
+        assert watch.seen().known is False
+    with pytest.raises(ValueError, match="every_s"):
+        ControllerWatch(read, every_s=0)
+
+
+def _status(phase: str, injector: Any) -> RunStatus:
+    return RunStatus("t", None, 0.0, 1.0, phase, (), {}, {}, None, None)
+
+
+def test_the_loop_starts_a_triggered_step_on_its_event_and_stops_it_its_duration_later(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "broker2.jsonl"
+    log.touch()
+    trigger = Trigger("leader_elected", (("partition", 0),), within_s=1.0)
+    steps = (
+        Step(0.1, 0.3, FaultSpec("pause", "zk:1"), trigger),
+        Step(0.1, 0.3, FaultSpec("pause", "zk:2"), trigger),
+        Step(0.2, 0.2, FaultSpec("pause", "zk:3"), Trigger("broker_change", within_s=0.3)),
+    )
+    view = RecordingView()
+    loop = StepLoop(
+        Schedule(1, steps, heal_at_s=1.6, end_s=2.0),
+        HangingZk(),  # type: ignore[arg-type]
+        view,  # type: ignore[arg-type]
+        tmp_path,
+        {},
+        elect=lambda request: pytest.fail("no action elects"),
+    )
+    injector = RecordingInjector(loop.start_clock())
+
+    def elect_later() -> None:
+        time.sleep(0.4)  # the cluster's own pace: what the loop must wait for
+        ts = int(time.time() * 1000)
+        with open(log, "a", encoding="utf-8") as f:
+            for partition in (1, None, 0):
+                event = {"ts": ts, "node": "broker1", "kind": "leader_elected"}
+                f.write(json.dumps({**event, "partition": partition}) + "\n")
+
+    cluster_side = threading.Thread(target=elect_later)
+    cluster_side.start()
+    heal_at = loop.perform(injector, _status, threading.Event())  # type: ignore[arg-type]
+    cluster_side.join()
+    assert [(k, f) for k, f, _ in injector.log] == [
+        ("start", "step-0"),
+        ("start", "step-1"),
+        ("stop", "step-0"),
+        ("stop", "step-1"),
+        ("heal", ""),
+    ]
+    at = {f"{k} {f}": t for k, f, t in injector.log}
+    assert 0.4 <= at["start step-0"] < 0.55, injector.log
+    assert 0.28 <= at["stop step-1"] - at["start step-1"] < 0.45, injector.log
+    assert heal_at - injector.started >= 1.6
+    assert len(loop.failed_steps) == 1
+    assert "step 2" in loop.failed_steps[0]
+    assert "its event did not come in time" in loop.failed_steps[0]
+    assert any("step 0: leader_elected of broker1" in line for line in view.lines)
+
+
+def test_a_trigger_without_event_logs_to_watch_is_a_failed_step_and_nothing_starts() -> None:
+    steps = (Step(0.1, 0.2, FaultSpec("pause", "zk:1"), Trigger("broker_change", within_s=0.5)),)
+    loop = StepLoop(
+        Schedule(1, steps, heal_at_s=0.9, end_s=1.0),
+        HangingZk(),  # type: ignore[arg-type]
+        RecordingView(),  # type: ignore[arg-type]
+        None,
+        {},
+        elect=lambda request: pytest.fail("no action elects"),
+    )
+    injector = RecordingInjector(loop.start_clock())
+    loop.perform(injector, _status, threading.Event())  # type: ignore[arg-type]
+    assert [k for k, _, _ in injector.log] == ["heal"]
+    assert loop.failed_steps == [
+        "step 0 (0.1s +0.2s pause zk:1 on broker_change within 0.5s): not started: "
+        "the cluster has no event logs to watch"
+    ]
