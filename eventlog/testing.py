@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from eventlog.event import Event
 from eventlog.kinds import EventKind
 from eventlog.log import EventLog
 
@@ -18,9 +19,9 @@ class RecordingEventLog(EventLog):
         self._recorded_lock = threading.Lock()
         self._recorded: list[dict[str, Any]] = []
 
-    def emit(self, kind: EventKind, /, **fields: Any) -> dict[str, Any]:
+    def emit(self, event: Event, /) -> dict[str, Any]:
         """Emit as `EventLog` does, and keep the record."""
-        record = super().emit(kind, **fields)
+        record = super().emit(event)
         with self._recorded_lock:
             self._recorded.append(record)
         return record
@@ -31,6 +32,6 @@ class RecordingEventLog(EventLog):
         with self._recorded_lock:
             return list(self._recorded)
 
-    def of_kind(self, kind: EventKind) -> list[dict[str, Any]]:
+    def of_kind(self, kind: EventKind | str) -> list[dict[str, Any]]:
         """The events of one kind, in order."""
         return [e for e in self.events if e["kind"] == str(kind)]

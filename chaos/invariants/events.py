@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from eventlog import SCHEMA_VERSION, EventKind
-from eventlog.log import ENVELOPE
+from eventlog.event import ENVELOPE
 
 __all__ = [
     "Event",

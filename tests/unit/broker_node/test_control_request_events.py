@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from broker_node.control_requests import ControlRequestHandler
-from eventlog import EventKind
+from eventlog import Event, EventKind
 from eventlog.testing import RecordingEventLog
 from rpc import messages as m
 
@@ -58,9 +58,9 @@ class _CollectorWatchingLog(RecordingEventLog):
         super().__init__("broker1")
         self.collector_on: list[tuple[str, bool]] = []
 
-    def emit(self, kind: EventKind, /, **fields: Any) -> dict[str, Any]:
-        self.collector_on.append((str(kind), gc.isenabled()))
-        return super().emit(kind, **fields)
+    def emit(self, event: Event, /) -> dict[str, Any]:
+        self.collector_on.append((event.kind, gc.isenabled()))
+        return super().emit(event)
 
 
 def test_leader_and_isr_and_update_metadata_are_applied_with_the_collector_paused() -> None:
