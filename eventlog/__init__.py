@@ -69,7 +69,13 @@ from eventlog.events.topics import (
     TopicDeletionStarted,
 )
 from eventlog.kinds import SCHEMA_VERSION, EventKind
-from eventlog.log import EventLog, event_log_path, read_events, read_numbered_events
+from eventlog.log import (
+    EventLog,
+    event_log_path,
+    event_record,
+    read_events,
+    read_numbered_events,
+)
 from eventlog.registry import EVENT_TYPES, EventDecodeError, decode
 
 __all__ = [
@@ -135,6 +141,7 @@ __all__ = [
     "ZkSessionState",
     "decode",
     "event_log_path",
+    "event_record",
     "read_events",
     "read_numbered_events",
 ]

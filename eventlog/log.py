@@ -45,6 +45,12 @@ def encode_event(record: dict[str, Any]) -> str:
         return _ENCODER.encode(record)
 
 
+def event_record(event: Event, ts: int, node: str) -> dict[str, Any]:
+    """The record `node` writes for `event` at `ts` (ms since the epoch): the envelope, then
+    the event's fields in the order its type declares them, an `ABSENT` one left out."""
+    return event._encoding.record(event, ts, node)
+
+
 class EventLog:
     """One node's event log."""
 
