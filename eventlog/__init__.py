@@ -21,6 +21,11 @@ from eventlog.events.broker import (
     UnauthorizedRequest,
     ZkSessionState,
 )
+from eventlog.events.channel import (
+    ControlRequestDropped,
+    ControlRequestSent,
+    ControlResponseReceived,
+)
 from eventlog.events.controller import (
     BrokerChange,
     ControlledShutdown,
@@ -29,9 +34,6 @@ from eventlog.events.controller import (
     ControllerFailoverStep,
     ControllerObserved,
     ControllerResigned,
-    ControlRequestDropped,
-    ControlRequestSent,
-    ControlResponseReceived,
     EventFailed,
     IsrChangeHandled,
     LeaderElectionsRequested,

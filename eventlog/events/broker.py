@@ -34,7 +34,10 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NodeStarted(Event):
-    """`node.py`, main thread."""
+    """A broker process started.
+
+    `node.py`, main thread.
+    """
 
     kind: ClassVar[str] = "node_started"
 
@@ -46,7 +49,10 @@ class NodeStarted(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BugSwitchesOn(Event):
-    """`node.py`, main thread; right after `node_started`, only when a switch is on."""
+    """The broker process re-introduces historical bugs (docs/bugs.md).
+
+    `node.py`, main thread; right after `node_started`, only when a switch is on.
+    """
 
     kind: ClassVar[str] = "bug_switches_on"
 
@@ -56,7 +62,10 @@ class BugSwitchesOn(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NodeStopped(Event):
-    """`node.py`, main thread; last line of a clean stop."""
+    """A broker process stopped cleanly.
+
+    `node.py`, main thread; last line of a clean stop.
+    """
 
     kind: ClassVar[str] = "node_stopped"
 
@@ -66,7 +75,9 @@ class NodeStopped(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ControlledShutdownAttempt(Event):
-    """`node.py`, main thread; one per attempt during a stop.
+    """One attempt of a stopping broker's controlled shutdown.
+
+    `node.py`, main thread; one per attempt during a stop.
 
     The attempts stop at the first `"done"`. Without one, the broker stops uncleanly after the
     last attempt (no further event).
@@ -89,7 +100,9 @@ class ControlledShutdownAttempt(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ZkSessionState(Event):
-    """`zk_session.py`, kazoo connection thread.
+    """The broker's ZooKeeper session changed state.
+
+    `zk_session.py`, kazoo connection thread.
 
     The first connection at start-up is not logged: the listener is added after it. A clean stop
     logs `"lost"` as well.
@@ -105,7 +118,10 @@ class ZkSessionState(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BrokerRegistered(Event):
-    """`registration.py`; main thread, or the event thread after an expiry."""
+    """The broker registered itself in `/brokers/ids` (a new broker epoch).
+
+    `registration.py`; main thread, or the event thread after an expiry.
+    """
 
     kind: ClassVar[str] = "broker_registered"
 
@@ -117,13 +133,15 @@ class BrokerRegistered(Event):
     """the epoch it replaces; `-1` on the first registration of the process"""
     reregistration: bool
     """`true` from the second registration of this process on"""
-    session_id: str | None
+    session_id: str
     """the session owning the registration (`"0x0"` if unknown)"""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TlsHandshakeRefused(Event):
-    """`grpc-trace-reader`.
+    """A client was refused in the TLS handshake of the broker's gRPC port.
+
+    `grpc-trace-reader`.
 
     A client was refused in the TLS handshake of the broker's gRPC port: no handler ran. Read
     from gRPC's `handshaker` tracer (`rpc/wire/handshake_trace.py`). A connection closed before
@@ -144,7 +162,9 @@ class TlsHandshakeRefused(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UnauthorizedRequest(Event):
-    """`grpc-worker*`.
+    """An authenticated caller was refused a method its role may not call.
+
+    `grpc-worker*`.
 
     A caller with a certificate of the cluster's CA called a method its role may not call (the
     client certificate sending LeaderAndIsr, UpdateMetadata, StopReplica or ControlledShutdown),
@@ -167,7 +187,7 @@ class UnauthorizedRequest(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RequestAccepted(Event):
-    """"""
+    """The broker applied a controller's request."""
 
     kind: ClassVar[str] = "request_accepted"
 
@@ -191,7 +211,7 @@ class RequestAccepted(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RequestRejected(Event):
-    """"""
+    """The broker refused a controller's request as fenced."""
 
     kind: ClassVar[str] = "request_rejected"
 
@@ -221,7 +241,9 @@ class RequestRejected(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PartitionFenced(Event):
-    """One per accepted LeaderAndIsr or StopReplica that had fenced partitions.
+    """Partitions of an accepted request that the broker did not apply (fenced).
+
+    One per accepted LeaderAndIsr or StopReplica that had fenced partitions.
 
     A request with no fenced partition writes no `partition_fenced`. The request's
     `request_accepted` follows it and counts the same partitions in `partition_errors`.
@@ -251,7 +273,9 @@ class PartitionFenced(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RequestInvalid(Event):
-    """`control_requests.py` and `client_api.py`, `grpc-worker*`.
+    """Field validation refused a request, or some of its entries.
+
+    `control_requests.py` and `client_api.py`, `grpc-worker*`.
 
     Written once for a request that field validation refused as a whole, or with some of its
     entries refused ([security.md](security.md), Limits and validation). It comes before any
@@ -301,7 +325,9 @@ class RequestInvalid(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RequestFailed(Event):
-    """`request_guard.py`, `grpc-worker*`.
+    """A request handler raised; the request was answered `UNKNOWN_SERVER_ERROR`.
+
+    `request_guard.py`, `grpc-worker*`.
 
     A handler raised; the request was answered `UNKNOWN_SERVER_ERROR` (-1) and the broker went
     on. Validation should make this impossible: each one is a bug.

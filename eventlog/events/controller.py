@@ -1,9 +1,9 @@
-"""Controller: election, event loop, failover, changes and channel manager.
+"""Controller: election, event loop, failover and the changes it handles.
 
 Written by `controller/controller.py` (election and event loop), `controller/active.py`
 and its helpers (`topic_changes.py`, `broker_changes.py`, `isr_changes.py`,
-`controlled_shutdown.py`, `replica_election.py`) and `controller/channel_manager.py`, on
-`controller-event-thread` unless said otherwise.
+`controlled_shutdown.py`, `replica_election.py`), on `controller-event-thread` unless
+said otherwise.
 
 Pure values; any thread.
 """
@@ -17,9 +17,6 @@ from eventlog.event import ABSENT, Absent, Event
 
 __all__ = [
     "BrokerChange",
-    "ControlRequestDropped",
-    "ControlRequestSent",
-    "ControlResponseReceived",
     "ControlledShutdown",
     "ControllerElected",
     "ControllerFailoverDone",
@@ -38,7 +35,9 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ControllerElected(Event):
-    """Zxids order every write of the ensemble, whatever the clocks say: a state write of an
+    """This broker won the controller election.
+
+    Zxids order every write of the ensemble, whatever the clocks say: a state write of an
     older controller epoch whose `zxid` exceeds a later `controller_elected`'s `epoch_zxid`
     committed after that controller bumped the epoch, which fencing forbids
     (`controller_writes_fenced`, docs/invariants.md). They cost nothing: ZooKeeper answers
@@ -62,7 +61,9 @@ class ControllerElected(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ControllerResigned(Event):
-    """Event thread; main thread during shutdown.
+    """This broker stopped being the controller.
+
+    Event thread; main thread during shutdown.
 
     Emitted when `/controller` names another broker or is gone, on session expiry, after a
     failed epoch check (`ControllerMovedError`), after a failed failover, and when an active
@@ -84,7 +85,9 @@ class ControllerResigned(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ControllerObserved(Event):
-    """This is emitted when an election finds `/controller` already held. It is also emitted
+    """This broker found another broker in `/controller`.
+
+    This is emitted when an election finds `/controller` already held. It is also emitted
     when a failed election, a `/controller` change or a failed epoch check leaves another
     broker as controller.
     """
@@ -97,7 +100,9 @@ class ControllerObserved(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MalformedZnode(Event):
-    """Event thread; also from `active.py`, `topic_changes.py`, `partition_state_machine.py`,
+    """A znode did not decode.
+
+    Event thread; also from `active.py`, `topic_changes.py`, `partition_state_machine.py`,
     `replica_election.py` and `reassignment.py`; and from `config-change-listener` on every
     broker.
     """
@@ -117,7 +122,10 @@ class MalformedZnode(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EventFailed(Event):
-    """Not emitted for `ControllerMovedError`, which resigns instead."""
+    """A controller event raised.
+
+    Not emitted for `ControllerMovedError`, which resigns instead.
+    """
 
     kind: ClassVar[str] = "event_failed"
 
@@ -131,7 +139,9 @@ class EventFailed(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ControllerFailoverStep(Event):
-    """`on_failover`, after each step.
+    """A step of the new controller's failover is done.
+
+    `on_failover`, after each step.
 
     A failover that raises stops after its last completed step.
     """
@@ -160,7 +170,10 @@ class ControllerFailoverStep(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ControllerFailoverDone(Event):
-    """End of `on_failover`."""
+    """The new controller's failover is done.
+
+    End of `on_failover`.
+    """
 
     kind: ClassVar[str] = "controller_failover_done"
 
@@ -184,7 +197,7 @@ class ControllerFailoverDone(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BrokerChange(Event):
-    """"""
+    """The controller handled a change of the registered brokers."""
 
     kind: ClassVar[str] = "broker_change"
 
@@ -202,7 +215,7 @@ class BrokerChange(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TopicChange(Event):
-    """"""
+    """The controller handled a change of the topics."""
 
     kind: ClassVar[str] = "topic_change"
 
@@ -219,7 +232,9 @@ class TopicChange(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class IsrChangeHandled(Event):
-    """After the handled notifications were deleted.
+    """The controller handled ISR change notifications.
+
+    After the handled notifications were deleted.
 
     Not emitted when there was no notification to handle.
     """
@@ -238,7 +253,9 @@ class IsrChangeHandled(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ControlledShutdown(Event):
-    """A ControlledShutdown that passed the checks.
+    """The controller moved the leaderships of a broker shutting down.
+
+    A ControlledShutdown that passed the checks.
 
     Counted partitions have more than one replica and a known leadership, and are not queued for
     deletion. A request answered `STALE_BROKER_EPOCH`, `BROKER_NOT_AVAILABLE` or
@@ -263,7 +280,9 @@ class ControlledShutdown(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LeaderElectionsRequested(Event):
-    """After preferred or unclean elections on request.
+    """The controller ran preferred or unclean elections on request.
+
+    After preferred or unclean elections on request.
 
     One per run of `ActiveController.elect_leaders`: an ElectLeaders request handled by the
     active controller, a `/admin/preferred_replica_election` request listing partitions, or an
@@ -297,7 +316,9 @@ class LeaderElectionsRequested(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PartitionsAdded(Event):
-    """`topic_changes.py`, PartitionModifications.
+    """The controller found partitions added to a topic.
+
+    `topic_changes.py`, PartitionModifications.
 
     `/brokers/topics/T` lists partitions the controller did not know.
     """
@@ -323,7 +344,9 @@ class PartitionsAdded(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReplicasOffline(Event):
-    """`broker_changes.py`.
+    """A broker's replicas went offline after a storage error.
+
+    `broker_changes.py`.
 
     A live broker answered LeaderAndIsr with `KAFKA_STORAGE_ERROR` for partitions it had not
     reported before; those replicas are now offline until the broker restarts
@@ -338,72 +361,3 @@ class ReplicasOffline(Event):
     """the newly offline partitions, as `"<topic>-<partition>"`, sorted"""
     controller_epoch: int
     """this controller's epoch"""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ControlRequestSent(Event):
-    """`controller-event-thread`, when the request is queued for its sender.
-
-    It marks the hand-over to the sender queue, not the transmission. A request to a broker
-    without a sender is not queued and not logged here. The UpdateMetadata requests a new
-    controller queues during its failover (step `update_metadata_sent`) name every broker it
-    found live; each broker's `request_accepted` of `api` `"UpdateMetadata"` with that
-    `controller_epoch` is when it applied them. The pipeline times the failover until the last
-    of them ([pipeline.md](pipeline.md)).
-    """
-
-    kind: ClassVar[str] = "control_request_sent"
-
-    api: str
-    """`"LeaderAndIsr"`, `"UpdateMetadata"` or `"StopReplica"`"""
-    broker_id: int
-    """the target broker"""
-    controller_epoch: int
-    """from the request header"""
-    broker_epoch: int
-    """the target's broker epoch in the header"""
-    partitions: int
-    """number of partition states in the request"""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ControlResponseReceived(Event):
-    """`controller-to-broker-<id>-send-thread`.
-
-    Transport failures are retried and are not logged as events; only the final answer is. A
-    request dropped because its broker was removed gets no `control_response_received`.
-    """
-
-    kind: ClassVar[str] = "control_response_received"
-
-    api: str
-    """as above"""
-    broker_id: int
-    """the broker that answered"""
-    controller_epoch: int
-    """from the request's header"""
-    error: str
-    """the response's top-level error name, e.g. `"NONE"` or `"STALE_CONTROLLER_EPOCH"`"""
-    partition_errors: int
-    """partitions whose error is not `NONE` (always `0` for UpdateMetadata)"""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ControlRequestDropped(Event):
-    """`controller-to-broker-<id>-send-thread`.
-
-    A request that did not encode, or whose answer did not decode (`RpcMalformed`), is not
-    resent (the same bytes would fail again) and gets no `control_response_received`; the sender
-    goes on with its queue.
-    """
-
-    kind: ClassVar[str] = "control_request_dropped"
-
-    api: str
-    """as for `control_response_received`"""
-    broker_id: int
-    """as for `control_response_received`"""
-    controller_epoch: int
-    """as for `control_response_received`"""
-    reason: str
-    """the error, at most 500 characters"""

@@ -26,7 +26,9 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class IsrChanged(Event):
-    """Written by the partition leader (`partition.py`) for each ISR shrink or expand it wrote,
+    """A partition's ISR was written.
+
+    Written by the partition leader (`partition.py`) for each ISR shrink or expand it wrote,
     and by the controller (`replica_state_machine.py`) for each ISR shrink of OfflineReplica
     it wrote. The `by` field tells them apart.
     """
@@ -46,7 +48,8 @@ class IsrChanged(Event):
     leader: int
     """the leader after the write (-1 when the controller removed the leader)"""
     leader_epoch: int
-    """(leader: yes (unchanged by the write); controller: yes (the new, bumped epoch))"""
+    """the leader epoch: unchanged by a leader's write, the new (bumped) one in the
+    controller's"""
     old_isr: list[int] | Absent = ABSENT
     """the ISR before (leader: yes; controller: absent)"""
     isr: list[int]
@@ -67,7 +70,7 @@ class IsrChanged(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class IsrUpdateFailed(Event):
-    """Broker.
+    """A broker could not write a partition's ISR.
 
     From `partition.py`, when a leader's conditional ISR write hit BADVERSION or NoNode and the
     re-read znode is missing or holds another leader, leader epoch or ISR. The leader keeps its
@@ -97,7 +100,9 @@ class IsrUpdateFailed(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TopicConfigChanged(Event):
-    """`config_changes.py`, `config-change-listener`.
+    """A topic's configuration overrides changed.
+
+    `config_changes.py`, `config-change-listener`.
 
     A `/config/changes` notification for a topic was handled: the broker's hosted partitions
     and, on the active controller, the context take the overrides.
@@ -115,7 +120,9 @@ class TopicConfigChanged(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LogUnavailable(Event):
-    """`replica_manager.py`, `grpc-worker*` handling LeaderAndIsr.
+    """A partition's log could not be opened.
+
+    `replica_manager.py`, `grpc-worker*` handling LeaderAndIsr.
 
     A partition's log could not be opened; the LeaderAndIsr answer carries `KAFKA_STORAGE_ERROR`
     for it and the broker does not host it.
@@ -133,7 +140,9 @@ class LogUnavailable(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LogTruncated(Event):
-    """`partition.py`, `replica-fetcher-<leader id>`.
+    """A follower truncated its log before fetching.
+
+    `partition.py`, `replica-fetcher-<leader id>`.
 
     A follower truncated its log before fetching (KIP-101; see [data-plane.md](data-plane.md)).
     Only written when records were removed.
@@ -159,7 +168,9 @@ class LogTruncated(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FetcherParked(Event):
-    """`fetcher.py`, `replica-fetcher-<leader id>`.
+    """A follower stopped fetching a partition until its next LeaderAndIsr.
+
+    `fetcher.py`, `replica-fetcher-<leader id>`.
 
     The leader answered OffsetsForLeaderEpoch or Fetch with `FENCED_LEADER_EPOCH`,
     `NOT_LEADER_OR_FOLLOWER` or `UNKNOWN_TOPIC_OR_PARTITION`. The partition is not fetched again
@@ -182,7 +193,10 @@ class FetcherParked(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class IsrChangePropagated(Event):
-    """`replica_manager.py`, `isr-change-propagation`."""
+    """A broker wrote an ISR change notification for the controller.
+
+    `replica_manager.py`, `isr-change-propagation`.
+    """
 
     kind: ClassVar[str] = "isr_change_propagated"
 

@@ -24,7 +24,10 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PartitionStateChange(Event):
-    """`partition_state_machine.py`; one per round with valid partitions."""
+    """The partition state machine moved partitions to a state.
+
+    `partition_state_machine.py`; one per round with valid partitions.
+    """
 
     kind: ClassVar[str] = "partition_state_change"
 
@@ -40,7 +43,10 @@ class PartitionStateChange(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReplicaStateChange(Event):
-    """`replica_state_machine.py`; one per broker per round with valid replicas."""
+    """The replica state machine moved a broker's replicas to a state.
+
+    `replica_state_machine.py`; one per broker per round with valid replicas.
+    """
 
     kind: ClassVar[str] = "replica_state_change"
 
@@ -56,7 +62,9 @@ class ReplicaStateChange(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class InvalidStateTransition(Event):
-    """Both machines.
+    """A state machine refused a transition.
+
+    Both machines.
 
     A NewReplica for the partition's current leader is also reported this way.
     """
@@ -79,7 +87,10 @@ class InvalidStateTransition(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LeaderElected(Event):
-    """`partition_state_machine.py`."""
+    """The controller elected a partition leader and wrote its state znode.
+
+    `partition_state_machine.py`.
+    """
 
     kind: ClassVar[str] = "leader_elected"
 
@@ -111,7 +122,10 @@ class LeaderElected(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LeaderElectionFailed(Event):
-    """`partition_state_machine.py`."""
+    """The controller could not elect a leader for a partition.
+
+    `partition_state_machine.py`.
+    """
 
     kind: ClassVar[str] = "leader_election_failed"
 
@@ -134,7 +148,10 @@ class LeaderElectionFailed(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class IsrShrinkFailed(Event):
-    """`replica_state_machine.py`."""
+    """The controller could not remove an offline replica from a partition's ISR.
+
+    `replica_state_machine.py`.
+    """
 
     kind: ClassVar[str] = "isr_shrink_failed"
 

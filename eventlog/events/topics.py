@@ -30,7 +30,10 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TopicDeletionRequested(Event):
-    """Not written when nothing was queued or removed."""
+    """Topics were queued for deletion.
+
+    Not written when nothing was queued or removed.
+    """
 
     kind: ClassVar[str] = "topic_deletion_requested"
 
@@ -52,7 +55,10 @@ class TopicDeletionRequested(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TopicDeletionStarted(Event):
-    """Per topic, each time its deletion starts or restarts."""
+    """A topic's deletion started or restarted.
+
+    Per topic, each time its deletion starts or restarts.
+    """
 
     kind: ClassVar[str] = "topic_deletion_started"
 
@@ -72,7 +78,10 @@ class TopicDeletionStarted(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TopicDeletionIneligible(Event):
-    """When a queued topic's deletion halts."""
+    """A queued topic's deletion halted.
+
+    When a queued topic's deletion halts.
+    """
 
     kind: ClassVar[str] = "topic_deletion_ineligible"
 
@@ -90,7 +99,7 @@ class TopicDeletionIneligible(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TopicDeletionCompleted(Event):
-    """"""
+    """A topic was deleted."""
 
     kind: ClassVar[str] = "topic_deletion_completed"
 
@@ -106,7 +115,7 @@ class TopicDeletionCompleted(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TopicDeletionFailed(Event):
-    """"""
+    """A topic's znodes could not all be removed."""
 
     kind: ClassVar[str] = "topic_deletion_failed"
 
@@ -120,7 +129,9 @@ class TopicDeletionFailed(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReassignmentStarted(Event):
-    """A reassignment starts or resumes and the ISR does not hold every target replica yet;
+    """A partition's reassignment started or resumed.
+
+    A reassignment starts or resumes and the ISR does not hold every target replica yet;
     before its leader epoch bump, A1.
 
     Not written for a reassignment whose ISR already holds every target replica: it completes at
@@ -151,7 +162,9 @@ class ReassignmentStarted(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReassignmentRejected(Event):
-    """Per entry of `/admin/reassign_partitions` that cannot run, after it was removed from the
+    """An entry of `/admin/reassign_partitions` that cannot run.
+
+    Per entry of `/admin/reassign_partitions` that cannot run, after it was removed from the
     znode.
 
     A request that does not decode is deleted whole and reported as `malformed_znode` instead.
@@ -178,7 +191,10 @@ class ReassignmentRejected(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReassignmentCompleted(Event):
-    """After B8."""
+    """A partition's reassignment completed.
+
+    After B8.
+    """
 
     kind: ClassVar[str] = "reassignment_completed"
 
@@ -198,7 +214,7 @@ class ReassignmentCompleted(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReassignmentFailed(Event):
-    """"""
+    """A partition's reassignment failed."""
 
     kind: ClassVar[str] = "reassignment_failed"
 
