@@ -4,11 +4,14 @@ writing a file. For tests only; any thread."""
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from eventlog.event import Event
 from eventlog.kinds import EventKind
 from eventlog.log import EventLog
+from eventlog.registry import decode
+
+E = TypeVar("E", bound=Event)
 
 
 class RecordingEventLog(EventLog):
@@ -33,5 +36,9 @@ class RecordingEventLog(EventLog):
             return list(self._recorded)
 
     def of_kind(self, kind: EventKind | str) -> list[dict[str, Any]]:
-        """The events of one kind, in order."""
+        """The events of one kind, in order, as written."""
         return [e for e in self.events if e["kind"] == str(kind)]
+
+    def of_type(self, event_type: type[E]) -> list[E]:
+        """The events of one type, in order, decoded back from what was written."""
+        return [cast(E, decode(e)) for e in self.of_kind(event_type.kind)]
