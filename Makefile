@@ -143,6 +143,7 @@ report: setup
 # the pages generated from the code; a unit test fails when one is stale
 docs: venv proto
 	@$(PY) -m chaos.cli.scenarios_doc
+	@$(PY) -m eventlog.doc
 
 # One benchmark invocation per line; each prints its table and adds its JSON lines to
 # bench/results/latest.jsonl (lines of the same RUN_ID are kept together).

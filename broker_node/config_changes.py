@@ -24,7 +24,7 @@ from collections.abc import Callable
 from kazoo.exceptions import KazooException
 from kazoo.protocol.states import WatchedEvent
 
-from eventlog import EventKind, EventLog
+from eventlog import EventLog, MalformedZnode, TopicConfigChanged
 from zkdata.config_changes import CHANGE_EXPIRATION_MS, ConfigChangesZk
 
 log = logging.getLogger(__name__)
@@ -99,17 +99,18 @@ class ConfigChangeListener:
                 continue
             if change.error is not None:
                 self._events.emit(
-                    EventKind.MALFORMED_ZNODE, path=change.error.path, reason=change.error.reason
+                    MalformedZnode(path=change.error.path, reason=change.error.reason)
                 )
             elif change.entity is not None and change.entity[0] == "topics":
                 topic = change.entity[1]
                 overrides = self._read_topic_config(topic)
                 self._on_topic_change(topic, overrides)
                 self._events.emit(
-                    EventKind.TOPIC_CONFIG_CHANGED,
-                    topic=topic,
-                    config=dict(sorted(overrides.items())),
-                    notification=change.child,
+                    TopicConfigChanged(
+                        topic=topic,
+                        config=dict(sorted(overrides.items())),
+                        notification=change.child,
+                    ),
                 )
             self.last_handled = change.sequence
         cutoff = self._clock_ms() - self._expiration_ms

@@ -27,7 +27,7 @@ from broker_node.request_guard import report_invalid
 from bugs import NO_BUGS, BugSwitches
 from bugs.catalog import NO_BROKER_EPOCH, STALE_CONTROLLER_EPOCH
 from controller import collector
-from eventlog import EventKind, EventLog
+from eventlog import EventLog, PartitionFenced, RequestAccepted, RequestRejected
 from rpc import messages as m
 from rpc.errors import Errors
 from zkdata.model import UNKNOWN_BROKER_EPOCH, TopicPartition
@@ -138,15 +138,16 @@ class ControlRequestHandler:
 
     def _reject(self, api: str, header: m.ControlHeader, error: Errors, current: int) -> Errors:
         self._events.emit(
-            EventKind.REQUEST_REJECTED,
-            api=api,
-            error=error.name,
-            error_code=int(error),
-            controller_id=header.controller_id,
-            controller_epoch=header.controller_epoch,
-            request_broker_epoch=header.broker_epoch,
-            broker_epoch=current,
-            highest_controller_epoch=self._controller_epoch,
+            RequestRejected(
+                api=api,
+                error=error.name,
+                error_code=int(error),
+                controller_id=header.controller_id,
+                controller_epoch=header.controller_epoch,
+                request_broker_epoch=header.broker_epoch,
+                broker_epoch=current,
+                highest_controller_epoch=self._controller_epoch,
+            ),
         )
         return error
 
@@ -159,14 +160,15 @@ class ControlRequestHandler:
         partitions: int | None = None,
     ) -> None:
         self._events.emit(
-            EventKind.REQUEST_ACCEPTED,
-            api=api,
-            controller_id=header.controller_id,
-            controller_epoch=header.controller_epoch,
-            request_broker_epoch=header.broker_epoch,
-            broker_epoch=checked_broker_epoch,
-            partitions=len(results) if partitions is None else partitions,
-            partition_errors=sum(1 for r in results if r.error is not Errors.NONE),
+            RequestAccepted(
+                api=api,
+                controller_id=header.controller_id,
+                controller_epoch=header.controller_epoch,
+                request_broker_epoch=header.broker_epoch,
+                broker_epoch=checked_broker_epoch,
+                partitions=len(results) if partitions is None else partitions,
+                partition_errors=sum(1 for r in results if r.error is not Errors.NONE),
+            ),
         )
 
     def _fenced(self, api: str, header: m.ControlHeader, fenced: list[_Fenced]) -> None:
@@ -177,22 +179,23 @@ class ControlRequestHandler:
         counts = Counter(error for _, error, _, _ in fenced)
         by_error = {error.name: n for error, n in counts.items()}
         self._events.emit(
-            EventKind.PARTITION_FENCED,
-            api=api,
-            controller_id=header.controller_id,
-            controller_epoch=header.controller_epoch,
-            count=len(fenced),
-            errors=by_error,
-            sample=[
-                {
-                    "topic": tp.topic,
-                    "partition": tp.partition,
-                    "error": error.name,
-                    "leader_epoch": epoch,
-                    "current_leader_epoch": hosted.state.leader_epoch if hosted else None,
-                }
-                for tp, error, epoch, hosted in fenced[:FENCED_SAMPLE]
-            ],
+            PartitionFenced(
+                api=api,
+                controller_id=header.controller_id,
+                controller_epoch=header.controller_epoch,
+                count=len(fenced),
+                errors=by_error,
+                sample=[
+                    {
+                        "topic": tp.topic,
+                        "partition": tp.partition,
+                        "error": error.name,
+                        "leader_epoch": epoch,
+                        "current_leader_epoch": hosted.state.leader_epoch if hosted else None,
+                    }
+                    for tp, error, epoch, hosted in fenced[:FENCED_SAMPLE]
+                ],
+            ),
         )
 
     def leader_and_isr(self, request: m.LeaderAndIsrRequest) -> m.LeaderAndIsrResponse:

@@ -43,7 +43,7 @@ from broker_node.fetch_session_handler import FetchSessionHandler
 from broker_node.storage import UNDEFINED_EPOCH, UNDEFINED_OFFSET
 from bugs import NO_BUGS, BugSwitches
 from bugs.catalog import NO_TRUNCATION
-from eventlog import EventKind, EventLog
+from eventlog import EventLog, FetcherParked
 from rpc import messages as m
 from rpc.errors import Errors, RpcClosed, RpcError
 from rpc.wire import ChannelIdentity, ClientApiClient
@@ -285,12 +285,13 @@ class ReplicaFetcherThread:
         fetching.parked = True
         self._moved.add(tp)
         self._events.emit(
-            EventKind.FETCHER_PARKED,
-            topic=tp.topic,
-            partition=tp.partition,
-            leader=self.leader_id,
-            leader_epoch=fetching.leader_epoch,
-            error=error.name,
+            FetcherParked(
+                topic=tp.topic,
+                partition=tp.partition,
+                leader=self.leader_id,
+                leader_epoch=fetching.leader_epoch,
+                error=error.name,
+            ),
         )
 
     def _delay(self, tp: TopicPartition, fetching: _Fetching, error: Errors) -> None:

@@ -29,7 +29,15 @@ from broker_node.zk_session import SessionListener, ensure_chroot, new_client
 from controller import KafkaController, collector
 from controller.active import ControllerConfig
 from controller.channel_manager import grpc_channel
-from eventlog import EventKind, EventLog
+from eventlog import (
+    BugSwitchesOn,
+    ControlledShutdownAttempt,
+    EventLog,
+    NodeStarted,
+    NodeStopped,
+    TlsHandshakeRefused,
+    UnauthorizedRequest,
+)
 from rpc import messages as m
 from rpc.errors import Errors
 from rpc.wire import (
@@ -88,9 +96,9 @@ class BrokerNode:
     def start(self) -> None:
         """Bring the broker up; raises if ZooKeeper or the port is unavailable."""
         cfg = self.config
-        self.events.emit(EventKind.NODE_STARTED, broker_id=cfg.broker_id, zk_connect=cfg.zk_connect)
+        self.events.emit(NodeStarted(broker_id=cfg.broker_id, zk_connect=cfg.zk_connect))
         if cfg.bug_switches:
-            self.events.emit(EventKind.BUG_SWITCHES_ON, switches=sorted(cfg.bug_switches.names))
+            self.events.emit(BugSwitchesOn(switches=sorted(cfg.bug_switches.names)))
         if cfg.tls_dir is not None:
             self._tls = load_identity(cfg.tls_dir, BROKER)
             self._tap = StderrTap(self._on_handshake_refused)
@@ -199,21 +207,19 @@ class BrokerNode:
     def _on_handshake_refused(self, failure: HandshakeFailure) -> None:
         """A TLS handshake failed (`grpc-trace-reader`)."""
         self.events.emit(
-            EventKind.TLS_HANDSHAKE_REFUSED,
-            peer=failure.peer,
-            reason=failure.reason,
-            error=failure.error,
+            TlsHandshakeRefused(peer=failure.peer, reason=failure.reason, error=failure.error),
         )
 
     def _on_refused(self, refusal: Refusal) -> None:
         """An authenticated caller may not call a method (`grpc-worker*`)."""
         self.events.emit(
-            EventKind.UNAUTHORIZED_REQUEST,
-            peer=refusal.peer,
-            identity=refusal.identity,
-            method=refusal.method,
-            status=refusal.status,
-            reason=refusal.reason,
+            UnauthorizedRequest(
+                peer=refusal.peer,
+                identity=refusal.identity,
+                method=refusal.method,
+                status=refusal.status,
+                reason=refusal.reason,
+            ),
         )
 
     def _topic_config(self, topic: str) -> dict[str, str]:
@@ -275,11 +281,12 @@ class BrokerNode:
         for attempt in range(1, attempts + 1):
             outcome = self._ask_controller_to_shut_down()
             self.events.emit(
-                EventKind.CONTROLLED_SHUTDOWN_ATTEMPT,
-                broker_id=cfg.broker_id,
-                broker_epoch=self.broker_epoch,
-                attempt=attempt,
-                outcome=outcome,
+                ControlledShutdownAttempt(
+                    broker_id=cfg.broker_id,
+                    broker_epoch=self.broker_epoch,
+                    attempt=attempt,
+                    outcome=outcome,
+                ),
             )
             if outcome == "done":
                 return True
@@ -340,7 +347,7 @@ class BrokerNode:
             self._kazoo.close()
         except Exception:  # stopping must not fail because ZooKeeper is gone
             log.exception("closing the ZooKeeper session failed")
-        self.events.emit(EventKind.NODE_STOPPED, broker_id=self.config.broker_id)
+        self.events.emit(NodeStopped(broker_id=self.config.broker_id))
         if self._tap is not None:
             self._tap.stop()
             self._tap = None

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from broker_node import isr as decide
 from broker_node.isr_writes import IsrStore, write_isr
 from broker_node.storage import PartitionLog, Record
-from eventlog import EventKind, EventLog
+from eventlog import EventLog, IsrChanged, IsrUpdateFailed, LogTruncated
 from rpc import messages as m
 from rpc.errors import Errors
 from zkdata.model import NO_EPOCH, LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
@@ -430,29 +430,31 @@ class Partition:
         version = write_isr(self._store, self.tp, state, self.config.reread_isr_on_conflict)
         if version is None:
             self._events.emit(
-                EventKind.ISR_UPDATE_FAILED,
-                topic=self.tp.topic,
-                partition=self.tp.partition,
-                leader_epoch=self.leader_epoch,
-                isr=list(self.isr),
-                wanted=list(new_isr),
-                reason="state znode changed (BADVERSION); waiting for the controller",
+                IsrUpdateFailed(
+                    topic=self.tp.topic,
+                    partition=self.tp.partition,
+                    leader_epoch=self.leader_epoch,
+                    isr=list(self.isr),
+                    wanted=list(new_isr),
+                    reason="state znode changed (BADVERSION); waiting for the controller",
+                ),
             )
             return
         old = self.isr
         self.isr = new_isr
         self.zk_version = version
         self._events.emit(
-            EventKind.ISR_CHANGED,
-            topic=self.tp.topic,
-            partition=self.tp.partition,
-            reason=reason,
-            leader=self.leader,
-            leader_epoch=self.leader_epoch,
-            old_isr=list(old),
-            isr=list(new_isr),
-            zk_version=version,
-            high_watermark=self.log.high_watermark,
+            IsrChanged(
+                topic=self.tp.topic,
+                partition=self.tp.partition,
+                reason=reason,
+                leader=self.leader,
+                leader_epoch=self.leader_epoch,
+                old_isr=list(old),
+                isr=list(new_isr),
+                zk_version=version,
+                high_watermark=self.log.high_watermark,
+            ),
         )
         self._on_isr_change(self.tp)
         self._notify()
@@ -487,13 +489,14 @@ class Partition:
             removed = before - self.log.log_end_offset
             if removed:
                 self._events.emit(
-                    EventKind.LOG_TRUNCATED,
-                    topic=self.tp.topic,
-                    partition=self.tp.partition,
-                    to_offset=self.log.log_end_offset,
-                    removed=removed,
-                    leader_epoch=self.leader_epoch,
-                    removed_records=dropped,
+                    LogTruncated(
+                        topic=self.tp.topic,
+                        partition=self.tp.partition,
+                        to_offset=self.log.log_end_offset,
+                        removed=removed,
+                        leader_epoch=self.leader_epoch,
+                        removed_records=dropped,
+                    ),
                 )
             return removed
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 
-from eventlog import EventKind, EventLog
+from eventlog import BrokerRegistered, EventLog
 from zkdata.client import KafkaZkClient, now_ms
 from zkdata.errors import BrokerIdInUseError
 from zkdata.model import UNKNOWN_BROKER_EPOCH, BrokerInfo, EndPoint
@@ -77,11 +77,12 @@ class BrokerRegistration:
             self._count += 1
             count = self._count
         self._events.emit(
-            EventKind.BROKER_REGISTERED,
-            broker_id=self.broker_id,
-            broker_epoch=epoch,
-            previous_broker_epoch=previous,
-            reregistration=count > 1,
-            session_id=f"0x{self._zk.session_id or 0:x}",
+            BrokerRegistered(
+                broker_id=self.broker_id,
+                broker_epoch=epoch,
+                previous_broker_epoch=previous,
+                reregistration=count > 1,
+                session_id=f"0x{self._zk.session_id or 0:x}",
+            ),
         )
         return epoch

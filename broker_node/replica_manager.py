@@ -46,7 +46,7 @@ from broker_node.storage import PartitionLog
 from broker_node.storage.errors import LogError
 from bugs import NO_BUGS, BugSwitches
 from bugs.catalog import STALE_ISR_CACHE
-from eventlog import EventKind, EventLog
+from eventlog import EventLog, IsrChangePropagated, IsrUpdateFailed, LogUnavailable
 from rpc import messages as m
 from rpc.errors import Errors
 from rpc.wire import ChannelIdentity
@@ -267,10 +267,11 @@ class ReplicaManager:
             except (LogError, OSError) as exc:
                 failed[tp] = Errors.KAFKA_STORAGE_ERROR
                 self._events.emit(
-                    EventKind.LOG_UNAVAILABLE,
-                    topic=state.topic,
-                    partition=state.partition,
-                    reason=f"{type(exc).__name__}: {exc}",
+                    LogUnavailable(
+                        topic=state.topic,
+                        partition=state.partition,
+                        reason=f"{type(exc).__name__}: {exc}",
+                    ),
                 )
         # every fetcher of these partitions stops before any of them changes role
         self.fetchers.remove_partitions([partition.tp for _, partition in hosted])
@@ -541,10 +542,11 @@ class ReplicaManager:
                 partition.log.flush()  # checkpoints the high watermark and epochs
             except Exception as exc:  # ZooKeeper trouble: try again next round
                 self._events.emit(
-                    EventKind.ISR_UPDATE_FAILED,
-                    topic=partition.tp.topic,
-                    partition=partition.tp.partition,
-                    reason=f"{type(exc).__name__}: {exc}",
+                    IsrUpdateFailed(
+                        topic=partition.tp.topic,
+                        partition=partition.tp.partition,
+                        reason=f"{type(exc).__name__}: {exc}",
+                    ),
                 )
 
     def _isr_change_propagation(self) -> None:
@@ -571,9 +573,7 @@ class ReplicaManager:
             return
         with self._lock:
             self._last_propagation_ms = now
-        self._events.emit(
-            EventKind.ISR_CHANGE_PROPAGATED, notification=node, partitions=len(changes)
-        )
+        self._events.emit(IsrChangePropagated(notification=node, partitions=len(changes)))
 
 
 def _listed(directory: Path) -> set[str]:

@@ -19,7 +19,7 @@ from concurrent.futures import Future
 from typing import TypeVar
 
 from broker_node.request_validation import Verdict
-from eventlog import EventKind, EventLog
+from eventlog import ABSENT, Absent, EventLog, RequestFailed, RequestInvalid
 from rpc import messages as m
 from rpc.errors import Errors
 from rpc.wire import BrokerControlHandler, ClientApiHandler
@@ -32,24 +32,35 @@ MESSAGE_CHARS = 500
 
 
 def report_invalid(
-    events: EventLog, api: str, verdict: Verdict, entries: int, **fields: object
+    events: EventLog,
+    api: str,
+    verdict: Verdict,
+    entries: int,
+    *,
+    controller_id: int | Absent = ABSENT,
+    controller_epoch: int | Absent = ABSENT,
+    broker_id: int | Absent = ABSENT,
 ) -> None:
     """Write `request_invalid` for a request refused as a whole (`verdict.error`) or with
-    `len(verdict.invalid)` of its `entries` refused."""
+    `len(verdict.invalid)` of its `entries` refused; the header's controller fields, or the
+    request's broker id, when it has them."""
     error = verdict.error
     if error is Errors.NONE:
         error = next(iter(verdict.invalid.values()), Errors.INVALID_REQUEST)
     events.emit(
-        EventKind.REQUEST_INVALID,
-        api=api,
-        error=error.name,
-        error_code=int(error),
-        refused="request" if verdict.error is not Errors.NONE else "entries",
-        entries=entries,
-        invalid_entries=entries if verdict.error is not Errors.NONE else len(verdict.invalid),
-        left_out_brokers=sorted(verdict.left_out),
-        reason=verdict.reason,
-        **fields,
+        RequestInvalid(
+            api=api,
+            error=error.name,
+            error_code=int(error),
+            refused="request" if verdict.error is not Errors.NONE else "entries",
+            entries=entries,
+            invalid_entries=entries if verdict.error is not Errors.NONE else len(verdict.invalid),
+            left_out_brokers=sorted(verdict.left_out),
+            reason=verdict.reason,
+            controller_id=controller_id,
+            controller_epoch=controller_epoch,
+            broker_id=broker_id,
+        )
     )
 
 
@@ -80,12 +91,13 @@ class RequestGuard:
         log.error("%s handler failed", api, exc_info=exc)
         try:
             self._events.emit(
-                EventKind.REQUEST_FAILED,
-                api=api,
-                error=Errors.UNKNOWN_SERVER_ERROR.name,
-                error_code=int(Errors.UNKNOWN_SERVER_ERROR),
-                exception=type(exc).__name__,
-                message=str(exc)[:MESSAGE_CHARS],
+                RequestFailed(
+                    api=api,
+                    error=Errors.UNKNOWN_SERVER_ERROR.name,
+                    error_code=int(Errors.UNKNOWN_SERVER_ERROR),
+                    exception=type(exc).__name__,
+                    message=str(exc)[:MESSAGE_CHARS],
+                ),
             )
         except Exception:  # the event log itself failed: the answer still goes out
             log.exception("could not record the failure of %s", api)

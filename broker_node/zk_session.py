@@ -14,7 +14,7 @@ from collections.abc import Callable
 from kazoo.client import KazooClient
 from kazoo.protocol.states import KazooState
 
-from eventlog import EventKind, EventLog
+from eventlog import EventLog, ZkSessionState
 from security.zk_credentials import ZkDigestCredentials, kazoo_options
 from zkdata import paths
 
@@ -83,7 +83,7 @@ class SessionListener:
     def __call__(self, state: KazooState) -> None:
         client_id = self._client.client_id
         session = f"0x{client_id[0]:x}" if client_id else None
-        self._events.emit(EventKind.ZK_SESSION_STATE, state=str(state).lower(), session_id=session)
+        self._events.emit(ZkSessionState(state=str(state).lower(), session_id=session))
         if state == KazooState.LOST:
             self._expired = True
             self._on_expired()

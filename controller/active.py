@@ -46,7 +46,14 @@ from controller.request_batch import RequestBatch
 from controller.topic_changes import TopicChanges
 from controller.topic_deletion import TopicDeletionManager
 from controller.watchers import Watchers
-from eventlog import EventKind, EventLog
+from eventlog import (
+    ABSENT,
+    Absent,
+    ControllerFailoverDone,
+    ControllerFailoverStep,
+    EventLog,
+    MalformedZnode,
+)
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.deletion import TopicDeletionZk
@@ -259,13 +266,14 @@ class ActiveController:
             self.elections.schedule_auto_rebalance(FIRST_REBALANCE_DELAY_S)
             self._step("auto_rebalance_scheduled", delay_s=FIRST_REBALANCE_DELAY_S)
         self._events.emit(
-            EventKind.CONTROLLER_FAILOVER_DONE,
-            controller_epoch=self.ctx.epoch,
-            brokers=len(self.ctx.live_brokers()),
-            topics=len(self.ctx.all_topics()),
-            partitions=self.ctx.partition_count(),
-            offline_partitions=self.ctx.offline_partition_count(),
-            duration_ms=round((time.monotonic() - started) * 1000, 1),
+            ControllerFailoverDone(
+                controller_epoch=self.ctx.epoch,
+                brokers=len(self.ctx.live_brokers()),
+                topics=len(self.ctx.all_topics()),
+                partitions=self.ctx.partition_count(),
+                offline_partitions=self.ctx.offline_partition_count(),
+                duration_ms=round((time.monotonic() - started) * 1000, 1),
+            ),
         )
 
     def _register_watches(self) -> None:
@@ -303,9 +311,24 @@ class ActiveController:
             self._malformed(error.path, error.reason)
         self.channels.startup(self.ctx.live_brokers())
 
-    def _step(self, step: str, **fields: object) -> None:
+    def _step(
+        self,
+        step: str,
+        *,
+        isr_change_notifications: int | Absent = ABSENT,
+        state_reader_processes: int | Absent = ABSENT,
+        read_by_helpers: int | Absent = ABSENT,
+        delay_s: float | Absent = ABSENT,
+    ) -> None:
         self._events.emit(
-            EventKind.CONTROLLER_FAILOVER_STEP, step=step, controller_epoch=self.ctx.epoch, **fields
+            ControllerFailoverStep(
+                step=step,
+                controller_epoch=self.ctx.epoch,
+                isr_change_notifications=isr_change_notifications,
+                state_reader_processes=state_reader_processes,
+                read_by_helpers=read_by_helpers,
+                delay_s=delay_s,
+            )
         )
 
     def on_resignation(self) -> bool:
@@ -320,7 +343,7 @@ class ActiveController:
         return True
 
     def _malformed(self, path: str | None, reason: str) -> None:
-        self._events.emit(EventKind.MALFORMED_ZNODE, path=path, reason=reason)
+        self._events.emit(MalformedZnode(path=path, reason=reason))
 
     def _send_update_metadata(
         self, broker_ids: frozenset[int] | list[int], partitions: list[TopicPartition]

@@ -27,7 +27,7 @@ from controller.request_batch import SendUpdateMetadata
 from controller.states import PartitionState, ReplicaState
 from controller.topic_deletion import TopicDeletionManager
 from controller.watchers import Watchers
-from eventlog import EventKind, EventLog
+from eventlog import BrokerChange, EventLog, MalformedZnode, ReplicasOffline
 from zkdata import paths
 from zkdata.client import BrokerListing, KafkaZkClient, WatchCallback
 from zkdata.model import LeaderAndIsr
@@ -103,9 +103,7 @@ class BrokerChanges:
         self._zk.watch_children(paths.BROKER_IDS, self.broker_watch())
         listing = read_at_watch if read_at_watch is not None else self._zk.get_all_brokers()
         for name, error in listing.malformed.items():
-            self._events.emit(
-                EventKind.MALFORMED_ZNODE, path=error.path or name, reason=error.reason
-            )
+            self._events.emit(MalformedZnode(path=error.path or name, reason=error.reason))
         current = listing.brokers
         delta = classify_brokers(
             {b: broker.epoch for b, broker in current.items()},
@@ -114,12 +112,13 @@ class BrokerChanges:
         )
         new, dead, bounced = delta.new, delta.dead, delta.bounced
         self._events.emit(
-            EventKind.BROKER_CHANGE,
-            new=new,
-            dead=dead,
-            bounced=bounced,
-            live=sorted(current),
-            epochs={str(b): current[b].epoch for b in sorted(current)},
+            BrokerChange(
+                new=new,
+                dead=dead,
+                bounced=bounced,
+                live=sorted(current),
+                epochs={str(b): current[b].epoch for b in sorted(current)},
+            ),
         )
         for broker_id in bounced + dead:
             self._channels.remove_broker(broker_id)
@@ -172,10 +171,11 @@ class BrokerChanges:
             return
         self._ctx.mark_replicas_offline(broker_id, new)
         self._events.emit(
-            EventKind.REPLICAS_OFFLINE,
-            broker_id=broker_id,
-            partitions=[f"{tp.topic}-{tp.partition}" for tp in new],
-            controller_epoch=self._ctx.epoch,
+            ReplicasOffline(
+                broker_id=broker_id,
+                partitions=[f"{tp.topic}-{tp.partition}" for tp in new],
+                controller_epoch=self._ctx.epoch,
+            ),
         )
         self.on_replicas_become_offline(
             [PartitionReplica(tp, broker_id) for tp in new if broker_id in self._ctx.replicas(tp)]

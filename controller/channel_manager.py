@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from eventlog import EventKind, EventLog
+from eventlog import ControlRequestDropped, ControlRequestSent, ControlResponseReceived, EventLog
 from rpc import messages as m
 from rpc.errors import Errors, RpcClosed, RpcError, RpcMalformed
 from rpc.wire import BrokerControlClient, ChannelIdentity
@@ -133,11 +133,12 @@ class _Sender:
                     "dropping %s to broker %d: %s", api_name(item.request), self.broker_id, exc
                 )
                 self._events.emit(
-                    EventKind.CONTROL_REQUEST_DROPPED,
-                    api=api_name(item.request),
-                    broker_id=self.broker_id,
-                    controller_epoch=item.request.header.controller_epoch,
-                    reason=str(exc)[:500],
+                    ControlRequestDropped(
+                        api=api_name(item.request),
+                        broker_id=self.broker_id,
+                        controller_epoch=item.request.header.controller_epoch,
+                        reason=str(exc)[:500],
+                    ),
                 )
                 continue
             if response is None and self._drop_failed and not self._stopped.is_set():
@@ -145,12 +146,13 @@ class _Sender:
             if response is None:
                 return
             self._events.emit(
-                EventKind.CONTROL_RESPONSE_RECEIVED,
-                api=api_name(item.request),
-                broker_id=self.broker_id,
-                controller_epoch=item.request.header.controller_epoch,
-                error=response.error.name,
-                partition_errors=_partition_error_count(response),
+                ControlResponseReceived(
+                    api=api_name(item.request),
+                    broker_id=self.broker_id,
+                    controller_epoch=item.request.header.controller_epoch,
+                    error=response.error.name,
+                    partition_errors=_partition_error_count(response),
+                ),
             )
             if item.callback is not None:
                 try:
@@ -249,12 +251,13 @@ class ControllerChannelManager:
             log.warning("not sending %s to broker %d: not live", api_name(request), broker_id)
             return False
         self._events.emit(
-            EventKind.CONTROL_REQUEST_SENT,
-            api=api_name(request),
-            broker_id=broker_id,
-            controller_epoch=request.header.controller_epoch,
-            broker_epoch=request.header.broker_epoch,
-            partitions=len(request.partition_states),
+            ControlRequestSent(
+                api=api_name(request),
+                broker_id=broker_id,
+                controller_epoch=request.header.controller_epoch,
+                broker_epoch=request.header.broker_epoch,
+                partitions=len(request.partition_states),
+            ),
         )
         sender.queue.put(_Queued(request, callback))
         return True

@@ -8,7 +8,7 @@ from controller.context import ControllerContext, PartitionReplica
 from controller.partition_state_machine import ControlledShutdownElection, PartitionStateMachine
 from controller.replica_state_machine import ReplicaStateMachine
 from controller.states import PartitionState, ReplicaState
-from eventlog import EventKind, EventLog
+from eventlog import ControlledShutdown, EventLog
 from rpc.errors import Errors
 from rpc.messages import ControlledShutdownResponse
 from zkdata.model import UNKNOWN_BROKER_EPOCH, TopicPartition
@@ -53,12 +53,13 @@ def controlled_shutdown(
     )
     remaining = tuple(tp for tp in ctx.partitions_led_by(broker_id) if movable(tp))
     event_log.emit(
-        EventKind.CONTROLLED_SHUTDOWN,
-        broker_id=broker_id,
-        broker_epoch=broker_epoch,
-        led=len(led),
-        followed=len(followed),
-        remaining=len(remaining),
-        controller_epoch=ctx.epoch,
+        ControlledShutdown(
+            broker_id=broker_id,
+            broker_epoch=broker_epoch,
+            led=len(led),
+            followed=len(followed),
+            remaining=len(remaining),
+            controller_epoch=ctx.epoch,
+        ),
     )
     return ControlledShutdownResponse(Errors.NONE, remaining)

@@ -27,7 +27,14 @@ from controller.leader_balance import ElectionType
 from controller.metrics import ControllerMetrics
 from controller.partition_state_machine import ElectionStats
 from controller.watchers import Watchers
-from eventlog import EventKind, EventLog
+from eventlog import (
+    ControllerElected,
+    ControllerObserved,
+    ControllerResigned,
+    EventFailed,
+    EventLog,
+    MalformedZnode,
+)
 from rpc.errors import Errors
 from rpc.messages import (
     ControlledShutdownRequest,
@@ -222,9 +229,7 @@ class KafkaController:
     def on_process_error(self, event: ev.ControllerEvent, error: BaseException) -> None:
         """Record a failed event; answer its caller if it has one (event thread)."""
         self._events.emit(
-            EventKind.EVENT_FAILED,
-            event=type(event).__name__,
-            error=f"{type(error).__name__}: {error}",
+            EventFailed(event=type(event).__name__, error=f"{type(error).__name__}: {error}"),
         )
         event.preempt()
 
@@ -251,7 +256,7 @@ class KafkaController:
         try:
             found = self._zk.get_controller_id()
         except ZnodeFormatError as exc:
-            self._events.emit(EventKind.MALFORMED_ZNODE, path=exc.path, reason=exc.reason)
+            self._events.emit(MalformedZnode(path=exc.path, reason=exc.reason))
             return NO_CONTROLLER
         return NO_CONTROLLER if found is None else found
 
@@ -261,9 +266,7 @@ class KafkaController:
         for _ in range(attempts):
             self._active_controller_id = self._read_controller_id()
             if self._active_controller_id != NO_CONTROLLER:
-                self._events.emit(
-                    EventKind.CONTROLLER_OBSERVED, controller_id=self._active_controller_id
-                )
+                self._events.emit(ControllerObserved(controller_id=self._active_controller_id))
                 return
             try:
                 epoch = self._zk.register_controller_and_increment_epoch(self.broker_id)
@@ -272,7 +275,7 @@ class KafkaController:
                 log.info("broker %d lost the controller election: %s", self.broker_id, exc)
                 self._watch_controller()
             except ZnodeFormatError as exc:
-                self._events.emit(EventKind.MALFORMED_ZNODE, path=exc.path, reason=exc.reason)
+                self._events.emit(MalformedZnode(path=exc.path, reason=exc.reason))
                 return
         else:
             return
@@ -280,11 +283,12 @@ class KafkaController:
         self.context.epoch_zk_version = epoch.zk_version
         self._active_controller_id = self.broker_id
         self._events.emit(
-            EventKind.CONTROLLER_ELECTED,
-            controller_id=self.broker_id,
-            controller_epoch=epoch.epoch,
-            epoch_zk_version=epoch.zk_version,
-            epoch_zxid=epoch.zxid,
+            ControllerElected(
+                controller_id=self.broker_id,
+                controller_epoch=epoch.epoch,
+                epoch_zk_version=epoch.zk_version,
+                epoch_zxid=epoch.zxid,
+            ),
         )
         self._on_controller_failover()
 
@@ -300,9 +304,7 @@ class KafkaController:
                 else f"/controller names broker {holder}"
             )
         if not self.is_active and self._active_controller_id != NO_CONTROLLER:
-            self._events.emit(
-                EventKind.CONTROLLER_OBSERVED, controller_id=self._active_controller_id
-            )
+            self._events.emit(ControllerObserved(controller_id=self._active_controller_id))
 
     def _process_expire(self) -> None:
         was_active = self.is_active
@@ -329,9 +331,7 @@ class KafkaController:
         except Exception as exc:  # half-loaded: give the controllership up, as Kafka does
             log.exception("broker %d: controller failover failed", self.broker_id)
             self._events.emit(
-                EventKind.EVENT_FAILED,
-                event="ControllerFailover",
-                error=f"{type(exc).__name__}: {exc}",
+                EventFailed(event="ControllerFailover", error=f"{type(exc).__name__}: {exc}"),
             )
             self._active_controller_id = NO_CONTROLLER
             self._on_resignation(f"failover failed: {type(exc).__name__}: {exc}")
@@ -343,10 +343,9 @@ class KafkaController:
         if self.active is not None and self.active.on_resignation():
             self.active = None
         self._events.emit(
-            EventKind.CONTROLLER_RESIGNED,
-            controller_id=self.broker_id,
-            controller_epoch=self.context.epoch,
-            reason=reason,
+            ControllerResigned(
+                controller_id=self.broker_id, controller_epoch=self.context.epoch, reason=reason
+            ),
         )
         if self.active is None:
             self.context.reset()

@@ -9,7 +9,7 @@ from controller import events as ev
 from controller.context import ControllerContext
 from controller.request_batch import SendUpdateMetadata
 from controller.watchers import Watchers
-from eventlog import EventKind, EventLog
+from eventlog import EventLog, IsrChangeHandled, MalformedZnode
 from zkdata.client import KafkaZkClient
 from zkdata.isr_change_notifications import (
     delete_isr_change_notifications,
@@ -29,7 +29,7 @@ def process_isr_change_notification(
     epoch-fenced."""
     notes = read_isr_change_notifications(zk, watchers(ev.IsrChangeNotification()))
     for child, error in notes.malformed.items():
-        event_log.emit(EventKind.MALFORMED_ZNODE, path=error.path or child, reason=error.reason)
+        event_log.emit(MalformedZnode(path=error.path or child, reason=error.reason))
     partitions = sorted({tp for tps in notes.found.values() for tp in tps if ctx.replicas(tp)})
     if partitions:
         states = zk.get_partition_states(partitions)
@@ -40,8 +40,7 @@ def process_isr_change_notification(
     if handled:
         delete_isr_change_notifications(zk, handled, ctx.epoch_zk_version)
         event_log.emit(
-            EventKind.ISR_CHANGE_HANDLED,
-            notifications=len(handled),
-            partitions=len(partitions),
-            controller_epoch=ctx.epoch,
+            IsrChangeHandled(
+                notifications=len(handled), partitions=len(partitions), controller_epoch=ctx.epoch
+            ),
         )

@@ -16,7 +16,7 @@ from kazoo.exceptions import BadVersionError
 from controller.context import ControllerContext
 from controller.partition_state_machine import PartitionZk
 from controller.states import written_by_newer_controller
-from eventlog import EventKind, EventLog
+from eventlog import EventLog, MalformedZnode
 from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from zkdata.reassignment import MAX_ATTEMPTS
 
@@ -38,7 +38,7 @@ def bump_leader_epochs(
             break
         reads = zk.get_partition_states(pending)
         for error in reads.malformed.values():
-            events.emit(EventKind.MALFORMED_ZNODE, path=error.path, reason=error.reason)
+            events.emit(MalformedZnode(path=error.path, reason=error.reason))
         wanted: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
         for tp in pending:
             current = reads.found.get(tp)

@@ -33,7 +33,14 @@ from controller.leader_election import (
 )
 from controller.request_batch import RequestBatch
 from controller.states import PartitionState, written_by_newer_controller
-from eventlog import EventKind, EventLog
+from eventlog import (
+    EventLog,
+    InvalidStateTransition,
+    LeaderElected,
+    LeaderElectionFailed,
+    MalformedZnode,
+    PartitionStateChange,
+)
 from zkdata.fenced_writes import OpResult, committed_zxid
 from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from zkdata.pipelined_reads import Reads
@@ -199,12 +206,13 @@ class PartitionStateMachine:
                 valid.append(tp)
             else:
                 self._events.emit(
-                    EventKind.INVALID_STATE_TRANSITION,
-                    machine="partition",
-                    topic=tp.topic,
-                    partition=tp.partition,
-                    current=current.value,
-                    target=target.value,
+                    InvalidStateTransition(
+                        machine="partition",
+                        topic=tp.topic,
+                        partition=tp.partition,
+                        current=current.value,
+                        target=target.value,
+                    ),
                 )
         results: dict[TopicPartition, StateChangeResult] = {}
         if target is PartitionState.ONLINE:
@@ -222,11 +230,12 @@ class PartitionStateMachine:
             self._ctx.set_partition_state(tp, target)
         if valid:
             self._events.emit(
-                EventKind.PARTITION_STATE_CHANGE,
-                target=target.value,
-                partitions=len(succeeded),
-                failed=len(valid) - len(succeeded),
-                topics=sorted({tp.topic for tp in succeeded}),
+                PartitionStateChange(
+                    target=target.value,
+                    partitions=len(succeeded),
+                    failed=len(valid) - len(succeeded),
+                    topics=sorted({tp.topic for tp in succeeded}),
+                ),
             )
         return results
 
@@ -380,31 +389,33 @@ class PartitionStateMachine:
         """Log a leadership that is now in ZooKeeper, written by the transaction `zxid`
         (None for a created state znode: a multi's create answers no Stat)."""
         self._events.emit(
-            EventKind.LEADER_ELECTED,
-            topic=tp.topic,
-            partition=tp.partition,
-            leader=lai.leader,
-            leader_epoch=lai.leader_epoch,
-            isr=list(lai.isr),
-            zk_version=lai.zk_version,
-            zxid=zxid,
-            controller_epoch=self._ctx.epoch,
-            strategy=strategy,
-            unclean=unclean,
+            LeaderElected(
+                topic=tp.topic,
+                partition=tp.partition,
+                leader=lai.leader,
+                leader_epoch=lai.leader_epoch,
+                isr=list(lai.isr),
+                zk_version=lai.zk_version,
+                zxid=zxid,
+                controller_epoch=self._ctx.epoch,
+                strategy=strategy,
+                unclean=unclean,
+            ),
         )
 
     def _failed(self, tp: TopicPartition, reason: str) -> str:
         self._events.emit(
-            EventKind.LEADER_ELECTION_FAILED,
-            topic=tp.topic,
-            partition=tp.partition,
-            reason=reason,
-            controller_epoch=self._ctx.epoch,
+            LeaderElectionFailed(
+                topic=tp.topic,
+                partition=tp.partition,
+                reason=reason,
+                controller_epoch=self._ctx.epoch,
+            ),
         )
         return reason
 
     def _malformed(self, path: str | None, reason: str) -> None:
-        self._events.emit(EventKind.MALFORMED_ZNODE, path=path, reason=reason)
+        self._events.emit(MalformedZnode(path=path, reason=reason))
 
 
 def _name(strategy: ElectionStrategy) -> str:

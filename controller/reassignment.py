@@ -50,7 +50,14 @@ from controller.request_batch import RequestBatch
 from controller.states import PartitionState, ReplicaState
 from controller.topic_deletion import TopicDeletionManager
 from controller.watchers import Watchers
-from eventlog import EventKind, EventLog
+from eventlog import (
+    EventLog,
+    MalformedZnode,
+    ReassignmentCompleted,
+    ReassignmentFailed,
+    ReassignmentRejected,
+    ReassignmentStarted,
+)
 from zkdata.errors import ZnodeFormatError
 from zkdata.model import (
     ReplicaAssignment,
@@ -107,7 +114,7 @@ class ReassignmentManager:
         try:
             requests = self._zk.get_reassignments(self._watch(ev.PartitionReassignment()))
         except ZnodeFormatError as exc:
-            self._events.emit(EventKind.MALFORMED_ZNODE, path=exc.path, reason=exc.reason)
+            self._events.emit(MalformedZnode(path=exc.path, reason=exc.reason))
             self._zk.remove_reassignments(lambda r: True, self._ctx.epoch_zk_version)
             return set()
         if requests is None:
@@ -183,15 +190,16 @@ class ReassignmentManager:
         }
         for tp, assignment in catching_up.items():
             self._events.emit(
-                EventKind.REASSIGNMENT_STARTED,
-                topic=tp.topic,
-                partition=tp.partition,
-                origin=list(assignment.origin_replicas),
-                target=list(assignment.target_replicas),
-                adding=list(assignment.adding_replicas),
-                removing=list(assignment.removing_replicas),
-                resumed=tp in resumed,
-                controller_epoch=self._ctx.epoch,
+                ReassignmentStarted(
+                    topic=tp.topic,
+                    partition=tp.partition,
+                    origin=list(assignment.origin_replicas),
+                    target=list(assignment.target_replicas),
+                    adding=list(assignment.adding_replicas),
+                    removing=list(assignment.removing_replicas),
+                    resumed=tp in resumed,
+                    controller_epoch=self._ctx.epoch,
+                ),
             )
         failures = self._bump_leader_epochs_and_send(catching_up)  # A1
         for tp, failure in failures.items():
@@ -230,13 +238,14 @@ class ReassignmentManager:
         self._batch.send()
         leadership = self._ctx.leadership(tp)
         self._events.emit(
-            EventKind.REASSIGNMENT_COMPLETED,
-            topic=tp.topic,
-            partition=tp.partition,
-            replicas=list(done.replicas),
-            removed=list(assignment.removing_replicas),
-            leader=leadership.leader_and_isr.leader if leadership else -1,
-            controller_epoch=self._ctx.epoch,
+            ReassignmentCompleted(
+                topic=tp.topic,
+                partition=tp.partition,
+                replicas=list(done.replicas),
+                removed=list(assignment.removing_replicas),
+                leader=leadership.leader_and_isr.leader if leadership else -1,
+                controller_epoch=self._ctx.epoch,
+            ),
         )
         self._deletion.resume_deletion_for_topics([tp.topic])
 
@@ -284,9 +293,7 @@ class ReassignmentManager:
             if outcome is True:
                 continue
             if isinstance(outcome, ZnodeFormatError):
-                self._events.emit(
-                    EventKind.MALFORMED_ZNODE, path=outcome.path, reason=outcome.reason
-                )
+                self._events.emit(MalformedZnode(path=outcome.path, reason=outcome.reason))
             self._failed(tp, assignment, "the topic znode is missing or does not decode")
             failed.add(tp)
         return failed
@@ -384,21 +391,23 @@ class ReassignmentManager:
         )
         for r in rejected:
             self._events.emit(
-                EventKind.REASSIGNMENT_REJECTED,
-                topic=r.topic_partition.topic,
-                partition=r.topic_partition.partition,
-                target=list(r.target),
-                error=r.error.name,
-                reason=r.reason,
-                controller_epoch=self._ctx.epoch,
+                ReassignmentRejected(
+                    topic=r.topic_partition.topic,
+                    partition=r.topic_partition.partition,
+                    target=list(r.target),
+                    error=r.error.name,
+                    reason=r.reason,
+                    controller_epoch=self._ctx.epoch,
+                ),
             )
 
     def _failed(self, tp: TopicPartition, assignment: ReplicaAssignment, reason: str) -> None:
         self._events.emit(
-            EventKind.REASSIGNMENT_FAILED,
-            topic=tp.topic,
-            partition=tp.partition,
-            target=list(assignment.target_replicas),
-            reason=reason,
-            controller_epoch=self._ctx.epoch,
+            ReassignmentFailed(
+                topic=tp.topic,
+                partition=tp.partition,
+                target=list(assignment.target_replicas),
+                reason=reason,
+                controller_epoch=self._ctx.epoch,
+            ),
         )

@@ -24,7 +24,7 @@ from controller.partition_state_machine import (
 )
 from controller.states import PartitionState
 from controller.watchers import Watchers
-from eventlog import EventKind, EventLog
+from eventlog import EventLog, LeaderElectionsRequested, MalformedZnode
 from rpc.errors import Errors
 from zkdata.admin_requests import (
     delete_preferred_replica_election,
@@ -118,13 +118,15 @@ class ReplicaElections:
                 ok = isinstance(results.get(tp), LeaderAndIsr)
                 outcomes[tp] = Errors.NONE if ok else failure_error(election)
         self._events.emit(
-            EventKind.LEADER_ELECTIONS_REQUESTED,
-            election=election.name.lower(),
-            requested=len(requested) if requested else "all",
-            outcomes={
-                e.name: sum(1 for o in outcomes.values() if o is e) for e in set(outcomes.values())
-            },
-            controller_epoch=ctx.epoch,
+            LeaderElectionsRequested(
+                election=election.name.lower(),
+                requested=len(requested) if requested else "all",
+                outcomes={
+                    e.name: sum(1 for o in outcomes.values() if o is e)
+                    for e in set(outcomes.values())
+                },
+                controller_epoch=ctx.epoch,
+            ),
         )
         return outcomes
 
@@ -136,7 +138,7 @@ class ReplicaElections:
                 self._zk, self._watchers(ev.ReplicaLeaderElection())
             )
         except ZnodeFormatError as exc:
-            self._events.emit(EventKind.MALFORMED_ZNODE, path=exc.path, reason=exc.reason)
+            self._events.emit(MalformedZnode(path=exc.path, reason=exc.reason))
             delete_preferred_replica_election(self._zk, self._ctx.epoch_zk_version)
             return
         if requested is None:

@@ -30,7 +30,14 @@ from controller.leader_election import remove_replica_from_isr
 from controller.partition_state_machine import PartitionZk
 from controller.request_batch import RequestBatch
 from controller.states import ReplicaState, written_by_newer_controller
-from eventlog import EventKind, EventLog
+from eventlog import (
+    EventLog,
+    InvalidStateTransition,
+    IsrChanged,
+    IsrShrinkFailed,
+    MalformedZnode,
+    ReplicaStateChange,
+)
 from zkdata.fenced_writes import committed_zxid
 from zkdata.model import (
     LeaderAndIsr,
@@ -193,11 +200,12 @@ class ReplicaStateMachine:
             self._ctx.set_replica_state(replica, target)
         if valid:
             self._events.emit(
-                EventKind.REPLICA_STATE_CHANGE,
-                broker_id=broker_id,
-                target=target.value,
-                replicas=len(done),
-                failed=len(valid) - len(done),
+                ReplicaStateChange(
+                    broker_id=broker_id,
+                    target=target.value,
+                    replicas=len(done),
+                    failed=len(valid) - len(done),
+                ),
             )
 
     def _remove_from_isr(
@@ -221,9 +229,7 @@ class ReplicaStateMachine:
                 current = reads.found.get(tp)
                 if tp in reads.malformed:
                     error = reads.malformed[tp]
-                    self._events.emit(
-                        EventKind.MALFORMED_ZNODE, path=error.path, reason=error.reason
-                    )
+                    self._events.emit(MalformedZnode(path=error.path, reason=error.reason))
                     self._shrink_failed(tp, broker_id, "state znode does not decode")
                 elif current is None:
                     if not self._ctx.is_topic_queued_for_deletion(tp.topic):
@@ -309,40 +315,43 @@ class ReplicaStateMachine:
         )
         self._ctx.set_leadership(tp, stored)
         self._events.emit(
-            EventKind.ISR_CHANGED,
-            topic=tp.topic,
-            partition=tp.partition,
-            reason="replica offline",
-            by="controller",
-            replica=broker_id,
-            leader=new.leader,
-            leader_epoch=new.leader_epoch,
-            isr=list(new.isr),
-            zk_version=zk_version,
-            zxid=zxid,
-            controller_epoch=self._ctx.epoch,
+            IsrChanged(
+                topic=tp.topic,
+                partition=tp.partition,
+                reason="replica offline",
+                by="controller",
+                replica=broker_id,
+                leader=new.leader,
+                leader_epoch=new.leader_epoch,
+                isr=list(new.isr),
+                zk_version=zk_version,
+                zxid=zxid,
+                controller_epoch=self._ctx.epoch,
+            ),
         )
         return stored
 
     def _shrink_failed(self, tp: TopicPartition, broker_id: int, reason: str) -> None:
         self._events.emit(
-            EventKind.ISR_SHRINK_FAILED,
-            topic=tp.topic,
-            partition=tp.partition,
-            replica=broker_id,
-            reason=reason,
-            controller_epoch=self._ctx.epoch,
+            IsrShrinkFailed(
+                topic=tp.topic,
+                partition=tp.partition,
+                replica=broker_id,
+                reason=reason,
+                controller_epoch=self._ctx.epoch,
+            ),
         )
 
     def _invalid(
         self, replica: PartitionReplica, current: ReplicaState, target: ReplicaState
     ) -> None:
         self._events.emit(
-            EventKind.INVALID_STATE_TRANSITION,
-            machine="replica",
-            topic=replica.topic_partition.topic,
-            partition=replica.topic_partition.partition,
-            replica=replica.replica,
-            current=current.value,
-            target=target.value,
+            InvalidStateTransition(
+                machine="replica",
+                topic=replica.topic_partition.topic,
+                partition=replica.topic_partition.partition,
+                replica=replica.replica,
+                current=current.value,
+                target=target.value,
+            ),
         )

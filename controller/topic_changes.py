@@ -26,7 +26,7 @@ from controller.partition_state_machine import OfflineElection, PartitionStateMa
 from controller.replica_state_machine import ReplicaStateMachine
 from controller.states import PartitionState, ReplicaState
 from controller.watchers import Watchers
-from eventlog import EventKind, EventLog
+from eventlog import EventLog, MalformedZnode, PartitionsAdded, TopicChange
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ZnodeFormatError
 from zkdata.model import TopicPartition
@@ -80,9 +80,7 @@ class TopicChanges:
             self._ctx.remove_topic(topic)
         refused = self._refused(topics - known, known - deleted)
         added = self._load_topics(topics - known - refused.keys())
-        self._events.emit(
-            EventKind.TOPIC_CHANGE, added=added, removed=sorted(deleted), refused=refused
-        )
+        self._events.emit(TopicChange(added=added, removed=sorted(deleted), refused=refused))
         new_partitions = [tp for topic in added for tp in self._ctx.partitions_of(topic)]
         if new_partitions:
             self.on_new_partition_creation(new_partitions)
@@ -106,12 +104,13 @@ class TopicChanges:
         deleting = self._ctx.is_topic_queued_for_deletion(topic)
         restored = deleting and self._restore_assignment(topic)
         self._events.emit(
-            EventKind.PARTITIONS_ADDED,
-            topic=topic,
-            partitions=sorted(added),
-            created=not deleting,
-            restored=restored,
-            controller_epoch=self._ctx.epoch,
+            PartitionsAdded(
+                topic=topic,
+                partitions=sorted(added),
+                created=not deleting,
+                restored=restored,
+                controller_epoch=self._ctx.epoch,
+            ),
         )
         if deleting:
             return  # as Kafka does: no partition is added to a topic being deleted
@@ -190,4 +189,4 @@ class TopicChanges:
         return sorted(reads.found)
 
     def _malformed(self, path: str | None, reason: str) -> None:
-        self._events.emit(EventKind.MALFORMED_ZNODE, path=path, reason=reason)
+        self._events.emit(MalformedZnode(path=path, reason=reason))

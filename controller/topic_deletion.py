@@ -41,7 +41,14 @@ from controller.partition_state_machine import PartitionStateMachine
 from controller.replica_state_machine import ReplicaStateMachine
 from controller.request_batch import RequestBatch
 from controller.states import PartitionState, ReplicaState
-from eventlog import EventKind, EventLog
+from eventlog import (
+    EventLog,
+    TopicDeletionCompleted,
+    TopicDeletionFailed,
+    TopicDeletionIneligible,
+    TopicDeletionRequested,
+    TopicDeletionStarted,
+)
 from rpc.errors import Errors
 from zkdata.fenced_writes import OpResult
 
@@ -178,16 +185,17 @@ class TopicDeletionManager:
         self._ineligible.update(halted)
         for topic in halted:
             self._events.emit(
-                EventKind.TOPIC_DELETION_INELIGIBLE,
-                topic=topic,
-                reason=reason,
-                replicas=[
-                    [r.topic_partition.partition, r.replica]
-                    for r in concerned
-                    if r.topic_partition.topic == topic
-                ],
-                errors=list(errors),
-                controller_epoch=self._ctx.epoch,
+                TopicDeletionIneligible(
+                    topic=topic,
+                    reason=reason,
+                    replicas=[
+                        [r.topic_partition.partition, r.replica]
+                        for r in concerned
+                        if r.topic_partition.topic == topic
+                    ],
+                    errors=list(errors),
+                    controller_epoch=self._ctx.epoch,
+                ),
             )
 
     def resume_deletions(self) -> None:
@@ -263,13 +271,14 @@ class TopicDeletionManager:
         started = self._in_states(alive, ReplicaState.DELETION_STARTED)
         for topic in topics:
             self._events.emit(
-                EventKind.TOPIC_DELETION_STARTED,
-                topic=topic,
-                partitions=len(self._ctx.partitions_of(topic)),
-                replicas=sum(1 for r in started if r.topic_partition.topic == topic),
-                offline_replicas=sum(1 for r in dead if r.topic_partition.topic == topic),
-                retry=topic in retried,
-                controller_epoch=self._ctx.epoch,
+                TopicDeletionStarted(
+                    topic=topic,
+                    partitions=len(self._ctx.partitions_of(topic)),
+                    replicas=sum(1 for r in started if r.topic_partition.topic == topic),
+                    offline_replicas=sum(1 for r in dead if r.topic_partition.topic == topic),
+                    retry=topic in retried,
+                    controller_epoch=self._ctx.epoch,
+                ),
             )
         self.mark_ineligible(_topics(dead), REASON_OFFLINE_REPLICAS, dead)
 
@@ -284,10 +293,7 @@ class TopicDeletionManager:
         }
         if failed:
             self._events.emit(
-                EventKind.TOPIC_DELETION_FAILED,
-                topic=topic,
-                failed=failed,
-                controller_epoch=self._ctx.epoch,
+                TopicDeletionFailed(topic=topic, failed=failed, controller_epoch=self._ctx.epoch),
             )
             return
         partitions = len(self._ctx.partitions_of(topic))
@@ -299,11 +305,14 @@ class TopicDeletionManager:
         queued_at = self._queued_at.pop(topic, None)
         self._forget_all_but(set(self.queued_topics()))
         self._events.emit(
-            EventKind.TOPIC_DELETION_COMPLETED,
-            topic=topic,
-            partitions=partitions,
-            duration_ms=None if queued_at is None else round((self._clock() - queued_at) * 1000),
-            controller_epoch=self._ctx.epoch,
+            TopicDeletionCompleted(
+                topic=topic,
+                partitions=partitions,
+                duration_ms=None
+                if queued_at is None
+                else round((self._clock() - queued_at) * 1000),
+                controller_epoch=self._ctx.epoch,
+            ),
         )
 
     # -- helpers ---------------------------------------------------------------------------------
@@ -318,13 +327,14 @@ class TopicDeletionManager:
             self._queued_at.setdefault(topic, now)
         if new or triage.remove:
             self._events.emit(
-                EventKind.TOPIC_DELETION_REQUESTED,
-                topics=new,
-                removed=list(triage.remove),
-                unknown=list(triage.unknown),
-                enabled=self._enabled,
-                source=source,
-                controller_epoch=self._ctx.epoch,
+                TopicDeletionRequested(
+                    topics=new,
+                    removed=list(triage.remove),
+                    unknown=list(triage.unknown),
+                    enabled=self._enabled,
+                    source=source,
+                    controller_epoch=self._ctx.epoch,
+                ),
             )
         self.mark_ineligible([t for t in new if self._being_reassigned(t)], REASON_REASSIGNMENT)
         return new

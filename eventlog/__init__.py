@@ -1,13 +1,149 @@
-"""Structured event logs of the testbed's nodes (JSON lines, schema in docs/events.md)."""
+"""Structured event logs of the testbed's nodes (JSON lines, schema in docs/events.md).
 
+A writer builds an event type's value and hands it to `EventLog.emit`
+(`log.emit(LeaderElected(topic=..., ...))`); a reader turns a line back into the same type
+with `decode`. `EVENT_TYPES` maps each kind's name to its type.
+"""
+
+from eventlog.event import ABSENT, Absent, Event
+from eventlog.events.broker import (
+    BrokerRegistered,
+    BugSwitchesOn,
+    ControlledShutdownAttempt,
+    NodeStarted,
+    NodeStopped,
+    PartitionFenced,
+    RequestAccepted,
+    RequestFailed,
+    RequestInvalid,
+    RequestRejected,
+    TlsHandshakeRefused,
+    UnauthorizedRequest,
+    ZkSessionState,
+)
+from eventlog.events.channel import (
+    ControlRequestDropped,
+    ControlRequestSent,
+    ControlResponseReceived,
+)
+from eventlog.events.controller import (
+    BrokerChange,
+    ControlledShutdown,
+    ControllerElected,
+    ControllerFailoverDone,
+    ControllerFailoverStep,
+    ControllerObserved,
+    ControllerResigned,
+    EventFailed,
+    IsrChangeHandled,
+    LeaderElectionsRequested,
+    MalformedZnode,
+    PartitionsAdded,
+    ReplicasOffline,
+    TopicChange,
+)
+from eventlog.events.replication import (
+    FetcherParked,
+    IsrChanged,
+    IsrChangePropagated,
+    IsrUpdateFailed,
+    LogTruncated,
+    LogUnavailable,
+    TopicConfigChanged,
+)
+from eventlog.events.state import (
+    InvalidStateTransition,
+    IsrShrinkFailed,
+    LeaderElected,
+    LeaderElectionFailed,
+    PartitionStateChange,
+    ReplicaStateChange,
+)
+from eventlog.events.topics import (
+    ReassignmentCompleted,
+    ReassignmentFailed,
+    ReassignmentRejected,
+    ReassignmentStarted,
+    TopicDeletionCompleted,
+    TopicDeletionFailed,
+    TopicDeletionIneligible,
+    TopicDeletionRequested,
+    TopicDeletionStarted,
+)
 from eventlog.kinds import SCHEMA_VERSION, EventKind
-from eventlog.log import EventLog, event_log_path, read_events, read_numbered_events
+from eventlog.log import (
+    EventLog,
+    event_log_path,
+    event_record,
+    read_events,
+    read_numbered_events,
+)
+from eventlog.registry import EVENT_TYPES, EventDecodeError, decode
 
 __all__ = [
+    "ABSENT",
+    "EVENT_TYPES",
     "SCHEMA_VERSION",
+    "Absent",
+    "BrokerChange",
+    "BrokerRegistered",
+    "BugSwitchesOn",
+    "ControlRequestDropped",
+    "ControlRequestSent",
+    "ControlResponseReceived",
+    "ControlledShutdown",
+    "ControlledShutdownAttempt",
+    "ControllerElected",
+    "ControllerFailoverDone",
+    "ControllerFailoverStep",
+    "ControllerObserved",
+    "ControllerResigned",
+    "Event",
+    "EventDecodeError",
+    "EventFailed",
     "EventKind",
     "EventLog",
+    "FetcherParked",
+    "InvalidStateTransition",
+    "IsrChangeHandled",
+    "IsrChangePropagated",
+    "IsrChanged",
+    "IsrShrinkFailed",
+    "IsrUpdateFailed",
+    "LeaderElected",
+    "LeaderElectionFailed",
+    "LeaderElectionsRequested",
+    "LogTruncated",
+    "LogUnavailable",
+    "MalformedZnode",
+    "NodeStarted",
+    "NodeStopped",
+    "PartitionFenced",
+    "PartitionStateChange",
+    "PartitionsAdded",
+    "ReassignmentCompleted",
+    "ReassignmentFailed",
+    "ReassignmentRejected",
+    "ReassignmentStarted",
+    "ReplicaStateChange",
+    "ReplicasOffline",
+    "RequestAccepted",
+    "RequestFailed",
+    "RequestInvalid",
+    "RequestRejected",
+    "TlsHandshakeRefused",
+    "TopicChange",
+    "TopicConfigChanged",
+    "TopicDeletionCompleted",
+    "TopicDeletionFailed",
+    "TopicDeletionIneligible",
+    "TopicDeletionRequested",
+    "TopicDeletionStarted",
+    "UnauthorizedRequest",
+    "ZkSessionState",
+    "decode",
     "event_log_path",
+    "event_record",
     "read_events",
     "read_numbered_events",
 ]

@@ -17,8 +17,8 @@ from typing import Any
 
 import orjson
 
+from eventlog.event import Event
 from eventlog.jsonlines import JsonLinesWriter, numbered_json_lines, read_json_lines
-from eventlog.kinds import SCHEMA_VERSION, EventKind
 
 
 def event_log_path(run_dir: Path, node: str) -> Path:
@@ -45,8 +45,10 @@ def encode_event(record: dict[str, Any]) -> str:
         return _ENCODER.encode(record)
 
 
-#: The fields every event carries; an event's own fields never use these names.
-ENVELOPE = frozenset({"v", "ts", "node", "kind"})
+def event_record(event: Event, ts: int, node: str) -> dict[str, Any]:
+    """The record `node` writes for `event` at `ts` (ms since the epoch): the envelope, then
+    the event's fields in the order its type declares them, an `ABSENT` one left out."""
+    return event._encoding.record(event, ts, node)
 
 
 class EventLog:
@@ -58,19 +60,11 @@ class EventLog:
         self._writer = JsonLinesWriter(self.path)
         self._held = threading.local()
 
-    def emit(self, kind: EventKind, /, **fields: Any) -> dict[str, Any]:
-        """Write one event and return it as written. `ValueError` for a field named like
-        the envelope (`v`, `ts`, `node`, `kind`): it would hide who wrote the event."""
-        clash = ENVELOPE.intersection(fields)
-        if clash:
-            raise ValueError(f"event {kind} has fields named like the envelope: {sorted(clash)}")
-        record: dict[str, Any] = {
-            "v": SCHEMA_VERSION,
-            "ts": int(time.time() * 1000),
-            "node": self.node,
-            "kind": str(kind),
-        }
-        record.update(fields)
+    def emit(self, event: Event, /) -> dict[str, Any]:
+        """Write one event and return it as written: the envelope (`v`, `ts`, `node`,
+        `kind`), then the event's fields in the order its type declares them (an `ABSENT`
+        one left out)."""
+        record = event._encoding.record(event, int(time.time() * 1000), self.node)
         line = encode_event(record)
         held: list[str] | None = getattr(self._held, "lines", None)
         if held is None:

@@ -4,10 +4,14 @@ writing a file. For tests only; any thread."""
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, TypeVar, cast
 
+from eventlog.event import Event
 from eventlog.kinds import EventKind
 from eventlog.log import EventLog
+from eventlog.registry import decode
+
+E = TypeVar("E", bound=Event)
 
 
 class RecordingEventLog(EventLog):
@@ -18,9 +22,9 @@ class RecordingEventLog(EventLog):
         self._recorded_lock = threading.Lock()
         self._recorded: list[dict[str, Any]] = []
 
-    def emit(self, kind: EventKind, /, **fields: Any) -> dict[str, Any]:
+    def emit(self, event: Event, /) -> dict[str, Any]:
         """Emit as `EventLog` does, and keep the record."""
-        record = super().emit(kind, **fields)
+        record = super().emit(event)
         with self._recorded_lock:
             self._recorded.append(record)
         return record
@@ -31,6 +35,10 @@ class RecordingEventLog(EventLog):
         with self._recorded_lock:
             return list(self._recorded)
 
-    def of_kind(self, kind: EventKind) -> list[dict[str, Any]]:
-        """The events of one kind, in order."""
+    def of_kind(self, kind: EventKind | str) -> list[dict[str, Any]]:
+        """The events of one kind, in order, as written."""
         return [e for e in self.events if e["kind"] == str(kind)]
+
+    def of_type(self, event_type: type[E]) -> list[E]:
+        """The events of one type, in order, decoded back from what was written."""
+        return [cast(E, decode(e)) for e in self.of_kind(event_type.kind)]

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from eventlog import Event, event_record
 from rundir.invariants import names
 from rundir.invariants.judge import judge
 from rundir.layout import RUN_DIR_VERSION, RunDir
@@ -46,9 +47,9 @@ def write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
 
 
-def event(ts: int, node: str, kind: str, **fields: Any) -> dict[str, Any]:
-    """One event-log line of `kind` written by `node` at `ts`."""
-    return {"v": 1, "ts": ts, "node": node, "kind": kind, **fields}
+def event(ts: int, node: str, written: Event) -> dict[str, Any]:
+    """The event-log line `node` writes for `written` at `ts`, as `EventLog` writes it."""
+    return event_record(written, ts, node)
 
 
 def write_config(

@@ -9,10 +9,14 @@ is float64). Pure values; any thread.
 
 from __future__ import annotations
 
+from types import UnionType
+from typing import Union, get_args, get_origin, get_type_hints
+
 from pyspark.sql.types import (
     ArrayType,
     BinaryType,
     BooleanType,
+    DataType,
     DoubleType,
     IntegerType,
     LongType,
@@ -20,6 +24,8 @@ from pyspark.sql.types import (
     StructField,
     StructType,
 )
+
+from eventlog import EVENT_TYPES, ControllerFailoverDone, Event, PartitionStateChange
 
 __all__ = [
     "DETECTION",
@@ -61,27 +67,63 @@ FAULTS = _fields(
     ("elapsed_ms", LongType()),
 )
 
-#: One line of events/<node>.jsonl: the envelope and the fields of the kinds used.
+#: Spark's type of each Python type an event field holds (`int` as Spark's 32-bit integer:
+#: ids, epochs, counts and partition numbers; a time in ms is the envelope's `ts`).
+_SPARK_TYPES: dict[object, DataType] = {
+    int: IntegerType(),
+    float: DoubleType(),
+    str: StringType(),
+    bool: BooleanType(),
+    list[int]: ArrayType(IntegerType()),
+    list[str]: ArrayType(StringType()),
+}
+
+
+def _event_field(name: str, of: type[Event] | None = None) -> tuple[str, DataType]:
+    """`name` with the Spark type of its field in `of` (by default the event types that have
+    it, which must agree), `null` and `ABSENT` left aside: Spark reads either as null."""
+    declaring = [of] if of is not None else [t for t in EVENT_TYPES.values() if name in _hints(t)]
+    found = set()
+    for event_type in declaring:
+        hint = _hints(event_type)[name]
+        options = get_args(hint) if get_origin(hint) in (Union, UnionType) else (hint,)
+        found |= {_SPARK_TYPES[o] for o in options if o in _SPARK_TYPES}
+    if len(found) != 1:
+        raise TypeError(f"event field {name}: Spark types {found}; name the kind to read it as")
+    return name, found.pop()
+
+
+def _hints(event_type: type[Event]) -> dict[str, object]:
+    return get_type_hints(event_type)
+
+
+#: One line of events/<node>.jsonl: the envelope and the fields of the kinds used, typed as
+#: the event types declare them (a name two kinds use with two types is read as one kind's).
 EVENTS = _fields(
     ("v", IntegerType()),
     ("ts", LongType()),
     ("node", StringType()),
     ("kind", StringType()),
-    ("api", StringType()),
-    ("broker_id", IntegerType()),
-    ("controller_id", IntegerType()),
-    ("controller_epoch", IntegerType()),
-    ("topic", StringType()),
-    ("partition", IntegerType()),
-    ("leader", IntegerType()),
-    ("leader_epoch", IntegerType()),
-    ("strategy", StringType()),
-    ("unclean", BooleanType()),
-    ("new", ArrayType(IntegerType())),
-    ("dead", ArrayType(IntegerType())),
-    ("live", ArrayType(IntegerType())),
-    ("target", StringType()),
-    ("duration_ms", DoubleType()),
+    *(
+        _event_field(name)
+        for name in (
+            "api",
+            "broker_id",
+            "controller_id",
+            "controller_epoch",
+            "topic",
+            "partition",
+            "leader",
+            "leader_epoch",
+            "strategy",
+            "unclean",
+            "new",
+            "dead",
+            "live",
+        )
+    ),
+    _event_field("target", PartitionStateChange),
+    _event_field("duration_ms", ControllerFailoverDone),
 )
 
 #: One line of history/<process>.jsonl (`records` of polls is left out).

@@ -15,7 +15,16 @@ from typing import Any
 
 import pandas as pd
 
-from eventlog import read_events
+from eventlog import (
+    BrokerChange,
+    ControllerElected,
+    ControllerFailoverDone,
+    ControlRequestSent,
+    LeaderElected,
+    NodeStarted,
+    RequestAccepted,
+    read_events,
+)
 from pipeline.metadata import INPUT_COLUMNS
 from pipeline.run_writer import event, fault_phases, write_config, write_jsonl, write_runner_verdict
 from rundir.history import HistoryOp, OpType
@@ -58,16 +67,18 @@ def _leader(
     return event(
         ts,
         node,
-        "leader_elected",
-        topic=TOPIC,
-        partition=partition,
-        leader=leader,
-        leader_epoch=epoch,
-        isr=[leader],
-        zk_version=epoch,
-        controller_epoch=cepoch,
-        strategy=strategy,
-        unclean=False,
+        LeaderElected(
+            topic=TOPIC,
+            partition=partition,
+            leader=leader,
+            leader_epoch=epoch,
+            isr=[leader],
+            zk_version=epoch,
+            controller_epoch=cepoch,
+            strategy=strategy,
+            unclean=False,
+            zxid=None,
+        ),
     )
 
 
@@ -76,24 +87,29 @@ def _won(
 ) -> list[dict[str, Any]]:
     """A controller's election, the events `during` its failover, and the failover's end
     `duration_ms` after the election."""
-    done = {"brokers": 3, "topics": 1, "partitions": 2, "offline_partitions": 0}
     return [
         event(
             ts,
             node,
-            "controller_elected",
-            controller_id=int(node[-1]),
-            controller_epoch=epoch,
-            epoch_zk_version=epoch,
+            ControllerElected(
+                controller_id=int(node[-1]),
+                controller_epoch=epoch,
+                epoch_zk_version=epoch,
+                epoch_zxid=None,
+            ),
         ),
         *during,
         event(
             ts + int(duration_ms),
             node,
-            "controller_failover_done",
-            controller_epoch=epoch,
-            duration_ms=duration_ms,
-            **done,
+            ControllerFailoverDone(
+                controller_epoch=epoch,
+                brokers=3,
+                topics=1,
+                partitions=2,
+                offline_partitions=0,
+                duration_ms=duration_ms,
+            ),
         ),
     ]
 
@@ -106,12 +122,13 @@ def _update_metadata_sent(
         event(
             ts,
             node,
-            "control_request_sent",
-            api="UpdateMetadata",
-            broker_id=b,
-            controller_epoch=epoch,
-            broker_epoch=10,
-            partitions=2,
+            ControlRequestSent(
+                api="UpdateMetadata",
+                broker_id=b,
+                controller_epoch=epoch,
+                broker_epoch=10,
+                partitions=2,
+            ),
         )
         for b in brokers
     ]
@@ -123,20 +140,21 @@ def _accepted(
     return event(
         ts,
         node,
-        "request_accepted",
-        api=api,
-        controller_id=controller,
-        controller_epoch=epoch,
-        request_broker_epoch=10,
-        broker_epoch=10,
-        partitions=2,
-        partition_errors=0,
+        RequestAccepted(
+            api=api,
+            controller_id=controller,
+            controller_epoch=epoch,
+            request_broker_epoch=10,
+            broker_epoch=10,
+            partitions=2,
+            partition_errors=0,
+        ),
     )
 
 
 def _events(breaks: frozenset[str], offset: int) -> dict[str, list[dict[str, Any]]]:
     b1 = [
-        event(T0, "broker1", "node_started", broker_id=1, zk_connect="zk"),
+        event(T0, "broker1", NodeStarted(broker_id=1, zk_connect="zk")),
         *_won(
             T0 + 100,
             "broker1",
@@ -149,11 +167,11 @@ def _events(breaks: frozenset[str], offset: int) -> dict[str, list[dict[str, Any
         ),
         _leader(T0 + 1_100, "broker1", 0, 1, 0, 1, "initial"),
         _leader(T0 + 1_100, "broker1", 1, 2, 0, 1, "initial"),
-        event(FAULT_STOP + 100, "broker1", "node_started", broker_id=1, zk_connect="zk"),
+        event(FAULT_STOP + 100, "broker1", NodeStarted(broker_id=1, zk_connect="zk")),
         _accepted(FAULT_STOP + 400, "broker1", 2, 2),
     ]
     b2 = [
-        event(T0 + 10, "broker2", "node_started", broker_id=2, zk_connect="zk"),
+        event(T0 + 10, "broker2", NodeStarted(broker_id=2, zk_connect="zk")),
         _accepted(T0 + 130, "broker2", 1, 1, UPDATE_METADATA),
         _accepted(T0 + 1_110, "broker2", 1, 1),
         *_won(
@@ -169,27 +187,19 @@ def _events(breaks: frozenset[str], offset: int) -> dict[str, list[dict[str, Any
         event(
             ELECTED + 200,
             "broker2",
-            "broker_change",
-            new=[],
-            dead=[1],
-            bounced=[],
-            live=[2, 3],
-            epochs={"2": 10, "3": 10},
+            BrokerChange(new=[], dead=[1], bounced=[], live=[2, 3], epochs={"2": 10, "3": 10}),
         ),
         _leader(ELECTED + 250, "broker2", 0, 2, 1, 2, "offline"),
         event(
             FAULT_STOP + 300,
             "broker2",
-            "broker_change",
-            new=[1],
-            dead=[],
-            bounced=[],
-            live=[1, 2, 3],
-            epochs={"1": 11, "2": 10, "3": 10},
+            BrokerChange(
+                new=[1], dead=[], bounced=[], live=[1, 2, 3], epochs={"1": 11, "2": 10, "3": 10}
+            ),
         ),
     ]
     b3 = [
-        event(T0 + 10, "broker3", "node_started", broker_id=3, zk_connect="zk"),
+        event(T0 + 10, "broker3", NodeStarted(broker_id=3, zk_connect="zk")),
         _accepted(T0 + 140, "broker3", 1, 1, UPDATE_METADATA),
         _accepted(T0 + 1_110, "broker3", 1, 1),
         _accepted(METADATA_CURRENT, "broker3", 2, 2, UPDATE_METADATA),
@@ -200,10 +210,9 @@ def _events(breaks: frozenset[str], offset: int) -> dict[str, list[dict[str, Any
             event(
                 ELECTED + 270,
                 "broker3",
-                "controller_elected",
-                controller_id=3,
-                controller_epoch=2,
-                epoch_zk_version=2,
+                ControllerElected(
+                    controller_id=3, controller_epoch=2, epoch_zk_version=2, epoch_zxid=None
+                ),
             )
         )
     if "stale_controller_epoch" in breaks:

@@ -12,8 +12,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import eventlog
 from eventlog import SCHEMA_VERSION, EventKind
-from eventlog.log import ENVELOPE
+from eventlog.event import ENVELOPE
 from rundir.errors import RunDirError
 
 __all__ = [
@@ -65,6 +66,15 @@ class Event:
     def __hash__(self) -> int:
         """By place: a node's line holds one event (the fields are a dict, not hashable)."""
         return hash((self.node, self.line, self.ts, self.kind))
+
+    def decoded(self) -> eventlog.Event | None:
+        """The line as its kind's event type (`eventlog.decode`), or None when it is not
+        one: a field missing or of another type (an older or broken writer), or a kind
+        this version does not know. A check reads a complete event through this."""
+        try:
+            return eventlog.decode({"kind": self.kind, **self.fields})
+        except eventlog.EventDecodeError:
+            return None
 
     def int_field(self, name: str) -> int | None:
         """The field `name` when it is an int (not a bool), else None."""

@@ -34,7 +34,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from eventlog import EventKind
+from eventlog import EventKind, IsrChanged, LeaderElected
 from rundir.events import Event, EventLogs, events_of_kind
 from rundir.invariants.names import ONE_LEADER_PER_LEADER_EPOCH
 from rundir.results import InvariantResult, Violation
@@ -47,18 +47,19 @@ class _Write:
     """One logged write of a partition's state znode."""
 
     event: Event
+    written: LeaderElected | IsrChanged
     leader: int
     leader_epoch: int
     zk_version: int
-    isr: tuple[int, ...] | None
+    isr: tuple[int, ...]
 
     @property
     def is_election(self) -> bool:
-        return self.event.kind == EventKind.LEADER_ELECTED
+        return isinstance(self.written, LeaderElected)
 
     @property
     def creates(self) -> bool:
-        return self.is_election and self.event.fields.get("strategy") == "initial"
+        return isinstance(self.written, LeaderElected) and self.written.strategy == "initial"
 
 
 def one_leader_per_leader_epoch(logs: EventLogs) -> InvariantResult:
@@ -67,31 +68,30 @@ def one_leader_per_leader_epoch(logs: EventLogs) -> InvariantResult:
     writes: dict[str, list[_Write]] = defaultdict(list)
     missing = 0
     for event in events_of_kind(logs, EventKind.LEADER_ELECTED, EventKind.ISR_CHANGED):
-        topic, partition = event.fields.get("topic"), event.int_field("partition")
         write = _write(event)
-        if write is None or not isinstance(topic, str) or partition is None:
+        if write is None:
             missing += 1
             continue
-        writes[f"{topic}-{partition}"].append(write)
+        writes[f"{write.written.topic}-{write.written.partition}"].append(write)
     violations: list[Violation] = []
     for tp in sorted(writes):
         for incarnation in _incarnations(writes[tp]):
             violations.extend(_one_leader_per_epoch(tp, incarnation))
             violations.extend(_epochs_grow(tp, incarnation))
     checked = sum(len(w) for w in writes.values())
-    note = f"{missing} events without topic, partition, leader, leader_epoch or zk_version"
+    note = f"{missing} events without all their fields, or with one of another type"
     return InvariantResult(
         ONE_LEADER_PER_LEADER_EPOCH, tuple(violations), checked, note if missing else ""
     )
 
 
 def _write(event: Event) -> _Write | None:
-    leader = event.int_field("leader")
-    epoch = event.int_field("leader_epoch")
-    version = event.int_field("zk_version")
-    if leader is None or epoch is None or version is None:
+    """The write `event` logged; None when it is not a complete election or ISR change."""
+    written = event.decoded()
+    if not isinstance(written, (LeaderElected, IsrChanged)):
         return None
-    return _Write(event, leader, epoch, version, event.int_list_field("isr"))
+    w = written
+    return _Write(event, w, w.leader, w.leader_epoch, w.zk_version, tuple(w.isr))
 
 
 def _incarnations(writes: Sequence[_Write]) -> list[list[_Write]]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from eventlog import EventKind
+from eventlog import BrokerRegistered, ControlRequestSent, EventKind, ZkSessionState
 from rundir.events import Event, EventLogs
 from rundir.invariants.names import REGISTRATION_SERVED
 from rundir.results import InvariantResult, Violation
@@ -57,10 +57,9 @@ def registration_served(
     served: dict[tuple[int, int], list[int]] = {}
     for log in logs.values():
         for e in log:
-            if e.kind == EventKind.CONTROL_REQUEST_SENT:
-                broker, epoch = e.int_field("broker_id"), e.int_field("broker_epoch")
-                if broker is not None and epoch is not None:
-                    served.setdefault((broker, epoch), []).append(e.ts)
+            request = e.decoded() if e.kind == EventKind.CONTROL_REQUEST_SENT else None
+            if isinstance(request, ControlRequestSent):
+                served.setdefault((request.broker_id, request.broker_epoch), []).append(e.ts)
     violations = []
     checked = 0
     for reg in _registrations(logs, since_ms):
@@ -86,15 +85,16 @@ def _registrations(logs: EventLogs, since_ms: int) -> Iterator[_Registration]:
     for log in logs.values():
         open_: tuple[Event, int, int] | None = None
         for e in log:
+            session = e.decoded() if e.kind == EventKind.ZK_SESSION_STATE else None
             ends = e.kind in _ENDS or (
-                e.kind == EventKind.ZK_SESSION_STATE and e.fields.get("state") == "lost"
+                isinstance(session, ZkSessionState) and session.state == "lost"
             )
             if ends and open_ is not None:
                 yield _Registration(*open_, e.ts)
                 open_ = None
             if e.kind == EventKind.BROKER_REGISTERED and e.ts >= since_ms:
-                broker, epoch = e.int_field("broker_id"), e.int_field("broker_epoch")
-                if broker is not None and epoch is not None:
-                    open_ = (e, broker, epoch)
+                registered = e.decoded()
+                if isinstance(registered, BrokerRegistered):
+                    open_ = (e, registered.broker_id, registered.broker_epoch)
         if open_ is not None:
             yield _Registration(*open_, None)

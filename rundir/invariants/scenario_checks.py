@@ -24,6 +24,14 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from eventlog import (
+    ReassignmentCompleted,
+    ReassignmentFailed,
+    ReassignmentStarted,
+    TopicDeletionCompleted,
+    TopicDeletionFailed,
+    TopicDeletionRequested,
+)
 from rundir.events import Event, EventLogs, events_since
 from rundir.invariants.names import (
     NO_OFFLINE_PARTITIONS,
@@ -82,6 +90,10 @@ def no_offline_partitions(
     return InvariantResult(NO_OFFLINE_PARTITIONS, tuple(violations), checked)
 
 
+#: The kinds `reassignment_completes` reads.
+_REASSIGNMENT = (ReassignmentStarted, ReassignmentCompleted, ReassignmentFailed)
+
+
 def reassignment_completes(
     logs: EventLogs, since_ms: int, topics: Collection[str]
 ) -> InvariantResult:
@@ -90,18 +102,17 @@ def reassignment_completes(
     done: set[tuple[str, int]] = set()
     violations = []
     for e in events_since(logs, since_ms):
-        if e.fields.get("topic") not in topics:
+        event = e.decoded() if e.kind.startswith("reassignment_") else None
+        if not isinstance(event, _REASSIGNMENT) or event.topic not in topics:
             continue
-        key = (str(e.fields["topic"]), int(e.fields["partition"]))
-        name = f"{key[0]}-{key[1]}"
-        if e.kind == "reassignment_started":
+        key = (event.topic, event.partition)
+        if isinstance(event, ReassignmentStarted):
             started.setdefault(key, e)
-        elif e.kind == "reassignment_completed":
+        elif isinstance(event, ReassignmentCompleted):
             done.add(key)
-        elif e.kind == "reassignment_failed":
-            violations.append(
-                Violation(name, f"reassignment failed: {e.fields.get('reason')}", (e,))
-            )
+        else:
+            name = f"{key[0]}-{key[1]}"
+            violations.append(Violation(name, f"reassignment failed: {event.reason}", (e,)))
     for key, e in sorted(started.items()):
         if key not in done:
             subject = f"{key[0]}-{key[1]}"
@@ -124,25 +135,25 @@ def topic_deletion_completes(
         )
 
     requested: dict[str, Event] = {}
-    failed: dict[str, Event] = {}
+    failed: dict[str, tuple[Event, TopicDeletionFailed]] = {}
     done: set[str] = set()
     for e in events_since(logs, since_ms):
-        if e.kind == "topic_deletion_requested":
-            for topic in e.fields.get("topics") or ():
+        event = e.decoded() if e.kind.startswith("topic_deletion_") else None
+        if isinstance(event, TopicDeletionRequested):
+            for topic in event.topics:
                 if ours(topic):
-                    requested.setdefault(str(topic), e)
-        elif e.kind == "topic_deletion_completed" and ours(e.fields.get("topic")):
-            done.add(str(e.fields["topic"]))
-            failed.pop(str(e.fields["topic"]), None)
-        elif e.kind == "topic_deletion_failed" and ours(e.fields.get("topic")):
-            failed[str(e.fields["topic"])] = e
+                    requested.setdefault(topic, e)
+        elif isinstance(event, TopicDeletionCompleted) and ours(event.topic):
+            done.add(event.topic)
+            failed.pop(event.topic, None)
+        elif isinstance(event, TopicDeletionFailed) and ours(event.topic):
+            failed[event.topic] = (e, event)
     violations = []
     for topic, e in sorted(requested.items()):
         if topic in failed:
-            what = ", ".join(sorted(failed[topic].fields.get("failed") or {}))
-            violations.append(
-                Violation(topic, f"left half-deleted: {what} not removed", (e, failed[topic]))
-            )
+            line, failure = failed[topic]
+            what = ", ".join(sorted(failure.failed))
+            violations.append(Violation(topic, f"left half-deleted: {what} not removed", (e, line)))
         elif topic not in done:
             violations.append(Violation(topic, "deletion requested and never completed", (e,)))
     if not requested and not violations:

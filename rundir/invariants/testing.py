@@ -4,9 +4,9 @@ one thread."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from eventlog import EventKind
+import eventlog
+from eventlog import IsrChanged, LeaderElected, event_record
+from eventlog.event import ENVELOPE
 from rundir.events import Event
 
 __all__ = ["EventLogBuilder"]
@@ -19,11 +19,23 @@ class EventLogBuilder:
         self._ts = start_ts
         self._logs: dict[str, list[Event]] = {}
 
-    def emit(self, node: str, kind: EventKind, **fields: Any) -> Event:
-        """Append one event to `node`'s log and return it."""
+    def emit(self, node: str, written: eventlog.Event) -> Event:
+        """Append one event to `node`'s log, with its fields as its writer writes them, and
+        return it."""
         self._ts += 1
         log = self._logs.setdefault(node, [])
-        event = Event(node, len(log) + 1, self._ts, str(kind), fields)
+        record = event_record(written, self._ts, node)
+        fields = {k: v for k, v in record.items() if k not in ENVELOPE}
+        event = Event(node, len(log) + 1, self._ts, written.kind, fields)
+        log.append(event)
+        return event
+
+    def emit_partial(self, node: str, kind: str, **fields: object) -> Event:
+        """Append a line of `kind` holding only `fields`, as an older or broken writer
+        wrote it (a field missing), to see what a check makes of it; return it."""
+        self._ts += 1
+        log = self._logs.setdefault(node, [])
+        event = Event(node, len(log) + 1, self._ts, kind, dict(fields))
         log.append(event)
         return event
 
@@ -45,21 +57,21 @@ class EventLogBuilder:
         zxid: int | None = None,
     ) -> Event:
         """A controller's `leader_elected` with the ISR `[leader]`; with `zxid`, the
-        transaction its write committed at (older logs have none)."""
-        committed = {} if zxid is None else {"zxid": zxid}
+        transaction its write committed at (`null` otherwise, as for a new partition)."""
         return self.emit(
             node,
-            EventKind.LEADER_ELECTED,
-            topic=topic,
-            partition=partition,
-            leader=leader,
-            leader_epoch=leader_epoch,
-            isr=[leader],
-            zk_version=zk_version,
-            controller_epoch=controller_epoch,
-            strategy=strategy,
-            unclean=False,
-            **committed,
+            LeaderElected(
+                topic=topic,
+                partition=partition,
+                leader=leader,
+                leader_epoch=leader_epoch,
+                isr=[leader],
+                zk_version=zk_version,
+                zxid=zxid,
+                controller_epoch=controller_epoch,
+                strategy=strategy,
+                unclean=False,
+            ),
         )
 
     def leader_isr_changed(
@@ -76,16 +88,17 @@ class EventLogBuilder:
         """A partition leader's `isr_changed` (an expand to `isr`, by default `[leader]`)."""
         return self.emit(
             node,
-            EventKind.ISR_CHANGED,
-            topic=topic,
-            partition=partition,
-            reason="expand",
-            leader=leader,
-            leader_epoch=leader_epoch,
-            old_isr=[leader],
-            isr=list(isr or (leader,)),
-            zk_version=zk_version,
-            high_watermark=0,
+            IsrChanged(
+                topic=topic,
+                partition=partition,
+                reason="expand",
+                leader=leader,
+                leader_epoch=leader_epoch,
+                old_isr=[leader],
+                isr=list(isr or (leader,)),
+                zk_version=zk_version,
+                high_watermark=0,
+            ),
         )
 
     def logs(self) -> dict[str, tuple[Event, ...]]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from eventlog import EventKind
+from eventlog import EventKind, LeaderElected, LogTruncated
 from rundir.checker import FinalRead, check, final_read_from_history, indexed
 from rundir.events import EventLogs, events_of_kind
 from rundir.history import FINAL_READ_PROCESS, HistoryOp
@@ -65,9 +65,8 @@ def acknowledged_writes(
     )
     notes = [verdict.result("lost_writes").note]
     if logs is not None:
-        unclean = [
-            e for e in events_of_kind(logs, EventKind.LEADER_ELECTED) if e.fields.get("unclean")
-        ]
+        elected = (e.decoded() for e in events_of_kind(logs, EventKind.LEADER_ELECTED))
+        unclean = [e for e in elected if isinstance(e, LeaderElected) and e.unclean]
         if unclean:
             notes.append(f"{len(unclean)} unclean elections in the event logs")
     checked = sum(r.checked for r in verdict.results)
@@ -117,15 +116,15 @@ def acknowledged_kept(
     for event in events_of_kind(logs, EventKind.LOG_TRUNCATED):
         if event.ts < since_ms:
             continue
-        removed = event.fields.get("removed_records")
-        if not isinstance(removed, list):
+        truncated = event.decoded()
+        if not isinstance(truncated, LogTruncated):
             unnamed += 1
             continue
         checked += 1
-        topic, partition = event.fields.get("topic"), event.int_field("partition")
+        topic, partition = truncated.topic, truncated.partition
         lost = [
             (offset, value)
-            for offset, value in (_offset_value(r) for r in removed)
+            for offset, value in (_offset_value(r) for r in truncated.removed_records)
             if (topic, partition, offset, value) in acked
         ]
         if lost:
@@ -134,12 +133,13 @@ def acknowledged_kept(
             violations.append(
                 Violation(
                     f"{topic}-{partition}",
-                    f"{event.node} truncated to {event.fields.get('to_offset')} and removed "
+                    f"{event.node} truncated to {truncated.to_offset} and removed "
                     f"{len(lost)} acknowledged records: {shown}{more}",
                     (event,),
                 )
             )
-    note = f"{unnamed} log_truncated without removed_records not judged" if unnamed else ""
+    note = f"{unnamed} log_truncated without removed_records (or another field) not judged"
+    note = note if unnamed else ""
     return InvariantResult(ACKNOWLEDGED_KEPT, tuple(violations), checked, note)
 
 

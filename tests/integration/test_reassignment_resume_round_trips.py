@@ -26,7 +26,7 @@ from controller.active import ActiveController, ControllerConfig
 from controller.context import ControllerContext
 from controller.testing.brokers import FakeChannels
 from controller.watchers import Watchers
-from eventlog import EventKind
+from eventlog import EventKind, ReassignmentStarted
 from eventlog.testing import RecordingEventLog
 from harness.waiting import wait_until
 from rpc import messages as m
@@ -150,7 +150,7 @@ def test_resumed_reassignments_cost_no_round_trip_per_partition(
     assert counter.rounds <= MAX_ROUNDS, (
         f"{counter.rounds} rounds of ZooKeeper requests for {partitions} partitions"
     )
-    resumed = [e for e in events.of_kind(EventKind.REASSIGNMENT_STARTED) if e["resumed"]]
+    resumed = [e for e in events.of_type(ReassignmentStarted) if e.resumed]
     assert len(resumed) == partitions
     assert not events.of_kind(EventKind.REASSIGNMENT_FAILED)
     for p in range(partitions):

@@ -13,6 +13,23 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+from eventlog import (
+    BrokerRegistered,
+    ControllerElected,
+    ControllerFailoverDone,
+    ControllerFailoverStep,
+    ControlRequestSent,
+    ControlResponseReceived,
+    Event,
+    IsrChanged,
+    IsrChangeHandled,
+    IsrChangePropagated,
+    LeaderElected,
+    PartitionStateChange,
+    ReplicaStateChange,
+    RequestAccepted,
+    TopicChange,
+)
 from pipeline.run_writer import event
 
 __all__ = ["BROKERS", "FAILOVER_STEPS", "SimCluster", "SimPartition"]
@@ -59,9 +76,10 @@ class SimCluster:
         #: partition -> [from, to) intervals without a live leader
         self.down: dict[int, list[tuple[int, int]]] = {p: [] for p in range(partitions)}
 
-    def emit(self, ts: int, broker: int, kind: str, **fields: Any) -> None:
+    def emit(self, ts: int, broker: int, written: Event) -> None:
+        """`broker` writes `written` at `ts`."""
         self._seq += 1
-        self.logs[broker].append((ts, self._seq, event(ts, f"broker{broker}", kind, **fields)))
+        self.logs[broker].append((ts, self._seq, event(ts, f"broker{broker}", written)))
 
     def lag(self, low: int = 1, high: int = 25) -> int:
         return self.rng.randint(low, high)
@@ -73,12 +91,13 @@ class SimCluster:
         self.emit(
             ts,
             b,
-            "broker_registered",
-            broker_id=b,
-            broker_epoch=self._czxid,
-            previous_broker_epoch=previous,
-            reregistration=previous != -1,
-            session_id=f"0x{self.rng.getrandbits(40):x}",
+            BrokerRegistered(
+                broker_id=b,
+                broker_epoch=self._czxid,
+                previous_broker_epoch=previous,
+                reregistration=previous != -1,
+                session_id=f"0x{self.rng.getrandbits(40):x}",
+            ),
         )
 
     def send(self, ts: int, api: str, brokers: set[int], partitions: int) -> int:
@@ -89,36 +108,35 @@ class SimCluster:
             self.emit(
                 ts,
                 c,
-                "control_request_sent",
-                api=api,
-                broker_id=b,
-                controller_epoch=e,
-                broker_epoch=epoch,
-                partitions=partitions,
+                ControlRequestSent(
+                    api=api,
+                    broker_id=b,
+                    controller_epoch=e,
+                    broker_epoch=epoch,
+                    partitions=partitions,
+                ),
             )
             applied = ts + self.lag()
             self.emit(
                 applied,
                 b,
-                "request_accepted",
-                api=api,
-                controller_id=c,
-                controller_epoch=e,
-                request_broker_epoch=epoch,
-                broker_epoch=epoch,
-                partitions=partitions,
-                partition_errors=0,
+                RequestAccepted(
+                    api=api,
+                    controller_id=c,
+                    controller_epoch=e,
+                    request_broker_epoch=epoch,
+                    broker_epoch=epoch,
+                    partitions=partitions,
+                    partition_errors=0,
+                ),
             )
             last = max(last, applied + 1)
             self.emit(
                 applied + 1,
                 c,
-                "control_response_received",
-                api=api,
-                broker_id=b,
-                controller_epoch=e,
-                error="NONE",
-                partition_errors=0,
+                ControlResponseReceived(
+                    api=api, broker_id=b, controller_epoch=e, error="NONE", partition_errors=0
+                ),
             )
         return last
 
@@ -126,25 +144,30 @@ class SimCluster:
         self.controller, self.epoch = c, self.epoch + 1
         e = self.epoch
         self.emit(
-            ts, c, "controller_elected", controller_id=c, controller_epoch=e, epoch_zk_version=e
+            ts,
+            c,
+            ControllerElected(
+                controller_id=c, controller_epoch=e, epoch_zk_version=e, epoch_zxid=None
+            ),
         )
         at = ts
         for step in FAILOVER_STEPS:
             at += self.lag(1, 12)
             if step == "update_metadata_sent":
                 self.send(at, "UpdateMetadata", self.live, len(self.parts))
-            self.emit(at, c, "controller_failover_step", step=step, controller_epoch=e)
+            self.emit(at, c, ControllerFailoverStep(step=step, controller_epoch=e))
         done = at + self.lag(1, 5)
         self.emit(
             done,
             c,
-            "controller_failover_done",
-            controller_epoch=e,
-            brokers=len(self.live),
-            topics=1 if self.parts[0].version >= 0 else 0,
-            partitions=len(self.parts) if self.parts[0].version >= 0 else 0,
-            offline_partitions=0,
-            duration_ms=float(done - ts),
+            ControllerFailoverDone(
+                controller_epoch=e,
+                brokers=len(self.live),
+                topics=1 if self.parts[0].version >= 0 else 0,
+                partitions=len(self.parts) if self.parts[0].version >= 0 else 0,
+                offline_partitions=0,
+                duration_ms=float(done - ts),
+            ),
         )
         return done
 
@@ -159,16 +182,18 @@ class SimCluster:
         self.emit(
             ts,
             self.controller,
-            "leader_elected",
-            topic=self.topic,
-            partition=p,
-            leader=leader,
-            leader_epoch=part.epoch,
-            isr=isr,
-            zk_version=part.version,
-            controller_epoch=self.epoch,
-            strategy=strategy,
-            unclean=False,
+            LeaderElected(
+                topic=self.topic,
+                partition=p,
+                leader=leader,
+                leader_epoch=part.epoch,
+                isr=isr,
+                zk_version=part.version,
+                controller_epoch=self.epoch,
+                strategy=strategy,
+                unclean=False,
+                zxid=None,
+            ),
         )
 
     def partitions_moved(self, ts: int, target: str) -> None:
@@ -176,27 +201,19 @@ class SimCluster:
         self.emit(
             ts,
             self.controller,
-            "partition_state_change",
-            target=target,
-            partitions=n,
-            failed=0,
-            topics=[self.topic],
+            PartitionStateChange(target=target, partitions=n, failed=0, topics=[self.topic]),
         )
 
     def create_topic(self, ts: int) -> int:
         c = self.controller
-        self.emit(ts, c, "topic_change", added=[self.topic], removed=[], refused={})
+        self.emit(ts, c, TopicChange(added=[self.topic], removed=[], refused={}))
         n = len(self.parts)
         self.partitions_moved(ts + 1, "NewPartition")
         for b in BROKERS:
             self.emit(
                 ts + 2,
                 c,
-                "replica_state_change",
-                broker_id=b,
-                target="NewReplica",
-                replicas=n,
-                failed=0,
+                ReplicaStateChange(broker_id=b, target="NewReplica", replicas=n, failed=0),
             )
         for p, part in self.parts.items():
             self.write_state(ts + 3, p, part.replicas[0], list(part.replicas), "initial")
@@ -211,32 +228,30 @@ class SimCluster:
         self.emit(
             ts,
             part.leader,
-            "isr_changed",
-            topic=self.topic,
-            partition=p,
-            reason=reason,
-            leader=part.leader,
-            leader_epoch=part.epoch,
-            old_isr=old,
-            isr=isr,
-            zk_version=part.version,
-            high_watermark=self.rng.randint(0, 5000),
+            IsrChanged(
+                topic=self.topic,
+                partition=p,
+                reason=reason,
+                leader=part.leader,
+                leader_epoch=part.epoch,
+                old_isr=old,
+                isr=isr,
+                zk_version=part.version,
+                high_watermark=self.rng.randint(0, 5000),
+            ),
         )
         self.emit(
             ts + 1,
             part.leader,
-            "isr_change_propagated",
-            notification=f"/isr_change_notification/isr_change_{self._seq:010d}",
-            partitions=1,
+            IsrChangePropagated(
+                notification=f"/isr_change_notification/isr_change_{self._seq:010d}", partitions=1
+            ),
         )
         handled = ts + self.lag(20, 200)
         self.emit(
             handled,
             self.controller,
-            "isr_change_handled",
-            notifications=1,
-            partitions=1,
-            controller_epoch=self.epoch,
+            IsrChangeHandled(notifications=1, partitions=1, controller_epoch=self.epoch),
         )
         return self.send(handled + 1, "UpdateMetadata", self.live, 1)
 

@@ -9,6 +9,18 @@ rejoins the ISRs. Seeded; the calling thread. For benchmarks and tests only.
 from __future__ import annotations
 
 from bench.pipeline.synthetic.cluster import SimCluster
+from eventlog import (
+    BrokerChange,
+    ControlledShutdown,
+    ControlledShutdownAttempt,
+    ControllerResigned,
+    IsrChanged,
+    LogTruncated,
+    NodeStarted,
+    NodeStopped,
+    ReplicaStateChange,
+    ZkSessionState,
+)
 from pipeline.run_writer import SESSION_TIMEOUT_MS
 
 __all__ = ["fault"]
@@ -19,31 +31,30 @@ def _bounce_out(cluster: SimCluster, ts: int, x: int) -> int:
     cluster.emit(
         ts,
         x,
-        "controlled_shutdown_attempt",
-        broker_id=x,
-        broker_epoch=cluster.broker_epoch[x],
-        attempt=1,
-        outcome="done",
+        ControlledShutdownAttempt(
+            broker_id=x, broker_epoch=cluster.broker_epoch[x], attempt=1, outcome="done"
+        ),
     )
     led = [p for p, part in cluster.parts.items() if part.leader == x]
     at = ts - cluster.lag(5, 20)
     cluster.emit(
         at,
         cluster.controller,
-        "controlled_shutdown",
-        broker_id=x,
-        broker_epoch=cluster.broker_epoch[x],
-        led=len(led),
-        followed=0,
-        remaining=0,
-        controller_epoch=cluster.epoch,
+        ControlledShutdown(
+            broker_id=x,
+            broker_epoch=cluster.broker_epoch[x],
+            led=len(led),
+            followed=0,
+            remaining=0,
+            controller_epoch=cluster.epoch,
+        ),
     )
     for p in led:
         part = cluster.parts[p]
         isr = [b for b in part.isr if b != x]
         cluster.write_state(at + 1, p, isr[0], part.isr, "controlled_shutdown")
     cluster.send(at + 2, "LeaderAndIsr", cluster.live, len(led))
-    cluster.emit(ts + cluster.lag(50, 200), x, "node_stopped", broker_id=x)
+    cluster.emit(ts + cluster.lag(50, 200), x, NodeStopped(broker_id=x))
     return ts + 300
 
 
@@ -51,9 +62,9 @@ def _zk_blip(cluster: SimCluster, ts: int) -> int:
     """Every broker's ZooKeeper session is suspended and reconnects."""
     end = ts
     for b in sorted(cluster.live):
-        cluster.emit(ts + cluster.lag(), b, "zk_session_state", state="suspended", session_id=None)
+        cluster.emit(ts + cluster.lag(), b, ZkSessionState(state="suspended", session_id=None))
         back = ts + cluster.lag(800, 3000)
-        cluster.emit(back, b, "zk_session_state", state="connected", session_id=f"0x{b:x}")
+        cluster.emit(back, b, ZkSessionState(state="connected", session_id=f"0x{b:x}"))
         end = max(end, back)
     return end
 
@@ -80,7 +91,15 @@ def fault(
     _broker_gone(cluster, gone_at, detected, x)
     back = stop + (cluster.lag(1500, 4000) if kind in ("kill", "bounce") else cluster.lag(5, 50))
     if kind == "pause" and x == old_controller:
-        cluster.emit(back, x, "controller_resigned", controller_id=x, controller_epoch=old_epoch)
+        cluster.emit(
+            back,
+            x,
+            ControllerResigned(
+                controller_id=x,
+                controller_epoch=old_epoch,
+                reason="its ZooKeeper session expired",
+            ),
+        )
     end = _broker_back(cluster, back, x, restarted=kind in ("kill", "bounce"))
     return f"broker{x}", stop, back, end
 
@@ -95,12 +114,13 @@ def _broker_gone(cluster: SimCluster, gone_at: int, detected: int, x: int) -> in
     cluster.emit(
         at + 1,
         c,
-        "broker_change",
-        new=[],
-        dead=[x],
-        bounced=[],
-        live=sorted(cluster.live),
-        epochs={str(b): cluster.broker_epoch[b] for b in sorted(cluster.live)},
+        BrokerChange(
+            new=[],
+            dead=[x],
+            bounced=[],
+            live=sorted(cluster.live),
+            epochs={str(b): cluster.broker_epoch[b] for b in sorted(cluster.live)},
+        ),
     )
     at += 2
     led = [p for p, part in cluster.parts.items() if part.leader == x]
@@ -121,26 +141,25 @@ def _broker_gone(cluster: SimCluster, gone_at: int, detected: int, x: int) -> in
         cluster.emit(
             at,
             c,
-            "isr_changed",
-            topic=cluster.topic,
-            partition=p,
-            reason="replica offline",
-            by="controller",
-            replica=x,
-            leader=part.leader,
-            leader_epoch=part.epoch,
-            isr=part.isr,
-            zk_version=part.version,
-            controller_epoch=cluster.epoch,
+            IsrChanged(
+                topic=cluster.topic,
+                partition=p,
+                reason="replica offline",
+                by="controller",
+                replica=x,
+                leader=part.leader,
+                leader_epoch=part.epoch,
+                isr=part.isr,
+                zk_version=part.version,
+                controller_epoch=cluster.epoch,
+            ),
         )
     cluster.emit(
         at + 1,
         c,
-        "replica_state_change",
-        broker_id=x,
-        target="OfflineReplica",
-        replicas=len(led) + len(followed),
-        failed=0,
+        ReplicaStateChange(
+            broker_id=x, target="OfflineReplica", replicas=len(led) + len(followed), failed=0
+        ),
     )
     done = cluster.send(at + 2, "LeaderAndIsr", cluster.live, len(led) + len(followed))
     return cluster.send(done, "UpdateMetadata", cluster.live, len(cluster.parts))
@@ -150,10 +169,10 @@ def _broker_back(cluster: SimCluster, ts: int, x: int, restarted: bool) -> int:
     """`x` runs again: a new process, or the old one after its session was lost."""
     if restarted:
         cluster.emit(
-            ts, x, "node_started", broker_id=x, zk_connect="zk1:2181,zk2:2181,zk3:2181/testbed"
+            ts, x, NodeStarted(broker_id=x, zk_connect="zk1:2181,zk2:2181,zk3:2181/testbed")
         )
     else:
-        cluster.emit(ts, x, "zk_session_state", state="lost", session_id=None)
+        cluster.emit(ts, x, ZkSessionState(state="lost", session_id=None))
     previous = -1 if restarted else cluster.broker_epoch[x]
     cluster.register(ts + cluster.lag(100, 400), x, previous)
     c = cluster.controller
@@ -161,12 +180,13 @@ def _broker_back(cluster: SimCluster, ts: int, x: int, restarted: bool) -> int:
     cluster.emit(
         at,
         c,
-        "broker_change",
-        new=[x] if restarted else [],
-        dead=[],
-        bounced=[] if restarted else [x],
-        live=sorted(cluster.live),
-        epochs={str(b): cluster.broker_epoch[b] for b in sorted(cluster.live)},
+        BrokerChange(
+            new=[x] if restarted else [],
+            dead=[],
+            bounced=[] if restarted else [x],
+            live=sorted(cluster.live),
+            epochs={str(b): cluster.broker_epoch[b] for b in sorted(cluster.live)},
+        ),
     )
     hosted = [p for p, part in cluster.parts.items() if x in part.replicas]
     at = cluster.send(at + 1, "UpdateMetadata", cluster.live, len(cluster.parts))
@@ -178,12 +198,14 @@ def _broker_back(cluster: SimCluster, ts: int, x: int, restarted: bool) -> int:
                 cluster.emit(
                     at + 2,
                     x,
-                    "log_truncated",
-                    topic=cluster.topic,
-                    partition=p,
-                    to_offset=cluster.rng.randint(0, 900),
-                    removed=cluster.rng.randint(1, 20),
-                    leader_epoch=part.epoch,
+                    LogTruncated(
+                        topic=cluster.topic,
+                        partition=p,
+                        to_offset=cluster.rng.randint(0, 900),
+                        removed=cluster.rng.randint(1, 20),
+                        leader_epoch=part.epoch,
+                        removed_records=[],
+                    ),
                 )
             at = cluster.isr_change(
                 at + cluster.lag(200, 1500), p, sorted([*part.isr, x]), "expand"

@@ -28,6 +28,7 @@ from typing import Any
 
 from bench.pipeline.synthetic.cluster import BROKERS, SimCluster
 from bench.pipeline.synthetic.faults import fault
+from eventlog import NodeStarted
 from pipeline.run_writer import (
     fault_phases,
     write_config,
@@ -234,9 +235,7 @@ def _write_run(root: Path, index: int, rng: random.Random, judged: bool) -> Gene
         cluster.emit(
             base + b * 10,
             b,
-            "node_started",
-            broker_id=b,
-            zk_connect="zk1:2181,zk2:2181,zk3:2181/testbed",
+            NodeStarted(broker_id=b, zk_connect="zk1:2181,zk2:2181,zk3:2181/testbed"),
         )
         cluster.register(base + 300 + b * 10, b)
     cluster.failover(base + 500, 1)

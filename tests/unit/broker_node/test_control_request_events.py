@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from broker_node.control_requests import ControlRequestHandler
-from eventlog import EventKind
+from eventlog import Event, EventKind, RequestAccepted, RequestRejected
 from eventlog.testing import RecordingEventLog
 from rpc import messages as m
 
@@ -38,17 +38,17 @@ def _handler(epoch: Callable[[], int]) -> tuple[ControlRequestHandler, Recording
 def test_accepted_request_names_the_epoch_its_check_used() -> None:
     handler, events = _handler(_epochs(100, 200))  # re-registered after the check
     handler.update_metadata(m.UpdateMetadataRequest(m.ControlHeader(2, 5, 100), (), ()))
-    (accepted,) = events.of_kind(EventKind.REQUEST_ACCEPTED)
-    assert accepted["broker_epoch"] == 100
-    assert accepted["request_broker_epoch"] == 100
+    (accepted,) = events.of_type(RequestAccepted)
+    assert accepted.broker_epoch == 100
+    assert accepted.request_broker_epoch == 100
 
 
 def test_rejected_request_names_the_epoch_its_check_used() -> None:
     handler, events = _handler(_epochs(200, 300))
     handler.stop_replica(m.StopReplicaRequest(m.ControlHeader(2, 5, 100), ()))
-    (rejected,) = events.of_kind(EventKind.REQUEST_REJECTED)
-    assert rejected["broker_epoch"] == 200
-    assert rejected["error"] == "STALE_BROKER_EPOCH"
+    (rejected,) = events.of_type(RequestRejected)
+    assert rejected.broker_epoch == 200
+    assert rejected.error == "STALE_BROKER_EPOCH"
 
 
 class _CollectorWatchingLog(RecordingEventLog):
@@ -58,9 +58,9 @@ class _CollectorWatchingLog(RecordingEventLog):
         super().__init__("broker1")
         self.collector_on: list[tuple[str, bool]] = []
 
-    def emit(self, kind: EventKind, /, **fields: Any) -> dict[str, Any]:
-        self.collector_on.append((str(kind), gc.isenabled()))
-        return super().emit(kind, **fields)
+    def emit(self, event: Event, /) -> dict[str, Any]:
+        self.collector_on.append((event.kind, gc.isenabled()))
+        return super().emit(event)
 
 
 def test_leader_and_isr_and_update_metadata_are_applied_with_the_collector_paused() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from broker_node.request_guard import GuardedBrokerControl, GuardedClientApi, RequestGuard
-from eventlog import EventKind
+from eventlog import Event, EventKind
 from eventlog.testing import RecordingEventLog
 from rpc import messages as m
 from rpc.errors import Errors
@@ -80,7 +80,7 @@ def test_an_exception_in_a_handler_is_answered_and_recorded(
 
 def test_an_event_log_that_fails_too_still_gets_an_answer() -> None:
     class BrokenLog(RecordingEventLog):
-        def emit(self, kind: EventKind, /, **fields: Any) -> dict[str, Any]:
+        def emit(self, event: Event, /) -> dict[str, Any]:
             raise OSError("disk full")
 
     guard = RequestGuard(BrokenLog())

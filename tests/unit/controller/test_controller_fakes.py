@@ -11,7 +11,7 @@ from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
 from controller.testing.brokers import FakeBrokerChannel, RecordingSend, make_broker
 from controller.testing.zookeeper import FakePartitionZk
-from eventlog import EventKind
+from eventlog import ControllerObserved, EventKind
 from eventlog.testing import RecordingEventLog
 from harness.waiting import wait_until
 from rpc import messages as m
@@ -126,10 +126,10 @@ def test_recording_send_keeps_requests_and_callbacks() -> None:
 
 def test_recording_event_log_keeps_events_and_writes_nowhere() -> None:
     events = RecordingEventLog("node-1")
-    events.emit(EventKind.LEADER_ELECTED, leader=2)
+    events.emit(ControllerObserved(controller_id=2))
     assert events.path is None
-    (event,) = events.of_kind(EventKind.LEADER_ELECTED)
-    assert (event["node"], event["leader"]) == ("node-1", 2)
+    (event,) = events.of_kind(EventKind.CONTROLLER_OBSERVED)
+    assert (event["node"], event["controller_id"]) == ("node-1", 2)
 
 
 # --- FakeBrokerChannel -------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from eventlog import EventKind, EventLog
+from eventlog import ControllerElected, EventLog, NodeStarted
 from rundir.history import HistoryFormatError
 from rundir.invariants import judge
 from rundir.reader import (
@@ -25,8 +25,12 @@ from rundir.testing import HistoryBuilder
 def _run_dir(tmp_path: Path) -> Path:
     for broker, epoch in ((1, 3), (2, 3)):
         log = EventLog(tmp_path, f"broker{broker}")
-        log.emit(EventKind.NODE_STARTED, broker_id=broker, zk_connect="zk")
-        log.emit(EventKind.CONTROLLER_ELECTED, controller_id=broker, controller_epoch=epoch)
+        log.emit(NodeStarted(broker_id=broker, zk_connect="zk"))
+        log.emit(
+            ControllerElected(
+                controller_id=broker, controller_epoch=epoch, epoch_zk_version=0, epoch_zxid=None
+            )
+        )
         log.close()
     return tmp_path
 
@@ -44,7 +48,12 @@ def test_events_are_read_per_node_with_their_line_numbers(tmp_path: Path) -> Non
     assert sorted(logs) == ["broker1", "broker2"]
     elected = logs["broker2"][1]
     assert (elected.node, elected.line, elected.kind) == ("broker2", 2, "controller_elected")
-    assert elected.fields == {"controller_id": 2, "controller_epoch": 3}
+    assert elected.fields == {
+        "controller_id": 2,
+        "controller_epoch": 3,
+        "epoch_zk_version": 0,
+        "epoch_zxid": None,
+    }
 
 
 def test_a_run_read_from_disk_is_judged(tmp_path: Path) -> None:

@@ -3,7 +3,7 @@ older registration of the broker is named with the registration it was older tha
 
 from __future__ import annotations
 
-from eventlog import EventKind
+from eventlog import BrokerRegistered, NodeStarted, RequestAccepted
 from rundir.invariants import broker_epoch_fencing
 from rundir.invariants.testing import EventLogBuilder
 
@@ -13,31 +13,33 @@ NODE = "broker1"
 def _registered(b: EventLogBuilder, epoch: int, previous: int = -1) -> None:
     b.emit(
         NODE,
-        EventKind.BROKER_REGISTERED,
-        broker_id=1,
-        broker_epoch=epoch,
-        previous_broker_epoch=previous,
-        reregistration=previous != -1,
-        session_id="0x1",
+        BrokerRegistered(
+            broker_id=1,
+            broker_epoch=epoch,
+            previous_broker_epoch=previous,
+            reregistration=previous != -1,
+            session_id="0x1",
+        ),
     )
 
 
 def _accepted(b: EventLogBuilder, addressed: int, read: int) -> None:
     b.emit(
         NODE,
-        EventKind.REQUEST_ACCEPTED,
-        api="LeaderAndIsr",
-        controller_id=2,
-        controller_epoch=1,
-        request_broker_epoch=addressed,
-        broker_epoch=read,
-        partitions=1,
-        partition_errors=0,
+        RequestAccepted(
+            api="LeaderAndIsr",
+            controller_id=2,
+            controller_epoch=1,
+            request_broker_epoch=addressed,
+            broker_epoch=read,
+            partitions=1,
+            partition_errors=0,
+        ),
     )
 
 
 def _started(b: EventLogBuilder) -> None:
-    b.emit(NODE, EventKind.NODE_STARTED, broker_id=1, zk_connect="zk")
+    b.emit(NODE, NodeStarted(broker_id=1, zk_connect="zk"))
 
 
 def test_requests_to_the_current_or_a_newer_epoch_hold() -> None:
@@ -116,9 +118,14 @@ def test_logs_are_judged_per_broker() -> None:
     _registered(b, 100)
     b.emit(
         "broker2",
-        EventKind.REQUEST_ACCEPTED,
-        api="UpdateMetadata",
-        request_broker_epoch=50,
-        broker_epoch=50,
+        RequestAccepted(
+            api="UpdateMetadata",
+            request_broker_epoch=50,
+            broker_epoch=50,
+            controller_id=1,
+            controller_epoch=1,
+            partitions=0,
+            partition_errors=0,
+        ),
     )
     assert broker_epoch_fencing(b.logs()).ok

@@ -4,7 +4,7 @@ accepts a request from an older controller epoch than one it accepted."""
 
 from __future__ import annotations
 
-from eventlog import EventKind
+from eventlog import ControllerElected, ControllerResigned, EventKind, NodeStarted, RequestAccepted
 from rundir.invariants import controller_epoch_fencing, one_controller_per_epoch
 from rundir.invariants.testing import EventLogBuilder
 
@@ -15,20 +15,26 @@ STARTED = EventKind.NODE_STARTED
 
 
 def _elected(b: EventLogBuilder, broker: int, epoch: int) -> None:
-    b.emit(f"broker{broker}", ELECTED, controller_id=broker, controller_epoch=epoch)
+    b.emit(
+        f"broker{broker}",
+        ControllerElected(
+            controller_id=broker, controller_epoch=epoch, epoch_zk_version=0, epoch_zxid=None
+        ),
+    )
 
 
 def _accepted(b: EventLogBuilder, node: str, controller: int, epoch: int) -> None:
     b.emit(
         node,
-        ACCEPTED,
-        api="UpdateMetadata",
-        controller_id=controller,
-        controller_epoch=epoch,
-        request_broker_epoch=10,
-        broker_epoch=10,
-        partitions=0,
-        partition_errors=0,
+        RequestAccepted(
+            api="UpdateMetadata",
+            controller_id=controller,
+            controller_epoch=epoch,
+            request_broker_epoch=10,
+            broker_epoch=10,
+            partitions=0,
+            partition_errors=0,
+        ),
     )
 
 
@@ -36,7 +42,7 @@ def test_a_clean_failover_holds_invariant_1() -> None:
     b = EventLogBuilder()
     _elected(b, 1, 1)
     _accepted(b, "broker2", 1, 1)
-    b.emit("broker1", RESIGNED, controller_id=1, controller_epoch=1)
+    b.emit("broker1", ControllerResigned(controller_id=1, controller_epoch=1, reason="test"))
     _elected(b, 2, 2)
     _accepted(b, "broker1", 2, 2)
     _elected(b, 1, 3)
@@ -73,9 +79,9 @@ def test_winning_an_epoch_not_above_one_already_seen_is_named() -> None:
 
 def test_won_epochs_must_grow_across_restarts() -> None:
     b = EventLogBuilder()
-    b.emit("broker1", STARTED, broker_id=1)
+    b.emit("broker1", NodeStarted(broker_id=1, zk_connect="zk"))
     _elected(b, 1, 5)
-    b.emit("broker1", STARTED, broker_id=1)
+    b.emit("broker1", NodeStarted(broker_id=1, zk_connect="zk"))
     _elected(b, 1, 5)
     (violation,) = one_controller_per_epoch(b.logs()).violations
     assert [e.line for e in violation.events] == [2, 4]
@@ -84,7 +90,7 @@ def test_won_epochs_must_grow_across_restarts() -> None:
 def test_resigning_another_epoch_than_the_one_won_is_named() -> None:
     b = EventLogBuilder()
     _elected(b, 1, 3)
-    b.emit("broker1", RESIGNED, controller_id=1, controller_epoch=2)
+    b.emit("broker1", ControllerResigned(controller_id=1, controller_epoch=2, reason="test"))
     (violation,) = one_controller_per_epoch(b.logs()).violations
     assert [e.kind for e in violation.events] == ["controller_elected", "controller_resigned"]
     assert "had won epoch 3" in violation.explanation
@@ -93,8 +99,8 @@ def test_resigning_another_epoch_than_the_one_won_is_named() -> None:
 def test_resigning_without_having_won_in_this_process_is_named() -> None:
     b = EventLogBuilder()
     _elected(b, 1, 3)
-    b.emit("broker1", STARTED, broker_id=1)
-    b.emit("broker1", RESIGNED, controller_id=1, controller_epoch=3)
+    b.emit("broker1", NodeStarted(broker_id=1, zk_connect="zk"))
+    b.emit("broker1", ControllerResigned(controller_id=1, controller_epoch=3, reason="test"))
     (violation,) = one_controller_per_epoch(b.logs()).violations
     assert [(e.line, e.kind) for e in violation.events] == [(3, "controller_resigned")]
 
@@ -125,14 +131,14 @@ def test_a_request_from_an_older_controller_epoch_is_named_with_the_newer_one() 
 def test_a_restarted_broker_starts_its_controller_epochs_afresh() -> None:
     b = EventLogBuilder()
     _accepted(b, "broker3", 2, 5)
-    b.emit("broker3", STARTED, broker_id=3)
+    b.emit("broker3", NodeStarted(broker_id=3, zk_connect="zk"))
     _accepted(b, "broker3", 1, 3)
     assert controller_epoch_fencing(b.logs()).ok
 
 
 def test_events_without_an_epoch_are_counted_not_judged() -> None:
     b = EventLogBuilder()
-    b.emit("broker3", ACCEPTED, api="UpdateMetadata")
+    b.emit_partial("broker3", "request_accepted", api="UpdateMetadata")
     result = controller_epoch_fencing(b.logs())
     assert result.ok
     assert result.checked == 0

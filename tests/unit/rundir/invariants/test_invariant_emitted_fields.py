@@ -4,7 +4,7 @@ broker's `ControlRequestHandler` are judged by invariants 2 and 3 without a fiel
 from __future__ import annotations
 
 from broker_node.control_requests import ControlRequestHandler
-from eventlog import EventKind
+from eventlog import BrokerRegistered
 from eventlog.testing import RecordingEventLog
 from rpc import messages as m
 from rundir.events import Event
@@ -20,22 +20,24 @@ def test_a_real_handler_s_events_are_judged_in_full() -> None:
     epoch = [100]
     handler = ControlRequestHandler(1, lambda: epoch[0], log, _shutdown)
     log.emit(
-        EventKind.BROKER_REGISTERED,
-        broker_id=1,
-        broker_epoch=100,
-        previous_broker_epoch=-1,
-        reregistration=False,
-        session_id="0x1",
+        BrokerRegistered(
+            broker_id=1,
+            broker_epoch=100,
+            previous_broker_epoch=-1,
+            reregistration=False,
+            session_id="0x1",
+        )
     )
     handler.update_metadata(m.UpdateMetadataRequest(m.ControlHeader(2, 3, 100), (), ()))
     epoch[0] = 200
     log.emit(
-        EventKind.BROKER_REGISTERED,
-        broker_id=1,
-        broker_epoch=200,
-        previous_broker_epoch=100,
-        reregistration=True,
-        session_id="0x2",
+        BrokerRegistered(
+            broker_id=1,
+            broker_epoch=200,
+            previous_broker_epoch=100,
+            reregistration=True,
+            session_id="0x2",
+        )
     )
     handler.update_metadata(m.UpdateMetadataRequest(m.ControlHeader(2, 3, 100), (), ()))
     handler.update_metadata(m.UpdateMetadataRequest(m.ControlHeader(2, 2, 200), (), ()))

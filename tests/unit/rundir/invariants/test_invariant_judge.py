@@ -7,7 +7,14 @@ import json
 
 import pytest
 
-from eventlog import SCHEMA_VERSION, EventKind
+from eventlog import (
+    SCHEMA_VERSION,
+    BrokerRegistered,
+    ControllerElected,
+    ControllerObserved,
+    NodeStarted,
+    RequestAccepted,
+)
 from rundir.events import since_process_at
 from rundir.invariants import Event, EventFormatError, RunInputs, judge
 from rundir.invariants.judge import during_run
@@ -27,8 +34,14 @@ NAMES = [
 
 def _split_brain() -> EventLogBuilder:
     b = EventLogBuilder()
-    b.emit("broker1", EventKind.CONTROLLER_ELECTED, controller_id=1, controller_epoch=2)
-    b.emit("broker2", EventKind.CONTROLLER_ELECTED, controller_id=2, controller_epoch=2)
+    b.emit(
+        "broker1",
+        ControllerElected(controller_id=1, controller_epoch=2, epoch_zk_version=0, epoch_zxid=None),
+    )
+    b.emit(
+        "broker2",
+        ControllerElected(controller_id=2, controller_epoch=2, epoch_zk_version=0, epoch_zxid=None),
+    )
     return b
 
 
@@ -80,8 +93,18 @@ def test_the_table_has_a_row_per_invariant_and_the_violations() -> None:
 def test_the_table_elides_violations_beyond_its_examples() -> None:
     b = EventLogBuilder()
     for epoch in range(1, 5):
-        b.emit("broker1", EventKind.CONTROLLER_ELECTED, controller_id=1, controller_epoch=epoch)
-        b.emit("broker2", EventKind.CONTROLLER_ELECTED, controller_id=2, controller_epoch=epoch)
+        b.emit(
+            "broker1",
+            ControllerElected(
+                controller_id=1, controller_epoch=epoch, epoch_zk_version=0, epoch_zxid=None
+            ),
+        )
+        b.emit(
+            "broker2",
+            ControllerElected(
+                controller_id=2, controller_epoch=epoch, epoch_zk_version=0, epoch_zxid=None
+            ),
+        )
     assert "... and 2 more" in judge(RunInputs(b.logs())).table(examples=2)
 
 
@@ -117,16 +140,38 @@ def test_events_can_be_kept_in_sets() -> None:
 
 
 def _obeys_an_older_epoch(b: EventLogBuilder, node: str) -> None:
-    b.emit(node, EventKind.REQUEST_ACCEPTED, api="UpdateMetadata", controller_epoch=4)
-    b.emit(node, EventKind.REQUEST_ACCEPTED, api="UpdateMetadata", controller_epoch=3)
+    b.emit(
+        node,
+        RequestAccepted(
+            api="UpdateMetadata",
+            controller_epoch=4,
+            controller_id=1,
+            request_broker_epoch=-1,
+            broker_epoch=0,
+            partitions=0,
+            partition_errors=0,
+        ),
+    )
+    b.emit(
+        node,
+        RequestAccepted(
+            api="UpdateMetadata",
+            controller_epoch=3,
+            controller_id=1,
+            request_broker_epoch=-1,
+            broker_epoch=0,
+            partitions=0,
+            partition_errors=0,
+        ),
+    )
 
 
 def test_processes_that_ended_before_the_run_are_not_judged() -> None:
     b = EventLogBuilder()
-    b.emit("broker1", EventKind.NODE_STARTED, broker_id=1, zk_connect="zk")
+    b.emit("broker1", NodeStarted(broker_id=1, zk_connect="zk"))
     _obeys_an_older_epoch(b, "broker1")  # a build of the previous run (a bug switch on)
-    b.emit("broker1", EventKind.NODE_STARTED, broker_id=1, zk_connect="zk")  # recreated
-    started = b.emit("broker2", EventKind.NODE_STARTED, broker_id=2, zk_connect="zk").ts
+    b.emit("broker1", NodeStarted(broker_id=1, zk_connect="zk"))  # recreated
+    started = b.emit("broker2", NodeStarted(broker_id=2, zk_connect="zk")).ts
     b.advance(10)
     since = started + 5
     assert judge(RunInputs(b.logs(), since_ms=since)).result("controller_epoch_fencing").ok
@@ -139,11 +184,14 @@ def test_processes_that_ended_before_the_run_are_not_judged() -> None:
 
 def test_since_process_at_keeps_the_life_running_at_the_start() -> None:
     b = EventLogBuilder()
-    old = b.emit("broker1", EventKind.NODE_STARTED, broker_id=1, zk_connect="zk")
-    current = b.emit("broker1", EventKind.NODE_STARTED, broker_id=1, zk_connect="zk")
-    during = b.emit("broker1", EventKind.CONTROLLER_ELECTED, controller_id=1, controller_epoch=2)
-    later = b.emit("broker1", EventKind.NODE_STARTED, broker_id=1, zk_connect="zk")
-    quiet = b.emit("broker2", EventKind.CONTROLLER_OBSERVED, controller_id=1)
+    old = b.emit("broker1", NodeStarted(broker_id=1, zk_connect="zk"))
+    current = b.emit("broker1", NodeStarted(broker_id=1, zk_connect="zk"))
+    during = b.emit(
+        "broker1",
+        ControllerElected(controller_id=1, controller_epoch=2, epoch_zk_version=0, epoch_zxid=None),
+    )
+    later = b.emit("broker1", NodeStarted(broker_id=1, zk_connect="zk"))
+    quiet = b.emit("broker2", ControllerObserved(controller_id=1))
     logs = since_process_at(b.logs(), during.ts)
     assert list(logs["broker1"]) == [current, during, later]
     assert list(logs["broker2"]) == [quiet]
@@ -154,17 +202,39 @@ def _bounced_broker_obeys_its_old_epoch(b: EventLogBuilder) -> int:
     """A broker process registers, is bounced, and the new one obeys a request addressed
     to the old registration (what a build with `kip-380` does); the time of the new
     registration."""
-    b.emit("broker2", EventKind.NODE_STARTED, broker_id=2)
-    b.emit("broker2", EventKind.BROKER_REGISTERED, broker_id=2, broker_epoch=327)
-    b.emit("broker2", EventKind.NODE_STARTED, broker_id=2)
-    registered = b.emit("broker2", EventKind.BROKER_REGISTERED, broker_id=2, broker_epoch=350)
+    b.emit("broker2", NodeStarted(broker_id=2, zk_connect="zk"))
     b.emit(
         "broker2",
-        EventKind.REQUEST_ACCEPTED,
-        api="UpdateMetadata",
-        controller_epoch=2,
-        request_broker_epoch=327,
-        broker_epoch=350,
+        BrokerRegistered(
+            broker_id=2,
+            broker_epoch=327,
+            previous_broker_epoch=-1,
+            reregistration=False,
+            session_id="0x1",
+        ),
+    )
+    b.emit("broker2", NodeStarted(broker_id=2, zk_connect="zk"))
+    registered = b.emit(
+        "broker2",
+        BrokerRegistered(
+            broker_id=2,
+            broker_epoch=350,
+            previous_broker_epoch=-1,
+            reregistration=False,
+            session_id="0x1",
+        ),
+    )
+    b.emit(
+        "broker2",
+        RequestAccepted(
+            api="UpdateMetadata",
+            controller_epoch=2,
+            request_broker_epoch=327,
+            broker_epoch=350,
+            controller_id=1,
+            partitions=0,
+            partition_errors=0,
+        ),
     )
     return registered.ts
 
@@ -173,14 +243,27 @@ def test_violations_of_an_earlier_run_by_the_same_processes_are_not_this_runs() 
     b = EventLogBuilder()
     _bounced_broker_obeys_its_old_epoch(b)  # an earlier run on the same cluster
     b.advance(10)
-    since = b.emit("broker2", EventKind.BROKER_REGISTERED, broker_id=2, broker_epoch=368).ts
+    since = b.emit(
+        "broker2",
+        BrokerRegistered(
+            broker_id=2,
+            broker_epoch=368,
+            previous_broker_epoch=-1,
+            reregistration=False,
+            session_id="0x1",
+        ),
+    ).ts
     b.emit(
         "broker2",
-        EventKind.REQUEST_ACCEPTED,
-        api="UpdateMetadata",
-        controller_epoch=4,
-        request_broker_epoch=368,
-        broker_epoch=368,
+        RequestAccepted(
+            api="UpdateMetadata",
+            controller_epoch=4,
+            request_broker_epoch=368,
+            broker_epoch=368,
+            controller_id=1,
+            partitions=0,
+            partition_errors=0,
+        ),
     )
     logs = b.logs()
     assert not judge(RunInputs(logs)).ok  # the whole log holds the earlier violation

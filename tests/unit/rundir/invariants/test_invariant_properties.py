@@ -12,7 +12,13 @@ from dataclasses import dataclass, field
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eventlog import EventKind
+from eventlog import (
+    BrokerRegistered,
+    ControllerElected,
+    ControllerResigned,
+    NodeStarted,
+    RequestAccepted,
+)
 from rundir.events import Event
 from rundir.invariants import (
     broker_epoch_fencing,
@@ -58,16 +64,17 @@ class _Cluster:
         node = f"broker{broker}"
         if self.controller == broker:
             self.controller = None  # killed: no resignation is logged
-        self.b.emit(node, EventKind.NODE_STARTED, broker_id=broker, zk_connect="zk")
+        self.b.emit(node, NodeStarted(broker_id=broker, zk_connect="zk"))
         self.zxid += 1
         self.b.emit(
             node,
-            EventKind.BROKER_REGISTERED,
-            broker_id=broker,
-            broker_epoch=self.zxid,
-            previous_broker_epoch=-1,
-            reregistration=False,
-            session_id="0x1",
+            BrokerRegistered(
+                broker_id=broker,
+                broker_epoch=self.zxid,
+                previous_broker_epoch=-1,
+                reregistration=False,
+                session_id="0x1",
+            ),
         )
         self.registrations[broker] = self.zxid
 
@@ -75,18 +82,22 @@ class _Cluster:
         if self.controller is not None:
             self.b.emit(
                 f"broker{self.controller}",
-                EventKind.CONTROLLER_RESIGNED,
-                controller_id=self.controller,
-                controller_epoch=self.controller_epoch,
+                ControllerResigned(
+                    controller_id=self.controller,
+                    controller_epoch=self.controller_epoch,
+                    reason="test",
+                ),
             )
         self.controller_epoch += 1
         self.controller = broker
         self.b.emit(
             f"broker{broker}",
-            EventKind.CONTROLLER_ELECTED,
-            controller_id=broker,
-            controller_epoch=self.controller_epoch,
-            epoch_zk_version=self.controller_epoch,
+            ControllerElected(
+                controller_id=broker,
+                controller_epoch=self.controller_epoch,
+                epoch_zk_version=self.controller_epoch,
+                epoch_zxid=None,
+            ),
         )
 
     def request(self, broker: int) -> None:
@@ -95,14 +106,15 @@ class _Cluster:
         epoch = self.registrations[broker]
         self.b.emit(
             f"broker{broker}",
-            EventKind.REQUEST_ACCEPTED,
-            api="LeaderAndIsr",
-            controller_id=self.controller,
-            controller_epoch=self.controller_epoch,
-            request_broker_epoch=epoch,
-            broker_epoch=epoch,
-            partitions=1,
-            partition_errors=0,
+            RequestAccepted(
+                api="LeaderAndIsr",
+                controller_id=self.controller,
+                controller_epoch=self.controller_epoch,
+                request_broker_epoch=epoch,
+                broker_epoch=epoch,
+                partitions=1,
+                partition_errors=0,
+            ),
         )
 
     def elect_leader(self, broker: int, partition: int) -> None:
@@ -185,10 +197,12 @@ def test_a_second_broker_at_a_won_controller_epoch_is_named(
     assert cluster.controller_epoch > 0
     added = cluster.b.emit(
         "broker9",
-        EventKind.CONTROLLER_ELECTED,
-        controller_id=9,
-        controller_epoch=cluster.controller_epoch,
-        epoch_zk_version=cluster.controller_epoch,
+        ControllerElected(
+            controller_id=9,
+            controller_epoch=cluster.controller_epoch,
+            epoch_zk_version=cluster.controller_epoch,
+            epoch_zxid=None,
+        ),
     )
     violations = one_controller_per_epoch(cluster.b.logs()).violations
     assert any(added in v.events for v in violations)

@@ -6,7 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from eventlog import EventKind
+import eventlog
+from eventlog import (
+    BrokerRegistered,
+    ControlRequestSent,
+    IsrChanged,
+    NodeStarted,
+    NodeStopped,
+    ZkSessionState,
+)
 from rundir.events import Event
 from rundir.invariants import RunInputs, judge
 from rundir.invariants.registrations import registration_served
@@ -17,24 +25,40 @@ BOUND_MS = 10
 
 
 def _registered(b: EventLogBuilder, epoch: int = 7) -> Event:
-    return b.emit("broker2", EventKind.BROKER_REGISTERED, broker_id=2, broker_epoch=epoch)
+    return b.emit(
+        "broker2",
+        BrokerRegistered(
+            broker_id=2,
+            broker_epoch=epoch,
+            previous_broker_epoch=-1,
+            reregistration=False,
+            session_id="0x1",
+        ),
+    )
 
 
 def _sent(b: EventLogBuilder, epoch: int = 7, broker_id: int = 2) -> Event:
     return b.emit(
         "broker1",
-        EventKind.CONTROL_REQUEST_SENT,
-        api="UpdateMetadata",
-        broker_id=broker_id,
-        controller_epoch=3,
-        broker_epoch=epoch,
-        partitions=6,
+        ControlRequestSent(
+            api="UpdateMetadata",
+            broker_id=broker_id,
+            controller_epoch=3,
+            broker_epoch=epoch,
+            partitions=6,
+        ),
     )
+
+
+#: Some other event, a millisecond of a busy log.
+_BUSY = IsrChanged(
+    topic="t", partition=0, reason="expand", leader=1, leader_epoch=0, isr=[], zk_version=0
+)
 
 
 def _idle(b: EventLogBuilder, ms: int) -> None:
     for _ in range(ms):
-        b.emit("broker3", EventKind.ISR_CHANGED, topic="t", partition=0)
+        b.emit("broker3", _BUSY)
 
 
 def test_a_registration_sent_a_request_at_its_epoch_in_time_is_served() -> None:
@@ -77,32 +101,36 @@ def test_a_request_after_the_bound_is_too_late() -> None:
 
 
 @pytest.mark.parametrize(
-    ("kind", "fields"),
+    "ending",
     [
-        (EventKind.NODE_STARTED, {"broker_id": 2}),
-        (EventKind.NODE_STOPPED, {"broker_id": 2}),
-        (EventKind.BROKER_REGISTERED, {"broker_id": 2, "broker_epoch": 8}),
-        (EventKind.ZK_SESSION_STATE, {"state": "lost", "session_id": None}),
+        NodeStarted(broker_id=2, zk_connect="zk"),
+        NodeStopped(broker_id=2),
+        BrokerRegistered(
+            broker_id=2,
+            broker_epoch=8,
+            previous_broker_epoch=-1,
+            reregistration=False,
+            session_id="0x1",
+        ),
+        ZkSessionState(state="lost", session_id=None),
     ],
 )
-def test_a_registration_that_ends_before_its_deadline_is_not_judged(
-    kind: EventKind, fields: dict[str, object]
-) -> None:
+def test_a_registration_that_ends_before_its_deadline_is_not_judged(ending: eventlog.Event) -> None:
     b = EventLogBuilder()
     _registered(b)
-    b.emit("broker2", kind, **fields)
-    if kind == EventKind.BROKER_REGISTERED:
+    b.emit("broker2", ending)
+    if isinstance(ending, BrokerRegistered):
         _sent(b, epoch=8)  # the new registration is served
     _idle(b, BOUND_MS)
     result = registration_served(b.logs(), 0, bound_ms=BOUND_MS)
     assert result.ok
-    assert result.checked == (1 if kind == EventKind.BROKER_REGISTERED else 0)
+    assert result.checked == (1 if isinstance(ending, BrokerRegistered) else 0)
 
 
 def test_a_session_that_is_only_suspended_does_not_end_the_registration() -> None:
     b = EventLogBuilder()
     _registered(b)
-    b.emit("broker2", EventKind.ZK_SESSION_STATE, state="suspended", session_id="0x1")
+    b.emit("broker2", ZkSessionState(state="suspended", session_id="0x1"))
     _idle(b, BOUND_MS)
     assert len(registration_served(b.logs(), 0, bound_ms=BOUND_MS).violations) == 1
 
@@ -121,7 +149,7 @@ def test_registrations_before_the_run_or_too_close_to_its_end_are_not_judged() -
 
 def _idle_then(b: EventLogBuilder) -> int:
     _idle(b, BOUND_MS)
-    return b.emit("broker3", EventKind.ISR_CHANGED, topic="t", partition=0).ts + 1
+    return b.emit("broker3", _BUSY).ts + 1
 
 
 def test_the_judge_runs_it_when_asked_up_to_the_workloads_last_operation() -> None:

@@ -5,8 +5,28 @@ since the run started."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
+from eventlog import (
+    BrokerChange,
+    ControllerElected,
+    ControllerResigned,
+    ControlRequestSent,
+    ControlResponseReceived,
+    IsrChanged,
+    LeaderElectionFailed,
+    NodeStarted,
+    PartitionStateChange,
+    ReassignmentCompleted,
+    ReassignmentStarted,
+    RequestAccepted,
+    RequestRejected,
+    TopicDeletionCompleted,
+    TopicDeletionFailed,
+    TopicDeletionRequested,
+)
 from eventlog import EventKind as K
 from rundir.invariants import RunInputs, judge
 from rundir.invariants.controller_handover import (
@@ -32,9 +52,11 @@ from rundir.invariants.testing import EventLogBuilder
 
 def test_a_partition_moved_offline_breaks_no_offline_partitions() -> None:
     b = EventLogBuilder()
-    b.emit("broker1", K.PARTITION_STATE_CHANGE, target="OnlinePartition", partitions=6, failed=0)
-    offline = {"target": "OfflinePartition", "partitions": 2, "failed": 0}
-    bad = b.emit("broker1", K.PARTITION_STATE_CHANGE, **offline)
+    b.emit(
+        "broker1", PartitionStateChange(target="OnlinePartition", partitions=6, failed=0, topics=[])
+    )
+    offline = PartitionStateChange(target="OfflinePartition", partitions=2, failed=0, topics=[])
+    bad = b.emit("broker1", offline)
     result = no_offline_partitions(b.logs(), 0)
     assert [v.events for v in result.violations] == [(bad,)]
     assert result.checked == 2
@@ -42,16 +64,24 @@ def test_a_partition_moved_offline_breaks_no_offline_partitions() -> None:
 
 def test_offline_partitions_before_the_run_do_not_count() -> None:
     b = EventLogBuilder()
-    b.emit("broker1", K.PARTITION_STATE_CHANGE, target="OfflinePartition", partitions=2, failed=0)
-    start = b.emit("broker1", K.NODE_STARTED, broker_id=1, zk_connect="zk").ts + 1
-    b.emit("broker1", K.PARTITION_STATE_CHANGE, target="OnlinePartition", partitions=2, failed=0)
+    b.emit(
+        "broker1",
+        PartitionStateChange(target="OfflinePartition", partitions=2, failed=0, topics=[]),
+    )
+    start = b.emit("broker1", NodeStarted(broker_id=1, zk_connect="zk")).ts + 1
+    b.emit(
+        "broker1", PartitionStateChange(target="OnlinePartition", partitions=2, failed=0, topics=[])
+    )
     assert no_offline_partitions(b.logs(), start).ok
 
 
 def test_a_failed_election_breaks_no_offline_partitions() -> None:
     b = EventLogBuilder()
     e = b.emit(
-        "broker2", K.LEADER_ELECTION_FAILED, topic="t", partition=3, reason="no eligible leader"
+        "broker2",
+        LeaderElectionFailed(
+            topic="t", partition=3, reason="no eligible leader", controller_epoch=1
+        ),
     )
     (violation,) = no_offline_partitions(b.logs(), 0).violations
     assert violation.subject == "t-3"
@@ -59,14 +89,19 @@ def test_a_failed_election_breaks_no_offline_partitions() -> None:
 
 
 def _elected(b: EventLogBuilder, broker: int, epoch: int) -> None:
-    b.emit(f"broker{broker}", K.CONTROLLER_ELECTED, controller_id=broker, controller_epoch=epoch)
+    b.emit(
+        f"broker{broker}",
+        ControllerElected(
+            controller_id=broker, controller_epoch=epoch, epoch_zk_version=0, epoch_zxid=None
+        ),
+    )
 
 
 def test_a_superseded_controller_that_resigns_keeps_the_invariant() -> None:
     b = EventLogBuilder()
     _elected(b, 1, 1)
     _elected(b, 2, 2)
-    b.emit("broker1", K.CONTROLLER_RESIGNED, controller_id=1, controller_epoch=1)
+    b.emit("broker1", ControllerResigned(controller_id=1, controller_epoch=1, reason="test"))
     result = paused_controller_resigns(b.logs(), 0)
     assert result.ok
     assert result.checked == 1
@@ -76,7 +111,9 @@ def test_a_superseded_controller_that_never_resigns_is_named() -> None:
     b = EventLogBuilder()
     _elected(b, 1, 1)
     _elected(b, 2, 2)
-    b.emit("broker1", K.BROKER_CHANGE, live=[1, 2, 3])  # alive, still acting
+    b.emit(
+        "broker1", BrokerChange(live=[1, 2, 3], new=[], dead=[], bounced=[], epochs={})
+    )  # alive, still acting
     (violation,) = paused_controller_resigns(b.logs(), 0).violations
     assert violation.subject == "controller epoch 1"
     assert "broker 1 was superseded by broker 2" in violation.explanation
@@ -86,20 +123,44 @@ def test_a_controller_whose_process_died_need_not_resign() -> None:
     b = EventLogBuilder()
     _elected(b, 1, 1)
     _elected(b, 2, 2)
-    b.emit("broker1", K.NODE_STARTED, broker_id=1, zk_connect="zk")
+    b.emit("broker1", NodeStarted(broker_id=1, zk_connect="zk"))
     assert paused_controller_resigns(b.logs(), 0).ok
+
+
+def _reassignment_started(partition: int) -> ReassignmentStarted:
+    return ReassignmentStarted(
+        topic="t",
+        partition=partition,
+        target=[2, 3],
+        origin=[],
+        adding=[],
+        removing=[],
+        resumed=False,
+        controller_epoch=1,
+    )
 
 
 def test_a_reassignment_that_completes_keeps_the_invariant() -> None:
     b = EventLogBuilder()
-    b.emit("broker1", K.REASSIGNMENT_STARTED, topic="t", partition=0, target=[2, 3])
-    b.emit("broker2", K.REASSIGNMENT_COMPLETED, topic="t", partition=0, replicas=[2, 3])
+    b.emit(
+        "broker1",
+        _reassignment_started(0),
+    )
+    b.emit(
+        "broker2",
+        ReassignmentCompleted(
+            topic="t", partition=0, replicas=[2, 3], removed=[], leader=1, controller_epoch=1
+        ),
+    )
     assert reassignment_completes(b.logs(), 0, {"t"}).ok
 
 
 def test_a_reassignment_left_unfinished_or_never_run_is_a_violation() -> None:
     b = EventLogBuilder()
-    started = b.emit("broker1", K.REASSIGNMENT_STARTED, topic="t", partition=1, target=[2, 3])
+    started = b.emit(
+        "broker1",
+        _reassignment_started(1),
+    )
     (violation,) = reassignment_completes(b.logs(), 0, {"t"}).violations
     assert violation.events == (started,)
     (none_ran,) = reassignment_completes(b.logs(), 0, {"other"}).violations
@@ -121,11 +182,14 @@ def test_judge_runs_the_scenario_invariants_it_is_asked_for() -> None:
 def test_a_controller_elected_before_the_run_and_superseded_during_it_is_checked() -> None:
     b = EventLogBuilder()
     _elected(b, 2, 3)
-    start = b.emit("broker1", K.BROKER_CHANGE, live=[1, 2, 3]).ts + 1
+    start = (
+        b.emit("broker1", BrokerChange(live=[1, 2, 3], new=[], dead=[], bounced=[], epochs={})).ts
+        + 1
+    )
     _elected(b, 3, 4)
     (violation,) = paused_controller_resigns(b.logs(), start).violations
     assert violation.subject == "controller epoch 3"
-    b.emit("broker2", K.CONTROLLER_RESIGNED, controller_id=2, controller_epoch=3)
+    b.emit("broker2", ControllerResigned(controller_id=2, controller_epoch=3, reason="test"))
     result = paused_controller_resigns(b.logs(), start)
     assert result.ok
     assert result.checked == 1
@@ -133,11 +197,14 @@ def test_a_controller_elected_before_the_run_and_superseded_during_it_is_checked
 
 def test_offline_partitions_of_other_topics_do_not_count_when_topics_are_given() -> None:
     b = EventLogBuilder()
-    offline = {"target": "OfflinePartition", "partitions": 1, "failed": 0}
-    b.emit("broker1", K.PARTITION_STATE_CHANGE, topics=["old-run"], **offline)
-    b.emit("broker1", K.LEADER_ELECTION_FAILED, topic="old-run", partition=1, reason="none")
+    offline = PartitionStateChange(target="OfflinePartition", partitions=1, failed=0, topics=[])
+    b.emit("broker1", dataclasses.replace(offline, topics=["old-run"]))
+    b.emit(
+        "broker1",
+        LeaderElectionFailed(topic="old-run", partition=1, reason="none", controller_epoch=1),
+    )
     assert no_offline_partitions(b.logs(), 0, {"this-run"}).ok
-    ours = b.emit("broker1", K.PARTITION_STATE_CHANGE, topics=["this-run"], **offline)
+    ours = b.emit("broker1", dataclasses.replace(offline, topics=["this-run"]))
     (violation,) = no_offline_partitions(b.logs(), 0, {"this-run"}).violations
     assert violation.events == (ours,)
     assert len(no_offline_partitions(b.logs(), 0).violations) == 3
@@ -146,19 +213,16 @@ def test_offline_partitions_of_other_topics_do_not_count_when_topics_are_given()
 def _sent(b: EventLogBuilder, node: str, epoch: int) -> None:
     b.emit(
         node,
-        K.CONTROL_REQUEST_SENT,
-        api="UpdateMetadata",
-        broker_id=2,
-        controller_epoch=epoch,
-        broker_epoch=10,
-        partitions=1,
+        ControlRequestSent(
+            api="UpdateMetadata", broker_id=2, controller_epoch=epoch, broker_epoch=10, partitions=1
+        ),
     )
 
 
 def test_a_resigned_controller_that_goes_on_sending_is_named() -> None:
     b = EventLogBuilder()
     _sent(b, "broker1", 3)
-    b.emit("broker1", K.CONTROLLER_RESIGNED, controller_id=1, controller_epoch=3)
+    b.emit("broker1", ControllerResigned(controller_id=1, controller_epoch=3, reason="test"))
     _sent(b, "broker1", 3)
     result = resigned_controller_silent(b.logs(), 0)
     (violation,) = result.violations
@@ -170,10 +234,10 @@ def test_a_resigned_controller_that_goes_on_sending_is_named() -> None:
 
 def test_sends_of_a_later_epoch_or_a_new_process_keep_the_controller_silent() -> None:
     b = EventLogBuilder()
-    b.emit("broker1", K.CONTROLLER_RESIGNED, controller_id=1, controller_epoch=3)
+    b.emit("broker1", ControllerResigned(controller_id=1, controller_epoch=3, reason="test"))
     _sent(b, "broker1", 5)  # elected again, later epoch
-    b.emit("broker2", K.CONTROLLER_RESIGNED, controller_id=2, controller_epoch=4)
-    b.emit("broker2", K.NODE_STARTED, broker_id=2, zk_connect="zk")
+    b.emit("broker2", ControllerResigned(controller_id=2, controller_epoch=4, reason="test"))
+    b.emit("broker2", NodeStarted(broker_id=2, zk_connect="zk"))
     _sent(b, "broker2", 4)  # a new process: its own history
     result = resigned_controller_silent(b.logs(), 0)
     assert result.ok
@@ -182,8 +246,13 @@ def test_sends_of_a_later_epoch_or_a_new_process_keep_the_controller_silent() ->
 
 def test_sends_before_the_run_do_not_count_for_the_silent_controller() -> None:
     b = EventLogBuilder()
-    b.emit("broker1", K.CONTROLLER_RESIGNED, controller_id=1, controller_epoch=3)
-    late = b.emit("broker1", K.CONTROL_REQUEST_SENT, api="LeaderAndIsr", controller_epoch=3)
+    b.emit("broker1", ControllerResigned(controller_id=1, controller_epoch=3, reason="test"))
+    late = b.emit(
+        "broker1",
+        ControlRequestSent(
+            api="LeaderAndIsr", controller_epoch=3, broker_id=1, broker_epoch=0, partitions=0
+        ),
+    )
     assert not resigned_controller_silent(b.logs(), 0).ok
     assert resigned_controller_silent(b.logs(), late.ts + 1).ok
     inputs = RunInputs(b.logs(), also=frozenset({RESIGNED_CONTROLLER_SILENT}))
@@ -191,24 +260,52 @@ def test_sends_before_the_run_do_not_count_for_the_silent_controller() -> None:
 
 
 def _arrived(b: EventLogBuilder, broker: str, kind: K, controller: int, epoch: int) -> None:
-    b.emit(broker, kind, api="UpdateMetadata", controller_id=controller, controller_epoch=epoch)
+    api = "UpdateMetadata"
+    if kind == K.REQUEST_ACCEPTED:
+        b.emit(
+            broker,
+            RequestAccepted(
+                api=api,
+                controller_id=controller,
+                controller_epoch=epoch,
+                request_broker_epoch=-1,
+                broker_epoch=0,
+                partitions=0,
+                partition_errors=0,
+            ),
+        )
+    else:
+        b.emit(
+            broker,
+            RequestRejected(
+                api=api,
+                controller_id=controller,
+                controller_epoch=epoch,
+                error="STALE_CONTROLLER_EPOCH",
+                error_code=11,
+                request_broker_epoch=-1,
+                broker_epoch=0,
+                highest_controller_epoch=epoch + 1,
+            ),
+        )
 
 
 def test_a_request_of_a_resigned_epoch_reaching_a_broker_late_is_named() -> None:
     b = EventLogBuilder()
-    b.emit("broker1", K.CONTROLLER_RESIGNED, controller_id=1, controller_epoch=3)
+    b.emit("broker1", ControllerResigned(controller_id=1, controller_epoch=3, reason="test"))
     _arrived(b, "broker2", K.REQUEST_ACCEPTED, 1, 3)  # still being handled: within the grace
     b.advance(DELIVERY_GRACE_MS)
     _arrived(b, "broker2", K.REQUEST_REJECTED, 1, 2)  # queued before, delivered later
     _arrived(b, "broker3", K.REQUEST_ACCEPTED, 2, 3)  # another controller's
     b.emit(  # and the resigned controller still hears back: it kept its channel
         "broker1",
-        K.CONTROL_RESPONSE_RECEIVED,
-        api="UpdateMetadata",
-        broker_id=2,
-        controller_epoch=2,
-        error="STALE_CONTROLLER_EPOCH",
-        partition_errors=0,
+        ControlResponseReceived(
+            api="UpdateMetadata",
+            broker_id=2,
+            controller_epoch=2,
+            error="STALE_CONTROLLER_EPOCH",
+            partition_errors=0,
+        ),
     )
     result = resigned_controller_silent(b.logs(), 0)
     (violation,) = result.violations
@@ -229,7 +326,7 @@ def test_a_late_arrival_the_resigned_controller_never_hears_of_is_the_network_s(
     delivers it when the cut heals, after the controller closed the channel, so no answer
     comes back to it."""
     b = EventLogBuilder()
-    b.emit("broker3", K.CONTROLLER_RESIGNED, controller_id=3, controller_epoch=39)
+    b.emit("broker3", ControllerResigned(controller_id=3, controller_epoch=39, reason="test"))
     b.advance(42_500)
     _arrived(b, "broker2", K.REQUEST_REJECTED, 3, 39)
     result = resigned_controller_silent(b.logs(), 0)
@@ -239,9 +336,9 @@ def test_a_late_arrival_the_resigned_controller_never_hears_of_is_the_network_s(
 
 def test_late_requests_of_a_newer_epoch_or_a_restarted_controller_are_fine() -> None:
     b = EventLogBuilder()
-    b.emit("broker1", K.CONTROLLER_RESIGNED, controller_id=1, controller_epoch=3)
-    b.emit("broker2", K.CONTROLLER_RESIGNED, controller_id=2, controller_epoch=4)
-    b.emit("broker2", K.NODE_STARTED, broker_id=2, zk_connect="zk")
+    b.emit("broker1", ControllerResigned(controller_id=1, controller_epoch=3, reason="test"))
+    b.emit("broker2", ControllerResigned(controller_id=2, controller_epoch=4, reason="test"))
+    b.emit("broker2", NodeStarted(broker_id=2, zk_connect="zk"))
     b.advance(DELIVERY_GRACE_MS)
     _arrived(b, "broker3", K.REQUEST_ACCEPTED, 1, 5)  # broker 1 elected again later
     _arrived(b, "broker3", K.REQUEST_ACCEPTED, 2, 4)  # broker 2's new process
@@ -249,13 +346,28 @@ def test_late_requests_of_a_newer_epoch_or_a_restarted_controller_are_fine() -> 
 
 
 def _deletion_requested(b: EventLogBuilder, node: str, *topics: str) -> None:
-    b.emit(node, K.TOPIC_DELETION_REQUESTED, topics=list(topics), removed=[], source="watch")
+    b.emit(
+        node,
+        TopicDeletionRequested(
+            topics=list(topics),
+            removed=[],
+            source="watch",
+            unknown=[],
+            enabled=True,
+            controller_epoch=1,
+        ),
+    )
 
 
 def test_a_deletion_completed_by_the_next_controller_keeps_the_invariant() -> None:
     b = EventLogBuilder()
     _deletion_requested(b, "broker1", "run-t-doomed", "someone-elses")
-    b.emit("broker2", K.TOPIC_DELETION_COMPLETED, topic="run-t-doomed", partitions=3)
+    b.emit(
+        "broker2",
+        TopicDeletionCompleted(
+            topic="run-t-doomed", partitions=3, duration_ms=None, controller_epoch=1
+        ),
+    )
     result = topic_deletion_completes(b.logs(), 0, ("run-t",))
     assert result.ok
     assert result.checked == 1
@@ -266,9 +378,9 @@ def test_a_deletion_left_pending_or_half_done_is_named() -> None:
     _deletion_requested(b, "broker1", "run-t-a", "run-t-b")
     failed = b.emit(
         "broker2",
-        K.TOPIC_DELETION_FAILED,
-        topic="run-t-b",
-        failed={"/brokers/topics/run-t-b": "NotEmptyError"},
+        TopicDeletionFailed(
+            topic="run-t-b", failed={"/brokers/topics/run-t-b": "NotEmptyError"}, controller_epoch=1
+        ),
     )
     result = topic_deletion_completes(b.logs(), 0, ("run-t",))
     pending, half = result.violations
@@ -284,13 +396,18 @@ def test_a_deletion_left_pending_or_half_done_is_named() -> None:
 def test_no_deletion_requested_during_the_run_is_a_violation() -> None:
     b = EventLogBuilder()
     _deletion_requested(b, "broker1", "run-t-doomed")
-    start = b.emit("broker1", K.NODE_STARTED, broker_id=1, zk_connect="zk").ts
+    start = b.emit("broker1", NodeStarted(broker_id=1, zk_connect="zk")).ts
     (violation,) = topic_deletion_completes(b.logs(), start, ("run-t",)).violations
     assert violation.explanation == "no deletion of these topics was requested during the run"
 
 
 def _won(b: EventLogBuilder, node: str, controller: int, epoch: int) -> None:
-    b.emit(node, K.CONTROLLER_ELECTED, controller_id=controller, controller_epoch=epoch)
+    b.emit(
+        node,
+        ControllerElected(
+            controller_id=controller, controller_epoch=epoch, epoch_zk_version=0, epoch_zxid=None
+        ),
+    )
 
 
 def _superseded_then_past_the_grace() -> EventLogBuilder:
@@ -308,16 +425,17 @@ def test_a_write_of_a_superseded_controller_landing_late_is_named() -> None:
     b = _superseded_then_past_the_grace()
     late = b.emit(
         "broker1",
-        K.ISR_CHANGED,
-        topic="t",
-        partition=1,
-        reason="replica offline",
-        by="controller",
-        leader=3,
-        leader_epoch=2,
-        isr=[3],
-        zk_version=4,
-        controller_epoch=4,
+        IsrChanged(
+            topic="t",
+            partition=1,
+            reason="replica offline",
+            by="controller",
+            leader=3,
+            leader_epoch=2,
+            isr=[3],
+            zk_version=4,
+            controller_epoch=4,
+        ),
     )
     b.leader_elected("broker3", 2, leader=3, leader_epoch=4, zk_version=5, controller_epoch=5)
     result = controller_writes_fenced(b.logs(), 0)
@@ -338,8 +456,12 @@ def test_writes_within_the_grace_or_of_a_leader_keep_controller_writes_fenced() 
 
 
 def _won_at(b: EventLogBuilder, node: str, controller: int, epoch: int, zxid: int) -> None:
-    fields = {"controller_id": controller, "controller_epoch": epoch, "epoch_zxid": zxid}
-    b.emit(node, K.CONTROLLER_ELECTED, **fields)
+    b.emit(
+        node,
+        ControllerElected(
+            controller_id=controller, controller_epoch=epoch, epoch_zk_version=0, epoch_zxid=zxid
+        ),
+    )
 
 
 def test_a_write_committed_after_the_epoch_bump_is_named_however_soon_it_is_logged() -> None:

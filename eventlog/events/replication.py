@@ -1,0 +1,208 @@
+"""ISR changes and the data plane on the broker.
+
+Written by partition leaders and followers, the replica manager and the config-change
+listener; `isr_changed` also by the controller.
+
+Pure values; any thread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from eventlog.event import ABSENT, Absent, Event
+
+__all__ = [
+    "FetcherParked",
+    "IsrChangePropagated",
+    "IsrChanged",
+    "IsrUpdateFailed",
+    "LogTruncated",
+    "LogUnavailable",
+    "TopicConfigChanged",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IsrChanged(Event):
+    """A partition's ISR was written.
+
+    Written by the partition leader (`partition.py`) for each ISR shrink or expand it wrote,
+    and by the controller (`replica_state_machine.py`) for each ISR shrink of OfflineReplica
+    it wrote. The `by` field tells them apart.
+    """
+
+    kind: ClassVar[str] = "isr_changed"
+
+    topic: str
+    """the partition"""
+    partition: int
+    """the partition"""
+    reason: str
+    """why (leader: `"shrink"` or `"expand"`; controller: `"replica offline"`)"""
+    by: str | Absent = ABSENT
+    """the writer (leader: absent; controller: `"controller"`)"""
+    replica: int | Absent = ABSENT
+    """the broker removed from the ISR (leader: absent; controller: yes)"""
+    leader: int
+    """the leader after the write (-1 when the controller removed the leader)"""
+    leader_epoch: int
+    """the leader epoch: unchanged by a leader's write, the new (bumped) one in the
+    controller's"""
+    old_isr: list[int] | Absent = ABSENT
+    """the ISR before (leader: yes; controller: absent)"""
+    isr: list[int]
+    """the ISR written"""
+    zk_version: int
+    """the state znode's zkVersion after the write"""
+    zxid: int | Absent | None = ABSENT
+    """the zxid the write committed at (the mzxid of the state znode's new Stat) (leader:
+    absent; controller: yes)
+    """
+    high_watermark: int | Absent = ABSENT
+    """the leader's HW when the ISR was taken (before it is recomputed) (leader: yes;
+    controller: absent)
+    """
+    controller_epoch: int | Absent = ABSENT
+    """this controller's epoch (leader: absent; controller: yes)"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IsrUpdateFailed(Event):
+    """A broker could not write a partition's ISR.
+
+    From `partition.py`, when a leader's conditional ISR write hit BADVERSION or NoNode and the
+    re-read znode is missing or holds another leader, leader epoch or ISR. The leader keeps its
+    old ISR and waits for a LeaderAndIsr.
+
+    From `replica_manager.py` (`isr-expiration`), when the ISR shrink or the log flush of a
+    partition raised (e.g. a ZooKeeper error). The next round tries again.
+    """
+
+    kind: ClassVar[str] = "isr_update_failed"
+
+    topic: str
+    """the partition"""
+    partition: int
+    """the partition"""
+    leader_epoch: int | Absent = ABSENT
+    """the leader's epoch"""
+    isr: list[int] | Absent = ABSENT
+    """the ISR it keeps"""
+    wanted: list[int] | Absent = ABSENT
+    """the ISR it tried to write"""
+    reason: str
+    """`"state znode changed (BADVERSION); waiting for the controller"`; `"<ExceptionType>:
+    <message>"`
+    """
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopicConfigChanged(Event):
+    """A topic's configuration overrides changed.
+
+    `config_changes.py`, `config-change-listener`.
+
+    A `/config/changes` notification for a topic was handled: the broker's hosted partitions
+    and, on the active controller, the context take the overrides.
+    """
+
+    kind: ClassVar[str] = "topic_config_changed"
+
+    topic: str
+    """the topic"""
+    config: dict[str, str]
+    """object: the topic's overrides now (`/config/topics/T`; `{}` when none)"""
+    notification: str
+    """the notification's child name, `config_change_<seq>`"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LogUnavailable(Event):
+    """A partition's log could not be opened.
+
+    `replica_manager.py`, `grpc-worker*` handling LeaderAndIsr.
+
+    A partition's log could not be opened; the LeaderAndIsr answer carries `KAFKA_STORAGE_ERROR`
+    for it and the broker does not host it.
+    """
+
+    kind: ClassVar[str] = "log_unavailable"
+
+    topic: str
+    """the partition"""
+    partition: int
+    """the partition"""
+    reason: str
+    """`"<ExceptionType>: <message>"`, e.g. a `CorruptLogError` from recovery"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LogTruncated(Event):
+    """A follower truncated its log before fetching.
+
+    `partition.py`, `replica-fetcher-<leader id>`.
+
+    A follower truncated its log before fetching (KIP-101; see [data-plane.md](data-plane.md)).
+    Only written when records were removed.
+    """
+
+    kind: ClassVar[str] = "log_truncated"
+
+    topic: str
+    """the partition"""
+    partition: int
+    """the partition"""
+    to_offset: int
+    """the log end offset after the truncation"""
+    removed: int
+    """records removed"""
+    leader_epoch: int
+    """the leader epoch this replica follows"""
+    removed_records: list[list[int | str]]
+    """`[offset, value]` of each removed record (the value decoded as UTF-8, undecodable bytes
+    replaced), at most 1000 (`TRUNCATED_RECORDS_LOGGED`)
+    """
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FetcherParked(Event):
+    """A follower stopped fetching a partition until its next LeaderAndIsr.
+
+    `fetcher.py`, `replica-fetcher-<leader id>`.
+
+    The leader answered OffsetsForLeaderEpoch or Fetch with `FENCED_LEADER_EPOCH`,
+    `NOT_LEADER_OR_FOLLOWER` or `UNKNOWN_TOPIC_OR_PARTITION`. The partition is not fetched again
+    until the next accepted LeaderAndIsr for it.
+    """
+
+    kind: ClassVar[str] = "fetcher_parked"
+
+    topic: str
+    """the partition"""
+    partition: int
+    """the partition"""
+    leader: int
+    """the broker fetched from"""
+    leader_epoch: int
+    """the leader epoch the follower sent"""
+    error: str
+    """the leader's error name"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IsrChangePropagated(Event):
+    """A broker wrote an ISR change notification for the controller.
+
+    `replica_manager.py`, `isr-change-propagation`.
+    """
+
+    kind: ClassVar[str] = "isr_change_propagated"
+
+    notification: str
+    """the notification created, e.g. `/isr_change_notification/isr_change_0000000003` (a field
+    that once shadowed the envelope's `node`)
+    """
+    partitions: int
+    """how many partitions it names"""
