@@ -27,10 +27,10 @@ from broker_node.request_guard import report_invalid
 from bugs import NO_BUGS, BugSwitches
 from bugs.catalog import NO_BROKER_EPOCH, STALE_CONTROLLER_EPOCH
 from controller import collector
+from domain import UNKNOWN_BROKER_EPOCH, TopicPartition
 from eventlog import EventKind, EventLog
 from rpc import messages as m
 from rpc.errors import Errors
-from zkdata.model import UNKNOWN_BROKER_EPOCH, TopicPartition
 
 #: How many fenced partitions a `partition_fenced` event lists by name.
 FENCED_SAMPLE = 10

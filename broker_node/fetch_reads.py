@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterable
 
 from broker_node.fetch_session import CachedPartition, FetchSession
 from broker_node.partition import Partition
+from domain import TopicPartition
 from rpc import messages as m
 from rpc.errors import Errors
-from zkdata.model import TopicPartition
 
 
 def _unknown(fetch: m.FetchPartition) -> m.FetchedPartition:

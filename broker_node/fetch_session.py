@@ -39,9 +39,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from domain import TopicPartition
 from rpc import messages as m
 from rpc.errors import Errors
-from zkdata.model import TopicPartition
 
 #: Kafka's `max.incremental.fetch.session.cache.slots` default.
 DEFAULT_MAX_SESSIONS = 1_000

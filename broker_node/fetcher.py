@@ -43,11 +43,11 @@ from broker_node.fetch_session_handler import FetchSessionHandler
 from broker_node.storage import UNDEFINED_EPOCH, UNDEFINED_OFFSET
 from bugs import NO_BUGS, BugSwitches
 from bugs.catalog import NO_TRUNCATION
+from domain import TopicPartition
 from eventlog import EventKind, EventLog
 from rpc import messages as m
 from rpc.errors import Errors, RpcClosed, RpcError
 from rpc.wire import ChannelIdentity, ClientApiClient
-from zkdata.model import TopicPartition
 
 log = logging.getLogger(__name__)
 

@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING
 from broker_node import isr as decide
 from broker_node.isr_writes import IsrStore, write_isr
 from broker_node.storage import PartitionLog, Record
+from domain import NO_EPOCH, LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from eventlog import EventKind, EventLog
 from rpc import messages as m
 from rpc.errors import Errors
-from zkdata.model import NO_EPOCH, LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 
 if TYPE_CHECKING:
     from broker_node.fetch_session import CachedPartition, FetchSession

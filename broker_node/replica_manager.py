@@ -46,11 +46,11 @@ from broker_node.storage import PartitionLog
 from broker_node.storage.errors import LogError
 from bugs import NO_BUGS, BugSwitches
 from bugs.catalog import STALE_ISR_CACHE
+from domain import TopicPartition
 from eventlog import EventKind, EventLog
 from rpc import messages as m
 from rpc.errors import Errors
 from rpc.wire import ChannelIdentity
-from zkdata.model import TopicPartition
 from zkdata.topic_configs import min_insync_replicas
 
 #: A Fetch pass over more partitions than this runs on a worker thread when the Fetch is

@@ -26,16 +26,10 @@ from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter
 from typing import Any, TypeVar
 
+from domain import EPOCH_DURING_DELETE, NO_EPOCH, NO_LEADER, UNKNOWN_BROKER_EPOCH, TopicPartition
 from rpc import limits
 from rpc import messages as m
 from rpc.errors import Errors
-from zkdata.model import (
-    EPOCH_DURING_DELETE,
-    NO_EPOCH,
-    NO_LEADER,
-    UNKNOWN_BROKER_EPOCH,
-    TopicPartition,
-)
 
 #: Kafka's `Topic.MAX_NAME_LENGTH` and legal characters (`admin.topic_names` holds the
 #: admin-side rule with Kafka's messages; this is the broker's O(1) check).

@@ -30,12 +30,13 @@ from collections.abc import Callable, Mapping, Sequence
 from kazoo.exceptions import NoNodeError
 
 from chaos.schedule import Action
+from domain import TopicPartition
 from rpc.errors import Errors
 from rpc.messages import ElectLeadersRequest, ElectLeadersResponse
 from testbed.topics import create_topic, delete_topic
 from zkdata import paths
 from zkdata.client import KafkaZkClient
-from zkdata.model import PartitionReassignment, TopicPartition
+from zkdata.model import PartitionReassignment
 from zkdata.reassignment import ReassignmentZk
 
 #: Sends an ElectLeaders request to the controller and returns its answer; raises when no

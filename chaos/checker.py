@@ -39,7 +39,7 @@ from typing import NamedTuple
 
 from chaos.history import HistoryOp
 from chaos.verdict import Anomaly, CheckResult, FinalRead, Verdict
-from zkdata.model import TopicPartition
+from domain import TopicPartition
 
 __all__ = [
     "Anomaly",

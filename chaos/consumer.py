@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from chaos.checker import FinalRead
 from chaos.history import HistoryWriter
 from client import FETCH_RETRIABLE, Client, ClientError, NoRoute, TransportError
+from domain import TopicPartition
 from rpc import messages as m
 from rpc.errors import Errors
-from zkdata.model import TopicPartition
 
 #: Fetch errors after which the consumer refreshes Metadata and tries again.
 RETRIABLE = FETCH_RETRIABLE

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 
 from chaos.history import Completion, HistoryWriter
 from client import Client, ClientError, NoRoute, TransportError
+from domain import TopicPartition
 from rpc import messages as m
 from rpc.errors import Errors
-from zkdata.model import TopicPartition
 
 #: Errors a leader returns before it appends anything (when the answer has no offset).
 REJECTED_BEFORE_APPEND: frozenset[Errors] = frozenset(

@@ -13,10 +13,10 @@ from collections.abc import Callable, Iterable, Mapping
 
 from chaos.invariants import BrokerView, ClusterSnapshot, PartitionState, ViewedPartition
 from client import ApiLike, ClientError
+from domain import TopicPartition
 from rpc import messages as m
 from rpc.errors import Errors
 from zkdata.client import KafkaZkClient
-from zkdata.model import TopicPartition
 
 #: The Prometheus gauge that is 1 on the active controller.
 ACTIVE_CONTROLLER = "kafka_controller_KafkaController_ActiveControllerCount"

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from chaos.checker import FinalRead
 from chaos.history import Completion, HistoryOp, HistoryWriter, OpF
 from client.testing import FakeBrokers, ProduceFault
-from zkdata.model import TopicPartition
+from domain import TopicPartition
 
 
 class RecordingHistory(HistoryWriter):

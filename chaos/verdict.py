@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from zkdata.model import TopicPartition
+from domain import TopicPartition
 
 _EXAMPLES = 5
 

@@ -8,10 +8,10 @@ from controller.context import ControllerContext, PartitionReplica
 from controller.partition_state_machine import ControlledShutdownElection, PartitionStateMachine
 from controller.replica_state_machine import ReplicaStateMachine
 from controller.states import PartitionState, ReplicaState
+from domain import UNKNOWN_BROKER_EPOCH, TopicPartition
 from eventlog import EventKind, EventLog
 from rpc.errors import Errors
 from rpc.messages import ControlledShutdownResponse
-from zkdata.model import UNKNOWN_BROKER_EPOCH, TopicPartition
 
 
 def controlled_shutdown(

@@ -16,8 +16,8 @@ from kazoo.exceptions import BadVersionError
 from controller.context import ControllerContext
 from controller.partition_state_machine import PartitionZk
 from controller.states import written_by_newer_controller
+from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from eventlog import EventKind, EventLog
-from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from zkdata.reassignment import MAX_ATTEMPTS
 
 #: Why a partition's leader epoch could not be bumped, when no newer controller wrote it.

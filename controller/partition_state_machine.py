@@ -33,9 +33,9 @@ from controller.leader_election import (
 )
 from controller.request_batch import RequestBatch
 from controller.states import PartitionState, written_by_newer_controller
+from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from eventlog import EventKind, EventLog
 from zkdata.fenced_writes import OpResult, committed_zxid
-from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from zkdata.pipelined_reads import Reads
 
 

@@ -50,12 +50,10 @@ from controller.request_batch import RequestBatch
 from controller.states import PartitionState, ReplicaState
 from controller.topic_deletion import TopicDeletionManager
 from controller.watchers import Watchers
+from domain import TopicPartition
 from eventlog import EventKind, EventLog
 from zkdata.errors import ZnodeFormatError
-from zkdata.model import (
-    ReplicaAssignment,
-    TopicPartition,
-)
+from zkdata.model import ReplicaAssignment
 from zkdata.reassignment import ReassignmentZk
 
 

@@ -24,6 +24,7 @@ from controller.partition_state_machine import (
 )
 from controller.states import PartitionState
 from controller.watchers import Watchers
+from domain import LeaderAndIsr, TopicPartition
 from eventlog import EventKind, EventLog
 from rpc.errors import Errors
 from zkdata.admin_requests import (
@@ -32,7 +33,6 @@ from zkdata.admin_requests import (
 )
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ZnodeFormatError
-from zkdata.model import LeaderAndIsr, TopicPartition
 
 #: Runs an action once after a delay in seconds (`ReplicaElections`' timer).
 Schedule = Callable[[float, Callable[[], None]], None]

@@ -26,10 +26,10 @@ from controller.partition_state_machine import OfflineElection, PartitionStateMa
 from controller.replica_state_machine import ReplicaStateMachine
 from controller.states import PartitionState, ReplicaState
 from controller.watchers import Watchers
+from domain import TopicPartition
 from eventlog import EventKind, EventLog
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ZnodeFormatError
-from zkdata.model import TopicPartition
 from zkdata.reassignment import ReassignmentZk
 
 _log = logging.getLogger(__name__)

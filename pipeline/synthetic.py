@@ -30,6 +30,7 @@ from chaos.history import HistoryOp
 from chaos.invariants.convergence import BrokerView, ClusterSnapshot, PartitionState
 from chaos.invariants.convergence import ViewedPartition as Viewed
 from chaos.run_dir import RunDir
+from domain import TopicPartition
 from pipeline.run_writer import (
     fault_phases,
     write_config,
@@ -38,7 +39,6 @@ from pipeline.run_writer import (
 )
 from pipeline.sim_cluster import BROKERS, SimCluster
 from pipeline.sim_faults import fault
-from zkdata.model import TopicPartition
 
 __all__ = ["SCENARIOS", "Generated", "write_runs"]
 

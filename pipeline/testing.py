@@ -21,10 +21,10 @@ from chaos.invariants.convergence import BrokerView, ClusterSnapshot, PartitionS
 from chaos.invariants.convergence import ViewedPartition as Viewed
 from chaos.invariants.results import RunVerdict
 from chaos.run_dir import RunDir
+from domain import TopicPartition
 from eventlog import read_events
 from pipeline.metadata import INPUT_COLUMNS
 from pipeline.run_writer import event, fault_phases, write_config, write_jsonl, write_runner_verdict
-from zkdata.model import TopicPartition
 
 __all__ = [
     "BREAKS",

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from domain import EndPoint, TopicPartition
 from rpc.errors import Errors
-from zkdata.model import EndPoint, TopicPartition
 
 #: Builds a `TopicPartition` without the named tuple's own `__new__` (a Python frame):
 #: handlers name hundreds of thousands of partitions per control request.

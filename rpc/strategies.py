@@ -14,8 +14,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from domain import EndPoint, TopicPartition
 from rpc import messages as m
-from zkdata.model import EndPoint, TopicPartition
 
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1

@@ -51,6 +51,7 @@ from admin import (
     RackAwareMode,
 )
 from client import TransportError
+from domain import TopicPartition
 from security.secret_files import SecretFileError
 from security.tls_files import TlsMaterialError, client_identity, tls_dir_choice
 from security.zk_credentials import kazoo_options
@@ -104,7 +105,6 @@ from testbed.topics import (
 from testbed.zk_tree import ZkPathError, get, ls, tree
 from zkdata.client import KafkaZkClient
 from zkdata.errors import TopicExistsError, ZnodeFormatError
-from zkdata.model import TopicPartition
 from zkdata.topic_configs import InvalidConfigError
 
 __all__ = ["USER_ERRORS", "build_parser", "main"]

@@ -8,12 +8,13 @@ from dataclasses import dataclass, field
 
 from kazoo.client import KazooClient
 
+from domain import TopicPartition
 from security.zk_credentials import ZkDigestCredentials, kazoo_options
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ZnodeFormatError
 from zkdata.fourletter import server_mode
-from zkdata.model import Broker, TopicPartition
+from zkdata.model import Broker
 
 
 @dataclass(frozen=True)

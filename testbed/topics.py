@@ -24,17 +24,12 @@ from admin import (
     validate_replica_assignment,
     validate_topic_creation,
 )
+from domain import LeaderIsrAndControllerEpoch, TopicPartition
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.deletion import TopicDeletionZk
 from zkdata.errors import ZnodeFormatError
-from zkdata.model import (
-    LeaderIsrAndControllerEpoch,
-    ReplicaAssignment,
-    TopicAssignment,
-    TopicConfig,
-    TopicPartition,
-)
+from zkdata.model import ReplicaAssignment, TopicAssignment, TopicConfig
 from zkdata.topic_configs import validate_topic_config
 from zkdata.znodes import TopicZNode, new_topic_id
 

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from chaos.invariants.events import Event, EventLogs
 from chaos.invariants.names import BROKER_EPOCH_FENCING
 from chaos.invariants.results import InvariantResult, Violation
+from domain import UNKNOWN_BROKER_EPOCH
 from eventlog import EventKind
-from zkdata.model import UNKNOWN_BROKER_EPOCH
 
 __all__ = ["BROKER_EPOCH_FENCING", "broker_epoch_fencing"]
 

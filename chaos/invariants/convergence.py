@@ -20,7 +20,7 @@ from typing import Any
 
 from chaos.invariants.names import CONVERGES_AFTER_HEAL
 from chaos.invariants.results import InvariantResult, Violation
-from zkdata.model import TopicPartition
+from domain import TopicPartition
 
 __all__ = [
     "CONVERGES_AFTER_HEAL",

@@ -18,12 +18,12 @@ from typing import Any, Protocol
 import grpc
 from google.protobuf.message import Message
 
+from domain import EndPoint, TopicPartition
 from rpc import columns
 from rpc import messages as m
 from rpc.errors import Errors, errors_by_code
 from testbed_rpc import control_pb2 as pb
 from testbed_rpc import control_pb2_grpc as pb_grpc
-from zkdata.model import EndPoint, TopicPartition
 
 log = logging.getLogger(__name__)
 

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
+from domain import LeaderIsrAndControllerEpoch, TopicPartition
 from harness.brokers import BrokerProcess
 from harness.waiting import wait_until
 from rpc.errors import Errors
@@ -21,12 +22,7 @@ from rpc.wire import ClientApiClient
 from testbed.topics import create_topic, describe_topics, filter_partitions
 from zkdata import paths
 from zkdata.client import KafkaZkClient
-from zkdata.model import (
-    LeaderIsrAndControllerEpoch,
-    ReplicaAssignment,
-    TopicAssignment,
-    TopicPartition,
-)
+from zkdata.model import ReplicaAssignment, TopicAssignment
 from zkdata.znodes import ControllerEpochZNode, TopicPartitionStateZNode
 
 pytestmark = pytest.mark.integration

@@ -58,6 +58,8 @@ def tree_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ("module", "statement", "contract"),
     [
         ("zkdata/paths.py", "import controller.events", "Layers"),
+        ("domain/values.py", "import zkdata.paths", "Domain values import no other"),
+        ("domain/values.py", "import eventlog.log", "Domain values import no other"),
         ("controller/events.py", "import broker_node.config", "Layers"),
         ("chaos/verdict.py", "import controller.events", "Tools never import"),
         ("testbed/zk_tree.py", "import broker_node.partition", "Tools never import"),

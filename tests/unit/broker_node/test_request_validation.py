@@ -13,11 +13,11 @@ from hypothesis import given, settings
 
 from broker_node import client_request_validation as cv
 from broker_node import request_validation as v
+from domain import EndPoint, TopicPartition
 from rpc import limits
 from rpc import messages as m
 from rpc import strategies as rt
 from rpc.errors import Errors
-from zkdata.model import EndPoint, TopicPartition
 
 E = Errors
 HEADER = m.ControlHeader(controller_id=1, controller_epoch=5, broker_epoch=100)

@@ -13,11 +13,12 @@ from kazoo.exceptions import NoNodeError
 from chaos import actions
 from chaos.actions import ActionFailed, perform, run_topic, shifted_assignment
 from chaos.schedule import Action
+from domain import TopicPartition
 from rpc.errors import Errors
 from rpc.messages import ElectLeadersRequest, ElectLeadersResponse, PartitionElectionResult
 from testbed.topics import TopicCommandError
 from zkdata.client import KafkaZkClient
-from zkdata.model import ReplicaAssignment, TopicAssignment, TopicPartition
+from zkdata.model import ReplicaAssignment, TopicAssignment
 
 
 def test_every_replica_moves_to_the_next_live_broker() -> None:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from chaos.checker import check
 from chaos.testing import HistoryBuilder
 from chaos.verdict import FinalRead
-from zkdata.model import TopicPartition
+from domain import TopicPartition
 
 PROPERTY = settings(max_examples=200, deadline=None)
 

@@ -18,7 +18,7 @@ from chaos.checker import (
 )
 from chaos.testing import HistoryBuilder
 from chaos.verdict import FinalRead
-from zkdata.model import TopicPartition
+from domain import TopicPartition
 
 TP0 = TopicPartition("t", 0)
 

@@ -16,9 +16,9 @@ from chaos.history import read_history
 from chaos.testing import FakeBrokers
 from chaos.workload_run import Progress, WorkloadConfig, judge, run_workload
 from client import Client
+from domain import TopicPartition
 from rpc import messages as m
 from rpc.errors import Errors
-from zkdata.model import TopicPartition
 
 
 class LyingBrokers(FakeBrokers):

@@ -25,15 +25,10 @@ from controller.partition_state_machine import (
     PreferredElection,
 )
 from controller.states import PartitionState, ReplicaState
+from domain import NO_LEADER, LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from eventlog import EventKind
 from zkdata.fenced_writes import OpResult
-from zkdata.model import (
-    NO_LEADER,
-    LeaderAndIsr,
-    LeaderIsrAndControllerEpoch,
-    ReplicaAssignment,
-    TopicPartition,
-)
+from zkdata.model import ReplicaAssignment
 from zkdata.pipelined_reads import Reads
 
 P = PartitionState

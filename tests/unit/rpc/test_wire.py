@@ -19,6 +19,7 @@ from google.protobuf.message import Message
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from domain import EndPoint, TopicPartition
 from harness.waiting import wait_until
 from rpc import columns, wire
 from rpc import messages as m
@@ -27,7 +28,6 @@ from rpc.errors import Errors
 from rpc.wire.control import SHARED_STATES_MIN
 from rpc.wire.testing import LoopbackStub, loopback_control_client
 from testbed_rpc import control_pb2 as pb
-from zkdata.model import EndPoint, TopicPartition
 
 PROPERTY = settings(max_examples=100, deadline=None)
 

@@ -16,7 +16,7 @@ from chaos.invariants import (
     problems,
     time_to_convergence,
 )
-from zkdata.model import TopicPartition
+from domain import TopicPartition
 
 T0 = TopicPartition("t", 0)
 T1 = TopicPartition("t", 1)
