@@ -9,7 +9,7 @@ Runbook (the ensemble, the chroot, the teardown and the results are `bench.runne
 1. Start broker processes 1..n (DIR is their run directory: `logs/`, `events/`, `data/`)
    and wait until every broker is registered and every broker's Metadata lists all of
    them (the controller has seen them all).
-2. Create the topic through ZooKeeper (`testbed.topics.create_topic`, Kafka's assignment
+2. Create the topic through ZooKeeper (`admin.topics.create_topic`, Kafka's assignment
    with a fixed seed) and wait until every state znode and every broker's Metadata show
    a leader and the full ISR for every partition.
 3. Floor: after 500 warm-up calls, sequential Metadata RPCs (one topic) to broker 1 for
@@ -41,6 +41,8 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
+from admin import AdminError
+from admin.topics import create_topic
 from bench import console
 from bench.cluster_ready import broker_port, wait_brokers_known, wait_full_isr
 from bench.phases import Phase, Phases, errors, notes, summary
@@ -55,7 +57,6 @@ from bench.usage import CpuMeter, child_pids, events_between
 from client import Client, ClientError
 from harness.zk_ensemble import open_client
 from security.tls_files import client_identity
-from testbed.topics import TopicCommandError, create_topic
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ZkDataError
 
@@ -358,7 +359,7 @@ def _seconds(value: float) -> float | None:
 
 
 BENCHMARK = Benchmark(
-    PRODUCE, measure, (RuntimeError, TopicCommandError, ValueError, ZkDataError, ClientError)
+    PRODUCE, measure, (RuntimeError, AdminError, ValueError, ZkDataError, ClientError)
 )
 
 if __name__ == "__main__":

@@ -29,11 +29,11 @@ from collections.abc import Callable, Mapping, Sequence
 
 from kazoo.exceptions import NoNodeError
 
+from admin.topics import create_topic, delete_topic
 from chaos.schedule import Action
 from domain import TopicPartition
 from rpc.errors import Errors
 from rpc.messages import ElectLeadersRequest, ElectLeadersResponse
-from testbed.topics import create_topic, delete_topic
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.model import PartitionReassignment

@@ -9,6 +9,7 @@ import dataclasses
 import platform
 from typing import Any
 
+from admin.topics import create_topic
 from chaos import endpoints
 from chaos.cluster import ClusterHandle
 from chaos.faults.base import FaultError
@@ -21,7 +22,6 @@ from chaos.snapshots import ACTIVE_CONTROLLER, take_snapshot
 from client import Client
 from harness.waiting import wait_until
 from security.tls_files import CLIENT, load_identity
-from testbed.topics import create_topic
 
 #: Seconds between readiness polls; the deadline of the set-up steps.
 POLL_S = 1.0

@@ -42,6 +42,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from admin.topics import delete_topic
 from chaos import endpoints
 from chaos.cluster import ClusterHandle
 from chaos.faults.base import FaultError
@@ -67,7 +68,6 @@ from chaos.zk_off_loop import ControllerSeen, ControllerWatch
 from client import Client
 from eventlog.jsonlines import JsonLinesWriter
 from rpc.messages import ElectLeadersRequest, ElectLeadersResponse
-from testbed.topics import delete_topic
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ZkDataError
 

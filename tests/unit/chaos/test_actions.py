@@ -10,13 +10,13 @@ from typing import Any, cast
 import pytest
 from kazoo.exceptions import NoNodeError
 
+from admin import TopicOperationError
 from chaos import actions
 from chaos.actions import ActionFailed, perform, run_topic, shifted_assignment
 from chaos.schedule import Action
 from domain import TopicPartition
 from rpc.errors import Errors
 from rpc.messages import ElectLeadersRequest, ElectLeadersResponse, PartitionElectionResult
-from testbed.topics import TopicCommandError
 from zkdata.client import KafkaZkClient
 from zkdata.model import ReplicaAssignment, TopicAssignment
 
@@ -91,7 +91,7 @@ def test_deleting_a_topic_that_does_not_exist_fails_the_action(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     def delete(zk: str, name: str) -> bool:
-        raise TopicCommandError(f"Topic '{name}' does not exist as expected")
+        raise TopicOperationError(f"Topic '{name}' does not exist as expected")
 
     monkeypatch.setattr(actions, "delete_topic", delete)
     gone = Action(9.0, "delete-topic", (("topic", "chaos-x-doomed"),))
