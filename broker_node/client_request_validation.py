@@ -6,7 +6,7 @@ asked; the shared rules and `Verdict` are `broker_node.request_validation`'s
 
 from __future__ import annotations
 
-from broker_node.request_validation import (
+from broker_node.validation_rules import (
     VALID,
     Verdict,
     invalid_entries,

@@ -1,6 +1,6 @@
 """Reading the partitions of one Fetch on a leader: every partition a full fetch names
 (`read_partitions`), or every partition of an incremental session, keeping only the
-answers the session would send (`read_session`). `ReplicaManager._fetch_passes` calls
+answers the session would send (`read_session`). `FetchServing._fetch_passes` calls
 them between long-poll waits, on the gRPC server's event loop or a worker thread; each
 `Partition` guards itself.
 """

@@ -16,12 +16,9 @@ from collections.abc import Callable
 
 from controller import events as ev
 from controller.context import ControllerContext
+from controller.election_strategies import OfflineElection, PreferredElection
 from controller.leader_balance import ElectionType, failure_error, rebalance_candidates, triage
-from controller.partition_state_machine import (
-    OfflineElection,
-    PartitionStateMachine,
-    PreferredElection,
-)
+from controller.partition_state_machine import PartitionStateMachine
 from controller.states import PartitionState
 from controller.watchers import Watchers
 from domain import LeaderAndIsr, TopicPartition

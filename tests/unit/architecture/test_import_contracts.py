@@ -68,6 +68,7 @@ def tree_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ("controller/states.py", "import controller.context", "No import cycles"),
         ("broker_node/fetcher.py", "import broker_node.replica_manager", "FetcherTarget"),
         ("broker_node/fetcher.py", "import broker_node.partition", "FetcherTarget"),
+        ("broker_node/fetcher_manager.py", "import broker_node.partition", "FetcherTarget"),
     ],
 )
 def test_a_forbidden_import_breaks_its_contract(

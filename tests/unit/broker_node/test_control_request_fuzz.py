@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from broker_node.control_requests import ControlRequestHandler, HostedPartition
 from broker_node.metadata_cache import MetadataSnapshot
 from broker_node.request_guard import GuardedBrokerControl, RequestGuard
-from broker_node.request_validation import legal_topic
+from broker_node.validation_rules import legal_topic
 from domain import EPOCH_DURING_DELETE, NO_EPOCH, TopicPartition
 from eventlog import EventKind
 from eventlog.testing import RecordingEventLog

@@ -19,11 +19,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from controller.context import ControllerContext
-from controller.partition_state_machine import (
-    ElectionStats,
-    OfflineElection,
-    PartitionStateMachine,
-)
+from controller.election_strategies import OfflineElection
+from controller.partition_state_machine import ElectionStats, PartitionStateMachine
 from controller.request_batch import RequestBatch
 from controller.states import PartitionState
 from controller.testing.brokers import RecordingSend, make_broker

@@ -18,14 +18,13 @@ from hypothesis import strategies as st
 from kazoo.exceptions import NoNodeError
 
 from controller.context import ControllerContext
-from controller.partition_state_machine import (
+from controller.election_strategies import (
     ControlledShutdownElection,
-    ElectionStats,
     OfflineElection,
-    PartitionStateMachine,
     PreferredElection,
     ReassignElection,
 )
+from controller.partition_state_machine import ElectionStats, PartitionStateMachine
 from controller.request_batch import RequestBatch
 from controller.states import PartitionState
 from controller.testing.brokers import RecordingSend, make_broker

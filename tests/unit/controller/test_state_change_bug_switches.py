@@ -23,7 +23,7 @@ from bugs import NO_BUGS, BugSwitches
 from bugs.catalog import EMPTY_ISR, UNCLEAN_ELECTION, UNFENCED_ZK_WRITES
 from controller.active import ActiveController, ControllerConfig, fencing_version
 from controller.context import ControllerContext, PartitionReplica
-from controller.partition_state_machine import OfflineElection
+from controller.election_strategies import OfflineElection
 from controller.states import PartitionState, ReplicaState
 from controller.testing.brokers import FakeChannels, make_broker
 from controller.testing.zookeeper import FakePartitionZk

@@ -714,7 +714,7 @@ def test_columns_that_do_not_line_up_are_refused_as_a_whole(
     with pytest.raises(wire.control.MalformedStates):
         wire.leader_and_isr_request_from_pb(message)
     handler = RecordingHandler()
-    answer = wire.control._BrokerControlServicer(handler).LeaderAndIsr(message, None)
+    answer = wire.control_server._BrokerControlServicer(handler).LeaderAndIsr(message, None)
     assert answer.error_code == Errors.INVALID_REQUEST.value
     assert handler.requests == []
 
@@ -730,7 +730,7 @@ def test_a_malformed_update_metadata_is_refused_too() -> None:
     )
     message.states.offline_replicas.extend([0])  # one value for three partitions
     handler = RecordingHandler()
-    answer = wire.control._BrokerControlServicer(handler).UpdateMetadata(message, None)
+    answer = wire.control_server._BrokerControlServicer(handler).UpdateMetadata(message, None)
     assert answer.error_code == Errors.INVALID_REQUEST.value
     assert handler.requests == []
 
