@@ -36,7 +36,8 @@ from broker_node.fetch_session import (
 from broker_node.fetcher_manager import ReplicaFetcherManager
 from broker_node.isr_maintenance import IsrChangeSink, IsrMaintenance
 from broker_node.long_poll import ChangeCounter
-from broker_node.partition import Partition, PartitionConfig
+from broker_node.partition import Partition
+from broker_node.partition_isr import PartitionConfig, PartitionIsr
 from broker_node.purgatory import ProducePurgatory
 from broker_node.storage import PartitionLog
 from broker_node.storage.errors import LogError
@@ -301,7 +302,7 @@ class ReplicaManager:
             partition.tp, partition, first, last, term, request.timeout_ms / 1000
         )
 
-    def _high_watermark_moved(self, partition: Partition) -> None:
+    def _high_watermark_moved(self, partition: PartitionIsr) -> None:
         """A leader's high watermark moved (under its lock, on the thread that moved it:
         a follower's Fetch, an append, an ISR change): answer the produce requests it
         decides and wake long polls."""

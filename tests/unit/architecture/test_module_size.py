@@ -17,7 +17,6 @@ NOT_PRODUCT = frozenset({"testbed_rpc", "tests"})
 OVER_THE_LIMIT = frozenset(
     {
         "bench/arguments.py",
-        "broker_node/partition.py",
         "chaos/checker.py",
         "chaos/faults/lost_reply.py",
         "chaos/faults/network.py",

@@ -21,7 +21,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from broker_node.partition import Partition, PartitionConfig
+from broker_node.partition import Partition
+from broker_node.partition_isr import PartitionConfig
 from broker_node.storage import PartitionLog
 from broker_node.storage.record import split_records
 from broker_node.testing import FakeIsrStore, IsrWrite
