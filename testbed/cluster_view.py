@@ -1,5 +1,6 @@
 """A read-only picture of the cluster: each ZooKeeper server's mode, the registered brokers
-with their broker epochs, the controller and the controller epoch. Blocks its caller."""
+with their broker epochs, the controller and the controller epoch. Blocks its caller.
+Main thread of the CLI."""
 
 from __future__ import annotations
 

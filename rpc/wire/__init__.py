@@ -4,7 +4,7 @@
 stubs (`clients`), the server (`server`), the mapping of transport failures to
 `rpc.errors` (`status`), mutual TLS credentials (`tls`), the check of who may call what
 before a handler runs (`access`) and refused TLS handshakes read from gRPC's tracer
-(`handshake_trace`). Everything else imports from here.
+(`handshake_trace`). Everything else imports from here. Threads are each module's own to say.
 """
 
 from rpc.wire.access import BROKER_ONLY_METHODS, AccessPolicy, Refusal
