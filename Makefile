@@ -6,7 +6,7 @@ PY := .venv/bin/python
 COMPOSE := docker compose
 RUN_ID ?= $(shell date -u +%Y%m%d-%H%M%S)
 export RUN_ID
-PACKAGES := bugs admin client harness broker_node controller zkdata rpc eventlog security rundir chaos pipeline testbed bench
+PACKAGES := domain bugs admin client harness broker_node controller zkdata rpc eventlog security rundir chaos pipeline testbed bench
 
 .PHONY: help setup host venv proto secrets compose-plugin images up down ps logs cluster \
         test lint test-unit test-integration fuzz test-docker bench bench-quick bench-produce \

@@ -1,18 +1,39 @@
-"""Admin rules that the controller, the command line, the chaos workload and the benchmarks
-share: topic names (`topic_names`), Kafka's replica assignment (`replica_assignment`), the
-racks it may use (`racks`), reassignment targets and proposals (`reassignment`), leader
-imbalance (`leader_imbalance`), and their errors (`errors`).
+"""Admin rules and operations that the controller, the command line, the chaos workload and
+the benchmarks share: topic names (`topic_names`), Kafka's replica assignment
+(`replica_assignment`), the racks it may use (`racks`), reassignment targets and proposals
+(`reassignment`), leader imbalance (`leader_imbalance`), topic creation, deletion and
+partition addition through ZooKeeper (`topics`), and their errors (`errors`).
 
-Every function is pure (no I/O, logging or metrics) and may run on any thread. Nothing here
-imports the controller, the broker or a tool.
+The rules are pure (no I/O, logging or metrics) and may run on any thread; the operations
+of `topics` block the calling thread on its ZooKeeper session. Nothing here imports the
+controller, the broker or a tool.
+
+Errors, each with a message phrased like Kafka's:
+
+    ValueError
+    └── AdminError                          the root
+        ├── InvalidTopicError               Kafka's InvalidTopicException
+        ├── InvalidPartitionsError          Kafka's InvalidPartitionsException
+        ├── InvalidReplicationFactorError   Kafka's InvalidReplicationFactorException
+        ├── InvalidReplicaAssignmentError   Kafka's InvalidReplicaAssignmentException
+        ├── AdminOperationError             Kafka's AdminOperationException (racks known
+        │                                   for only some brokers)
+        ├── TopicExistsError                Kafka's TopicExistsException
+        ├── InvalidTopicConfigError         Kafka's InvalidConfigurationException
+        └── TopicOperationError             the topic is missing, marked for deletion,
+                                            being reassigned or changed meanwhile
 """
 
 from admin.errors import (
+    AdminError,
     AdminOperationError,
     InvalidPartitionsError,
     InvalidReplicaAssignmentError,
     InvalidReplicationFactorError,
+    InvalidTopicConfigError,
     InvalidTopicError,
+    TopicExistsError,
+    TopicOperationError,
 )
 from admin.leader_imbalance import imbalance_ratios
 from admin.racks import RackAwareMode, broker_racks, rack_alternated_brokers
@@ -40,12 +61,16 @@ from admin.topic_names import (
 
 __all__ = [
     "MAX_TOPIC_NAME_LENGTH",
+    "AdminError",
     "AdminOperationError",
     "InvalidPartitionsError",
     "InvalidReplicaAssignmentError",
     "InvalidReplicationFactorError",
+    "InvalidTopicConfigError",
     "InvalidTopicError",
     "RackAwareMode",
+    "TopicExistsError",
+    "TopicOperationError",
     "assign_replicas_to_brokers",
     "broker_racks",
     "colliding_candidates",

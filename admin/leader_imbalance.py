@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 
-from zkdata.model import TopicPartition
+from domain import TopicPartition
 
 __all__ = ["imbalance_ratios"]
 

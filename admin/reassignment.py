@@ -17,7 +17,8 @@ from collections.abc import Set as AbstractSet
 
 from admin.errors import InvalidPartitionsError, InvalidReplicationFactorError
 from admin.replica_assignment import assign_replicas_to_brokers
-from zkdata.model import PartitionReassignment, ReplicaAssignment, TopicAssignment, TopicPartition
+from domain import TopicPartition
+from zkdata.model import PartitionReassignment, ReplicaAssignment, TopicAssignment
 
 __all__ = ["current_replicas", "propose_assignment", "reassignment_problems", "target_error"]
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from admin.errors import InvalidTopicError
-from zkdata.errors import TopicExistsError
+from admin.errors import InvalidTopicError, TopicExistsError
 
 __all__ = [
     "MAX_TOPIC_NAME_LENGTH",

@@ -15,10 +15,10 @@ from broker_node import client_request_validation as validation
 from broker_node.metadata_cache import MetadataCache
 from broker_node.replica_manager import ReplicaManager, answered
 from broker_node.request_guard import report_invalid
+from domain import NO_LEADER, TopicPartition
 from eventlog import EventLog
 from rpc import messages as m
 from rpc.errors import Errors
-from zkdata.model import NO_LEADER, TopicPartition
 
 
 class ClientApi:

@@ -6,7 +6,7 @@ asked; the shared rules and `Verdict` are `broker_node.request_validation`'s
 
 from __future__ import annotations
 
-from broker_node.request_validation import (
+from broker_node.validation_rules import (
     VALID,
     Verdict,
     invalid_entries,
@@ -16,10 +16,10 @@ from broker_node.request_validation import (
     timeout_problem,
     topic_partition_entry,
 )
+from domain import NO_EPOCH, TopicPartition
 from rpc import limits
 from rpc import messages as m
 from rpc.errors import Errors
-from zkdata.model import NO_EPOCH, TopicPartition
 
 
 def produce(request: m.ProduceRequest) -> Verdict:

@@ -24,13 +24,14 @@ from broker_node import request_validation as validation
 from broker_node.metadata_cache import MetadataCache
 from broker_node.replica_manager import ReplicaManager
 from broker_node.request_guard import report_invalid
+from broker_node.validation_rules import Verdict
 from bugs import NO_BUGS, BugSwitches
 from bugs.catalog import NO_BROKER_EPOCH, STALE_CONTROLLER_EPOCH
 from controller import collector
+from domain import UNKNOWN_BROKER_EPOCH, TopicPartition
 from eventlog import EventLog, PartitionFenced, RequestAccepted, RequestRejected
 from rpc import messages as m
 from rpc.errors import Errors
-from zkdata.model import UNKNOWN_BROKER_EPOCH, TopicPartition
 
 #: How many fenced partitions a `partition_fenced` event lists by name.
 FENCED_SAMPLE = 10
@@ -124,9 +125,7 @@ class ControlRequestHandler:
         `kafka-1188` on, an older epoch is obeyed but does not lower it)."""
         self._controller_epoch = max(self._controller_epoch, header.controller_epoch)
 
-    def _invalid(
-        self, api: str, header: m.ControlHeader, verdict: validation.Verdict, entries: int
-    ) -> None:
+    def _invalid(self, api: str, header: m.ControlHeader, verdict: Verdict, entries: int) -> None:
         report_invalid(
             self._events,
             api,

@@ -24,8 +24,8 @@ The data plane's leader-epoch rule (Fetch, OffsetsForLeaderEpoch) is `Partition`
 
 from __future__ import annotations
 
+from domain import EPOCH_DURING_DELETE, NO_EPOCH, UNKNOWN_BROKER_EPOCH
 from rpc.errors import Errors
-from zkdata.model import EPOCH_DURING_DELETE, NO_EPOCH, UNKNOWN_BROKER_EPOCH
 
 
 def is_broker_epoch_stale(request_broker_epoch: int, current_broker_epoch: int) -> bool:

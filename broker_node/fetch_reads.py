@@ -1,6 +1,6 @@
 """Reading the partitions of one Fetch on a leader: every partition a full fetch names
 (`read_partitions`), or every partition of an incremental session, keeping only the
-answers the session would send (`read_session`). `ReplicaManager._fetch_passes` calls
+answers the session would send (`read_session`). `FetchServing._fetch_passes` calls
 them between long-poll waits, on the gRPC server's event loop or a worker thread; each
 `Partition` guards itself.
 """
@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterable
 
 from broker_node.fetch_session import CachedPartition, FetchSession
 from broker_node.partition import Partition
+from domain import TopicPartition
 from rpc import messages as m
 from rpc.errors import Errors
-from zkdata.model import TopicPartition
 
 
 def _unknown(fetch: m.FetchPartition) -> m.FetchedPartition:

@@ -8,7 +8,7 @@ partitions whose fetch state changed (and, in `forgotten`, those it stopped fetc
 the answer names only the partitions with records, an error, or a changed high watermark
 or log start offset. The leader reads only the partitions of the session that changed on
 either side since its last read, and records the skipped ones' follower as caught up when
-their log end next moves (`ReplicaManager._to_read`, `Partition._settle_idle`), so ISR,
+their log end next moves (`FetchServing._to_read`, `PartitionIsr._settle_idle`), so ISR,
 high watermark and acks=all are unchanged; the entries and the session carry the reader's
 bookkeeping for that.
 
@@ -39,9 +39,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from domain import TopicPartition
 from rpc import messages as m
 from rpc.errors import Errors
-from zkdata.model import TopicPartition
 
 #: Kafka's `max.incremental.fetch.session.cache.slots` default.
 DEFAULT_MAX_SESSIONS = 1_000

@@ -23,9 +23,9 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
+from domain import TopicPartition
 from rpc import messages as m
 from rpc.errors import Errors
-from zkdata.model import TopicPartition
 
 #: Request-level errors after which the session is dropped and the next fetch opens a new one.
 SESSION_ERRORS = {Errors.FETCH_SESSION_ID_NOT_FOUND, Errors.INVALID_FETCH_SESSION_EPOCH}

@@ -24,9 +24,10 @@ follower's own high watermark, never below the leader's log end (which the leade
 as the end offset of its current epoch), whatever epochs the records carry.
 
 A fetcher sees a replica only through `FetcherTarget` (which `Partition` satisfies) and its
-leader only through `LeaderClient` (`ClientApiClient`), so it depends on neither the replica
-manager nor the partition class; whether an epoch is fenced is the leader's `Partition`'s to
-say, and the fetcher only reacts to the error it answers.
+leader only through `LeaderClient` (`ClientApiClient`), both in `broker_node.fetcher_target`,
+so it depends on neither the replica manager nor the partition class; whether an epoch is
+fenced is the leader's `Partition`'s to say, and the fetcher only reacts to the error it
+answers. The threads of one broker are `broker_node.fetcher_manager`'s.
 """
 
 from __future__ import annotations
@@ -35,19 +36,17 @@ import heapq
 import logging
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol
 
 from broker_node.fetch_session_handler import FetchSessionHandler
+from broker_node.fetcher_target import FetcherTarget, LeaderClient
 from broker_node.storage import UNDEFINED_EPOCH, UNDEFINED_OFFSET
-from bugs import NO_BUGS, BugSwitches
-from bugs.catalog import NO_TRUNCATION
+from domain import TopicPartition
 from eventlog import EventLog, FetcherParked
 from rpc import messages as m
 from rpc.errors import Errors, RpcClosed, RpcError
 from rpc.wire import ChannelIdentity, ClientApiClient
-from zkdata.model import TopicPartition
 
 log = logging.getLogger(__name__)
 
@@ -58,73 +57,6 @@ PARKING = {Errors.FENCED_LEADER_EPOCH}
 DELAYING = {Errors.NOT_LEADER_OR_FOLLOWER, Errors.UNKNOWN_TOPIC_OR_PARTITION}
 #: Kafka's `replica.fetch.backoff.ms` default.
 RETRY_BACKOFF_S = 1.0
-
-
-class FollowerLog(Protocol):
-    """What a fetcher reads of a follower's log (`PartitionLog`)."""
-
-    @property
-    def log_end_offset(self) -> int:
-        """The next offset to fetch."""
-        ...
-
-    @property
-    def high_watermark(self) -> int:
-        """Where to truncate when the leader cannot name an epoch end."""
-        ...
-
-    def latest_epoch(self) -> int:
-        """The latest leader epoch in the log (`UNDEFINED_EPOCH` when it has none)."""
-        ...
-
-    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
-        """(largest epoch <= `epoch`, where it ends) in this log."""
-        ...
-
-
-class FetcherTarget(Protocol):
-    """A follower replica as its fetcher sees it (`Partition`): the leader epoch it was told,
-    a read view of its log, and the two writes the fetcher makes."""
-
-    @property
-    def leader_epoch(self) -> int:
-        """The leader epoch of the last LeaderAndIsr applied."""
-        ...
-
-    @property
-    def log(self) -> FollowerLog:
-        """The replica's log, read without the replica's lock."""
-        ...
-
-    def truncate_to(self, offset: int) -> int:
-        """Drop the divergent tail; returns the records removed."""
-        ...
-
-    def append_as_follower(self, records: Sequence[m.FetchedRecord], leader_hw: int) -> None:
-        """Append what the leader sent and follow its high watermark."""
-        ...
-
-    def append_encoded_as_follower(self, data: bytes, leader_hw: int) -> None:
-        """Append records sent as the leader's log stores them; follow its high watermark."""
-        ...
-
-
-class LeaderClient(Protocol):
-    """The leader's data-plane service as a fetcher calls it (`ClientApiClient`)."""
-
-    def offsets_for_leader_epoch(
-        self, request: m.OffsetsForLeaderEpochRequest
-    ) -> m.OffsetsForLeaderEpochResponse:
-        """KIP-101: where the asked epochs ended in the leader's log."""
-        ...
-
-    def fetch(self, request: m.FetchRequest) -> m.FetchResponse:
-        """Read partitions from the leader."""
-        ...
-
-    def close(self) -> None:
-        """Close the connection; calls in flight raise `RpcClosed`."""
-        ...
 
 
 @dataclass(slots=True)
@@ -410,76 +342,3 @@ class ReplicaFetcherThread:
             elif fetched.error in DELAYING:
                 self._delay(tp, f, fetched.error)
         self._log_delayed()
-
-
-class ReplicaFetcherManager:
-    """The fetcher threads of one broker, one per leader it follows."""
-
-    def __init__(
-        self,
-        broker_id: int,
-        event_log: EventLog,
-        max_wait_ms: int,
-        bug_switches: BugSwitches = NO_BUGS,
-        tls: ChannelIdentity | None = None,
-    ) -> None:
-        self.broker_id = broker_id
-        self._events = event_log
-        self._max_wait_ms = max_wait_ms
-        self._truncate_by_epoch = not bug_switches.on(NO_TRUNCATION)
-        self._tls = tls
-        self._lock = threading.Lock()
-        self._threads: dict[int, ReplicaFetcherThread] = {}
-        self._owner: dict[TopicPartition, int] = {}
-
-    def add_partitions(
-        self,
-        leader_id: int,
-        host: str,
-        port: int,
-        partitions: Mapping[TopicPartition, FetcherTarget],
-    ) -> None:
-        """Follow `partitions` from `leader_id` at host:port."""
-        with self._lock:
-            thread = self._threads.get(leader_id)
-            if thread is None or thread.target != f"{host}:{port}":
-                if thread is not None:
-                    thread.stop()
-                thread = ReplicaFetcherThread(
-                    self.broker_id,
-                    leader_id,
-                    host,
-                    port,
-                    self._events,
-                    self._max_wait_ms,
-                    truncate_by_epoch=self._truncate_by_epoch,
-                    tls=self._tls,
-                )
-                self._threads[leader_id] = thread
-                thread.start()
-            thread.add(partitions)
-            for tp in partitions:
-                self._owner[tp] = leader_id
-
-    def remove_partitions(self, partitions: list[TopicPartition]) -> None:
-        """Stop following `partitions`; idle threads are stopped."""
-        idle = []
-        with self._lock:
-            for tp in partitions:
-                leader_id = self._owner.pop(tp, None)
-                if leader_id is not None and leader_id in self._threads:
-                    self._threads[leader_id].remove([tp])
-            for leader_id, thread in list(self._threads.items()):
-                if thread.is_empty():
-                    idle.append(self._threads.pop(leader_id))
-        for thread in idle:
-            thread.stop()
-
-    def shutdown(self) -> None:
-        """Stop every fetcher thread."""
-        with self._lock:
-            threads = list(self._threads.values())
-            self._threads.clear()
-            self._owner.clear()
-        for thread in threads:
-            thread.stop()

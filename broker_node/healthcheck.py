@@ -1,5 +1,6 @@
 """`python -m broker_node.healthcheck`: exit 0 when this container's broker is registered
-in ZooKeeper (its health file exists) and its gRPC port accepts connections."""
+in ZooKeeper (its health file exists) and its gRPC port accepts connections.
+Runs as its own short process, on its main thread."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from zkdata.model import LeaderIsrAndControllerEpoch, TopicPartition
+from domain import LeaderIsrAndControllerEpoch, TopicPartition
 from zkdata.pipelined_reads import Reads
 
 

@@ -19,7 +19,7 @@ import time
 from collections import deque
 from collections.abc import Iterable
 
-from zkdata.model import TopicPartition
+from domain import TopicPartition
 
 #: How many recent changes are remembered with their partitions; a waiter that slept
 #: through more reads everything again.

@@ -8,8 +8,8 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
+from domain import EPOCH_DURING_DELETE, TopicPartition
 from rpc.messages import LiveBroker, UpdateMetadataPartitionState, UpdateMetadataRequest
-from zkdata.model import EPOCH_DURING_DELETE, TopicPartition
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,9 +22,9 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from domain import TopicPartition
 from rpc import messages as m
 from rpc.errors import Errors
-from zkdata.model import TopicPartition
 
 
 @dataclass(order=True)

@@ -9,10 +9,11 @@ from __future__ import annotations
 import threading
 import time
 
+from domain import UNKNOWN_BROKER_EPOCH, EndPoint
 from eventlog import BrokerRegistered, EventLog
 from zkdata.client import KafkaZkClient, now_ms
 from zkdata.errors import BrokerIdInUseError
-from zkdata.model import UNKNOWN_BROKER_EPOCH, BrokerInfo, EndPoint
+from zkdata.model import BrokerInfo
 
 
 class BrokerRegistration:

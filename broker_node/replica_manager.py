@@ -3,74 +3,52 @@
 LeaderAndIsr (accepted by the control request handler) makes partitions leaders or
 followers and starts or stops their replica fetchers; StopReplica stops (and may delete)
 them. Produce and Fetch run on the gRPC server's event loop (`fetch_async`; `fetch` is
-the same on any thread), OffsetsForLeaderEpoch on its worker threads, against the
-`Partition` objects. Neither waits holding a thread: an acks=all Produce parks in the
-produce purgatory (`broker_node.purgatory`), completed by whatever moves its partition on
-(a follower's Fetch, LeaderAndIsr, StopReplica, an ISR or config change) or by the
-purgatory's timer; a Fetch with nothing to return parks on the change counter
-(`broker_node.long_poll`), as Kafka's DelayedFetch waits in its purgatory. Two daemon
-threads keep the ISR: `isr-expiration` shrinks it, `isr-change-propagation` batches ISR
-changes into `/isr_change_notification` the way Kafka 2.x does (after 5 s without new
-changes, or at least every 60 s).
+the same on any thread; both are `broker_node.fetch_serving`'s), OffsetsForLeaderEpoch on
+its worker threads, against the `Partition` objects. Neither waits holding a thread: an
+acks=all Produce parks in the produce purgatory (`broker_node.purgatory`), completed by
+whatever moves its partition on (a follower's Fetch, LeaderAndIsr, StopReplica, an ISR
+or config change) or by the purgatory's timer; a Fetch with nothing to return parks on
+the change counter (`broker_node.long_poll`), as Kafka's DelayedFetch waits in its
+purgatory. Two daemon threads keep the ISR (`broker_node.isr_maintenance`):
+`isr-expiration` shrinks it, `isr-change-propagation` batches ISR changes into
+`/isr_change_notification` the way Kafka 2.x does (after 5 s without new changes, or at
+least every 60 s).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import shutil
 import threading
-import time
-from collections.abc import Callable, Collection, Generator, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple, Protocol
 
-from broker_node.fetch_reads import read_partitions, read_session
+from broker_node.fetch_serving import FetchServing
 from broker_node.fetch_session import (
     DEFAULT_EVICTION_S,
     DEFAULT_MAX_SESSIONS,
     CachedPartition,
-    FetchContext,
-    FetchSession,
     FetchSessionCache,
 )
-from broker_node.fetcher import ReplicaFetcherManager
-from broker_node.isr_writes import IsrStore
+from broker_node.fetcher_manager import ReplicaFetcherManager
+from broker_node.isr_maintenance import IsrChangeSink, IsrMaintenance
 from broker_node.long_poll import ChangeCounter
-from broker_node.partition import Partition, PartitionConfig
+from broker_node.partition import Partition
+from broker_node.partition_isr import PartitionConfig, PartitionIsr
 from broker_node.purgatory import ProducePurgatory
 from broker_node.storage import PartitionLog
 from broker_node.storage.errors import LogError
 from bugs import NO_BUGS, BugSwitches
 from bugs.catalog import STALE_ISR_CACHE
-from eventlog import EventLog, IsrChangePropagated, IsrUpdateFailed, LogUnavailable
+from domain import TopicPartition
+from eventlog import EventLog, LogUnavailable
 from rpc import messages as m
 from rpc.errors import Errors
 from rpc.wire import ChannelIdentity
-from zkdata.model import TopicPartition
 from zkdata.topic_configs import min_insync_replicas
-
-#: A Fetch pass over more partitions than this runs on a worker thread when the Fetch is
-#: served on an event loop (`ReplicaManager.fetch_async`); smaller ones read on the loop.
-LOOP_READ_PARTITIONS = 64
-OFFLOAD = "offload"
-"""What `ReplicaManager._fetch_passes` yields before a pass that must not run on an event
-loop (too long, or it may write ZooKeeper)."""
-
-
-class FetchWait(NamedTuple):
-    """A Fetch's wait: until the broker changes past version `seen`, or `deadline`."""
-
-    seen: int
-    deadline: float
-
-
-FetchStep = FetchWait | str | m.FetchResponse
-"""A step of a Fetch: a wait, `OFFLOAD`, or the answer."""
-FetchPasses = Generator[FetchWait | str, bool | None, m.FetchResponse]
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,14 +70,6 @@ class ReplicationConfig:
     bug_switches: BugSwitches = NO_BUGS
     #: The broker's TLS identity for its fetchers' channels to leaders; None: plaintext.
     tls: ChannelIdentity | None = None
-
-
-class IsrChangeSink(IsrStore, Protocol):
-    """`IsrStore` plus the notification the controller reads (`KafkaZkClient`)."""
-
-    def create_isr_change_notification(self, partitions: Iterable[TopicPartition]) -> str:
-        """Record partitions whose ISR changed."""
-        ...
 
 
 class ReplicaManager:
@@ -128,10 +98,6 @@ class ReplicaManager:
         self._maybe_on_disk = _listed(config.data_dir)
         #: PartitionConfig by min.insync.replicas: one shared instance each
         self._configs: dict[int, PartitionConfig] = {}
-        self._isr_changes: set[TopicPartition] = set()
-        self._last_isr_change_ms = 0.0
-        self._last_propagation_ms = time.monotonic() * 1000
-        self._stopped = threading.Event()
         #: set when Fetches may no longer wait for data: stopping (`release_fetches`)
         self._answer_now = threading.Event()
         self.purgatory = ProducePurgatory()
@@ -139,21 +105,20 @@ class ReplicaManager:
             config.fetch_session_slots, config.fetch_session_eviction_s
         )
         self._changes = ChangeCounter()
+        self._fetch_serving = FetchServing(
+            self.fetch_sessions, self._changes, self._answer_now, self.partition, self._memoise
+        )
         self.fetchers = ReplicaFetcherManager(
             broker_id, event_log, config.fetch_max_wait_ms, config.bug_switches, config.tls
         )
-        self._threads = [
-            threading.Thread(target=self._isr_expiration, name="isr-expiration", daemon=True),
-            threading.Thread(
-                target=self._isr_change_propagation, name="isr-change-propagation", daemon=True
-            ),
-        ]
+        self._isr = IsrMaintenance(
+            broker_id, config, store, event_log, self.partitions, self.purgatory
+        )
 
     def startup(self) -> None:
         """Start the ISR threads and the produce purgatory's expiration thread."""
         self.purgatory.start()
-        for thread in self._threads:
-            thread.start()
+        self._isr.start()
 
     def release_fetches(self) -> None:
         """Answer every waiting Fetch now with what it has, and let no later one wait: a
@@ -165,13 +130,11 @@ class ReplicaManager:
     def shutdown(self) -> None:
         """Answer parked produce requests and waiting Fetches, stop fetchers and ISR
         threads; flush and close every log."""
-        self._stopped.set()
+        self._isr.stop()
         self.release_fetches()
         self.purgatory.shutdown()
         self.fetchers.shutdown()
-        for thread in self._threads:
-            if thread.is_alive():
-                thread.join(5)
+        self._isr.join()
         with self._lock:
             partitions = list(self._partitions.values())
         for partition in partitions:
@@ -237,7 +200,7 @@ class ReplicaManager:
                     self._store,
                     self._events,
                     self._partition_config(min_isr),
-                    self._record_isr_change,
+                    self._isr.record_change,
                     on_high_watermark=self._high_watermark_moved,
                 )
                 self._partitions[tp] = partition
@@ -340,7 +303,7 @@ class ReplicaManager:
             partition.tp, partition, first, last, term, request.timeout_ms / 1000
         )
 
-    def _high_watermark_moved(self, partition: Partition) -> None:
+    def _high_watermark_moved(self, partition: PartitionIsr) -> None:
         """A leader's high watermark moved (under its lock, on the thread that moved it:
         a follower's Fetch, an append, an ISR change): answer the produce requests it
         decides and wake long polls."""
@@ -353,138 +316,14 @@ class ReplicaManager:
             self.purgatory.check(partition.tp, partition)
 
     def fetch(self, request: m.FetchRequest) -> m.FetchResponse:
-        """Read each partition; waits up to `max_wait_ms` in total for data, holding the
-        calling thread (`fetch_async` holds none). The passes are `_fetch_passes`'s."""
-        passes = self._fetch_passes(request)
-        step = _advance(passes, None)
-        while not isinstance(step, m.FetchResponse):
-            if isinstance(step, FetchWait):
-                woke = self._changes.wait_past(step.seen, step.deadline, self._answer_now)
-                step = _advance(passes, woke)
-            else:  # OFFLOAD: already on a thread of its own
-                step = _advance(passes, None)
-        return step
+        """Answer a Fetch, waiting up to `max_wait_ms` for data and holding the calling
+        thread (`FetchServing.fetch`)."""
+        return self._fetch_serving.fetch(request)
 
     async def fetch_async(self, request: m.FetchRequest) -> m.FetchResponse:
-        """`fetch` for a coroutine of the gRPC server's event loop: a Fetch waiting for data
-        parks on the loop (Kafka's fetch purgatory) and holds no thread; a small pass reads
-        on the loop, a pass over more than `LOOP_READ_PARTITIONS` partitions, or one that
-        may add the follower to an ISR (a ZooKeeper write), on a worker thread, so that
-        nothing long or blocking stalls the loop's other calls."""
-        loop = asyncio.get_running_loop()
-        passes = self._fetch_passes(request)
-        step = _advance(passes, None)
-        while not isinstance(step, m.FetchResponse):
-            if isinstance(step, FetchWait):
-                woke = await self._changes.wait_past_async(
-                    step.seen, step.deadline, self._answer_now
-                )
-                step = _advance(passes, woke)
-            else:  # OFFLOAD
-                step = await loop.run_in_executor(None, _advance, passes, None)
-        return step
-
-    def _fetch_passes(self, request: m.FetchRequest) -> FetchPasses:
-        """The reads of one Fetch, as a generator its driver (`fetch`, `fetch_async`)
-        steps: it yields a `FetchWait` to wait until the broker changes past version `seen`
-        or `deadline` passes (sent back: whether it changed), `OFFLOAD` before a
-        pass that must not run on an event loop (`_leaves_loop`: a long one, or one that
-        may write ZooKeeper; a driver on a loop runs it on a worker thread), and returns
-        the answer.
-
-        A Fetch is a long poll on the whole broker: it sleeps until records are appended,
-        a high watermark moves or leadership changes anywhere, then reads again, so that
-        an idle follower of thousands of partitions asks about twice a second rather than
-        ten times. A follower's progress moves high watermarks as it is read, which
-        answers parked produce requests at once (`_high_watermark_moved`). A Fetch of an
-        incremental session (`broker_node.fetch_session`) reads the partitions of the
-        session that changed on either side since its last fetch (`_to_read`) and answers
-        only those whose answer changed; woken by a change, it reads again only the
-        partitions that changed (`ChangeCounter.changed_since`). A session error is
-        answered alone."""
-        offloaded = False
-        if len(request.partitions) > LOOP_READ_PARTITIONS:  # the session cache builds its
-            yield OFFLOAD  # entries in `context`
-            offloaded = True
-        now = time.monotonic()
-        context = self.fetch_sessions.context(request, now)
-        if context.error is not Errors.NONE:
-            return m.FetchResponse(context.error)
-        deadline = now + request.max_wait_ms / 1000
-        reads = context.reads
-        session = context.session
-        entries = context.entries
-        # every change up to `seen` is read by the end of a pass: each set of partitions to
-        # read is taken after the version it covers up to
-        seen = self._changes.version
-        if not context.full and session is not None:
-            session.fetched_ms = int(now * 1000)  # the skipped partitions' time (`_to_read`)
-            entries = self._to_read(context, session)
-        while True:
-            if not offloaded and self._leaves_loop(request, context, reads, entries):
-                yield OFFLOAD
-            if context.full:
-                out = read_partitions(reads, request, self.partition)
-            else:
-                self._memoise(entries)
-                out = read_session(entries, request, session)
-                if session is not None:
-                    session.seen_version = seen
-            if any(p.has_records or p.error is not Errors.NONE for p in out) or not (
-                yield FetchWait(seen, deadline)
-            ):
-                return m.FetchResponse(
-                    Errors.NONE, self.fetch_sessions.answer(context, out), context.session_id
-                )
-            offloaded = False
-            now_seen = self._changes.version
-            changed = self._changes.changed_since(seen)
-            seen = now_seen
-            entries = (
-                context.entries
-                if changed is None
-                else tuple(e for e in context.entries if e.tp in changed)
-            )
-
-    def _leaves_loop(
-        self,
-        request: m.FetchRequest,
-        context: FetchContext,
-        reads: Collection[m.FetchPartition],
-        entries: Collection[CachedPartition],
-    ) -> bool:
-        """Whether a Fetch's next pass must not run on an event loop: it reads more than
-        `LOOP_READ_PARTITIONS` partitions, or a follower outside a partition's ISR may
-        join it, which writes the ISR to ZooKeeper (a blocking round trip, seconds while
-        ZooKeeper is unreachable)."""
-        if len(reads if context.full else entries) > LOOP_READ_PARTITIONS:
-            return True
-        follower = request.replica_id
-        if follower < 0:
-            return False
-        if context.full:
-            hosted = [self.partition(f.topic_partition) for f in reads]
-        else:
-            self._memoise(entries)
-            hosted = [e.hosted for e in entries]
-        return any(p is not None and follower not in p.isr for p in hosted)
-
-    def _to_read(self, context: FetchContext, session: FetchSession) -> tuple[CachedPartition, ...]:
-        """The entries of an incremental fetch to read: every entry unless its last read
-        found the follower idle at the log end (`CachedPartition.idle`), and neither
-        this broker changed the partition since the session's last read
-        (`ChangeCounter.changed_since`) nor this fetch named it. A skipped partition's
-        follower is caught up as of this fetch (`session.fetched_ms`): its partition
-        records that when its log end next moves (`Partition.append_as_leader`), so that
-        an idle session of thousands of partitions costs a set lookup each, not a read."""
-        entries = context.entries
-        changed = (
-            self._changes.changed_since(session.seen_version) if session.seen_version >= 0 else None
-        )
-        if changed is None:
-            return entries
-        named = context.named
-        return tuple(e for e in entries if not e.idle or e.tp in changed or e.tp in named)
+        """Answer a Fetch on the gRPC server's event loop, holding no thread while it waits
+        (`FetchServing.fetch_async`)."""
+        return await self._fetch_serving.fetch_async(request)
 
     def _memoise(self, entries: Iterable[CachedPartition]) -> None:
         """Point each session entry at its hosted partition; looked up again only after
@@ -513,67 +352,14 @@ class ReplicaManager:
                 )
         return m.OffsetsForLeaderEpochResponse(tuple(out))
 
-    # -- ISR threads ------------------------------------------------------------------------
-
-    def _record_isr_change(self, tp: TopicPartition) -> None:
-        with self._lock:
-            self._isr_changes.add(tp)
-            self._last_isr_change_ms = time.monotonic() * 1000
-
-    def _isr_expiration(self) -> None:
-        interval = max(0.05, self.config.lag_time_max_ms / 2000)
-        while not self._stopped.wait(interval):
-            self.expire_isr_round()
-
     def expire_isr_round(self) -> None:
-        """One round of the `isr-expiration` thread: shrink the ISRs of led partitions whose
-        followers lag, re-check the produce requests parked on any partition, and write the
-        checkpoints that changed. A partition this broker follows, with nothing new to
-        checkpoint, costs a few comparisons and no lock (the shrink check is only for the
-        partitions it leads, and `PartitionLog.flush` returns before locking)."""
-        parked = self.purgatory.parked_partitions()
-        broker_id = self.broker_id
-        for partition in self.partitions():
-            try:
-                if partition.leader == broker_id:  # re-checked under the partition's lock
-                    partition.maybe_shrink_isr()
-                if parked and partition.tp in parked:
-                    self.purgatory.check(partition.tp, partition)
-                partition.log.flush()  # checkpoints the high watermark and epochs
-            except Exception as exc:  # ZooKeeper trouble: try again next round
-                self._events.emit(
-                    IsrUpdateFailed(
-                        topic=partition.tp.topic,
-                        partition=partition.tp.partition,
-                        reason=f"{type(exc).__name__}: {exc}",
-                    ),
-                )
-
-    def _isr_change_propagation(self) -> None:
-        while not self._stopped.wait(self.config.isr_change_check_ms / 1000):
-            self.maybe_propagate_isr_changes()
+        """One round of the `isr-expiration` thread (`IsrMaintenance.expire_isr_round`)."""
+        self._isr.expire_isr_round()
 
     def maybe_propagate_isr_changes(self) -> None:
-        """Write one notification for the pending ISR changes once they have settled."""
-        now = time.monotonic() * 1000
-        with self._lock:
-            if not self._isr_changes:
-                return
-            quiet = now - self._last_isr_change_ms > self.config.isr_change_blackout_ms
-            overdue = now - self._last_propagation_ms > self.config.isr_change_max_delay_ms
-            if not (quiet or overdue):
-                return
-            changes = sorted(self._isr_changes)
-            self._isr_changes.clear()
-        try:
-            node = self._store.create_isr_change_notification(changes)
-        except Exception:
-            with self._lock:
-                self._isr_changes.update(changes)  # try again next round
-            return
-        with self._lock:
-            self._last_propagation_ms = now
-        self._events.emit(IsrChangePropagated(notification=node, partitions=len(changes)))
+        """One check of the `isr-change-propagation` thread
+        (`IsrMaintenance.maybe_propagate_isr_changes`)."""
+        self._isr.maybe_propagate_isr_changes()
 
 
 def _listed(directory: Path) -> set[str]:
@@ -582,15 +368,6 @@ def _listed(directory: Path) -> set[str]:
         return set(os.listdir(directory))
     except FileNotFoundError:
         return set()
-
-
-def _advance(passes: FetchPasses, sent: bool | None) -> FetchStep:
-    """The next step of a Fetch's passes: what it waits for, or its answer."""
-    try:
-        return passes.send(sent)
-    except StopIteration as stop:
-        response: m.FetchResponse = stop.value
-        return response
 
 
 def answered(response: m.ProduceResponse) -> Future[m.ProduceResponse]:

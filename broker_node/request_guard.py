@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from typing import TypeVar
 
-from broker_node.request_validation import Verdict
+from broker_node.validation_rules import Verdict
 from eventlog import ABSENT, Absent, EventLog, RequestFailed, RequestInvalid
 from rpc import messages as m
 from rpc.errors import Errors

@@ -1,8 +1,8 @@
 """Checks of every field of the control requests a broker serves (LeaderAndIsr,
 UpdateMetadata, StopReplica, ControlledShutdown, ElectLeaders), before any lock is taken or
-any state is touched, and the rules the data plane shares
-(`broker_node.client_request_validation`): `Verdict`, Kafka's topic-name rule, the list
-bounds of `rpc.limits` (docs/security.md, "Limits and validation", has every rule).
+any state is touched, over the rules the data plane shares (`broker_node.validation_rules`:
+`Verdict`, Kafka's topic-name rule, the list bounds of `rpc.limits`; docs/security.md,
+"Limits and validation", has every rule).
 
 Pure functions of a request returning a `Verdict`: a request-level error (the request is
 refused as a whole and nothing is applied), per-entry errors (those entries are answered
@@ -20,27 +20,25 @@ Any thread (gRPC workers call it).
 from __future__ import annotations
 
 import functools
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from operator import attrgetter, itemgetter
 from typing import Any, TypeVar
 
+from broker_node.validation_rules import (
+    VALID,
+    Verdict,
+    invalid_entries,
+    legal_topic,
+    list_problem,
+    refuse,
+    timeout_problem,
+    topic_partition_entry,
+)
+from domain import EPOCH_DURING_DELETE, NO_EPOCH, NO_LEADER, UNKNOWN_BROKER_EPOCH, TopicPartition
 from rpc import limits
 from rpc import messages as m
 from rpc.errors import Errors
-from zkdata.model import (
-    EPOCH_DURING_DELETE,
-    NO_EPOCH,
-    NO_LEADER,
-    UNKNOWN_BROKER_EPOCH,
-    TopicPartition,
-)
 
-#: Kafka's `Topic.MAX_NAME_LENGTH` and legal characters (`admin.topic_names` holds the
-#: admin-side rule with Kafka's messages; this is the broker's O(1) check).
-MAX_TOPIC_NAME_LENGTH = 249
-_LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,249}")
 MAX_PORT = 65535
 State = TypeVar(
     "State",
@@ -48,38 +46,6 @@ State = TypeVar(
     m.UpdateMetadataPartitionState,
     m.StopReplicaPartitionState,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """What validation found: `error` refuses the whole request; `invalid` lists entries
-    to answer with their error and skip; `left_out` names live brokers (UpdateMetadata) or
-    live leaders (LeaderAndIsr) whose endpoints are unusable, to drop from the request
-    before it is applied. `reason` says what was wrong first, for events."""
-
-    error: Errors = Errors.NONE
-    reason: str = ""
-    invalid: Mapping[TopicPartition, Errors] = field(default_factory=dict)
-    left_out: frozenset[int] = frozenset()
-
-    @property
-    def ok(self) -> bool:
-        """Nothing wrong at all."""
-        return self.error is Errors.NONE and not self.invalid and not self.left_out
-
-
-VALID = Verdict()
-
-
-def refuse(reason: str, error: Errors = Errors.INVALID_REQUEST) -> Verdict:
-    return Verdict(error, reason)
-
-
-@functools.lru_cache(maxsize=65_536)
-def legal_topic(name: str) -> bool:
-    """Kafka's topic-name rule: 1..249 of [a-zA-Z0-9._-], and not "." or ".." (cached:
-    a large request names the same few topics thousands of times)."""
-    return _LEGAL_TOPIC.fullmatch(name) is not None and name not in (".", "..")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -103,32 +69,6 @@ def _ids_problem(ids: tuple[int, ...], what: str) -> str | None:
     if len(set(ids)) != len(ids):
         return f"{what}: a broker id listed twice"
     return None
-
-
-def list_problem(keys: list[tuple[str, int]]) -> str | None:
-    """Over the bound, or a (topic, partition) listed twice."""
-    if len(keys) > limits.MAX_PARTITIONS_PER_REQUEST:
-        return f"{len(keys)} partitions, over {limits.MAX_PARTITIONS_PER_REQUEST}"
-    if len(set(keys)) == len(keys):
-        return None
-    seen: set[tuple[str, int]] = set()
-    for key in keys:
-        if key in seen:
-            return f"{key[0]}-{key[1]} listed twice"
-        seen.add(key)
-    return None  # not reached
-
-
-def invalid_entries(
-    checked: Iterable[tuple[TopicPartition, Errors, str]],
-) -> Verdict:
-    invalid: dict[TopicPartition, Errors] = {}
-    reason = ""
-    for tp, error, why in checked:
-        if error is not Errors.NONE:
-            invalid[tp] = error
-            reason = reason or f"{tp}: {why}"
-    return Verdict(Errors.NONE, reason, invalid) if invalid else VALID
 
 
 # -- control plane -------------------------------------------------------------------------
@@ -419,12 +359,6 @@ def controlled_shutdown(request: m.ControlledShutdownRequest) -> Verdict:
     return VALID
 
 
-def timeout_problem(name: str, value: int) -> str | None:
-    if not 0 <= value <= limits.MAX_TIMEOUT_MS:
-        return f"{name} {value} out of [0, {limits.MAX_TIMEOUT_MS}]"
-    return None
-
-
 def elect_leaders(request: m.ElectLeadersRequest) -> Verdict:
     """ElectLeaders: election type 0 or 1, a timeout in range, bounds, no partition twice,
     then each partition (an illegal topic or a negative partition is answered for itself)."""
@@ -438,11 +372,3 @@ def elect_leaders(request: m.ElectLeadersRequest) -> Verdict:
     return invalid_entries(
         (tp, *topic_partition_entry(tp, Errors.INVALID_REQUEST)) for tp in request.partitions
     )
-
-
-def topic_partition_entry(tp: TopicPartition, negative: Errors) -> tuple[Errors, str]:
-    if not legal_topic(tp.topic):
-        return Errors.INVALID_TOPIC_EXCEPTION, "illegal topic name"
-    if tp.partition < 0:
-        return negative, "negative partition"
-    return Errors.NONE, ""

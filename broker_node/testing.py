@@ -26,9 +26,9 @@ from broker_node.fetch_session import FetchSessionCache
 from broker_node.storage import Record
 from broker_node.storage.record import encode_record, split_records
 from broker_node.storage.testing import InMemoryPartitionLog
+from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from rpc import messages as m
 from rpc.errors import Errors, RpcClosed
-from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from zkdata.pipelined_reads import Reads
 
 __all__ = ["FakeFollower", "FakeIsrStore", "FakeLeader", "IsrWrite"]

@@ -2,7 +2,7 @@
 broker list or from ZooKeeper, Metadata with leader lookup and refresh, one connection per
 broker, Produce (acks 0, 1 or all; batches), Fetch and ElectLeaders with retries and
 deadlines. Used by the workload, the benchmarks, the CLI and the harness. Failures are
-`client.errors.ClientError`s."""
+`client.errors.ClientError`s. Each call blocks its calling thread."""
 
 from client.addresses import endpoint_address, parse_address, parse_address_map, parse_addresses
 from client.bootstrap import controller_address_from_zookeeper, registered_addresses

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from zkdata.model import EndPoint
+from domain import EndPoint
 
 _ADDRESS = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(?P<port>[0-9]{1,5})")
 

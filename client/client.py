@@ -35,9 +35,9 @@ from client.errors import (
     TransportError,
 )
 from client.metadata import ClusterMetadata
+from domain import TopicPartition
 from rpc import messages as m
 from rpc.errors import Errors
-from zkdata.model import TopicPartition
 
 #: Produce errors after which the records were not appended and another leader may take them.
 PRODUCE_RETRIABLE: frozenset[Errors] = frozenset(

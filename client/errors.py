@@ -10,6 +10,7 @@ ClientError
     ├── ProduceFailed
     ├── FetchFailed
     └── PollFailed      a workload poll gave up (raised by `chaos.client.consumer`)
+Raised on the calling thread.
 """
 
 from __future__ import annotations

@@ -17,10 +17,10 @@ from typing import Self
 from client.addresses import endpoint_address, parse_address
 from client.connections import ApiLike, Connect, ConnectControl, Connections, ControlLike
 from client.errors import ClientError, ClusterUnavailable, NoRoute, TransportError
+from domain import TopicPartition
 from rpc import messages as m
 from rpc.errors import Errors
 from rpc.wire import ChannelIdentity
-from zkdata.model import TopicPartition
 
 
 class ClusterMetadata:

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 from client.connections import ApiLike
 from client.errors import TransportError
+from domain import EndPoint
 from rpc import messages as m
 from rpc.errors import Errors, RpcDeadlineExceeded, RpcUnavailable
-from zkdata.model import EndPoint
 
 #: Three brokers as they advertise themselves, as the host reaches them, and the map between.
 ADVERTISED = {1: "broker1:9092", 2: "broker2:9092", 3: "broker3:9092"}

@@ -46,6 +46,7 @@ from controller.request_batch import RequestBatch
 from controller.topic_changes import TopicChanges
 from controller.topic_deletion import TopicDeletionManager
 from controller.watchers import Watchers
+from domain import TopicPartition
 from eventlog import (
     ABSENT,
     Absent,
@@ -59,7 +60,7 @@ from zkdata.client import KafkaZkClient
 from zkdata.deletion import TopicDeletionZk
 from zkdata.fenced_writes import ANY_EPOCH_VERSION
 from zkdata.isr_change_notifications import delete_isr_change_notifications
-from zkdata.model import Broker, TopicPartition
+from zkdata.model import Broker
 from zkdata.reassignment import ReassignmentZk
 from zkdata.state_readers import ReaderSettings, ReadStats, StateReaders
 

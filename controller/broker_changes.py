@@ -27,10 +27,10 @@ from controller.request_batch import SendUpdateMetadata
 from controller.states import PartitionState, ReplicaState
 from controller.topic_deletion import TopicDeletionManager
 from controller.watchers import Watchers
+from domain import LeaderAndIsr
 from eventlog import BrokerChange, EventLog, MalformedZnode, ReplicasOffline
 from zkdata import paths
 from zkdata.client import BrokerListing, KafkaZkClient, WatchCallback
-from zkdata.model import LeaderAndIsr
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,12 +10,8 @@ from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from controller.states import PartitionState, ReplicaState
-from zkdata.model import (
-    Broker,
-    LeaderIsrAndControllerEpoch,
-    ReplicaAssignment,
-    TopicPartition,
-)
+from domain import LeaderIsrAndControllerEpoch, TopicPartition
+from zkdata.model import Broker, ReplicaAssignment
 from zkdata.topic_configs import unclean_leader_election_enabled
 
 #: The assignment of a partition the context does not know.

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from controller.channel_manager import ControlRequest, ControlResponse
+from domain import TopicPartition
 from rpc import messages as m
 from rpc.errors import Errors
-from zkdata.model import TopicPartition
 
 
 def _frozen(errors: Mapping[TopicPartition, Errors]) -> Mapping[TopicPartition, Errors]:

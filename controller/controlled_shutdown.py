@@ -5,13 +5,14 @@ gRPC thread that received the request waits for the answer)."""
 from __future__ import annotations
 
 from controller.context import ControllerContext, PartitionReplica
-from controller.partition_state_machine import ControlledShutdownElection, PartitionStateMachine
+from controller.election_strategies import ControlledShutdownElection
+from controller.partition_state_machine import PartitionStateMachine
 from controller.replica_state_machine import ReplicaStateMachine
 from controller.states import PartitionState, ReplicaState
+from domain import UNKNOWN_BROKER_EPOCH, TopicPartition
 from eventlog import ControlledShutdown, EventLog
 from rpc.errors import Errors
 from rpc.messages import ControlledShutdownResponse
-from zkdata.model import UNKNOWN_BROKER_EPOCH, TopicPartition
 
 
 def controlled_shutdown(

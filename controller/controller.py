@@ -6,7 +6,8 @@ the election when it is deleted and resigns when it moved elsewhere. Session exp
 resigns; the next session re-registers the broker (new broker epoch) and runs again.
 
 Threads: public methods may be called from any thread and only enqueue events; `process`
-and everything it calls run on `controller-event-thread`, which owns the context.
+and everything it calls run on `controller-event-thread`, which owns the context; the
+ControlledShutdown and ElectLeaders calls are answered there by `controller.calls`.
 """
 
 from __future__ import annotations
@@ -19,11 +20,10 @@ from kazoo.protocol.states import EventType, KeeperState, WatchedEvent
 
 from controller import events as ev
 from controller.active import ActiveController, ControllerConfig
+from controller.calls import answer_controlled_shutdown, answer_elect_leaders
 from controller.channel_manager import BrokerChannel, grpc_channel
 from controller.context import ControllerContext
-from controller.controlled_shutdown import controlled_shutdown
 from controller.event_manager import ControllerEventManager
-from controller.leader_balance import ElectionType
 from controller.metrics import ControllerMetrics
 from controller.partition_state_machine import ElectionStats
 from controller.watchers import Watchers
@@ -41,7 +41,6 @@ from rpc.messages import (
     ControlledShutdownResponse,
     ElectLeadersRequest,
     ElectLeadersResponse,
-    PartitionElectionResult,
 )
 from zkdata import paths
 from zkdata.client import KafkaZkClient
@@ -216,13 +215,13 @@ class KafkaController:
             case ev.AutoPreferredReplicaLeaderElection() if active is not None:
                 active.elections.auto_rebalance()
             case ev.ElectLeaders():
-                self._process_elect_leaders(event)
+                answer_elect_leaders(active if self.is_active else None, event)
             case ev.PartitionReassignment() if active is not None:
                 active.reassignments.process_request_znode()
             case ev.PartitionReassignmentIsrChange() if active is not None:
                 active.reassignments.on_isr_change(event.topic_partition)
             case ev.ControlledShutdown():
-                self._process_controlled_shutdown(event)
+                answer_controlled_shutdown(active if self.is_active else None, self._events, event)
             case _:
                 pass  # an event for an active controller while inactive: nothing to do
 
@@ -360,44 +359,3 @@ class KafkaController:
             self._on_resignation(f"an epoch-fenced write failed: {error}")
         self._zk.delete_controller_if_owned()
         self._maybe_resign()
-
-    def _process_controlled_shutdown(self, event: ev.ControlledShutdown) -> None:
-        active = self.active
-        if not self.is_active or active is None:
-            event.callback(ControlledShutdownResponse(Errors.NOT_CONTROLLER))
-            return
-        try:
-            response = controlled_shutdown(
-                active.ctx,
-                active.partitions,
-                active.replicas,
-                self._events,
-                event.broker_id,
-                event.broker_epoch,
-            )
-        except ControllerMovedError:
-            event.callback(ControlledShutdownResponse(Errors.NOT_CONTROLLER))
-            raise
-        event.callback(response)
-
-    def _process_elect_leaders(self, event: ev.ElectLeaders) -> None:
-        active = self.active
-        if not self.is_active or active is None:
-            event.callback(ElectLeadersResponse(Errors.NOT_CONTROLLER))
-            return
-        if event.election_type not in (0, 1):
-            event.callback(ElectLeadersResponse(Errors.INVALID_REQUEST))
-            return
-        try:
-            outcomes = active.elections.elect_leaders(
-                ElectionType(event.election_type), event.partitions
-            )
-        except ControllerMovedError:
-            event.callback(ElectLeadersResponse(Errors.NOT_CONTROLLER))
-            raise
-        event.callback(
-            ElectLeadersResponse(
-                Errors.NONE,
-                tuple(PartitionElectionResult(tp, error) for tp, error in sorted(outcomes.items())),
-            )
-        )

@@ -14,10 +14,10 @@ from typing import ClassVar
 
 from controller.control_responses import LeaderAndIsrResult, StopReplicaResult
 from controller.states import ControllerState
+from domain import TopicPartition
 from rpc.errors import Errors
 from rpc.messages import ControlledShutdownResponse, ElectLeadersResponse
 from zkdata.client import BrokerListing
-from zkdata.model import TopicPartition
 
 
 @dataclass(frozen=True)

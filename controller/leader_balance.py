@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 from admin.leader_imbalance import imbalance_ratios
+from domain import LeaderAndIsr, TopicPartition
 from rpc.errors import Errors
-from zkdata.model import LeaderAndIsr, TopicPartition
 
 
 class ElectionType(IntEnum):

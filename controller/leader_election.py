@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from zkdata.model import NO_LEADER, LeaderAndIsr
+from domain import NO_LEADER, LeaderAndIsr
 
 __all__ = [
     "ElectionResult",

@@ -6,7 +6,8 @@ Each attempt is one pipelined read of the partitions left and one fenced write o
 bumped states, each conditional on the zkVersion just read; a BADVERSION (a leader changed
 the ISR meanwhile) reads that partition again at the next attempt. A state znode written
 by a newer controller fails its partition only; a lost controllership shows as the fenced
-write's `ControllerMovedError`. The context learns every state written. Event thread only.
+write's `ControllerMovedError`. The context learns every state written; the bumped states
+then go out in one LeaderAndIsr batch (`bump_leader_epochs_and_send`). Event thread only.
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ from kazoo.exceptions import BadVersionError
 
 from controller.context import ControllerContext
 from controller.partition_state_machine import PartitionZk
+from controller.request_batch import RequestBatch
 from controller.states import written_by_newer_controller
+from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from eventlog import EventLog, MalformedZnode
-from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
+from zkdata.model import ReplicaAssignment
 from zkdata.reassignment import MAX_ATTEMPTS
 
 #: Why a partition's leader epoch could not be bumped, when no newer controller wrote it.
@@ -68,3 +71,24 @@ def bump_leader_epochs(
     for tp in pending:
         failures[tp] = MISSING
     return bumped, failures
+
+
+def bump_leader_epochs_and_send(
+    ctx: ControllerContext,
+    partition_zk: PartitionZk,
+    events: EventLog,
+    batch: RequestBatch,
+    assignments: dict[TopicPartition, ReplicaAssignment],
+) -> dict[TopicPartition, str]:
+    """Kafka's `updateLeaderEpochAndSendRequest` for many partitions: the same leader and
+    ISR at the next leader epoch, written conditionally (fenced multis; re-read after
+    BADVERSION), then one request batch with a LeaderAndIsr to every replica in each
+    partition's `assignment.replicas`. Returns why a partition had no state to bump."""
+    bumped, failures = bump_leader_epochs(ctx, partition_zk, events, list(assignments))
+    if bumped:
+        batch.new_batch()
+        for tp, state in bumped.items():
+            assignment = assignments[tp]
+            batch.add_leader_and_isr(assignment.replicas, tp, state, assignment, is_new=False)
+        batch.send()
+    return failures

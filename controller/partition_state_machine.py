@@ -11,7 +11,8 @@ partition from ZooKeeper (pipelined) and re-decides; so does an election that fo
 leader in the context's state, since a leader may have grown the ISR since. Partitions
 the context does not know are read at once. A state znode of a newer controller fails
 only its partition; `ControllerMovedError` (the fenced write's failed epoch check)
-propagates: the caller resigns. Event thread only.
+propagates: the caller resigns. The election each strategy runs is
+`controller.election_strategies`'. Event thread only.
 """
 
 from __future__ import annotations
@@ -24,15 +25,16 @@ from typing import Protocol
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
 from controller.context import ControllerContext
-from controller.leader_election import (
-    ElectionResult,
-    controlled_shutdown_election,
-    offline_election,
-    preferred_election,
-    reassign_election,
+from controller.election_strategies import (
+    ElectionStrategy,
+    OfflineElection,
+    decide_election,
+    strategy_name,
 )
+from controller.leader_election import ElectionResult
 from controller.request_batch import RequestBatch
 from controller.states import PartitionState, written_by_newer_controller
+from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from eventlog import (
     EventLog,
     InvalidStateTransition,
@@ -42,35 +44,7 @@ from eventlog import (
     PartitionStateChange,
 )
 from zkdata.fenced_writes import OpResult, committed_zxid
-from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from zkdata.pipelined_reads import Reads
-
-
-@dataclass(frozen=True, slots=True)
-class OfflineElection:
-    """Elect among live ISR members; unclean if allowed here or by the topic's config."""
-
-    allow_unclean: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class ReassignElection:
-    """Elect among the reassignment's target replicas."""
-
-
-@dataclass(frozen=True, slots=True)
-class PreferredElection:
-    """Elect the preferred (first) replica."""
-
-
-@dataclass(frozen=True, slots=True)
-class ControlledShutdownElection:
-    """Elect a live ISR member that is not shutting down."""
-
-
-ElectionStrategy = (
-    OfflineElection | ReassignElection | PreferredElection | ControlledShutdownElection
-)
 
 #: What a state change did to one partition: the new LeaderAndIsr (elections), the target
 #: state (other transitions), or the reason (a string) it failed.
@@ -300,11 +274,20 @@ class PartitionStateMachine:
                         tp, written_by_newer_controller(current.controller_epoch, self._ctx.epoch)
                     )
                 else:
-                    election = self._decide(tp, current.leader_and_isr, strategy)
+                    election = decide_election(
+                        self._ctx,
+                        tp,
+                        current.leader_and_isr,
+                        strategy,
+                        self._unclean_everywhere,
+                        self._unclean_default,
+                    )
                     if election.leader_and_isr is None and trusted:
                         recheck.append(tp)  # the context may lag a leader's ISR change
                     elif election.leader_and_isr is None:
-                        results[tp] = self._failed(tp, f"no eligible leader ({_name(strategy)})")
+                        results[tp] = self._failed(
+                            tp, f"no eligible leader ({strategy_name(strategy)})"
+                        )
                     else:
                         state = LeaderIsrAndControllerEpoch(
                             election.leader_and_isr, self._ctx.epoch
@@ -340,7 +323,7 @@ class PartitionStateMachine:
                         self._elected(
                             tp,
                             stored.leader_and_isr,
-                            _name(strategy),
+                            strategy_name(strategy),
                             election.unclean,
                             committed_zxid(outcome),
                         )
@@ -350,33 +333,6 @@ class PartitionStateMachine:
         if unclean_count:
             self._stats.on_unclean(unclean_count)
         return results
-
-    def _decide(
-        self, tp: TopicPartition, current: LeaderAndIsr, strategy: ElectionStrategy
-    ) -> ElectionResult:
-        ctx = self._ctx
-        assignment = ctx.assignment(tp)
-        replicas = assignment.replicas
-        online = {r for r in replicas if ctx.is_replica_online(r, tp=tp)}
-        match strategy:
-            case OfflineElection(allow_unclean):
-                unclean = allow_unclean or self._unclean_everywhere
-                unclean = unclean or ctx.unclean_enabled(tp.topic, self._unclean_default)
-                return offline_election(current, replicas, online, unclean)
-            case ReassignElection():
-                target = tuple(r for r in replicas if r not in assignment.removing_replicas)
-                return reassign_election(
-                    current, target, {r for r in target if ctx.is_replica_online(r, tp=tp)}
-                )
-            case PreferredElection():
-                return preferred_election(current, replicas, online)
-            case ControlledShutdownElection():
-                return controlled_shutdown_election(
-                    current,
-                    replicas,
-                    {r for r in replicas if ctx.is_replica_online(r, True, tp)},
-                    ctx.shutting_down_broker_ids(),
-                )
 
     def _elected(
         self,
@@ -416,12 +372,3 @@ class PartitionStateMachine:
 
     def _malformed(self, path: str | None, reason: str) -> None:
         self._events.emit(MalformedZnode(path=path, reason=reason))
-
-
-def _name(strategy: ElectionStrategy) -> str:
-    return {
-        OfflineElection: "offline",
-        ReassignElection: "reassign",
-        PreferredElection: "preferred",
-        ControlledShutdownElection: "controlled_shutdown",
-    }[type(strategy)]

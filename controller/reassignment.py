@@ -34,12 +34,9 @@ from collections.abc import Iterable
 from controller import events as ev
 from controller.context import ControllerContext, PartitionReplica
 from controller.deletion_decisions import REASON_REASSIGNMENT
-from controller.leader_epoch_bumps import bump_leader_epochs
-from controller.partition_state_machine import (
-    PartitionStateMachine,
-    PartitionZk,
-    ReassignElection,
-)
+from controller.election_strategies import ReassignElection
+from controller.leader_epoch_bumps import bump_leader_epochs_and_send
+from controller.partition_state_machine import PartitionStateMachine, PartitionZk
 from controller.reassignment_decisions import (
     Rejection,
     is_reassignment_complete,
@@ -50,6 +47,7 @@ from controller.request_batch import RequestBatch
 from controller.states import PartitionState, ReplicaState
 from controller.topic_deletion import TopicDeletionManager
 from controller.watchers import Watchers
+from domain import TopicPartition
 from eventlog import (
     EventLog,
     MalformedZnode,
@@ -59,10 +57,7 @@ from eventlog import (
     ReassignmentStarted,
 )
 from zkdata.errors import ZnodeFormatError
-from zkdata.model import (
-    ReplicaAssignment,
-    TopicPartition,
-)
+from zkdata.model import ReplicaAssignment
 from zkdata.reassignment import ReassignmentZk
 
 
@@ -308,7 +303,7 @@ class ReassignmentManager:
         leadership = self._ctx.leadership(tp)
         leader = leadership.leader_and_isr.leader if leadership else -1
         if leader in done.replicas and self._ctx.is_replica_online(leader, tp=tp):
-            self._bump_leader_epoch_and_send(tp, done)
+            self._bump_leader_epochs_and_send({tp: done})
         else:
             self._partitions.handle_state_changes([tp], PartitionState.ONLINE, ReassignElection())
 
@@ -329,32 +324,14 @@ class ReassignmentManager:
         ):
             self._replicas.handle_state_changes(doomed, target)
 
-    def _bump_leader_epoch_and_send(
-        self, tp: TopicPartition, assignment: ReplicaAssignment
-    ) -> str | None:
-        """Kafka's `updateLeaderEpochAndSendRequest` for one partition: why there was no
-        state to bump, or None when it was bumped and sent."""
-        return self._bump_leader_epochs_and_send({tp: assignment}).get(tp)
-
     def _bump_leader_epochs_and_send(
         self, assignments: dict[TopicPartition, ReplicaAssignment]
     ) -> dict[TopicPartition, str]:
-        """Kafka's `updateLeaderEpochAndSendRequest` for many partitions: the same leader and
-        ISR at the next leader epoch, written conditionally (fenced multis; re-read after
-        BADVERSION), then one request batch with a LeaderAndIsr to every replica in each
-        partition's `assignment.replicas`. Returns why a partition had no state to bump."""
-        bumped, failures = bump_leader_epochs(
-            self._ctx, self._partition_zk, self._events, list(assignments)
+        """A1 and B3: `bump_leader_epochs_and_send` with this controller's context, state
+        znodes and batch; why a partition had no state to bump."""
+        return bump_leader_epochs_and_send(
+            self._ctx, self._partition_zk, self._events, self._batch, assignments
         )
-        if bumped:
-            self._batch.new_batch()
-            for tp, state in bumped.items():
-                assignment = assignments[tp]
-                self._batch.add_leader_and_isr(
-                    assignment.replicas, tp, state, assignment, is_new=False
-                )
-            self._batch.send()
-        return failures
 
     # -- helpers --------------------------------------------------------------------------
 

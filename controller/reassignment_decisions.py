@@ -26,8 +26,9 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from admin.reassignment import target_error
+from domain import TopicPartition
 from rpc.errors import Errors
-from zkdata.model import PartitionReassignment, ReplicaAssignment, TopicPartition
+from zkdata.model import PartitionReassignment, ReplicaAssignment
 
 __all__ = [
     "ReassignmentPlan",

@@ -16,14 +16,12 @@ from collections.abc import Callable
 
 from controller import events as ev
 from controller.context import ControllerContext
+from controller.election_strategies import OfflineElection, PreferredElection
 from controller.leader_balance import ElectionType, failure_error, rebalance_candidates, triage
-from controller.partition_state_machine import (
-    OfflineElection,
-    PartitionStateMachine,
-    PreferredElection,
-)
+from controller.partition_state_machine import PartitionStateMachine
 from controller.states import PartitionState
 from controller.watchers import Watchers
+from domain import LeaderAndIsr, TopicPartition
 from eventlog import EventLog, LeaderElectionsRequested, MalformedZnode
 from rpc.errors import Errors
 from zkdata.admin_requests import (
@@ -32,7 +30,6 @@ from zkdata.admin_requests import (
 )
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ZnodeFormatError
-from zkdata.model import LeaderAndIsr, TopicPartition
 
 #: Runs an action once after a delay in seconds (`ReplicaElections`' timer).
 Schedule = Callable[[float, Callable[[], None]], None]

@@ -30,6 +30,7 @@ from controller.leader_election import remove_replica_from_isr
 from controller.partition_state_machine import PartitionZk
 from controller.request_batch import RequestBatch
 from controller.states import ReplicaState, written_by_newer_controller
+from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from eventlog import (
     EventLog,
     InvalidStateTransition,
@@ -39,12 +40,7 @@ from eventlog import (
     ReplicaStateChange,
 )
 from zkdata.fenced_writes import committed_zxid
-from zkdata.model import (
-    LeaderAndIsr,
-    LeaderIsrAndControllerEpoch,
-    ReplicaAssignment,
-    TopicPartition,
-)
+from zkdata.model import ReplicaAssignment
 from zkdata.pipelined_reads import Reads
 
 

@@ -41,16 +41,16 @@ from controller.control_responses import (
     deleted_partitions,
 )
 from controller.request_split import split_by_size
-from rpc import messages as m
-from rpc import sizes
-from zkdata.model import (
+from domain import (
     EPOCH_DURING_DELETE,
     NO_EPOCH,
     LeaderAndIsr,
     LeaderIsrAndControllerEpoch,
-    ReplicaAssignment,
     TopicPartition,
 )
+from rpc import messages as m
+from rpc import sizes
+from zkdata.model import ReplicaAssignment
 
 Send = Callable[[int, ControlRequest, ResponseCallback | None], bool]
 #: Sends, in a batch of its own, UpdateMetadata with `partitions` to `brokers` (the active

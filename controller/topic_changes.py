@@ -22,14 +22,15 @@ from kazoo.protocol.states import WatchedEvent
 from admin import colliding_candidates, refused_topics
 from controller import events as ev
 from controller.context import ControllerContext
-from controller.partition_state_machine import OfflineElection, PartitionStateMachine
+from controller.election_strategies import OfflineElection
+from controller.partition_state_machine import PartitionStateMachine
 from controller.replica_state_machine import ReplicaStateMachine
 from controller.states import PartitionState, ReplicaState
 from controller.watchers import Watchers
+from domain import TopicPartition
 from eventlog import EventLog, MalformedZnode, PartitionsAdded, TopicChange
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ZnodeFormatError
-from zkdata.model import TopicPartition
 from zkdata.reassignment import ReassignmentZk
 
 _log = logging.getLogger(__name__)

@@ -14,8 +14,7 @@ with a replica on a dead broker or a reassignment in flight start ineligible) an
 resumes after the state machines have started (`try_topic_deletion`). A failed epoch
 check raises `ControllerMovedError` from the write, before the context is touched.
 
-Events (`topic_deletion_requested`, `_started`, `_ineligible`, `_completed`, `_failed`, each
-with `controller_epoch`) are described in docs/events.md.
+Its events are the `TopicDeletion*` types of `eventlog.events.topics` (docs/events.md).
 """
 
 from __future__ import annotations

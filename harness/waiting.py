@@ -1,4 +1,5 @@
-"""Deadline-bounded polling: the only way the test tiers wait for something to happen."""
+"""Deadline-bounded polling: the only way the test tiers wait for something to happen.
+Blocks the calling thread (a test's)."""
 
 from __future__ import annotations
 

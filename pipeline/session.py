@@ -24,7 +24,7 @@ __all__ = ["DEFAULT_MASTER", "SHIPPED_PACKAGES", "code_archive", "spark_session"
 
 DEFAULT_MASTER = "local[2]"
 #: The project's packages that code running on executors imports.
-SHIPPED_PACKAGES = ("pipeline", "rundir", "eventlog", "zkdata")
+SHIPPED_PACKAGES = ("pipeline", "rundir", "eventlog", "zkdata", "domain")
 #: Few shuffle partitions: the data of even hundreds of runs is small.
 SHUFFLE_PARTITIONS = 2
 #: The driver's heap (in local mode the executors' too): room for the cached frames of a

@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from domain import TopicPartition
 from eventlog import (
     BrokerChange,
     ControllerElected,
@@ -33,7 +34,6 @@ from rundir.invariants.convergence import BrokerView, ClusterSnapshot, Partition
 from rundir.invariants.convergence import ViewedPartition as Viewed
 from rundir.layout import RunDir
 from rundir.results import RunVerdict
-from zkdata.model import TopicPartition
 
 __all__ = [
     "BREAKS",

@@ -1,6 +1,7 @@
 """Broker error codes: Kafka's names and numbers (`org.apache.kafka.common.protocol.Errors`).
 
 Only the codes the testbed produces or understands are listed; the numbers are Kafka's.
+Values only; any thread.
 """
 
 from __future__ import annotations

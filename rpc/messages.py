@@ -1,406 +1,86 @@
-"""The control-plane requests and responses as frozen value objects (Kafka 2.8's fields).
-
-The per-partition entries of the control requests and their answers are named tuples
-(built, compared and hashed in C): a request of the controller names thousands of them.
-
-`rpc.wire` converts them to and from protobuf; nothing else sees protobuf. Any thread.
+"""The requests and responses of both gRPC services as frozen value objects, in one
+namespace (`from rpc import messages as m`): the controller's requests to brokers
+(`rpc.control_messages`) and the client API's (`rpc.client_messages`). Any thread.
 """
 
-from __future__ import annotations
-
-from dataclasses import dataclass
-from typing import NamedTuple
-
-from rpc.errors import Errors
-from zkdata.model import EndPoint, TopicPartition
-
-#: Builds a `TopicPartition` without the named tuple's own `__new__` (a Python frame):
-#: handlers name hundreds of thousands of partitions per control request.
-_new_tp = tuple.__new__
-
-
-@dataclass(frozen=True, slots=True)
-class ControlHeader:
-    """Sender and fencing epochs carried by every controller-to-broker request."""
-
-    controller_id: int
-    controller_epoch: int
-    broker_epoch: int
-
-
-class LeaderAndIsrPartitionState(NamedTuple):
-    """The leadership of one partition as the controller decided it."""
-
-    topic: str
-    partition: int
-    controller_epoch: int
-    leader: int
-    leader_epoch: int
-    isr: tuple[int, ...]
-    zk_version: int
-    replicas: tuple[int, ...]
-    adding_replicas: tuple[int, ...] = ()
-    removing_replicas: tuple[int, ...] = ()
-    is_new: bool = False
-
-    @property
-    def topic_partition(self) -> TopicPartition:
-        """The partition this state is about."""
-        return _new_tp(TopicPartition, (self.topic, self.partition))
-
-
-@dataclass(frozen=True, slots=True)
-class LiveLeader:
-    """A broker that leads some partition of a LeaderAndIsr request, and where to reach it."""
-
-    broker_id: int
-    host: str
-    port: int
-
-
-@dataclass(frozen=True, slots=True)
-class LeaderAndIsrRequest:
-    """Make this broker leader or follower of the listed partitions."""
-
-    header: ControlHeader
-    partition_states: tuple[LeaderAndIsrPartitionState, ...]
-    live_leaders: tuple[LiveLeader, ...] = ()
-
-
-class PartitionError(NamedTuple):
-    """The outcome for one partition of a request."""
-
-    topic_partition: TopicPartition
-    error: Errors
-
-
-@dataclass(frozen=True, slots=True)
-class LeaderAndIsrResponse:
-    """A request-level error plus one error per partition."""
-
-    error: Errors
-    partition_errors: tuple[PartitionError, ...] = ()
-
-
-class UpdateMetadataPartitionState(NamedTuple):
-    """What every broker's metadata cache holds about one partition."""
-
-    topic: str
-    partition: int
-    controller_epoch: int
-    leader: int
-    leader_epoch: int
-    isr: tuple[int, ...]
-    zk_version: int
-    replicas: tuple[int, ...]
-    offline_replicas: tuple[int, ...] = ()
-
-    @property
-    def topic_partition(self) -> TopicPartition:
-        """The partition this state is about."""
-        return _new_tp(TopicPartition, (self.topic, self.partition))
-
-
-@dataclass(frozen=True, slots=True)
-class LiveBroker:
-    """A live broker and its endpoints."""
-
-    id: int
-    endpoints: tuple[EndPoint, ...]
-    rack: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class UpdateMetadataRequest:
-    """Refresh the metadata cache: partition states and the live brokers."""
-
-    header: ControlHeader
-    partition_states: tuple[UpdateMetadataPartitionState, ...]
-    live_brokers: tuple[LiveBroker, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class UpdateMetadataResponse:
-    """A request-level error."""
-
-    error: Errors
-
-
-class StopReplicaPartitionState(NamedTuple):
-    """Stop one replica; `leader_epoch` -1 means none given, -2 a deletion in progress."""
-
-    topic: str
-    partition: int
-    leader_epoch: int
-    delete_partition: bool
-
-    @property
-    def topic_partition(self) -> TopicPartition:
-        """The partition this state is about."""
-        return _new_tp(TopicPartition, (self.topic, self.partition))
-
-
-@dataclass(frozen=True, slots=True)
-class StopReplicaRequest:
-    """Stop (and optionally delete) replicas on this broker."""
-
-    header: ControlHeader
-    partition_states: tuple[StopReplicaPartitionState, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class StopReplicaResponse:
-    """A request-level error plus one error per partition."""
-
-    error: Errors
-    partition_errors: tuple[PartitionError, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ControlledShutdownRequest:
-    """A broker asks the controller to move its leaderships away before it stops."""
-
-    broker_id: int
-    broker_epoch: int
-
-
-@dataclass(frozen=True, slots=True)
-class ControlledShutdownResponse:
-    """The outcome, and the partitions the broker still leads."""
-
-    error: Errors
-    remaining_partitions: tuple[TopicPartition, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class MetadataRequest:
-    """Ask a broker what it knows: the listed topics, or all when empty."""
-
-    topics: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class PartitionMetadata:
-    """One partition as a broker's metadata cache sees it."""
-
-    partition: int
-    error: Errors
-    leader: int
-    leader_epoch: int
-    replicas: tuple[int, ...]
-    isr: tuple[int, ...]
-    offline_replicas: tuple[int, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class TopicMetadata:
-    """A topic and its partitions (or UNKNOWN_TOPIC_OR_PARTITION)."""
-
-    name: str
-    error: Errors
-    partitions: tuple[PartitionMetadata, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class MetadataResponse:
-    """Live brokers, the controller, and the requested topics."""
-
-    controller_id: int
-    controller_epoch: int
-    brokers: tuple[LiveBroker, ...]
-    topics: tuple[TopicMetadata, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class ProducedRecord:
-    """A record as a producer sends it."""
-
-    key: bytes | None
-    value: bytes
-    timestamp_ms: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class ProduceRequest:
-    """Append records to one partition's leader. `acks`: 0, 1 or -1 (all)."""
-
-    topic: str
-    partition: int
-    records: tuple[ProducedRecord, ...]
-    acks: int = -1
-    timeout_ms: int = 10_000
-
-    @property
-    def topic_partition(self) -> TopicPartition:
-        """The partition written."""
-        return _new_tp(TopicPartition, (self.topic, self.partition))
-
-
-@dataclass(frozen=True, slots=True)
-class ProduceResponse:
-    """The offsets given to the records, or why they were not written (or acknowledged)."""
-
-    error: Errors
-    base_offset: int = -1
-    last_offset: int = -1
-    error_message: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class FetchPartition:
-    """Where to read one partition from; `current_leader_epoch` -1 skips the epoch check."""
-
-    topic: str
-    partition: int
-    fetch_offset: int
-    current_leader_epoch: int = -1
-    max_records: int = 500
-
-    @property
-    def topic_partition(self) -> TopicPartition:
-        """The partition read."""
-        return _new_tp(TopicPartition, (self.topic, self.partition))
-
-
-#: `FetchRequest.session_id` of a fetch that belongs to no session (KIP-227).
-NO_SESSION_ID = 0
-#: `FetchRequest.session_epoch` of a full fetch that opens a new session.
-INITIAL_EPOCH = 0
-#: `FetchRequest.session_epoch` of a full fetch that wants no session (every consumer's).
-FINAL_EPOCH = -1
-
-
-@dataclass(frozen=True, slots=True)
-class FetchRequest:
-    """Read partitions; `replica_id` -1 for a consumer, a broker id for a follower.
-
-    Incremental fetch sessions (KIP-227): at `session_epoch` `INITIAL_EPOCH` the fetch is
-    full and opens a session (closing `session_id`'s, if any); at `FINAL_EPOCH` it is full
-    and sessionless; above 0 it is the next fetch of session `session_id`, naming only the
-    partitions whose fetch state changed, and in `forgotten` those no longer fetched."""
-
-    partitions: tuple[FetchPartition, ...]
-    replica_id: int = -1
-    max_wait_ms: int = 0
-    session_id: int = NO_SESSION_ID
-    session_epoch: int = FINAL_EPOCH
-    forgotten: tuple[TopicPartition, ...] = ()
-    #: Answer records as the log stores them (`FetchedPartition.record_data`), as a
-    #: follower copying them into its own log asks.
-    encoded_records: bool = False
-
-    @property
-    def is_full(self) -> bool:
-        """A fetch that names every partition it wants (no session yet, or none)."""
-        return self.session_epoch in (INITIAL_EPOCH, FINAL_EPOCH)
-
-
-@dataclass(frozen=True, slots=True)
-class FetchedRecord:
-    """A record read from a log."""
-
-    offset: int
-    leader_epoch: int
-    timestamp_ms: int
-    key: bytes | None
-    value: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class FetchedPartition:
-    """What one partition returned."""
-
-    topic: str
-    partition: int
-    error: Errors
-    high_watermark: int = -1
-    log_start_offset: int = -1
-    log_end_offset: int = -1
-    records: tuple[FetchedRecord, ...] = ()
-    #: The records in the log's own format, when the fetch asked for `encoded_records`.
-    record_data: bytes = b""
-
-    @property
-    def topic_partition(self) -> TopicPartition:
-        """The partition read."""
-        return _new_tp(TopicPartition, (self.topic, self.partition))
-
-    @property
-    def has_records(self) -> bool:
-        """Records were read (in either form)."""
-        return bool(self.records or self.record_data)
-
-
-@dataclass(frozen=True, slots=True)
-class FetchResponse:
-    """A request-level error and the partitions read: every one asked by a full fetch;
-    for a fetch of an incremental session only those with records, an error, or a high
-    watermark or log start offset that changed since the session last answered them.
-    `session_id` names the session (`NO_SESSION_ID`: none)."""
-
-    error: Errors
-    partitions: tuple[FetchedPartition, ...] = ()
-    session_id: int = NO_SESSION_ID
-
-
-@dataclass(frozen=True, slots=True)
-class EpochPartition:
-    """Ask for the end offset of `leader_epoch` (checked against `current_leader_epoch`)."""
-
-    topic: str
-    partition: int
-    current_leader_epoch: int
-    leader_epoch: int
-
-
-@dataclass(frozen=True, slots=True)
-class EpochEndOffset:
-    """The largest epoch <= the requested one and its end offset (KIP-101)."""
-
-    topic: str
-    partition: int
-    error: Errors
-    leader_epoch: int = -1
-    end_offset: int = -1
-
-
-@dataclass(frozen=True, slots=True)
-class OffsetsForLeaderEpochRequest:
-    """A follower asks its leader where each epoch ended."""
-
-    partitions: tuple[EpochPartition, ...]
-    replica_id: int = -1
-
-
-@dataclass(frozen=True, slots=True)
-class OffsetsForLeaderEpochResponse:
-    """One answer per partition."""
-
-    partitions: tuple[EpochEndOffset, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class ElectLeadersRequest:
-    """Ask the controller for a preferred (0) or unclean (1) election; all partitions when
-    none are listed."""
-
-    election_type: int
-    partitions: tuple[TopicPartition, ...] = ()
-    timeout_ms: int = 30_000
-
-
-@dataclass(frozen=True, slots=True)
-class PartitionElectionResult:
-    """One partition's outcome (ELECTION_NOT_NEEDED and friends, as Kafka names them)."""
-
-    topic_partition: TopicPartition
-    error: Errors
-    message: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class ElectLeadersResponse:
-    """A request-level error (NOT_CONTROLLER...) and one result per partition."""
-
-    error: Errors
-    results: tuple[PartitionElectionResult, ...] = ()
+from rpc.client_messages import (
+    FINAL_EPOCH,
+    INITIAL_EPOCH,
+    NO_SESSION_ID,
+    EpochEndOffset,
+    EpochPartition,
+    FetchedPartition,
+    FetchedRecord,
+    FetchPartition,
+    FetchRequest,
+    FetchResponse,
+    MetadataRequest,
+    MetadataResponse,
+    OffsetsForLeaderEpochRequest,
+    OffsetsForLeaderEpochResponse,
+    PartitionMetadata,
+    ProducedRecord,
+    ProduceRequest,
+    ProduceResponse,
+    TopicMetadata,
+)
+from rpc.control_messages import (
+    ControlHeader,
+    ControlledShutdownRequest,
+    ControlledShutdownResponse,
+    ElectLeadersRequest,
+    ElectLeadersResponse,
+    LeaderAndIsrPartitionState,
+    LeaderAndIsrRequest,
+    LeaderAndIsrResponse,
+    LiveBroker,
+    LiveLeader,
+    PartitionElectionResult,
+    PartitionError,
+    StopReplicaPartitionState,
+    StopReplicaRequest,
+    StopReplicaResponse,
+    UpdateMetadataPartitionState,
+    UpdateMetadataRequest,
+    UpdateMetadataResponse,
+)
+
+__all__ = [
+    "FINAL_EPOCH",
+    "INITIAL_EPOCH",
+    "NO_SESSION_ID",
+    "ControlHeader",
+    "ControlledShutdownRequest",
+    "ControlledShutdownResponse",
+    "ElectLeadersRequest",
+    "ElectLeadersResponse",
+    "EpochEndOffset",
+    "EpochPartition",
+    "FetchPartition",
+    "FetchRequest",
+    "FetchResponse",
+    "FetchedPartition",
+    "FetchedRecord",
+    "LeaderAndIsrPartitionState",
+    "LeaderAndIsrRequest",
+    "LeaderAndIsrResponse",
+    "LiveBroker",
+    "LiveLeader",
+    "MetadataRequest",
+    "MetadataResponse",
+    "OffsetsForLeaderEpochRequest",
+    "OffsetsForLeaderEpochResponse",
+    "PartitionElectionResult",
+    "PartitionError",
+    "PartitionMetadata",
+    "ProduceRequest",
+    "ProduceResponse",
+    "ProducedRecord",
+    "StopReplicaPartitionState",
+    "StopReplicaRequest",
+    "StopReplicaResponse",
+    "TopicMetadata",
+    "UpdateMetadataPartitionState",
+    "UpdateMetadataRequest",
+    "UpdateMetadataResponse",
+]

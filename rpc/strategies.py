@@ -6,6 +6,7 @@ the values themselves are hostile: ids, epochs and offsets at and around their s
 and limits, topic names Kafka refuses (empty, "..", path separators, too long, non-ASCII),
 partitions listed twice, leaders outside their replicas. Small ids and epochs dominate, so
 that requests often match the broker under test and reach the code that changes state.
+Pure; run on the fuzzing test's thread.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from domain import EndPoint, TopicPartition
 from rpc import messages as m
-from zkdata.model import EndPoint, TopicPartition
 
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1

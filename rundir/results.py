@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from domain import TopicPartition
 from rundir.events import Event
-from zkdata.model import TopicPartition
 
 __all__ = ["InvariantResult", "RunVerdict", "Violation"]
 

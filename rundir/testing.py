@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
+from domain import TopicPartition
 from rundir.checker import FinalRead
 from rundir.history import Completion, HistoryOp, OpF
-from zkdata.model import TopicPartition
 
 __all__ = ["HistoryBuilder"]
 

@@ -75,7 +75,7 @@ fi
 mv "$ctx/wheels/requirements.txt.new" "$ctx/wheels/requirements.txt"
 cp docker/broker/Dockerfile "$ctx/Dockerfile"
 rm -rf "$ctx/src" && mkdir -p "$ctx/src"
-for pkg in bugs admin client broker_node controller zkdata rpc eventlog security testbed testbed_rpc; do
+for pkg in domain bugs admin client broker_node controller zkdata rpc eventlog security testbed testbed_rpc; do
     cp -r "$pkg" "$ctx/src/$pkg"
 done
 find "$ctx/src" -name '__pycache__' -type d -prune -exec rm -rf {} +

@@ -42,15 +42,10 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoAuthError
 from kazoo.handlers.threading import KazooTimeoutError
 
-from admin import (
-    AdminOperationError,
-    InvalidPartitionsError,
-    InvalidReplicaAssignmentError,
-    InvalidReplicationFactorError,
-    InvalidTopicError,
-    RackAwareMode,
-)
+from admin import AdminError, RackAwareMode
+from admin.topics import add_partitions, create_topic, delete_topic
 from client import TransportError
+from domain import TopicPartition
 from security.secret_files import SecretFileError
 from security.tls_files import TlsMaterialError, client_identity, tls_dir_choice
 from security.zk_credentials import kazoo_options
@@ -91,9 +86,6 @@ from testbed.reassign_verify import (
 )
 from testbed.topics import (
     TopicCommandError,
-    add_partitions,
-    create_topic,
-    delete_topic,
     describe_topics,
     filter_partitions,
     parse_configs,
@@ -103,8 +95,7 @@ from testbed.topics import (
 )
 from testbed.zk_tree import ZkPathError, get, ls, tree
 from zkdata.client import KafkaZkClient
-from zkdata.errors import TopicExistsError, ZnodeFormatError
-from zkdata.model import TopicPartition
+from zkdata.errors import ZnodeFormatError
 from zkdata.topic_configs import InvalidConfigError
 
 __all__ = ["USER_ERRORS", "build_parser", "main"]
@@ -189,15 +180,10 @@ def _rack_aware_mode(args: argparse.Namespace) -> RackAwareMode:
 
 USER_ERRORS = (
     SecretFileError,
-    AdminOperationError,
+    AdminError,
     ElectionCommandError,
     ZkPathError,
     TopicCommandError,
-    TopicExistsError,
-    InvalidTopicError,
-    InvalidPartitionsError,
-    InvalidReplicationFactorError,
-    InvalidReplicaAssignmentError,
     ZnodeFormatError,
     ReassignCommandError,
     ConfigsCommandError,

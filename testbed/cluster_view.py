@@ -1,5 +1,6 @@
 """A read-only picture of the cluster: each ZooKeeper server's mode, the registered brokers
-with their broker epochs, the controller and the controller epoch. Blocks its caller."""
+with their broker epochs, the controller and the controller epoch. Blocks its caller.
+Main thread of the CLI."""
 
 from __future__ import annotations
 
@@ -8,12 +9,13 @@ from dataclasses import dataclass, field
 
 from kazoo.client import KazooClient
 
+from domain import TopicPartition
 from security.zk_credentials import ZkDigestCredentials, kazoo_options
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ZnodeFormatError
 from zkdata.fourletter import server_mode
-from zkdata.model import Broker, TopicPartition
+from zkdata.model import Broker
 
 
 @dataclass(frozen=True)

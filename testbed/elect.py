@@ -9,11 +9,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from client import Client, controller_address_from_zookeeper
+from domain import TopicPartition
 from rpc import messages as m
 from rpc.errors import Errors
 from security.tls_files import TlsIdentity
 from zkdata.client import KafkaZkClient
-from zkdata.model import TopicPartition
 
 
 class ElectionCommandError(Exception):

@@ -34,10 +34,11 @@ from admin import (
     propose_assignment,
     reassignment_problems,
 )
+from domain import TopicPartition
 from zkdata.admin_znodes import ReassignPartitionsZNode
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ZnodeFormatError
-from zkdata.model import PartitionReassignment, TopicAssignment, TopicPartition
+from zkdata.model import PartitionReassignment, TopicAssignment
 from zkdata.reassignment import ReassignmentInProgressError, ReassignmentZk
 
 #: The only log directory the testbed knows: Kafka's "let the broker choose".

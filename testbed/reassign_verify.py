@@ -14,8 +14,9 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from domain import TopicPartition
 from zkdata.client import KafkaZkClient
-from zkdata.model import PartitionReassignment, ReplicaAssignment, TopicPartition
+from zkdata.model import PartitionReassignment, ReplicaAssignment
 from zkdata.reassignment import ReassignmentZk
 
 #: Seconds between two readings while `wait_for_reassignment` polls.

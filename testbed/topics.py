@@ -1,42 +1,18 @@
-"""Topic administration through ZooKeeper, as Kafka 2.x's `kafka-topics.sh --zookeeper`
-does it: creation writes `/brokers/topics/T` (and `/config/topics/T`), adding partitions
-rewrites `/brokers/topics/T` conditionally on its zkVersion, and deletion writes
-`/admin/delete_topics/T`, for the controller to act on; description reads the assignment
-and state znodes. Parsing, deciding and rendering are pure; the rest blocks the calling
-thread (the CLI's main thread)."""
+"""The `testbed topics` command's own parts, as Kafka 2.x's `kafka-topics.sh --zookeeper`
+has them: parsing `--replica-assignment` and `--config`, describing topics from their
+assignment and state znodes (read pipelined) with Kafka's filters and layout, and the line
+printed after partitions were added. Creating, deleting and growing a topic are
+`admin.topics`'. Parsing and rendering are pure; description blocks the calling thread (the
+CLI's main thread)."""
 
 from __future__ import annotations
 
-import dataclasses
-import random
 from collections.abc import Iterable, Mapping, Sequence
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from kazoo.exceptions import BadVersionError, NoNodeError
-
-from admin import (
-    InvalidReplicaAssignmentError,
-    RackAwareMode,
-    assign_replicas_to_brokers,
-    broker_racks,
-    validate_partition_replicas,
-    validate_replica_assignment,
-    validate_topic_creation,
-)
-from zkdata import paths
+from admin import InvalidReplicaAssignmentError
+from domain import LeaderIsrAndControllerEpoch, TopicPartition
 from zkdata.client import KafkaZkClient
-from zkdata.deletion import TopicDeletionZk
-from zkdata.errors import ZnodeFormatError
-from zkdata.model import (
-    LeaderIsrAndControllerEpoch,
-    ReplicaAssignment,
-    TopicAssignment,
-    TopicConfig,
-    TopicPartition,
-)
-from zkdata.topic_configs import validate_topic_config
-from zkdata.znodes import TopicZNode, new_topic_id
 
 
 class TopicCommandError(Exception):
@@ -66,183 +42,6 @@ def parse_configs(entries: Sequence[str]) -> dict[str, str]:
             raise TopicCommandError(f"Invalid config {entry!r}: expected key=value")
         config[key.strip()] = value.strip()
     return config
-
-
-def create_topic(
-    zk: KafkaZkClient,
-    name: str,
-    partitions: int | None = None,
-    replication_factor: int | None = None,
-    assignment: Mapping[int, Sequence[int]] | None = None,
-    config: Mapping[str, str] | None = None,
-    rng: random.Random | None = None,
-    rack_aware: RackAwareMode = RackAwareMode.ENFORCED,
-) -> dict[int, tuple[int, ...]]:
-    """Create a topic from a partition count and replication factor (Kafka's assignment
-    over the live brokers, rack-aware when they all registered a rack, unless
-    `rack_aware` is DISABLED) or from an explicit assignment; returns the assignment. The
-    topic znode gets a new topic id, as Kafka 2.8 gives one.
-
-    Raises the `admin` errors for bad input (`InvalidTopicError` also for a name that
-    collides with an existing topic's, as Kafka's `AdminZkClient` refuses it;
-    `AdminOperationError` when only some brokers have a rack and racks are not disabled),
-    `zkdata.topic_configs.InvalidConfigError` for a config Kafka would refuse (nothing is
-    written then) and `zkdata.errors.TopicExistsError` if the topic exists.
-    """
-    validate_topic_creation(name, zk.get_all_topics())
-    validate_topic_config(config or {})
-    registered = _registered_racks(zk)
-    live = set(registered)
-    if assignment is None:
-        if partitions is None or replication_factor is None:
-            raise TopicCommandError(
-                "give --partitions and --replication-factor, or --replica-assignment"
-            )
-        racks = broker_racks(registered, rack_aware)
-        chosen = assign_replicas_to_brokers(partitions, replication_factor, racks, rng=rng)
-    else:
-        validate_replica_assignment(assignment, live)
-        chosen = {p: tuple(r) for p, r in assignment.items()}
-    zk.create_topic(
-        name,
-        TopicAssignment({p: ReplicaAssignment(r) for p, r in chosen.items()}, new_topic_id()),
-        TopicConfig(dict(config or {})),
-    )
-    return chosen
-
-
-def _registered_racks(zk: KafkaZkClient) -> dict[int, str | None]:
-    """Registered broker id -> the rack it registered (None without one)."""
-    return {b: broker.info.rack for b, broker in zk.get_all_brokers().brokers.items()}
-
-
-def delete_topic(zk: KafkaZkClient, name: str) -> bool:
-    """Mark a topic for deletion (`kafka-topics.sh --delete`): write
-    `/admin/delete_topics/T`; the controller deletes the topic. Returns False when it was
-    already marked. Raises `TopicCommandError` if the topic does not exist."""
-    if name not in zk.get_all_topics():
-        raise TopicCommandError(f"Topic '{name}' does not exist as expected")
-    return TopicDeletionZk(zk).mark_topic_for_deletion(name)
-
-
-def new_partitions(
-    topic: str,
-    existing: Mapping[int, ReplicaAssignment],
-    partitions: int,
-    live_brokers: AbstractSet[int] | Mapping[int, str | None],
-    requested: Mapping[int, Sequence[int]] | None = None,
-) -> dict[int, tuple[int, ...]]:
-    """The replicas of the partitions to add so that `topic` has `partitions` of them, as
-    Kafka's `AdminZkClient.addPartitions` decides: partition id -> replicas, ids from the
-    current count up to `partitions - 1`.
-
-    Refused (`TopicCommandError`) while any partition is being reassigned, when the
-    existing ids are not 0..n-1, when `partitions` is not above the current count, and
-    when partition 0 has no replica.
-    Without `requested`, the new partitions get Kafka's assignment over `live_brokers`
-    (rack-aware when it maps every broker to a rack) with partition 0's replication
-    factor, starting from the first live broker whose id is at least partition 0's
-    preferred replica (the first live broker if none is); as in Kafka, that index is
-    counted in id order even when the rack-aware rule then walks the brokers by rack.
-    `requested` lists every partition, as `--replica-assignment` does; its entries for
-    existing partitions are ignored, and each new one must pass Kafka's checks
-    (`InvalidReplicaAssignmentError`). `InvalidReplicationFactorError` when partition 0
-    has more replicas than there are live brokers.
-    """
-    moving = sorted(p for p, a in existing.items() if a.is_being_reassigned)
-    if moving:
-        raise TopicCommandError(
-            f"Topic '{topic}' has a partition reassignment in progress (partitions "
-            f"{_ids(moving)}); add partitions once `testbed reassign verify` reports it complete"
-        )
-    current = len(existing)
-    if sorted(existing) != list(range(current)) or current == 0:
-        raise TopicCommandError(
-            f"Topic '{topic}' has partitions [{_ids(sorted(existing))}], not 0..n-1 with "
-            "n >= 1; partitions cannot be added to it"
-        )
-    if partitions <= current:
-        raise TopicCommandError(
-            f"A topic's partition count can only grow: topic '{topic}' has {current} "
-            f"partitions, so --partitions {partitions} adds none"
-        )
-    first = existing[0].replicas
-    if not first:
-        raise TopicCommandError(
-            f"Partition 0 of topic '{topic}' has no replicas, so the new partitions have no "
-            "replication factor to follow"
-        )
-    racks = dict(live_brokers) if isinstance(live_brokers, Mapping) else dict.fromkeys(live_brokers)
-    if requested is None:
-        ordered = sorted(racks)
-        start = next((i for i, b in enumerate(ordered) if b >= first[0]), 0)
-        return assign_replicas_to_brokers(
-            partitions - current,
-            len(first),
-            racks,
-            fixed_start_index=start,
-            start_partition_id=current,
-        )
-    if len(requested) != partitions:
-        raise InvalidReplicaAssignmentError(
-            f"--replica-assignment lists {len(requested)} partitions but --partitions is "
-            f"{partitions}; list every partition, existing ones included (they are ignored)"
-        )
-    added = {p: tuple(requested[p]) for p in range(current, partitions)}
-    validate_partition_replicas(added, len(first), set(racks))
-    return added
-
-
-def add_partitions(
-    zk: KafkaZkClient,
-    topic: str,
-    partitions: int,
-    requested: Mapping[int, Sequence[int]] | None = None,
-) -> dict[int, tuple[int, ...]]:
-    """Grow an existing topic to `partitions` partitions (`kafka-topics.sh --alter
-    --partitions --zookeeper`): read `/brokers/topics/T` with its zkVersion, decide the new
-    partitions (`new_partitions`) over the registered brokers, and set the znode to the
-    existing partitions (unchanged, topic id kept) plus the new ones, conditionally on the
-    version read. The controller creates the new partitions. Returns the new partitions.
-
-    Raises `TopicCommandError` when the topic does not exist, is marked for deletion, or
-    changed between the read and the write, `ZnodeFormatError` when its znode does not
-    decode, and the errors of `new_partitions`. Nothing is written when it raises.
-    """
-    path = paths.topic(topic)
-    kazoo = zk.kazoo
-    pending_read = kazoo.get_async(path)
-    pending_deletion = kazoo.exists_async(paths.delete_topic(topic))
-    try:
-        data, stat = pending_read.get()
-    except NoNodeError:
-        raise TopicCommandError(f"Topic '{topic}' does not exist") from None
-    if pending_deletion.get() is not None:
-        raise TopicCommandError(
-            f"Topic '{topic}' is marked for deletion; partitions cannot be added to it"
-        )
-    try:
-        current = TopicZNode.decode(data)
-    except ZnodeFormatError as exc:
-        raise ZnodeFormatError(exc.reason, path) from None
-    racks = broker_racks(_registered_racks(zk), RackAwareMode.ENFORCED)
-    added = new_partitions(topic, current.partitions, partitions, racks, requested)
-    grown = dataclasses.replace(
-        current,
-        partitions={**current.partitions, **{p: ReplicaAssignment(r) for p, r in added.items()}},
-    )
-    try:
-        kazoo.retry(kazoo.set, path, TopicZNode.encode(grown), version=stat.version)
-    except BadVersionError:
-        raise TopicCommandError(
-            f"Topic '{topic}' changed while its partitions were being added (version "
-            f"{stat.version} of {path} was read); nothing was written, run the command again"
-        ) from None
-    except NoNodeError:
-        raise TopicCommandError(
-            f"Topic '{topic}' was deleted while its partitions were being added"
-        ) from None
-    return added
 
 
 def render_added(topic: str, added: Iterable[int]) -> str:

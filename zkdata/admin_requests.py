@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from kazoo.exceptions import NoNodeError
 
+from domain import TopicPartition
 from zkdata import paths
 from zkdata.admin_znodes import PreferredReplicaElectionZNode
 from zkdata.client import KafkaZkClient, WatchCallback
 from zkdata.errors import ZnodeFormatError
 from zkdata.fenced_writes import Delete, FencedWriter
-from zkdata.model import TopicPartition
 
 
 def read_preferred_replica_election(

@@ -5,10 +5,11 @@ Decoders raise `ZnodeFormatError` and nothing else. Pure, any thread.
 
 from __future__ import annotations
 
+from domain import TopicPartition
 from zkdata import jsonfields as jf
 from zkdata import paths
 from zkdata.errors import ZnodeFormatError
-from zkdata.model import PartitionReassignment, TopicConfig, TopicPartition, UnknownFields
+from zkdata.model import PartitionReassignment, TopicConfig, UnknownFields
 
 _REASSIGN_ENTRY_FIELDS = ("topic", "partition", "replicas")
 

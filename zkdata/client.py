@@ -20,20 +20,13 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 from kazoo.protocol.states import WatchedEvent, ZnodeStat
 
+from domain import LeaderIsrAndControllerEpoch, TopicPartition
 from zkdata import acls, paths
 from zkdata.admin_znodes import IsrChangeNotificationSequenceZNode, TopicConfigZNode
 from zkdata.controller_election import ControllerElectionZk, ControllerEpoch
 from zkdata.errors import BrokerIdInUseError, TopicExistsError, ZnodeFormatError
 from zkdata.fenced_writes import Create, FencedWriter, OpResult, SetData
-from zkdata.model import (
-    Broker,
-    BrokerInfo,
-    ControllerRegistration,
-    LeaderIsrAndControllerEpoch,
-    TopicAssignment,
-    TopicConfig,
-    TopicPartition,
-)
+from zkdata.model import Broker, BrokerInfo, ControllerRegistration, TopicAssignment, TopicConfig
 from zkdata.pipelined_reads import Reads, read_many
 from zkdata.state_fields import KeptStateFields
 from zkdata.state_readers import StateReaders, read_states

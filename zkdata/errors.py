@@ -7,6 +7,7 @@
     └── ControllerMovedError      an epoch-fenced write or the election lost to another controller
 
 Kazoo's own exceptions (connection loss, session expiry) pass through unchanged.
+Raised on the thread that made the ZooKeeper call.
 """
 
 from __future__ import annotations

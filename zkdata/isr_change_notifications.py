@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from domain import TopicPartition
 from zkdata import paths
 from zkdata.admin_znodes import IsrChangeNotificationSequenceZNode
 from zkdata.client import KafkaZkClient, WatchCallback
 from zkdata.fenced_writes import Delete, FencedWriter
-from zkdata.model import TopicPartition
 from zkdata.pipelined_reads import Reads, read_many
 
 

@@ -19,12 +19,13 @@ from dataclasses import replace
 
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
+from domain import TopicPartition
 from zkdata import paths
 from zkdata.admin_znodes import ReassignPartitionsZNode
 from zkdata.client import KafkaZkClient, WatchCallback
 from zkdata.errors import ZkDataError, ZnodeFormatError
 from zkdata.fenced_writes import Delete, FencedWriter, Op, SetData
-from zkdata.model import PartitionReassignment, ReplicaAssignment, TopicPartition
+from zkdata.model import PartitionReassignment, ReplicaAssignment
 from zkdata.znodes import TopicZNode
 
 #: Attempts of a read-modify-write before giving up on a znode that keeps changing.

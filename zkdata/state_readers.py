@@ -39,10 +39,11 @@ from typing import Any
 
 from kazoo.client import KazooClient
 
+from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from zkdata import paths
 from zkdata.errors import ZnodeFormatError
 from zkdata.kazoo_handler import PollingHandler
-from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition, UnknownFields
+from zkdata.model import UnknownFields
 from zkdata.pipelined_reads import Reads, read_many
 from zkdata.znodes import TopicPartitionStateZNode
 

@@ -12,15 +12,13 @@ import re
 import secrets
 from typing import Any
 
+from domain import EndPoint, LeaderAndIsr, LeaderIsrAndControllerEpoch
 from zkdata import jsonfields as jf
 from zkdata import paths
 from zkdata.errors import ZnodeFormatError
 from zkdata.model import (
     BrokerInfo,
     ControllerRegistration,
-    EndPoint,
-    LeaderAndIsr,
-    LeaderIsrAndControllerEpoch,
     ReplicaAssignment,
     TopicAssignment,
     UnknownFields,

@@ -12,13 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from zkdata import paths
-from zkdata.model import (
-    LeaderAndIsr,
-    LeaderIsrAndControllerEpoch,
-    ReplicaAssignment,
-    TopicAssignment,
-)
+from zkdata.model import ReplicaAssignment, TopicAssignment
 from zkdata.znodes import ControllerEpochZNode, TopicPartitionStateZNode, TopicZNode
 
 #: The epoch every partition state and `/controller_epoch` start with (no controller yet).

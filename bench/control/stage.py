@@ -20,13 +20,13 @@ from pathlib import Path
 from bench.shared import console
 from bench.shared.fleet import POLL_INTERVAL_S, BrokerFleet, EventTail
 from bench.shared.profiling import RATE_HZ, Profiles, profiled
+from domain import TopicPartition
 from eventlog import EventKind
 from harness.waiting import wait_until
 from harness.zk_ensemble import new_chroot, open_client
 from zkdata import paths
 from zkdata.admin_znodes import PreferredReplicaElectionZNode
 from zkdata.client import KafkaZkClient
-from zkdata.model import TopicPartition
 
 #: How long the event logs must stay unchanged before a stage counts as settled.
 QUIET_S = 1.5

@@ -18,9 +18,9 @@ from collections.abc import Mapping, Sequence
 
 from bench.produce.rpc_load import Op, OpResult
 from client import Client, ProduceFailed
+from domain import TopicPartition
 from rpc import messages as m
 from security.tls_files import TlsIdentity
-from zkdata.model import TopicPartition
 
 HOST = "127.0.0.1"
 MAX_ATTEMPTS = 10

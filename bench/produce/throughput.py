@@ -9,7 +9,7 @@ Runbook (the ensemble, the chroot, the teardown and the results are `bench.share
 1. Start broker processes 1..n (DIR is their run directory: `logs/`, `events/`, `data/`)
    and wait until every broker is registered and every broker's Metadata lists all of
    them (the controller has seen them all).
-2. Create the topic through ZooKeeper (`testbed.topics.create_topic`, Kafka's assignment
+2. Create the topic through ZooKeeper (`admin.topics.create_topic`, Kafka's assignment
    with a fixed seed) and wait until every state znode and every broker's Metadata show
    a leader and the full ISR for every partition.
 3. Floor: after 500 warm-up calls, sequential Metadata RPCs (one topic) to broker 1 for
@@ -40,6 +40,8 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
+from admin import AdminError
+from admin.topics import create_topic
 from bench.produce.options import COMMAND, PRODUCE, ProduceOptions
 from bench.produce.phases import Phase, Phases, errors, notes, summary
 from bench.produce.producers import bench_client, leaders_of, make_batch, produce_op
@@ -54,7 +56,6 @@ from bench.shared.usage import CpuMeter, child_pids, events_between
 from client import Client, ClientError
 from harness.zk_ensemble import open_client
 from security.tls_files import client_identity
-from testbed.topics import TopicCommandError, create_topic
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ZkDataError
 
@@ -362,5 +363,5 @@ def _seconds(value: float) -> float | None:
 
 
 BENCHMARK = Benchmark(
-    COMMAND, measure, (RuntimeError, TopicCommandError, ValueError, ZkDataError, ClientError)
+    COMMAND, measure, (RuntimeError, AdminError, ValueError, ZkDataError, ClientError)
 )

@@ -15,11 +15,11 @@ import time
 from bench.shared import console
 from bench.shared.fleet import BrokerFleet
 from client import Client, TransportError
+from domain import TopicPartition
 from harness.waiting import wait_until
 from harness.zk_ensemble import open_client
 from rpc.errors import Errors
 from zkdata.client import KafkaZkClient
-from zkdata.model import TopicPartition
 
 POLL_S = 0.1
 

@@ -2,9 +2,11 @@
 
 The directory holds `<base offset>.log` segments with their `<base offset>.index` sparse
 offset indexes, a `leader-epoch-checkpoint` and an `hw-checkpoint`. Opening the directory
-recovers it (`log_loader`). Appends write each batch with one `write` per segment and flush
-Python's buffer, so a killed process loses nothing already appended; the files are fsynced
-only by `flush()` (and on a segment roll) when the log was opened with `fsync=True`.
+recovers it (`log_loader`); appends and reads walk its segments (`segment_list`), and the
+checkpoints are rewritten only when what they hold changed (`checkpoint_files`). Appends
+write each batch with one `write` per segment and flush Python's buffer, so a killed
+process loses nothing already appended; the files are fsynced only by `flush()` (and on a
+segment roll) when the log was opened with `fsync=True`.
 
 Order of writes, so that any crash leaves a log that recovery accepts:
 - append: epoch checkpoint (new epoch) -> records -> offset index;
@@ -25,42 +27,32 @@ the directory again, can repair).
 
 from __future__ import annotations
 
-import bisect
 import contextlib
-import math
 import shutil
 import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from broker_node.storage.appends import (
     follower_fields_problem,
     leader_append_problem,
-    split_for_segments,
 )
+from broker_node.storage.checkpoint_files import HW_CHECKPOINT_INTERVAL_S, CheckpointFiles
 from broker_node.storage.checkpoints import (
-    HW_CHECKPOINT,
     LEADER_EPOCH_CHECKPOINT,
-    atomic_write,
-    encode_epoch_checkpoint,
-    encode_hw_checkpoint,
-    fsync_directory,
 )
 from broker_node.storage.epoch_cache import EpochEntry
 from broker_node.storage.errors import LogError, OffsetOutOfRangeError
 from broker_node.storage.log_loader import load_log
 from broker_node.storage.record import Record, encode_fields, encode_record, scan_encoded
-from broker_node.storage.segment import LogSegment
+from broker_node.storage.segment_list import (
+    SegmentSettings,
+    append_records,
+    read_encoded_records,
+    read_records,
+)
 
 __all__ = ["HW_CHECKPOINT_INTERVAL_S", "PartitionLog"]
-
-HW_CHECKPOINT_INTERVAL_S = 1.0
-"""A rising high watermark is written to `hw-checkpoint` at most this often."""
-
-_U32_MAX = (1 << 32) - 1
-#: The epoch checkpoint of a log without epochs (a new log has none).
-_NO_EPOCHS = encode_epoch_checkpoint([])
 
 
 class PartitionLog:
@@ -80,40 +72,27 @@ class PartitionLog:
 
         `CorruptLogError` if the damage is beyond repair.
         """
-        if not 0 < segment_bytes <= _U32_MAX:
-            raise ValueError(f"segment_bytes must be in [1, {_U32_MAX}], not {segment_bytes}")
-        if index_interval_bytes < 0:
-            raise ValueError(f"index_interval_bytes must be >= 0, not {index_interval_bytes}")
+        self._settings = SegmentSettings(directory, segment_bytes, index_interval_bytes, fsync)
         self._lock = threading.RLock()
         self._directory = directory
-        self._segment_bytes = segment_bytes
-        self._index_interval_bytes = index_interval_bytes
         self._fsync = fsync
         self._closed = False
         self._failure: str | None = None
-        self._clock: Callable[[], float] = time.monotonic
         loaded = load_log(directory, index_interval_bytes, fsync, absent)
         self._segments = loaded.segments
         self._epochs = loaded.epochs
         self._high_watermark = loaded.high_watermark
-        self._hw_on_disk: int | None = None
-        self._epochs_on_disk: bytes | None = None
-        #: `self._epochs.changes` when `_epochs_on_disk` was last compared with the cache
-        self._epochs_compared = -1
-        self._hw_written_at = -math.inf
         #: Whether the directory exists; a new log makes it at its first write, so that
         #: thousands of partitions created at once and never written cost no directory.
         self._directory_made = not loaded.fresh
+        self._checkpoints = CheckpointFiles(directory, fsync, self._make_directory)
         if loaded.fresh:  # missing checkpoints read as these values: write them on change
-            self._epochs_on_disk = _NO_EPOCHS
-            self._epochs_compared = self._epochs.changes
-            self._hw_on_disk = self._high_watermark
+            self._checkpoints.assume_fresh(self._epochs, self._high_watermark)
         elif loaded.epochs_changed or not (directory / LEADER_EPOCH_CHECKPOINT).exists():
             self._write_epoch_checkpoint()
         else:
-            self._epochs_on_disk = encode_epoch_checkpoint(self._epochs.entries)
-            self._epochs_compared = self._epochs.changes
-        self._store_hw()  # without starting the once-a-second clock
+            self._checkpoints.assume_epochs_written(self._epochs)
+        self._checkpoints.store_hw(self._high_watermark)  # without starting the clock
 
     # -- offsets -------------------------------------------------------------------------
 
@@ -226,34 +205,9 @@ class PartitionLog:
 
     def _write(self, first_offset: int, data: bytes, lengths: Sequence[int]) -> None:
         """Write the records at `first_offset`... (`data`, one per entry of `lengths`),
-        rolling to new segments where `segment_bytes` says."""
+        rolling to new segments where `segment_bytes` says (`append_records`)."""
         self._make_directory()
-        counts = split_for_segments(lengths, self._segments[-1].size, self._segment_bytes)
-        if len(counts) == 1:
-            self._segments[-1].append(first_offset, data, lengths)
-            return
-        start = position = 0
-        for n, count in enumerate(counts):
-            if n:
-                self._roll()
-            if count:
-                end = start + count
-                size = sum(lengths[start:end])
-                self._segments[-1].append(
-                    first_offset + start, data[position : position + size], lengths[start:end]
-                )
-                start, position = end, position + size
-
-    def _roll(self) -> None:
-        active = self._segments[-1]
-        if self._fsync:
-            active.sync()
-        active.close()
-        self._segments.append(
-            LogSegment.create(self._directory, active.next_offset, self._index_interval_bytes)
-        )
-        if self._fsync:
-            fsync_directory(self._directory)
+        append_records(self._segments, first_offset, data, lengths, self._settings)
 
     # -- reads ---------------------------------------------------------------------------
 
@@ -271,22 +225,7 @@ class PartitionLog:
         """
         with self._lock:
             end = self._read_end(start_offset, max_offset)
-            records: list[Record] = []
-            used = 0
-            first = self._segment_index(start_offset)
-            for segment in self._segments[first:]:
-                if start_offset >= end or len(records) >= max_records:
-                    break
-                found, size = segment.read(
-                    start_offset, end, max_records - len(records), max_bytes - used, not records
-                )
-                records += found
-                used += size
-                if found:
-                    start_offset = found[-1].offset + 1
-                if start_offset < segment.next_offset:
-                    break  # a limit stopped the read inside this segment
-            return records
+            return read_records(self._segments, start_offset, end, max_records, max_bytes)
 
     def read_encoded(
         self,
@@ -300,21 +239,7 @@ class PartitionLog:
         bytes and how many records they hold."""
         with self._lock:
             end = self._read_end(start_offset, max_offset)
-            chunks: list[bytes] = []
-            count = used = 0
-            first = self._segment_index(start_offset)
-            for segment in self._segments[first:]:
-                if start_offset >= end or count >= max_records:
-                    break
-                data, found, start_offset = segment.read_encoded(
-                    start_offset, end, max_records - count, max_bytes - used, count == 0
-                )
-                chunks.append(data)
-                count += found
-                used += len(data)
-                if start_offset < segment.next_offset:
-                    break  # a limit stopped the read inside this segment
-            return b"".join(chunks), count
+            return read_encoded_records(self._segments, start_offset, end, max_records, max_bytes)
 
     def _read_end(self, start_offset: int, max_offset: int | None) -> int:
         """Where a read from `start_offset` stops (under the lock); `OffsetOutOfRangeError`
@@ -324,11 +249,6 @@ class PartitionLog:
         if not self._segments[0].base_offset <= start_offset <= log_end:
             raise OffsetOutOfRangeError(start_offset, self._segments[0].base_offset, log_end)
         return log_end if max_offset is None else min(max_offset, log_end)
-
-    def _segment_index(self, offset: int) -> int:
-        """Index of the segment holding `offset` (the last one for the LEO)."""
-        bases = [segment.base_offset for segment in self._segments]
-        return max(bisect.bisect_right(bases, offset) - 1, 0)
 
     # -- truncation ----------------------------------------------------------------------
 
@@ -399,7 +319,7 @@ class PartitionLog:
             clamped = min(max(hw, self._segments[0].base_offset), self._segments[-1].next_offset)
             fell = clamped < self._high_watermark
             self._high_watermark = clamped
-            if fell or self._clock() - self._hw_written_at >= HW_CHECKPOINT_INTERVAL_S:
+            if fell or self._checkpoints.hw_due():
                 self._write_hw_checkpoint()
 
     # -- durability and lifecycle --------------------------------------------------------
@@ -410,20 +330,16 @@ class PartitionLog:
         returns at once, without taking the lock: each field read is one the lock's holder
         may be changing, and a change missed here is one made just after the flush (a
         broker flushes every hosted log every few seconds)."""
+        checkpoints = self._checkpoints
         if (
             not self._fsync
             and not self._closed
-            and self._epochs.changes == self._epochs_compared
-            and self._hw_on_disk == self._high_watermark
+            and checkpoints.current(self._epochs, self._high_watermark)
         ):
             return
         with self._lock:
             self._check_open()
-            if (
-                not self._fsync
-                and self._epochs.changes == self._epochs_compared
-                and self._hw_on_disk == self._high_watermark
-            ):
+            if not self._fsync and checkpoints.current(self._epochs, self._high_watermark):
                 return
         with self._writing():
             if self._fsync:
@@ -474,28 +390,7 @@ class PartitionLog:
                 raise
 
     def _write_epoch_checkpoint(self) -> None:
-        """Write the epoch cache unless the file already holds exactly these bytes (every
-        change is written when it happens, so closing thousands of logs rewrites none)."""
-        changes = self._epochs.changes
-        if changes == self._epochs_compared:
-            return
-        data = encode_epoch_checkpoint(self._epochs.entries)
-        if data != self._epochs_on_disk:
-            self._make_directory()
-            atomic_write(self._directory / LEADER_EPOCH_CHECKPOINT, data, self._fsync)
-            self._epochs_on_disk = data
-        self._epochs_compared = changes
+        self._checkpoints.write_epochs(self._epochs)
 
     def _write_hw_checkpoint(self) -> None:
-        self._store_hw()
-        self._hw_written_at = self._clock()
-
-    def _store_hw(self) -> None:
-        if self._hw_on_disk != self._high_watermark:
-            self._make_directory()
-            atomic_write(
-                self._directory / HW_CHECKPOINT,
-                encode_hw_checkpoint(self._high_watermark),
-                self._fsync,
-            )
-            self._hw_on_disk = self._high_watermark
+        self._checkpoints.write_hw(self._high_watermark)

@@ -26,21 +26,14 @@ from broker_node.storage.offset_index import (
     index_entry_due,
     parse_index,
 )
-from broker_node.storage.record import (
-    LENGTH_PREFIX_BYTES,
-    PEEK_OFFSET_BYTES,
-    Record,
-    decode_record,
-    peek_offset,
-    record_length,
-)
+from broker_node.storage.record import PEEK_OFFSET_BYTES, Record, peek_offset
+from broker_node.storage.segment_scan import scan_headers, scan_records
 
 __all__ = ["INDEX_SUFFIX", "LOG_SUFFIX", "LogSegment", "segment_base_offset"]
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 _BASE_DIGITS = 20
-_READ_CHUNK_BYTES = 64 * 1024
 #: Append boundaries (offset -> position) a segment remembers for reads that start there.
 _BOUNDARIES_KEPT = 64
 
@@ -295,23 +288,7 @@ class LogSegment:
         """(position, offset, length) of each record from `position` to the end of the
         segment, from the length and offset fields alone (`_scan` without decoding)."""
         with self._reader() as fd:
-            buffer = b""
-            buffer_start = position
-            while position < self.size:
-                at = position - buffer_start
-                if at + PEEK_OFFSET_BYTES > len(buffer):
-                    if self.size - position < PEEK_OFFSET_BYTES:
-                        raise InvalidRecordError(position, "torn record header")
-                    buffer = os.pread(fd, min(_READ_CHUNK_BYTES, self.size - position), position)
-                    buffer_start = position
-                    at = 0
-                    if len(buffer) < PEEK_OFFSET_BYTES:
-                        raise InvalidRecordError(position, "file shorter than its size")
-                length = record_length(buffer[at : at + LENGTH_PREFIX_BYTES], position)
-                if position + length > self.size:
-                    raise InvalidRecordError(position, "torn record")
-                yield position, peek_offset(buffer[at : at + PEEK_OFFSET_BYTES]), length
-                position += length
+            yield from scan_headers(fd, position, self.size)
 
     def records(self) -> Iterator[Record]:
         """Every record of the segment, in order (`CorruptLogError` at a bad one)."""
@@ -326,28 +303,7 @@ class LogSegment:
         if position >= self.size:  # nothing to read (a new segment may have no file yet)
             return
         with self._reader() as fd:
-            buffer = b""
-            buffer_start = position
-            while position < self.size:
-                if self.size - position < LENGTH_PREFIX_BYTES:
-                    raise InvalidRecordError(position, "torn length field")
-                if position + LENGTH_PREFIX_BYTES > buffer_start + len(buffer):
-                    buffer = os.pread(fd, min(_READ_CHUNK_BYTES, self.size - position), position)
-                    buffer_start = position
-                at = position - buffer_start
-                length = record_length(buffer[at : at + LENGTH_PREFIX_BYTES], position)
-                if position + length > self.size:
-                    raise InvalidRecordError(position, "torn record")
-                if at + length > len(buffer):
-                    buffer = os.pread(
-                        fd, min(max(_READ_CHUNK_BYTES, length), self.size - position), position
-                    )
-                    buffer_start = position
-                    at = 0
-                    if len(buffer) < length:
-                        raise InvalidRecordError(position, "file shorter than its size")
-                yield position, decode_record(buffer[at : at + length], position), length
-                position += length
+            yield from scan_records(fd, position, self.size)
 
     @contextlib.contextmanager
     def _reader(self) -> Iterator[int]:

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 
 from chaos.errors import ChaosError
 from client import FETCH_RETRIABLE, Client, ClientError, NoRoute, TransportError
+from domain import TopicPartition
 from rpc import messages as m
 from rpc.errors import Errors
 from rundir.checker import FinalRead
 from rundir.history_writer import HistoryWriter
-from zkdata.model import TopicPartition
 
 #: Fetch errors after which the consumer refreshes Metadata and tries again.
 RETRIABLE = FETCH_RETRIABLE

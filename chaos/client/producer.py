@@ -28,11 +28,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from client import Client, ClientError, NoRoute, TransportError
+from domain import TopicPartition
 from rpc import messages as m
 from rpc.errors import Errors
 from rundir.history import Completion
 from rundir.history_writer import HistoryWriter
-from zkdata.model import TopicPartition
 
 #: Errors a leader returns before it appends anything (when the answer has no offset).
 REJECTED_BEFORE_APPEND: frozenset[Errors] = frozenset(

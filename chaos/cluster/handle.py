@@ -39,13 +39,13 @@ from kazoo.handlers.threading import KazooTimeoutError
 
 from chaos.cluster import endpoints, role_resolution
 from chaos.errors import FaultFailed, ForeignContainer, UnknownTarget
+from domain import LeaderAndIsr, TopicPartition
 from security.secret_files import SecretFileError
 from security.zk_credentials import ZkDigestCredentials, kazoo_options, repo_digest_file
 from security.zk_credentials import load as load_zk_credentials
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ZnodeFormatError
 from zkdata.fourletter import four_letter_word, server_mode
-from zkdata.model import LeaderAndIsr, TopicPartition
 
 if TYPE_CHECKING:
     from harness.compose import ComposeCluster

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 
 from client import ApiLike, ClientError
+from domain import TopicPartition
 from rpc import messages as m
 from rpc.errors import Errors
 from rundir.invariants import BrokerView, ClusterSnapshot, PartitionState, ViewedPartition
 from zkdata.client import KafkaZkClient
-from zkdata.model import TopicPartition
 
 #: The Prometheus gauge that is 1 on the active controller.
 ACTIVE_CONTROLLER = "kafka_controller_KafkaController_ActiveControllerCount"

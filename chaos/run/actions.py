@@ -31,16 +31,18 @@ from collections.abc import Callable, Mapping, Sequence
 from kazoo.exceptions import KazooException, NoNodeError
 from kazoo.handlers.threading import KazooTimeoutError
 
+from admin import AdminError
+from admin.topics import create_topic, delete_topic
 from chaos.errors import ChaosError
 from chaos.generator.schedule import Action
 from client.errors import ClientError
+from domain import TopicPartition
 from rpc.errors import Errors
 from rpc.messages import ElectLeadersRequest, ElectLeadersResponse
-from testbed.topics import TopicCommandError, create_topic, delete_topic
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ZkDataError
-from zkdata.model import PartitionReassignment, TopicPartition
+from zkdata.model import PartitionReassignment
 from zkdata.reassignment import ReassignmentZk
 
 #: Sends an ElectLeaders request to the controller and returns its answer; raises when no
@@ -51,13 +53,14 @@ PREFERRED_ELECTION = 0
 
 #: What a ZooKeeper-side action may fail with: a lost or timed-out session (kazoo), a znode
 #: that does not decode or a reassignment already running (`zkdata.errors.ZkDataError`), a
-#: topic that exists or does not (`testbed.topics.TopicCommandError`), and the admin rules'
-#: errors (`admin.errors`, `ValueError`s). Anything else is a bug and is not caught.
+#: topic that exists or does not and the admin rules' errors (`admin.AdminError`, a
+#: `ValueError`), and other `ValueError`s of bad input. Anything else is a bug and is not
+#: caught.
 ZK_ACTION_ERRORS: tuple[type[Exception], ...] = (
     KazooException,
     KazooTimeoutError,
     ZkDataError,
-    TopicCommandError,
+    AdminError,
     ValueError,
 )
 #: What an ElectLeaders request may fail with: no controller known, a transport failure.

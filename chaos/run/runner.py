@@ -42,6 +42,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from admin.topics import delete_topic
 from chaos.client.workload_run import Progress, WorkloadConfig, WorkloadResult, run_workload
 from chaos.cluster import endpoints
 from chaos.cluster.handle import ClusterHandle
@@ -67,7 +68,6 @@ from rundir.invariants import ClusterSnapshot, RunVerdict, judge, problems, time
 from rundir.invariants.judge import SCENARIO_CHECKS
 from rundir.layout import RunDir, new_run_id
 from rundir.reader import load_run, write_verdict
-from testbed.topics import delete_topic
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ZkDataError
 

@@ -9,6 +9,8 @@ import dataclasses
 import platform
 from typing import Any
 
+from admin import AdminError
+from admin.topics import create_topic
 from chaos.cluster import endpoints
 from chaos.cluster.handle import ClusterHandle
 from chaos.cluster.metrics_scrape import fetch_metrics, parse_metrics
@@ -21,7 +23,6 @@ from harness.waiting import wait_until
 from rundir.invariants import ClusterSnapshot, problems
 from rundir.layout import RUN_DIR_VERSION
 from security.tls_files import CLIENT, load_identity
-from testbed.topics import TopicCommandError, create_topic
 from zkdata.errors import ZkDataError
 
 #: Seconds between readiness polls; the deadline of the set-up steps.
@@ -108,7 +109,7 @@ def create_run_topic(cluster: ClusterHandle, scenario: Scenario, topic: str) -> 
         cluster.read_zk(
             lambda zk: create_topic(zk, topic, w.partitions, w.replication_factor, config=config)
         )
-    except (FaultError, TopicCommandError, ZkDataError, ValueError) as exc:  # cannot start
+    except (FaultError, AdminError, ZkDataError, ValueError) as exc:  # cannot start
         raise RunSetupError(f"creating topic {topic}: {exc}") from exc
     left: list[str] = []
 

@@ -20,9 +20,10 @@ import threading
 from typing import TypeVar
 
 from controller.channel_manager import ControlRequest, ResponseCallback
+from domain import EndPoint
 from rpc import messages as m
 from rpc.errors import Errors, RpcClosed, RpcError, RpcUnavailable
-from zkdata.model import Broker, BrokerInfo, EndPoint
+from zkdata.model import Broker, BrokerInfo
 
 __all__ = ["FakeBrokerChannel", "FakeChannels", "RecordingSend", "make_broker"]
 

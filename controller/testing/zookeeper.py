@@ -20,10 +20,10 @@ from typing import Literal
 
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
+from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from zkdata import paths
 from zkdata.errors import ControllerMovedError, ZnodeFormatError
 from zkdata.fenced_writes import ANY_EPOCH_VERSION, NewVersion, OpResult
-from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from zkdata.pipelined_reads import Reads
 from zkdata.znodes import TopicPartitionStateZNode
 

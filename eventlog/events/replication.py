@@ -28,7 +28,7 @@ __all__ = [
 class IsrChanged(Event):
     """A partition's ISR was written.
 
-    Written by the partition leader (`partition.py`) for each ISR shrink or expand it wrote,
+    Written by the partition leader (`partition_isr.py`) for each ISR shrink or expand it wrote,
     and by the controller (`replica_state_machine.py`) for each ISR shrink of OfflineReplica
     it wrote. The `by` field tells them apart.
     """
@@ -72,11 +72,11 @@ class IsrChanged(Event):
 class IsrUpdateFailed(Event):
     """A broker could not write a partition's ISR.
 
-    From `partition.py`, when a leader's conditional ISR write hit BADVERSION or NoNode and the
+    From `partition_isr.py`, when a leader's conditional ISR write hit BADVERSION or NoNode and the
     re-read znode is missing or holds another leader, leader epoch or ISR. The leader keeps its
     old ISR and waits for a LeaderAndIsr.
 
-    From `replica_manager.py` (`isr-expiration`), when the ISR shrink or the log flush of a
+    From `isr_maintenance.py` (`isr-expiration`), when the ISR shrink or the log flush of a
     partition raised (e.g. a ZooKeeper error). The next round tries again.
     """
 
@@ -195,7 +195,7 @@ class FetcherParked(Event):
 class IsrChangePropagated(Event):
     """A broker wrote an ISR change notification for the controller.
 
-    `replica_manager.py`, `isr-change-propagation`.
+    `isr_maintenance.py`, `isr-change-propagation`.
     """
 
     kind: ClassVar[str] = "isr_change_propagated"

@@ -1,17 +1,15 @@
 """The one place that touches generated protobuf code (`testbed_rpc`): conversions between
-`rpc.messages` and protobuf and the servicer adapters for the control plane (`control`) and
-the data plane (`data`), the client stubs (`clients`), the server (`server`), the mapping
-of transport failures to `rpc.errors` (`status`), mutual TLS credentials (`tls`), the check
-of who may call what before a handler runs (`access`) and refused TLS handshakes read from
-gRPC's tracer (`handshake_trace`). Everything else imports from here.
+`rpc.messages` and protobuf for the control plane (`control`) and its servicer
+(`control_server`), conversions and the servicer for the data plane (`data`), the client
+stubs (`clients`), the server (`server`), the mapping of transport failures to
+`rpc.errors` (`status`), mutual TLS credentials (`tls`), the check of who may call what
+before a handler runs (`access`) and refused TLS handshakes read from gRPC's tracer
+(`handshake_trace`). Everything else imports from here. Threads are each module's own to say.
 """
 
 from rpc.wire.access import BROKER_ONLY_METHODS, AccessPolicy, Refusal
 from rpc.wire.clients import BrokerControlClient, ClientApiClient
 from rpc.wire.control import (
-    BrokerControlHandler,
-    _BrokerControlServicer,
-    add_broker_control_service,
     controlled_shutdown_response_from_pb,
     controlled_shutdown_response_to_pb,
     leader_and_isr_request_from_pb,
@@ -24,6 +22,11 @@ from rpc.wire.control import (
     stop_replica_response_to_pb,
     update_metadata_request_from_pb,
     update_metadata_request_to_pb,
+)
+from rpc.wire.control_server import (
+    BrokerControlHandler,
+    _BrokerControlServicer,
+    add_broker_control_service,
 )
 from rpc.wire.data import (
     ClientApiHandler,

@@ -5,6 +5,7 @@ broker each. Calls block the calling thread; every transport or codec failure le
 
 from __future__ import annotations
 
+from domain import TopicPartition
 from rpc import messages as m
 from rpc.errors import Errors
 from rpc.wire.control import (
@@ -27,7 +28,6 @@ from rpc.wire.status import mapped
 from rpc.wire.tls import ChannelIdentity, open_channel
 from testbed_rpc import control_pb2 as pb
 from testbed_rpc import control_pb2_grpc as pb_grpc
-from zkdata.model import TopicPartition
 
 
 class BrokerControlClient:

@@ -12,12 +12,12 @@ from typing import Any, Protocol
 
 import grpc
 
+from domain import TopicPartition
 from rpc import messages as m
 from rpc.errors import Errors
 from rpc.wire.control import _endpoint_to_pb, _live_broker_from_pb
 from testbed_rpc import control_pb2 as pb
 from testbed_rpc import control_pb2_grpc as pb_grpc
-from zkdata.model import TopicPartition
 
 
 def metadata_response_to_pb(r: m.MetadataResponse) -> pb.MetadataResponse:

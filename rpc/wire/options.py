@@ -7,7 +7,8 @@ minute is reached again within a second of the heal, as a Kafka broker would be.
 `grpc.min_reconnect_backoff_ms` stays at gRPC's default (20 s): gRPC takes it as the
 shortest time a connection attempt (TCP, TLS and HTTP/2 handshakes) may last, not as a
 backoff. Set to the 50 ms backoff it would cap every attempt at about 1 s, and a broker
-whose traffic is delayed 1.5 s (the `latency` fault) could never connect."""
+whose traffic is delayed 1.5 s (the `latency` fault) could never connect.
+Constants only; any thread."""
 
 from __future__ import annotations
 

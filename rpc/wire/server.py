@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import grpc
 
 from rpc.wire.access import AccessPolicy, PeerCheck
-from rpc.wire.control import Around, BrokerControlHandler, add_broker_control_service
+from rpc.wire.control_server import Around, BrokerControlHandler, add_broker_control_service
 from rpc.wire.data import ClientApiHandler, add_client_api_service
 from rpc.wire.options import CHANNEL_OPTIONS
 from rpc.wire.tls import ChannelIdentity, server_credentials

@@ -14,7 +14,7 @@ from typing import Any
 from google.protobuf.message import Message
 
 from rpc.wire.clients import BrokerControlClient, ClientApiClient
-from rpc.wire.control import BrokerControlHandler, _BrokerControlServicer
+from rpc.wire.control_server import BrokerControlHandler, _BrokerControlServicer
 from rpc.wire.data import ClientApiHandler, _ClientApiServicer
 from testbed_rpc import control_pb2 as pb
 

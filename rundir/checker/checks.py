@@ -34,10 +34,14 @@ import itertools
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 
+from domain import TopicPartition
 from rundir.checker.index import FinalRead, Send, index_of, indexed, reads
 from rundir.history import HistoryOp
-from rundir.results import InvariantResult, RunVerdict, Violation
-from zkdata.model import TopicPartition
+from rundir.results import (
+    InvariantResult,
+    RunVerdict,
+    Violation,
+)
 
 __all__ = [
     "check",

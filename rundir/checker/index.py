@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import NamedTuple
 
+from domain import TopicPartition
 from rundir.history import HistoryOp
-from zkdata.model import TopicPartition
 
 __all__ = [
     "FinalRead",

@@ -21,11 +21,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from domain import UNKNOWN_BROKER_EPOCH
 from eventlog import EventKind
 from rundir.events import Event, EventLogs
 from rundir.invariants.names import BROKER_EPOCH_FENCING
 from rundir.results import InvariantResult, Violation
-from zkdata.model import UNKNOWN_BROKER_EPOCH
 
 __all__ = ["BROKER_EPOCH_FENCING", "broker_epoch_fencing"]
 

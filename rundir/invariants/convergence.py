@@ -18,9 +18,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from domain import TopicPartition
 from rundir.invariants.names import CONVERGES_AFTER_HEAL
 from rundir.results import InvariantResult, Violation
-from zkdata.model import TopicPartition
 
 __all__ = [
     "CONVERGES_AFTER_HEAL",

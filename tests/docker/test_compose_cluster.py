@@ -14,15 +14,15 @@ from pathlib import Path
 
 import pytest
 
+from admin.topics import create_topic
 from chaos.client.workload_run import Progress, WorkloadConfig, judge, run_workload
 from client import Client
+from domain import TopicPartition
 from eventlog import event_log_path, read_events
 from harness.compose import ComposeCluster
 from harness.waiting import wait_until
-from testbed.topics import create_topic
 from zkdata.client import KafkaZkClient
 from zkdata.fourletter import server_mode
-from zkdata.model import TopicPartition
 
 pytestmark = pytest.mark.docker
 

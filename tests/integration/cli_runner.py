@@ -9,9 +9,10 @@ from collections.abc import Iterable, Mapping
 import pytest
 from kazoo.client import KazooClient
 
+from domain import EndPoint
 from testbed.__main__ import main
 from zkdata.client import KafkaZkClient
-from zkdata.model import BrokerInfo, EndPoint
+from zkdata.model import BrokerInfo
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -14,6 +14,7 @@ import pytest
 from cli_runner import run
 from kazoo.client import KazooClient
 
+from domain import TopicPartition
 from harness.brokers import BrokerProcess
 from harness.waiting import wait_until
 from rpc import messages as m
@@ -21,7 +22,7 @@ from rpc.errors import Errors
 from rpc.wire import ClientApiClient
 from zkdata import paths
 from zkdata.client import KafkaZkClient
-from zkdata.model import ReplicaAssignment, TopicAssignment, TopicPartition
+from zkdata.model import ReplicaAssignment, TopicAssignment
 from zkdata.znodes import TopicZNode
 
 pytestmark = pytest.mark.integration

@@ -9,11 +9,12 @@ from collections.abc import Callable
 import pytest
 from kazoo.client import KazooClient
 
+from domain import TopicPartition
 from harness.brokers import BrokerProcess
 from harness.waiting import wait_until
 from zkdata import paths
 from zkdata.client import KafkaZkClient
-from zkdata.model import ReplicaAssignment, TopicAssignment, TopicPartition
+from zkdata.model import ReplicaAssignment, TopicAssignment
 from zkdata.znodes import TopicZNode
 
 pytestmark = pytest.mark.integration

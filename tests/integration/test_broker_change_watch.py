@@ -11,9 +11,10 @@ from kazoo.client import KazooClient
 
 from controller import events as ev
 from controller.watchers import Watchers
+from domain import EndPoint
 from zkdata import paths
 from zkdata.client import KafkaZkClient
-from zkdata.model import BrokerInfo, EndPoint
+from zkdata.model import BrokerInfo
 
 pytestmark = pytest.mark.integration
 

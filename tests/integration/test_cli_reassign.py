@@ -14,6 +14,7 @@ import pytest
 from cli_runner import register_brokers, run
 from kazoo.client import KazooClient
 
+from domain import TopicPartition
 from testbed.reassign import parse_reassignment
 from testbed.reassign_verify import (
     PartitionStatus,
@@ -24,12 +25,7 @@ from testbed.reassign_verify import (
 from zkdata import paths
 from zkdata.admin_znodes import ReassignPartitionsZNode
 from zkdata.client import KafkaZkClient
-from zkdata.model import (
-    PartitionReassignment,
-    ReplicaAssignment,
-    TopicAssignment,
-    TopicPartition,
-)
+from zkdata.model import PartitionReassignment, ReplicaAssignment, TopicAssignment
 from zkdata.reassignment import ReassignmentZk
 
 pytestmark = pytest.mark.integration

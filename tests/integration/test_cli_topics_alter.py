@@ -13,7 +13,7 @@ import pytest
 from cli_runner import register_brokers, run
 from kazoo.client import KazooClient
 
-import testbed.topics
+import admin.topics
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.model import ReplicaAssignment, TopicAssignment
@@ -262,7 +262,7 @@ def test_a_topic_changed_after_the_read_is_not_overwritten(
     theirs = TopicZNode.encode(
         TopicAssignment({0: ReplicaAssignment((1, 2)), 1: ReplicaAssignment((3, 1))})
     )
-    decide = testbed.topics.new_partitions
+    decide = admin.topics.new_partitions
 
     def decide_while_someone_writes(
         topic: str,
@@ -274,7 +274,7 @@ def test_a_topic_changed_after_the_read_is_not_overwritten(
         zk_client.set(paths.topic("t"), theirs)
         return decide(topic, existing, partitions, live, requested)
 
-    monkeypatch.setattr(testbed.topics, "new_partitions", decide_while_someone_writes)
+    monkeypatch.setattr(admin.topics, "new_partitions", decide_while_someone_writes)
     code, out, err = _alter(capsys, zk_connect, "--partitions", "3")
     assert (code, out) == (1, "")
     assert err.startswith("Error: Topic 't' changed while its partitions were being added")

@@ -14,6 +14,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from broker_node.config_changes import ConfigChangeListener
+from domain import TopicPartition
 from eventlog import EventKind
 from eventlog.testing import RecordingEventLog
 from harness.brokers import BrokerProcess
@@ -24,7 +25,7 @@ from rpc.wire import ClientApiClient
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.config_changes import CHANGE_EXPIRATION_MS, ConfigChangesZk
-from zkdata.model import ReplicaAssignment, TopicAssignment, TopicConfig, TopicPartition
+from zkdata.model import ReplicaAssignment, TopicAssignment, TopicConfig
 
 pytestmark = pytest.mark.integration
 

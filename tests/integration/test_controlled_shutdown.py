@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
+from admin.topics import create_topic
+from domain import TopicPartition
 from harness.brokers import BrokerProcess
 from harness.waiting import wait_until
 from rpc import messages as m
 from rpc.errors import Errors
 from rpc.wire import BrokerControlClient
-from testbed.topics import create_topic
 from zkdata.client import KafkaZkClient
-from zkdata.model import TopicPartition
 
 pytestmark = pytest.mark.integration
 

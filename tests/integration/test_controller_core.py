@@ -14,19 +14,16 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
+from admin.topics import create_topic
+from domain import LeaderIsrAndControllerEpoch, TopicPartition
 from harness.brokers import BrokerProcess
 from harness.waiting import wait_until
 from rpc.errors import Errors
 from rpc.wire import ClientApiClient
-from testbed.topics import create_topic, describe_topics, filter_partitions
+from testbed.topics import describe_topics, filter_partitions
 from zkdata import paths
 from zkdata.client import KafkaZkClient
-from zkdata.model import (
-    LeaderIsrAndControllerEpoch,
-    ReplicaAssignment,
-    TopicAssignment,
-    TopicPartition,
-)
+from zkdata.model import ReplicaAssignment, TopicAssignment
 from zkdata.znodes import ControllerEpochZNode, TopicPartitionStateZNode
 
 pytestmark = pytest.mark.integration

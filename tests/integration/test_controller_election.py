@@ -14,6 +14,7 @@ from collections.abc import Callable
 import pytest
 from kazoo.client import KazooClient
 
+from domain import UNKNOWN_BROKER_EPOCH
 from harness.brokers import BrokerProcess
 from harness.waiting import wait_until
 from harness.zk_ensemble import ZkEnsemble
@@ -22,7 +23,6 @@ from rpc.errors import Errors
 from rpc.wire import BrokerControlClient
 from zkdata import paths
 from zkdata.client import KafkaZkClient
-from zkdata.model import UNKNOWN_BROKER_EPOCH
 
 pytestmark = pytest.mark.integration
 

@@ -21,6 +21,7 @@ import pytest
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
+from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from harness.brokers import BrokerProcess
 from harness.waiting import wait_until
 from rpc import messages as m
@@ -31,14 +32,7 @@ from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.deletion import TopicDeletionZk
 from zkdata.errors import ControllerMovedError
-from zkdata.model import (
-    LeaderAndIsr,
-    LeaderIsrAndControllerEpoch,
-    ReplicaAssignment,
-    TopicAssignment,
-    TopicConfig,
-    TopicPartition,
-)
+from zkdata.model import ReplicaAssignment, TopicAssignment, TopicConfig
 from zkdata.znodes import TopicZNode
 
 pytestmark = pytest.mark.integration

@@ -15,18 +15,14 @@ from collections.abc import Callable
 import pytest
 from kazoo.client import KazooClient
 
+from domain import LeaderIsrAndControllerEpoch, TopicPartition
 from harness.brokers import BrokerProcess
 from harness.waiting import wait_until
 from rpc import messages as m
 from rpc.errors import Errors
 from rpc.wire import ClientApiClient
 from zkdata.client import KafkaZkClient
-from zkdata.model import (
-    LeaderIsrAndControllerEpoch,
-    ReplicaAssignment,
-    TopicAssignment,
-    TopicPartition,
-)
+from zkdata.model import ReplicaAssignment, TopicAssignment
 
 pytestmark = pytest.mark.integration
 

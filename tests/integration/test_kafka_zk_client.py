@@ -11,19 +11,14 @@ import pytest
 from kazoo.client import KazooClient
 from kazoo.exceptions import ConnectionLoss
 
+from domain import EndPoint, LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from harness.zk_ensemble import open_client
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.controller_election import ControllerElectionZk, ControllerEpoch
 from zkdata.errors import BrokerIdInUseError, ControllerMovedError
 from zkdata.fenced_writes import ANY_EPOCH_VERSION, committed_zxid
-from zkdata.model import (
-    BrokerInfo,
-    EndPoint,
-    LeaderAndIsr,
-    LeaderIsrAndControllerEpoch,
-    TopicPartition,
-)
+from zkdata.model import BrokerInfo
 from zkdata.znodes import ControllerEpochZNode, ControllerZNode
 
 pytestmark = pytest.mark.integration

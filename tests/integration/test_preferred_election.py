@@ -8,12 +8,13 @@ from collections.abc import Callable
 import pytest
 from kazoo.client import KazooClient
 
+from domain import TopicPartition
 from harness.brokers import BrokerProcess
 from harness.waiting import wait_until
 from testbed.__main__ import main
 from zkdata.admin_znodes import PreferredReplicaElectionZNode
 from zkdata.client import KafkaZkClient
-from zkdata.model import ReplicaAssignment, TopicAssignment, TopicPartition
+from zkdata.model import ReplicaAssignment, TopicAssignment
 
 pytestmark = pytest.mark.integration
 

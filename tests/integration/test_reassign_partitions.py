@@ -23,6 +23,7 @@ import pytest
 from cli_runner import run
 from kazoo.client import KazooClient
 
+from domain import LeaderIsrAndControllerEpoch, TopicPartition
 from harness.brokers import BrokerProcess
 from harness.waiting import wait_until
 from rpc import messages as m
@@ -31,13 +32,7 @@ from rpc.wire import ClientApiClient
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.deletion import TopicDeletionZk
-from zkdata.model import (
-    LeaderIsrAndControllerEpoch,
-    PartitionReassignment,
-    ReplicaAssignment,
-    TopicAssignment,
-    TopicPartition,
-)
+from zkdata.model import PartitionReassignment, ReplicaAssignment, TopicAssignment
 from zkdata.reassignment import ReassignmentZk
 from zkdata.znodes import TopicPartitionStateZNode
 

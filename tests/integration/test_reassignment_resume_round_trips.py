@@ -26,20 +26,14 @@ from controller.active import ActiveController, ControllerConfig
 from controller.context import ControllerContext
 from controller.testing.brokers import FakeChannels
 from controller.watchers import Watchers
+from domain import EndPoint, LeaderAndIsr, LeaderIsrAndControllerEpoch
 from eventlog import EventKind, ReassignmentStarted
 from eventlog.testing import RecordingEventLog
 from harness.waiting import wait_until
 from rpc import messages as m
 from zkdata import paths
 from zkdata.client import KafkaZkClient
-from zkdata.model import (
-    BrokerInfo,
-    EndPoint,
-    LeaderAndIsr,
-    LeaderIsrAndControllerEpoch,
-    ReplicaAssignment,
-    TopicAssignment,
-)
+from zkdata.model import BrokerInfo, ReplicaAssignment, TopicAssignment
 from zkdata.znodes import TopicPartitionStateZNode, TopicZNode
 
 pytestmark = pytest.mark.integration

@@ -8,11 +8,12 @@ from __future__ import annotations
 import pytest
 from kazoo.client import KazooClient
 
+from domain import TopicPartition
 from zkdata import paths
 from zkdata.admin_znodes import ReassignPartitionsZNode
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ControllerMovedError, ZnodeFormatError
-from zkdata.model import PartitionReassignment, ReplicaAssignment, TopicAssignment, TopicPartition
+from zkdata.model import PartitionReassignment, ReplicaAssignment, TopicAssignment
 from zkdata.reassignment import ReassignmentInProgressError, ReassignmentZk
 from zkdata.znodes import TopicZNode
 

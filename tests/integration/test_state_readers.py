@@ -12,11 +12,12 @@ from collections.abc import Callable
 import pytest
 from kazoo.client import KazooClient
 
+from domain import TopicPartition
 from harness.brokers import BrokerProcess
 from harness.waiting import wait_until
 from zkdata import paths, state_readers
 from zkdata.client import KafkaZkClient
-from zkdata.model import ReplicaAssignment, TopicAssignment, TopicPartition
+from zkdata.model import ReplicaAssignment, TopicAssignment
 from zkdata.state_readers import ReaderSettings, StateReaders
 
 pytestmark = pytest.mark.integration

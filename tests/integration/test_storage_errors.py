@@ -16,11 +16,12 @@ from pathlib import Path
 import pytest
 from kazoo.client import KazooClient
 
+from domain import TopicPartition
 from harness.brokers import BrokerProcess
 from harness.waiting import wait_until
 from rpc.wire import ClientApiClient
 from zkdata.client import KafkaZkClient
-from zkdata.model import ReplicaAssignment, TopicAssignment, TopicConfig, TopicPartition
+from zkdata.model import ReplicaAssignment, TopicAssignment, TopicConfig
 
 pytestmark = pytest.mark.integration
 

@@ -16,11 +16,12 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
+from admin.topics import create_topic
+from domain import TopicPartition
 from harness.waiting import wait_until
-from testbed.topics import create_topic
 from zkdata import paths
 from zkdata.client import KafkaZkClient
-from zkdata.model import ReplicaAssignment, TopicAssignment, TopicPartition
+from zkdata.model import ReplicaAssignment, TopicAssignment
 from zkdata.znodes import TopicZNode
 
 pytestmark = pytest.mark.integration

@@ -12,13 +12,14 @@ from pathlib import Path
 import pytest
 from kazoo.client import KazooClient
 
+from admin.topics import create_topic
 from chaos.client.workload_run import Progress, WorkloadConfig, WorkloadResult, judge, run_workload
 from client import Client
+from domain import TopicPartition
 from harness.brokers import BrokerProcess
 from harness.waiting import wait_until
-from testbed.topics import create_topic
 from zkdata.client import KafkaZkClient
-from zkdata.model import PartitionReassignment, ReplicaAssignment, TopicPartition
+from zkdata.model import PartitionReassignment, ReplicaAssignment
 from zkdata.reassignment import ReassignmentZk
 
 pytestmark = pytest.mark.integration

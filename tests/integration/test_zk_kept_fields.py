@@ -11,16 +11,12 @@ from collections.abc import Iterator
 import pytest
 from kazoo.client import KazooClient
 
+from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from harness.zk_ensemble import open_client
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.fenced_writes import committed_zxid
-from zkdata.model import (
-    LeaderAndIsr,
-    LeaderIsrAndControllerEpoch,
-    ReplicaAssignment,
-    TopicPartition,
-)
+from zkdata.model import ReplicaAssignment
 from zkdata.reassignment import ReassignmentZk
 
 pytestmark = pytest.mark.integration

@@ -28,6 +28,7 @@ from typing import Any
 
 from bench.pipeline.synthetic.cluster import BROKERS, SimCluster
 from bench.pipeline.synthetic.faults import fault
+from domain import TopicPartition
 from eventlog import NodeStarted
 from pipeline.run_writer import (
     fault_phases,
@@ -39,7 +40,6 @@ from rundir.history import HistoryOp
 from rundir.invariants.convergence import BrokerView, ClusterSnapshot, PartitionState
 from rundir.invariants.convergence import ViewedPartition as Viewed
 from rundir.layout import RunDir
-from zkdata.model import TopicPartition
 
 __all__ = ["SCENARIOS", "Generated", "write_runs"]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from admin import imbalance_ratios
-from zkdata.model import TopicPartition
+from domain import TopicPartition
 
 T0, T1, T2, T3 = (TopicPartition("t", p) for p in range(4))
 ASSIGNMENT = {T0: (1, 2), T1: (2, 1), T2: (1, 3), T3: (3, 1)}

@@ -19,7 +19,8 @@ from admin import (
     reassignment_problems,
     target_error,
 )
-from zkdata.model import PartitionReassignment, ReplicaAssignment, TopicAssignment, TopicPartition
+from domain import TopicPartition
+from zkdata.model import PartitionReassignment, ReplicaAssignment, TopicAssignment
 
 T0, T1, U0 = TopicPartition("t", 0), TopicPartition("t", 1), TopicPartition("u", 0)
 LIVE_BROKERS = frozenset({1, 2, 3, 4})

@@ -8,12 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from broker_node.config import (
-    BrokerConfig,
-    default_state_readers,
-    load_config,
-    trace_environment,
-)
+from broker_node.config import BrokerConfig, load_config, trace_environment
+from broker_node.options import default_state_readers
 
 BASE_ENV = {"BROKER_ID": "1", "ZK_CONNECT": "zk1:2181", "ADVERTISED_HOST": "broker1"}
 

@@ -30,8 +30,8 @@ from broker_node.client_api import ClientApi
 from broker_node.control_requests import ControlRequestHandler
 from broker_node.replica_manager import ReplicaManager, ReplicationConfig
 from broker_node.request_guard import GuardedBrokerControl, GuardedClientApi, RequestGuard
-from broker_node.request_validation import legal_topic
 from broker_node.testing import FakeIsrStore
+from broker_node.validation_rules import legal_topic
 from eventlog import EventKind
 from eventlog.testing import RecordingEventLog
 from rpc import messages as m

@@ -28,7 +28,8 @@ from hypothesis import strategies as st
 from broker_node.control_requests import ControlRequestHandler, HostedPartition
 from broker_node.metadata_cache import MetadataSnapshot
 from broker_node.request_guard import GuardedBrokerControl, RequestGuard
-from broker_node.request_validation import legal_topic
+from broker_node.validation_rules import legal_topic
+from domain import EPOCH_DURING_DELETE, NO_EPOCH, TopicPartition
 from eventlog import EventKind
 from eventlog.testing import RecordingEventLog
 from rpc import messages as m
@@ -36,7 +37,6 @@ from rpc import strategies as rt
 from rpc.errors import Errors
 from rpc.wire import BrokerControlClient
 from rpc.wire.testing import loopback_control_client
-from zkdata.model import EPOCH_DURING_DELETE, NO_EPOCH, TopicPartition
 
 pytestmark = pytest.mark.fuzz
 

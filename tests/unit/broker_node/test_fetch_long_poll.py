@@ -12,7 +12,7 @@ import threading
 import time
 
 from broker_node.long_poll import ChangeCounter
-from zkdata.model import TopicPartition
+from domain import TopicPartition
 
 A = TopicPartition("a", 0)
 B = TopicPartition("b", 1)

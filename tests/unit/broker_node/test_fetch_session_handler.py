@@ -9,9 +9,9 @@ import pytest
 
 from broker_node.fetch_session import FetchSessionCache
 from broker_node.fetch_session_handler import FetchSessionHandler
+from domain import TopicPartition
 from rpc import messages as m
 from rpc.errors import Errors
-from zkdata.model import TopicPartition
 
 A = TopicPartition("orders", 0)
 B = TopicPartition("orders", 1)

@@ -17,9 +17,9 @@ from broker_node.replica_manager import ReplicaManager, ReplicationConfig
 from broker_node.testing import FakeIsrStore
 from bugs import NO_BUGS, BugSwitches
 from bugs.catalog import STALE_ISR_CACHE
+from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from eventlog.testing import RecordingEventLog
 from rpc import messages as m
-from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 
 TP = TopicPartition("orders", 0)
 

@@ -17,13 +17,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from broker_node.partition import Partition, PartitionConfig, leader_epoch_error
+from broker_node.partition import Partition, leader_epoch_error
+from broker_node.partition_isr import PartitionConfig
 from broker_node.storage import PartitionLog
 from broker_node.testing import FakeIsrStore
+from domain import EPOCH_DURING_DELETE, NO_EPOCH, TopicPartition
 from eventlog.testing import RecordingEventLog
 from rpc import messages as m
 from rpc.errors import Errors
-from zkdata.model import EPOCH_DURING_DELETE, NO_EPOCH, TopicPartition
 
 TP = TopicPartition("orders", 0)
 EPOCH = 5

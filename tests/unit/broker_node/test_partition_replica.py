@@ -21,15 +21,16 @@ from types import SimpleNamespace
 
 import pytest
 
-from broker_node.partition import Partition, PartitionConfig
+from broker_node.partition import Partition
+from broker_node.partition_isr import PartitionConfig
 from broker_node.storage import PartitionLog
 from broker_node.storage.record import split_records
 from broker_node.testing import FakeIsrStore, IsrWrite
+from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from eventlog import EventKind
 from eventlog.testing import RecordingEventLog
 from rpc import messages as m
 from rpc.errors import Errors
-from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 
 TP = TopicPartition("orders", 0)
 LEADER = 1

@@ -9,10 +9,10 @@ from collections.abc import Iterator
 import pytest
 
 from broker_node.purgatory import ProducePurgatory
+from domain import TopicPartition
 from harness.waiting import wait_until
 from rpc import messages as m
 from rpc.errors import Errors
-from zkdata.model import TopicPartition
 
 TP = TopicPartition("t", 0)
 OTHER = TopicPartition("t", 1)

@@ -17,9 +17,9 @@ from broker_node.fetcher import ReplicaFetcherThread
 from broker_node.storage import Record
 from broker_node.storage.testing import InMemoryPartitionLog
 from broker_node.testing import FakeFollower, FakeLeader
+from domain import TopicPartition
 from eventlog.testing import RecordingEventLog
 from harness.waiting import wait_until
-from zkdata.model import TopicPartition
 
 TP = TopicPartition("orders", 0)
 EPOCH = 5

@@ -7,8 +7,9 @@ Setup: broker 1 hosts "orders" partitions as leader with replicas (1, 2), logs u
 leader with ISR (1,) and follower 2 fetches the log end, which expands the ISR to (1, 2)
 and records the change.
 
-Time: `ReplicaManager` reads `time.monotonic()` from its module; each test monkeypatches
-`broker_node.replica_manager.time` with a `FakeTime` whose `monotonic()` the test moves
+Time: the ISR threads (`broker_node.isr_maintenance`) and the Fetch path
+(`broker_node.fetch_serving`) read `time.monotonic()` from their modules; each test
+monkeypatches both modules' `time` with a `FakeTime` whose `monotonic()` the test moves
 (whole seconds or at least a millisecond past a boundary, so float milliseconds compare
 exactly). Partitions keep their real clock; nothing here depends on it.
 """
@@ -23,10 +24,10 @@ from kazoo.exceptions import ConnectionLoss
 
 from broker_node.replica_manager import ReplicaManager, ReplicationConfig
 from broker_node.testing import FakeIsrStore
+from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from eventlog import EventKind
 from eventlog.testing import RecordingEventLog
 from rpc import messages as m
-from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 
 BLACKOUT_MS = 5_000
 MAX_DELAY_MS = 60_000
@@ -102,7 +103,8 @@ class Broker:
 @pytest.fixture
 def broker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Broker]:
     clock = FakeTime(START_MS)
-    monkeypatch.setattr("broker_node.replica_manager.time", clock)
+    monkeypatch.setattr("broker_node.isr_maintenance.time", clock)
+    monkeypatch.setattr("broker_node.fetch_serving.time", clock)
     # a fetch's deadline is made by the manager's clock and read by the long poll's: the
     # two must agree, or a fetch waits until the real clock reaches the fake one
     monkeypatch.setattr("broker_node.long_poll.time", clock)
@@ -195,7 +197,7 @@ def test_a_failed_create_is_retried_at_once_when_overdue(broker: Broker) -> None
     """Kafka sets `lastIsrPropagationMs` only after `propagateIsrChanges` succeeded, so a
     failed overdue write is retried at the next check while changes keep coming.
 
-    BUG (broker_node/replica_manager.py `maybe_propagate_isr_changes`, line 268): the
+    BUG (broker_node/isr_maintenance.py `maybe_propagate_isr_changes`): the
     propagation time is stamped before the create; after a failure the max-delay clock
     restarts, and under continuous ISR churn the controller hears nothing for up to a
     further 60 s (120 s since the last notification)."""

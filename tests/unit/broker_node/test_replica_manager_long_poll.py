@@ -20,14 +20,15 @@ from pathlib import Path
 
 import pytest
 
+from broker_node.fetch_serving import LOOP_READ_PARTITIONS
 from broker_node.partition import Partition
-from broker_node.replica_manager import LOOP_READ_PARTITIONS, ReplicaManager, ReplicationConfig
+from broker_node.replica_manager import ReplicaManager, ReplicationConfig
 from broker_node.testing import FakeIsrStore
+from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from eventlog.testing import RecordingEventLog
 from harness.waiting import wait_until
 from rpc import messages as m
 from rpc.errors import Errors
-from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 
 PARTITIONS = 80
 TPS = [TopicPartition("orders", p) for p in range(PARTITIONS)]

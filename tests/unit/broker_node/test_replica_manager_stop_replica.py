@@ -9,11 +9,11 @@ from pathlib import Path
 
 from broker_node.replica_manager import ReplicaManager, ReplicationConfig
 from broker_node.testing import FakeIsrStore
+from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from eventlog.testing import RecordingEventLog
 from harness.waiting import wait_until
 from rpc import messages as m
 from rpc.errors import Errors
-from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 
 TP = TopicPartition("orders", 0)
 

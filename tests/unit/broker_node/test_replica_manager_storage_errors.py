@@ -8,11 +8,11 @@ from pathlib import Path
 
 from broker_node.replica_manager import ReplicaManager, ReplicationConfig
 from broker_node.testing import FakeIsrStore
+from domain import TopicPartition
 from eventlog import EventKind
 from eventlog.testing import RecordingEventLog
 from rpc import messages as m
 from rpc.errors import Errors
-from zkdata.model import TopicPartition
 
 GOOD, BAD = TopicPartition("orders", 0), TopicPartition("orders", 1)
 

@@ -13,11 +13,12 @@ from hypothesis import given, settings
 
 from broker_node import client_request_validation as cv
 from broker_node import request_validation as v
+from broker_node.validation_rules import Verdict, legal_topic
+from domain import EndPoint, TopicPartition
 from rpc import limits
 from rpc import messages as m
 from rpc import strategies as rt
 from rpc.errors import Errors
-from zkdata.model import EndPoint, TopicPartition
 
 E = Errors
 HEADER = m.ControlHeader(controller_id=1, controller_epoch=5, broker_epoch=100)
@@ -31,7 +32,7 @@ EPOCH = m.EpochPartition("orders", 0, 3, 2)
 RECORD = m.ProducedRecord(b"k", b"v", 0)
 
 
-def entry_error(verdict: v.Verdict) -> Errors | None:
+def entry_error(verdict: Verdict) -> Errors | None:
     (error,) = verdict.invalid.values() if verdict.invalid else (None,)
     return error
 
@@ -57,7 +58,7 @@ def entry_error(verdict: v.Verdict) -> Errors | None:
     ],
 )
 def test_topic_names_follow_kafkas_rule(name: str, legal: bool) -> None:
-    assert v.legal_topic(name) is legal
+    assert legal_topic(name) is legal
 
 
 # -- control plane -------------------------------------------------------------------------

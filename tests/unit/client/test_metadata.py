@@ -16,7 +16,7 @@ from client import (
     parse_addresses,
 )
 from client.testing import ADDRESS_MAP, REACHABLE, FakeBrokers, three_brokers
-from zkdata.model import TopicPartition
+from domain import TopicPartition
 
 
 @pytest.fixture

@@ -16,9 +16,9 @@ from client import (
     TransportError,
 )
 from client.testing import FakeBrokers, ProduceFault
+from domain import TopicPartition
 from rpc import messages as m
 from rpc.errors import Errors, RpcUnavailable
-from zkdata.model import TopicPartition
 
 REACHABLE = {1: "127.0.0.1:9091", 2: "127.0.0.1:9092", 3: "127.0.0.1:9093"}
 ADVERTISED = {b: f"broker{b}:9092" for b in REACHABLE}

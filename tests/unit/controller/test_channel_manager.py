@@ -14,12 +14,13 @@ import pytest
 
 from controller.channel_manager import ControllerChannelManager, ControlResponse
 from controller.testing.brokers import FakeBrokerChannel, make_broker
+from domain import TopicPartition
 from eventlog import EventKind
 from eventlog.testing import RecordingEventLog
 from harness.waiting import wait_until
 from rpc import messages as m
 from rpc.errors import Errors, RpcDeadlineExceeded, RpcMalformed
-from zkdata.model import Broker, TopicPartition
+from zkdata.model import Broker
 
 TIMEOUT = 5.0
 POLL = 0.002

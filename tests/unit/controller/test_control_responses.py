@@ -30,14 +30,10 @@ from controller.control_responses import (
 )
 from controller.request_batch import RequestBatch, response_event
 from controller.testing.brokers import RecordingSend, make_broker
+from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from rpc import messages as m
 from rpc.errors import Errors
-from zkdata.model import (
-    LeaderAndIsr,
-    LeaderIsrAndControllerEpoch,
-    ReplicaAssignment,
-    TopicPartition,
-)
+from zkdata.model import ReplicaAssignment
 
 EPOCH = 5
 HEADER = m.ControlHeader(9, EPOCH, 101)

@@ -6,12 +6,8 @@ from __future__ import annotations
 from controller.context import ControllerContext
 from controller.states import PartitionState
 from controller.testing.brokers import make_broker
-from zkdata.model import (
-    LeaderAndIsr,
-    LeaderIsrAndControllerEpoch,
-    ReplicaAssignment,
-    TopicPartition,
-)
+from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
+from zkdata.model import ReplicaAssignment
 
 T0, T1 = TopicPartition("t", 0), TopicPartition("t", 1)
 

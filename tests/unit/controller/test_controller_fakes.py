@@ -11,13 +11,13 @@ from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
 from controller.testing.brokers import FakeBrokerChannel, RecordingSend, make_broker
 from controller.testing.zookeeper import FakePartitionZk
+from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from eventlog import ControllerObserved, EventKind
 from eventlog.testing import RecordingEventLog
 from harness.waiting import wait_until
 from rpc import messages as m
 from rpc.errors import Errors, RpcClosed, RpcDeadlineExceeded, RpcUnavailable
 from zkdata.errors import ControllerMovedError
-from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 
 TP = TopicPartition("orders", 0)
 OTHER = TopicPartition("orders", 1)

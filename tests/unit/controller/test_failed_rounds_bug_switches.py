@@ -22,17 +22,13 @@ from controller.request_batch import RequestBatch
 from controller.states import ReplicaState
 from controller.testing.brokers import FakeChannels, RecordingSend, make_broker
 from controller.testing.zookeeper import FakePartitionZk
+from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from eventlog.testing import RecordingEventLog
 from harness.waiting import wait_until
 from rpc import messages as m
 from rpc.errors import RpcUnavailable
 from zkdata.fenced_writes import OpResult
-from zkdata.model import (
-    LeaderAndIsr,
-    LeaderIsrAndControllerEpoch,
-    ReplicaAssignment,
-    TopicPartition,
-)
+from zkdata.model import ReplicaAssignment
 from zkdata.pipelined_reads import Reads
 
 TP = TopicPartition("orders", 0)

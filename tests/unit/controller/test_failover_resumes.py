@@ -17,11 +17,11 @@ from controller.active import ActiveController, ControllerConfig
 from controller.context import ControllerContext
 from controller.testing.brokers import FakeChannels
 from controller.watchers import Watchers
+from domain import TopicPartition
 from eventlog import EventKind
 from eventlog.testing import RecordingEventLog
 from zkdata import paths
 from zkdata.client import BrokerListing, KafkaZkClient
-from zkdata.model import TopicPartition
 from zkdata.pipelined_reads import Reads
 
 

@@ -12,8 +12,8 @@ from controller.leader_balance import (
     rebalance_candidates,
     triage,
 )
+from domain import LeaderAndIsr, TopicPartition
 from rpc.errors import Errors
-from zkdata.model import LeaderAndIsr, TopicPartition
 
 T0, T1, T2, T3 = (TopicPartition("t", p) for p in range(4))
 ASSIGNMENT = {T0: (1, 2), T1: (2, 1), T2: (1, 3), T3: (3, 1)}

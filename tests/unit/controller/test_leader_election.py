@@ -22,7 +22,7 @@ from controller.leader_election import (
     reassign_election,
     remove_replica_from_isr,
 )
-from zkdata.model import NO_LEADER, LeaderAndIsr
+from domain import NO_LEADER, LeaderAndIsr
 
 EPOCH = 7
 ZK_VERSION = 3

@@ -19,25 +19,18 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from controller.context import ControllerContext
-from controller.partition_state_machine import (
-    ElectionStats,
-    OfflineElection,
-    PartitionStateMachine,
-)
+from controller.election_strategies import OfflineElection
+from controller.partition_state_machine import ElectionStats, PartitionStateMachine
 from controller.request_batch import RequestBatch
 from controller.states import PartitionState
 from controller.testing.brokers import RecordingSend, make_broker
 from controller.testing.zookeeper import FakePartitionZk
+from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from eventlog import EventKind
 from eventlog.testing import RecordingEventLog
 from rpc import messages as m
 from rpc import wire
-from zkdata.model import (
-    LeaderAndIsr,
-    LeaderIsrAndControllerEpoch,
-    ReplicaAssignment,
-    TopicPartition,
-)
+from zkdata.model import ReplicaAssignment
 from zkdata.znodes import TopicPartitionStateZNode
 
 pytestmark = pytest.mark.fuzz

@@ -18,28 +18,23 @@ from hypothesis import strategies as st
 from kazoo.exceptions import NoNodeError
 
 from controller.context import ControllerContext
-from controller.partition_state_machine import (
+from controller.election_strategies import (
     ControlledShutdownElection,
-    ElectionStats,
     OfflineElection,
-    PartitionStateMachine,
     PreferredElection,
     ReassignElection,
 )
+from controller.partition_state_machine import ElectionStats, PartitionStateMachine
 from controller.request_batch import RequestBatch
 from controller.states import PartitionState
 from controller.testing.brokers import RecordingSend, make_broker
 from controller.testing.zookeeper import FakePartitionZk
+from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from eventlog import EventKind
 from eventlog.testing import RecordingEventLog
 from rpc import messages as m
 from zkdata.errors import ControllerMovedError
-from zkdata.model import (
-    LeaderAndIsr,
-    LeaderIsrAndControllerEpoch,
-    ReplicaAssignment,
-    TopicPartition,
-)
+from zkdata.model import ReplicaAssignment
 from zkdata.topic_configs import UNCLEAN_LEADER_ELECTION_ENABLE
 
 CONTROLLER_ID = 9

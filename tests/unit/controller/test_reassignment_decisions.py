@@ -11,8 +11,9 @@ from controller.reassignment_decisions import (
     is_reassignment_complete,
     plan_reassignments,
 )
+from domain import TopicPartition
 from rpc.errors import Errors
-from zkdata.model import PartitionReassignment, ReplicaAssignment, TopicPartition
+from zkdata.model import PartitionReassignment, ReplicaAssignment
 
 T0, T1, T2 = (TopicPartition("t", p) for p in range(3))
 LIVE = frozenset({1, 2, 3, 4})

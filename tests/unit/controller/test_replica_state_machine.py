@@ -20,17 +20,12 @@ from controller.request_batch import RequestBatch
 from controller.states import ReplicaState
 from controller.testing.brokers import RecordingSend, make_broker
 from controller.testing.zookeeper import FakePartitionZk
+from domain import NO_LEADER, LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from eventlog import EventKind
 from eventlog.testing import RecordingEventLog
 from rpc import messages as m
 from zkdata.errors import ControllerMovedError
-from zkdata.model import (
-    NO_LEADER,
-    LeaderAndIsr,
-    LeaderIsrAndControllerEpoch,
-    ReplicaAssignment,
-    TopicPartition,
-)
+from zkdata.model import ReplicaAssignment
 
 CONTROLLER_ID = 9
 EPOCH = 4

@@ -14,16 +14,16 @@ import pytest
 from controller.context import ControllerContext
 from controller.request_batch import RequestBatch
 from controller.testing.brokers import RecordingSend, make_broker
-from rpc import messages as m
-from zkdata.model import (
+from domain import (
     EPOCH_DURING_DELETE,
     NO_EPOCH,
     NO_LEADER,
     LeaderAndIsr,
     LeaderIsrAndControllerEpoch,
-    ReplicaAssignment,
     TopicPartition,
 )
+from rpc import messages as m
+from zkdata.model import ReplicaAssignment
 
 CONTROLLER_ID = 9
 EPOCH = 5

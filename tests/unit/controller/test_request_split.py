@@ -22,17 +22,12 @@ from controller.context import ControllerContext
 from controller.request_batch import RequestBatch
 from controller.request_split import split_by_size
 from controller.testing.brokers import RecordingSend, make_broker
+from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from rpc import messages as m
 from rpc import strategies as rt
 from rpc import wire
 from rpc.limits import CONTROL_REQUEST_MAX_BYTES, GRPC_DEFAULT_MAX_MESSAGE_BYTES
-from zkdata.model import (
-    Broker,
-    LeaderAndIsr,
-    LeaderIsrAndControllerEpoch,
-    ReplicaAssignment,
-    TopicPartition,
-)
+from zkdata.model import Broker, ReplicaAssignment
 
 PARTITIONS = 100_000
 PER_TOPIC = 1

@@ -23,23 +23,18 @@ from bugs import NO_BUGS, BugSwitches
 from bugs.catalog import EMPTY_ISR, UNCLEAN_ELECTION, UNFENCED_ZK_WRITES
 from controller.active import ActiveController, ControllerConfig, fencing_version
 from controller.context import ControllerContext, PartitionReplica
-from controller.partition_state_machine import OfflineElection
+from controller.election_strategies import OfflineElection
 from controller.states import PartitionState, ReplicaState
 from controller.testing.brokers import FakeChannels, make_broker
 from controller.testing.zookeeper import FakePartitionZk
 from controller.watchers import Watchers
+from domain import NO_LEADER, LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from eventlog import EventKind
 from eventlog.testing import RecordingEventLog
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ControllerMovedError
 from zkdata.fenced_writes import ANY_EPOCH_VERSION
-from zkdata.model import (
-    NO_LEADER,
-    LeaderAndIsr,
-    LeaderIsrAndControllerEpoch,
-    ReplicaAssignment,
-    TopicPartition,
-)
+from zkdata.model import ReplicaAssignment
 from zkdata.topic_configs import UNCLEAN_LEADER_ELECTION_ENABLE
 
 CONTROLLER_ID = 9

@@ -44,6 +44,7 @@ from controller.testing.brokers import FakeChannels, RecordingSend, make_broker
 from controller.testing.zookeeper import FakeDeletionZk, FakePartitionZk
 from controller.topic_deletion import TopicDeletionManager
 from controller.watchers import Watchers
+from domain import EPOCH_DURING_DELETE, LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from eventlog import EventKind
 from eventlog.testing import RecordingEventLog
 from harness.waiting import wait_until
@@ -52,13 +53,7 @@ from rpc.errors import Errors
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ControllerMovedError
-from zkdata.model import (
-    EPOCH_DURING_DELETE,
-    LeaderAndIsr,
-    LeaderIsrAndControllerEpoch,
-    ReplicaAssignment,
-    TopicPartition,
-)
+from zkdata.model import ReplicaAssignment
 
 CONTROLLER_ID = 9
 EPOCH = 4

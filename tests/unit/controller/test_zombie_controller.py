@@ -23,17 +23,13 @@ from controller.active import ActiveController, ControllerConfig
 from controller.controller import KafkaController
 from controller.testing.brokers import FakeChannels, make_broker
 from controller.testing.zookeeper import FakePartitionZk
+from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from eventlog import EventKind
 from eventlog.testing import RecordingEventLog
 from harness.waiting import wait_until
 from rpc import messages as m
 from zkdata.client import KafkaZkClient
-from zkdata.model import (
-    LeaderAndIsr,
-    LeaderIsrAndControllerEpoch,
-    ReplicaAssignment,
-    TopicPartition,
-)
+from zkdata.model import ReplicaAssignment
 
 CONTROLLER_ID = 9
 EPOCH = 4

@@ -16,9 +16,9 @@ from controller.request_batch import RequestBatch
 from controller.testing.brokers import RecordingSend, make_broker
 from controller.testing.zookeeper import FakeDeletionZk, FakePartitionZk
 from controller.topic_deletion import TopicDeletionManager
+from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from eventlog.testing import RecordingEventLog
 from rpc import messages as m
-from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 
 BROKER = 5
 OTHER = 6

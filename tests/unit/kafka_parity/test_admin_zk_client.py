@@ -15,12 +15,12 @@ from admin import (
     InvalidReplicaAssignmentError,
     InvalidTopicError,
     RackAwareMode,
+    TopicExistsError,
     assign_replicas_to_brokers,
     broker_racks,
     validate_replica_assignment,
     validate_topic_creation,
 )
-from zkdata.errors import TopicExistsError
 
 _FIVE = frozenset(range(5))
 

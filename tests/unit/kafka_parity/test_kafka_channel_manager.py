@@ -24,15 +24,10 @@ from controller import events as ev
 from controller.context import ControllerContext
 from controller.request_batch import RequestBatch
 from controller.testing.brokers import RecordingSend, make_broker
+from domain import EPOCH_DURING_DELETE, LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from rpc import messages as m
 from rpc.errors import Errors
-from zkdata.model import (
-    EPOCH_DURING_DELETE,
-    LeaderAndIsr,
-    LeaderIsrAndControllerEpoch,
-    ReplicaAssignment,
-    TopicPartition,
-)
+from zkdata.model import ReplicaAssignment
 
 AnyRequest = m.LeaderAndIsrRequest | m.UpdateMetadataRequest | m.StopReplicaRequest
 Request = TypeVar("Request", m.LeaderAndIsrRequest, m.UpdateMetadataRequest, m.StopReplicaRequest)

@@ -15,7 +15,7 @@ from controller.leader_election import (
     elect_reassign_leader,
     offline_election,
 )
-from zkdata.model import LeaderAndIsr
+from domain import LeaderAndIsr
 
 
 @pytest.mark.parametrize(

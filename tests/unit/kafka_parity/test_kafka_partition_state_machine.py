@@ -17,23 +17,18 @@ from kazoo.exceptions import ConnectionLoss
 from parity_rig import BROKER, CONTROLLER_EPOCH, OTHER, TP, make_parity_rig
 
 from controller.context import PartitionReplica
-from controller.partition_state_machine import (
+from controller.election_strategies import (
     ControlledShutdownElection,
     ElectionStrategy,
     OfflineElection,
-    PartitionStateMachine,
     PreferredElection,
 )
+from controller.partition_state_machine import PartitionStateMachine
 from controller.states import PartitionState, ReplicaState
+from domain import NO_LEADER, LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from eventlog import EventKind
 from zkdata.fenced_writes import OpResult
-from zkdata.model import (
-    NO_LEADER,
-    LeaderAndIsr,
-    LeaderIsrAndControllerEpoch,
-    ReplicaAssignment,
-    TopicPartition,
-)
+from zkdata.model import ReplicaAssignment
 from zkdata.pipelined_reads import Reads
 
 P = PartitionState

@@ -19,8 +19,9 @@ from parity_rig import BROKER, CONTROLLER_EPOCH, OTHER, TP, ParityRig, make_pari
 
 from controller.context import PartitionReplica
 from controller.states import ReplicaState
+from domain import NO_LEADER
 from eventlog import EventKind
-from zkdata.model import NO_LEADER, ReplicaAssignment
+from zkdata.model import ReplicaAssignment
 
 R = ReplicaState
 REPLICA = PartitionReplica(TP, BROKER)

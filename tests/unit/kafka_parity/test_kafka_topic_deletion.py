@@ -26,9 +26,10 @@ from controller.context import PartitionReplica
 from controller.control_responses import StopReplicaResult
 from controller.states import PartitionState, ReplicaState
 from controller.testing.brokers import make_broker
+from domain import EPOCH_DURING_DELETE, TopicPartition
 from rpc import messages as m
 from rpc.errors import Errors
-from zkdata.model import EPOCH_DURING_DELETE, ReplicaAssignment, TopicPartition
+from zkdata.model import ReplicaAssignment
 
 R = ReplicaState
 

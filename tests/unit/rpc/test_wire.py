@@ -19,6 +19,7 @@ from google.protobuf.message import Message
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from domain import EndPoint, TopicPartition
 from harness.waiting import wait_until
 from rpc import columns, wire
 from rpc import messages as m
@@ -27,7 +28,6 @@ from rpc.errors import Errors
 from rpc.wire.control import SHARED_STATES_MIN
 from rpc.wire.testing import LoopbackStub, loopback_control_client
 from testbed_rpc import control_pb2 as pb
-from zkdata.model import EndPoint, TopicPartition
 
 PROPERTY = settings(max_examples=100, deadline=None)
 
@@ -714,7 +714,7 @@ def test_columns_that_do_not_line_up_are_refused_as_a_whole(
     with pytest.raises(wire.control.MalformedStates):
         wire.leader_and_isr_request_from_pb(message)
     handler = RecordingHandler()
-    answer = wire.control._BrokerControlServicer(handler).LeaderAndIsr(message, None)
+    answer = wire.control_server._BrokerControlServicer(handler).LeaderAndIsr(message, None)
     assert answer.error_code == Errors.INVALID_REQUEST.value
     assert handler.requests == []
 
@@ -730,7 +730,7 @@ def test_a_malformed_update_metadata_is_refused_too() -> None:
     )
     message.states.offline_replicas.extend([0])  # one value for three partitions
     handler = RecordingHandler()
-    answer = wire.control._BrokerControlServicer(handler).UpdateMetadata(message, None)
+    answer = wire.control_server._BrokerControlServicer(handler).UpdateMetadata(message, None)
     assert answer.error_code == Errors.INVALID_REQUEST.value
     assert handler.requests == []
 

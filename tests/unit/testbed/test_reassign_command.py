@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from domain import TopicPartition
 from testbed.reassign import (
     ReassignCommandError,
     parse_broker_list,
@@ -17,7 +18,7 @@ from testbed.reassign import (
     render_reassignment,
     render_started,
 )
-from zkdata.model import PartitionReassignment, TopicPartition
+from zkdata.model import PartitionReassignment
 
 T0, T1, U0 = TopicPartition("t", 0), TopicPartition("t", 1), TopicPartition("u", 0)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from domain import TopicPartition
 from testbed.reassign_verify import (
     PartitionStatus,
     ReassignmentStatus,
@@ -13,7 +14,7 @@ from testbed.reassign_verify import (
     verification_exit_code,
     wait_for_reassignment,
 )
-from zkdata.model import PartitionReassignment, ReplicaAssignment, TopicPartition
+from zkdata.model import PartitionReassignment, ReplicaAssignment
 
 T0, T1, U0 = TopicPartition("t", 0), TopicPartition("t", 1), TopicPartition("u", 0)
 COMPLETE, IN_PROGRESS, FAILED = (

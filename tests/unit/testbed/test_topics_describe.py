@@ -3,8 +3,8 @@ replicas of a partition being reassigned and the offline replicas."""
 
 from __future__ import annotations
 
+from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from testbed.topics import PartitionDescription, render_description
-from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 
 
 def state(leader: int, isr: tuple[int, ...]) -> LeaderIsrAndControllerEpoch:

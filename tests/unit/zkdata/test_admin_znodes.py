@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from domain import TopicPartition
 from zkdata.admin_znodes import (
     DeleteTopicsZNode,
     IsrChangeNotificationSequenceZNode,
@@ -11,7 +12,7 @@ from zkdata.admin_znodes import (
     ReassignPartitionsZNode,
     TopicConfigZNode,
 )
-from zkdata.model import PartitionReassignment, TopicConfig, TopicPartition
+from zkdata.model import PartitionReassignment, TopicConfig
 
 
 def test_paths_are_kafkas() -> None:

@@ -3,9 +3,9 @@ states with their zkVersions and unknown fields, and the malformed znodes with t
 
 from __future__ import annotations
 
+from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from zkdata import paths
 from zkdata.errors import ZnodeFormatError
-from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from zkdata.state_readers import _decode_answer, _encode_answer
 
 

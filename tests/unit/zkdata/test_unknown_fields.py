@@ -9,9 +9,9 @@ import json
 
 import pytest
 
+from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from zkdata.admin_znodes import ReassignPartitionsZNode
 from zkdata.errors import ZnodeFormatError
-from zkdata.model import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from zkdata.znodes import TopicPartitionStateZNode, TopicZNode, new_topic_id
 
 

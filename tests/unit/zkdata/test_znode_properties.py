@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from domain import EndPoint, LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from zkdata.admin_znodes import (
     ConfigChangeNotificationZNode,
     IsrChangeNotificationSequenceZNode,
@@ -30,14 +31,10 @@ from zkdata.errors import ZnodeFormatError
 from zkdata.model import (
     BrokerInfo,
     ControllerRegistration,
-    EndPoint,
-    LeaderAndIsr,
-    LeaderIsrAndControllerEpoch,
     PartitionReassignment,
     ReplicaAssignment,
     TopicAssignment,
     TopicConfig,
-    TopicPartition,
 )
 from zkdata.topic_configs import (
     MIN_INSYNC_REPLICAS,

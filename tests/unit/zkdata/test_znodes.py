@@ -10,15 +10,8 @@ import json
 
 import pytest
 
-from zkdata.model import (
-    BrokerInfo,
-    ControllerRegistration,
-    EndPoint,
-    LeaderAndIsr,
-    LeaderIsrAndControllerEpoch,
-    ReplicaAssignment,
-    TopicAssignment,
-)
+from domain import EndPoint, LeaderAndIsr, LeaderIsrAndControllerEpoch
+from zkdata.model import BrokerInfo, ControllerRegistration, ReplicaAssignment, TopicAssignment
 from zkdata.znodes import (
     BrokerIdZNode,
     ControllerEpochZNode,

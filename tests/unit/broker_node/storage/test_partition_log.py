@@ -207,7 +207,7 @@ def test_reads_seek_with_the_index(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         decoded.append(position)
         return decode_record(data, position)
 
-    monkeypatch.setattr("broker_node.storage.segment.decode_record", counting_decode)
+    monkeypatch.setattr("broker_node.storage.segment_scan.decode_record", counting_decode)
     assert numbers(log.read(1537, max_records=2)) == [1537, 1538]
     assert len(decoded) <= 12, "the scan started at most one index interval early"
 
@@ -289,7 +289,7 @@ def test_rises_of_the_high_watermark_are_checkpointed_at_most_once_a_second(
     log: PartitionLog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     now = [100.0]
-    monkeypatch.setattr(log, "_clock", lambda: now[0])
+    monkeypatch.setattr(log._checkpoints, "_clock", lambda: now[0])
     checkpoint = log.directory / HW_CHECKPOINT
 
     def on_disk() -> int:

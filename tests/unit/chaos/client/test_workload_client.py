@@ -16,10 +16,10 @@ from chaos.client.producer import (
 from chaos.testing import FakeClock, RecordingHistory
 from client import Client
 from client.testing import ADDRESS_MAP, REACHABLE, FakeBrokers, ProduceFault, three_brokers
+from domain import TopicPartition
 from rpc import messages as m
 from rpc.errors import Errors
 from rundir.checker import check, final_read_from_history
-from zkdata.model import TopicPartition
 
 
 @pytest.fixture

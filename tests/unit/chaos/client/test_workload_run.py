@@ -15,10 +15,10 @@ from chaos import workload
 from chaos.client.workload_run import Progress, WorkloadConfig, judge, run_workload
 from chaos.testing import FakeBrokers
 from client import Client
+from domain import TopicPartition
 from rpc import messages as m
 from rpc.errors import Errors
 from rundir.history import read_history
-from zkdata.model import TopicPartition
 
 
 class LyingBrokers(FakeBrokers):

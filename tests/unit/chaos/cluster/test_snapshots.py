@@ -8,17 +8,12 @@ from typing import Any, cast
 
 from chaos.cluster.snapshots import broker_view, take_snapshot
 from client import ApiLike, TransportError
+from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from rpc import messages as m
 from rpc.errors import Errors, RpcUnavailable
 from rundir.invariants import PartitionState, ViewedPartition, problems
 from zkdata.client import KafkaZkClient
-from zkdata.model import (
-    LeaderAndIsr,
-    LeaderIsrAndControllerEpoch,
-    ReplicaAssignment,
-    TopicAssignment,
-    TopicPartition,
-)
+from zkdata.model import ReplicaAssignment, TopicAssignment
 
 T0 = TopicPartition("t", 0)
 

@@ -10,15 +10,16 @@ from typing import Any, cast
 import pytest
 from kazoo.exceptions import ConnectionLoss, NoNodeError
 
+from admin import TopicOperationError
 from chaos.generator.schedule import Action
 from chaos.run import actions
 from chaos.run.actions import ActionFailed, perform, run_topic, shifted_assignment
 from client.errors import ControllerUnknown
+from domain import TopicPartition
 from rpc.errors import Errors
 from rpc.messages import ElectLeadersRequest, ElectLeadersResponse, PartitionElectionResult
-from testbed.topics import TopicCommandError
 from zkdata.client import KafkaZkClient
-from zkdata.model import ReplicaAssignment, TopicAssignment, TopicPartition
+from zkdata.model import ReplicaAssignment, TopicAssignment
 
 
 def test_every_replica_moves_to_the_next_live_broker() -> None:
@@ -91,7 +92,7 @@ def test_deleting_a_topic_that_does_not_exist_fails_the_action(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     def delete(zk: str, name: str) -> bool:
-        raise TopicCommandError(f"Topic '{name}' does not exist as expected")
+        raise TopicOperationError(f"Topic '{name}' does not exist as expected")
 
     monkeypatch.setattr(actions, "delete_topic", delete)
     gone = Action(9.0, "delete-topic", (("topic", "chaos-x-doomed"),))
@@ -205,7 +206,7 @@ def test_elect_leaders_fails_without_a_topic_or_a_controller(
 
 @pytest.mark.parametrize(
     "failure",
-    [ConnectionLoss("session lost"), TopicCommandError("Topic 'x' does not exist as expected")],
+    [ConnectionLoss("session lost"), TopicOperationError("Topic 'x' does not exist as expected")],
     ids=["kazoo", "topic-command"],
 )
 def test_a_zookeeper_side_failure_fails_the_action(

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from domain import TopicPartition
 from rundir.checker import FinalRead, check
 from rundir.testing import HistoryBuilder
-from zkdata.model import TopicPartition
 
 PROPERTY = settings(max_examples=200, deadline=None)
 

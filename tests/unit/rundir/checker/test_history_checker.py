@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from domain import TopicPartition
 from rundir.checker import (
     FinalRead,
     check,
@@ -18,7 +19,6 @@ from rundir.checker import (
     vanished_reads,
 )
 from rundir.testing import HistoryBuilder
-from zkdata.model import TopicPartition
 
 TP0 = TopicPartition("t", 0)
 

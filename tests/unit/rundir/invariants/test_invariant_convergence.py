@@ -7,6 +7,7 @@ import dataclasses
 
 import pytest
 
+from domain import TopicPartition
 from rundir.invariants import (
     BrokerView,
     ClusterSnapshot,
@@ -16,7 +17,6 @@ from rundir.invariants import (
     problems,
     time_to_convergence,
 )
-from zkdata.model import TopicPartition
 
 T0 = TopicPartition("t", 0)
 T1 = TopicPartition("t", 1)

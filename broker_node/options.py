@@ -1,0 +1,168 @@
+"""The options of `python -m broker_node`: each flag with its default and help, the
+environment variable that may set it (the flag in upper snake case), and the parser that
+reads them over a given environment (`build_parser`). `broker_node.config` checks the
+values and builds `BrokerConfig`. Main thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+from collections.abc import Mapping
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with environment-variable defaults named in the help."""
+
+
+def _env(env: Mapping[str, str], name: str) -> str | None:
+    value = env.get(name)
+    return value if value not in (None, "") else None
+
+
+def default_state_readers(cpus: int | None = None) -> int:
+    """The state reader processes a broker starts by default on a host of `cpus` CPUs
+    (`os.cpu_count()` when None): none on two CPUs or fewer, where they compete with the
+    ZooKeeper servers and the other brokers for the same cores (a failover after kill -9
+    at 100,000 partitions was no faster with them, docs/architecture.md), else up to two."""
+    count = os.cpu_count() if cpus is None else cpus
+    return max(0, min(2, (count or 1) - 2))
+
+
+#: Every option: flag, default (None: required or unset), help. The environment variable
+#: is the flag in upper snake case (`--zk-connect` -> `ZK_CONNECT`).
+_OPTIONS: tuple[tuple[str, str | None, str], ...] = (
+    ("--broker-id", None, "broker id, >= 0"),
+    ("--zk-connect", None, "ZooKeeper connect string host:port[,host:port...][/chroot]"),
+    ("--zk-session-timeout-ms", "6000", "ZooKeeper session timeout"),
+    ("--zk-connection-timeout-ms", "30000", "how long to wait for the first connection"),
+    (
+        "--zk-digest-file",
+        None,
+        "file holding <user>:<password> (mode 0600): authenticate to ZooKeeper with it and "
+        "create every znode with Kafka's secure ACLs (default: no authentication)",
+    ),
+    ("--listen-host", "0.0.0.0", "bind address"),
+    ("--port", "9092", "gRPC port; 0 picks a free one"),
+    ("--advertised-host", socket.gethostname(), "host name other brokers and clients use"),
+    (
+        "--broker-rack",
+        None,
+        "Kafka's broker.rack: the rack registered with the broker, used by rack-aware "
+        "replica assignment (default: none)",
+    ),
+    (
+        "--tls-dir",
+        None,
+        "serve and call gRPC over mutual TLS with the CA and broker certificate in this "
+        "directory (`python -m security init`); unset or 'off': plaintext",
+    ),
+    ("--run-dir", None, "run directory; events go to <run-dir>/events/broker<id>.jsonl"),
+    ("--health-file", None, "file written while registered and serving, for health checks"),
+    ("--metrics-port", "9404", "Prometheus endpoint port; 0 picks a free one, 'off' disables"),
+    (
+        "--data-dir",
+        None,
+        "where partition logs live (default <run-dir>/data/broker<id>, or ./data/broker<id>)",
+    ),
+    ("--replica-lag-time-max-ms", "10000", "a follower this long behind leaves the ISR"),
+    ("--min-insync-replicas", "1", "broker default of min.insync.replicas for acks=all"),
+    (
+        "--isr-change-blackout-ms",
+        "5000",
+        "ISR changes are announced once none happened for this long (Kafka: 5000)",
+    ),
+    (
+        "--max-incremental-fetch-session-cache-slots",
+        "1000",
+        "incremental fetch sessions (KIP-227) this broker keeps as a leader (Kafka: 1000)",
+    ),
+    (
+        "--min-incremental-fetch-session-eviction-ms",
+        "120000",
+        "idle time after which a new fetch session may take an old one's slot (Kafka: 120000)",
+    ),
+    (
+        "--controlled-shutdown-enable",
+        "true",
+        "on SIGTERM, ask the controller to move leaderships first, true/false",
+    ),
+    (
+        "--controlled-shutdown-max-retries",
+        "3",
+        "attempts after the first before an unclean shutdown",
+    ),
+    ("--controlled-shutdown-retry-backoff-ms", "1000", "wait between attempts"),
+    (
+        "--auto-leader-rebalance-enable",
+        "true",
+        "move leaderships back to preferred replicas periodically, true/false",
+    ),
+    ("--leader-imbalance-check-interval-seconds", "300", "how often the imbalance is checked"),
+    (
+        "--leader-imbalance-per-broker-percentage",
+        "10",
+        "a broker leading fewer of its preferred partitions than this share is rebalanced",
+    ),
+    ("--delete-topic-enable", "true", "Kafka's delete.topic.enable, true/false"),
+    (
+        "--state-reader-processes",
+        str(default_state_readers()),
+        "helper processes that read partition states alongside the controller when it "
+        "loads a large context; 0: none (default: none on 2 CPUs or fewer, else up to 2)",
+    ),
+    (
+        "--state-reader-min-partitions",
+        "5000",
+        "partitions from which a context load uses the state reader processes",
+    ),
+    (
+        "--gil-switch-interval-us",
+        "1000",
+        "how long one thread may hold Python's GIL while another waits (Python: 5000)",
+    ),
+    (
+        "--gc-young-threshold",
+        "50000",
+        "allocations between two young-generation garbage collections (Python: 700)",
+    ),
+    (
+        "--gc-pause-during-changes",
+        "true",
+        "no cyclic garbage collection while a controller event or a LeaderAndIsr or "
+        "UpdateMetadata is processed, true/false",
+    ),
+    (
+        "--unclean-leader-election-enable",
+        "false",
+        "broker default for unclean leader election, true/false",
+    ),
+    (
+        "--bug-switches",
+        None,
+        "comma-separated historical Kafka bugs to re-introduce (docs/bugs.md); refused "
+        "unless --bug-switches-context is chaos or test",
+    ),
+    ("--bug-switches-context", None, "chaos or test: where bug switches are allowed"),
+)
+
+
+def env_name(flag: str) -> str:
+    """The environment variable of an option: `--zk-connect` -> `ZK_CONNECT`."""
+    return flag.lstrip("-").replace("-", "_").upper()
+
+
+def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
+    """The command line of `python -m broker_node`, defaults taken from `env`."""
+    parser = _Parser(
+        prog="broker_node",
+        description="A testbed broker: registers in ZooKeeper, runs for controller, serves "
+        "the control-plane and data-plane RPCs. Each option can also be set by the "
+        "environment variable shown.",
+    )
+    for flag, default, text in _OPTIONS:
+        name = env_name(flag)
+        shown = f"{name}, default {default}" if default is not None else name
+        parser.add_argument(flag, default=_env(env, name) or default, help=f"{text} ({shown})")
+    return parser
