@@ -7,6 +7,8 @@
     python -m chaos shrink RUN_DIR [--max-runs N]
     python -m chaos heal [--project NAME] [--state-dir DIR]
     python -m chaos bugs [--bugs a,b] [--runs N] [--seeds 1,2] [--max-shrink N]
+    python -m chaos check RUN_DIR [--json]
+    python -m chaos export-history RUN_DIR --format jepsen [--out FILE]
 
 `run` performs a scenario's schedule on the running compose project with the workload
 running and judges it (`chaos.run.runner`; docs/chaos.md); `all` runs every scenario and
@@ -17,6 +19,10 @@ subsets of a failing run's schedule and prints the smallest that still fails.
 (`chaos.hunt.command`; docs/bugs.md): exit 0 only when every bug was caught and its fixed
 build ran clean.
 
+`check` judges a recorded run directory again without a cluster, with every invariant
+and the history checker; `export-history` writes its workload history as Jepsen's EDN
+(`chaos.cli.check`).
+
 `heal` undoes every fault that the heal state of the compose project still holds (left by
 a run that was killed, or whose undo failed) and verifies each undo. The project defaults
 to the repository's compose project: `COMPOSE_PROJECT_NAME`, else the repository
@@ -26,8 +32,9 @@ directory's name normalised as compose does. The state directory defaults to
 Exit codes: `run`, `all`, `replay`: 0 every invariant holds, 1 one is broken, 2 usage or
 set-up error (the cluster is not up). `heal`: 0 nothing is left, 1 something could not be
 undone (or the state could not be read), 2 bad arguments. `shrink`: 1 when it shrank a
-reproduced failure, 0 when the failure did not come back. Each command is one subparser
-and one handler in `COMMANDS`.
+reproduced failure, 0 when the failure did not come back. `check`: 0 nothing broken, 1
+something broken or the run directory incomplete, 2 the run could not be read. Each
+command is one subparser and one handler in `COMMANDS`.
 
 Runs on the main thread.
 """
@@ -42,7 +49,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from chaos.cli import commands
+from chaos.cli import check, commands
 from chaos.cluster.handle import ClusterHandle
 from chaos.errors import FaultError, ScheduleError
 from chaos.hunt import command as bugs_command
@@ -71,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_run_commands(commands)
     bugs_command.add_parser(commands)
+    check.add_parsers(commands)
     heal = commands.add_parser(
         "heal",
         help="undo every fault the heal state still holds, and verify",
@@ -194,6 +202,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "replay": commands.replay,
     "shrink": commands.shrink_run,
     "heal": heal,
+    "check": check.check,
+    "export-history": check.export_history,
     "bugs": lambda args: bugs_command.hunt_bugs(args, default_project()),
 }
 

@@ -16,9 +16,10 @@ from typing import Any
 
 from rundir.history import HistoryOp
 from rundir.invariants.convergence import time_to_convergence
-from rundir.invariants.judge import SCENARIO_CHECKS, judge
+from rundir.invariants.judge import judge
 from rundir.layout import RunDir, check_version
 from rundir.reader import RunLines, read_lines, run_inputs
+from rundir.rejudge import recorded_settings
 from rundir.results import RunVerdict
 
 __all__ = ["Discovery", "PipelineInputError", "RunConfig", "discover", "judge_run", "read_config"]
@@ -118,17 +119,17 @@ def judge_run(
     invariants only), and the time from the final heal to convergence in ms (None: it did
     not converge or had no snapshots). From `lines` when the run's files were read
     already, else read here; with their history's operations when decoded already
-    (`rundir.reader.history_by_file`)."""
-    inputs = run_inputs(
-        read_lines(Path(config.path)) if lines is None else lines,
-        decoded,
+    (`rundir.reader.history_by_file`). The settings come from the run's config as
+    `python -m chaos check` reads them (`rundir.rejudge.recorded_settings`)."""
+    settings = recorded_settings(
         unclean_leader_election=config.unclean_leader_election,
-        convergence_bound_ms=(
-            None if config.convergence_bound_s is None else int(config.convergence_bound_s * 1000)
-        ),
-        also=frozenset(config.invariants) & SCENARIO_CHECKS.keys(),
-        since_ms=config.started_ms,
-        topics=(config.topic,),
+        convergence_bound_s=config.convergence_bound_s,
+        invariants=config.invariants,
+        started_ms=config.started_ms,
+        topic=config.topic,
+    )
+    inputs = run_inputs(
+        read_lines(Path(config.path)) if lines is None else lines, decoded, **settings
     )
     verdict = judge(inputs)
     wanted = set(config.invariants)

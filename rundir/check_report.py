@@ -1,0 +1,128 @@
+"""The re-judging of one recorded run directory as a report (`python -m chaos check`):
+every invariant's verdict (`rundir.rejudge`) beside the history checker's own verdict,
+class by class, as a text table or as JSON, and the exit code they decide. File I/O and
+pure judging on the calling thread.
+
+The JSON document::
+
+    {"ok": bool,
+     "invariants": [{"name", "ok", "violations": [...], "judged", "note"}, ...],
+     "anomalies": {"<history checker class>": <violations>, ...},
+     "allowed": ["<class the workload's configuration allows>", ...]}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rundir.checker import check, final_read_from_history, indexed
+from rundir.history import FINAL_READ_PROCESS
+from rundir.rejudge import read_recorded
+from rundir.results import InvariantResult, RunVerdict
+
+__all__ = ["EXIT_BROKEN", "EXIT_OK", "EXIT_UNREADABLE", "CheckReport", "check_run"]
+
+EXIT_OK, EXIT_BROKEN, EXIT_UNREADABLE = 0, 1, 2
+
+
+def _allowed(result: InvariantResult) -> bool:
+    # a history checker class that the workload's configuration allows (a `poll-skip`
+    # after a consumer reassignment) reports its anomalies without failing the run; a
+    # checker whose results carry no `allowed` flag allows nothing
+    return bool(getattr(result, "allowed", False))
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReport:
+    """One run re-judged: every invariant (`verdict`, `run_dir_complete` first), the
+    history checker's verdict (`history`, None when there was no readable history), and
+    whether a part of the run could not be decoded at all (`unreadable`). `binding` is
+    False when the workload allows losses (unclean leader election): the history's
+    anomalies are shown but fail nothing."""
+
+    run_dir: Path
+    verdict: RunVerdict
+    history: RunVerdict | None
+    unreadable: bool = False
+    binding: bool = True
+
+    @property
+    def ok(self) -> bool:
+        """No invariant broken, and no history anomaly of a class that is not allowed."""
+        if not self.verdict.ok:
+            return False
+        if self.history is None or not self.binding:
+            return True
+        return not self.history.unread and all(r.ok or _allowed(r) for r in self.history.results)
+
+    @property
+    def exit_code(self) -> int:
+        """2 when a part of the run could not be read, else 0 when `ok`, else 1."""
+        if self.unreadable:
+            return EXIT_UNREADABLE
+        return EXIT_OK if self.ok else EXIT_BROKEN
+
+    def anomalies(self) -> dict[str, int]:
+        """The history checker's violations per class (empty without a history)."""
+        if self.history is None:
+            return {}
+        return {r.name: len(r.violations) for r in self.history.results}
+
+    def allowed(self) -> list[str]:
+        """The history checker's classes that the workload's configuration allows."""
+        return [] if self.history is None else [r.name for r in self.history.results if _allowed(r)]
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as one JSON object (see the module docstring)."""
+        return {
+            "ok": self.ok,
+            "invariants": [_entry(r) for r in self.verdict.results],
+            "anomalies": self.anomalies(),
+            "allowed": self.allowed(),
+        }
+
+    def table(self) -> str:
+        """The verdict table, then the history checker's report, then the outcome."""
+        parts = [f"run {self.run_dir}", self.verdict.table()]
+        if self.history is None:
+            parts.append("history checker: not judged (no readable workload history)")
+        else:
+            binding = "" if self.binding else " (unclean election: anomalies fail nothing)"
+            parts.append(f"history checker{binding}:\n{self.history.report()}")
+        unjudged = [r.name for r in self.verdict.results if not r.judged]
+        if unjudged:
+            parts.append(f"not judged: {', '.join(unjudged)}")
+        word = {EXIT_OK: "OK", EXIT_BROKEN: "BROKEN", EXIT_UNREADABLE: "UNREADABLE IN PART"}
+        parts.append(f"check: {word[self.exit_code]}")
+        return "\n".join(parts)
+
+
+def _entry(result: InvariantResult) -> Mapping[str, Any]:
+    return {
+        "name": result.name,
+        "ok": result.ok,
+        "violations": [v.to_json() for v in result.violations],
+        "judged": result.judged,
+        "note": result.note,
+    }
+
+
+def check_run(path: Path) -> CheckReport:
+    """Re-judge the run directory `path` (`rundir.rejudge.read_recorded`, whose
+    `RunDirError` it raises when `path` is no run directory of this version)."""
+    recorded = read_recorded(path)
+    history = recorded.inputs.history
+    checked = None
+    if history:
+        ops = indexed(history)
+        checked = check(ops, final_read_from_history(ops, FINAL_READ_PROCESS))
+    return CheckReport(
+        path,
+        recorded.verdict(),
+        checked,
+        recorded.unreadable,
+        binding=not recorded.inputs.unclean_leader_election,
+    )
