@@ -5,7 +5,10 @@ workload's history format (`HistoryOp`), written by `history_writer`; `events` i
 event log as values; `checker` judges a history against its final read; `invariants`
 judges the cluster over event logs, history and snapshots; `results` is the one result
 vocabulary of both (`Violation`, `InvariantResult`, `RunVerdict`); `reader` reads a run
-directory into the invariants' inputs and writes its `verdict.json`. It imports only the
+directory into the invariants' inputs and writes its `verdict.json`; `rejudge` reads a
+recorded (perhaps crashed) run as far as it can and judges it again, `check_report` adds
+the history checker's classes (`python -m chaos check`); `jepsen_history` writes the
+history as Jepsen's EDN ops (through `edn`). It imports only the
 packages below the tools (`eventlog`, `zkdata`). Pure values and file I/O on the calling
 thread, except `HistoryWriter`, safe from any thread.
 

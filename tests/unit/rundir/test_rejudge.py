@@ -6,6 +6,7 @@ never a silent pass)."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from rundir.errors import RunDirError
 from rundir.invariants import names
 from rundir.layout import RunDir, RunDirVersionError
 from rundir.rejudge import RUN_DIR_COMPLETE, read_recorded, settings_of
+from rundir.results import InvariantResult, RunVerdict, Violation
 
 EVENT_INVARIANTS = (
     names.ONE_CONTROLLER_PER_EPOCH,
@@ -188,3 +190,44 @@ def test_settings_come_from_the_config(tmp_path: Path) -> None:
     }
     with pytest.raises(RunDirError, match="started_ms"):
         settings_of({"topic": "t"}, tmp_path)
+
+
+@dataclass(frozen=True, slots=True)
+class _AllowedResult(InvariantResult):
+    """A history checker result carrying the `allowed` flag."""
+
+    allowed: bool = True
+
+
+def test_an_allowed_class_is_reported_but_fails_nothing(tmp_path: Path) -> None:
+    skip = _AllowedResult("poll-skip", (Violation("t-0", "skipped offsets 3..5"),))
+    lost = InvariantResult("lost-write", (Violation("t-0", "lost"),))
+    clean = RunVerdict((InvariantResult("ok-check"),))
+    allowed = CheckReport(tmp_path, clean, RunVerdict((skip,)))
+    assert allowed.ok
+    assert allowed.exit_code == EXIT_OK
+    assert allowed.allowed() == ["poll-skip"]
+    assert allowed.anomalies() == {"poll-skip": 1}
+    broken = CheckReport(tmp_path, clean, RunVerdict((skip, lost)))
+    assert broken.exit_code == EXIT_BROKEN
+    assert broken.to_json()["anomalies"] == {"poll-skip": 1, "lost-write": 1}
+    unclean = CheckReport(tmp_path, clean, RunVerdict((lost,)), binding=False)
+    assert unclean.exit_code == EXIT_OK
+    assert "anomalies fail nothing" in unclean.table()
+
+
+def test_an_event_log_of_another_version_leaves_the_event_invariants_unjudged(run: Path) -> None:
+    path = RunDir(run).events / "broker3.jsonl"
+    path.write_text(path.read_text().replace('"v": 1,', '"v": 4,', 1))
+    report = check_run(run)
+    assert report.exit_code == EXIT_UNREADABLE
+    for name in EVENT_INVARIANTS:
+        assert "event schema version 4" in report.verdict.result(name).note
+    assert report.verdict.result(names.ACKNOWLEDGED_WRITES).judged
+    assert report.anomalies()["lost_writes"] == 0
+
+
+def test_a_half_written_config_is_refused(run: Path) -> None:
+    RunDir(run).config.write_text('{"run_dir_version": 1, "scen')
+    with pytest.raises(RunDirError, match="unreadable"):
+        read_recorded(run)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.pipeline.synthetic import write_runs
 from chaos.__main__ import main
 from pipeline.testing import write_run
 from rundir.invariants import names
@@ -89,3 +90,19 @@ def test_export_history_refuses_what_is_not_a_run(
 ) -> None:
     assert main(["export-history", str(tmp_path)]) == 2
     assert "not a run directory" in capsys.readouterr().err
+
+
+def test_check_agrees_with_the_runner_on_runs_at_scale(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    made = write_runs(tmp_path, 6_000, seed=3)
+    assert made.runs >= 2
+    for run in sorted(p for p in tmp_path.iterdir() if p.is_dir()):
+        runner = RunDir(run).read_json(RunDir(run).verdict)
+        code = main(["check", str(run), "--json"])
+        document = json.loads(capsys.readouterr().out)
+        assert code == (0 if runner["ok"] else 1), run.name
+        mine = {e["name"]: e for e in document["invariants"]}
+        for recorded in runner["invariants"]:
+            assert mine[recorded["name"]]["ok"] == recorded["ok"], (run.name, recorded["name"])
+            assert len(mine[recorded["name"]]["violations"]) == len(recorded["violations"])
