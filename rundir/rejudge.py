@@ -14,7 +14,8 @@ silence (`read_recorded`):
   checks not judged (judging the other files alone would invent anomalies);
 - a bad `snapshots.jsonl` line leaves convergence not judged;
 - a missing history, a missing final read, a missing or half-written `verdict.json` are
-  named as the run's incompleteness.
+  named as the run's incompleteness;
+- an invariant that `config.json` names but this testbed does not know is not judged.
 
 Each of these is a violation of the pseudo-invariant `run_dir_complete` (torn lines only
 a note there: copying a live node's log can cut its last line), and the invariants that
@@ -116,6 +117,8 @@ class Recorded:
     torn: tuple[str, ...] = ()
     unjudged: Mapping[str, str] | None = None
     unreadable: bool = False
+    #: The invariants `config.json` names; one this testbed does not know is not judged.
+    named: tuple[str, ...] = ()
 
     def verdict(self) -> RunVerdict:
         """Every invariant's result, `run_dir_complete` first; an invariant over inputs
@@ -129,6 +132,14 @@ class Recorded:
                 if reason is None
                 else InvariantResult(result.name, note=f"not judged: {reason}", judged=False)
             )
+        known = {r.name for r in results}
+        results.extend(
+            InvariantResult(
+                name, note="not judged: this testbed has no such invariant", judged=False
+            )
+            for name in self.named
+            if name not in known
+        )
         return RunVerdict(tuple(results))
 
     def completeness(self) -> InvariantResult:
@@ -176,6 +187,7 @@ def read_recorded(path: Path) -> Recorded:
         tuple(reading.torn),
         dict(reading.unjudged),
         reading.unreadable,
+        tuple(str(n) for n in config.get("invariants") or ()),
     )
 
 
@@ -198,6 +210,17 @@ class _Reading:
         self.torn.extend(f"{name}:{n}" for n in range(1, total + 1) if n not in kept)
         return lines
 
+    def _objects(self, path: Path) -> list[tuple[int, dict[str, Any]]]:
+        """The file's JSON objects; a line that is JSON but no object is named in `torn`
+        too (as `eventlog.read_numbered_events` skips it)."""
+        objects = []
+        for number, _, value in self._lines(path):
+            if isinstance(value, dict):
+                objects.append((number, value))
+            else:
+                self.torn.append(f"{path.relative_to(self.run.root)}:{number}")
+        return objects
+
     def _missing(self, part: str, subject: str, why: str) -> None:
         self.problems.append(Violation(subject, why))
         self.unjudged[part] = f"{subject} {why}"
@@ -207,9 +230,7 @@ class _Reading:
         if not paths:
             self._missing("events", "events/", "is missing or empty (no event log was copied)")
             return {}
-        records = {
-            p.stem: [(n, v) for n, _, v in self._lines(p) if isinstance(v, dict)] for p in paths
-        }
+        records = {p.stem: self._objects(p) for p in paths}
         try:
             return events_of(RunLines(self.run.root, records, {}, []))
         except RunDirError as exc:

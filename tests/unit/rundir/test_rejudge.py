@@ -231,3 +231,20 @@ def test_a_half_written_config_is_refused(run: Path) -> None:
     RunDir(run).config.write_text('{"run_dir_version": 1, "scen')
     with pytest.raises(RunDirError, match="unreadable"):
         read_recorded(run)
+
+
+def test_an_invariant_the_config_names_but_no_check_knows_is_not_judged(run: Path) -> None:
+    config = RunDir(run).read_json(RunDir(run).config)
+    config["invariants"] = [*config["invariants"], "from_a_newer_testbed"]
+    RunDir(run).write_json(RunDir(run).config, config)
+    report = check_run(run)
+    assert _status(report, "from_a_newer_testbed") == "not judged"
+    assert "not judged: from_a_newer_testbed" in report.table()
+
+
+def test_an_event_line_that_is_no_object_is_named(run: Path) -> None:
+    with (RunDir(run).events / "broker1.jsonl").open("a") as f:
+        f.write("[1, 2]\n")
+    lines = len((RunDir(run).events / "broker1.jsonl").read_text().splitlines())
+    note = check_run(run).verdict.result(RUN_DIR_COMPLETE).note
+    assert f"events/broker1.jsonl:{lines}" in note
