@@ -5,9 +5,10 @@ workload's history format (`HistoryOp`), written by `history_writer`; `events` i
 event log as values; `checker` judges a history against its final read; `invariants`
 judges the cluster over event logs, history and snapshots; `results` is the one result
 vocabulary of both (`Violation`, `InvariantResult`, `RunVerdict`); `reader` reads a run
-directory into the invariants' inputs and writes its `verdict.json`. It imports only the
-packages below the tools (`eventlog`, `zkdata`). Pure values and file I/O on the calling
-thread, except `HistoryWriter`, safe from any thread.
+directory into the invariants' inputs and writes its `verdict.json`; `audit` is the
+replica audit's `audit.json` (rows per replica and epoch, and where the replicas
+disagree). It imports only the packages below the tools (`eventlog`, `zkdata`). Pure
+values and file I/O on the calling thread, except `HistoryWriter`, safe from any thread.
 
 Errors::
 
