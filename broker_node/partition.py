@@ -71,7 +71,10 @@ class Partition(PartitionIsr):
                 if r != self.broker_id
             }
             self._maybe_increment_hw(report=False)
-            self._report_high_watermark("leader")
+            if self.leader_epoch > 0 or self.log.log_end_offset > 0:
+                # the first leader of a new, empty partition has nothing to tell: a topic
+                # of 100,000 partitions costs no 100,000 lines
+                self._report_high_watermark("leader")
             self._notify()
 
     def make_follower(self, state: m.LeaderAndIsrPartitionState) -> None:

@@ -189,7 +189,8 @@ class HighWatermarkMoved(Event):
     Produce and Fetch, the `isr-expiration` thread) and the gRPC worker handling the
     LeaderAndIsr that made this broker leader.
 
-    Written when a broker becomes leader (`reason` `"leader"`) and when the high watermark
+    Written when a broker becomes leader (`reason` `"leader"`; not for the first leader,
+    epoch 0, of an empty log, which has nothing to tell) and when the high watermark
     moves, at most once per `HW_EVENT_INTERVAL_MS` (1000) per partition (`reason` `"moved"`):
     the moves in between are counted in `skipped`, not written. Each line is a true state of
     the leader at its time: the high watermark is at most the log end of every ISR member

@@ -933,6 +933,16 @@ def test_becoming_leader_writes_the_high_watermark_and_log_end(rig: Rig) -> None
     assert moved["skipped"] == 0
 
 
+def test_the_first_leader_of_an_empty_partition_writes_nothing_until_it_moves(
+    rig: Rig,
+) -> None:
+    rig.lead(epoch=0, isr=(1,))
+    assert rig.events.of_kind(EventKind.HIGH_WATERMARK_MOVED) == []
+    rig.produce(1)
+    [moved] = rig.events.of_kind(EventKind.HIGH_WATERMARK_MOVED)
+    assert (moved["reason"], moved["high_watermark"], moved["leader_epoch"]) == ("moved", 1, 0)
+
+
 def test_high_watermark_moves_are_sampled_once_per_interval(rig: Rig) -> None:
     rig.lead(isr=(1,))
     for _ in range(5):
