@@ -102,6 +102,16 @@ class ClientApi:
             out.append(m.EpochEndOffset(e.topic, e.partition, error) if error else next(answers))
         return m.OffsetsForLeaderEpochResponse(tuple(out))
 
+    def replica_audit(self, request: m.ReplicaAuditRequest) -> m.ReplicaAuditResponse:
+        """Each hosted replica of the topics asked (every one when none is named), by
+        topic and partition, with its per-epoch digests (`Partition.audited`)."""
+        topics = set(request.topics)
+        hosted = sorted(
+            (p for p in self._replicas.partitions() if not topics or p.tp.topic in topics),
+            key=lambda p: (p.tp.topic, p.tp.partition),
+        )
+        return m.ReplicaAuditResponse(self._replicas.broker_id, tuple(p.audited() for p in hosted))
+
     def metadata(self, request: m.MetadataRequest) -> m.MetadataResponse:
         """Live brokers, the controller and the requested topics (all when none named).
         An unknown topic gets UNKNOWN_TOPIC_OR_PARTITION; a partition without a leader,

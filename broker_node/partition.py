@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING
 
 from broker_node import isr as decide
 from broker_node.partition_isr import PartitionIsr
-from broker_node.storage import Record
+from broker_node.replica_audit import audit_log
+from broker_node.storage import LogError, Record
 from domain import NO_EPOCH
 from eventlog import LogTruncated
 from rpc import messages as m
@@ -69,7 +70,11 @@ class Partition(PartitionIsr):
                 for r in self.replicas
                 if r != self.broker_id
             }
-            self._maybe_increment_hw()
+            self._maybe_increment_hw(report=False)
+            if self.leader_epoch > 0 or self.log.log_end_offset > 0:
+                # the first leader of a new, empty partition has nothing to tell: a topic
+                # of 100,000 partitions costs no 100,000 lines
+                self._report_high_watermark("leader")
             self._notify()
 
     def make_follower(self, state: m.LeaderAndIsrPartitionState) -> None:
@@ -273,6 +278,8 @@ class Partition(PartitionIsr):
                         removed=removed,
                         leader_epoch=self.leader_epoch,
                         removed_records=dropped,
+                        last_epoch=self.log.latest_epoch(),
+                        high_watermark=self.log.high_watermark,
                     ),
                 )
             return removed
@@ -286,6 +293,32 @@ class Partition(PartitionIsr):
             return []
         records = self.log.read(start, end, max_records=TRUNCATED_RECORDS_LOGGED)
         return [[r.offset, r.value.decode("utf-8", "replace")] for r in records]
+
+    # -- audit (gRPC worker answering ReplicaAudit) -----------------------------------------
+
+    def audited(self) -> m.AuditedReplica:
+        """This replica's leadership, offsets and per-epoch digests
+        (`broker_node.replica_audit`), read under the lock so that nothing appends or
+        truncates meanwhile; a log that cannot be read is named in `error_message`."""
+        with self._lock:
+            try:
+                start, end, hw = self.log.offsets()
+                epochs = audit_log(self.log)
+            except LogError as exc:
+                return m.AuditedReplica(
+                    self.tp.topic,
+                    self.tp.partition,
+                    self.leader,
+                    self.leader_epoch,
+                    -1,
+                    -1,
+                    -1,
+                    error_message=f"{type(exc).__name__}: {exc}",
+                )
+            tp = self.tp
+            return m.AuditedReplica(
+                tp.topic, tp.partition, self.leader, self.leader_epoch, start, end, hw, epochs
+            )
 
     # -- figures ----------------------------------------------------------------------------
 

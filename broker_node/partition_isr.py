@@ -24,7 +24,7 @@ from broker_node import isr as decide
 from broker_node.isr_writes import IsrStore, write_isr
 from broker_node.storage import PartitionLog
 from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
-from eventlog import EventLog, IsrChanged, IsrUpdateFailed
+from eventlog import ABSENT, EventLog, HighWatermarkMoved, IsrChanged, IsrUpdateFailed
 from rpc import messages as m
 from rpc.errors import Errors
 
@@ -43,6 +43,12 @@ class PartitionConfig:
     min_insync_replicas: int = 1
     #: False with bug switch `kafka-2729`: a failed ISR write is not followed by a re-read.
     reread_isr_on_conflict: bool = True
+
+
+#: A partition's `high_watermark_moved` is written at most once per this many ms (besides
+#: the one when it becomes leader): one event costs about 4 us (`python -m bench.event_emit`),
+#: and one per move would be one per acks=all Produce of every partition.
+HW_EVENT_INTERVAL_MS = 1000
 
 
 def _now_ms() -> int:
@@ -91,6 +97,10 @@ class PartitionIsr:
         self._idle: dict[int, SessionMark] = {}
         self._leader_epoch_start_offset = 0
         self._leadership_term = 0
+        #: When the last `high_watermark_moved` was written (None: never), and the moves
+        #: not written since.
+        self._hw_reported_ms: int | None = None
+        self._hw_skipped = 0
 
     def _wait(self, timeout_s: float) -> None:
         """Wait up to `timeout_s` for `_notify` (the lock held)."""
@@ -181,12 +191,12 @@ class PartitionIsr:
         if replica_id not in self.isr and decide.may_join_isr(
             state.log_end_offset, self.log.high_watermark, self._leader_epoch_start_offset
         ):
-            self._update_isr((*self.isr, replica_id), "expand")
+            self._update_isr((*self.isr, replica_id), "expand", state.log_end_offset)
         elif state.log_end_offset == before.log_end_offset:
             return
         self._maybe_increment_hw()
 
-    def _maybe_increment_hw(self) -> None:
+    def _maybe_increment_hw(self, report: bool = True) -> None:
         hw = decide.high_watermark(
             self.log.high_watermark,
             self.log.log_end_offset,
@@ -197,8 +207,43 @@ class PartitionIsr:
         if hw != self.log.high_watermark:
             self.log.set_high_watermark(hw)
             self._notify()
+            if report:
+                self._report_high_watermark("moved")
             if self._on_high_watermark is not None:  # e.g. the produce purgatory
                 self._on_high_watermark(self)
+
+    def _report_high_watermark(self, reason: str) -> None:
+        """Write `high_watermark_moved` (the lock held): always for `"leader"`, for a move
+        only when `HW_EVENT_INTERVAL_MS` passed since the last one of this partition."""
+        now = self._clock()
+        last = self._hw_reported_ms
+        if reason == "moved" and last is not None and now - last < HW_EVENT_INTERVAL_MS:
+            self._hw_skipped += 1
+            return
+        ends = []
+        for replica in self.isr:
+            if replica == self.broker_id:
+                ends.append(self.log.log_end_offset)
+                continue
+            state = self._followers.get(replica)
+            fetched = state is not None and state.last_fetch_ms > 0
+            ends.append(state.log_end_offset if state is not None and fetched else -1)
+        self._events.emit(
+            HighWatermarkMoved(
+                topic=self.tp.topic,
+                partition=self.tp.partition,
+                leader_epoch=self.leader_epoch,
+                reason=reason,
+                high_watermark=self.log.high_watermark,
+                log_end_offset=self.log.log_end_offset,
+                epoch_start_offset=self._leader_epoch_start_offset,
+                isr=list(self.isr),
+                isr_log_end_offsets=ends,
+                skipped=self._hw_skipped,
+            )
+        )
+        self._hw_reported_ms = now
+        self._hw_skipped = 0
 
     def maybe_shrink_isr(self) -> None:
         """Drop followers that have lagged longer than `replica.lag.time.max.ms`."""
@@ -217,9 +262,12 @@ class PartitionIsr:
                 self._update_isr(tuple(r for r in self.isr if r not in lagging), "shrink")
                 self._maybe_increment_hw()
 
-    def _update_isr(self, new_isr: tuple[int, ...], reason: str) -> None:
+    def _update_isr(
+        self, new_isr: tuple[int, ...], reason: str, follower_leo: int | None = None
+    ) -> None:
         """Write the new ISR to the state znode (`broker_node.isr_writes`); when the znode
-        says something else, keep the ISR and wait for the controller's LeaderAndIsr."""
+        says something else, keep the ISR and wait for the controller's LeaderAndIsr.
+        `follower_leo`: the joining follower's log end, for an expand."""
         state = LeaderIsrAndControllerEpoch(
             LeaderAndIsr(self.leader, self.leader_epoch, new_isr, self.zk_version),
             self.controller_epoch,
@@ -251,6 +299,10 @@ class PartitionIsr:
                 isr=list(new_isr),
                 zk_version=version,
                 high_watermark=self.log.high_watermark,
+                follower_log_end_offset=ABSENT if follower_leo is None else follower_leo,
+                epoch_start_offset=(
+                    ABSENT if follower_leo is None else self._leader_epoch_start_offset
+                ),
             )
         )
         self._on_isr_change(self.tp)

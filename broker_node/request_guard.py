@@ -187,3 +187,12 @@ class GuardedClientApi:
                 tuple(m.EpochEndOffset(e.topic, e.partition, error) for e in request.partitions)
             ),
         )
+
+    def replica_audit(self, request: m.ReplicaAuditRequest) -> m.ReplicaAuditResponse:
+        """What the hosted replicas hold; on failure no replica (the caller sees an
+        answer without the replicas it asked for)."""
+        return self._guard.run(
+            "ReplicaAudit",
+            lambda: self._inner.replica_audit(request),
+            lambda error: m.ReplicaAuditResponse(-1),
+        )

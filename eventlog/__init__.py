@@ -44,6 +44,7 @@ from eventlog.events.controller import (
 )
 from eventlog.events.replication import (
     FetcherParked,
+    HighWatermarkMoved,
     IsrChanged,
     IsrChangePropagated,
     IsrUpdateFailed,
@@ -104,6 +105,7 @@ __all__ = [
     "EventKind",
     "EventLog",
     "FetcherParked",
+    "HighWatermarkMoved",
     "InvalidStateTransition",
     "IsrChangeHandled",
     "IsrChangePropagated",

@@ -45,6 +45,7 @@ class EventKind(StrEnum):
     ISR_CHANGE_PROPAGATED = "isr_change_propagated"
     ISR_CHANGE_HANDLED = "isr_change_handled"
     FETCHER_PARKED = "fetcher_parked"
+    HIGH_WATERMARK_MOVED = "high_watermark_moved"
     CONTROLLED_SHUTDOWN = "controlled_shutdown"
     LEADER_ELECTIONS_REQUESTED = "leader_elections_requested"
     CONTROLLED_SHUTDOWN_ATTEMPT = "controlled_shutdown_attempt"

@@ -3,6 +3,12 @@ namespace (`from rpc import messages as m`): the controller's requests to broker
 (`rpc.control_messages`) and the client API's (`rpc.client_messages`). Any thread.
 """
 
+from rpc.audit_messages import (
+    AuditedEpoch,
+    AuditedReplica,
+    ReplicaAuditRequest,
+    ReplicaAuditResponse,
+)
 from rpc.client_messages import (
     FINAL_EPOCH,
     INITIAL_EPOCH,
@@ -49,6 +55,8 @@ __all__ = [
     "FINAL_EPOCH",
     "INITIAL_EPOCH",
     "NO_SESSION_ID",
+    "AuditedEpoch",
+    "AuditedReplica",
     "ControlHeader",
     "ControlledShutdownRequest",
     "ControlledShutdownResponse",
@@ -76,6 +84,8 @@ __all__ = [
     "ProduceRequest",
     "ProduceResponse",
     "ProducedRecord",
+    "ReplicaAuditRequest",
+    "ReplicaAuditResponse",
     "StopReplicaPartitionState",
     "StopReplicaRequest",
     "StopReplicaResponse",

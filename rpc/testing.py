@@ -41,6 +41,11 @@ class RecordingHandlers:
         self.ran.append("offsets_for_leader_epoch")
         return m.OffsetsForLeaderEpochResponse(())
 
+    def replica_audit(self, request: m.ReplicaAuditRequest) -> m.ReplicaAuditResponse:
+        """Broker 1, no replicas."""
+        self.ran.append("replica_audit")
+        return m.ReplicaAuditResponse(1)
+
     def leader_and_isr(self, request: m.LeaderAndIsrRequest) -> m.LeaderAndIsrResponse:
         """Accepted, no partition errors."""
         self.ran.append("leader_and_isr")

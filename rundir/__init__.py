@@ -8,7 +8,8 @@ vocabulary of both (`Violation`, `InvariantResult`, `RunVerdict`); `reader` read
 directory into the invariants' inputs and writes its `verdict.json`; `rejudge` reads a
 recorded (perhaps crashed) run as far as it can and judges it again, `check_report` adds
 the history checker's classes (`python -m chaos check`); `jepsen_history` writes the
-history as Jepsen's EDN ops (through `edn`). It imports only the
+history as Jepsen's EDN ops (through `edn`); `audit` is the replica audit's `audit.json`
+(rows per replica and epoch, and where the replicas disagree). It imports only the
 packages below the tools (`eventlog`, `zkdata`). Pure values and file I/O on the calling
 thread, except `HistoryWriter`, safe from any thread.
 

@@ -82,6 +82,11 @@ class RunDir:
         return self.root / "snapshots.jsonl"
 
     @property
+    def audit(self) -> Path:
+        """audit.json"""
+        return self.root / "audit.json"
+
+    @property
     def verdict(self) -> Path:
         """verdict.json"""
         return self.root / "verdict.json"

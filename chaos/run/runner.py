@@ -15,7 +15,8 @@ Order (docs/chaos.md, "A run"):
    (`chaos.run.event_watch`) and stopped its duration later; one whose event never comes is
    a failed step.
 5. After the heal, take a snapshot of the cluster every `SNAPSHOT_EVERY_S` until it has
-   converged and the workload ended, or the scenario's bound ran out.
+   converged and the workload ended, or the scenario's bound ran out; then audit the
+   replicas of the run's topic into `audit.json` (`chaos.run.audit`).
 6. Copy every node's event log into the run, judge (`rundir.invariants`), write
    `verdict.json`, print the verdict table, and hand the run's topic to the controller for
    deletion (unless `keep_topic`), so runs do not pile partitions up on the cluster.
@@ -51,6 +52,7 @@ from chaos.cluster.zk_off_loop import ControllerSeen, ControllerWatch
 from chaos.errors import FaultError
 from chaos.generator.scenarios import Scenario
 from chaos.generator.schedule import Schedule, write_schedule
+from chaos.run.audit import audit_cluster
 from chaos.run.injector import Injector
 from chaos.run.live import LiveView, RunStatus, rates_between
 from chaos.run.setup import (
@@ -238,6 +240,7 @@ class _Performance:
                     status = functools.partial(self._status, started)
                     self.heal_at = steps.perform(injector, status, self._stop)
                 self._converge(started, worker)
+            self.view.say(audit_cluster(self.cluster, self.run_dir, self.topic))
         finally:
             self._stop.set()
             worker.join()

@@ -15,6 +15,7 @@ from eventlog.event import ABSENT, Absent, Event
 
 __all__ = [
     "FetcherParked",
+    "HighWatermarkMoved",
     "IsrChangePropagated",
     "IsrChanged",
     "IsrUpdateFailed",
@@ -66,6 +67,14 @@ class IsrChanged(Event):
     """
     controller_epoch: int | Absent = ABSENT
     """this controller's epoch (leader: absent; controller: yes)"""
+    follower_log_end_offset: int | Absent = ABSENT
+    """the joining follower's log end when the leader decided it may join (KIP-320: at least
+    the high watermark and `epoch_start_offset`) (leader's `"expand"`: yes; else absent)
+    """
+    epoch_start_offset: int | Absent = ABSENT
+    """the start offset of the leader's current epoch, the log end when it became leader
+    (leader's `"expand"`: yes; else absent)
+    """
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -164,6 +173,54 @@ class LogTruncated(Event):
     """`[offset, value]` of each removed record (the value decoded as UTF-8, undecodable bytes
     replaced), at most 1000 (`TRUNCATED_RECORDS_LOGGED`)
     """
+    last_epoch: int | Absent = ABSENT
+    """the leader epoch of the last record kept (the leader-epoch cache's latest after the
+    truncation; -1 when the log is empty)
+    """
+    high_watermark: int | Absent = ABSENT
+    """the follower's high watermark after the truncation"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HighWatermarkMoved(Event):
+    """A leader's high watermark and log end, sampled.
+
+    `partition_isr.py`, any thread that moves the high watermark (gRPC workers handling
+    Produce and Fetch, the `isr-expiration` thread) and the gRPC worker handling the
+    LeaderAndIsr that made this broker leader.
+
+    Written when a broker becomes leader (`reason` `"leader"`; not for the first leader,
+    epoch 0, of an empty log, which has nothing to tell) and when the high watermark
+    moves, at most once per `HW_EVENT_INTERVAL_MS` (1000) per partition (`reason` `"moved"`):
+    the moves in between are counted in `skipped`, not written. Each line is a true state of
+    the leader at its time: the high watermark is at most the log end of every ISR member
+    (`isr_log_end_offsets`), and never lower than in an earlier line of the same leader.
+    """
+
+    kind: ClassVar[str] = "high_watermark_moved"
+
+    topic: str
+    """the partition"""
+    partition: int
+    """the partition"""
+    leader_epoch: int
+    """the leader's epoch"""
+    reason: str
+    """`"leader"` (it became leader) or `"moved"` (the high watermark moved)"""
+    high_watermark: int
+    """the leader's high watermark"""
+    log_end_offset: int
+    """the leader's log end offset"""
+    epoch_start_offset: int
+    """the start offset of the leader's epoch (its log end when it became leader)"""
+    isr: list[int]
+    """the ISR"""
+    isr_log_end_offsets: list[int]
+    """the log end of each ISR member as the leader knows it, in `isr`'s order (-1 for one
+    it has no fetch from yet)
+    """
+    skipped: int
+    """the moves since the previous line of this partition that were not written"""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

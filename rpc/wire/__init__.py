@@ -8,6 +8,12 @@ before a handler runs (`access`) and refused TLS handshakes read from gRPC's tra
 """
 
 from rpc.wire.access import BROKER_ONLY_METHODS, AccessPolicy, Refusal
+from rpc.wire.audit import (
+    replica_audit_request_from_pb,
+    replica_audit_request_to_pb,
+    replica_audit_response_from_pb,
+    replica_audit_response_to_pb,
+)
 from rpc.wire.clients import BrokerControlClient, ClientApiClient
 from rpc.wire.control import (
     controlled_shutdown_response_from_pb,
@@ -88,6 +94,10 @@ __all__ = [
     "offsets_for_leader_epoch_response_to_pb",
     "produce_request_from_pb",
     "produce_request_to_pb",
+    "replica_audit_request_from_pb",
+    "replica_audit_request_to_pb",
+    "replica_audit_response_from_pb",
+    "replica_audit_response_to_pb",
     "stop_replica_request_from_pb",
     "stop_replica_request_to_pb",
     "stop_replica_response_from_pb",

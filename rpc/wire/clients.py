@@ -8,6 +8,7 @@ from __future__ import annotations
 from domain import TopicPartition
 from rpc import messages as m
 from rpc.errors import Errors
+from rpc.wire.audit import replica_audit_request_to_pb, replica_audit_response_from_pb
 from rpc.wire.control import (
     controlled_shutdown_response_from_pb,
     leader_and_isr_request_to_pb,
@@ -168,6 +169,17 @@ class ClientApiClient:
                 offsets_for_leader_epoch_request_to_pb(request), timeout=self._timeout
             )
         return offsets_for_leader_epoch_response_from_pb(reply)
+
+    def replica_audit(
+        self, request: m.ReplicaAuditRequest, timeout_s: float | None = None
+    ) -> m.ReplicaAuditResponse:
+        """Ask what the broker's replicas hold, per leader epoch (reading whole logs may take
+        longer than other calls: `timeout_s` overrides the channel's timeout)."""
+        with mapped(self.target):
+            reply = self._stub.ReplicaAudit(
+                replica_audit_request_to_pb(request), timeout=timeout_s or self._timeout
+            )
+        return replica_audit_response_from_pb(reply)
 
     def close(self) -> None:
         """Close the channel."""

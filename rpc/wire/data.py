@@ -1,7 +1,8 @@
-"""Data plane on the wire: Metadata, Produce, Fetch and OffsetsForLeaderEpoch. Converts
-`rpc.messages` to and from protobuf and adapts a `ClientApiHandler` to the generated
-servicer: Metadata and OffsetsForLeaderEpoch run on gRPC worker threads, Produce and Fetch
-on the server's event loop (`_ClientApiServicer`).
+"""Data plane on the wire: Metadata, Produce, Fetch and OffsetsForLeaderEpoch (and
+ReplicaAudit, converted by `rpc.wire.audit`). Converts `rpc.messages` to and from protobuf
+and adapts a `ClientApiHandler` to the generated servicer: Metadata, OffsetsForLeaderEpoch
+and ReplicaAudit run on gRPC worker threads, Produce and Fetch on the server's event loop
+(`_ClientApiServicer`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import grpc
 from domain import TopicPartition
 from rpc import messages as m
 from rpc.errors import Errors
+from rpc.wire.audit import replica_audit_request_from_pb, replica_audit_response_to_pb
 from rpc.wire.control import _endpoint_to_pb, _live_broker_from_pb
 from testbed_rpc import control_pb2 as pb
 from testbed_rpc import control_pb2_grpc as pb_grpc
@@ -285,6 +287,9 @@ class ClientApiHandler(Protocol):
     ) -> m.OffsetsForLeaderEpochResponse:
         """Where leader epochs ended."""
 
+    def replica_audit(self, request: m.ReplicaAuditRequest) -> m.ReplicaAuditResponse:
+        """What the hosted replicas hold, per leader epoch."""
+
 
 class _ClientApiServicer(pb_grpc.ClientApiServicer):
     """Adapts protobuf calls to a `ClientApiHandler`. Metadata and OffsetsForLeaderEpoch
@@ -323,6 +328,10 @@ class _ClientApiServicer(pb_grpc.ClientApiServicer):
             offsets_for_leader_epoch_request_from_pb(request)
         )
         return offsets_for_leader_epoch_response_to_pb(response)
+
+    def ReplicaAudit(self, request: pb.ReplicaAuditRequest, context: Any) -> Any:
+        response = self._handler.replica_audit(replica_audit_request_from_pb(request))
+        return replica_audit_response_to_pb(response)
 
 
 def add_client_api_service(server: grpc.aio.Server, handler: ClientApiHandler) -> None:

@@ -28,6 +28,7 @@ _TYPES: dict[str, tuple[type[Message], type[Message]]] = {
     "Produce": (pb.ProduceRequest, pb.ProduceResponse),
     "Fetch": (pb.FetchRequest, pb.FetchResponse),
     "OffsetsForLeaderEpoch": (pb.OffsetsForLeaderEpochRequest, pb.OffsetsForLeaderEpochResponse),
+    "ReplicaAudit": (pb.ReplicaAuditRequest, pb.ReplicaAuditResponse),
 }
 
 

@@ -1,7 +1,8 @@
 """`Partition` as leader and follower, on a real `PartitionLog` in a temporary directory and
 a `FakeIsrStore`: roles, produce and acks=all, fetch limits and epoch checks, ISR shrink and
 expansion with conditional writes (and their BADVERSION handling), KIP-101 answers, and the
-follower's high watermark and truncation.
+follower's high watermark and truncation; the replica-level facts of the event log
+(`high_watermark_moved` sampled, the ISR join's offsets, the epoch a truncation kept).
 
 Setup (unless a test says otherwise): broker 1 hosts "orders" partition 0, replicas
 (1, 2, 3); the controller (epoch 3) made it leader at leader epoch 5 with the state znode at
@@ -22,7 +23,7 @@ from types import SimpleNamespace
 import pytest
 
 from broker_node.partition import Partition
-from broker_node.partition_isr import PartitionConfig
+from broker_node.partition_isr import HW_EVENT_INTERVAL_MS, PartitionConfig
 from broker_node.storage import PartitionLog
 from broker_node.storage.record import split_records
 from broker_node.testing import FakeIsrStore, IsrWrite
@@ -179,8 +180,9 @@ def follower_records(epoch: int, first: int, count: int) -> list[m.FetchedRecord
 
 
 def kinds(events: RecordingEventLog) -> list[str]:
-    """The kinds of the events emitted, in order."""
-    return [e["kind"] for e in events.events]
+    """The kinds of the events emitted, in order, but for the leader's sampled
+    `high_watermark_moved` (`test_partition_replica_facts`)."""
+    return [e["kind"] for e in events.events if e["kind"] != EventKind.HIGH_WATERMARK_MOVED]
 
 
 # -- roles ------------------------------------------------------------------------------------
@@ -912,3 +914,92 @@ def test_an_encoded_follower_fetch_carries_the_stored_bytes(rig: Rig) -> None:
     assert [(r.offset, r.leader_epoch, r.key, r.value) for r in stored] == [
         (r.offset, r.leader_epoch, r.key, r.value) for r in plain.records
     ]
+
+
+# -- replica-level facts: high_watermark_moved, the ISR join, the kept epoch -------------------
+
+
+def test_becoming_leader_writes_the_high_watermark_and_log_end(rig: Rig) -> None:
+    _leader_after_epoch_4(rig)
+    [moved] = rig.events.of_kind(EventKind.HIGH_WATERMARK_MOVED)
+    assert moved["reason"] == "leader"
+    assert (moved["leader_epoch"], moved["high_watermark"], moved["log_end_offset"]) == (
+        EPOCH,
+        2,
+        4,
+    )
+    assert moved["epoch_start_offset"] == 4
+    assert (moved["isr"], moved["isr_log_end_offsets"]) == ([1, 2], [4, -1])
+    assert moved["skipped"] == 0
+
+
+def test_the_first_leader_of_an_empty_partition_writes_nothing_until_it_moves(
+    rig: Rig,
+) -> None:
+    rig.lead(epoch=0, isr=(1,))
+    assert rig.events.of_kind(EventKind.HIGH_WATERMARK_MOVED) == []
+    rig.produce(1)
+    [moved] = rig.events.of_kind(EventKind.HIGH_WATERMARK_MOVED)
+    assert (moved["reason"], moved["high_watermark"], moved["leader_epoch"]) == ("moved", 1, 0)
+
+
+def test_high_watermark_moves_are_sampled_once_per_interval(rig: Rig) -> None:
+    rig.lead(isr=(1,))
+    for _ in range(5):
+        rig.produce(1)  # alone in the ISR: every append moves the HW
+    assert rig.partition.log.high_watermark == 5
+    moves = [
+        e for e in rig.events.of_kind(EventKind.HIGH_WATERMARK_MOVED) if e["reason"] == "moved"
+    ]
+    assert moves == []  # within the interval of the leader's line
+    rig.clock.advance(HW_EVENT_INTERVAL_MS)
+    rig.produce(1)
+    [moved] = [
+        e for e in rig.events.of_kind(EventKind.HIGH_WATERMARK_MOVED) if e["reason"] == "moved"
+    ]
+    assert (moved["high_watermark"], moved["log_end_offset"], moved["skipped"]) == (6, 6, 5)
+    assert moved["isr_log_end_offsets"] == [6]
+
+
+def test_an_isr_join_names_the_followers_offset_and_the_epoch_start(rig: Rig) -> None:
+    _leader_after_epoch_4(rig)
+    rig.fetch(4, replica_id=3)
+    [changed] = rig.events.of_kind(EventKind.ISR_CHANGED)
+    assert changed["reason"] == "expand"
+    assert (changed["follower_log_end_offset"], changed["epoch_start_offset"]) == (4, 4)
+
+
+def test_a_truncation_names_the_epoch_and_high_watermark_it_kept(rig: Rig) -> None:
+    rig.follow(epoch=EPOCH + 1)
+    rig.partition.append_as_follower(follower_records(EPOCH - 1, 0, 3), leader_hw=2)
+    rig.partition.append_as_follower(follower_records(EPOCH, 3, 3), leader_hw=2)
+    rig.partition.truncate_to(2)
+    [truncated] = rig.events.of_kind(EventKind.LOG_TRUNCATED)
+    assert (truncated["to_offset"], truncated["last_epoch"]) == (2, EPOCH - 1)
+    assert truncated["high_watermark"] == 2
+
+
+def test_audited_names_the_leadership_offsets_and_epochs(rig: Rig) -> None:
+    rig.lead(isr=(1,))
+    rig.produce(3)
+    audited = rig.partition.audited()
+    assert (audited.topic, audited.partition, audited.leader, audited.leader_epoch) == (
+        TP.topic,
+        TP.partition,
+        LEADER,
+        EPOCH,
+    )
+    assert (audited.log_start_offset, audited.log_end_offset, audited.high_watermark) == (0, 3, 3)
+    assert [(e.leader_epoch, e.start_offset, e.end_offset) for e in audited.epochs] == [
+        (EPOCH, 0, 3)
+    ]
+    assert audited.error_message == ""
+
+
+def test_audited_names_a_log_that_cannot_be_read(rig: Rig) -> None:
+    rig.lead(isr=(1,))
+    rig.partition.log.close()
+    audited = rig.partition.audited()
+    assert audited.epochs == ()
+    assert audited.log_end_offset == -1
+    assert "closed" in audited.error_message.lower()

@@ -46,6 +46,7 @@ CALLS: list[tuple[str, str, object]] = [
         "offsets_for_leader_epoch",
         m.OffsetsForLeaderEpochRequest((m.EpochPartition("orders", 0, 1, 1),)),
     ),
+    ("client", "replica_audit", m.ReplicaAuditRequest(("orders",))),
 ]
 
 
@@ -65,6 +66,8 @@ def test_an_exception_in_a_handler_is_answered_and_recorded(
 
     if isinstance(answer, m.OffsetsForLeaderEpochResponse):
         assert [p.error for p in answer.partitions] == [Errors.UNKNOWN_SERVER_ERROR]
+    elif isinstance(answer, m.ReplicaAuditResponse):
+        assert answer == m.ReplicaAuditResponse(-1)  # no broker, no replica
     elif isinstance(answer, m.MetadataResponse):
         assert [(t.name, t.error) for t in answer.topics] == [
             ("orders", Errors.UNKNOWN_SERVER_ERROR)
