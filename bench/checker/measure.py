@@ -14,8 +14,8 @@ Runbook (no ZooKeeper, no broker, no container):
    measured.
 2. For each history, in a fresh child process each (`bench.checker.phase`): the floor, the
    lines read and decoded as the checker reads them; then the checker, the same read, the
-   final read rebuilt from the history and every check. The long history's floor runs
-   before and after the checker and the floor is their mean (other work on a shared box
+   final read rebuilt from the history and every check. Each floor runs before and after
+   the checker and the floor is their mean (other work on a shared box
    moves both). Each child reports its seconds, its steps and its peak resident memory
    (`ru_maxrss`) above what the imports took.
 3. Report: per history, the checker's seconds against the floor and their ratio (the
@@ -141,11 +141,12 @@ def measure(settings: CheckerSettings) -> Report:
     floors = [_timed(DECODE, long, ", before the checker")]
     checker = _timed(CHECK, long, "")
     floors.append(_timed(DECODE, long, ", after the checker"))
-    short_floor = _timed(DECODE, short, "")
+    short_floors = [_timed(DECODE, short, ", before the checker")]
     short_checker = _timed(CHECK, short, "")
+    short_floors.append(_timed(DECODE, short, ", after the checker"))
     rows = (
         _row(long, settings.partitions, checker, floors),
-        _row(short, settings.partitions, short_checker, [short_floor]),
+        _row(short, settings.partitions, short_checker, short_floors),
     )
     long_peak = checker.peak_kib - checker.baseline_kib
     short_peak = short_checker.peak_kib - short_checker.baseline_kib
@@ -161,7 +162,7 @@ def measure(settings: CheckerSettings) -> Report:
     )
     details: dict[str, Any] = {
         "generation_seconds": round(long_gen_s + short_gen_s, 3),
-        "phases": [asdict(p) for p in (*floors, checker, short_floor, short_checker)],
+        "phases": [asdict(p) for p in (*floors, checker, *short_floors, short_checker)],
         "memory_growth": round(growth, 3),
         "length_growth": round(length, 3),
         "counts": {f"{f} {t}": n for (f, t), n in sorted(long.counts.items())},
