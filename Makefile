@@ -32,6 +32,8 @@ help:
 	@echo "make bench-produce-quick the same for 3 s per acks setting"
 	@echo "make bench-pipeline     the report's Spark job over 1,000,000 records vs. a plain read (also in make bench)"
 	@echo "make bench-pipeline-quick the same over 100,000 records"
+	@echo "make bench-checker      the history checker over 1,000,000 operations vs. a plain decode, with peak memory"
+	@echo "make bench-checker-quick the same over 100,000 operations"
 
 host:
 	@scripts/ensure-host-packages.sh
@@ -167,6 +169,15 @@ bench-pipeline: setup
 
 bench-pipeline-quick: setup
 	@$(PY) -m bench.pipeline --quick $(PIPELINE_BENCH_ARGS)
+
+# The history checker over a generated history of 1,000,000 operations vs. a plain decode
+# of the same lines, and the peak memory of each against a history of 250,000.
+.PHONY: bench-checker bench-checker-quick
+bench-checker: setup
+	@$(PY) -m bench.checker $(CHECKER_BENCH_ARGS)
+
+bench-checker-quick: setup
+	@$(PY) -m bench.checker --quick $(CHECKER_BENCH_ARGS)
 
 clean-images:
 	-@docker image rm testbed-broker:latest testbed-zookeeper:latest testbed-base:latest

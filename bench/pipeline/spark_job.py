@@ -33,20 +33,16 @@ Main thread; Spark runs its own threads and Python workers.
 
 from __future__ import annotations
 
-import os
-import shutil
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from bench.pipeline.options import PIPELINE, PipelineSettings, parse_pipeline_settings
 from bench.pipeline.synthetic import Generated, write_runs
 from bench.shared import console
-from bench.shared.machine import environment, utc_now
 from bench.shared.report import Measure, Report
-from bench.shared.runner import publish
+from bench.shared.standalone import run_standalone
 from pipeline.frames import FAMILIES, run_files, run_id_column
 from pipeline.report import WINDOW_MS, compute_tables
 from pipeline.run_pass import collect_per_run, partitions_for, run_bytes
@@ -191,14 +187,12 @@ def measure(settings: PipelineSettings) -> Report:
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m bench.pipeline`: settings from `argv`, the run, the results; exit code."""
     settings = parse_pipeline_settings(argv)
-    load_at_start = os.getloadavg()
-    settings.out.mkdir(parents=True, exist_ok=True)
-    try:
-        report = measure(settings)
-    finally:
-        if not settings.keep_runs:
-            shutil.rmtree(settings.out / "runs", ignore_errors=True)
-    env = environment(load_at_start, utc_now())
-    plain = {"benchmark": PIPELINE, **{k: str(v) for k, v in asdict(settings).items()}}
-    publish(report, plain, env, settings.out, settings.results_dir)
-    return 0
+    return run_standalone(
+        PIPELINE,
+        settings,
+        lambda: measure(settings),
+        out=settings.out,
+        results_dir=settings.results_dir,
+        generated=settings.out / "runs",
+        keep_generated=settings.keep_runs,
+    )
