@@ -28,6 +28,7 @@ from eventlog.events.channel import (
 )
 from eventlog.events.controller import (
     BrokerChange,
+    BrokerModified,
     ControlledShutdown,
     ControllerElected,
     ControllerFailoverDone,
@@ -86,6 +87,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "Absent",
     "BrokerChange",
+    "BrokerModified",
     "BrokerRegistered",
     "BugSwitchesOn",
     "ControlRequestDropped",
