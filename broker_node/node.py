@@ -336,9 +336,9 @@ class BrokerNode:
             if self.state.state is BrokerState.RUNNING_AS_BROKER:
                 self.state.become(BrokerState.PENDING_CONTROLLED_SHUTDOWN)
             self.controlled_shutdown()
-        if self.state.state is BrokerState.NOT_RUNNING:
-            return  # never started, or stopped already
-        self.state.become(BrokerState.BROKER_SHUTTING_DOWN)
+        running = self.state.state is not BrokerState.NOT_RUNNING
+        if running:  # not when never started or stopped already
+            self.state.become(BrokerState.BROKER_SHUTTING_DOWN)
         self._clear_health()
         if self._config_changes is not None:
             self._config_changes.stop()
@@ -360,7 +360,8 @@ class BrokerNode:
         except Exception:  # stopping must not fail because ZooKeeper is gone
             log.exception("closing the ZooKeeper session failed")
         self.events.emit(NodeStopped(broker_id=self.config.broker_id))
-        self.state.become(BrokerState.NOT_RUNNING)
+        if running:
+            self.state.become(BrokerState.NOT_RUNNING)
         if self._tap is not None:
             self._tap.stop()
             self._tap = None
