@@ -122,7 +122,7 @@ class BrokerCollector(Collector):
         election = snap.leader_election
         yield SummaryMetricFamily(
             STATS + "LeaderElectionRateAndTimeMs",
-            "leader election rounds and their time (ms)",
+            "BrokerChange events and their time (ms), as Kafka times them",
             count_value=election.count,
             sum_value=election.total_ms,
         )
