@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from broker_node.control_requests import ControlRequestHandler, HostedPartition
@@ -235,7 +235,26 @@ def broker() -> tuple[RecordingEventLog, Controller, ControlRequestHandler]:
     return events, controller, handler
 
 
+HEADER = m.ControlHeader(2, CONTROLLER_EPOCH, BROKER_EPOCH)
+
+
+def _lead_orders_0(leader_epoch: int) -> m.LeaderAndIsrRequest:
+    return m.LeaderAndIsrRequest(
+        HEADER, (m.LeaderAndIsrPartitionState("orders", 0, 5, 1, leader_epoch, (1, 2), 1, (1, 2)),)
+    )
+
+
+#: Epoch 5 accepted, 5 again fenced, StopReplica(delete=false) at 6, then epoch 3: fenced.
+STOPPED_THEN_OLDER_EPOCH = [
+    _lead_orders_0(5),
+    _lead_orders_0(5),
+    m.StopReplicaRequest(HEADER, (m.StopReplicaPartitionState("orders", 0, 6, False),)),
+    _lead_orders_0(3),
+]
+
+
 @given(requests=st.lists(control_requests, min_size=1, max_size=8))
+@example(requests=STOPPED_THEN_OLDER_EPOCH)
 def test_hostile_control_requests_never_escape_a_handler_nor_break_fencing(
     requests: list[ControlRequest],
 ) -> None:
