@@ -67,7 +67,7 @@ def deletion_figures(
 ) -> DeletionFigures:
     """The deletion gauges as Kafka 2.8's `updateMetrics` counts them: a queued topic's
     replica counts until it is ReplicaDeletionSuccessful."""
-    topics = [t for t in context.all_topics() if context.is_topic_queued_for_deletion(t)]
+    topics = context.topics_queued_for_deletion()
     replicas = ineligible = 0
     for topic in topics:
         for tp in context.partitions_of(topic):
