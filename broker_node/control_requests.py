@@ -296,7 +296,8 @@ class ControlRequestHandler:
             return m.UpdateMetadataResponse(Errors.NONE if verdict.ok else Errors.INVALID_REQUEST)
 
     def stop_replica(self, request: m.StopReplicaRequest) -> m.StopReplicaResponse:
-        """Stop each replica unless its leader epoch is fenced."""
+        """Stop each replica unless its leader epoch is fenced; a deleted one is forgotten,
+        a stopped one keeps its leader epoch."""
         verdict = validation.stop_replica(request)
         if not verdict.ok:
             self._invalid("StopReplica", request.header, verdict, len(request.partition_states))
@@ -322,7 +323,7 @@ class ControlRequestHandler:
                     state.leader_epoch, hosted.state.leader_epoch if hosted else None
                 )
                 if fenced_by is Errors.NONE:
-                    self._hosted.pop(tp, None)
+                    _stop_hosted(self._hosted, tp, state.delete_partition)
                 else:
                     fenced.append((tp, fenced_by, state.leader_epoch, hosted))
                 results.append(m.PartitionError(tp, fenced_by))
@@ -377,6 +378,16 @@ class ControlRequestHandler:
             m.ElectLeadersRequest(request.election_type, rest, request.timeout_ms)
         )
         return m.ElectLeadersResponse(answer.error, answer.results + refused)
+
+
+def _stop_hosted(
+    hosted: dict[TopicPartition, HostedPartition], tp: TopicPartition, delete: bool
+) -> None:
+    """Forget a deleted replica; keep a stopped one, not leading, at the leader epoch it had
+    (Kafka 2.8's `stopPartitions`), so an older LeaderAndIsr is still fenced."""
+    was = hosted.pop(tp, None)
+    if was is not None and not delete:
+        hosted[tp] = HostedPartition(was.state, is_leader=False)
 
 
 def _every(

@@ -26,6 +26,7 @@ from prometheus_client.core import (
 from prometheus_client.registry import Collector
 
 if TYPE_CHECKING:
+    from broker_node.broker_state import BrokerStateTracker
     from broker_node.replica_manager import ReplicaManager
     from controller import KafkaController
 
@@ -35,6 +36,7 @@ EVENT_MANAGER = "kafka_controller_ControllerEventManager_"
 CHANNEL = "kafka_controller_ControllerChannelManager_"
 REPLICA_MANAGER = "kafka_server_ReplicaManager_"
 FETCH_SESSIONS = "kafka_server_FetchSessionCache_"
+SERVER = "kafka_server_KafkaServer_"
 
 
 def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
@@ -44,14 +46,26 @@ def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
 class BrokerCollector(Collector):
     """Collects one broker's metrics at scrape time."""
 
-    def __init__(self, controller: KafkaController, replicas: ReplicaManager) -> None:
+    def __init__(
+        self,
+        controller: KafkaController,
+        replicas: ReplicaManager,
+        broker_state: BrokerStateTracker | None = None,
+    ) -> None:
         self._controller = controller
         self._replicas = replicas
+        self._broker_state = broker_state
 
     def collect(self) -> Iterator[Metric]:
         """Yield every metric family."""
         c = self._controller
         snap = c.metrics.snapshot()
+        if self._broker_state is not None:
+            yield _gauge(
+                SERVER + "BrokerState",
+                "where the broker is in its life (Kafka's BrokerState values)",
+                int(self._broker_state.reported(c.is_active)),
+            )
         yield _gauge(
             CONTROLLER + "ActiveControllerCount",
             "1 on the active controller",
@@ -69,6 +83,25 @@ class BrokerCollector(Collector):
         )
         yield _gauge(CONTROLLER + "GlobalTopicCount", "topics", snap.global_topic_count)
         yield _gauge(CONTROLLER + "GlobalPartitionCount", "partitions", snap.global_partition_count)
+        for name, doc, value in (
+            ("TopicsToDeleteCount", "topics queued for deletion", snap.topics_to_delete_count),
+            (
+                "ReplicasToDeleteCount",
+                "replicas of those topics not yet deleted",
+                snap.replicas_to_delete_count,
+            ),
+            (
+                "TopicsIneligibleToDeleteCount",
+                "queued topics whose deletion is halted",
+                snap.topics_ineligible_to_delete_count,
+            ),
+            (
+                "ReplicasIneligibleToDeleteCount",
+                "replicas of queued topics in ReplicaDeletionIneligible",
+                snap.replicas_ineligible_to_delete_count,
+            ),
+        ):
+            yield _gauge(CONTROLLER + name, doc, value)
         yield _gauge(
             CONTROLLER + "ControllerState",
             "what the controller event thread is doing (Kafka's ControllerState values)",
@@ -89,7 +122,7 @@ class BrokerCollector(Collector):
         election = snap.leader_election
         yield SummaryMetricFamily(
             STATS + "LeaderElectionRateAndTimeMs",
-            "leader election rounds and their time (ms)",
+            "BrokerChange events and their time (ms), as Kafka times them",
             count_value=election.count,
             sum_value=election.total_ms,
         )
@@ -155,12 +188,16 @@ class _Quiet(WSGIRequestHandler):
 
 
 def serve_metrics(
-    host: str, port: int, controller: KafkaController, replicas: ReplicaManager
+    host: str,
+    port: int,
+    controller: KafkaController,
+    replicas: ReplicaManager,
+    broker_state: BrokerStateTracker | None = None,
 ) -> tuple[WSGIServer, int]:
     """Start the HTTP endpoint (its own daemon thread); returns the server and its port.
     `shutdown()` stops it within `POLL_INTERVAL_S`."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(BrokerCollector(controller, replicas))
+    registry.register(BrokerCollector(controller, replicas, broker_state))
 
     class Server(_Server):
         address_family = socket.AF_INET6 if ":" in host else socket.AF_INET

@@ -6,7 +6,10 @@ ZooKeeper session -> persistent paths -> gRPC server (the port is known before r
 server and channel of the broker speaks mutual TLS with the broker certificate; refused
 handshakes and refused calls become `tls_handshake_refused` and `unauthorized_request`.
 Stopping reverses it and closes the session, so `/brokers/ids/N` (and `/controller`, if
-held) disappear at once. `start`/`stop` run on the main thread.
+held) disappear at once. `start`/`stop` run on the main thread and move the broker's
+state (`broker_node.broker_state`): Starting, RunningAsBroker once registered and
+electing, PendingControlledShutdown while the controller moves its leaderships,
+BrokerShuttingDown, NotRunning.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import threading
 from collections.abc import Collection
 from typing import Any
 
+from broker_node.broker_state import BrokerState, BrokerStateTracker
 from broker_node.client_api import ClientApi
 from broker_node.config import BrokerConfig
 from broker_node.config_changes import ConfigChangeListener
@@ -87,6 +91,7 @@ class BrokerNode:
         self.metrics_port: int | None = None
         self._tls: TlsIdentity | None = None
         self._tap: StderrTap | None = None
+        self.state = BrokerStateTracker()
 
     @property
     def broker_epoch(self) -> int:
@@ -96,6 +101,7 @@ class BrokerNode:
     def start(self) -> None:
         """Bring the broker up; raises if ZooKeeper or the port is unavailable."""
         cfg = self.config
+        self.state.become(BrokerState.STARTING)
         self.events.emit(NodeStarted(broker_id=cfg.broker_id, zk_connect=cfg.zk_connect))
         if cfg.bug_switches:
             self.events.emit(BugSwitchesOn(switches=sorted(cfg.bug_switches.names)))
@@ -193,7 +199,7 @@ class BrokerNode:
         )
         if cfg.metrics_port is not None:
             self._metrics_server, self.metrics_port = serve_metrics(
-                cfg.listen_host, cfg.metrics_port, self.controller, self.replicas
+                cfg.listen_host, cfg.metrics_port, self.controller, self.replicas, self.state
             )
         self.registration.register()
         self.handler.on_registered()
@@ -203,6 +209,7 @@ class BrokerNode:
             ConfigChangesZk(self.zk), self._topic_config, self._on_topic_config, self.events
         )
         self._config_changes.start()
+        self.state.become(BrokerState.RUNNING_AS_BROKER)
 
     def _on_handshake_refused(self, failure: HandshakeFailure) -> None:
         """A TLS handshake failed (`grpc-trace-reader`)."""
@@ -326,7 +333,12 @@ class BrokerNode:
             and self.broker_epoch >= 0
             and self._server is not None
         ):
+            if self.state.state is BrokerState.RUNNING_AS_BROKER:
+                self.state.become(BrokerState.PENDING_CONTROLLED_SHUTDOWN)
             self.controlled_shutdown()
+        running = self.state.state is not BrokerState.NOT_RUNNING
+        if running:  # not when never started or stopped already
+            self.state.become(BrokerState.BROKER_SHUTTING_DOWN)
         self._clear_health()
         if self._config_changes is not None:
             self._config_changes.stop()
@@ -348,6 +360,8 @@ class BrokerNode:
         except Exception:  # stopping must not fail because ZooKeeper is gone
             log.exception("closing the ZooKeeper session failed")
         self.events.emit(NodeStopped(broker_id=self.config.broker_id))
+        if running:
+            self.state.become(BrokerState.NOT_RUNNING)
         if self._tap is not None:
             self._tap.stop()
             self._tap = None

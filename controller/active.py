@@ -304,6 +304,7 @@ class ActiveController:
         for name, error in listing.malformed.items():
             self._malformed(error.path or name, error.reason)
         self.ctx.set_live_brokers(listing.brokers.values())
+        self.brokers.modifications.watch(sorted(self.ctx.live_or_shutting_down_broker_ids()))
         self.topics.load_all_topics()
         states = self._zk.get_partition_states(self.ctx.all_partitions(), self._readers)
         for tp, state in states.found.items():

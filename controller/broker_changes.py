@@ -2,7 +2,8 @@
 (Kafka's BrokerChange handling with `onBrokerStartup`, `onBrokerFailure` and
 `onReplicasBecomeOffline`), and when a live broker reports partitions whose log it cannot
 open (KAFKA_STORAGE_ERROR in a LeaderAndIsr answer, KIP-112's offline replicas). Event
-thread only.
+thread only. The data watches of the known brokers' registrations, and what their changes
+do, are `controller.broker_modifications`'.
 
 Bug switches (docs/bugs.md): `kip-380` does not see a broker whose registration changed
 but whose id stayed as bounced, as before KIP-380 (`classify_brokers`); `kafka-3085`
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from bugs import NO_BUGS, BugSwitches
 from bugs.catalog import ENQUEUE_TIME_BROKERS, NO_BROKER_EPOCH
 from controller import events as ev
+from controller.broker_modifications import BrokerModificationHandler
 from controller.channel_manager import ControllerChannelManager
 from controller.context import ControllerContext, PartitionReplica
 from controller.partition_state_machine import PartitionStateMachine
@@ -86,6 +88,9 @@ class BrokerChanges:
         self._send_update_metadata = send_update_metadata
         self._detect_bounces = not bug_switches.on(NO_BROKER_EPOCH)
         self._read_at_watch = bug_switches.on(ENQUEUE_TIME_BROKERS)
+        self.modifications = BrokerModificationHandler(
+            context, zk, watchers, event_log, send_update_metadata
+        )
 
     def broker_watch(self) -> WatchCallback:
         """The callback of the `/brokers/ids` child watch: enqueue BrokerChange (with
@@ -124,6 +129,7 @@ class BrokerChanges:
             self._channels.remove_broker(broker_id)
         for broker_id in new + bounced:
             self._channels.add_broker(current[broker_id])
+        self.modifications.watch(new + bounced)
         if new:
             self._ctx.add_live_brokers(current[b] for b in new)
             self.on_broker_startup(new)

@@ -273,6 +273,11 @@ class ControllerContext:
         """Topics queued for deletion."""
         self._topics_to_delete |= set(topics)
 
+    def topics_queued_for_deletion(self) -> set[str]:
+        """The known topics queued for deletion (Kafka's `topicsToBeDeleted`), without a
+        walk over every topic."""
+        return {t for t in self._topics_to_delete if t in self._assignments}
+
     def is_topic_queued_for_deletion(self, topic: str) -> bool:
         """Whether a topic is being deleted."""
         return topic in self._topics_to_delete

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 
 from kazoo.protocol.states import EventType, KeeperState, WatchedEvent
@@ -167,13 +168,18 @@ class KafkaController:
     # -- event thread ----------------------------------------------------------------------
 
     def process(self, event: ev.ControllerEvent) -> None:
-        """Dispatch one event (event thread). A failed epoch check anywhere resigns."""
+        """Dispatch one event (event thread), timed for its controller state. A failed
+        epoch check anywhere resigns."""
+        started = time.monotonic()
         try:
             self._dispatch(event)
         except ControllerMovedError as exc:
             self._controller_moved(exc)
         finally:
-            self.metrics.publish(self.is_active, self.context)
+            self.metrics.record_event(event.state, time.monotonic() - started)
+            active = self.active if self.is_active else None
+            halted = active.deletion.ineligible_topics() if active is not None else ()
+            self.metrics.publish(self.is_active, self.context, halted)
 
     def _dispatch(self, event: ev.ControllerEvent) -> None:
         active = self.active
@@ -196,6 +202,8 @@ class KafkaController:
                 self._elect()
             case ev.BrokerChange() if active is not None:
                 active.brokers.process_broker_change(event.listing)
+            case ev.BrokerModifications() if active is not None:
+                active.brokers.modifications.process(event.broker_id)
             case ev.TopicChange() if active is not None:
                 active.topics.process_topic_change()
             case ev.PartitionModifications() if active is not None:
@@ -321,7 +329,7 @@ class KafkaController:
             self._watchers,
             self._config,
             self._connect,
-            ElectionStats(self.metrics.record_election, self.metrics.record_unclean),
+            ElectionStats(on_unclean=self.metrics.record_unclean),
         )
         try:
             self.active.on_failover()

@@ -81,6 +81,14 @@ class BrokerChange(ControllerEvent):
 
 
 @dataclass(frozen=True)
+class BrokerModifications(ControllerEvent):
+    """The registration of a known broker changed (its `/brokers/ids/N` data watch)."""
+
+    state: ClassVar[ControllerState] = ControllerState.BROKER_CHANGE
+    broker_id: int
+
+
+@dataclass(frozen=True)
 class TopicChange(ControllerEvent):
     """The children of `/brokers/topics` changed: topics were created or removed."""
 

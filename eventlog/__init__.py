@@ -28,6 +28,7 @@ from eventlog.events.channel import (
 )
 from eventlog.events.controller import (
     BrokerChange,
+    BrokerModified,
     ControlledShutdown,
     ControllerElected,
     ControllerFailoverDone,
@@ -87,6 +88,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "Absent",
     "BrokerChange",
+    "BrokerModified",
     "BrokerRegistered",
     "BugSwitchesOn",
     "ControlRequestDropped",

@@ -35,6 +35,7 @@ class EventKind(StrEnum):
     LEADER_ELECTED = "leader_elected"
     LEADER_ELECTION_FAILED = "leader_election_failed"
     BROKER_CHANGE = "broker_change"
+    BROKER_MODIFIED = "broker_modified"
     TOPIC_CHANGE = "topic_change"
     CONTROLLER_FAILOVER_DONE = "controller_failover_done"
     CONTROLLER_FAILOVER_STEP = "controller_failover_step"

@@ -9,6 +9,8 @@ manager's sender threads) run without I/O:
 - `controller.testing.brokers`: `make_broker`, `RecordingSend` (the request batch's send)
   `FakeBrokerChannel` (a broker connection) and `FakeChannels` (the channel manager's
   `connect`, one `FakeBrokerChannel` per broker).
+- `controller.testing.registrations`: `FakeRegistrationsZk` (`/brokers/ids/N` with their
+  data watches).
 
 The event log's double is `eventlog.testing.RecordingEventLog`. Each module's docstring
 says which threads may use its doubles.

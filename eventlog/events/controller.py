@@ -17,6 +17,7 @@ from eventlog.event import ABSENT, Absent, Event
 
 __all__ = [
     "BrokerChange",
+    "BrokerModified",
     "ControlledShutdown",
     "ControllerElected",
     "ControllerFailoverDone",
@@ -211,6 +212,24 @@ class BrokerChange(Event):
     """every registered id"""
     epochs: dict[str, int]
     """object: broker id (as a string) → broker epoch, for every registered broker"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BrokerModified(Event):
+    """A live broker rewrote its registration with other endpoints (Kafka's
+    BrokerModifications); the controller took the new ones and sent UpdateMetadata to
+    every live broker."""
+
+    kind: ClassVar[str] = "broker_modified"
+
+    broker_id: int
+    """the broker whose `/brokers/ids/N` changed"""
+    broker_epoch: int
+    """its broker epoch (unchanged: the znode was rewritten, not replaced)"""
+    endpoints: list[str]
+    """the new endpoints, `LISTENER://host:port` each"""
+    previous: list[str]
+    """the endpoints the controller knew before"""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

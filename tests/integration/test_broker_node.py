@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from kazoo.client import KazooClient
 
+from broker_node.broker_state import BrokerState
 from broker_node.config import BrokerConfig
 from broker_node.node import BrokerNode
 from controller.events import ControllerEvent
@@ -153,3 +154,31 @@ def test_preemption_answers_queued_callers_that_the_controller_moved(
     finally:
         release.set()
     assert [a.error for a in answers] == [Errors.NOT_CONTROLLER]
+
+
+def test_a_broker_goes_through_kafkas_states(
+    node: BrokerNode, zk_client: KazooClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Running once started, RunningAsController while it is the active controller, then
+    PendingControlledShutdown, BrokerShuttingDown and NotRunning as it stops; a second
+    stop (the fixture's) moves nothing."""
+    assert node.state.state is BrokerState.RUNNING_AS_BROKER
+    controller = node.controller
+    assert controller is not None
+    wait_until(lambda: controller.is_active, 15, "broker 1 did not become controller")
+    assert node.state.reported(controller.is_active) is BrokerState.RUNNING_AS_CONTROLLER
+    moves: list[BrokerState] = []
+    become = node.state.become
+
+    def recording(state: BrokerState) -> None:
+        become(state)
+        moves.append(state)
+
+    monkeypatch.setattr(node.state, "become", recording)
+    node.stop()
+    assert moves == [
+        BrokerState.PENDING_CONTROLLED_SHUTDOWN,
+        BrokerState.BROKER_SHUTTING_DOWN,
+        BrokerState.NOT_RUNNING,
+    ]
+    assert KafkaZkClient(zk_client).get_broker(1) is None

@@ -11,6 +11,10 @@ Validate, after every request:
   - fencing: a request with a stale controller epoch or broker epoch changes nothing; the
     highest controller epoch never decreases; a hosted partition changes only for a newer
     leader epoch (LeaderAndIsr) or a newer, "none" (-1) or "deleting" (-2) one (StopReplica);
+    a stopped replica keeps its leader epoch and only a deleted one is forgotten, so a
+    LeaderAndIsr is accepted only above the last leader epoch accepted for that partition
+    since it was last deleted (a model kept by the test, not read from the handler: epoch 5
+    accepted, StopReplica(delete=false) at 6, then epoch 3 is fenced);
   - nothing invalid is stored: hosted partitions and cached states have legal topics,
     partitions and epochs;
   - the controller's own calls get only valid requests, and ElectLeaders never turns a list
@@ -22,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from broker_node.control_requests import ControlRequestHandler, HostedPartition
@@ -164,8 +168,33 @@ def check_fencing(request: ControlRequest, before: State, after: State) -> None:
         if isinstance(request, m.LeaderAndIsrRequest):
             assert epoch > was.state.leader_epoch, "a stale leader epoch was obeyed"
         else:
-            assert now is None
             assert epoch in (NO_EPOCH, EPOCH_DURING_DELETE) or epoch > was.state.leader_epoch
+            assert isinstance(listed[0], m.StopReplicaPartitionState)
+            if listed[0].delete_partition:
+                assert now is None, "a deleted replica is still hosted"
+            else:
+                assert now == HostedPartition(was.state, is_leader=False), "stop lost the epoch"
+
+
+def check_remembered_epochs(
+    request: ControlRequest, response: ControlResponse, remembered: dict[TopicPartition, int]
+) -> None:
+    """Every partition a LeaderAndIsr was accepted for is above the leader epoch last
+    accepted for it (StopReplica without delete keeps that epoch, with delete forgets it);
+    then the model learns what the answer accepted."""
+    if isinstance(request, m.LeaderAndIsrRequest) and isinstance(response, m.LeaderAndIsrResponse):
+        errors = {e.topic_partition: e.error for e in response.partition_errors}
+        for state in request.partition_states:
+            tp = state.topic_partition
+            if errors.get(tp) is Errors.NONE:
+                known = remembered.get(tp)
+                assert known is None or state.leader_epoch > known, "an old leader epoch obeyed"
+                remembered[tp] = state.leader_epoch
+    elif isinstance(request, m.StopReplicaRequest) and isinstance(response, m.StopReplicaResponse):
+        errors = {e.topic_partition: e.error for e in response.partition_errors}
+        for stop in request.partition_states:
+            if stop.delete_partition and errors.get(stop.topic_partition) is Errors.NONE:
+                remembered.pop(stop.topic_partition, None)
 
 
 def check_stored(after: State) -> None:
@@ -206,13 +235,33 @@ def broker() -> tuple[RecordingEventLog, Controller, ControlRequestHandler]:
     return events, controller, handler
 
 
+HEADER = m.ControlHeader(2, CONTROLLER_EPOCH, BROKER_EPOCH)
+
+
+def _lead_orders_0(leader_epoch: int) -> m.LeaderAndIsrRequest:
+    return m.LeaderAndIsrRequest(
+        HEADER, (m.LeaderAndIsrPartitionState("orders", 0, 5, 1, leader_epoch, (1, 2), 1, (1, 2)),)
+    )
+
+
+#: Epoch 5 accepted, 5 again fenced, StopReplica(delete=false) at 6, then epoch 3: fenced.
+STOPPED_THEN_OLDER_EPOCH = [
+    _lead_orders_0(5),
+    _lead_orders_0(5),
+    m.StopReplicaRequest(HEADER, (m.StopReplicaPartitionState("orders", 0, 6, False),)),
+    _lead_orders_0(3),
+]
+
+
 @given(requests=st.lists(control_requests, min_size=1, max_size=8))
+@example(requests=STOPPED_THEN_OLDER_EPOCH)
 def test_hostile_control_requests_never_escape_a_handler_nor_break_fencing(
     requests: list[ControlRequest],
 ) -> None:
     events, controller, handler = broker()
     with loopback_control_client(GuardedBrokerControl(handler, RequestGuard(events))) as client:
         assert client.leader_and_isr(SEED).error is Errors.NONE
+        remembered = {s.topic_partition: s.leader_epoch for s in SEED.partition_states}
         for request in requests:
             before = state_of(handler)
             calls = len(controller.elections)
@@ -223,6 +272,7 @@ def test_hostile_control_requests_never_escape_a_handler_nor_break_fencing(
             )
             check_answer(request, response)
             check_fencing(request, before, after)
+            check_remembered_epochs(request, response, remembered)
             check_stored(after)
             if len(controller.elections) > calls:
                 check_controller_calls(controller, request)
