@@ -18,6 +18,8 @@ __all__ = ["InvariantResult", "RunVerdict", "Violation"]
 
 #: How many violations per invariant the text table and the report list.
 TABLE_EXAMPLES = 5
+#: The measures the text table leaves to the JSON and the report.
+LONG_STATS = frozenset({"unseen_over_time"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +157,7 @@ class RunVerdict:
 
     def table(self, examples: int = TABLE_EXAMPLES) -> str:
         """A compact text table: one row per invariant, then its first violations; the
-        allowed results that found something below, apart."""
+        allowed results that found something below, apart; then the short measures."""
         width = max((len(r.name) for r in self.results), default=9)
         lines = [
             f"verdict: {'OK' if self.ok else 'NOT OK'}",
@@ -170,6 +172,7 @@ class RunVerdict:
                     f"{len(r.violations):>10}" + (f"  ({r.note})" if r.note else "")
                 )
                 lines.extend(_examples(r, "    ", examples, "- "))
+        lines.extend(f"{k}: {v}" for k, v in self.stats.items() if k not in LONG_STATS)
         return "\n".join(lines)
 
     def report(self, examples: int = TABLE_EXAMPLES) -> str:

@@ -105,6 +105,7 @@ def queue_classes(
     checked: Counter[str] = Counter()
     consumed: Counter[int] = Counter()
     notes: Counter[str] = Counter()
+    most = (0, "")
     for key in sorted(fold.partitions):
         state = fold.partitions[key]
         subject = f"{key[0]}-{key[1]}"
@@ -116,7 +117,11 @@ def queue_classes(
         for f in state.inconsistent.values():
             loose = f.allowed or policy.unclean_leader_election
             (allowed if loose else bad)["inconsistent-offsets"].append(_violation(subject, f))
-        consumed.update(rec.reads for rec in state.values.values() if rec.sent)
+        for value, rec in state.values.items():
+            if rec.sent:
+                consumed[rec.reads] += 1
+                if rec.reads > most[0]:
+                    most = (rec.reads, f"{subject} {value!r}")
     results = [
         InvariantResult(name, tuple(bad[name]), checked[name], _note(name, notes))
         for name in QUEUE_CLASSES
@@ -126,7 +131,10 @@ def queue_classes(
         for name in QUEUE_CLASSES
         if allowed[name]
     )
-    return QueueVerdict(tuple(results), _stats(fold, consumed))
+    stats = _stats(fold, consumed)
+    if most[0]:
+        stats["consumed_most"] = f"{most[1]} {most[0]} times"
+    return QueueVerdict(tuple(results), stats)
 
 
 def _finish(

@@ -214,6 +214,7 @@ def test_nonmonotonic_poll_after_a_seek_back_is_allowed() -> None:
     assert failing(verdict, "nonmonotonic-poll") == ()
     assert len(allowed(verdict, "nonmonotonic-poll")) == 1
     assert verdict.stats["consumed"] == {"1": 1, "2": 1}
+    assert verdict.stats["consumed_most"] == "t-0 'a' 2 times"
 
 
 def test_int_nonmonotonic_poll_goes_back_inside_one_poll() -> None:

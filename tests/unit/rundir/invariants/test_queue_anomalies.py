@@ -37,6 +37,7 @@ def test_with_unclean_election_a_lost_write_is_allowed_and_shown_apart() -> None
     h = _lost_below_a_read()
     inputs = RunInputs(EventLogBuilder().logs(), h.ops, _final(h), unclean_leader_election=True)
     verdict = judge(inputs)
+    assert verdict.ok  # allowed anomalies never fail the run
     assert verdict.result("lost-write").ok
     assert [r.name for r in verdict.allowed()] == ["lost-write", "unseen"]
     assert verdict.to_json()["allowed"] == ["lost-write", "unseen"]
@@ -47,6 +48,8 @@ def test_with_unclean_election_a_lost_write_is_allowed_and_shown_apart() -> None
     assert lost
     assert lost[0] > heading
     assert "unseen" in verdict.report().split("allowed (found")[1]
+    assert "\nworst_lag: t-0 'b'" in table
+    assert "unseen_over_time" not in table
 
 
 def test_without_a_history_every_class_is_named_not_judged() -> None:
