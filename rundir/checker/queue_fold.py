@@ -25,7 +25,7 @@ from typing import Literal
 
 from rundir.history import HistoryOp
 
-__all__ = ["SAMPLES", "UNBOUNDED", "Gap", "PartitionState", "QueueFold", "Record", "label"]
+__all__ = ["SAMPLES", "UNBOUNDED", "Found", "Gap", "PartitionState", "QueueFold", "Record", "label"]
 
 #: The allowance of a send that never completed: retried any number of times.
 UNBOUNDED = 1 << 30
