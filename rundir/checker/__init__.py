@@ -2,9 +2,12 @@
 (docs/workload.md), each returning an `InvariantResult` whose violations carry the
 offending records; `check` runs them all into a `RunVerdict` with its text report. The
 checks and their definitions are `checks`; the history's pairing of sends and polls and
-the final read are `index`. Pure; any thread."""
+the final read are `index`; Jepsen's Kafka queue classes (`inconsistent-offsets`,
+`duplicate`, `lost-write`, `unseen`, `G1a`, the poll skips and the non-monotonic polls
+and sends) are `queue`, found in one pass by `queue_fold`. Pure; any thread."""
 
 from rundir.checker.checks import (
+    CHECKS,
     check,
     duplicates,
     failed_writes_read,
@@ -16,9 +19,21 @@ from rundir.checker.checks import (
     vanished_reads,
 )
 from rundir.checker.index import FinalRead, final_read_from_history, indexed
+from rundir.checker.queue import (
+    FINAL_READ_OP,
+    QUEUE_CLASSES,
+    QueuePolicy,
+    QueueVerdict,
+    queue_classes,
+)
 
 __all__ = [
+    "CHECKS",
+    "FINAL_READ_OP",
+    "QUEUE_CLASSES",
     "FinalRead",
+    "QueuePolicy",
+    "QueueVerdict",
     "check",
     "duplicates",
     "failed_writes_read",
@@ -26,6 +41,7 @@ __all__ = [
     "indexed",
     "lost_writes",
     "offsets_monotonic",
+    "queue_classes",
     "reordering",
     "unexpected_values",
     "unread_partitions",

@@ -25,8 +25,8 @@ Definitions (per topic-partition; values are unique per send):
 - `offsets_monotonic`: successive acks (acks=all) of one process on one partition whose
   offsets do not increase.
 
-`check` runs all of them; the verdict also fails when a partition with judged acks was
-not covered by the final read."""
+`check` runs all of them and then Jepsen's queue classes (`rundir.checker.queue`); the
+verdict also fails when a partition with judged acks was not covered by the final read."""
 
 from __future__ import annotations
 
@@ -36,6 +36,7 @@ from collections.abc import Sequence
 
 from domain import TopicPartition
 from rundir.checker.index import FinalRead, Send, index_of, indexed, reads
+from rundir.checker.queue import QueuePolicy, queue_classes
 from rundir.history import HistoryOp
 from rundir.results import (
     InvariantResult,
@@ -44,6 +45,7 @@ from rundir.results import (
 )
 
 __all__ = [
+    "CHECKS",
     "check",
     "duplicates",
     "failed_writes_read",
@@ -246,8 +248,23 @@ def unread_partitions(history: Sequence[HistoryOp], final: FinalRead) -> tuple[T
     )
 
 
-def check(history: Sequence[HistoryOp], final: FinalRead) -> RunVerdict:
-    """Every check over one history and its final read."""
+#: The names of the checks above, in the order `check` runs them (Jepsen's classes follow).
+CHECKS = (
+    "lost_writes",
+    "duplicates",
+    "failed_writes_read",
+    "unexpected_values",
+    "vanished_reads",
+    "reordering",
+    "offsets_monotonic",
+)
+
+
+def check(
+    history: Sequence[HistoryOp], final: FinalRead, policy: QueuePolicy | None = None
+) -> RunVerdict:
+    """Every check over one history and its final read, then every Jepsen queue class
+    (`rundir.checker.queue`, what is allowed by `policy`), with their measures."""
     counts = Counter(f"{op.f} {op.type}" for op in history)
     history = indexed(history)
     results = (
@@ -259,4 +276,7 @@ def check(history: Sequence[HistoryOp], final: FinalRead) -> RunVerdict:
         reordering(history, final),
         offsets_monotonic(history),
     )
-    return RunVerdict(results, unread_partitions(history, final), dict(counts))
+    queue = queue_classes(history, final, policy or QueuePolicy())
+    return RunVerdict(
+        results + queue.results, unread_partitions(history, final), dict(counts), queue.stats
+    )

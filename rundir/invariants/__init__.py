@@ -9,6 +9,8 @@ the events they read in `rundir.events`, what they return in `rundir.results`.
 - `leaders`: 4. one leader per partition per leader epoch, leader epochs only grow.
 - `writes`: 5. no acknowledged write lost, acknowledged writes in order (`rundir.checker`);
   `acknowledged_kept`: no replica removes an acknowledged record (`log_truncated`).
+- `queue_anomalies`: Jepsen's Kafka queue classes over the workload history
+  (`rundir.checker.queue`), one result each, what the configuration allows apart.
 - `convergence`: `ClusterSnapshot`; 6. convergence after the final heal within a bound.
 - `scenario_checks`: partitions and topics that make progress (offline partitions,
   reassignments, topic deletions), asked for by some scenarios only.
@@ -32,6 +34,7 @@ from rundir.invariants.convergence import (
 )
 from rundir.invariants.judge import RunInputs, judge
 from rundir.invariants.leaders import one_leader_per_leader_epoch
+from rundir.invariants.queue_anomalies import queue_anomalies
 from rundir.invariants.writes import acknowledged_kept, acknowledged_writes
 from rundir.results import InvariantResult, RunVerdict, Violation
 
@@ -56,5 +59,6 @@ __all__ = [
     "one_controller_per_epoch",
     "one_leader_per_leader_epoch",
     "problems",
+    "queue_anomalies",
     "time_to_convergence",
 ]

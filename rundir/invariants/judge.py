@@ -46,6 +46,7 @@ from rundir.invariants.names import (
     RESIGNED_CONTROLLER_SILENT,
     TOPIC_DELETION_COMPLETES,
 )
+from rundir.invariants.queue_anomalies import queue_anomalies
 from rundir.invariants.registrations import registration_served
 from rundir.invariants.scenario_checks import (
     no_offline_partitions,
@@ -79,7 +80,8 @@ class RunInputs:
 
 
 def judge(inputs: RunInputs) -> RunVerdict:
-    """Run invariants 1-6 (docs/invariants.md), in that order, then those in `also`.
+    """Run invariants 1-6 (docs/invariants.md), in that order, then those in `also`, then
+    Jepsen's queue classes over the workload history (with the history's measures).
     Every invariant sees each node's log from the process that was running when the run
     started (`since_ms`) on (`events.since_process_at`): processes that had ended before
     the run, perhaps of another build, are not judged. `ValueError` for a name in `also`
@@ -95,6 +97,9 @@ def judge(inputs: RunInputs) -> RunVerdict:
     else:
         convergence = converges_after_heal(inputs.snapshots, inputs.convergence_bound_ms)
     since = inputs.since_ms
+    queue = queue_anomalies(
+        inputs.history, inputs.final_read, unclean_leader_election=inputs.unclean_leader_election
+    )
     return RunVerdict(
         (
             during_run(one_controller_per_epoch(inputs.events), since),
@@ -109,7 +114,9 @@ def judge(inputs: RunInputs) -> RunVerdict:
             ),
             convergence,
             *(SCENARIO_CHECKS[name](inputs) for name in sorted(inputs.also)),
-        )
+            *queue.results,
+        ),
+        stats=queue.stats,
     )
 
 

@@ -5,7 +5,9 @@ The judging is `rundir.checker`'s (docs/workload.md): its verdict over the workl
 and the final read is wrapped into an `InvariantResult`, one violation per anomaly of any
 of its checks (lost writes, reordering, non-monotonic offsets, duplicates, failed writes
 read, unexpected values, vanished reads) and one per partition the final read did not
-cover. With unclean election on, losses are allowed, so the invariant is not judged.
+cover. Jepsen's queue classes, which the same verdict holds, are judged apart
+(`rundir.invariants.queue_anomalies`). With unclean election on, losses are allowed, so
+the invariant is not judged.
 
 `acknowledged_kept` (a scenario-specific invariant) asks more of the replicas: none removes
 an acknowledged record from its log at all, even one it fetches back (`log_truncated`'s
@@ -17,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from eventlog import EventKind, LeaderElected, LogTruncated
-from rundir.checker import FinalRead, check, final_read_from_history, indexed
+from rundir.checker import CHECKS, FinalRead, check, final_read_from_history, indexed
 from rundir.events import EventLogs, events_of_kind
 from rundir.history import FINAL_READ_PROCESS, HistoryOp
 from rundir.invariants.names import ACKNOWLEDGED_KEPT, ACKNOWLEDGED_WRITES
@@ -49,7 +51,8 @@ def acknowledged_writes(
         final = final_read_from_history(history, FINAL_READ_PROCESS)
     verdict = check(history, final)
     violations: list[Violation] = []
-    for result in verdict.results:
+    own = [r for r in verdict.results if r.name in CHECKS]
+    for result in own:
         for found in result.violations:
             value = f" {found.value!r}" if found.value is not None else ""
             by = f" ({found.process})" if found.process else ""
@@ -69,7 +72,7 @@ def acknowledged_writes(
         unclean = [e for e in elected if isinstance(e, LeaderElected) and e.unclean]
         if unclean:
             notes.append(f"{len(unclean)} unclean elections in the event logs")
-    checked = sum(r.checked for r in verdict.results)
+    checked = sum(r.checked for r in own)
     return InvariantResult(ACKNOWLEDGED_WRITES, tuple(violations), checked, "; ".join(notes))
 
 

@@ -15,6 +15,7 @@ from eventlog import (
     NodeStarted,
     RequestAccepted,
 )
+from rundir.checker import QUEUE_CLASSES
 from rundir.events import since_process_at
 from rundir.invariants import Event, EventFormatError, RunInputs, judge
 from rundir.invariants.judge import during_run
@@ -29,6 +30,7 @@ NAMES = [
     "one_leader_per_leader_epoch",
     "acknowledged_writes",
     "converges_after_heal",
+    *QUEUE_CLASSES,
 ]
 
 
@@ -67,7 +69,11 @@ def test_the_verdict_as_json_names_the_offending_events() -> None:
     document = judge(RunInputs(_split_brain().logs())).to_json()
     json.dumps(document)  # serialisable as is
     assert document["ok"] is False
-    assert document["not_judged"] == ["acknowledged_writes", "converges_after_heal"]
+    assert document["not_judged"] == [
+        "acknowledged_writes",
+        "converges_after_heal",
+        *QUEUE_CLASSES,
+    ]
     first = document["invariants"][0]
     assert first["name"] == "one_controller_per_epoch"
     assert [

@@ -1,0 +1,277 @@
+"""Jepsen's Kafka queue anomalies (`jepsen.tests.kafka`) over a workload history and its
+final read, per partition, each class an `InvariantResult` named as Jepsen names it, each
+anomaly a `Violation` with its witness (the operations as `"<process>#<op_id>"`, the
+process, the offsets and the value). Pure; any thread.
+
+Definitions (docs/workload.md has the table; "read" is any poll's record or the final
+read's):
+
+- `inconsistent-offsets`: one offset read or acknowledged with two values. Allowed when
+  one of them was an acks=1 acknowledgement.
+- `duplicate`: one value read or acknowledged at two offsets. Allowed while its offsets
+  do not outnumber its sends' allowance (a retried send whose unknown attempt landed).
+- `lost-write`: a send acknowledged at offset a, never read, although offset b > a was.
+- `unseen`: a send acknowledged before the final read began, on a partition the final
+  read covers, that the final read does not hold (the count over time is in the stats).
+- `G1a`: a value read although every send of it definitely failed.
+- `poll-skip` / `int-poll-skip`: a consumer steps over offsets known to exist, between
+  two of its polls of the partition (from where it asked to fetch) or inside one poll.
+  A jump the consumer made itself (fetching somewhere else than just past its last poll:
+  a seek) is allowed.
+- `nonmonotonic-poll` / `int-nonmonotonic-poll`: a poll starts at or before where the
+  consumer's previous poll ended (allowed after a seek), or goes back inside one poll.
+- `nonmonotonic-send`: a producer's later acknowledgement on a partition at a lower or
+  equal offset. Allowed when either send was acks=1.
+
+With unclean leader election on, `lost-write`, `unseen`, `nonmonotonic-send` and
+`inconsistent-offsets` are
+allowed (an unclean leader may lose acknowledged records and hand their offsets out
+again); acks=1 sends are allowed to be lost or unseen in any case. An allowed anomaly is
+in a result of its class's name with `allowed` set, after the failing one.
+
+The pass is `rundir.checker.queue_fold` (one pass, what it keeps is in its docstring);
+the finishing steps here visit each partition's maps once.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from rundir.checker.index import FinalRead
+from rundir.checker.queue_fold import UNBOUNDED, Found, Gap, PartitionState, QueueFold
+from rundir.history import HistoryOp
+from rundir.results import InvariantResult, Violation
+
+__all__ = ["FINAL_READ_OP", "QUEUE_CLASSES", "QueuePolicy", "QueueVerdict", "queue_classes"]
+
+#: Every class, in the order a verdict lists them.
+QUEUE_CLASSES = (
+    "inconsistent-offsets",
+    "duplicate",
+    "lost-write",
+    "unseen",
+    "G1a",
+    "poll-skip",
+    "int-poll-skip",
+    "nonmonotonic-poll",
+    "int-nonmonotonic-poll",
+    "nonmonotonic-send",
+)
+#: How a witness names the final read when it was given apart from the history.
+FINAL_READ_OP = "final-read"
+
+
+@dataclass(frozen=True, slots=True)
+class QueuePolicy:
+    """What the workload's configuration allows: `unclean_leader_election` lets
+    acknowledged records be lost and their offsets handed out again."""
+
+    unclean_leader_election: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class QueueVerdict:
+    """Each class's failing result, then the allowed results that found something, and
+    the measures (`stats`: the worst acknowledgement-to-first-read lag, how many times
+    records were consumed, the unseen count over time)."""
+
+    results: tuple[InvariantResult, ...]
+    stats: dict[str, Any]
+
+
+def queue_classes(
+    history: Iterable[HistoryOp], final: FinalRead, policy: QueuePolicy | None = None
+) -> QueueVerdict:
+    """Every Jepsen queue class over `history` (in history order) and its `final` read,
+    what `policy` allows (by default: nothing the configuration loosens) apart."""
+    policy = policy or QueuePolicy()
+    fold = QueueFold()
+    for op in history:
+        fold.feed(op)
+    fold.open_sends()
+    covered = {(tp.topic, tp.partition) for tp in final.partitions}
+    for tp, records in final.partitions.items():
+        state = fold.partitions.setdefault((tp.topic, tp.partition), PartitionState())
+        for offset, value in records:
+            state.seen_at(offset, value, FINAL_READ_OP)
+            state.values[value].in_final = True
+            if offset > state.max_read:
+                state.max_read, state.max_read_op = offset, FINAL_READ_OP
+    bad: dict[str, list[Violation]] = {name: [] for name in QUEUE_CLASSES}
+    allowed: dict[str, list[Violation]] = {name: [] for name in QUEUE_CLASSES}
+    checked: Counter[str] = Counter()
+    consumed: Counter[int] = Counter()
+    notes: Counter[str] = Counter()
+    most = (0, "")
+    for key in sorted(fold.partitions):
+        state = fold.partitions[key]
+        subject = f"{key[0]}-{key[1]}"
+        _finish(state, key in covered, final.started_ns, policy, notes)
+        checked.update(state.checked)
+        for name, found in state.found.items():
+            for f in found:
+                (allowed if f.allowed else bad)[name].append(_violation(subject, f))
+        for f in state.inconsistent.values():
+            loose = f.allowed or policy.unclean_leader_election
+            (allowed if loose else bad)["inconsistent-offsets"].append(_violation(subject, f))
+        for value, rec in state.values.items():
+            if rec.sent:
+                consumed[rec.reads] += 1
+                if rec.reads > most[0]:
+                    most = (rec.reads, f"{subject} {value!r}")
+    results = [
+        InvariantResult(name, tuple(bad[name]), checked[name], _note(name, notes))
+        for name in QUEUE_CLASSES
+    ]
+    results.extend(
+        InvariantResult(name, tuple(allowed[name]), len(allowed[name]), allowed=True)
+        for name in QUEUE_CLASSES
+        if allowed[name]
+    )
+    stats = _stats(fold, consumed)
+    if most[0]:
+        stats["consumed_most"] = f"{most[1]} {most[0]} times"
+    return QueueVerdict(tuple(results), stats)
+
+
+def _finish(
+    state: PartitionState, covered: bool, started_ns: int, policy: QueuePolicy, notes: Counter[str]
+) -> None:
+    """The checks that need the whole pass: duplicates, lost and unseen writes, G1a and
+    the confirmation of the gaps."""
+    unclean = policy.unclean_leader_election
+    for value, rec in state.values.items():
+        read = rec.first_read is not None or rec.in_final
+        if len(rec.offsets) > 1:
+            offsets = tuple(sorted(rec.offsets))
+            within = rec.allowance >= len(offsets)
+            many = "any number of" if rec.allowance >= UNBOUNDED else str(rec.allowance)
+            state.add(
+                "duplicate",
+                Found(
+                    value,
+                    offsets,
+                    None,
+                    tuple(op for op in (rec.ack, rec.first_read) if op),
+                    f"at {len(offsets)} offsets; its sends may have written it {many} times",
+                    allowed=within,
+                ),
+            )
+        state.count("duplicate")
+        if rec.failed is not None and rec.allowance == 0 and rec.sent and read:
+            state.add(
+                "G1a",
+                Found(
+                    value,
+                    tuple(sorted(rec.offsets)),
+                    None,
+                    (rec.failed, rec.first_read or FINAL_READ_OP),
+                    f"read, but {rec.failed} definitely failed to send it",
+                ),
+            )
+        if rec.failed is not None:
+            state.count("G1a")
+        if rec.ack is None:
+            continue
+        loose = unclean or rec.ack_acks != -1
+        if rec.ack_offset is not None and not read:
+            state.count("lost-write")
+            if rec.ack_offset < state.max_read:
+                state.add(
+                    "lost-write",
+                    Found(
+                        value,
+                        (rec.ack_offset, state.max_read),
+                        None,
+                        (rec.ack, state.max_read_op),
+                        f"acknowledged at {rec.ack_offset}, never read; "
+                        f"{state.max_read_op} read offset {state.max_read}",
+                        allowed=loose,
+                    ),
+                )
+        if not covered or rec.ack_ns >= started_ns:
+            notes["unseen"] += 1
+            continue
+        state.count("unseen")
+        if not rec.in_final:
+            where = (rec.ack_offset,) if rec.ack_offset is not None else ()
+            state.add(
+                "unseen",
+                Found(
+                    value,
+                    where,
+                    None,
+                    (rec.ack,),
+                    "acknowledged, not in the final read (the last read)",
+                    allowed=loose,
+                ),
+            )
+    for gap in state.gaps:
+        _confirm(state, gap)
+
+
+def _confirm(state: PartitionState, gap: Gap) -> None:
+    """Report `gap` when some offset inside it is known to hold a record."""
+    inside = range(gap.after + 1, gap.before)
+    if len(inside) <= len(state.at):
+        held = [o for o in inside if o in state.at]
+    else:
+        held = sorted(o for o in state.at if gap.after < o < gap.before)
+    if not held:
+        return
+    name = "int-poll-skip" if gap.kind == "inside" else "poll-skip"
+    ops = (gap.previous, gap.poll) if gap.previous else (gap.poll,)
+    how = f"asked for {gap.after + 1}, " if gap.kind == "fetch" else ""
+    shown = ", ".join(f"{o}={state.at[o][0]!r}" for o in held[:3])
+    more = f" and {len(held) - 3} more" if len(held) > 3 else ""
+    state.add(
+        name,
+        Found(
+            state.at[held[0]][0],
+            tuple(held[:10]),
+            gap.process,
+            ops,
+            f"{how}stepped from {gap.after} to {gap.before} over {shown}{more}"
+            + (" (after the consumer's own seek)" if gap.allowed else ""),
+            allowed=gap.allowed,
+        ),
+    )
+
+
+def _violation(subject: str, found: Found) -> Violation:
+    return Violation(
+        subject,
+        found.explanation,
+        value=found.value,
+        offsets=found.offsets,
+        process=found.process,
+        ops=found.ops,
+    )
+
+
+def _note(name: str, notes: Counter[str]) -> str:
+    """What the class left out."""
+    if name == "unseen" and notes["unseen"]:
+        return (
+            f"not judged: {notes['unseen']} acknowledged after the final read began "
+            "or on partitions it did not cover"
+        )
+    return ""
+
+
+def _stats(fold: QueueFold, consumed: Counter[int]) -> dict[str, Any]:
+    stats: dict[str, Any] = {
+        "consumed": {str(k): consumed[k] for k in sorted(consumed)},
+        "unseen_max": fold.unseen_max,
+        "unseen_end": fold.unseen,
+        "unseen_over_time": [list(s) for s in fold.samples],
+    }
+    if fold.worst_lag is not None:
+        lag, tp, value, ack, read = fold.worst_lag
+        stats["worst_lag_ns"] = lag
+        stats["worst_lag_ms"] = round(lag / 1e6, 3)
+        stats["worst_lag"] = f"{tp} {value!r}: acknowledged by {ack}, first read by {read}"
+    return stats

@@ -1,0 +1,42 @@
+"""Jepsen's Kafka queue anomaly classes (`rundir.checker.queue`) as invariants of a run:
+one result per class, named as Jepsen names it, with what the scenario's configuration
+allows (unclean leader election) apart. Pure; any thread."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rundir.checker import (
+    QUEUE_CLASSES,
+    FinalRead,
+    QueuePolicy,
+    QueueVerdict,
+    final_read_from_history,
+    queue_classes,
+)
+from rundir.history import FINAL_READ_PROCESS, HistoryOp
+from rundir.results import InvariantResult
+
+__all__ = ["queue_anomalies"]
+
+
+def queue_anomalies(
+    history: Sequence[HistoryOp] | None,
+    final: FinalRead | None = None,
+    *,
+    unclean_leader_election: bool = False,
+) -> QueueVerdict:
+    """Every queue class over the workload `history` and its `final` read (rebuilt from
+    the history's `final-read` process when not given); without a history, each class
+    not judged."""
+    if not history:
+        return QueueVerdict(
+            tuple(
+                InvariantResult(name, note="no workload history", judged=False)
+                for name in QUEUE_CLASSES
+            ),
+            {},
+        )
+    if final is None:
+        final = final_read_from_history(history, FINAL_READ_PROCESS)
+    return queue_classes(history, final, QueuePolicy(unclean_leader_election))
