@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rundir.checker import check, final_read_from_history, indexed
+from rundir.checker import QueuePolicy, check, final_read_from_history, indexed
 from rundir.history import FINAL_READ_PROCESS
 from rundir.rejudge import read_recorded
 from rundir.results import InvariantResult, RunVerdict
@@ -26,13 +26,6 @@ from rundir.results import InvariantResult, RunVerdict
 __all__ = ["EXIT_BROKEN", "EXIT_OK", "EXIT_UNREADABLE", "CheckReport", "check_run"]
 
 EXIT_OK, EXIT_BROKEN, EXIT_UNREADABLE = 0, 1, 2
-
-
-def _allowed(result: InvariantResult) -> bool:
-    # a history checker class that the workload's configuration allows (a `poll-skip`
-    # after a consumer reassignment) reports its anomalies without failing the run; a
-    # checker whose results carry no `allowed` flag allows nothing
-    return bool(getattr(result, "allowed", False))
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +49,7 @@ class CheckReport:
             return False
         if self.history is None or not self.binding:
             return True
-        return not self.history.unread and all(r.ok or _allowed(r) for r in self.history.results)
+        return not self.history.unread and all(r.ok for r in self.history.results)
 
     @property
     def exit_code(self) -> int:
@@ -66,14 +59,19 @@ class CheckReport:
         return EXIT_OK if self.ok else EXIT_BROKEN
 
     def anomalies(self) -> dict[str, int]:
-        """The history checker's violations per class (empty without a history)."""
-        if self.history is None:
-            return {}
-        return {r.name: len(r.violations) for r in self.history.results}
+        """The history checker's violations per class, allowed ones included, as Jepsen's
+        `error-types` counts them (empty without a history); `allowed` names the classes
+        whose findings the workload's configuration permits."""
+        counts: dict[str, int] = {}
+        for result in () if self.history is None else self.history.results:
+            counts[result.name] = counts.get(result.name, 0) + len(result.violations)
+        return counts
 
     def allowed(self) -> list[str]:
         """The history checker's classes that the workload's configuration allows."""
-        return [] if self.history is None else [r.name for r in self.history.results if _allowed(r)]
+        if self.history is None:
+            return []
+        return sorted({r.name for r in self.history.results if r.allowed and r.violations})
 
     def to_json(self) -> dict[str, Any]:
         """The report as one JSON object (see the module docstring)."""
@@ -118,7 +116,8 @@ def check_run(path: Path) -> CheckReport:
     checked = None
     if history:
         ops = indexed(history)
-        checked = check(ops, final_read_from_history(ops, FINAL_READ_PROCESS))
+        policy = QueuePolicy(unclean_leader_election=recorded.inputs.unclean_leader_election)
+        checked = check(ops, final_read_from_history(ops, FINAL_READ_PROCESS), policy)
     return CheckReport(
         path,
         recorded.verdict(),
