@@ -9,10 +9,11 @@ What is read from `<run-dir>`:
 - the workload history: `history.jsonl` and every `history/<process>.jsonl`, merged by
   `rundir.history.read_history`; none of them: no workload.
 - `snapshots.jsonl` (optional): one `ClusterSnapshot.to_json()` object per line.
+- `audit.json` (optional): the end-of-run replica audit (`rundir.audit.read_audit`).
 
 Errors: `RunDirError` (a `ValueError`) for a missing directory, a bad event or snapshot
-line; `rundir.history.HistoryFormatError` (a `RunDirError` too) for a bad history line.
-Nothing is judged then.
+line, an unreadable `audit.json`; `rundir.history.HistoryFormatError` (a `RunDirError`
+too) for a bad history line. Nothing is judged then.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any, TypedDict, Unpack
 
 from eventlog import read_numbered_events
 from eventlog.jsonlines import numbered_json_lines
+from rundir.audit import ReplicaReport, read_audit
 from rundir.errors import RunDirError
 from rundir.events import Event, EventFormatError
 from rundir.history import (
@@ -44,6 +46,7 @@ __all__ = [
     "RunDirError",
     "RunLines",
     "RunSettings",
+    "audit_of",
     "events_of",
     "history_by_file",
     "load_events",
@@ -184,8 +187,15 @@ def run_inputs(
         events=events_of(lines),
         history=tuple(merged_history(files.values())) if lines.history else None,
         snapshots=snapshots_of(lines),
+        audit=audit_of(lines.run_dir),
         **settings,
     )
+
+
+def audit_of(run_dir: Path) -> tuple[ReplicaReport, ...] | None:
+    """The replica rows of the run's `audit.json`, None when it has none."""
+    path = RunDir(run_dir).audit
+    return tuple(read_audit(path)) if path.exists() else None
 
 
 def load_run(run_dir: Path, **settings: Unpack[RunSettings]) -> RunInputs:

@@ -13,6 +13,9 @@ silence (`read_recorded`):
 - a history line of another schema version or breaking its schema leaves the history's
   checks not judged (judging the other files alone would invent anomalies);
 - a bad `snapshots.jsonl` line leaves convergence not judged;
+- an unreadable `audit.json` leaves the invariants over the replica audit not judged (a
+  run without one, as before the audit existed, leaves them not judged too, but is
+  complete);
 - a missing history, a missing final read, a missing or half-written `verdict.json` are
   named as the run's incompleteness;
 - an invariant that `config.json` names but this testbed does not know is not judged.
@@ -32,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from eventlog.jsonlines import numbered_json_lines
+from rundir.audit import ReplicaReport
 from rundir.errors import RunDirError
 from rundir.events import EventLogs
 from rundir.history import FINAL_READ_PROCESS, HistoryOp, merged_history
@@ -41,12 +45,16 @@ from rundir.invariants.names import (
     ACKNOWLEDGED_KEPT,
     ACKNOWLEDGED_WRITES,
     CONVERGES_AFTER_HEAL,
+    LOG_MATCHING,
     REGISTRATION_SERVED,
+    STRONG_ISR,
+    WEAK_ISR,
 )
 from rundir.layout import RunDir, check_version
 from rundir.reader import (
     RunLines,
     RunSettings,
+    audit_of,
     events_of,
     history_by_file,
     snapshots_of,
@@ -108,7 +116,7 @@ class Recorded:
     """What could be read of a run directory: the invariants' inputs, what is missing or
     unreadable (`problems`, each a violation of `run_dir_complete`; `torn`, skipped lines),
     and which inputs could not be read, each with the reason (`unjudged`: `events`,
-    `history`, `final_read`, `snapshots`). `unreadable` is True when a file could not be
+    `history`, `final_read`, `snapshots`, `audit`). `unreadable` is True when a file could not be
     decoded at all (another history version, a line breaking its schema)."""
 
     run_dir: Path
@@ -155,6 +163,10 @@ def _unjudged_reason(name: str, unjudged: Mapping[str, str]) -> str | None:
         return unjudged.get("snapshots")
     if name == ACKNOWLEDGED_WRITES:
         return unjudged.get("history") or unjudged.get("final_read")
+    if name == LOG_MATCHING:
+        return unjudged.get("audit")
+    if name in (WEAK_ISR, STRONG_ISR):
+        return unjudged.get("audit") or unjudged.get("events")
     if name in (ACKNOWLEDGED_KEPT, REGISTRATION_SERVED):
         return unjudged.get("events") or unjudged.get("history")
     return unjudged.get("events")
@@ -179,10 +191,11 @@ def read_recorded(path: Path) -> Recorded:
     events = reading.events()
     history = reading.history()
     snapshots = reading.snapshots()
+    audit = reading.audit()
     reading.verdict_file()
     return Recorded(
         path,
-        RunInputs(events=events, history=history, snapshots=snapshots, **settings),
+        RunInputs(events=events, history=history, snapshots=snapshots, audit=audit, **settings),
         tuple(reading.problems),
         tuple(reading.torn),
         dict(reading.unjudged),
@@ -266,6 +279,13 @@ class _Reading:
         except RunDirError as exc:
             self._unreadable("snapshots", "snapshots.jsonl", str(exc))
             return ()
+
+    def audit(self) -> tuple[ReplicaReport, ...] | None:
+        try:
+            return audit_of(self.run.root)
+        except RunDirError as exc:
+            self._missing("audit", self.run.audit.name, f"could not be read: {exc}")
+            return None
 
     def verdict_file(self) -> None:
         path = self.run.verdict

@@ -68,6 +68,7 @@ from eventlog.jsonlines import JsonLinesWriter
 from rpc.messages import ElectLeadersRequest, ElectLeadersResponse
 from rundir.invariants import ClusterSnapshot, RunVerdict, judge, problems, time_to_convergence
 from rundir.invariants.judge import SCENARIO_CHECKS
+from rundir.invariants.names import SPEC_INVARIANTS
 from rundir.layout import RunDir, new_run_id
 from rundir.reader import load_run, write_verdict
 from zkdata.client import KafkaZkClient
@@ -174,8 +175,10 @@ def _delete_topic(cluster: ClusterHandle, topic: str) -> None:
 
 
 def _only(verdict: RunVerdict, wanted: frozenset[str]) -> RunVerdict:
-    """The verdict restricted to the scenario's invariants (in judge's order)."""
-    return RunVerdict(tuple(r for r in verdict.results if r.name in wanted))
+    """The verdict restricted to the scenario's invariants and the replication
+    specifications', judged on every run (in judge's order)."""
+    kept = wanted | frozenset(SPEC_INVARIANTS)
+    return RunVerdict(tuple(r for r in verdict.results if r.name in kept))
 
 
 class _Performance:

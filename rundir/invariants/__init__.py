@@ -16,6 +16,10 @@ the events they read in `rundir.events`, what they return in `rundir.results`.
   reassignments, topic deletions), asked for by some scenarios only.
 - `controller_handover`: a superseded controller resigns, then stays silent, and its
   writes are fenced; asked for by some scenarios only.
+- `replication`: the replication specifications' invariants, judged on every run:
+  `spec_isr` (leader in ISR, ISR join after the epoch start), `spec_high_watermark`
+  (valid high watermark, leader completeness), `spec_audit` (weak and strong ISR, log
+  matching, over the end-of-run replica audit).
 - `judge`: `RunInputs` and `judge`, which runs all of them.
 - `testing`: `EventLogBuilder` for hand-made logs in tests.
 """

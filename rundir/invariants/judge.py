@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from rundir.audit import ReplicaReport
 from rundir.checker import FinalRead
 from rundir.events import EventLogs, since_process_at
 from rundir.history import HistoryOp
@@ -48,6 +49,7 @@ from rundir.invariants.names import (
 )
 from rundir.invariants.queue_anomalies import queue_anomalies
 from rundir.invariants.registrations import registration_served
+from rundir.invariants.replication import audit_invariants, event_invariants
 from rundir.invariants.scenario_checks import (
     no_offline_partitions,
     reassignment_completes,
@@ -77,10 +79,14 @@ class RunInputs:
     also: frozenset[str] = frozenset()
     since_ms: int = 0
     topics: tuple[str, ...] = ()
+    #: The end-of-run replica audit (`audit.json`); None: the run has none, and the
+    #: invariants over it are not judged.
+    audit: Sequence[ReplicaReport] | None = None
 
 
 def judge(inputs: RunInputs) -> RunVerdict:
-    """Run invariants 1-6 (docs/invariants.md), in that order, then those in `also`, then
+    """Run invariants 1-6 (docs/invariants.md), in that order, then the replication
+    specifications' (`rundir.invariants.replication`), then those in `also`, then
     Jepsen's queue classes over the workload history (with the history's measures).
     Every invariant sees each node's log from the process that was running when the run
     started (`since_ms`) on (`events.since_process_at`): processes that had ended before
@@ -113,6 +119,17 @@ def judge(inputs: RunInputs) -> RunVerdict:
                 logs=inputs.events,
             ),
             convergence,
+            *(
+                during_run(r, since)
+                for r in event_invariants(
+                    inputs.events, unclean_leader_election=inputs.unclean_leader_election
+                )
+            ),
+            *audit_invariants(
+                inputs.audit,
+                inputs.events,
+                unclean_leader_election=inputs.unclean_leader_election,
+            ),
             *(SCENARIO_CHECKS[name](inputs) for name in sorted(inputs.also)),
             *queue.results,
         ),

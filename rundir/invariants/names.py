@@ -18,3 +18,22 @@ RESIGNED_CONTROLLER_SILENT = "resigned_controller_silent"
 TOPIC_DELETION_COMPLETES = "topic_deletion_completes"
 CONTROLLER_WRITES_FENCED = "controller_writes_fenced"
 REGISTRATION_SERVED = "registration_served"
+LEADER_IN_ISR = "leader_in_isr"
+VALID_HIGH_WATERMARK = "valid_high_watermark"
+WEAK_ISR = "weak_isr"
+STRONG_ISR = "strong_isr"
+LOG_MATCHING = "log_matching"
+LEADER_COMPLETENESS = "leader_completeness"
+ISR_JOIN_AFTER_EPOCH_START = "isr_join_after_epoch_start"
+
+#: The replication specifications' invariants, judged on every run whatever its scenario
+#: names (`rundir.invariants.replication`), in verdict order.
+SPEC_INVARIANTS = (
+    LEADER_IN_ISR,
+    VALID_HIGH_WATERMARK,
+    LEADER_COMPLETENESS,
+    ISR_JOIN_AFTER_EPOCH_START,
+    WEAK_ISR,
+    STRONG_ISR,
+    LOG_MATCHING,
+)

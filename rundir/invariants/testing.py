@@ -5,7 +5,7 @@ one thread."""
 from __future__ import annotations
 
 import eventlog
-from eventlog import IsrChanged, LeaderElected, event_record
+from eventlog import HighWatermarkMoved, IsrChanged, LeaderElected, event_record
 from eventlog.event import ENVELOPE
 from rundir.events import Event
 
@@ -98,6 +98,37 @@ class EventLogBuilder:
                 isr=list(isr or (leader,)),
                 zk_version=zk_version,
                 high_watermark=0,
+            ),
+        )
+
+    def high_watermark_moved(
+        self,
+        node: str,
+        high_watermark: int,
+        *,
+        leader_epoch: int = 1,
+        reason: str = "moved",
+        epoch_start_offset: int = 0,
+        isr: tuple[int, ...] = (1, 2),
+        log_ends: tuple[int, ...] | None = None,
+        topic: str = "t",
+    ) -> Event:
+        """A leader's `high_watermark_moved` for partition 0; every ISR member's known log
+        end is `log_ends`, by default two past the high watermark."""
+        ends = list(log_ends) if log_ends is not None else [high_watermark + 2] * len(isr)
+        return self.emit(
+            node,
+            HighWatermarkMoved(
+                topic=topic,
+                partition=0,
+                leader_epoch=leader_epoch,
+                reason=reason,
+                high_watermark=high_watermark,
+                log_end_offset=max([high_watermark, epoch_start_offset, *ends]),
+                epoch_start_offset=epoch_start_offset,
+                isr=list(isr),
+                isr_log_end_offsets=ends,
+                skipped=0,
             ),
         )
 

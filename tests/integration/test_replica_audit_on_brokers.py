@@ -28,6 +28,7 @@ from rpc import messages as m
 from rpc.errors import Errors
 from rpc.wire import ChannelIdentity, ClientApiClient
 from rundir.audit import ReplicaReport, disagreements
+from rundir.invariants.spec_audit import log_matching
 from security.tls import ensure_tls
 from security.tls_files import CLIENT, load_identity
 from zkdata.client import KafkaZkClient
@@ -131,6 +132,7 @@ def test_every_replica_reports_the_same_epochs_and_digests(cluster: Cluster) -> 
         ]
     assert len({(r.partition, r.epochs[0].digest) for r in rows}) == 2  # one per partition
     assert disagreements(rows) == []
+    assert log_matching(rows, unclean_leader_election=False).status() == "ok"
 
 
 def test_a_follower_log_changed_while_stopped_shows_as_a_digest_disagreement(
@@ -169,3 +171,7 @@ def test_a_follower_log_changed_while_stopped_shows_as_a_digest_disagreement(
     }
     digests = {b: d[2] for b, d in found[0].replicas.items() if d is not None}
     assert digests[1] == digests[2] != digests[3]
+    matching = log_matching(rows, unclean_leader_election=False)
+    assert matching.status() == "VIOLATED"
+    witness = f"audit row broker 3 0..{RECORDS} {str(digests[3])[:12]}"
+    assert witness in matching.violations[0].explanation

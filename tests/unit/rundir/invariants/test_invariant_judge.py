@@ -19,6 +19,7 @@ from rundir.checker import QUEUE_CLASSES
 from rundir.events import since_process_at
 from rundir.invariants import Event, EventFormatError, RunInputs, judge
 from rundir.invariants.judge import during_run
+from rundir.invariants.names import SPEC_INVARIANTS
 from rundir.invariants.testing import EventLogBuilder
 from rundir.results import InvariantResult, Violation
 from rundir.testing import HistoryBuilder
@@ -30,6 +31,7 @@ NAMES = [
     "one_leader_per_leader_epoch",
     "acknowledged_writes",
     "converges_after_heal",
+    *SPEC_INVARIANTS,
     *QUEUE_CLASSES,
 ]
 
@@ -54,6 +56,8 @@ def test_judge_runs_every_invariant_in_order() -> None:
     assert [r.name for r in verdict.results] == NAMES
     assert verdict.ok
     assert not verdict.result("converges_after_heal").judged
+    assert not verdict.result("log_matching").judged
+    assert "no audit.json" in verdict.result("log_matching").note
 
 
 def test_one_violated_invariant_fails_the_verdict() -> None:
@@ -72,6 +76,9 @@ def test_the_verdict_as_json_names_the_offending_events() -> None:
     assert document["not_judged"] == [
         "acknowledged_writes",
         "converges_after_heal",
+        "weak_isr",
+        "strong_isr",
+        "log_matching",
         *QUEUE_CLASSES,
     ]
     first = document["invariants"][0]
