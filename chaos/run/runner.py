@@ -68,7 +68,7 @@ from eventlog.jsonlines import JsonLinesWriter
 from rpc.messages import ElectLeadersRequest, ElectLeadersResponse
 from rundir.invariants import ClusterSnapshot, RunVerdict, judge, problems, time_to_convergence
 from rundir.invariants.judge import SCENARIO_CHECKS
-from rundir.invariants.names import SPEC_INVARIANTS
+from rundir.invariants.names import EVERY_RUN
 from rundir.layout import RunDir, new_run_id
 from rundir.reader import load_run, write_verdict
 from zkdata.client import KafkaZkClient
@@ -175,10 +175,11 @@ def _delete_topic(cluster: ClusterHandle, topic: str) -> None:
 
 
 def _only(verdict: RunVerdict, wanted: frozenset[str]) -> RunVerdict:
-    """The verdict restricted to the scenario's invariants and the replication
-    specifications', judged on every run (in judge's order)."""
-    kept = wanted | frozenset(SPEC_INVARIANTS)
-    return RunVerdict(tuple(r for r in verdict.results if r.name in kept))
+    """The verdict restricted to the scenario's invariants and what every run is judged
+    on (the replication specifications' invariants, Jepsen's queue classes), in judge's
+    order, with the history's measures kept."""
+    kept = wanted | frozenset(EVERY_RUN)
+    return dataclasses.replace(verdict, results=tuple(r for r in verdict.results if r.name in kept))
 
 
 class _Performance:

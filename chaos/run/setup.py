@@ -21,7 +21,7 @@ from chaos.generator.schedule import Schedule
 from client import Client
 from harness.waiting import wait_until
 from rundir.invariants import ClusterSnapshot, problems
-from rundir.invariants.names import SPEC_INVARIANTS
+from rundir.invariants.names import EVERY_RUN
 from rundir.layout import RUN_DIR_VERSION
 from security.tls_files import CLIENT, load_identity
 from zkdata.errors import ZkDataError
@@ -88,7 +88,7 @@ def run_config(
         "project": cluster.project,
         "topic": topic,
         "workload": workload,
-        "invariants": sorted(scenario.invariants | frozenset(SPEC_INVARIANTS)),
+        "invariants": sorted(scenario.invariants | frozenset(EVERY_RUN)),
         "convergence_bound_s": scenario.convergence_s,
         "session_timeout_ms": endpoints.session_timeout_ms(cluster),
         "bug_switches": list(endpoints.switches_on(switches)),

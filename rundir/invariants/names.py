@@ -4,6 +4,8 @@ exist under that name."""
 
 from __future__ import annotations
 
+from rundir.checker.queue import QUEUE_CLASSES
+
 ONE_CONTROLLER_PER_EPOCH = "one_controller_per_epoch"
 CONTROLLER_EPOCH_FENCING = "controller_epoch_fencing"
 BROKER_EPOCH_FENCING = "broker_epoch_fencing"
@@ -37,3 +39,7 @@ SPEC_INVARIANTS = (
     STRONG_ISR,
     LOG_MATCHING,
 )
+
+#: What every run is judged on whatever its scenario names, besides the scenario's own
+#: invariants: the specifications' invariants and Jepsen's queue classes (in verdict order).
+EVERY_RUN = (*SPEC_INVARIANTS, *QUEUE_CLASSES)

@@ -21,6 +21,7 @@ from chaos.run.heal_state import HealState
 from chaos.run.runner import RunRequest, run
 from eventlog.jsonlines import read_json_lines
 from harness.compose import ComposeCluster
+from rundir.invariants.names import EVERY_RUN
 from rundir.layout import RUN_DIR_VERSION, RunDir
 
 pytestmark = pytest.mark.chaos
@@ -41,7 +42,7 @@ def test_scenario_passes_its_verdict(chaos_cluster: ComposeCluster, name: str) -
         RunRequest(scenario, 1, chaos_cluster.project, REPO_ROOT / "runs", force_plain=True)
     )
     assert outcome.ok, outcome.verdict.table()
-    assert {r.name for r in outcome.verdict.results} == scenario.invariants
+    assert {r.name for r in outcome.verdict.results} == scenario.invariants | set(EVERY_RUN)
     assert outcome.recovery_s is not None
     assert outcome.recovery_s <= scenario.convergence_s
 
