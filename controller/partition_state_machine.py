@@ -10,8 +10,12 @@ stale context cannot win. A BADVERSION (a leader changed the ISR meanwhile) re-r
 partition from ZooKeeper (pipelined) and re-decides; so does an election that found no
 leader in the context's state, since a leader may have grown the ISR since. Partitions
 the context does not know are read at once. A state znode of a newer controller fails
-only its partition; `ControllerMovedError` (the fenced write's failed epoch check)
-propagates: the caller resigns. The election each strategy runs is
+only its partition, and so does a ZooKeeper error (of a read or a write, kazoo's
+`ConnectionLoss` or `NoAuthError` for example): those partitions keep their state, each
+with a `leader_election_failed` naming the error, and the requests for the others are
+still sent, as Kafka's `doElectLeaderForPartitions` does; the next election retries them.
+`ControllerMovedError` (the fenced write's failed epoch check) propagates: the caller
+resigns. The election each strategy runs is
 `controller.election_strategies`'. Event thread only.
 """
 
@@ -22,7 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError
 
 from controller.context import ControllerContext
 from controller.election_strategies import (
@@ -228,7 +232,12 @@ class PartitionStateMachine:
             )
         if not states:
             return results
-        written = self._zk.create_partition_states(states, self._ctx.epoch_zk_version)
+        try:
+            written = self._zk.create_partition_states(states, self._ctx.epoch_zk_version)
+        except KazooException as exc:  # the partitions of this call fail alone (Kafka)
+            if self._batch.aborts_on_zk_error:
+                raise
+            written = dict.fromkeys(states, exc)
         with self._events.together():  # one write for the events of every new partition
             for tp, outcome in written.items():
                 if isinstance(outcome, Exception):
@@ -258,7 +267,14 @@ class PartitionStateMachine:
         unclean_count = 0
         first_round = True
         while remaining:
-            reads = current_states(self._ctx, self._zk, remaining, trust_context=first_round)
+            try:
+                reads = current_states(self._ctx, self._zk, remaining, trust_context=first_round)
+            except KazooException as exc:  # the partitions of this call fail alone (Kafka)
+                if self._batch.aborts_on_zk_error:
+                    raise
+                with self._events.together():
+                    results.update({tp: self._failed(tp, type(exc).__name__) for tp in remaining})
+                break
             trusted, first_round = first_round, False
             decided: dict[TopicPartition, tuple[LeaderIsrAndControllerEpoch, ElectionResult]] = {}
             recheck: list[TopicPartition] = []
@@ -293,13 +309,18 @@ class PartitionStateMachine:
                             election.leader_and_isr, self._ctx.epoch
                         )
                         decided[tp] = (state, election)
-            written = (
-                self._zk.update_leader_and_isr(
-                    {tp: d[0] for tp, d in decided.items()}, self._ctx.epoch_zk_version
+            try:
+                written = (
+                    self._zk.update_leader_and_isr(
+                        {tp: d[0] for tp, d in decided.items()}, self._ctx.epoch_zk_version
+                    )
+                    if decided
+                    else {}
                 )
-                if decided
-                else {}
-            )
+            except KazooException as exc:  # the partitions of this call fail alone (Kafka)
+                if self._batch.aborts_on_zk_error:
+                    raise
+                written = dict.fromkeys(decided, exc)
             remaining = recheck
             with self._events.together():  # one write for the round's events
                 for tp, outcome in written.items():

@@ -10,7 +10,8 @@ Partitions whose context ISR already lacks the replica are read first, as in Kaf
 reads every state first (docs/kafka-differences.md), except those whose state this
 controller wrote without the replica in the same change (`just_written`: the offline election
 just before, which left the offline replica out). A state znode written by
-a newer controller fails only its partition (`isr_shrink_failed`); losing the
+a newer controller fails only its partition (`isr_shrink_failed`), and so does a ZooKeeper
+error of a read or a write (Kafka's `doRemoveReplicasFromIsr`); losing the
 controllership shows as the fenced write's `ControllerMovedError`. A replica of a partition
 without leadership goes offline with an UpdateMetadata to every live broker. Bug switch
 `kafka-5083` (docs/bugs.md) empties the ISR of its last member instead. Event thread only.
@@ -21,7 +22,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
-from kazoo.exceptions import BadVersionError
+from kazoo.exceptions import BadVersionError, KazooException
 
 from bugs import NO_BUGS, BugSwitches
 from bugs.catalog import EMPTY_ISR
@@ -218,7 +219,12 @@ class ReplicaStateMachine:
         is now settled, with that state; the others failed, each with an event."""
         settled: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
         remaining = list(partitions)
-        reads = self._first_reads(broker_id, remaining, just_written)
+        try:
+            reads = self._first_reads(broker_id, remaining, just_written)
+        except KazooException as exc:  # the partitions of this call fail alone (Kafka)
+            if self._batch.aborts_on_zk_error:
+                raise
+            reads, remaining = self._all_failed(remaining, broker_id, exc), []
         while remaining:
             updates: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
             for tp in remaining:
@@ -248,7 +254,12 @@ class ReplicaStateMachine:
                     )
             if not updates:
                 break
-            written = self._zk.update_leader_and_isr(updates, self._ctx.epoch_zk_version)
+            try:
+                written = self._zk.update_leader_and_isr(updates, self._ctx.epoch_zk_version)
+            except KazooException as exc:  # the partitions of this call fail alone (Kafka)
+                if self._batch.aborts_on_zk_error:
+                    raise
+                written = dict.fromkeys(updates, exc)
             remaining = []
             with self._events.together():  # one write for the round's events
                 for tp, outcome in written.items():
@@ -261,8 +272,23 @@ class ReplicaStateMachine:
                             tp, broker_id, updates[tp], int(outcome), committed_zxid(outcome)
                         )
             if remaining:
-                reads = self._zk.get_partition_states(remaining)
+                try:
+                    reads = self._zk.get_partition_states(remaining)
+                except KazooException as exc:
+                    if self._batch.aborts_on_zk_error:
+                        raise
+                    reads, remaining = self._all_failed(remaining, broker_id, exc), []
         return settled
+
+    def _all_failed(
+        self, partitions: list[TopicPartition], broker_id: int, error: KazooException
+    ) -> Reads[TopicPartition, LeaderIsrAndControllerEpoch]:
+        """A ZooKeeper error failed the shrink of every one of `partitions`: an event each
+        naming the error; nothing read."""
+        with self._events.together():
+            for tp in partitions:
+                self._shrink_failed(tp, broker_id, type(error).__name__)
+        return Reads({}, {})
 
     def _first_reads(
         self,

@@ -103,6 +103,11 @@ class RequestBatch:
         self._update_brokers: set[int] = set()
         self._update_partitions: set[TopicPartition] = set()
 
+    @property
+    def aborts_on_zk_error(self) -> bool:
+        """A ZooKeeper error ends a state change, as in 0.8 (bug switch `kafka-2300`)."""
+        return self._keep_failed_round
+
     def new_batch(self) -> None:
         """Start a round; the previous one must have been sent."""
         if self._leader_and_isr or self._stop_replica or self._update_brokers:

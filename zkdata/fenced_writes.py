@@ -9,7 +9,8 @@ names and znode sizes; the multis are pipelined, at most `MAX_MULTIS_IN_FLIGHT` 
 time (`pipelined_reads.pipelined`: a ZooKeeper connection flooded with 100 multis of
 1,000 writes at once times out on a busy box). When
 a batch fails on one of its own operations (e.g. BADVERSION of one state znode), that
-batch is re-run one write per multi, pipelined, so that each write gets its own result.
+batch is re-run one write per multi, pipelined, so that each write gets its own result;
+a batch that cannot be retried fails its writes alone, the others stand (`write`).
 Blocks the calling thread (the controller event thread).
 """
 
@@ -171,7 +172,12 @@ class FencedWriter:
         """Apply `ops` (independently of each other) and return one result per op, in order.
 
         Raises `ControllerMovedError` if `/controller_epoch` is no longer at
-        `epoch_zk_version`; connection loss and session expiry pass through.
+        `epoch_zk_version`. A write ZooKeeper refused (NOAUTH, BADVERSION, NONODE...) and a
+        write whose multi could not be retried (the client's retry deadline passed, the
+        session expired) fail alone: their result is the exception, and the writes of the
+        other multis stand, as Kafka's batched writes answer per znode. The outcome of a
+        write given up on is unknown (it may have committed before the connection dropped);
+        a later conditional write of the same znode finds out by its zkVersion.
         """
         results: list[OpResult] = []
         for chunk, async_result in pipelined(
@@ -182,9 +188,13 @@ class FencedWriter:
             try:
                 raw = list(async_result.get())
             except KazooException:  # connection loss mid-pipeline: redo this chunk with retries
-                raw = self._zk.retry(
-                    lambda c=chunk: list(self._transaction(c, epoch_zk_version).commit())
-                )
+                try:
+                    raw = self._zk.retry(
+                        lambda c=chunk: list(self._transaction(c, epoch_zk_version).commit())
+                    )
+                except KazooException as exc:  # given up: these writes fail, the rest stand
+                    results.extend(exc for _ in chunk)
+                    continue
             self._raise_if_fenced(raw[0])
             if any(isinstance(r, Exception) for r in raw[1:]):
                 results.extend(self._one_by_one(chunk, epoch_zk_version))
@@ -207,9 +217,13 @@ class FencedWriter:
             try:
                 raw = list(async_result.get())
             except KazooException:
-                raw = self._zk.retry(
-                    lambda o=op: list(self._transaction([o], epoch_zk_version).commit())
-                )
+                try:
+                    raw = self._zk.retry(
+                        lambda o=op: list(self._transaction([o], epoch_zk_version).commit())
+                    )
+                except KazooException as exc:
+                    out.append(exc)
+                    continue
             self._raise_if_fenced(raw[0])
             out.append(_result(raw[1]))
         return out
