@@ -135,16 +135,6 @@ class BrokerNode:
             self._topic_configs,
         )
         self.replicas.startup()
-        self._log_dir_failures = LogDirFailureHandler(
-            cfg.broker_id,
-            self.replicas.log_dir_failures,
-            self.replicas,
-            self.zk,
-            self.events,
-            cfg.on_log_dir_failure,
-            self._halt,
-        )
-        self._log_dir_failures.start()
         self.handler = ControlRequestHandler(
             cfg.broker_id,
             lambda: self.broker_epoch,
@@ -154,6 +144,17 @@ class BrokerNode:
             self._elect_leaders,
             cfg.bug_switches,
         )
+        self._log_dir_failures = LogDirFailureHandler(
+            cfg.broker_id,
+            self.replicas.log_dir_failures,
+            self.replicas,
+            self.zk,
+            self.events,
+            cfg.on_log_dir_failure,
+            self._halt,
+            self.handler.forget_hosted,
+        )
+        self._log_dir_failures.start()
         guard = RequestGuard(self.events)
         server = RpcServer(
             GuardedBrokerControl(self.handler, guard),
