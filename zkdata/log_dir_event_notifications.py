@@ -16,19 +16,19 @@ from collections.abc import Iterable
 from zkdata import paths
 from zkdata.admin_znodes import LogDirEventNotificationSequenceZNode
 from zkdata.client import KafkaZkClient, WatchCallback
-from zkdata.fenced_writes import Delete, FencedWriter
-from zkdata.pipelined_reads import Reads, read_many
+from zkdata.pipelined_reads import Reads
+from zkdata.sequence_notifications import delete_notifications, read_notifications
 
 
 def read_log_dir_event_notifications(zk: KafkaZkClient, watch: WatchCallback) -> Reads[str, int]:
     """Every pending notification (child name -> broker id), read pipelined, after arming
     a one-shot child watch on `/log_dir_event_notification` (created if missing)."""
-    children = zk.watch_children(paths.LOG_DIR_EVENT_NOTIFICATION, watch)
-    return read_many(
-        zk.kazoo,
-        sorted(children),
+    return read_notifications(
+        zk,
+        paths.LOG_DIR_EVENT_NOTIFICATION,
         paths.log_dir_event_notification,
-        lambda data, _: LogDirEventNotificationSequenceZNode.decode(data),
+        LogDirEventNotificationSequenceZNode.decode,
+        watch,
     )
 
 
@@ -36,6 +36,4 @@ def delete_log_dir_event_notifications(
     zk: KafkaZkClient, children: Iterable[str], epoch_zk_version: int
 ) -> None:
     """Remove notifications (epoch-fenced; already gone is fine)."""
-    FencedWriter(zk.kazoo).write(
-        [Delete(paths.log_dir_event_notification(c)) for c in children], epoch_zk_version
-    )
+    delete_notifications(zk, paths.log_dir_event_notification, children, epoch_zk_version)
