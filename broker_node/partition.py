@@ -218,7 +218,10 @@ class Partition(PartitionIsr):
                 and self.leader == self.broker_id
                 and leader_epoch_error(fetch.current_leader_epoch, self.leader_epoch) is Errors.NONE
             ):
-                start, end, hw = self.log.offsets()
+                try:
+                    start, end, hw = self.log.offsets()
+                except LogError:  # its directory failed: `read` answers
+                    return self.read(fetch, replica_id, encoded)
                 if fetch.fetch_offset == end and hw == high_watermark and start == log_start_offset:
                     before = self._followers.get(replica_id)
                     if (

@@ -93,6 +93,9 @@ def test_a_failed_checkpoint_write_reaches_the_channel(replicas: ReplicaManager)
     assert (replicas.log_dir_failures.wait(0) or "").startswith("IsADirectoryError")
     assert fetch_error(replicas, LED) is Errors.KAFKA_STORAGE_ERROR
     assert produce(replicas, LED).error is Errors.KAFKA_STORAGE_ERROR
+    session_read = partition.read_if_changed(m.FetchPartition("orders", 0, 1), 2, 0, 0)
+    assert session_read is not None
+    assert session_read.error is Errors.KAFKA_STORAGE_ERROR
 
 
 def handler(
