@@ -142,6 +142,10 @@ def test_a_failed_log_dir_moves_leadership_and_the_broker_keeps_running(
     assert zk_client.get_children(paths.LOG_DIR_EVENT_NOTIFICATION) == []
     assert 1 in cluster.zk.get_all_brokers().brokers
     assert procs[1].is_running()
+    figures = procs[1].metrics()
+    assert figures["kafka_log_LogManager_OfflineLogDirectoryCount"] == 1
+    assert figures["kafka_server_ReplicaManager_PartitionCount"] == 0
+    assert procs[2].metrics()["kafka_log_LogManager_OfflineLogDirectoryCount"] == 0
     answer = produce(procs[1], T0)
     assert answer is not None
     assert answer.error is Errors.KAFKA_STORAGE_ERROR
