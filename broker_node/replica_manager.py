@@ -12,9 +12,8 @@ the change counter (`broker_node.long_poll`), as Kafka's DelayedFetch waits in i
 purgatory. Two daemon threads keep the ISR (`broker_node.isr_maintenance`):
 `isr-expiration` shrinks it, `isr-change-propagation` batches ISR changes into
 `/isr_change_notification` the way Kafka 2.x does (after 5 s without new changes, or at
-least every 60 s). Any I/O error of a log reaches `log_dir_failures`, whose handler
-(`broker_node.log_dir_failure`) takes the whole data directory offline with
-`take_log_dir_offline`: from then on every partition answers KAFKA_STORAGE_ERROR.
+least every 60 s). An I/O error of any log takes the data directory offline
+(`log_dir_failures`, `take_log_dir_offline`; `broker_node.log_dir_failure`).
 """
 
 from __future__ import annotations
@@ -189,6 +188,8 @@ class ReplicaManager:
         with self._lock:
             partition = self._partitions.get(tp)
             if partition is None:
+                if self.log_dir_failures.offline:  # no live directory to create it in
+                    raise LogError(f"{self.config.data_dir}: the log directory is offline")
                 directory = self._log_dir(tp)
                 log = PartitionLog(
                     directory,
@@ -294,9 +295,8 @@ class ReplicaManager:
 
     def take_log_dir_offline(self) -> list[TopicPartition]:
         """The data directory failed (`log-dir-failure-handler`): every hosted partition
-        stops fetching, goes offline (answering KAFKA_STORAGE_ERROR) and closes its log;
-        parked produce requests on them are answered. Returns them, sorted (none when the
-        directory was already offline)."""
+        stops fetching, goes offline (answering KAFKA_STORAGE_ERROR), closes its log and
+        answers its parked produce requests. Returns them, sorted (none if done before)."""
         with self._lock:
             partitions = [p for p in self._partitions.values() if not p.offline]
         self.fetchers.remove_partitions([p.tp for p in partitions])
