@@ -13,7 +13,8 @@ from concurrent.futures import Future
 
 from broker_node import client_request_validation as validation
 from broker_node.metadata_cache import MetadataCache
-from broker_node.replica_manager import ReplicaManager, answered
+from broker_node.purgatory import answered
+from broker_node.replica_manager import ReplicaManager
 from broker_node.request_guard import report_invalid
 from domain import NO_LEADER, TopicPartition
 from eventlog import EventLog

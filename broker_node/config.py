@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from broker_node.log_dir_failure import LogDirFailureAction
 from broker_node.options import build_parser
 from bugs import NO_BUGS, BugSwitchError, BugSwitches, parse_switches, require_allowed
 from rpc.wire import traced_environment
@@ -83,6 +84,8 @@ class BrokerConfig:
     bug_switches: BugSwitches = NO_BUGS
     #: The cluster's TLS directory (`security.tls_files`); None: plaintext gRPC.
     tls_dir: Path | None = None
+    #: What follows an I/O error in the log directory (`broker_node.log_dir_failure`).
+    on_log_dir_failure: LogDirFailureAction = LogDirFailureAction.HALT
 
     @property
     def log_dir(self) -> Path:
@@ -249,7 +252,15 @@ def load_config(
         bug_switches=bug_switches,
         zk_credentials=credentials,
         tls_dir=_tls_dir(args.tls_dir),
+        on_log_dir_failure=_log_dir_failure_action(parser, args.on_log_dir_failure),
     )
+
+
+def _log_dir_failure_action(parser: argparse.ArgumentParser, raw: str) -> LogDirFailureAction:
+    try:
+        return LogDirFailureAction(raw.strip().lower())
+    except ValueError:
+        parser.error(f"--on-log-dir-failure must be halt or notify, got {raw!r}")
 
 
 def _tls_dir(raw: str | None) -> Path | None:

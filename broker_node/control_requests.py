@@ -1,12 +1,10 @@
-"""`ControlRequestHandler`: the broker's side of LeaderAndIsr, UpdateMetadata, StopReplica
-and ControlledShutdown.
-
-Checks every field first (`broker_node.request_validation`: a refused request changes
-nothing, a refused entry is answered and skipped), then applies the fencing rules of
-`broker_node.fencing`, records what it accepted (the highest controller epoch obeyed, each
-hosted partition's leadership, the metadata cache) and writes every accepted, rejected or
-invalid request to the event log. Runs on gRPC worker threads; one lock
-serializes state changes (Kafka's `replicaStateChangeLock`).
+"""`ControlRequestHandler`: the broker's LeaderAndIsr, UpdateMetadata, StopReplica and
+ControlledShutdown. Checks every field first (`broker_node.request_validation`: a refused
+request changes nothing, a refused entry is answered and skipped), then applies the fencing
+rules of `broker_node.fencing`, records what it accepted (the highest controller epoch
+obeyed, each hosted partition's leadership, the metadata cache) and writes every accepted,
+rejected or invalid request to the event log. Runs on gRPC worker threads; one lock serializes state
+changes (Kafka's `replicaStateChangeLock`).
 
 Bug switches (docs/bugs.md): `kafka-1188` obeys requests of an older controller epoch,
 `kip-380` requests addressed to an earlier registration of this broker.
@@ -89,18 +87,21 @@ class ControlRequestHandler:
         with self._lock:
             return dict(self._hosted)
 
+    def forget_hosted(self) -> None:
+        """Replicas of a failed log dir keep no epoch (Kafka's `HostedPartition.Offline`)."""
+        with self._lock:
+            self._hosted.clear()
+
     def on_registered(self) -> None:
         """The broker has registered (it has a broker epoch): requests stop waiting."""
         self._registered.set()
 
     def _check(self, api: str, header: m.ControlHeader) -> tuple[Errors, int]:
-        """The request-level verdict and the broker epoch it was judged against (a new
-        registration may replace the epoch while the request is applied; its events name
-        the one the check used). Before this process has registered, a request addressed
-        to a broker epoch waits for the registration (up to `REGISTRATION_WAIT_S`), as
-        Kafka's broker processes no request before it has registered: it may be meant for
-        this broker's previous process, which only the new epoch can tell (with `kip-380`
-        on, the broker epoch is ignored and nothing waits)."""
+        """The request-level verdict and the broker epoch it was judged against (events
+        name the one the check used). Before this process has registered, a request
+        addressed to a broker epoch waits for the registration (`REGISTRATION_WAIT_S`),
+        as Kafka's broker: it may be meant for this broker's previous process, which only
+        the new epoch can tell (with `kip-380` on, the epoch is ignored: nothing waits)."""
         current = self._broker_epoch()
         addressed = header.broker_epoch != UNKNOWN_BROKER_EPOCH and self._fence_broker_epoch
         if current == UNKNOWN_BROKER_EPOCH and addressed:

@@ -37,6 +37,7 @@ CHANNEL = "kafka_controller_ControllerChannelManager_"
 REPLICA_MANAGER = "kafka_server_ReplicaManager_"
 FETCH_SESSIONS = "kafka_server_FetchSessionCache_"
 SERVER = "kafka_server_KafkaServer_"
+LOG_MANAGER = "kafka_log_LogManager_"
 
 
 def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
@@ -149,6 +150,11 @@ class BrokerCollector(Collector):
             REPLICA_MANAGER + "UnderReplicatedPartitions",
             "led partitions whose ISR is smaller than their replica set",
             sum(1 for p in leaders if p.under_replicated()),
+        )
+        yield _gauge(
+            LOG_MANAGER + "OfflineLogDirectoryCount",
+            "log directories taken offline by an I/O error (KIP-112)",
+            int(self._replicas.log_dir_failures.offline),
         )
         sessions = self._replicas.fetch_sessions.figures()
         yield _gauge(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import threading
 from collections.abc import Collection
 from typing import Any
@@ -25,6 +26,7 @@ from broker_node.client_api import ClientApi
 from broker_node.config import BrokerConfig
 from broker_node.config_changes import ConfigChangeListener
 from broker_node.control_requests import ControlRequestHandler
+from broker_node.log_dir_failure import LogDirFailureHandler
 from broker_node.metrics import serve_metrics
 from broker_node.registration import BrokerRegistration
 from broker_node.replica_manager import ReplicaManager, ReplicationConfig
@@ -85,6 +87,7 @@ class BrokerNode:
         self.controller: KafkaController | None = None
         self.handler: ControlRequestHandler | None = None
         self.replicas: ReplicaManager | None = None
+        self._log_dir_failures: LogDirFailureHandler | None = None
         self._stopping = threading.Event()
         self._metrics_server: Any = None
         self._config_changes: ConfigChangeListener | None = None
@@ -141,6 +144,17 @@ class BrokerNode:
             self._elect_leaders,
             cfg.bug_switches,
         )
+        self._log_dir_failures = LogDirFailureHandler(
+            cfg.broker_id,
+            self.replicas.log_dir_failures,
+            self.replicas,
+            self.zk,
+            self.events,
+            cfg.on_log_dir_failure,
+            self._halt,
+            self.handler.forget_hosted,
+        )
+        self._log_dir_failures.start()
         guard = RequestGuard(self.events)
         server = RpcServer(
             GuardedBrokerControl(self.handler, guard),
@@ -210,6 +224,11 @@ class BrokerNode:
         )
         self._config_changes.start()
         self.state.become(BrokerState.RUNNING_AS_BROKER)
+
+    def _halt(self) -> None:
+        """Kafka's `Exit.halt(1)` once the last log directory failed
+        (`log-dir-failure-handler`): no shutdown, the ZooKeeper session left to expire."""
+        os._exit(1)
 
     def _on_handshake_refused(self, failure: HandshakeFailure) -> None:
         """A TLS handshake failed (`grpc-trace-reader`)."""
@@ -349,6 +368,8 @@ class BrokerNode:
                 self.replicas.release_fetches()
             self._server.stop(grace_s=1.0)
             self._server = None
+        if self._log_dir_failures is not None:
+            self._log_dir_failures.stop()
         if self.replicas is not None:
             self.replicas.shutdown()
         if self._metrics_server is not None:

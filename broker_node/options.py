@@ -66,6 +66,13 @@ _OPTIONS: tuple[tuple[str, str | None, str], ...] = (
         None,
         "where partition logs live (default <run-dir>/data/broker<id>, or ./data/broker<id>)",
     ),
+    (
+        "--on-log-dir-failure",
+        "halt",
+        "once an I/O error takes the log directory offline: 'halt' stops at once, as Kafka "
+        "halts a broker whose last log dir failed; 'notify' writes "
+        "/log_dir_event_notification and keeps running, as with other log dirs still online",
+    ),
     ("--replica-lag-time-max-ms", "10000", "a follower this long behind leaves the ISR"),
     ("--min-insync-replicas", "1", "broker default of min.insync.replicas for acks=all"),
     (

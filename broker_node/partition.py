@@ -54,11 +54,17 @@ def leader_epoch_error(request_leader_epoch: int, leader_epoch: int) -> Errors:
 class Partition(PartitionIsr):
     """One replica of one partition on this broker."""
 
+    #: Set for good when its log directory failed (`take_offline`): every request on it
+    #: answers KAFKA_STORAGE_ERROR, as Kafka's `HostedPartition.Offline`.
+    offline = False
+
     # -- roles (gRPC thread handling LeaderAndIsr) -----------------------------------------
 
     def make_leader(self, state: m.LeaderAndIsrPartitionState) -> None:
         """Become leader at `state`'s epoch: the new epoch starts at the current log end."""
         with self._lock:
+            if self.offline:
+                return
             now = self._clock()
             if not self.is_leader:
                 self._leadership_term += 1
@@ -80,6 +86,8 @@ class Partition(PartitionIsr):
     def make_follower(self, state: m.LeaderAndIsrPartitionState) -> None:
         """Follow `state.leader`; produce waiters give up, fetches are refused."""
         with self._lock:
+            if self.offline:
+                return
             self._apply(state)
             self._followers = {}
             self._idle = {}
@@ -88,6 +96,16 @@ class Partition(PartitionIsr):
     def stop(self) -> None:
         """Neither lead nor follow (StopReplica without delete)."""
         with self._lock:
+            self.leader = -1
+            self._followers = {}
+            self._idle = {}
+            self._notify()
+
+    def take_offline(self) -> None:
+        """Its log directory failed: neither lead nor follow, and answer every request
+        with KAFKA_STORAGE_ERROR from now on."""
+        with self._lock:
+            self.offline = True
             self.leader = -1
             self._followers = {}
             self._idle = {}
@@ -103,6 +121,8 @@ class Partition(PartitionIsr):
         now_ms = int(time.time() * 1000)
         stamped = [(r.key, r.value, r.timestamp_ms or now_ms) for r in records]
         with self._lock:
+            if self.offline:
+                return Errors.KAFKA_STORAGE_ERROR, -1, -1
             if not self.is_leader:
                 return Errors.NOT_LEADER_OR_FOLLOWER, -1, -1
             if acks == -1 and len(self.isr) < self.config.min_insync_replicas:
@@ -132,8 +152,11 @@ class Partition(PartitionIsr):
 
     def check_leader_epoch(self, current_leader_epoch: int) -> Errors:
         """May a Fetch or OffsetsForLeaderEpoch carrying `current_leader_epoch` be served?
-        NOT_LEADER_OR_FOLLOWER unless this broker leads, else `leader_epoch_error`."""
+        KAFKA_STORAGE_ERROR once offline, NOT_LEADER_OR_FOLLOWER unless this broker leads,
+        else `leader_epoch_error`."""
         with self._lock:
+            if self.offline:
+                return Errors.KAFKA_STORAGE_ERROR
             if not self.is_leader:
                 return Errors.NOT_LEADER_OR_FOLLOWER
             return leader_epoch_error(current_leader_epoch, self.leader_epoch)
@@ -146,21 +169,30 @@ class Partition(PartitionIsr):
         log stores them (`record_data`), for a follower to copy."""
         with self._lock:
             error = self.check_leader_epoch(fetch.current_leader_epoch)
+            if error is Errors.KAFKA_STORAGE_ERROR:
+                return m.FetchedPartition(fetch.topic, fetch.partition, error)
             if error is not Errors.NONE:
                 return self._fetched(fetch, error)
-            if not self.log.log_start_offset <= fetch.fetch_offset <= self.log.log_end_offset:
-                return self._fetched(fetch, Errors.OFFSET_OUT_OF_RANGE)  # no progress to record
-            if replica_id >= 0:
-                self._follower_fetched(replica_id, fetch.fetch_offset)
-            limit = self.log.log_end_offset if replica_id >= 0 else self.log.high_watermark
-            records: Sequence[Record] | bytes = ()
-            if fetch.fetch_offset < limit:
-                records = (
-                    self.log.read_encoded(fetch.fetch_offset, limit, fetch.max_records)[0]
-                    if encoded
-                    else self.log.read(fetch.fetch_offset, limit, fetch.max_records)
-                )
-            return self._fetched(fetch, Errors.NONE, records)
+            try:
+                return self._read(fetch, replica_id, encoded)
+            except (LogError, OSError):  # the directory failed under the read
+                return m.FetchedPartition(fetch.topic, fetch.partition, Errors.KAFKA_STORAGE_ERROR)
+
+    def _read(self, fetch: m.FetchPartition, replica_id: int, encoded: bool) -> m.FetchedPartition:
+        """`read` past its checks, under the lock."""
+        if not self.log.log_start_offset <= fetch.fetch_offset <= self.log.log_end_offset:
+            return self._fetched(fetch, Errors.OFFSET_OUT_OF_RANGE)  # no progress to record
+        if replica_id >= 0:
+            self._follower_fetched(replica_id, fetch.fetch_offset)
+        limit = self.log.log_end_offset if replica_id >= 0 else self.log.high_watermark
+        records: Sequence[Record] | bytes = ()
+        if fetch.fetch_offset < limit:
+            records = (
+                self.log.read_encoded(fetch.fetch_offset, limit, fetch.max_records)[0]
+                if encoded
+                else self.log.read(fetch.fetch_offset, limit, fetch.max_records)
+            )
+        return self._fetched(fetch, Errors.NONE, records)
 
     def read_if_changed(
         self,
@@ -186,7 +218,10 @@ class Partition(PartitionIsr):
                 and self.leader == self.broker_id
                 and leader_epoch_error(fetch.current_leader_epoch, self.leader_epoch) is Errors.NONE
             ):
-                start, end, hw = self.log.offsets()
+                try:
+                    start, end, hw = self.log.offsets()
+                except LogError:  # its directory failed: `read` answers
+                    return self.read(fetch, replica_id, encoded)
                 if fetch.fetch_offset == end and hw == high_watermark and start == log_start_offset:
                     before = self._followers.get(replica_id)
                     if (

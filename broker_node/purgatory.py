@@ -155,3 +155,10 @@ class ProducePurgatory:
                     continue
                 expired = heapq.heappop(self._deadlines)
             self._complete([(expired, Errors.REQUEST_TIMED_OUT)])
+
+
+def answered(response: m.ProduceResponse) -> Future[m.ProduceResponse]:
+    """A produce answer known at once, as a completed future."""
+    future: Future[m.ProduceResponse] = Future()
+    future.set_result(response)
+    return future

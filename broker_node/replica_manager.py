@@ -12,7 +12,8 @@ the change counter (`broker_node.long_poll`), as Kafka's DelayedFetch waits in i
 purgatory. Two daemon threads keep the ISR (`broker_node.isr_maintenance`):
 `isr-expiration` shrinks it, `isr-change-propagation` batches ISR changes into
 `/isr_change_notification` the way Kafka 2.x does (after 5 s without new changes, or at
-least every 60 s).
+least every 60 s). An I/O error of any log takes the data directory offline
+(`log_dir_failures`, `take_log_dir_offline`; `broker_node.log_dir_failure`).
 """
 
 from __future__ import annotations
@@ -35,10 +36,11 @@ from broker_node.fetch_session import (
 )
 from broker_node.fetcher_manager import ReplicaFetcherManager
 from broker_node.isr_maintenance import IsrChangeSink, IsrMaintenance
+from broker_node.log_dir_failure import LogDirFailureChannel
 from broker_node.long_poll import ChangeCounter
 from broker_node.partition import Partition
 from broker_node.partition_isr import PartitionConfig, PartitionIsr
-from broker_node.purgatory import ProducePurgatory
+from broker_node.purgatory import ProducePurgatory, answered
 from broker_node.storage import PartitionLog
 from broker_node.storage.errors import LogError
 from bugs import NO_BUGS, BugSwitches
@@ -96,6 +98,8 @@ class ReplicaManager:
         #: every partition hosted since (its log makes its directory at its first write).
         #: A partition not named here is new to the disk, and its log looks for nothing.
         self._maybe_on_disk = _listed(config.data_dir)
+        #: hears every I/O error of the data directory (any thread)
+        self.log_dir_failures = LogDirFailureChannel(config.data_dir)
         #: PartitionConfig by min.insync.replicas: one shared instance each
         self._configs: dict[int, PartitionConfig] = {}
         #: set when Fetches may no longer wait for data: stopping (`release_fetches`)
@@ -148,9 +152,9 @@ class ReplicaManager:
             return self._partitions.get(tp)
 
     def partitions(self) -> list[Partition]:
-        """Every hosted partition."""
+        """Every hosted partition whose log is online."""
         with self._lock:
-            return list(self._partitions.values())
+            return [p for p in self._partitions.values() if not p.offline]
 
     def update_topic_config(self, topic: str, overrides: dict[str, str]) -> list[TopicPartition]:
         """A topic's overrides changed (the config-change listener's thread): hosted
@@ -184,8 +188,14 @@ class ReplicaManager:
         with self._lock:
             partition = self._partitions.get(tp)
             if partition is None:
+                if self.log_dir_failures.offline:  # no live directory to create it in
+                    raise LogError(f"{self.config.data_dir}: the log directory is offline")
                 directory = self._log_dir(tp)
-                log = PartitionLog(directory, absent=directory.name not in self._maybe_on_disk)
+                log = PartitionLog(
+                    directory,
+                    absent=directory.name not in self._maybe_on_disk,
+                    on_io_error=self.log_dir_failures.report,
+                )
                 self._maybe_on_disk.add(directory.name)
                 topic_overrides = overrides.get(tp.topic)
                 min_isr = (
@@ -212,7 +222,10 @@ class ReplicaManager:
     ) -> dict[TopicPartition, Errors]:
         """Apply accepted LeaderAndIsr partition states (gRPC thread). Returns the
         partitions whose log could not be opened (KAFKA_STORAGE_ERROR): they are not
-        hosted, and the others are applied all the same."""
+        hosted, and the others are applied all the same. Once the data directory is
+        offline, every partition answers KAFKA_STORAGE_ERROR."""
+        if self.log_dir_failures.offline:
+            return {s.topic_partition: Errors.KAFKA_STORAGE_ERROR for s in states}
         endpoints = {leader.broker_id: (leader.host, leader.port) for leader in live_leaders}
         to_follow: dict[int, dict[TopicPartition, Partition]] = {}
         failed: dict[TopicPartition, Errors] = {}
@@ -228,6 +241,8 @@ class ReplicaManager:
             try:
                 hosted.append((state, self._get_or_create(tp, overrides)))
             except (LogError, OSError) as exc:
+                if isinstance(exc, OSError):  # the directory itself failed
+                    self.log_dir_failures.report(exc)
                 failed[tp] = Errors.KAFKA_STORAGE_ERROR
                 self._events.emit(
                     LogUnavailable(
@@ -278,6 +293,21 @@ class ReplicaManager:
                 partition.log.delete()
         self._changes.bump(tps)
 
+    def take_log_dir_offline(self) -> list[TopicPartition]:
+        """The data directory failed (`log-dir-failure-handler`): every hosted partition
+        stops fetching, goes offline (answering KAFKA_STORAGE_ERROR), closes its log and
+        answers its parked produce requests. Returns them, sorted (none if done before)."""
+        with self._lock:
+            partitions = [p for p in self._partitions.values() if not p.offline]
+        self.fetchers.remove_partitions([p.tp for p in partitions])
+        for partition in partitions:
+            partition.take_offline()
+            with contextlib.suppress(LogError, OSError):
+                partition.log.close()
+        self._check_purgatory(partitions)
+        self._changes.bump([p.tp for p in partitions])
+        return sorted(p.tp for p in partitions)
+
     # -- data plane (gRPC threads) ------------------------------------------------------------
 
     def produce(self, request: m.ProduceRequest) -> Future[m.ProduceResponse]:
@@ -292,7 +322,7 @@ class ReplicaManager:
         term = partition.leadership_term
         try:
             error, first, last = partition.append_as_leader(request.records, request.acks)
-        except LogError as exc:  # the log refused the append: Kafka's storage error
+        except (LogError, OSError) as exc:  # the log refused the append: a storage error
             return answered(m.ProduceResponse(Errors.KAFKA_STORAGE_ERROR, error_message=str(exc)))
         if error is not Errors.NONE:
             return answered(m.ProduceResponse(error))
@@ -368,10 +398,3 @@ def _listed(directory: Path) -> set[str]:
         return set(os.listdir(directory))
     except FileNotFoundError:
         return set()
-
-
-def answered(response: m.ProduceResponse) -> Future[m.ProduceResponse]:
-    """A produce answer known at once, as a completed future."""
-    future: Future[m.ProduceResponse] = Future()
-    future.set_result(response)
-    return future

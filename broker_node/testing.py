@@ -7,6 +7,8 @@
   way to fail the next ISR change notifications.
 - `FakeFollower` is a `FetcherTarget`: a follower replica over an `InMemoryPartitionLog` that
   records what its replica fetcher truncated.
+- `FakeLogDirEventSink` is the `LogDirEventSink` a `LogDirFailureHandler` notifies: the
+  brokers it was told about, after failing as often as a test asks.
 - `FakeLeader` is a `LeaderClient`: a leader's logs in memory answering OffsetsForLeaderEpoch
   and Fetch as `Partition` does, with errors a test injects per partition, every request
   recorded.
@@ -31,7 +33,7 @@ from rpc import messages as m
 from rpc.errors import Errors, RpcClosed
 from zkdata.pipelined_reads import Reads
 
-__all__ = ["FakeFollower", "FakeIsrStore", "FakeLeader", "IsrWrite"]
+__all__ = ["FakeFollower", "FakeIsrStore", "FakeLeader", "FakeLogDirEventSink", "IsrWrite"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,3 +311,24 @@ def _with_version(
     return LeaderIsrAndControllerEpoch(
         LeaderAndIsr(lai.leader, lai.leader_epoch, lai.isr, zk_version), state.controller_epoch
     )
+
+
+class FakeLogDirEventSink:
+    """Log-directory event notifications in memory; the first `failures` writes raise
+    `ConnectionError`, as an unreachable ZooKeeper would."""
+
+    def __init__(self, failures: int = 0) -> None:
+        self._lock = threading.Lock()
+        self._failures = failures
+        self.attempts = 0
+        self.notified: list[int] = []
+
+    def propagate_log_dir_event(self, broker_id: int) -> str:
+        """Record `broker_id`'s notification; returns its made-up path."""
+        with self._lock:
+            self.attempts += 1
+            if self._failures > 0:
+                self._failures -= 1
+                raise ConnectionError("ZooKeeper unreachable")
+            self.notified.append(broker_id)
+            return f"/log_dir_event_notification/log_dir_event_{len(self.notified) - 1:010d}"

@@ -6,9 +6,10 @@ managers of the controller's duties: topic creation, added partitions and topic 
 changes (`controller.topic_changes`), broker changes and offline replicas
 (`controller.broker_changes`), topic deletion (`controller.topic_deletion`), partition
 reassignment (`controller.reassignment`), preferred and unclean elections with the auto
-rebalance (`controller.replica_election`) and, through `controller.isr_changes`, ISR change
-notifications. Brokers' answers reach it as the events the request batch's response
-callbacks enqueue (`controller.request_batch`, `controller.control_responses`).
+rebalance (`controller.replica_election`) and, through `controller.isr_changes` and
+`controller.log_dir_events`, ISR change and log-directory event notifications. Brokers'
+answers reach it as the events the request batch's response callbacks enqueue
+(`controller.request_batch`, `controller.control_responses`).
 
 Historical bug switches (docs/bugs.md) reach the duties from `ControllerConfig`; three
 live here: `kafka-6082` (`fencing_version`), `kafka-1681` (failover) and `kafka-5310`
@@ -23,6 +24,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from bugs import NO_BUGS, BugSwitches
 from bugs.catalog import (
@@ -38,6 +40,7 @@ from controller.broker_changes import BrokerChanges
 from controller.channel_manager import BrokerChannel, ControllerChannelManager, grpc_channel
 from controller.context import ControllerContext
 from controller.isr_changes import process_isr_change_notification
+from controller.log_dir_events import process_log_dir_event_notification
 from controller.partition_state_machine import ElectionStats, PartitionStateMachine
 from controller.reassignment import ReassignmentManager
 from controller.replica_election import ReplicaElections
@@ -48,8 +51,6 @@ from controller.topic_deletion import TopicDeletionManager
 from controller.watchers import Watchers
 from domain import TopicPartition
 from eventlog import (
-    ABSENT,
-    Absent,
     ControllerFailoverDone,
     ControllerFailoverStep,
     EventLog,
@@ -60,6 +61,7 @@ from zkdata.client import KafkaZkClient
 from zkdata.deletion import TopicDeletionZk
 from zkdata.fenced_writes import ANY_EPOCH_VERSION
 from zkdata.isr_change_notifications import delete_isr_change_notifications
+from zkdata.log_dir_event_notifications import delete_log_dir_event_notifications
 from zkdata.model import Broker
 from zkdata.reassignment import ReassignmentZk
 from zkdata.state_readers import ReaderSettings, ReadStats, StateReaders
@@ -200,9 +202,11 @@ class ActiveController:
         return self._zk.watch_children(paths.DELETE_TOPICS, self._watchers(ev.TopicDeletion()))
 
     def arm_admin_watches(self) -> None:
-        """The watches of the admin paths and of ISR change notifications."""
+        """The watches of the admin paths and of ISR change and log-directory event
+        notifications."""
         self.rearm(ev.TopicDeletion())
         self.rearm(ev.IsrChangeNotification())
+        self.rearm(ev.LogDirEventNotification())
         self.rearm(ev.PartitionReassignment())
         self.rearm(ev.ReplicaLeaderElection())
 
@@ -215,6 +219,8 @@ class ActiveController:
                 self._zk.watch_children(paths.DELETE_TOPICS, callback)
             case ev.IsrChangeNotification():
                 self._zk.watch_children(paths.ISR_CHANGE_NOTIFICATION, callback)
+            case ev.LogDirEventNotification():
+                self._zk.watch_children(paths.LOG_DIR_EVENT_NOTIFICATION, callback)
             case ev.PartitionReassignment():
                 self._zk.watch_exists(paths.REASSIGN_PARTITIONS, callback)
             case ev.ReplicaLeaderElection():
@@ -226,21 +232,34 @@ class ActiveController:
 
     def on_failover(self) -> None:
         """Kafka 2.8's `onControllerFailover`, step by step (each step emits
-        `controller_failover_step`): register the watches; remove pending ISR change
-        notifications; load the context from ZooKeeper (pipelined), open the channels and
-        queue the requested deletions; tell every broker the live brokers; start both
-        state machines; resume reassignments, then deletions; run a pending preferred
-        election; schedule the first auto rebalance 5 s later. With bug switch `kafka-1681`
-        the requested deletions are not queued and no reassignment is resumed: they wait
-        until their znode changes again."""
+        `controller_failover_step`): register the watches; remove pending log-directory
+        event and ISR change notifications; load the context from ZooKeeper (pipelined),
+        open the channels and queue the requested deletions; tell every broker the live
+        brokers; start both state machines; resume reassignments, then deletions; run a
+        pending preferred election; schedule the first auto rebalance 5 s later. With bug
+        switch `kafka-1681` the requested deletions are not queued and no reassignment is
+        resumed: they wait until their znode changes again."""
         started = time.monotonic()
         self.ctx.epoch_zk_version = fencing_version(
             self.ctx.epoch_zk_version, self._config.bug_switches
         )
         self._register_watches()
         self._step("watches_registered")
-        removed = self._remove_isr_change_notifications()
-        self._step("notifications_removed", isr_change_notifications=removed)
+        stale = self._remove_notifications(
+            paths.LOG_DIR_EVENT_NOTIFICATION,
+            ev.LogDirEventNotification(),
+            delete_log_dir_event_notifications,
+        )
+        removed = self._remove_notifications(
+            paths.ISR_CHANGE_NOTIFICATION,
+            ev.IsrChangeNotification(),
+            delete_isr_change_notifications,
+        )
+        self._step(
+            "notifications_removed",
+            isr_change_notifications=removed,
+            log_dir_event_notifications=stale,
+        )
         self._initialize_context()
         requested = self._deletion_requests()
         resume = not self._config.bug_switches.on(NO_RESUME)  # kafka-1681: nothing resumed
@@ -279,21 +298,28 @@ class ActiveController:
 
     def _register_watches(self) -> None:
         """Before anything is read: the child watches of `/brokers/ids`, `/brokers/topics`,
-        `/admin/delete_topics` and `/isr_change_notification`, and the exists watches of
+        `/admin/delete_topics`, `/isr_change_notification` and `/log_dir_event_notification`,
+        and the exists watches of
         `/admin/reassign_partitions` and `/admin/preferred_replica_election`."""
         self._zk.watch_children(paths.BROKER_IDS, self.brokers.broker_watch())
         self.topics.arm_topic_watch()
         self.arm_admin_watches()
 
-    def _remove_isr_change_notifications(self) -> int:
-        """Delete every pending ISR change notification (fenced) without handling it: the
-        context, loaded next, reads every partition's state anyway. Kafka also removes
-        log-dir event notifications here; the testbed has none (docs/kafka-differences.md)."""
-        pending = self._zk.watch_children(
-            paths.ISR_CHANGE_NOTIFICATION, self._watchers(ev.IsrChangeNotification())
-        )
+    def _remove_notifications(
+        self,
+        path: str,
+        event: ev.ControllerEvent,
+        delete: Callable[[KafkaZkClient, list[str], int], None],
+    ) -> int:
+        """Delete every pending notification under `path` (fenced) without handling it,
+        re-arming the child watch that enqueues `event`: the context, loaded next, reads
+        every partition's state anyway, and the replica state machine's start sends every
+        broker a LeaderAndIsr for all its replicas, which a broker that lost its log
+        directory answers with KAFKA_STORAGE_ERROR (Kafka's failover, as for ISR
+        changes)."""
+        pending = self._zk.watch_children(path, self._watchers(event))
         if pending:
-            delete_isr_change_notifications(self._zk, pending, self.ctx.epoch_zk_version)
+            delete(self._zk, pending, self.ctx.epoch_zk_version)
         return len(pending)
 
     def _initialize_context(self) -> None:
@@ -313,24 +339,10 @@ class ActiveController:
             self._malformed(error.path, error.reason)
         self.channels.startup(self.ctx.live_brokers())
 
-    def _step(
-        self,
-        step: str,
-        *,
-        isr_change_notifications: int | Absent = ABSENT,
-        state_reader_processes: int | Absent = ABSENT,
-        read_by_helpers: int | Absent = ABSENT,
-        delay_s: float | Absent = ABSENT,
-    ) -> None:
+    def _step(self, step: str, **fields: Any) -> None:
+        """Emit `controller_failover_step` for `step` with its own `fields`."""
         self._events.emit(
-            ControllerFailoverStep(
-                step=step,
-                controller_epoch=self.ctx.epoch,
-                isr_change_notifications=isr_change_notifications,
-                state_reader_processes=state_reader_processes,
-                read_by_helpers=read_by_helpers,
-                delay_s=delay_s,
-            )
+            ControllerFailoverStep(step=step, controller_epoch=self.ctx.epoch, **fields)
         )
 
     def on_resignation(self) -> bool:
@@ -373,4 +385,10 @@ class ActiveController:
         """Leaders recorded ISR changes (`controller.isr_changes`)."""
         process_isr_change_notification(
             self.ctx, self._zk, self._watchers, self._events, self._send_update_metadata
+        )
+
+    def process_log_dir_event_notification(self) -> None:
+        """Brokers lost log directories (`controller.log_dir_events`)."""
+        process_log_dir_event_notification(
+            self.ctx, self._zk, self._watchers, self._events, self.replicas
         )

@@ -212,6 +212,8 @@ class KafkaController:
                 active.topics.process_topic_config_change(event.topic)
             case ev.IsrChangeNotification() if active is not None:
                 active.process_isr_change_notification()
+            case ev.LogDirEventNotification() if active is not None:
+                active.process_log_dir_event_notification()
             case ev.TopicDeletion() if active is not None:
                 active.process_topic_deletion()
             case ev.LeaderAndIsrResponseReceived() if active is not None:

@@ -139,6 +139,13 @@ class IsrChangeNotification(ControllerEvent):
 
 
 @dataclass(frozen=True)
+class LogDirEventNotification(ControllerEvent):
+    """Brokers recorded log-directory failures under `/log_dir_event_notification`."""
+
+    state: ClassVar[ControllerState] = ControllerState.LOG_DIR_CHANGE
+
+
+@dataclass(frozen=True)
 class PartitionReassignment(ControllerEvent):
     """`/admin/reassign_partitions` was created or changed."""
 

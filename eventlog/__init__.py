@@ -43,6 +43,7 @@ from eventlog.events.controller import (
     ReplicasOffline,
     TopicChange,
 )
+from eventlog.events.log_dirs import LogDirEventHandled, LogDirFailed
 from eventlog.events.replication import (
     FetcherParked,
     HighWatermarkMoved,
@@ -117,6 +118,8 @@ __all__ = [
     "LeaderElected",
     "LeaderElectionFailed",
     "LeaderElectionsRequested",
+    "LogDirEventHandled",
+    "LogDirFailed",
     "LogTruncated",
     "LogUnavailable",
     "MalformedZnode",

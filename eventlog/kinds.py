@@ -62,6 +62,8 @@ class EventKind(StrEnum):
     TOPIC_CONFIG_CHANGED = "topic_config_changed"
     REPLICAS_OFFLINE = "replicas_offline"
     LOG_UNAVAILABLE = "log_unavailable"
+    LOG_DIR_FAILED = "log_dir_failed"
+    LOG_DIR_EVENT_HANDLED = "log_dir_event_handled"
     PARTITIONS_ADDED = "partitions_added"
     TLS_HANDSHAKE_REFUSED = "tls_handshake_refused"
     UNAUTHORIZED_REQUEST = "unauthorized_request"

@@ -1,4 +1,5 @@
-"""Codecs of the admin, ISR-change and config znodes, byte-compatible with Kafka 2.x.
+"""Codecs of the admin, ISR-change, log-directory event and config znodes,
+byte-compatible with Kafka 2.x.
 
 Decoders raise `ZnodeFormatError` and nothing else. Pure, any thread.
 """
@@ -153,6 +154,37 @@ class IsrChangeNotificationSequenceZNode:
     def decode(data: bytes | None) -> tuple[TopicPartition, ...]:
         """Parse Kafka's JSON."""
         return _decode_partitions(data)
+
+
+class LogDirEventNotificationSequenceZNode:
+    """`/log_dir_event_notification/log_dir_event_<seq>`: a broker lost a log directory
+    (KIP-112): `{"version":1,"broker":N,"event":1}`, event 1 being a log-directory failure,
+    the only event Kafka defines."""
+
+    #: Kafka's `LogDirEventNotificationSequenceZNode.LogDirFailureEvent`.
+    LOG_DIR_FAILURE_EVENT = 1
+
+    @staticmethod
+    def path_prefix() -> str:
+        """Prefix for `create(..., sequence=True)`."""
+        return paths.log_dir_event_prefix()
+
+    @staticmethod
+    def path(child: str) -> str:
+        """The path of one notification child."""
+        return paths.log_dir_event_notification(child)
+
+    @staticmethod
+    def encode(broker_id: int) -> bytes:
+        """Kafka's JSON."""
+        event = LogDirEventNotificationSequenceZNode.LOG_DIR_FAILURE_EVENT
+        return jf.encode({"version": 1, "broker": broker_id, "event": event})
+
+    @staticmethod
+    def decode(data: bytes | None) -> int:
+        """The broker that lost a log directory (Kafka reads only `broker`)."""
+        obj = jf.parse_object(data)
+        return jf.get_int(obj, "broker", minimum=0)
 
 
 class ConfigChangeNotificationZNode:

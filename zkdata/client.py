@@ -4,7 +4,8 @@ Callers never touch kazoo paths or JSON: they ask for brokers, the controller, e
 Reads of many znodes are pipelined (`pipelined_reads`); atomic writes use `transaction()`.
 Methods block the calling thread; watch callbacks run on kazoo's event thread and must
 only hand work off (enqueue), never block. Concerns with modules of their own take a
-`KafkaZkClient`: `deletion`, `reassignment`, `admin_requests`, `isr_change_notifications`.
+`KafkaZkClient`: `deletion`, `reassignment`, `admin_requests`, `isr_change_notifications`,
+`log_dir_event_notifications`.
 Controller election lives in `controller_election`; the client offers it as its own methods.
 """
 
@@ -22,7 +23,11 @@ from kazoo.protocol.states import WatchedEvent, ZnodeStat
 
 from domain import LeaderIsrAndControllerEpoch, TopicPartition
 from zkdata import acls, paths
-from zkdata.admin_znodes import IsrChangeNotificationSequenceZNode, TopicConfigZNode
+from zkdata.admin_znodes import (
+    IsrChangeNotificationSequenceZNode,
+    LogDirEventNotificationSequenceZNode,
+    TopicConfigZNode,
+)
 from zkdata.controller_election import ControllerElectionZk, ControllerEpoch
 from zkdata.errors import BrokerIdInUseError, TopicExistsError, ZnodeFormatError
 from zkdata.fenced_writes import Create, FencedWriter, OpResult, SetData
@@ -313,6 +318,19 @@ class KafkaZkClient:
             self._zk.create,
             IsrChangeNotificationSequenceZNode.path_prefix(),
             data,
+            sequence=True,
+            makepath=True,
+        )
+        return path
+
+    def propagate_log_dir_event(self, broker_id: int) -> str:
+        """Kafka's `propagateLogDirEvent`: record that `broker_id` lost a log directory,
+        for the controller, as a persistent sequential node; returns its path. The
+        controller reads and removes them with `zkdata.log_dir_event_notifications`."""
+        path: str = self._zk.retry(
+            self._zk.create,
+            LogDirEventNotificationSequenceZNode.path_prefix(),
+            LogDirEventNotificationSequenceZNode.encode(broker_id),
             sequence=True,
             makepath=True,
         )

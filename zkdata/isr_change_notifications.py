@@ -16,8 +16,8 @@ from domain import TopicPartition
 from zkdata import paths
 from zkdata.admin_znodes import IsrChangeNotificationSequenceZNode
 from zkdata.client import KafkaZkClient, WatchCallback
-from zkdata.fenced_writes import Delete, FencedWriter
-from zkdata.pipelined_reads import Reads, read_many
+from zkdata.pipelined_reads import Reads
+from zkdata.sequence_notifications import delete_notifications, read_notifications
 
 
 def read_isr_change_notifications(
@@ -25,16 +25,12 @@ def read_isr_change_notifications(
 ) -> Reads[str, tuple[TopicPartition, ...]]:
     """Every pending notification (child name -> partitions), read pipelined; `watch` arms
     a one-shot child watch on `/isr_change_notification` (created if missing)."""
-    children = (
-        zk.watch_children(paths.ISR_CHANGE_NOTIFICATION, watch)
-        if watch
-        else list(zk.kazoo.retry(zk.kazoo.get_children, paths.ISR_CHANGE_NOTIFICATION))
-    )
-    return read_many(
-        zk.kazoo,
-        sorted(children),
+    return read_notifications(
+        zk,
+        paths.ISR_CHANGE_NOTIFICATION,
         paths.isr_change_notification,
-        lambda data, _: IsrChangeNotificationSequenceZNode.decode(data),
+        IsrChangeNotificationSequenceZNode.decode,
+        watch,
     )
 
 
@@ -42,6 +38,4 @@ def delete_isr_change_notifications(
     zk: KafkaZkClient, children: Iterable[str], epoch_zk_version: int
 ) -> None:
     """Remove handled notifications (epoch-fenced; already gone is fine)."""
-    FencedWriter(zk.kazoo).write(
-        [Delete(paths.isr_change_notification(c)) for c in children], epoch_zk_version
-    )
+    delete_notifications(zk, paths.isr_change_notification, children, epoch_zk_version)

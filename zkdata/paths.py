@@ -18,6 +18,8 @@ REASSIGN_PARTITIONS = "/admin/reassign_partitions"
 PREFERRED_REPLICA_ELECTION = "/admin/preferred_replica_election"
 ISR_CHANGE_NOTIFICATION = "/isr_change_notification"
 ISR_CHANGE_PREFIX = "isr_change_"
+LOG_DIR_EVENT_NOTIFICATION = "/log_dir_event_notification"
+LOG_DIR_EVENT_PREFIX = "log_dir_event_"
 CONFIG = "/config"
 CONFIG_TOPICS = "/config/topics"
 CONFIG_BROKERS = "/config/brokers"
@@ -35,6 +37,7 @@ PERSISTENT_PATHS: tuple[str, ...] = (
     BROKER_SEQID,
     DELETE_TOPICS,
     ISR_CHANGE_NOTIFICATION,
+    LOG_DIR_EVENT_NOTIFICATION,
     CONFIG_TOPICS,
     CONFIG_BROKERS,
     CONFIG_CHANGES,
@@ -90,6 +93,16 @@ def isr_change_notification(sequence_node: str) -> str:
 def isr_change_prefix() -> str:
     """Prefix for creating a sequential ISR change notification."""
     return f"{ISR_CHANGE_NOTIFICATION}/{ISR_CHANGE_PREFIX}"
+
+
+def log_dir_event_notification(sequence_node: str) -> str:
+    """`/log_dir_event_notification/log_dir_event_<seq>` for a child name."""
+    return f"{LOG_DIR_EVENT_NOTIFICATION}/{sequence_node}"
+
+
+def log_dir_event_prefix() -> str:
+    """Prefix for creating a sequential log-directory event notification."""
+    return f"{LOG_DIR_EVENT_NOTIFICATION}/{LOG_DIR_EVENT_PREFIX}"
 
 
 def config_change_notification(sequence_node: str) -> str:

@@ -20,9 +20,9 @@ a watermark above what the log held.
 
 Threads: every public method may be called from any thread. One `threading.RLock`
 serialises them, so each call sees and leaves a consistent log. After `close()` or
-`delete()` every method but those two raises `LogError`; so does every method after a write
-failed with `OSError` (the files may hold a partial write that only recovery, i.e. opening
-the directory again, can repair).
+`delete()` every method but those two raises `LogError`; so does every method after a read
+or write failed with `OSError` (the files may hold a partial write that only recovery, i.e.
+opening the directory again, can repair).
 """
 
 from __future__ import annotations
@@ -30,17 +30,12 @@ from __future__ import annotations
 import contextlib
 import shutil
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from broker_node.storage.appends import (
-    follower_fields_problem,
-    leader_append_problem,
-)
+from broker_node.storage.appends import follower_fields_problem, leader_append_problem
 from broker_node.storage.checkpoint_files import HW_CHECKPOINT_INTERVAL_S, CheckpointFiles
-from broker_node.storage.checkpoints import (
-    LEADER_EPOCH_CHECKPOINT,
-)
+from broker_node.storage.checkpoints import LEADER_EPOCH_CHECKPOINT
 from broker_node.storage.epoch_cache import EpochEntry
 from broker_node.storage.errors import LogError, OffsetOutOfRangeError
 from broker_node.storage.log_loader import load_log
@@ -65,10 +60,15 @@ class PartitionLog:
         index_interval_bytes: int = 4096,
         fsync: bool = False,
         absent: bool = False,
+        on_io_error: Callable[[OSError], None] | None = None,
     ) -> None:
         """Open or create the log in `directory` and recover it (see `log_loader`);
         `absent`: the caller knows the directory does not exist (a broker lists its data
         directory once, at start), so it is not looked for.
+
+        `on_io_error` hears every `OSError` a later read or write meets, before it is
+        raised (on the failing thread, under the log's lock, so it must only hand it on):
+        a broker takes the whole log directory offline (`broker_node.log_dir_failure`).
 
         `CorruptLogError` if the damage is beyond repair.
         """
@@ -78,6 +78,7 @@ class PartitionLog:
         self._fsync = fsync
         self._closed = False
         self._failure: str | None = None
+        self._on_io_error = on_io_error
         loaded = load_log(directory, index_interval_bytes, fsync, absent)
         self._segments = loaded.segments
         self._epochs = loaded.epochs
@@ -139,7 +140,7 @@ class PartitionLog:
         latest cached one raises `LogError`. An empty batch writes nothing and returns
         (LEO, LEO - 1), as an empty range.
         """
-        with self._writing():
+        with self._using_files():
             problem = leader_append_problem(leader_epoch, self._epochs.latest_epoch)
             if problem is not None:
                 raise LogError(problem)
@@ -179,7 +180,7 @@ class PartitionLog:
     def _append_as_follower(
         self, offsets: list[int], epochs: list[int], data: bytes, lengths: list[int]
     ) -> None:
-        with self._writing():
+        with self._using_files():
             problem = follower_fields_problem(
                 offsets, epochs, self._segments[-1].next_offset, self._epochs.latest_epoch
             )
@@ -223,7 +224,7 @@ class PartitionLog:
         any is available. `OffsetOutOfRangeError` if `start_offset` is below the log start
         or above the LEO; reading at the LEO returns [].
         """
-        with self._lock:
+        with self._using_files():
             end = self._read_end(start_offset, max_offset)
             return read_records(self._segments, start_offset, end, max_records, max_bytes)
 
@@ -237,7 +238,7 @@ class PartitionLog:
         """`read`'s records as the bytes this log stores them in, unchecked (a follower
         copies them with `append_encoded_as_follower`, which checks them); returns the
         bytes and how many records they hold."""
-        with self._lock:
+        with self._using_files():
             end = self._read_end(start_offset, max_offset)
             return read_encoded_records(self._segments, start_offset, end, max_records, max_bytes)
 
@@ -258,7 +259,7 @@ class PartitionLog:
 
         A no-op when `offset` >= LEO; `OffsetOutOfRangeError` below the log start.
         """
-        with self._writing():
+        with self._using_files():
             log_start = self._segments[0].base_offset
             log_end = self._segments[-1].next_offset
             if offset < log_start:
@@ -315,7 +316,7 @@ class PartitionLog:
     def set_high_watermark(self, hw: int) -> None:
         """Set the high watermark, clamped to [log start, LEO]. A rise is checkpointed at
         most once a second (else at the next `flush()`), a fall at once."""
-        with self._writing():
+        with self._using_files():
             clamped = min(max(hw, self._segments[0].base_offset), self._segments[-1].next_offset)
             fell = clamped < self._high_watermark
             self._high_watermark = clamped
@@ -341,7 +342,7 @@ class PartitionLog:
             self._check_open()
             if not self._fsync and checkpoints.current(self._epochs, self._high_watermark):
                 return
-        with self._writing():
+        with self._using_files():
             if self._fsync:
                 self._segments[-1].sync()
             self._write_epoch_checkpoint()
@@ -375,18 +376,21 @@ class PartitionLog:
             raise LogError(f"{self._directory}: the log is closed")
 
     @contextlib.contextmanager
-    def _writing(self) -> Iterator[None]:
-        """Hold the lock for a call that writes. An `OSError` fails the log (as Kafka takes
-        the log directory offline): it is re-raised, and later calls raise `LogError`."""
+    def _using_files(self) -> Iterator[None]:
+        """Hold the lock for a call that reads or writes the files. An `OSError` fails the
+        log (as Kafka takes the log directory offline): `on_io_error` hears it, it is
+        re-raised, and later calls raise `LogError`."""
         with self._lock:
             self._check_open()
             try:
                 yield
             except OSError as exc:
-                self._failure = f"a write failed ({exc})"
+                self._failure = f"a read or write failed ({exc})"
                 for segment in self._segments:
                     with contextlib.suppress(OSError):
                         segment.close()
+                if self._on_io_error is not None:
+                    self._on_io_error(exc)
                 raise
 
     def _write_epoch_checkpoint(self) -> None:

@@ -160,6 +160,10 @@ class ControllerFailoverStep(Event):
     """the epoch won"""
     isr_change_notifications: int | Absent = ABSENT
     """only on `"notifications_removed"`: pending ISR change notifications deleted unhandled"""
+    log_dir_event_notifications: int | Absent = ABSENT
+    """only on `"notifications_removed"`: pending log-directory event notifications deleted
+    unhandled (Kafka's failover clears them; its LeaderAndIsr to every broker finds the
+    offline replicas again)"""
     state_reader_processes: int | Absent = ABSENT
     """only on `"context_initialized"`: helper processes started to read the partition
     states (`--state-reader-processes`; 0 when the states were read in-process)"""

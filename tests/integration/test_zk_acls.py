@@ -126,6 +126,7 @@ def test_secured_writers_create_znodes_with_kafkas_secure_acls(
         paths.CONTROLLER_EPOCH,
         paths.DELETE_TOPICS,
         paths.ISR_CHANGE_NOTIFICATION,
+        paths.LOG_DIR_EVENT_NOTIFICATION,
         paths.CONFIG_CHANGES,
         paths.topic(TOPIC),
         paths.topic_partitions(TOPIC),

@@ -15,6 +15,7 @@ import pytest
 
 from zkdata.admin_znodes import (
     IsrChangeNotificationSequenceZNode,
+    LogDirEventNotificationSequenceZNode,
     PreferredReplicaElectionZNode,
     ReassignPartitionsZNode,
     TopicConfigZNode,
@@ -37,6 +38,7 @@ DECODERS: dict[str, Callable[[bytes | None], object]] = {
     "reassign": ReassignPartitionsZNode.decode,
     "preferred": PreferredReplicaElectionZNode.decode,
     "isr_change": IsrChangeNotificationSequenceZNode.decode,
+    "log_dir_event": LogDirEventNotificationSequenceZNode.decode,
     "topic_config": TopicConfigZNode.decode,
 }
 
