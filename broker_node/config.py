@@ -1,8 +1,10 @@
 """`BrokerConfig`: the broker process's configuration, built once at the edge from the
 options of `broker_node.options`.
 
-Command-line arguments win over environment variables, which win over defaults. This is
-the only module of the broker that reads the environment. Bad values end the process
+Command-line arguments win over environment variables, which win over defaults; the
+defaults of the timing options are those of the profile chosen (`--profile`,
+`TESTBED_PROFILE`: `kafka`, Kafka 2.8's, unless told; `domain.profiles`). This is the only
+module of the broker that reads the environment. Bad values end the process
 with a clear message and exit code 2. Main thread.
 """
 
@@ -18,6 +20,7 @@ from pathlib import Path
 from broker_node.log_dir_failure import LogDirFailureAction
 from broker_node.options import build_parser
 from bugs import NO_BUGS, BugSwitchError, BugSwitches, parse_switches, require_allowed
+from domain.profiles import KAFKA, PROFILE_FLAG, SETTINGS, ProfileError, check_profile, resolve
 from rpc.wire import traced_environment
 from security.secret_files import SecretFileError
 from security.zk_credentials import ZkDigestCredentials
@@ -34,8 +37,8 @@ class BrokerConfig:
 
     broker_id: int
     zk_connect: str
-    zk_session_timeout_ms: int = 6000
-    zk_connection_timeout_ms: int = 30000
+    zk_session_timeout_ms: int = 18_000
+    zk_connection_timeout_ms: int = 18_000
     listen_host: str = "0.0.0.0"
     port: int = 9092
     advertised_host: str = "localhost"
@@ -44,7 +47,7 @@ class BrokerConfig:
     unclean_leader_election_enable: bool = False
     metrics_port: int | None = 9404
     data_dir: Path | None = None
-    replica_lag_time_max_ms: int = 10_000
+    replica_lag_time_max_ms: int = 30_000
     min_insync_replicas: int = 1
     isr_change_blackout_ms: int = 5_000
     #: Kafka's `max.incremental.fetch.session.cache.slots` (KIP-227).
@@ -74,7 +77,12 @@ class BrokerConfig:
     leader_imbalance_check_interval_s: float = 300.0
     leader_imbalance_per_broker_percentage: int = 10
     controlled_shutdown_max_retries: int = 3
-    controlled_shutdown_retry_backoff_ms: int = 1_000
+    controlled_shutdown_retry_backoff_ms: int = 5_000
+    #: How long registration is retried while another session holds `/brokers/ids/N`;
+    #: 0 (Kafka's behaviour): the broker exits at once.
+    registration_stale_wait_ms: int = 0
+    #: The profile the timing defaults came from (`domain.profiles`).
+    profile: str = KAFKA
     #: Kafka's `broker.rack`, registered under `rack` in `/brokers/ids/N`; None: no rack.
     rack: str | None = None
     #: The cluster's ZooKeeper digest identity (`--zk-digest-file`); None: no
@@ -126,6 +134,15 @@ def load_config(
     env = os.environ if env is None else env
     parser = build_parser(env)
     args = parser.parse_args(argv)
+    try:
+        profile = check_profile(args.profile)
+    except ProfileError as exc:
+        parser.error(f"{PROFILE_FLAG}: {exc}")
+    chosen = resolve(profile, {item.flag: getattr(args, _dest(item.flag)) for item in SETTINGS})
+
+    def timing(flag: str, low: int, high: int) -> int:
+        return _int(parser, flag, chosen[flag], low, high)
+
     broker_id = _int(parser, "--broker-id", args.broker_id, 0, 2**31 - 1)
     if not args.zk_connect:
         parser.error("--zk-connect is required (or set ZK_CONNECT)")
@@ -134,29 +151,19 @@ def load_config(
             "--zk-connect must look like host:port[,host:port...][/chroot], "
             f"got {args.zk_connect!r}"
         )
-    session = _int(parser, "--zk-session-timeout-ms", args.zk_session_timeout_ms, 1000, 600_000)
-    connection = _int(
-        parser, "--zk-connection-timeout-ms", args.zk_connection_timeout_ms, 100, 600_000
-    )
+    session = timing("--zk-session-timeout-ms", 1000, 600_000)
+    connection = timing("--zk-connection-timeout-ms", 100, 600_000)
     port = _int(parser, "--port", args.port, 0, 65535)
     metrics_port = (
         None
         if args.metrics_port.strip().lower() == "off"
         else _int(parser, "--metrics-port", args.metrics_port, 0, 65535)
     )
-    lag = _int(parser, "--replica-lag-time-max-ms", args.replica_lag_time_max_ms, 100, 3_600_000)
+    lag = timing("--replica-lag-time-max-ms", 100, 3_600_000)
     min_isr = _int(parser, "--min-insync-replicas", args.min_insync_replicas, 1, 1000)
-    blackout = _int(parser, "--isr-change-blackout-ms", args.isr_change_blackout_ms, 0, 600_000)
-    retries = _int(
-        parser, "--controlled-shutdown-max-retries", args.controlled_shutdown_max_retries, 0, 100
-    )
-    backoff = _int(
-        parser,
-        "--controlled-shutdown-retry-backoff-ms",
-        args.controlled_shutdown_retry_backoff_ms,
-        0,
-        600_000,
-    )
+    blackout = timing("--isr-change-blackout-ms", 0, 600_000)
+    retries = timing("--controlled-shutdown-max-retries", 0, 100)
+    backoff = timing("--controlled-shutdown-retry-backoff-ms", 0, 600_000)
     run_dir = Path(args.run_dir) if args.run_dir else None
     data_dir = Path(args.data_dir) if args.data_dir else None
     if not args.advertised_host:
@@ -189,19 +196,11 @@ def load_config(
         replica_lag_time_max_ms=lag,
         min_insync_replicas=min_isr,
         isr_change_blackout_ms=blackout,
-        max_incremental_fetch_session_cache_slots=_int(
-            parser,
-            "--max-incremental-fetch-session-cache-slots",
-            args.max_incremental_fetch_session_cache_slots,
-            0,
-            1_000_000,
+        max_incremental_fetch_session_cache_slots=timing(
+            "--max-incremental-fetch-session-cache-slots", 0, 1_000_000
         ),
-        min_incremental_fetch_session_eviction_ms=_int(
-            parser,
-            "--min-incremental-fetch-session-eviction-ms",
-            args.min_incremental_fetch_session_eviction_ms,
-            0,
-            3_600_000,
+        min_incremental_fetch_session_eviction_ms=timing(
+            "--min-incremental-fetch-session-eviction-ms", 0, 3_600_000
         ),
         controlled_shutdown_enable=_bool(
             parser, "--controlled-shutdown-enable", args.controlled_shutdown_enable
@@ -230,21 +229,15 @@ def load_config(
         auto_leader_rebalance_enable=_bool(
             parser, "--auto-leader-rebalance-enable", args.auto_leader_rebalance_enable
         ),
-        leader_imbalance_check_interval_s=_int(
-            parser,
-            "--leader-imbalance-check-interval-seconds",
-            args.leader_imbalance_check_interval_seconds,
-            1,
-            86_400,
+        leader_imbalance_check_interval_s=timing(
+            "--leader-imbalance-check-interval-seconds", 1, 86_400
         ),
-        leader_imbalance_per_broker_percentage=_int(
-            parser,
-            "--leader-imbalance-per-broker-percentage",
-            args.leader_imbalance_per_broker_percentage,
-            0,
-            100,
+        leader_imbalance_per_broker_percentage=timing(
+            "--leader-imbalance-per-broker-percentage", 0, 100
         ),
         controlled_shutdown_retry_backoff_ms=backoff,
+        registration_stale_wait_ms=timing("--registration-stale-wait-ms", 0, 3_600_000),
+        profile=profile,
         unclean_leader_election_enable=_bool(
             parser, "--unclean-leader-election-enable", args.unclean_leader_election_enable
         ),
@@ -261,6 +254,10 @@ def _log_dir_failure_action(parser: argparse.ArgumentParser, raw: str) -> LogDir
         return LogDirFailureAction(raw.strip().lower())
     except ValueError:
         parser.error(f"--on-log-dir-failure must be halt or notify, got {raw!r}")
+
+
+def _dest(flag: str) -> str:
+    return flag.lstrip("-").replace("-", "_")
 
 
 def _tls_dir(raw: str | None) -> Path | None:

@@ -175,7 +175,7 @@ class BrokerNode:
             cfg.advertised_host,
             self.port,
             self.events,
-            wait_for_stale_s=2 * cfg.zk_session_timeout_ms / 1000 + 5,
+            wait_for_stale_s=cfg.registration_stale_wait_ms / 1000,
             rack=cfg.rack,
             security_protocol="SSL" if self._tls is not None else "PLAINTEXT",
         )

@@ -11,6 +11,18 @@ import os
 import socket
 from collections.abc import Mapping
 
+from domain.profiles import (
+    DEFAULT_PROFILE,
+    FAST,
+    KAFKA,
+    PROFILE_FLAG,
+    ProfileError,
+    env_name,
+    setting,
+)
+
+__all__ = ["build_parser", "default_state_readers", "env_name"]
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse with environment-variable defaults named in the help."""
@@ -30,13 +42,24 @@ def default_state_readers(cpus: int | None = None) -> int:
     return max(0, min(2, (count or 1) - 2))
 
 
-#: Every option: flag, default (None: required or unset), help. The environment variable
-#: is the flag in upper snake case (`--zk-connect` -> `ZK_CONNECT`).
+#: Every option: flag, default (None: required, unset, or chosen by the profile), help. The
+#: environment variable is the flag in upper snake case (`--zk-connect` -> `ZK_CONNECT`),
+#: but `TESTBED_PROFILE` for `--profile`.
 _OPTIONS: tuple[tuple[str, str | None, str], ...] = (
     ("--broker-id", None, "broker id, >= 0"),
     ("--zk-connect", None, "ZooKeeper connect string host:port[,host:port...][/chroot]"),
-    ("--zk-session-timeout-ms", "6000", "ZooKeeper session timeout"),
-    ("--zk-connection-timeout-ms", "30000", "how long to wait for the first connection"),
+    (
+        PROFILE_FLAG,
+        DEFAULT_PROFILE,
+        f"the defaults of the timing options: {KAFKA} (Kafka 2.8's) or {FAST} (shorter, for "
+        "tests and chaos runs); an option given explicitly wins over its profile",
+    ),
+    ("--zk-session-timeout-ms", None, "ZooKeeper session timeout"),
+    (
+        "--zk-connection-timeout-ms",
+        None,
+        "how long to wait for the first connection",
+    ),
     (
         "--zk-digest-file",
         None,
@@ -46,6 +69,12 @@ _OPTIONS: tuple[tuple[str, str | None, str], ...] = (
     ("--listen-host", "0.0.0.0", "bind address"),
     ("--port", "9092", "gRPC port; 0 picks a free one"),
     ("--advertised-host", socket.gethostname(), "host name other brokers and clients use"),
+    (
+        "--registration-stale-wait-ms",
+        None,
+        "how long to retry registering while another ZooKeeper session still holds this "
+        "broker id (a previous process killed moments ago) before exiting with status 1",
+    ),
     (
         "--broker-rack",
         None,
@@ -73,22 +102,22 @@ _OPTIONS: tuple[tuple[str, str | None, str], ...] = (
         "halts a broker whose last log dir failed; 'notify' writes "
         "/log_dir_event_notification and keeps running, as with other log dirs still online",
     ),
-    ("--replica-lag-time-max-ms", "10000", "a follower this long behind leaves the ISR"),
+    ("--replica-lag-time-max-ms", None, "a follower this long behind leaves the ISR"),
     ("--min-insync-replicas", "1", "broker default of min.insync.replicas for acks=all"),
     (
         "--isr-change-blackout-ms",
-        "5000",
-        "ISR changes are announced once none happened for this long (Kafka: 5000)",
+        None,
+        "ISR changes are announced once none happened for this long",
     ),
     (
         "--max-incremental-fetch-session-cache-slots",
-        "1000",
-        "incremental fetch sessions (KIP-227) this broker keeps as a leader (Kafka: 1000)",
+        None,
+        "incremental fetch sessions (KIP-227) this broker keeps as a leader",
     ),
     (
         "--min-incremental-fetch-session-eviction-ms",
-        "120000",
-        "idle time after which a new fetch session may take an old one's slot (Kafka: 120000)",
+        None,
+        "idle time after which a new fetch session may take an old one's slot",
     ),
     (
         "--controlled-shutdown-enable",
@@ -97,19 +126,19 @@ _OPTIONS: tuple[tuple[str, str | None, str], ...] = (
     ),
     (
         "--controlled-shutdown-max-retries",
-        "3",
+        None,
         "attempts after the first before an unclean shutdown",
     ),
-    ("--controlled-shutdown-retry-backoff-ms", "1000", "wait between attempts"),
+    ("--controlled-shutdown-retry-backoff-ms", None, "wait between attempts"),
     (
         "--auto-leader-rebalance-enable",
         "true",
         "move leaderships back to preferred replicas periodically, true/false",
     ),
-    ("--leader-imbalance-check-interval-seconds", "300", "how often the imbalance is checked"),
+    ("--leader-imbalance-check-interval-seconds", None, "how often the imbalance is checked"),
     (
         "--leader-imbalance-per-broker-percentage",
-        "10",
+        None,
         "a broker leading fewer of its preferred partitions than this share is rebalanced",
     ),
     ("--delete-topic-enable", "true", "Kafka's delete.topic.enable, true/false"),
@@ -155,9 +184,14 @@ _OPTIONS: tuple[tuple[str, str | None, str], ...] = (
 )
 
 
-def env_name(flag: str) -> str:
-    """The environment variable of an option: `--zk-connect` -> `ZK_CONNECT`."""
-    return flag.lstrip("-").replace("-", "_").upper()
+def _shown(flag: str, name: str, default: str | None) -> str:
+    """The variable and default named in an option's help."""
+    try:
+        item = setting(flag)
+    except ProfileError:
+        return f"{name}, default {default}" if default is not None else name
+    kafka = item.kafka if item.kafka is not None else f"that of {item.fallback}"
+    return f"{name}, default {kafka}, {FAST} profile {item.fast}"
 
 
 def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
@@ -170,6 +204,6 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
     )
     for flag, default, text in _OPTIONS:
         name = env_name(flag)
-        shown = f"{name}, default {default}" if default is not None else name
+        shown = _shown(flag, name, default)
         parser.add_argument(flag, default=_env(env, name) or default, help=f"{text} ({shown})")
     return parser

@@ -6,6 +6,7 @@ a session expiry; `epoch` may be read from any thread.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 
@@ -14,6 +15,8 @@ from eventlog import BrokerRegistered, EventLog
 from zkdata.client import KafkaZkClient, now_ms
 from zkdata.errors import BrokerIdInUseError
 from zkdata.model import BrokerInfo
+
+log = logging.getLogger(__name__)
 
 
 class BrokerRegistration:
@@ -53,9 +56,10 @@ class BrokerRegistration:
     def register(self) -> int:
         """Create the registration and return the new broker epoch.
 
-        If another session still holds the id (this broker was killed and restarted before
-        ZooKeeper expired its old session), wait up to `wait_for_stale_s` for that node to
-        go away, then raise `BrokerIdInUseError`.
+        A node this session already owns counts as created. If another session holds the
+        id (this broker was killed and restarted before ZooKeeper expired its old session),
+        retry for up to `wait_for_stale_s` for that node to go away, then raise
+        `BrokerIdInUseError`; with 0, Kafka's behaviour, raise at once.
         """
         info = BrokerInfo(
             id=self.broker_id,
@@ -64,13 +68,17 @@ class BrokerRegistration:
             timestamp_ms=now_ms(),
         )
         deadline = time.monotonic() + self._wait_for_stale_s
+        waited = False
         while True:
             try:
                 epoch = self._zk.register_broker(info)
                 break
-            except BrokerIdInUseError:
+            except BrokerIdInUseError as exc:
                 if time.monotonic() >= deadline:
                     raise
+                if not waited:
+                    log.warning("%s; retrying for up to %.1f s", exc, self._wait_for_stale_s)
+                    waited = True
                 time.sleep(0.25)  # backoff while the stale session expires server-side
         with self._lock:
             previous = self._epoch

@@ -1,9 +1,10 @@
 """Brokers as local processes (`python -m broker_node`) for the integration tier.
 
 Each broker gets a free port, its own log file and health file; the test's run directory
-collects the event logs. Brokers speak plaintext gRPC unless given a TLS directory
-(`python -m security init`), whatever `TLS_DIR` the caller's environment holds. Methods
-run on the test's thread.
+collects the event logs. Brokers run with the `fast` profile's timings (`domain.profiles`)
+and the session timeout given; extra arguments, later on the command line, win. Brokers
+speak plaintext gRPC unless given a TLS directory (`python -m security init`), whatever
+`TLS_DIR` the caller's environment holds. Methods run on the test's thread.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from domain.profiles import FAST, PROFILE_FLAG
 from eventlog import event_log_path, read_events
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -64,6 +66,8 @@ class BrokerProcess:
             str(self.broker_id),
             "--zk-connect",
             self.zk_connect,
+            PROFILE_FLAG,
+            FAST,
             "--zk-session-timeout-ms",
             str(self.session_timeout_ms),
             "--listen-host",

@@ -26,6 +26,7 @@ from docker.models.containers import Container
 from kazoo.client import KazooClient
 from testcontainers.compose import DockerCompose
 
+from domain.profiles import FAST, PROFILE_ENV
 from harness.waiting import wait_until
 from security.secret_files import SecretFileError
 from security.tls_files import CLIENT, TlsIdentity, TlsMaterialError, load_identity
@@ -131,10 +132,10 @@ def free_ports(count: int) -> list[int]:
 def started_project(
     repo_root: Path, project: str, run_id: str, session_ms: int, stable_ports: bool = False
 ) -> Iterator[ComposeCluster]:
-    """The compose cluster up and healthy under `project`, brokers with ZooKeeper sessions
-    of `session_ms`, event logs in `runs/<run_id>`; removed on exit. `ComposeStartError`
-    when it does not come up or the secrets are not set up, `TimeoutError` when it does
-    not elect a controller.
+    """The compose cluster up and healthy under `project`, brokers on the `fast` profile
+    with ZooKeeper sessions of `session_ms`, event logs in `runs/<run_id>`; removed on
+    exit. `ComposeStartError` when it does not come up or the secrets are not set up,
+    `TimeoutError` when it does not elect a controller.
 
     Ports are Docker-picked, so a container that is killed and started again is published
     on another port; with `stable_ports` they are free loopback ports picked here and
@@ -159,6 +160,7 @@ def started_project(
     overrides = {
         "COMPOSE_PROJECT_NAME": project,
         "RUN_ID": run_id,
+        PROFILE_ENV: FAST,
         "ZK_SESSION_TIMEOUT_MS": str(session_ms),
         "TESTCONTAINERS_RYUK_DISABLED": "true",
         **dict(zip(names, picked, strict=True)),

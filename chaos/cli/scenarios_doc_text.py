@@ -257,9 +257,10 @@ SCENARIOS_HEAD = """
 
 Each scenario below is its module's docstring (in `{scenarios}`, one module per scenario,
 named after it with `-` written `_`; `random` is `random_faults`), its invariants, and its
-nominal schedule. Every one runs on the default compose cluster: three brokers, a
-three-server ensemble, a {session_s} s ZooKeeper session timeout. Scenario timings are
-chosen around that timeout.
+nominal schedule. Every one runs on the default compose cluster: three brokers on the
+`fast` timing profile, a three-server ensemble, a {session_s} s ZooKeeper session timeout
+([kafka-differences.md](kafka-differences.md#defaults)). Scenario timings are chosen
+around that timeout.
 """
 
 #: The faults column of the overview for a scenario whose nominal schedule is one draw of

@@ -3,11 +3,13 @@ each container (`ClusterHandle.inspect`, which checks the project label): the pu
 loopback port of each broker's gRPC and Prometheus ports, the map from the address a
 broker advertises (`<hostname>:9092`) to the published one, the cluster's event-log
 directory on the host, the host directory of the TLS material the brokers were given
-(`TLS_DIR`; none: a plaintext cluster), the brokers' ZooKeeper session timeout and the
-historical bug switches they run with (`BUG_SWITCHES`, docs/bugs.md).
+(`TLS_DIR`; none: a plaintext cluster), the brokers' timing profile and effective timing
+settings (`TESTBED_PROFILE` and the settings' variables, `domain.profiles`), among them
+the ZooKeeper session timeout, and the historical bug switches they run with
+(`BUG_SWITCHES`, docs/bugs.md).
 
 Pure over the inspection (`published`, `env_of`, `host_path`, `event_dir_of`,
-`tls_dir_of`); the rest reads the handle on the caller's thread.
+`tls_dir_of`, `settings_of`); the rest reads the handle on the caller's thread.
 """
 
 from __future__ import annotations
@@ -16,12 +18,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
+from domain.profiles import ProfileError, effective
 from security.tls_files import CA, TlsFiles
 
 GRPC_PORT = "9092/tcp"
 #: The CA certificate's name in a TLS directory (`security.tls_files`).
 CA_CERT = TlsFiles(Path()).cert(CA).name
 METRICS_PORT = "9404/tcp"
+#: The session timeout's name among `settings_of`'s values.
+SESSION_TIMEOUT = "zk-session-timeout-ms"
 
 
 class Inspectable(Protocol):
@@ -132,13 +137,32 @@ def tls_dir(cluster: Inspectable) -> Path | None:
     return None
 
 
+def settings_of(attrs: Mapping[str, Any]) -> tuple[str, dict[str, int | None]] | None:
+    """The broker's timing profile and the effective value of each setting a profile
+    chooses (`domain.profiles`: `zk-session-timeout-ms` -> 6000, ...), resolved from its
+    environment as the broker resolves it; None when the environment names no profile
+    the testbed knows or holds a value that is not a number."""
+    try:
+        profile, chosen = effective(env_of(attrs))
+        values = {
+            flag.lstrip("-"): None if value is None else int(value)
+            for flag, value in chosen.items()
+        }
+    except (ProfileError, ValueError):
+        return None
+    return profile, values
+
+
+def broker_settings(cluster: Inspectable) -> tuple[str, dict[str, int | None]] | None:
+    """`settings_of` the first broker, or None when there is none or it has none."""
+    services = sorted(cluster.brokers().values())
+    return settings_of(cluster.inspect(services[0])) if services else None
+
+
 def session_timeout_ms(cluster: Inspectable) -> int | None:
-    """The brokers' `ZK_SESSION_TIMEOUT_MS` (the first broker's), or None."""
-    for service in sorted(cluster.brokers().values()):
-        value = env_of(cluster.inspect(service)).get("ZK_SESSION_TIMEOUT_MS", "")
-        if value.isdigit():
-            return int(value)
-    return None
+    """The brokers' effective ZooKeeper session timeout (the first broker's), or None."""
+    found = broker_settings(cluster)
+    return None if found is None else found[1].get(SESSION_TIMEOUT)
 
 
 def bug_switches(cluster: Inspectable) -> dict[str, tuple[str, ...]]:

@@ -80,6 +80,7 @@ def run_config(
     """What `config.json` holds (docs/runs.md)."""
     workload = dataclasses.asdict(scenario.workload)
     switches = endpoints.bug_switches(cluster)
+    profile, settings = endpoints.broker_settings(cluster) or (None, {})
     return {
         "run_dir_version": RUN_DIR_VERSION,
         "scenario": scenario.name,
@@ -90,7 +91,9 @@ def run_config(
         "workload": workload,
         "invariants": sorted(scenario.invariants | frozenset(EVERY_RUN)),
         "convergence_bound_s": scenario.convergence_s,
-        "session_timeout_ms": endpoints.session_timeout_ms(cluster),
+        "session_timeout_ms": settings.get(endpoints.SESSION_TIMEOUT),
+        "profile": profile,
+        "broker_settings": settings,
         "bug_switches": list(endpoints.switches_on(switches)),
         "bug_switches_by_broker": {service: list(names) for service, names in switches.items()},
         "started_ms": started_ms,

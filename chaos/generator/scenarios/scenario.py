@@ -20,6 +20,7 @@ from admin.errors import InvalidTopicError
 from admin.topic_names import validate_topic_name
 from chaos.client.workload_run import WorkloadConfig
 from chaos.generator.schedule import FaultSpec, Schedule, Step
+from domain.profiles import FAST, setting
 from rundir.invariants.names import (
     ACKNOWLEDGED_KEPT,
     ACKNOWLEDGED_WRITES,
@@ -91,9 +92,9 @@ CORE_INVARIANTS = frozenset(
     }
 )
 
-#: The brokers' ZooKeeper session timeout in the default compose cluster
-#: (`ZK_SESSION_TIMEOUT_MS`); scenario timings are chosen around it.
-SESSION_TIMEOUT_S = 6.0
+#: The brokers' ZooKeeper session timeout in the compose cluster, whose brokers run the
+#: `fast` profile (`domain.profiles`); scenario timings are chosen around it.
+SESSION_TIMEOUT_S = int(setting("--zk-session-timeout-ms").value(FAST) or 0) / 1000
 
 _T = TypeVar("_T")
 

@@ -1,7 +1,9 @@
 """docs/kafka-differences.md names what keeps each row true: every row of its tables names
 at least one existing test file (`tests/...py` or a `test_*.py` found under tests/), with
 `::name` a test function defined in it, or an existing docs page (a Markdown link); and
-each default the Defaults table gives for a broker option is that option's default."""
+each default the Defaults table gives for a broker option is that option's default, under
+the `kafka` profile (the broker's own) and the `fast` one, and every option a profile sets
+has a row."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from broker_node.options import build_parser
+from domain.profiles import FAST, KAFKA, SETTINGS, resolve
 
 ROOT = Path(__file__).resolve().parents[3]
 DOCS = ROOT / "docs"
@@ -125,16 +128,38 @@ def test_a_row_naming_nothing_or_something_missing_fails() -> None:
 DEFAULTS = [row for row in ROWS if row.header[0] == "Kafka's name"]
 
 
+def _defaults(profile: str) -> dict[str, str | None]:
+    """Flag -> a broker's default under `profile`: the profile's value for the options a
+    profile chooses, the parser's default for the others."""
+    parser = build_parser({})
+    found: dict[str, str | None] = {
+        action.option_strings[0]: action.default
+        for action in parser._actions
+        if action.option_strings and action.option_strings[0].startswith("--")
+    }
+    return {**found, **resolve(profile, {})}
+
+
+_FLAG_ROWS = [row for row in DEFAULTS if _FLAG.search(row.cell("where this project sets it"))]
+
+
 @pytest.mark.parametrize(
-    "row",
-    [row for row in DEFAULTS if _FLAG.search(row.cell("where this project sets it"))],
-    ids=lambda row: row.name.strip("`"),
+    ("row", "column", "profile"),
+    [
+        pytest.param(row, column, profile, id=f"{row.name.strip('`')}-{profile}")
+        for row in _FLAG_ROWS
+        for column, profile in (("this project", KAFKA), ("fast profile", FAST))
+    ],
 )
-def test_a_defaults_row_gives_the_options_default(row: Row) -> None:
+def test_a_defaults_row_gives_the_options_default(row: Row, column: str, profile: str) -> None:
     flag = _FLAG.search(row.cell("where this project sets it"))
     assert flag is not None
-    parser = build_parser({})
-    default = parser.get_default(flag.group(1).lstrip("-").replace("-", "_"))
-    values = _CODE.findall(row.cell("this project"))
-    assert values, f"row {row.name!r} gives no value in backticks"
-    assert values[0] == default, f"row {row.name!r}: {flag.group(1)} defaults to {default}"
+    default = _defaults(profile).get(flag.group(1))
+    values = _CODE.findall(row.cell(column))
+    assert values, f"row {row.name!r} gives no value in backticks under {column!r}"
+    assert values[0] == default, f"row {row.name!r}: {flag.group(1)} is {default} in {profile}"
+
+
+def test_the_defaults_table_covers_every_setting_of_the_profiles() -> None:
+    named = {match for row in _FLAG_ROWS for match in _FLAG.findall(" ".join(row.cells))}
+    assert {item.flag for item in SETTINGS} <= named

@@ -19,8 +19,8 @@ def test_minimal_environment_gives_the_defaults() -> None:
     assert config == BrokerConfig(
         broker_id=1,
         zk_connect="zk1:2181",
-        zk_session_timeout_ms=6000,
-        zk_connection_timeout_ms=30000,
+        zk_session_timeout_ms=18000,
+        zk_connection_timeout_ms=18000,
         listen_host="0.0.0.0",
         port=9092,
         advertised_host="broker1",
@@ -98,7 +98,7 @@ def test_command_line_overrides_the_environment() -> None:
 def test_empty_environment_values_count_as_unset() -> None:
     env = {**BASE_ENV, "PORT": "", "ZK_SESSION_TIMEOUT_MS": "", "RUN_DIR": ""}
     config = load_config([], env)
-    assert (config.port, config.zk_session_timeout_ms, config.run_dir) == (9092, 6000, None)
+    assert (config.port, config.zk_session_timeout_ms, config.run_dir) == (9092, 18000, None)
 
 
 def test_advertised_host_defaults_to_the_host_name() -> None:
@@ -189,6 +189,20 @@ def test_well_formed_connect_strings_are_accepted(zk_connect: str) -> None:
             BASE_ENV,
             "--zk-connection-timeout-ms",
             id="connection-timeout-not-integer",
+        ),
+        pytest.param(["--profile", "slow"], BASE_ENV, "--profile", id="profile-unknown"),
+        pytest.param([], {**BASE_ENV, "TESTBED_PROFILE": "Fast"}, "--profile", id="profile-env"),
+        pytest.param(
+            ["--registration-stale-wait-ms", "-1"],
+            BASE_ENV,
+            "--registration-stale-wait-ms",
+            id="stale-wait-negative",
+        ),
+        pytest.param(
+            [],
+            {**BASE_ENV, "TESTBED_PROFILE": "fast", "REPLICA_LAG_TIME_MAX_MS": "10s"},
+            "--replica-lag-time-max-ms",
+            id="lag-not-integer-under-a-profile",
         ),
         pytest.param(["--port", "65536"], BASE_ENV, "--port", id="port-too-high"),
         pytest.param(["--port", "-1"], BASE_ENV, "--port", id="port-negative"),
@@ -311,3 +325,56 @@ def test_the_collector_pauses_during_changes_unless_told_not_to() -> None:
     assert load_config([], env).gc_pause_during_changes is False
     args = ["--gc-pause-during-changes", "true"]
     assert load_config(args, env).gc_pause_during_changes is True
+
+
+def _timings(config: BrokerConfig) -> tuple[int, ...]:
+    return (
+        config.zk_session_timeout_ms,
+        config.zk_connection_timeout_ms,
+        config.replica_lag_time_max_ms,
+        config.controlled_shutdown_retry_backoff_ms,
+        config.registration_stale_wait_ms,
+    )
+
+
+def test_without_a_profile_the_timings_are_kafkas() -> None:
+    config = load_config([], BASE_ENV)
+    assert config.profile == "kafka"
+    # the connection timeout is unset in Kafka: the session timeout stands in
+    assert _timings(config) == (18000, 18000, 30000, 5000, 0)
+    assert (config.controlled_shutdown_max_retries, config.isr_change_blackout_ms) == (3, 5000)
+    assert config.leader_imbalance_check_interval_s == 300
+
+
+@pytest.mark.parametrize(
+    ("argv", "env"),
+    [
+        pytest.param(["--profile", "fast"], BASE_ENV, id="flag"),
+        pytest.param([], {**BASE_ENV, "TESTBED_PROFILE": "fast"}, id="environment"),
+        pytest.param(
+            ["--profile", "fast"], {**BASE_ENV, "TESTBED_PROFILE": "kafka"}, id="flag-over-env"
+        ),
+    ],
+)
+def test_the_fast_profile_gives_the_short_timings(argv: list[str], env: dict[str, str]) -> None:
+    config = load_config(argv, env)
+    assert config.profile == "fast"
+    assert _timings(config) == (6000, 30000, 10000, 1000, 17000)
+
+
+def test_a_value_set_explicitly_wins_over_the_profile() -> None:
+    env = {**BASE_ENV, "TESTBED_PROFILE": "fast", "REPLICA_LAG_TIME_MAX_MS": "2500"}
+    argv = ["--zk-session-timeout-ms", "3000", "--registration-stale-wait-ms", "0"]
+    config = load_config(argv, env)
+    assert _timings(config) == (3000, 30000, 2500, 1000, 0)
+    kafka = load_config(["--controlled-shutdown-retry-backoff-ms", "1000"], BASE_ENV)
+    assert _timings(kafka) == (18000, 18000, 30000, 1000, 0)
+
+
+def test_an_unset_connection_timeout_follows_the_session_timeout_given() -> None:
+    config = load_config(["--zk-session-timeout-ms", "9000"], BASE_ENV)
+    assert (config.zk_session_timeout_ms, config.zk_connection_timeout_ms) == (9000, 9000)
+    empty = load_config(
+        [], {**BASE_ENV, "ZK_SESSION_TIMEOUT_MS": "7000", "ZK_CONNECTION_TIMEOUT_MS": ""}
+    )
+    assert empty.zk_connection_timeout_ms == 7000

@@ -1,5 +1,6 @@
 """`BrokerRegistration` registers the rack it was given, which the broker znode carries
-under `rack` as Kafka 2.8 writes it."""
+under `rack` as Kafka 2.8 writes it; a registration another session holds fails at once
+without a wait (Kafka's behaviour) and is retried until it goes with one."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from broker_node.registration import BrokerRegistration
 from eventlog.testing import RecordingEventLog
 from zkdata.client import KafkaZkClient
+from zkdata.errors import BrokerIdInUseError
 from zkdata.model import BrokerInfo
 from zkdata.znodes import BrokerIdZNode
 
@@ -40,3 +42,39 @@ def test_registration_writes_the_configured_rack(rack: str | None) -> None:
     body = json.loads(BrokerIdZNode.encode(info))
     assert body.get("rack") == rack
     assert BrokerIdZNode.decode(3, BrokerIdZNode.encode(info)).rack == rack
+
+
+class _HeldZk:
+    """Another session holds the id for the first `held` attempts."""
+
+    session_id = 0x1234
+
+    def __init__(self, held: int) -> None:
+        self.held = held
+        self.attempts = 0
+
+    def register_broker(self, info: BrokerInfo) -> int:
+        self.attempts += 1
+        if self.attempts <= self.held:
+            raise BrokerIdInUseError(f"broker id {info.id} is registered by another session")
+        return 77
+
+
+def test_without_a_wait_a_registration_held_by_another_session_fails_at_once() -> None:
+    """Kafka's behaviour (the `kafka` profile): one attempt, then the error."""
+    zk = _HeldZk(held=1)
+    registration = BrokerRegistration(
+        cast(KafkaZkClient, zk), 3, "broker3", 9092, RecordingEventLog(), 0.0
+    )
+    with pytest.raises(BrokerIdInUseError, match="another session"):
+        registration.register()
+    assert zk.attempts == 1
+    assert registration.epoch == -1
+
+
+def test_with_a_wait_the_registration_is_retried_until_the_stale_node_goes() -> None:
+    zk = _HeldZk(held=2)
+    events = RecordingEventLog()
+    registration = BrokerRegistration(cast(KafkaZkClient, zk), 3, "broker3", 9092, events, 30.0)
+    assert registration.register() == 77
+    assert (zk.attempts, registration.epoch) == (3, 77)

@@ -1,0 +1,73 @@
+"""`config.json` of a chaos run records the brokers' timing profile and the effective value
+of every setting a profile chooses, as the brokers resolve them from their environment;
+readers of older run directories, which lack both, still read them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, cast
+
+from chaos.cluster.handle import ClusterHandle
+from chaos.generator.scenarios import SCENARIOS
+from chaos.run.setup import run_config
+from pipeline.runs import RunConfig
+from rundir.rejudge import settings_of
+
+
+class _Cluster:
+    """Two brokers whose containers hold `env`."""
+
+    project = "testbed-x"
+
+    def __init__(self, env: list[str]) -> None:
+        self._env = env
+
+    def brokers(self) -> dict[int, str]:
+        return {1: "broker1", 2: "broker2"}
+
+    def inspect(self, service: str) -> Mapping[str, Any]:
+        return {"Config": {"Hostname": service, "Env": self._env}}
+
+
+def _config(env: list[str]) -> dict[str, Any]:
+    scenario = SCENARIOS["broker-failure"]
+    cluster = cast(ClusterHandle, _Cluster(env))
+    return run_config(scenario, scenario.schedule(seed=3), False, cluster, "t-abc", 1000)
+
+
+def test_the_fast_profile_and_an_explicit_session_timeout_are_recorded() -> None:
+    config = _config(["TESTBED_PROFILE=fast", "ZK_SESSION_TIMEOUT_MS=3000", "BUG_SWITCHES="])
+    assert config["profile"] == "fast"
+    assert config["session_timeout_ms"] == 3000
+    settings = config["broker_settings"]
+    assert settings["zk-session-timeout-ms"] == 3000
+    assert settings["replica-lag-time-max-ms"] == 10_000
+    assert settings["controlled-shutdown-retry-backoff-ms"] == 1000
+    assert settings["registration-stale-wait-ms"] == 17_000
+    json.dumps(config)  # what the runner writes
+
+
+def test_a_broker_without_a_profile_is_recorded_with_kafkas_values() -> None:
+    config = _config(["ZK_SESSION_TIMEOUT_MS="])
+    assert config["profile"] == "kafka"
+    assert config["session_timeout_ms"] == 18_000
+    assert config["broker_settings"]["zk-connection-timeout-ms"] == 18_000
+
+
+def test_a_profile_the_testbed_does_not_know_is_recorded_as_unknown() -> None:
+    config = _config(["TESTBED_PROFILE=turbo"])
+    assert (config["profile"], config["broker_settings"], config["session_timeout_ms"]) == (
+        None,
+        {},
+        None,
+    )
+
+
+def test_an_older_config_without_the_profile_is_still_read(tmp_path: Path) -> None:
+    config = _config(["TESTBED_PROFILE=fast"])
+    for key in ("profile", "broker_settings", "session_timeout_ms"):
+        del config[key]
+    assert settings_of(config, tmp_path)["topics"] == ("t-abc",)
+    assert RunConfig.from_json(tmp_path, config).topic == "t-abc"
