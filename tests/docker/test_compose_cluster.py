@@ -16,6 +16,7 @@ import pytest
 
 from admin.topics import create_topic
 from chaos.client.workload_run import Progress, WorkloadConfig, judge, run_workload
+from chaos.cluster.endpoints import settings_of
 from client import Client
 from domain import TopicPartition
 from eventlog import event_log_path, read_events
@@ -61,6 +62,22 @@ def test_compose_cluster_has_an_ensemble_three_brokers_and_one_controller(
         "the controller's event log (bind-mounted under runs/) shows no election",
     )
     assert elected[-1]["controller_epoch"] == epoch.epoch
+
+
+def test_the_brokers_run_the_fast_profile_with_the_tiers_session(
+    compose_cluster: ComposeCluster,
+) -> None:
+    """The project chooses the `fast` profile explicitly and its own session timeout: each
+    broker container's environment resolves, as the broker and a chaos run's config.json
+    resolve it, to the tier's 3 s session and the fast profile's other timings."""
+    for service in ("broker1", "broker2", "broker3"):
+        found = settings_of(compose_cluster.container(service).attrs)
+        assert found is not None, service
+        profile, values = found
+        assert profile == "fast"
+        assert values["zk-session-timeout-ms"] == 3000  # tests/docker/conftest.py
+        assert values["replica-lag-time-max-ms"] == 10_000
+        assert values["registration-stale-wait-ms"] == 17_000
 
 
 def test_docker_kill_of_the_controller_elects_another_with_a_higher_epoch(

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from broker_node.config import BrokerConfig, load_config, trace_environment
-from broker_node.options import default_state_readers
+from broker_node.options import build_parser, default_state_readers
+from domain.profiles import SETTINGS
 
 BASE_ENV = {"BROKER_ID": "1", "ZK_CONNECT": "zk1:2181", "ADVERTISED_HOST": "broker1"}
 
@@ -378,3 +379,13 @@ def test_an_unset_connection_timeout_follows_the_session_timeout_given() -> None
         [], {**BASE_ENV, "ZK_SESSION_TIMEOUT_MS": "7000", "ZK_CONNECTION_TIMEOUT_MS": ""}
     )
     assert empty.zk_connection_timeout_ms == 7000
+
+
+def test_every_setting_of_the_profiles_is_an_option_with_no_default_of_its_own() -> None:
+    """The profile, not the parser, gives these options their defaults: a parser default
+    would hide whether a value was given explicitly."""
+    parser = build_parser({})
+    for item in SETTINGS:
+        dest = item.flag.lstrip("-").replace("-", "_")
+        assert dest in vars(parser.parse_args([])), item.flag
+        assert parser.get_default(dest) is None, item.flag
