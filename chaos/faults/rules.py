@@ -132,6 +132,18 @@ def redirect(ip: str, port: int, to_port: int, unless_mark: int) -> Rule:
     )  # fmt: skip
 
 
+def redirect_unless_owner(ip: str, port: int, to_port: int, owner_uid: int) -> Rule:
+    """Send locally opened TCP connections to `ip:port` to the local `to_port` instead,
+    except those of processes running as `owner_uid` (a proxy that cannot mark its
+    sockets: gRPC's own)."""
+    return Rule(
+        Hook.NAT_OUT,
+        ("-p", "tcp", "-d", f"{ip}/32", "--dport", str(port),
+         "-m", "owner", "!", "--uid-owner", str(owner_uid),
+         "-j", "REDIRECT", "--to-ports", str(to_port)),
+    )  # fmt: skip
+
+
 def chain_setup(hook: Hook) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     """`iptables` arguments to (list our chain, create it, jump to it from the built-in
     chain); the jump is checked with `-C` before it is inserted."""
