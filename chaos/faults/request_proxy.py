@@ -133,12 +133,12 @@ class ProxyPolicy:
         **extra: Any,
     ) -> bytes:
         """Send upstream; record it when `step` names it; remember the epochs delivered."""
-        from rpc.wire.relay import answer_errors
+        from rpc.wire.relay import UpstreamFailed, answer_errors
 
         stale = stale_partitions(summary.partitions, self._delivered)
         try:
             answer = await forward(body)
-        except Exception as exc:
+        except UpstreamFailed as exc:
             if step is not None:
                 self._recorder.add(step, summary, failed=f"{type(exc).__name__}: {exc}"[:300])
             raise
@@ -159,9 +159,11 @@ class ProxyPolicy:
         return answer
 
     def _later(self, delay: float, work: Awaitable[object]) -> None:
+        from rpc.wire.relay import UpstreamFailed
+
         async def run() -> None:
             await asyncio.sleep(delay)
-            with contextlib.suppress(Exception):  # recorded; the caller was answered long ago
+            with contextlib.suppress(UpstreamFailed):  # recorded; the caller has its answer
                 await work
 
         task = asyncio.get_running_loop().create_task(run())

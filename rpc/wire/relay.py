@@ -44,6 +44,7 @@ __all__ = [
     "Relay",
     "RelayDropped",
     "RelayPolicy",
+    "UpstreamFailed",
     "answer_errors",
     "empty_answer",
     "summarize",
@@ -75,6 +76,15 @@ _ANSWERS = {
 
 #: Sends a request's bytes upstream; answers the upstream broker's reply bytes.
 Forward = Callable[[bytes], Awaitable[bytes]]
+
+
+class UpstreamFailed(Exception):
+    """A call the broker did not answer (its gRPC status and details)."""
+
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+        super().__init__(f"{code.name}: {details}")
+        self.code = code
+        self.details = details
 
 
 class RelayDropped(Exception):
@@ -145,7 +155,8 @@ class RelayPolicy(Protocol):
 
     async def control(self, summary: ControlSummary, body: bytes, forward: Forward) -> bytes:
         """The answer to give the caller; `forward` delivers bytes to the broker (any number
-        of times, now or later); raise `RelayDropped` to drop the request."""
+        of times, now or later; `UpstreamFailed` when the broker does not answer); raise
+        `RelayDropped` to drop the request."""
         ...
 
 
@@ -230,6 +241,6 @@ class Relay:
             )
         except RelayDropped:
             await context.abort(grpc.StatusCode.UNAVAILABLE, "connection lost")
-        except grpc.aio.AioRpcError as exc:
-            await context.abort(exc.code(), exc.details() or "")
+        except UpstreamFailed as exc:
+            await context.abort(exc.code, exc.details)
         raise AssertionError("unreachable: abort raises")
