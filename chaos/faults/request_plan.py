@@ -9,12 +9,15 @@ What the proxy does to a chosen request, by action:
 - `delay`: delivers it `delay_ms` late, and answers with the broker's answer;
 - `duplicate`: delivers it and answers; delivers it again `delay_ms` later;
 - `reorder`: answers it at once with a success and holds it; delivers it right after the
-  next request of the same kind has passed (or after `hold_s` when none comes).
+  next request of the same kind about one of its partitions has passed (any next one of
+  its kind when it names no partition), or after `hold_s` when none comes: so the held
+  request arrives after a newer one about the same partition, and must be fenced.
 
 A request is chosen when its kind is among `kinds`, fewer than `count` requests have been
 chosen (`count` 0: no limit) and a draw of the plan's seeded generator falls below
-`probability`. While a `reorder` holds a request of a kind, the next request of that kind
-is never chosen: it passes, and the held one follows it.
+`probability`. While a `reorder` holds a request of a kind, no request of that kind is
+chosen: each passes, and the first about one of the held request's partitions takes the
+held one after it.
 
 `stale_partitions` names, for a late delivery, the partitions whose leader epoch is not
 newer than one the proxy already delivered to the broker: the broker must fence them.
@@ -136,17 +139,21 @@ class Decider:
         self._plan = plan
         self._random = random.Random(plan.seed)
         self._chosen = 0
-        self._held: set[str] = set()
+        self._held: dict[str, frozenset[tuple[str, int]]] = {}
 
     @property
     def chosen(self) -> int:
         """How many requests were chosen so far."""
         return self._chosen
 
-    def decide(self, kind: str) -> Decision:
-        """The decision for the next request of `kind`."""
+    def decide(self, kind: str, partitions: Iterable[tuple[str, int]] = ()) -> Decision:
+        """The decision for the next request of `kind`, about `partitions`."""
+        named = frozenset(partitions)
         if kind in self._held:
-            self._held.discard(kind)
+            held = self._held[kind]
+            if held and not held & named:
+                return Decision.PASS
+            del self._held[kind]
             return Decision.PASS_THEN_RELEASE
         plan = self._plan
         if kind not in plan.kinds or (plan.count and self._chosen >= plan.count):
@@ -156,15 +163,13 @@ class Decider:
         self._chosen += 1
         decision = _ACTION_DECISIONS[plan.action]
         if decision is Decision.HOLD:
-            self._held.add(kind)
+            self._held[kind] = named
         return decision
 
     def release(self, kind: str) -> bool:
         """Give up waiting for the next request of `kind` (the hold ran out); whether one
         was held."""
-        held = kind in self._held
-        self._held.discard(kind)
-        return held
+        return self._held.pop(kind, None) is not None
 
 
 def stale_partitions(

@@ -90,7 +90,7 @@ class ProxyPolicy:
         """Carry out the decision for one request (see `chaos.faults.request_plan`)."""
         from rpc.wire.relay import RelayDropped, empty_answer
 
-        decision = self._decider.decide(summary.kind)
+        decision = self._decider.decide(summary.kind, ((t, p) for t, p, _ in summary.partitions))
         delay = self._plan.delay_ms / 1000
         if decision is Decision.DROP:
             self._recorder.add("dropped", summary)

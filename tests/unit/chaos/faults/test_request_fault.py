@@ -99,6 +99,15 @@ def test_a_reorder_holds_one_request_per_kind_until_the_next_of_its_kind() -> No
     assert decider.decide(SR) is Decision.HOLD
 
 
+def test_a_held_request_waits_for_a_newer_one_about_one_of_its_partitions() -> None:
+    decider = Decider(RequestPlan("reorder", (LAI,), count=0))
+    assert decider.decide(LAI, [("t", 0), ("t", 1)]) is Decision.HOLD
+    assert decider.decide(LAI, [("t", 2)]) is Decision.PASS  # not chosen while one is held
+    assert decider.decide(LAI, [("u", 0)]) is Decision.PASS
+    assert decider.decide(LAI, [("t", 2), ("t", 1)]) is Decision.PASS_THEN_RELEASE
+    assert decider.chosen == 1
+
+
 def test_a_request_that_overtakes_a_held_one_is_not_counted() -> None:
     decider = Decider(RequestPlan("reorder", (LAI,), count=1))
     assert [decider.decide(LAI) for _ in range(3)] == [

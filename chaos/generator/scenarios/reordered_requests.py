@@ -1,0 +1,60 @@
+"""reordered-requests: an old LeaderAndIsr reaches a broker after a newer one and is fenced.
+
+Setup: topic `chaos-reordered-requests`, 6 partitions, replication factor 3, min ISR 2,
+acks=all; two producers at 50 values/s each and a consumer, for 75 s.
+
+Steps:
+
+1. At 15 s kill the second broker that is not the controller (`kill non-controller:2`)
+   for 15 s. About 6 s later its session expires and the controller elects new leaders
+   for the partitions it led: a LeaderAndIsr at a new leader epoch for each replica left.
+2. At 16 s (a seed moves it by up to 0.5 s) put a request proxy between the controller
+   and the first broker that is not the controller (`request non-controller:1`, action
+   `reorder`, kind `LeaderAndIsr`, one request, held up to 40 s) until 52 s. The first
+   LeaderAndIsr for that broker, the elections of step 1, is answered at once with a
+   success and held; requests about other partitions pass. Meanwhile the broker keeps
+   its old view of those partitions: where it is the new leader, producers meet
+   NOT_LEADER, and no acknowledged write may be lost for it.
+3. At 30 s the killed broker starts again and catches up. At 40 s (a seed moves it by up
+   to 1 s) preferred elections of the topic (`elect-leaders`) move its partitions back to
+   it, at a newer leader epoch: that LeaderAndIsr passes the proxy, and the held one,
+   older, follows it. The broker must fence every partition of the old one
+   (STALE_CONTROLLER_EPOCH): obeying it would make it follow, or lead, at an epoch the
+   cluster has left.
+4. Heal at 57 s; the load goes on until 75 s.
+
+Verdict: the core invariants and `stale_requests_fenced` (the proxy's record of the
+delivered-late request names its stale partitions and the broker's answer for each);
+convergence within 30 s of the heal.
+"""
+
+from __future__ import annotations
+
+from chaos.generator.scenarios.scenario import Draws, Scenario, Workload
+from chaos.generator.schedule import Action, FaultSpec, Schedule, Step
+from rundir.invariants.names import STALE_REQUESTS_FENCED
+
+WORKLOAD = Workload("chaos-reordered-requests")
+#: The proxy's plan: hold the first LeaderAndIsr until a newer one about its partitions.
+PLAN = {"action": "reorder", "kinds": "LeaderAndIsr", "count": 1, "hold_s": 40}
+PROXY_UNTIL_S = 52.0
+
+
+def plan(seed: int | None) -> Schedule:
+    """A non-controller killed at 15 s for 15 s, the other's first LeaderAndIsr from ~16 s
+    held until preferred elections at ~40 s overtake it; the proxy gone at 52 s."""
+    draws = Draws(seed)
+    proxy_at = draws.around(16, 0.5)
+    steps = (
+        Step(15.0, 15.0, FaultSpec("kill", "non-controller:2")),
+        Step(
+            proxy_at,
+            round(PROXY_UNTIL_S - proxy_at, 1),
+            FaultSpec.of("request", "non-controller:1", PLAN),
+        ),
+    )
+    actions = (Action(draws.around(40, 1), "elect-leaders", (("topic", WORKLOAD.topic),)),)
+    return Schedule(seed, steps, heal_at_s=57, end_s=WORKLOAD.duration_s, actions=actions)
+
+
+SCENARIO = Scenario.from_runbook(__doc__, WORKLOAD, plan, 30, also={STALE_REQUESTS_FENCED})
