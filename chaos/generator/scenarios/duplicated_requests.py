@@ -29,13 +29,19 @@ convergence within 30 s of the heal.
 
 from __future__ import annotations
 
+from chaos.faults.params import Scalar
 from chaos.generator.scenarios.scenario import Draws, Scenario, Workload
 from chaos.generator.schedule import Action, FaultSpec, Schedule, Step
 from rundir.invariants.names import STALE_REQUESTS_FENCED
 
 WORKLOAD = Workload("chaos-duplicated-requests")
 #: The proxy's plan: every LeaderAndIsr and StopReplica, again 1 s later.
-PLAN = {"action": "duplicate", "kinds": "LeaderAndIsr,StopReplica", "count": 0, "delay_ms": 1000}
+PLAN: dict[str, Scalar] = {
+    "action": "duplicate",
+    "kinds": "LeaderAndIsr,StopReplica",
+    "count": 0,
+    "delay_ms": 1000,
+}
 PROXY_UNTIL_S = 50.0
 
 

@@ -30,13 +30,14 @@ convergence within 30 s of the heal.
 
 from __future__ import annotations
 
+from chaos.faults.params import Scalar
 from chaos.generator.scenarios.scenario import Draws, Scenario, Workload
 from chaos.generator.schedule import Action, FaultSpec, Schedule, Step
 from rundir.invariants.names import STALE_REQUESTS_FENCED
 
 WORKLOAD = Workload("chaos-reordered-requests")
 #: The proxy's plan: hold the first LeaderAndIsr until a newer one about its partitions.
-PLAN = {"action": "reorder", "kinds": "LeaderAndIsr", "count": 1, "hold_s": 40}
+PLAN: dict[str, Scalar] = {"action": "reorder", "kinds": "LeaderAndIsr", "count": 1, "hold_s": 40}
 PROXY_UNTIL_S = 52.0
 
 
