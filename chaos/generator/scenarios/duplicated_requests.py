@@ -29,6 +29,8 @@ convergence within 30 s of the heal.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
 from chaos.faults.params import Scalar
 from chaos.generator.scenarios.scenario import Draws, Scenario, Workload
 from chaos.generator.schedule import Action, FaultSpec, Schedule, Step
@@ -42,24 +44,32 @@ PLAN: dict[str, Scalar] = {
     "count": 0,
     "delay_ms": 1000,
 }
-PROXY_UNTIL_S = 50.0
 
 
-def plan(seed: int | None) -> Schedule:
-    """A non-controller killed at 15 s for 15 s, the other's requests duplicated from ~16 s
-    to 50 s, preferred elections at ~40 s."""
-    draws = Draws(seed)
-    proxy_at = draws.around(16, 0.5)
-    steps = (
-        Step(15.0, 15.0, FaultSpec("kill", "non-controller:2")),
-        Step(
-            proxy_at,
-            round(PROXY_UNTIL_S - proxy_at, 1),
-            FaultSpec.of("request", "non-controller:1", PLAN),
-        ),
-    )
-    actions = (Action(draws.around(40, 1), "elect-leaders", (("topic", WORKLOAD.topic),)),)
-    return Schedule(seed, steps, heal_at_s=55, end_s=WORKLOAD.duration_s, actions=actions)
+def around_a_failover(
+    workload: Workload, proxy: Mapping[str, Scalar], proxy_until_s: float, heal_at_s: float
+) -> Callable[[int | None], Schedule]:
+    """The plan both request scenarios share: `non-controller:2` killed at 15 s for 15 s,
+    the `request` fault with `proxy` on `non-controller:1` from ~16 s to `proxy_until_s`,
+    preferred elections of the workload's topic at ~40 s, healed at `heal_at_s`."""
+
+    def plan(seed: int | None) -> Schedule:
+        draws = Draws(seed)
+        proxy_at = draws.around(16, 0.5)
+        steps = (
+            Step(15.0, 15.0, FaultSpec("kill", "non-controller:2")),
+            Step(
+                proxy_at,
+                round(proxy_until_s - proxy_at, 1),
+                FaultSpec.of("request", "non-controller:1", proxy),
+            ),
+        )
+        elect = Action(draws.around(40, 1), "elect-leaders", (("topic", workload.topic),))
+        return Schedule(seed, steps, heal_at_s, workload.duration_s, actions=(elect,))
+
+    return plan
 
 
-SCENARIO = Scenario.from_runbook(__doc__, WORKLOAD, plan, 30, also={STALE_REQUESTS_FENCED})
+SCENARIO = Scenario.from_runbook(
+    __doc__, WORKLOAD, around_a_failover(WORKLOAD, PLAN, 50.0, 55.0), 30, {STALE_REQUESTS_FENCED}
+)

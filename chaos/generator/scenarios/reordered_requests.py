@@ -31,31 +31,15 @@ convergence within 30 s of the heal.
 from __future__ import annotations
 
 from chaos.faults.params import Scalar
-from chaos.generator.scenarios.scenario import Draws, Scenario, Workload
-from chaos.generator.schedule import Action, FaultSpec, Schedule, Step
+from chaos.generator.scenarios.duplicated_requests import around_a_failover
+from chaos.generator.scenarios.scenario import Scenario, Workload
 from rundir.invariants.names import STALE_REQUESTS_FENCED
 
 WORKLOAD = Workload("chaos-reordered-requests")
 #: The proxy's plan: hold the first LeaderAndIsr until a newer one about its partitions.
 PLAN: dict[str, Scalar] = {"action": "reorder", "kinds": "LeaderAndIsr", "count": 1, "hold_s": 40}
-PROXY_UNTIL_S = 52.0
 
 
-def plan(seed: int | None) -> Schedule:
-    """A non-controller killed at 15 s for 15 s, the other's first LeaderAndIsr from ~16 s
-    held until preferred elections at ~40 s overtake it; the proxy gone at 52 s."""
-    draws = Draws(seed)
-    proxy_at = draws.around(16, 0.5)
-    steps = (
-        Step(15.0, 15.0, FaultSpec("kill", "non-controller:2")),
-        Step(
-            proxy_at,
-            round(PROXY_UNTIL_S - proxy_at, 1),
-            FaultSpec.of("request", "non-controller:1", PLAN),
-        ),
-    )
-    actions = (Action(draws.around(40, 1), "elect-leaders", (("topic", WORKLOAD.topic),)),)
-    return Schedule(seed, steps, heal_at_s=57, end_s=WORKLOAD.duration_s, actions=actions)
-
-
-SCENARIO = Scenario.from_runbook(__doc__, WORKLOAD, plan, 30, also={STALE_REQUESTS_FENCED})
+SCENARIO = Scenario.from_runbook(
+    __doc__, WORKLOAD, around_a_failover(WORKLOAD, PLAN, 52.0, 57.0), 30, {STALE_REQUESTS_FENCED}
+)
