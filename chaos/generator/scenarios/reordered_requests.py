@@ -12,17 +12,19 @@ Steps:
    and the first broker that is not the controller (`request non-controller:1`, action
    `reorder`, kind `LeaderAndIsr`, one request, held up to 25 s) until 52 s. The first
    LeaderAndIsr for that broker, the elections of step 1, is answered at once with a
-   success and held; requests about other partitions pass. Meanwhile the broker keeps
-   its old view of those partitions: where it is the new leader it does not lead yet
-   (producers meet NOT_LEADER), and no acknowledged write may be lost for it.
-3. At 30 s the killed broker starts again and catches up from the leaders that know they
-   lead. At 40 s (a seed moves it by up to 1 s) preferred elections of the topic
-   (`elect-leaders`) move those partitions back to it, at a newer leader epoch: that
-   LeaderAndIsr passes the proxy, and the held one, older, follows it. The broker must
-   fence each partition of the old one that the new one covered (STALE_CONTROLLER_EPOCH):
-   obeying it would make it follow, or lead, at an epoch the cluster has left. The rest
-   of the held request is news to the broker and is applied. Where no newer request came
-   for any of its partitions, the hold runs out at about 47 s and it is delivered then.
+   success and held; requests about other partitions pass. The next LeaderAndIsr about
+   one of its partitions (the controller's next change to them: the dead replica taken
+   out of their ISRs right after, or the preferred elections of step 3) passes it, and
+   the held one, older, follows. The broker must fence each partition the newer request
+   covered (STALE_CONTROLLER_EPOCH: its leader epoch is not newer than the one the broker
+   holds); obeying it would make it follow, or lead, at an epoch the cluster has left.
+   The rest of the held request is news to the broker and is applied. While it is held
+   the broker keeps its old view of those partitions (where it is the new leader,
+   producers meet NOT_LEADER), and no acknowledged write may be lost for it; where no
+   newer request comes, the hold runs out at about 41 s and it is delivered then.
+3. At 30 s the killed broker starts again and catches up. At 40 s (a seed moves it by up
+   to 1 s) preferred elections of the topic (`elect-leaders`) move its partitions back to
+   it, at a newer leader epoch.
 4. Heal at 57 s; the load goes on until 75 s.
 
 Verdict: the core invariants and `stale_requests_fenced` (the proxy's record of the
