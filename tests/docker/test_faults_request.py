@@ -28,6 +28,7 @@ from chaos.faults.netns import leftovers_everywhere, netns_of
 from chaos.faults.proxy_process import tagged
 from chaos.faults.request import PROXY_MODULE, RequestFault
 from chaos.run.heal_state import HealState
+from eventlog import event_log_path, read_events
 from harness.compose import ComposeCluster
 from harness.waiting import wait_until
 from zkdata.client import KafkaZkClient
@@ -104,6 +105,20 @@ def record_of(
     return wait_until(found, timeout_s, f"no {step} record for {topic}: {fault.records(target)}")
 
 
+def fenced_by_broker(
+    compose_cluster: ComposeCluster, broker: str, topic: str
+) -> list[dict[str, Any]]:
+    """The broker's `partition_fenced` events of LeaderAndIsr about `topic`, as it logged
+    them (its own record of the fencing, beside the proxy's)."""
+    return [
+        e
+        for e in read_events(event_log_path(compose_cluster.run_dir, broker))
+        if e.get("kind") == "partition_fenced"
+        and e.get("api") == "LeaderAndIsr"
+        and any(s.get("topic") == topic for s in e.get("sample", ()))
+    ]
+
+
 def in_effect(fault: RequestFault, target: ClusterHandle, provoke: Callable[[], str]) -> str:
     """Start the fault, provoke a request; it took effect and is not undone. The topic."""
     fault.start(target)
@@ -120,7 +135,7 @@ def stop_and_prove_undone(fault: RequestFault, target: ClusterHandle) -> None:
 
 
 def test_a_duplicated_leader_and_isr_is_fenced_by_the_broker(
-    target: ClusterHandle, zk: KafkaZkClient
+    target: ClusterHandle, zk: KafkaZkClient, compose_cluster: ComposeCluster
 ) -> None:
     """The LeaderAndIsr of a new topic reaches the broker twice; the broker applies the
     first and fences the second (same leader epoch): the proxy's record of the second
@@ -138,10 +153,13 @@ def test_a_duplicated_leader_and_isr_is_fenced_by_the_broker(
     assert again["fenced"] == [[topic, 0, "STALE_CONTROLLER_EPOCH"]]
     assert again["unfenced"] == []
     assert [r["step"] for r in fault.trace()][:2] == ["delivered", "delivered-again"]
+    wait_until(
+        lambda: fenced_by_broker(compose_cluster, broker, topic), 10, "no partition_fenced logged"
+    )
 
 
 def test_a_reordered_leader_and_isr_arrives_after_a_newer_one_and_is_fenced(
-    target: ClusterHandle, zk: KafkaZkClient
+    target: ClusterHandle, zk: KafkaZkClient, compose_cluster: ComposeCluster
 ) -> None:
     """The new topic's LeaderAndIsr (leader epoch 0) is held and answered; the third broker,
     its leader, is killed, and the election's LeaderAndIsr (epoch 1) overtakes it. The
@@ -160,6 +178,11 @@ def test_a_reordered_leader_and_isr_arrives_after_a_newer_one_and_is_fenced(
     assert late["stale"] == [[topic, 0, 0]]
     assert late["fenced"] == [[topic, 0, "STALE_CONTROLLER_EPOCH"]]
     assert late["unfenced"] == []
+    (event,) = wait_until(
+        lambda: fenced_by_broker(compose_cluster, broker, topic), 10, "no partition_fenced"
+    )
+    assert event["sample"][0]["leader_epoch"] == 0
+    assert event["sample"][0]["current_leader_epoch"] >= 1
 
 
 def test_a_dropped_request_is_sent_again_by_the_controller(
