@@ -87,6 +87,11 @@ class RunDir:
         return self.root / "audit.json"
 
     @property
+    def traces(self) -> Path:
+        """traces/ (one file per fault that kept a trace)"""
+        return self.root / "traces"
+
+    @property
     def verdict(self) -> Path:
         """verdict.json"""
         return self.root / "verdict.json"

@@ -10,6 +10,8 @@ What is read from `<run-dir>`:
   `rundir.history.read_history`; none of them: no workload.
 - `snapshots.jsonl` (optional): one `ClusterSnapshot.to_json()` object per line.
 - `audit.json` (optional): the end-of-run replica audit (`rundir.audit.read_audit`).
+- `traces/*.jsonl` (optional): the records of the `request` fault's proxy among the
+  faults' traces (those with a `step` and a `kind`), each tagged with its file's name.
 
 Errors: `RunDirError` (a `ValueError`) for a missing directory, a bad event or snapshot
 line, an unreadable `audit.json`; `rundir.history.HistoryFormatError` (a `RunDirError`
@@ -54,6 +56,7 @@ __all__ = [
     "load_run",
     "load_snapshots",
     "read_lines",
+    "request_records_of",
     "run_inputs",
     "snapshots_of",
     "write_verdict",
@@ -188,8 +191,23 @@ def run_inputs(
         history=tuple(merged_history(files.values())) if lines.history else None,
         snapshots=snapshots_of(lines),
         audit=audit_of(lines.run_dir),
+        request_records=request_records_of(lines.run_dir),
         **settings,
     )
+
+
+def request_records_of(run_dir: Path) -> tuple[dict[str, Any], ...] | None:
+    """The `request` fault's proxy records in `traces/` (file by file, in line order),
+    each with `trace`, its file's name; None when the run has no traces."""
+    traces = RunDir(run_dir).traces
+    if not traces.is_dir():
+        return None
+    records = []
+    for path in sorted(traces.glob("*.jsonl")):
+        for _, _, value in numbered_json_lines(path):
+            if isinstance(value, dict) and "step" in value and "kind" in value:
+                records.append({**value, "trace": f"traces/{path.name}"})
+    return tuple(records)
 
 
 def audit_of(run_dir: Path) -> tuple[ReplicaReport, ...] | None:

@@ -27,6 +27,7 @@ import math
 import random
 import threading
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -274,6 +275,10 @@ class ClusterHandle:
     def controller_id(self) -> int | None:
         """The broker that holds `/controller`, or None."""
         return self._zk_read(lambda zk: zk.get_controller_id())
+
+    def tls_dir(self) -> Path | None:
+        """The host directory of the brokers' TLS material (`endpoints.tls_dir`)."""
+        return endpoints.tls_dir(self)
 
     def broker_registered(self, broker_id: int) -> bool:
         """Whether `/brokers/ids/<broker_id>` exists now."""

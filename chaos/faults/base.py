@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 
@@ -113,6 +114,14 @@ class FaultTarget(Protocol):
 
     def broker_registered(self, broker_id: int) -> bool:
         """Whether `/brokers/ids/<broker_id>` exists in ZooKeeper now (read from the host)."""
+        ...
+
+    def controller_id(self) -> int | None:
+        """The broker that holds `/controller` now, or None (read from the host)."""
+        ...
+
+    def tls_dir(self) -> Path | None:
+        """The host directory of the brokers' TLS material; None for a plaintext cluster."""
         ...
 
 

@@ -21,15 +21,12 @@ Thread-safety: fault values are immutable; their methods run on the injector's t
 from __future__ import annotations
 
 import json
-import os
-import signal
 import statistics
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from chaos.errors import FaultFailed
 from chaos.faults import delay_proxy
 from chaos.faults.base import Check, FaultTarget
 from chaos.faults.fields import BadFaultData
@@ -37,8 +34,8 @@ from chaos.faults.links import port, running_netns
 from chaos.faults.netfault import NetworkFault
 from chaos.faults.netns import leftovers_everywhere, netns_of
 from chaos.faults.probe import round_trips_argv, run_all
+from chaos.faults.proxy_process import tagged, terminate
 from chaos.faults.rules import redirect
-from harness.waiting import wait_until
 
 PROXY_MARK = 0x7E57
 PROXY_SCRIPT = Path(delay_proxy.__file__).resolve()
@@ -132,7 +129,7 @@ class Latency(NetworkFault):
         """Delete the redirects everywhere, then terminate the fault's proxies."""
         self.remove_rules(cluster)
         for pid in self.proxies():
-            _terminate(pid)
+            terminate(pid)
 
     def undone(self, cluster: FaultTarget) -> Check:
         """No redirect and no proxy of the fault left."""
@@ -148,17 +145,7 @@ class Latency(NetworkFault):
 
     def proxies(self) -> dict[int, str]:
         """The host's live proxy processes of this fault: pid -> tag."""
-        found = {}
-        prefix = f"{self.fault_id}."
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            args = _cmdline(int(entry))
-            if str(PROXY_SCRIPT) in args and "--tag" in args[:-1]:
-                tag = args[args.index("--tag") + 1]
-                if tag.startswith(prefix):
-                    found[int(entry)] = tag
-        return found
+        return tagged(str(PROXY_SCRIPT), f"{self.fault_id}.")
 
     def _peers(self, cluster: FaultTarget, broker: str) -> list[str]:
         return [s for s in cluster.services() if s != broker and netns_of(cluster, s)]
@@ -181,26 +168,3 @@ def unproxied(ss_output: str, peers: set[tuple[str, int]], proxies: set[int]) ->
         if not by_proxy and (host, int(number)) in peers and local not in accepted:
             straight.append(f"{local}->{remote}")
     return straight
-
-
-def _cmdline(pid: int) -> list[str]:
-    try:
-        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return []
-    return [a.decode(errors="replace") for a in raw.split(b"\0") if a]
-
-
-def _terminate(pid: int) -> None:
-    """SIGTERM, then SIGKILL if it is still there after a few seconds."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.kill(pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            wait_until(lambda: not _cmdline(pid), 5.0, f"proxy {pid} still running")
-            return
-        except TimeoutError:
-            continue
-    raise FaultFailed(f"delay proxy {pid} survived SIGKILL")

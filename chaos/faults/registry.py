@@ -22,6 +22,10 @@ A new kind is one entry here and a fault class.
 | `loss` | brokers | yes | `percent` (20) |
 | `bandwidth` | brokers | yes | `rate_kbit` (256) |
 | `latency` | brokers | yes | `delay_ms` (100) |
+| `request` | one broker | yes | see below |
+
+`request` takes `action` (`duplicate`), `kinds` (`all`), `count` (1), `probability` (1),
+`delay_ms` (2000), `hold_s` (30) and `seed` (0) (`chaos.faults.request_plan`).
 
 `session-expire` with duration 0 heals as soon as the broker's registration is gone; a
 longer duration keeps it cut from ZooKeeper that much longer.
@@ -49,6 +53,9 @@ from chaos.faults.network import BrokerIsolate, Partition, SessionExpire, ZkIsol
 from chaos.faults.packets import Bandwidth, PacketLoss, ZkDeaf
 from chaos.faults.params import ParamRule, Scalar, number, percent, positive, positive_int
 from chaos.faults.process import Bounce, Kill, Pause, Stop
+from chaos.faults.request import RequestFault
+from chaos.faults.request_plan import ACTIONS, MAX_DELAY_MS, parse_kinds
+from chaos.faults.request_plan import MAX_HOLD_S as MAX_REQUEST_HOLD_S
 from chaos.faults.zk_reset import ZkReset
 from chaos.faults.zookeeper import ZkLeaderKill, ZkPause
 
@@ -92,6 +99,50 @@ def _hold(value: Scalar) -> bool:
 def _window(value: Scalar) -> bool:
     found = number(value)
     return found is not None and 0 <= found <= MAX_WINDOW_S
+
+
+def _action(value: Scalar) -> bool:
+    return value in ACTIONS
+
+
+def _kinds(value: Scalar) -> bool:
+    if not isinstance(value, str):
+        return False
+    try:
+        parse_kinds(value)
+    except BadFaultData:
+        return False
+    return True
+
+
+def _count(value: Scalar) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _probability(value: Scalar) -> bool:
+    found = number(value)
+    return found is not None and 0 < found <= 1
+
+
+def _request_delay(value: Scalar) -> bool:
+    return _count(value) and int(value or 0) <= MAX_DELAY_MS
+
+
+def _request_hold(value: Scalar) -> bool:
+    found = number(value)
+    return found is not None and 0 < found <= MAX_REQUEST_HOLD_S
+
+
+def _integer(value: Scalar) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _request(targets: tuple[str, ...], p: Mapping[str, Scalar]) -> Fault:
+    return RequestFault(
+        targets, str(p["action"]), str(p["kinds"]), int(_float(p, "count")),
+        _float(p, "probability"), int(_float(p, "delay_ms")), _float(p, "hold_s"),
+        int(_float(p, "seed")),
+    )  # fmt: skip
 
 
 def _grudge(value: Scalar) -> bool:
@@ -208,6 +259,22 @@ FAULT_TYPES: Mapping[str, FaultType] = {
             lambda t, p: Latency(t, int(_float(p, "delay_ms"))),
             lambda d: Latency(targets_from(d, "latency"), int(d.get("delay_ms", 100))),
             (ParamRule("delay_ms", 100, positive_int, "an integer > 0"),),
+        ),
+        FaultType(
+            "request",
+            _B,
+            True,
+            _request,
+            RequestFault.from_json,
+            (
+                ParamRule("action", "duplicate", _action, "|".join(ACTIONS)),
+                ParamRule("kinds", "all", _kinds, "all, or kinds joined by commas"),
+                ParamRule("count", 1, _count, "an integer >= 0 (0: no limit)"),
+                ParamRule("probability", 1.0, _probability, "in (0, 1]"),
+                ParamRule("delay_ms", 2000, _request_delay, f"an integer in [0, {MAX_DELAY_MS}]"),
+                ParamRule("hold_s", 30.0, _request_hold, f"in (0, {MAX_REQUEST_HOLD_S:g}]"),
+                ParamRule("seed", 0, _integer, "an integer"),
+            ),
         ),
     )
 }

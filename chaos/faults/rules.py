@@ -124,10 +124,20 @@ def drop_randomly(probability: float) -> Rule:
 def redirect(ip: str, port: int, to_port: int, unless_mark: int) -> Rule:
     """Send locally opened TCP connections to `ip:port` to the local `to_port` instead,
     except those of sockets marked `unless_mark` (the proxy's own upstream sockets)."""
+    return _redirect(ip, port, to_port, ("-m", "mark", "!", "--mark", hex(unless_mark)))
+
+
+def redirect_unless_owner(ip: str, port: int, to_port: int, owner_uid: int) -> Rule:
+    """Send locally opened TCP connections to `ip:port` to the local `to_port` instead,
+    except those of processes running as `owner_uid` (a proxy that cannot mark its
+    sockets: gRPC's own)."""
+    return _redirect(ip, port, to_port, ("-m", "owner", "!", "--uid-owner", str(owner_uid)))
+
+
+def _redirect(ip: str, port: int, to_port: int, exempt: tuple[str, ...]) -> Rule:
     return Rule(
         Hook.NAT_OUT,
-        ("-p", "tcp", "-d", f"{ip}/32", "--dport", str(port),
-         "-m", "mark", "!", "--mark", hex(unless_mark),
+        ("-p", "tcp", "-d", f"{ip}/32", "--dport", str(port), *exempt,
          "-j", "REDIRECT", "--to-ports", str(to_port)),
     )  # fmt: skip
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from chaos.errors import FaultFailed, ForeignContainer, UnknownTarget
@@ -44,6 +45,7 @@ class FakeCluster:
         self.registered = set(range(1, brokers + 1))
         self._starts = itertools.count(1)
         self.started = {service: "start-0" for service in self.state}
+        self.tls: Path | None = None
 
     # -- FaultTarget ---------------------------------------------------------------------
 
@@ -101,6 +103,10 @@ class FakeCluster:
     def broker_registered(self, broker_id: int) -> bool:
         """Whether `broker_id` is in `registered`."""
         return broker_id in self.registered
+
+    def tls_dir(self) -> Path | None:
+        """`tls` (None: a plaintext cluster)."""
+        return self.tls
 
     # -- ClusterFacts --------------------------------------------------------------------
 

@@ -22,9 +22,10 @@ __all__ = ["MIX_KINDS", "random_mix"]
 #: recover on its own, and one at a time none of them loses acknowledged writes. `zk-deaf`
 #: and `zk-lost-reply` are left out too: a broker deaf for longer than its session loses
 #: it, and both are there to aim at one write (`zk-deaf-leader`, `lost-isr-reply`), not
-#: to draw.
+#: to draw. `request` takes effect only when the controller sends the broker a request,
+#: which a mix of one fault at a time does not see to: it is drawn when asked for.
 MIX_KINDS: tuple[str, ...] = tuple(
-    k for k in FAULT_TYPES if k not in ("partition", "zk-deaf", "zk-lost-reply")
+    k for k in FAULT_TYPES if k not in ("partition", "zk-deaf", "zk-lost-reply", "request")
 )
 
 _ONE_BROKER = ("controller", "non-controller", "busiest-leader", "random-broker")
@@ -46,6 +47,10 @@ _DRAWS: Mapping[str, tuple[tuple[str, ...], Mapping[str, tuple[Scalar, ...]]]] =
     "loss": ((*_ONE_BROKER, "all-brokers"), {"percent": (10, 20, 30)}),
     "bandwidth": ((*_ONE_BROKER, "all-brokers"), {"rate_kbit": (128, 256, 512)}),
     "latency": ((*_ONE_BROKER, "all-brokers"), {"delay_ms": (50, 100, 200)}),
+    "request": (
+        ("non-controller", "random-broker"),
+        {"action": ("drop", "delay", "duplicate", "reorder"), "count": (1, 3)},
+    ),
 }
 
 

@@ -16,7 +16,9 @@ on Ctrl-C) heals every fault still recorded; a run killed outright is healed lat
 `python -m chaos heal`, which rebuilds the faults from the state (`heal_all`).
 
 A fault that keeps a trace of what it observed (`chaos.faults.base.Traced`) has it written
-to `<run_dir>/traces/<fault id>.jsonl` after its took-effect check, caught or not.
+to `<run_dir>/traces/<fault id>.jsonl` after its took-effect check, caught or not, and
+written again after its undo (a fault that goes on observing while it lasts, such as
+`request`, has more to say by then).
 
 Every step is one line of `<run_dir>/faults.jsonl`:
 `{"ts": ms, "fault": id, "kind", "targets", "phase": start|took_effect|stop|undone,
@@ -190,6 +192,7 @@ class Injector:
             self._record(fault_id, fault, "stop", Check(True, "stopped"))
         except FaultError as exc:
             self._record(fault_id, fault, "stop", Check(False, f"{type(exc).__name__}: {exc}"))
+        self._write_trace(fault_id, fault)
         undone = self._measure(fault_id, fault, "undone", self.deadlines.undone_s)
         if undone.ok:
             self.state.remove(fault_id)
@@ -266,6 +269,7 @@ class Injector:
             return
         traces = self.run_dir / TRACE_DIR
         traces.mkdir(exist_ok=True)
+        (traces / f"{fault_id}.jsonl").unlink(missing_ok=True)  # the whole trace, once
         writer = JsonLinesWriter(traces / f"{fault_id}.jsonl")
         try:
             for record in records:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from rundir.audit import ReplicaReport
 from rundir.checker import FinalRead
@@ -45,6 +46,7 @@ from rundir.invariants.names import (
     REASSIGNMENT_COMPLETES,
     REGISTRATION_SERVED,
     RESIGNED_CONTROLLER_SILENT,
+    STALE_REQUESTS_FENCED,
     TOPIC_DELETION_COMPLETES,
 )
 from rundir.invariants.queue_anomalies import queue_anomalies
@@ -55,6 +57,7 @@ from rundir.invariants.scenario_checks import (
     reassignment_completes,
     topic_deletion_completes,
 )
+from rundir.invariants.stale_requests import stale_requests_fenced
 from rundir.invariants.writes import acknowledged_kept, acknowledged_writes
 from rundir.results import InvariantResult, RunVerdict, Violation
 
@@ -82,6 +85,9 @@ class RunInputs:
     #: The end-of-run replica audit (`audit.json`); None: the run has none, and the
     #: invariants over it are not judged.
     audit: Sequence[ReplicaReport] | None = None
+    #: The `request` fault's proxy records (`traces/`), each with its `trace` file name;
+    #: None: the run kept none.
+    request_records: Sequence[Mapping[str, Any]] | None = None
 
 
 def judge(inputs: RunInputs) -> RunVerdict:
@@ -170,4 +176,5 @@ SCENARIO_CHECKS: Mapping[str, Callable[[RunInputs], InvariantResult]] = {
     RESIGNED_CONTROLLER_SILENT: lambda i: resigned_controller_silent(i.events, i.since_ms),
     TOPIC_DELETION_COMPLETES: lambda i: topic_deletion_completes(i.events, i.since_ms, i.topics),
     CONTROLLER_WRITES_FENCED: lambda i: controller_writes_fenced(i.events, i.since_ms),
+    STALE_REQUESTS_FENCED: lambda i: stale_requests_fenced(i.request_records),
 }

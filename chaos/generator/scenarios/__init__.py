@@ -17,6 +17,7 @@ from chaos.generator.scenarios import (
     controller_pause,
     controller_zk_reset,
     deposed_controller,
+    duplicated_requests,
     fast_bounce,
     isolated_election,
     last_replica_standing,
@@ -26,6 +27,7 @@ from chaos.generator.scenarios import (
     network_partition,
     random_faults,
     reassignment_under_failover,
+    reordered_requests,
     rolling_restart,
     slow_controller_bounce,
     slow_network,
@@ -70,5 +72,7 @@ SCENARIOS: Mapping[str, Scenario] = {
         rolling_restart,
         slow_network,
         random_faults,
+        duplicated_requests,
+        reordered_requests,
     )
 }

@@ -35,6 +35,7 @@ from rundir.invariants.names import (
     REASSIGNMENT_COMPLETES,
     REGISTRATION_SERVED,
     RESIGNED_CONTROLLER_SILENT,
+    STALE_REQUESTS_FENCED,
     TOPIC_DELETION_COMPLETES,
 )
 
@@ -78,6 +79,8 @@ INVARIANTS: Mapping[str, str] = {
     "even one it fetches back",
     REGISTRATION_SERVED: "a controller queues a request to every broker registration of "
     "the run, addressed to its broker epoch, within 15 s",
+    STALE_REQUESTS_FENCED: "every stale LeaderAndIsr or StopReplica the request fault's "
+    "proxy delivered late (a duplicate, a reordered request) was fenced by the broker",
 }
 
 #: The invariants every scenario checks (DESIGN §9).

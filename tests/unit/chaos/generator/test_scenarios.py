@@ -49,6 +49,8 @@ NAMES = (
     "rolling-restart",
     "slow-network",
     "random",
+    "duplicated-requests",
+    "reordered-requests",
 )
 SEEDS = st.one_of(st.none(), st.integers(min_value=0, max_value=2**63))
 PROPERTY = settings(max_examples=60, deadline=None)
