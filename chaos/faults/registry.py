@@ -22,6 +22,8 @@ A new kind is one entry here and a fault class.
 | `loss` | brokers | yes | `percent` (20) |
 | `bandwidth` | brokers | yes | `rate_kbit` (256) |
 | `latency` | brokers | yes | `delay_ms` (100) |
+| `cpu-starve` | one broker or ZooKeeper server, or all brokers | yes | `percent` of a core (5) |
+| `memory-squeeze` | same | yes | `limit_mb` (96) |
 
 `session-expire` with duration 0 heals as soon as the broker's registration is gone; a
 longer duration keeps it cut from ZooKeeper that much longer.
@@ -49,6 +51,7 @@ from chaos.faults.network import BrokerIsolate, Partition, SessionExpire, ZkIsol
 from chaos.faults.packets import Bandwidth, PacketLoss, ZkDeaf
 from chaos.faults.params import ParamRule, Scalar, number, percent, positive, positive_int
 from chaos.faults.process import Bounce, Kill, Pause, Stop
+from chaos.faults.resources import LIMIT_MB_RULE, PERCENT_RULE, CpuStarve, MemorySqueeze
 from chaos.faults.zk_reset import ZkReset
 from chaos.faults.zookeeper import ZkLeaderKill, ZkPause
 
@@ -208,6 +211,22 @@ FAULT_TYPES: Mapping[str, FaultType] = {
             lambda t, p: Latency(t, int(_float(p, "delay_ms"))),
             lambda d: Latency(targets_from(d, "latency"), int(d.get("delay_ms", 100))),
             (ParamRule("delay_ms", 100, positive_int, "an integer > 0"),),
+        ),
+        FaultType(
+            "cpu-starve",
+            _BZ,
+            True,
+            lambda t, p: CpuStarve(t, _float(p, "percent")),
+            CpuStarve.from_json,
+            (PERCENT_RULE,),
+        ),
+        FaultType(
+            "memory-squeeze",
+            _BZ,
+            True,
+            lambda t, p: MemorySqueeze(t, int(_float(p, "limit_mb"))),
+            MemorySqueeze.from_json,
+            (LIMIT_MB_RULE,),
         ),
     )
 }
