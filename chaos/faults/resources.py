@@ -56,10 +56,10 @@ def _limit(value: Scalar) -> bool:
 
 #: The params of `cpu-starve` and `memory-squeeze` in a schedule (`chaos.faults.registry`).
 PERCENT_RULE = ParamRule(
-    "percent", DEFAULT_PERCENT, _core_share, f"in [{MIN_PERCENT:g}, {MAX_PERCENT:g}] (of a core)"
+    "percent", int(DEFAULT_PERCENT), _core_share, f"in [{MIN_PERCENT:g}, {MAX_PERCENT:g}]"
 )
 LIMIT_MB_RULE = ParamRule(
-    "limit_mb", DEFAULT_LIMIT_MB, _limit, f"an integer in [{MIN_LIMIT_MB}, {MAX_LIMIT_MB}] (MiB)"
+    "limit_mb", DEFAULT_LIMIT_MB, _limit, f"an integer in [{MIN_LIMIT_MB}, {MAX_LIMIT_MB}]"
 )
 
 

@@ -31,6 +31,7 @@ from chaos.generator.scenarios import (
     slow_network,
     stalled_deletion,
     stalled_reassignment,
+    starved_controller,
     zk_deaf_leader,
     zk_isolation,
     zk_leader_loss,
@@ -69,6 +70,7 @@ SCENARIOS: Mapping[str, Scenario] = {
         controller_zk_reset,
         rolling_restart,
         slow_network,
+        starved_controller,
         random_faults,
     )
 }
