@@ -22,6 +22,7 @@ from chaos.faults.cgroup import (
     parse_keyed,
 )
 from chaos.faults.fields import BadFaultData
+from chaos.faults.params import Scalar
 from chaos.faults.registry import FAULT_TYPES, fault_from_json
 from chaos.faults.resources import CpuStarve, MemorySqueeze
 from chaos.faults.testing import FakeCluster
@@ -37,20 +38,21 @@ PROC_CGROUP = """\
 
 
 def _cluster(tmp_path: Path, usage_ns: int = 0, memory_usage_mb: int = 50) -> FakeCluster:
-    """A fake whose broker1 has cgroup files as a fresh container has them."""
+    """A fake whose services have cgroup files as a fresh container has them."""
     cluster = FakeCluster(cgroup_root=tmp_path)
+    layout: dict[str, dict[str, int | str]] = {
+        "cpu": {"cpu.cfs_quota_us": -1, "cpu.cfs_period_us": 100000},
+        "cpuacct": {"cpuacct.usage": usage_ns},
+        "memory": {
+            "memory.limit_in_bytes": NO_MEMORY_LIMIT,
+            "memory.usage_in_bytes": memory_usage_mb * MIB,
+            "memory.failcnt": 0,
+            "memory.stat": "cache 0\npgmajfault 3",
+            "memory.oom_control": "oom_kill_disable 0\nunder_oom 0\noom_kill 0",
+        },
+    }
     for service in cluster.services():
-        for controller, files in {
-            "cpu": {"cpu.cfs_quota_us": -1, "cpu.cfs_period_us": 100000},
-            "cpuacct": {"cpuacct.usage": usage_ns},
-            "memory": {
-                "memory.limit_in_bytes": NO_MEMORY_LIMIT,
-                "memory.usage_in_bytes": memory_usage_mb * MIB,
-                "memory.failcnt": 0,
-                "memory.stat": "cache 0\npgmajfault 3",
-                "memory.oom_control": "oom_kill_disable 0\nunder_oom 0\noom_kill 0",
-            },
-        }.items():
+        for controller, files in layout.items():
             directory = tmp_path / controller / service
             directory.mkdir(parents=True)
             for name, value in files.items():
@@ -234,7 +236,7 @@ def test_schedule_steps_carry_the_resource_params_with_defaults() -> None:
     ],
 )
 def test_schedule_params_out_of_range_are_refused(
-    kind: str, params: dict[str, object], message: str
+    kind: str, params: dict[str, Scalar], message: str
 ) -> None:
     with pytest.raises(BadParams, match=message):
         FaultSpec.of(kind, "controller", params)
