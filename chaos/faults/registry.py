@@ -23,7 +23,7 @@ A new kind is one entry here and a fault class.
 | `bandwidth` | brokers | yes | `rate_kbit` (256) |
 | `latency` | brokers | yes | `delay_ms` (100) |
 | `cpu-starve` | one broker or ZooKeeper server, or all brokers | yes | `percent` of a core (5) |
-| `memory-squeeze` | same | yes | `limit_mb` (96) |
+| `memory-squeeze` | same | yes | `limit_mb` (64) |
 
 `session-expire` with duration 0 heals as soon as the broker's registration is gone; a
 longer duration keeps it cut from ZooKeeper that much longer.

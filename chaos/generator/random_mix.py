@@ -47,7 +47,7 @@ _DRAWS: Mapping[str, tuple[tuple[str, ...], Mapping[str, tuple[Scalar, ...]]]] =
     "bandwidth": ((*_ONE_BROKER, "all-brokers"), {"rate_kbit": (128, 256, 512)}),
     "latency": ((*_ONE_BROKER, "all-brokers"), {"delay_ms": (50, 100, 200)}),
     "cpu-starve": (_ONE_BROKER, {"percent": (2, 5, 10)}),
-    "memory-squeeze": (_ONE_BROKER, {"limit_mb": (64, 96, 128)}),
+    "memory-squeeze": (_ONE_BROKER, {"limit_mb": (48, 64, 96)}),
 }
 
 
