@@ -83,9 +83,12 @@ class MemoryState:
         return not no_memory_limit(self.limit_bytes)
 
     def pressure_since(self, before: MemoryState | None) -> str:
-        """What the limit did since `before` (or since the cgroup was made): the process
-        was OOM-killed, paged (usage hit the limit and pages were reclaimed), or neither."""
+        """What the limit did since `before` (or since the cgroup was made, also when a
+        counter went back: the container restarted in a new cgroup): the process was
+        OOM-killed, paged (usage hit the limit and pages were reclaimed), or neither."""
         base = before or MemoryState(0, 0, 0, 0, 0, 0)
+        if any(now < then for now, then in zip(self._counters(), base._counters(), strict=True)):
+            base = MemoryState(0, 0, 0, 0, 0, 0)  # a new cgroup: the container restarted
         hits = self.failcnt - base.failcnt + self.memsw_failcnt - base.memsw_failcnt
         faults = self.major_faults - base.major_faults
         kills = self.oom_kills - base.oom_kills
@@ -93,6 +96,9 @@ class MemoryState:
         if kills > 0:
             return f"OOM-killed ({counts})"
         return f"paging ({counts})" if hits > 0 else f"no pressure yet ({counts})"
+
+    def _counters(self) -> tuple[int, int, int, int]:
+        return (self.failcnt, self.memsw_failcnt, self.major_faults, self.oom_kills)
 
     def describe(self) -> str:
         """Limit and usage in MiB."""

@@ -131,19 +131,23 @@ def test_cpu_starve_holds_a_busy_broker_to_its_quota_and_its_undo_lifts_it(
     assert HealState(run_dir, handle.project).load() == []
 
 
-def test_memory_squeeze_is_visible_in_the_cgroup_and_lifted_by_its_undo(
+def test_memory_squeeze_is_visible_in_the_cgroup_reports_paging_and_is_lifted(
     handle: ClusterHandle, run_dir: Path
 ) -> None:
     (victim,) = handle.resolve("non-controller", random.Random(5))
-    usage_mb = memory_state(handle.cgroup_dir(victim, "memory")).usage_bytes // MIB
-    fault = MemorySqueeze((victim,), limit_mb=int(usage_mb) + 64)
+    group = handle.cgroup_dir(victim, "memory")
+    fault = MemorySqueeze((victim,), limit_mb=int(memory_state(group).usage_bytes // MIB) + 16)
     with Injector(handle, run_dir, deadlines=DEADLINES) as injector:
         started = injector.start(fault)
         assert started.ok, started.check.detail
-        state = memory_state(handle.cgroup_dir(victim, "memory"))
-        assert state.limit_bytes == fault.limit_mb * MIB
+        assert memory_state(group).limit_bytes == fault.limit_mb * MIB
         assert handle.resource_limits(victim).memory_bytes == fault.limit_mb * MIB
         assert f"memory limit {fault.limit_mb} MiB" in started.check.detail
+        # reading the image's files fills the page cache past the limit: the kernel reclaims
+        _exec(handle, victim, "find /opt /usr -type f -exec cat {} + > /dev/null")
+        wait_until(lambda: memory_state(group).failcnt > 0, 60, "the limit was never hit")
+        assert "paging (limit hit" in fault.took_effect(handle).detail
+        assert handle.status(victim) == "running"
         stopped = injector.stop(started.fault_id)
         assert stopped.ok, stopped.check.detail
     assert not memory_state(handle.cgroup_dir(victim, "memory")).limited

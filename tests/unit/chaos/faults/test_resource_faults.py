@@ -94,6 +94,10 @@ def test_memory_pressure_says_paging_or_oom_killed() -> None:
         "paging (limit hit 12 times, 15 major faults, 0 OOM kills)"
     )
     assert killed.pressure_since(before).startswith("OOM-killed (limit hit 40 times")
+    restarted = MemoryState(64 * MIB, 1 * MIB, 2, 0, 4, 0)
+    assert restarted.pressure_since(paged) == (
+        "paging (limit hit 2 times, 4 major faults, 0 OOM kills)"
+    )
     assert MemoryState(NO_MEMORY_LIMIT, 0, 0, 0, 0, 0).describe().startswith("memory limit none")
 
 
