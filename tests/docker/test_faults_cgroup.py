@@ -13,9 +13,6 @@ Validation: the CPU time a busy process in the target's cgroup uses per second
 from __future__ import annotations
 
 import random
-import signal
-import subprocess
-import sys
 import textwrap
 import time
 from collections.abc import Iterator
@@ -28,8 +25,8 @@ from chaos.cluster.handle import ClusterHandle
 from chaos.faults.cgroup import MIB, cpu_quota, cpu_rate, cpu_usage_ns, memory_state
 from chaos.faults.resources import CPU_MARGIN, CpuStarve, MemorySqueeze
 from chaos.run.heal_state import HealState
-from chaos.run.injector import FAULT_LOG, Deadlines, Injector
-from eventlog.jsonlines import read_json_lines
+from chaos.run.injector import Deadlines
+from chaos.run.testing import heal, in_effect, killed_mid_fault
 from harness.compose import ComposeCluster
 from harness.waiting import wait_until
 
@@ -96,14 +93,6 @@ def _rate(handle: ClusterHandle, service: str, window_s: float = 2.0) -> float:
     return cpu_rate(before, cpu_usage_ns(acct), time.monotonic() - began)
 
 
-def _phases(run_dir: Path) -> list[tuple[str, bool, str]]:
-    return [
-        (line["phase"], line["ok"], line["detail"])
-        for _, line in read_json_lines(run_dir / FAULT_LOG)
-        if isinstance(line, dict)
-    ]
-
-
 def test_cpu_starve_holds_a_busy_broker_to_its_quota_and_its_undo_lifts_it(
     handle: ClusterHandle, run_dir: Path
 ) -> None:
@@ -111,24 +100,13 @@ def test_cpu_starve_holds_a_busy_broker_to_its_quota_and_its_undo_lifts_it(
     _busy(handle, victim)
     wait_until(lambda: _rate(handle, victim, 1.0) > 0.5, 20, f"{victim} is not busy")
     fault = CpuStarve((victim,), percent=5)
-    with Injector(handle, run_dir, deadlines=DEADLINES) as injector:
-        started = injector.start(fault)
-        assert started.ok, started.check.detail
+    with in_effect(handle, run_dir, fault, DEADLINES):
         assert cpu_quota(handle.cgroup_dir(victim, "cpu")) == (5000, 100000)
         starved = _rate(handle, victim)
         assert starved <= 0.05 + CPU_MARGIN, f"{victim} used {starved:.3f} CPU s/s"
-        stopped = injector.stop(started.fault_id)
-        assert stopped.ok, stopped.check.detail
-    assert [(p, ok) for p, ok, _ in _phases(run_dir)] == [
-        ("start", True),
-        ("took_effect", True),
-        ("stop", True),
-        ("undone", True),
-    ]
     assert cpu_quota(handle.cgroup_dir(victim, "cpu"))[0] == -1
     assert not handle.resource_limits(victim).cpu_limited
     assert _rate(handle, victim) > 0.5, "the busy loop did not get its core back"
-    assert HealState(run_dir, handle.project).load() == []
 
 
 def test_memory_squeeze_is_visible_in_the_cgroup_reports_paging_and_is_lifted(
@@ -137,9 +115,7 @@ def test_memory_squeeze_is_visible_in_the_cgroup_reports_paging_and_is_lifted(
     (victim,) = handle.resolve("non-controller", random.Random(5))
     group = handle.cgroup_dir(victim, "memory")
     fault = MemorySqueeze((victim,), limit_mb=int(memory_state(group).usage_bytes // MIB) + 16)
-    with Injector(handle, run_dir, deadlines=DEADLINES) as injector:
-        started = injector.start(fault)
-        assert started.ok, started.check.detail
+    with in_effect(handle, run_dir, fault, DEADLINES) as started:
         assert memory_state(group).limit_bytes == fault.limit_mb * MIB
         assert handle.resource_limits(victim).memory_bytes == fault.limit_mb * MIB
         assert f"memory limit {fault.limit_mb} MiB" in started.check.detail
@@ -148,8 +124,6 @@ def test_memory_squeeze_is_visible_in_the_cgroup_reports_paging_and_is_lifted(
         wait_until(lambda: memory_state(group).failcnt > 0, 60, "the limit was never hit")
         assert "paging (limit hit" in fault.took_effect(handle).detail
         assert handle.status(victim) == "running"
-        stopped = injector.stop(started.fault_id)
-        assert stopped.ok, stopped.check.detail
     assert not memory_state(handle.cgroup_dir(victim, "memory")).limited
     assert not handle.resource_limits(victim).memory_limited
 
@@ -160,9 +134,7 @@ def test_memory_squeeze_reports_an_oom_kill_and_its_undo_starts_the_broker(
     (victim,) = handle.resolve("non-controller", random.Random(11))
     usage_mb = memory_state(handle.cgroup_dir(victim, "memory")).usage_bytes // MIB
     fault = MemorySqueeze((victim,), limit_mb=int(usage_mb) + 16)
-    with Injector(handle, run_dir, deadlines=DEADLINES) as injector:
-        started = injector.start(fault)
-        assert started.ok, started.check.detail
+    with in_effect(handle, run_dir, fault, DEADLINES):
         # the broker is made the OOM killer's first choice, then a process beside it asks
         # for far more than the limit leaves
         Path(f"/proc/{handle.pid(victim)}/oom_score_adj").write_text("1000\n")
@@ -170,8 +142,6 @@ def test_memory_squeeze_reports_an_oom_kill_and_its_undo_starts_the_broker(
         wait_until(lambda: handle.status(victim) == "exited", 60, f"{victim} was not OOM-killed")
         assert handle.resource_limits(victim).oom_killed
         assert fault.took_effect(handle).detail == f"{victim} exited, OOM-killed (docker OOMKilled)"
-        stopped = injector.stop(started.fault_id)
-        assert stopped.ok, stopped.check.detail
     assert handle.status(victim) == "running"
     assert not memory_state(handle.cgroup_dir(victim, "memory")).limited
     broker_id = next(i for i, s in handle.brokers().items() if s == victim)
@@ -185,6 +155,7 @@ RUNNER = textwrap.dedent(
     from chaos.cluster.handle import ClusterHandle
     from chaos.faults.resources import CpuStarve, MemorySqueeze
     from chaos.run.injector import Injector
+    from chaos.run.testing import IN_EFFECT
 
     project, run_dir, starved, squeezed = sys.argv[1:]
     injector = Injector(ClusterHandle.for_project(project), Path(run_dir))
@@ -192,7 +163,7 @@ RUNNER = textwrap.dedent(
         injector.start(CpuStarve((starved,), 5)),
         injector.start(MemorySqueeze((squeezed,), 2048)),
     ]
-    print("in effect" if all(r.ok for r in results) else "failed", flush=True)
+    print(IN_EFFECT if all(r.ok for r in results) else "failed", flush=True)
     time.sleep(600)
     """
 )
@@ -203,40 +174,12 @@ def test_heal_lifts_the_limits_a_runner_killed_mid_fault_left(
 ) -> None:
     (starved,) = handle.resolve("broker:1", random.Random(0))
     (squeezed,) = handle.resolve("zk:2", random.Random(0))
-    runner = subprocess.Popen(
-        [sys.executable, "-c", RUNNER, handle.project, str(run_dir), starved, squeezed],
-        cwd=REPO_ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert runner.stdout is not None
-        assert runner.stdout.readline().strip() == "in effect"
-    finally:
-        runner.send_signal(signal.SIGKILL)
-        runner.wait(timeout=30)
+    killed_mid_fault(RUNNER, [handle.project, str(run_dir), starved, squeezed], REPO_ROOT)
     assert cpu_quota(handle.cgroup_dir(starved, "cpu"))[0] == 5000
     assert memory_state(handle.cgroup_dir(squeezed, "memory")).limit_bytes == 2048 * MIB
     assert len(HealState(run_dir, handle.project).load()) == 2
 
-    state_dir = str(tmp_path / ".chaos-state")
-    healed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "chaos",
-            "heal",
-            "--project",
-            handle.project,
-            "--state-dir",
-            state_dir,
-        ],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
+    healed = heal(handle.project, tmp_path / ".chaos-state", REPO_ROOT)
     assert healed.returncode == 0, healed.stdout + healed.stderr
     assert "nothing left" in healed.stdout
     assert _unlimited(handle, starved)
