@@ -2,9 +2,11 @@
 CFS quota (`cpu.cfs_quota_us`, `cpu.cfs_period_us`), the CPU time used (`cpuacct.usage`,
 nanoseconds), and the memory cgroup's limit, usage and pressure (`memory.limit_in_bytes`,
 `memory.usage_in_bytes`, `memory.failcnt`: how often usage hit the limit and the kernel had
-to reclaim; `memory.memsw.failcnt`; `memory.stat`'s `pgmajfault`; `memory.oom_control`'s
-`oom_kill`). The parsers are pure; the readers take the directory
-(`FaultTarget.cgroup_dir`), so tests hand them a folder of files.
+to reclaim; `memory.memsw.failcnt`; `memory.stat`'s `pgmajfault` and its
+`workingset_refault_*`, pages read back in after the kernel evicted them;
+`memory.oom_control`'s `oom_kill`). Some kernels leave `memory.failcnt` at 0 though they
+reclaim at the limit; the refaults then tell paging. The parsers are pure; the readers
+take the directory (`FaultTarget.cgroup_dir`), so tests hand them a folder of files.
 
 A file that cannot be read or parsed raises `FaultFailed` naming it. Blocking file reads
 on the caller's thread (the injector's).
@@ -76,6 +78,7 @@ class MemoryState:
     memsw_failcnt: int
     major_faults: int
     oom_kills: int
+    refaults: int = 0
 
     @property
     def limited(self) -> bool:
@@ -90,15 +93,18 @@ class MemoryState:
         if any(now < then for now, then in zip(self._counters(), base._counters(), strict=True)):
             base = MemoryState(0, 0, 0, 0, 0, 0)  # a new cgroup: the container restarted
         hits = self.failcnt - base.failcnt + self.memsw_failcnt - base.memsw_failcnt
+        refaults = self.refaults - base.refaults
         faults = self.major_faults - base.major_faults
         kills = self.oom_kills - base.oom_kills
-        counts = f"limit hit {hits} times, {faults} major faults, {kills} OOM kills"
+        counts = (
+            f"limit hit {hits} times, {refaults} refaults, {faults} major faults, {kills} OOM kills"
+        )
         if kills > 0:
             return f"OOM-killed ({counts})"
-        return f"paging ({counts})" if hits > 0 else f"no pressure yet ({counts})"
+        return f"paging ({counts})" if hits or refaults else f"no pressure yet ({counts})"
 
-    def _counters(self) -> tuple[int, int, int, int]:
-        return (self.failcnt, self.memsw_failcnt, self.major_faults, self.oom_kills)
+    def _counters(self) -> tuple[int, ...]:
+        return (self.failcnt, self.memsw_failcnt, self.major_faults, self.oom_kills, self.refaults)
 
     def describe(self) -> str:
         """Limit and usage in MiB."""
@@ -119,4 +125,5 @@ def memory_state(memory_dir: Path) -> MemoryState:
         parse_int(_read(memory_dir, memsw.name), memsw.name) if memsw.exists() else 0,
         stat.get("pgmajfault", 0),
         oom.get("oom_kill", 0),
+        stat.get("workingset_refault_anon", 0) + stat.get("workingset_refault_file", 0),
     )

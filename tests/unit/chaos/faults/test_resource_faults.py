@@ -91,13 +91,15 @@ def test_memory_pressure_says_paging_or_oom_killed() -> None:
     killed = MemoryState(64 * MIB, 1 * MIB, 40, 0, 30, 1)
     assert before.pressure_since(None).startswith("no pressure yet")
     assert paged.pressure_since(before) == (
-        "paging (limit hit 12 times, 15 major faults, 0 OOM kills)"
+        "paging (limit hit 12 times, 0 refaults, 15 major faults, 0 OOM kills)"
     )
     assert killed.pressure_since(before).startswith("OOM-killed (limit hit 40 times")
     restarted = MemoryState(64 * MIB, 1 * MIB, 2, 0, 4, 0)
     assert restarted.pressure_since(paged) == (
-        "paging (limit hit 2 times, 4 major faults, 0 OOM kills)"
+        "paging (limit hit 2 times, 0 refaults, 4 major faults, 0 OOM kills)"
     )
+    refaulted = MemoryState(64 * MIB, 64 * MIB, 0, 0, 10, 0, refaults=5)
+    assert refaulted.pressure_since(before).startswith("paging (limit hit 0 times, 5 refaults")
     assert MemoryState(NO_MEMORY_LIMIT, 0, 0, 0, 0, 0).describe().startswith("memory limit none")
 
 
@@ -150,8 +152,8 @@ def test_memory_squeeze_sets_the_limit_and_reports_paging(tmp_path: Path) -> Non
     assert check.detail.startswith("broker1: memory limit 64 MiB, usage 50.0 MiB, no pressure")
     group = tmp_path / "memory" / "broker1"
     (group / "memory.failcnt").write_text("9\n")
-    (group / "memory.stat").write_text("pgmajfault 10\n")
-    assert "paging (limit hit 9 times, 7 major faults, 0 OOM kills)" in (
+    (group / "memory.stat").write_text("pgmajfault 10\nworkingset_refault_file 0\n")
+    assert "paging (limit hit 9 times, 0 refaults, 7 major faults, 0 OOM kills)" in (
         fault.took_effect(cluster).detail
     )
     fault.stop(cluster)
