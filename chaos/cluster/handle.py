@@ -9,6 +9,8 @@ not a service of the project but names a container outside it (by container name
 is refused with `ForeignContainer`; any other unknown name with `UnknownTarget`. Docker
 and ZooKeeper failures surface as `FaultFailed`.
 
+CPU and memory limits and cgroup directories: `chaos.cluster.resources`.
+
 Roles of containers: a container whose environment sets `BROKER_ID` is that broker, one
 that sets `ZK_MYID` is that ZooKeeper server (both set by docker-compose.yml).
 
@@ -39,6 +41,7 @@ from kazoo.exceptions import KazooException
 from kazoo.handlers.threading import KazooTimeoutError
 
 from chaos.cluster import endpoints, role_resolution
+from chaos.cluster.resources import ResourceControls
 from chaos.errors import FaultFailed, ForeignContainer, UnknownTarget
 from domain import LeaderAndIsr, TopicPartition
 from security.secret_files import SecretFileError
@@ -62,8 +65,9 @@ CONS_TIMEOUT_S = 0.3
 T = TypeVar("T")
 
 
-class ClusterHandle:
-    """The containers and ZooKeeper state of one compose project (see the module doc)."""
+class ClusterHandle(ResourceControls):
+    """The containers and ZooKeeper state of one compose project (see the module doc); its
+    CPU and memory limits come from `ResourceControls`."""
 
     def __init__(
         self,

@@ -4,8 +4,10 @@ nothing of it is left (`chaos.faults.base.Fault`); `registry.FAULT_TYPES` holds 
 fault type (its kind, targets, duration rule and params) and builds the fault a schedule
 step names. The process faults (`process`, `zookeeper`) act through docker, the network
 faults (`network`, `packets`, `latency`, `lost_reply`, `zk_reset`) inside the containers'
-network namespaces. The injector (`chaos.run.injector`) applies them, one at a time or
-overlapping, and records each step in the run's `faults.jsonl`.
+network namespaces, the resource faults (`resources`: `cpu-starve`, `memory-squeeze`)
+through `docker update`, measured in the cgroup v1 files (`cgroup`). The injector
+(`chaos.run.injector`) applies them, one at a time or overlapping, and records each step
+in the run's `faults.jsonl`.
 
 Nothing is imported here; import the concrete modules.
 """

@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from chaos.cluster.resources import ResourceLimits
+
 
 @dataclass(frozen=True, slots=True)
 class Check:
@@ -122,6 +124,23 @@ class FaultTarget(Protocol):
 
     def tls_dir(self) -> Path | None:
         """The host directory of the brokers' TLS material; None for a plaintext cluster."""
+        ...
+
+    def set_cpu_quota(self, service: str, quota_us: int) -> None:
+        """Set the container's CFS quota per `CPU_PERIOD_US` (`docker update`); -1 lifts it."""
+        ...
+
+    def set_memory_limit(self, service: str, limit_bytes: int) -> None:
+        """Set the container's memory limit, with no swap beyond it (`docker update`);
+        `NO_MEMORY_LIMIT` lifts it."""
+        ...
+
+    def resource_limits(self, service: str) -> ResourceLimits:
+        """Docker's CPU and memory limits of the container and its `OOMKilled`."""
+        ...
+
+    def cgroup_dir(self, service: str, controller: str) -> Path:
+        """The host directory of the cgroup v1 `controller` the container's process is in."""
         ...
 
 

@@ -23,6 +23,8 @@ A new kind is one entry here and a fault class.
 | `bandwidth` | brokers | yes | `rate_kbit` (256) |
 | `latency` | brokers | yes | `delay_ms` (100) |
 | `request` | one broker | yes | see below |
+| `cpu-starve` | one broker or ZooKeeper server, or all brokers | yes | `percent` of a core (5) |
+| `memory-squeeze` | same | yes | `limit_mb` (64) |
 
 `request` takes `action` (`duplicate`), `kinds` (`all`), `count` (1), `probability` (1),
 `delay_ms` (2000), `hold_s` (30) and `seed` (0) (`chaos.faults.request_plan`).
@@ -56,6 +58,7 @@ from chaos.faults.process import Bounce, Kill, Pause, Stop
 from chaos.faults.request import RequestFault
 from chaos.faults.request_plan import ACTIONS, MAX_DELAY_MS, parse_kinds
 from chaos.faults.request_plan import MAX_HOLD_S as MAX_REQUEST_HOLD_S
+from chaos.faults.resources import LIMIT_MB_RULE, PERCENT_RULE, CpuStarve, MemorySqueeze
 from chaos.faults.zk_reset import ZkReset
 from chaos.faults.zookeeper import ZkLeaderKill, ZkPause
 
@@ -275,6 +278,22 @@ FAULT_TYPES: Mapping[str, FaultType] = {
                 ParamRule("hold_s", 30.0, _request_hold, f"in (0, {MAX_REQUEST_HOLD_S:g}]"),
                 ParamRule("seed", 0, _integer, "an integer"),
             ),
+        ),
+        FaultType(
+            "cpu-starve",
+            _BZ,
+            True,
+            lambda t, p: CpuStarve(t, _float(p, "percent")),
+            CpuStarve.from_json,
+            (PERCENT_RULE,),
+        ),
+        FaultType(
+            "memory-squeeze",
+            _BZ,
+            True,
+            lambda t, p: MemorySqueeze(t, int(_float(p, "limit_mb"))),
+            MemorySqueeze.from_json,
+            (LIMIT_MB_RULE,),
         ),
     )
 }

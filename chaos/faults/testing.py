@@ -2,16 +2,21 @@
 `FaultTarget` that also answers role resolution's `ClusterFacts`) and `FakeFault` (a fault
 that takes effect, or never does, as told, and reports each call). For tests only; any
 single thread.
+
+`FakeCluster`'s cgroups are folders under `cgroup_root` (`<root>/<controller>/<service>`),
+written by its limit methods as the kernel would, so the resource faults' checks read
+files there.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from chaos.cluster.resources import CPU_PERIOD_US, ResourceLimits
 from chaos.errors import FaultFailed, ForeignContainer, UnknownTarget
 from chaos.faults.base import Check, FaultTarget
 
@@ -29,6 +34,7 @@ class FakeCluster:
         brokers: int = 3,
         zk_servers: int = 3,
         foreign: tuple[str, ...] = (),
+        cgroup_root: Path | None = None,
     ) -> None:
         self.project = project
         self.state = {f"broker{i}": RUNNING for i in range(1, brokers + 1)}
@@ -46,6 +52,9 @@ class FakeCluster:
         self._starts = itertools.count(1)
         self.started = {service: "start-0" for service in self.state}
         self.tls: Path | None = None
+        self.cgroup_root = cgroup_root
+        #: Docker's limits per service (none unless set).
+        self.limits = {service: ResourceLimits(0, 0, 0, 0, 0, False) for service in self.state}
 
     # -- FaultTarget ---------------------------------------------------------------------
 
@@ -107,6 +116,37 @@ class FakeCluster:
     def tls_dir(self) -> Path | None:
         """`tls` (None: a plaintext cluster)."""
         return self.tls
+
+    def set_cpu_quota(self, service: str, quota_us: int) -> None:
+        """Docker's quota and the cgroup's `cpu.cfs_quota_us`."""
+        limits = self.limits[self._known(service, "set_cpu_quota")]
+        self.limits[service] = replace(limits, cpu_quota_us=quota_us, cpu_period_us=CPU_PERIOD_US)
+        self._write_cgroup(service, "cpu", "cpu.cfs_quota_us", quota_us)
+
+    def set_memory_limit(self, service: str, limit_bytes: int) -> None:
+        """Docker's limit and the cgroup's `memory.limit_in_bytes`."""
+        limits = self.limits[self._known(service, "set_memory_limit")]
+        self.limits[service] = replace(
+            limits, memory_bytes=limit_bytes, memory_swap_bytes=limit_bytes
+        )
+        self._write_cgroup(service, "memory", "memory.limit_in_bytes", limit_bytes)
+
+    def resource_limits(self, service: str) -> ResourceLimits:
+        """`limits[service]`."""
+        return self.limits[self._known(service, "resource_limits")]
+
+    def cgroup_dir(self, service: str, controller: str) -> Path:
+        """`<cgroup_root>/<controller>/<service>`; `FaultFailed` without a root."""
+        self._known(service, "cgroup_dir")
+        if self.cgroup_root is None:
+            raise FaultFailed(f"{service}: no cgroup {controller} (no cgroup_root)")
+        return self.cgroup_root / controller / service
+
+    def _write_cgroup(self, service: str, controller: str, name: str, value: int) -> None:
+        if self.cgroup_root is not None and self.state[service] == RUNNING:
+            directory = self.cgroup_root / controller / service
+            directory.mkdir(parents=True, exist_ok=True)
+            (directory / name).write_text(f"{value}\n")
 
     # -- ClusterFacts --------------------------------------------------------------------
 

@@ -51,6 +51,8 @@ _DRAWS: Mapping[str, tuple[tuple[str, ...], Mapping[str, tuple[Scalar, ...]]]] =
         ("non-controller", "random-broker"),
         {"action": ("drop", "delay", "duplicate", "reorder"), "count": (1, 3)},
     ),
+    "cpu-starve": (_ONE_BROKER, {"percent": (2, 5, 10)}),
+    "memory-squeeze": (_ONE_BROKER, {"limit_mb": (48, 64, 96)}),
 }
 
 

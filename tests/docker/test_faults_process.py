@@ -12,12 +12,8 @@ read from the host, ZooKeeper's modes by `srvr`, and `faults.jsonl`.
 from __future__ import annotations
 
 import random
-import signal
-import subprocess
-import sys
 import textwrap
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +22,12 @@ from docker.client import DockerClient
 
 from chaos.cluster.handle import ClusterHandle
 from chaos.errors import ForeignContainer
-from chaos.faults.base import Fault
 from chaos.faults.freezer import freezer_state
 from chaos.faults.process import Bounce, Kill, Pause, Stop
 from chaos.faults.zookeeper import ZkLeaderKill, ZkPause
 from chaos.run.heal_state import STATE_FILE, ActiveFault, HealState
-from chaos.run.injector import FAULT_LOG, Deadlines, Injection, Injector
-from eventlog.jsonlines import read_json_lines
+from chaos.run.injector import Deadlines, Injector
+from chaos.run.testing import heal, in_effect, killed_mid_fault, phases
 from harness.compose import ComposeCluster
 from harness.waiting import wait_until
 
@@ -79,37 +74,11 @@ def run_dir(tmp_path: Path) -> Path:
     return tmp_path / "run"
 
 
-def _phases(run_dir: Path) -> list[tuple[str, bool]]:
-    return [
-        (line["phase"], line["ok"])
-        for _, line in read_json_lines(run_dir / FAULT_LOG)
-        if isinstance(line, dict)
-    ]
-
-
-FULL_CYCLE = [("start", True), ("took_effect", True), ("stop", True), ("undone", True)]
-
-
-@contextmanager
-def _in_effect(handle: ClusterHandle, run_dir: Path, fault: Fault) -> Iterator[Injection]:
-    """Start `fault` through an injector (it must take effect), yield while it is in
-    effect, then stop it (it must be undone); every phase logged and ok, nothing left in
-    the heal state."""
-    with Injector(handle, run_dir, deadlines=DEADLINES) as injector:
-        started = injector.start(fault)
-        assert started.ok, started.check.detail
-        yield started
-        stopped = injector.stop(started.fault_id)
-        assert stopped.ok, stopped.check.detail
-    assert _phases(run_dir) == FULL_CYCLE
-    assert HealState(run_dir, handle.project).load() == []
-
-
 def test_kill_takes_a_broker_down_and_its_undo_brings_it_back(
     handle: ClusterHandle, run_dir: Path
 ) -> None:
     (victim,) = handle.resolve("non-controller", random.Random(7))
-    with _in_effect(handle, run_dir, Kill((victim,))):
+    with in_effect(handle, run_dir, Kill((victim,)), DEADLINES):
         assert handle.status(victim) == "exited"
     assert handle.status(victim) == "running"
     broker_id = next(i for i, s in handle.brokers().items() if s == victim)
@@ -120,7 +89,7 @@ def test_stop_shuts_the_controller_down_and_start_brings_it_back(
     handle: ClusterHandle, run_dir: Path
 ) -> None:
     (victim,) = handle.resolve("controller", random.Random(0))
-    with _in_effect(handle, run_dir, Stop((victim,), timeout_s=20)):
+    with in_effect(handle, run_dir, Stop((victim,), timeout_s=20), DEADLINES):
         assert handle.status(victim) == "exited"
     assert handle.status(victim) == "running"
 
@@ -129,7 +98,7 @@ def test_pause_freezes_the_process_and_unpause_thaws_it(
     handle: ClusterHandle, run_dir: Path
 ) -> None:
     (victim,) = handle.resolve("random-broker", random.Random(3))
-    with _in_effect(handle, run_dir, Pause((victim,))) as started:
+    with in_effect(handle, run_dir, Pause((victim,)), DEADLINES) as started:
         assert "FROZEN" in started.check.detail
         assert handle.status(victim) == "paused"
         assert freezer_state(handle.pid(victim)).frozen
@@ -140,7 +109,7 @@ def test_pause_freezes_the_process_and_unpause_thaws_it(
 def test_bounce_restarts_a_broker_at_once(handle: ClusterHandle, run_dir: Path) -> None:
     (victim,) = handle.resolve("broker:2", random.Random(0))
     before = handle.started_at(victim)
-    with _in_effect(handle, run_dir, Bounce((victim,))):
+    with in_effect(handle, run_dir, Bounce((victim,)), DEADLINES):
         assert handle.status(victim) == "running"
         assert handle.started_at(victim) != before
 
@@ -149,7 +118,7 @@ def test_zk_leader_kill_makes_another_server_lead(handle: ClusterHandle, run_dir
     fault = ZkLeaderKill.of_current_leader(handle)
     (old_leader,) = fault.targets
     assert handle.resolve("zk-leader", random.Random(0)) == (old_leader,)
-    with _in_effect(handle, run_dir, fault):
+    with in_effect(handle, run_dir, fault, DEADLINES):
         assert handle.status(old_leader) == "exited"
         (new_leader,) = handle.resolve("zk-leader", random.Random(0))
         assert new_leader != old_leader
@@ -160,7 +129,7 @@ def test_zk_pause_freezes_one_follower_and_the_ensemble_keeps_a_leader(
     handle: ClusterHandle, run_dir: Path
 ) -> None:
     (follower,) = handle.resolve("zk-follower", random.Random(5))
-    with _in_effect(handle, run_dir, ZkPause((follower,))):
+    with in_effect(handle, run_dir, ZkPause((follower,)), DEADLINES):
         assert freezer_state(handle.pid(follower)).frozen
         assert handle.zk_mode(follower) == "unreachable"
         assert len(handle.resolve("zk-leader", random.Random(0))) == 1
@@ -186,7 +155,7 @@ def test_a_target_restarted_mid_fault_still_stops_cleanly(
         assert injector.stop(kill.fault_id).ok
         assert injector.stop(pause.fault_id).ok
     assert handle.status(killed) == handle.status(paused) == "running"
-    assert [ok for _, ok in _phases(run_dir)] == [True] * 8
+    assert [ok for _, ok in phases(run_dir)] == [True] * 8
 
 
 RUNNER = textwrap.dedent(
@@ -196,25 +165,15 @@ RUNNER = textwrap.dedent(
     from chaos.cluster.handle import ClusterHandle
     from chaos.faults.process import Kill, Pause
     from chaos.run.injector import Injector
+    from chaos.run.testing import IN_EFFECT
 
     project, run_dir, paused, killed = sys.argv[1:]
     injector = Injector(ClusterHandle.for_project(project), Path(run_dir))
     results = [injector.start(Pause((paused,))), injector.start(Kill((killed,)))]
-    print("in effect" if all(r.ok for r in results) else "failed", flush=True)
+    print(IN_EFFECT if all(r.ok for r in results) else "failed", flush=True)
     time.sleep(600)
     """
 )
-
-
-def _heal(project: str, state_dir: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "chaos", "heal", "--project", project, "--state-dir", state_dir],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
 
 
 def test_heal_undoes_what_a_runner_killed_mid_fault_left(
@@ -222,23 +181,12 @@ def test_heal_undoes_what_a_runner_killed_mid_fault_left(
 ) -> None:
     (paused,) = handle.resolve("broker:1", random.Random(0))
     (killed,) = handle.resolve("broker:2", random.Random(0))
-    runner = subprocess.Popen(
-        [sys.executable, "-c", RUNNER, handle.project, str(run_dir), paused, killed],
-        cwd=REPO_ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert runner.stdout is not None
-        assert runner.stdout.readline().strip() == "in effect"
-    finally:
-        runner.send_signal(signal.SIGKILL)
-        runner.wait(timeout=30)
+    killed_mid_fault(RUNNER, [handle.project, str(run_dir), paused, killed], REPO_ROOT)
     assert handle.status(paused) == "paused"
     assert handle.status(killed) == "exited"
     assert len(HealState(run_dir, handle.project).load()) == 2
 
-    healed = _heal(handle.project, tmp_path / ".chaos-state")
+    healed = heal(handle.project, tmp_path / ".chaos-state", REPO_ROOT)
     assert healed.returncode == 0, healed.stdout + healed.stderr
     assert "nothing left" in healed.stdout
     assert handle.status(paused) == handle.status(killed) == "running"
@@ -246,7 +194,7 @@ def test_heal_undoes_what_a_runner_killed_mid_fault_left(
     assert HealState(run_dir, handle.project).load() == []
     assert (run_dir / STATE_FILE).exists()
     assert not (tmp_path / ".chaos-state" / f"{handle.project}.json").exists()
-    again = _heal(handle.project, tmp_path / ".chaos-state")
+    again = heal(handle.project, tmp_path / ".chaos-state", REPO_ROOT)
     assert again.returncode == 0
     assert "nothing to heal" in again.stdout
 
@@ -285,7 +233,7 @@ def test_heal_of_a_project_without_containers_keeps_the_state(tmp_path: Path) ->
     state = HealState(tmp_path / "run", project)
     fault = Kill(("broker1",))
     state.add(ActiveFault("f1", fault.kind, fault.targets, fault.describe(), 0))
-    healed = _heal(project, tmp_path / ".chaos-state")
+    healed = heal(project, tmp_path / ".chaos-state", REPO_ROOT)
     assert healed.returncode == 1, healed.stdout + healed.stderr
     assert "has no containers" in healed.stdout
     assert [f.id for f in state.load()] == ["f1"]

@@ -48,6 +48,7 @@ NAMES = (
     "controller-zk-reset",
     "rolling-restart",
     "slow-network",
+    "starved-controller",
     "random",
     "duplicated-requests",
     "reordered-requests",
