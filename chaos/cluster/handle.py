@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import random
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -184,6 +184,16 @@ class ClusterHandle:
     def unpause(self, service: str) -> None:
         """Thaw the paused container."""
         self._act(service, "unpause", lambda c: c.unpause())
+
+    def exec(self, service: str, argv: Sequence[str], env: Mapping[str, str] | None = None) -> str:
+        """Run `argv` as root in the container and wait: its output; `FaultFailed` unless 0."""
+        try:
+            code, out = self._container(service).exec_run(list(argv), user="root", environment=env)
+        except DockerException as exc:
+            raise FaultFailed(f"docker exec {service}: {exc}") from exc
+        if code != 0:
+            raise FaultFailed(f"{service}: {argv[0]} exited {code}: {out.decode()[:200]}")
+        return str(out.decode(errors="replace"))
 
     def _act(self, service: str, verb: str, action: Callable[[Container], None]) -> None:
         container = self._container(service)

@@ -115,6 +115,11 @@ class FaultTarget(Protocol):
         """Whether `/brokers/ids/<broker_id>` exists in ZooKeeper now (read from the host)."""
         ...
 
+    def exec(self, service: str, argv: Sequence[str], env: Mapping[str, str] | None = None) -> str:
+        """Run `argv` as root in the running container, with `env` added to its
+        environment, and wait: its output. `FaultFailed` when it exits other than 0."""
+        ...
+
 
 #: Links cut, as a grudge (`chaos.faults.grudge`): service -> the services it drops.
 Cuts = Mapping[str, frozenset[str]]

@@ -22,6 +22,9 @@ A new kind is one entry here and a fault class.
 | `loss` | brokers | yes | `percent` (20) |
 | `bandwidth` | brokers | yes | `rate_kbit` (256) |
 | `latency` | brokers | yes | `delay_ms` (100) |
+| `clock-offset` | brokers or ZooKeeper servers | yes (reset at its end) | `offset_s` (300) |
+| `clock-strobe` | same | yes | `offset_s` (300), `period_s` (2) |
+| `clock-rate` | same | yes | `rate` (2) |
 
 `session-expire` with duration 0 heals as soon as the broker's registration is gone; a
 longer duration keeps it cut from ZooKeeper that much longer.
@@ -40,6 +43,7 @@ from typing import Any
 from chaos.cluster.roles import RoleClass, parse_role
 from chaos.errors import UnknownKind, UnknownRole
 from chaos.faults.base import Fault
+from chaos.faults.clock import MAX_OFFSET_S, MAX_RATE, MIN_RATE, ClockOffset, ClockRate, ClockStrobe
 from chaos.faults.fields import BadFaultData, targets_from
 from chaos.faults.grudge import GRUDGES
 from chaos.faults.latency import Latency
@@ -92,6 +96,23 @@ def _hold(value: Scalar) -> bool:
 def _window(value: Scalar) -> bool:
     found = number(value)
     return found is not None and 0 <= found <= MAX_WINDOW_S
+
+
+def _offset(value: Scalar) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < abs(value) <= MAX_OFFSET_S
+
+
+def _period(value: Scalar) -> bool:
+    found = number(value)
+    return found is not None and ClockStrobe.MIN_PERIOD_S <= found <= ClockStrobe.MAX_PERIOD_S
+
+
+def _rate(value: Scalar) -> bool:
+    found = number(value)
+    return found is not None and MIN_RATE <= found <= MAX_RATE
+
+
+_OFFSET_RULE = ParamRule("offset_s", 300, _offset, f"a non-zero integer within +-{MAX_OFFSET_S}")
 
 
 def _grudge(value: Scalar) -> bool:
@@ -208,6 +229,38 @@ FAULT_TYPES: Mapping[str, FaultType] = {
             lambda t, p: Latency(t, int(_float(p, "delay_ms"))),
             lambda d: Latency(targets_from(d, "latency"), int(d.get("delay_ms", 100))),
             (ParamRule("delay_ms", 100, positive_int, "an integer > 0"),),
+        ),
+        FaultType(
+            "clock-offset",
+            _BZ,
+            True,
+            lambda t, p: ClockOffset(t, int(_float(p, "offset_s"))),
+            ClockOffset.from_json,
+            (_OFFSET_RULE,),
+        ),
+        FaultType(
+            "clock-strobe",
+            _BZ,
+            True,
+            lambda t, p: ClockStrobe(t, int(_float(p, "offset_s")), _float(p, "period_s")),
+            ClockStrobe.from_json,
+            (
+                _OFFSET_RULE,
+                ParamRule(
+                    "period_s",
+                    2,
+                    _period,
+                    f"in [{ClockStrobe.MIN_PERIOD_S:g}, {ClockStrobe.MAX_PERIOD_S:g}]",
+                ),
+            ),
+        ),
+        FaultType(
+            "clock-rate",
+            _BZ,
+            True,
+            lambda t, p: ClockRate(t, _float(p, "rate")),
+            ClockRate.from_json,
+            (ParamRule("rate", 2, _rate, f"in [{MIN_RATE:g}, {MAX_RATE:g}]"),),
         ),
     )
 }

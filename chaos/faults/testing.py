@@ -7,7 +7,7 @@ single thread.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +44,8 @@ class FakeCluster:
         self.registered = set(range(1, brokers + 1))
         self._starts = itertools.count(1)
         self.started = {service: "start-0" for service in self.state}
+        #: Answers `exec` (service, argv, env) -> output; None answers every exec with "".
+        self.exec_reply: Callable[[str, Sequence[str], Mapping[str, str]], str] | None = None
 
     # -- FaultTarget ---------------------------------------------------------------------
 
@@ -101,6 +103,14 @@ class FakeCluster:
     def broker_registered(self, broker_id: int) -> bool:
         """Whether `broker_id` is in `registered`."""
         return broker_id in self.registered
+
+    def exec(self, service: str, argv: Sequence[str], env: Mapping[str, str] | None = None) -> str:
+        """`exec_reply(service, argv, env)` when set, else empty output; a service that
+        does not run fails as docker's exec does."""
+        self._known(service, "exec")
+        if self.state[service] != RUNNING:
+            raise FaultFailed(f"{service} is {self.state[service]}, cannot exec")
+        return self.exec_reply(service, argv, env or {}) if self.exec_reply else ""
 
     # -- ClusterFacts --------------------------------------------------------------------
 

@@ -46,6 +46,15 @@ _DRAWS: Mapping[str, tuple[tuple[str, ...], Mapping[str, tuple[Scalar, ...]]]] =
     "loss": ((*_ONE_BROKER, "all-brokers"), {"percent": (10, 20, 30)}),
     "bandwidth": ((*_ONE_BROKER, "all-brokers"), {"rate_kbit": (128, 256, 512)}),
     "latency": ((*_ONE_BROKER, "all-brokers"), {"delay_ms": (50, 100, 200)}),
+    "clock-offset": (
+        (*_ONE_BROKER, "zk-leader", "zk-follower"),
+        {"offset_s": (-600, -60, 60, 600)},
+    ),
+    "clock-strobe": (
+        (*_ONE_BROKER, "zk-follower"),
+        {"offset_s": (-300, 300), "period_s": (1, 2, 5)},
+    ),
+    "clock-rate": ((*_ONE_BROKER, "zk-follower"), {"rate": (0.5, 1.5, 2)}),
 }
 
 
