@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from chaos.generator.scenarios import (
     broker_bounce,
     broker_failure,
+    clock_skew,
     controlled_shutdown,
     controller_failover,
     controller_pause,
@@ -69,6 +70,7 @@ SCENARIOS: Mapping[str, Scenario] = {
         controller_zk_reset,
         rolling_restart,
         slow_network,
+        clock_skew,
         random_faults,
     )
 }

@@ -48,6 +48,7 @@ NAMES = (
     "controller-zk-reset",
     "rolling-restart",
     "slow-network",
+    "clock-skew",
     "random",
 )
 SEEDS = st.one_of(st.none(), st.integers(min_value=0, max_value=2**63))
