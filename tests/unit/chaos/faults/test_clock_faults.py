@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from chaos.errors import FaultFailed
+from chaos.errors import FaultFailed, ForeignContainer
 from chaos.faults import clock
 from chaos.faults.clock import REAL, ClockOffset, ClockRate, ClockStrobe
 from chaos.faults.fields import BadFaultData
@@ -177,3 +177,12 @@ def test_each_kind_is_a_registry_entry_on_brokers_and_zookeeper() -> None:
         )
         assert built.kind == kind
         assert {c.value for c in FAULT_TYPES[kind].targets} == {"brokers", "zookeeper"}
+
+
+def test_a_container_outside_the_project_is_refused_and_untouched() -> None:
+    fake = FakeCluster(foreign=("other-broker",))
+    simulated = SimulatedClocks()
+    fake.exec_reply = simulated
+    with pytest.raises(ForeignContainer):
+        ClockOffset(("other-broker",), 60).start(fake)
+    assert simulated.spec == {}
