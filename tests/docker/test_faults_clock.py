@@ -7,7 +7,7 @@ before and after, and leaves every clock real.
 
 Validation: a process in each container reads its wall clock against the host's
 (`chaos.faults.clock.skew_ms`); the ZooKeeper JVM's own clock shows in `cons`, whose
-`lresp` is the server's wall time of its last answer to each client; the clock file and
+`est` is the server's wall time when it accepted each connection; the clock file and
 the strobe loop are read back after every undo and after `python -m chaos heal` finished
 what a killed runner left.
 """
@@ -25,7 +25,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from kazoo.client import KazooClient
 
+from chaos.cluster import endpoints
 from chaos.cluster.handle import ClusterHandle
 from chaos.faults.clock import REAL, ClockOffset, ClockRate, ClockStrobe, clock_real, skew_ms
 from chaos.run.heal_state import HealState
@@ -57,47 +59,44 @@ def handle(compose_cluster: ComposeCluster) -> Iterator[ClusterHandle]:
             assert clock_real(cluster, service).ok, f"{service}'s clock was left faked"
 
 
-def _answered_ms(handle: ClusterHandle, zk: str) -> list[int]:
-    """When the server last answered each of its clients (`lresp` in `cons`, ms by its
-    own wall clock)."""
-    return [int(ms) for ms in re.findall(r"lresp=(\d+)", handle.zk_connections(zk) or "")]
-
-
-def _jvm_answered_off_by(handle: ClusterHandle, zk: str, offset_ms: int) -> bool:
-    """Some client's last answer (`lresp`) carries the server's wall time `offset_ms` off
-    the host's, within 10 s. Sessions last at most a minute without a ping, so an answer
-    stamped ten minutes off the host's clock was stamped by a clock that far off."""
-    now = time.time_ns() // 1_000_000
-    return any(abs(ms - now - offset_ms) <= 10_000 for ms in _answered_ms(handle, zk))
-
-
-def _jvm_clock_real(handle: ClusterHandle, zk: str) -> bool:
-    """The server's newest answer carries the host's time (within 10 s)."""
-    answered = _answered_ms(handle, zk)
-    return bool(answered) and abs(max(answered) - time.time_ns() // 1_000_000) <= 10_000
+def _jvm_clock_off_by(handle: ClusterHandle, zk: str, offset_ms: int) -> bool:
+    """The server stamps a session opened now with its wall clock `offset_ms` off the
+    host's, within 10 s: `est` in `cons` is when the server (by its own clock) accepted a
+    connection; with the clock ahead, no connection of a real clock is stamped minutes in
+    the future."""
+    address = endpoints.published(handle.inspect(zk), "2181/tcp")
+    assert address is not None, f"{zk} publishes no client port"
+    client = KazooClient(hosts=address, timeout=5.0)
+    client.start(timeout=15)
+    try:
+        now = time.time_ns() // 1_000_000
+        established = [int(ms) for ms in re.findall(r"est=(\d+)", handle.zk_connections(zk) or "")]
+    finally:
+        client.stop()
+        client.close()
+    return any(abs(ms - now - offset_ms) <= 10_000 for ms in established)
 
 
 def test_an_offset_moves_a_broker_and_a_zookeeper_server_and_its_undo_puts_them_back(
     handle: ClusterHandle, tmp_path: Path
 ) -> None:
     (broker,) = handle.resolve("controller", random.Random(0))
-    # a server some broker holds its session with
-    zk = next(z for z in sorted(handle.zk_servers().values()) if _answered_ms(handle, z))
+    (zk,) = handle.resolve("zk-leader", random.Random(0))
     with Injector(handle, tmp_path / "run", deadlines=DEADLINES) as injector:
-        started = injector.start(ClockOffset((broker, zk), -OFFSET_S))
+        started = injector.start(ClockOffset((broker, zk), OFFSET_S))
         assert started.ok, started.check.detail
         for service in (broker, zk):
             measured, uncertainty = skew_ms(handle, service)
-            assert abs(measured + OFFSET_S * 1000) <= 1000 + uncertainty, (service, measured)
-        # the running JVM reads the file within its cache time (1 s) and its next ping
+            assert abs(measured - OFFSET_S * 1000) <= 1000 + uncertainty, (service, measured)
+        # the running JVM reads the file again within its cache time (1 s)
         wait_until(
-            lambda: _jvm_answered_off_by(handle, zk, -OFFSET_S * 1000),
-            15,
-            f"{zk}'s JVM does not answer with its clock {OFFSET_S} s behind",
+            lambda: _jvm_clock_off_by(handle, zk, OFFSET_S * 1000),
+            30,
+            f"{zk}'s JVM does not stamp a new session {OFFSET_S} s ahead",
         )
         stopped = injector.stop(started.fault_id)
         assert stopped.ok, stopped.check.detail
-    wait_until(lambda: _jvm_clock_real(handle, zk), 30, f"{zk}'s JVM clock stays off")
+    wait_until(lambda: _jvm_clock_off_by(handle, zk, 0), 30, f"{zk}'s JVM clock stays off")
     assert HealState(tmp_path / "run", handle.project).load() == []
 
 
@@ -130,7 +129,10 @@ RUNNER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from chaos.cluster.handle import ClusterHandle
+    from kazoo.client import KazooClient
+
+from chaos.cluster import endpoints
+from chaos.cluster.handle import ClusterHandle
     from chaos.faults.clock import ClockOffset, ClockStrobe
     from chaos.run.injector import Injector
 
