@@ -129,10 +129,7 @@ RUNNER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from kazoo.client import KazooClient
-
-from chaos.cluster import endpoints
-from chaos.cluster.handle import ClusterHandle
+    from chaos.cluster.handle import ClusterHandle
     from chaos.faults.clock import ClockOffset, ClockStrobe
     from chaos.run.injector import Injector
 
