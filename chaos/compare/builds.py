@@ -16,6 +16,10 @@ and a build takes seconds; the ZooKeeper image is the repository's, tagged alike
 docker-compose.yml's `TESTBED_TAG` picks both. An image of the same tag whose
 `testbed.inputs` label matches is reused as it is.
 
+A bug switch is one more way to make a build: `switched(build, "switches:kafka-1188")` is
+the same images run with the historical bug switch on (`BUG_SWITCHES`, docs/bugs.md), as
+the bug hunt's buggy build is (`switch_env`).
+
 `BuildError` (a `RunSetupError`) when the source cannot be read, does not compile, needs
 other dependencies than the wheelhouse holds, or its image does not build; its message
 holds the log. Subprocesses on the caller's thread.
@@ -29,13 +33,26 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from bugs import CATALOG
 from chaos.run.setup import RunSetupError
 
-__all__ = ["REPO_ROOT", "Build", "BuildError", "Source", "build_image", "compile_all", "stage"]
+__all__ = [
+    "REPO_ROOT",
+    "SWITCHES",
+    "Build",
+    "BuildError",
+    "Source",
+    "build_image",
+    "compile_all",
+    "stage",
+    "switch_env",
+    "switched",
+    "switches_of",
+]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 BASE_IMAGE = "testbed-base:latest"
@@ -64,11 +81,51 @@ class Source:
 
 @dataclass(frozen=True, slots=True)
 class Build:
-    """A built source: the `TESTBED_TAG` its images carry."""
+    """A built source: the `TESTBED_TAG` its images carry, and what its brokers' compose
+    environment adds (the bug switches a switched build runs with)."""
 
     source: Source
     tag: str
     reused: bool
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def description(self) -> str:
+        """The source, and the bug switches if any."""
+        switches = self.env.get("BUG_SWITCHES")
+        if not switches:
+            return self.source.description
+        return f"{self.source.description} with bug switch {switches}"
+
+
+#: How a source names a build with bug switches on: `switches:kafka-1188[,...]`.
+SWITCHES = "switches:"
+
+
+def switch_env(switches: tuple[str, ...]) -> dict[str, str]:
+    """The compose environment of a build with `switches` on (none: the fixed build)."""
+    return {
+        "BUG_SWITCHES": ",".join(switches),
+        "BUG_SWITCHES_CONTEXT": "chaos" if switches else "",
+    }
+
+
+def switches_of(spec: str) -> tuple[str, ...] | None:
+    """The bug switches a `switches:a,b` source names (None: another kind of source);
+    `BuildError` for a switch the catalog does not hold."""
+    if not spec.startswith(SWITCHES):
+        return None
+    names = tuple(n.strip() for n in spec[len(SWITCHES) :].split(",") if n.strip())
+    unknown = [n for n in names if n not in {bug.name for bug in CATALOG}]
+    if unknown or not names:
+        known = ", ".join(bug.name for bug in CATALOG)
+        raise BuildError(f"{spec}: no bug switch {', '.join(unknown) or '(none)'}; known: {known}")
+    return names
+
+
+def switched(build: Build, switches: tuple[str, ...]) -> Build:
+    """`build` run with the bug `switches` on."""
+    return Build(build.source, build.tag, True, switch_env(switches))
 
 
 def _run(command: list[str], cwd: Path, what: str, env: dict[str, str] | None = None) -> str:

@@ -34,7 +34,15 @@ from pathlib import Path
 from typing import Any
 
 from chaos.cluster.project_lock import ProjectBusy, held
-from chaos.compare.builds import REPO_ROOT, Build, Source, build_image, stage
+from chaos.compare.builds import (
+    REPO_ROOT,
+    Build,
+    Source,
+    build_image,
+    stage,
+    switched,
+    switches_of,
+)
 from chaos.compare.judgement import (
     ALPHA,
     MIN_RATIO,
@@ -104,7 +112,11 @@ def add_parser(commands: Any) -> None:
         "a set-up error.",
     )
     parser.add_argument("--base", default="HEAD", help="git ref or work tree (default HEAD)")
-    parser.add_argument("--head", default=".", help="git ref or work tree (default .)")
+    parser.add_argument(
+        "--head",
+        default=".",
+        help="git ref, work tree, or switches:BUG[,BUG] (base with bug switches on; default .)",
+    )
     parser.add_argument(
         "--scenarios",
         default=",".join(DEFAULT_SCENARIOS),
@@ -184,16 +196,20 @@ def run_comparison(
     directory = request.out.resolve() / f"compare-{stamp}"
     staging = REPO_ROOT / ".build" / "compare"
     staging.mkdir(parents=True, exist_ok=True)
+    head_switches = switches_of(request.head)
+    specs = [("base", request.base)] + ([] if head_switches else [("head", request.head)])
     sources: list[Source] = []
     try:
-        for name, spec in (("base", request.base), ("head", request.head)):
+        for name, spec in specs:
             sources.append(stage(spec, staging))  # both staged and compiled before any build
             say(f"{name}: {sources[-1].description}")
-        base, head = (build_image(source, say) for source in sources)
+        builds = [build_image(source, say) for source in sources]
     finally:
         for source in sources:
             shutil.rmtree(source.root, ignore_errors=True)
-    say(f"comparing head {head.source.description} with base {base.source.description}")
+    base = builds[0]
+    head = switched(base, head_switches) if head_switches else builds[1]
+    say(f"comparing head {head.description} with base {base.description}")
     with ExitStack() as stack:
         clusters = {}
         for name, build in (("base", base), ("head", head)):
@@ -201,8 +217,8 @@ def run_comparison(
         pairs = _run_pairs(request, clusters, directory, say)
     pairs = _with_figures(pairs, say)
     comparison = compare(
-        base.source.description,
-        head.source.description,
+        base.description,
+        head.description,
         pairs,
         request.alpha,
         request.min_ratio,
@@ -225,7 +241,7 @@ def _project(
                 f"compare-{stamp}-{name}",
                 request.session_ms,
                 stable_ports=True,
-                env={"TESTBED_TAG": build.tag},
+                env={"TESTBED_TAG": build.tag, **build.env},
             ) as cluster,
         ):
             yield cluster
@@ -233,7 +249,7 @@ def _project(
         raise CompareUsageError(str(exc)) from None
     except (ComposeStartError, TimeoutError) as exc:
         raise RunSetupError(
-            f"the {name} build ({build.source.description}, images {build.tag}) did not come "
+            f"the {name} build ({build.description}, images {build.tag}) did not come "
             f"up healthy on project {project}:\n{exc}"
         ) from None
 

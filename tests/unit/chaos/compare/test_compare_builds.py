@@ -66,3 +66,24 @@ def test_a_staged_source_that_does_not_compile_is_refused_and_removed(tmp_path: 
     with pytest.raises(BuildError, match=r"does not compile:\ncontroller/active.py"):
         stage(str(tree), staging)
     assert list(staging.iterdir()) == []
+
+
+def test_a_bug_switch_is_a_head_build_of_the_same_images() -> None:
+    assert builds.switches_of("HEAD") is None
+    assert builds.switches_of("switches:kafka-1188, unclean-election") == (
+        "kafka-1188",
+        "unclean-election",
+    )
+    base = builds.Build(builds.Source("HEAD", "commit abc (HEAD)", Path("/x")), "cmp-1", True)
+    head = builds.switched(base, ("kafka-1188",))
+    assert head.tag == base.tag
+    assert head.env == {"BUG_SWITCHES": "kafka-1188", "BUG_SWITCHES_CONTEXT": "chaos"}
+    assert head.description == "commit abc (HEAD) with bug switch kafka-1188"
+    assert base.description == "commit abc (HEAD)"
+
+
+def test_an_unknown_bug_switch_is_refused() -> None:
+    with pytest.raises(BuildError, match="no bug switch kafka-0; known: "):
+        builds.switches_of("switches:kafka-0")
+    with pytest.raises(BuildError, match=r"no bug switch \(none\)"):
+        builds.switches_of("switches:")
