@@ -32,7 +32,7 @@ from pipeline.runs import read_config
 
 __all__ = ["FIGURE_NAMES", "run_figures"]
 
-#: The figures, in order (`chaos.compare.judgement.FIGURES` lists the same).
+#: The figures, in the order `run_figures` gives them (and a comparison shows them).
 FIGURE_NAMES = (
     "detection_ms",
     "failover_ms",

@@ -8,7 +8,9 @@ A regression is either an invariant or history anomaly that head broke in a run 
 base run of the same scenario and seed held it, or a figure where head is slower: the
 one-sided Mann-Whitney test over the seeds gives p <= `alpha` and the median ratio is at
 least `min_ratio` (with a handful of seeds the test alone would flag some figure by
-chance). Every figure is a time in ms where less is better.
+chance). The figures are those the runs carry (`python -m pipeline figures`:
+`pipeline.run_figures`), in the order first met; each is a time in ms where less is
+better.
 
 Pure values and functions apart from `write_summary`; caller's thread.
 """
@@ -26,7 +28,6 @@ from chaos.compare.ranks import mann_whitney_greater
 
 __all__ = [
     "ALPHA",
-    "FIGURES",
     "MIN_RATIO",
     "MIN_SEEDS",
     "BuildRun",
@@ -38,17 +39,6 @@ __all__ = [
     "write_summary",
 ]
 
-#: The recovery figures of a run (`python -m pipeline figures`), in the tables' order.
-FIGURES = (
-    "detection_ms",
-    "failover_ms",
-    "election_ms",
-    "unavailability_ms",
-    "convergence_ms",
-    "produce_p50_ms",
-    "produce_p95_ms",
-    "produce_p99_ms",
-)
 #: The rank test's level, the median ratio a slower figure must reach, and the fewest
 #: seeds with a value on each side for the test to be asked at all.
 ALPHA = 0.05
@@ -244,9 +234,10 @@ def compare(
         for name in p.broken_by_head
     ]
     rows = []
+    names = dict.fromkeys(f for p in pairs for run in (p.base, p.head) for f in run.figures)
     for scenario in dict.fromkeys(p.scenario for p in pairs):
         mine = [p for p in pairs if p.scenario == scenario]
-        for figure in FIGURES:
+        for figure in names:
             row = _figure_row(scenario, figure, mine, alpha, min_ratio)
             rows.append(row)
             if row.slower:
