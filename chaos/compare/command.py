@@ -27,7 +27,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,7 +55,7 @@ from chaos.compare.judgement import (
 from chaos.errors import ChaosError, FaultError, ScheduleError
 from chaos.generator.scenarios import SCENARIOS, Scenario
 from chaos.generator.schedule import Schedule, read_schedule
-from chaos.run.runner import RunRequest, run
+from chaos.run.runner import RunOutcome, RunRequest, run
 from chaos.run.setup import RunSetupError
 from harness.compose import ComposeCluster, ComposeStartError, started_project
 from rundir.layout import RunDir
@@ -69,6 +69,7 @@ __all__ = [
     "add_parser",
     "compare_builds",
     "run_comparison",
+    "run_pairs",
 ]
 
 #: A controller, a broker, a ZooKeeper and a network fault: one short scenario each.
@@ -214,7 +215,8 @@ def run_comparison(
         clusters = {}
         for name, build in (("base", base), ("head", head)):
             clusters[name] = stack.enter_context(_project(request, name, build, stamp))
-        pairs = _run_pairs(request, clusters, directory, say)
+        projects = {name: cluster.project for name, cluster in clusters.items()}
+        pairs = run_pairs(request, projects, directory, say)
     pairs = _with_figures(pairs, say)
     comparison = compare(
         base.description,
@@ -254,14 +256,20 @@ def _project(
         ) from None
 
 
-def _run_pairs(
+#: One chaos run (`chaos.run.runner.run`; a fake in tests).
+RunOne = Callable[[RunRequest], RunOutcome]
+
+
+def run_pairs(
     request: CompareRequest,
-    clusters: dict[str, ComposeCluster],
+    projects: Mapping[str, str],
     directory: Path,
-    say: Callable[[str], None],
+    say: Callable[[str], None] = print,
+    run_one: RunOne = run,
 ) -> list[Pair]:
-    """Every scenario and seed on both builds, alternating which goes first; the second
-    replays the first's recorded schedule."""
+    """Every scenario and seed on both builds (`projects`: the compose project of `base`
+    and of `head`), runs into `directory/<build>/`, alternating which build goes first;
+    the second replays the first's recorded schedule."""
     pairs = []
     todo = [(scenario, seed) for scenario in request.scenarios for seed in request.seeds]
     for number, (scenario, seed) in enumerate(todo):
@@ -271,15 +279,10 @@ def _run_pairs(
         schedule: Schedule | None = None
         for name in order:
             say(f"==> [{number + 1}/{len(todo)}] {scenario.name} seed {seed} on {name}")
-            request_one = RunRequest(
-                scenario,
-                seed,
-                clusters[name].project,
-                directory / name,
-                schedule,
-                request.plain,
+            one = RunRequest(
+                scenario, seed, projects[name], directory / name, schedule, request.plain
             )
-            done[name] = _one_run(request_one)
+            done[name] = _one_run(run_one, one)
             say(f"{scenario.name} seed {seed} on {name}: {done[name].word()}")
             run_dir = done[name].run_dir
             if schedule is None and run_dir is not None:
@@ -295,9 +298,9 @@ def _recorded(run_dir: Path) -> Schedule | None:
         return None
 
 
-def _one_run(request: RunRequest) -> BuildRun:
+def _one_run(run_one: RunOne, request: RunRequest) -> BuildRun:
     try:
-        outcome = run(request)
+        outcome = run_one(request)
     except (RunSetupError, FaultError) as exc:
         return BuildRun(None, None, error=str(exc))
     failed = tuple(r.name for r in outcome.verdict.results if not r.ok)
