@@ -233,7 +233,10 @@ def run_comparison(
 def _project(
     request: CompareRequest, name: str, build: Build, stamp: str
 ) -> Iterator[ComposeCluster]:
+    """The build's compose project, up; a `RunSetupError` with the containers' logs when
+    it does not come up healthy (errors of the block itself pass through unchanged)."""
     project = f"{request.prefix}-{name}"
+    up = False
     try:
         with (
             held(request.out, project),
@@ -246,10 +249,13 @@ def _project(
                 env={"TESTBED_TAG": build.tag, **build.env},
             ) as cluster,
         ):
+            up = True
             yield cluster
     except ProjectBusy as exc:
         raise CompareUsageError(str(exc)) from None
     except (ComposeStartError, TimeoutError) as exc:
+        if up:
+            raise
         raise RunSetupError(
             f"the {name} build ({build.description}, images {build.tag}) did not come "
             f"up healthy on project {project}:\n{exc}"
