@@ -24,6 +24,7 @@ help:
 	@echo "make chaos-all          every scenario, then one table of verdicts and recovery times"
 	@echo "make chaos-heal         undo whatever faults a killed chaos run left"
 	@echo "make chaos-bugs         hunt the historical bug switches on a project of its own (BUGS=a,b SEEDS=1,2)"
+	@echo "make chaos-compare      judge a change: this work tree against HEAD under the same faults (BASE=ref HEAD=dir SCENARIOS=a,b SEEDS=1,2)"
 	@echo "make report             verdicts, figures and pictures of every run under runs/ (RUNS=dir ...)"
 	@echo "make docs               regenerate the pages made from the code (docs/scenarios.md)"
 	@echo "make bench              every measure at scale vs. floors of the same run, one table (BENCH_ARGS=--partitions 100000 ...)"
@@ -132,6 +133,17 @@ BUGS ?=
 SEEDS ?=
 chaos-bugs: images
 	@$(PY) -m chaos bugs $(if $(BUGS),--bugs $(BUGS)) $(if $(SEEDS),--seeds $(SEEDS)) $(CHAOS_ARGS)
+
+# Judging a change (docs/chaos.md, "Comparing two builds"): HEAD (default: this work tree,
+# uncommitted changes included) against BASE (default: the repository's HEAD commit), each
+# a git ref or a work tree, under the same seeded faults, each build on a compose project
+# of its own (testbed-compare-base, testbed-compare-head). SCENARIOS and SEEDS narrow it.
+.PHONY: chaos-compare
+BASE ?= HEAD
+HEAD ?= .
+SCENARIOS ?=
+chaos-compare: images
+	@$(PY) -m chaos compare --base $(BASE) --head $(HEAD) $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(SEEDS),--seeds $(SEEDS)) $(CHAOS_ARGS)
 
 chaos-%: cluster-up
 	@$(PY) -m chaos run $* --seed $(SEED) $(CHAOS_ARGS)

@@ -14,7 +14,9 @@ and the run's verdict, in the shape of Jepsen's generator / nemesis / client / d
 - `run/`: the runner, its step loop, the injector and its heal state, triggers, admin
   actions and the live view.
 - `hunt/`: the bug hunt over the historical bug switches (builds, plans, hunt, report).
-- `cli/` and `__main__`: `python -m chaos run|list|all|replay|shrink|heal|bugs`;
+- `compare/`: two builds (git refs or work trees) under the same seeded faults, their
+  verdicts and recovery figures compared (builds, command, judgement, ranks).
+- `cli/` and `__main__`: `python -m chaos run|list|all|replay|shrink|heal|bugs|compare`;
   `workload`: the workload's command line, `python -m chaos.workload`.
 - `errors`: the error root. `testing`: test doubles (an in-process cluster, a recording
   history, a fake clock).
@@ -41,12 +43,15 @@ Every error chaos raises derives from `ChaosError` (`chaos.errors`):
     ├── PollFailed (a client.errors.ClientError)  chaos.client.consumer
     ├── ProjectBusy                            chaos.cluster.project_lock
     ├── RunSetupError                          chaos.run.setup: the run cannot start
+    │   └── BuildError                         chaos.compare.builds: a source that
+    │                                          does not stage or build
     ├── HealStateError                         chaos.run.heal_state: unreadable state
     ├── ActionFailed                           chaos.run.actions: an admin step failed
     ├── UsageError                             chaos.cli.commands: bad command line
     ├── MissingDescription (a ValueError)      chaos.cli.scenarios_doc: a registry name
     │                                          docs/scenarios.md does not describe
-    └── HuntUsageError                         chaos.hunt.command: bad `bugs` arguments
+    ├── HuntUsageError                         chaos.hunt.command: bad `bugs` arguments
+    └── CompareUsageError                      chaos.compare.command: bad `compare` arguments
 
 Nothing is imported here, so that `python -m chaos.workload` runs its module only once.
 """

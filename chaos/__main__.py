@@ -7,6 +7,7 @@
     python -m chaos shrink RUN_DIR [--max-runs N]
     python -m chaos heal [--project NAME] [--state-dir DIR]
     python -m chaos bugs [--bugs a,b] [--runs N] [--seeds 1,2] [--max-shrink N]
+    python -m chaos compare [--base REF_OR_DIR] [--head REF_OR_DIR] [--scenarios a,b] [--seeds 1,2]
     python -m chaos check RUN_DIR [--json]
     python -m chaos export-history RUN_DIR --format jepsen [--out FILE]
 
@@ -18,6 +19,11 @@ subsets of a failing run's schedule and prints the smallest that still fails.
 `bugs` hunts the historical bug switches on a compose project of its own
 (`chaos.hunt.command`; docs/bugs.md): exit 0 only when every bug was caught and its fixed
 build ran clean.
+
+`compare` runs the same seeded schedules on two builds (git refs or work trees), each on
+a compose project of its own, and compares verdicts and recovery figures
+(`chaos.compare.command`): exit 0 when head breaks nothing base holds and is not slower
+beyond noise, 1 on a regression, 2 on a set-up error.
 
 `check` judges a recorded run directory again without a cluster, with every invariant
 and the history checker; `export-history` writes its workload history as Jepsen's EDN
@@ -51,6 +57,7 @@ from typing import Any
 
 from chaos.cli import check, commands
 from chaos.cluster.handle import ClusterHandle
+from chaos.compare import command as compare_command
 from chaos.errors import FaultError, ScheduleError
 from chaos.hunt import command as bugs_command
 from chaos.run.heal_state import STATE_DIR, HealStateError, pointer_path, state_files, write_pointer
@@ -78,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_run_commands(commands)
     bugs_command.add_parser(commands)
+    compare_command.add_parser(commands)
     check.add_parsers(commands)
     heal = commands.add_parser(
         "heal",
@@ -205,6 +213,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "check": check.check,
     "export-history": check.export_history,
     "bugs": lambda args: bugs_command.hunt_bugs(args, default_project()),
+    "compare": lambda args: compare_command.compare_builds(args, default_project()),
 }
 
 
@@ -213,7 +222,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
-    except (commands.UsageError, bugs_command.HuntUsageError) as exc:
+    except (
+        commands.UsageError,
+        bugs_command.HuntUsageError,
+        compare_command.CompareUsageError,
+    ) as exc:
         print(f"python -m chaos {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except (RunSetupError, ScheduleError) as exc:

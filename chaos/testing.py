@@ -1,13 +1,18 @@
 """Test doubles for the workload: the in-process cluster of `client.testing` (`FakeBrokers`,
 `ProduceFault`, re-exported here), a history writer that keeps its lines (`RecordingHistory`),
-and a clock that only moves when slept on (`FakeClock`); hand-written histories are
-`rundir.testing.HistoryBuilder`'s. For tests only; any thread unless said otherwise.
+a clock that only moves when slept on (`FakeClock`), and a short scenario that an
+unclean election fails at its first seed (`short_last_replica`, for the tiers that run
+real clusters); hand-written histories are `rundir.testing.HistoryBuilder`'s. For tests
+only; any thread unless said otherwise.
 """
 
 from __future__ import annotations
 
 import threading
 
+from chaos.generator.scenarios import Scenario
+from chaos.generator.scenarios.scenario import Workload
+from chaos.generator.schedule import FaultSpec, Schedule, Step
 from client.testing import FakeBrokers, ProduceFault
 from rundir.history import HistoryOp
 from rundir.history_writer import HistoryWriter
@@ -75,3 +80,32 @@ __all__ = [
     "ProduceFault",
     "RecordingHistory",
 ]
+
+
+_SHORT_RUNBOOK = """{name}: kill both replicas of a partition in turn, the stale one back first
+
+Setup: topic `{topic}`, replication factor 2, min ISR 1, for 50 s.
+
+Steps: at 5 s kill the first broker that is not the controller for 20 s; at 14 s the
+second, for 20 s; heal at 36 s.
+
+Verdict: the core invariants; convergence within 30 s of the heal.
+"""
+
+
+def short_last_replica(name: str, topic: str) -> Scenario:
+    """A 50 s `last-replica-standing`: two replicas per partition, min ISR 1, acks=all;
+    the two brokers that are not the controller killed 9 s apart (past a 6 s session, so
+    the first has left the ISRs and the second has acknowledged writes alone), each for
+    20 s, so that the stale one comes back first. A build whose elections may go unclean
+    loses acknowledged writes at its first seed; a correct one does not."""
+    workload = Workload(topic, replication_factor=2, min_insync_replicas=1, duration_s=50)
+
+    def plan(seed: int | None) -> Schedule:
+        steps = (
+            Step(5, 20, FaultSpec("kill", "non-controller:1")),
+            Step(14, 20, FaultSpec("kill", "non-controller:2")),
+        )
+        return Schedule(seed, steps, heal_at_s=36, end_s=workload.duration_s)
+
+    return Scenario.from_runbook(_SHORT_RUNBOOK.format(name=name, topic=topic), workload, plan, 30)

@@ -130,7 +130,12 @@ def free_ports(count: int) -> list[int]:
 
 @contextmanager
 def started_project(
-    repo_root: Path, project: str, run_id: str, session_ms: int, stable_ports: bool = False
+    repo_root: Path,
+    project: str,
+    run_id: str,
+    session_ms: int,
+    stable_ports: bool = False,
+    env: Mapping[str, str] | None = None,
 ) -> Iterator[ComposeCluster]:
     """The compose cluster up and healthy under `project`, brokers on the `fast` profile
     with ZooKeeper sessions of `session_ms`, event logs in `runs/<run_id>`; removed on
@@ -140,7 +145,8 @@ def started_project(
     Ports are Docker-picked, so a container that is killed and started again is published
     on another port; with `stable_ports` they are free loopback ports picked here and
     written into the project, so a restarted (or recreated) container keeps its ports and
-    a client that looked them up once still reaches it."""
+    a client that looked them up once still reaches it. `env` adds to the project's
+    environment (`TESTBED_TAG`: the images of another build)."""
     try:
         credentials = load_zk_credentials(repo_root / ".secrets" / FILE_NAME)
         client = load_identity(repo_root / ".secrets" / "tls", CLIENT)
@@ -164,6 +170,7 @@ def started_project(
         "ZK_SESSION_TIMEOUT_MS": str(session_ms),
         "TESTCONTAINERS_RYUK_DISABLED": "true",
         **dict(zip(names, picked, strict=True)),
+        **(env or {}),
     }
     saved = {key: os.environ.get(key) for key in overrides}
     os.environ.update(overrides)

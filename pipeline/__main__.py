@@ -1,7 +1,11 @@
 """`python -m pipeline report [--runs DIR ...] [--out DIR] [--master URL]`: the report of
 every chaos run under the given directories (default `runs/`), built with Spark in local
 mode or on the cluster at `--master`. Exit status 0 with the report written, 1 when no run
-could be read, 2 on bad arguments. The main thread does everything.
+could be read, 2 on bad arguments.
+
+`python -m pipeline figures RUN_DIR ...`: each run's recovery figures as one JSON object
+by run directory on stdout (`pipeline.run_figures`, no Spark); exit 1 when a run cannot be
+read. The main thread does everything.
 """
 
 from __future__ import annotations
@@ -38,12 +42,31 @@ def _parser() -> argparse.ArgumentParser:
         metavar="URL",
         help="a Spark master, e.g. spark://host:7077 (default local[2])",
     )
+    figures = commands.add_parser("figures", help="each run's recovery figures as JSON")
+    figures.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR")
     return parser
+
+
+def _figures(run_dirs: Sequence[Path]) -> int:
+    import json
+
+    from pipeline.run_figures import run_figures
+    from pipeline.runs import PipelineInputError
+
+    try:
+        found = {str(path): run_figures(path) for path in run_dirs}
+    except PipelineInputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps(found))
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = _parser().parse_args(argv)
+    if args.command == "figures":
+        return _figures(args.run_dirs)
     from pipeline.report import build_report
     from pipeline.runs import PipelineInputError
     from pipeline.session import DEFAULT_MASTER, spark_session

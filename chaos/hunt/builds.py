@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from chaos.cluster import endpoints
 from chaos.cluster.handle import ClusterHandle
+from chaos.compare.builds import switch_env
 from chaos.errors import FaultError
 from chaos.run.setup import RunSetupError
 from harness.compose import ComposeCluster, ComposeStartError
@@ -28,14 +29,6 @@ __all__ = ["STABLE_S", "ComposeBuilds", "Observation", "settled", "switch_env"]
 STABLE_S = 5.0
 SETTLE_TIMEOUT_S = 120.0
 POLL_S = 1.0
-
-
-def switch_env(switches: tuple[str, ...]) -> dict[str, str]:
-    """The compose environment of a build with `switches` on (none: the fixed build)."""
-    return {
-        "BUG_SWITCHES": ",".join(switches),
-        "BUG_SWITCHES_CONTEXT": "chaos" if switches else "",
-    }
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,8 +15,11 @@ run that could not be set up (the cluster was not ready, a fault could not be re
 recorded with its error and counts as neither caught nor clean. A run that held although
 a step of its schedule failed (a `docker pause` the runtime refused under load, a cut that
 could not prove it took effect) did not test the build: it is run once more with the same
-seed, and if that one is not exercised either, it too counts as neither. Runs on the
-caller's thread.
+seed, and if that one is not exercised either, it too counts as neither. The buggy and
+the fixed runs are judged against each other by the comparison of two builds
+(`BugResult.comparison`, `chaos.compare.judgement`): the switched build is the head, the
+fixed build its base, as `python -m chaos compare --head switches:<bug>` would run them.
+Runs on the caller's thread.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from chaos.compare.judgement import BuildRun, Comparison, Pair, compare
 from chaos.errors import FaultError
 from chaos.generator.scenarios import Scenario
 from chaos.generator.schedule import Schedule
@@ -70,6 +74,10 @@ class Attempt:
     ok: bool | None
     fired: tuple[str, ...] = ()
     error: str = ""
+
+    def build_run(self) -> BuildRun:
+        """The attempt as one build's run of a comparison (`chaos.compare.judgement`)."""
+        return BuildRun(self.run_dir, self.ok, self.fired, self.error)
 
     def to_json(self) -> dict[str, object]:
         """The attempt as a JSON object (the hunt's summary.json)."""
@@ -124,6 +132,17 @@ class BugResult:
     def ok(self) -> bool:
         """Caught on the buggy build, clean on the fixed one."""
         return self.caught and self.fixed_clean
+
+    def comparison(self) -> Comparison:
+        """The buggy build judged as a head against the fixed build as its base, by the
+        comparison of two builds (`chaos.compare.judgement`): each buggy run paired with
+        the fixed run of the same scenario and seed; its regressions name what the switch
+        broke that the fixed build held."""
+        pairs = [
+            Pair(buggy.scenario, buggy.seed, fixed.build_run(), buggy.build_run())
+            for buggy, fixed in zip(self.buggy, self.fixed, strict=False)
+        ]
+        return compare("the fixed build", f"bug switch {self.bug}", pairs)
 
 
 #: How many times a hunt runs one scenario and seed whose schedule was not fully performed.

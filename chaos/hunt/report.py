@@ -122,6 +122,7 @@ def summary_json(results: Sequence[BugResult], settings: dict[str, Any]) -> dict
                 "fixed_runs": [a.to_json() for a in r.fixed],
                 "shrunk_schedule": None if r.shrunk is None else short_schedule(r.shrunk),
                 "shrink": r.shrink_note,
+                "regressions": [str(g) for g in r.comparison().regressions],
             }
             for r in results
         ],

@@ -24,12 +24,12 @@ import pytest
 from chaos.cluster import endpoints
 from chaos.cluster.handle import ClusterHandle
 from chaos.generator.scenarios import Scenario
-from chaos.generator.scenarios.scenario import Workload
-from chaos.generator.schedule import FaultSpec, Schedule, Step
+from chaos.generator.schedule import Schedule
 from chaos.hunt.builds import ComposeBuilds
 from chaos.hunt.hunt import HuntSettings, hunt
 from chaos.hunt.plan import BugPlan
 from chaos.run.runner import RunOutcome, RunRequest, run
+from chaos.testing import short_last_replica
 from harness.compose import ComposeCluster
 from rundir.invariants.names import ACKNOWLEDGED_WRITES
 from rundir.layout import RunDir
@@ -38,27 +38,7 @@ pytestmark = pytest.mark.chaos
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
-RUNBOOK = """short-last-replica: kill both replicas of a partition in turn, the stale one back first
-
-Setup: topic `chaos-bug-hunt`, replication factor 2, min ISR 1, for 50 s.
-
-Steps: at 5 s kill the first broker that is not the controller for 20 s; at 14 s the
-second, for 20 s; heal at 36 s.
-
-Verdict: the core invariants; convergence within 30 s of the heal.
-"""
-WORKLOAD = Workload("chaos-bug-hunt", replication_factor=2, min_insync_replicas=1, duration_s=50)
-
-
-def _plan(seed: int | None) -> Schedule:
-    steps = (
-        Step(5, 20, FaultSpec("kill", "non-controller:1")),
-        Step(14, 20, FaultSpec("kill", "non-controller:2")),
-    )
-    return Schedule(seed, steps, heal_at_s=36, end_s=WORKLOAD.duration_s)
-
-
-SHORT = Scenario.from_runbook(RUNBOOK, WORKLOAD, _plan, 30)
+SHORT = short_last_replica("short-last-replica", "chaos-bug-hunt")
 
 
 @pytest.mark.timeout(480)

@@ -194,3 +194,25 @@ def test_a_replay_that_cannot_be_set_up_counts_as_passing_and_says_why() -> None
     replays = [line for line in said if "shrink replay" in line]
     assert replays
     assert all("could not be judged (the cluster is not ready)" in line for line in replays)
+
+
+def test_the_hunt_is_judged_as_a_comparison_of_the_switched_build_with_the_fixed() -> None:
+    result = _hunt(FakeCluster({2}), _plan(PAUSE))
+    comparison = result.comparison()
+    assert comparison.head == "bug switch kafka-1188"
+    assert [(p.seed, p.base.ok, p.head.ok) for p in comparison.pairs] == [
+        (1, True, True),
+        (2, True, False),
+    ]
+    assert [(r.kind, r.scenario, r.name) for r in comparison.regressions] == [
+        ("invariant", PAUSE.name, CONTROLLER_EPOCH_FENCING)
+    ]
+    assert comparison.exit_code() == 1
+
+
+def test_a_bug_the_fixed_build_shares_is_no_regression_of_the_switch() -> None:
+    result = _hunt(FakeCluster({1}), _plan(PAUSE), runs=1)
+    assert result.buggy[0].ok is False
+    shared = BugResult(result.plan, result.buggy, result.buggy)  # the fixed build fails alike
+    assert shared.comparison().regressions == ()
+    assert not shared.fixed_clean
