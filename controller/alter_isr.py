@@ -16,7 +16,6 @@ Event thread only (`controller.controller` dispatches `events.AlterIsrReceived`)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Protocol
 
 from kazoo.exceptions import BadVersionError, NoNodeError
@@ -38,7 +37,7 @@ class IsrWriter(Protocol):
     """The controller's fenced state writes (`KafkaZkClient`)."""
 
     def update_leader_and_isr(
-        self, states: Mapping[TopicPartition, LeaderIsrAndControllerEpoch], epoch_zk_version: int
+        self, states: dict[TopicPartition, LeaderIsrAndControllerEpoch], epoch_zk_version: int
     ) -> dict[TopicPartition, OpResult]:
         """Conditionally update state znodes, fenced."""
         ...
