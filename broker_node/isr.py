@@ -95,7 +95,10 @@ class PendingIsr:
     committed: tuple[int, ...]
     proposed: tuple[int, ...]
     reason: str
+    #: the joining follower's log end (an expansion) and the leader's high watermark when
+    #: the change was decided: what the `isr_changed` it becomes reports
     follower_log_end_offset: int | None = None
+    high_watermark: int = 0
 
     @property
     def maximal_isr(self) -> tuple[int, ...]:

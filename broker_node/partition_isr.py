@@ -296,7 +296,8 @@ class PartitionIsr:
         change is proposed to the controller instead (`_propose_isr`)."""
         if self.config.alter_isr is not None:
             self._propose_isr(
-                decide.PendingIsr(self.isr, new_isr, reason, follower_leo), self.config.alter_isr
+                decide.PendingIsr(self.isr, new_isr, reason, follower_leo, self.log.high_watermark),
+                self.config.alter_isr,
             )
             return
         state = LeaderIsrAndControllerEpoch(
@@ -308,14 +309,15 @@ class PartitionIsr:
             reason = "state znode changed (BADVERSION); waiting for the controller"
             self._isr_update_failed(new_isr, reason)
             return
-        self._committed(new_isr, version, reason, follower_leo)
+        self._committed(new_isr, version, reason, follower_leo, self.log.high_watermark)
         self._on_isr_change(self.tp)
         self._notify()
 
     def _committed(
-        self, new_isr: tuple[int, ...], version: int, reason: str, follower_leo: int | None
+        self, new_isr: tuple[int, ...], version: int, reason: str, follower_leo: int | None, hw: int
     ) -> None:
-        """The ISR `new_isr` is in ZooKeeper at zkVersion `version`: take and report it."""
+        """The ISR `new_isr` is in ZooKeeper at zkVersion `version`: take and report it, with
+        `hw` the high watermark when the change was decided."""
         old = self.isr
         self.isr = new_isr
         self.zk_version = version
@@ -329,7 +331,7 @@ class PartitionIsr:
                 old_isr=list(old),
                 isr=list(new_isr),
                 zk_version=version,
-                high_watermark=self.log.high_watermark,
+                high_watermark=hw,
                 follower_log_end_offset=ABSENT if follower_leo is None else follower_leo,
                 epoch_start_offset=(
                     ABSENT if follower_leo is None else self._leader_epoch_start_offset
@@ -379,6 +381,7 @@ class PartitionIsr:
                     result.current_isr_version,
                     proposal.reason,
                     proposal.follower_log_end_offset,
+                    proposal.high_watermark,
                 )
                 self._maybe_increment_hw()
                 self._notify()

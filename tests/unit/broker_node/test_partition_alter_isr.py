@@ -138,6 +138,8 @@ def test_isr_expansion_is_proposed_and_committed_by_the_controllers_answer(rig: 
     rig.produce(5)
     rig.fetch(2, 15)  # the joining follower 3 still counts: the high watermark waits for it
     assert p.log.high_watermark == 10
+    rig.fetch(3, 15)
+    assert p.log.high_watermark == 15
     rig.answer()
     (request,) = rig.controller.requests
     assert request.partitions == (m.AlterIsrPartition(TP, EPOCH, (1, 2, 3), ZK_VERSION),)
@@ -146,7 +148,8 @@ def test_isr_expansion_is_proposed_and_committed_by_the_controllers_answer(rig: 
     assert rig.notified == []
     (changed,) = rig.events.of_kind(EventKind.ISR_CHANGED)
     assert (changed["reason"], changed["isr"], changed["zk_version"]) == ("expand", [1, 2, 3], 8)
-    assert changed["follower_log_end_offset"] == 10
+    # as when decided: the follower had the high watermark (`isr_join_after_epoch_start`)
+    assert (changed["follower_log_end_offset"], changed["high_watermark"]) == (10, 10)
 
 
 @pytest.mark.parametrize(
