@@ -136,8 +136,8 @@ def judge_alter_isr_result(
     zk_version: int,
 ) -> AlterIsrVerdict:
     """The verdict on one partition's AlterIsr answer: `still_pending` is False when a
-    LeaderAndIsr (or another proposal) replaced the one answered; `leader_epoch` and
-    `zk_version` are the leader's own."""
+    LeaderAndIsr (or another proposal) replaced the one answered, or the broker no longer
+    leads; `leader_epoch` and `zk_version` are the leader's own."""
     if not still_pending:
         return AlterIsrVerdict.IGNORE
     if error is not Errors.NONE:

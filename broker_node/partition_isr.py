@@ -362,7 +362,7 @@ class PartitionIsr:
         again, or give up and keep it pending until the next LeaderAndIsr."""
         with self._lock:
             verdict = decide.judge_alter_isr_result(
-                self._pending_isr is proposal,
+                self._pending_isr is proposal and self.is_leader,
                 result.error,
                 result.leader_epoch,
                 result.current_isr_version,

@@ -237,6 +237,18 @@ def test_a_leader_and_isr_replaces_the_pending_proposal(rig: Rig) -> None:
     assert (rig.partition.isr, rig.partition.zk_version) == ((1,), ZK_VERSION)
 
 
+def test_an_answer_after_the_replica_stopped_is_ignored(rig: Rig) -> None:
+    """StopReplica (no LeaderAndIsr) while the proposal was in flight: the answer changes
+    nothing on a partition this broker no longer leads."""
+    rig.lead()
+    rig.produce(10)
+    rig.fetch(3, 10)
+    rig.partition.stop()
+    rig.answer()
+    assert (rig.partition.isr, rig.partition.zk_version) == ((1, 2), ZK_VERSION)
+    assert rig.events.of_kind(EventKind.ISR_CHANGED) == []
+
+
 def test_an_answer_for_another_leader_epoch_is_ignored(rig: Rig) -> None:
     rig.lead()
     rig.produce(10)
