@@ -9,12 +9,20 @@ test runs the real `alter-isr-sender` thread and synchronises on events.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
-from broker_node.alter_isr_manager import AlterIsrItem, AlterIsrManager, controller_address
+from broker_node.alter_isr_manager import (
+    AlterIsrItem,
+    AlterIsrManager,
+    controller_address,
+    started_alter_isr,
+)
+from broker_node.config import BrokerConfig
 from broker_node.metadata_cache import MetadataSnapshot
 from domain import EndPoint, LeaderAndIsr, TopicPartition
 from harness.waiting import wait_until
@@ -236,3 +244,16 @@ def test_the_controller_is_the_one_the_metadata_cache_names(
     snapshot: MetadataSnapshot | None, expected: str | None
 ) -> None:
     assert controller_address(snapshot) == expected
+
+
+def test_a_broker_has_an_alter_isr_manager_at_2_7_only(tmp_path: Path) -> None:
+    base = BrokerConfig(broker_id=1, zk_connect="zk:2181", run_dir=tmp_path)
+    assert started_alter_isr(base, lambda: 1, lambda: None, None) is None
+    at_2_7 = dataclasses.replace(base, inter_broker_protocol="2.7")
+    manager = started_alter_isr(at_2_7, lambda: 1, lambda: None, None)
+    assert manager is not None
+    try:
+        assert manager.submit(item(TP0, Answers()))
+        assert manager.pending() == [TP0]  # no controller known: kept for the next request
+    finally:
+        manager.stop()
