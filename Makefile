@@ -112,6 +112,11 @@ test-chaos: images
 # Chaos scenarios on the default compose cluster (brought up first). SEED picks the
 # schedule; CHAOS_ARGS passes more options (e.g. --duration 120 for chaos-random).
 SEED ?= 1
+# The cluster's inter-broker protocol (`make up IBP=2.7`, `make chaos-all IBP=2.7`): 2.6,
+# leaders write ISR changes to ZooKeeper; 2.7, they send AlterIsr to the controller. A
+# chaos run refuses a cluster started with the other one.
+IBP ?= $(or $(INTER_BROKER_PROTOCOL),2.6)
+export INTER_BROKER_PROTOCOL := $(IBP)
 chaos-list: setup
 	@$(PY) -m chaos list
 
@@ -121,7 +126,7 @@ cluster-up: images
 	@$(COMPOSE) up -d --wait --no-recreate
 
 chaos-all: cluster-up
-	@$(PY) -m chaos all --seed $(SEED) $(CHAOS_ARGS)
+	@$(PY) -m chaos all --seed $(SEED) --inter-broker-protocol $(IBP) $(CHAOS_ARGS)
 
 chaos-heal: setup
 	@$(PY) -m chaos heal
@@ -146,7 +151,7 @@ chaos-compare: images
 	@$(PY) -m chaos compare --base $(BASE) --head $(HEAD) $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(SEEDS),--seeds $(SEEDS)) $(CHAOS_ARGS)
 
 chaos-%: cluster-up
-	@$(PY) -m chaos run $* --seed $(SEED) $(CHAOS_ARGS)
+	@$(PY) -m chaos run $* --seed $(SEED) --inter-broker-protocol $(IBP) $(CHAOS_ARGS)
 
 # The PySpark report over chaos runs (runs/ by default; RUNS="dir1 dir2" picks others).
 RUNS ?= runs

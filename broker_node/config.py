@@ -21,6 +21,11 @@ from broker_node.log_dir_failure import LogDirFailureAction
 from broker_node.options import build_parser
 from bugs import NO_BUGS, BugSwitchError, BugSwitches, parse_switches, require_allowed
 from domain.profiles import KAFKA, PROFILE_FLAG, SETTINGS, ProfileError, check_profile, resolve
+from domain.protocols import (
+    DEFAULT_INTER_BROKER_PROTOCOL,
+    INTER_BROKER_PROTOCOL_FLAG,
+    check_inter_broker_protocol,
+)
 from rpc.wire import traced_environment
 from security.secret_files import SecretFileError
 from security.zk_credentials import ZkDigestCredentials
@@ -94,6 +99,9 @@ class BrokerConfig:
     tls_dir: Path | None = None
     #: What follows an I/O error in the log directory (`broker_node.log_dir_failure`).
     on_log_dir_failure: LogDirFailureAction = LogDirFailureAction.HALT
+    #: Kafka's `inter.broker.protocol.version` (`domain.protocols`): how ISR changes
+    #: reach ZooKeeper.
+    inter_broker_protocol: str = DEFAULT_INTER_BROKER_PROTOCOL
 
     @property
     def log_dir(self) -> Path:
@@ -246,7 +254,15 @@ def load_config(
         zk_credentials=credentials,
         tls_dir=_tls_dir(args.tls_dir),
         on_log_dir_failure=_log_dir_failure_action(parser, args.on_log_dir_failure),
+        inter_broker_protocol=_inter_broker_protocol(parser, args.inter_broker_protocol),
     )
+
+
+def _inter_broker_protocol(parser: argparse.ArgumentParser, raw: str) -> str:
+    try:
+        return check_inter_broker_protocol(raw)
+    except ValueError as exc:
+        parser.error(f"{INTER_BROKER_PROTOCOL_FLAG}: {exc}")
 
 
 def _log_dir_failure_action(parser: argparse.ArgumentParser, raw: str) -> LogDirFailureAction:

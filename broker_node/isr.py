@@ -1,4 +1,6 @@
-"""ISR and high-watermark decisions of a partition leader, as Kafka 2.8 makes them.
+"""ISR and high-watermark decisions of a partition leader, as Kafka 2.8 makes them, and
+the state of an ISR change proposed to the controller (AlterIsr, IBP 2.7) with the verdict
+on its answer.
 
 Pure functions of explicit values; `broker_node.partition` applies them under its lock.
 """
@@ -6,7 +8,11 @@ Pure functions of explicit values; `broker_node.partition` applies them under it
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import Enum
 from typing import NamedTuple
+
+from rpc.errors import Errors
 
 
 class FollowerState(NamedTuple):
@@ -77,3 +83,65 @@ def may_join_isr(follower_leo: int, high_watermark_: int, leader_epoch_start_off
     """A follower outside the ISR rejoins once it has everything up to the high watermark
     and has reached the start of the leader's current epoch (Kafka's `isFollowerInSync`)."""
     return follower_leo >= high_watermark_ and follower_leo >= leader_epoch_start_offset
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class PendingIsr:
+    """An ISR change sent to the controller in an AlterIsr and not settled yet (Kafka's
+    PendingExpandIsr / PendingShrinkIsr): `committed` is the ISR in ZooKeeper, `proposed`
+    the one asked for. Compared by identity: an answer settles only the proposal it was
+    for."""
+
+    committed: tuple[int, ...]
+    proposed: tuple[int, ...]
+    reason: str
+    #: the joining follower's log end (an expansion) and the leader's high watermark when
+    #: the change was decided: what the `isr_changed` it becomes reports
+    follower_log_end_offset: int | None = None
+    high_watermark: int = 0
+
+    @property
+    def maximal_isr(self) -> tuple[int, ...]:
+        """The ISR the high watermark and acks=all wait for meanwhile: the larger of the
+        two (an expansion counts the joining follower at once; a shrink keeps counting the
+        followers it drops until the controller has written it)."""
+        return self.committed + tuple(r for r in self.proposed if r not in self.committed)
+
+
+class AlterIsrVerdict(Enum):
+    """What a leader does with the answer to its AlterIsr for one partition."""
+
+    #: the answer is for an older proposal, or an older leader epoch or zkVersion: ignored
+    IGNORE = "ignore"
+    #: the controller wrote (or already held) the ISR: it is the committed ISR now
+    COMMIT = "commit"
+    #: refused for good: the proposal stays pending until the next LeaderAndIsr
+    GIVE_UP = "give up"
+    #: any other error: the same proposal is sent again
+    RETRY = "retry"
+
+
+#: The partition errors a leader does not retry (Kafka 2.8's `handleAlterIsrResponse`).
+FINAL_ALTER_ISR_ERRORS = frozenset(
+    {Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.FENCED_LEADER_EPOCH, Errors.INVALID_UPDATE_VERSION}
+)
+
+
+def judge_alter_isr_result(
+    still_pending: bool,
+    error: Errors,
+    result_leader_epoch: int,
+    result_zk_version: int,
+    leader_epoch: int,
+    zk_version: int,
+) -> AlterIsrVerdict:
+    """The verdict on one partition's AlterIsr answer: `still_pending` is False when a
+    LeaderAndIsr (or another proposal) replaced the one answered, or the broker no longer
+    leads; `leader_epoch` and `zk_version` are the leader's own."""
+    if not still_pending:
+        return AlterIsrVerdict.IGNORE
+    if error is not Errors.NONE:
+        return AlterIsrVerdict.GIVE_UP if error in FINAL_ALTER_ISR_ERRORS else AlterIsrVerdict.RETRY
+    if result_leader_epoch != leader_epoch or result_zk_version < zk_version:
+        return AlterIsrVerdict.IGNORE
+    return AlterIsrVerdict.COMMIT

@@ -19,14 +19,17 @@ import logging
 import os
 import threading
 from collections.abc import Collection
+from dataclasses import asdict
 from typing import Any
 
+from broker_node.alter_isr_manager import AlterIsrManager, started_alter_isr
 from broker_node.broker_state import BrokerState, BrokerStateTracker
 from broker_node.client_api import ClientApi
 from broker_node.config import BrokerConfig
 from broker_node.config_changes import ConfigChangeListener
 from broker_node.control_requests import ControlRequestHandler
 from broker_node.log_dir_failure import LogDirFailureHandler
+from broker_node.metadata_cache import MetadataSnapshot
 from broker_node.metrics import serve_metrics
 from broker_node.registration import BrokerRegistration
 from broker_node.replica_manager import ReplicaManager, ReplicationConfig
@@ -87,6 +90,7 @@ class BrokerNode:
         self.controller: KafkaController | None = None
         self.handler: ControlRequestHandler | None = None
         self.replicas: ReplicaManager | None = None
+        self.alter_isr: AlterIsrManager | None = None
         self._log_dir_failures: LogDirFailureHandler | None = None
         self._stopping = threading.Event()
         self._metrics_server: Any = None
@@ -100,6 +104,9 @@ class BrokerNode:
     def broker_epoch(self) -> int:
         """The current broker epoch (-1 before registration)."""
         return self.registration.epoch if self.registration else -1
+
+    def _metadata(self) -> MetadataSnapshot | None:
+        return self.handler.metadata_cache.snapshot() if self.handler else None
 
     def start(self) -> None:
         """Bring the broker up; raises if ZooKeeper or the port is unavailable."""
@@ -116,7 +123,9 @@ class BrokerNode:
         ensure_chroot(cfg.zk_connect, timeout_s, cfg.zk_credentials)
         self._kazoo.start(timeout=timeout_s)
         self.zk.create_persistent_paths()
-
+        self.alter_isr = started_alter_isr(
+            cfg, lambda: self.broker_epoch, self._metadata, self._tls
+        )
         self.replicas = ReplicaManager(
             cfg.broker_id,
             ReplicationConfig(
@@ -129,6 +138,7 @@ class BrokerNode:
                 fetch_session_eviction_s=cfg.min_incremental_fetch_session_eviction_ms / 1000,
                 bug_switches=cfg.bug_switches,
                 tls=self._tls,
+                alter_isr=self.alter_isr,
             ),
             self.zk,
             self.events,
@@ -157,7 +167,7 @@ class BrokerNode:
         self._log_dir_failures.start()
         guard = RequestGuard(self.events)
         server = RpcServer(
-            GuardedBrokerControl(self.handler, guard),
+            GuardedBrokerControl(self.handler, guard, self._alter_isr),
             GuardedClientApi(
                 ClientApi(self.handler.metadata_cache, self.replicas, self.events), guard
             ),
@@ -238,15 +248,7 @@ class BrokerNode:
 
     def _on_refused(self, refusal: Refusal) -> None:
         """An authenticated caller may not call a method (`grpc-worker*`)."""
-        self.events.emit(
-            UnauthorizedRequest(
-                peer=refusal.peer,
-                identity=refusal.identity,
-                method=refusal.method,
-                status=refusal.status,
-                reason=refusal.reason,
-            ),
-        )
+        self.events.emit(UnauthorizedRequest(**asdict(refusal)))
 
     def _topic_config(self, topic: str) -> dict[str, str]:
         return self._topic_configs([topic]).get(topic, {})
@@ -285,6 +287,11 @@ class BrokerNode:
         if self.controller is None:
             return m.ElectLeadersResponse(Errors.NOT_CONTROLLER)
         return self.controller.elect_leaders(request)
+
+    def _alter_isr(self, request: m.AlterIsrRequest) -> m.AlterIsrResponse:
+        if self.controller is None:
+            return m.AlterIsrResponse(Errors.NOT_CONTROLLER)
+        return self.controller.alter_isr(request)
 
     def _write_health(self) -> None:
         path = self.config.health_file
@@ -370,6 +377,8 @@ class BrokerNode:
             self._server = None
         if self._log_dir_failures is not None:
             self._log_dir_failures.stop()
+        if self.alter_isr is not None:
+            self.alter_isr.stop()
         if self.replicas is not None:
             self.replicas.shutdown()
         if self._metrics_server is not None:

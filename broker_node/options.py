@@ -20,6 +20,12 @@ from domain.profiles import (
     env_name,
     setting,
 )
+from domain.protocols import (
+    DEFAULT_INTER_BROKER_PROTOCOL,
+    IBP_2_6,
+    IBP_2_7,
+    INTER_BROKER_PROTOCOL_FLAG,
+)
 
 __all__ = ["build_parser", "default_state_readers", "env_name"]
 
@@ -101,6 +107,12 @@ _OPTIONS: tuple[tuple[str, str | None, str], ...] = (
         "once an I/O error takes the log directory offline: 'halt' stops at once, as Kafka "
         "halts a broker whose last log dir failed; 'notify' writes "
         "/log_dir_event_notification and keeps running, as with other log dirs still online",
+    ),
+    (
+        INTER_BROKER_PROTOCOL_FLAG,
+        DEFAULT_INTER_BROKER_PROTOCOL,
+        f"Kafka's inter.broker.protocol.version: {IBP_2_6} (leaders write ISR changes to "
+        f"ZooKeeper) or {IBP_2_7} (leaders send AlterIsr to the controller, KIP-497)",
     ),
     ("--replica-lag-time-max-ms", None, "a follower this long behind leaves the ISR"),
     ("--min-insync-replicas", "1", "broker default of min.insync.replicas for acks=all"),

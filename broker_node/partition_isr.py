@@ -3,8 +3,12 @@ last LeaderAndIsr gave it, its log, its lock) and, while it leads, the upkeep of
 and high watermark: each follower's progress (`broker_node.isr` decides), the ISR expanded
 when a follower catches up and shrunk when one lags longer than `replica.lag.time.max.ms`,
 each change written to the state znode conditionally on its zkVersion
-(`broker_node.isr_writes`), the high watermark moved with the ISR's log ends, and what it
-means for an acks=all Produce (`acks_outcome`). `broker_node.partition.Partition` builds
+(`broker_node.isr_writes`; inter.broker.protocol.version 2.6) or, with an AlterIsr manager
+in its config (2.7, KIP-497), proposed to the controller: one proposal pending at a time
+(`broker_node.isr.PendingIsr`), the high watermark and acks=all counting the larger of the
+committed and proposed ISRs meanwhile, settled by the controller's answer or the next
+LeaderAndIsr. The high watermark moves with the ISR's log ends, and `acks_outcome` says
+what it means for an acks=all Produce. `broker_node.partition.Partition` builds
 on it to serve the requests.
 
 Thread-safety: every method is called with the partition's lock held, or takes it, from
@@ -21,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from broker_node import isr as decide
+from broker_node.alter_isr_manager import AlterIsrItem, AlterIsrManager
 from broker_node.isr_writes import IsrStore, write_isr
 from broker_node.storage import PartitionLog
 from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
@@ -43,6 +48,9 @@ class PartitionConfig:
     min_insync_replicas: int = 1
     #: False with bug switch `kafka-2729`: a failed ISR write is not followed by a re-read.
     reread_isr_on_conflict: bool = True
+    #: Set at inter.broker.protocol.version 2.7: ISR changes go to the controller as
+    #: AlterIsr instead of being written to the state znode.
+    alter_isr: AlterIsrManager | None = None
 
 
 #: A partition's `high_watermark_moved` is written at most once per this many ms (besides
@@ -101,6 +109,8 @@ class PartitionIsr:
         #: not written since.
         self._hw_reported_ms: int | None = None
         self._hw_skipped = 0
+        #: The ISR change proposed to the controller and not settled (AlterIsr only).
+        self._pending_isr: decide.PendingIsr | None = None
 
     def _wait(self, timeout_s: float) -> None:
         """Wait up to `timeout_s` for `_notify` (the lock held)."""
@@ -126,7 +136,17 @@ class PartitionIsr:
         lost in between (the log may have been truncated meanwhile)."""
         return self._leadership_term
 
+    @property
+    def maximal_isr(self) -> tuple[int, ...]:
+        """The ISR the high watermark and acks=all count: the committed one, or while an
+        AlterIsr is pending the larger of it and the proposed one (Kafka's `maximalIsr`)."""
+        pending = self._pending_isr
+        return self.isr if pending is None else pending.maximal_isr
+
     def _apply(self, state: m.LeaderAndIsrPartitionState) -> None:
+        if self._pending_isr is not None and self.config.alter_isr is not None:
+            self.config.alter_isr.clear_pending(self.tp)
+        self._pending_isr = None
         self.leader = state.leader
         self.leader_epoch = state.leader_epoch
         self.isr = state.isr
@@ -150,7 +170,7 @@ class PartitionIsr:
             if not self.is_leader or self._leadership_term != leadership_term:
                 return Errors.NOT_LEADER_OR_FOLLOWER
             if self.log.high_watermark > last_offset:
-                if len(self.isr) < self.config.min_insync_replicas:
+                if len(self.maximal_isr) < self.config.min_insync_replicas:
                     return Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND
                 return Errors.NONE
             return None
@@ -188,8 +208,13 @@ class PartitionIsr:
         self._idle.pop(replica_id, None)
         state = decide.after_fetch(before, fetch_offset, self.log.log_end_offset, self._clock())
         self._followers[replica_id] = state
-        if replica_id not in self.isr and decide.may_join_isr(
-            state.log_end_offset, self.log.high_watermark, self._leader_epoch_start_offset
+        pending = self._pending_isr is not None
+        if (
+            not pending
+            and replica_id not in self.isr
+            and decide.may_join_isr(
+                state.log_end_offset, self.log.high_watermark, self._leader_epoch_start_offset
+            )
         ):
             self._update_isr((*self.isr, replica_id), "expand", state.log_end_offset)
         elif state.log_end_offset == before.log_end_offset:
@@ -200,7 +225,7 @@ class PartitionIsr:
         hw = decide.high_watermark(
             self.log.high_watermark,
             self.log.log_end_offset,
-            self.isr,
+            self.maximal_isr,
             self.broker_id,
             self._followers,
         )
@@ -248,7 +273,7 @@ class PartitionIsr:
     def maybe_shrink_isr(self) -> None:
         """Drop followers that have lagged longer than `replica.lag.time.max.ms`."""
         with self._lock:
-            if self.leader != self.broker_id:
+            if self.leader != self.broker_id or self._pending_isr is not None:
                 return
             lagging = decide.out_of_sync_replicas(
                 self.isr,
@@ -267,24 +292,32 @@ class PartitionIsr:
     ) -> None:
         """Write the new ISR to the state znode (`broker_node.isr_writes`); when the znode
         says something else, keep the ISR and wait for the controller's LeaderAndIsr.
-        `follower_leo`: the joining follower's log end, for an expand."""
+        `follower_leo`: the joining follower's log end, for an expand. With AlterIsr, the
+        change is proposed to the controller instead (`_propose_isr`)."""
+        if self.config.alter_isr is not None:
+            self._propose_isr(
+                decide.PendingIsr(self.isr, new_isr, reason, follower_leo, self.log.high_watermark),
+                self.config.alter_isr,
+            )
+            return
         state = LeaderIsrAndControllerEpoch(
             LeaderAndIsr(self.leader, self.leader_epoch, new_isr, self.zk_version),
             self.controller_epoch,
         )
         version = write_isr(self._store, self.tp, state, self.config.reread_isr_on_conflict)
         if version is None:
-            self._events.emit(
-                IsrUpdateFailed(
-                    topic=self.tp.topic,
-                    partition=self.tp.partition,
-                    leader_epoch=self.leader_epoch,
-                    isr=list(self.isr),
-                    wanted=list(new_isr),
-                    reason="state znode changed (BADVERSION); waiting for the controller",
-                )
-            )
+            reason = "state znode changed (BADVERSION); waiting for the controller"
+            self._isr_update_failed(new_isr, reason)
             return
+        self._committed(new_isr, version, reason, follower_leo, self.log.high_watermark)
+        self._on_isr_change(self.tp)
+        self._notify()
+
+    def _committed(
+        self, new_isr: tuple[int, ...], version: int, reason: str, follower_leo: int | None, hw: int
+    ) -> None:
+        """The ISR `new_isr` is in ZooKeeper at zkVersion `version`: take and report it, with
+        `hw` the high watermark when the change was decided."""
         old = self.isr
         self.isr = new_isr
         self.zk_version = version
@@ -298,12 +331,70 @@ class PartitionIsr:
                 old_isr=list(old),
                 isr=list(new_isr),
                 zk_version=version,
-                high_watermark=self.log.high_watermark,
+                high_watermark=hw,
                 follower_log_end_offset=ABSENT if follower_leo is None else follower_leo,
                 epoch_start_offset=(
                     ABSENT if follower_leo is None else self._leader_epoch_start_offset
                 ),
             )
         )
-        self._on_isr_change(self.tp)
-        self._notify()
+
+    # -- leader: AlterIsr (inter.broker.protocol.version 2.7) ----------------------------
+
+    def _propose_isr(self, proposal: decide.PendingIsr, manager: AlterIsrManager) -> None:
+        """Make `proposal` the pending ISR change and hand it to the AlterIsr manager (the
+        lock held); if the manager still holds one for this partition, nothing changes."""
+        state = LeaderAndIsr(self.leader, self.leader_epoch, proposal.proposed, self.zk_version)
+        item = AlterIsrItem(
+            self.tp, state, lambda result: self._alter_isr_answered(proposal, result)
+        )
+        if not manager.submit(item):
+            self._isr_update_failed(
+                proposal.proposed, "an AlterIsr for the partition is still pending"
+            )
+            return
+        self._pending_isr = proposal
+
+    def _alter_isr_answered(
+        self, proposal: decide.PendingIsr, result: m.AlterIsrPartitionResult
+    ) -> None:
+        """The controller answered `proposal` (`alter-isr-sender`): commit it, send it
+        again, or give up and keep it pending until the next LeaderAndIsr."""
+        with self._lock:
+            verdict = decide.judge_alter_isr_result(
+                self._pending_isr is proposal and self.is_leader,
+                result.error,
+                result.leader_epoch,
+                result.current_isr_version,
+                self.leader_epoch,
+                self.zk_version,
+            )
+            if verdict is decide.AlterIsrVerdict.RETRY and self.config.alter_isr is not None:
+                self._pending_isr = None
+                self._propose_isr(proposal, self.config.alter_isr)
+            elif verdict is decide.AlterIsrVerdict.GIVE_UP:
+                self._isr_update_failed(proposal.proposed, f"AlterIsr answered {result.error.name}")
+            elif verdict is decide.AlterIsrVerdict.COMMIT:
+                self._pending_isr = None
+                self._committed(
+                    result.isr,
+                    result.current_isr_version,
+                    proposal.reason,
+                    proposal.follower_log_end_offset,
+                    proposal.high_watermark,
+                )
+                self._maybe_increment_hw()
+                self._notify()
+
+    def _isr_update_failed(self, wanted: tuple[int, ...], reason: str) -> None:
+        """The ISR stays as it is (the lock held)."""
+        self._events.emit(
+            IsrUpdateFailed(
+                topic=self.tp.topic,
+                partition=self.tp.partition,
+                leader_epoch=self.leader_epoch,
+                isr=list(self.isr),
+                wanted=list(wanted),
+                reason=reason,
+            )
+        )

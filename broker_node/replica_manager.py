@@ -11,9 +11,9 @@ or config change) or by the purgatory's timer; a Fetch with nothing to return pa
 the change counter (`broker_node.long_poll`), as Kafka's DelayedFetch waits in its
 purgatory. Two daemon threads keep the ISR (`broker_node.isr_maintenance`):
 `isr-expiration` shrinks it, `isr-change-propagation` batches ISR changes into
-`/isr_change_notification` the way Kafka 2.x does (after 5 s without new changes, or at
-least every 60 s). An I/O error of any log takes the data directory offline
-(`log_dir_failures`, `take_log_dir_offline`; `broker_node.log_dir_failure`).
+`/isr_change_notification` (5 s after the last, or every 60 s; at IBP 2.7 leaders send
+AlterIsr instead, `ReplicationConfig.alter_isr`). An I/O error of any log takes the data
+directory offline (`log_dir_failures`, `take_log_dir_offline`; `broker_node.log_dir_failure`).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
+from broker_node.alter_isr_manager import AlterIsrManager
 from broker_node.fetch_serving import FetchServing
 from broker_node.fetch_session import (
     DEFAULT_EVICTION_S,
@@ -72,6 +73,8 @@ class ReplicationConfig:
     bug_switches: BugSwitches = NO_BUGS
     #: The broker's TLS identity for its fetchers' channels to leaders; None: plaintext.
     tls: ChannelIdentity | None = None
+    #: Where leaders send ISR changes at IBP 2.7; None (2.6): they write them to ZooKeeper.
+    alter_isr: AlterIsrManager | None = None
 
 
 class ReplicaManager:
@@ -171,10 +174,9 @@ class ReplicaManager:
         """The (immutable, shared) replication settings for `min_isr`."""
         config = self._configs.get(min_isr)
         if config is None:
+            reread = not self.config.bug_switches.on(STALE_ISR_CACHE)
             config = self._configs[min_isr] = PartitionConfig(
-                self.config.lag_time_max_ms,
-                min_isr,
-                reread_isr_on_conflict=not self.config.bug_switches.on(STALE_ISR_CACHE),
+                self.config.lag_time_max_ms, min_isr, reread, self.config.alter_isr
             )
         return config
 
@@ -387,14 +389,10 @@ class ReplicaManager:
         self._isr.expire_isr_round()
 
     def maybe_propagate_isr_changes(self) -> None:
-        """One check of the `isr-change-propagation` thread
-        (`IsrMaintenance.maybe_propagate_isr_changes`)."""
+        """One check of the `isr-change-propagation` thread."""
         self._isr.maybe_propagate_isr_changes()
 
 
 def _listed(directory: Path) -> set[str]:
     """The names in `directory` (none if it does not exist yet)."""
-    try:
-        return set(os.listdir(directory))
-    except FileNotFoundError:
-        return set()
+    return set(os.listdir(directory)) if directory.is_dir() else set()

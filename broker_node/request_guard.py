@@ -22,7 +22,7 @@ from broker_node.validation_rules import Verdict
 from eventlog import ABSENT, Absent, EventLog, RequestFailed, RequestInvalid
 from rpc import messages as m
 from rpc.errors import Errors
-from rpc.wire import BrokerControlHandler, ClientApiHandler
+from rpc.wire import ClientApiHandler, ControlRequests
 
 log = logging.getLogger(__name__)
 
@@ -105,11 +105,19 @@ class RequestGuard:
 
 
 class GuardedBrokerControl:
-    """A `BrokerControlHandler` whose every call runs inside a `RequestGuard`."""
+    """A `BrokerControlHandler` whose every call runs inside a `RequestGuard`: the control
+    requests go to `inner`, AlterIsr to `alter_isr` (the local controller; without one,
+    NOT_CONTROLLER)."""
 
-    def __init__(self, inner: BrokerControlHandler, guard: RequestGuard) -> None:
+    def __init__(
+        self,
+        inner: ControlRequests,
+        guard: RequestGuard,
+        alter_isr: Callable[[m.AlterIsrRequest], m.AlterIsrResponse] | None = None,
+    ) -> None:
         self._inner = inner
         self._guard = guard
+        self._alter_isr = alter_isr
 
     def leader_and_isr(self, request: m.LeaderAndIsrRequest) -> m.LeaderAndIsrResponse:
         """Become leader or follower of partitions."""
@@ -146,6 +154,13 @@ class GuardedBrokerControl:
         return self._guard.run(
             "ElectLeaders", lambda: self._inner.elect_leaders(request), m.ElectLeadersResponse
         )
+
+    def alter_isr(self, request: m.AlterIsrRequest) -> m.AlterIsrResponse:
+        """Change partitions' ISRs (answered by the controller)."""
+        alter = self._alter_isr
+        if alter is None:
+            return m.AlterIsrResponse(Errors.NOT_CONTROLLER)
+        return self._guard.run("AlterIsr", lambda: alter(request), m.AlterIsrResponse)
 
 
 class GuardedClientApi:

@@ -63,6 +63,7 @@ from chaos.hunt import command as bugs_command
 from chaos.run.heal_state import STATE_DIR, HealStateError, pointer_path, state_files, write_pointer
 from chaos.run.injector import Injector
 from chaos.run.setup import RunSetupError
+from domain.protocols import INTER_BROKER_PROTOCOL_FLAG, INTER_BROKER_PROTOCOLS
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -122,6 +123,13 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--plain", action="store_true", help="plain progress lines, no live panel")
     parser.add_argument(
         "--keep-topic", action="store_true", help="keep the run's topic (deleted by default)"
+    )
+    parser.add_argument(
+        INTER_BROKER_PROTOCOL_FLAG,
+        choices=INTER_BROKER_PROTOCOLS,
+        default=None,
+        help="refuse to run unless every broker runs this inter-broker protocol: 2.6, leaders "
+        "write ISR changes; 2.7, they send AlterIsr (default: whichever the cluster runs)",
     )
 
 

@@ -7,7 +7,8 @@ changes (`controller.topic_changes`), broker changes and offline replicas
 (`controller.broker_changes`), topic deletion (`controller.topic_deletion`), partition
 reassignment (`controller.reassignment`), preferred and unclean elections with the auto
 rebalance (`controller.replica_election`) and, through `controller.isr_changes` and
-`controller.log_dir_events`, ISR change and log-directory event notifications. Brokers'
+`controller.log_dir_events`, ISR change and log-directory event notifications, and
+AlterIsr (`controller.alter_isr`). Brokers'
 answers reach it as the events the request batch's response callbacks enqueue
 (`controller.request_batch`, `controller.control_responses`).
 
@@ -36,6 +37,7 @@ from bugs.catalog import (
     ZOMBIE_CONTROLLER,
 )
 from controller import events as ev
+from controller.alter_isr import process_alter_isr
 from controller.broker_changes import BrokerChanges
 from controller.channel_manager import BrokerChannel, ControllerChannelManager, grpc_channel
 from controller.context import ControllerContext
@@ -50,12 +52,8 @@ from controller.topic_changes import TopicChanges
 from controller.topic_deletion import TopicDeletionManager
 from controller.watchers import Watchers
 from domain import TopicPartition
-from eventlog import (
-    ControllerFailoverDone,
-    ControllerFailoverStep,
-    EventLog,
-    MalformedZnode,
-)
+from eventlog import ControllerFailoverDone, ControllerFailoverStep, EventLog, MalformedZnode
+from rpc.messages import AlterIsrRequest, AlterIsrResponse
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.deletion import TopicDeletionZk
@@ -385,6 +383,12 @@ class ActiveController:
         """Leaders recorded ISR changes (`controller.isr_changes`)."""
         process_isr_change_notification(
             self.ctx, self._zk, self._watchers, self._events, self._send_update_metadata
+        )
+
+    def process_alter_isr(self, request: AlterIsrRequest) -> AlterIsrResponse:
+        """A partition leader's AlterIsr (`controller.alter_isr`)."""
+        return process_alter_isr(
+            self.ctx, self._zk, self._events, self._send_update_metadata, request
         )
 
     def process_log_dir_event_notification(self) -> None:

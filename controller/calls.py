@@ -1,7 +1,8 @@
-"""The two calls brokers and clients make of the controller, answered on
+"""The three calls brokers and clients make of the controller, answered on
 `controller-event-thread`: ControlledShutdown (a stopping broker asks for its leaderships to
-move, `controller.controlled_shutdown`) and ElectLeaders (preferred or unclean elections of
-the partitions named, `controller.replica_election`). An inactive controller answers
+move, `controller.controlled_shutdown`), ElectLeaders (preferred or unclean elections of
+the partitions named, `controller.replica_election`) and AlterIsr (a partition leader asks
+for a new ISR, `controller.alter_isr`). An inactive controller answers
 NOT_CONTROLLER; one whose epoch-fenced write fails while answering also answers
 NOT_CONTROLLER and lets the `ControllerMovedError` resign it."""
 
@@ -13,7 +14,12 @@ from controller.controlled_shutdown import controlled_shutdown
 from controller.leader_balance import ElectionType
 from eventlog import EventLog
 from rpc.errors import Errors
-from rpc.messages import ControlledShutdownResponse, ElectLeadersResponse, PartitionElectionResult
+from rpc.messages import (
+    AlterIsrResponse,
+    ControlledShutdownResponse,
+    ElectLeadersResponse,
+    PartitionElectionResult,
+)
 from zkdata.errors import ControllerMovedError
 
 
@@ -62,3 +68,17 @@ def answer_elect_leaders(active: ActiveController | None, event: ev.ElectLeaders
             tuple(PartitionElectionResult(tp, error) for tp, error in sorted(outcomes.items())),
         )
     )
+
+
+def answer_alter_isr(active: ActiveController | None, event: ev.AlterIsrReceived) -> None:
+    """Judge and write the ISRs an AlterIsr asks for and answer (event thread); `active` is
+    None while this controller is not the active one."""
+    if active is None:
+        event.callback(AlterIsrResponse(Errors.NOT_CONTROLLER))
+        return
+    try:
+        response = active.process_alter_isr(event.request)
+    except ControllerMovedError:
+        event.callback(AlterIsrResponse(Errors.NOT_CONTROLLER))
+        raise
+    event.callback(response)

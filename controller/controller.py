@@ -7,7 +7,7 @@ resigns; the next session re-registers the broker (new broker epoch) and runs ag
 
 Threads: public methods may be called from any thread and only enqueue events; `process`
 and everything it calls run on `controller-event-thread`, which owns the context; the
-ControlledShutdown and ElectLeaders calls are answered there by `controller.calls`.
+ControlledShutdown, ElectLeaders and AlterIsr calls are answered there by `controller.calls`.
 """
 
 from __future__ import annotations
@@ -16,12 +16,13 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 from kazoo.protocol.states import EventType, KeeperState, WatchedEvent
 
 from controller import events as ev
 from controller.active import ActiveController, ControllerConfig
-from controller.calls import answer_controlled_shutdown, answer_elect_leaders
+from controller.calls import answer_alter_isr, answer_controlled_shutdown, answer_elect_leaders
 from controller.channel_manager import BrokerChannel, grpc_channel
 from controller.context import ControllerContext
 from controller.event_manager import ControllerEventManager
@@ -38,6 +39,8 @@ from eventlog import (
 )
 from rpc.errors import Errors
 from rpc.messages import (
+    AlterIsrRequest,
+    AlterIsrResponse,
     ControlledShutdownRequest,
     ControlledShutdownResponse,
     ElectLeadersRequest,
@@ -49,6 +52,8 @@ from zkdata.errors import ControllerMovedError, ZnodeFormatError
 from zkdata.model import Broker
 
 log = logging.getLogger(__name__)
+
+R = TypeVar("R")
 
 #: `activeControllerId` when no controller is known.
 NO_CONTROLLER = -1
@@ -117,26 +122,39 @@ class KafkaController:
         """A new session replaced an expired one: re-register and re-elect."""
         self.event_manager.put(ev.RegisterBrokerAndReelect())
 
+    def _ask(
+        self,
+        make: Callable[[Callable[[R], None]], ev.ControllerEvent],
+        refuse: Callable[[Errors], R],
+        timeout_s: float,
+    ) -> R:
+        """Put the event `make(reply)` builds and wait up to `timeout_s` for its answer (a
+        gRPC thread); `refuse(NOT_CONTROLLER)` while inactive, `refuse(REQUEST_TIMED_OUT)`
+        when the wait runs out."""
+        if not self.is_active:
+            return refuse(Errors.NOT_CONTROLLER)
+        done = threading.Event()
+        answer: list[R] = []
+
+        def reply(response: R) -> None:
+            answer.append(response)
+            done.set()
+
+        self.event_manager.put(make(reply))
+        if not done.wait(timeout_s):
+            return refuse(Errors.REQUEST_TIMED_OUT)
+        return answer[0]
+
     def controlled_shutdown(
         self, request: ControlledShutdownRequest, timeout_s: float = 30.0
     ) -> ControlledShutdownResponse:
         """Answer a broker's ControlledShutdown (called on a gRPC thread; waits for the
         event thread)."""
-        if not self.is_active:
-            return ControlledShutdownResponse(Errors.NOT_CONTROLLER)
-        done = threading.Event()
-        answer: list[ControlledShutdownResponse] = []
-
-        def reply(response: ControlledShutdownResponse) -> None:
-            answer.append(response)
-            done.set()
-
-        self.event_manager.put(
-            ev.ControlledShutdown(request.broker_id, request.broker_epoch, reply)
+        return self._ask(
+            lambda reply: ev.ControlledShutdown(request.broker_id, request.broker_epoch, reply),
+            ControlledShutdownResponse,
+            timeout_s,
         )
-        if not done.wait(timeout_s):
-            return ControlledShutdownResponse(Errors.REQUEST_TIMED_OUT)
-        return answer[0]
 
     def elect_leaders(
         self, request: ElectLeadersRequest, default_timeout_s: float = 60.0
@@ -144,19 +162,18 @@ class KafkaController:
         """Answer ElectLeaders (a gRPC thread; waits for the event thread up to the
         request's `timeout_ms`, or `default_timeout_s` when it gives none)."""
         timeout_s = request.timeout_ms / 1000 if request.timeout_ms > 0 else default_timeout_s
-        if not self.is_active:
-            return ElectLeadersResponse(Errors.NOT_CONTROLLER)
-        done = threading.Event()
-        answer: list[ElectLeadersResponse] = []
+        return self._ask(
+            lambda reply: ev.ElectLeaders(request.election_type, request.partitions, reply),
+            ElectLeadersResponse,
+            timeout_s,
+        )
 
-        def reply(response: ElectLeadersResponse) -> None:
-            answer.append(response)
-            done.set()
-
-        self.event_manager.put(ev.ElectLeaders(request.election_type, request.partitions, reply))
-        if not done.wait(timeout_s):
-            return ElectLeadersResponse(Errors.REQUEST_TIMED_OUT)
-        return answer[0]
+    def alter_isr(self, request: AlterIsrRequest, timeout_s: float = 30.0) -> AlterIsrResponse:
+        """Answer a partition leader's AlterIsr (a gRPC thread; waits for the event
+        thread)."""
+        return self._ask(
+            lambda reply: ev.AlterIsrReceived(request, reply), AlterIsrResponse, timeout_s
+        )
 
     def shutdown(self) -> None:
         """Stop the event thread and resign (the broker is stopping)."""
@@ -230,6 +247,8 @@ class KafkaController:
                 active.reassignments.process_request_znode()
             case ev.PartitionReassignmentIsrChange() if active is not None:
                 active.reassignments.on_isr_change(event.topic_partition)
+            case ev.AlterIsrReceived():
+                answer_alter_isr(active if self.is_active else None, event)
             case ev.ControlledShutdown():
                 answer_controlled_shutdown(active if self.is_active else None, self._events, event)
             case _:

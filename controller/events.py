@@ -16,7 +16,12 @@ from controller.control_responses import LeaderAndIsrResult, StopReplicaResult
 from controller.states import ControllerState
 from domain import TopicPartition
 from rpc.errors import Errors
-from rpc.messages import ControlledShutdownResponse, ElectLeadersResponse
+from rpc.messages import (
+    AlterIsrRequest,
+    AlterIsrResponse,
+    ControlledShutdownResponse,
+    ElectLeadersResponse,
+)
 from zkdata.client import BrokerListing
 
 
@@ -136,6 +141,19 @@ class IsrChangeNotification(ControllerEvent):
     """Leaders recorded ISR changes under `/isr_change_notification`."""
 
     state: ClassVar[ControllerState] = ControllerState.ISR_CHANGE
+
+
+@dataclass(frozen=True)
+class AlterIsrReceived(ControllerEvent):
+    """A partition leader's AlterIsr (KIP-497); `callback` receives the answer."""
+
+    state: ClassVar[ControllerState] = ControllerState.ISR_CHANGE
+    request: AlterIsrRequest
+    callback: Callable[[AlterIsrResponse], None]
+
+    def preempt(self) -> None:
+        """The controller moved before the request was handled."""
+        self.callback(AlterIsrResponse(Errors.NOT_CONTROLLER))
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,7 @@ from eventlog.events.controller import (
 )
 from eventlog.events.log_dirs import LogDirEventHandled, LogDirFailed
 from eventlog.events.replication import (
+    AlterIsrHandled,
     FetcherParked,
     HighWatermarkMoved,
     IsrChanged,
@@ -88,6 +89,7 @@ __all__ = [
     "EVENT_TYPES",
     "SCHEMA_VERSION",
     "Absent",
+    "AlterIsrHandled",
     "BrokerChange",
     "BrokerModified",
     "BrokerRegistered",

@@ -45,6 +45,7 @@ class EventKind(StrEnum):
     LOG_TRUNCATED = "log_truncated"
     ISR_CHANGE_PROPAGATED = "isr_change_propagated"
     ISR_CHANGE_HANDLED = "isr_change_handled"
+    ALTER_ISR_HANDLED = "alter_isr_handled"
     FETCHER_PARKED = "fetcher_parked"
     HIGH_WATERMARK_MOVED = "high_watermark_moved"
     CONTROLLED_SHUTDOWN = "controlled_shutdown"

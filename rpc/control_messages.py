@@ -1,6 +1,6 @@
 """The controller's requests to brokers and their answers as frozen value objects (Kafka
 2.8's fields): LeaderAndIsr, UpdateMetadata, StopReplica, and the two calls made of the
-controller, ControlledShutdown and ElectLeaders.
+controller, ControlledShutdown, ElectLeaders and AlterIsr.
 
 The per-partition entries of the control requests and their answers are named tuples
 (built, compared and hashed in C): a request of the controller names thousands of them.
@@ -199,3 +199,45 @@ class ElectLeadersResponse:
 
     error: Errors
     results: tuple[PartitionElectionResult, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AlterIsrPartition:
+    """One partition's proposed ISR: the leader's epoch, the new ISR and the zkVersion of
+    the state znode it last saw (Kafka's AlterIsrRequest PartitionData)."""
+
+    topic_partition: TopicPartition
+    leader_epoch: int
+    new_isr: tuple[int, ...]
+    current_isr_version: int
+
+
+@dataclass(frozen=True, slots=True)
+class AlterIsrRequest:
+    """A partition leader asks the controller to change ISRs (KIP-497)."""
+
+    broker_id: int
+    broker_epoch: int
+    partitions: tuple[AlterIsrPartition, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AlterIsrPartitionResult:
+    """One partition's outcome: an error, or (NONE) its leader, leader epoch, ISR and
+    zkVersion as now in ZooKeeper."""
+
+    topic_partition: TopicPartition
+    error: Errors
+    leader: int = -1
+    leader_epoch: int = -1
+    isr: tuple[int, ...] = ()
+    current_isr_version: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class AlterIsrResponse:
+    """A request-level error (NOT_CONTROLLER, STALE_BROKER_EPOCH) or one result per
+    partition."""
+
+    error: Errors
+    partitions: tuple[AlterIsrPartitionResult, ...] = ()

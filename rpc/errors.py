@@ -51,6 +51,7 @@ class Errors(IntEnum):
     ELIGIBLE_LEADERS_NOT_AVAILABLE = 83
     ELECTION_NOT_NEEDED = 84
     NO_REASSIGNMENT_IN_PROGRESS = 85
+    INVALID_UPDATE_VERSION = 95
 
     @classmethod
     def from_code(cls, code: int) -> Errors:

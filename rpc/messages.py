@@ -31,6 +31,10 @@ from rpc.client_messages import (
     TopicMetadata,
 )
 from rpc.control_messages import (
+    AlterIsrPartition,
+    AlterIsrPartitionResult,
+    AlterIsrRequest,
+    AlterIsrResponse,
     ControlHeader,
     ControlledShutdownRequest,
     ControlledShutdownResponse,
@@ -55,6 +59,10 @@ __all__ = [
     "FINAL_EPOCH",
     "INITIAL_EPOCH",
     "NO_SESSION_ID",
+    "AlterIsrPartition",
+    "AlterIsrPartitionResult",
+    "AlterIsrRequest",
+    "AlterIsrResponse",
     "AuditedEpoch",
     "AuditedReplica",
     "ControlHeader",

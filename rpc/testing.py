@@ -72,3 +72,8 @@ class RecordingHandlers:
         """No partition elected."""
         self.ran.append("elect_leaders")
         return m.ElectLeadersResponse(Errors.NONE, ())
+
+    def alter_isr(self, request: m.AlterIsrRequest) -> m.AlterIsrResponse:
+        """No partition changed."""
+        self.ran.append("alter_isr")
+        return m.AlterIsrResponse(Errors.NONE, ())

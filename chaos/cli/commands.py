@@ -128,6 +128,7 @@ def run_request(
         schedule=schedule,
         force_plain=args.plain,
         keep_topic=args.keep_topic,
+        inter_broker_protocol=getattr(args, "inter_broker_protocol", None),
     )
 
 

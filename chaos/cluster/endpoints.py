@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from domain.profiles import ProfileError, effective
+from domain.protocols import DEFAULT_INTER_BROKER_PROTOCOL
 from security.tls_files import CA, TlsFiles
 
 GRPC_PORT = "9092/tcp"
@@ -178,3 +179,13 @@ def bug_switches(cluster: Inspectable) -> dict[str, tuple[str, ...]]:
 def switches_on(by_broker: Mapping[str, tuple[str, ...]]) -> tuple[str, ...]:
     """Every switch any broker runs with, sorted."""
     return tuple(sorted({name for names in by_broker.values() for name in names}))
+
+
+def inter_broker_protocols(cluster: Inspectable) -> dict[str, str]:
+    """Service -> the inter-broker protocol its `INTER_BROKER_PROTOCOL` names
+    (`domain.protocols`; the broker's default when unset), for every broker."""
+    out = {}
+    for service in sorted(cluster.brokers().values()):
+        raw = env_of(cluster.inspect(service)).get("INTER_BROKER_PROTOCOL", "").strip()
+        out[service] = raw or DEFAULT_INTER_BROKER_PROTOCOL
+    return out

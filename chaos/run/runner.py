@@ -56,6 +56,7 @@ from chaos.run.audit import audit_cluster
 from chaos.run.injector import Injector
 from chaos.run.live import LiveView, RunStatus, rates_between
 from chaos.run.setup import (
+    check_inter_broker_protocol,
     check_ready,
     create_run_topic,
     run_client,
@@ -90,6 +91,8 @@ class RunRequest:
     schedule: Schedule | None = None
     force_plain: bool = False
     keep_topic: bool = False
+    #: The inter-broker protocol every broker must run (`domain.protocols`); None: any.
+    inter_broker_protocol: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +126,7 @@ def run(request: RunRequest) -> RunOutcome:
     schedule = request.schedule or scenario.schedule(request.seed)
     with ClusterHandle.for_project(request.project) as cluster:
         check_ready(cluster)
+        check_inter_broker_protocol(cluster, request.inter_broker_protocol)
         run_dir = RunDir(request.runs_root / new_run_id(scenario.name, schedule.seed)).create()
         topic = f"{scenario.workload.topic}-{secrets.token_hex(3)}"
         started_ms = int(time.time() * 1000)

@@ -70,6 +70,20 @@ def check_ready(cluster: ClusterHandle) -> None:
         raise RunSetupError(str(exc)) from None
 
 
+def check_inter_broker_protocol(cluster: ClusterHandle, wanted: str | None) -> None:
+    """Every broker runs inter-broker protocol `wanted` (None: any): ISR changes take the
+    path the run asks for (`domain.protocols`)."""
+    if wanted is None:
+        return
+    other = {s: v for s, v in endpoints.inter_broker_protocols(cluster).items() if v != wanted}
+    if other:
+        raise RunSetupError(
+            f"the run asks for inter-broker protocol {wanted}, but {other} of project "
+            f"{cluster.project} run another; recreate the cluster with "
+            f"INTER_BROKER_PROTOCOL={wanted} (`make down` then `make up IBP={wanted}`)"
+        )
+
+
 def run_config(
     scenario: Scenario,
     schedule: Schedule,
@@ -82,6 +96,7 @@ def run_config(
     workload = dataclasses.asdict(scenario.workload)
     switches = endpoints.bug_switches(cluster)
     profile, settings = endpoints.broker_settings(cluster) or (None, {})
+    protocols = endpoints.inter_broker_protocols(cluster)
     return {
         "run_dir_version": RUN_DIR_VERSION,
         "scenario": scenario.name,
@@ -95,6 +110,7 @@ def run_config(
         "session_timeout_ms": settings.get(endpoints.SESSION_TIMEOUT),
         "profile": profile,
         "broker_settings": settings,
+        "inter_broker_protocol": ",".join(sorted(set(protocols.values()))),
         "bug_switches": list(endpoints.switches_on(switches)),
         "bug_switches_by_broker": {service: list(names) for service, names in switches.items()},
         "started_ms": started_ms,

@@ -1,7 +1,7 @@
 """ISR changes and the data plane on the broker.
 
 Written by partition leaders and followers, the replica manager and the config-change
-listener; `isr_changed` also by the controller.
+listener; `isr_changed` also by the controller, and `alter_isr_handled` only by it.
 
 Pure values; any thread.
 """
@@ -14,6 +14,7 @@ from typing import ClassVar
 from eventlog.event import ABSENT, Absent, Event
 
 __all__ = [
+    "AlterIsrHandled",
     "FetcherParked",
     "HighWatermarkMoved",
     "IsrChangePropagated",
@@ -263,3 +264,29 @@ class IsrChangePropagated(Event):
     """
     partitions: int
     """how many partitions it names"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterIsrHandled(Event):
+    """The controller answered an AlterIsr (inter.broker.protocol.version 2.7).
+
+    `controller/alter_isr.py`, `controller-event-thread`, after the fenced writes and before
+    the answer goes out. Not emitted for an AlterIsr refused NOT_CONTROLLER.
+    """
+
+    kind: ClassVar[str] = "alter_isr_handled"
+
+    broker_id: int
+    """the leader that asked"""
+    broker_epoch: int
+    """the broker epoch it sent"""
+    error: str
+    """the request-level answer: `"NONE"` or `"STALE_BROKER_EPOCH"`"""
+    partitions: int
+    """partitions asked about"""
+    written: int
+    """state znodes written"""
+    rejected: list[str]
+    """`"<topic>-<partition>:<error>"` for each partition answered with an error"""
+    controller_epoch: int
+    """this controller's epoch"""

@@ -1,13 +1,20 @@
 """The one place that touches generated protobuf code (`testbed_rpc`): conversions between
-`rpc.messages` and protobuf for the control plane (`control`) and its servicer
-(`control_server`), conversions and the servicer for the data plane (`data`), the client
-stubs (`clients`), the server (`server`), the mapping of transport failures to
-`rpc.errors` (`status`), mutual TLS credentials (`tls`), the check of who may call what
-before a handler runs (`access`) and refused TLS handshakes read from gRPC's tracer
-(`handshake_trace`). Everything else imports from here. Threads are each module's own to say.
+`rpc.messages` and protobuf for the control plane (`control`, and AlterIsr's in `alter_isr`)
+and its servicer (`control_server`), conversions and the servicer for the data plane
+(`data`), the client stubs (`clients`), the server (`server`), the mapping of transport
+failures to `rpc.errors` (`status`), mutual TLS credentials (`tls`), the check of who may
+call what before a handler runs (`access`) and refused TLS handshakes read from gRPC's
+tracer (`handshake_trace`). Everything else imports from here. Threads are each module's own
+to say.
 """
 
 from rpc.wire.access import BROKER_ONLY_METHODS, AccessPolicy, Refusal
+from rpc.wire.alter_isr import (
+    alter_isr_request_from_pb,
+    alter_isr_request_to_pb,
+    alter_isr_response_from_pb,
+    alter_isr_response_to_pb,
+)
 from rpc.wire.audit import (
     replica_audit_request_from_pb,
     replica_audit_request_to_pb,
@@ -31,6 +38,7 @@ from rpc.wire.control import (
 )
 from rpc.wire.control_server import (
     BrokerControlHandler,
+    ControlRequests,
     _BrokerControlServicer,
     add_broker_control_service,
 )
@@ -69,6 +77,7 @@ __all__ = [
     "ChannelIdentity",
     "ClientApiClient",
     "ClientApiHandler",
+    "ControlRequests",
     "HandshakeFailure",
     "Refusal",
     "RpcServer",
@@ -76,6 +85,10 @@ __all__ = [
     "_BrokerControlServicer",
     "add_broker_control_service",
     "add_client_api_service",
+    "alter_isr_request_from_pb",
+    "alter_isr_request_to_pb",
+    "alter_isr_response_from_pb",
+    "alter_isr_response_to_pb",
     "controlled_shutdown_response_from_pb",
     "controlled_shutdown_response_to_pb",
     "fetch_request_from_pb",

@@ -2,15 +2,14 @@
 
 The TLS handshake already admits only certificates of the cluster's CA. Among those, the
 common name is the caller's role: the controller's requests (LeaderAndIsr, UpdateMetadata,
-StopReplica) and ControlledShutdown, which only brokers send, are served only to the roles
-in `AccessPolicy.control_roles` (the broker certificate); ElectLeaders and the ClientApi
-to any certificate of the CA. A call refused here ends with PERMISSION_DENIED (a role that
-may not call the method) or UNAUTHENTICATED (no certificate identity at all, which the
-handshake should have made impossible), and `AccessPolicy.on_refused` is told first.
+StopReplica), ControlledShutdown and AlterIsr, which only brokers send, are served only to
+the roles in `AccessPolicy.control_roles` (the broker certificate); ElectLeaders and the
+ClientApi to any certificate of the CA. A call refused here ends with PERMISSION_DENIED (a
+role that may not call the method) or UNAUTHENTICATED (no certificate identity at all, which
+the handshake should have made impossible), and `AccessPolicy.on_refused` is told first.
 
 `PeerCheck` is an interceptor of the `grpc.aio` server; the check runs where the call's
-handler runs (a worker thread, or the server's loop for a coroutine handler).
-"""
+handler runs (a worker thread, or the server's loop for a coroutine handler)."""
 
 from __future__ import annotations
 
@@ -22,9 +21,9 @@ from typing import Any
 import grpc
 
 #: BrokerControl methods only brokers call: the controller's three requests, and a
-#: broker's ControlledShutdown to the controller.
+#: broker's ControlledShutdown and a partition leader's AlterIsr to the controller.
 BROKER_ONLY_METHODS = frozenset(
-    {"LeaderAndIsr", "UpdateMetadata", "StopReplica", "ControlledShutdown"}
+    {"LeaderAndIsr", "UpdateMetadata", "StopReplica", "ControlledShutdown", "AlterIsr"}
 )
 _BROKER_CONTROL = "BrokerControl"
 

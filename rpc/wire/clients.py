@@ -8,6 +8,7 @@ from __future__ import annotations
 from domain import TopicPartition
 from rpc import messages as m
 from rpc.errors import Errors
+from rpc.wire.alter_isr import alter_isr_request_to_pb, alter_isr_response_from_pb
 from rpc.wire.audit import replica_audit_request_to_pb, replica_audit_response_from_pb
 from rpc.wire.control import (
     controlled_shutdown_response_from_pb,
@@ -105,6 +106,12 @@ class BrokerControlClient:
                 for r in reply.results
             ),
         )
+
+    def alter_isr(self, request: m.AlterIsrRequest) -> m.AlterIsrResponse:
+        """Ask the controller to change ISRs."""
+        with mapped(self.target):
+            reply = self._stub.AlterIsr(alter_isr_request_to_pb(request), timeout=self._timeout)
+        return alter_isr_response_from_pb(reply)
 
     def close(self) -> None:
         """Close the channel."""

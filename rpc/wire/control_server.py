@@ -16,6 +16,7 @@ import grpc
 from domain import TopicPartition
 from rpc import messages as m
 from rpc.errors import Errors
+from rpc.wire.alter_isr import alter_isr_request_from_pb, alter_isr_response_to_pb
 from rpc.wire.control import (
     MalformedStates,
     controlled_shutdown_response_to_pb,
@@ -35,8 +36,9 @@ log = logging.getLogger(__name__)
 Around = Callable[[], AbstractContextManager[object]]
 
 
-class BrokerControlHandler(Protocol):
-    """What a broker does with each control request (domain objects in and out)."""
+class ControlRequests(Protocol):
+    """What a broker does with each control request but AlterIsr (domain objects in and
+    out)."""
 
     def leader_and_isr(self, request: m.LeaderAndIsrRequest) -> m.LeaderAndIsrResponse:
         """Become leader or follower of partitions."""
@@ -54,6 +56,13 @@ class BrokerControlHandler(Protocol):
 
     def elect_leaders(self, request: m.ElectLeadersRequest) -> m.ElectLeadersResponse:
         """Run preferred or unclean elections (answered by the controller)."""
+
+
+class BrokerControlHandler(ControlRequests, Protocol):
+    """What a broker does with each control request, AlterIsr included."""
+
+    def alter_isr(self, request: m.AlterIsrRequest) -> m.AlterIsrResponse:
+        """Change partitions' ISRs (answered by the controller)."""
 
 
 def _refuse_malformed(context: Any, exc: MalformedStates) -> None:
@@ -121,6 +130,10 @@ class _BrokerControlServicer(pb_grpc.BrokerControlServicer):
                 for r in response.results
             ],
         )
+
+    def AlterIsr(self, request: pb.AlterIsrRequest, context: Any) -> Any:
+        response = self._handler.alter_isr(alter_isr_request_from_pb(request))
+        return alter_isr_response_to_pb(response)
 
 
 def add_broker_control_service(

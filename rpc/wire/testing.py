@@ -24,6 +24,7 @@ _TYPES: dict[str, tuple[type[Message], type[Message]]] = {
     "StopReplica": (pb.StopReplicaRequest, pb.StopReplicaResponse),
     "ControlledShutdown": (pb.ControlledShutdownRequest, pb.ControlledShutdownResponse),
     "ElectLeaders": (pb.ElectLeadersRequest, pb.ElectLeadersResponse),
+    "AlterIsr": (pb.AlterIsrRequest, pb.AlterIsrResponse),
     "Metadata": (pb.MetadataRequest, pb.MetadataResponse),
     "Produce": (pb.ProduceRequest, pb.ProduceResponse),
     "Fetch": (pb.FetchRequest, pb.FetchResponse),

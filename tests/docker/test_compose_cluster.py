@@ -6,6 +6,7 @@ through the published ZooKeeper ports, the docker SDK and the bind-mounted event
 
 from __future__ import annotations
 
+import os
 import random
 import threading
 import time
@@ -16,7 +17,7 @@ import pytest
 
 from admin.topics import create_topic
 from chaos.client.workload_run import Progress, WorkloadConfig, judge, run_workload
-from chaos.cluster.endpoints import settings_of
+from chaos.cluster.endpoints import env_of, settings_of
 from client import Client
 from domain import TopicPartition
 from eventlog import event_log_path, read_events
@@ -78,6 +79,17 @@ def test_the_brokers_run_the_fast_profile_with_the_tiers_session(
         assert values["zk-session-timeout-ms"] == 3000  # tests/docker/conftest.py
         assert values["replica-lag-time-max-ms"] == 10_000
         assert values["registration-stale-wait-ms"] == 17_000
+
+
+def test_the_brokers_run_the_inter_broker_protocol_compose_passes(
+    compose_cluster: ComposeCluster,
+) -> None:
+    """`INTER_BROKER_PROTOCOL` reaches every broker: 2.6, leaders writing their ISR changes,
+    unless the environment that started the project says otherwise."""
+    expected = os.environ.get("INTER_BROKER_PROTOCOL") or "2.6"
+    for service in ("broker1", "broker2", "broker3"):
+        env = env_of(compose_cluster.container(service).attrs)
+        assert env.get("INTER_BROKER_PROTOCOL") == expected, service
 
 
 def test_docker_kill_of_the_controller_elects_another_with_a_higher_epoch(

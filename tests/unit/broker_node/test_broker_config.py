@@ -243,6 +243,12 @@ def test_well_formed_connect_strings_are_accepted(zk_connect: str) -> None:
             "--gil-switch-interval-us",
             id="switch-interval-not-integer",
         ),
+        pytest.param(
+            ["--inter-broker-protocol", "2.8"],
+            BASE_ENV,
+            "--inter-broker-protocol",
+            id="inter-broker-protocol-unknown",
+        ),
     ],
 )
 def test_bad_value_exits_2_naming_the_option(
@@ -389,3 +395,13 @@ def test_every_setting_of_the_profiles_is_an_option_with_no_default_of_its_own()
         dest = item.flag.lstrip("-").replace("-", "_")
         assert dest in vars(parser.parse_args([])), item.flag
         assert parser.get_default(dest) is None, item.flag
+
+
+def test_the_inter_broker_protocol_is_2_6_unless_told() -> None:
+    """Leaders write their ISR changes by default (the seeds' path); `2.7` (from the
+    environment or the command line) has them send AlterIsr."""
+    assert load_config([], BASE_ENV).inter_broker_protocol == "2.6"
+    env = {**BASE_ENV, "INTER_BROKER_PROTOCOL": "2.7"}
+    assert load_config([], env).inter_broker_protocol == "2.7"
+    argv = ["--inter-broker-protocol", " 2.6 "]
+    assert load_config(argv, env).inter_broker_protocol == "2.6"

@@ -1,6 +1,7 @@
 """The pure ISR and high-watermark decisions of `broker_node.isr`, as tables and hypothesis
 properties, against Kafka 2.8's `Replica.updateFetchState`, `Partition.maybeIncrementLeaderHW`,
-`getOutOfSyncReplicas` and `isFollowerInSync`.
+`getOutOfSyncReplicas` and `isFollowerInSync`, and for AlterIsr its `IsrState.maximalIsr`
+and `Partition.handleAlterIsrResponse`.
 
 Setup: broker 1 leads; brokers 2 and 3 follow. Times are milliseconds of a made-up clock.
 """
@@ -14,12 +15,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from broker_node.isr import (
+    AlterIsrVerdict,
     FollowerState,
+    PendingIsr,
     after_fetch,
     high_watermark,
+    judge_alter_isr_result,
     may_join_isr,
     out_of_sync_replicas,
 )
+from rpc.errors import Errors
 
 LEADER = 1
 LAG_MS = 10_000
@@ -310,3 +315,44 @@ def test_follower_one_fetch_behind_stays_in_sync(rounds: list[tuple[int, int]]) 
         assert (
             out_of_sync_replicas((LEADER, 2), LEADER, leader_leo, {2: state}, now, LAG_MS) == set()
         )
+
+
+# -- AlterIsr: the pending proposal and the verdict on its answer ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("committed", "proposed", "maximal"),
+    [
+        ((1, 2), (1, 2, 3), (1, 2, 3)),  # PendingExpandIsr: isr + the joining follower
+        ((1, 2, 3), (1, 2), (1, 2, 3)),  # PendingShrinkIsr: the committed isr
+        ((1, 3), (1, 2), (1, 3, 2)),  # neither: the union, committed first
+    ],
+)
+def test_the_maximal_isr_is_the_larger_of_committed_and_proposed(
+    committed: tuple[int, ...], proposed: tuple[int, ...], maximal: tuple[int, ...]
+) -> None:
+    assert PendingIsr(committed, proposed, "expand").maximal_isr == maximal
+
+
+@pytest.mark.parametrize(
+    ("still_pending", "error", "epoch", "version", "verdict"),
+    [
+        (True, Errors.NONE, 5, 8, AlterIsrVerdict.COMMIT),
+        (True, Errors.NONE, 5, 7, AlterIsrVerdict.COMMIT),  # no write: the same state
+        (True, Errors.NONE, 5, 6, AlterIsrVerdict.IGNORE),  # an older zkVersion
+        (True, Errors.NONE, 4, 8, AlterIsrVerdict.IGNORE),  # another leader epoch
+        (True, Errors.NONE, 6, 8, AlterIsrVerdict.IGNORE),
+        (False, Errors.NONE, 5, 8, AlterIsrVerdict.IGNORE),  # replaced meanwhile
+        (False, Errors.UNKNOWN_SERVER_ERROR, -1, -1, AlterIsrVerdict.IGNORE),
+        (True, Errors.UNKNOWN_TOPIC_OR_PARTITION, -1, -1, AlterIsrVerdict.GIVE_UP),
+        (True, Errors.FENCED_LEADER_EPOCH, -1, -1, AlterIsrVerdict.GIVE_UP),
+        (True, Errors.INVALID_UPDATE_VERSION, -1, -1, AlterIsrVerdict.GIVE_UP),
+        (True, Errors.UNKNOWN_SERVER_ERROR, -1, -1, AlterIsrVerdict.RETRY),
+        (True, Errors.NOT_LEADER_OR_FOLLOWER, -1, -1, AlterIsrVerdict.RETRY),
+    ],
+)
+def test_the_verdict_on_an_alter_isr_answer(
+    still_pending: bool, error: Errors, epoch: int, version: int, verdict: AlterIsrVerdict
+) -> None:
+    """Kafka 2.8's `Partition.handleAlterIsrResponse`, the leader at epoch 5, zkVersion 7."""
+    assert judge_alter_isr_result(still_pending, error, epoch, version, 5, 7) is verdict

@@ -21,6 +21,8 @@ def test_full_method_names_are_shortened_to_service_and_method() -> None:
     [
         ("BrokerControl/LeaderAndIsr", ["broker"], None),
         ("BrokerControl/ControlledShutdown", ["broker"], None),
+        ("BrokerControl/AlterIsr", ["broker"], None),
+        ("BrokerControl/AlterIsr", ["client"], "PERMISSION_DENIED"),
         ("BrokerControl/ElectLeaders", ["client"], None),
         ("ClientApi/Produce", ["client"], None),
         ("ClientApi/Fetch", ["broker"], None),

@@ -461,6 +461,27 @@ class RecordingHandler:
             ),
         )
 
+    def alter_isr(self, request: m.AlterIsrRequest) -> m.AlterIsrResponse:
+        self.requests.append(request)
+        return ALTER_ISR_RESPONSE
+
+
+ALTER_ISR = m.AlterIsrRequest(
+    1,
+    2**40 + 5,
+    (
+        m.AlterIsrPartition(TopicPartition("orders", 0), 5, (1, 2, 3), 7),
+        m.AlterIsrPartition(TopicPartition("audit", 3), 0, (1,), 0),
+    ),
+)
+ALTER_ISR_RESPONSE = m.AlterIsrResponse(
+    Errors.NONE,
+    (
+        m.AlterIsrPartitionResult(TopicPartition("orders", 0), Errors.NONE, 1, 5, (1, 2, 3), 8),
+        m.AlterIsrPartitionResult(TopicPartition("audit", 3), Errors.INVALID_UPDATE_VERSION),
+    ),
+)
+
 
 @dataclass
 class Loopback:
@@ -486,6 +507,18 @@ def test_client_and_servicer_carry_leader_and_isr(loopback: Loopback) -> None:
     assert client.leader_and_isr(LEADER_AND_ISR) == handler.leader_and_isr_response
     assert handler.requests == [LEADER_AND_ISR]
     assert stub.timeouts == [3.5]
+
+
+def test_client_and_servicer_carry_alter_isr_and_its_answers(loopback: Loopback) -> None:
+    client, handler = loopback.client, loopback.handler
+    assert client.alter_isr(ALTER_ISR) == ALTER_ISR_RESPONSE
+    assert handler.requests == [ALTER_ISR]
+
+
+def test_alter_isr_converts_both_ways() -> None:
+    assert wire.alter_isr_request_from_pb(wire.alter_isr_request_to_pb(ALTER_ISR)) == ALTER_ISR
+    response = wire.alter_isr_response_to_pb(ALTER_ISR_RESPONSE)
+    assert wire.alter_isr_response_from_pb(response) == ALTER_ISR_RESPONSE
 
 
 def test_client_and_servicer_carry_update_metadata_and_its_response(loopback: Loopback) -> None:

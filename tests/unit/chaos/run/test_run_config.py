@@ -1,6 +1,7 @@
 """`config.json` of a chaos run records the brokers' timing profile and the effective value
-of every setting a profile chooses, as the brokers resolve them from their environment;
-readers of older run directories, which lack both, still read them."""
+of every setting a profile chooses, as the brokers resolve them from their environment,
+and their inter-broker protocol (which a run may insist on); readers of older run
+directories, which lack them, still read them."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
 
+import pytest
+
 from chaos.cluster.handle import ClusterHandle
 from chaos.generator.scenarios import SCENARIOS
-from chaos.run.setup import run_config
+from chaos.run.setup import RunSetupError, check_inter_broker_protocol, run_config
 from pipeline.runs import RunConfig
 from rundir.rejudge import settings_of
 
@@ -71,3 +74,16 @@ def test_an_older_config_without_the_profile_is_still_read(tmp_path: Path) -> No
         del config[key]
     assert settings_of(config, tmp_path)["topics"] == ("t-abc",)
     assert RunConfig.from_json(tmp_path, config).topic == "t-abc"
+
+
+def test_the_inter_broker_protocol_is_recorded_the_default_when_unset() -> None:
+    assert _config(["INTER_BROKER_PROTOCOL=2.7"])["inter_broker_protocol"] == "2.7"
+    assert _config([])["inter_broker_protocol"] == "2.6"
+
+
+def test_a_run_refuses_a_cluster_on_another_inter_broker_protocol() -> None:
+    cluster = cast(ClusterHandle, _Cluster(["INTER_BROKER_PROTOCOL=2.6"]))
+    check_inter_broker_protocol(cluster, None)
+    check_inter_broker_protocol(cluster, "2.6")
+    with pytest.raises(RunSetupError, match=r"INTER_BROKER_PROTOCOL=2\.7"):
+        check_inter_broker_protocol(cluster, "2.7")
