@@ -3,7 +3,6 @@
 #
 #   testbed-base       debootstrap'd Debian bookworm (docker/base/build.sh)
 #   testbed-zookeeper  FROM base: Debian's zookeeper + entrypoint
-#   (both children)    + libfaketime and its shim, staged by stage_clock
 #   testbed-broker     FROM base: venv from host-downloaded wheels + the code,
 #                      run as the user of scripts/container-user.sh (a build argument)
 #
@@ -54,25 +53,9 @@ build() {  # n name context hash [docker build arguments...]
     rm -f "$log"
 }
 
-# The faked wall clock of both children (docker/clock/README.md): Debian's
-# libfaketime, downloaded on the host, and the shim compiled on the host.
-stage_clock() {  # context directory
-    local out=$stage/clock
-    if [ ! -s "$out/clock_nanosleep_shim.so" ] || [ docker/clock/clock_nanosleep_shim.c -nt "$out/clock_nanosleep_shim.so" ] \
-        || [ -z "$(ls "$out"/libfaketime_*.deb 2>/dev/null)" ]; then
-        mkdir -p "$out" && rm -f "$out"/*
-        (cd "$out" && apt-get download -q libfaketime >/dev/null 2>&1) || { echo "apt-get download libfaketime failed" >&2; exit 1; }
-        "${CC:-cc}" -O2 -shared -fPIC -o "$out/clock_nanosleep_shim.so" docker/clock/clock_nanosleep_shim.c -ldl
-    fi
-    rm -rf "$1/clock" && cp -r "$out" "$1/clock" && cp docker/clock/install.sh "$1/clock/"
-}
-
 # 2. zookeeper
-zk_ctx=$stage/zookeeper
-rm -rf "$zk_ctx" && cp -r docker/zookeeper "$zk_ctx"
-stage_clock "$zk_ctx"
-zk_hash=$( (echo "$base_hash"; hash_dir "$zk_ctx") | sha256sum | cut -c1-16)
-build 2 testbed-zookeeper "$zk_ctx" "$zk_hash"
+zk_hash=$( (echo "$base_hash"; hash_dir docker/zookeeper) | sha256sum | cut -c1-16)
+build 2 testbed-zookeeper docker/zookeeper "$zk_hash"
 
 # 3. broker: stage wheels + sources, hash the staged context.
 ctx=$stage/broker
@@ -91,7 +74,6 @@ if ! cmp -s "$ctx/wheels/requirements.txt.new" "$ctx/wheels/requirements.txt" ||
 fi
 mv "$ctx/wheels/requirements.txt.new" "$ctx/wheels/requirements.txt"
 cp docker/broker/Dockerfile "$ctx/Dockerfile"
-stage_clock "$ctx"
 rm -rf "$ctx/src" && mkdir -p "$ctx/src"
 for pkg in domain bugs admin client broker_node controller zkdata rpc eventlog security testbed testbed_rpc; do
     cp -r "$pkg" "$ctx/src/$pkg"

@@ -25,9 +25,6 @@ A new kind is one entry here and a fault class.
 | `request` | one broker | yes | see below |
 | `cpu-starve` | one broker or ZooKeeper server, or all brokers | yes | `percent` of a core (5) |
 | `memory-squeeze` | same | yes | `limit_mb` (64) |
-| `clock-offset` | brokers or ZooKeeper servers | yes (reset at its end) | `offset_s` (300) |
-| `clock-strobe` | same | yes | `offset_s` (300), `period_s` (2) |
-| `clock-rate` | same | yes | `rate` (2) |
 
 `request` takes `action` (`duplicate`), `kinds` (`all`), `count` (1), `probability` (1),
 `delay_ms` (2000), `hold_s` (30) and `seed` (0) (`chaos.faults.request_plan`).
@@ -49,7 +46,6 @@ from typing import Any
 from chaos.cluster.roles import RoleClass, parse_role
 from chaos.errors import UnknownKind, UnknownRole
 from chaos.faults.base import Fault
-from chaos.faults.clock import MAX_OFFSET_S, MAX_RATE, MIN_RATE, ClockOffset, ClockRate, ClockStrobe
 from chaos.faults.fields import BadFaultData, targets_from
 from chaos.faults.grudge import GRUDGES
 from chaos.faults.latency import Latency
@@ -150,23 +146,6 @@ def _request(targets: tuple[str, ...], p: Mapping[str, Scalar]) -> Fault:
         _float(p, "probability"), int(_float(p, "delay_ms")), _float(p, "hold_s"),
         int(_float(p, "seed")),
     )  # fmt: skip
-
-
-def _offset(value: Scalar) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and 0 < abs(value) <= MAX_OFFSET_S
-
-
-def _period(value: Scalar) -> bool:
-    found = number(value)
-    return found is not None and ClockStrobe.MIN_PERIOD_S <= found <= ClockStrobe.MAX_PERIOD_S
-
-
-def _rate(value: Scalar) -> bool:
-    found = number(value)
-    return found is not None and MIN_RATE <= found <= MAX_RATE
-
-
-_OFFSET_RULE = ParamRule("offset_s", 300, _offset, f"a non-zero integer within +-{MAX_OFFSET_S}")
 
 
 def _grudge(value: Scalar) -> bool:
@@ -315,38 +294,6 @@ FAULT_TYPES: Mapping[str, FaultType] = {
             lambda t, p: MemorySqueeze(t, int(_float(p, "limit_mb"))),
             MemorySqueeze.from_json,
             (LIMIT_MB_RULE,),
-        ),
-        FaultType(
-            "clock-offset",
-            _BZ,
-            True,
-            lambda t, p: ClockOffset(t, int(_float(p, "offset_s"))),
-            ClockOffset.from_json,
-            (_OFFSET_RULE,),
-        ),
-        FaultType(
-            "clock-strobe",
-            _BZ,
-            True,
-            lambda t, p: ClockStrobe(t, int(_float(p, "offset_s")), _float(p, "period_s")),
-            ClockStrobe.from_json,
-            (
-                _OFFSET_RULE,
-                ParamRule(
-                    "period_s",
-                    2,
-                    _period,
-                    f"in [{ClockStrobe.MIN_PERIOD_S:g}, {ClockStrobe.MAX_PERIOD_S:g}]",
-                ),
-            ),
-        ),
-        FaultType(
-            "clock-rate",
-            _BZ,
-            True,
-            lambda t, p: ClockRate(t, _float(p, "rate")),
-            ClockRate.from_json,
-            (ParamRule("rate", 2, _rate, f"in [{MIN_RATE:g}, {MAX_RATE:g}]"),),
         ),
     )
 }

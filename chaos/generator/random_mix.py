@@ -53,15 +53,6 @@ _DRAWS: Mapping[str, tuple[tuple[str, ...], Mapping[str, tuple[Scalar, ...]]]] =
     ),
     "cpu-starve": (_ONE_BROKER, {"percent": (2, 5, 10)}),
     "memory-squeeze": (_ONE_BROKER, {"limit_mb": (48, 64, 96)}),
-    "clock-offset": (
-        (*_ONE_BROKER, "zk-leader", "zk-follower"),
-        {"offset_s": (-600, -60, 60, 600)},
-    ),
-    "clock-strobe": (
-        (*_ONE_BROKER, "zk-follower"),
-        {"offset_s": (-300, 300), "period_s": (1, 2, 5)},
-    ),
-    "clock-rate": ((*_ONE_BROKER, "zk-follower"), {"rate": (0.5, 1.5, 2)}),
 }
 
 

@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from chaos.generator.scenarios import (
     broker_bounce,
     broker_failure,
-    clock_skew,
     controlled_shutdown,
     controller_failover,
     controller_pause,
@@ -74,7 +73,6 @@ SCENARIOS: Mapping[str, Scenario] = {
         rolling_restart,
         slow_network,
         starved_controller,
-        clock_skew,
         random_faults,
         duplicated_requests,
         reordered_requests,

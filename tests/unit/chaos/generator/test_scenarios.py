@@ -49,7 +49,6 @@ NAMES = (
     "rolling-restart",
     "slow-network",
     "starved-controller",
-    "clock-skew",
     "random",
     "duplicated-requests",
     "reordered-requests",
