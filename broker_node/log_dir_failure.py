@@ -125,10 +125,10 @@ class LogDirFailureHandler:
         """Start the thread."""
         self._thread.start()
 
-    def stop(self) -> None:
-        """Stop the thread (an unwritten notification is given up) and wait for it."""
+    def stop(self, wait: bool = True) -> None:
+        """Stop the thread (an unwritten notification is given up); `wait`: join it."""
         self._stopped.set()
-        if self._thread.is_alive():
+        if wait and self._thread.is_alive():
             self._thread.join()
 
     def _run(self) -> None:

@@ -375,12 +375,14 @@ class BrokerNode:
                 self.replicas.release_fetches()
             self._server.stop(grace_s=1.0)
             self._server = None
-        if self._log_dir_failures is not None:
-            self._log_dir_failures.stop()
+        if self._log_dir_failures is not None:  # joined below: its poll must not hold the
+            self._log_dir_failures.stop(wait=False)  # fetchers up (they could rejoin an ISR)
         if self.alter_isr is not None:
             self.alter_isr.stop()
         if self.replicas is not None:
             self.replicas.shutdown()
+        if self._log_dir_failures is not None:
+            self._log_dir_failures.stop()
         if self._metrics_server is not None:
             self._metrics_server.shutdown()
             self._metrics_server = None
