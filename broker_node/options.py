@@ -141,7 +141,7 @@ _OPTIONS: tuple[tuple[str, str | None, str], ...] = (
         None,
         "attempts before an unclean shutdown",
     ),
-    ("--controlled-shutdown-retry-backoff-ms", None, "wait between attempts"),
+    ("--controlled-shutdown-retry-backoff-ms", None, "wait after each failed attempt"),
     (
         "--auto-leader-rebalance-enable",
         "true",
