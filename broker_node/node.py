@@ -28,6 +28,7 @@ from broker_node.client_api import ClientApi
 from broker_node.config import BrokerConfig
 from broker_node.config_changes import ConfigChangeListener
 from broker_node.control_requests import ControlRequestHandler
+from broker_node.controlled_shutdown import ask_controller, ask_until_done
 from broker_node.log_dir_failure import LogDirFailureHandler
 from broker_node.metadata_cache import MetadataSnapshot
 from broker_node.metrics import serve_metrics
@@ -51,7 +52,6 @@ from rpc import messages as m
 from rpc.errors import Errors
 from rpc.wire import (
     AccessPolicy,
-    BrokerControlClient,
     HandshakeFailure,
     Refusal,
     RpcServer,
@@ -64,10 +64,6 @@ from zkdata.state_readers import ReaderSettings
 
 log = logging.getLogger(__name__)
 
-#: How long one ControlledShutdown request may take (Kafka's `controller.socket.timeout.ms`,
-#: 30 s): moving thousands of leaderships takes the controller seconds, and a request that
-#: timed out is only asked again, after the backoff, for the same work.
-CONTROLLED_SHUTDOWN_TIMEOUT_S = 30.0
 
 #: gRPC worker threads (Fetch long polls hold one each; an acks=all Produce waits for its
 #: followers in the produce purgatory and holds none).
@@ -307,12 +303,11 @@ class BrokerNode:
 
     def controlled_shutdown(self) -> bool:
         """Ask the controller to move this broker's leaderships away before it stops
-        (Kafka's controlled shutdown): retry with backoff while it answers with partitions
-        still led or cannot be reached; True once it has nothing left to move."""
+        (Kafka's controlled shutdown, `broker_node.controlled_shutdown`): True once it has
+        nothing left to move."""
         cfg = self.config
-        attempts = cfg.controlled_shutdown_max_retries + 1
-        for attempt in range(1, attempts + 1):
-            outcome = self._ask_controller_to_shut_down()
+
+        def record(attempt: int, outcome: str) -> None:
             self.events.emit(
                 ControlledShutdownAttempt(
                     broker_id=cfg.broker_id,
@@ -321,34 +316,17 @@ class BrokerNode:
                     outcome=outcome,
                 ),
             )
-            if outcome == "done":
-                return True
-            if attempt < attempts:
-                self._stopping.wait(cfg.controlled_shutdown_retry_backoff_ms / 1000)
-        log.warning("controlled shutdown did not complete; shutting down uncleanly")
-        return False
 
-    def _ask_controller_to_shut_down(self) -> str:
-        try:
-            controller_id = self.zk.get_controller_id()
-            broker = self.zk.get_broker(controller_id) if controller_id is not None else None
-            if broker is None:
-                return "no controller"
-            endpoint = broker.info.endpoint
-            address = f"{endpoint.host}:{endpoint.port}"
-            with BrokerControlClient(
-                address, timeout_s=CONTROLLED_SHUTDOWN_TIMEOUT_S, tls=self._tls
-            ) as client:
-                reply = client.controlled_shutdown(
-                    m.ControlledShutdownRequest(self.config.broker_id, self.broker_epoch)
-                )
-        except Exception as exc:  # ZooKeeper or the controller unreachable: try again
-            return f"failed: {type(exc).__name__}"
-        if reply.error is not Errors.NONE:
-            return reply.error.name
-        if reply.remaining_partitions:
-            return f"{len(reply.remaining_partitions)} partitions still led"
-        return "done"
+        done = ask_until_done(
+            cfg.controlled_shutdown_max_retries,
+            cfg.controlled_shutdown_retry_backoff_ms / 1000,
+            lambda: ask_controller(self.zk, cfg.broker_id, self.broker_epoch, self._tls),
+            record,
+            self._stopping.wait,
+        )
+        if not done:
+            log.warning("controlled shutdown did not complete; shutting down uncleanly")
+        return done
 
     def stop(self) -> None:
         """Stop serving and close the session (idempotent): first a controlled shutdown

@@ -139,9 +139,9 @@ _OPTIONS: tuple[tuple[str, str | None, str], ...] = (
     (
         "--controlled-shutdown-max-retries",
         None,
-        "attempts after the first before an unclean shutdown",
+        "attempts before an unclean shutdown",
     ),
-    ("--controlled-shutdown-retry-backoff-ms", None, "wait between attempts"),
+    ("--controlled-shutdown-retry-backoff-ms", None, "wait after each failed attempt"),
     (
         "--auto-leader-rebalance-enable",
         "true",

@@ -323,5 +323,10 @@ class ControllerContext:
         return count
 
     def partition_count(self) -> int:
-        """Every partition (GlobalPartitionCount)."""
+        """Every partition."""
         return sum(len(p) for p in self._assignments.values())
+
+    def partitions_with_leaders_count(self) -> int:
+        """Partitions whose leadership is known (GlobalPartitionCount, Kafka's
+        `partitionWithLeadersCount`)."""
+        return len(self._leaderships)

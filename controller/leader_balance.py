@@ -43,17 +43,20 @@ def triage(
     is_live: Callable[[int], bool],
 ) -> Triage:
     """Unknown partitions: UNKNOWN_TOPIC_OR_PARTITION; topics being deleted:
-    INVALID_TOPIC_EXCEPTION; preferred election where the preferred replica already leads,
-    or unclean election where the leader is live: ELECTION_NOT_NEEDED."""
+    INVALID_TOPIC_EXCEPTION; partitions without a known leadership:
+    UNKNOWN_TOPIC_OR_PARTITION; preferred election where the preferred replica already
+    leads, or unclean election where the leader is live: ELECTION_NOT_NEEDED."""
     to_elect: list[TopicPartition] = []
     answered: dict[TopicPartition, Errors] = {}
     for tp in sorted(set(requested)):
         assigned = replicas(tp)
         current = leadership(tp)
-        if not assigned or current is None:
+        if not assigned:
             answered[tp] = Errors.UNKNOWN_TOPIC_OR_PARTITION
         elif being_deleted(tp.topic):
             answered[tp] = Errors.INVALID_TOPIC_EXCEPTION
+        elif current is None:  # Kafka's event fails on it and answers nothing
+            answered[tp] = Errors.UNKNOWN_TOPIC_OR_PARTITION
         elif _not_needed(election, current.leader, assigned[0], is_live):
             answered[tp] = Errors.ELECTION_NOT_NEEDED
         else:

@@ -125,7 +125,7 @@ class ControllerMetrics:
                 context.preferred_replica_imbalance_count() if active else 0
             ),
             global_topic_count=len(context.all_topics()) if active else 0,
-            global_partition_count=context.partition_count() if active else 0,
+            global_partition_count=context.partitions_with_leaders_count() if active else 0,
             topics_to_delete_count=deletion.topics,
             replicas_to_delete_count=deletion.replicas,
             topics_ineligible_to_delete_count=deletion.ineligible_topics,

@@ -90,7 +90,7 @@ class ControlledShutdownAttempt(Event):
     broker_epoch: int
     """this broker's epoch, as sent in the request"""
     attempt: int
-    """1, 2, ... up to `--controlled-shutdown-max-retries` + 1"""
+    """1, 2, ... up to `--controlled-shutdown-max-retries`"""
     outcome: str
     """`"done"`; `"<n> partitions still led"`; the controller's error name (e.g.
     `"NOT_CONTROLLER"`, `"STALE_BROKER_EPOCH"`); `"no controller"`; or `"failed: <exception

@@ -13,7 +13,7 @@ from controller import events as ev
 from controller.context import ControllerContext, PartitionReplica
 from controller.metrics import ControllerMetrics, DeletionFigures, deletion_figures
 from controller.states import ControllerState, ReplicaState
-from domain import TopicPartition
+from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from eventlog.testing import RecordingEventLog
 from zkdata.client import KafkaZkClient
 from zkdata.model import ReplicaAssignment
@@ -81,3 +81,18 @@ def test_deletion_gauges_are_published_while_active_and_zero_otherwise() -> None
     snap = metrics.snapshot()
     assert snap.topics_to_delete_count == snap.replicas_to_delete_count == 0
     assert snap.topics_ineligible_to_delete_count == 0
+
+
+def test_global_partition_count_counts_the_partitions_with_a_leadership() -> None:
+    """As Kafka's `partitionWithLeadersCount`: a partition whose state znode was never
+    written (no replica was live when its topic was created) is not counted."""
+    ctx = ControllerContext()
+    ctx.add_topic("t", {0: ReplicaAssignment((1, 2)), 1: ReplicaAssignment((2, 1))})
+    ctx.set_leadership(
+        TopicPartition("t", 0), LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 0, (1, 2)), 1)
+    )
+    metrics = ControllerMetrics()
+    metrics.publish(True, ctx)
+    assert metrics.snapshot().global_partition_count == 1
+    metrics.publish(False, ctx)
+    assert metrics.snapshot().global_partition_count == 0

@@ -45,6 +45,21 @@ def test_preferred_triage_answers_unknown_and_not_needed() -> None:
     }
 
 
+def test_a_topic_being_deleted_is_refused_before_a_missing_leadership_is_looked_at() -> None:
+    """Kafka's order: a partition of a topic being deleted is INVALID_TOPIC_EXCEPTION with
+    or without a leadership; a known partition without one, where Kafka's event fails and
+    answers nothing, is UNKNOWN_TOPIC_OR_PARTITION."""
+    for election in ElectionType:
+        _, answered = run_triage(election, {T0: 2}, deleting=frozenset({"t"}))
+        assert set(answered.values()) - {Errors.UNKNOWN_TOPIC_OR_PARTITION} == {
+            Errors.INVALID_TOPIC_EXCEPTION
+        }
+        assert answered[T1] is Errors.INVALID_TOPIC_EXCEPTION
+        to_elect, answered = run_triage(election, {T0: 2})
+        assert answered[T1] is Errors.UNKNOWN_TOPIC_OR_PARTITION
+        assert T1 not in to_elect
+
+
 def test_unclean_triage_elects_only_partitions_without_a_live_leader() -> None:
     to_elect, answered = run_triage(ElectionType.UNCLEAN, {T0: 3, T1: -1, T2: 1, T3: 2})
     assert to_elect == (T0, T1)

@@ -1,0 +1,64 @@
+"""ISR change notifications on the active controller (Kafka 2.8's
+`processIsrChangeNotification`): the notified partitions' states are reloaded into the
+context, every live broker gets them in UpdateMetadata, and the notifications are
+deleted. A partition the controller does not know (its topic deleted meanwhile) is left
+out; Kafka reloads it into its cache and sends it with no replicas (kafka-differences.md,
+ISR change notifications for unknown partitions).
+
+Setup: broker 1 and 2 live; topic "t" with partition 0 on [1, 2]; the leader shrank the
+ISR to [1] and wrote a notification naming t-0 and "gone"-0, a partition of a deleted
+topic.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+import pytest
+
+from controller import isr_changes
+from controller.context import ControllerContext
+from controller.testing.brokers import make_broker
+from controller.testing.zookeeper import FakePartitionZk
+from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
+from eventlog.testing import RecordingEventLog
+from zkdata.client import KafkaZkClient
+from zkdata.model import ReplicaAssignment
+from zkdata.pipelined_reads import Reads
+
+TP, GONE = TopicPartition("t", 0), TopicPartition("gone", 0)
+
+
+def test_known_partitions_are_reloaded_and_sent_unknown_ones_left_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ctx = ControllerContext()
+    ctx.set_live_brokers([make_broker(1), make_broker(2)])
+    ctx.add_topic("t", {0: ReplicaAssignment((1, 2))})
+    ctx.set_leadership(TP, LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 3, (1, 2)), 1))
+    zk = FakePartitionZk()
+    shrunk = LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 3, (1,)), 1)
+    zk.put_state(TP, shrunk, 8)
+    zk.put_state(GONE, shrunk, 2)
+    notes = Reads({"isr_change_0000000004": (TP, GONE)}, {})
+    deleted: list[list[str]] = []
+    monkeypatch.setattr(isr_changes, "read_isr_change_notifications", lambda zk, watch: notes)
+    monkeypatch.setattr(
+        isr_changes,
+        "delete_isr_change_notifications",
+        lambda zk, children, version: deleted.append(list(children)),
+    )
+    sent: list[tuple[frozenset[int], list[TopicPartition]]] = []
+    isr_changes.process_isr_change_notification(
+        ctx,
+        cast(KafkaZkClient, zk),
+        lambda event: lambda watched: None,
+        RecordingEventLog(),
+        lambda brokers, partitions: sent.append((frozenset(brokers), partitions)),
+    )
+    state = ctx.leadership(TP)
+    assert state is not None
+    assert state.leader_and_isr.isr == (1,)
+    assert ctx.leadership(GONE) is None
+    assert sent == [(frozenset({1, 2}), [TP])]
+    assert deleted == [["isr_change_0000000004"]]
