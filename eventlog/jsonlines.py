@@ -100,6 +100,20 @@ def numbered_json_lines(path: Path) -> list[tuple[int, str, object]]:
     return list(zip(range(1, len(raws) + 1), lines, values, strict=True))
 
 
+def iter_json_lines(path: Path) -> Iterator[tuple[str, object]]:
+    """As `read_json_lines`, one line at a time: memory holds the line being decoded, not
+    the file (a reader that folds each line as it comes, such as the streaming history
+    checker). A missing file has none."""
+    try:
+        file = open(path, "rb")  # noqa: SIM115 - closed below, when the generator ends
+    except FileNotFoundError:
+        return
+    with file:
+        for raw in file:
+            line = raw.decode("utf-8", errors="replace")
+            yield from ((line, value) for value in _decoded(raw.rstrip(b"\n"), line))
+
+
 def _decoded(raw: bytes, line: str) -> tuple[object, ...]:
     """The value of one line, as a tuple of one; none when it is not JSON (torn)."""
     try:

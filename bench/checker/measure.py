@@ -49,8 +49,8 @@ MEASURE = "history_checker"
 #: The ratio of the checker's time to the floor that the checker is held to.
 TARGET_RATIO = 3.0
 FLOOR_PHRASE = (
-    "the same history files read and decoded into operations (rundir.history.read_history), "
-    "in a child process of its own"
+    "the same history files read and decoded into operations as the checker reads them "
+    "(rundir.history_stream.stream_history), nothing judged, in a child process of its own"
 )
 
 
