@@ -32,13 +32,15 @@ def iter_history_file(path: Path) -> Iterator[HistoryOp]:
     the line when one breaks the schema, `HistoryOrderError` when one goes back in time."""
     decode = HistoryOp.from_json
     last = None
-    for line, record in iter_json_lines(path):
-        if not isinstance(record, dict):
+    for raw, record in iter_json_lines(path):
+        if type(record) is not dict:
+            line = raw.decode("utf-8", errors="replace")
             raise HistoryFormatError(f"{path}: a line is not a JSON object: {line!r}")
         try:
             op = decode(record)
         except HistoryFormatError as exc:
-            raise HistoryFormatError(f"{path}: {exc}: {line.strip()!r}") from None
+            line = raw.decode("utf-8", errors="replace").strip()
+            raise HistoryFormatError(f"{path}: {exc}: {line!r}") from None
         if last is not None and op.time_ns < last:
             raise HistoryOrderError(f"{path}: time_ns {op.time_ns} after {last}")
         last = op.time_ns

@@ -193,7 +193,11 @@ class PartitionState:
         """`value` is at `offset` (read there, or acknowledged there when `acked`; `loose`:
         with acks=1, which may lose it and hand the offset out again), shown by the
         operation of code `op`; the value's slot."""
-        first = self.first_at(offset)
+        if 0 <= offset < len(self.at_slot):  # first_at, inline: once per record seen
+            at = self.at_slot[offset]
+            first = None if at < 0 else (at, self.at_op[offset])
+        else:
+            first = self.far.get(offset)
         if first is None:
             slot = self.record(value)
             self._place(offset, slot, op << 1 | loose)
@@ -211,7 +215,8 @@ class PartitionState:
                     f"{how} at offset {offset}, which {shown} showed holding {first_value!r}",
                     allowed=loose or bool(first[1] & 1),
                 )
-            slot = self.record(value)
+            known = self.slots.get(value)
+            slot = self.record(value) if known is None else known
         if self.offset[slot] == NONE:
             self.offset[slot] = offset
         elif self.offset[slot] != offset:

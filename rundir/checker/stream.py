@@ -50,14 +50,15 @@ def check_stream(
     that process's lines than the final read was rebuilt from."""
     index = final_index(final)
     checks, queue = ChecksFold(index), QueueFold()
-    counts: Counter[str] = Counter()
+    counts: Counter[tuple[str, str]] = Counter()
     mine = 0
+    feed_checks, feed_queue = checks.feed, queue.feed
     for op in history:
-        counts[f"{op.f} {op.type}"] += 1
+        counts[(op.f, op.type)] += 1
         if op.process == final_process:
             mine += 1
-        checks.feed(op)
-        queue.feed(op)
+        feed_checks(op)
+        feed_queue(op)
     if final_lines is not None and mine != final_lines:
         raise _OutsideItsFile(f"{mine} lines of {final_process}, {final_lines} in its file")
     checks.end()
@@ -65,7 +66,7 @@ def check_stream(
     return RunVerdict(
         checks.results() + verdict.results,
         checks.unread_partitions(),
-        dict(counts),
+        {f"{f} {t}": n for (f, t), n in counts.items()},
         verdict.stats,
     )
 

@@ -25,7 +25,14 @@ from rundir.checker import (
     check_stream,
     final_read_from_history,
 )
-from rundir.history import FINAL_READ_PROCESS, HistoryOp, history_path, read_history
+from rundir.history import (
+    FINAL_READ_PROCESS,
+    Completion,
+    HistoryOp,
+    OpF,
+    history_path,
+    read_history,
+)
 
 PROPERTY = settings(max_examples=150, deadline=None)
 TOPIC = "t"
@@ -56,7 +63,7 @@ def _random_history(rng: random.Random, steps: int) -> list[HistoryOp]:
         process = rng.choice(PROCESSES)
         invoke = pending.pop(process, None)
         if invoke is None:
-            f = "send" if process.startswith("p") else "poll"
+            f: OpF = "send" if process.startswith("p") else "poll"
             op = HistoryOp(
                 "invoke",
                 f,
@@ -83,7 +90,7 @@ def _random_history(rng: random.Random, steps: int) -> list[HistoryOp]:
 
 def _completion(rng: random.Random, invoke: HistoryOp, t: int, value: object) -> HistoryOp:
     if invoke.f == "send":
-        outcome = rng.choice(("ok", "ok", "ok", "fail", "info"))
+        outcome: Completion = rng.choice(("ok", "ok", "ok", "fail", "info"))
         offset = rng.choice((None, *range(8))) if outcome != "fail" else None
         return invoke._replace(
             type=outcome,
