@@ -160,6 +160,8 @@ def _finish(
     the confirmation of the gaps."""
     unclean = policy.unclean_leader_election
     text = labels.text
+    if state.known:
+        state.count("inconsistent-offsets", state.known)
     state.count("duplicate", len(state.names))
     for slot in sorted({*state.more, *state.failed}):
         value, allowance = state.names[slot], state.allowance[slot]

@@ -45,7 +45,7 @@ class QueueFold:
         self.partitions: dict[tuple[str, int], PartitionState] = {}
         self.invokes: dict[tuple[str, int], HistoryOp] = {}
         self.last_poll: dict[tuple[str, str, int], tuple[int, str]] = {}  # -> (offset, op)
-        self.last_send: dict[tuple[str, str, int], tuple[int, str, int]] = {}
+        self.last_send: dict[tuple[str, str, int], tuple[int, int, int]] = {}  # offset, op
         self.unseen = 0
         self.unseen_max = 0
         self.samples: list[tuple[int, int]] = []
@@ -97,10 +97,13 @@ class QueueFold:
                 state.max_read, state.max_read_op = offset, op
 
     def _send(self, op: HistoryOp) -> None:
-        if op.value is None:
+        value = op.value
+        if value is None:
             return
-        state = self.partition(op)
-        slot = state.record(op.value)
+        state = self.partitions.get((op.topic, op.partition)) or self.partition(op)
+        slot = state.slots.get(value)
+        if slot is None:
+            slot = state.record(value)
         state.sent[slot] += 1
         if op.type == "fail":
             state.allowance[slot] += op.attempts_unknown
@@ -119,34 +122,37 @@ class QueueFold:
         if op.offset is None:
             return
         state.ack_offset[slot] = op.offset
-        state.seen_at(op.offset, op.value, code, self.labels, acked=True, loose=acks != -1)
-        self._nonmonotonic_send(state, op, acks)
+        state.seen_at(op.offset, value, code, self.labels, acked=True, loose=acks != -1)
+        self._nonmonotonic_send(state, op, code, acks)
 
-    def _nonmonotonic_send(self, state: PartitionState, op: HistoryOp, acks: int) -> None:
+    def _nonmonotonic_send(
+        self, state: PartitionState, op: HistoryOp, code: int, acks: int
+    ) -> None:
         assert op.offset is not None
         assert op.value is not None
         key = (op.process, op.topic, op.partition)
         last = self.last_send.get(key)
-        self.last_send[key] = (op.offset, label(op), acks)
+        self.last_send[key] = (op.offset, code, acks)
         if last is None:
             return
         state.count("nonmonotonic-send")
         if op.offset <= last[0]:
+            before = self.labels.text(last[1])
             state.add(
                 "nonmonotonic-send",
                 Found(
                     op.value,
                     (last[0], op.offset),
                     op.process,
-                    (last[1], label(op)),
-                    f"acknowledged at {op.offset} after {last[1]} was acknowledged at {last[0]}",
+                    (before, label(op)),
+                    f"acknowledged at {op.offset} after {before} was acknowledged at {last[0]}",
                     allowed=acks != -1 or last[2] != -1,
                 ),
             )
 
     def _poll(self, op: HistoryOp, invoke: HistoryOp | None) -> None:
         records = op.records or ()
-        state = self.partition(op)
+        state = self.partitions.get((op.topic, op.partition)) or self.partition(op)
         code = self.labels.of(op.process, op.op_id)
         me = self.labels.text(code)
         first_read, reads, seen_at = state.first_read, state.reads, state.seen_at
@@ -224,7 +230,8 @@ class QueueFold:
 
     def _unseen(self, delta: int, time_ns: int) -> None:
         self.unseen += delta
-        self.unseen_max = max(self.unseen_max, self.unseen)
+        if self.unseen > self.unseen_max:
+            self.unseen_max = self.unseen
         self._changes += 1
         if self._changes % self._stride == 0:
             self.samples.append((time_ns, self.unseen))

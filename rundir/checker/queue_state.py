@@ -113,7 +113,7 @@ class PartitionState:
     at_slot: array[int] = field(default_factory=_column)
     at_op: array[int] = field(default_factory=_column)
     far: dict[int, tuple[int, int]] = field(default_factory=dict)  # offsets beyond the arrays
-    known: int = 0  # offsets seen
+    known: int = 0  # offsets seen: what `inconsistent-offsets` judged
     max_read: int = -1
     max_read_op: str = ""
     inconsistent: dict[tuple[int, str], Found] = field(default_factory=dict)
@@ -127,13 +127,15 @@ class PartitionState:
         if slot is None:
             slot = self.slots[value] = len(self.names)
             self.names.append(value)
-            for column in (self.sent, self.allowance, self.reads):
-                column.append(0)
-            for column in (self.ack, self.first_read):
-                column.append(-1)
-            for column in (self.ack_ns, self.ack_acks, self.ack_offset, self.offset):
-                column.append(NONE)
-            self.ack_acks[slot] = -1
+            self.sent.append(0)
+            self.allowance.append(0)
+            self.reads.append(0)
+            self.ack.append(-1)
+            self.first_read.append(-1)
+            self.ack_ns.append(NONE)
+            self.ack_acks.append(-1)
+            self.ack_offset.append(NONE)
+            self.offset.append(NONE)
             self.in_final.append(0)
         return slot
 
@@ -162,7 +164,10 @@ class PartitionState:
 
     def _place(self, offset: int, slot: int, op: int) -> None:
         size = len(self.at_slot)
-        if 0 <= offset < size + 4096 + size:
+        if offset == size:  # the log's next offset: the common case
+            self.at_slot.append(slot)
+            self.at_op.append(op)
+        elif 0 <= offset < size + 4096 + size:
             if offset >= size:
                 grow = array("q", [-1]) * (offset + 1 - size)
                 self.at_slot.extend(grow)
@@ -201,7 +206,6 @@ class PartitionState:
         if first is None:
             slot = self.record(value)
             self._place(offset, slot, op << 1 | loose)
-            self.count("inconsistent-offsets")
         else:
             first_value = self.names[first[0]]
             if first_value != value and (offset, value) not in self.inconsistent:

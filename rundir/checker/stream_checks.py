@@ -173,10 +173,15 @@ class ChecksFold:
                         f"acked at {offset} after {last[0]!r} was acked at {last[1]}",
                     )
                 )
-        offsets = records.offsets_of(value) if records is not None else None
-        if not offsets:
+        position = records.where.get(value) if records is not None else None
+        if position is None:
             return
-        placed = offset if offset in offsets else min(offsets)
+        assert records is not None
+        offsets = records.more.get(value)
+        if offsets is None:  # one offset: where it is, acked there or not
+            placed = records.offset_at(position)
+        else:
+            placed = offset if offset in offsets else min(offsets)
         before = self._last_placed.get(key)
         self._last_placed[key] = (value, placed)
         if before is None:
