@@ -80,6 +80,11 @@ class FinalRecords(Sequence[tuple[int, str]]):
             position += len(self._values)
         return position if self._dense else self._offsets[position]
 
+    def dense_values(self) -> list[str] | None:
+        """The values by offset when the offsets are 0, 1, 2, ... (else None): the value
+        at offset `o` is `dense_values()[o]`."""
+        return self._values if self._dense else None
+
     def value_at(self, offset: int) -> str | None:
         """The value the final read holds at `offset`, None when it holds none there."""
         if self._dense:

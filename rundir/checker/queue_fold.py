@@ -90,8 +90,11 @@ class QueueFold:
         if state is None:
             state = self.partitions[key] = PartitionState()
         code = self.labels.named(op)
+        seen = state.seen
         for offset, value in records:
-            slot = state.seen_at(offset, value, code, self.labels)
+            slot = seen(offset, value)
+            if slot < 0:
+                slot = state.seen_at(offset, value, code, self.labels)
             state.in_final[slot] = 1
             if offset > state.max_read:
                 state.max_read, state.max_read_op = offset, op
@@ -155,9 +158,11 @@ class QueueFold:
         state = self.partitions.get((op.topic, op.partition)) or self.partition(op)
         code = self.labels.of(op.process, op.op_id)
         me = self.labels.text(code)
-        first_read, reads, seen_at = state.first_read, state.reads, state.seen_at
+        first_read, reads, seen = state.first_read, state.reads, state.seen
         for offset, value in records:
-            slot = seen_at(offset, value, code, self.labels)
+            slot = seen(offset, value)
+            if slot < 0:
+                slot = state.seen_at(offset, value, code, self.labels)
             reads[slot] += 1
             if first_read[slot] < 0:
                 first_read[slot] = code

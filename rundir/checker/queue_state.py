@@ -146,6 +146,15 @@ class PartitionState:
             return []
         return sorted({first, *self.more.get(slot, ())})
 
+    def seen(self, offset: int, value: str) -> int:
+        """The slot of `value` when it was first seen at `offset` and nowhere else before
+        (so `seen_at` would change nothing), else -1: a record read again."""
+        if 0 <= offset < len(self.at_slot):
+            slot = self.at_slot[offset]
+            if slot >= 0 and self.names[slot] == value and slot not in self.more:
+                return slot
+        return -1
+
     def first_at(self, offset: int) -> tuple[int, int] | None:
         """The slot first seen at `offset` and `code << 1 | loose` of what showed it."""
         if 0 <= offset < len(self.at_slot):

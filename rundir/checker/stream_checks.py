@@ -89,7 +89,8 @@ class ChecksFold:
             return
         if self._pending.pop(key, None) is None and op.f == "send":
             self._orphans.add(key)
-        self._twice.pop(key, None)
+        if self._twice:
+            self._twice.pop(key, None)
         if op.f == "send" and op.value is not None:
             self._send(op)
         elif op.f == "poll" and op.type == "ok":
@@ -100,12 +101,20 @@ class ChecksFold:
         for ops in (*self._twice.values(), self._pending.values()):
             for op in ops:
                 assert op.value is not None
-                self._sent(self._tp(op), op.value, UNBOUNDED)
+                tp = self._tp(op)
+                self._sent(tp, op.value, UNBOUNDED, self.final.partitions.get(tp))
         self._pending.clear()
         self._twice.clear()
 
-    def _sent(self, tp: TopicPartition, value: str, allowance: int) -> None:
-        records = self.final.partitions.get(tp)
+    def _sent(
+        self,
+        tp: TopicPartition,
+        value: str,
+        allowance: int,
+        records: FinalRecords | None,
+    ) -> None:
+        """A send of `value` that may have written it `allowance` times (`records`: the
+        final read's records of `tp`)."""
         position = records.where.get(value) if records is not None else None
         if position is None:
             self._absent_sent[(tp, value)] = self._absent_sent.get((tp, value), False) or (
@@ -118,23 +127,20 @@ class ChecksFold:
             codes[position] = _SENT
         elif codes[position] == _UNSENT:
             codes[position] = _FAILED
-        if value in records.more:
+        if records.more and value in records.more:
             self._multi_allowance[(tp, value)] += allowance
 
     def _send(self, op: HistoryOp) -> None:
         assert op.value is not None
-        tp, value = self._tp(op), op.value
+        tp, value, kind = self._tp(op), op.value, op.type
+        records = self.final.partitions.get(tp)
         unknown = op.attempts_unknown
-        if op.type == "ok":
-            self._sent(tp, value, unknown + 1)
-        elif op.type == "info":
-            self._sent(tp, value, max(unknown, 1))
+        if kind == "ok":
+            self._sent(tp, value, unknown + 1, records)
         else:
-            self._sent(tp, value, unknown)
-        if op.type != "ok":
+            self._sent(tp, value, max(unknown, 1) if kind == "info" else unknown, records)
             return
         acks = op.acks if op.acks is not None else -1
-        records = self.final.partitions.get(tp)
         if acks != -1:
             self._unsafe += 1
         elif op.time_ns >= self.final.started_ns:
@@ -202,24 +208,29 @@ class ChecksFold:
         tp = self._tp(op)
         records = self.final.partitions.get(tp)
         judged = records is not None and op.time_ns < self.final.started_ns
-        for offset, value in op.records or ():
-            self._reads += 1
-            now = records.value_at(offset) if records is not None else None
+        read = op.records or ()
+        self._reads += len(read)
+        if judged:
+            self._vanished_checked += len(read)
+        dense = records.dense_values() if records is not None else None
+        for offset, value in read:
+            if dense is not None:  # value_at, inline: once per record read
+                now = dense[offset] if 0 <= offset < len(dense) else None
+            else:
+                now = records.value_at(offset) if records is not None else None
             if now != value:
                 self._deviant[(tp, value)].add(offset)
                 if records is not None and value not in records.where:
                     self._polled_absent[(tp, value)] = offset
-            if judged:
-                self._vanished_checked += 1
-                if now != value and (tp, offset) not in self._vanished:
-                    holds = "nothing" if now is None else repr(now)
-                    self._vanished[(tp, offset)] = _violation(
-                        tp,
-                        value,
-                        (offset,),
-                        op.process,
-                        f"read by a poll; the final read holds {holds} there",
-                    )
+            if judged and now != value and (tp, offset) not in self._vanished:
+                holds = "nothing" if now is None else repr(now)
+                self._vanished[(tp, offset)] = _violation(
+                    tp,
+                    value,
+                    (offset,),
+                    op.process,
+                    f"read by a poll; the final read holds {holds} there",
+                )
 
     # -- the results -------------------------------------------------------------------
 
