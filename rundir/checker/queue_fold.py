@@ -20,8 +20,10 @@ flight and each partition's records, never by the number of polls or sends):
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
+from domain import TopicPartition
+from rundir.checker.final_index import FinalRecords
 from rundir.checker.queue_state import Found, Gap, Labels, PartitionState
 from rundir.history import HistoryOp
 
@@ -41,7 +43,10 @@ def label(op: HistoryOp) -> str:
 class QueueFold:
     """The single pass: `feed` each operation in history order, then `final` once."""
 
-    def __init__(self) -> None:
+    def __init__(self, values: Mapping[TopicPartition, FinalRecords] | None = None) -> None:
+        """`values`: the final read's records by partition when they are known
+        beforehand; a value they hold is then kept as their string, not a copy of it."""
+        self._values = values or {}
         self.partitions: dict[tuple[str, int], PartitionState] = {}
         self.invokes: dict[tuple[str, int], HistoryOp] = {}
         self.last_poll: dict[tuple[str, str, int], tuple[int, str]] = {}  # -> (offset, op)
@@ -59,8 +64,12 @@ class QueueFold:
         key = (op.topic, op.partition)
         state = self.partitions.get(key)
         if state is None:
-            state = self.partitions[key] = PartitionState()
+            state = self.partitions[key] = self._new(key)
         return state
+
+    def _new(self, key: tuple[str, int]) -> PartitionState:
+        held = self._values.get(TopicPartition(*key))
+        return PartitionState(same=held.same if held is not None else None)
 
     def feed(self, op: HistoryOp) -> None:
         """Take the next operation of the history."""
@@ -88,7 +97,7 @@ class QueueFold:
         """The final read's records of partition `key` (topic, partition), shown by `op`."""
         state = self.partitions.get(key)
         if state is None:
-            state = self.partitions[key] = PartitionState()
+            state = self.partitions[key] = self._new(key)
         code = self.labels.named(op)
         seen = state.seen
         for offset, value in records:

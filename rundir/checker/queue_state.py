@@ -15,6 +15,7 @@ the first value seen there and the operation that showed it.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -120,11 +121,16 @@ class PartitionState:
     gaps: list[Gap] = field(default_factory=list)
     found: dict[str, list[Found]] = field(default_factory=dict)  # by anomaly class
     checked: dict[str, int] = field(default_factory=dict)
+    #: the string equal to a value that something else already holds (the final read's,
+    #: when it is known beforehand), kept instead of another copy
+    same: Callable[[str], str] | None = None
 
     def record(self, value: str) -> int:
         """The slot of `value`, made on first mention."""
         slot = self.slots.get(value)
         if slot is None:
+            if self.same is not None:
+                value = self.same(value)
             slot = self.slots[value] = len(self.names)
             self.names.append(value)
             self.sent.append(0)

@@ -49,7 +49,7 @@ def check_stream(
     `final_lines`, raises `_OutsideItsFile` when the history holds another number of
     that process's lines than the final read was rebuilt from."""
     index = final_index(final)
-    checks, queue = ChecksFold(index), QueueFold()
+    checks, queue = ChecksFold(index), QueueFold(index.partitions)
     counts: Counter[tuple[str, str]] = Counter()
     mine = 0
     feed_checks, feed_queue = checks.feed, queue.feed
