@@ -15,11 +15,11 @@ import itertools
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import overload
 
 from domain import TopicPartition
-from rundir.checker.index import FinalRead, Poll, final_from_polls
+from rundir.checker.index import FinalRead
 from rundir.history import HistoryOp
 
 __all__ = ["FinalIndex", "FinalRecords", "final_index", "final_index_of"]
@@ -128,10 +128,11 @@ def final_index(final: FinalRead | FinalIndex) -> FinalIndex:
 
 def final_index_of(ops: Iterable[HistoryOp], process: str) -> tuple[FinalIndex, int]:
     """The final read rebuilt from the polls of `process` among `ops` (in history order),
-    as `rundir.checker.final_read_from_history` rebuilds it, and how many of `ops` were
-    that process's (so a caller can tell that no other file held any)."""
-    invokes: dict[int, HistoryOp] = {}
-    polls: list[Poll] = []
+    as `rundir.checker.final_read_from_history` rebuilds it (`final_from_polls`), and how
+    many of `ops` were that process's (so a caller can tell that no other file held
+    any). Keeps each partition's records once, as an offset -> value dict, not the polls."""
+    fetches: dict[int, int | None] = {}
+    parts: dict[TopicPartition, _Partial] = {}
     started: int | None = None
     seen = 0
     for op in ops:
@@ -139,11 +140,31 @@ def final_index_of(ops: Iterable[HistoryOp], process: str) -> tuple[FinalIndex, 
             continue
         seen += 1
         if op.type == "invoke":
-            invokes[op.op_id] = op
+            fetches[op.op_id] = op.offset
             started = op.time_ns if started is None else min(started, op.time_ns)
         elif op.f == "poll" and op.type == "ok":
-            invoked = invokes.get(op.op_id)
-            fetch = invoked.offset if invoked is not None else None
             tp = TopicPartition(op.topic, op.partition)
-            polls.append(Poll(op.process, tp, fetch, op.offset, op.records or (), op.time_ns))
-    return final_index(final_from_polls(polls, started or 0)), seen
+            part = parts.get(tp)
+            if part is None:
+                part = parts[tp] = _Partial(op.offset or 0)
+            records = op.records or ()
+            part.records.update(records)
+            fetch = fetches.get(op.op_id)
+            after = records[-1][0] + 1 if records else (fetch or 0)
+            part.reached = max(part.reached, after)
+    partitions = {
+        tp: FinalRecords((o, part.records[o]) for o in sorted(part.records) if o < part.target)
+        for tp, part in parts.items()
+        if part.reached >= part.target
+    }
+    return FinalIndex(started or 0, partitions), seen
+
+
+@dataclass(slots=True)
+class _Partial:
+    """One partition's polls so far: the high watermark the first reported, the records
+    read (the later poll's value where two read one offset) and how far they reached."""
+
+    target: int
+    records: dict[int, str] = field(default_factory=dict)
+    reached: int = 0

@@ -25,6 +25,7 @@ from rundir.checker import (
     check_stream,
     final_read_from_history,
 )
+from rundir.checker.final_index import final_index_of
 from rundir.history import (
     FINAL_READ_PROCESS,
     Completion,
@@ -237,3 +238,18 @@ def test_final_read_lines_in_another_file_are_read_whole_with_the_same_verdict(
     assert verdict.op_counts["poll invoke"] == sum(
         1 for op in whole if op.f == "poll" and op.type == "invoke"
     )
+
+
+@PROPERTY
+@given(seed=st.integers(0, 2**32))
+def test_the_final_read_rebuilt_from_its_process_alone_is_the_history_s(seed: int) -> None:
+    rng = random.Random(seed)
+    ops = _random_history(rng, rng.randrange(120))
+    expected = final_read_from_history(ops, FINAL_READ_PROCESS)
+
+    rebuilt, lines = final_index_of(iter(ops), FINAL_READ_PROCESS)
+
+    assert rebuilt.started_ns == expected.started_ns
+    assert list(rebuilt.partitions) == list(expected.partitions)
+    assert {tp: tuple(r) for tp, r in rebuilt.partitions.items()} == expected.partitions
+    assert lines == sum(1 for op in ops if op.process == FINAL_READ_PROCESS)
