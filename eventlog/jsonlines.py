@@ -100,6 +100,25 @@ def numbered_json_lines(path: Path) -> list[tuple[int, str, object]]:
     return list(zip(range(1, len(raws) + 1), lines, values, strict=True))
 
 
+def iter_json_lines(path: Path) -> Iterator[tuple[bytes, object]]:
+    """Each complete line of `path` as its bytes and its decoded value, one line at a time
+    (as `read_json_lines`, which gives the text): memory holds the line being decoded, not
+    the file, for a reader that folds each line as it comes (the streaming history
+    checker). Lines that are not JSON are skipped; a missing file has none."""
+    try:
+        file = open(path, "rb")  # noqa: SIM115 - closed below, when the generator ends
+    except FileNotFoundError:
+        return
+    loads, failure = orjson.loads, orjson.JSONDecodeError
+    with file:
+        for raw in file:
+            try:
+                yield raw, loads(raw)
+            except failure:
+                for value in _decoded(raw.rstrip(b"\n"), raw.decode("utf-8", errors="replace")):
+                    yield raw, value
+
+
 def _decoded(raw: bytes, line: str) -> tuple[object, ...]:
     """The value of one line, as a tuple of one; none when it is not JSON (torn)."""
     try:

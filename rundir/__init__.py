@@ -1,7 +1,8 @@
 """The run-directory contract (docs/runs.md): what one chaos run leaves behind and how it is
 judged, shared by the chaos runner, the PySpark report and the benchmarks, which all sit
 above it. `layout` names a run directory's files (`RunDir`, its version); `history` is the
-workload's history format (`HistoryOp`), written by `history_writer`; `events` is a node's
+workload's history format (`HistoryOp`), written by `history_writer` and read as a stream
+by `history_stream`; `events` is a node's
 event log as values; `checker` judges a history against its final read; `invariants`
 judges the cluster over event logs, history and snapshots; `results` is the one result
 vocabulary of both (`Violation`, `InvariantResult`, `RunVerdict`); `reader` reads a run
@@ -18,6 +19,8 @@ Errors::
     RunDirError (ValueError)       a run directory the contract refuses
     ├── RunDirVersionError         another `run_dir_version` (`layout.check_version`)
     ├── HistoryFormatError         a history line breaking its schema (`history`)
+    ├── HistoryOrderError          a history file going back in time (`history_stream`;
+    │                              the streaming checker then reads the files whole)
     └── EventFormatError           an event line breaking its envelope (`events`)
 """
 

@@ -13,11 +13,11 @@ Runbook (no ZooKeeper, no broker, no container):
    `--short-operations` with the same partitions and processes, with progress. Not
    measured.
 2. For each history, in a fresh child process each (`bench.checker.phase`): the floor, the
-   lines read and decoded as the checker reads them; then the checker, the same read, the
-   final read rebuilt from the history and every check. Each floor runs before and after
-   the checker and the floor is their mean (other work on a shared box
-   moves both). Each child reports its seconds, its steps and its peak resident memory
-   (`ru_maxrss`) above what the imports took.
+   lines read and decoded as the checker reads them; then the checker, the final read
+   rebuilt from its process's file and every check judged as the same lines are read.
+   Each floor runs before and after the checker and the floor is their mean (other work
+   on a shared box moves both). Each child reports its seconds, its steps and its peak
+   resident memory (`ru_maxrss`) above what the imports took.
 3. Report: per history, the checker's seconds against the floor and their ratio (the
    target is 3x), both peaks and how much the peak grew from the short history to the long
    one; `bench.json` in DIR and the JSON lines in `bench/results` (`measure`
@@ -49,8 +49,8 @@ MEASURE = "history_checker"
 #: The ratio of the checker's time to the floor that the checker is held to.
 TARGET_RATIO = 3.0
 FLOOR_PHRASE = (
-    "the same history files read and decoded into operations (rundir.history.read_history), "
-    "in a child process of its own"
+    "the same history files read and decoded into operations as the checker reads them "
+    "(rundir.history_stream.stream_history), nothing judged, in a child process of its own"
 )
 
 

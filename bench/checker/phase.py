@@ -4,10 +4,11 @@ memory is its own (`resource.getrusage(...).ru_maxrss`):
     python -m bench.checker.phase decode RESULT_JSON HISTORY_FILE...
     python -m bench.checker.phase check RESULT_JSON HISTORY_FILE...
 
-`decode` is the floor: the history files read and decoded into operations as the checker
-reads them (`rundir.history.read_history`), nothing else. `check` is what judging a
-recorded run costs: the same read, the final read rebuilt from the `final-read` process's
-polls (`rundir.checker.final_read_from_history`) and every check (`rundir.checker.check`).
+`decode` is the floor: the history files read and decoded into operations the way the
+checker reads them (`rundir.history_stream.stream_history`: the files merged by `time_ns`
+one line at a time), each operation dropped once decoded, nothing judged. `check` is what
+judging a recorded run costs: the final read rebuilt from the `final-read` process's polls
+and every check over the same stream (`rundir.checker.check_files`).
 Both import the same modules before the baseline memory is taken, and the peak is
 reset there (/proc/self/clear_refs), so what the imports took or freed is not counted.
 The phase's seconds, its steps, the baseline and peak resident memory and the verdict go
@@ -27,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.shared import console
-from rundir.checker import check, final_read_from_history
-from rundir.history import FINAL_READ_PROCESS, read_history
+from rundir.checker import check_files
+from rundir.history_stream import stream_history
 
 DECODE = "decode"
 CHECK = "check"
@@ -101,20 +102,17 @@ def run_phase(phase: str, paths: Sequence[Path]) -> PhaseResult:
         steps[name] = round(time.monotonic() - begun - sum(steps.values()), 3)
         console.detail(f"[{time.monotonic() - begun:6.1f} s] {phase}: {name}")
 
-    ops = read_history(paths)
-    step(f"{len(ops):,} lines read and decoded")
     if phase == DECODE:
-        return PhaseResult(
-            phase, time.monotonic() - begun, steps, len(ops), baseline, _max_rss_kib()
-        )
-    final = final_read_from_history(ops, FINAL_READ_PROCESS)
-    step(f"final read of {len(final.partitions)} partitions rebuilt")
-    verdict = check(ops, final)
-    step("checked")
+        lines = sum(1 for _ in stream_history(paths))
+        step(f"{lines:,} lines read and decoded")
+        return PhaseResult(phase, time.monotonic() - begun, steps, lines, baseline, _max_rss_kib())
+    verdict = check_files(paths)
+    lines = sum(verdict.op_counts.values())
+    step(f"{lines:,} lines read, decoded and judged")
     seconds = time.monotonic() - begun
     violations = sum(len(r.violations) for r in verdict.results)
     return PhaseResult(
-        phase, seconds, steps, len(ops), baseline, _max_rss_kib(), verdict.ok, violations
+        phase, seconds, steps, lines, baseline, _max_rss_kib(), verdict.ok, violations
     )
 
 

@@ -24,8 +24,8 @@ from admin import InvalidTopicError, validate_topic_name
 from chaos.client.consumer import Consumer, PollFailed
 from chaos.client.producer import Producer
 from client import Client
-from rundir.checker import FinalRead, check
-from rundir.history import FINAL_READ_PROCESS, history_path, read_history
+from rundir.checker import FinalRead, check_files
+from rundir.history import FINAL_READ_PROCESS, history_path
 from rundir.history_writer import HistoryWriter
 from rundir.results import RunVerdict
 
@@ -260,4 +260,4 @@ def _consume(consumer: Consumer, partitions: int, halt: threading.Event) -> None
 
 def judge(result: WorkloadResult) -> RunVerdict:
     """Read the run's history back and check it against its final read."""
-    return check(read_history(result.history_paths), result.final_read)
+    return check_files(result.history_paths, result.final_read)

@@ -4,7 +4,9 @@ offending records; `check` runs them all into a `RunVerdict` with its text repor
 checks and their definitions are `checks`; the history's pairing of sends and polls and
 the final read are `index`; Jepsen's Kafka queue classes (`inconsistent-offsets`,
 `duplicate`, `lost-write`, `unseen`, `G1a`, the poll skips and the non-monotonic polls
-and sends) are `queue`, found in one pass by `queue_fold`. Pure; any thread."""
+and sends) are `queue`, found in one pass by `queue_fold`. `check_files` and
+`check_stream` give `check`'s verdict while reading the history, holding none of its
+operations (`stream`). Pure but for the files `check_files` reads; any thread."""
 
 from rundir.checker.checks import (
     CHECKS,
@@ -26,6 +28,7 @@ from rundir.checker.queue import (
     QueueVerdict,
     queue_classes,
 )
+from rundir.checker.stream import check_files, check_stream
 
 __all__ = [
     "CHECKS",
@@ -35,6 +38,8 @@ __all__ = [
     "QueuePolicy",
     "QueueVerdict",
     "check",
+    "check_files",
+    "check_stream",
     "duplicates",
     "failed_writes_read",
     "final_read_from_history",

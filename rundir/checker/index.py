@@ -19,6 +19,7 @@ __all__ = [
     "Index",
     "Poll",
     "Send",
+    "final_from_polls",
     "final_read_from_history",
     "index_of",
     "indexed",
@@ -211,6 +212,13 @@ def final_read_from_history(history: Sequence[HistoryOp], process: str) -> Final
         (op.time_ns for op in history if op.process == process and op.type == "invoke"),
         default=0,
     )
+    return final_from_polls(polls, started)
+
+
+def final_from_polls(polls: Iterable[Poll], started_ns: int) -> FinalRead:
+    """The final read made by `polls` (one process's, in history order) begun at
+    `started_ns`: a partition counts only when its polls reached the high watermark the
+    first of them reported."""
     by_tp: dict[TopicPartition, list[Poll]] = defaultdict(list)
     for p in polls:
         by_tp[p.tp].append(p)
@@ -225,4 +233,4 @@ def final_read_from_history(history: Sequence[HistoryOp], process: str) -> Final
             reached = max(reached, after)
         if reached >= target:
             partitions[tp] = tuple(sorted((o, v) for o, v in records.items() if o < target))
-    return FinalRead(started, partitions)
+    return FinalRead(started_ns, partitions)

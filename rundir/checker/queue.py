@@ -40,12 +40,21 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from rundir.checker.final_index import FinalIndex
 from rundir.checker.index import FinalRead
-from rundir.checker.queue_fold import UNBOUNDED, Found, Gap, PartitionState, QueueFold
+from rundir.checker.queue_fold import UNBOUNDED, QueueFold
+from rundir.checker.queue_state import NONE, Found, Gap, Labels, PartitionState
 from rundir.history import HistoryOp
 from rundir.results import InvariantResult, Violation
 
-__all__ = ["FINAL_READ_OP", "QUEUE_CLASSES", "QueuePolicy", "QueueVerdict", "queue_classes"]
+__all__ = [
+    "FINAL_READ_OP",
+    "QUEUE_CLASSES",
+    "QueuePolicy",
+    "QueueVerdict",
+    "queue_classes",
+    "queue_verdict",
+]
 
 #: Every class, in the order a verdict lists them.
 QUEUE_CLASSES = (
@@ -87,19 +96,21 @@ def queue_classes(
 ) -> QueueVerdict:
     """Every Jepsen queue class over `history` (in history order) and its `final` read,
     what `policy` allows (by default: nothing the configuration loosens) apart."""
-    policy = policy or QueuePolicy()
     fold = QueueFold()
     for op in history:
         fold.feed(op)
+    return queue_verdict(fold, final, policy)
+
+
+def queue_verdict(
+    fold: QueueFold, final: FinalRead | FinalIndex, policy: QueuePolicy | None = None
+) -> QueueVerdict:
+    """Every Jepsen queue class from `fold`, fed the whole history, and its `final` read."""
+    policy = policy or QueuePolicy()
     fold.open_sends()
     covered = {(tp.topic, tp.partition) for tp in final.partitions}
     for tp, records in final.partitions.items():
-        state = fold.partitions.setdefault((tp.topic, tp.partition), PartitionState())
-        for offset, value in records:
-            state.seen_at(offset, value, FINAL_READ_OP)
-            state.values[value].in_final = True
-            if offset > state.max_read:
-                state.max_read, state.max_read_op = offset, FINAL_READ_OP
+        fold.final((tp.topic, tp.partition), records, FINAL_READ_OP)
     bad: dict[str, list[Violation]] = {name: [] for name in QUEUE_CLASSES}
     allowed: dict[str, list[Violation]] = {name: [] for name in QUEUE_CLASSES}
     checked: Counter[str] = Counter()
@@ -109,7 +120,7 @@ def queue_classes(
     for key in sorted(fold.partitions):
         state = fold.partitions[key]
         subject = f"{key[0]}-{key[1]}"
-        _finish(state, key in covered, final.started_ns, policy, notes)
+        _finish(state, fold.labels, key in covered, final.started_ns, policy, notes)
         checked.update(state.checked)
         for name, found in state.found.items():
             for f in found:
@@ -117,11 +128,11 @@ def queue_classes(
         for f in state.inconsistent.values():
             loose = f.allowed or policy.unclean_leader_election
             (allowed if loose else bad)["inconsistent-offsets"].append(_violation(subject, f))
-        for value, rec in state.values.items():
-            if rec.sent:
-                consumed[rec.reads] += 1
-                if rec.reads > most[0]:
-                    most = (rec.reads, f"{subject} {value!r}")
+        for slot, (sent, reads) in enumerate(zip(state.sent, state.reads, strict=True)):
+            if sent:
+                consumed[reads] += 1
+                if reads > most[0]:
+                    most = (reads, f"{subject} {state.names[slot]!r}")
     results = [
         InvariantResult(name, tuple(bad[name]), checked[name], _note(name, notes))
         for name in QUEUE_CLASSES
@@ -138,99 +149,123 @@ def queue_classes(
 
 
 def _finish(
-    state: PartitionState, covered: bool, started_ns: int, policy: QueuePolicy, notes: Counter[str]
+    state: PartitionState,
+    labels: Labels,
+    covered: bool,
+    started_ns: int,
+    policy: QueuePolicy,
+    notes: Counter[str],
 ) -> None:
     """The checks that need the whole pass: duplicates, lost and unseen writes, G1a and
     the confirmation of the gaps."""
     unclean = policy.unclean_leader_election
-    for value, rec in state.values.items():
-        read = rec.first_read is not None or rec.in_final
-        if len(rec.offsets) > 1:
-            offsets = tuple(sorted(rec.offsets))
-            within = rec.allowance >= len(offsets)
-            many = "any number of" if rec.allowance >= UNBOUNDED else str(rec.allowance)
+    text = labels.text
+    if state.known:
+        state.count("inconsistent-offsets", state.known)
+    state.count("duplicate", len(state.names))
+    for slot in sorted({*state.more, *state.failed}):
+        value, allowance = state.names[slot], state.allowance[slot]
+        first_read = text(state.first_read[slot]) if state.first_read[slot] >= 0 else None
+        offsets = tuple(state.offsets(slot))
+        if slot in state.more:
+            ack = text(state.ack[slot]) if state.ack[slot] >= 0 else None
+            many = "any number of" if allowance >= UNBOUNDED else str(allowance)
             state.add(
                 "duplicate",
                 Found(
                     value,
                     offsets,
                     None,
-                    tuple(op for op in (rec.ack, rec.first_read) if op),
+                    tuple(op for op in (ack, first_read) if op),
                     f"at {len(offsets)} offsets; its sends may have written it {many} times",
-                    allowed=within,
+                    allowed=allowance >= len(offsets),
                 ),
             )
-        state.count("duplicate")
-        if rec.failed is not None and rec.allowance == 0 and rec.sent and read:
+        failed = state.failed.get(slot)
+        if failed is None:
+            continue
+        state.count("G1a")
+        read = first_read is not None or state.in_final[slot]
+        if allowance == 0 and state.sent[slot] and read:
             state.add(
                 "G1a",
                 Found(
                     value,
-                    tuple(sorted(rec.offsets)),
+                    offsets,
                     None,
-                    (rec.failed, rec.first_read or FINAL_READ_OP),
-                    f"read, but {rec.failed} definitely failed to send it",
+                    (text(failed), first_read or FINAL_READ_OP),
+                    f"read, but {text(failed)} definitely failed to send it",
                 ),
             )
-        if rec.failed is not None:
-            state.count("G1a")
-        if rec.ack is None:
-            continue
-        loose = unclean or rec.ack_acks != -1
-        if rec.ack_offset is not None and not read:
-            state.count("lost-write")
-            if rec.ack_offset < state.max_read:
-                state.add(
-                    "lost-write",
-                    Found(
-                        value,
-                        (rec.ack_offset, state.max_read),
-                        None,
-                        (rec.ack, state.max_read_op),
-                        f"acknowledged at {rec.ack_offset}, never read; "
-                        f"{state.max_read_op} read offset {state.max_read}",
-                        allowed=loose,
-                    ),
-                )
-        if not covered or rec.ack_ns >= started_ns:
-            notes["unseen"] += 1
-            continue
-        state.count("unseen")
-        if not rec.in_final:
-            where = (rec.ack_offset,) if rec.ack_offset is not None else ()
-            state.add(
-                "unseen",
-                Found(
-                    value,
-                    where,
-                    None,
-                    (rec.ack,),
-                    "acknowledged, not in the final read (the last read)",
-                    allowed=loose,
-                ),
-            )
+    for slot, code in enumerate(state.ack):
+        if code >= 0:
+            _acknowledged(state, slot, text(code), covered, started_ns, unclean, notes)
     for gap in state.gaps:
         _confirm(state, gap)
 
 
+def _acknowledged(
+    state: PartitionState,
+    slot: int,
+    ack: str,
+    covered: bool,
+    started_ns: int,
+    unclean: bool,
+    notes: Counter[str],
+) -> None:
+    """`lost-write` and `unseen` for the acknowledged value of `slot`."""
+    value, ack_offset = state.names[slot], state.ack_offset[slot]
+    in_final = state.in_final[slot]
+    read = state.first_read[slot] >= 0 or in_final
+    loose = unclean or state.ack_acks[slot] != -1
+    if ack_offset != NONE and not read:
+        state.count("lost-write")
+        if ack_offset < state.max_read:
+            state.add(
+                "lost-write",
+                Found(
+                    value,
+                    (ack_offset, state.max_read),
+                    None,
+                    (ack, state.max_read_op),
+                    f"acknowledged at {ack_offset}, never read; "
+                    f"{state.max_read_op} read offset {state.max_read}",
+                    allowed=loose,
+                ),
+            )
+    if not covered or state.ack_ns[slot] >= started_ns:
+        notes["unseen"] += 1
+        return
+    state.count("unseen")
+    if not in_final:
+        state.add(
+            "unseen",
+            Found(
+                value,
+                (ack_offset,) if ack_offset != NONE else (),
+                None,
+                (ack,),
+                "acknowledged, not in the final read (the last read)",
+                allowed=loose,
+            ),
+        )
+
+
 def _confirm(state: PartitionState, gap: Gap) -> None:
     """Report `gap` when some offset inside it is known to hold a record."""
-    inside = range(gap.after + 1, gap.before)
-    if len(inside) <= len(state.at):
-        held = [o for o in inside if o in state.at]
-    else:
-        held = sorted(o for o in state.at if gap.after < o < gap.before)
+    held = state.held(gap.after, gap.before)
     if not held:
         return
     name = "int-poll-skip" if gap.kind == "inside" else "poll-skip"
     ops = (gap.previous, gap.poll) if gap.previous else (gap.poll,)
     how = f"asked for {gap.after + 1}, " if gap.kind == "fetch" else ""
-    shown = ", ".join(f"{o}={state.at[o][0]!r}" for o in held[:3])
+    values = [state.names[state.first_at(o)[0]] for o in held[:3]]  # type: ignore[index]
+    shown = ", ".join(f"{o}={v!r}" for o, v in zip(held, values, strict=False))
     more = f" and {len(held) - 3} more" if len(held) > 3 else ""
     state.add(
         name,
         Found(
-            state.at[held[0]][0],
+            values[0],
             tuple(held[:10]),
             gap.process,
             ops,

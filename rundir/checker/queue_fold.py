@@ -1,15 +1,15 @@
 """One pass over a workload history for Jepsen's Kafka queue anomalies
 (`jepsen.tests.kafka`), per partition: `QueueFold.feed` takes the operations in history
-order, `QueueFold.final` the final read; `rundir.checker.queue` turns what it gathered
-into one result per anomaly class. Pure; one thread (the caller's).
+order, `QueueFold.final` the final read's records; `rundir.checker.queue` turns what it
+gathered into one result per anomaly class. Pure; one thread (the caller's).
 
 What it keeps, and nothing else (memory bounded by the partitions, the operations in
 flight and each partition's records, never by the number of polls or sends):
 
 - the invoke of every operation in flight, by `(process, op_id)`, until it completes;
-- per partition, the offset map (offset -> the first value seen there and the operation
-  that showed it) and the value map (value -> a `Record`: its offsets, its send's
-  outcome, acknowledgement and allowance, its first read, how often polls returned it);
+- per partition, the columns of `rundir.checker.queue_state.PartitionState`: per value
+  its offsets, its sends' outcome, acknowledgement and allowance, its first read and how
+  often polls returned it; per offset the first value seen there and what showed it;
 - per (consumer, partition) the last offset its last non-empty poll returned, and per
   (producer, partition) its last acknowledged offset;
 - the anomalies found so far (the `pending` gaps of `poll-skip` and `int-poll-skip`
@@ -20,12 +20,14 @@ flight and each partition's records, never by the number of polls or sends):
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
-from typing import Literal
+from collections.abc import Iterable, Mapping
 
+from domain import TopicPartition
+from rundir.checker.final_index import FinalRecords
+from rundir.checker.queue_state import Found, Gap, Labels, PartitionState
 from rundir.history import HistoryOp
 
-__all__ = ["SAMPLES", "UNBOUNDED", "Found", "Gap", "PartitionState", "QueueFold", "Record", "label"]
+__all__ = ["SAMPLES", "UNBOUNDED", "Found", "Gap", "PartitionState", "QueueFold", "label"]
 
 #: The allowance of a send that never completed: retried any number of times.
 UNBOUNDED = 1 << 30
@@ -38,141 +40,36 @@ def label(op: HistoryOp) -> str:
     return f"{op.process}#{op.op_id}"
 
 
-class Record:
-    """What one partition's value is known to be: where it was seen, how it was sent,
-    when first read and how often polls returned it."""
-
-    __slots__ = (
-        "ack",
-        "ack_acks",
-        "ack_ns",
-        "ack_offset",
-        "allowance",
-        "failed",
-        "first_read",
-        "first_read_ns",
-        "in_final",
-        "offsets",
-        "reads",
-        "sent",
-    )
-
-    def __init__(self) -> None:
-        self.offsets: set[int] = set()
-        self.sent = 0  # completed or open sends of the value
-        self.allowance = 0  # how often its sends may have written it
-        self.failed: str | None = None  # a definitely failed send of it
-        self.ack: str | None = None  # its acknowledged send, with where and when
-        self.ack_offset: int | None = None
-        self.ack_acks = -1
-        self.ack_ns = 0
-        self.first_read: str | None = None  # the first poll that returned it
-        self.first_read_ns = 0
-        self.reads = 0  # how many polls returned it
-        self.in_final = False
-
-
-@dataclass(frozen=True, slots=True)
-class Gap:
-    """Offsets `(after, before)` exclusive that a consumer stepped over: `inside` one
-    poll (`int-poll-skip`), from the offset it asked to `fetch` to the poll's first
-    record, or `between` its `previous` poll's end and the offset it sought (both
-    `poll-skip`)."""
-
-    kind: Literal["inside", "fetch", "between"]
-    process: str
-    previous: str | None
-    poll: str
-    after: int
-    before: int
-    allowed: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Found:
-    """One anomaly found during the pass, before it becomes a `Violation`."""
-
-    value: str | None
-    offsets: tuple[int, ...]
-    process: str | None
-    ops: tuple[str, ...]
-    explanation: str
-    allowed: bool = False
-
-
-@dataclass
-class PartitionState:
-    """Everything the pass keeps about one partition."""
-
-    #: offset -> (value, op that showed it, whether that was an acks=1 acknowledgement)
-    at: dict[int, tuple[str, str, bool]] = field(default_factory=dict)
-    values: dict[str, Record] = field(default_factory=dict)
-    max_read: int = -1
-    max_read_op: str = ""
-    inconsistent: dict[tuple[int, str], Found] = field(default_factory=dict)
-    gaps: list[Gap] = field(default_factory=list)
-    found: dict[str, list[Found]] = field(default_factory=dict)  # by anomaly class
-    checked: dict[str, int] = field(default_factory=dict)
-
-    def record(self, value: str) -> Record:
-        """The record of `value`, made on first mention."""
-        rec = self.values.get(value)
-        if rec is None:
-            rec = self.values[value] = Record()
-        return rec
-
-    def add(self, name: str, found: Found) -> None:
-        """Note an anomaly of class `name`."""
-        self.found.setdefault(name, []).append(found)
-
-    def count(self, name: str, n: int = 1) -> None:
-        """Note that `n` more things were judged for class `name`."""
-        self.checked[name] = self.checked.get(name, 0) + n
-
-    def seen_at(
-        self, offset: int, value: str, op: str, *, acked: bool = False, loose: bool = False
-    ) -> None:
-        """`value` is at `offset` (read there, or acknowledged there when `acked`; `loose`:
-        with acks=1, which may lose it and hand the offset out again)."""
-        first = self.at.get(offset)
-        if first is None:
-            self.at[offset] = (value, op, loose)
-            self.count("inconsistent-offsets")
-        elif first[0] != value and (offset, value) not in self.inconsistent:
-            how = "acknowledged" if acked else "read"
-            self.inconsistent[(offset, value)] = Found(
-                value,
-                (offset,),
-                None,
-                (first[1], op),
-                f"{how} at offset {offset}, which {first[1]} showed holding {first[0]!r}",
-                allowed=loose or first[2],
-            )
-        self.record(value).offsets.add(offset)
-
-
 class QueueFold:
     """The single pass: `feed` each operation in history order, then `final` once."""
 
-    def __init__(self) -> None:
+    def __init__(self, values: Mapping[TopicPartition, FinalRecords] | None = None) -> None:
+        """`values`: the final read's records by partition when they are known
+        beforehand; a value they hold is then kept as their string, not a copy of it."""
+        self._values = values or {}
         self.partitions: dict[tuple[str, int], PartitionState] = {}
         self.invokes: dict[tuple[str, int], HistoryOp] = {}
         self.last_poll: dict[tuple[str, str, int], tuple[int, str]] = {}  # -> (offset, op)
-        self.last_send: dict[tuple[str, str, int], tuple[int, str, int]] = {}
+        self.last_send: dict[tuple[str, str, int], tuple[int, int, int]] = {}  # offset, op
         self.unseen = 0
         self.unseen_max = 0
         self.samples: list[tuple[int, int]] = []
         self._stride = 1
         self._changes = 0
         self.worst_lag: tuple[int, str, str, str, str] | None = None  # ns, tp, value, ack, read
+        self.labels = Labels()
 
     def partition(self, op: HistoryOp) -> PartitionState:
         """The state of `op`'s partition."""
         key = (op.topic, op.partition)
         state = self.partitions.get(key)
         if state is None:
-            state = self.partitions[key] = PartitionState()
+            state = self.partitions[key] = self._new(key)
         return state
+
+    def _new(self, key: tuple[str, int]) -> PartitionState:
+        held = self._values.get(TopicPartition(*key))
+        return PartitionState(same=held.same if held is not None else None)
 
     def feed(self, op: HistoryOp) -> None:
         """Take the next operation of the history."""
@@ -190,71 +87,97 @@ class QueueFold:
         """Count the sends still in flight at the end: their values may be anywhere."""
         for op in self.invokes.values():
             if op.f == "send" and op.value is not None:
-                rec = self.partition(op).record(op.value)
-                rec.sent += 1
-                rec.allowance = UNBOUNDED
+                state = self.partition(op)
+                slot = state.record(op.value)
+                state.sent[slot] += 1
+                state.allowance[slot] = UNBOUNDED
         self.invokes.clear()
 
+    def final(self, key: tuple[str, int], records: Iterable[tuple[int, str]], op: str) -> None:
+        """The final read's records of partition `key` (topic, partition), shown by `op`."""
+        state = self.partitions.get(key)
+        if state is None:
+            state = self.partitions[key] = self._new(key)
+        code = self.labels.named(op)
+        seen = state.seen
+        for offset, value in records:
+            slot = seen(offset, value)
+            if slot < 0:
+                slot = state.seen_at(offset, value, code, self.labels)
+            state.in_final[slot] = 1
+            if offset > state.max_read:
+                state.max_read, state.max_read_op = offset, op
+
     def _send(self, op: HistoryOp) -> None:
-        if op.value is None:
+        value = op.value
+        if value is None:
             return
-        state = self.partition(op)
-        rec = state.record(op.value)
-        rec.sent += 1
+        state = self.partitions.get((op.topic, op.partition)) or self.partition(op)
+        slot = state.slots.get(value)
+        if slot is None:
+            slot = state.record(value)
+        state.sent[slot] += 1
         if op.type == "fail":
-            rec.allowance += op.attempts_unknown
+            state.allowance[slot] += op.attempts_unknown
             if op.attempts_unknown == 0:
-                rec.failed = label(op)
+                state.failed[slot] = self.labels.of(op.process, op.op_id)
             return
         if op.type == "info":
-            rec.allowance += max(op.attempts_unknown, 1)
+            state.allowance[slot] += max(op.attempts_unknown, 1)
             return
-        rec.allowance += op.attempts_unknown + 1
+        state.allowance[slot] += op.attempts_unknown + 1
         acks = op.acks if op.acks is not None else -1
-        rec.ack, rec.ack_ns, rec.ack_acks = label(op), op.time_ns, acks
-        if rec.first_read is None:
+        code = self.labels.of(op.process, op.op_id)
+        state.ack[slot], state.ack_ns[slot], state.ack_acks[slot] = code, op.time_ns, acks
+        if state.first_read[slot] < 0:
             self._unseen(+1, op.time_ns)
         if op.offset is None:
             return
-        rec.ack_offset = op.offset
-        state.seen_at(op.offset, op.value, label(op), acked=True, loose=acks != -1)
-        self._nonmonotonic_send(state, op, acks)
+        state.ack_offset[slot] = op.offset
+        state.seen_at(op.offset, value, code, self.labels, acked=True, loose=acks != -1)
+        self._nonmonotonic_send(state, op, code, acks)
 
-    def _nonmonotonic_send(self, state: PartitionState, op: HistoryOp, acks: int) -> None:
+    def _nonmonotonic_send(
+        self, state: PartitionState, op: HistoryOp, code: int, acks: int
+    ) -> None:
         assert op.offset is not None
         assert op.value is not None
         key = (op.process, op.topic, op.partition)
         last = self.last_send.get(key)
-        self.last_send[key] = (op.offset, label(op), acks)
+        self.last_send[key] = (op.offset, code, acks)
         if last is None:
             return
         state.count("nonmonotonic-send")
         if op.offset <= last[0]:
+            before = self.labels.text(last[1])
             state.add(
                 "nonmonotonic-send",
                 Found(
                     op.value,
                     (last[0], op.offset),
                     op.process,
-                    (last[1], label(op)),
-                    f"acknowledged at {op.offset} after {last[1]} was acknowledged at {last[0]}",
+                    (before, label(op)),
+                    f"acknowledged at {op.offset} after {before} was acknowledged at {last[0]}",
                     allowed=acks != -1 or last[2] != -1,
                 ),
             )
 
     def _poll(self, op: HistoryOp, invoke: HistoryOp | None) -> None:
         records = op.records or ()
-        state = self.partition(op)
-        me = label(op)
+        state = self.partitions.get((op.topic, op.partition)) or self.partition(op)
+        code = self.labels.of(op.process, op.op_id)
+        me = self.labels.text(code)
+        first_read, reads, seen = state.first_read, state.reads, state.seen
         for offset, value in records:
-            state.seen_at(offset, value, me)
-            rec = state.values[value]
-            rec.reads += 1
-            if rec.first_read is None:
-                rec.first_read, rec.first_read_ns = me, op.time_ns
-                if rec.ack is not None:
+            slot = seen(offset, value)
+            if slot < 0:
+                slot = state.seen_at(offset, value, code, self.labels)
+            reads[slot] += 1
+            if first_read[slot] < 0:
+                first_read[slot] = code
+                if state.ack[slot] >= 0:
                     self._unseen(-1, op.time_ns)
-                    self._lag(op, value, rec)
+                    self._lag(op, value, state, slot)
             if offset > state.max_read:
                 state.max_read, state.max_read_op = offset, me
         if not records:
@@ -321,7 +244,8 @@ class QueueFold:
 
     def _unseen(self, delta: int, time_ns: int) -> None:
         self.unseen += delta
-        self.unseen_max = max(self.unseen_max, self.unseen)
+        if self.unseen > self.unseen_max:
+            self.unseen_max = self.unseen
         self._changes += 1
         if self._changes % self._stride == 0:
             self.samples.append((time_ns, self.unseen))
@@ -329,9 +253,9 @@ class QueueFold:
                 del self.samples[1::2]
                 self._stride *= 2
 
-    def _lag(self, op: HistoryOp, value: str, rec: Record) -> None:
-        lag = max(0, op.time_ns - rec.ack_ns)
+    def _lag(self, op: HistoryOp, value: str, state: PartitionState, slot: int) -> None:
+        lag = max(0, op.time_ns - state.ack_ns[slot])
         if self.worst_lag is None or lag > self.worst_lag[0]:
-            assert rec.ack is not None
             tp = f"{op.topic}-{op.partition}"
-            self.worst_lag = (lag, tp, value, rec.ack, label(op))
+            ack = self.labels.text(state.ack[slot])
+            self.worst_lag = (lag, tp, value, ack, label(op))

@@ -91,8 +91,7 @@ def test_a_phase_decodes_or_checks_every_line_and_reports_its_memory(tmp_path: P
     assert decoded.verdict_ok is None
     assert checked.verdict_ok is True
     assert checked.violations == 0
-    assert len(checked.steps) == 3
-    assert len(decoded.steps) == 1
+    assert len(checked.steps) == len(decoded.steps) == 1  # judged as read: one step
     assert 0 < checked.baseline_kib <= checked.peak_kib
 
 

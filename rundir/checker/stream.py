@@ -1,0 +1,102 @@
+"""The history checker judging a history as it is read (`check_files`, `check_stream`):
+the same `RunVerdict` as `rundir.checker.check` over the whole history, with memory that
+follows the partitions, the operations in flight and what each partition's records need,
+never the operations already judged. Reads files and judges on the calling thread.
+
+`check_files` reads the final read first, from the file of the process that made it
+(unless it is given), then the history merged from its files by `time_ns` as they are
+read (`rundir.history_stream`), each operation folded at once into `ChecksFold` (the
+checks of `rundir.checker.checks`) and `QueueFold` (Jepsen's classes) and dropped. Two
+histories the merge cannot stream fall back to reading the files whole, with the same
+verdict: a file that goes back in time, and lines of the final read's process outside
+its own file.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from rundir.checker.checks import check
+from rundir.checker.final_index import FinalIndex, final_index, final_index_of
+from rundir.checker.index import FinalRead, final_read_from_history
+from rundir.checker.queue import QueuePolicy, queue_verdict
+from rundir.checker.queue_fold import QueueFold
+from rundir.checker.stream_checks import ChecksFold
+from rundir.errors import RunDirError
+from rundir.history import FINAL_READ_PROCESS, HistoryOp, history_path, read_history
+from rundir.history_stream import HistoryOrderError, iter_history_file, stream_history
+from rundir.results import RunVerdict
+
+__all__ = ["check_files", "check_stream"]
+
+
+class _OutsideItsFile(RunDirError):
+    """Lines of the final read's process were found outside its own file (caught here)."""
+
+
+def check_stream(
+    history: Iterable[HistoryOp],
+    final: FinalRead | FinalIndex,
+    policy: QueuePolicy | None = None,
+    *,
+    final_process: str | None = None,
+    final_lines: int | None = None,
+) -> RunVerdict:
+    """`rundir.checker.check` over `history` taken one operation at a time, in history
+    order (`time_ns`, as `read_history` merges it). With `final_process` and
+    `final_lines`, raises `_OutsideItsFile` when the history holds another number of
+    that process's lines than the final read was rebuilt from."""
+    index = final_index(final)
+    checks, queue = ChecksFold(index), QueueFold(index.partitions)
+    counts: Counter[tuple[str, str]] = Counter()
+    mine = 0
+    feed_checks, feed_queue = checks.feed, queue.feed
+    for op in history:
+        counts[(op.f, op.type)] += 1
+        if op.process == final_process:
+            mine += 1
+        feed_checks(op)
+        feed_queue(op)
+    if final_lines is not None and mine != final_lines:
+        raise _OutsideItsFile(f"{mine} lines of {final_process}, {final_lines} in its file")
+    checks.end()
+    verdict = queue_verdict(queue, index, policy or QueuePolicy())
+    return RunVerdict(
+        checks.results() + verdict.results,
+        checks.unread_partitions(),
+        {f"{f} {t}": n for (f, t), n in counts.items()},
+        verdict.stats,
+    )
+
+
+def check_files(
+    paths: Sequence[Path],
+    final: FinalRead | None = None,
+    policy: QueuePolicy | None = None,
+    *,
+    final_process: str = FINAL_READ_PROCESS,
+) -> RunVerdict:
+    """`rundir.checker.check` over the history files `paths` (`read_history`'s) and the
+    `final` read, rebuilt from the polls of `final_process` when not given, judged as the
+    files are read."""
+    try:
+        if final is not None:
+            return check_stream(stream_history(paths), final, policy)
+        own = [p for p in paths if p == history_path(p.parent, final_process)]
+        index, lines = final_index_of(
+            (op for path in own for op in iter_history_file(path)), final_process
+        )
+        return check_stream(
+            stream_history(paths),
+            index,
+            policy,
+            final_process=final_process,
+            final_lines=lines,
+        )
+    except (HistoryOrderError, _OutsideItsFile):
+        ops = read_history(paths)
+        if final is None:
+            final = final_read_from_history(ops, final_process)
+        return check(ops, final, policy)
