@@ -162,7 +162,7 @@ class BrokerNode:
             self.events,
             cfg.on_log_dir_failure,
             self._halt,
-            self.handler.forget_hosted,
+            self.handler.take_offline,
         )
         self._log_dir_failures.start()
         guard = RequestGuard(self.events)

@@ -274,7 +274,9 @@ class ReplicaManager:
     def stop_replicas(
         self, partitions: Iterable[TopicPartition], delete: Iterable[TopicPartition]
     ) -> None:
-        """StopReplica: stop fetching; delete the logs of the partitions in `delete`."""
+        """StopReplica: stop fetching; delete the logs of the partitions in `delete`. The
+        files of one not opened since the broker started are deleted too, unless the
+        directory is offline (Kafka's `LogManager` no longer knows a failed one's logs)."""
         tps = list(partitions)
         doomed = set(delete)
         self.fetchers.remove_partitions(tps)
@@ -285,7 +287,7 @@ class ReplicaManager:
                 )
                 self._hosting_version += 1
             if partition is None:
-                if tp in doomed:  # not opened since this broker started: its files may remain
+                if tp in doomed and not self.log_dir_failures.offline:
                     with contextlib.suppress(FileNotFoundError):
                         shutil.rmtree(self._log_dir(tp))
                 continue
