@@ -15,7 +15,8 @@ import pytest
 
 from broker_node.control_requests import ControlRequestHandler
 from broker_node.log_dir_failure import LogDirFailureAction, LogDirFailureHandler
-from broker_node.replica_manager import ReplicaManager, ReplicationConfig
+from broker_node.replica_manager import ReplicaManager
+from broker_node.replication_config import ReplicationConfig
 from broker_node.testing import FakeIsrStore, FakeLogDirEventSink
 from domain import EPOCH_DURING_DELETE, TopicPartition
 from eventlog import EventKind
