@@ -55,6 +55,8 @@ class BrokerConfig:
     replica_lag_time_max_ms: int = 30_000
     min_insync_replicas: int = 1
     isr_change_blackout_ms: int = 5_000
+    #: Kafka's `replica.high.watermark.checkpoint.interval.ms`.
+    replica_high_watermark_checkpoint_interval_ms: int = 5_000
     #: Kafka's `max.incremental.fetch.session.cache.slots` (KIP-227).
     max_incremental_fetch_session_cache_slots: int = 1_000
     #: How long a fetch session stays idle before a new one of the same privilege may take
@@ -204,6 +206,9 @@ def load_config(
         replica_lag_time_max_ms=lag,
         min_insync_replicas=min_isr,
         isr_change_blackout_ms=blackout,
+        replica_high_watermark_checkpoint_interval_ms=timing(
+            "--replica-high-watermark-checkpoint-interval-ms", 0, 3_600_000
+        ),
         max_incremental_fetch_session_cache_slots=timing(
             "--max-incremental-fetch-session-cache-slots", 0, 1_000_000
         ),

@@ -3,8 +3,13 @@ ControlledShutdown. Checks every field first (`broker_node.request_validation`: 
 request changes nothing, a refused entry is answered and skipped), then applies the fencing
 rules of `broker_node.fencing`, records what it accepted (the highest controller epoch
 obeyed, each hosted partition's leadership, the metadata cache) and writes every accepted,
-rejected or invalid request to the event log. Runs on gRPC worker threads; one lock serializes state
-changes (Kafka's `replicaStateChangeLock`).
+rejected or invalid request to the event log (`broker_node.control_request_events`). Runs
+on gRPC worker threads; one lock serializes state changes (Kafka's
+`replicaStateChangeLock`).
+
+A replica of a failed log directory is offline (Kafka's `HostedPartition.Offline`,
+`take_offline`): LeaderAndIsr and StopReplica answer KAFKA_STORAGE_ERROR for it whatever
+their leader epoch, and change nothing, until the broker restarts.
 
 Bug switches (docs/bugs.md): `kafka-1188` obeys requests of an older controller epoch,
 `kip-380` requests addressed to an earlier registration of this broker.
@@ -13,10 +18,10 @@ Bug switches (docs/bugs.md): `kafka-1188` obeys requests of an older controller 
 from __future__ import annotations
 
 import threading
-from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
+from broker_node import control_request_events as report
 from broker_node import fencing
 from broker_node import request_validation as validation
 from broker_node.metadata_cache import MetadataCache
@@ -27,12 +32,10 @@ from bugs import NO_BUGS, BugSwitches
 from bugs.catalog import NO_BROKER_EPOCH, STALE_CONTROLLER_EPOCH
 from controller import collector
 from domain import UNKNOWN_BROKER_EPOCH, TopicPartition
-from eventlog import EventLog, PartitionFenced, RequestAccepted, RequestRejected
+from eventlog import EventLog
 from rpc import messages as m
 from rpc.errors import Errors
 
-#: How many fenced partitions a `partition_fenced` event lists by name.
-FENCED_SAMPLE = 10
 #: How long a control request that arrived before this process registered waits for the
 #: registration before it is answered BROKER_NOT_AVAILABLE.
 REGISTRATION_WAIT_S = 30.0
@@ -44,9 +47,6 @@ class HostedPartition(NamedTuple):
 
     state: m.LeaderAndIsrPartitionState
     is_leader: bool
-
-
-_Fenced = tuple[TopicPartition, Errors, int, HostedPartition | None]
 
 
 class ControlRequestHandler:
@@ -75,6 +75,8 @@ class ControlRequestHandler:
         self.metadata_cache = MetadataCache()
         self._controller_epoch = 0
         self._hosted: dict[TopicPartition, HostedPartition] = {}
+        #: replicas of the failed log directory; never in `_hosted`
+        self._offline: set[TopicPartition] = set()
 
     @property
     def controller_epoch(self) -> int:
@@ -87,10 +89,19 @@ class ControlRequestHandler:
         with self._lock:
             return dict(self._hosted)
 
-    def forget_hosted(self) -> None:
-        """Replicas of a failed log dir keep no epoch (Kafka's `HostedPartition.Offline`)."""
+    def offline_partitions(self) -> frozenset[TopicPartition]:
+        """The replicas taken offline with the failed log directory."""
         with self._lock:
-            self._hosted.clear()
+            return frozenset(self._offline)
+
+    def take_offline(self, partitions: Iterable[TopicPartition]) -> None:
+        """The log directory holding `partitions` failed (`log-dir-failure-handler`):
+        they keep no leader epoch and answer KAFKA_STORAGE_ERROR from now on (Kafka's
+        `HostedPartition.Offline`)."""
+        with self._lock:
+            for tp in partitions:
+                self._hosted.pop(tp, None)
+                self._offline.add(tp)
 
     def on_registered(self) -> None:
         """The broker has registered (it has a broker epoch): requests stop waiting."""
@@ -137,66 +148,7 @@ class ControlRequestHandler:
         )
 
     def _reject(self, api: str, header: m.ControlHeader, error: Errors, current: int) -> Errors:
-        self._events.emit(
-            RequestRejected(
-                api=api,
-                error=error.name,
-                error_code=int(error),
-                controller_id=header.controller_id,
-                controller_epoch=header.controller_epoch,
-                request_broker_epoch=header.broker_epoch,
-                broker_epoch=current,
-                highest_controller_epoch=self._controller_epoch,
-            ),
-        )
-        return error
-
-    def _accepted(
-        self,
-        api: str,
-        header: m.ControlHeader,
-        checked_broker_epoch: int,
-        results: tuple[m.PartitionError, ...],
-        partitions: int | None = None,
-    ) -> None:
-        self._events.emit(
-            RequestAccepted(
-                api=api,
-                controller_id=header.controller_id,
-                controller_epoch=header.controller_epoch,
-                request_broker_epoch=header.broker_epoch,
-                broker_epoch=checked_broker_epoch,
-                partitions=len(results) if partitions is None else partitions,
-                partition_errors=sum(1 for r in results if r.error is not Errors.NONE),
-            ),
-        )
-
-    def _fenced(self, api: str, header: m.ControlHeader, fenced: list[_Fenced]) -> None:
-        """One event per request for the partitions it could not apply (a failover resends
-        every partition at its current epoch, so these come in thousands)."""
-        if not fenced:
-            return
-        counts = Counter(error for _, error, _, _ in fenced)
-        by_error = {error.name: n for error, n in counts.items()}
-        self._events.emit(
-            PartitionFenced(
-                api=api,
-                controller_id=header.controller_id,
-                controller_epoch=header.controller_epoch,
-                count=len(fenced),
-                errors=by_error,
-                sample=[
-                    {
-                        "topic": tp.topic,
-                        "partition": tp.partition,
-                        "error": error.name,
-                        "leader_epoch": epoch,
-                        "current_leader_epoch": hosted.state.leader_epoch if hosted else None,
-                    }
-                    for tp, error, epoch, hosted in fenced[:FENCED_SAMPLE]
-                ],
-            ),
-        )
+        return report.rejected(self._events, api, header, error, current, self._controller_epoch)
 
     def leader_and_isr(self, request: m.LeaderAndIsrRequest) -> m.LeaderAndIsrResponse:
         """Become leader or follower of each partition whose leader epoch is newer."""
@@ -223,9 +175,9 @@ class ControlRequestHandler:
                 return m.LeaderAndIsrResponse(error, _every(request.partition_states, error))
             self._obeyed(request.header)
             results = []
-            fenced: list[_Fenced] = []
+            fenced: list[report.Fenced] = []
             accepted: list[m.LeaderAndIsrPartitionState] = []
-            invalid_by_tp = verdict.invalid
+            invalid_by_tp, offline = verdict.invalid, self._offline
             hosted_by_tp = self._hosted
             check = fencing.check_leader_and_isr_partition
             none, new, error_type, tp_type = (
@@ -238,30 +190,30 @@ class ControlRequestHandler:
             for state in request.partition_states:
                 tp = new(tp_type, (state.topic, state.partition))
                 invalid = invalid_by_tp.get(tp) if invalid_by_tp else None
+                if invalid is None and offline and tp in offline:
+                    invalid = Errors.KAFKA_STORAGE_ERROR  # checked before the epoch, as Kafka
                 if invalid is not None:
                     results.append(new(error_type, (tp, invalid)))
                     continue
                 hosted = hosted_by_tp.get(tp)
-                fenced_by = check(
-                    state.leader_epoch,
-                    hosted.state.leader_epoch if hosted else None,
-                    state.replicas,
-                    broker_id,
-                )
+                current = hosted.state.leader_epoch if hosted else None
+                fenced_by = check(state.leader_epoch, current, state.replicas, broker_id)
                 if fenced_by is none:
                     hosted_by_tp[tp] = new(hosted_type, (state, state.leader == broker_id))
                     accepted.append(state)
                 else:
-                    fenced.append((tp, fenced_by, state.leader_epoch, hosted))
+                    fenced.append((tp, fenced_by, state.leader_epoch, current))
                 results.append(new(error_type, (tp, fenced_by)))
-            self._fenced("LeaderAndIsr", request.header, fenced)
+            report.fenced(self._events, "LeaderAndIsr", request.header, fenced)
             if self._replicas is not None and accepted:
                 failed = self._replicas.become_leader_or_follower(accepted, request.live_leaders)
                 for tp in failed:  # not hosted: a later LeaderAndIsr may try again
                     hosted_by_tp.pop(tp, None)
                 if failed:
                     results = [m.PartitionError(tp, failed.get(tp, error)) for tp, error in results]
-            self._accepted("LeaderAndIsr", request.header, broker_epoch, tuple(results))
+            report.accepted(
+                self._events, "LeaderAndIsr", request.header, broker_epoch, tuple(results)
+            )
             return m.LeaderAndIsrResponse(Errors.NONE, tuple(results))
 
     def update_metadata(self, request: m.UpdateMetadataRequest) -> m.UpdateMetadataResponse:
@@ -291,14 +243,21 @@ class ControlRequestHandler:
                 return m.UpdateMetadataResponse(error)
             self._obeyed(request.header)
             self.metadata_cache.update(request)
-            self._accepted(
-                "UpdateMetadata", request.header, broker_epoch, (), len(request.partition_states)
+            report.accepted(
+                self._events,
+                "UpdateMetadata",
+                request.header,
+                broker_epoch,
+                (),
+                len(request.partition_states),
             )
             return m.UpdateMetadataResponse(Errors.NONE if verdict.ok else Errors.INVALID_REQUEST)
 
     def stop_replica(self, request: m.StopReplicaRequest) -> m.StopReplicaResponse:
         """Stop each replica unless its leader epoch is fenced; a deleted one is forgotten,
-        a stopped one keeps its leader epoch."""
+        a stopped one keeps its leader epoch. An offline replica (a failed log directory)
+        is answered KAFKA_STORAGE_ERROR and left as it is, deleted or not (Kafka 2.8's
+        `stopReplicas`)."""
         verdict = validation.stop_replica(request)
         if not verdict.ok:
             self._invalid("StopReplica", request.header, verdict, len(request.partition_states))
@@ -312,23 +271,24 @@ class ControlRequestHandler:
                 return m.StopReplicaResponse(error, _every(request.partition_states, error))
             self._obeyed(request.header)
             results = []
-            fenced: list[_Fenced] = []
+            fenced: list[report.Fenced] = []
             for state in request.partition_states:
                 tp = state.topic_partition
                 invalid = verdict.invalid.get(tp)
+                if invalid is None and tp in self._offline:
+                    invalid = Errors.KAFKA_STORAGE_ERROR
                 if invalid is not None:
                     results.append(m.PartitionError(tp, invalid))
                     continue
                 hosted = self._hosted.get(tp)
-                fenced_by = fencing.check_stop_replica_partition(
-                    state.leader_epoch, hosted.state.leader_epoch if hosted else None
-                )
+                current = hosted.state.leader_epoch if hosted else None
+                fenced_by = fencing.check_stop_replica_partition(state.leader_epoch, current)
                 if fenced_by is Errors.NONE:
                     _stop_hosted(self._hosted, tp, state.delete_partition)
                 else:
-                    fenced.append((tp, fenced_by, state.leader_epoch, hosted))
+                    fenced.append((tp, fenced_by, state.leader_epoch, current))
                 results.append(m.PartitionError(tp, fenced_by))
-            self._fenced("StopReplica", request.header, fenced)
+            report.fenced(self._events, "StopReplica", request.header, fenced)
             if self._replicas is not None:
                 stopped = [r.topic_partition for r in results if r.error is Errors.NONE]
                 self._replicas.stop_replicas(
@@ -339,7 +299,9 @@ class ControlRequestHandler:
                         if s.delete_partition and s.topic_partition not in verdict.invalid
                     ],
                 )
-            self._accepted("StopReplica", request.header, broker_epoch, tuple(results))
+            report.accepted(
+                self._events, "StopReplica", request.header, broker_epoch, tuple(results)
+            )
             return m.StopReplicaResponse(Errors.NONE, tuple(results))
 
     def controlled_shutdown(

@@ -8,7 +8,7 @@ met it, possibly under the log's lock: it only records the directory and wakes t
 handler (Kafka's `LogDirFailureChannel.maybeAddOfflineLogDir`). The handler's thread,
 `log-dir-failure-handler`, then does what Kafka's `ReplicaManager.handleLogDirFailure`
 does: every replica of the directory goes offline (its fetcher stops; Produce, Fetch,
-OffsetsForLeaderEpoch and LeaderAndIsr, whatever its leader epoch, answer
+OffsetsForLeaderEpoch, and LeaderAndIsr and StopReplica whatever their leader epoch, answer
 KAFKA_STORAGE_ERROR for it), `log_dir_failed` is emitted, and then, by
 `LogDirFailureAction`:
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import enum
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -103,11 +103,11 @@ class LogDirFailureHandler:
         event_log: EventLog,
         action: LogDirFailureAction,
         halt: Callable[[], None],
-        forget_epochs: Callable[[], None] = lambda: None,
+        take_offline: Callable[[Sequence[TopicPartition]], None] = lambda _: None,
     ) -> None:
-        """`forget_epochs`: drop the leader epochs the control request handler keeps of
-        the replicas, so that a LeaderAndIsr for them is answered KAFKA_STORAGE_ERROR
-        whatever its epoch, as Kafka checks `HostedPartition.Offline` first."""
+        """`take_offline`: tell the control request handler which replicas went offline,
+        so that LeaderAndIsr and StopReplica answer KAFKA_STORAGE_ERROR for them whatever
+        their epoch, as Kafka checks `HostedPartition.Offline` first."""
         self._broker_id = broker_id
         self._channel = channel
         self._replicas = replicas
@@ -115,7 +115,7 @@ class LogDirFailureHandler:
         self._events = event_log
         self._action = action
         self._halt = halt
-        self._forget_epochs = forget_epochs
+        self._take_offline = take_offline
         self._stopped = threading.Event()
         self._thread = threading.Thread(
             target=self._run, name="log-dir-failure-handler", daemon=True
@@ -141,7 +141,7 @@ class LogDirFailureHandler:
     def handle(self, reason: str) -> None:
         """Take the directory offline, record it, then halt or notify the controller."""
         partitions = self._replicas.take_log_dir_offline()
-        self._forget_epochs()
+        self._take_offline(partitions)
         self._events.emit(
             LogDirFailed(
                 log_dir=str(self._channel.log_dir),

@@ -33,7 +33,8 @@ from broker_node.log_dir_failure import LogDirFailureHandler
 from broker_node.metadata_cache import MetadataSnapshot
 from broker_node.metrics import serve_metrics
 from broker_node.registration import BrokerRegistration
-from broker_node.replica_manager import ReplicaManager, ReplicationConfig
+from broker_node.replica_manager import ReplicaManager
+from broker_node.replication_config import replication_config
 from broker_node.request_guard import GuardedBrokerControl, GuardedClientApi, RequestGuard
 from broker_node.zk_session import SessionListener, ensure_chroot, new_client
 from controller import KafkaController, collector
@@ -124,18 +125,7 @@ class BrokerNode:
         )
         self.replicas = ReplicaManager(
             cfg.broker_id,
-            ReplicationConfig(
-                data_dir=cfg.log_dir,
-                lag_time_max_ms=cfg.replica_lag_time_max_ms,
-                min_insync_replicas=cfg.min_insync_replicas,
-                isr_change_check_ms=min(2_500, max(100, cfg.isr_change_blackout_ms // 2)),
-                isr_change_blackout_ms=cfg.isr_change_blackout_ms,
-                fetch_session_slots=cfg.max_incremental_fetch_session_cache_slots,
-                fetch_session_eviction_s=cfg.min_incremental_fetch_session_eviction_ms / 1000,
-                bug_switches=cfg.bug_switches,
-                tls=self._tls,
-                alter_isr=self.alter_isr,
-            ),
+            replication_config(cfg, self._tls, self.alter_isr),
             self.zk,
             self.events,
             self._topic_configs,
@@ -158,7 +148,7 @@ class BrokerNode:
             self.events,
             cfg.on_log_dir_failure,
             self._halt,
-            self.handler.forget_hosted,
+            self.handler.take_offline,
         )
         self._log_dir_failures.start()
         guard = RequestGuard(self.events)

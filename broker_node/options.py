@@ -122,6 +122,11 @@ _OPTIONS: tuple[tuple[str, str | None, str], ...] = (
         "ISR changes are announced once none happened for this long",
     ),
     (
+        "--replica-high-watermark-checkpoint-interval-ms",
+        None,
+        "a log writes a rising high watermark to its hw-checkpoint at most this often",
+    ),
+    (
         "--max-incremental-fetch-session-cache-slots",
         None,
         "incremental fetch sessions (KIP-227) this broker keeps as a leader",

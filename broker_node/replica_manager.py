@@ -24,17 +24,10 @@ import shutil
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping
 from concurrent.futures import Future
-from dataclasses import dataclass
 from pathlib import Path
 
-from broker_node.alter_isr_manager import AlterIsrManager
 from broker_node.fetch_serving import FetchServing
-from broker_node.fetch_session import (
-    DEFAULT_EVICTION_S,
-    DEFAULT_MAX_SESSIONS,
-    CachedPartition,
-    FetchSessionCache,
-)
+from broker_node.fetch_session import CachedPartition, FetchSessionCache
 from broker_node.fetcher_manager import ReplicaFetcherManager
 from broker_node.isr_maintenance import IsrChangeSink, IsrMaintenance
 from broker_node.log_dir_failure import LogDirFailureChannel
@@ -42,39 +35,15 @@ from broker_node.long_poll import ChangeCounter
 from broker_node.partition import Partition
 from broker_node.partition_isr import PartitionConfig, PartitionIsr
 from broker_node.purgatory import ProducePurgatory, answered
+from broker_node.replication_config import ReplicationConfig
 from broker_node.storage import PartitionLog
 from broker_node.storage.errors import LogError
-from bugs import NO_BUGS, BugSwitches
 from bugs.catalog import STALE_ISR_CACHE
 from domain import TopicPartition
 from eventlog import EventLog, LogUnavailable
 from rpc import messages as m
 from rpc.errors import Errors
-from rpc.wire import ChannelIdentity
 from zkdata.topic_configs import min_insync_replicas
-
-
-@dataclass(frozen=True, slots=True)
-class ReplicationConfig:
-    """Broker-wide replication settings."""
-
-    data_dir: Path
-    lag_time_max_ms: int = 10_000
-    min_insync_replicas: int = 1
-    isr_change_check_ms: int = 2_500
-    isr_change_blackout_ms: int = 5_000
-    isr_change_max_delay_ms: int = 60_000
-    fetch_max_wait_ms: int = 500
-    #: Incremental fetch sessions (KIP-227) this broker keeps as a leader, and how long
-    #: one stays idle before a new one may take its slot (Kafka's defaults).
-    fetch_session_slots: int = DEFAULT_MAX_SESSIONS
-    fetch_session_eviction_s: float = DEFAULT_EVICTION_S
-    #: Historical bugs the data plane re-introduces (`bugs/`); none by default.
-    bug_switches: BugSwitches = NO_BUGS
-    #: The broker's TLS identity for its fetchers' channels to leaders; None: plaintext.
-    tls: ChannelIdentity | None = None
-    #: Where leaders send ISR changes at IBP 2.7; None (2.6): they write them to ZooKeeper.
-    alter_isr: AlterIsrManager | None = None
 
 
 class ReplicaManager:
@@ -197,6 +166,7 @@ class ReplicaManager:
                     directory,
                     absent=directory.name not in self._maybe_on_disk,
                     on_io_error=self.log_dir_failures.report,
+                    hw_checkpoint_interval_ms=self.config.hw_checkpoint_interval_ms,
                 )
                 self._maybe_on_disk.add(directory.name)
                 topic_overrides = overrides.get(tp.topic)
@@ -274,7 +244,9 @@ class ReplicaManager:
     def stop_replicas(
         self, partitions: Iterable[TopicPartition], delete: Iterable[TopicPartition]
     ) -> None:
-        """StopReplica: stop fetching; delete the logs of the partitions in `delete`."""
+        """StopReplica: stop fetching; delete the logs of the partitions in `delete`. The
+        files of one not opened since the broker started are deleted too, unless the
+        directory is offline (Kafka's `LogManager` no longer knows a failed one's logs)."""
         tps = list(partitions)
         doomed = set(delete)
         self.fetchers.remove_partitions(tps)
@@ -285,7 +257,7 @@ class ReplicaManager:
                 )
                 self._hosting_version += 1
             if partition is None:
-                if tp in doomed:  # not opened since this broker started: its files may remain
+                if tp in doomed and not self.log_dir_failures.offline:
                     with contextlib.suppress(FileNotFoundError):
                         shutil.rmtree(self._log_dir(tp))
                 continue

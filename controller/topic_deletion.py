@@ -112,8 +112,8 @@ class TopicDeletionManager:
 
     def init(self, requested: Iterable[str]) -> None:
         """Failover, once the context is loaded and before the state machines start: queue
-        the requested topics, halting those with a replica on a dead broker or a
-        reassignment in flight, and remove the requests to drop."""
+        the requested topics, halting those with an offline replica or a reassignment in
+        flight, and remove the requests to drop."""
         triage = triage_requests(requested, self._ctx.all_topics(), self._enabled)
         self._remove_requests(triage.remove)
         offline = [r for t in self._queue(triage, "failover") for r in self._offline(t)]
@@ -248,15 +248,14 @@ class TopicDeletionManager:
         self._on_partition_deletion(topics, retried=set(topics) - set(unseen))
 
     def _on_partition_deletion(self, topics: Sequence[str], retried: Set[str]) -> None:
-        """Replicas on dead brokers -> ReplicaDeletionIneligible (their topics halted);
-        the others not deleted yet -> Offline -> ReplicaDeletionStarted (StopReplica with
-        delete)."""
+        """Offline replicas -> ReplicaDeletionIneligible (their topics halted); the others
+        not deleted yet -> Offline -> ReplicaDeletionStarted (StopReplica with delete)."""
         dead = [r for t in topics for r in self._offline(t)]
         alive = [
             r
             for t in topics
             for r in self._replicas_of(t)
-            if self._ctx.is_replica_online(r.replica)
+            if self._ctx.is_replica_online(r.replica, tp=r.topic_partition)
             and self._ctx.replica_state(r) is not ReplicaState.DELETION_SUCCESSFUL
         ]
         self._replicas.handle_state_changes(
@@ -361,11 +360,12 @@ class TopicDeletionManager:
         return self._ctx.replicas_for_partitions(self._ctx.partitions_of(topic))
 
     def _offline(self, topic: str) -> list[PartitionReplica]:
-        """A topic's replicas not deleted yet on brokers that are dead (or shutting down)."""
+        """A topic's replicas not deleted yet that are offline (`isReplicaOnline(replica,
+        partition)`): on a dead (or shutting-down) broker, or in a failed log directory."""
         return [
             r
             for r in self._replicas_of(topic)
-            if not self._ctx.is_replica_online(r.replica)
+            if not self._ctx.is_replica_online(r.replica, tp=r.topic_partition)
             and self._ctx.replica_state(r) is not ReplicaState.DELETION_SUCCESSFUL
         ]
 

@@ -64,6 +64,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("--replica-lag-time-max-ms", "replica.lag.time.max.ms", "30000", "10000"),
     Setting("--isr-change-blackout-ms", "IsrChangePropagationConfig.lingerMs", "5000", "5000"),
     Setting(
+        "--replica-high-watermark-checkpoint-interval-ms",
+        "replica.high.watermark.checkpoint.interval.ms",
+        "5000",
+        "1000",
+    ),
+    Setting(
         "--max-incremental-fetch-session-cache-slots",
         "max.incremental.fetch.session.cache.slots",
         "1000",

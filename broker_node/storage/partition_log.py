@@ -14,9 +14,9 @@ Order of writes, so that any crash leaves a log that recovery accepts:
   the offset -> epoch checkpoint -> high-watermark checkpoint;
 - checkpoints are replaced atomically (temporary file + `os.replace`).
 
-The high watermark is checkpointed at most once a second when it rises, at once when it
-falls (truncation), and on `flush()`/`close()`: a crash may lose a recent rise, never keep
-a watermark above what the log held.
+A rising high watermark is checkpointed at most once per `hw_checkpoint_interval_ms`, a
+falling one (truncation) at once, and on `flush()`/`close()`: a crash may lose a recent
+rise, never keep a watermark above what the log held.
 
 Threads: every public method may be called from any thread. One `threading.RLock`
 serialises them, so each call sees and leaves a consistent log. After `close()` or
@@ -34,8 +34,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from broker_node.storage.appends import follower_fields_problem, leader_append_problem
-from broker_node.storage.checkpoint_files import HW_CHECKPOINT_INTERVAL_S, CheckpointFiles
-from broker_node.storage.checkpoints import LEADER_EPOCH_CHECKPOINT
+from broker_node.storage.checkpoint_files import CheckpointFiles
 from broker_node.storage.epoch_cache import EpochEntry
 from broker_node.storage.errors import LogError, OffsetOutOfRangeError
 from broker_node.storage.log_loader import load_log
@@ -47,7 +46,7 @@ from broker_node.storage.segment_list import (
     read_records,
 )
 
-__all__ = ["HW_CHECKPOINT_INTERVAL_S", "PartitionLog"]
+__all__ = ["PartitionLog"]
 
 
 class PartitionLog:
@@ -61,6 +60,7 @@ class PartitionLog:
         fsync: bool = False,
         absent: bool = False,
         on_io_error: Callable[[OSError], None] | None = None,
+        hw_checkpoint_interval_ms: int = 5_000,
     ) -> None:
         """Open or create the log in `directory` and recover it (see `log_loader`);
         `absent`: the caller knows the directory does not exist (a broker lists its data
@@ -69,6 +69,8 @@ class PartitionLog:
         `on_io_error` hears every `OSError` a later read or write meets, before it is
         raised (on the failing thread, under the log's lock, so it must only hand it on):
         a broker takes the whole log directory offline (`broker_node.log_dir_failure`).
+
+        `hw_checkpoint_interval_ms`: Kafka's `replica.high.watermark.checkpoint.interval.ms`.
 
         `CorruptLogError` if the damage is beyond repair.
         """
@@ -86,14 +88,10 @@ class PartitionLog:
         #: Whether the directory exists; a new log makes it at its first write, so that
         #: thousands of partitions created at once and never written cost no directory.
         self._directory_made = not loaded.fresh
-        self._checkpoints = CheckpointFiles(directory, fsync, self._make_directory)
-        if loaded.fresh:  # missing checkpoints read as these values: write them on change
-            self._checkpoints.assume_fresh(self._epochs, self._high_watermark)
-        elif loaded.epochs_changed or not (directory / LEADER_EPOCH_CHECKPOINT).exists():
-            self._write_epoch_checkpoint()
-        else:
-            self._checkpoints.assume_epochs_written(self._epochs)
-        self._checkpoints.store_hw(self._high_watermark)  # without starting the clock
+        self._checkpoints = CheckpointFiles(
+            directory, fsync, self._make_directory, hw_checkpoint_interval_ms / 1000
+        )
+        self._checkpoints.after_recovery(loaded)
 
     # -- offsets -------------------------------------------------------------------------
 
@@ -315,7 +313,7 @@ class PartitionLog:
 
     def set_high_watermark(self, hw: int) -> None:
         """Set the high watermark, clamped to [log start, LEO]. A rise is checkpointed at
-        most once a second (else at the next `flush()`), a fall at once."""
+        most once an interval (else at the next `flush()`), a fall at once."""
         with self._using_files():
             clamped = min(max(hw, self._segments[0].base_offset), self._segments[-1].next_offset)
             fell = clamped < self._high_watermark

@@ -13,6 +13,9 @@ Steps and checks:
   takes the replicas it answers KAFKA_STORAGE_ERROR for offline, elects t-0's leader on
   broker 2 and deletes the notification; broker 1 stays registered. The same whether the
   failing file belongs to the partition broker 1 leads or the one it follows.
+- broker 1 then answers KAFKA_STORAGE_ERROR to a StopReplica (deleting or not) and to a
+  LeaderAndIsr at a newer leader epoch for its offline replicas, and keeps their files;
+  deleting topic t removes broker 2's replicas and halts, keeping broker 1's.
 - with the default (`halt`), broker 1 exits with code 1 writing no notification, and the
   controller moves t-0 once broker 1's session expires.
 - a notification the controller did not handle before it died is deleted, unhandled, by
@@ -30,14 +33,15 @@ import pytest
 from cli_runner import run
 from kazoo.client import KazooClient
 
-from domain import TopicPartition
+from domain import EPOCH_DURING_DELETE, UNKNOWN_BROKER_EPOCH, TopicPartition
 from harness.brokers import BrokerProcess
 from harness.waiting import wait_until
 from rpc import messages as m
 from rpc.errors import Errors
-from rpc.wire import ClientApiClient
+from rpc.wire import BrokerControlClient, ClientApiClient
 from zkdata import paths
 from zkdata.client import KafkaZkClient
+from zkdata.deletion import TopicDeletionZk
 from zkdata.model import ReplicaAssignment, TopicAssignment
 
 pytestmark = pytest.mark.integration
@@ -152,6 +156,72 @@ def test_a_failed_log_dir_moves_leadership_and_the_broker_keeps_running(
     with ClientApiClient(f"127.0.0.1:{procs[2].port()}", timeout_s=10) as client:
         [topic] = client.metadata(("t",)).topics
     assert {p.partition: p.offline_replicas for p in topic.partitions} == {0: (1,), 1: (1,)}
+
+
+def control_answers(
+    proc: BrokerProcess, request: m.StopReplicaRequest | m.LeaderAndIsrRequest
+) -> dict[TopicPartition, Errors]:
+    """`proc`'s answer to a control request, by partition (the request-level error NONE)."""
+    with BrokerControlClient(f"127.0.0.1:{proc.port()}", timeout_s=10) as client:
+        answer = (
+            client.stop_replica(request)
+            if isinstance(request, m.StopReplicaRequest)
+            else client.leader_and_isr(request)
+        )
+    assert answer.error is Errors.NONE
+    return {r.topic_partition: r.error for r in answer.partition_errors}
+
+
+def test_a_failed_log_dirs_replicas_answer_storage_error_and_keep_their_files(
+    brokers: Start, zk_client: KazooClient
+) -> None:
+    """Kafka 2.8's `stopReplicas` and `becomeLeaderOrFollower` for a partition hosted as
+    Offline. The requests go to broker 1 directly, as the controller (broker 3) at its
+    epoch would send them; then topic t is deleted through ZooKeeper."""
+    cluster = Cluster(brokers, zk_client, NOTIFY)
+    procs = cluster.procs
+    cluster.fail_log_dir(T0)
+    wait_until(lambda: kinds(procs[3], "log_dir_event_handled"), 30, lambda: procs[3].log_tail())
+    epoch = cluster.zk.get_controller_epoch()
+    assert epoch is not None
+    header = m.ControlHeader(3, epoch.epoch, UNKNOWN_BROKER_EPOCH)
+
+    stop = m.StopReplicaRequest(
+        header,
+        (
+            m.StopReplicaPartitionState("t", 0, EPOCH_DURING_DELETE, True),
+            m.StopReplicaPartitionState("t", 1, 1000, False),
+        ),
+    )
+    assert control_answers(procs[1], stop) == {
+        T0: Errors.KAFKA_STORAGE_ERROR,
+        T1: Errors.KAFKA_STORAGE_ERROR,
+    }
+    lead = m.LeaderAndIsrPartitionState("t", 0, epoch.epoch, 1, 1000, (1, 2), 0, (1, 2))
+    assert control_answers(procs[1], m.LeaderAndIsrRequest(header, (lead,))) == {
+        T0: Errors.KAFKA_STORAGE_ERROR
+    }
+    assert (cluster.data[1] / "t-0").is_dir()
+    assert (cluster.data[1] / "t-1").is_dir()
+
+    assert TopicDeletionZk(cluster.zk).mark_topic_for_deletion("t")
+    wait_until(
+        lambda: not (cluster.data[2] / "t-0").exists() and not (cluster.data[2] / "t-1").exists(),
+        30,
+        lambda: "broker 2 kept t\n" + procs[3].log_tail(),
+    )
+    wait_until(
+        lambda: kinds(procs[3], "topic_deletion_ineligible"),
+        30,
+        lambda: "t's deletion was not halted\n" + procs[3].log_tail(),
+    )
+    [halted] = kinds(procs[3], "topic_deletion_ineligible")
+    assert halted["topic"] == "t"
+    assert halted["replicas"] == [[0, 1], [1, 1]]
+    assert "t" in cluster.zk.get_all_topics()
+    assert (cluster.data[1] / "t-0").is_dir()
+    assert (cluster.data[1] / "t-1").is_dir()
+    assert procs[1].is_running()
 
 
 def test_by_default_a_failed_log_dir_halts_the_broker(

@@ -205,6 +205,12 @@ def test_well_formed_connect_strings_are_accepted(zk_connect: str) -> None:
             "--replica-lag-time-max-ms",
             id="lag-not-integer-under-a-profile",
         ),
+        pytest.param(
+            [],
+            {**BASE_ENV, "REPLICA_HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS": "-1"},
+            "--replica-high-watermark-checkpoint-interval-ms",
+            id="hw-checkpoint-interval-negative",
+        ),
         pytest.param(["--port", "65536"], BASE_ENV, "--port", id="port-too-high"),
         pytest.param(["--port", "-1"], BASE_ENV, "--port", id="port-negative"),
         pytest.param(["--port", "http"], BASE_ENV, "--port", id="port-not-integer"),

@@ -28,7 +28,8 @@ from hypothesis import strategies as st
 
 from broker_node.client_api import ClientApi
 from broker_node.control_requests import ControlRequestHandler
-from broker_node.replica_manager import ReplicaManager, ReplicationConfig
+from broker_node.replica_manager import ReplicaManager
+from broker_node.replication_config import ReplicationConfig
 from broker_node.request_guard import GuardedBrokerControl, GuardedClientApi, RequestGuard
 from broker_node.testing import FakeIsrStore
 from broker_node.validation_rules import legal_topic

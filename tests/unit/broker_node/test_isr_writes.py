@@ -13,7 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from broker_node.isr_writes import write_isr
-from broker_node.replica_manager import ReplicaManager, ReplicationConfig
+from broker_node.replica_manager import ReplicaManager
+from broker_node.replication_config import ReplicationConfig
 from broker_node.testing import FakeIsrStore
 from bugs import NO_BUGS, BugSwitches
 from bugs.catalog import STALE_ISR_CACHE

@@ -16,7 +16,8 @@ from broker_node.log_dir_failure import (
     LogDirFailureChannel,
     LogDirFailureHandler,
 )
-from broker_node.replica_manager import ReplicaManager, ReplicationConfig
+from broker_node.replica_manager import ReplicaManager
+from broker_node.replication_config import ReplicationConfig
 from broker_node.testing import FakeIsrStore, FakeLogDirEventSink
 from domain import TopicPartition
 from eventlog import EventKind

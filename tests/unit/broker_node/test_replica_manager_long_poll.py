@@ -22,7 +22,8 @@ import pytest
 
 from broker_node.fetch_serving import LOOP_READ_PARTITIONS
 from broker_node.partition import Partition
-from broker_node.replica_manager import ReplicaManager, ReplicationConfig
+from broker_node.replica_manager import ReplicaManager
+from broker_node.replication_config import ReplicationConfig
 from broker_node.testing import FakeIsrStore
 from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from eventlog.testing import RecordingEventLog

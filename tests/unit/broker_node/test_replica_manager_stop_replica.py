@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Collection
 from pathlib import Path
 
-from broker_node.replica_manager import ReplicaManager, ReplicationConfig
+from broker_node.replica_manager import ReplicaManager
+from broker_node.replication_config import ReplicationConfig
 from broker_node.testing import FakeIsrStore
 from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from eventlog.testing import RecordingEventLog

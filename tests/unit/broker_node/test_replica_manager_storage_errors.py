@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Collection
 from pathlib import Path
 
-from broker_node.replica_manager import ReplicaManager, ReplicationConfig
+from broker_node.replica_manager import ReplicaManager
+from broker_node.replication_config import ReplicationConfig
 from broker_node.testing import FakeIsrStore
 from domain import TopicPartition
 from eventlog import EventKind

@@ -378,6 +378,43 @@ def test_a_dead_broker_holds_the_deletion_until_it_returns() -> None:
     assert DOOMED not in rig.dzk.requests
 
 
+def test_a_replica_on_a_failed_log_dir_is_not_deleted_and_holds_the_topic() -> None:
+    """Kafka's `isReplicaOnline(replica, partition)`: a replica a live broker answered
+    KAFKA_STORAGE_ERROR for (its log directory failed) counts as offline, like one on a
+    dead broker: no StopReplica, ReplicaDeletionIneligible, the topic halted until the
+    broker starts again."""
+    rig, rsm = build_rig()
+    rig.ctx.mark_replicas_offline(2, [D1])  # as the storage error's handling leaves it
+    rig.ctx.set_replica_state(replica(D1, 2), S.OFFLINE)
+    rig.request(DOOMED)
+    assert {b: [s.topic_partition for s in e] for b, e in rig.deletes_sent().items()} == {
+        1: [D0, D1],
+        2: [D0],
+        3: [D0, D1],
+    }
+    assert rig.ctx.replica_state(replica(D1, 2)) is S.DELETION_INELIGIBLE
+    (halted,) = rig.kinds(EventKind.TOPIC_DELETION_INELIGIBLE)
+    assert (halted["reason"], halted["replicas"]) == (REASON_OFFLINE_REPLICAS, [[1, 2]])
+    assert rig.kinds(EventKind.TOPIC_DELETION_STARTED)[0]["offline_replicas"] == 1
+    for broker in (1, 2, 3):
+        rig.answer(broker)
+    assert DOOMED in rig.ctx.all_topics()
+    rig.send.clear()
+    rig.ctx.remove_live_brokers([2])  # it registers again, its log directory back
+    rig.broker_starts(2, rsm)
+    assert {b: [s.topic_partition for s in e] for b, e in rig.deletes_sent().items()} == {2: [D1]}
+    rig.answer(2)
+    assert DOOMED not in rig.ctx.all_topics()
+
+
+def test_failover_halts_a_topic_with_a_replica_on_a_failed_log_dir(rig: Rig) -> None:
+    rig.ctx.mark_replicas_offline(3, [D0])
+    rig.dzk.requests.add(DOOMED)
+    rig.manager.init([DOOMED])
+    (halted,) = rig.kinds(EventKind.TOPIC_DELETION_INELIGIBLE)
+    assert (halted["reason"], halted["replicas"]) == (REASON_OFFLINE_REPLICAS, [[0, 3]])
+
+
 def test_a_broker_failing_mid_deletion_fails_only_what_it_had_not_deleted() -> None:
     rig, rsm = build_rig()
     rig.request(DOOMED)

@@ -25,6 +25,7 @@ CONNECTION = "--zk-connection-timeout-ms"
 LAG = "--replica-lag-time-max-ms"
 BACKOFF = "--controlled-shutdown-retry-backoff-ms"
 STALE = "--registration-stale-wait-ms"
+HW_CHECKPOINT = "--replica-high-watermark-checkpoint-interval-ms"
 
 
 def test_kafka_is_the_default_and_holds_kafka_2_8s_values() -> None:
@@ -38,6 +39,7 @@ def test_kafka_is_the_default_and_holds_kafka_2_8s_values() -> None:
     )
     assert kafka["--leader-imbalance-check-interval-seconds"] == "300"
     assert kafka["--controlled-shutdown-max-retries"] == "3"
+    assert kafka[HW_CHECKPOINT] == "5000"
 
 
 def test_the_fast_profile_holds_the_short_timings() -> None:
@@ -49,6 +51,7 @@ def test_the_fast_profile_holds_the_short_timings() -> None:
         "1000",
         "17000",
     )
+    assert fast[HW_CHECKPOINT] == "1000"
 
 
 @pytest.mark.parametrize("profile", PROFILES)

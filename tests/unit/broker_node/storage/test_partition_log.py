@@ -285,9 +285,16 @@ def test_the_high_watermark_is_clamped_to_the_log(log: PartitionLog) -> None:
     assert log.high_watermark == 0
 
 
-def test_rises_of_the_high_watermark_are_checkpointed_at_most_once_a_second(
-    log: PartitionLog, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("interval_ms", "step_s"),
+    [(1000, 0.5), (5000, 2.5), (200, 0.1)],
+    ids=["fast-profile", "kafka-default", "200ms"],
+)
+def test_rises_of_the_high_watermark_are_checkpointed_at_most_once_an_interval(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, interval_ms: int, step_s: float
 ) -> None:
+    """`step_s` is half the interval."""
+    log = PartitionLog(tmp_path / "topic-0", hw_checkpoint_interval_ms=interval_ms)
     now = [100.0]
     monkeypatch.setattr(log._checkpoints, "_clock", lambda: now[0])
     checkpoint = log.directory / HW_CHECKPOINT
@@ -298,23 +305,49 @@ def test_rises_of_the_high_watermark_are_checkpointed_at_most_once_a_second(
     log.append_as_leader(batch(20), 0)
     log.set_high_watermark(5)
     assert on_disk() == 5, "the first rise after opening is written at once"
-    now[0] += 0.5
+    now[0] += step_s
     log.set_high_watermark(7)
     assert on_disk() == 5
-    now[0] += 0.5
+    now[0] += step_s * 0.99
     log.set_high_watermark(8)
-    assert on_disk() == 8
-    now[0] += 0.1
+    assert on_disk() == 5, "written before the interval was over"
+    now[0] += step_s * 0.01
     log.set_high_watermark(9)
-    assert on_disk() == 8
-    log.flush()
     assert on_disk() == 9
-    now[0] += 0.1
+    now[0] += step_s / 5
+    log.set_high_watermark(10)
+    assert on_disk() == 9
+    log.flush()
+    assert on_disk() == 10
+    now[0] += step_s / 5
     log.set_high_watermark(6)
     assert on_disk() == 6, "a fall is written at once"
     log.set_high_watermark(12)
     log.truncate_to(10)
     assert on_disk() == 10, "truncation below the watermark is written at once"
+
+
+def test_with_no_interval_every_rise_is_checkpointed(tmp_path: Path) -> None:
+    log = PartitionLog(tmp_path / "topic-0", hw_checkpoint_interval_ms=0)
+    log.append_as_leader(batch(20), 0)
+    for hw in (3, 4, 9):
+        log.set_high_watermark(hw)
+        assert int((log.directory / HW_CHECKPOINT).read_text()) == hw
+
+
+def test_a_log_waits_kafkas_five_seconds_between_written_rises_by_default(
+    log: PartitionLog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    now = [100.0]
+    monkeypatch.setattr(log._checkpoints, "_clock", lambda: now[0])
+    log.append_as_leader(batch(20), 0)
+    log.set_high_watermark(5)
+    now[0] += 4.9
+    log.set_high_watermark(7)
+    assert int((log.directory / HW_CHECKPOINT).read_text()) == 5
+    now[0] += 0.1
+    log.set_high_watermark(8)
+    assert int((log.directory / HW_CHECKPOINT).read_text()) == 8
 
 
 def test_a_closed_log_refuses_calls(log: PartitionLog) -> None:
