@@ -17,11 +17,12 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePosixPath
+from typing import Any, Protocol
 
 from chaos.cluster import endpoints
 from chaos.cluster.container_files import extract
-from chaos.cluster.handle import ClusterHandle
 from chaos.errors import ChaosError, FaultError
 from rpc import messages as m
 from rpc.wire import replica_audit_response_from_json
@@ -36,12 +37,32 @@ ROOT = Path(__file__).resolve().parents[2]
 TOOL_TIMEOUT_S = 120.0
 
 
+class BrokerContainers(Protocol):
+    """What the audit reads of a project's containers (`ClusterHandle` is one)."""
+
+    def brokers(self) -> dict[int, str]:
+        """Broker id -> service."""
+        ...
+
+    def status(self, service: str) -> str:
+        """Docker's state of the service's container."""
+        ...
+
+    def inspect(self, service: str) -> Mapping[str, Any]:
+        """The container's docker inspection."""
+        ...
+
+    def copy_out(self, service: str, path: str) -> Iterator[bytes]:
+        """`path` of the container as a tar stream."""
+        ...
+
+
 class FilesUnread(ChaosError):
     """The broker's files could not be read (not stopped, docker refused the copy, the
     tool failed); the message says why. `write_audit` names it under `unreachable`."""
 
 
-def audit_from_files(cluster: ClusterHandle, broker: int, topic: str) -> m.ReplicaAuditResponse:
+def audit_from_files(cluster: BrokerContainers, broker: int, topic: str) -> m.ReplicaAuditResponse:
     """Broker `broker`'s replicas of `topic` as its stopped container's files hold them;
     `FilesUnread` when they cannot be copied out or the tool fails."""
     service = cluster.brokers().get(broker)
@@ -62,7 +83,7 @@ def audit_from_files(cluster: ClusterHandle, broker: int, topic: str) -> m.Repli
 
 
 def _extract(
-    cluster: ClusterHandle, service: str, data_dir: str, into: Path, owned: re.Pattern[str]
+    cluster: BrokerContainers, service: str, data_dir: str, into: Path, owned: re.Pattern[str]
 ) -> int:
     """Copy the log directories `owned` matches out of `data_dir`; members written."""
 
