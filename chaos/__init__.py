@@ -47,6 +47,8 @@ Every error chaos raises derives from `ChaosError` (`chaos.errors`):
     │                                          does not stage or build
     ├── HealStateError                         chaos.run.heal_state: unreadable state
     ├── ActionFailed                           chaos.run.actions: an admin step failed
+    ├── FilesUnread                            chaos.run.audit_files: a stopped broker's
+    │                                          log files could not be read
     ├── UsageError                             chaos.cli.commands: bad command line
     ├── MissingDescription (a ValueError)      chaos.cli.scenarios_doc: a registry name
     │                                          docs/scenarios.md does not describe

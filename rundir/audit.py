@@ -1,9 +1,9 @@
-"""`audit.json`: the replica audit at the end of a run (docs/runs.md). Every live replica of
-the run's topic, as its broker described it (ClientApi `ReplicaAudit`): leadership, log
-start, log end, high watermark and, per leader epoch, the offset range it holds and a
-digest of those records. `disagreements` compares the replicas of each partition epoch by
-epoch; the specification invariants (log matching, agreement below the high watermark)
-read the same rows.
+"""`audit.json`: the replica audit at the end of a run (docs/runs.md). Every replica of the
+run's topic, as its broker described it (ClientApi `ReplicaAudit`), or as the log files of
+a stopped broker hold it (`source`): leadership, log start, log end, high watermark and,
+per leader epoch, the offset range it holds and a digest of those records.
+`disagreements` compares the replicas of each partition epoch by epoch; the specification
+invariants (log matching, agreement below the high watermark) read the same rows.
 
 Pure values and file I/O on the calling thread.
 """
@@ -20,6 +20,10 @@ from rundir.errors import RunDirError
 
 #: The version of `audit.json`'s fields (`version`).
 AUDIT_VERSION = 1
+#: A row's `source`: the broker answered ReplicaAudit.
+FROM_RPC = "rpc"
+#: A row's `source`: the broker's container was stopped; its log files were read.
+FROM_FILES = "files"
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +40,8 @@ class AuditedRange:
 @dataclass(frozen=True, slots=True)
 class ReplicaReport:
     """One replica as broker `broker` described it; `error` names why its log could not be
-    read ("" when it was)."""
+    read ("" when it was). `source` says how: `FROM_RPC`, or `FROM_FILES` for a stopped
+    broker, whose row has no leadership (`leader` and `leader_epoch` -1)."""
 
     broker: int
     topic: str
@@ -48,6 +53,7 @@ class ReplicaReport:
     high_watermark: int
     epochs: tuple[AuditedRange, ...] = ()
     error: str = ""
+    source: str = FROM_RPC
 
     def to_json(self) -> dict[str, Any]:
         """The row as `audit.json` holds it."""
@@ -64,6 +70,7 @@ class ReplicaReport:
                 [e.leader_epoch, e.start_offset, e.end_offset, e.digest] for e in self.epochs
             ],
             "error": self.error,
+            "source": self.source,
         }
 
     @classmethod
@@ -81,6 +88,7 @@ class ReplicaReport:
                 int(row["high_watermark"]),
                 tuple(AuditedRange(int(e), int(s), int(n), str(d)) for e, s, n, d in row["epochs"]),
                 str(row.get("error", "")),
+                str(row.get("source", FROM_RPC)),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise RunDirError(f"audit.json: bad replica row {row!r}: {exc}") from exc

@@ -29,8 +29,13 @@ from chaos.faults.registry import FAULT_TYPES, FaultType
 from chaos.generator import shrink, timeline
 from chaos.generator.action_kinds import ACTION_KINDS
 from chaos.generator.random_mix import MIX_KINDS
-from chaos.generator.scenarios import SCENARIOS, Scenario, scenario
-from chaos.generator.scenarios.scenario import CORE_INVARIANTS, INVARIANTS, SESSION_TIMEOUT_S
+from chaos.generator.scenarios import SCENARIOS, Scenario, invariant_names, scenario
+from chaos.generator.scenarios.invariant_names import (
+    CORE_INVARIANTS,
+    EVERY_RUN_INVARIANTS,
+    INVARIANTS,
+)
+from chaos.generator.scenarios.scenario import SESSION_TIMEOUT_S
 from chaos.generator.schedule import SCHEDULE_VERSION, Schedule, Trigger
 from chaos.run import actions, event_watch
 
@@ -152,13 +157,18 @@ def _roles() -> str:
     return _table(("role", "resolves to", "class"), rows)
 
 
+def _judged(name: str) -> str:
+    """When a verdict judges the invariant `name`."""
+    if name in CORE_INVARIANTS:
+        return "every scenario"
+    return "every run" if name in EVERY_RUN_INVARIANTS else "when named"
+
+
 def _invariants() -> str:
-    ordered = sorted(INVARIANTS, key=lambda name: name not in CORE_INVARIANTS)
-    rows = [
-        (f"`{name}`", "yes" if name in CORE_INVARIANTS else "no", INVARIANTS[name])
-        for name in ordered
-    ]
-    return _table(("name", "core", "holds when"), rows)
+    order = ("every scenario", "when named", "every run")
+    ordered = sorted(INVARIANTS, key=lambda name: order.index(_judged(name)))
+    rows = [(f"`{name}`", _judged(name), INVARIANTS[name]) for name in ordered]
+    return _table(("name", "judged", "holds when"), rows)
 
 
 def _example() -> str:
@@ -233,6 +243,7 @@ def _names() -> dict[str, str]:
         "version": str(SCHEDULE_VERSION),
         "scenarios": scenario.__name__.rpartition(".")[0],
         "scenario": scenario.__name__,
+        "invariant_names": invariant_names.__name__,
         "kinds": FaultType.__module__,
         "faults": faults.__name__,
         "roles": roles.__name__,

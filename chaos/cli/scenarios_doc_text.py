@@ -247,9 +247,17 @@ minimal; replay it a few times before trusting it.
 INVARIANTS_HEAD = """
 ## Invariants
 
-Names a scenario's verdict checks (`{scenario}.INVARIANTS`). Every scenario checks the core
-ones; `acknowledged_writes` is dropped when a workload's topic allows unclean leader
-election (no listed scenario does).
+Every invariant a verdict can hold, by the name the verdict gives it
+(`{invariant_names}.INVARIANTS`), may be listed in a scenario's invariants, the ones it
+expects to hold and to exercise (`Scenario.from_runbook(..., also=...)`); a name that is
+not here is refused when the scenario is defined, with the nearest known names (`lost_write`:
+"did you mean lost-write?"). `judged` says when a verdict checks it: the core ones on
+every scenario (`acknowledged_writes` is dropped when a workload's topic allows unclean
+leader election; no listed scenario does), the scenario checks when the scenario names
+them, and the replication specifications' invariants and Jepsen's queue classes on every
+run whatever the scenario names: naming one of those says the scenario is written to
+exercise it, and shows it among the scenario's invariants below
+([invariants.md](invariants.md)).
 """
 
 SCENARIOS_HEAD = """

@@ -2,14 +2,15 @@
 each container (`ClusterHandle.inspect`, which checks the project label): the published
 loopback port of each broker's gRPC and Prometheus ports, the map from the address a
 broker advertises (`<hostname>:9092`) to the published one, the cluster's event-log
-directory on the host, the host directory of the TLS material the brokers were given
-(`TLS_DIR`; none: a plaintext cluster), the brokers' timing profile and effective timing
-settings (`TESTBED_PROFILE` and the settings' variables, `domain.profiles`), among them
-the ZooKeeper session timeout, and the historical bug switches they run with
-(`BUG_SWITCHES`, docs/bugs.md).
+directory on the host, each broker's data directory in its container, the host directory
+of the TLS material the brokers were given (`TLS_DIR`; none: a plaintext cluster), the
+brokers' timing profile and effective timing settings (`TESTBED_PROFILE` and the
+settings' variables, `domain.profiles`), among them the ZooKeeper session timeout, and the
+historical bug switches they run with (`BUG_SWITCHES`, docs/bugs.md).
 
 Pure over the inspection (`published`, `env_of`, `host_path`, `event_dir_of`,
-`tls_dir_of`, `settings_of`); the rest reads the handle on the caller's thread.
+`data_dir_of`, `tls_dir_of`, `settings_of`); the rest reads the handle on the caller's
+thread.
 """
 
 from __future__ import annotations
@@ -74,6 +75,15 @@ def event_dir_of(attrs: Mapping[str, Any]) -> Path | None:
     run_dir = env_of(attrs).get("RUN_DIR")
     found = host_path(attrs, run_dir) if run_dir else None
     return found / "events" if found is not None else None
+
+
+def data_dir_of(attrs: Mapping[str, Any], broker_id: int) -> str:
+    """The broker's data directory inside its container, as the broker resolves it
+    (`broker_node.config`): its `DATA_DIR`, else `<RUN_DIR>/data/broker<id>`."""
+    env = env_of(attrs)
+    if env.get("DATA_DIR"):
+        return env["DATA_DIR"]
+    return f"{env.get('RUN_DIR', '.').rstrip('/')}/data/broker{broker_id}"
 
 
 def tls_dir_of(attrs: Mapping[str, Any]) -> Path | None:

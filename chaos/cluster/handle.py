@@ -9,7 +9,8 @@ not a service of the project but names a container outside it (by container name
 is refused with `ForeignContainer`; any other unknown name with `UnknownTarget`. Docker
 and ZooKeeper failures surface as `FaultFailed`.
 
-CPU and memory limits and cgroup directories: `chaos.cluster.resources`.
+CPU and memory limits and cgroup directories: `chaos.cluster.resources`; copying files out
+of and into containers: `chaos.cluster.container_files`.
 
 Roles of containers: a container whose environment sets `BROKER_ID` is that broker, one
 that sets `ZK_MYID` is that ZooKeeper server (both set by docker-compose.yml).
@@ -41,6 +42,7 @@ from kazoo.exceptions import KazooException
 from kazoo.handlers.threading import KazooTimeoutError
 
 from chaos.cluster import endpoints, role_resolution
+from chaos.cluster.container_files import ContainerFiles
 from chaos.cluster.resources import ResourceControls
 from chaos.errors import FaultFailed, ForeignContainer, UnknownTarget
 from domain import LeaderAndIsr, TopicPartition
@@ -65,9 +67,9 @@ CONS_TIMEOUT_S = 0.3
 T = TypeVar("T")
 
 
-class ClusterHandle(ResourceControls):
+class ClusterHandle(ResourceControls, ContainerFiles):
     """The containers and ZooKeeper state of one compose project (see the module doc); its
-    CPU and memory limits come from `ResourceControls`."""
+    CPU and memory limits come from `ResourceControls`, its files from `ContainerFiles`."""
 
     def __init__(
         self,

@@ -18,7 +18,9 @@ from rpc.wire.alter_isr import (
 from rpc.wire.audit import (
     replica_audit_request_from_pb,
     replica_audit_request_to_pb,
+    replica_audit_response_from_json,
     replica_audit_response_from_pb,
+    replica_audit_response_to_json,
     replica_audit_response_to_pb,
 )
 from rpc.wire.clients import BrokerControlClient, ClientApiClient
@@ -109,7 +111,9 @@ __all__ = [
     "produce_request_to_pb",
     "replica_audit_request_from_pb",
     "replica_audit_request_to_pb",
+    "replica_audit_response_from_json",
     "replica_audit_response_from_pb",
+    "replica_audit_response_to_json",
     "replica_audit_response_to_pb",
     "stop_replica_request_from_pb",
     "stop_replica_request_to_pb",

@@ -1,7 +1,11 @@
 """ReplicaAudit on the wire: converts its `rpc.messages` values to and from protobuf (the
-servicer method is `rpc.wire.data`'s, on a gRPC worker thread). Pure; any thread."""
+servicer method is `rpc.wire.data`'s, on a gRPC worker thread), and a response to and from
+protobuf's JSON mapping, the output of the offline audit of a log directory
+(`python -m broker_node.log_dir_audit`). Pure; any thread."""
 
 from __future__ import annotations
+
+from google.protobuf import json_format
 
 from rpc import messages as m
 from testbed_rpc import control_pb2 as pb
@@ -68,3 +72,18 @@ def replica_audit_response_from_pb(r: pb.ReplicaAuditResponse) -> m.ReplicaAudit
             for a in r.replicas
         ),
     )
+
+
+def replica_audit_response_to_json(r: m.ReplicaAuditResponse) -> str:
+    """Domain -> protobuf's JSON mapping (field names as in the .proto)."""
+    return json_format.MessageToJson(
+        replica_audit_response_to_pb(r), preserving_proto_field_name=True, indent=None
+    )
+
+
+def replica_audit_response_from_json(text: str) -> m.ReplicaAuditResponse:
+    """Protobuf's JSON mapping -> domain; `ValueError` when `text` is not a response."""
+    try:
+        return replica_audit_response_from_pb(json_format.Parse(text, pb.ReplicaAuditResponse()))
+    except json_format.ParseError as exc:
+        raise ValueError(f"not a ReplicaAuditResponse: {exc}") from exc

@@ -21,15 +21,18 @@ Steps:
    elected, and the first catches up from it.
 5. Heal at 55 s; the load goes on until 90 s.
 
-Verdict: the core invariants (no acknowledged write lost to an out-of-sync leader);
-convergence within 30 s of the heal (a partition whose ISR was emptied could not elect
-anybody).
+Verdict: the core invariants (no acknowledged write lost to an out-of-sync leader), with
+the two that this schedule exercises named: `leader_completeness` (the last in-sync
+replica, elected on its return, holds every record committed before) and Jepsen's
+`lost-write`; convergence within 30 s of the heal (a partition whose ISR was emptied could
+not elect anybody).
 """
 
 from __future__ import annotations
 
 from chaos.generator.scenarios.scenario import Draws, Scenario, Workload
 from chaos.generator.schedule import FaultSpec, Schedule, Step
+from rundir.invariants.names import LEADER_COMPLETENESS
 
 WORKLOAD = Workload(
     "chaos-last-replica", replication_factor=2, min_insync_replicas=1, duration_s=90
@@ -48,4 +51,6 @@ def plan(seed: int | None) -> Schedule:
     return Schedule(seed, steps, heal_at_s=max(55, second + 31), end_s=WORKLOAD.duration_s)
 
 
-SCENARIO = Scenario.from_runbook(__doc__, WORKLOAD, plan, convergence_s=30)
+SCENARIO = Scenario.from_runbook(
+    __doc__, WORKLOAD, plan, convergence_s=30, also=(LEADER_COMPLETENESS, "lost-write")
+)

@@ -2,8 +2,10 @@
 workload it runs, the schedule of faults a seed gives, how long the cluster may take to
 converge after the heal, and which invariants its verdict checks.
 
-`INVARIANTS` names the invariants a verdict can check (the run's checks are named after
-them) and says what each means; `CORE_INVARIANTS` are those every scenario checks.
+`INVARIANTS` (`invariant_names`) names every invariant a verdict can check, which a
+scenario may list (the run's checks are named after them), and says what each means;
+`CORE_INVARIANTS` are those every scenario checks. A name outside it is refused when the
+scenario is defined.
 
 Values are immutable; `schedule(seed)` is pure. Any thread.
 """
@@ -12,32 +14,21 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
 from admin.errors import InvalidTopicError
 from admin.topic_names import validate_topic_name
 from chaos.client.workload_run import WorkloadConfig
+from chaos.generator.scenarios.invariant_names import (
+    CORE_INVARIANTS,
+    INVARIANTS,
+    unknown_invariants,
+)
 from chaos.generator.schedule import FaultSpec, Schedule, Step
 from domain.profiles import FAST, setting
-from rundir.invariants.names import (
-    ACKNOWLEDGED_KEPT,
-    ACKNOWLEDGED_WRITES,
-    BROKER_EPOCH_FENCING,
-    CONTROLLER_EPOCH_FENCING,
-    CONTROLLER_WRITES_FENCED,
-    CONVERGES_AFTER_HEAL,
-    NO_OFFLINE_PARTITIONS,
-    ONE_CONTROLLER_PER_EPOCH,
-    ONE_LEADER_PER_LEADER_EPOCH,
-    PAUSED_CONTROLLER_RESIGNS,
-    REASSIGNMENT_COMPLETES,
-    REGISTRATION_SERVED,
-    RESIGNED_CONTROLLER_SILENT,
-    STALE_REQUESTS_FENCED,
-    TOPIC_DELETION_COMPLETES,
-)
+from rundir.invariants.names import ACKNOWLEDGED_WRITES
 
 __all__ = [
     "CORE_INVARIANTS",
@@ -48,52 +39,6 @@ __all__ = [
     "Workload",
     "one_fault",
 ]
-
-#: What each invariant a verdict can check means, by its name in `rundir.invariants`.
-INVARIANTS: Mapping[str, str] = {
-    ONE_CONTROLLER_PER_EPOCH: "at most one broker acts as controller for a controller "
-    "epoch; controller epochs only grow",
-    CONTROLLER_EPOCH_FENCING: "no broker obeys a request from a controller epoch older "
-    "than one it has obeyed",
-    BROKER_EPOCH_FENCING: "no broker obeys a request addressed to an older broker epoch "
-    "of its own (KIP-380)",
-    ONE_LEADER_PER_LEADER_EPOCH: "per partition, at most one leader per leader epoch; "
-    "leader epochs only grow",
-    ACKNOWLEDGED_WRITES: "no acknowledged (acks=all) write is lost and acknowledged writes "
-    "are read in offset order; never checked with unclean leader election on",
-    CONVERGES_AFTER_HEAL: "within the scenario's bound after the heal: one controller, "
-    "every partition online with a live leader, every ISR full, every broker's metadata "
-    "equal to ZooKeeper's",
-    NO_OFFLINE_PARTITIONS: "no partition is without a leader at any time of the run",
-    PAUSED_CONTROLLER_RESIGNS: "a controller frozen past its session resigns when it runs "
-    "again, and nothing it sends afterwards is obeyed",
-    REASSIGNMENT_COMPLETES: "the reassignment the schedule started completes",
-    RESIGNED_CONTROLLER_SILENT: "a controller that resigned an epoch queues no request of "
-    "that epoch afterwards, and none reaches a broker more than 3 s after the resignation",
-    CONTROLLER_WRITES_FENCED: "no partition state written by a controller commits after a "
-    "newer controller epoch was elected (in ZooKeeper's transaction order; without it, "
-    "logged no more than 2 s after the election)",
-    TOPIC_DELETION_COMPLETES: "every topic of the run whose deletion was requested is "
-    "deleted by the end of the run, none left half-deleted",
-    ACKNOWLEDGED_KEPT: "no replica removes an acknowledged (acks=all) record from its log, "
-    "even one it fetches back",
-    REGISTRATION_SERVED: "a controller queues a request to every broker registration of "
-    "the run, addressed to its broker epoch, within 15 s",
-    STALE_REQUESTS_FENCED: "every stale LeaderAndIsr or StopReplica the request fault's "
-    "proxy delivered late (a duplicate, a reordered request) was fenced by the broker",
-}
-
-#: The invariants every scenario checks (DESIGN §9).
-CORE_INVARIANTS = frozenset(
-    {
-        ONE_CONTROLLER_PER_EPOCH,
-        CONTROLLER_EPOCH_FENCING,
-        BROKER_EPOCH_FENCING,
-        ONE_LEADER_PER_LEADER_EPOCH,
-        ACKNOWLEDGED_WRITES,
-        CONVERGES_AFTER_HEAL,
-    }
-)
 
 #: The brokers' ZooKeeper session timeout in the compose cluster, whose brokers run the
 #: `fast` profile (`domain.profiles`); scenario timings are chosen around it.
@@ -204,9 +149,9 @@ class Scenario:
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z][a-z-]*", self.name):
             raise ValueError(f"a scenario name is lowercase words with '-', got {self.name!r}")
-        unknown = sorted(self.invariants - INVARIANTS.keys())
+        unknown = unknown_invariants(self.invariants)
         if unknown:
-            raise ValueError(f"{self.name}: unknown invariants {', '.join(unknown)}")
+            raise ValueError(f"{self.name}: {unknown}")
         if self.workload.unclean_leader_election and ACKNOWLEDGED_WRITES in self.invariants:
             raise ValueError(f"{self.name}: data loss cannot be judged with unclean election on")
         if self.convergence_s <= 0:

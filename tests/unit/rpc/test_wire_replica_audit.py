@@ -1,16 +1,21 @@
 """ReplicaAudit on the wire (`rpc.wire.audit`): the request and response survive domain ->
-protobuf -> bytes -> domain, and a `ClientApiClient` reaches a handler's `replica_audit`
+protobuf -> bytes -> domain, the response its JSON mapping too (the offline audit's
+output), and a `ClientApiClient` reaches a handler's `replica_audit`
 through the servicer (an in-process loopback stub that serializes every call; no sockets).
 """
 
 from __future__ import annotations
+
+import pytest
 
 from rpc import messages as m
 from rpc.testing import RecordingHandlers
 from rpc.wire import (
     replica_audit_request_from_pb,
     replica_audit_request_to_pb,
+    replica_audit_response_from_json,
     replica_audit_response_from_pb,
+    replica_audit_response_to_json,
     replica_audit_response_to_pb,
 )
 from rpc.wire.testing import loopback_client_api
@@ -63,3 +68,12 @@ def test_a_client_call_reaches_the_handler_and_returns_its_answer() -> None:
     with loopback_client_api(handler) as client:
         assert client.replica_audit(m.ReplicaAuditRequest(("t",)), timeout_s=5) == ANSWER
     assert handler.asked == [m.ReplicaAuditRequest(("t",))]
+
+
+def test_the_response_survives_its_json_mapping() -> None:
+    assert replica_audit_response_from_json(replica_audit_response_to_json(ANSWER)) == ANSWER
+
+
+def test_json_that_is_not_a_response_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match="not a ReplicaAuditResponse"):
+        replica_audit_response_from_json('{"replicas": 3}')

@@ -1,11 +1,13 @@
 """`audit.json` (`rundir.audit`): rows round-trip, and the replicas of a partition are
 compared epoch by epoch: the same offsets with another digest is a `digest` disagreement
 (log matching broken), other offsets or a missing epoch a `range` one; agreeing replicas,
-a lone replica and an unreadable one are none.
+a lone replica and an unreadable one are none. A row says whether it came over RPC or
+from a stopped broker's files.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -13,6 +15,8 @@ import pytest
 
 from rundir.audit import (
     AUDIT_VERSION,
+    FROM_FILES,
+    FROM_RPC,
     AuditedRange,
     ReplicaReport,
     audit_document,
@@ -64,6 +68,16 @@ def test_the_document_round_trips(tmp_path: Path) -> None:
     path = tmp_path / "audit.json"
     path.write_text(json.dumps(document), encoding="utf-8")
     assert read_audit(path) == [replica(1, E1), replica(2, E1, E2)]
+
+
+def test_a_row_read_from_files_says_so_and_an_older_row_came_over_rpc(tmp_path: Path) -> None:
+    files = dataclasses.replace(replica(2, E1), leader=-1, leader_epoch=-1, source=FROM_FILES)
+    document = audit_document("t", 123, [replica(1, E1), files], {})
+    assert [r["source"] for r in document["replicas"]] == [FROM_RPC, FROM_FILES]
+    del document["replicas"][0]["source"]  # as written before rows had a source
+    path = tmp_path / "audit.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    assert read_audit(path) == [replica(1, E1), files]
 
 
 @pytest.mark.parametrize(
