@@ -16,7 +16,7 @@ import os
 import socket
 import subprocess
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -234,18 +234,71 @@ def new_run_id(tier: str) -> str:
     return f"{tier}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
+#: The lines of compose's own output, and of each failing container's log, a failed
+#: start keeps.
+START_LOG_TAIL = 30
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerState:
+    """A container of a project that did not come up: its name, status, health check
+    state, exit code (None: still running) and the tail of its log."""
+
+    name: str
+    status: str
+    health: str
+    exit_code: int | None
+    log: str
+
+    @property
+    def rank(self) -> int:
+        """How surely it kept the project from coming up: 0 it stopped, 1 its health
+        check fails, 2 its health check has not passed yet, 3 it is healthy or was never
+        started (it waited on another)."""
+        if self.status in ("exited", "dead", "restarting"):
+            return 0
+        if self.status != "running":
+            return 3
+        return {"unhealthy": 1, "starting": 2}.get(self.health, 3)
+
+
+def start_failure_text(command: str, output: str, containers: Sequence[ContainerState]) -> str:
+    """A failed start: the command that failed and the end of its output, then every
+    container most likely at fault first. Those that stopped or fail their health check
+    come with their log's tail (when none did, those still starting do), the others in
+    one line each."""
+    tail = output.strip().splitlines()[-START_LOG_TAIL:]
+    lines = [command, *tail]
+    worst = min((c.rank for c in containers), default=3)
+    for state in sorted(containers, key=lambda c: (c.rank, c.name)):
+        exited = "" if state.exit_code is None else f" (exit code {state.exit_code})"
+        lines.append(f"--- {state.name}: {state.status}{exited}, health {state.health}")
+        if state.rank <= max(1, worst) and state.rank < 3:
+            lines.append(state.log.rstrip() or "(its log is empty)")
+    return "\n".join(lines)
+
+
 def _start_failure(exc: subprocess.CalledProcessError, project: str) -> str:
     """What `docker compose up --wait` printed, and each container's state and last log
     lines, so that a failed start says why."""
-    lines = [f"`{' '.join(map(str, exc.cmd))}` exited with {exc.returncode}"]
-    for stream in (exc.stdout, exc.stderr):
-        if stream:
-            text = stream.decode(errors="replace") if isinstance(stream, bytes) else stream
-            lines.append(text.strip())
+    output = "\n".join(
+        stream.decode(errors="replace") if isinstance(stream, bytes) else stream
+        for stream in (exc.stdout, exc.stderr)
+        if stream
+    )
     client = DockerClient.from_env()
     label = f"com.docker.compose.project={project}"
+    states = []
     for container in client.containers.list(all=True, filters={"label": label}):
-        health = container.attrs.get("State", {}).get("Health", {}).get("Status", "-")
-        lines.append(f"--- {container.name}: {container.status}, health {health}")
-        lines.append(container.logs(tail=30).decode(errors="replace").rstrip())
-    return "\n".join(lines)
+        state = container.attrs.get("State", {})
+        states.append(
+            ContainerState(
+                container.name,
+                container.status,
+                state.get("Health", {}).get("Status", "-"),
+                state.get("ExitCode") if container.status == "exited" else None,
+                container.logs(tail=START_LOG_TAIL).decode(errors="replace"),
+            )
+        )
+    command = f"`{' '.join(map(str, exc.cmd))}` exited with {exc.returncode}"
+    return start_failure_text(command, output, states)

@@ -1,20 +1,25 @@
 """`python -m chaos compare`'s arguments and its set-up errors that need no Docker (each
-is exit 2 with a message that says what is wrong), and the order of its runs against
-fake runs: interleaved, the second of a pair replaying the first's schedule."""
+is exit 2 with a message that says what is wrong), a build whose brokers do not come up
+(with fake projects), and the order of its runs against fake runs: interleaved, the
+second of a pair replaying the first's schedule."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from chaos.__main__ import main
-from chaos.compare.builds import REPO_ROOT, stage
-from chaos.compare.command import DEFAULT_SCENARIOS, CompareRequest, run_pairs
+from chaos.compare.builds import REPO_ROOT, Build, Source, stage
+from chaos.compare.command import DEFAULT_SCENARIOS, CompareRequest, run_comparison, run_pairs
 from chaos.generator.scenarios import SCENARIOS
 from chaos.generator.schedule import Schedule, write_schedule
 from chaos.run.runner import RunOutcome, RunRequest
 from chaos.run.setup import RunSetupError
+from harness.compose import ComposeCluster, ComposeStartError
 from rundir.invariants import InvariantResult, RunVerdict, Violation
 from rundir.invariants.names import ACKNOWLEDGED_WRITES
 from rundir.layout import RunDir
@@ -63,6 +68,55 @@ def test_a_head_that_does_not_compile_is_a_set_up_error_with_the_error(
     assert f"work tree {tree}: the source does not compile" in err
     assert "controller/active.py" in err
     assert not list(tmp_path.glob("compare-*"))  # no comparison was written
+
+
+def test_a_head_whose_brokers_do_not_come_up_is_a_set_up_error_with_their_log(
+    tmp_path: Path,
+) -> None:
+    """Setup: fake sources and builds; a fake `started_project` whose head project fails
+    as compose does when a broker exits at start. Validate: a `RunSetupError` (exit 2)
+    naming the head build and holding the container's log; head was tried first, so base
+    was never started; nothing was run and no comparison was written."""
+    started: list[tuple[str, str]] = []
+    log = "--- p-head-broker2-1: exited (exit code 3), health unhealthy\nno-such-start-up"
+
+    def stage_source(spec: str, under: Path) -> Source:
+        root = tmp_path / "staged" / spec
+        root.mkdir(parents=True)
+        return Source(spec, f"tree {spec}", root)
+
+    def build(source: Source, say: Any) -> Build:
+        return Build(source, f"cmp-{source.spec}", reused=True)
+
+    @contextmanager
+    def start(root: Path, project: str, run_id: str, session_ms: int, **kw: Any) -> Iterator[Any]:
+        started.append((project, kw["env"]["TESTBED_TAG"]))
+        if project.endswith("-head"):
+            raise ComposeStartError(log)
+        yield ComposeCluster(None, project, tmp_path, "", None)  # type: ignore[arg-type]
+
+    def run_one(request: RunRequest) -> RunOutcome:
+        raise AssertionError(f"no run is performed, yet {request.scenario.name} was")
+
+    out = tmp_path / "out"
+    request = CompareRequest("base", "head", (SCENARIOS["broker-failure"],), (1,), out, "p")
+    with pytest.raises(RunSetupError) as raised:
+        run_comparison(
+            request,
+            say=lambda _: None,
+            stage_source=stage_source,
+            build=build,
+            start=start,
+            run_one=run_one,
+        )
+    message = str(raised.value)
+    assert message.startswith(
+        "the head build (tree head, images cmp-head) did not come up healthy on project p-head"
+    )
+    assert log in message
+    assert started == [("p-head", "cmp-head")]
+    assert not list(out.glob("compare-*"))
+    assert not (tmp_path / "staged" / "head").exists()  # the staged copies are removed
 
 
 class FakeRuns:
