@@ -7,13 +7,15 @@ anything under faults that the base build holds, and does it recover slower?
     for each scenario, for each seed:                  # interleaved, first base, then head first
         run on one build; replay its recorded schedule.json on the other
     figures of every run (python -m pipeline figures), then chaos.compare.judgement
+    summary.json, summary.md, then the page (python -m pipeline comparison)
 
 Both projects stay up for the whole comparison (one run at a time, on one of them), so
 the host's load falls on both builds alike; they are removed at the end, also on errors
 and Ctrl-C. Head's project comes up first: a head whose brokers do not come up is the
 likelier set-up error, and then base's start is saved. The comparison is written to
 `<out>/compare-<time>/summary.json` and `summary.md`, with the runs below it in `base/`
-and `head/`, and printed as a table.
+and `head/`, printed as a table, and drawn as a page, `report.html` with its plot
+(`python -m pipeline comparison`, the report's own look, no Spark).
 
 Exit code 0 when head breaks nothing base holds and is not slower beyond noise, 1 on a
 regression (named), 2 on a set-up error: a source that does not build (with the build's
@@ -80,6 +82,8 @@ DEFAULT_SEEDS = (1, 2, 3)
 DEFAULT_PREFIX = "testbed-compare"
 #: The brokers' ZooKeeper session in the comparison's projects, as in the bug hunt.
 SESSION_MS = 6000
+#: The comparison's page, which `python -m pipeline comparison` draws beside summary.json.
+PAGE = "report.html"
 
 
 class CompareUsageError(ChaosError):
@@ -187,6 +191,8 @@ def compare_builds(args: argparse.Namespace, default_project: str) -> int:
     comparison, directory = run_comparison(request)
     print(comparison.text())
     print(f"summary: {directory / 'summary.json'} and {directory / 'summary.md'}")
+    if (directory / PAGE).exists():
+        print(f"page: {directory / PAGE}")
     return comparison.exit_code()
 
 
@@ -245,6 +251,7 @@ def run_comparison(
         request.min_ratio,
     )
     write_summary(directory, comparison)
+    _page(directory, say)
     return comparison, directory
 
 
@@ -326,6 +333,20 @@ def _one_run(run_one: RunOne, request: RunRequest) -> BuildRun:
         return BuildRun(None, None, error=str(exc))
     failed = tuple(r.name for r in outcome.verdict.results if not r.ok)
     return BuildRun(outcome.run_dir, outcome.ok, failed, exercised=outcome.exercised)
+
+
+def _page(directory: Path, say: Callable[[str], None]) -> None:
+    """The comparison's page, `report.html` beside `summary.json` (`python -m pipeline
+    comparison`, no Spark); a page that cannot be drawn is said, not an error."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pipeline", "comparison", str(directory)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        say(f"the comparison's page was not drawn: {done.stderr.strip()[-2000:]}")
 
 
 def _with_figures(pairs: Sequence[Pair], say: Callable[[str], None]) -> list[Pair]:
