@@ -12,7 +12,9 @@ settings (`recreate_brokers`, the bug hunt's builds). Caller's thread.
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 import socket
 import subprocess
 import time
@@ -177,7 +179,8 @@ def started_project(
     compose = DockerCompose(repo_root, compose_file_name="docker-compose.yml", wait=True)
     try:
         try:
-            compose.start()
+            with _quiet(_COMPOSE_LOGGER):
+                compose.start()
         except subprocess.CalledProcessError as exc:
             raise ComposeStartError(_start_failure(exc, project)) from None
         ports = [compose.get_service_port(f"zk{i}", 2181) for i in (1, 2, 3)]
@@ -237,6 +240,25 @@ def new_run_id(tier: str) -> str:
 #: The lines of compose's own output, and of each failing container's log, a failed
 #: start keeps.
 START_LOG_TAIL = 30
+#: compose's progress lines (`Container x  Started`), left out of a failed start's output.
+_PROGRESS = re.compile(
+    r"^\s*(Container|Network|Volume)\s.*\s"
+    r"(Creating|Created|Recreate|Recreated|Starting|Started|Waiting|Healthy|Running)$"
+)
+#: testcontainers logs the whole output of a failed `up` at ERROR; `ComposeStartError`
+#: holds what matters of it already.
+_COMPOSE_LOGGER = logging.getLogger("testcontainers.compose.compose")
+
+
+@contextmanager
+def _quiet(logger: logging.Logger) -> Iterator[None]:
+    """`logger` silent for the block."""
+    level = logger.level
+    logger.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,11 +285,12 @@ class ContainerState:
 
 
 def start_failure_text(command: str, output: str, containers: Sequence[ContainerState]) -> str:
-    """A failed start: the command that failed and the end of its output, then every
-    container most likely at fault first. Those that stopped or fail their health check
-    come with their log's tail (when none did, those still starting do), the others in
-    one line each."""
-    tail = output.strip().splitlines()[-START_LOG_TAIL:]
+    """A failed start: the command that failed and the end of its output but compose's
+    progress lines, then every container most likely at fault first. Those that stopped
+    or fail their health check come with their log's tail (when none did, those still
+    starting do), the others in one line each."""
+    said = [line for line in output.strip().splitlines() if not _PROGRESS.match(line)]
+    tail = said[-START_LOG_TAIL:]
     lines = [command, *tail]
     worst = min((c.rank for c in containers), default=3)
     for state in sorted(containers, key=lambda c: (c.rank, c.name)):
