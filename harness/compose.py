@@ -12,11 +12,13 @@ settings (`recreate_brokers`, the bug hunt's builds). Caller's thread.
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 import socket
 import subprocess
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -177,7 +179,8 @@ def started_project(
     compose = DockerCompose(repo_root, compose_file_name="docker-compose.yml", wait=True)
     try:
         try:
-            compose.start()
+            with _quiet(_COMPOSE_LOGGER):
+                compose.start()
         except subprocess.CalledProcessError as exc:
             raise ComposeStartError(_start_failure(exc, project)) from None
         ports = [compose.get_service_port(f"zk{i}", 2181) for i in (1, 2, 3)]
@@ -234,18 +237,91 @@ def new_run_id(tier: str) -> str:
     return f"{tier}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
+#: The lines of compose's own output, and of each failing container's log, a failed
+#: start keeps.
+START_LOG_TAIL = 30
+#: compose's progress lines (`Container x  Started`), left out of a failed start's output.
+_PROGRESS = re.compile(
+    r"^\s*(Container|Network|Volume)\s.*\s"
+    r"(Creating|Created|Recreate|Recreated|Starting|Started|Waiting|Healthy|Running)$"
+)
+#: testcontainers logs the whole output of a failed `up` at ERROR; `ComposeStartError`
+#: holds what matters of it already.
+_COMPOSE_LOGGER = logging.getLogger("testcontainers.compose.compose")
+
+
+@contextmanager
+def _quiet(logger: logging.Logger) -> Iterator[None]:
+    """`logger` silent for the block."""
+    level = logger.level
+    logger.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerState:
+    """A container of a project that did not come up: its name, status, health check
+    state, exit code (None: still running) and the tail of its log."""
+
+    name: str
+    status: str
+    health: str
+    exit_code: int | None
+    log: str
+
+    @property
+    def rank(self) -> int:
+        """How surely it kept the project from coming up: 0 it stopped, 1 its health
+        check fails, 2 its health check has not passed yet, 3 it is healthy or was never
+        started (it waited on another)."""
+        if self.status in ("exited", "dead", "restarting"):
+            return 0
+        if self.status != "running":
+            return 3
+        return {"unhealthy": 1, "starting": 2}.get(self.health, 3)
+
+
+def start_failure_text(command: str, output: str, containers: Sequence[ContainerState]) -> str:
+    """A failed start: the command that failed and the end of its output but compose's
+    progress lines, then every container most likely at fault first. Those that stopped
+    or fail their health check come with their log's tail (when none did, those still
+    starting do), the others in one line each."""
+    said = [line for line in output.strip().splitlines() if not _PROGRESS.match(line)]
+    tail = said[-START_LOG_TAIL:]
+    lines = [command, *tail]
+    worst = min((c.rank for c in containers), default=3)
+    for state in sorted(containers, key=lambda c: (c.rank, c.name)):
+        exited = "" if state.exit_code is None else f" (exit code {state.exit_code})"
+        lines.append(f"--- {state.name}: {state.status}{exited}, health {state.health}")
+        if state.rank <= max(1, worst) and state.rank < 3:
+            lines.append(state.log.rstrip() or "(its log is empty)")
+    return "\n".join(lines)
+
+
 def _start_failure(exc: subprocess.CalledProcessError, project: str) -> str:
     """What `docker compose up --wait` printed, and each container's state and last log
     lines, so that a failed start says why."""
-    lines = [f"`{' '.join(map(str, exc.cmd))}` exited with {exc.returncode}"]
-    for stream in (exc.stdout, exc.stderr):
-        if stream:
-            text = stream.decode(errors="replace") if isinstance(stream, bytes) else stream
-            lines.append(text.strip())
+    output = "\n".join(
+        stream.decode(errors="replace") if isinstance(stream, bytes) else stream
+        for stream in (exc.stdout, exc.stderr)
+        if stream
+    )
     client = DockerClient.from_env()
     label = f"com.docker.compose.project={project}"
+    states = []
     for container in client.containers.list(all=True, filters={"label": label}):
-        health = container.attrs.get("State", {}).get("Health", {}).get("Status", "-")
-        lines.append(f"--- {container.name}: {container.status}, health {health}")
-        lines.append(container.logs(tail=30).decode(errors="replace").rstrip())
-    return "\n".join(lines)
+        state = container.attrs.get("State", {})
+        states.append(
+            ContainerState(
+                container.name,
+                container.status,
+                state.get("Health", {}).get("Status", "-"),
+                state.get("ExitCode") if container.status == "exited" else None,
+                container.logs(tail=START_LOG_TAIL).decode(errors="replace"),
+            )
+        )
+    command = f"`{' '.join(map(str, exc.cmd))}` exited with {exc.returncode}"
+    return start_failure_text(command, output, states)

@@ -10,6 +10,8 @@ matplotlib pictures and one HTML page. `python -m pipeline report`.
 - `figures`: per-run measures (pandas); `metadata`: failover until metadata is current;
   `tables`: across-run tables (pandas).
 - `plots`: the pictures; `report`: the whole report; `session`: the SparkSession.
+- `comparison`: the page of a comparison of two builds, from its `summary.json`, no
+  Spark; `pages`: the pages' templates; `comparison_testing`: a comparison for tests.
 - `testing`: synthetic run directories for tests; `run_writer`: the files they hold, also
   written by the benchmark's generator of runs at scale (`bench.pipeline.synthetic`).
 """

@@ -5,7 +5,12 @@ could be read, 2 on bad arguments.
 
 `python -m pipeline figures RUN_DIR ...`: each run's recovery figures as one JSON object
 by run directory on stdout (`pipeline.run_figures`, no Spark); exit 1 when a run cannot be
-read. The main thread does everything.
+read.
+
+`python -m pipeline comparison DIR ...`: the page of each comparison of two builds
+(`python -m chaos compare`'s `compare-<time>/`), `DIR/report.html`, from its
+`summary.json` (`pipeline.comparison`, no Spark); each page's path on stdout; exit 1 when
+a directory holds no comparison. The main thread does everything.
 """
 
 from __future__ import annotations
@@ -44,7 +49,24 @@ def _parser() -> argparse.ArgumentParser:
     )
     figures = commands.add_parser("figures", help="each run's recovery figures as JSON")
     figures.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR")
+    comparison = commands.add_parser(
+        "comparison", help="the page of a comparison of two builds, from its summary.json"
+    )
+    comparison.add_argument("directories", type=Path, nargs="+", metavar="DIR")
     return parser
+
+
+def _comparisons(directories: Sequence[Path]) -> int:
+    from pipeline.comparison import write_comparison_page
+    from pipeline.runs import PipelineInputError
+
+    try:
+        for directory in directories:
+            print(write_comparison_page(directory))
+    except PipelineInputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _figures(run_dirs: Sequence[Path]) -> int:
@@ -67,6 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "figures":
         return _figures(args.run_dirs)
+    if args.command == "comparison":
+        return _comparisons(args.directories)
     from pipeline.report import build_report
     from pipeline.runs import PipelineInputError
     from pipeline.session import DEFAULT_MASTER, spark_session

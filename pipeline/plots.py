@@ -1,13 +1,17 @@
 """The report's pictures, drawn with matplotlib's Agg backend into PNG files: per run a
 timeline (faults as shaded bands, controller elections and leader changes as marks, send
 completions per second by outcome) and a latency plot shaded by faults, as Jepsen draws
-them; across runs, the recovery measures' distributions by scenario and fault kind.
-Pure functions of pandas frames; the driver's thread.
+them; across runs, the recovery measures' distributions by scenario and fault kind; for a
+comparison of two builds, each recovery figure's values on base and head by seed.
+Pure functions of pandas frames (a comparison's of its `summary.json` rows); the
+driver's thread.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -18,9 +22,17 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-__all__ = ["OUTCOME_COLOURS", "latency_plot", "recovery_plot", "timeline_plot"]
+__all__ = [
+    "BUILD_COLOURS",
+    "OUTCOME_COLOURS",
+    "comparison_plot",
+    "latency_plot",
+    "recovery_plot",
+    "timeline_plot",
+]
 
 OUTCOME_COLOURS = {"ok": "#2c7fb8", "fail": "#d7301f", "info": "#fdae61"}
+BUILD_COLOURS = {"base": "#2c7fb8", "head": "#d7301f"}
 _FAULT_COLOUR = "#bbbbbb"
 
 
@@ -128,6 +140,60 @@ def recovery_plot(path: Path, measured: pd.DataFrame) -> Path:
         ax.set(title=name, xlabel="seconds")
     if not names:
         axes[0, 0].text(0.5, 0.5, "no recovery measured", ha="center")
+    return _save(fig, path)
+
+
+def comparison_plot(path: Path, rows: Sequence[Mapping[str, Any]]) -> Path:
+    """One panel per recovery figure: per scenario, base's and head's value of each seed
+    (a grey line joins a seed's two), head's scenario labelled with the median ratio and
+    SLOWER when the rank test says so. `rows` are `summary.json`'s `figures`; a figure
+    measured on neither build is left out."""
+    shown = [r for r in rows if any(v is not None for v in (*r["base"], *r["head"]))]
+    names = list(dict.fromkeys(r["figure"] for r in shown))
+    columns = 2 if len(names) > 1 else 1
+    height = max(1, -(-len(names) // columns))
+    scenarios = list(dict.fromkeys(r["scenario"] for r in shown))
+    fig, axes = plt.subplots(
+        height,
+        columns,
+        figsize=(6 * columns, (1.2 + 0.45 * max(2, len(scenarios))) * height),
+        squeeze=False,
+    )
+    for ax, name in zip(axes.flat, names, strict=False):
+        mine = {r["scenario"]: r for r in shown if r["figure"] == name}
+        labels = []
+        for y, scenario in enumerate(scenarios):
+            row = mine.get(scenario)
+            ratio = "" if row is None or row["ratio"] is None else f" x{row['ratio']:.2f}"
+            slower = " SLOWER" if row is not None and row["slower"] else ""
+            labels.append(f"{scenario}{ratio}{slower}")
+            if row is None:
+                continue
+            for base, head in zip(row["base"], row["head"], strict=False):
+                if base is not None and head is not None:
+                    ax.plot([base, head], [y + 0.15, y - 0.15], color="#cccccc", linewidth=0.8)
+            for build, offset, marker in (("base", 0.15, "o"), ("head", -0.15, "x")):
+                values = [v for v in row[build] if v is not None]
+                ax.scatter(
+                    values,
+                    [y + offset] * len(values),
+                    color=BUILD_COLOURS[build],
+                    marker=marker,
+                    s=22,
+                    label=build,
+                )
+        ax.set_yticks(range(len(scenarios)), labels, fontsize=7)
+        ax.set_ylim(-0.6, len(scenarios) - 0.4)
+        ax.invert_yaxis()
+        ax.set(title=name, xlabel="ms")
+        handles, texts = ax.get_legend_handles_labels()
+        unique = dict(zip(texts, handles, strict=True))
+        if unique:
+            ax.legend(unique.values(), unique.keys(), loc="best", fontsize=7)
+    for ax in list(axes.flat)[len(names) :]:
+        ax.set_axis_off()
+    if not names:
+        axes[0, 0].text(0.5, 0.5, "no recovery figure measured", ha="center")
     return _save(fig, path)
 
 

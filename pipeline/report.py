@@ -2,12 +2,14 @@
 version-check the runs, judge every run with the chaos engine's invariants and compute its
 figures in one pass over every run (`pipeline.run_pass`, the one Spark job: its tasks
 read the runs' files), build the tables across runs from those in pandas, write the tables as
-Parquet, draw the pictures and render one HTML page (`templates/report.html.j2`). Runs on
+Parquet, draw the pictures and render one HTML page (`templates/report.html.j2`), which
+links the comparisons of two builds found beside the runs (`pipeline.comparison`). Runs on
 the driver's main thread. Progress lines go to `say`.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -16,10 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from jinja2 import Environment, FileSystemLoader, select_autoescape
 from pyspark.sql import SparkSession
 
 from pipeline import plots, tables
+from pipeline.comparison import ComparisonLink, find_comparisons
+from pipeline.pages import render
 from pipeline.run_pass import PER_RUN_TABLES, PLOTTING_TABLES, collect_per_run
 from pipeline.runs import PipelineInputError, RunConfig, discover
 
@@ -34,7 +37,6 @@ __all__ = [
 
 #: The time window of the latency quantiles and the operation rates.
 WINDOW_MS = 1_000
-TEMPLATES = Path(__file__).with_name("templates")
 #: The row order of the per-run tables.
 SORT_KEYS = {
     "detection": ["run_id", "start_ms", "fault"],
@@ -155,8 +157,13 @@ def build_report(
     if not found.runs:
         raise PipelineInputError(f"no run directories under {', '.join(map(str, sources))}")
     # the report's own directory may sit among the runs (runs/report)
-    skipped = [s for s in found.skipped if Path(s).resolve() != out.resolve()]
-    step(f"{len(found.runs)} run(s), {len(skipped)} other directories skipped")
+    others = [Path(s) for s in found.skipped if Path(s).resolve() != out.resolve()]
+    comparisons, not_runs = find_comparisons(others, out)
+    skipped = [str(s) for s in not_runs]
+    step(
+        f"{len(found.runs)} run(s), {len(comparisons)} comparison(s), "
+        f"{len(skipped)} other directories skipped"
+    )
     tables_of = compute_tables(spark, found.runs, say, step, plotting=True)
     result, measured_pd = tables_of.tables, tables_of.measured
     rates, sends = tables_of.plotting["rates"], tables_of.plotting["sends"]
@@ -209,15 +216,18 @@ def build_report(
                 "latency": lat.relative_to(out).as_posix(),
             }
         )
-    _render(report, skipped, sources, runs_page)
+    _render(report, skipped, sources, runs_page, comparisons)
     step(f"report: {report.html}")
     return report
 
 
 def _render(
-    report: Report, skipped: Sequence[str], sources: Sequence[Path], runs_page: list[dict[str, Any]]
+    report: Report,
+    skipped: Sequence[str],
+    sources: Sequence[Path],
+    runs_page: list[dict[str, Any]],
+    comparisons: Sequence[ComparisonLink],
 ) -> None:
-    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape())
     table_views = [
         {
             "name": name,
@@ -232,12 +242,25 @@ def _render(
         }
         for name, (title, note) in TABLE_TITLES.items()
     ]
-    html = env.get_template("report.html.j2").render(
+    page_dir = report.html.parent
+    render(
+        "report.html.j2",
+        report.html,
         runs=runs_page,
         tables=table_views,
         skipped=list(skipped),
         sources=[str(s) for s in sources],
+        comparisons=[
+            {
+                "name": c.name,
+                "head": c.head,
+                "base": c.base,
+                "outcome": c.outcome,
+                "regressions": c.regressions,
+                "href": Path(os.path.relpath(c.page, page_dir)).as_posix(),
+            }
+            for c in comparisons
+        ],
         recovery_png="img/recovery.png",
         generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
     )
-    report.html.write_text(html, encoding="utf-8")

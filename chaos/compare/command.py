@@ -3,15 +3,19 @@ anything under faults that the base build holds, and does it recover slower?
 (docs/chaos.md, "Comparing two builds").
 
     base, head = build_image(stage(--base)), build_image(stage(--head))   # chaos.compare.builds
-    two compose projects up, <prefix>-base and <prefix>-head, each on its build's images
+    two compose projects up, <prefix>-head then <prefix>-base, each on its build's images
     for each scenario, for each seed:                  # interleaved, first base, then head first
         run on one build; replay its recorded schedule.json on the other
     figures of every run (python -m pipeline figures), then chaos.compare.judgement
+    summary.json, summary.md, then the page (python -m pipeline comparison)
 
 Both projects stay up for the whole comparison (one run at a time, on one of them), so
 the host's load falls on both builds alike; they are removed at the end, also on errors
-and Ctrl-C. The comparison is written to `<out>/compare-<time>/summary.json` and
-`summary.md`, with the runs below it in `base/` and `head/`, and printed as a table.
+and Ctrl-C. Head's project comes up first: a head whose brokers do not come up is the
+likelier set-up error, and then base's start is saved. The comparison is written to
+`<out>/compare-<time>/summary.json` and `summary.md`, with the runs below it in `base/`
+and `head/`, printed as a table, and drawn as a page, `report.html` with its plot
+(`python -m pipeline comparison`, the report's own look, no Spark).
 
 Exit code 0 when head breaks nothing base holds and is not slower beyond noise, 1 on a
 regression (named), 2 on a set-up error: a source that does not build (with the build's
@@ -28,7 +32,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -78,6 +82,8 @@ DEFAULT_SEEDS = (1, 2, 3)
 DEFAULT_PREFIX = "testbed-compare"
 #: The brokers' ZooKeeper session in the comparison's projects, as in the bug hunt.
 SESSION_MS = 6000
+#: The comparison's page, which `python -m pipeline comparison` draws beside summary.json.
+PAGE = "report.html"
 
 
 class CompareUsageError(ChaosError):
@@ -185,14 +191,32 @@ def compare_builds(args: argparse.Namespace, default_project: str) -> int:
     comparison, directory = run_comparison(request)
     print(comparison.text())
     print(f"summary: {directory / 'summary.json'} and {directory / 'summary.md'}")
+    if (directory / PAGE).exists():
+        print(f"page: {directory / PAGE}")
     return comparison.exit_code()
 
 
+#: One chaos run (`chaos.run.runner.run`; a fake in tests).
+RunOne = Callable[[RunRequest], RunOutcome]
+
+
+#: A build's compose project up and healthy (`harness.compose.started_project`; a fake
+#: in tests).
+StartProject = Callable[..., AbstractContextManager[ComposeCluster]]
+
+
 def run_comparison(
-    request: CompareRequest, say: Callable[[str], None] = print
+    request: CompareRequest,
+    say: Callable[[str], None] = print,
+    *,
+    stage_source: Callable[[str, Path], Source] = stage,
+    build: Callable[[Source, Callable[[str], None]], Build] = build_image,
+    start: StartProject = started_project,
+    run_one: RunOne = run,
 ) -> tuple[Comparison, Path]:
     """Build, run and compare (see the module docstring): the comparison and its directory.
-    `RunSetupError` (a `BuildError` among them) when a build or a project cannot be set up."""
+    `RunSetupError` (a `BuildError` among them) when a build or a project cannot be set up;
+    nothing is written then. The keyword arguments replace the steps in tests."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     directory = request.out.resolve() / f"compare-{stamp}"
     staging = REPO_ROOT / ".build" / "compare"
@@ -202,9 +226,9 @@ def run_comparison(
     sources: list[Source] = []
     try:
         for name, spec in specs:
-            sources.append(stage(spec, staging))  # both staged and compiled before any build
+            sources.append(stage_source(spec, staging))  # all staged and compiled first
             say(f"{name}: {sources[-1].description}")
-        builds = [build_image(source, say) for source in sources]
+        builds = [build(source, say) for source in sources]
     finally:
         for source in sources:
             shutil.rmtree(source.root, ignore_errors=True)
@@ -213,10 +237,11 @@ def run_comparison(
     say(f"comparing head {head.description} with base {base.description}")
     with ExitStack() as stack:
         clusters = {}
-        for name, build in (("base", base), ("head", head)):
-            clusters[name] = stack.enter_context(_project(request, name, build, stamp))
+        # head first: it is the likelier not to come up, and then base's start is saved
+        for name, one in (("head", head), ("base", base)):
+            clusters[name] = stack.enter_context(_project(request, name, one, stamp, start))
         projects = {name: cluster.project for name, cluster in clusters.items()}
-        pairs = run_pairs(request, projects, directory, say)
+        pairs = run_pairs(request, projects, directory, say, run_one)
     pairs = _with_figures(pairs, say)
     comparison = compare(
         base.description,
@@ -226,12 +251,13 @@ def run_comparison(
         request.min_ratio,
     )
     write_summary(directory, comparison)
+    _page(directory, say)
     return comparison, directory
 
 
 @contextmanager
 def _project(
-    request: CompareRequest, name: str, build: Build, stamp: str
+    request: CompareRequest, name: str, build: Build, stamp: str, start: StartProject
 ) -> Iterator[ComposeCluster]:
     """The build's compose project, up; a `RunSetupError` with the containers' logs when
     it does not come up healthy (errors of the block itself pass through unchanged)."""
@@ -240,7 +266,7 @@ def _project(
     try:
         with (
             held(request.out, project),
-            started_project(
+            start(
                 REPO_ROOT,
                 project,
                 f"compare-{stamp}-{name}",
@@ -258,12 +284,8 @@ def _project(
             raise
         raise RunSetupError(
             f"the {name} build ({build.description}, images {build.tag}) did not come "
-            f"up healthy on project {project}:\n{exc}"
+            f"up healthy on project {project}; its start-up log:\n{exc}"
         ) from None
-
-
-#: One chaos run (`chaos.run.runner.run`; a fake in tests).
-RunOne = Callable[[RunRequest], RunOutcome]
 
 
 def run_pairs(
@@ -311,6 +333,20 @@ def _one_run(run_one: RunOne, request: RunRequest) -> BuildRun:
         return BuildRun(None, None, error=str(exc))
     failed = tuple(r.name for r in outcome.verdict.results if not r.ok)
     return BuildRun(outcome.run_dir, outcome.ok, failed, exercised=outcome.exercised)
+
+
+def _page(directory: Path, say: Callable[[str], None]) -> None:
+    """The comparison's page, `report.html` beside `summary.json` (`python -m pipeline
+    comparison`, no Spark); a page that cannot be drawn is said, not an error."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pipeline", "comparison", str(directory)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        say(f"the comparison's page was not drawn: {done.stderr.strip()[-2000:]}")
 
 
 def _with_figures(pairs: Sequence[Pair], say: Callable[[str], None]) -> list[Pair]:

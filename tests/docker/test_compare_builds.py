@@ -1,6 +1,6 @@
 """`python -m chaos compare` on real builds: a head with a deliberate defect in the
-controller is caught against the clean tree, and a head whose image does not build is a
-set-up error with the build's log.
+controller is caught against the clean tree, and a head whose image does not build, or
+whose brokers do not come up, is a set-up error with the build's or start-up log.
 
 Setup: two copies of this work tree staged as a user's work trees would be
 (`chaos.compare.builds.stage`). The defective one has one line of `controller/active.py`
@@ -14,7 +14,10 @@ schedule replayed on head.
 Validate: exit code 1; a regression names `acknowledged_writes`, which head broke and
 base held (the history's anomalies of the lost writes are named too); `summary.json`
 records both verdicts. A head whose Dockerfile fails: exit 2 and the build's log on
-stderr, and no comparison written.
+stderr, and no comparison written. A head whose broker process exits at start (its entry
+point prints a line and raises `SystemExit(3)`): its image builds on `testbed-base` and
+the wheelhouse, its project does not come up; exit 2 with the failing container's exit
+code and log line on stderr, and no comparison written.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from chaos.testing import short_last_replica
 from rundir.invariants.names import ACKNOWLEDGED_WRITES
 
 CLEAN_LINE = "unclean_everywhere=switches.on(UNCLEAN_ELECTION),"
+ENTRY_LINE = "    config = load_config(argv)\n"
 SHORT = short_last_replica("compare-last-replica", "chaos-compare")
 
 
@@ -54,6 +58,33 @@ def test_a_head_whose_image_does_not_build_is_exit_2_with_its_log(
     assert "the broker image does not build" in err
     assert "no-such-build-step" in err  # the build's own log
     assert not list(tmp_path.glob("compare-*"))
+
+
+@pytest.mark.timeout(300)
+def test_a_head_whose_brokers_do_not_come_up_is_exit_2_with_their_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tree = _work_tree(tmp_path)
+    entry = tree / "broker_node" / "__main__.py"
+    source = entry.read_text()
+    assert source.count(ENTRY_LINE) == 1
+    refusal = (
+        '    print("no-such-start-up", file=sys.stderr, flush=True)\n    raise SystemExit(3)\n'
+    )
+    entry.write_text(source.replace(ENTRY_LINE, refusal + ENTRY_LINE))
+    out = tmp_path / "out"
+    argv = [
+        "compare",
+        *("--base", str(REPO_ROOT), "--head", str(tree), "--out", str(out), "--seeds", "1"),
+        *("--project-prefix", f"testbed-compare-test-{os.getpid()}", "--plain"),
+    ]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"the head build (work tree {tree}, images cmp-" in err
+    assert "did not come up healthy" in err
+    assert "(exit code 3)" in err  # the failing container, named with its exit code
+    assert "no-such-start-up" in err  # and its own log line
+    assert not list(out.glob("compare-*"))
 
 
 @pytest.mark.timeout(600)

@@ -128,7 +128,9 @@ def spark() -> Iterator[object]:
 
 @pytest.fixture(scope="session")
 def pipeline_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Synthetic run directories: two clean runs (two scenarios) and one per break."""
+    """Synthetic run directories: two clean runs (two scenarios) and one per break, a
+    directory that is not a run, and a comparison of two builds."""
+    from pipeline.comparison_testing import write_comparison
     from pipeline.testing import BREAKS, write_run
 
     root = Path(tmp_path_factory.mktemp("runs"))
@@ -137,6 +139,7 @@ def pipeline_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for i, name in enumerate(sorted(BREAKS)):
         write_run(root, f"20260101-00{i + 2}00-{name}", breaks=frozenset({name}))
     (root / "docker-tier-leftovers").mkdir()
+    write_comparison(root, "compare-20260101-001000")  # linked, not a run, not skipped
     return root
 
 

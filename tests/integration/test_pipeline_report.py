@@ -1,6 +1,7 @@
 """The report in local Spark mode over synthetic runs: every run's verdict equals the
 runner's verdict.json, each broken run is caught by its invariant, the figures hold the
-run's known timings, and the HTML page links images that exist and tables with rows."""
+run's known timings, and the HTML page links images that exist, tables with rows and the
+comparison of two builds found among the runs."""
 
 from __future__ import annotations
 
@@ -113,14 +114,22 @@ def test_the_html_links_existing_images_and_every_table_has_its_rows(
     assert len(page.images) == 1 + 2 * len(local_report.tables["verdicts"])
     for src in page.images:
         assert (out / src).is_file(), src
-    assert set(page.tables) == set(TABLE_TITLES)
+    assert set(page.tables) == {*TABLE_TITLES, "comparisons"}
+    assert page.tables["comparisons"] == page.declared["comparisons"] == 1
+    (comparison,) = [link for link in page.links if link.endswith("/report.html")]
+    assert comparison == "comparisons/compare-20260101-001000/report.html"
+    assert "REGRESSION" in (out / comparison).read_text()
     for name, rows in page.tables.items():
+        if name == "comparisons":
+            continue
         assert rows == page.declared[name] == len(local_report.tables[name]), name
         assert rows > 0, name
         assert f"tables/{name}.parquet" in page.links
         parquet = pd.read_parquet(out / "tables" / f"{name}.parquet")
         assert len(parquet) == rows, name
-    assert "docker-tier-leftovers" in local_report.html.read_text()
+    html = local_report.html.read_text()
+    assert "docker-tier-leftovers" in html
+    assert "compare-20260101-001000/" not in html.split("Not runs")[1].split("</p>")[0]
 
 
 def test_pictures_are_pngs(local_report: Report) -> None:

@@ -1,20 +1,26 @@
 """`python -m chaos compare`'s arguments and its set-up errors that need no Docker (each
-is exit 2 with a message that says what is wrong), and the order of its runs against
-fake runs: interleaved, the second of a pair replaying the first's schedule."""
+is exit 2 with a message that says what is wrong), a build whose brokers do not come up
+(with fake projects), and the order of its runs against fake runs: interleaved, the
+second of a pair replaying the first's schedule."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
 from chaos.__main__ import main
-from chaos.compare.builds import REPO_ROOT, stage
-from chaos.compare.command import DEFAULT_SCENARIOS, CompareRequest, run_pairs
+from chaos.compare.builds import REPO_ROOT, Build, Source, stage
+from chaos.compare.command import DEFAULT_SCENARIOS, CompareRequest, run_comparison, run_pairs
 from chaos.generator.scenarios import SCENARIOS
 from chaos.generator.schedule import Schedule, write_schedule
 from chaos.run.runner import RunOutcome, RunRequest
 from chaos.run.setup import RunSetupError
+from harness.compose import ComposeStartError
 from rundir.invariants import InvariantResult, RunVerdict, Violation
 from rundir.invariants.names import ACKNOWLEDGED_WRITES
 from rundir.layout import RunDir
@@ -63,6 +69,84 @@ def test_a_head_that_does_not_compile_is_a_set_up_error_with_the_error(
     assert f"work tree {tree}: the source does not compile" in err
     assert "controller/active.py" in err
     assert not list(tmp_path.glob("compare-*"))  # no comparison was written
+
+
+class FakeSteps:
+    """Staging, builds and projects without Docker: a source is an empty directory, a
+    build is tagged `cmp-<spec>`, and the projects named in `failing` fail to start as
+    compose does, with `log`; `started` records each project asked for and its tag."""
+
+    def __init__(self, root: Path, failing: tuple[str, ...] = (), log: str = "") -> None:
+        self.root = root
+        self.failing = failing
+        self.log = log
+        self.started: list[tuple[str, str]] = []
+
+    def stage_source(self, spec: str, under: Path) -> Source:
+        root = self.root / "staged" / spec
+        root.mkdir(parents=True)
+        return Source(spec, f"tree {spec}", root)
+
+    def build(self, source: Source, say: Any) -> Build:
+        return Build(source, f"cmp-{source.spec}", reused=True)
+
+    @contextmanager
+    def start(
+        self, root: Path, project: str, run_id: str, session_ms: int, **kw: Any
+    ) -> Iterator[Any]:
+        self.started.append((project, kw["env"]["TESTBED_TAG"]))
+        if project in self.failing:
+            raise ComposeStartError(self.log)
+        yield SimpleNamespace(project=project)
+
+    def steps(self) -> dict[str, Any]:
+        """The keyword arguments of `run_comparison` that replace its steps."""
+        return {"stage_source": self.stage_source, "build": self.build, "start": self.start}
+
+
+def test_a_head_whose_brokers_do_not_come_up_is_a_set_up_error_with_their_log(
+    tmp_path: Path,
+) -> None:
+    """Setup: fake sources and builds; the head project fails to start as compose does
+    when a broker exits at start. Validate: a `RunSetupError` (exit 2) naming the head
+    build and holding the container's log; head was tried first, so base was never
+    started; nothing was run and no comparison was written."""
+    log = "--- p-head-broker2-1: exited (exit code 3), health unhealthy\nno-such-start-up"
+    steps = FakeSteps(tmp_path, failing=("p-head",), log=log)
+
+    def run_one(request: RunRequest) -> RunOutcome:
+        raise AssertionError(f"no run is performed, yet {request.scenario.name} was")
+
+    out = tmp_path / "out"
+    request = CompareRequest("base", "head", (SCENARIOS["broker-failure"],), (1,), out, "p")
+    with pytest.raises(RunSetupError) as raised:
+        run_comparison(request, lambda _: None, run_one=run_one, **steps.steps())
+    message = str(raised.value)
+    assert message.startswith(
+        "the head build (tree head, images cmp-head) did not come up healthy on project p-head"
+    )
+    assert log in message
+    assert steps.started == [("p-head", "cmp-head")]
+    assert not list(out.glob("compare-*"))
+    assert not (tmp_path / "staged" / "head").exists()  # the staged copies are removed
+
+
+def test_a_comparison_is_written_with_its_page(tmp_path: Path) -> None:
+    """Setup: fake sources, builds and projects; fake runs in which head breaks
+    acknowledged_writes. Validate: both projects up, head's first; summary.json and the
+    page (`python -m pipeline comparison`) with the regression and the plot."""
+    steps = FakeSteps(tmp_path)
+    runs = FakeRuns(tmp_path, {("broker-failure", 1)})
+    request = CompareRequest(
+        "base", "head", (SCENARIOS["broker-failure"],), (1,), tmp_path / "out", "p"
+    )
+    comparison, directory = run_comparison(request, lambda _: None, run_one=runs, **steps.steps())
+    assert steps.started == [("p-head", "cmp-head"), ("p-base", "cmp-base")]
+    assert comparison.exit_code() == 1
+    assert (directory / "summary.json").exists()
+    page = (directory / "report.html").read_text()
+    assert "seed 1: head broke acknowledged_writes, which base held" in page
+    assert (directory / "img" / "figures.png").read_bytes()[:4] == b"\x89PNG"
 
 
 class FakeRuns:

@@ -161,3 +161,28 @@ def test_the_summary_holds_runs_figures_and_regressions(tmp_path: Path) -> None:
     page = md_path.read_text()
     assert page.startswith("# Comparison: head work tree against base HEAD")
     assert "| s | 1 | PASS | FAIL: one_controller_per_epoch |" in page
+
+
+def test_the_report_draws_the_page_of_what_the_summary_holds(tmp_path: Path) -> None:
+    """`summary.json` is the contract with the report's page (`pipeline.comparison`): what
+    `write_summary` writes, the page shows, a verdict word for word as the terminal."""
+    from pipeline.comparison import write_comparison_page
+
+    broke = {2: ("one_controller_per_epoch",)}
+    pairs = [
+        Pair(
+            "s",
+            seed,
+            _run(True, failover_ms=10.0 * seed),
+            _run(seed not in broke, *broke.get(seed, ()), failover_ms=40.0 * seed),
+        )
+        for seed in (1, 2, 3)
+    ]
+    found = compare("HEAD", "work tree", pairs)
+    write_summary(tmp_path, found)
+    html = write_comparison_page(tmp_path).read_text()
+    for regression in found.regressions:
+        assert str(regression) in html
+    assert {r.kind for r in found.regressions} == {"invariant", "slower"}
+    assert f">{pairs[1].head.word()}</a></td>" in html
+    assert "<td>10 20 30</td><td>40 80 120</td><td>4.00</td><td>0.050</td>" in html
