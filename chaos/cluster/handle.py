@@ -41,6 +41,7 @@ from kazoo.exceptions import KazooException
 from kazoo.handlers.threading import KazooTimeoutError
 
 from chaos.cluster import endpoints, role_resolution
+from chaos.cluster.container_exec import ContainerExec
 from chaos.cluster.resources import ResourceControls
 from chaos.errors import FaultFailed, ForeignContainer, UnknownTarget
 from domain import LeaderAndIsr, TopicPartition
@@ -65,9 +66,9 @@ CONS_TIMEOUT_S = 0.3
 T = TypeVar("T")
 
 
-class ClusterHandle(ResourceControls):
+class ClusterHandle(ResourceControls, ContainerExec):
     """The containers and ZooKeeper state of one compose project (see the module doc); its
-    CPU and memory limits come from `ResourceControls`."""
+    CPU and memory limits come from `ResourceControls`, `exec` from `ContainerExec`."""
 
     def __init__(
         self,
