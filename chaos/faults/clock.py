@@ -75,7 +75,7 @@ MIN_PERIOD_MS, MAX_PERIOD_MS = 1000, 60_000
 _JOIN_S = 10.0
 
 _WRITE = 'printf "%s\\n" "$1" >"$2.new" && mv -f "$2.new" "$2"'
-#: The helpers that write the file need no faked clock.
+#: The commands that write the file need no faked clock.
 _UNFAKED = {"LD_PRELOAD": ""}
 
 
