@@ -4,8 +4,9 @@ with a `TopicConfigHandler`).
 
 A child watch on `/config/changes` wakes the thread `config-change-listener`, which lists
 the notifications, handles those numbered above the last one it handled, in sequence
-order, and purges those older than the expiration (every broker purges; a notification
-already gone is fine). A topic notification re-reads `/config/topics/T` and hands the
+order, and purges those older than the expiration, measured back from the newest one's
+ZooKeeper `ctime` (`obsolete_changes`; every broker purges; a notification already gone
+is fine). A topic notification re-reads `/config/topics/T` and hands the
 overrides on (`on_topic_change`: the replica manager and the controller). At start-up every
 notification present is handled, as Kafka does. The thread also wakes every
 `recheck_s`, so a watch lost with an expired session is armed again.
@@ -18,22 +19,26 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from kazoo.exceptions import KazooException
 from kazoo.protocol.states import WatchedEvent
 
 from eventlog import EventLog, MalformedZnode, TopicConfigChanged
-from zkdata.config_changes import CHANGE_EXPIRATION_MS, ConfigChangesZk
+from zkdata.config_changes import CHANGE_EXPIRATION_MS, ConfigChange, ConfigChangesZk
 
 log = logging.getLogger(__name__)
 
 THREAD_NAME = "config-change-listener"
 
 
-def _wall_ms() -> int:
-    return int(time.time() * 1000)
+def obsolete_changes(changes: Sequence[ConfigChange], expiration_ms: int) -> list[str]:
+    """The notifications to purge: those created `expiration_ms` or more before the newest.
+    Every `ctime` is stamped by ZooKeeper, so the age is measured on one clock; Kafka
+    measures it against the broker's own wall clock, and a broker whose clock ran an hour
+    ahead would purge notifications the other brokers have not handled yet."""
+    newest = max((c.ctime_ms for c in changes), default=0)
+    return [c.child for c in changes if c.ctime_ms <= newest - expiration_ms]
 
 
 class ConfigChangeListener:
@@ -47,7 +52,6 @@ class ConfigChangeListener:
         event_log: EventLog,
         expiration_ms: int = CHANGE_EXPIRATION_MS,
         recheck_s: float = 30.0,
-        clock_ms: Callable[[], int] = _wall_ms,
     ) -> None:
         self._changes = changes
         self._read_topic_config = read_topic_config
@@ -55,7 +59,6 @@ class ConfigChangeListener:
         self._events = event_log
         self._expiration_ms = expiration_ms
         self._recheck_s = recheck_s
-        self._clock_ms = clock_ms
         self.last_handled = -1
         self._wake = threading.Event()
         self._stopped = threading.Event()
@@ -113,7 +116,6 @@ class ConfigChangeListener:
                     ),
                 )
             self.last_handled = change.sequence
-        cutoff = self._clock_ms() - self._expiration_ms
-        obsolete = [c.child for c in changes if c.ctime_ms < cutoff]
+        obsolete = obsolete_changes(changes, self._expiration_ms)
         if obsolete:
             self._changes.delete_changes(obsolete)

@@ -36,7 +36,10 @@ ABSENT: Final = _Absent.ABSENT
 Absent = Literal[_Absent.ABSENT]
 
 #: The fields every line carries before the event's own; an event's fields never use them.
-ENVELOPE = frozenset({"v", "ts", "node", "kind"})
+#: `seq` and `mono_ms` are left out by writers that have none (`eventlog.event_record`);
+#: `node_ts` is never written by a node: a reader puts the node's own `ts` there when it
+#: replaces `ts` with the host's time (`rundir.reader`).
+ENVELOPE = frozenset({"v", "ts", "node", "kind", "seq", "mono_ms", "node_ts"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +54,8 @@ class Event:
 
 class EventEncoding:
     """How one event type becomes a line's record: its kind, its field names in order, and
-    `record(event, ts, node)`, the whole record (envelope first, `ABSENT` fields left out)
+    `record(event, ts, node, seq, mono_ms)`, the whole record (envelope first, `ABSENT`
+    fields left out)
     built by one generated function, as dataclasses generate `__init__`.
 
     Making it also gives the type a faster `__init__`, with the dataclass's signature (the
@@ -70,8 +74,8 @@ class EventEncoding:
         if clash:
             raise TypeError(f"{event_type.__name__} has fields named like the envelope: {clash}")
         omits = [f.name for f in declared if "Absent" in str(f.type)]
-        self.record: Callable[[Event, int, str], dict[str, Any]] = _generate(
-            _record_source(self.kind, self.names, omits), "_record", {"ABSENT": ABSENT}
+        self.record: Callable[[Event, int, str, int | None, int | None], dict[str, Any]] = (
+            _generate(_record_source(self.kind, self.names, omits), "_record", {"ABSENT": ABSENT})
         )
         setters = {f"_set_{name}": getattr(event_type, name).__set__ for name in self.names}
         defaults = {f"_default_{f.name}": f.default for f in declared if f.default is not MISSING}
@@ -82,11 +86,12 @@ class EventEncoding:
 
 
 def _record_source(kind: str, names: tuple[str, ...], omits: list[str]) -> str:
-    """The source of `_record(event, ts, node)` for one type."""
+    """The source of `_record(event, ts, node, seq, mono_ms)` for one type."""
     present = [n for n in names if n not in omits]
     lines = [
-        "def _record(event, ts, node):",
+        "def _record(event, ts, node, seq, mono_ms):",
         f"    record = {{'v': {SCHEMA_VERSION}, 'ts': ts, 'node': node, 'kind': {kind!r}, "
+        "'seq': seq, 'mono_ms': mono_ms, "
         + ", ".join(f"{n!r}: event.{n}" for n in (present if not omits else names))
         + "}",
     ]

@@ -1,12 +1,18 @@
 """Append-only JSON-lines event log: `runs/<run-id>/events/<node>.jsonl`.
 
-Each line: `{"v": 1, "ts": <ms since epoch>, "node": "...", "kind": "...", ...fields}`.
-Lines go through `eventlog.jsonlines` (written whole, flushed at once). Safe to call from
-any thread.
+Each line: `{"v": 1, "ts": <ms since epoch>, "node": "...", "kind": "...", "seq": <n>,
+"mono_ms": <ms>, ...fields}`: `ts` is the node's wall clock, which a clock fault may move;
+`seq` counts the events of the process from 1 in the order they were emitted, and
+`mono_ms` is the node's monotonic clock (CLOCK_MONOTONIC, which no fault moves and which
+every container of one docker host shares with the host). Readers order one node's
+events by `seq` and put events of different nodes on the host's time line through
+`mono_ms` (`rundir.reader`), never by comparing the `ts` of two nodes. Lines go through
+`eventlog.jsonlines` (written whole, flushed at once). Safe to call from any thread.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import time
@@ -45,10 +51,18 @@ def encode_event(record: dict[str, Any]) -> str:
         return _ENCODER.encode(record)
 
 
-def event_record(event: Event, ts: int, node: str) -> dict[str, Any]:
+def event_record(
+    event: Event, ts: int, node: str, seq: int | None = None, mono_ms: int | None = None
+) -> dict[str, Any]:
     """The record `node` writes for `event` at `ts` (ms since the epoch): the envelope, then
-    the event's fields in the order its type declares them, an `ABSENT` one left out."""
-    return event._encoding.record(event, ts, node)
+    the event's fields in the order its type declares them, an `ABSENT` one left out; `seq`
+    and `mono_ms` are left out when not given (a writer that has no such clock)."""
+    record = event._encoding.record(event, ts, node, seq, mono_ms)
+    if seq is None:
+        del record["seq"]
+    if mono_ms is None:
+        del record["mono_ms"]
+    return record
 
 
 class EventLog:
@@ -59,12 +73,19 @@ class EventLog:
         self.path: Path | None = event_log_path(run_dir, node) if run_dir is not None else None
         self._writer = JsonLinesWriter(self.path)
         self._held = threading.local()
+        self._seq = itertools.count(1)  # next() on a count is atomic under the GIL
 
     def emit(self, event: Event, /) -> dict[str, Any]:
         """Write one event and return it as written: the envelope (`v`, `ts`, `node`,
-        `kind`), then the event's fields in the order its type declares them (an `ABSENT`
-        one left out)."""
-        record = event._encoding.record(event, int(time.time() * 1000), self.node)
+        `kind`, `seq`, `mono_ms`), then the event's fields in the order its type declares
+        them (an `ABSENT` one left out)."""
+        record = event._encoding.record(
+            event,
+            int(time.time() * 1000),
+            self.node,
+            next(self._seq),
+            time.monotonic_ns() // 1_000_000,
+        )
         line = encode_event(record)
         held: list[str] | None = getattr(self._held, "lines", None)
         if held is None:

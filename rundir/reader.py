@@ -5,7 +5,8 @@ What is read from `<run-dir>`:
 
 - `events/<node>.jsonl`: every node's event log, through `eventlog.read_numbered_events`
   (torn lines skipped, line numbers kept). Every line must carry the supported schema
-  version and the node named by its file.
+  version and the node named by its file. Its `ts` is put on the host's time line when
+  `config.json` holds the run's clock anchor (`rundir.host_time`).
 - the workload history: `history.jsonl` and every `history/<process>.jsonl`, merged by
   `rundir.history.read_history`; none of them: no workload.
 - `snapshots.jsonl` (optional): one `ClusterSnapshot.to_json()` object per line.
@@ -38,6 +39,7 @@ from rundir.history import (
     merged_history,
     read_history,
 )
+from rundir.host_time import ClockAnchor, on_host_time
 from rundir.invariants.convergence import ClusterSnapshot
 from rundir.invariants.judge import RunInputs
 from rundir.layout import RunDir
@@ -49,6 +51,7 @@ __all__ = [
     "RunLines",
     "RunSettings",
     "audit_of",
+    "clock_anchor",
     "events_of",
     "history_by_file",
     "load_events",
@@ -100,10 +103,26 @@ def _lines_of(path: Path) -> list[tuple[str, object]]:
 
 
 def _event_lines(run_dir: Path) -> dict[str, list[tuple[int, dict[str, Any]]]]:
+    """Every node's numbered event lines, on the host's time line when the run recorded
+    its clock anchor (`rundir.host_time`)."""
     events_dir = RunDir(run_dir).events
     if not events_dir.is_dir():
         raise RunDirError(f"{run_dir}: no events/ directory")
-    return {p.stem: read_numbered_events(p) for p in sorted(events_dir.glob("*.jsonl"))}
+    anchor = clock_anchor(run_dir)
+    return {
+        p.stem: on_host_time(read_numbered_events(p), anchor)
+        for p in sorted(events_dir.glob("*.jsonl"))
+    }
+
+
+def clock_anchor(run_dir: Path) -> ClockAnchor | None:
+    """The clock anchor of the run's `config.json`; None when it is missing or does not
+    read (the rejudging names a broken config itself)."""
+    try:
+        found = json.loads(RunDir(run_dir).config.read_text())
+    except (OSError, ValueError):
+        return None
+    return ClockAnchor.from_config(found) if isinstance(found, dict) else None
 
 
 def _history_paths(run_dir: Path) -> list[Path]:

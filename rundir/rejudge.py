@@ -39,6 +39,7 @@ from rundir.audit import ReplicaReport
 from rundir.errors import RunDirError
 from rundir.events import EventLogs
 from rundir.history import FINAL_READ_PROCESS, HistoryOp, merged_history
+from rundir.host_time import on_host_time
 from rundir.invariants.convergence import ClusterSnapshot
 from rundir.invariants.judge import SCENARIO_CHECKS, RunInputs, judge
 from rundir.invariants.names import (
@@ -55,6 +56,7 @@ from rundir.reader import (
     RunLines,
     RunSettings,
     audit_of,
+    clock_anchor,
     events_of,
     history_by_file,
     snapshots_of,
@@ -243,7 +245,8 @@ class _Reading:
         if not paths:
             self._missing("events", "events/", "is missing or empty (no event log was copied)")
             return {}
-        records = {p.stem: self._objects(p) for p in paths}
+        anchor = clock_anchor(self.run.root)
+        records = {p.stem: on_host_time(self._objects(p), anchor) for p in paths}
         try:
             return events_of(RunLines(self.run.root, records, {}, []))
         except RunDirError as exc:

@@ -4,7 +4,8 @@
 #   testbed-base       debootstrap'd Debian bookworm (docker/base/build.sh)
 #   testbed-zookeeper  FROM base: Debian's zookeeper + entrypoint
 #   testbed-broker     FROM base: venv from host-downloaded wheels + the code,
-#                      run as the user of scripts/container-user.sh (a build argument)
+#                      run as the user of scripts/container-user.sh (a build argument),
+#                      + libfaketime and its shim, staged by stage_clock
 #
 # Every image carries the label testbed.inputs = a hash of what it was built
 # from (for the children: including the parent's hash).  An image whose label
@@ -53,6 +54,20 @@ build() {  # n name context hash [docker build arguments...]
     rm -f "$log"
 }
 
+# The broker's faked wall clock (docker/clock/README.md): Debian's libfaketime,
+# downloaded on the host, and the shim compiled on the host. ZooKeeper gets
+# neither: its JVM spins under libfaketime (docs/chaos.md, Clock faults).
+stage_clock() {  # context directory
+    local out=$stage/clock
+    if [ ! -s "$out/clock_nanosleep_shim.so" ] || [ docker/clock/clock_nanosleep_shim.c -nt "$out/clock_nanosleep_shim.so" ] \
+        || [ -z "$(ls "$out"/libfaketime_*.deb 2>/dev/null)" ]; then
+        mkdir -p "$out" && rm -f "$out"/*
+        (cd "$out" && apt-get download -q libfaketime >/dev/null 2>&1) || { echo "apt-get download libfaketime failed" >&2; exit 1; }
+        "${CC:-cc}" -O2 -shared -fPIC -o "$out/clock_nanosleep_shim.so" docker/clock/clock_nanosleep_shim.c -ldl
+    fi
+    rm -rf "$1/clock" && cp -r "$out" "$1/clock" && cp docker/clock/install.sh "$1/clock/"
+}
+
 # 2. zookeeper
 zk_hash=$( (echo "$base_hash"; hash_dir docker/zookeeper) | sha256sum | cut -c1-16)
 build 2 testbed-zookeeper docker/zookeeper "$zk_hash"
@@ -74,6 +89,7 @@ if ! cmp -s "$ctx/wheels/requirements.txt.new" "$ctx/wheels/requirements.txt" ||
 fi
 mv "$ctx/wheels/requirements.txt.new" "$ctx/wheels/requirements.txt"
 cp docker/broker/Dockerfile "$ctx/Dockerfile"
+stage_clock "$ctx"
 rm -rf "$ctx/src" && mkdir -p "$ctx/src"
 for pkg in domain bugs admin client broker_node controller zkdata rpc eventlog security testbed testbed_rpc; do
     cp -r "$pkg" "$ctx/src/$pkg"

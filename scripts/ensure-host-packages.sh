@@ -2,10 +2,11 @@
 # Install the Debian packages the host needs (idempotent).
 #   debootstrap  builds the base image root
 #   zookeeper    runs the integration tier's ensemble as local processes
+#   gcc, libc6-dev  compile the broker image's clock shim (docker/clock/)
 # Usage: scripts/ensure-host-packages.sh
 set -euo pipefail
 
-wanted=(debootstrap zookeeper)
+wanted=(debootstrap zookeeper gcc libc6-dev)
 missing=()
 for pkg in "${wanted[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")

@@ -9,8 +9,8 @@ not a service of the project but names a container outside it (by container name
 is refused with `ForeignContainer`; any other unknown name with `UnknownTarget`. Docker
 and ZooKeeper failures surface as `FaultFailed`.
 
-CPU and memory limits and cgroup directories: `chaos.cluster.resources`; copying files out
-of and into containers: `chaos.cluster.container_files`.
+CPU and memory limits: `chaos.cluster.resources`; files copied out of and into containers:
+`chaos.cluster.container_files`; commands run in them: `chaos.cluster.container_exec`.
 
 Roles of containers: a container whose environment sets `BROKER_ID` is that broker, one
 that sets `ZK_MYID` is that ZooKeeper server (both set by docker-compose.yml).
@@ -42,6 +42,7 @@ from kazoo.exceptions import KazooException
 from kazoo.handlers.threading import KazooTimeoutError
 
 from chaos.cluster import endpoints, role_resolution
+from chaos.cluster.container_exec import ContainerExec
 from chaos.cluster.container_files import ContainerFiles
 from chaos.cluster.resources import ResourceControls
 from chaos.errors import FaultFailed, ForeignContainer, UnknownTarget
@@ -67,9 +68,8 @@ CONS_TIMEOUT_S = 0.3
 T = TypeVar("T")
 
 
-class ClusterHandle(ResourceControls, ContainerFiles):
-    """The containers and ZooKeeper state of one compose project (see the module doc); its
-    CPU and memory limits come from `ResourceControls`, its files from `ContainerFiles`."""
+class ClusterHandle(ResourceControls, ContainerFiles, ContainerExec):
+    """The containers and ZooKeeper state of one compose project (see the module doc)."""
 
     def __init__(
         self,

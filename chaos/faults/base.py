@@ -143,6 +143,11 @@ class FaultTarget(Protocol):
         """The host directory of the cgroup v1 `controller` the container's process is in."""
         ...
 
+    def exec(self, service: str, argv: Sequence[str], env: Mapping[str, str] | None = None) -> str:
+        """Run `argv` as root in the running container, with `env` added to its
+        environment, and wait: its output. `FaultFailed` when it exits other than 0."""
+        ...
+
 
 #: Links cut, as a grudge (`chaos.faults.grudge`): service -> the services it drops.
 Cuts = Mapping[str, frozenset[str]]

@@ -25,9 +25,14 @@ A new kind is one entry here and a fault class.
 | `request` | one broker | yes | see below |
 | `cpu-starve` | one broker or ZooKeeper server, or all brokers | yes | `percent` of a core (5) |
 | `memory-squeeze` | same | yes | `limit_mb` (64) |
+| `clock` | brokers only (`why_not` says why) | either | see below |
 
 `request` takes `action` (`duplicate`), `kinds` (`all`), `count` (1), `probability` (1),
 `delay_ms` (2000), `hold_s` (30) and `seed` (0) (`chaos.faults.request_plan`).
+
+`clock` takes `action` (`bump`; `strobe`, `reset`), `offset_ms` (60000),
+`other_offset_ms` (0, a strobe's other side) and `period_ms` (1000)
+(`chaos.faults.clock`).
 
 `session-expire` with duration 0 heals as soon as the broker's registration is gone; a
 longer duration keeps it cut from ZooKeeper that much longer.
@@ -46,6 +51,8 @@ from typing import Any
 from chaos.cluster.roles import RoleClass, parse_role
 from chaos.errors import UnknownKind, UnknownRole
 from chaos.faults.base import Fault
+from chaos.faults.clock import ACTIONS as CLOCK_ACTIONS
+from chaos.faults.clock import MAX_OFFSET_MS, MAX_PERIOD_MS, MIN_PERIOD_MS, ClockFault
 from chaos.faults.fields import BadFaultData, targets_from
 from chaos.faults.grudge import GRUDGES
 from chaos.faults.latency import Latency
@@ -83,7 +90,8 @@ Rebuild = Callable[[Mapping[str, Any]], Fault]
 class FaultType:
     """One fault type: its kind name, the role classes of its targets (or the one role it
     acts on, `only_role`), its duration rule (`lasts`: `True`, duration > 0; `False`,
-    duration 0; `None`, either), its params, and its two ways to a fault."""
+    duration 0; `None`, either), its params, its two ways to a fault, and why it acts on
+    no other role class (`why_not`, added to the refusal)."""
 
     name: str
     targets: frozenset[RoleClass]
@@ -92,6 +100,7 @@ class FaultType:
     rebuild: Rebuild
     params: tuple[ParamRule, ...] = ()
     only_role: str | None = None
+    why_not: str = ""
 
 
 def _hold(value: Scalar) -> bool:
@@ -138,6 +147,25 @@ def _request_hold(value: Scalar) -> bool:
 
 def _integer(value: Scalar) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _clock_action(value: Scalar) -> bool:
+    return value in CLOCK_ACTIONS
+
+
+def _offset(value: Scalar) -> bool:
+    return _integer(value) and abs(int(value or 0)) <= MAX_OFFSET_MS
+
+
+def _period(value: Scalar) -> bool:
+    return _integer(value) and MIN_PERIOD_MS <= int(value or 0) <= MAX_PERIOD_MS
+
+
+def _clock(targets: tuple[str, ...], p: Mapping[str, Scalar]) -> Fault:
+    return ClockFault(
+        targets, str(p["action"]), int(_float(p, "offset_ms")),
+        int(_float(p, "other_offset_ms")), int(_float(p, "period_ms")),
+    )  # fmt: skip
 
 
 def _request(targets: tuple[str, ...], p: Mapping[str, Scalar]) -> Fault:
@@ -295,6 +323,22 @@ FAULT_TYPES: Mapping[str, FaultType] = {
             MemorySqueeze.from_json,
             (LIMIT_MB_RULE,),
         ),
+        FaultType(
+            "clock",
+            _B,
+            None,
+            _clock,
+            ClockFault.from_json,
+            (
+                ParamRule("action", "bump", _clock_action, "|".join(CLOCK_ACTIONS)),
+                ParamRule("offset_ms", 60_000, _offset, f"an integer within +-{MAX_OFFSET_MS}"),
+                ParamRule("other_offset_ms", 0, _offset, f"an integer within +-{MAX_OFFSET_MS}"),
+                ParamRule(
+                    "period_ms", 1000, _period, f"an integer in [{MIN_PERIOD_MS}, {MAX_PERIOD_MS}]"
+                ),
+            ),
+            why_not="the ZooKeeper image has no faked clock: its JVM spins under libfaketime",
+        ),
     )
 }
 
@@ -314,7 +358,8 @@ def check_target(kind: FaultType, target: object) -> None:
         raise UnknownRole(f"{kind.name} acts on {kind.only_role} only, not on {role.text!r}")
     if role.role_class not in kind.targets:
         wanted = " or ".join(sorted(c.value for c in kind.targets))
-        raise UnknownRole(f"{kind.name} acts on {wanted}, not on role {role.text!r}")
+        why = f" ({kind.why_not})" if kind.why_not else ""
+        raise UnknownRole(f"{kind.name} acts on {wanted}, not on role {role.text!r}{why}")
 
 
 def fault_from_json(kind: str, data: Mapping[str, Any]) -> Fault:

@@ -11,7 +11,7 @@ files there.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -55,6 +55,8 @@ class FakeCluster:
         self.cgroup_root = cgroup_root
         #: Docker's limits per service (none unless set).
         self.limits = {service: ResourceLimits(0, 0, 0, 0, 0, False) for service in self.state}
+        #: Answers `exec` (service, argv, env) -> output; None answers every exec with "".
+        self.exec_reply: Callable[[str, Sequence[str], Mapping[str, str]], str] | None = None
 
     # -- FaultTarget ---------------------------------------------------------------------
 
@@ -147,6 +149,14 @@ class FakeCluster:
             directory = self.cgroup_root / controller / service
             directory.mkdir(parents=True, exist_ok=True)
             (directory / name).write_text(f"{value}\n")
+
+    def exec(self, service: str, argv: Sequence[str], env: Mapping[str, str] | None = None) -> str:
+        """`exec_reply(service, argv, env)` when set, else empty output; a service that
+        does not run fails as docker's exec does."""
+        self._known(service, "exec")
+        if self.state[service] != RUNNING:
+            raise FaultFailed(f"{service} is {self.state[service]}, cannot exec")
+        return self.exec_reply(service, argv, env or {}) if self.exec_reply else ""
 
     # -- ClusterFacts --------------------------------------------------------------------
 

@@ -53,6 +53,14 @@ _DRAWS: Mapping[str, tuple[tuple[str, ...], Mapping[str, tuple[Scalar, ...]]]] =
     ),
     "cpu-starve": (_ONE_BROKER, {"percent": (2, 5, 10)}),
     "memory-squeeze": (_ONE_BROKER, {"limit_mb": (48, 64, 96)}),
+    "clock": (
+        (*_ONE_BROKER, "all-brokers"),
+        {
+            "action": ("bump", "strobe"),
+            "offset_ms": (-3_600_000, -60_000, 60_000, 3_600_000),
+            "period_ms": (1000, 2000),
+        },
+    ),
 }
 
 

@@ -9,7 +9,11 @@ it grows, and the triggers (`chaos.generator.schedule.Trigger`) waiting on it.
 they ended when it was made (a file that appears later is read from its start; one that
 shrank, from its start again), complete lines only. `EventWatch` keeps what it read, so a
 second trigger armed on an event already read (two steps on one event) still finds it,
-and fires a trigger on the first matching event written at or after its `since_ms`.
+and fires a trigger on the first matching event written at or after its `since_ms`, a
+time of the host's wall clock: an event's time is the host's at its `mono_ms` (the node's
+monotonic clock, the host kernel's; `rundir.host_time`), so a node whose wall clock a
+clock fault moved fires its triggers as any other. An event without `mono_ms` is placed
+by its `ts`.
 
 A node writes an event the moment it happens and the runner polls every
 `POLL_S`: a triggered step starts within about that much of its event, plus the time the
@@ -26,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from chaos.generator.schedule import Trigger
+from rundir.host_time import ClockAnchor
 
 __all__ = ["POLL_S", "EventTail", "EventWatch", "Fired"]
 
@@ -102,8 +107,9 @@ class Fired:
 class EventWatch:
     """Triggers waiting on the events an `EventTail` reads (see the module docstring)."""
 
-    def __init__(self, tail: EventTail) -> None:
+    def __init__(self, tail: EventTail, anchor: ClockAnchor | None = None) -> None:
         self._tail = tail
+        self._anchor = anchor or ClockAnchor.now()
         self._seen: list[dict[str, Any]] = []
         self._armed: dict[int, _Armed] = {}
 
@@ -128,7 +134,11 @@ class EventWatch:
         for index in sorted(self._armed):
             armed = self._armed[index]
             event = next(
-                (e for e in self._seen if _ts(e) >= armed.since_ms and armed.trigger.matches(e)),
+                (
+                    e
+                    for e in self._seen
+                    if self._host_ms(e) >= armed.since_ms and armed.trigger.matches(e)
+                ),
                 None,
             )
             if event is not None:
@@ -145,7 +155,10 @@ class EventWatch:
         self._armed.clear()
         return left
 
-
-def _ts(event: Mapping[str, Any]) -> int:
-    ts = event.get("ts")
-    return ts if isinstance(ts, int) and not isinstance(ts, bool) else -1
+    def _host_ms(self, event: Mapping[str, Any]) -> int:
+        """When the event was written, by the host's wall clock (-1: unknown)."""
+        mono = event.get("mono_ms")
+        if isinstance(mono, int) and not isinstance(mono, bool):
+            return self._anchor.host_ms(mono)
+        ts = event.get("ts")
+        return ts if isinstance(ts, int) and not isinstance(ts, bool) else -1

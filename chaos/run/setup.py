@@ -20,6 +20,7 @@ from chaos.generator.scenarios import Scenario
 from chaos.generator.schedule import Schedule
 from client import Client
 from harness.waiting import wait_until
+from rundir.host_time import CLOCK_KEY, ClockAnchor
 from rundir.invariants import ClusterSnapshot, problems
 from rundir.invariants.names import EVERY_RUN
 from rundir.layout import RUN_DIR_VERSION
@@ -113,6 +114,7 @@ def run_config(
         "bug_switches": list(endpoints.switches_on(switches)),
         "bug_switches_by_broker": {service: list(names) for service, names in switches.items()},
         "started_ms": started_ms,
+        CLOCK_KEY: ClockAnchor.now().to_json(),
         "versions": {"python": platform.python_version(), "host": platform.platform(terse=True)},
     }
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from chaos.generator.scenarios import (
     broker_bounce,
     broker_failure,
+    clock_skew,
     controlled_shutdown,
     controller_failover,
     controller_pause,
@@ -73,6 +74,7 @@ SCENARIOS: Mapping[str, Scenario] = {
         rolling_restart,
         slow_network,
         starved_controller,
+        clock_skew,
         random_faults,
         duplicated_requests,
         reordered_requests,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import json
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,11 +48,11 @@ def test_log_file_lives_under_events_named_after_the_node(tmp_path: Path, log: E
 def test_emit_writes_one_json_line_with_the_envelope_and_fields(
     tmp_path: Path, log: EventLog
 ) -> None:
-    before = int(time.time() * 1000)
+    before, mono_before = int(time.time() * 1000), time.monotonic_ns() // 1_000_000
     log.emit(
         ControllerElected(controller_id=1, controller_epoch=7, epoch_zk_version=3, epoch_zxid=None)
     )
-    after = int(time.time() * 1000)
+    after, mono_after = int(time.time() * 1000), time.monotonic_ns() // 1_000_000
 
     text = (tmp_path / "events" / "broker1.jsonl").read_text(encoding="utf-8")
     assert text.endswith("\n")
@@ -65,11 +66,28 @@ def test_emit_writes_one_json_line_with_the_envelope_and_fields(
     assert record["kind"] == "controller_elected"
     assert record["controller_epoch"] == 7
     assert record["controller_id"] == 1
+    assert record["seq"] == 1
+    assert mono_before <= record["mono_ms"] <= mono_after
     assert list(record) == [
-        *("v", "ts", "node", "kind"),
+        *("v", "ts", "node", "kind", "seq", "mono_ms"),
         *("controller_id", "controller_epoch", "epoch_zk_version", "epoch_zxid"),
     ]
     assert record["epoch_zxid"] is None
+
+
+def test_seq_counts_the_events_in_the_order_they_were_emitted(log: EventLog) -> None:
+    with log.together():
+        held = log.emit(BrokerChange(new=[3], dead=[], bounced=[], live=[3], epochs={"3": 7}))
+        other = threading.Thread(
+            target=lambda: log.emit(BrokerChange(new=[], dead=[3], bounced=[], live=[], epochs={}))
+        )
+        other.start()
+        other.join()
+    assert log.path is not None
+    written = read_events(log.path)
+    # the held event reaches the file after the other thread's, but keeps its place
+    assert [e["seq"] for e in written] == [2, 1]
+    assert held["seq"] == 1
 
 
 def test_emit_returns_the_record_as_written(log: EventLog) -> None:

@@ -88,7 +88,7 @@ def test_a_line_is_the_envelope_then_the_fields_in_declared_order(kind: str) -> 
         written = [
             f.name for f in dataclasses.fields(event) if getattr(event, f.name) is not ABSENT
         ]
-        assert list(record) == ["v", "ts", "node", "kind", *written]
+        assert list(record) == ["v", "ts", "node", "kind", "seq", "mono_ms", *written]
         assert json.loads(encode_event(record)) == record
         assert decode(record) == event
 

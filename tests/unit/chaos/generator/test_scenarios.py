@@ -49,6 +49,7 @@ NAMES = (
     "rolling-restart",
     "slow-network",
     "starved-controller",
+    "clock-skew",
     "random",
     "duplicated-requests",
     "reordered-requests",

@@ -13,6 +13,7 @@ from chaos.errors import BadTiming, ScheduleError, ScheduleFormatError
 from chaos.generator.schedule import FaultSpec, Schedule, Step, Trigger
 from chaos.generator.timeline import CueType, timeline
 from chaos.run.event_watch import EventTail, EventWatch
+from rundir.host_time import ClockAnchor
 
 ONLINE = Trigger("partition_state_change", (("target", "OnlinePartition"),), within_s=3)
 
@@ -120,3 +121,22 @@ def test_a_watch_fires_on_the_first_event_from_its_time_on_and_expires_without_o
     assert [f.index for f in watch.due(now=11.0)[0]] == [3]
     watch.arm(4, ONLINE, since_ms=5000, deadline=60.0)
     assert watch.disarm_all() == [4]
+
+
+def test_a_trigger_places_events_by_the_monotonic_clock_not_the_nodes_wall_clock(
+    tmp_path: Path,
+) -> None:
+    """A node whose wall clock is ten minutes off fires a trigger armed before its event,
+    and not one armed after it."""
+    path = tmp_path / "broker1.jsonl"
+    path.write_text("")
+    anchor = ClockAnchor(wall_ms=1_000_000_000, mono_ms=5_000)
+    watch = EventWatch(EventTail(tmp_path), anchor)
+    behind = _event("partition_state_change", 1_000_000_000 - 600_000, target="OnlinePartition")
+    ahead = _event("leader_elected", 1_000_000_000 + 600_000)
+    _append(path, {**behind, "mono_ms": 6_000}, {**ahead, "mono_ms": 6_000})
+    watch.arm(0, ONLINE, since_ms=1_000_000_500, deadline=1.0)
+    watch.arm(1, Trigger("leader_elected", (), within_s=3), since_ms=1_000_002_000, deadline=1.0)
+    fired, expired = watch.due(now=2.0)
+    assert [f.index for f in fired] == [0]
+    assert expired == [1]
