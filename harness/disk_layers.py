@@ -272,6 +272,16 @@ def stop_layers(root: Path, project: str, remove: bool = False) -> None:
         shutil.rmtree(root / project, ignore_errors=True)
 
 
+def stop_orphans(root: Path, project: str, services: Sequence[str]) -> list[str]:
+    """Stop the project's layers whose service has no container any more (a project
+    taken down without `stop_layers`); the tags of those stopped."""
+    tags = set(host_layers(project)) | set(daemons(f"{project}/").values())
+    orphans = sorted(t for t in tags if t.split("/", 1)[1] not in services)
+    for tag in orphans:
+        stop_layer(LayerPaths(root, project, tag.split("/", 1)[1]))
+    return orphans
+
+
 def main(argv: list[str] | None = None) -> int:
     """`up`, `down` or `status` of a project's layers; the exit code."""
     parser = argparse.ArgumentParser(prog="python -m harness.disk_layers")

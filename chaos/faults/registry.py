@@ -25,9 +25,15 @@ A new kind is one entry here and a fault class.
 | `request` | one broker | yes | see below |
 | `cpu-starve` | one broker or ZooKeeper server, or all brokers | yes | `percent` of a core (5) |
 | `memory-squeeze` | same | yes | `limit_mb` (64) |
+| `disk-eio` | brokers | yes | `op` (`write`), `glob` (`*`), `probability` (1) |
+| `disk-slow` | brokers | yes | `op` (`any`), `delay_ms` (100) |
+| `disk-full` | brokers | yes | `budget_bytes` (0) |
 
 `request` takes `action` (`duplicate`), `kinds` (`all`), `count` (1), `probability` (1),
 `delay_ms` (2000), `hold_s` (30) and `seed` (0) (`chaos.faults.request_plan`).
+
+The disk kinds act through the brokers' disk layers (`chaos.faults.disk`), which the
+cluster must have been started with.
 
 `session-expire` with duration 0 heals as soon as the broker's registration is gone; a
 longer duration keeps it cut from ZooKeeper that much longer.
@@ -46,6 +52,7 @@ from typing import Any
 from chaos.cluster.roles import RoleClass, parse_role
 from chaos.errors import UnknownKind, UnknownRole
 from chaos.faults.base import Fault
+from chaos.faults.disk import DiskEio, DiskFault, DiskFull, DiskSlow
 from chaos.faults.fields import BadFaultData, targets_from
 from chaos.faults.grudge import GRUDGES
 from chaos.faults.latency import Latency
@@ -167,6 +174,14 @@ def _seed(data: Mapping[str, Any]) -> int | None:
 def _targeted(make: Callable[[tuple[str, ...]], Fault], kind: str) -> Rebuild:
     """The rebuild of a kind whose description holds its targets and nothing it needs."""
     return lambda data: make(targets_from(data, kind))
+
+
+def _disk(kind: type[DiskFault]) -> FaultType:
+    """A disk kind: on brokers, lasting, its params declared by its class."""
+    return FaultType(
+        kind.KIND, frozenset({RoleClass.BROKERS}), True, kind.from_params, kind.from_json,
+        kind.PARAMS,
+    )  # fmt: skip
 
 
 _B = frozenset({RoleClass.BROKERS})
@@ -295,6 +310,7 @@ FAULT_TYPES: Mapping[str, FaultType] = {
             MemorySqueeze.from_json,
             (LIMIT_MB_RULE,),
         ),
+        *(_disk(kind) for kind in (DiskEio, DiskSlow, DiskFull)),
     )
 }
 
