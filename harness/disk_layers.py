@@ -12,10 +12,11 @@ fault gives it rules. Where FUSE cannot be had (no `/dev/fuse`, not root, no `mf
 the directories stay plain ones and `start_layers` says why: the cluster runs, the disk
 faults refuse to start.
 
-    python -m harness.disk_layers up --project P [--services broker1,broker2,broker3]
-    python -m harness.disk_layers down --project P
-    python -m harness.disk_layers status --project P
+    python -m harness.disk_layers up [--project P] [--services broker1,broker2,broker3]
+    python -m harness.disk_layers down [--project P] [--remove]
+    python -m harness.disk_layers status [--project P]
 
+The project defaults to compose's (`COMPOSE_PROJECT_NAME`, else the directory's name).
 `up` prints `DISK_LAYER_DIR=<root>/P` for compose; `down` unmounts and ends the daemons
 (after the containers are gone: a container that still holds the mount keeps its daemon
 serving, and `down` then ends the daemon, which fails the container's files with ENOTCONN).
@@ -29,6 +30,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -243,8 +245,17 @@ def _end(pid: int) -> None:
     """Wait for a daemon whose mount is gone to end; end it otherwise."""
     if not gone(pid, END_WAIT_S) and not end(pid, END_WAIT_S):
         raise DiskLayerError(f"disk layer daemon {pid} survived SIGKILL")
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, os.WNOHANG)  # reap it when this process started it
+    with contextlib.suppress(TimeoutError):  # reap it when this process started it
+        wait_until(lambda: _reaped(pid), END_WAIT_S, f"disk layer daemon {pid} not reaped")
+
+
+def _reaped(pid: int) -> bool:
+    """Whether the process is no child of this one, or was reaped now."""
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return done == pid
 
 
 def start_layers(root: Path, project: str, services: Sequence[str] = BROKERS) -> str | None:
@@ -282,11 +293,22 @@ def stop_orphans(root: Path, project: str, services: Sequence[str]) -> list[str]
     return orphans
 
 
+def default_project() -> str:
+    """`COMPOSE_PROJECT_NAME`, else the working directory's name as compose normalises it."""
+    if os.environ.get("COMPOSE_PROJECT_NAME"):
+        return os.environ["COMPOSE_PROJECT_NAME"]
+    return re.sub(r"[^a-z0-9_-]", "", Path.cwd().name.lower()).lstrip("-_")
+
+
 def main(argv: list[str] | None = None) -> int:
     """`up`, `down` or `status` of a project's layers; the exit code."""
     parser = argparse.ArgumentParser(prog="python -m harness.disk_layers")
     parser.add_argument("command", choices=("up", "down", "status"))
-    parser.add_argument("--project", required=True)
+    parser.add_argument(
+        "--project",
+        default=default_project(),
+        help="compose project (default: COMPOSE_PROJECT_NAME or this directory's name)",
+    )
     parser.add_argument("--services", default=",".join(BROKERS))
     parser.add_argument("--remove", action="store_true", help="down: delete the data too")
     args = parser.parse_args(argv)
