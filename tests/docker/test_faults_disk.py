@@ -11,6 +11,8 @@ Steps and checks:
 - `disk-eio` on writes of the partition's leader: the layer counts failed writes, the
   broker emits `log_dir_failed` naming EIO; the undo makes the layer transparent and
   restarts the broker, which registers again with its log directory online;
+- `disk-full` with no bytes left on the leader: its writes fail with ENOSPC, the broker
+  emits `log_dir_failed` naming it, and the undo restarts it as for `disk-eio`;
 - `disk-slow` on every operation: the layer counts held operations; the undo leaves the broker
   running, not restarted;
 - a runner SIGKILLed while `disk-slow` is in effect leaves the rules in the layer;
@@ -25,14 +27,14 @@ import os
 import random
 import textwrap
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from admin.topics import create_topic
 from chaos.cluster.handle import ClusterHandle
-from chaos.faults.disk import DiskEio, DiskSlow, mount_table
+from chaos.faults.disk import DiskEio, DiskFault, DiskFull, DiskSlow, mount_table
 from chaos.run.heal_state import HealState
 from chaos.run.injector import Deadlines
 from chaos.run.testing import heal, in_effect, killed_mid_fault
@@ -161,21 +163,36 @@ def test_every_broker_log_dir_is_its_layer_and_stays_the_brokers(
     assert owners == {CONTAINER_UID}
 
 
-def test_eio_on_writes_fails_the_log_dir_and_the_undo_restarts_the_broker(
-    disk_cluster: ComposeCluster, handle: ClusterHandle, producing: list[int], tmp_path: Path
+@pytest.mark.parametrize(
+    ("fault_of", "error"),
+    [
+        (lambda victim: DiskEio((victim,), "write", "*", 1.0), "Input/output error"),
+        (lambda victim: DiskFull((victim,), 0), "No space left on device"),
+    ],
+    ids=["disk-eio", "disk-full"],
+)
+def test_a_failing_disk_fails_the_log_dir_and_the_undo_restarts_the_broker(
+    disk_cluster: ComposeCluster,
+    handle: ClusterHandle,
+    producing: list[int],
+    tmp_path: Path,
+    fault_of: Callable[[str], DiskFault],
+    error: str,
 ) -> None:
+    wait_until(lambda: _registered(handle), 90, "the cluster is not whole")
     victim = f"broker{_leader(disk_cluster)}"
     before = handle.started_at(victim)
-    fault = DiskEio((victim,), "write", "*", 1.0)
+    fault = fault_of(victim)
     events = event_log_path(disk_cluster.run_dir, victim)
+    seen = len(read_events(events))
     with in_effect(handle, tmp_path / "run", fault, DEADLINES) as started:
         assert "layer failed" in started.check.detail
         failed = wait_until(
-            lambda: [e for e in read_events(events) if e.get("kind") == "log_dir_failed"],
+            lambda: [e for e in read_events(events)[seen:] if e.get("kind") == "log_dir_failed"],
             30,
             f"{victim} emitted no log_dir_failed",
         )
-        assert "Input/output error" in str(failed[-1])
+        assert error in failed[-1]["reason"]
     assert handle.started_at(victim) != before, "the undo did not restart the broker"
     stats = LayerControl(LayerPaths(layer_root(), handle.project, victim).socket).stats()
     assert stats.rules.transparent
