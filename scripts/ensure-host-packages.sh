@@ -2,10 +2,11 @@
 # Install the Debian packages the host needs (idempotent).
 #   debootstrap  builds the base image root
 #   zookeeper    runs the integration tier's ensemble as local processes
+#   fuse3        libfuse 3, which the disk layers mount with (harness.disk_layer)
 # Usage: scripts/ensure-host-packages.sh
 set -euo pipefail
 
-wanted=(debootstrap zookeeper)
+wanted=(debootstrap zookeeper fuse3)
 missing=()
 for pkg in "${wanted[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
