@@ -13,9 +13,9 @@ PACKAGES := domain bugs admin client harness broker_node controller zkdata rpc e
         bench-produce-quick clean-images clean report docs chaos-list chaos-all chaos-heal chaos-bugs test-chaos cluster-up
 
 help:
-	@echo "make up                 build what is missing, start the cluster, show it"
+	@echo "make up                 build what is missing, start the cluster, show it (DISK_LAYER=1: disk layers)"
 	@echo "make test               lint + unit + integration + docker tiers"
-	@echo "make down               stop the cluster and remove its volumes"
+	@echo "make down               stop the cluster and remove its volumes (and disk layers)"
 	@echo "make cluster            show ZooKeeper modes, brokers and epochs, the controller"
 	@echo "make images             (re)build the images whose inputs changed"
 	@echo "make lint | test-unit | test-integration | test-docker"
@@ -58,10 +58,17 @@ setup: host compose-plugin venv proto secrets
 images: setup
 	@scripts/build-images.sh $(PY)
 
+# DISK_LAYER=1 puts each broker's log directory behind a disk layer on the host, which the
+# disk faults act through (docs/chaos.md, Disk faults; needs root and FUSE, else the
+# directories are plain ones)
+DISK_LAYER ?=
 up: images
 	@scripts/ensure-run-dir.sh runs/$(RUN_ID)
 	@echo "==> starting the cluster (run $(RUN_ID), events in runs/$(RUN_ID)/events/)"
-	@$(COMPOSE) up -d --wait
+	@if [ -n "$(DISK_LAYER)" ]; then \
+	    layers=$$($(PY) -m harness.disk_layers up) || exit 1; \
+	    export $$layers COMPOSE_FILE=docker-compose.yml:docker-compose.disk.yml; \
+	fi; $(COMPOSE) up -d --wait
 	@$(PY) -m testbed cluster --wait-brokers 3
 
 cluster: venv proto
@@ -69,6 +76,7 @@ cluster: venv proto
 
 down: compose-plugin
 	@$(COMPOSE) down -v --remove-orphans
+	@if [ -x $(PY) ]; then $(PY) -m harness.disk_layers down --remove; fi
 
 ps:
 	@$(COMPOSE) ps

@@ -30,7 +30,8 @@ and the history checker; `export-history` writes its workload history as Jepsen'
 (`chaos.cli.check`).
 
 `heal` undoes every fault that the heal state of the compose project still holds (left by
-a run that was killed, or whose undo failed) and verifies each undo. The project defaults
+a run that was killed, or whose undo failed) and verifies each undo; first it unmounts the
+project's disk layers whose container is gone (`harness.disk_layers`). The project defaults
 to the repository's compose project: `COMPOSE_PROJECT_NAME`, else the repository
 directory's name normalised as compose does. The state directory defaults to
 `runs/.chaos-state` of the repository.
@@ -64,6 +65,7 @@ from chaos.run.heal_state import STATE_DIR, HealStateError, pointer_path, state_
 from chaos.run.injector import Injector
 from chaos.run.setup import RunSetupError
 from domain.protocols import INTER_BROKER_PROTOCOL_FLAG, INTER_BROKER_PROTOCOLS
+from harness.disk_layers import DiskLayerError, daemons, host_layers, layer_root, stop_orphans
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -169,9 +171,24 @@ def _add_run_commands(commands: Any) -> None:
     _common(shrink)
 
 
+def _stop_orphan_layers(project: str) -> None:
+    """Unmount the project's disk layers whose broker container is gone."""
+    if not host_layers(project) and not daemons(f"{project}/"):
+        return
+    with ClusterHandle.for_project(project) as cluster:
+        services = cluster.services()
+    for tag in stop_orphans(layer_root(), project, services):
+        print(f"heal: unmounted the disk layer {tag} (its container is gone)")
+
+
 def heal(args: argparse.Namespace) -> int:
     """Undo what the project's runs left; 0 when nothing is left."""
     project = args.project or default_project()
+    try:
+        _stop_orphan_layers(project)
+    except (DiskLayerError, FaultError) as exc:
+        print(f"heal: {exc}", file=sys.stderr)
+        return 1
     try:
         files = state_files(args.state_dir, project)
     except HealStateError as exc:

@@ -29,6 +29,13 @@ from kazoo.client import KazooClient
 from testcontainers.compose import DockerCompose
 
 from domain.profiles import FAST, PROFILE_ENV
+from harness.disk_layers import (
+    COMPOSE_ENV,
+    DiskLayerError,
+    layer_root,
+    start_layers,
+    stop_layers,
+)
 from harness.waiting import wait_until
 from security.secret_files import SecretFileError
 from security.tls_files import CLIENT, TlsIdentity, TlsMaterialError, load_identity
@@ -45,6 +52,8 @@ def images() -> tuple[str, ...]:
 
 
 BROKER_SERVICES = ("broker1", "broker2", "broker3")
+#: The compose file that puts the brokers' log directories behind the disk layers.
+DISK_COMPOSE_FILE = "docker-compose.disk.yml"
 
 
 class ComposeStartError(Exception):
@@ -138,6 +147,7 @@ def started_project(
     session_ms: int,
     stable_ports: bool = False,
     env: Mapping[str, str] | None = None,
+    disk_layers: bool = False,
 ) -> Iterator[ComposeCluster]:
     """The compose cluster up and healthy under `project`, brokers on the `fast` profile
     with ZooKeeper sessions of `session_ms`, event logs in `runs/<run_id>`; removed on
@@ -148,7 +158,11 @@ def started_project(
     on another port; with `stable_ports` they are free loopback ports picked here and
     written into the project, so a restarted (or recreated) container keeps its ports and
     a client that looked them up once still reaches it. `env` adds to the project's
-    environment (`TESTBED_TAG`: the images of another build)."""
+    environment (`TESTBED_TAG`: the images of another build).
+
+    With `disk_layers` each broker's log directory is a host directory behind a disk layer
+    (`harness.disk_layers`; plain directories where FUSE cannot be had), mounted before
+    the containers start and unmounted, with the data, once they are gone."""
     try:
         credentials = load_zk_credentials(repo_root / ".secrets" / FILE_NAME)
         client = load_identity(repo_root / ".secrets" / "tls", CLIENT)
@@ -174,9 +188,18 @@ def started_project(
         **dict(zip(names, picked, strict=True)),
         **(env or {}),
     }
+    files = ["docker-compose.yml"]
+    if disk_layers:
+        try:
+            start_layers(layer_root(), project)
+        except (DiskLayerError, TimeoutError) as exc:
+            stop_layers(layer_root(), project)
+            raise ComposeStartError(f"the disk layers did not come up: {exc}") from None
+        overrides[COMPOSE_ENV] = str(layer_root() / project)
+        files.append(DISK_COMPOSE_FILE)
     saved = {key: os.environ.get(key) for key in overrides}
     os.environ.update(overrides)
-    compose = DockerCompose(repo_root, compose_file_name="docker-compose.yml", wait=True)
+    compose = DockerCompose(repo_root, compose_file_name=files, wait=True)
     try:
         try:
             with _quiet(_COMPOSE_LOGGER):
@@ -208,6 +231,8 @@ def started_project(
         yield cluster
     finally:
         compose.stop(down=True)
+        if disk_layers:
+            stop_layers(layer_root(), project, remove=True)
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)

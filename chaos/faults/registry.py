@@ -26,6 +26,9 @@ A new kind is one entry here and a fault class.
 | `cpu-starve` | one broker or ZooKeeper server, or all brokers | yes | `percent` of a core (5) |
 | `memory-squeeze` | same | yes | `limit_mb` (64) |
 | `clock` | brokers only (`why_not` says why) | either | see below |
+| `disk-eio` | brokers | yes | `op` (`write`), `glob` (`*`), `probability` (1) |
+| `disk-slow` | brokers | yes | `op` (`any`), `delay_ms` (100) |
+| `disk-full` | brokers | yes | `budget_bytes` (0) |
 
 `request` takes `action` (`duplicate`), `kinds` (`all`), `count` (1), `probability` (1),
 `delay_ms` (2000), `hold_s` (30) and `seed` (0) (`chaos.faults.request_plan`).
@@ -33,6 +36,9 @@ A new kind is one entry here and a fault class.
 `clock` takes `action` (`bump`; `strobe`, `reset`), `offset_ms` (60000),
 `other_offset_ms` (0, a strobe's other side) and `period_ms` (1000)
 (`chaos.faults.clock`).
+
+The disk kinds act through the brokers' disk layers (`chaos.faults.disk`), which the
+cluster must have been started with.
 
 `session-expire` with duration 0 heals as soon as the broker's registration is gone; a
 longer duration keeps it cut from ZooKeeper that much longer.
@@ -53,6 +59,7 @@ from chaos.errors import UnknownKind, UnknownRole
 from chaos.faults.base import Fault
 from chaos.faults.clock import ACTIONS as CLOCK_ACTIONS
 from chaos.faults.clock import MAX_OFFSET_MS, MAX_PERIOD_MS, MIN_PERIOD_MS, ClockFault
+from chaos.faults.disk import DiskEio, DiskFault, DiskFull, DiskSlow
 from chaos.faults.fields import BadFaultData, targets_from
 from chaos.faults.grudge import GRUDGES
 from chaos.faults.latency import Latency
@@ -197,6 +204,14 @@ def _targeted(make: Callable[[tuple[str, ...]], Fault], kind: str) -> Rebuild:
     return lambda data: make(targets_from(data, kind))
 
 
+def _disk(kind: type[DiskFault]) -> FaultType:
+    """A disk kind: on brokers, lasting, its params declared by its class."""
+    return FaultType(
+        kind.KIND, frozenset({RoleClass.BROKERS}), True, kind.from_params, kind.from_json,
+        kind.PARAMS,
+    )  # fmt: skip
+
+
 _B = frozenset({RoleClass.BROKERS})
 _Z = frozenset({RoleClass.ZOOKEEPER})
 _BZ = _B | _Z
@@ -339,6 +354,7 @@ FAULT_TYPES: Mapping[str, FaultType] = {
             ),
             why_not="the ZooKeeper image has no faked clock: its JVM spins under libfaketime",
         ),
+        *(_disk(kind) for kind in (DiskEio, DiskSlow, DiskFull)),
     )
 }
 

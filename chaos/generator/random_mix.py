@@ -23,9 +23,13 @@ __all__ = ["MIX_KINDS", "random_mix"]
 #: and `zk-lost-reply` are left out too: a broker deaf for longer than its session loses
 #: it, and both are there to aim at one write (`zk-deaf-leader`, `lost-isr-reply`), not
 #: to draw. `request` takes effect only when the controller sends the broker a request,
-#: which a mix of one fault at a time does not see to: it is drawn when asked for.
+#: which a mix of one fault at a time does not see to: it is drawn when asked for. The disk
+#: kinds need a cluster started with the disk layers (`chaos.faults.disk`): drawn when
+#: asked for too.
 MIX_KINDS: tuple[str, ...] = tuple(
-    k for k in FAULT_TYPES if k not in ("partition", "zk-deaf", "zk-lost-reply", "request")
+    k
+    for k in FAULT_TYPES
+    if k not in ("partition", "zk-deaf", "zk-lost-reply", "request") and not k.startswith("disk-")
 )
 
 _ONE_BROKER = ("controller", "non-controller", "busiest-leader", "random-broker")
@@ -61,6 +65,10 @@ _DRAWS: Mapping[str, tuple[tuple[str, ...], Mapping[str, tuple[Scalar, ...]]]] =
             "period_ms": (1000, 2000),
         },
     ),
+    # the brokers never fsync and mostly read from the page cache: writes are what they do
+    "disk-eio": (_ONE_BROKER, {"op": ("write",), "probability": (0.1, 1.0)}),
+    "disk-slow": (_ONE_BROKER, {"op": ("any", "write"), "delay_ms": (20, 100, 500)}),
+    "disk-full": (_ONE_BROKER, {"budget_bytes": (0, 65536)}),
 }
 
 
