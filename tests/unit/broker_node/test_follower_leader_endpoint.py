@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from broker_node.replica_manager import ReplicaManager, ReplicationConfig
+from broker_node.replica_manager import ReplicaManager
+from broker_node.replication_config import ReplicationConfig
 from broker_node.testing import FakeIsrStore
 from domain import TopicPartition
 from eventlog.testing import RecordingEventLog

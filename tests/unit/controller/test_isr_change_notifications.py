@@ -20,6 +20,7 @@ from controller import isr_changes
 from controller.context import ControllerContext
 from controller.testing.brokers import make_broker
 from controller.testing.zookeeper import FakePartitionZk
+from controller.watchers import Watchers
 from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from eventlog.testing import RecordingEventLog
 from zkdata.client import KafkaZkClient
@@ -52,7 +53,7 @@ def test_known_partitions_are_reloaded_and_sent_unknown_ones_left_out(
     isr_changes.process_isr_change_notification(
         ctx,
         cast(KafkaZkClient, zk),
-        lambda event: lambda watched: None,
+        Watchers(lambda _: None),
         RecordingEventLog(),
         lambda brokers, partitions: sent.append((frozenset(brokers), partitions)),
     )
