@@ -45,7 +45,8 @@ class QueueFold:
 
     def __init__(self, values: Mapping[TopicPartition, FinalRecords] | None = None) -> None:
         """`values`: the final read's records by partition when they are known
-        beforehand; a value they hold is then kept as their string, not a copy of it."""
+        beforehand; a value they hold is then found by its position there and kept as
+        their string, not a copy of it (`PartitionState.final`)."""
         self._values = values or {}
         self.partitions: dict[tuple[str, int], PartitionState] = {}
         self.invokes: dict[tuple[str, int], HistoryOp] = {}
@@ -68,8 +69,7 @@ class QueueFold:
         return state
 
     def _new(self, key: tuple[str, int]) -> PartitionState:
-        held = self._values.get(TopicPartition(*key))
-        return PartitionState(same=held.same if held is not None else None)
+        return PartitionState(final=self._values.get(TopicPartition(*key)))
 
     def feed(self, op: HistoryOp) -> None:
         """Take the next operation of the history."""
@@ -113,9 +113,7 @@ class QueueFold:
         if value is None:
             return
         state = self.partitions.get((op.topic, op.partition)) or self.partition(op)
-        slot = state.slots.get(value)
-        if slot is None:
-            slot = state.record(value)
+        slot = state.record(value)
         state.sent[slot] += 1
         if op.type == "fail":
             state.allowance[slot] += op.attempts_unknown
