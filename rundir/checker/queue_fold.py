@@ -126,13 +126,14 @@ class QueueFold:
         state.allowance[slot] += op.attempts_unknown + 1
         acks = op.acks if op.acks is not None else -1
         code = self.labels.of(op.process, op.op_id)
-        state.ack[slot], state.ack_ns[slot], state.ack_acks[slot] = code, op.time_ns, acks
+        state.ack[slot], state.ack_ns[slot] = code, op.time_ns
+        state.acknowledged(slot, acks != -1)
         if state.first_read[slot] < 0:
             self._unseen(+1, op.time_ns)
         if op.offset is None:
             return
-        state.ack_offset[slot] = op.offset
         state.seen_at(op.offset, value, code, self.labels, acked=True, loose=acks != -1)
+        state.acknowledged_at(slot, op.offset)
         self._nonmonotonic_send(state, op, code, acks)
 
     def _nonmonotonic_send(

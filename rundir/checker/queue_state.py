@@ -21,10 +21,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-__all__ = ["NONE", "FinalValues", "Found", "Gap", "Labels", "PartitionState"]
+__all__ = ["ACK_LOOSE", "NONE", "FinalValues", "Found", "Gap", "Labels", "PartitionState"]
 
 #: A column's "no value" (an offset or a time that was never given).
 NONE = -(1 << 63)
+#: `PartitionState.ack_flags`: the acknowledged send had acks other than all (-1) ...
+ACK_LOOSE = 1
+#: ... and an acknowledgement of the value gave an offset.
+_ACK_AT = 2
 #: The largest op id packed into a code with its process (beyond: a label of its own).
 _OP_BITS = 40
 _LABELED = 1 << 60
@@ -120,8 +124,10 @@ class PartitionState:
     allowance: array[int] = field(default_factory=_column)  # how often they may write it
     ack: array[int] = field(default_factory=_column)  # its acknowledged send's code, or -1
     ack_ns: array[int] = field(default_factory=_column)
-    ack_acks: array[int] = field(default_factory=_column)
-    ack_offset: array[int] = field(default_factory=_column)  # NONE: none given
+    ack_flags: bytearray = field(default_factory=bytearray)  # ACK_LOOSE, _ACK_AT
+    #: the offset the last acknowledgement giving one gave, where not the first offset
+    #: the value was seen at (`acked_at`; a clean history has none)
+    ack_elsewhere: dict[int, int] = field(default_factory=dict)
     first_read: array[int] = field(default_factory=_column)  # code of the first poll, or -1
     reads: array[int] = field(default_factory=_column)  # polls that returned it
     offset: array[int] = field(default_factory=_column)  # first offset seen at, or NONE
@@ -179,11 +185,28 @@ class PartitionState:
             self.ack.append(-1)
             self.first_read.append(-1)
             self.ack_ns.append(NONE)
-            self.ack_acks.append(-1)
-            self.ack_offset.append(NONE)
+            self.ack_flags.append(0)
             self.offset.append(NONE)
             self.in_final.append(0)
         return slot
+
+    def acknowledged(self, slot: int, loose: bool) -> None:
+        """The value of `slot` was acknowledged, with acks other than all when `loose`."""
+        self.ack_flags[slot] = (self.ack_flags[slot] & _ACK_AT) | loose
+
+    def acknowledged_at(self, slot: int, offset: int) -> None:
+        """That acknowledgement gave `offset` (after `seen_at` placed it)."""
+        self.ack_flags[slot] |= _ACK_AT
+        if offset == self.offset[slot]:
+            self.ack_elsewhere.pop(slot, None)
+        else:
+            self.ack_elsewhere[slot] = offset
+
+    def acked_at(self, slot: int) -> int:
+        """The offset the value's last acknowledgement that gave one gave, or NONE."""
+        if not self.ack_flags[slot] & _ACK_AT:
+            return NONE
+        return self.ack_elsewhere.get(slot, self.offset[slot])
 
     def offsets(self, slot: int) -> list[int]:
         """The offsets the value of `slot` was seen at, ascending."""
