@@ -80,10 +80,9 @@ class FinalRecords(Sequence[tuple[int, str]]):
             position += len(self._values)
         return position if self._dense else self._offsets[position]
 
-    def same(self, value: str) -> str:
-        """The final read's own string equal to `value` when it holds one, else `value`."""
-        position = self.where.get(value)
-        return value if position is None else self._values[position]
+    def value_of(self, position: int) -> str:
+        """The value of the record at `position`."""
+        return self._values[position]
 
     def dense_values(self) -> list[str] | None:
         """The values by offset when the offsets are 0, 1, 2, ... (else None): the value

@@ -43,7 +43,7 @@ from typing import Any
 from rundir.checker.final_index import FinalIndex
 from rundir.checker.index import FinalRead
 from rundir.checker.queue_fold import UNBOUNDED, QueueFold
-from rundir.checker.queue_state import NONE, Found, Gap, Labels, PartitionState
+from rundir.checker.queue_state import ACK_LOOSE, NONE, Found, Gap, Labels, PartitionState
 from rundir.history import HistoryOp
 from rundir.results import InvariantResult, Violation
 
@@ -214,10 +214,10 @@ def _acknowledged(
     notes: Counter[str],
 ) -> None:
     """`lost-write` and `unseen` for the acknowledged value of `slot`."""
-    value, ack_offset = state.names[slot], state.ack_offset[slot]
+    value, ack_offset = state.names[slot], state.acked_at(slot)
     in_final = state.in_final[slot]
     read = state.first_read[slot] >= 0 or in_final
-    loose = unclean or state.ack_acks[slot] != -1
+    loose = unclean or bool(state.ack_flags[slot] & ACK_LOOSE)
     if ack_offset != NONE and not read:
         state.count("lost-write")
         if ack_offset < state.max_read:

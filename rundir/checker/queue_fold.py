@@ -45,7 +45,8 @@ class QueueFold:
 
     def __init__(self, values: Mapping[TopicPartition, FinalRecords] | None = None) -> None:
         """`values`: the final read's records by partition when they are known
-        beforehand; a value they hold is then kept as their string, not a copy of it."""
+        beforehand; a value they hold is then found by its position there and kept as
+        their string, not a copy of it (`PartitionState.final`)."""
         self._values = values or {}
         self.partitions: dict[tuple[str, int], PartitionState] = {}
         self.invokes: dict[tuple[str, int], HistoryOp] = {}
@@ -68,8 +69,7 @@ class QueueFold:
         return state
 
     def _new(self, key: tuple[str, int]) -> PartitionState:
-        held = self._values.get(TopicPartition(*key))
-        return PartitionState(same=held.same if held is not None else None)
+        return PartitionState(final=self._values.get(TopicPartition(*key)))
 
     def feed(self, op: HistoryOp) -> None:
         """Take the next operation of the history."""
@@ -113,9 +113,7 @@ class QueueFold:
         if value is None:
             return
         state = self.partitions.get((op.topic, op.partition)) or self.partition(op)
-        slot = state.slots.get(value)
-        if slot is None:
-            slot = state.record(value)
+        slot = state.record(value)
         state.sent[slot] += 1
         if op.type == "fail":
             state.allowance[slot] += op.attempts_unknown
@@ -128,13 +126,14 @@ class QueueFold:
         state.allowance[slot] += op.attempts_unknown + 1
         acks = op.acks if op.acks is not None else -1
         code = self.labels.of(op.process, op.op_id)
-        state.ack[slot], state.ack_ns[slot], state.ack_acks[slot] = code, op.time_ns, acks
+        state.ack[slot], state.ack_ns[slot] = code, op.time_ns
+        state.acknowledged(slot, acks != -1)
         if state.first_read[slot] < 0:
             self._unseen(+1, op.time_ns)
         if op.offset is None:
             return
-        state.ack_offset[slot] = op.offset
         state.seen_at(op.offset, value, code, self.labels, acked=True, loose=acks != -1)
+        state.acknowledged_at(slot, op.offset)
         self._nonmonotonic_send(state, op, code, acks)
 
     def _nonmonotonic_send(

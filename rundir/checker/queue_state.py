@@ -4,7 +4,9 @@ value's *slot* (its number in the partition, in the order values were first ment
 or by an offset, and operations named by an integer code (`Labels`) rather than by their
 `"<process>#<op_id>"` text. Pure; one thread (the caller's).
 
-Per value, a partition keeps: the value itself (once, as the key of its slot), how many
+Per value, a partition keeps: the value itself (once, as the key of its slot; a value
+that the final read, given beforehand, holds is found by its position there instead, in
+4 bytes, and kept as the final read's string), how many
 sends it had and what they may have written, its acknowledged send (which, when, with
 which acks, at which offset), its first read and how many polls returned it, whether the
 final read holds it, and the first offset it was seen at (further offsets, and a
@@ -15,14 +17,18 @@ the first value seen there and the operation that showed it.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Protocol
 
-__all__ = ["NONE", "Found", "Gap", "Labels", "PartitionState"]
+__all__ = ["ACK_LOOSE", "NONE", "FinalValues", "Found", "Gap", "Labels", "PartitionState"]
 
 #: A column's "no value" (an offset or a time that was never given).
 NONE = -(1 << 63)
+#: `PartitionState.ack_flags`: the acknowledged send had acks other than all (-1) ...
+ACK_LOOSE = 1
+#: ... and an acknowledgement of the value gave an offset.
+_ACK_AT = 2
 #: The largest op id packed into a code with its process (beyond: a label of its own).
 _OP_BITS = 40
 _LABELED = 1 << 60
@@ -87,6 +93,23 @@ class Found:
     allowed: bool = False
 
 
+class FinalValues(Protocol):
+    """A partition's records known before the pass (the final read's
+    `rundir.checker.final_index.FinalRecords`): each value's first position, and the
+    value at a position."""
+
+    @property
+    def where(self) -> Mapping[str, int]:
+        """Each value held, to the position of its first record."""
+        ...
+
+    def __len__(self) -> int: ...
+
+    def value_of(self, position: int) -> str:
+        """The value at `position`."""
+        ...
+
+
 def _column() -> array[int]:
     return array("q")
 
@@ -95,14 +118,16 @@ def _column() -> array[int]:
 class PartitionState:
     """Everything the pass keeps about one partition (see the module docstring)."""
 
-    slots: dict[str, int] = field(default_factory=dict)  # value -> slot
+    slots: dict[str, int] = field(default_factory=dict)  # value -> slot, when not in `final`
     names: list[str] = field(default_factory=list)  # slot -> value
     sent: array[int] = field(default_factory=_column)  # sends of the value, open ones too
     allowance: array[int] = field(default_factory=_column)  # how often they may write it
     ack: array[int] = field(default_factory=_column)  # its acknowledged send's code, or -1
     ack_ns: array[int] = field(default_factory=_column)
-    ack_acks: array[int] = field(default_factory=_column)
-    ack_offset: array[int] = field(default_factory=_column)  # NONE: none given
+    ack_flags: bytearray = field(default_factory=bytearray)  # ACK_LOOSE, _ACK_AT
+    #: the offset the last acknowledgement giving one gave, where not the first offset
+    #: the value was seen at (`acked_at`; a clean history has none)
+    ack_elsewhere: dict[int, int] = field(default_factory=dict)
     first_read: array[int] = field(default_factory=_column)  # code of the first poll, or -1
     reads: array[int] = field(default_factory=_column)  # polls that returned it
     offset: array[int] = field(default_factory=_column)  # first offset seen at, or NONE
@@ -121,17 +146,38 @@ class PartitionState:
     gaps: list[Gap] = field(default_factory=list)
     found: dict[str, list[Found]] = field(default_factory=dict)  # by anomaly class
     checked: dict[str, int] = field(default_factory=dict)
-    #: the string equal to a value that something else already holds (the final read's,
-    #: when it is known beforehand), kept instead of another copy
-    same: Callable[[str], str] | None = None
+    #: the records known beforehand (the final read's): a value they hold is found by its
+    #: position there (`final_slot`) instead of an entry in `slots`, and kept as their string
+    final: FinalValues | None = None
+    #: position in `final` -> the slot of the value there (-1: not mentioned yet); 4 bytes
+    #: each, as a slot counts values held in memory
+    final_slot: array[int] = field(default_factory=lambda: array("i"))
+
+    def __post_init__(self) -> None:
+        if self.final is not None and not self.final_slot:
+            self.final_slot = array("i", [-1]) * len(self.final)
+
+    def slot(self, value: str) -> int:
+        """The slot of `value`, -1 when it has none yet."""
+        final = self.final
+        if final is not None:
+            position = final.where.get(value)
+            if position is not None:
+                return self.final_slot[position]
+        return self.slots.get(value, -1)
 
     def record(self, value: str) -> int:
         """The slot of `value`, made on first mention."""
-        slot = self.slots.get(value)
-        if slot is None:
-            if self.same is not None:
-                value = self.same(value)
-            slot = self.slots[value] = len(self.names)
+        slot = self.slot(value)
+        if slot < 0:
+            slot = len(self.names)
+            position = self.final.where.get(value) if self.final is not None else None
+            if position is None:
+                self.slots[value] = slot
+            else:
+                assert self.final is not None
+                value = self.final.value_of(position)
+                self.final_slot[position] = slot
             self.names.append(value)
             self.sent.append(0)
             self.allowance.append(0)
@@ -139,11 +185,28 @@ class PartitionState:
             self.ack.append(-1)
             self.first_read.append(-1)
             self.ack_ns.append(NONE)
-            self.ack_acks.append(-1)
-            self.ack_offset.append(NONE)
+            self.ack_flags.append(0)
             self.offset.append(NONE)
             self.in_final.append(0)
         return slot
+
+    def acknowledged(self, slot: int, loose: bool) -> None:
+        """The value of `slot` was acknowledged, with acks other than all when `loose`."""
+        self.ack_flags[slot] = (self.ack_flags[slot] & _ACK_AT) | loose
+
+    def acknowledged_at(self, slot: int, offset: int) -> None:
+        """That acknowledgement gave `offset` (after `seen_at` placed it)."""
+        self.ack_flags[slot] |= _ACK_AT
+        if offset == self.offset[slot]:
+            self.ack_elsewhere.pop(slot, None)
+        else:
+            self.ack_elsewhere[slot] = offset
+
+    def acked_at(self, slot: int) -> int:
+        """The offset the value's last acknowledgement that gave one gave, or NONE."""
+        if not self.ack_flags[slot] & _ACK_AT:
+            return NONE
+        return self.ack_elsewhere.get(slot, self.offset[slot])
 
     def offsets(self, slot: int) -> list[int]:
         """The offsets the value of `slot` was seen at, ascending."""
@@ -234,8 +297,7 @@ class PartitionState:
                     f"{how} at offset {offset}, which {shown} showed holding {first_value!r}",
                     allowed=loose or bool(first[1] & 1),
                 )
-            known = self.slots.get(value)
-            slot = self.record(value) if known is None else known
+            slot = self.record(value)
         if self.offset[slot] == NONE:
             self.offset[slot] = offset
         elif self.offset[slot] != offset:

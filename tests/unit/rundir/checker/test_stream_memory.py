@@ -67,15 +67,19 @@ def _final(records: int, started_ns: int) -> FinalRead:
     return FinalRead(started_ns, {TopicPartition("t", p): tuple(log) for p, log in logs.items()})
 
 
-def _retained(records: int, idle_polls: int = 0, failed_sends: int = 0) -> tuple[int, int]:
+def _retained(
+    records: int, idle_polls: int = 0, failed_sends: int = 0, *, final_known: bool = False
+) -> tuple[int, int]:
     """Bytes the two folds hold after a clean history, beyond the final read; and the
-    operations of that history."""
+    operations of that history. `final_known`: the queue pass is given the final read
+    beforehand, as `check_stream` gives it."""
     final = final_index(_final(records, started_ns=1 << 60))
     gc.collect()
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
-        checks, queue = ChecksFold(final), QueueFold()
+        checks = ChecksFold(final)
+        queue = QueueFold(final.partitions if final_known else None)
         operations = 0
         for op in _clean(records, idle_polls, failed_sends):
             checks.feed(op)
@@ -104,6 +108,17 @@ def test_the_memory_per_record_is_a_few_columns_and_the_value() -> None:
 
     assert large < small * 2.2, (small, large)
     assert large / 3_000 < 320, large / 3_000  # bytes per record read
+
+
+def test_a_final_read_known_beforehand_spares_the_queue_pass_a_dict_entry_per_value() -> None:
+    apart, _ = _retained(3_000)
+    known, _ = _retained(3_000, final_known=True)
+
+    # the value's slot is found by its position in the final read (4 bytes) and its
+    # string is the final read's; apart, each value costs a dict entry and a string of
+    # its own (measured: 204 and 99 bytes a record at this size)
+    assert known < apart - 30 * 3_000, (apart, known)
+    assert known / 3_000 < 120, known / 3_000
 
 
 def test_failed_sends_cost_a_slot_each_and_nothing_per_read() -> None:
