@@ -198,6 +198,30 @@ def _image_context(tree: Path, description: str) -> None:
     if not dockerfile.exists():
         raise BuildError(f"{description}: no docker/broker/Dockerfile")
     shutil.copy2(dockerfile, context / "Dockerfile")
+    if (tree / "docker" / "clock").is_dir():
+        _clock(tree / "docker" / "clock", context / "clock", description)
+
+
+def _clock(sources: Path, target: Path, description: str) -> None:
+    """The broker image's faked clock (docker/clock/README.md), staged as
+    `scripts/build-images.sh` stages it: the source's shim compiled on the host beside the
+    libfaketime package `make images` downloaded."""
+    packages = sorted((REPO_ROOT / ".build" / "clock").glob("libfaketime_*.deb"))
+    if not packages:
+        raise BuildError(
+            f"no libfaketime package in {REPO_ROOT / '.build' / 'clock'}; run `make images`"
+        )
+    target.mkdir()
+    shutil.copy2(packages[-1], target / packages[-1].name)
+    shutil.copy2(sources / "install.sh", target / "install.sh")
+    shim = target / "clock_nanosleep_shim.so"
+    compiler = os.environ.get("CC", "cc")
+    command = [compiler, "-O2", "-shared", "-fPIC", "-o", str(shim)]
+    _run(
+        [*command, str(sources / "clock_nanosleep_shim.c"), "-ldl"],
+        sources,
+        f"{description}: the clock shim does not compile",
+    )
 
 
 def _python() -> Path:

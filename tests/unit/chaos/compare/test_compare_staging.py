@@ -87,3 +87,35 @@ def test_an_unknown_bug_switch_is_refused() -> None:
         builds.switches_of("switches:kafka-0")
     with pytest.raises(BuildError, match=r"no bug switch \(none\)"):
         builds.switches_of("switches:")
+
+
+def _host_build(root: Path, package: bool) -> Path:
+    """A repository root whose `.build/clock` holds (or lacks) the libfaketime package."""
+    (root / ".build" / "clock").mkdir(parents=True)
+    if package:
+        (root / ".build" / "clock" / "libfaketime_0.9.10-2.1_amd64.deb").write_bytes(b"!<arch>\n")
+    return root
+
+
+def test_the_faked_clock_is_staged_with_the_sources_own_shim(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = stage(str(REPO_ROOT), tmp_path).root / "docker" / "clock"
+    monkeypatch.setattr(builds, "REPO_ROOT", _host_build(tmp_path / "host", package=True))
+    builds._clock(clock, tmp_path / "context", "work tree")
+    staged = {p.name for p in (tmp_path / "context").iterdir()}
+    assert staged == {"libfaketime_0.9.10-2.1_amd64.deb", "install.sh", "clock_nanosleep_shim.so"}
+    assert (tmp_path / "context" / "clock_nanosleep_shim.so").read_bytes().startswith(b"\x7fELF")
+
+
+def test_a_clock_shim_that_does_not_compile_or_a_missing_package_is_a_build_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = stage(str(REPO_ROOT), tmp_path).root / "docker" / "clock"
+    monkeypatch.setattr(builds, "REPO_ROOT", _host_build(tmp_path / "bare", package=False))
+    with pytest.raises(BuildError, match="no libfaketime package"):
+        builds._clock(clock, tmp_path / "first", "work tree")
+    monkeypatch.setattr(builds, "REPO_ROOT", _host_build(tmp_path / "host", package=True))
+    (clock / "clock_nanosleep_shim.c").write_text("int broken(;\n")
+    with pytest.raises(BuildError, match="the clock shim does not compile"):
+        builds._clock(clock, tmp_path / "second", "work tree")
