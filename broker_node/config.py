@@ -75,6 +75,8 @@ class BrokerConfig:
     #: while the broker applies a LeaderAndIsr or UpdateMetadata (`controller.collector`).
     gc_pause_during_changes: bool = True
     delete_topic_enable: bool = True
+    #: Whether the broker runs for controller (Kafka's brokers always do).
+    controller_candidate: bool = True
     #: Helper processes that read partition states alongside the controller when it loads
     #: the context of at least `state_reader_min_partitions` partitions (the command
     #: line's default: `default_state_readers()`).
@@ -229,6 +231,9 @@ def load_config(
             parser, "--gc-young-threshold", args.gc_young_threshold, 100, 10_000_000
         ),
         delete_topic_enable=_bool(parser, "--delete-topic-enable", args.delete_topic_enable),
+        controller_candidate=_bool(
+            parser, "--controller-candidate", args.controller_candidate
+        ),
         state_reader_processes=_int(
             parser, "--state-reader-processes", args.state_reader_processes, 0, 16
         ),

@@ -194,6 +194,7 @@ class BrokerNode:
                     cfg.state_reader_processes,
                     cfg.state_reader_min_partitions,
                 ),
+                candidate=cfg.controller_candidate,
             ),
             connect=functools.partial(grpc_channel, tls=self._tls),
         )

@@ -187,6 +187,12 @@ _OPTIONS: tuple[tuple[str, str | None, str], ...] = (
         "UpdateMetadata is processed, true/false",
     ),
     (
+        "--controller-candidate",
+        "true",
+        "whether this broker runs for controller, true/false; false (not in Kafka) lets a "
+        "benchmark choose which broker takes over",
+    ),
+    (
         "--unclean-leader-election-enable",
         "false",
         "broker default for unclean leader election, true/false",

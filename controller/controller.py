@@ -289,13 +289,16 @@ class KafkaController:
         return NO_CONTROLLER if found is None else found
 
     def _elect(self, attempts: int = 3) -> None:
-        """Run for controller unless one is known. A lost race (NodeExists / BadVersion)
-        whose winner is already gone again is retried from the read of the epoch."""
+        """Run for controller unless one is known or this broker is no candidate. A lost
+        race (NodeExists / BadVersion) whose winner is already gone again is retried from
+        the read of the epoch."""
         for _ in range(attempts):
             self._active_controller_id = self._read_controller_id()
             if self._active_controller_id != NO_CONTROLLER:
                 self._events.emit(ControllerObserved(controller_id=self._active_controller_id))
                 return
+            if not self._config.candidate:
+                return  # the watch on /controller stays armed: it observes the next one
             try:
                 epoch = self._zk.register_controller_and_increment_epoch(self.broker_id)
                 break

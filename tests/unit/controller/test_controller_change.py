@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import cast
 
 from controller import events as ev
+from controller.active import ControllerConfig
 from controller.controller import KafkaController
 from eventlog.testing import RecordingEventLog
 from zkdata.client import KafkaZkClient, WatchCallback
@@ -37,8 +38,9 @@ class ElectionZk:
         raise ControllerMovedError("lost the race")
 
 
-def controller(zk: ElectionZk) -> KafkaController:
-    return KafkaController(7, cast(KafkaZkClient, zk), RecordingEventLog(), lambda: 0)
+def controller(zk: ElectionZk, candidate: bool = True) -> KafkaController:
+    config = ControllerConfig(candidate=candidate)
+    return KafkaController(7, cast(KafkaZkClient, zk), RecordingEventLog(), lambda: 0, config)
 
 
 def test_a_controller_change_that_finds_no_controller_runs_the_election() -> None:
@@ -54,3 +56,13 @@ def test_a_reelect_runs_the_same_election() -> None:
     zk = ElectionZk()
     controller(zk).process(ev.Reelect())
     assert zk.attempts == 3
+
+
+def test_a_broker_that_is_no_candidate_watches_but_never_runs() -> None:
+    zk = ElectionZk()
+    broker = controller(zk, candidate=False)
+    for event in (ev.Startup(), ev.Reelect(), ev.ControllerChange()):
+        broker.process(event)
+    assert zk.attempts == 0
+    assert not broker.is_active
+    assert zk.watched.count("/controller") == 3  # still observes the next controller
