@@ -85,8 +85,7 @@ class ControllerConfig:
     #: Helper processes that read partition states alongside the event thread when the
     #: context of many partitions is loaded (`zkdata.state_readers`); None: no helpers.
     state_readers: ReaderSettings | None = None
-    #: Whether this broker runs for controller at all (Kafka's brokers always do; a
-    #: benchmark turns it off to choose the broker that takes over).
+    #: Whether the broker runs for controller (Kafka's always do; benchmarks choose).
     candidate: bool = True
 
 

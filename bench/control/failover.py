@@ -23,10 +23,9 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
-from bench.control.applied import AppliedWindow, applied_window
 from bench.control.floor import (
     FloorError,
     Floors,
@@ -36,6 +35,7 @@ from bench.control.floor import (
     rpc_floor,
     write_floor,
 )
+from bench.control.kill import failover_row, kill_controller
 from bench.control.layout import ClusterLayout, znodes
 from bench.control.options import FAILOVER, FAILOVER_COMMAND, FailoverOptions, cluster_layout
 from bench.control.populate import PopulateError, PopulateResult, populate
@@ -44,14 +44,12 @@ from bench.control.rounds import (
     FIRST_ELECTION,
     RoundPlan,
     RoundResult,
-    round_result,
     run_rounds,
-    say_round,
 )
 from bench.control.stage import Stage
 from bench.shared import console
 from bench.shared.cluster_ready import broker_port
-from bench.shared.profiling import profile_lines, rate_for
+from bench.shared.profiling import profile_lines
 from bench.shared.report import Measure, Report, median_of, ratio
 from bench.shared.runner import Benchmark, Cluster
 from bench.shared.settings import Settings
@@ -81,6 +79,7 @@ class SizeResult:
     rows: list[Measure]
     floors: Floors
     notes: list[str]
+    first: RoundResult
 
 
 def measure_size(
@@ -118,66 +117,16 @@ def measure_size(
     for run in range(1, runs + 1):
         if run > 1:  # each broker leads its third again, as before the first kill
             stage.preferred_election()
-        victim = previous.controller_id
-        survivors = [b for b in stage.fleet.broker_ids if b != victim]
         of = f" (run {run} of {runs})" if runs > 1 else ""
-        console.phase(f"{stage.name}: kill -9 the controller, broker {victim}{of}")
-        with stage.profiled("failover", survivors, rate_for(n)) as profiles:
-            tallies = [stage.watch_requests(b, survivors) for b in survivors]  # the next's
-            killed_at = stage.fleet.kill(victim)
-            done = stage.fleet.wait_failover_done(previous.controller_epoch, stage.after_session_s)
-            tally = tallies[survivors.index(done.broker_id)]
-            bound = stage.wait_answered(tally)
-        after = round_result(run + 1, AFTER_KILL, stage.fleet, done)
-        after = replace(after, killed_broker=victim, kill_to_done_s=done.ts_ms / 1000 - killed_at)
-        say_round(after)
-        window = _window(stage, after, bound)
+        killed = kill_controller(stage, previous, n, of)
         if settle or run < runs:
-            stage.restart(victim)
+            stage.restart(previous.controller_id)
         rows.append(
-            _failover_row("controller_failover", "failover after kill -9", n, window, floors, after)
+            failover_row("controller_failover", "failover after kill -9", n, killed, floors)
         )
-        notes = list(profile_lines(profiles))  # every run writes the same files
-        previous = after
-    return SizeResult([median_of(rows)], floors, notes)
-
-
-def _window(stage: Stage, result: RoundResult, bound_ts: int) -> AppliedWindow:
-    start = result.timeline.elected_ts
-    if start is None:
-        raise RuntimeError(f"round {result.number}: no controller_elected event")
-    return applied_window(
-        stage.logs(), result.controller_id, result.controller_epoch, start, bound_ts
-    )
-
-
-def _failover_row(
-    name: str, label: str, n: int, window: AppliedWindow, floors: Floors, result: RoundResult
-) -> Measure:
-    states = window.states_written
-    figure = window.seconds if window.seconds is not None else float("nan")
-    return Measure(
-        name,
-        f"{label}, {n:,} partitions",
-        n,
-        figure,
-        floors.of(reload=True, states=states),
-        floors.phrase(reload=True, states=states),
-        note=(
-            f"{window.leaders_elected:,} leaders moved; "
-            f"controller's own part {result.duration_s:.2f} s"
-        ),
-        extra={
-            "controller_seconds": round(result.duration_s, 6),
-            "loading_seconds": result.timeline.load_s,
-            "states_written": states,
-            "requests_accepted": window.requests_accepted,
-            "read_floor_seconds": round(floors.read.seconds, 6),
-            "write_floor_seconds": round(floors.write_of(states), 6),
-            "rpc_floor_seconds": round(floors.rpc_s, 6),
-            "kill_to_done_seconds": result.kill_to_done_s,
-        },
-    )
+        notes = list(profile_lines(killed.profiles))  # every run writes the same files
+        previous = killed.result
+    return SizeResult([median_of(rows)], floors, notes, first)
 
 
 def _populate(connect: str, layout: ClusterLayout, chroot: str) -> PopulateResult:

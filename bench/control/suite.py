@@ -24,7 +24,14 @@ container overhead. Main thread.
 
 from __future__ import annotations
 
-from bench.control import broker_failure, controlled_shutdown, failover, topic_creation
+from bench.control import (
+    broker_failure,
+    controlled_shutdown,
+    controller_work,
+    failover,
+    spare,
+    topic_creation,
+)
 from bench.control.floor import Floors
 from bench.control.layout import ClusterLayout
 from bench.control.options import SUITE, SUITE_COMMAND, SuiteOptions
@@ -37,13 +44,15 @@ from bench.shared.runner import Benchmark, Cluster
 from bench.shared.settings import Settings
 
 
-def _stage(settings: Settings[SuiteOptions], cluster: Cluster, name: str) -> Stage:
+def _stage(
+    settings: Settings[SuiteOptions], cluster: Cluster, name: str, spare: int | None = None
+) -> Stage:
     suite = settings.options
     stage = open_stage(
         name,
         cluster.ensemble.connect_string(),
         settings.out,
-        settings.broker_ids,
+        [*settings.broker_ids, *([] if spare is None else [spare])],
         settings.session_timeout_ms,
         settings.timeout_s,
         settings.out / "profiles" if suite.profile else None,
@@ -72,6 +81,19 @@ def _scenarios(
     return rows, notes
 
 
+def _structure(
+    settings: Settings[SuiteOptions], cluster: Cluster, layout: ClusterLayout, floors: Floors
+) -> tuple[list[Measure], list[str]]:
+    """The two measures of the controller's structure at one size: the failover with a new
+    controller hosting no replicas (`spare`, against the floors of the failover row), and
+    the controller's own work in-process (`controller_work`)."""
+    stage = _stage(settings, cluster, f"p{layout.partitions}-spare", spare.spare_id(layout))
+    row, notes = spare.measure(stage, layout, floors)
+    stage.fleet.kill_all()
+    own, said = controller_work.measure(layout.partitions, layout.topics, settings.options.runs)
+    return [row, *own], [*notes, *said]
+
+
 def measure(settings: Settings[SuiteOptions], cluster: Cluster) -> Report:
     """Every measure (see the module docstring); one report."""
     suite = settings.options
@@ -94,6 +116,9 @@ def measure(settings: Settings[SuiteOptions], cluster: Cluster) -> Report:
             rows.extend(more)
             notes.extend(said)
         stage.fleet.kill_all()
+        more, said = _structure(settings, cluster, layout, result.floors)
+        rows.extend(more)
+        notes.extend(said)
     creation = ClusterLayout(
         suite.creation_topics * suite.creation_partitions, suite.creation_topics, settings.brokers
     )

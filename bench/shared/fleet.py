@@ -143,10 +143,11 @@ class BrokerFleet:
 
     # -- lifecycle -------------------------------------------------------------------------
 
-    def start(self, broker_id: int) -> None:
-        """Launch one broker (does not wait for it to register)."""
+    def start(self, broker_id: int, *extra_args: str) -> None:
+        """Launch one broker (does not wait for it to register); extra arguments given
+        once are kept for its restarts."""
         member = self._members[broker_id]
-        member.process.start()
+        member.process.start(*extra_args)
         member.expected_running = True
 
     def start_all(self) -> None:
