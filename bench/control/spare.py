@@ -66,14 +66,14 @@ def measure(stage: Stage, layout: ClusterLayout, floors: Floors) -> tuple[Measur
     say_round(first)
     stage.fleet.start(spare)
     stage.settle(stage.fleet.broker_ids)
-    killed = kill_controller(stage, first, n, f"; broker {spare} takes over", "spare")
+    killed = kill_controller(stage, first, n, f"; broker {spare} takes over")
     if killed.result.controller_id != spare:
         raise RuntimeError(
             f"{stage.name}: broker {killed.result.controller_id} took over, not {spare}"
         )
     row = failover_row(
         "controller_failover_spare",
-        "failover after kill -9, new controller hosting no replicas",
+        "failover, new controller hosting no replicas",
         n,
         killed,
         floors,
