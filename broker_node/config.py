@@ -231,9 +231,7 @@ def load_config(
             parser, "--gc-young-threshold", args.gc_young_threshold, 100, 10_000_000
         ),
         delete_topic_enable=_bool(parser, "--delete-topic-enable", args.delete_topic_enable),
-        controller_candidate=_bool(
-            parser, "--controller-candidate", args.controller_candidate
-        ),
+        controller_candidate=_bool(parser, "--controller-candidate", args.controller_candidate),
         state_reader_processes=_int(
             parser, "--state-reader-processes", args.state_reader_processes, 0, 16
         ),

@@ -11,7 +11,10 @@ runs on a stage of its own (`bench.control.stage`: a fresh chroot and 3 broker p
    the first election and a failover after kill -9 of the controller.
    Up to 10,000 partitions the kill runs three times (`--runs`), the killed broker
    started again and the leaderships spread again by a preferred election in between;
-   the row is the median run.
+   the row is the median run. Then, on stages of their own, the two measures of the
+   controller's structure at that size: the same failover with a new controller hosting
+   no replicas (`spare`, against the same floors), and the controller's own steps of
+   it in-process (`controller_work`, a child process without ZooKeeper or brokers).
 2. On the 10,000-partition stage, with the killed broker restarted and in sync again:
    `broker_failure`, then `controlled_shutdown`, three runs each (`--runs`), the broker
    started again after each; the row is the median run.
