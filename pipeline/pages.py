@@ -1,6 +1,7 @@
 """The HTML pages' templates (`pipeline/templates/`): one jinja2 environment, autoescaped,
 over templates that extend `base.html.j2` (the pages' common style), and `render`, which
-writes one page. Caller's thread.
+writes one page; the scripts and style the pages load (`pipeline/static/`, no network
+at view time). Caller's thread.
 """
 
 from __future__ import annotations
@@ -10,9 +11,11 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-__all__ = ["TEMPLATES", "render"]
+__all__ = ["STATIC", "TEMPLATES", "render"]
 
 TEMPLATES = Path(__file__).with_name("templates")
+#: The scripts and style the pages load, copied beside them (`<report>/static/`).
+STATIC = Path(__file__).with_name("static")
 
 
 def render(template: str, path: Path, **context: Any) -> Path:
