@@ -66,9 +66,10 @@ def _controllers(events: Sequence[Event], started_ms: int, end: float) -> list[d
             tenure = {"node": node, "epoch": fields.get("controller_epoch"), "from": at, "to": end}
             tenures.append(tenure)
             open_by_node[node] = tenure
-        elif kind in ("controller_resigned", "node_started", "node_stopped"):
-            if node in open_by_node:
-                open_by_node.pop(node)["to"] = at
+        elif kind in ("controller_resigned", "node_started", "node_stopped") and (
+            node in open_by_node
+        ):
+            open_by_node.pop(node)["to"] = at
     return tenures
 
 
