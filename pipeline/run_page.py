@@ -24,10 +24,12 @@ from pipeline.runs import RunConfig
 from pipeline.timeline import Event, timeline
 from pipeline.witnesses import Witness, witness
 
-__all__ = ["BROWSER_EVENTS", "WITNESSES_SHOWN", "RunPage", "write_run_page"]
+__all__ = ["BROWSER_BYTES", "WITNESSES_SHOWN", "RunPage", "write_run_page"]
 
-#: The events the browser holds at most (the witnesses' always); events.csv has them all.
-BROWSER_EVENTS = 20_000
+#: The bytes of events the browser holds at most, beyond those the witnesses name (which
+#: it always holds), so that a run's page and its scripts stay under 2 MB; events.csv has
+#: every event.
+BROWSER_BYTES = 1_500_000
 #: The witnesses shown per invariant at most; the verdict table counts them all.
 WITNESSES_SHOWN = 20
 
@@ -91,30 +93,26 @@ def _partition_of(fields: Mapping[str, Any]) -> str:
 def _browser(
     events: Sequence[Event], ops: Sequence[Mapping[str, Any]], document: Any, started_ms: int
 ) -> dict[str, Any]:
-    """The event browser's rows, every value as people read it: the first
-    `BROWSER_EVENTS` events and every event a witness names, and the operations the
-    witnesses name."""
+    """The event browser's rows, every value as people read it: the first events up to
+    `BROWSER_BYTES` and every event a witness names, and the operations the witnesses
+    name."""
     named = {
         (e["node"], e["line"])
         for r in (document or {}).get("invariants", ())
         for v in r["violations"]
         for e in v.get("events", ())
     }
-    kept = [e for i, e in enumerate(events) if i < BROWSER_EVENTS or (e[0], e[1]) in named]
     shown = ("v", "seq", "mono_ms", "topic", "partition")
-    rows = [
-        [
-            round((ts - started_ms) / 1000, 3),
-            node,
-            line,
-            kind,
-            _partition_of(fields),
-            ", ".join(
-                f"{k} {shown_value(k, v, started_ms)}" for k, v in fields.items() if k not in shown
-            ),
-        ]
-        for node, line, ts, kind, fields in kept
-    ]
+    rows = []
+    budget = BROWSER_BYTES
+    for node, line, ts, kind, fields in events:
+        text = ", ".join(
+            f"{k} {shown_value(k, v, started_ms)}" for k, v in fields.items() if k not in shown
+        )
+        row = [round((ts - started_ms) / 1000, 3), node, line, kind, _partition_of(fields), text]
+        budget -= len(text) + len(node) + len(kind) + 40
+        if budget >= 0 or (node, line) in named:
+            rows.append(row)
     op_rows = [
         [
             round((op.get("wall_ms", started_ms) - started_ms) / 1000, 3),
