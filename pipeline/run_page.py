@@ -1,9 +1,10 @@
 """One run's pages in the report, `runs/<run_id>/`: `index.html` (what ran, the verdict
 table, every violation's witness in words with links to the events that prove it, and
 the interactive timeline drawn by `static/timeline.js` from `timeline.js`), `events.html`
-(the event browser, `static/events.js` over `events.js`) and the run's events in full as
-`events.csv`. Plain files that open from disk: the data are scripts that set a global,
-as a browser reads no JSON file beside a page opened from disk. The driver's thread.
+(the event browser, `static/events.js` over `events.js`) and the run's events the report
+holds as `events.csv` (`pipeline.page_rows` bounds them; the run directory has all).
+Plain files that open from disk: the data are scripts that set a global, as a browser
+reads no JSON file beside a page opened from disk. The driver's thread.
 """
 
 from __future__ import annotations
@@ -91,7 +92,11 @@ def _partition_of(fields: Mapping[str, Any]) -> str:
 
 
 def _browser(
-    events: Sequence[Event], ops: Sequence[Mapping[str, Any]], document: Any, started_ms: int
+    events: Sequence[Event],
+    total: int,
+    ops: Sequence[Mapping[str, Any]],
+    document: Any,
+    started_ms: int,
 ) -> dict[str, Any]:
     """The event browser's rows, every value as people read it: the first events up to
     `BROWSER_BYTES` and every event a witness names, and the operations the witnesses
@@ -127,7 +132,7 @@ def _browser(
         ]
         for op in ops
     ]
-    return {"events": rows, "total": len(events), "ops": op_rows}
+    return {"events": rows, "kept": len(events), "total": total, "ops": op_rows}
 
 
 def _write_csv(path: Path, events: Sequence[Event]) -> None:
@@ -159,7 +164,9 @@ def write_run_page(
         "RUN_TIMELINE",
         timeline(run.started_ms, events, faults, tables, window_ms),
     )
-    _script(where / "events.js", "RUN_EVENTS", _browser(events, ops, document, run.started_ms))
+    total = len(events) if pd.isna(page["events_total"]) else int(page["events_total"])
+    browser = _browser(events, total, ops, document, run.started_ms)
+    _script(where / "events.js", "RUN_EVENTS", browser)
     _write_csv(where / "events.csv", events)
     try:
         config = json.loads((Path(run.path) / "config.json").read_text(encoding="utf-8"))

@@ -26,9 +26,7 @@ import gc
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
-import orjson
 import pandas as pd
 import pyarrow as pa
 from pyspark.sql import SparkSession
@@ -38,6 +36,7 @@ from pyspark.sql.types import StructType
 from eventlog.jsonlines import read_json_lines
 from pipeline import figures, schemas
 from pipeline.lines import RunRows, run_rows
+from pipeline.page_rows import page_row
 from pipeline.runs import RunConfig
 from pipeline.verdicts import verdict_row
 from rundir.history import HistoryFormatError, HistoryOp
@@ -130,52 +129,6 @@ def _decoded(lines: RunLines) -> dict[Path, list[HistoryOp]] | None:
         return None
 
 
-def _page_row(
-    run_id: str,
-    verdict_json: str | None,
-    lines: RunLines,
-    faults: list[Any],
-    decoded: Mapping[Path, Sequence[HistoryOp]] | None,
-) -> dict[str, Any]:
-    """The run's row of `schemas.PAGES`: its events as `[node, line, ts, kind, fields]`
-    in time order (lines without an integer `ts` or a `kind` left out), and the history
-    operations its verdict's witnesses name (`<process>#<op_id>`)."""
-    named = {
-        op
-        for result in (orjson.loads(verdict_json)["invariants"] if verdict_json else ())
-        for violation in result["violations"]
-        for op in violation.get("ops", ())
-    }
-    ops = [
-        {"op": f"{op.process}#{op.op_id}", **orjson.loads(op.to_json())}
-        for history in (decoded or {}).values()
-        for op in history
-        if f"{op.process}#{op.op_id}" in named
-    ]
-    events = [
-        [node, line, value["ts"], value["kind"], _fields_of(value)]
-        for node, numbered in lines.events.items()
-        for line, value in numbered
-        if isinstance(value, dict) and type(value.get("ts")) is int and "kind" in value
-    ]
-    events.sort(key=lambda e: (e[2], e[0], e[1]))
-    return {
-        "run_id": run_id,
-        "verdict_json": verdict_json,
-        "events_json": orjson.dumps(events).decode(),
-        "faults_json": orjson.dumps([f for f in faults if isinstance(f, dict)]).decode(),
-        "ops_json": orjson.dumps(ops).decode(),
-    }
-
-
-def _fields_of(value: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in value.items() if k not in _EVENT_PLACE}
-
-
-#: The keys of an event line that its place in the page's data already says.
-_EVENT_PLACE = frozenset(("v", "ts", "node", "kind"))
-
-
 @contextmanager
 def _collector_paused() -> Iterator[None]:
     """Python's cycle collector off for the block, then on again if it was. A run's
@@ -224,7 +177,7 @@ def per_run(
             faults = [value for _, value in read_json_lines(RunDir(path).faults)]
             run_rows(rows, run_id, readable, faults, decoded)
             if plotting:
-                pages.append(_page_row(run_id, row.get("verdict_json"), readable, faults, decoded))
+                pages.append(page_row(run_id, row.get("verdict_json"), readable, faults, decoded))
         frames = rows.frames()
         started = {r: configs[r].started_ms for r in run_ids}
         events, faults_frame = frames["events"], frames["faults"]

@@ -57,7 +57,7 @@
     count.textContent = kept.length + " of " + data.events.length + " event(s) shown" +
       (kept.length > SHOWN ? " (the first " + SHOWN + ")" : "") +
       (data.total > data.events.length ? "; the browser holds " + data.events.length + " of the run's " +
-        data.total + " events, events.csv has them all" : "");
+        data.total + " events, events.csv " + data.kept + ", the run directory's events/ all" : "");
     opsBody.textContent = "";
     data.ops.forEach(function (o) {
       var tr = row(o, wanted.op !== null && o[1] === wanted.op);
