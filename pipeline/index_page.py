@@ -91,14 +91,21 @@ def failing(runs: Sequence[RunConfig], verdicts: pd.DataFrame) -> list[dict[str,
     ]
 
 
-def distribution_svg(values: Sequence[float], width: int = 160, height: int = 22) -> Markup:
-    """A small strip plot of `values` (ms) with its quartile box and median: an inline
-    SVG with a title that gives the numbers."""
+def distribution_svg(
+    values: Sequence[float],
+    scale: tuple[float, float] | None = None,
+    width: int = 160,
+    height: int = 22,
+) -> Markup:
+    """A small strip plot of `values` (ms) with its quartile box and median, on `scale`
+    (low, high; the values' own range when not given): an inline SVG with a title that
+    gives the numbers."""
     low, high = min(values), max(values)
-    span = (high - low) or 1.0
+    left, right = scale or (low, high)
+    span = (right - left) or 1.0
 
     def x(v: float) -> float:
-        return round(4 + (v - low) / span * (width - 8), 1)
+        return round(4 + (v - left) / span * (width - 8), 1)
 
     q1, q2, q3 = (float(pd.Series(values).quantile(q)) for q in (0.25, 0.5, 0.75))
     dots = "".join(
@@ -117,9 +124,11 @@ def distribution_svg(values: Sequence[float], width: int = 160, height: int = 22
 
 def recovery_cells(measured: pd.DataFrame) -> list[dict[str, Any]]:
     """One row per recovery measure, scenario and fault kind: the value where one, a
-    distribution where several (with its median and range in words)."""
+    distribution where several (with its median and range in words), on one scale per
+    measure so that the scenarios' plots compare."""
     rows = []
     kept = measured.dropna(subset=["value_ms"])
+    scales = {m: (float(g.min()), float(g.max())) for m, g in kept.groupby("measure")["value_ms"]}
     for (measure, scenario, kind), group in kept.groupby(["measure", "scenario", "kind"]):
         values = [float(v) for v in group["value_ms"]]
         one = len(values) == 1
@@ -133,7 +142,7 @@ def recovery_cells(measured: pd.DataFrame) -> list[dict[str, Any]]:
                 if one
                 else f"median {pd.Series(values).median():.0f} ms "
                 f"({min(values):.0f} to {max(values):.0f})",
-                "plot": None if one else distribution_svg(values),
+                "plot": None if one else distribution_svg(values, scales[measure]),
             }
         )
     return rows

@@ -84,9 +84,10 @@
         p.changes.forEach(function (c, i) {
           var to = i + 1 < p.changes.length ? p.changes[i + 1][0] : data.end;
           var isr = c[2] ? "[" + c[2].join(",") + "]" : "?";
-          bar(c[0], to, y, colour(c[1]), p.name + ": leader " + c[1] + ", ISR " + isr +
+          var led = c[1] === null || c[1] === undefined || c[1] < 0 ? "none" : c[1];
+          bar(c[0], to, y, colour(c[1]), p.name + ": leader " + led + ", ISR " + isr +
             ", leader epoch " + c[3] + "\nfrom " + fmt(c[0]) + " to " + fmt(to) + " (" + c[4] + ")",
-            "lane", "L" + c[1] + " " + isr);
+            "lane", (led === "none" ? "no leader" : "L" + led) + " " + isr);
         });
         y += ROW;
       });

@@ -120,7 +120,7 @@ def test_the_grid_puts_failing_scenarios_first_and_links_every_run() -> None:
     assert [(f["name"], f["runs"]) for f in failing(runs, verdicts)] == [("x", 1)]
 
 
-def test_recovery_is_a_number_for_one_value_and_a_plot_for_several() -> None:
+def test_recovery_is_a_number_for_one_value_and_a_plot_on_the_measures_scale() -> None:
     measured = pd.DataFrame(
         {
             "measure": ["m", "m", "m"],
@@ -133,4 +133,7 @@ def test_recovery_is_a_number_for_one_value_and_a_plot_for_several() -> None:
     assert (one["value"], one["plot"]) == ("42 ms", None)
     assert several["value"] == "median 200 ms (100 to 300)"
     assert str(several["plot"]).count("<circle") == 2
+    # one scale per measure, 42 to 300 ms: 100 ms sits a fifth of the way along
+    assert 'cx="38.2"' in several["plot"]
+    assert 'cx="156.0"' in several["plot"]
     assert "<title>n 2, min 100, median 200, max 300 ms</title>" in distribution_svg([100.0, 300.0])
