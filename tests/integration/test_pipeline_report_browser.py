@@ -98,6 +98,32 @@ def _failing_run(report: Report) -> str:
     return next(r for r in report.run_pages if r.endswith("two_controllers"))
 
 
+#: A wheel turn over the middle of the timeline; the span it shows after.
+_WHEEL = """
+const box = document.getElementById("timeline");
+const r = box.querySelector("svg").getBoundingClientRect();
+box.dispatchEvent(new WheelEvent("wheel", {deltaY: -100, clientX: r.left + r.width / 2,
+    clientY: r.top + 40, bubbles: true, cancelable: true}));
+const svg = box.querySelector("svg");
+return svg.getAttribute("data-to") - svg.getAttribute("data-from");
+"""
+
+
+def _hover_and_zoom(driver: Any) -> None:
+    """Hovering a partition's lane tells its time, leader and ISR; the wheel zooms in."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    lane = driver.find_element(By.CSS_SELECTOR, "#timeline svg rect.lane")
+    ActionChains(driver).move_to_element(lane).perform()
+    tip = driver.find_element(By.CSS_SELECTOR, "#timeline .tip").text
+    assert re.match(r"t = -?\d+\.\d{3} s\n", tip), tip
+    assert re.search(r": leader \d+, ISR \[[\d,]+\]", tip), tip
+    svg = driver.find_element(By.CSS_SELECTOR, "#timeline svg")
+    before = float(svg.get_attribute("data-to")) - float(svg.get_attribute("data-from"))
+    assert float(driver.execute_script(_WHEEL)) < before
+
+
 def test_the_front_page_grid_links_every_run(
     local_report: Report, browser: Any, artifacts: Path
 ) -> None:
@@ -145,6 +171,7 @@ def test_a_failing_runs_page_draws_its_timeline_and_witness(
         "text.tick-label",
     ):
         assert browser.find_elements(By.CSS_SELECTOR, f"#timeline svg {selector}"), selector
+    _hover_and_zoom(browser)
     bands = browser.execute_script("return window.RUN_TIMELINE.faults")
     assert [(b["kind"], b["node"]) for b in bands] == [("kill", "broker1")]
     assert bands[0]["from"] < bands[0]["to"]
