@@ -20,7 +20,10 @@ STATIC = Path(__file__).with_name("static")
 
 def render(template: str, path: Path, **context: Any) -> Path:
     """`template` rendered with `context` into `path` (its directory created); `path`."""
-    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape())
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=select_autoescape(enabled_extensions=("html.j2",), default_for_string=True),
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(env.get_template(template).render(**context), encoding="utf-8")
     return path
