@@ -1,7 +1,7 @@
 """`python -m pipeline report [--runs DIR ...] [--out DIR] [--master URL]`: the report of
 every chaos run under the given directories (default `runs/`), built with Spark in local
-mode or on the cluster at `--master`. Exit status 0 with the report written, 1 when no run
-could be read, 2 on bad arguments.
+mode or on the cluster at `--master`; its front page's path (`index.html`) on stdout. Exit
+status 0 with the report written, 1 when no run could be read, 2 on bad arguments.
 
 `python -m pipeline figures RUN_DIR ...`: each run's recovery figures as one JSON object
 by run directory on stdout (`pipeline.run_figures`, no Spark); exit 1 when a run cannot be
@@ -105,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     finally:
         spark.stop()
-    print(report.html)
+    print(report.index or report.html)
     return 0
 
 

@@ -10,6 +10,7 @@ the driver's main thread. Progress lines go to `say`.
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -22,7 +23,10 @@ from pyspark.sql import SparkSession
 
 from pipeline import plots, tables
 from pipeline.comparison import ComparisonLink, find_comparisons
-from pipeline.pages import render
+from pipeline.human import WALL_CLOCK_MS, iso
+from pipeline.index_page import write_index
+from pipeline.pages import STATIC, render
+from pipeline.run_page import write_run_page
 from pipeline.run_pass import PER_RUN_TABLES, PLOTTING_TABLES, collect_per_run
 from pipeline.runs import PipelineInputError, RunConfig, discover
 
@@ -71,6 +75,8 @@ TABLE_TITLES: dict[str, tuple[str, str]] = {
     "healed": ("Partitions healed", "after the final heal, from the cluster snapshots"),
     "latency": ("Produce latency per window", f"acknowledged sends, {WINDOW_MS} ms windows"),
 }
+#: The tables that are series over time: each run's page plots them; here they are links.
+SERIES_TABLES = frozenset({"latency"})
 
 
 @dataclass
@@ -80,13 +86,19 @@ class Report:
     html: Path
     tables: dict[str, pd.DataFrame]
     pictures: list[Path] = field(default_factory=list)
+    #: The front page (`index.html`) and each run's page, by run id.
+    index: Path | None = None
+    run_pages: dict[str, Path] = field(default_factory=dict)
 
 
-def table_cell(value: Any) -> dict[str, Any]:
+def table_cell(value: Any, column: str = "") -> dict[str, Any]:
     """One table cell for the template: the shown `value`, whether it is `text` (left
-    aligned) and `bad` (a false flag, shown red). numpy values count as Python's."""
+    aligned) and `bad` (a false flag, shown red). numpy values count as Python's; a
+    wall-clock time in ms (a `..._ms` column) is shown as an ISO time."""
     if hasattr(value, "tolist"):
         value = value.tolist()
+    if column.endswith("_ms") and isinstance(value, int | float) and value >= WALL_CLOCK_MS:
+        return {"value": iso(value), "text": True, "bad": False}
     if isinstance(value, float):
         return {"value": "" if pd.isna(value) else f"{value:.1f}", "text": False}
     if isinstance(value, bool) or value is None:
@@ -172,7 +184,10 @@ def build_report(
     (out / "tables").mkdir(parents=True, exist_ok=True)
     for name, frame in result.items():
         frame.to_parquet(out / "tables" / f"{name}.parquet", index=False)
+        frame.to_csv(out / "tables" / f"{name}.csv", index=False)
     report = Report(out / "report.html", result)
+    pages = tables_of.plotting["pages"].set_index("run_id")
+    shutil.copytree(STATIC, out / "static", dirs_exist_ok=True)
     report.pictures.append(plots.recovery_plot(out / "img" / "recovery.png", measured_pd))
     runs_page = []
     by_id = result["verdicts"].set_index("run_id")
@@ -200,15 +215,33 @@ def build_report(
         )
         report.pictures += [timeline, lat]
         row = by_id.loc[run.run_id]
+        verdict_words = (
+            row["error"]
+            if isinstance(row["error"], str)
+            else ("ok" if row["ok"] else "violated: " + ", ".join(row["violated"]))
+        )
+        page = write_run_page(
+            out,
+            run,
+            pages.loc[run.run_id],
+            {
+                "rates": pick(rates),
+                "latency": pick(result["latency"]),
+                "failovers": pick(result["failovers"]),
+                "elections": pick(result["elections"]),
+            },
+            WINDOW_MS,
+            verdict_words,
+        )
+        report.run_pages[run.run_id] = out / page.href
         runs_page.append(
             {
                 "run_id": run.run_id,
                 "scenario": run.scenario,
                 "bug_switches": run.bug_switches,
                 "ok": None if pd.isna(row["ok"]) else bool(row["ok"]),
-                "verdict": row["error"]
-                if isinstance(row["error"], str)
-                else ("ok" if row["ok"] else "violated: " + ", ".join(row["violated"])),
+                "verdict": verdict_words,
+                "page": page.href,
                 "matches": {True: "agrees", False: "DIFFERS", None: "missing"}[
                     None if pd.isna(row["matches_runner"]) else bool(row["matches_runner"])
                 ],
@@ -216,8 +249,11 @@ def build_report(
                 "latency": lat.relative_to(out).as_posix(),
             }
         )
-    _render(report, skipped, sources, runs_page, comparisons)
-    step(f"report: {report.html}")
+    links = _render(report, skipped, sources, runs_page, comparisons)
+    report.index = write_index(
+        out, found.runs, result, measured_pd, sources, links, int(time.time() * 1000)
+    )
+    step(f"report: {report.index}")
     return report
 
 
@@ -227,40 +263,54 @@ def _render(
     sources: Sequence[Path],
     runs_page: list[dict[str, Any]],
     comparisons: Sequence[ComparisonLink],
-) -> None:
+) -> list[dict[str, Any]]:
+    """Render `report.html`: every table, the pictures; the comparisons' links, which the
+    front page shows too."""
     table_views = [
         {
             "name": name,
             "title": title,
             "note": note,
             "parquet": f"tables/{name}.parquet",
+            "csv": f"tables/{name}.csv",
             "columns": list(report.tables[name].columns),
             "rows": [
-                [table_cell(v) for v in row]
+                [table_cell(v, c) for v, c in zip(row, report.tables[name].columns, strict=True)]
                 for row in report.tables[name].astype(object).itertuples(index=False)
             ],
         }
         for name, (title, note) in TABLE_TITLES.items()
+        if name not in SERIES_TABLES
     ]
     page_dir = report.html.parent
+    links = [
+        {
+            "name": c.name,
+            "head": c.head,
+            "base": c.base,
+            "outcome": c.outcome,
+            "regressions": c.regressions,
+            "href": Path(os.path.relpath(c.page, page_dir)).as_posix(),
+        }
+        for c in comparisons
+    ]
     render(
         "report.html.j2",
         report.html,
         runs=runs_page,
         tables=table_views,
+        series=[
+            {
+                "title": TABLE_TITLES[n][0],
+                "parquet": f"tables/{n}.parquet",
+                "csv": f"tables/{n}.csv",
+            }
+            for n in sorted(SERIES_TABLES)
+        ],
         skipped=list(skipped),
         sources=[str(s) for s in sources],
-        comparisons=[
-            {
-                "name": c.name,
-                "head": c.head,
-                "base": c.base,
-                "outcome": c.outcome,
-                "regressions": c.regressions,
-                "href": Path(os.path.relpath(c.page, page_dir)).as_posix(),
-            }
-            for c in comparisons
-        ],
+        comparisons=links,
         recovery_png="img/recovery.png",
         generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
     )
+    return links

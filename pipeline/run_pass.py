@@ -36,6 +36,7 @@ from pyspark.sql.types import StructType
 from eventlog.jsonlines import read_json_lines
 from pipeline import figures, schemas
 from pipeline.lines import RunRows, run_rows
+from pipeline.page_rows import page_row
 from pipeline.runs import RunConfig
 from pipeline.verdicts import verdict_row
 from rundir.history import HistoryFormatError, HistoryOp
@@ -66,7 +67,11 @@ PER_RUN_TABLES: dict[str, StructType] = {
     "latency": schemas.LATENCY,
 }
 #: What the pictures need besides, made when asked (`per_run(..., plotting=True)`).
-PLOTTING_TABLES: dict[str, StructType] = {"rates": schemas.RATES, "sends": schemas.PLOTTED_SENDS}
+PLOTTING_TABLES: dict[str, StructType] = {
+    "rates": schemas.RATES,
+    "sends": schemas.PLOTTED_SENDS,
+    "pages": schemas.PAGES,
+}
 
 
 def partitions_for(spark: SparkSession) -> int:
@@ -161,6 +166,7 @@ def per_run(
     def _tables(run_ids: list[str]) -> dict[str, pd.DataFrame]:
         rows = RunRows()
         verdicts = []
+        pages = []
         for run_id in run_ids:
             config = configs[run_id]
             path = Path(config.path)
@@ -170,6 +176,8 @@ def per_run(
             verdicts.append({k: v for k, v in row.items() if k != "verdict_json"})
             faults = [value for _, value in read_json_lines(RunDir(path).faults)]
             run_rows(rows, run_id, readable, faults, decoded)
+            if plotting:
+                pages.append(page_row(run_id, row.get("verdict_json"), readable, faults, decoded))
         frames = rows.frames()
         started = {r: configs[r].started_ms for r in run_ids}
         events, faults_frame = frames["events"], frames["faults"]
@@ -186,6 +194,7 @@ def per_run(
         if plotting:
             made["rates"] = figures.rates(sent, window_ms)
             made["sends"] = sent
+            made["pages"] = pd.DataFrame(pages, columns=schemas.PAGES.names)
         return made
 
     return judge_and_measure

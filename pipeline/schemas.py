@@ -38,6 +38,7 @@ __all__ = [
     "LATENCY",
     "MEASURED",
     "METADATA_CURRENT",
+    "PAGES",
     "PER_RUN",
     "PLOTTED_SENDS",
     "RATES",
@@ -269,6 +270,19 @@ LATENCY = _fields(
 
 #: Send completions per run and window, by outcome (`pipeline.figures.rates`).
 RATES = _fields(("run_id", _S), ("window_start_ms", _L), ("ok", _L), ("fail", _L), ("info", _L))
+
+#: Per run, what its page shows besides the tables (`pipeline.run_pass`): the verdict
+#: document, the events as `[node, line, ts, kind, fields]` (bounded: `events_total`
+#: counts them all), the fault phases and the history operations its witnesses name
+#: (JSON; `pipeline.page_rows`).
+PAGES = _fields(
+    ("run_id", _S),
+    ("verdict_json", _S),
+    ("events_json", _S),
+    ("events_total", _L),
+    ("faults_json", _S),
+    ("ops_json", _S),
+)
 
 #: Every send, as the latency picture draws it (`pipeline.figures.sends`).
 PLOTTED_SENDS = _fields(("run_id", _S), ("invoke_ms", _L), ("type", _S), ("latency_ms", _D))

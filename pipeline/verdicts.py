@@ -66,6 +66,7 @@ def verdict_row(
     except ValueError as exc:
         return row | _unjudged(exc)
     document = verdict.to_json()
+    decided = {k: document.get(k) for k in VERDICT_KEYS}
     return row | {
         "ok": verdict.ok,
         "violations": sum(len(r.violations) for r in verdict.results),
@@ -73,6 +74,6 @@ def verdict_row(
         "not_judged": list(document["not_judged"]),
         "recovery_ms": recovery_ms,
         "verdict_json": json.dumps(document, sort_keys=True),
-        "matches_runner": None if runner is None else runner == json.loads(json.dumps(document)),
+        "matches_runner": None if runner is None else runner == json.loads(json.dumps(decided)),
         "error": None,
     }

@@ -4,10 +4,11 @@
 #   zookeeper    runs the integration tier's ensemble as local processes
 #   gcc, libc6-dev  compile the broker image's clock shim (docker/clock/)
 #   fuse3        libfuse 3, which the disk layers mount with (harness.disk_layer)
+#   chromium, chromium-driver  the headless browser the report's browser test drives
 # Usage: scripts/ensure-host-packages.sh
 set -euo pipefail
 
-wanted=(debootstrap zookeeper gcc libc6-dev fuse3)
+wanted=(debootstrap zookeeper gcc libc6-dev fuse3 chromium chromium-driver)
 missing=()
 for pkg in "${wanted[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")

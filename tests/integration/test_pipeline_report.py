@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pipeline.report import TABLE_TITLES, Report
+from pipeline.report import SERIES_TABLES, TABLE_TITLES, Report
 from pipeline.testing import BREAKS
 
 #: Spark starts slowly on a shared 2-core machine (docs/pipeline.md, Cost).
@@ -114,7 +114,7 @@ def test_the_html_links_existing_images_and_every_table_has_its_rows(
     assert len(page.images) == 1 + 2 * len(local_report.tables["verdicts"])
     for src in page.images:
         assert (out / src).is_file(), src
-    assert set(page.tables) == {*TABLE_TITLES, "comparisons"}
+    assert set(page.tables) == {*TABLE_TITLES, "comparisons"} - SERIES_TABLES
     assert page.tables["comparisons"] == page.declared["comparisons"] == 1
     (comparison,) = [link for link in page.links if link.endswith("/report.html")]
     assert comparison == "comparisons/compare-20260101-001000/report.html"
@@ -125,6 +125,7 @@ def test_the_html_links_existing_images_and_every_table_has_its_rows(
         assert rows == page.declared[name] == len(local_report.tables[name]), name
         assert rows > 0, name
         assert f"tables/{name}.parquet" in page.links
+        assert f"tables/{name}.csv" in page.links
         parquet = pd.read_parquet(out / "tables" / f"{name}.parquet")
         assert len(parquet) == rows, name
     html = local_report.html.read_text()

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from pipeline import verdicts
 from pipeline.runs import PipelineInputError, discover, judge_run, read_config
 from pipeline.testing import BREAKS, write_run
 from pipeline.verdicts import VERDICT_KEYS, verdict_row
+from rundir.results import InvariantResult, RunVerdict, Violation
 
 
 def _runner_verdict(run: Path) -> dict[str, object]:
@@ -45,6 +47,21 @@ def test_a_verdict_json_that_differs_is_reported(tmp_path: Path) -> None:
     document["invariants"][0]["checked"] += 1
     path.write_text(json.dumps(document))
     assert verdict_row(read_config(tmp_path / "clean"))["matches_runner"] is False
+
+
+def test_a_verdict_with_allowed_anomalies_matches_the_runners(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the verdict's document lists its allowed results apart ("allowed"): only the keys
+    # the invariants decide are compared
+    write_run(tmp_path, "run")
+    found = InvariantResult("lost-write", (Violation("t-0", "lost"),), checked=1, allowed=True)
+    verdict = RunVerdict((found,))
+    assert "allowed" in verdict.to_json()
+    monkeypatch.setattr(verdicts, "judge_run", lambda *_args: (verdict, None))
+    document = {**verdict.to_json(), "scenario": "broker-failure"}
+    (tmp_path / "run" / "verdict.json").write_text(json.dumps(document))
+    assert verdict_row(read_config(tmp_path / "run"))["matches_runner"] is True
 
 
 def test_discover_takes_runs_and_directories_of_runs_and_skips_the_rest(tmp_path: Path) -> None:

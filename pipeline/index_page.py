@@ -1,0 +1,195 @@
+"""The report's front page, `index.html`: when and over what it was made; the scenario by
+seed grid of verdicts (colour and symbol, failing scenarios first, each cell a link to its
+run's page); the invariants and anomaly classes that failed, with counts; the recovery
+figures by scenario and fault kind (a small distribution plot where there are several
+values, the number where one); the runs with bug switches and the comparisons of two
+builds, when there are any. Pure apart from `write_index`; the driver's thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from markupsafe import Markup
+
+from pipeline.human import iso
+from pipeline.pages import render
+from pipeline.runs import RunConfig
+from rundir.checker.queue import QUEUE_CLASSES
+
+__all__ = ["Cell", "distribution_svg", "failing", "grid", "recovery_cells", "write_index"]
+
+#: A verdict's symbol and class: passed, failed, not judged (read or judged in error).
+SYMBOLS = {True: ("\u2713", "pass"), False: ("\u2717", "fail"), None: ("?", "unknown")}
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One run in the grid: its link, symbol, class and hover text."""
+
+    href: str
+    symbol: str
+    css: str
+    title: str
+
+
+def _ok(value: Any) -> bool | None:
+    return None if value is None or pd.isna(value) else bool(value)
+
+
+def grid(runs: Sequence[RunConfig], verdicts: pd.DataFrame) -> dict[str, Any]:
+    """The scenario by seed grid: `seeds` (the columns) and `rows`, each a scenario with
+    one list of cells per seed; scenarios with the most failing runs first."""
+    by_id = verdicts.set_index("run_id")
+    seeds = sorted({r.seed for r in runs}, key=lambda s: (s is None, s or 0))
+    cells: dict[str, dict[int | None, list[Cell]]] = {}
+    failed: dict[str, int] = {}
+    for run in runs:
+        row = by_id.loc[run.run_id]
+        ok = _ok(row["ok"])
+        symbol, css = SYMBOLS[ok]
+        said = "ok" if ok else "error" if ok is None else "violated " + ", ".join(row["violated"])
+        cells.setdefault(run.scenario, {}).setdefault(run.seed, []).append(
+            Cell(f"runs/{run.run_id}/index.html", symbol, css, f"{run.run_id}: {said}")
+        )
+        failed[run.scenario] = failed.get(run.scenario, 0) + (ok is not True)
+    order = sorted(cells, key=lambda s: (-failed[s], s))
+    return {
+        "seeds": seeds,
+        "rows": [
+            {
+                "scenario": s,
+                "failed": failed[s],
+                "cells": [cells[s].get(seed, []) for seed in seeds],
+            }
+            for s in order
+        ],
+    }
+
+
+def failing(runs: Sequence[RunConfig], verdicts: pd.DataFrame) -> list[dict[str, Any]]:
+    """Each invariant or anomaly class that failed a run: how many runs, and links to
+    them; most runs first."""
+    found: dict[str, list[str]] = {}
+    for row in verdicts.itertuples(index=False):
+        for name in row.violated if isinstance(row.violated, list | tuple) else list(row.violated):
+            found.setdefault(str(name), []).append(str(row.run_id))
+    total = len(runs)
+    return [
+        {
+            "name": name,
+            "anomaly": name in QUEUE_CLASSES,
+            "runs": len(ids),
+            "of": total,
+            "links": [{"run_id": r, "href": f"runs/{r}/index.html#witnesses"} for r in ids],
+        }
+        for name, ids in sorted(found.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    ]
+
+
+def distribution_svg(
+    values: Sequence[float],
+    scale: tuple[float, float] | None = None,
+    width: int = 160,
+    height: int = 22,
+) -> Markup:
+    """A small strip plot of `values` (ms) with its quartile box and median, on `scale`
+    (low, high; the values' own range when not given): an inline SVG with a title that
+    gives the numbers."""
+    low, high = min(values), max(values)
+    left, right = scale or (low, high)
+    span = (right - left) or 1.0
+
+    def x(v: float) -> float:
+        return round(4 + (v - left) / span * (width - 8), 1)
+
+    q1, q2, q3 = (float(pd.Series(values).quantile(q)) for q in (0.25, 0.5, 0.75))
+    dots = "".join(
+        f'<circle cx="{x(v)}" cy="{height / 2}" r="2" fill="#1f77b4" fill-opacity="0.6"/>'
+        for v in values
+    )
+    title = f"n {len(values)}, min {low:.0f}, median {q2:.0f}, max {high:.0f} ms"
+    return Markup(
+        f'<svg class="dist" width="{width}" height="{height}" role="img">'
+        f"<title>{title}</title>"
+        f'<rect x="{x(q1)}" y="3" width="{max(1.0, x(q3) - x(q1))}" height="{height - 6}" '
+        f'fill="#ddd" stroke="#888"/>'
+        f'<line x1="{x(q2)}" x2="{x(q2)}" y1="2" y2="{height - 2}" stroke="#000"/>{dots}</svg>'
+    )
+
+
+def recovery_cells(measured: pd.DataFrame) -> list[dict[str, Any]]:
+    """One row per recovery measure, scenario and fault kind: the value where one, a
+    distribution where several (with its median and range in words), on one scale per
+    measure so that the scenarios' plots compare."""
+    rows = []
+    kept = measured.dropna(subset=["value_ms"])
+    scales = {m: (float(g.min()), float(g.max())) for m, g in kept.groupby("measure")["value_ms"]}
+    for (measure, scenario, kind), group in kept.groupby(["measure", "scenario", "kind"]):
+        values = [float(v) for v in group["value_ms"]]
+        one = len(values) == 1
+        rows.append(
+            {
+                "measure": measure,
+                "scenario": scenario,
+                "kind": kind,
+                "n": len(values),
+                "value": f"{values[0]:.0f} ms"
+                if one
+                else f"median {pd.Series(values).median():.0f} ms "
+                f"({min(values):.0f} to {max(values):.0f})",
+                "plot": None if one else distribution_svg(values, scales[measure]),
+            }
+        )
+    return rows
+
+
+def _bug_hunt(runs: Sequence[RunConfig], verdicts: pd.DataFrame) -> list[dict[str, Any]]:
+    by_id = verdicts.set_index("run_id")
+    switches: dict[str, list[tuple[str, bool | None]]] = {}
+    for run in runs:
+        for switch in filter(None, run.bug_switches.split(",")):
+            switches.setdefault(switch, []).append((run.run_id, _ok(by_id.loc[run.run_id, "ok"])))
+    return [
+        {
+            "switch": s,
+            "runs": len(found),
+            "caught": sum(ok is False for _, ok in found),
+            "links": [{"run_id": r, "href": f"runs/{r}/index.html"} for r, _ in found],
+        }
+        for s, found in sorted(switches.items())
+    ]
+
+
+def write_index(
+    out: Path,
+    runs: Sequence[RunConfig],
+    tables: dict[str, pd.DataFrame],
+    measured: pd.DataFrame,
+    sources: Sequence[Path],
+    comparisons: Sequence[dict[str, Any]],
+    generated_ms: int,
+) -> Path:
+    """Write `out/index.html`; its path."""
+    verdicts = tables["verdicts"]
+    starts = [r.started_ms for r in runs]
+    return render(
+        "index.html.j2",
+        out / "index.html",
+        generated=iso(generated_ms),
+        sources=[str(s) for s in sources],
+        runs=len(runs),
+        first=iso(min(starts)),
+        last=iso(max(starts)),
+        passed=sum(_ok(v) is True for v in verdicts["ok"]),
+        failed=sum(_ok(v) is False for v in verdicts["ok"]),
+        grid=grid(runs, verdicts),
+        failing=failing(runs, verdicts),
+        recovery=recovery_cells(measured),
+        bug_hunt=_bug_hunt(runs, verdicts),
+        comparisons=comparisons,
+    )

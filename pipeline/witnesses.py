@@ -1,0 +1,126 @@
+"""Each violation or anomaly of a run's verdict as its page shows it: what the invariant
+or Jepsen class says, the violation in words (subject, explanation, the workload's
+record), and its proof as links into the run's event browser (`events.html`), one per
+event (`#node=<node>&line=<line>`) and per history operation (`#op=<process>#<id>`).
+Times are seconds since the run's start. Pure; the driver's thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from pipeline.human import seconds, shown_value
+from rundir.checker.queue import QUEUE_CLASSES
+from rundir.invariants import names
+
+__all__ = ["MEANINGS", "Proof", "Witness", "event_href", "op_href", "witness"]
+
+#: What each invariant and each of Jepsen's queue classes holds, in a sentence.
+MEANINGS: Mapping[str, str] = {
+    names.ONE_CONTROLLER_PER_EPOCH: "one broker at most wins each controller epoch",
+    names.CONTROLLER_EPOCH_FENCING: "brokers refuse requests from an older controller epoch",
+    names.BROKER_EPOCH_FENCING: "requests for an older broker epoch are refused (KIP-380)",
+    names.ONE_LEADER_PER_LEADER_EPOCH: "one leader at most for each leader epoch of a partition",
+    names.ACKNOWLEDGED_WRITES: "every acknowledged write is read back by the final read",
+    names.ACKNOWLEDGED_KEPT: "no replica truncates a committed, acknowledged record",
+    names.CONVERGES_AFTER_HEAL: "the cluster agrees again within the bound after the heal",
+    names.NO_OFFLINE_PARTITIONS: "no partition goes offline",
+    names.PAUSED_CONTROLLER_RESIGNS: "a superseded controller logs its resignation",
+    names.REASSIGNMENT_COMPLETES: "every reassignment of the run's topics completes",
+    names.RESIGNED_CONTROLLER_SILENT: "a controller that resigned sends no more requests",
+    names.TOPIC_DELETION_COMPLETES: "every topic deletion requested completes",
+    names.CONTROLLER_WRITES_FENCED: "a superseded controller's ZooKeeper writes fail",
+    names.REGISTRATION_SERVED: "a registered broker hears from the controller within 15 s",
+    names.STALE_REQUESTS_FENCED: "a late copy of a control request is fenced by its epoch",
+    names.LEADER_IN_ISR: "a partition's leader is a member of its ISR",
+    names.VALID_HIGH_WATERMARK: "the high watermark never passes an ISR member's log end",
+    names.LEADER_COMPLETENESS: "a new clean leader holds every committed record",
+    names.ISR_JOIN_AFTER_EPOCH_START: "a follower joins the ISR only past the epoch's start",
+    names.WEAK_ISR: "every ISR member holds the records below the high watermark",
+    names.STRONG_ISR: "below the high watermark all ISR members hold the leader's records",
+    names.LOG_MATCHING: "replicas holding an offset of a leader epoch hold the same record",
+    "inconsistent-offsets": "one offset of a partition holds one value only",
+    "duplicate": "a value sent once appears at one offset only",
+    "lost-write": "an acknowledged write below what was read is not missing",
+    "unseen": "every acknowledged write is eventually seen by a poll",
+    "G1a": "no poll reads a value whose send failed (aborted read)",
+    "poll-skip": "consecutive polls of a consumer skip no offset",
+    "int-poll-skip": "one poll's records skip no offset",
+    "nonmonotonic-poll": "consecutive polls of a consumer never go back",
+    "int-nonmonotonic-poll": "one poll's offsets never go back",
+    "nonmonotonic-send": "a producer's acknowledged offsets only grow",
+}
+assert set(QUEUE_CLASSES) <= MEANINGS.keys()
+
+
+@dataclass(frozen=True, slots=True)
+class Proof:
+    """One event or operation that proves a violation: its words and its browser link."""
+
+    text: str
+    href: str
+
+
+@dataclass(frozen=True, slots=True)
+class Witness:
+    """One violation as the run's page shows it."""
+
+    invariant: str
+    meaning: str
+    words: str
+    proofs: tuple[Proof, ...]
+    anomaly: bool
+
+
+def event_href(node: str, line: int) -> str:
+    """The event browser's link to one event."""
+    return f"events.html#node={quote(node, safe='')}&line={line}"
+
+
+def op_href(op: str) -> str:
+    """The event browser's link to one history operation (`<process>#<id>`)."""
+    return f"events.html#op={quote(op, safe='')}"
+
+
+def _event_words(event: Mapping[str, Any], started_ms: int) -> str:
+    fields = event.get("fields") or {}
+    shown = ", ".join(
+        f"{k} {shown_value(k, v, started_ms)}"
+        for k, v in fields.items()
+        if k not in ("v", "ts", "node", "kind", "seq", "mono_ms")
+    )
+    at = seconds(event.get("ts", started_ms), started_ms)
+    return f"{event.get('node')} line {event.get('line')} at {at}: {event.get('kind')}" + (
+        f" ({shown})" if shown else ""
+    )
+
+
+def _op_words(op: str) -> str:
+    process, _, op_id = op.rpartition("#")
+    return f"operation {op_id} of {process}" if process else f"the {op}"
+
+
+def witness(invariant: str, violation: Mapping[str, Any], started_ms: int) -> Witness:
+    """`violation` (one of `verdict.json`'s, `rundir.results.Violation.to_json`) of
+    `invariant` as words and proofs."""
+    words = f"{violation.get('subject')}: {violation.get('explanation')}"
+    if violation.get("value") is not None:
+        offsets = ", ".join(map(str, violation.get("offsets") or ())) or "no offset"
+        words += f"; the record {violation['value']!r} at offsets {offsets}"
+        if violation.get("process"):
+            words += f", sent by {violation['process']}"
+    proofs = [
+        Proof(_event_words(e, started_ms), event_href(str(e.get("node")), int(e.get("line", 0))))
+        for e in violation.get("events") or ()
+    ]
+    proofs += [Proof(_op_words(str(op)), op_href(str(op))) for op in violation.get("ops") or ()]
+    return Witness(
+        invariant=invariant,
+        meaning=MEANINGS.get(invariant, "see docs/invariants.md"),
+        words=words,
+        proofs=tuple(proofs),
+        anomaly=invariant in QUEUE_CLASSES,
+    )
