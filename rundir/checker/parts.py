@@ -36,7 +36,7 @@ from domain import TopicPartition
 from rundir.checker.final_index import FinalIndex, final_index_of
 from rundir.checker.queue import QueueParts, QueuePolicy, queue_parts
 from rundir.checker.queue_fold import QueueFold, UnseenCount
-from rundir.checker.spill import Spill, spill_history
+from rundir.checker.spill import Placed, Spill, spill_history
 from rundir.checker.stream_checks import ChecksFold, lost_writes_note
 from rundir.errors import RunDirError
 from rundir.history import history_path
@@ -100,8 +100,9 @@ def _judge(spill: Spill, bucket: int, policy: QueuePolicy, final_process: str) -
     mine = 0
     feed_checks, feed_queue = checks.feed, queue.feed
     with unseen:
-        for time_ns, file, line, op in spill.ops(bucket):
-            checks.at = queue.at = (time_ns, file, line)
+        for placed in spill.ops(bucket):  # (time_ns, file, line, op): its own place
+            checks.at = queue.at = placed
+            op = placed[3]
             counts[(op.f, op.type)] += 1
             if op.process == final_process:
                 mine += 1
@@ -140,8 +141,8 @@ class _UnseenWriter:
         self._column = array("q")
 
     def add(self, at: object, delta: int, time_ns: int) -> None:
-        """One change, at the place `at` (`(time_ns, file, line)`) in the history."""
-        _, file, line = cast(tuple[int, int, int], at)
+        """One change, at the place `at` (`Placed`: `(time_ns, file, line, op)`)."""
+        _, file, line, _ = cast(Placed, at)
         self._column.extend((time_ns, file, line, delta))
 
     def __enter__(self) -> _UnseenWriter:

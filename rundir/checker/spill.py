@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import orjson
 
@@ -85,7 +85,8 @@ class Spill:
         line when one breaks the schema, `HistoryOrderError` when one goes back in time."""
         path, decode, last = self.paths[index], HistoryOp.from_json, None
         for raw, record in iter_json_lines(self.file(index, bucket)):
-            line, value = cast(list[Any], record)  # as spill_history wrote it
+            pair: Any = record  # [line, value], as spill_history wrote it
+            line, value = pair
             if type(value) is not dict:
                 raise HistoryFormatError(f"{path}: a line is not a JSON object: {value!r}")
             try:
