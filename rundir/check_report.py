@@ -14,12 +14,11 @@ The JSON document::
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from rundir.checker import QueuePolicy, check, final_read_from_history, indexed
-from rundir.history import FINAL_READ_PROCESS
+from rundir.invariants.judge import history_verdict
 from rundir.rejudge import read_recorded
 from rundir.results import InvariantResult, RunVerdict
 
@@ -110,14 +109,13 @@ def _entry(result: InvariantResult) -> Mapping[str, Any]:
 
 def check_run(path: Path) -> CheckReport:
     """Re-judge the run directory `path` (`rundir.rejudge.read_recorded`, whose
-    `RunDirError` it raises when `path` is no run directory of this version)."""
+    `RunDirError` it raises when `path` is no run directory of this version). The history
+    checker judges the history once, as its files are read (`history_verdict`), for the
+    report and for the invariants over it."""
     recorded = read_recorded(path)
-    history = recorded.inputs.history
-    checked = None
-    if history:
-        ops = indexed(history)
-        policy = QueuePolicy(unclean_leader_election=recorded.inputs.unclean_leader_election)
-        checked = check(ops, final_read_from_history(ops, FINAL_READ_PROCESS), policy)
+    checked = history_verdict(recorded.inputs)
+    if checked is not None:
+        recorded = replace(recorded, inputs=replace(recorded.inputs, history_verdict=checked))
     return CheckReport(
         path,
         recorded.verdict(),

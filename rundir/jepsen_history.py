@@ -21,7 +21,7 @@ carries its `:error`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from rundir.edn import dumps, keyword
@@ -60,11 +60,19 @@ def jepsen_op(
     return out
 
 
-def jepsen_lines(history: Sequence[HistoryOp]) -> Iterator[str]:
-    """Each op of `history` (merged, in `time_ns` order) as one line of EDN, no newline."""
-    processes = {name: i for i, name in enumerate(sorted({op.process for op in history}))}
-    one_topic = len({op.topic for op in history}) <= 1
-    start = min((op.time_ns for op in history), default=0)
+def jepsen_lines(history: Iterable[HistoryOp]) -> Iterator[str]:
+    """Each op of `history` (merged, in `time_ns` order) as one line of EDN, no newline.
+    Iterates `history` twice (a history kept as its files is read twice, holding none of
+    it): first for its processes, topics and start, then for the lines."""
+    names: set[str] = set()
+    topics: set[str] = set()
+    start: int | None = None
+    for op in history:
+        names.add(op.process)
+        topics.add(op.topic)
+        start = op.time_ns if start is None else min(start, op.time_ns)
+    processes = {name: i for i, name in enumerate(sorted(names))}
+    one_topic, start = len(topics) <= 1, start or 0
     for index, op in enumerate(history):
         key: int | str = op.partition if one_topic else f"{op.topic}-{op.partition}"
         yield dumps(jepsen_op(op, index, op.time_ns - start, processes[op.process], key))

@@ -39,6 +39,7 @@ from rundir.history import (
     merged_history,
     read_history,
 )
+from rundir.history_stream import HistoryFiles, scan_history_file
 from rundir.host_time import ClockAnchor, on_host_time
 from rundir.invariants.convergence import ClusterSnapshot
 from rundir.invariants.judge import RunInputs
@@ -171,6 +172,18 @@ def load_history(run_dir: Path) -> tuple[HistoryOp, ...] | None:
     """The workload history, or None when the run has none."""
     paths = _history_paths(run_dir)
     return tuple(read_history(paths)) if paths else None
+
+
+def stream_run_history(run_dir: Path) -> HistoryFiles | None:
+    """The workload history kept as its files, each read through once here (schema,
+    order: `rundir.history.HistoryFormatError` when a line breaks it) and read again by
+    whoever iterates it; None when the run has none."""
+    paths = _history_paths(run_dir)
+    if not paths:
+        return None
+    scans = [scan_history_file(path) for path in paths]
+    ops = sum(scan.ops for scan in scans)
+    return HistoryFiles(tuple(paths), ops, all(scan.ordered for scan in scans))
 
 
 def load_snapshots(run_dir: Path) -> tuple[ClusterSnapshot, ...]:

@@ -38,7 +38,8 @@ from eventlog.jsonlines import numbered_json_lines
 from rundir.audit import ReplicaReport
 from rundir.errors import RunDirError
 from rundir.events import EventLogs
-from rundir.history import FINAL_READ_PROCESS, HistoryOp, merged_history
+from rundir.history import FINAL_READ_PROCESS
+from rundir.history_stream import HistoryFiles, scan_history_file
 from rundir.host_time import on_host_time
 from rundir.invariants.convergence import ClusterSnapshot
 from rundir.invariants.judge import SCENARIO_CHECKS, RunInputs, judge
@@ -58,7 +59,6 @@ from rundir.reader import (
     audit_of,
     clock_anchor,
     events_of,
-    history_by_file,
     snapshots_of,
 )
 from rundir.results import InvariantResult, RunVerdict, Violation
@@ -253,27 +253,31 @@ class _Reading:
             self._unreadable("events", "events/", str(exc))
             return {}
 
-    def history(self) -> tuple[HistoryOp, ...] | None:
+    def history(self) -> HistoryFiles | None:
+        """The history as its files, each read through once here (torn lines, schema,
+        order) and streamed again by whoever judges it: none of it is held."""
         root = self.run.root
         paths = [root / "history.jsonl"] if (root / "history.jsonl").exists() else []
         paths += sorted(self.run.history.glob("*.jsonl")) if self.run.history.is_dir() else []
         if not paths:
             self._missing("history", "history/", "is missing or empty (no workload history)")
             return None
-        lines = RunLines(root, {}, {p: [(t, v) for _, t, v in self._lines(p)] for p in paths}, [])
+        scans = []
         try:
-            files = history_by_file(lines)
+            for path in paths:
+                scans.append(scan_history_file(path))
+                self.torn.extend(f"{path.relative_to(root)}:{n}" for n in scans[-1].torn)
         except RunDirError as exc:
             self._unreadable("history", "history/", str(exc))
             return None
-        history = tuple(merged_history(files.values()))
-        if not any(op.process == FINAL_READ_PROCESS and op.type == "ok" for op in history):
+        if not any(FINAL_READ_PROCESS in scan.completed for scan in scans):
             self._missing(
                 "final_read",
                 f"history/{FINAL_READ_PROCESS}.jsonl",
                 "holds no completed final read: the acknowledged writes cannot be judged",
             )
-        return history
+        ops = sum(scan.ops for scan in scans)
+        return HistoryFiles(tuple(paths), ops, all(scan.ordered for scan in scans))
 
     def snapshots(self) -> tuple[ClusterSnapshot, ...]:
         lines = RunLines(self.run.root, {}, {}, self._lines(self.run.snapshots))

@@ -44,6 +44,8 @@ from bench.checker.phase import CHECK, DECODE, PhaseResult
 from bench.shared import console
 from bench.shared.report import Measure, Report
 from bench.shared.standalone import run_standalone
+from rundir.checker.spill import bucket_count
+from rundir.checker.stream import BUCKET_BYTES
 
 MEASURE = "history_checker"
 #: The ratio of the checker's time to the floor that the checker is held to.
@@ -93,7 +95,8 @@ def _timed(phase: str, made: Generated, when: str) -> PhaseResult:
     console.phase(f"{what}, {made.operations:,} operations{when}")
     result = run_child(phase, made.paths)
     console.detail(
-        f"{result.seconds:.2f} s, peak {mib(result.peak_kib - result.baseline_kib):.0f} MiB "
+        f"{result.seconds:.2f} s ({result.cpu_seconds:.2f} s of CPU), "
+        f"peak {mib(result.peak_kib - result.baseline_kib):.0f} MiB "
         f"above the imports' {mib(result.baseline_kib):.0f} MiB"
     )
     if phase == CHECK and not result.verdict_ok:
@@ -111,6 +114,7 @@ def _row(
 ) -> Measure:
     """One history's row: the checker's seconds against the mean of its floors."""
     floor_s = sum(f.seconds for f in floors) / len(floors)
+    floor_cpu = sum(f.cpu_seconds for f in floors) / len(floors)
     floor_peak = max(f.peak_kib - f.baseline_kib for f in floors)
     return Measure(
         measure=MEASURE,
@@ -119,19 +123,31 @@ def _row(
         figure=checker.seconds,
         floor=floor_s,
         floor_phrase=FLOOR_PHRASE,
-        note=f"target {TARGET_RATIO:g}x; peak {mib(checker.peak_kib - checker.baseline_kib):.0f}"
-        f" MiB (floor {mib(floor_peak):.0f} MiB)",
+        note=f"target {TARGET_RATIO:g}x; CPU {_ratio(checker.cpu_seconds, floor_cpu)}; peak "
+        f"{mib(checker.peak_kib - checker.baseline_kib):.0f} MiB (floor {mib(floor_peak):.0f} MiB)",
         extra={
             "operations": made.operations,
             "log_records": made.log_records,
             "checker_steps_seconds": checker.steps,
             "checker_peak_kib": checker.peak_kib - checker.baseline_kib,
+            "checker_cpu_seconds": round(checker.cpu_seconds, 3),
+            "floor_cpu_seconds": round(floor_cpu, 3),
             "floor_peak_kib": floor_peak,
             "baseline_kib": checker.baseline_kib,
             "floor_runs_seconds": [round(f.seconds, 3) for f in floors],
             "verdict_ok": checker.verdict_ok,
         },
     )
+
+
+def _buckets(made: Generated) -> int:
+    """How many buckets `rundir.checker.check_files` splits the history into."""
+    return bucket_count(made.paths, BUCKET_BYTES)
+
+
+def _ratio(figure: float, floor: float) -> str:
+    """`figure / floor` as a ratio, or "n/a" for a floor of nothing."""
+    return f"{figure / floor:.2f}x" if floor > 0 else "n/a"
 
 
 def measure(settings: CheckerSettings) -> Report:
@@ -156,7 +172,9 @@ def measure(settings: CheckerSettings) -> Report:
         f"peak memory above the imports: checker {mib(long_peak):.0f} MiB over "
         f"{long.operations:,} operations, {mib(short_peak):.0f} MiB over "
         f"{short.operations:,}: {growth:.2f}x the memory for {length:.2f}x the history "
-        f"({settings.partitions} partitions, {settings.producers} producers in both)",
+        f"({settings.partitions} partitions, {settings.producers} producers in both); "
+        f"judged in {_buckets(long)} and {_buckets(short)} buckets of partitions "
+        f"(about {mib(BUCKET_BYTES // 1024):.0f} MiB of history each)",
         f"generation took {long_gen_s + short_gen_s:.1f} s and is not measured; every phase "
         "ran in a fresh child process",
     )

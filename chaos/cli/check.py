@@ -15,13 +15,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from rundir.check_report import EXIT_UNREADABLE, check_run
 from rundir.errors import RunDirError
 from rundir.jepsen_history import jepsen_lines
-from rundir.reader import load_history
+from rundir.reader import stream_run_history
 
 __all__ = ["add_parsers", "check", "export_history"]
 
@@ -69,17 +70,24 @@ def export_history(args: argparse.Namespace) -> int:
     try:
         if not (args.run_dir / "config.json").exists():
             raise RunDirError(f"{args.run_dir}: not a run directory (no config.json)")
-        history = load_history(args.run_dir)
+        history = stream_run_history(args.run_dir)
     except RunDirError as exc:
         print(f"python -m chaos export-history: unreadable run: {exc}", file=sys.stderr)
         return EXIT_UNREADABLE
     if history is None:
         print(f"python -m chaos export-history: {args.run_dir} has no history", file=sys.stderr)
         return EXIT_UNREADABLE
-    lines = "".join(line + "\n" for line in jepsen_lines(history))
     if args.out is None:
-        sys.stdout.write(lines)
+        _write_lines(sys.stdout, jepsen_lines(history))
     else:
-        args.out.write_text(lines, encoding="utf-8")
+        with args.out.open("w", encoding="utf-8") as out:
+            _write_lines(out, jepsen_lines(history))
         print(f"export-history: {len(history)} ops written to {args.out}", file=sys.stderr)
     return 0
+
+
+def _write_lines(out: TextIO, lines: Iterable[str]) -> None:
+    """Each line, with its newline, as it is made (the history is not held)."""
+    write = out.write
+    for line in lines:
+        write(line + "\n")

@@ -6,7 +6,9 @@ the final read are `index`; Jepsen's Kafka queue classes (`inconsistent-offsets`
 `duplicate`, `lost-write`, `unseen`, `G1a`, the poll skips and the non-monotonic polls
 and sends) are `queue`, found in one pass by `queue_fold`. `check_files` and
 `check_stream` give `check`'s verdict while reading the history, holding none of its
-operations (`stream`). Pure but for the files `check_files` reads; any thread."""
+operations (`stream`); `check_files` judges a long history a bucket of partitions at a
+time, split on disk (`spill`, `parts`), for memory that does not follow its length.
+Pure but for the files `check_files` reads and writes; any thread."""
 
 from rundir.checker.checks import (
     CHECKS,

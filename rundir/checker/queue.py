@@ -37,12 +37,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from rundir.checker.final_index import FinalIndex
 from rundir.checker.index import FinalRead
-from rundir.checker.queue_fold import UNBOUNDED, QueueFold
+from rundir.checker.queue_fold import UNBOUNDED, QueueFold, UnseenCount
 from rundir.checker.queue_state import ACK_LOOSE, NONE, Found, Gap, Labels, PartitionState
 from rundir.history import HistoryOp
 from rundir.results import InvariantResult, Violation
@@ -50,9 +51,11 @@ from rundir.results import InvariantResult, Violation
 __all__ = [
     "FINAL_READ_OP",
     "QUEUE_CLASSES",
+    "QueueParts",
     "QueuePolicy",
     "QueueVerdict",
     "queue_classes",
+    "queue_parts",
     "queue_verdict",
 ]
 
@@ -106,46 +109,100 @@ def queue_verdict(
     fold: QueueFold, final: FinalRead | FinalIndex, policy: QueuePolicy | None = None
 ) -> QueueVerdict:
     """Every Jepsen queue class from `fold`, fed the whole history, and its `final` read."""
+    return queue_parts(fold, final, policy).verdict(fold.unseen_count, fold.worst_lag)
+
+
+@dataclass(slots=True)
+class QueueParts:
+    """What the queue classes found over some partitions, before the verdict: each class's
+    failing and allowed violations with their partition's key, what was judged, the
+    consumption counts and what was consumed most (`(reads, key, text)`). Parts over
+    disjoint partitions `merge` into the parts of their union."""
+
+    bad: dict[str, list[tuple[tuple[str, int], Violation]]]
+    allowed: dict[str, list[tuple[tuple[str, int], Violation]]]
+    checked: Counter[str] = field(default_factory=Counter)
+    consumed: Counter[int] = field(default_factory=Counter)
+    notes: Counter[str] = field(default_factory=Counter)
+    most: tuple[int, tuple[str, int], str] = (0, ("", 0), "")
+
+    @classmethod
+    def empty(cls) -> QueueParts:
+        """No partition yet."""
+        return cls({n: [] for n in QUEUE_CLASSES}, {n: [] for n in QUEUE_CLASSES})
+
+    def merge(self, other: QueueParts) -> None:
+        """Add the parts of other partitions."""
+        for mine, theirs in ((self.bad, other.bad), (self.allowed, other.allowed)):
+            for name in QUEUE_CLASSES:
+                mine[name].extend(theirs[name])
+        self.checked.update(other.checked)
+        self.consumed.update(other.consumed)
+        self.notes.update(other.notes)
+        if other.most[0] > self.most[0] or (
+            other.most[0] == self.most[0] and other.most[0] and other.most[1] < self.most[1]
+        ):
+            self.most = other.most
+
+    def verdict(
+        self, unseen: UnseenCount, worst_lag: tuple[int, str, str, str, str] | None
+    ) -> QueueVerdict:
+        """The verdict, its violations in partition order, with the unseen count over the
+        whole history and the worst lag."""
+        bad = {n: _in_partition_order(self.bad[n]) for n in QUEUE_CLASSES}
+        allowed = {n: _in_partition_order(self.allowed[n]) for n in QUEUE_CLASSES}
+        results = [
+            InvariantResult(name, bad[name], self.checked[name], _note(name, self.notes))
+            for name in QUEUE_CLASSES
+        ]
+        results.extend(
+            InvariantResult(name, allowed[name], len(allowed[name]), allowed=True)
+            for name in QUEUE_CLASSES
+            if allowed[name]
+        )
+        stats = _stats(unseen, worst_lag, self.consumed)
+        if self.most[0]:
+            stats["consumed_most"] = f"{self.most[2]} {self.most[0]} times"
+        return QueueVerdict(tuple(results), stats)
+
+
+def _in_partition_order(
+    found: list[tuple[tuple[str, int], Violation]],
+) -> tuple[Violation, ...]:
+    """The violations by partition, each partition's in the order found (a stable sort)."""
+    return tuple(v for _, v in sorted(found, key=itemgetter(0)))
+
+
+def queue_parts(
+    fold: QueueFold, final: FinalRead | FinalIndex, policy: QueuePolicy | None = None
+) -> QueueParts:
+    """What `fold`, fed the history of its partitions, and their `final` read found."""
     policy = policy or QueuePolicy()
     fold.open_sends()
     covered = {(tp.topic, tp.partition) for tp in final.partitions}
     for tp, records in final.partitions.items():
         fold.final((tp.topic, tp.partition), records, FINAL_READ_OP)
-    bad: dict[str, list[Violation]] = {name: [] for name in QUEUE_CLASSES}
-    allowed: dict[str, list[Violation]] = {name: [] for name in QUEUE_CLASSES}
-    checked: Counter[str] = Counter()
-    consumed: Counter[int] = Counter()
-    notes: Counter[str] = Counter()
-    most = (0, "")
+    parts = QueueParts.empty()
+    bad, allowed, consumed = parts.bad, parts.allowed, parts.consumed
     for key in sorted(fold.partitions):
         state = fold.partitions[key]
         subject = f"{key[0]}-{key[1]}"
-        _finish(state, fold.labels, key in covered, final.started_ns, policy, notes)
-        checked.update(state.checked)
+        _finish(state, fold.labels, key in covered, final.started_ns, policy, parts.notes)
+        parts.checked.update(state.checked)
         for name, found in state.found.items():
             for f in found:
-                (allowed if f.allowed else bad)[name].append(_violation(subject, f))
+                (allowed if f.allowed else bad)[name].append((key, _violation(subject, f)))
         for f in state.inconsistent.values():
             loose = f.allowed or policy.unclean_leader_election
-            (allowed if loose else bad)["inconsistent-offsets"].append(_violation(subject, f))
+            (allowed if loose else bad)["inconsistent-offsets"].append(
+                (key, _violation(subject, f))
+            )
         for slot, (sent, reads) in enumerate(zip(state.sent, state.reads, strict=True)):
             if sent:
                 consumed[reads] += 1
-                if reads > most[0]:
-                    most = (reads, f"{subject} {state.names[slot]!r}")
-    results = [
-        InvariantResult(name, tuple(bad[name]), checked[name], _note(name, notes))
-        for name in QUEUE_CLASSES
-    ]
-    results.extend(
-        InvariantResult(name, tuple(allowed[name]), len(allowed[name]), allowed=True)
-        for name in QUEUE_CLASSES
-        if allowed[name]
-    )
-    stats = _stats(fold, consumed)
-    if most[0]:
-        stats["consumed_most"] = f"{most[1]} {most[0]} times"
-    return QueueVerdict(tuple(results), stats)
+                if reads > parts.most[0]:
+                    parts.most = (reads, key, f"{subject} {state.names[slot]!r}")
+    return parts
 
 
 def _finish(
@@ -297,15 +354,19 @@ def _note(name: str, notes: Counter[str]) -> str:
     return ""
 
 
-def _stats(fold: QueueFold, consumed: Counter[int]) -> dict[str, Any]:
+def _stats(
+    unseen: UnseenCount,
+    worst_lag: tuple[int, str, str, str, str] | None,
+    consumed: Counter[int],
+) -> dict[str, Any]:
     stats: dict[str, Any] = {
         "consumed": {str(k): consumed[k] for k in sorted(consumed)},
-        "unseen_max": fold.unseen_max,
-        "unseen_end": fold.unseen,
-        "unseen_over_time": [list(s) for s in fold.samples],
+        "unseen_max": unseen.unseen_max,
+        "unseen_end": unseen.unseen,
+        "unseen_over_time": [list(s) for s in unseen.samples],
     }
-    if fold.worst_lag is not None:
-        lag, tp, value, ack, read = fold.worst_lag
+    if worst_lag is not None:
+        lag, tp, value, ack, read = worst_lag
         stats["worst_lag_ns"] = lag
         stats["worst_lag_ms"] = round(lag / 1e6, 3)
         stats["worst_lag"] = f"{tp} {value!r}: acknowledged by {ack}, first read by {read}"

@@ -20,14 +20,23 @@ flight and each partition's records, never by the number of polls or sends):
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from domain import TopicPartition
 from rundir.checker.final_index import FinalRecords
 from rundir.checker.queue_state import Found, Gap, Labels, PartitionState
 from rundir.history import HistoryOp
 
-__all__ = ["SAMPLES", "UNBOUNDED", "Found", "Gap", "PartitionState", "QueueFold", "label"]
+__all__ = [
+    "SAMPLES",
+    "UNBOUNDED",
+    "Found",
+    "Gap",
+    "PartitionState",
+    "QueueFold",
+    "UnseenCount",
+    "label",
+]
 
 #: The allowance of a send that never completed: retried any number of times.
 UNBOUNDED = 1 << 30
@@ -38,6 +47,31 @@ SAMPLES = 64
 def label(op: HistoryOp) -> str:
     """How a witness names an operation: `"<process>#<op_id>"`."""
     return f"{op.process}#{op.op_id}"
+
+
+class UnseenCount:
+    """The count of acknowledged values no poll has read yet, as it changes in history
+    order: its last value, its maximum and at most `SAMPLES` (time, count) samples, every
+    `stride`-th change (the stride doubles when the samples fill up)."""
+
+    def __init__(self) -> None:
+        self.unseen = 0
+        self.unseen_max = 0
+        self.samples: list[tuple[int, int]] = []
+        self._stride = 1
+        self._changes = 0
+
+    def change(self, delta: int, time_ns: int) -> None:
+        """The count moved by `delta` at `time_ns`."""
+        self.unseen += delta
+        if self.unseen > self.unseen_max:
+            self.unseen_max = self.unseen
+        self._changes += 1
+        if self._changes % self._stride == 0:
+            self.samples.append((time_ns, self.unseen))
+            if len(self.samples) >= SAMPLES:
+                del self.samples[1::2]
+                self._stride *= 2
 
 
 class QueueFold:
@@ -52,13 +86,30 @@ class QueueFold:
         self.invokes: dict[tuple[str, int], HistoryOp] = {}
         self.last_poll: dict[tuple[str, str, int], tuple[int, str]] = {}  # -> (offset, op)
         self.last_send: dict[tuple[str, str, int], tuple[int, int, int]] = {}  # offset, op
-        self.unseen = 0
-        self.unseen_max = 0
-        self.samples: list[tuple[int, int]] = []
-        self._stride = 1
-        self._changes = 0
+        self.unseen_count = UnseenCount()
+        #: where each change of the unseen count goes instead of `unseen_count`, with `at`
+        self.unseen_sink: Callable[[object, int, int], None] | None = None
+        #: the position in the history of the operation being fed, for a caller that
+        #: judges a history in parts and merges them in history order (else unused)
+        self.at: object = None
         self.worst_lag: tuple[int, str, str, str, str] | None = None  # ns, tp, value, ack, read
+        self.worst_lag_at: object = None
         self.labels = Labels()
+
+    @property
+    def unseen(self) -> int:
+        """Acknowledged values no poll has read yet, now."""
+        return self.unseen_count.unseen
+
+    @property
+    def unseen_max(self) -> int:
+        """The most acknowledged values no poll had read at once."""
+        return self.unseen_count.unseen_max
+
+    @property
+    def samples(self) -> list[tuple[int, int]]:
+        """(time, count) samples of the unseen count."""
+        return self.unseen_count.samples
 
     def partition(self, op: HistoryOp) -> PartitionState:
         """The state of `op`'s partition."""
@@ -242,15 +293,10 @@ class QueueFold:
             )
 
     def _unseen(self, delta: int, time_ns: int) -> None:
-        self.unseen += delta
-        if self.unseen > self.unseen_max:
-            self.unseen_max = self.unseen
-        self._changes += 1
-        if self._changes % self._stride == 0:
-            self.samples.append((time_ns, self.unseen))
-            if len(self.samples) >= SAMPLES:
-                del self.samples[1::2]
-                self._stride *= 2
+        if self.unseen_sink is not None:
+            self.unseen_sink(self.at, delta, time_ns)
+        else:
+            self.unseen_count.change(delta, time_ns)
 
     def _lag(self, op: HistoryOp, value: str, state: PartitionState, slot: int) -> None:
         lag = max(0, op.time_ns - state.ack_ns[slot])
@@ -258,3 +304,4 @@ class QueueFold:
             tp = f"{op.topic}-{op.partition}"
             ack = self.labels.text(state.ack[slot])
             self.worst_lag = (lag, tp, value, ack, label(op))
+            self.worst_lag_at = self.at

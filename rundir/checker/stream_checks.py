@@ -31,7 +31,7 @@ from rundir.checker.index import UNBOUNDED
 from rundir.history import HistoryOp
 from rundir.results import InvariantResult, Violation
 
-__all__ = ["ChecksFold"]
+__all__ = ["ChecksFold", "lost_writes_note"]
 
 #: What the sends of a final read's value may have done, one byte per value.
 _UNSENT, _FAILED, _SENT = 0, 1, 2
@@ -61,6 +61,10 @@ class ChecksFold:
         self._polled_absent: dict[_Key, int] = {}
         self._reads = 0
         self._lost: list[tuple[TopicPartition, str, int | None, str]] = []
+        #: the position in the history of the operation being fed, and of each lost write's
+        #: acknowledgement, for a caller that judges a history in parts (else unused)
+        self.at: object = None
+        self.lost_at: list[object] = []
         self._judged = self._late = self._unsafe = self._unread = 0
         self._unread_tps: set[TopicPartition] = set()
         self._vanished: dict[tuple[TopicPartition, int], Violation] = {}
@@ -152,6 +156,7 @@ class ChecksFold:
             self._judged += 1
             if value not in records.where:
                 self._lost.append((tp, value, op.offset, op.process))
+                self.lost_at.append(self.at)
         if acks == -1 and op.offset is not None:
             self._acked(op.process, tp, value, op.offset, records)
 
@@ -276,11 +281,13 @@ class ChecksFold:
                     f"acknowledged, absent from the final read{earlier}",
                 )
             )
-        note = (
-            f"not judged: {self._late} acked after the final read began, {self._unsafe} "
-            f"acks!=all, {self._unread} on unread partitions"
-        )
+        note = lost_writes_note(self._late, self._unsafe, self._unread)
         return InvariantResult("lost_writes", tuple(anomalies), self._judged, note)
+
+    def not_judged(self) -> tuple[int, int, int]:
+        """The acknowledgements `lost_writes` left out: after the final read began, with
+        acks other than all, on partitions the final read did not cover."""
+        return self._late, self._unsafe, self._unread
 
     def _duplicates(self) -> InvariantResult:
         anomalies = []
@@ -331,6 +338,14 @@ class ChecksFold:
             for tp, value in sorted(found)
         )
         return InvariantResult(name, anomalies, checked)
+
+
+def lost_writes_note(late: int, unsafe: int, unread: int) -> str:
+    """What `lost_writes` left out, counted by `ChecksFold.not_judged`."""
+    return (
+        f"not judged: {late} acked after the final read began, {unsafe} "
+        f"acks!=all, {unread} on unread partitions"
+    )
 
 
 def _positions(codes: bytearray, code: int) -> Iterator[int]:

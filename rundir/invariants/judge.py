@@ -1,9 +1,12 @@
-"""`judge`: every cluster invariant over one run's inputs. Pure; any thread.
+"""`judge`: every cluster invariant over one run's inputs. Pure but for a history kept as
+its files (`rundir.history_stream.HistoryFiles`), which it reads; any thread.
 
 `RunInputs` is plain values (built by `rundir.reader.load_run` from a run
 directory, or by the PySpark pipeline from its own reading): every node's events, the
 workload history and final read, the cluster snapshots around the final heal, and the
-scenario's settings the invariants depend on.
+scenario's settings the invariants depend on. The history checker judges the history once
+(`history_verdict`, or the verdict given in `RunInputs.history_verdict`) for both
+invariants over it, `acknowledged_writes` and Jepsen's queue classes.
 
 The event logs are whole files: a cluster that served earlier runs hands a run the events
 of those runs too. Two rules keep a run to its own doing. Processes that had ended before
@@ -17,14 +20,22 @@ here and counted in the invariant's note.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from rundir.audit import ReplicaReport
-from rundir.checker import FinalRead
+from rundir.checker import (
+    FinalRead,
+    QueuePolicy,
+    check,
+    check_files,
+    final_read_from_history,
+    indexed,
+)
 from rundir.events import EventLogs, since_process_at
-from rundir.history import HistoryOp
+from rundir.history import FINAL_READ_PROCESS, HistoryOp
+from rundir.history_stream import HistoryFiles
 from rundir.invariants.broker_epochs import broker_epoch_fencing
 from rundir.invariants.controller_epochs import controller_epoch_fencing, one_controller_per_epoch
 from rundir.invariants.controller_handover import (
@@ -61,7 +72,7 @@ from rundir.invariants.stale_requests import stale_requests_fenced
 from rundir.invariants.writes import acknowledged_kept, acknowledged_writes
 from rundir.results import InvariantResult, RunVerdict, Violation
 
-__all__ = ["SCENARIO_CHECKS", "RunInputs", "during_run", "judge"]
+__all__ = ["SCENARIO_CHECKS", "RunInputs", "during_run", "history_verdict", "judge"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +82,8 @@ class RunInputs:
     bound, so convergence is not judged."""
 
     events: EventLogs
-    history: Sequence[HistoryOp] | None = None
+    #: the operations, or the files streamed again on each pass (`HistoryFiles`)
+    history: Collection[HistoryOp] | None = None
     final_read: FinalRead | None = None
     snapshots: Sequence[ClusterSnapshot] = ()
     unclean_leader_election: bool = False
@@ -88,6 +100,25 @@ class RunInputs:
     #: The `request` fault's proxy records (`traces/`), each with its `trace` file name;
     #: None: the run kept none.
     request_records: Sequence[Mapping[str, Any]] | None = None
+    #: The history checker's verdict over `history`, `final_read` and the policy of
+    #: `unclean_leader_election`, when the caller judged it already (`history_verdict`).
+    history_verdict: RunVerdict | None = None
+
+
+def history_verdict(inputs: RunInputs) -> RunVerdict | None:
+    """The history checker's verdict (`rundir.checker`) over the inputs' history, judged
+    once for every invariant over it: the one given, else judged now, a history kept as
+    its files as it is read (`rundir.checker.check_files`); None without a history."""
+    if inputs.history_verdict is not None:
+        return inputs.history_verdict
+    if not inputs.history:
+        return None
+    policy = QueuePolicy(unclean_leader_election=inputs.unclean_leader_election)
+    if isinstance(inputs.history, HistoryFiles):
+        return check_files(inputs.history.paths, inputs.final_read, policy)
+    ops = indexed(tuple(inputs.history))
+    final = inputs.final_read or final_read_from_history(ops, FINAL_READ_PROCESS)
+    return check(ops, final, policy)
 
 
 def judge(inputs: RunInputs) -> RunVerdict:
@@ -109,8 +140,12 @@ def judge(inputs: RunInputs) -> RunVerdict:
     else:
         convergence = converges_after_heal(inputs.snapshots, inputs.convergence_bound_ms)
     since = inputs.since_ms
+    checked = history_verdict(inputs)
     queue = queue_anomalies(
-        inputs.history, inputs.final_read, unclean_leader_election=inputs.unclean_leader_election
+        inputs.history,
+        inputs.final_read,
+        unclean_leader_election=inputs.unclean_leader_election,
+        verdict=checked,
     )
     return RunVerdict(
         (
@@ -123,6 +158,7 @@ def judge(inputs: RunInputs) -> RunVerdict:
                 inputs.final_read,
                 unclean_leader_election=inputs.unclean_leader_election,
                 logs=inputs.events,
+                verdict=checked,
             ),
             convergence,
             *(

@@ -4,7 +4,7 @@ allows (unclean leader election) apart. Pure; any thread."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from rundir.checker import (
     QUEUE_CLASSES,
@@ -15,20 +15,22 @@ from rundir.checker import (
     queue_classes,
 )
 from rundir.history import FINAL_READ_PROCESS, HistoryOp
-from rundir.results import InvariantResult
+from rundir.results import InvariantResult, RunVerdict
 
 __all__ = ["queue_anomalies"]
 
 
 def queue_anomalies(
-    history: Sequence[HistoryOp] | None,
+    history: Collection[HistoryOp] | None,
     final: FinalRead | None = None,
     *,
     unclean_leader_election: bool = False,
+    verdict: RunVerdict | None = None,
 ) -> QueueVerdict:
     """Every queue class over the workload `history` and its `final` read (rebuilt from
-    the history's `final-read` process when not given); without a history, each class
-    not judged."""
+    the history's `final-read` process when not given), from the history checker's
+    `verdict` (judged with the same policy) when it was already judged; without a
+    history, each class not judged."""
     if not history:
         return QueueVerdict(
             tuple(
@@ -37,6 +39,10 @@ def queue_anomalies(
             ),
             {},
         )
+    if verdict is not None:
+        own = tuple(r for r in verdict.results if r.name in QUEUE_CLASSES)
+        return QueueVerdict(own, dict(verdict.stats))
+    ops = history if isinstance(history, Sequence) else list(history)
     if final is None:
-        final = final_read_from_history(history, FINAL_READ_PROCESS)
-    return queue_classes(history, final, QueuePolicy(unclean_leader_election))
+        final = final_read_from_history(ops, FINAL_READ_PROCESS)
+    return queue_classes(ops, final, QueuePolicy(unclean_leader_election))

@@ -16,28 +16,30 @@ an acknowledged record from its log at all, even one it fetches back (`log_trunc
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from eventlog import EventKind, LeaderElected, LogTruncated
 from rundir.checker import CHECKS, FinalRead, check, final_read_from_history, indexed
-from rundir.events import EventLogs, events_of_kind
+from rundir.events import Event, EventLogs, events_of_kind
 from rundir.history import FINAL_READ_PROCESS, HistoryOp
 from rundir.invariants.names import ACKNOWLEDGED_KEPT, ACKNOWLEDGED_WRITES
-from rundir.results import InvariantResult, Violation
+from rundir.results import InvariantResult, RunVerdict, Violation
 
 __all__ = ["ACKNOWLEDGED_KEPT", "ACKNOWLEDGED_WRITES", "acknowledged_kept", "acknowledged_writes"]
 
 
 def acknowledged_writes(
-    history: Sequence[HistoryOp] | None,
+    history: Collection[HistoryOp] | None,
     final: FinalRead | None = None,
     *,
     unclean_leader_election: bool = False,
     logs: EventLogs | None = None,
+    verdict: RunVerdict | None = None,
 ) -> InvariantResult:
     """Invariant 5 over the workload `history` and its `final` read (rebuilt from the
-    history's `final-read` process when not given). `logs`, when given, only add a note
-    about unclean elections they record."""
+    history's `final-read` process when not given), from the history checker's `verdict`
+    when it was already judged. `logs`, when given, only add a note about unclean
+    elections they record."""
     if unclean_leader_election:
         return InvariantResult(
             ACKNOWLEDGED_WRITES,
@@ -46,10 +48,11 @@ def acknowledged_writes(
         )
     if not history:
         return InvariantResult(ACKNOWLEDGED_WRITES, note="no workload history", judged=False)
-    history = indexed(history)
-    if final is None:
-        final = final_read_from_history(history, FINAL_READ_PROCESS)
-    verdict = check(history, final)
+    if verdict is None:
+        ops = indexed(list(history) if not isinstance(history, Sequence) else history)
+        if final is None:
+            final = final_read_from_history(ops, FINAL_READ_PROCESS)
+        verdict = check(ops, final)
     violations: list[Violation] = []
     own = [r for r in verdict.results if r.name in CHECKS]
     for result in own:
@@ -77,7 +80,7 @@ def acknowledged_writes(
 
 
 def acknowledged_kept(
-    history: Sequence[HistoryOp] | None,
+    history: Collection[HistoryOp] | None,
     logs: EventLogs,
     since_ms: int = 0,
     *,
@@ -93,7 +96,8 @@ def acknowledged_kept(
     replica threw away a committed record, which it would have led without had it been
     elected before fetching it again. Events without `removed_records` (older brokers) are
     not judged; the note counts them. Not judged at all with unclean election on, which
-    may elect a replica without committed records."""
+    may elect a replica without committed records. Reads the history once, keeping only
+    the acknowledgements of records some truncation removed."""
     if unclean_leader_election:
         return InvariantResult(
             ACKNOWLEDGED_KEPT,
@@ -102,19 +106,8 @@ def acknowledged_kept(
         )
     if not history:
         return InvariantResult(ACKNOWLEDGED_KEPT, note="no workload history", judged=False)
-    acked: dict[tuple[str, int, int, str], HistoryOp] = {}
-    for op in history:
-        if (
-            op.type == "ok"
-            and op.f == "send"
-            and op.acks == -1
-            and op.attempts_unknown == 0
-            and op.offset is not None
-            and op.value is not None
-        ):
-            acked[(op.topic, op.partition, op.offset, op.value)] = op
-    violations: list[Violation] = []
-    checked = 0
+    truncations: list[tuple[Event, LogTruncated]] = []
+    removed: set[tuple[str, int, int, str]] = set()
     unnamed = 0
     for event in events_of_kind(logs, EventKind.LOG_TRUNCATED):
         if event.ts < since_ms:
@@ -123,7 +116,14 @@ def acknowledged_kept(
         if not isinstance(truncated, LogTruncated):
             unnamed += 1
             continue
-        checked += 1
+        truncations.append((event, truncated))
+        topic, partition = truncated.topic, truncated.partition
+        removed.update(
+            (topic, partition, o, v) for o, v in map(_offset_value, truncated.removed_records)
+        )
+    acked = {key for key in map(_acked_key, history) if key in removed} if removed else set()
+    violations: list[Violation] = []
+    for event, truncated in truncations:
         topic, partition = truncated.topic, truncated.partition
         lost = [
             (offset, value)
@@ -141,9 +141,25 @@ def acknowledged_kept(
                     (event,),
                 )
             )
+    checked = len(truncations)
     note = f"{unnamed} log_truncated without removed_records (or another field) not judged"
     note = note if unnamed else ""
     return InvariantResult(ACKNOWLEDGED_KEPT, tuple(violations), checked, note)
+
+
+def _acked_key(op: HistoryOp) -> tuple[str, int, int, str] | None:
+    """`(topic, partition, offset, value)` of an acks=all acknowledgement every attempt of
+    which had a known outcome; None for any other operation."""
+    if (
+        op.type == "ok"
+        and op.f == "send"
+        and op.acks == -1
+        and op.attempts_unknown == 0
+        and op.offset is not None
+        and op.value is not None
+    ):
+        return (op.topic, op.partition, op.offset, op.value)
+    return None
 
 
 def _offset_value(raw: object) -> tuple[int, str]:

@@ -11,7 +11,12 @@ from pathlib import Path
 import pytest
 
 from rundir.history import HistoryFormatError, HistoryOp, read_history
-from rundir.history_stream import HistoryOrderError, stream_history
+from rundir.history_stream import (
+    HistoryFiles,
+    HistoryOrderError,
+    scan_history_file,
+    stream_history,
+)
 
 
 def _op(process: str, t: int, op_id: int) -> HistoryOp:
@@ -65,3 +70,32 @@ def test_a_file_that_goes_back_in_time_is_refused(tmp_path: Path) -> None:
     path = _write(tmp_path / "a.jsonl", _op("a", 5, 0), _op("a", 4, 1))
     with pytest.raises(HistoryOrderError, match="time_ns 4 after 5"):
         list(stream_history([path]))
+
+
+def test_a_scan_names_torn_lines_and_tells_order_and_completions(tmp_path: Path) -> None:
+    done = _op("a", 5, 1)._replace(type="ok")
+    a = _write(tmp_path / "a.jsonl", _op("a", 1, 0), done, _op("a", 4, 2), tail='{"v":1,"ty')
+    a.write_text("garbage\n" + a.read_text(encoding="utf-8"), encoding="utf-8")
+
+    scan = scan_history_file(a)
+
+    assert (scan.ops, scan.torn, scan.ordered) == (3, (1, 5), False)
+    assert (scan.last_wall_ms, scan.completed) == (5, frozenset({"a"}))
+    assert scan_history_file(tmp_path / "gone.jsonl").ops == 0
+    bad = json.loads(_op("a", 1, 0).to_json()) | {"time_ns": "soon"}
+    a.write_text(json.dumps(bad) + "\n", encoding="utf-8")
+    with pytest.raises(HistoryFormatError, match=r"a\.jsonl"):
+        scan_history_file(a)
+
+
+@pytest.mark.parametrize("ordered", [True, False])
+def test_history_files_read_again_give_read_history_each_time(
+    tmp_path: Path, ordered: bool
+) -> None:
+    a = _write(tmp_path / "a.jsonl", _op("a", 1, 0), _op("a", 3, 1))
+    b = _write(tmp_path / "b.jsonl", _op("b", 2, 0), *(() if ordered else (_op("b", 0, 1),)))
+    files = HistoryFiles((a, b), 4, ordered=ordered)
+
+    assert list(files) == list(files) == read_history([a, b])
+    assert len(files) == 4
+    assert _op("b", 2, 0) in files

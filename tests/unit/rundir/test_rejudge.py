@@ -6,14 +6,18 @@ never a silent pass)."""
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pipeline.testing import write_run
 from rundir.check_report import EXIT_BROKEN, EXIT_OK, EXIT_UNREADABLE, CheckReport, check_run
+from rundir.checker import check_files
 from rundir.errors import RunDirError
+from rundir.history_stream import HistoryFiles
 from rundir.invariants import names
 from rundir.invariants.replication import AUDIT_INVARIANTS
 from rundir.layout import RunDir, RunDirVersionError
@@ -251,3 +255,29 @@ def test_an_event_line_that_is_no_object_is_named(run: Path) -> None:
     lines = len((RunDir(run).events / "broker1.jsonl").read_text().splitlines())
     note = check_run(run).verdict.result(RUN_DIR_COMPLETE).note
     assert f"events/broker1.jsonl:{lines}" in note
+
+
+def test_the_history_is_judged_once_as_its_files_are_read(
+    run: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[tuple[Path, ...]] = []
+
+    def counted(paths: tuple[Path, ...], *args: Any) -> RunVerdict:
+        calls.append(tuple(paths))
+        return check_files(paths, *args)
+
+    judging = sys.modules["rundir.invariants.judge"]  # the package exports `judge` itself
+    monkeypatch.setattr(judging, "check_files", counted)
+    monkeypatch.setattr(judging, "check", _never)
+
+    report = check_run(run)
+
+    assert len(calls) == 1
+    assert report.history is not None
+    assert isinstance(read_recorded(run).inputs.history, HistoryFiles)  # no operation held
+    assert report.verdict.result(names.ACKNOWLEDGED_WRITES).judged
+    assert report.anomalies()["lost-write"] == 0
+
+
+def _never(*args: object) -> RunVerdict:
+    raise AssertionError("the whole history was judged in memory")

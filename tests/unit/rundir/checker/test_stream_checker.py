@@ -9,7 +9,7 @@ writes into another file), by falling back to reading them whole."""
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -24,6 +24,7 @@ from rundir.checker import (
     check_files,
     check_stream,
     final_read_from_history,
+    parts,
 )
 from rundir.checker.final_index import final_index_of
 from rundir.history import (
@@ -34,6 +35,7 @@ from rundir.history import (
     history_path,
     read_history,
 )
+from rundir.results import RunVerdict
 
 PROPERTY = settings(max_examples=150, deadline=None)
 TOPIC = "t"
@@ -253,3 +255,70 @@ def test_the_final_read_rebuilt_from_its_process_alone_is_the_history_s(seed: in
     assert list(rebuilt.partitions) == list(expected.partitions)
     assert {tp: tuple(r) for tp, r in rebuilt.partitions.items()} == expected.partitions
     assert lines == sum(1 for op in ops if op.process == FINAL_READ_PROCESS)
+
+
+def _buckets_of(paths: list[Path], buckets: int) -> int:
+    """The `bucket_bytes` that splits `paths` into `buckets` buckets."""
+    return sum(p.stat().st_size for p in paths) // buckets + 1
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_judging_the_files_a_bucket_of_partitions_at_a_time_gives_the_whole_verdict(
+    tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    judged: list[int] = []
+    spied = _spy(judged, parts.check_in_parts)
+    monkeypatch.setattr("rundir.checker.stream.check_in_parts", spied)
+    rng = random.Random(seed)
+    ops = _random_history(rng, 150)
+    paths = _write(tmp_path, ops)
+    whole = read_history(paths)
+    final = final_read_from_history(whole, FINAL_READ_PROCESS)
+
+    for policy in (QueuePolicy(), QueuePolicy(unclean_leader_election=True)):
+        expected = check(whole, final, policy)
+        for buckets in (2, 3):
+            size = _buckets_of(paths, buckets)
+            verdict = check_files(paths, policy=policy, bucket_bytes=size, scratch=tmp_path)
+            assert verdict == expected
+            assert verdict.stats == expected.stats  # the unseen count, replayed in order
+    assert judged == [2, 3, 2, 3]
+    assert [p.name for p in tmp_path.iterdir() if p.is_dir()] == []  # the spill is gone
+
+
+def _spy(calls: list[int], real: Callable[..., RunVerdict]) -> Callable[..., RunVerdict]:
+    def spied(paths: list[Path], buckets: int, *args: object) -> RunVerdict:
+        calls.append(buckets)
+        return real(paths, buckets, *args)
+
+    return spied
+
+
+def test_a_file_that_goes_back_in_time_in_one_bucket_is_read_whole_with_the_same_verdict(
+    tmp_path: Path,
+) -> None:
+    rng = random.Random(7)
+    ops = _random_history(rng, 150)
+    paths = _write(tmp_path, ops)
+    lines = paths[0].read_text(encoding="utf-8").splitlines()
+    lines[0], lines[-1] = lines[-1], lines[0]
+    paths[0].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    whole = read_history(paths)
+
+    verdict = check_files(paths, bucket_bytes=_buckets_of(paths, 3))
+
+    assert verdict == check(whole, final_read_from_history(whole, FINAL_READ_PROCESS))
+
+
+def test_final_read_lines_in_another_file_are_found_by_the_buckets_too(tmp_path: Path) -> None:
+    rng = random.Random(3)
+    ops = _random_history(rng, 150)
+    paths = _write(tmp_path, ops)
+    stray = next(op for op in ops if op.process == FINAL_READ_PROCESS)._replace(op_id=999)
+    with paths[0].open("a", encoding="utf-8") as file:
+        file.write(stray._replace(time_ns=ops[-1].time_ns + 1).to_json() + "\n")
+    whole = read_history(paths)
+
+    verdict = check_files(paths, bucket_bytes=_buckets_of(paths, 3))
+
+    assert verdict == check(whole, final_read_from_history(whole, FINAL_READ_PROCESS))

@@ -9,10 +9,12 @@ from __future__ import annotations
 import gc
 import tracemalloc
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+from bench.checker.generator import Mix, write_history
 from domain import TopicPartition
-from rundir.checker import FinalRead, check_stream
+from rundir.checker import FinalRead, check_files, check_stream
 from rundir.checker.final_index import final_index
 from rundir.checker.queue_fold import QueueFold
 from rundir.checker.stream_checks import ChecksFold
@@ -134,3 +136,32 @@ def test_the_clean_history_passes() -> None:
     final = _final(records, started_ns=1 << 60)
     verdict = check_stream(_clean(records, idle_polls=500, failed_sends=50), final)
     assert verdict.ok, verdict.report()
+
+
+def _peak_judging(history_dir: Path, operations: int, bucket_bytes: int) -> tuple[int, bool]:
+    """The traced peak of `check_files` over a generated clean history of `operations`
+    lines in buckets of `bucket_bytes`, above what was held before; and its verdict."""
+    made = write_history(history_dir, operations, mix=Mix(partitions=32, producers=3))
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        verdict = check_files(made.paths, bucket_bytes=bucket_bytes)
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    return peak, verdict.ok
+
+
+def test_judged_in_buckets_the_peak_stays_flat_for_four_times_the_history(
+    tmp_path: Path,
+) -> None:
+    bucket_bytes = 1 << 20  # about 4,000 operations of the generated history
+    short, short_ok = _peak_judging(tmp_path / "short", 10_000, bucket_bytes)
+    long, long_ok = _peak_judging(tmp_path / "long", 40_000, bucket_bytes)
+
+    assert short_ok
+    assert long_ok
+    # judged whole, the long history's peak is about 4x the short one's
+    assert long < short * 1.5, (short, long)

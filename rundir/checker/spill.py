@@ -1,0 +1,167 @@
+"""A workload history's files split by partition into buckets on disk (`spill_history`),
+so that a checker can judge a long history one bucket of partitions at a time, holding
+only that bucket's records (`rundir.checker.parts`). Reads and writes files on the
+calling thread.
+
+Each history file is copied line by line, undecoded, into one spill file per bucket
+(`<file>-<bucket>.jsonl` in a scratch directory), each line wrapped as `[<line>,<the
+line>]` with its number in its file: still one JSON value per line, torn exactly when
+the original line is, and carrying the line's place in the history. The bucket of a
+line is its `partition` modulo the number of buckets, found in the raw bytes (a JSON
+string cannot hold `"partition":` unescaped) and decoded only when the line names it
+other than once. The file of the final read's process is also read for
+the time its first invoke began (`Spill.final_started`; only its lines that can be
+invokes, found in the raw bytes, are decoded), which every bucket judges by.
+
+`Spill.ops(bucket)` gives a bucket's operations as `rundir.history_stream.stream_history`
+would give them (merged by `time_ns`, each file's order for ties, earlier files first),
+each with its place in the whole history, `(time_ns, file, line)`: sorting the parts'
+findings by it gives them in the order of the whole history.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import math
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from eventlog.jsonlines import iter_json_lines
+from rundir.history import HistoryFormatError, HistoryOp
+from rundir.history_stream import HistoryOrderError
+
+__all__ = ["MAX_BUCKETS", "Placed", "Spill", "bucket_count", "spill_history"]
+
+#: The most buckets a history is split into (each file is copied into as many files).
+MAX_BUCKETS = 256
+#: The write buffer of each spill file (all of a file's buckets are open at once).
+_BUFFER = 32 << 10
+
+#: An operation with its place in the history: `(time_ns, file, line, op)`.
+Placed = tuple[int, int, int, HistoryOp]
+
+_PARTITION = re.compile(rb'"partition":\s*(-?\d+)')
+#: What an invoke's line holds (and a line that only quotes it cannot, escaped).
+_INVOKE = re.compile(rb'"type":\s*"invoke"')
+
+
+def bucket_count(paths: Sequence[Path], bucket_bytes: int) -> int:
+    """How many buckets hold `paths` at about `bucket_bytes` of history each (at least 1,
+    at most `MAX_BUCKETS`)."""
+    total = 0
+    for path in paths:
+        try:
+            total += path.stat().st_size
+        except FileNotFoundError:
+            continue
+    return min(MAX_BUCKETS, max(1, math.ceil(total / max(1, bucket_bytes))))
+
+
+@dataclass(frozen=True, slots=True)
+class Spill:
+    """The history files `paths` split into `buckets` under `directory`; the earliest
+    invoke of `process` in its own files (`own`, indices into `paths`) at
+    `final_started` (None: it made none)."""
+
+    directory: Path
+    paths: tuple[Path, ...]
+    buckets: int
+    own: tuple[int, ...]
+    final_started: int | None
+
+    def file(self, index: int, bucket: int) -> Path:
+        """Where the lines of `paths[index]` in `bucket` are."""
+        return self.directory / f"{index}-{bucket}.jsonl"
+
+    def file_ops(self, index: int, bucket: int) -> Iterator[Placed]:
+        """The operations of `paths[index]` in `bucket`, in file order, one line decoded
+        at a time (torn lines skipped); `HistoryFormatError` naming the original file and
+        line when one breaks the schema, `HistoryOrderError` when one goes back in time."""
+        path, decode, last = self.paths[index], HistoryOp.from_json, None
+        for raw, record in iter_json_lines(self.file(index, bucket)):
+            pair: Any = record  # [line, value], as spill_history wrote it
+            line, value = pair
+            if type(value) is not dict:
+                raise HistoryFormatError(f"{path}: a line is not a JSON object: {value!r}")
+            try:
+                op = decode(value)
+            except HistoryFormatError as exc:
+                text = raw.decode("utf-8", errors="replace").strip()
+                raise HistoryFormatError(f"{path}: {exc}: {text!r}") from None
+            if last is not None and op.time_ns < last:
+                raise HistoryOrderError(f"{path}: time_ns {op.time_ns} after {last}")
+            last = op.time_ns
+            yield op.time_ns, index, line, op
+
+    def ops(self, bucket: int) -> Iterator[Placed]:
+        """Every operation of `bucket` in history order, with its place."""
+        return heapq.merge(*(self.file_ops(i, bucket) for i in range(len(self.paths))))
+
+
+def spill_history(
+    paths: Sequence[Path], directory: Path, buckets: int, own: Sequence[int], process: str
+) -> Spill:
+    """Split the history files `paths` into `buckets` under `directory` (which exists);
+    the files `own` (indices) are also decoded, for the earliest invoke of `process`
+    there."""
+    started: int | None = None
+    for index, path in enumerate(paths):
+        invokes: list[bytes] | None = [] if index in own else None
+        _copy(path, [directory / f"{index}-{b}.jsonl" for b in range(buckets)], invokes)
+        for raw in invokes or ():
+            started = _min(started, _started(path, raw, process))
+    return Spill(directory, tuple(paths), buckets, tuple(own), started)
+
+
+def _bucket(raw: bytes, buckets: int) -> int:
+    """The bucket of a line that does not name its partition once in its bytes: its
+    decoded partition modulo `buckets` (0 for a line that has none, which is torn or
+    breaks the schema and is judged as such later)."""
+    try:
+        record = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return 0
+    partition = record.get("partition") if type(record) is dict else None
+    return partition % buckets if type(partition) is int else 0
+
+
+def _copy(path: Path, spills: list[Path], invokes: list[bytes] | None) -> None:
+    """Copy the lines of `path` into the spill files `spills`, one per bucket, each line
+    wrapped with its number; the lines that may be invokes to `invokes` when given."""
+    try:
+        file = open(path, "rb")  # noqa: SIM115 - closed below
+    except FileNotFoundError:
+        return
+    buckets, find = len(spills), _PARTITION.findall
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(file)
+        writes = [stack.enter_context(open(s, "wb", buffering=_BUFFER)).write for s in spills]
+        for line, raw in enumerate(file):
+            found = find(raw)
+            bucket = int(found[0]) % buckets if len(found) == 1 else _bucket(raw, buckets)
+            writes[bucket](b"[%d,%b]\n" % (line, raw[:-1] if raw[-1:] == b"\n" else raw))
+            if invokes is not None and _INVOKE.search(raw):
+                invokes.append(raw)
+
+
+def _started(path: Path, raw: bytes, process: str) -> int | None:
+    """The time of the line `raw` of `path` when it is an invoke of `process` (a line that
+    does not decode, or breaks the schema, is judged where the bucket reads it)."""
+    try:
+        record = orjson.loads(raw)
+        op = HistoryOp.from_json(record) if type(record) is dict else None
+    except (orjson.JSONDecodeError, HistoryFormatError):
+        return None
+    if op is not None and op.process == process and op.type == "invoke":
+        return op.time_ns
+    return None
+
+
+def _min(a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else min(a, b)
