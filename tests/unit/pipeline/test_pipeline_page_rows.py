@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -21,7 +22,11 @@ def _lines() -> RunLines:
         for i in range(1, 6)
     ]
     broker1.append((6, {"v": 1, "ts": 1_001, "node": "broker1", "kind": "leader_elected"}))
-    broker2 = [(1, {"ts": 999, "kind": "node_started"}), (2, {"kind": "no time"}), (3, [])]
+    broker2: list[tuple[int, Any]] = [
+        (1, {"ts": 999, "kind": "node_started"}),
+        (2, {"kind": "no time"}),
+        (3, []),
+    ]
     return RunLines(Path("/r"), {"broker1": broker1, "broker2": broker2}, {}, [])
 
 

@@ -4,12 +4,14 @@ Pure; no process is started."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from bench.control import controller_work, spare
 from bench.control.layout import ClusterLayout
 
-TIMING = {
+TIMING: dict[str, Any] = {
     "partitions": 1000,
     "runs": 3,
     "controller": {"online": 0.2, "offline": 0.3, "elections": 0.1, "batching": 0.05},
