@@ -11,12 +11,13 @@ Steps:
 1. At 15 s (a seed moves it by up to 3 s) hold every write under a broker's log
    directory 200 ms (`disk-slow`, op `write`; a seed picks 200, 100 or 400 ms) for 25 s
    (± 5 s): a broker other than the controller, a follower of the partitions it does not
-   lead. Nothing fails: its fetchers append what they fetch one held write at a time, and
-   as the leaders' log ends run ahead it may fall more than `replica.lag.time.max.ms` (10 s)
-   behind and leave their ISRs; the partitions it leads append as slowly, so acks=all
-   sends to it wait, and produce latency grows.
+   lead. Nothing fails. Its fetchers append what each fetch brought in one held write,
+   so it stays a write or two behind, and in the ISRs, unless its appends back up past
+   `replica.lag.time.max.ms` (10 s), when it leaves them. Every acks=all send waits for
+   its fetches (it is in every ISR), and the partitions it leads append as slowly:
+   produce latency grows by the held writes.
 2. At the step's end the layer is transparent again, with no restart: the follower
-   catches up and rejoins the ISRs it left.
+   catches up (and rejoins any ISR it left).
 3. Heal at 60 s; the load goes on until 90 s.
 
 Verdict: the core invariants (slowness loses no acknowledged write), the high watermark
