@@ -98,10 +98,10 @@ def check_disk_layers(cluster: ClusterHandle, schedule: Schedule) -> None:
     plain = [s for s in cluster.brokers().values() if not behind_layer(cluster, s)]
     if plain:
         raise NeedsDiskLayers(
-            f"the schedule's {', '.join(kinds)} act through disk layers, and the log "
-            f"directories of {', '.join(sorted(plain))} of project {cluster.project} are "
-            f"behind none; start the cluster with them (`make down`, then "
-            f"`make up DISK_LAYER=1`; docs/chaos.md, Disk faults)"
+            f"the schedule's disk faults ({', '.join(kinds)}) act through disk layers, and "
+            f"the log directories of {', '.join(sorted(plain))} of project "
+            f"{cluster.project} are behind none; start the cluster with them (`make down`, "
+            f"then `make up DISK_LAYER=1`; docs/chaos.md, Disk faults)"
         )
 
 

@@ -116,7 +116,7 @@ def test_a_schedule_with_disk_faults_refuses_brokers_without_their_layers(
 
     monkeypatch.setattr(disk, "mount_table", mount_table)
     check_disk_layers(handle, SCENARIOS["broker-failure"].schedule(1))
-    with pytest.raises(NeedsDiskLayers, match=r"disk-eio .* broker3 of project testbed-x"):
+    with pytest.raises(NeedsDiskLayers, match=r"\(disk-eio\) .* broker3 of project testbed-x"):
         check_disk_layers(handle, SCENARIOS["disk-failure"].schedule(1))
     layered.add("broker3")
     check_disk_layers(handle, SCENARIOS["disk-failure"].schedule(1))
