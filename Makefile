@@ -62,13 +62,14 @@ images: setup
 # disk faults act through (docs/chaos.md, Disk faults; needs root and FUSE, else the
 # directories are plain ones)
 DISK_LAYER ?=
-up: images
-	@scripts/ensure-run-dir.sh runs/$(RUN_ID)
-	@echo "==> starting the cluster (run $(RUN_ID), events in runs/$(RUN_ID)/events/)"
-	@if [ -n "$(DISK_LAYER)" ]; then \
+COMPOSE_UP = if [ -n "$(DISK_LAYER)" ]; then \
 	    layers=$$($(PY) -m harness.disk_layers up) || exit 1; \
 	    export $$layers COMPOSE_FILE=docker-compose.yml:docker-compose.disk.yml; \
 	fi; $(COMPOSE) up -d --wait
+up: images
+	@scripts/ensure-run-dir.sh runs/$(RUN_ID)
+	@echo "==> starting the cluster (run $(RUN_ID), events in runs/$(RUN_ID)/events/)"
+	@$(COMPOSE_UP)
 	@$(PY) -m testbed cluster --wait-brokers 3
 
 cluster: venv proto
@@ -131,7 +132,15 @@ chaos-list: setup
 # the cluster as it runs (started if it is not; never recreated, so its event logs go on)
 cluster-up: images
 	@scripts/ensure-run-dir.sh runs/$(RUN_ID)
-	@$(COMPOSE) up -d --wait --no-recreate
+	@$(COMPOSE_UP) --no-recreate
+
+# The disk scenarios' faults act through disk layers: a cluster they start has them, its
+# brokers in notify mode (a failed log directory is reported to the controller, as by a
+# Kafka broker with other live directories). A cluster already running without them is
+# refused by the run, which says how to start one (`make down` first).
+DISK_SCENARIOS := disk-failure slow-disk disk-full
+$(addprefix chaos-,$(DISK_SCENARIOS)): DISK_LAYER = 1
+$(addprefix chaos-,$(DISK_SCENARIOS)): export ON_LOG_DIR_FAILURE ?= notify
 
 chaos-all: cluster-up
 	@$(PY) -m chaos all --seed $(SEED) --inter-broker-protocol $(IBP) $(CHAOS_ARGS)

@@ -43,6 +43,8 @@ Every error chaos raises derives from `ChaosError` (`chaos.errors`):
     ├── PollFailed (a client.errors.ClientError)  chaos.client.consumer
     ├── ProjectBusy                            chaos.cluster.project_lock
     ├── RunSetupError                          chaos.run.setup: the run cannot start
+    │   ├── NeedsDiskLayers                    chaos.run.setup: disk faults, and the
+    │   │                                      brokers have no disk layers
     │   └── BuildError                         chaos.compare.builds: a source that
     │                                          does not stage or build
     ├── HealStateError                         chaos.run.heal_state: unreadable state

@@ -49,9 +49,11 @@ PRODUCE_RETRIABLE: frozenset[Errors] = frozenset(
         Errors.KAFKA_STORAGE_ERROR,
     }
 )
-#: Fetch errors after which a consumer asks again (after new Metadata).
+#: Fetch errors after which a consumer asks again (after new Metadata); as Kafka's
+#: consumer, a KAFKA_STORAGE_ERROR too (the leader's log directory failed: it moves).
 FETCH_RETRIABLE: frozenset[Errors] = frozenset(
     {
+        Errors.KAFKA_STORAGE_ERROR,
         Errors.NOT_LEADER_OR_FOLLOWER,
         Errors.LEADER_NOT_AVAILABLE,
         Errors.UNKNOWN_TOPIC_OR_PARTITION,

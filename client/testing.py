@@ -46,7 +46,9 @@ class FakeBrokers:
     """An in-process cluster of one topic: brokers advertising `advertised[id]` and reached
     at `reachable[id]` (default: the advertised address), one log (list of values) per
     partition whose high watermark is its length, a leader per partition, brokers that are
-    `down`, and scripted `ProduceFault`s per reachable address. Any thread (one lock)."""
+    `down`, brokers whose log directory is `offline` (their Produce and Fetch answer
+    KAFKA_STORAGE_ERROR, as a broker's offline replicas do), and scripted `ProduceFault`s
+    per reachable address. Any thread (one lock)."""
 
     def __init__(
         self,
@@ -63,6 +65,7 @@ class FakeBrokers:
         self.leaders: dict[int, int] = dict.fromkeys(range(partitions), leader)
         self.leader_epochs: dict[int, int] = dict.fromkeys(range(partitions), 0)
         self.down: set[int] = set()
+        self.offline: set[int] = set()
         self.calls: list[tuple[str, str]] = []
         self._faults: dict[str, deque[ProduceFault]] = defaultdict(deque)
         self._lock = threading.RLock()
@@ -139,6 +142,8 @@ class FakeBrokers:
             fault = self._faults[address].popleft() if self._faults[address] else None
             if request.topic != self.topic or request.partition not in self.logs:
                 return m.ProduceResponse(Errors.UNKNOWN_TOPIC_OR_PARTITION)
+            if fault is None and broker in self.offline:
+                return m.ProduceResponse(Errors.KAFKA_STORAGE_ERROR)
             log = self.logs[request.partition]
             if fault is None and self.leaders[request.partition] != broker:
                 return m.ProduceResponse(Errors.NOT_LEADER_OR_FOLLOWER)
@@ -164,10 +169,13 @@ class FakeBrokers:
                         m.FetchedPartition(p.topic, p.partition, Errors.UNKNOWN_TOPIC_OR_PARTITION)
                     )
                     continue
-                if self.leaders[p.partition] != broker:
-                    out.append(
-                        m.FetchedPartition(p.topic, p.partition, Errors.NOT_LEADER_OR_FOLLOWER)
+                if broker in self.offline or self.leaders[p.partition] != broker:
+                    error = (
+                        Errors.KAFKA_STORAGE_ERROR
+                        if broker in self.offline
+                        else Errors.NOT_LEADER_OR_FOLLOWER
                     )
+                    out.append(m.FetchedPartition(p.topic, p.partition, error))
                     continue
                 log = self.logs[p.partition]
                 end = min(len(log), p.fetch_offset + p.max_records)

@@ -2,9 +2,10 @@
 records every poll in the history; `final_read` makes the read the checker judges.
 
 Fetches go out as a consumer's (`replica_id` -1, `current_leader_epoch` -1). A poll retries
-NOT_LEADER_OR_FOLLOWER, LEADER_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION, the leader-epoch
-errors and transport errors (after refreshing Metadata) until its deadline; otherwise it
-writes `fail` and raises `PollFailed`. Reads have no side effect, so there is no `info`.
+NOT_LEADER_OR_FOLLOWER, LEADER_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION, KAFKA_STORAGE_ERROR
+(the leader's log directory failed), the leader-epoch errors and transport errors (after
+refreshing Metadata) until its deadline; otherwise it writes `fail` and raises `PollFailed`.
+Reads have no side effect, so there is no `info`.
 
 A `Consumer` runs on its caller's thread (the workload's consumer thread, or the main
 thread for the final read); it shares only the thread-safe `client.Client`.

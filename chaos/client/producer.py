@@ -9,8 +9,10 @@
 - unknown: everything else (NOT_ENOUGH_REPLICAS_AFTER_APPEND, REQUEST_TIMED_OUT, errors
   with an offset, unknown codes) and every transport error.
 
-Retries: NOT_LEADER_OR_FOLLOWER, LEADER_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION and
-transport errors refresh Metadata and retry until the op's deadline. The completion is
+Retries: NOT_LEADER_OR_FOLLOWER, LEADER_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION,
+KAFKA_STORAGE_ERROR (the leader's log directory failed: Kafka's clients take it as stale
+metadata, `KafkaStorageException` being an `InvalidMetadataException`) and transport
+errors refresh Metadata and retry until the op's deadline. The completion is
 `ok` when an attempt is acknowledged, else `info` if any attempt's outcome was unknown,
 else `fail`; it carries `attempts` and `attempts_unknown`, so a value written by an unknown
 attempt and again by a later acknowledged one is an allowed duplicate for the checker.
@@ -55,6 +57,7 @@ RETRIABLE: frozenset[Errors] = frozenset(
         Errors.NOT_LEADER_OR_FOLLOWER,
         Errors.LEADER_NOT_AVAILABLE,
         Errors.UNKNOWN_TOPIC_OR_PARTITION,
+        Errors.KAFKA_STORAGE_ERROR,
     }
 )
 

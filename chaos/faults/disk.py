@@ -88,11 +88,17 @@ def _control(cluster: FaultTarget, target: str) -> LayerControl:
     return LayerControl(LayerPaths(layer_root(), cluster.project, target).socket)
 
 
+def behind_layer(cluster: FaultTarget, target: str) -> bool:
+    """Whether `target`'s own mount table shows its project's layer (False for a target
+    that does not run, or a cluster started without the layers)."""
+    paths = LayerPaths(layer_root(), cluster.project, target)
+    return paths.tag in mounted(mount_table(cluster.pid(target)))
+
+
 def _layer(cluster: FaultTarget, target: str) -> LayerControl:
     """The control of the layer under `target`'s log directory; `FaultFailed` when the
     target's mount table shows none (the cluster was started without the layers)."""
-    paths = LayerPaths(layer_root(), cluster.project, target)
-    if paths.tag not in mounted(mount_table(cluster.pid(target))):
+    if not behind_layer(cluster, target):
         raise FaultFailed(
             f"{target}'s log directory is not behind a disk layer (start the cluster with "
             f"DISK_LAYER=1; docs/chaos.md, Disk faults)"
@@ -282,3 +288,7 @@ class DiskFull(DiskFault):
     def params(self) -> dict[str, Any]:
         """`budget_bytes`."""
         return {"budget_bytes": self.budget_bytes}
+
+
+#: The kinds that act through the disk layers: a cluster without them cannot take one.
+DISK_KINDS = frozenset({DiskEio.KIND, DiskSlow.KIND, DiskFull.KIND})

@@ -4,7 +4,8 @@ workload runs, then judged by the cluster invariants. `run` is what `python -m c
 
 Order (docs/chaos.md, "A run"):
 
-1. Check that every service of the project runs and a controller is elected.
+1. Check that every service of the project runs and a controller is elected, and, for a
+   schedule with disk faults, that every broker's log directory is behind its layer.
 2. Write `config.json` and `schedule.json` (`rundir.layout`), then create the run's own
    topic (the scenario's name plus the run's suffix, so runs never share a log) and wait
    until every partition is led with its full ISR and every broker's metadata agrees.
@@ -56,6 +57,7 @@ from chaos.run.audit import audit_cluster
 from chaos.run.injector import Injector
 from chaos.run.live import LiveView, RunStatus, rates_between
 from chaos.run.setup import (
+    check_disk_layers,
     check_inter_broker_protocol,
     check_ready,
     create_run_topic,
@@ -127,6 +129,7 @@ def run(request: RunRequest) -> RunOutcome:
     with ClusterHandle.for_project(request.project) as cluster:
         check_ready(cluster)
         check_inter_broker_protocol(cluster, request.inter_broker_protocol)
+        check_disk_layers(cluster, schedule)
         run_dir = RunDir(request.runs_root / new_run_id(scenario.name, schedule.seed)).create()
         topic = f"{scenario.workload.topic}-{secrets.token_hex(3)}"
         started_ms = int(time.time() * 1000)

@@ -16,6 +16,7 @@ from chaos.cluster.handle import ClusterHandle
 from chaos.cluster.metrics_scrape import fetch_metrics, parse_metrics
 from chaos.cluster.snapshots import ACTIVE_CONTROLLER, take_snapshot
 from chaos.errors import ChaosError, FaultError
+from chaos.faults.disk import DISK_KINDS, behind_layer
 from chaos.generator.scenarios import Scenario
 from chaos.generator.schedule import Schedule
 from client import Client
@@ -34,6 +35,10 @@ READY_TIMEOUT_S = 90.0
 
 class RunSetupError(ChaosError):
     """The run could not start: the project is not up, no controller, the topic failed."""
+
+
+class NeedsDiskLayers(RunSetupError):
+    """The schedule has disk faults and the project's brokers run without disk layers."""
 
 
 def check_ready(cluster: ClusterHandle) -> None:
@@ -81,6 +86,22 @@ def check_inter_broker_protocol(cluster: ClusterHandle, wanted: str | None) -> N
             f"the run asks for inter-broker protocol {wanted}, but {other} of project "
             f"{cluster.project} run another; recreate the cluster with "
             f"INTER_BROKER_PROTOCOL={wanted} (`make down` then `make up IBP={wanted}`)"
+        )
+
+
+def check_disk_layers(cluster: ClusterHandle, schedule: Schedule) -> None:
+    """A schedule with disk faults needs every broker's log directory behind its layer:
+    the layers are mounted before the containers start, so a run cannot add them."""
+    kinds = sorted({step.fault.kind for step in schedule.steps} & DISK_KINDS)
+    if not kinds:
+        return
+    plain = [s for s in cluster.brokers().values() if not behind_layer(cluster, s)]
+    if plain:
+        raise NeedsDiskLayers(
+            f"the schedule's disk faults ({', '.join(kinds)}) act through disk layers, and "
+            f"the log directories of {', '.join(sorted(plain))} of project "
+            f"{cluster.project} are behind none; start the cluster with them (`make down`, "
+            f"then `make up DISK_LAYER=1`; docs/chaos.md, Disk faults)"
         )
 
 

@@ -15,8 +15,11 @@ Steps and checks:
   emits `log_dir_failed` naming it, and the undo restarts it as for `disk-eio`;
 - `disk-slow` on every operation: the layer counts held operations; the undo leaves the broker
   running, not restarted;
-- a runner SIGKILLed while `disk-slow` is in effect leaves the rules in the layer;
-  `python -m chaos heal` clears them and empties the heal state;
+- a runner SIGKILLed while `disk-slow`, `disk-eio` (the leader) and `disk-full` are in
+  effect on the three brokers leaves the rules in the layers and two log directories
+  offline; `python -m chaos heal` clears every rule, restarts the two brokers whose
+  directories failed (not the slow one), which register again, and empties the heal
+  state;
 - taking the project down unmounts its layers and ends their daemons (checked once the
   project is gone, in the fixture).
 """
@@ -219,14 +222,19 @@ RUNNER = textwrap.dedent(
     import sys, time
     from pathlib import Path
     from chaos.cluster.handle import ClusterHandle
-    from chaos.faults.disk import DiskSlow
+    from chaos.faults.disk import DiskEio, DiskFull, DiskSlow
     from chaos.run.injector import Injector
     from chaos.run.testing import IN_EFFECT
 
-    project, run_dir, victim = sys.argv[1:]
+    project, run_dir, failing, full, slow = sys.argv[1:]
     injector = Injector(ClusterHandle.for_project(project), Path(run_dir))
-    result = injector.start(DiskSlow((victim,), "write", 30))
-    print(IN_EFFECT if result.ok else "failed: " + result.check.detail, flush=True)
+    results = [
+        injector.start(DiskSlow((slow,), "write", 30)),
+        injector.start(DiskEio((failing,), "write", "*", 1.0)),
+        injector.start(DiskFull((full,), 0)),
+    ]
+    failed = [r.check.detail for r in results if not r.ok]
+    print("failed: " + "; ".join(failed) if failed else IN_EFFECT, flush=True)
     time.sleep(600)
     """
 )
@@ -235,16 +243,27 @@ RUNNER = textwrap.dedent(
 def test_heal_clears_the_rules_a_runner_killed_mid_fault_left(
     disk_cluster: ComposeCluster, handle: ClusterHandle, producing: list[int], tmp_path: Path
 ) -> None:
+    """The runner holds a slow disk, a failing one (the leader's) and a full one; once it
+    is killed the rules stay and two log directories are offline. Heal clears every rule
+    and restarts the two brokers whose directories failed, which register again."""
     wait_until(lambda: _registered(handle), 90, "the cluster is not whole")
-    victim = f"broker{_leader(disk_cluster)}"
+    failing = f"broker{_leader(disk_cluster)}"
+    full, slow = sorted({"broker1", "broker2", "broker3"} - {failing})
+    before = {broker: handle.started_at(broker) for broker in (failing, full, slow)}
     run_dir = tmp_path / "run"
-    killed_mid_fault(RUNNER, [handle.project, str(run_dir), victim], REPO_ROOT)
-    control = LayerControl(LayerPaths(layer_root(), handle.project, victim).socket)
-    assert not control.stats().rules.transparent
-    assert len(HealState(run_dir, handle.project).load()) == 1
+    killed_mid_fault(RUNNER, [handle.project, str(run_dir), failing, full, slow], REPO_ROOT)
+    controls = {
+        broker: LayerControl(LayerPaths(layer_root(), handle.project, broker).socket)
+        for broker in (failing, full, slow)
+    }
+    assert not any(c.stats().rules.transparent for c in controls.values())
+    assert len(HealState(run_dir, handle.project).load()) == 3
 
     healed = heal(handle.project, tmp_path / ".chaos-state", REPO_ROOT)
     assert healed.returncode == 0, healed.stdout + healed.stderr
     assert "nothing left" in healed.stdout
-    assert control.stats().rules.transparent
+    assert all(c.stats().rules.transparent for c in controls.values())
     assert HealState(run_dir, handle.project).load() == []
+    restarted = {b for b in before if handle.started_at(b) != before[b]}
+    assert restarted == {failing, full}, "heal restarts exactly the failed directories"
+    wait_until(lambda: _registered(handle), 90, "a healed broker did not register again")

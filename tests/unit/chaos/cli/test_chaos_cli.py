@@ -1,5 +1,6 @@
-"""`python -m chaos`: scenario lookup and `--duration`, the `all` table, refusing a
-directory that is not a run, and exit code 2 for usage errors (no cluster is touched)."""
+"""`python -m chaos`: scenario lookup and `--duration`, the `all` table (a disk scenario
+skipped, not failed, on a cluster without disk layers), refusing a directory that is not
+a run, and exit code 2 for usage errors (no cluster is touched)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from chaos.__main__ import main
 from chaos.cli import commands
 from chaos.generator.scenarios import SCENARIOS
 from chaos.generator.schedule import write_schedule
-from chaos.run.runner import RunOutcome
+from chaos.run.runner import RunOutcome, RunRequest
+from chaos.run.setup import NeedsDiskLayers
 from rundir.invariants import InvariantResult, RunVerdict, Violation
 from rundir.layout import RUN_DIR_VERSION, RunDir
 
@@ -96,3 +98,27 @@ def test_every_run_command_parses_what_the_runner_needs(argv: list[str]) -> None
     request = commands.run_request(args, SCENARIOS["broker-failure"], 1)
     assert request.keep_topic == ("--keep-topic" in argv)
     assert request.force_plain is False
+
+
+@pytest.mark.parametrize(("named", "code"), [(None, 0), ("broker-failure,disk-full", 1)])
+def test_all_skips_the_disk_scenarios_on_a_cluster_without_layers_unless_named(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    named: str | None,
+    code: int,
+) -> None:
+    ok = RunVerdict((InvariantResult("one_controller_per_epoch", checked=3),))
+
+    def run_one(request: RunRequest) -> RunOutcome:
+        if request.scenario.name in ("disk-failure", "slow-disk", "disk-full"):
+            raise NeedsDiskLayers("no layers")
+        return RunOutcome(Path("r"), ok, 1.0, 1)
+
+    monkeypatch.setattr(commands, "_run_one", run_one)
+    args = argparse.Namespace(
+        scenarios=named, seed=1, project="p", runs=Path("runs"), plain=True, keep_topic=False
+    )
+    assert commands.run_all(args) == code
+    table = capsys.readouterr().out
+    said = "SKIPPED: needs disk layers" if named is None else "NOT RUN: no layers"
+    assert said in next(line for line in table.splitlines() if line.startswith("disk-full"))

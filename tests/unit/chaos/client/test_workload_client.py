@@ -312,3 +312,22 @@ def test_transport_errors_are_retried_by_polls(
     brokers.down.add(1)
     brokers.move_leader(0, 2)
     assert _consumer(cluster, clock).poll(0, 0) == [(0, "a")]
+
+
+def test_a_failed_log_dir_sends_producer_and_consumer_to_the_new_leader(
+    cluster: Client, clock: FakeClock, brokers: FakeBrokers
+) -> None:
+    """As Kafka's clients take KAFKA_STORAGE_ERROR for stale metadata: the send is unknown
+    (the leader may have appended before its directory failed), then retried on the new
+    leader after a refresh; the poll follows too."""
+    producer = _producer(cluster, clock)
+    producer.send(0, "v0")
+    brokers.offline.add(1)
+    brokers.move_leader(0, 2)
+
+    outcome = producer.send(0, "v1")
+    polled = _consumer(cluster, clock).poll(0, 0)
+
+    assert (outcome.type, outcome.attempts, outcome.attempts_unknown) == ("ok", 2, 1)
+    assert polled == [(0, "v0"), (1, "v1")]
+    assert polled[-1] == (outcome.offset, "v1")

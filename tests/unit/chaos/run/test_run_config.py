@@ -1,7 +1,8 @@
 """`config.json` of a chaos run records the brokers' timing profile and the effective value
 of every setting a profile chooses, as the brokers resolve them from their environment,
 and their inter-broker protocol (which a run may insist on); readers of older run
-directories, which lack them, still read them."""
+directories, which lack them, still read them. A schedule with disk faults refuses a
+cluster whose brokers are not behind their disk layers."""
 
 from __future__ import annotations
 
@@ -13,8 +14,16 @@ from typing import Any, cast
 import pytest
 
 from chaos.cluster.handle import ClusterHandle
+from chaos.faults import disk
+from chaos.faults.testing import FakeCluster
 from chaos.generator.scenarios import SCENARIOS
-from chaos.run.setup import RunSetupError, check_inter_broker_protocol, run_config
+from chaos.run.setup import (
+    NeedsDiskLayers,
+    RunSetupError,
+    check_disk_layers,
+    check_inter_broker_protocol,
+    run_config,
+)
 from pipeline.runs import RunConfig
 from rundir.rejudge import settings_of
 
@@ -87,3 +96,27 @@ def test_a_run_refuses_a_cluster_on_another_inter_broker_protocol() -> None:
     check_inter_broker_protocol(cluster, "2.6")
     with pytest.raises(RunSetupError, match=r"INTER_BROKER_PROTOCOL=2\.7"):
         check_inter_broker_protocol(cluster, "2.7")
+
+
+def test_a_schedule_with_disk_faults_refuses_brokers_without_their_layers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cluster = FakeCluster(project="testbed-x")
+    handle = cast(ClusterHandle, cluster)
+    layered = {"broker1", "broker2"}
+
+    def mount_table(pid: int) -> str:
+        service = next(s for s in cluster.services() if cluster.pid(s) == pid)
+        if service not in layered:
+            return "22 1 8:1 / / rw - overlay overlay rw\n"
+        return (
+            f"91 1 0:91 / /var/lib/testbed/data rw - fuse.testbed-disk "
+            f"testbed-disk:testbed-x/{service} rw\n"
+        )
+
+    monkeypatch.setattr(disk, "mount_table", mount_table)
+    check_disk_layers(handle, SCENARIOS["broker-failure"].schedule(1))
+    with pytest.raises(NeedsDiskLayers, match=r"\(disk-eio\) .* broker3 of project testbed-x"):
+        check_disk_layers(handle, SCENARIOS["disk-failure"].schedule(1))
+    layered.add("broker3")
+    check_disk_layers(handle, SCENARIOS["disk-failure"].schedule(1))
