@@ -22,13 +22,13 @@ written beside and renamed, so that a reader never sees half a line):
 Took effect is measured, not assumed: a process in the container (`date +%s%3N`, which
 inherits the preload) reads a wall clock that differs from the host's, read around the
 call, by the offset within `TOLERANCE_MS` plus half the round trip; for a strobe, both
-offsets are seen within a few periods; for a rate, a shell there sees its clock advance
-`factor` times a real second. The undo of every action is one reset: the strobe thread
-stopped, the file back to `REAL`; undone when the file reads `REAL`, no strobe of this
-fault runs and the node's clock agrees with the host's. The reset needs nothing but the
-targets, so `python -m chaos heal` finishes it from `describe()` after the runner died
-(its strobe thread died with it). Two clock faults on one node overlap as the last one
-written, and the first undone resets both.
+offsets are seen within a few periods; for a rate, a Python process there sees its wall
+clock advance `factor` times its monotonic one. The undo of every action is one reset: the
+strobe thread stopped, the file back to `REAL`; undone when the file reads `REAL`, no
+strobe of this fault runs and the node's clock agrees with the host's. The reset needs
+nothing but the targets, so `python -m chaos heal` finishes it from `describe()` after the
+runner died (its strobe thread died with it). Two clock faults on one node overlap as the
+last one written, and the first undone resets both.
 
 ZooKeeper servers too: with the settings of both images, an idle ZooKeeper server under
 the preload uses what it uses without it, 1.6-2.4 % of a core per container against
