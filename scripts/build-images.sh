@@ -2,7 +2,8 @@
 # Build the project's images, each only when its inputs changed.
 #
 #   testbed-base       debootstrap'd Debian bookworm (docker/base/build.sh)
-#   testbed-zookeeper  FROM base: Debian's zookeeper + entrypoint
+#   testbed-zookeeper  FROM base: Debian's zookeeper + entrypoint,
+#                      + libfaketime and its shim, staged by stage_clock
 #   testbed-broker     FROM base: venv from host-downloaded wheels + the code,
 #                      run as the user of scripts/container-user.sh (a build argument),
 #                      + libfaketime and its shim, staged by stage_clock
@@ -54,9 +55,8 @@ build() {  # n name context hash [docker build arguments...]
     rm -f "$log"
 }
 
-# The broker's faked wall clock (docker/clock/README.md): Debian's libfaketime,
-# downloaded on the host, and the shim compiled on the host. ZooKeeper gets
-# neither: its JVM spins under libfaketime (docs/chaos.md, Clock faults).
+# The brokers' and ZooKeeper servers' faked wall clock (docker/clock/README.md):
+# Debian's libfaketime, downloaded on the host, and the shim compiled on the host.
 stage_clock() {  # context directory
     local out=$stage/clock
     if [ ! -s "$out/clock_nanosleep_shim.so" ] || [ docker/clock/clock_nanosleep_shim.c -nt "$out/clock_nanosleep_shim.so" ] \
@@ -68,9 +68,12 @@ stage_clock() {  # context directory
     rm -rf "$1/clock" && cp -r "$out" "$1/clock" && cp docker/clock/install.sh "$1/clock/"
 }
 
-# 2. zookeeper
-zk_hash=$( (echo "$base_hash"; hash_dir docker/zookeeper) | sha256sum | cut -c1-16)
-build 2 testbed-zookeeper docker/zookeeper "$zk_hash"
+# 2. zookeeper: its sources + the clock, hash the staged context.
+zk_ctx=$stage/zookeeper
+rm -rf "$zk_ctx" && mkdir -p "$zk_ctx" && cp docker/zookeeper/* "$zk_ctx/"
+stage_clock "$zk_ctx"
+zk_hash=$( (echo "$base_hash"; hash_dir "$zk_ctx") | sha256sum | cut -c1-16)
+build 2 testbed-zookeeper "$zk_ctx" "$zk_hash"
 
 # 3. broker: stage wheels + sources, hash the staged context.
 ctx=$stage/broker

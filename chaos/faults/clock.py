@@ -1,32 +1,39 @@
-"""`clock` (`ClockFault`): move the wall clock of running brokers, as Jepsen's clock nemesis
-does (bump, strobe, reset), and put it back.
+"""`clock` (`ClockFault`): move the wall clock of running brokers and ZooKeeper servers, as
+Jepsen's clock nemesis does (bump, strobe, reset), or make it run fast or slow (rate), and
+put it back.
 
 Containers share the host's kernel, so no container can have a system clock of its own.
-The broker image instead preloads Debian's libfaketime into every process of the
-container (the broker, its health check and every `docker exec`), which reads the offset
-to add to the wall clock from `CLOCK_FILE` at most `FAKETIME_CACHE_DURATION` (1 s) after
-it changes; CLOCK_MONOTONIC stays real (docker/clock/README.md). A fault rewrites that
-file from the host (`docker exec` as root, written beside and renamed, so that a reader
-never sees half a line):
+The broker and ZooKeeper images instead preload Debian's libfaketime into every process of
+the container (the server, its health check and every `docker exec`), which reads the
+offset to add to the wall clock, and the clock's speed, from `CLOCK_FILE` at most
+`FAKETIME_CACHE_DURATION` (1 s) after it changes; CLOCK_MONOTONIC stays real
+(docker/clock/README.md). A fault rewrites that file from the host (`docker exec` as root,
+written beside and renamed, so that a reader never sees half a line):
 
     bump    the file holds `offset_ms`: the wall clock jumps by it (either way)
     strobe  a thread of the fault (in the runner) writes `offset_ms` and `other_offset_ms`
             in turn, each for `period_ms`, until the fault is undone: the clock jumps
             back and forth for the step's duration
+    rate    the file holds `factor` and the offset that keeps the main process's clock
+            where it is (`chaos.faults.clock_rate`): from then on it runs `factor` times
+            as fast as the real one
     reset   the file holds the real time (what every undo does too)
 
 Took effect is measured, not assumed: a process in the container (`date +%s%3N`, which
 inherits the preload) reads a wall clock that differs from the host's, read around the
 call, by the offset within `TOLERANCE_MS` plus half the round trip; for a strobe, both
-offsets are seen within a few periods. The undo of every action is one reset: the strobe
-thread stopped, the file back to `REAL`; undone when the file reads `REAL`, no strobe of
-this fault runs and the node's clock agrees with the host's. The reset needs nothing but
-the targets, so `python -m chaos heal` finishes it from `describe()` after the runner
-died (its strobe thread died with it). Two clock faults on one broker overlap as the last
-one written, and the first undone resets both.
+offsets are seen within a few periods; for a rate, a Python process there sees its wall
+clock advance `factor` times its monotonic one. The undo of every action is one reset: the
+strobe thread stopped, the file back to `REAL`; undone when the file reads `REAL`, no
+strobe of this fault runs and the node's clock agrees with the host's. The reset needs
+nothing but the targets, so `python -m chaos heal` finishes it from `describe()` after the
+runner died (its strobe thread died with it). Two clock faults on one node overlap as the
+last one written, and the first undone resets both.
 
-Brokers only: ZooKeeper's image has no preload, since under libfaketime each idle
-ZooKeeper JVM burns about half a core (its timed waits spin), which starves a small host.
+ZooKeeper servers too: with the settings of both images, an idle ZooKeeper server under
+the preload uses what it uses without it, 1.6-2.4 % of a core per container against
+1.8-2.1 %, with its clock real, an hour ahead, at x2 or at x0.5 (docs/chaos.md, Clock
+faults); with libfaketime's default monotonic fix it used 20 times more.
 
 Thread-safety: the fault value is immutable but for its strobe thread, which `start`
 creates and `stop` ends; its methods run on the injector's thread, the strobe's writes on
@@ -43,14 +50,25 @@ from typing import Any, ClassVar, Self
 
 from chaos.errors import FaultError, FaultFailed
 from chaos.faults.base import Check, FaultTarget
+from chaos.faults.clock_rate import (
+    DEFAULT_FACTOR,
+    MAX_FACTOR,
+    MIN_FACTOR,
+    factor_spec,
+    main_start_s,
+    rate_check,
+    rate_offset_ms,
+)
 from chaos.faults.fields import BadFaultData, TargetedFault, no_extra_fields, targets_from
 from chaos.faults.process import for_each
 
 __all__ = [
     "ACTIONS",
     "CLOCK_FILE",
+    "MAX_FACTOR",
     "MAX_OFFSET_MS",
     "MAX_PERIOD_MS",
+    "MIN_FACTOR",
     "MIN_PERIOD_MS",
     "REAL",
     "ClockFault",
@@ -58,8 +76,8 @@ __all__ = [
     "skew_ms",
 ]
 
-ACTIONS = ("bump", "strobe", "reset")
-#: The file libfaketime reads in the broker image (`FAKETIME_TIMESTAMP_FILE`).
+ACTIONS = ("bump", "strobe", "rate", "reset")
+#: The file libfaketime reads in the broker and ZooKeeper images (`FAKETIME_TIMESTAMP_FILE`).
 CLOCK_FILE = "/var/lib/faketime/clock.rc"
 #: What the file holds when the clock is real.
 REAL = "+0 x1"
@@ -123,6 +141,22 @@ def clock_real(cluster: FaultTarget, target: str) -> Check:
     return clock_at(cluster, target, 0)
 
 
+def _factor_field(data: Mapping[str, Any]) -> float:
+    value = data.get("factor", DEFAULT_FACTOR)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise BadFaultData(f"clock: `factor` must be a number, got {value!r}")
+    if not MIN_FACTOR <= value <= MAX_FACTOR:
+        raise BadFaultData(f"clock: `factor` must be in [{MIN_FACTOR}, {MAX_FACTOR}], got {value}")
+    return float(value)
+
+
+def rate_line(cluster: FaultTarget, target: str, factor: float) -> str:
+    """The file's line that makes the target's main process's clock run at `factor` from
+    now on, without a jump (`chaos.faults.clock_rate`)."""
+    offset_ms = rate_offset_ms(main_start_s(cluster, target), time.time(), factor)
+    return f"{offset_spec(offset_ms)} {factor_spec(factor)}"
+
+
 def _int_field(data: Mapping[str, Any], key: str, low: int, high: int) -> int:
     value = data.get(key)
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
@@ -164,34 +198,32 @@ class _Strobe:
 
 @dataclass(frozen=True, slots=True)
 class ClockFault(TargetedFault):
-    """Bump, strobe or reset the target brokers' wall clocks (module docstring)."""
+    """Bump, strobe, rate or reset the targets' wall clocks (module docstring)."""
 
     action: str = "bump"
     offset_ms: int = 60_000
     other_offset_ms: int = 0
     period_ms: int = 1000
+    factor: float = DEFAULT_FACTOR
     KIND: ClassVar[str] = "clock"
     _strobes: list[_Strobe] = field(default_factory=list, compare=False, hash=False, repr=False)
 
     def __post_init__(self) -> None:
         super(ClockFault, self).__post_init__()
-        zookeeper = [t for t in self.targets if t.startswith("zk")]
-        if zookeeper:
-            raise BadFaultData(
-                f"clock acts on brokers only, not on {', '.join(zookeeper)}: the ZooKeeper "
-                "image has no faked clock (its JVM spins under libfaketime, docs/chaos.md)"
-            )
         if self.action not in ACTIONS:
             raise BadFaultData(f"clock: `action` must be one of {ACTIONS}, got {self.action!r}")
         _int_field(self.describe(), "offset_ms", -MAX_OFFSET_MS, MAX_OFFSET_MS)
         _int_field(self.describe(), "other_offset_ms", -MAX_OFFSET_MS, MAX_OFFSET_MS)
         _int_field(self.describe(), "period_ms", MIN_PERIOD_MS, MAX_PERIOD_MS)
+        _factor_field(self.describe())
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Self:
         """Rebuild from `describe()`."""
         no_extra_fields(
-            data, {"targets", "action", "offset_ms", "other_offset_ms", "period_ms"}, cls.KIND
+            data,
+            {"targets", "action", "offset_ms", "other_offset_ms", "period_ms", "factor"},
+            cls.KIND,
         )
         return cls(
             targets_from(data, cls.KIND),
@@ -199,21 +231,30 @@ class ClockFault(TargetedFault):
             _int_field(data, "offset_ms", -MAX_OFFSET_MS, MAX_OFFSET_MS),
             _int_field(data, "other_offset_ms", -MAX_OFFSET_MS, MAX_OFFSET_MS),
             _int_field(data, "period_ms", MIN_PERIOD_MS, MAX_PERIOD_MS),
+            _factor_field(data),
         )
 
     def describe(self) -> dict[str, Any]:
-        """`{"targets": [...], "action", "offset_ms", "other_offset_ms", "period_ms"}`."""
+        """`{"targets": [...], "action", "offset_ms", "other_offset_ms", "period_ms",
+        "factor"}` (a description without `factor` rebuilds with the default)."""
         return {
             "targets": list(self.targets),
             "action": self.action,
             "offset_ms": self.offset_ms,
             "other_offset_ms": self.other_offset_ms,
             "period_ms": self.period_ms,
+            "factor": self.factor,
         }
 
     def start(self, cluster: FaultTarget) -> None:
-        """Write the offset (`bump`, and a strobe's first half) or the real time (`reset`)
-        to every target's clock file; a strobe then starts its thread."""
+        """Write the offset (`bump`, and a strobe's first half), the rate (`rate`) or the
+        real time (`reset`) to every target's clock file; a strobe then starts its thread."""
+        if self.action == "rate":
+            for_each(
+                self.targets,
+                lambda t: write_clock(cluster, t, rate_line(cluster, t, self.factor)),
+            )
+            return
         spec = REAL if self.action == "reset" else offset_spec(self.offset_ms)
         for_each(self.targets, lambda t: write_clock(cluster, t, spec))
         if self.action == "strobe" and not self._running():
@@ -226,10 +267,13 @@ class ClockFault(TargetedFault):
 
     def took_effect(self, cluster: FaultTarget) -> Check:
         """`bump`: every target's clock is `offset_ms` off the host's; `reset`: every one
-        is real; `strobe`: the thread runs and each target's clock was seen at both
-        offsets within three periods."""
+        is real; `rate`: each target's clock runs `factor` times as fast as the host's;
+        `strobe`: the thread runs and each target's clock was seen at both offsets within
+        three periods."""
         if self.action == "bump":
             return Check.all([clock_at(cluster, t, self.offset_ms) for t in self.targets])
+        if self.action == "rate":
+            return Check.all([rate_check(cluster, t, self.factor) for t in self.targets])
         if self.action == "reset":
             return Check.all([clock_real(cluster, t) for t in self.targets])
         if not self._running():

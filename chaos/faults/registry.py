@@ -25,7 +25,7 @@ A new kind is one entry here and a fault class.
 | `request` | one broker | yes | see below |
 | `cpu-starve` | one broker or ZooKeeper server, or all brokers | yes | `percent` of a core (5) |
 | `memory-squeeze` | same | yes | `limit_mb` (64) |
-| `clock` | brokers only (`why_not` says why) | either | see below |
+| `clock` | one broker or ZooKeeper server, or all brokers | either | see below |
 | `disk-eio` | brokers | yes | `op` (`write`), `glob` (`*`), `probability` (1) |
 | `disk-slow` | brokers | yes | `op` (`any`), `delay_ms` (100) |
 | `disk-full` | brokers | yes | `budget_bytes` (0) |
@@ -33,9 +33,9 @@ A new kind is one entry here and a fault class.
 `request` takes `action` (`duplicate`), `kinds` (`all`), `count` (1), `probability` (1),
 `delay_ms` (2000), `hold_s` (30) and `seed` (0) (`chaos.faults.request_plan`).
 
-`clock` takes `action` (`bump`; `strobe`, `reset`), `offset_ms` (60000),
-`other_offset_ms` (0, a strobe's other side) and `period_ms` (1000)
-(`chaos.faults.clock`).
+`clock` takes `action` (`bump`; `strobe`, `rate`, `reset`), `offset_ms` (60000),
+`other_offset_ms` (0, a strobe's other side), `period_ms` (1000) and `factor` (2, a rate's
+speed) (`chaos.faults.clock`).
 
 The disk kinds act through the brokers' disk layers (`chaos.faults.disk`), which the
 cluster must have been started with.
@@ -59,6 +59,7 @@ from chaos.errors import UnknownKind, UnknownRole
 from chaos.faults.base import Fault
 from chaos.faults.clock import ACTIONS as CLOCK_ACTIONS
 from chaos.faults.clock import MAX_OFFSET_MS, MAX_PERIOD_MS, MIN_PERIOD_MS, ClockFault
+from chaos.faults.clock_rate import FACTOR_RULE
 from chaos.faults.disk import DiskEio, DiskFault, DiskFull, DiskSlow
 from chaos.faults.fields import BadFaultData, targets_from
 from chaos.faults.grudge import GRUDGES
@@ -171,7 +172,7 @@ def _period(value: Scalar) -> bool:
 def _clock(targets: tuple[str, ...], p: Mapping[str, Scalar]) -> Fault:
     return ClockFault(
         targets, str(p["action"]), int(_float(p, "offset_ms")),
-        int(_float(p, "other_offset_ms")), int(_float(p, "period_ms")),
+        int(_float(p, "other_offset_ms")), int(_float(p, "period_ms")), _float(p, "factor"),
     )  # fmt: skip
 
 
@@ -340,7 +341,7 @@ FAULT_TYPES: Mapping[str, FaultType] = {
         ),
         FaultType(
             "clock",
-            _B,
+            _BZ,
             None,
             _clock,
             ClockFault.from_json,
@@ -351,8 +352,8 @@ FAULT_TYPES: Mapping[str, FaultType] = {
                 ParamRule(
                     "period_ms", 1000, _period, f"an integer in [{MIN_PERIOD_MS}, {MAX_PERIOD_MS}]"
                 ),
+                FACTOR_RULE,
             ),
-            why_not="the ZooKeeper image has no faked clock: its JVM spins under libfaketime",
         ),
         *(_disk(kind) for kind in (DiskEio, DiskSlow, DiskFull)),
     )

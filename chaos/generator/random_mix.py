@@ -58,11 +58,12 @@ _DRAWS: Mapping[str, tuple[tuple[str, ...], Mapping[str, tuple[Scalar, ...]]]] =
     "cpu-starve": (_ONE_BROKER, {"percent": (2, 5, 10)}),
     "memory-squeeze": (_ONE_BROKER, {"limit_mb": (48, 64, 96)}),
     "clock": (
-        (*_ONE_BROKER, "all-brokers"),
+        (*_ONE_BROKER, "all-brokers", "zk-follower", "zk-leader"),
         {
-            "action": ("bump", "strobe"),
+            "action": ("bump", "strobe", "rate"),
             "offset_ms": (-3_600_000, -60_000, 60_000, 3_600_000),
             "period_ms": (1000, 2000),
+            "factor": (0.5, 2.0),
         },
     ),
     # the brokers never fsync and mostly read from the page cache: writes are what they do

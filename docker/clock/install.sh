@@ -1,6 +1,7 @@
 #!/bin/sh
-# Run by the broker image's build (as root) from the staged clock/ directory: install
-# Debian's libfaketime and the shim, and the clock file with the real time (docker/clock/README.md).
+# Run by the broker and ZooKeeper images' builds (as root) from the staged clock/
+# directory: install Debian's libfaketime and the shim, and the clock file with the
+# real time (docker/clock/README.md).
 set -eu
 here=$(dirname "$0")
 dpkg -i "$here"/libfaketime_*.deb >/dev/null

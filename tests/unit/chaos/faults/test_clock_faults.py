@@ -1,6 +1,7 @@
-"""The `clock` fault's logic against simulated broker containers: what each action writes
-to the clock file, what its checks measure, that a strobe alternates from its own thread,
-that every undo is one verified reset, and that ZooKeeper is refused."""
+"""The `clock` fault's logic against simulated broker and ZooKeeper containers: what each
+action writes to the clock file, what its checks measure, that a strobe alternates from its
+own thread, that a rate runs the clock fast or slow without a jump, and that every undo is
+one verified reset."""
 
 from __future__ import annotations
 
@@ -10,17 +11,21 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from chaos.errors import FaultFailed, ForeignContainer, UnknownRole
-from chaos.faults import clock
+from chaos.errors import FaultFailed, ForeignContainer
+from chaos.faults import clock, clock_rate
 from chaos.faults.clock import REAL, ClockFault, offset_spec
+from chaos.faults.clock_rate import factor_spec, rate_offset_ms
 from chaos.faults.fields import BadFaultData
 from chaos.faults.registry import FAULT_TYPES, check_target, fault_from_json
 from chaos.faults.testing import FakeCluster
 
+#: How long every simulated main process has run.
+UPTIME_S = 3600.0
+
 
 class SimulatedClocks:
     """Each service's clock file, every write to it, and the wall clock a process there
-    reads (the host's plus the file's offset)."""
+    reads (the host's plus the file's offset; a shell's clock runs at the file's rate)."""
 
     def __init__(self) -> None:
         self.spec: dict[str, str] = {}
@@ -42,11 +47,21 @@ class SimulatedClocks:
             return self.spec.get(service, REAL) + "\n"
         if argv == ["date", "+%s%3N"]:
             return f"{time.time_ns() // 1_000_000 + self.offset_ms(service)}\n"
+        if argv == ["sh", "-c", clock_rate._START]:
+            assert env == {"LD_PRELOAD": ""}
+            # booted 10000 s ago; the main process started UPTIME_S ago (100 ticks a second)
+            return f"10000.00 {round((10000 - UPTIME_S) * 100)} 100 {time.time():.9f}\n"
+        if argv == ["python3", "-c", clock_rate._READ]:
+            return f"{1.002 * self.factor(service)} 1.002\n"
         raise AssertionError(f"unexpected exec {argv!r}")
 
     def offset_ms(self, service: str) -> int:
-        spec = self.spec.get(service, REAL)
-        return 0 if spec == REAL else round(float(spec) * 1000)
+        offset = self.spec.get(service, REAL).split()[0]
+        return round(float(offset) * 1000)
+
+    def factor(self, service: str) -> float:
+        rate = self.spec.get(service, REAL).split()
+        return float(rate[1][1:]) if len(rate) > 1 else 1.0
 
 
 @pytest.fixture
@@ -148,6 +163,7 @@ def test_the_undo_of_a_stopped_target_fails_but_tries_every_target(cluster: Fake
         ClockFault(("broker1",), "bump", -30_000),
         ClockFault(("broker2",), "strobe", 600_000, 0, 5000),
         ClockFault(("broker3",), "reset"),
+        ClockFault(("zk1",), "rate", factor=0.5),
     ],
 )
 def test_the_heal_state_rebuilds_each_action_and_its_reset(
@@ -165,8 +181,14 @@ def test_the_heal_state_rebuilds_each_action_and_its_reset(
 @pytest.mark.parametrize(
     "data",
     [
-        {"targets": ["broker1"], "action": "rate", "offset_ms": 5, "other_offset_ms": 0,
+        {"targets": ["broker1"], "action": "warp", "offset_ms": 5, "other_offset_ms": 0,
          "period_ms": 1000},
+        {"targets": ["broker1"], "action": "rate", "offset_ms": 0, "other_offset_ms": 0,
+         "period_ms": 1000, "factor": 8},
+        {"targets": ["broker1"], "action": "rate", "offset_ms": 0, "other_offset_ms": 0,
+         "period_ms": 1000, "factor": "2"},
+        {"targets": ["broker1"], "action": "rate", "offset_ms": 0, "other_offset_ms": 0,
+         "period_ms": 1000, "factor": True},
         {"targets": ["broker1"], "action": "bump", "offset_ms": 1.5, "other_offset_ms": 0,
          "period_ms": 1000},
         {"targets": ["broker1"], "action": "bump", "offset_ms": 10**9, "other_offset_ms": 0,
@@ -185,20 +207,79 @@ def test_a_bad_description_is_refused(data: dict[str, object]) -> None:
         fault_from_json("clock", data)
 
 
-def test_zookeeper_is_refused_with_the_reason() -> None:
-    with pytest.raises(UnknownRole, match="no faked clock"):
-        check_target(FAULT_TYPES["clock"], "zk-follower")
-    with pytest.raises(BadFaultData, match="brokers only, not on zk2"):
-        ClockFault(("broker1", "zk2"), "bump", 1000)
-    check_target(FAULT_TYPES["clock"], "controller")
+def test_zookeeper_servers_are_targets_like_brokers(cluster: FakeCluster) -> None:
+    kind = FAULT_TYPES["clock"]
+    for role in ("zk-follower", "zk-leader", "zk:2", "controller", "all-brokers"):
+        check_target(kind, role)
+    fault = ClockFault(("zk2", "broker1"), "bump", -90_000)
+    fault.start(cluster)
+    assert clocks(cluster).spec == {"zk2": "-90", "broker1": "-90"}
+    check = fault.took_effect(cluster)
+    assert check.ok, check.detail
+    fault.stop(cluster)
+    assert fault.undone(cluster).ok
 
 
 def test_the_kind_is_a_registry_entry_that_builds_from_defaults(cluster: FakeCluster) -> None:
     kind = FAULT_TYPES["clock"]
     built = kind.build(("broker1",), {r.name: r.default for r in kind.params})
-    assert built == ClockFault(("broker1",), "bump", 60_000, 0, 1000)
-    assert {c.value for c in kind.targets} == {"brokers"}
+    assert built == ClockFault(("broker1",), "bump", 60_000, 0, 1000, 2.0)
+    assert {c.value for c in kind.targets} == {"brokers", "zookeeper"}
     assert kind.lasts is None
+
+
+def test_a_rate_is_written_with_the_offset_that_keeps_the_main_process_on_time() -> None:
+    assert factor_spec(2.0) == "x2"
+    assert factor_spec(0.5) == "x0.5"
+    # up an hour: at x2 its clock would jump an hour ahead, at x0.5 half an hour behind
+    assert rate_offset_ms(1000.0, 4600.0, 2.0) == -3_600_000
+    assert rate_offset_ms(1000.0, 4600.0, 0.5) == 1_800_000
+    assert rate_offset_ms(1000.0, 4600.0, 1.0) == 0
+
+
+@pytest.mark.parametrize("factor", [2.0, 0.5])
+def test_a_rate_runs_each_target_at_its_factor_until_undone(
+    cluster: FakeCluster, factor: float
+) -> None:
+    fault = ClockFault(("zk1", "broker2"), "rate", factor=factor)
+    assert not fault.took_effect(cluster).ok  # the real clock runs at x1
+    fault.start(cluster)
+    for service in ("zk1", "broker2"):
+        offset, rate = clocks(cluster).spec[service].split()
+        assert rate == factor_spec(factor)
+        want_s = -UPTIME_S * (factor - 1)
+        assert abs(float(offset) - want_s) < 1, (offset, want_s)
+    check = fault.took_effect(cluster)
+    assert check.ok, check.detail
+    assert f"(want x{factor:g})" in check.detail
+    assert not fault.undone(cluster).ok
+    fault.stop(cluster)
+    assert clocks(cluster).spec == {"zk1": REAL, "broker2": REAL}
+    check = fault.undone(cluster)
+    assert check.ok, check.detail
+
+
+def test_a_rate_the_node_does_not_show_has_not_taken_effect(cluster: FakeCluster) -> None:
+    clocks(cluster).ignore_writes = True
+    fault = ClockFault(("broker3",), "rate", factor=0.25)
+    fault.start(cluster)
+    check = fault.took_effect(cluster)
+    assert not check.ok
+    assert "want x0.25" in check.detail
+
+
+@pytest.mark.parametrize("factor", [0.1, 4.5, 0])
+def test_a_factor_out_of_range_is_refused(factor: float) -> None:
+    with pytest.raises(BadFaultData, match="factor"):
+        ClockFault(("broker1",), "rate", factor=factor)
+    rule = next(r for r in FAULT_TYPES["clock"].params if r.name == "factor")
+    assert not rule.check(factor)
+
+
+def test_a_description_without_a_factor_rebuilds_with_the_default() -> None:
+    data = {"targets": ["zk3"], "action": "bump", "offset_ms": 5, "other_offset_ms": 0,
+            "period_ms": 1000}  # fmt: skip
+    assert fault_from_json("clock", data) == ClockFault(("zk3",), "bump", 5, factor=2.0)
 
 
 def test_a_container_outside_the_project_is_refused_and_untouched() -> None:
