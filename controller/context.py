@@ -6,7 +6,7 @@ private; callers go through methods, so every mutation has a name.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import NamedTuple
 
 from controller.states import PartitionState, ReplicaState
@@ -220,6 +220,10 @@ class ControllerContext:
         """Record a leadership that is now in ZooKeeper."""
         self._leaderships[tp] = state
 
+    def set_leaderships(self, states: Mapping[TopicPartition, LeaderIsrAndControllerEpoch]) -> None:
+        """`set_leadership` of many partitions."""
+        self._leaderships.update(states)
+
     def partitions_with_leaders(self) -> list[TopicPartition]:
         """Partitions whose leadership is known."""
         return sorted(self._leaderships)
@@ -266,6 +270,14 @@ class ControllerContext:
             self._replica_states.pop(replica, None)
         else:
             self._replica_states[replica] = state
+
+    def set_replica_states(self, replicas: Iterable[PartitionReplica], state: ReplicaState) -> None:
+        """`set_replica_state` of many replicas."""
+        if state is ReplicaState.NON_EXISTENT:
+            for replica in replicas:
+                self._replica_states.pop(replica, None)
+        else:
+            self._replica_states.update(dict.fromkeys(replicas, state))
 
     # -- deletion ------------------------------------------------------------------------
 
