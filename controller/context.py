@@ -256,6 +256,10 @@ class ControllerContext:
         else:
             self._partition_states[tp] = state
 
+    def set_partition_states(self, states: Mapping[TopicPartition, PartitionState]) -> None:
+        """`set_partition_state` of many partitions, none of them to NonExistent."""
+        self._partition_states.update(states)
+
     def partitions_in_states(self, *states: PartitionState) -> list[TopicPartition]:
         """Partitions currently in one of `states`."""
         return sorted((tp for tp, s in self._partition_states.items() if s in states))
