@@ -7,6 +7,7 @@ private; callers go through methods, so every mutation has a name.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from itertools import repeat
 from typing import NamedTuple
 
 from controller.states import PartitionState, ReplicaState
@@ -267,6 +268,10 @@ class ControllerContext:
     def replica_state(self, replica: PartitionReplica) -> ReplicaState:
         """A replica's state (NonExistent if unknown)."""
         return self._replica_states.get(replica, ReplicaState.NON_EXISTENT)
+
+    def replica_states(self, replicas: Iterable[PartitionReplica]) -> list[ReplicaState]:
+        """`replica_state` of each of `replicas`, in order."""
+        return list(map(self._replica_states.get, replicas, repeat(ReplicaState.NON_EXISTENT)))
 
     def set_replica_state(self, replica: PartitionReplica, state: ReplicaState) -> None:
         """Record a replica state transition (NonExistent forgets the replica)."""

@@ -108,12 +108,12 @@ class ReplicaStateMachine:
         target: ReplicaState,
         just_written: Mapping[TopicPartition, LeaderAndIsr],
     ) -> None:
-        valid = []
+        valid, was = [], []
         allowed = tuple(target.valid_previous)  # found by identity, not by the enum's hash
-        for replica in replicas:
-            current = self._ctx.replica_state(replica)
+        for replica, current in zip(replicas, self._ctx.replica_states(replicas), strict=True):
             if current in allowed:
                 valid.append(replica)
+                was.append(current)
             else:
                 self._invalid(replica, current, target)
         done: list[PartitionReplica] = []
@@ -132,9 +132,9 @@ class ReplicaStateMachine:
                     done.append(replica)
             case ReplicaState.ONLINE:
                 told: list[LeaderAndIsrEntry] = []
-                for replica in valid:
+                for replica, current in zip(valid, was, strict=True):
                     tp = replica.topic_partition
-                    if self._ctx.replica_state(replica) is ReplicaState.NEW:
+                    if current is ReplicaState.NEW:
                         assignment = self._ctx.assignment(tp)
                         if broker_id not in assignment.replicas:
                             self._ctx.set_assignment(
