@@ -21,18 +21,22 @@ def leader_and_isr_state(
     assignment: ReplicaAssignment,
     is_new: bool,
 ) -> m.LeaderAndIsrPartitionState:
-    """One partition's entry in a LeaderAndIsr request."""
+    """One partition's entry in a LeaderAndIsr request (made without the named tuple's
+    keyword `__new__`: one is made per partition and broker group of every round)."""
     lai = leadership.leader_and_isr
-    return m.LeaderAndIsrPartitionState(
-        topic=tp.topic,
-        partition=tp.partition,
-        controller_epoch=leadership.controller_epoch,
-        leader=lai.leader,
-        leader_epoch=lai.leader_epoch,
-        isr=lai.isr,
-        zk_version=lai.zk_version,
-        replicas=assignment.replicas,
-        adding_replicas=assignment.adding_replicas,
-        removing_replicas=assignment.removing_replicas,
-        is_new=is_new,
+    return tuple.__new__(
+        m.LeaderAndIsrPartitionState,
+        (
+            tp.topic,
+            tp.partition,
+            leadership.controller_epoch,
+            lai.leader,
+            lai.leader_epoch,
+            lai.isr,
+            lai.zk_version,
+            assignment.replicas,
+            assignment.adding_replicas,
+            assignment.removing_replicas,
+            is_new,
+        ),
     )

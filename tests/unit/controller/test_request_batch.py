@@ -13,6 +13,7 @@ import pytest
 
 from controller.context import ControllerContext
 from controller.request_batch import RequestBatch
+from controller.request_states import leader_and_isr_state
 from controller.testing.brokers import RecordingSend, make_broker
 from domain import (
     EPOCH_DURING_DELETE,
@@ -554,3 +555,22 @@ def test_stopping_many_replicas_of_a_broker_at_once_stops_each(
         (0, False),
         (1, True),
     ]
+
+
+def test_a_leader_and_isr_state_is_the_named_tuple_its_fields_make() -> None:
+    state = leadership(1, (1, 2), leader_epoch=4)
+    made = leader_and_isr_state(TP0, state, ReplicaAssignment((1, 2, 3), (3,), (2,)), True)
+    assert made == m.LeaderAndIsrPartitionState(
+        topic=TOPIC,
+        partition=0,
+        controller_epoch=EPOCH,
+        leader=1,
+        leader_epoch=4,
+        isr=(1, 2),
+        zk_version=7,
+        replicas=(1, 2, 3),
+        adding_replicas=(3,),
+        removing_replicas=(2,),
+        is_new=True,
+    )
+    assert type(made) is m.LeaderAndIsrPartitionState
