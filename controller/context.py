@@ -6,7 +6,8 @@ private; callers go through methods, so every mutation has a name.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from itertools import repeat
 from typing import NamedTuple
 
 from controller.states import PartitionState, ReplicaState
@@ -220,6 +221,10 @@ class ControllerContext:
         """Record a leadership that is now in ZooKeeper."""
         self._leaderships[tp] = state
 
+    def set_leaderships(self, states: Mapping[TopicPartition, LeaderIsrAndControllerEpoch]) -> None:
+        """`set_leadership` of many partitions."""
+        self._leaderships.update(states)
+
     def partitions_with_leaders(self) -> list[TopicPartition]:
         """Partitions whose leadership is known."""
         return sorted(self._leaderships)
@@ -252,6 +257,10 @@ class ControllerContext:
         else:
             self._partition_states[tp] = state
 
+    def set_partition_states(self, states: Mapping[TopicPartition, PartitionState]) -> None:
+        """`set_partition_state` of many partitions, none of them to NonExistent."""
+        self._partition_states.update(states)
+
     def partitions_in_states(self, *states: PartitionState) -> list[TopicPartition]:
         """Partitions currently in one of `states`."""
         return sorted((tp for tp, s in self._partition_states.items() if s in states))
@@ -260,12 +269,24 @@ class ControllerContext:
         """A replica's state (NonExistent if unknown)."""
         return self._replica_states.get(replica, ReplicaState.NON_EXISTENT)
 
+    def replica_states(self, replicas: Iterable[PartitionReplica]) -> list[ReplicaState]:
+        """`replica_state` of each of `replicas`, in order."""
+        return list(map(self._replica_states.get, replicas, repeat(ReplicaState.NON_EXISTENT)))
+
     def set_replica_state(self, replica: PartitionReplica, state: ReplicaState) -> None:
         """Record a replica state transition (NonExistent forgets the replica)."""
         if state is ReplicaState.NON_EXISTENT:
             self._replica_states.pop(replica, None)
         else:
             self._replica_states[replica] = state
+
+    def set_replica_states(self, replicas: Iterable[PartitionReplica], state: ReplicaState) -> None:
+        """`set_replica_state` of many replicas."""
+        if state is ReplicaState.NON_EXISTENT:
+            for replica in replicas:
+                self._replica_states.pop(replica, None)
+        else:
+            self._replica_states.update(dict.fromkeys(replicas, state))
 
     # -- deletion ------------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ Reads the context, writes nothing. Event thread only.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from controller.context import ControllerContext
@@ -80,6 +81,38 @@ def decide_election(
                 {r for r in replicas if ctx.is_replica_online(r, True, tp)},
                 ctx.shutting_down_broker_ids(),
             )
+
+
+def decide_elections(
+    ctx: ControllerContext,
+    states: Mapping[TopicPartition, LeaderAndIsr],
+    strategy: ElectionStrategy,
+    unclean_everywhere: bool,
+    unclean_default: bool,
+) -> dict[TopicPartition, ElectionResult]:
+    """`decide_election` for a round of partitions in one pass over their current
+    leaderships (`states`): an offline election looks up what many partitions share once
+    (a replica list's online members while no log is offline, a topic's unclean setting)."""
+    if not isinstance(strategy, OfflineElection) or ctx.any_log_offline():
+        return {
+            tp: decide_election(ctx, tp, lai, strategy, unclean_everywhere, unclean_default)
+            for tp, lai in states.items()
+        }
+    live = ctx.live_broker_ids()  # where a replica is online, no log being offline
+    online_of: dict[tuple[int, ...], frozenset[int]] = {}
+    unclean_of: dict[str, bool] = {}
+    anywhere = strategy.allow_unclean or unclean_everywhere
+    elections = {}
+    for tp, lai in states.items():
+        replicas = ctx.assignment(tp).replicas
+        online = online_of.get(replicas)
+        if online is None:
+            online = online_of[replicas] = frozenset(r for r in replicas if r in live)
+        unclean = anywhere or unclean_of.get(tp.topic)
+        if unclean is None:
+            unclean = unclean_of[tp.topic] = ctx.unclean_enabled(tp.topic, unclean_default)
+        elections[tp] = offline_election(lai, replicas, online, unclean)
+    return elections
 
 
 def strategy_name(strategy: ElectionStrategy) -> str:

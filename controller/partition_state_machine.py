@@ -32,11 +32,11 @@ from controller.context import ControllerContext
 from controller.election_strategies import (
     ElectionStrategy,
     OfflineElection,
-    decide_election,
+    decide_elections,
     strategy_name,
 )
 from controller.leader_election import ElectionResult
-from controller.request_batch import RequestBatch
+from controller.request_batch import LeaderAndIsrEntry, RequestBatch
 from controller.states import PartitionState, written_by_newer_controller
 from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from eventlog import (
@@ -127,14 +127,17 @@ class PartitionStateMachine:
     def startup(self) -> None:
         """Derive each partition's state from the context, then bring New and Offline
         partitions online."""
-        for tp in self._ctx.all_partitions():
-            leadership = self._ctx.leadership(tp)
+        ctx = self._ctx
+        states: dict[TopicPartition, PartitionState] = {}
+        for tp, _ in ctx.assignments():
+            leadership = ctx.leadership(tp)
             if leadership is None:
-                self._ctx.set_partition_state(tp, PartitionState.NEW)
-            elif self._ctx.is_replica_online(leadership.leader_and_isr.leader, True, tp):
-                self._ctx.set_partition_state(tp, PartitionState.ONLINE)
+                states[tp] = PartitionState.NEW
+            elif ctx.is_replica_online(leadership.leader_and_isr.leader, True, tp):
+                states[tp] = PartitionState.ONLINE
             else:
-                self._ctx.set_partition_state(tp, PartitionState.OFFLINE)
+                states[tp] = PartitionState.OFFLINE
+        ctx.set_partition_states(states)
         self.trigger_online_partition_state_change()
 
     def trigger_online_partition_state_change(
@@ -278,6 +281,7 @@ class PartitionStateMachine:
             trusted, first_round = first_round, False
             decided: dict[TopicPartition, tuple[LeaderIsrAndControllerEpoch, ElectionResult]] = {}
             recheck: list[TopicPartition] = []
+            decidable: dict[TopicPartition, LeaderAndIsr] = {}
             for tp in remaining:
                 current = reads.found.get(tp)
                 if tp in reads.malformed:
@@ -290,25 +294,20 @@ class PartitionStateMachine:
                         tp, written_by_newer_controller(current.controller_epoch, self._ctx.epoch)
                     )
                 else:
-                    election = decide_election(
-                        self._ctx,
-                        tp,
-                        current.leader_and_isr,
-                        strategy,
-                        self._unclean_everywhere,
-                        self._unclean_default,
+                    decidable[tp] = current.leader_and_isr
+            elections = decide_elections(
+                self._ctx, decidable, strategy, self._unclean_everywhere, self._unclean_default
+            )
+            for tp, election in elections.items():
+                if election.leader_and_isr is None and trusted:
+                    recheck.append(tp)  # the context may lag a leader's ISR change
+                elif election.leader_and_isr is None:
+                    results[tp] = self._failed(
+                        tp, f"no eligible leader ({strategy_name(strategy)})"
                     )
-                    if election.leader_and_isr is None and trusted:
-                        recheck.append(tp)  # the context may lag a leader's ISR change
-                    elif election.leader_and_isr is None:
-                        results[tp] = self._failed(
-                            tp, f"no eligible leader ({strategy_name(strategy)})"
-                        )
-                    else:
-                        state = LeaderIsrAndControllerEpoch(
-                            election.leader_and_isr, self._ctx.epoch
-                        )
-                        decided[tp] = (state, election)
+                else:
+                    state = LeaderIsrAndControllerEpoch(election.leader_and_isr, self._ctx.epoch)
+                    decided[tp] = (state, election)
             try:
                 written = (
                     self._zk.update_leader_and_isr(
@@ -322,6 +321,9 @@ class PartitionStateMachine:
                     raise
                 written = dict.fromkeys(decided, exc)
             remaining = recheck
+            stored_states: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
+            told: list[LeaderAndIsrEntry] = []
+            name = strategy_name(strategy)
             with self._events.together():  # one write for the round's events
                 for tp, outcome in written.items():
                     state, election = decided[tp]
@@ -333,23 +335,15 @@ class PartitionStateMachine:
                         results[tp] = self._failed(tp, type(outcome).__name__)
                     else:
                         lai = state.leader_and_isr
-                        stored = LeaderIsrAndControllerEpoch(
-                            LeaderAndIsr(lai.leader, lai.leader_epoch, lai.isr, int(outcome)),
-                            state.controller_epoch,
-                        )
-                        self._ctx.set_leadership(tp, stored)
-                        self._batch.add_leader_and_isr(
-                            election.recipients, tp, stored, self._ctx.assignment(tp), is_new=False
-                        )
-                        self._elected(
-                            tp,
-                            stored.leader_and_isr,
-                            strategy_name(strategy),
-                            election.unclean,
-                            committed_zxid(outcome),
-                        )
+                        lai = LeaderAndIsr(lai.leader, lai.leader_epoch, lai.isr, int(outcome))
+                        stored = LeaderIsrAndControllerEpoch(lai, state.controller_epoch)
+                        stored_states[tp] = stored
+                        told.append((election.recipients, tp, stored, self._ctx.assignment(tp)))
+                        self._elected(tp, lai, name, election.unclean, committed_zxid(outcome))
                         unclean_count += int(election.unclean)
-                        results[tp] = stored.leader_and_isr
+                        results[tp] = lai
+            self._ctx.set_leaderships(stored_states)
+            self._batch.add_leader_and_isrs(told, is_new=False)
         self._stats.on_election(time.monotonic() - started)
         if unclean_count:
             self._stats.on_unclean(unclean_count)

@@ -27,9 +27,9 @@ from kazoo.exceptions import BadVersionError, KazooException
 from bugs import NO_BUGS, BugSwitches
 from bugs.catalog import EMPTY_ISR
 from controller.context import ControllerContext, PartitionReplica
-from controller.leader_election import remove_replica_from_isr
+from controller.isr_shrinks import decide_isr_shrinks
 from controller.partition_state_machine import PartitionZk
-from controller.request_batch import RequestBatch
+from controller.request_batch import LeaderAndIsrEntry, RequestBatch
 from controller.states import ReplicaState, written_by_newer_controller
 from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from eventlog import (
@@ -40,7 +40,7 @@ from eventlog import (
     MalformedZnode,
     ReplicaStateChange,
 )
-from zkdata.fenced_writes import committed_zxid
+from zkdata.fenced_writes import OpResult, committed_zxid
 from zkdata.model import ReplicaAssignment
 from zkdata.pipelined_reads import Reads
 
@@ -108,12 +108,12 @@ class ReplicaStateMachine:
         target: ReplicaState,
         just_written: Mapping[TopicPartition, LeaderAndIsr],
     ) -> None:
-        valid = []
+        valid, was = [], []
         allowed = tuple(target.valid_previous)  # found by identity, not by the enum's hash
-        for replica in replicas:
-            current = self._ctx.replica_state(replica)
+        for replica, current in zip(replicas, self._ctx.replica_states(replicas), strict=True):
             if current in allowed:
                 valid.append(replica)
+                was.append(current)
             else:
                 self._invalid(replica, current, target)
         done: list[PartitionReplica] = []
@@ -131,9 +131,10 @@ class ReplicaStateMachine:
                         )
                     done.append(replica)
             case ReplicaState.ONLINE:
-                for replica in valid:
+                told: list[LeaderAndIsrEntry] = []
+                for replica, current in zip(valid, was, strict=True):
                     tp = replica.topic_partition
-                    if self._ctx.replica_state(replica) is ReplicaState.NEW:
+                    if current is ReplicaState.NEW:
                         assignment = self._ctx.assignment(tp)
                         if broker_id not in assignment.replicas:
                             self._ctx.set_assignment(
@@ -147,27 +148,15 @@ class ReplicaStateMachine:
                     else:
                         leadership = self._ctx.leadership(tp)
                         if leadership is not None:
-                            self._batch.add_leader_and_isr(
-                                [broker_id], tp, leadership, self._ctx.assignment(tp), is_new=False
-                            )
+                            told.append(((broker_id,), tp, leadership, self._ctx.assignment(tp)))
                     done.append(replica)
+                self._batch.add_leader_and_isrs(told, is_new=False)
             case ReplicaState.OFFLINE:
-                for replica in valid:
-                    self._batch.add_stop_replica([broker_id], replica.topic_partition, delete=False)
-                with_leadership = [
-                    r.topic_partition for r in valid if self._ctx.leadership(r.topic_partition)
-                ]
+                partitions = [r.topic_partition for r in valid]
+                self._batch.add_stop_replicas(broker_id, partitions, delete=False)
+                with_leadership = [tp for tp in partitions if self._ctx.leadership(tp)]
                 shrunk = self._remove_from_isr(broker_id, with_leadership, just_written)
-                for tp, state in shrunk.items():
-                    if not self._ctx.is_topic_queued_for_deletion(tp.topic):
-                        recipients = [
-                            r
-                            for r in self._ctx.replicas(tp)
-                            if r != broker_id and self._ctx.is_replica_online(r, True)
-                        ]
-                        self._batch.add_leader_and_isr(
-                            recipients, tp, state, self._ctx.assignment(tp), is_new=False
-                        )
+                self._batch.add_leader_and_isrs(self._told_of_shrinks(broker_id, shrunk), False)
                 leaderless = [r for r in valid if self._ctx.leadership(r.topic_partition) is None]
                 for replica in leaderless:  # the brokers still learn the replica is offline
                     self._batch.add_update_metadata(
@@ -193,8 +182,7 @@ class ReplicaStateMachine:
                 done = valid
             case _:
                 done = valid
-        for replica in done:
-            self._ctx.set_replica_state(replica, target)
+        self._ctx.set_replica_states(done, target)
         if valid:
             self._events.emit(
                 ReplicaStateChange(
@@ -204,6 +192,28 @@ class ReplicaStateMachine:
                     failed=len(valid) - len(done),
                 ),
             )
+
+    def _told_of_shrinks(
+        self, broker_id: int, shrunk: Mapping[TopicPartition, LeaderIsrAndControllerEpoch]
+    ) -> list[LeaderAndIsrEntry]:
+        """The LeaderAndIsr entries of the partitions whose ISR lost `broker_id`: every
+        other live replica is told, except of topics queued for deletion."""
+        ctx = self._ctx
+        live = ctx.live_or_shutting_down_broker_ids()
+        told_of: dict[tuple[int, ...], tuple[int, ...]] = {}  # few distinct replica lists
+        entries: list[LeaderAndIsrEntry] = []
+        for tp, state in shrunk.items():
+            if ctx.is_topic_queued_for_deletion(tp.topic):
+                continue
+            assignment = ctx.assignment(tp)
+            replicas = assignment.replicas
+            recipients = told_of.get(replicas)
+            if recipients is None:
+                recipients = told_of[replicas] = tuple(
+                    r for r in replicas if r != broker_id and r in live
+                )
+            entries.append((recipients, tp, state, assignment))
+        return entries
 
     def _remove_from_isr(
         self,
@@ -226,32 +236,16 @@ class ReplicaStateMachine:
                 raise
             reads, remaining = self._all_failed(remaining, broker_id, exc), []
         while remaining:
-            updates: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
-            for tp in remaining:
-                current = reads.found.get(tp)
-                if tp in reads.malformed:
-                    error = reads.malformed[tp]
-                    self._events.emit(MalformedZnode(path=error.path, reason=error.reason))
-                    self._shrink_failed(tp, broker_id, "state znode does not decode")
-                elif current is None:
-                    if not self._ctx.is_topic_queued_for_deletion(tp.topic):
-                        self._shrink_failed(tp, broker_id, "state znode is missing")
-                elif current.controller_epoch > self._ctx.epoch:
-                    self._shrink_failed(
-                        tp,
-                        broker_id,
-                        written_by_newer_controller(current.controller_epoch, self._ctx.epoch),
-                    )
-                elif broker_id not in current.leader_and_isr.isr:
-                    settled[tp] = current  # nothing to shrink: write nothing, keep what was read
-                    self._ctx.set_leadership(tp, current)
-                else:
-                    updates[tp] = LeaderIsrAndControllerEpoch(
-                        remove_replica_from_isr(
-                            current.leader_and_isr, broker_id, self._keep_last_isr_member
-                        ),
-                        self._ctx.epoch,
-                    )
+            found = reads.found
+            if reads.malformed:  # reported, not decided
+                found = {tp: s for tp, s in found.items() if tp not in reads.malformed}
+            decided = decide_isr_shrinks(
+                broker_id, remaining, found, self._ctx.epoch, self._keep_last_isr_member
+            )
+            self._report_undecided(broker_id, decided.undecided, reads)
+            settled.update(decided.unchanged)  # nothing to shrink: keep what was read
+            self._ctx.set_leaderships(decided.unchanged)
+            updates = decided.writes
             if not updates:
                 break
             try:
@@ -260,17 +254,7 @@ class ReplicaStateMachine:
                 if self._batch.aborts_on_zk_error:
                     raise
                 written = dict.fromkeys(updates, exc)
-            remaining = []
-            with self._events.together():  # one write for the round's events
-                for tp, outcome in written.items():
-                    if isinstance(outcome, BadVersionError):
-                        remaining.append(tp)
-                    elif isinstance(outcome, Exception):
-                        self._shrink_failed(tp, broker_id, type(outcome).__name__)
-                    else:
-                        settled[tp] = self._shrunk(
-                            tp, broker_id, updates[tp], int(outcome), committed_zxid(outcome)
-                        )
+            remaining = self._record_shrinks(broker_id, updates, written, settled)
             if remaining:
                 try:
                     reads = self._zk.get_partition_states(remaining)
@@ -321,37 +305,73 @@ class ReplicaStateMachine:
         reads = self._zk.get_partition_states(unsure)
         return Reads({**found, **reads.found}, reads.malformed)
 
-    def _shrunk(
+    def _report_undecided(
         self,
-        tp: TopicPartition,
         broker_id: int,
-        written: LeaderIsrAndControllerEpoch,
-        zk_version: int,
-        zxid: int | None,
-    ) -> LeaderIsrAndControllerEpoch:
-        """Record a shrunk ISR that is now in ZooKeeper at `zk_version`, written by the
-        ZooKeeper transaction `zxid` (None when the client did not say)."""
-        new = written.leader_and_isr
-        stored = LeaderIsrAndControllerEpoch(
-            LeaderAndIsr(new.leader, new.leader_epoch, new.isr, zk_version), self._ctx.epoch
-        )
-        self._ctx.set_leadership(tp, stored)
-        self._events.emit(
-            IsrChanged(
-                topic=tp.topic,
-                partition=tp.partition,
-                reason="replica offline",
-                by="controller",
-                replica=broker_id,
-                leader=new.leader,
-                leader_epoch=new.leader_epoch,
-                isr=list(new.isr),
-                zk_version=zk_version,
-                zxid=zxid,
-                controller_epoch=self._ctx.epoch,
-            ),
-        )
-        return stored
+        partitions: list[TopicPartition],
+        reads: Reads[TopicPartition, LeaderIsrAndControllerEpoch],
+    ) -> None:
+        """An event for each of `partitions` whose state could not be shrunk: it does not
+        decode, is missing (unless its topic is being deleted) or a newer controller wrote
+        it."""
+        for tp in partitions:
+            current = reads.found.get(tp)
+            if tp in reads.malformed:
+                error = reads.malformed[tp]
+                self._events.emit(MalformedZnode(path=error.path, reason=error.reason))
+                self._shrink_failed(tp, broker_id, "state znode does not decode")
+            elif current is None:
+                if not self._ctx.is_topic_queued_for_deletion(tp.topic):
+                    self._shrink_failed(tp, broker_id, "state znode is missing")
+            else:
+                reason = written_by_newer_controller(current.controller_epoch, self._ctx.epoch)
+                self._shrink_failed(tp, broker_id, reason)
+
+    def _record_shrinks(
+        self,
+        broker_id: int,
+        updates: Mapping[TopicPartition, LeaderIsrAndControllerEpoch],
+        written: Mapping[TopicPartition, OpResult],
+        settled: dict[TopicPartition, LeaderIsrAndControllerEpoch],
+    ) -> list[TopicPartition]:
+        """Record the shrunk ISRs now in ZooKeeper (the context, an event each, `settled`)
+        and report the writes that failed; returns the partitions that lost a race
+        (BADVERSION), to read and decide again."""
+        epoch = self._ctx.epoch
+        emit = self._events.emit
+        stored_states: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
+        lost: list[TopicPartition] = []
+        with self._events.together():  # one write for the round's events
+            for tp, outcome in written.items():
+                if isinstance(outcome, BadVersionError):
+                    lost.append(tp)
+                    continue
+                if isinstance(outcome, Exception):
+                    self._shrink_failed(tp, broker_id, type(outcome).__name__)
+                    continue
+                new = updates[tp].leader_and_isr
+                zk_version = int(outcome)
+                stored_states[tp] = LeaderIsrAndControllerEpoch(
+                    LeaderAndIsr(new.leader, new.leader_epoch, new.isr, zk_version), epoch
+                )
+                emit(
+                    IsrChanged(
+                        topic=tp.topic,
+                        partition=tp.partition,
+                        reason="replica offline",
+                        by="controller",
+                        replica=broker_id,
+                        leader=new.leader,
+                        leader_epoch=new.leader_epoch,
+                        isr=list(new.isr),
+                        zk_version=zk_version,
+                        zxid=committed_zxid(outcome),
+                        controller_epoch=epoch,
+                    ),
+                )
+        self._ctx.set_leaderships(stored_states)
+        settled.update(stored_states)
+        return lost
 
     def _shrink_failed(self, tp: TopicPartition, broker_id: int, reason: str) -> None:
         self._events.emit(

@@ -27,7 +27,7 @@ Event thread only, except the response callbacks, which run on
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, KeysView
+from collections.abc import Callable, Collection, Iterable, KeysView
 from operator import is_
 
 from controller import events as ev
@@ -41,10 +41,10 @@ from controller.control_responses import (
     deleted_partitions,
 )
 from controller.request_split import split_by_size
+from controller.request_states import during_delete, leader_and_isr_state
 from domain import (
     EPOCH_DURING_DELETE,
     NO_EPOCH,
-    LeaderAndIsr,
     LeaderIsrAndControllerEpoch,
     TopicPartition,
 )
@@ -56,6 +56,11 @@ Send = Callable[[int, ControlRequest, ResponseCallback | None], bool]
 #: Sends, in a batch of its own, UpdateMetadata with `partitions` to `brokers` (the active
 #: controller's `_send_update_metadata`, handed to the duties that need it).
 SendUpdateMetadata = Callable[[frozenset[int], list[TopicPartition]], None]
+#: One partition of `RequestBatch.add_leader_and_isrs`: the brokers to tell, the partition,
+#: its leadership and its assignment.
+LeaderAndIsrEntry = tuple[
+    Iterable[int], TopicPartition, LeaderIsrAndControllerEpoch, ReplicaAssignment
+]
 #: Puts an event on the controller's queue from any thread (`Watchers.enqueue`).
 Enqueue = Callable[[ev.ControllerEvent], None]
 
@@ -135,34 +140,53 @@ class RequestBatch:
         is_new: bool,
     ) -> None:
         """Tell `broker_ids` about a partition's leadership (and all live brokers' caches)."""
-        made = self._made.get(tp)
-        for broker_id in broker_ids:
-            if broker_id < 0:
-                continue
-            per_broker = self._leader_and_isr.setdefault(broker_id, {})
-            previous = per_broker.get(tp)
-            new = is_new or (previous is not None and previous.is_new)
-            # one state object per partition for every broker told the same leadership,
-            # in this call or an earlier one of the batch (the replica state machine adds
-            # one replica at a time), so that their requests share it (`_send_leader_and_isr`)
-            if made is None or not (
-                made[0] is leadership and made[1] is assignment and made[2].is_new is new
-            ):
-                made = (
-                    leadership,
-                    assignment,
-                    _leader_and_isr_state(tp, leadership, assignment, new),
-                )
-                self._made[tp] = made
-            per_broker[tp] = made[2]
-        self.add_update_metadata(self._context.live_or_shutting_down_broker_ids(), [tp])
+        self.add_leader_and_isrs(((broker_ids, tp, leadership, assignment),), is_new)
+
+    def add_leader_and_isrs(self, entries: Iterable[LeaderAndIsrEntry], is_new: bool) -> None:
+        """`add_leader_and_isr` for a round's partitions in one pass (`entries` must not
+        change the context while they are iterated)."""
+        made_for, told = self._made, self._leader_and_isr
+        added = []
+        for broker_ids, tp, leadership, assignment in entries:
+            made = made_for.get(tp)
+            for broker_id in broker_ids:
+                if broker_id < 0:
+                    continue
+                per_broker = told.get(broker_id)
+                if per_broker is None:
+                    per_broker = told[broker_id] = {}
+                previous = per_broker.get(tp)
+                new = is_new or (previous is not None and previous.is_new)
+                # one state object per partition for every broker told the same leadership,
+                # in this call or an earlier one of the batch (the replica state machine adds
+                # one broker at a time), so that their requests share it (`_send_leader_and_isr`)
+                if made is None or not (
+                    made[0] is leadership and made[1] is assignment and made[2].is_new is new
+                ):
+                    made = (
+                        leadership,
+                        assignment,
+                        leader_and_isr_state(tp, leadership, assignment, new),
+                    )
+                    made_for[tp] = made
+                per_broker[tp] = made[2]
+            added.append(tp)
+        if added:
+            self.add_update_metadata(self._context.live_or_shutting_down_broker_ids(), added)
 
     def add_stop_replica(self, broker_ids: Iterable[int], tp: TopicPartition, delete: bool) -> None:
         """Stop (and maybe delete) a partition's replica on `broker_ids`."""
         for broker_id in broker_ids:
-            if broker_id < 0:
-                continue
-            per_broker = self._stop_replica.setdefault(broker_id, {})
+            self.add_stop_replicas(broker_id, (tp,), delete)
+
+    def add_stop_replicas(
+        self, broker_id: int, partitions: Collection[TopicPartition], delete: bool
+    ) -> None:
+        """Stop (and maybe delete) the replicas of `partitions` on `broker_id`."""
+        if broker_id < 0 or not partitions:
+            return
+        per_broker = self._stop_replica.setdefault(broker_id, {})
+        for tp in partitions:
             per_broker[tp] = per_broker.get(tp, False) or delete
 
     def add_update_metadata(
@@ -276,7 +300,7 @@ class RequestBatch:
             if queued is None:
                 queued = deleting[topic] = ctx.is_topic_queued_for_deletion(topic)
             if queued:
-                lai = _during_delete(lai)
+                lai = during_delete(lai)
             if per_partition:
                 offline = ctx.offline_replicas(tp, replicas)
             else:
@@ -369,32 +393,3 @@ def _stop_replica_answer(
 
 def _by_partition(item: tuple[TopicPartition, bool]) -> TopicPartition:
     return item[0]
-
-
-def _during_delete(lai: LeaderAndIsr) -> LeaderAndIsr:
-    """What UpdateMetadata says of a partition whose topic is queued for deletion (Kafka's
-    `LeaderAndIsr.duringDelete`): leader -2 (brokers drop the partition from their
-    metadata), the ISR, and the initial leader epoch and zkVersion."""
-    return LeaderAndIsr(EPOCH_DURING_DELETE, 0, lai.isr, 0)
-
-
-def _leader_and_isr_state(
-    tp: TopicPartition,
-    leadership: LeaderIsrAndControllerEpoch,
-    assignment: ReplicaAssignment,
-    is_new: bool,
-) -> m.LeaderAndIsrPartitionState:
-    lai = leadership.leader_and_isr
-    return m.LeaderAndIsrPartitionState(
-        topic=tp.topic,
-        partition=tp.partition,
-        controller_epoch=leadership.controller_epoch,
-        leader=lai.leader,
-        leader_epoch=lai.leader_epoch,
-        isr=lai.isr,
-        zk_version=lai.zk_version,
-        replicas=assignment.replicas,
-        adding_replicas=assignment.adding_replicas,
-        removing_replicas=assignment.removing_replicas,
-        is_new=is_new,
-    )

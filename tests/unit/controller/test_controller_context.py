@@ -3,8 +3,8 @@ replicas of a live broker, and which offline partitions OfflinePartitionsCount c
 
 from __future__ import annotations
 
-from controller.context import ControllerContext
-from controller.states import PartitionState
+from controller.context import ControllerContext, PartitionReplica
+from controller.states import PartitionState, ReplicaState
 from controller.testing.brokers import make_broker
 from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from zkdata.model import ReplicaAssignment
@@ -108,3 +108,24 @@ def test_the_partition_count_is_every_partition_listed() -> None:
     assert ctx.partition_count() == len(ctx.all_partitions()) == 3
     ctx.remove_topic("a")
     assert ctx.partition_count() == len(ctx.all_partitions()) == 1
+
+
+def test_states_set_many_at_once_read_back_one_by_one() -> None:
+    ctx = ControllerContext()
+    tps = [TopicPartition("t", p) for p in range(3)]
+    replicas = [PartitionReplica(tp, 1) for tp in tps]
+    leadership = LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 2, (1,), 3), 4)
+    ctx.set_replica_states(replicas[:2], ReplicaState.ONLINE)
+    ctx.set_leaderships({tps[0]: leadership})
+    ctx.set_partition_states({tps[1]: PartitionState.OFFLINE})
+    assert ctx.replica_states(replicas) == [
+        ReplicaState.ONLINE,
+        ReplicaState.ONLINE,
+        ReplicaState.NON_EXISTENT,
+    ]
+    assert ctx.replica_states(replicas) == [ctx.replica_state(r) for r in replicas]
+    assert (ctx.leadership(tps[0]), ctx.leadership(tps[1])) == (leadership, None)
+    assert ctx.partition_state(tps[1]) is PartitionState.OFFLINE
+    ctx.set_replica_states(replicas[1:], ReplicaState.NON_EXISTENT)
+    assert ctx.replica_states(replicas)[1] is ReplicaState.NON_EXISTENT
+    assert ctx.replica_state(replicas[0]) is ReplicaState.ONLINE

@@ -13,6 +13,7 @@ import pytest
 
 from controller.context import ControllerContext
 from controller.request_batch import RequestBatch
+from controller.request_states import leader_and_isr_state
 from controller.testing.brokers import RecordingSend, make_broker
 from domain import (
     EPOCH_DURING_DELETE,
@@ -507,3 +508,69 @@ def test_clear_drops_everything_added(
     batch.new_batch()
     batch.send()
     assert send.sent == []
+
+
+# --- many partitions in one call ---------------------------------------------------------------
+
+
+def test_adding_a_rounds_leader_and_isr_entries_at_once_sends_what_one_by_one_sends(
+    ctx: ControllerContext,
+) -> None:
+    one_by_one, at_once = RecordingSend(), RecordingSend()
+    entries = [((1, 2), TP0), ((3,), TP1), ((2, -1), TP1)]
+    batch = RequestBatch(CONTROLLER_ID, ctx, one_by_one)
+    for brokers, tp in entries:
+        add_lai(batch, ctx, brokers, tp)
+    batch.send()
+    batch = RequestBatch(CONTROLLER_ID, ctx, at_once)
+    states = {TP0: leadership(1, (1, 2, 3)), TP1: leadership(2, (2, 3, 1), leader_epoch=8)}
+    assert states == {TP0: ctx.leadership(TP0), TP1: ctx.leadership(TP1)}
+    batch.add_leader_and_isrs(
+        ((brokers, tp, states[tp], ctx.assignment(tp)) for brokers, tp in entries), is_new=False
+    )
+    batch.send()
+    assert at_once.sent == one_by_one.sent
+    assert {b for b, _ in at_once.of_type(m.LeaderAndIsrRequest)} == {1, 2, 3}
+
+
+def test_adding_no_leader_and_isr_entries_adds_no_update_metadata(
+    batch: RequestBatch, send: RecordingSend
+) -> None:
+    batch.add_leader_and_isrs([], is_new=False)
+    batch.send()
+    assert send.sent == []
+
+
+def test_stopping_many_replicas_of_a_broker_at_once_stops_each(
+    batch: RequestBatch, send: RecordingSend
+) -> None:
+    batch.add_stop_replicas(2, [TP0, TP1], delete=False)
+    batch.add_stop_replicas(2, [TP1], delete=True)
+    batch.add_stop_replicas(-1, [TP0], delete=True)
+    batch.add_stop_replicas(3, [], delete=True)
+    batch.send()
+    [(broker, request)] = send.of_type(m.StopReplicaRequest)
+    assert broker == 2
+    assert [(s.partition, s.delete_partition) for s in request.partition_states] == [
+        (0, False),
+        (1, True),
+    ]
+
+
+def test_a_leader_and_isr_state_is_the_named_tuple_its_fields_make() -> None:
+    state = leadership(1, (1, 2), leader_epoch=4)
+    made = leader_and_isr_state(TP0, state, ReplicaAssignment((1, 2, 3), (3,), (2,)), True)
+    assert made == m.LeaderAndIsrPartitionState(
+        topic=TOPIC,
+        partition=0,
+        controller_epoch=EPOCH,
+        leader=1,
+        leader_epoch=4,
+        isr=(1, 2),
+        zk_version=7,
+        replicas=(1, 2, 3),
+        adding_replicas=(3,),
+        removing_replicas=(2,),
+        is_new=True,
+    )
+    assert type(made) is m.LeaderAndIsrPartitionState
