@@ -16,16 +16,21 @@ from chaos.cluster.handle import ClusterHandle
 from chaos.cluster.metrics_scrape import fetch_metrics, parse_metrics
 from chaos.cluster.snapshots import ACTIVE_CONTROLLER, take_snapshot
 from chaos.errors import ChaosError, FaultError
+from chaos.faults.power import PowerLoss
 from chaos.generator.scenarios import Scenario
 from chaos.generator.schedule import Schedule
 from client import Client
+from domain.flush import FLUSH_INTERVAL_SETTING, NEVER_FLUSH, flushes_every_message
 from harness.waiting import wait_until
 from rundir.host_time import CLOCK_KEY, ClockAnchor
 from rundir.invariants import ClusterSnapshot, problems
 from rundir.invariants.names import EVERY_RUN
 from rundir.layout import RUN_DIR_VERSION
+from rundir.rejudge import ACKNOWLEDGED_LOSS_ALLOWED
 from security.tls_files import CLIENT, load_identity
 from zkdata.errors import ZkDataError
+
+POWER_LOSS = PowerLoss.KIND
 
 #: Seconds between readiness polls; the deadline of the set-up steps.
 POLL_S = 1.0
@@ -84,6 +89,17 @@ def check_inter_broker_protocol(cluster: ClusterHandle, wanted: str | None) -> N
         )
 
 
+def acknowledged_loss_allowed(schedule: Schedule, flush_interval: int | None) -> str | None:
+    """Why the run may lose acknowledged writes without failing, or None: a power loss
+    while the brokers do not fsync every message before it counts (Kafka's durability
+    model relies on replication, which a power loss of most replicas defeats)."""
+    cut = any(step.fault.kind == POWER_LOSS for step in schedule.steps)
+    if not cut or flushes_every_message(flush_interval):
+        return None
+    shown = "never" if flush_interval in (None, NEVER_FLUSH) else flush_interval
+    return f"{POWER_LOSS} under {FLUSH_INTERVAL_SETTING} {shown}"
+
+
 def run_config(
     scenario: Scenario,
     schedule: Schedule,
@@ -97,6 +113,7 @@ def run_config(
     switches = endpoints.bug_switches(cluster)
     profile, settings = endpoints.broker_settings(cluster) or (None, {})
     protocols = endpoints.inter_broker_protocols(cluster)
+    loss = acknowledged_loss_allowed(schedule, settings.get(FLUSH_INTERVAL_SETTING))
     return {
         "run_dir_version": RUN_DIR_VERSION,
         "scenario": scenario.name,
@@ -110,6 +127,7 @@ def run_config(
         "session_timeout_ms": settings.get(endpoints.SESSION_TIMEOUT),
         "profile": profile,
         "broker_settings": settings,
+        ACKNOWLEDGED_LOSS_ALLOWED: loss,
         "inter_broker_protocol": ",".join(sorted(set(protocols.values()))),
         "bug_switches": list(endpoints.switches_on(switches)),
         "bug_switches_by_broker": {service: list(names) for service, names in switches.items()},

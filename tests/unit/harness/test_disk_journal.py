@@ -113,7 +113,9 @@ changes = st.lists(
 
 
 @given(st.binary(max_size=30), changes)
-def test_a_loss_restores_the_file_as_of_its_last_fsync(initial: bytes, steps: list) -> None:
+def test_a_loss_restores_the_file_as_of_its_last_fsync(
+    initial: bytes, steps: list[tuple[str, int, bytes]]
+) -> None:
     disk = MemoryFiles()
     disk.files[A] = bytearray(initial)
     durable = bytes(initial)

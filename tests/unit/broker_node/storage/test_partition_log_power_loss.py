@@ -78,7 +78,12 @@ def test_sync_fsyncs_the_active_segment(tmp_path: Path, monkeypatch: pytest.Monk
     log.append_as_leader(batch(3), 1)
     synced: list[int] = []
     real = os.fsync
-    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real(fd))[1])
+
+    def fsync(fd: int) -> None:
+        synced.append(fd)
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
     log.sync()
     assert synced, "sync did not fsync"
     log.close()

@@ -50,6 +50,7 @@ NAMES = (
     "slow-network",
     "starved-controller",
     "clock-skew",
+    "power-loss",
     "random",
     "duplicated-requests",
     "reordered-requests",

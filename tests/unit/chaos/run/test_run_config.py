@@ -14,7 +14,12 @@ import pytest
 
 from chaos.cluster.handle import ClusterHandle
 from chaos.generator.scenarios import SCENARIOS
-from chaos.run.setup import RunSetupError, check_inter_broker_protocol, run_config
+from chaos.run.setup import (
+    RunSetupError,
+    acknowledged_loss_allowed,
+    check_inter_broker_protocol,
+    run_config,
+)
 from pipeline.runs import RunConfig
 from rundir.rejudge import settings_of
 
@@ -87,3 +92,19 @@ def test_a_run_refuses_a_cluster_on_another_inter_broker_protocol() -> None:
     check_inter_broker_protocol(cluster, "2.6")
     with pytest.raises(RunSetupError, match=r"INTER_BROKER_PROTOCOL=2\.7"):
         check_inter_broker_protocol(cluster, "2.7")
+
+
+@pytest.mark.parametrize(
+    ("scenario", "interval", "allowed"),
+    [
+        ("power-loss", 2**63 - 1, "power-loss under log-flush-interval-messages never"),
+        ("power-loss", 100, "power-loss under log-flush-interval-messages 100"),
+        ("power-loss", 1, None),
+        ("broker-failure", 2**63 - 1, None),
+    ],
+)
+def test_a_power_loss_allows_lost_writes_only_under_a_lazy_flush_policy(
+    scenario: str, interval: int, allowed: str | None
+) -> None:
+    schedule = SCENARIOS[scenario].schedule(1)
+    assert acknowledged_loss_allowed(schedule, interval) == allowed
