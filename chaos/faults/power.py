@@ -3,8 +3,9 @@ broker wrote since its files' last fsync sat in a page cache that the power cut 
 (lazyfs's model; metadata survives, data does not).
 
 - `disk-volatile` (lasting): the targets' layers journal every change since each file's
-  last fsync (`lose_unsynced`), which a power loss can then take back. Took effect once a
-  layer saw an operation under it; undone when the rules are cleared.
+  last fsync (`lose_unsynced`), which a power loss can then take back. Took effect once
+  every target's layer keeps the journal (an idle broker may write nothing for a while:
+  no operation is waited for); undone when the rules are cleared.
 - `power-loss` (instant): SIGKILL every target at once, wait until none runs, have each
   layer take back its unsynced changes (`lose`), start the targets again. It needs the
   layers armed by `disk-volatile` (start fails otherwise, before killing anything). Took
@@ -53,6 +54,18 @@ class DiskVolatile(DiskFault):
     def params(self) -> dict[str, object]:
         """None."""
         return {}
+
+    def _effect(self, cluster: FaultTarget, target: str) -> Check:
+        """The target's layer keeps the journal."""
+        stats = disk._stats(cluster, target)
+        if stats is None:
+            return Check(False, f"{target}: no disk layer answers")
+        seen = stats.counters.seen
+        return Check(
+            stats.rules == self.rules(),
+            f"{target} ({cluster.status(target)}): layer journals unsynced writes, "
+            f"{seen['write']} writes and {seen['fsync']} fsyncs since",
+        )
 
     def stop(self, cluster: FaultTarget) -> None:
         """Clear the rules (the journal with them); nothing failed, nothing restarts."""

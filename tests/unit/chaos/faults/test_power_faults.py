@@ -71,10 +71,12 @@ def test_disk_volatile_arms_the_journal_and_its_undo_clears_it(
     fault = DiskVolatile(TARGETS)
     fault.start(cluster)
     assert layers["broker1"].rules == LayerRules(lose_unsynced=True)
-    assert not fault.took_effect(cluster).ok
     layers["broker1"].counters.seen["write"] = 3
-    layers["broker2"].counters.seen["write"] = 1
-    assert fault.took_effect(cluster).ok
+    effect = fault.took_effect(cluster)
+    assert effect.ok
+    assert "broker1 (running): layer journals unsynced writes, 3 writes" in effect.detail
+    layers["broker2"].rules = LayerRules()
+    assert not fault.took_effect(cluster).ok
     fault.stop(cluster)
     assert all(layer.rules.transparent for layer in layers.values())
     assert fault.undone(cluster).ok
