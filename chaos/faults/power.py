@@ -6,8 +6,10 @@ broker wrote since its files' last fsync sat in a page cache that the power cut 
   last fsync (`lose_unsynced`), which a power loss can then take back. Took effect once
   every target's layer keeps the journal (an idle broker may write nothing for a while:
   no operation is waited for); undone when the rules are cleared.
-- `power-loss` (instant): SIGKILL every target at once, wait until none runs, have each
-  layer take back its unsynced changes (`lose`), start the targets again. It needs the
+- `power-loss` (instant): SIGKILL every target at once, wait until none runs and their
+  ZooKeeper registrations are gone (a machine whose power was cut comes back long after
+  its session expired, so a registration seen later is the new one), have each layer
+  take back its unsynced changes (`lose`), start the targets again. It needs the
   layers armed by `disk-volatile` (start fails otherwise, before killing anything). Took
   effect once every target was cut and runs again, the detail naming what each layer
   took back (files, bytes); undone when every target runs, is registered in ZooKeeper,
@@ -37,6 +39,9 @@ from chaos.faults.params import ParamRule
 from chaos.faults.process import EXIT_WAIT_S, NOT_RUNNING, RUNNING, kill_running, start_stopped
 from harness.disk_layers import DiskLayerError
 from harness.disk_rules import LayerRules
+
+#: How long a power loss waits for its targets' ZooKeeper sessions to expire.
+SESSION_WAIT_S = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +92,8 @@ class PowerLoss(TargetedFault):
     )
 
     def start(self, cluster: FaultTarget) -> None:
-        """Check every layer is armed, kill every target, wait until none runs, `lose`
-        on every layer, start the targets again."""
+        """Check every layer is armed, kill every target, wait until none runs or is
+        registered, `lose` on every layer, start the targets again."""
         controls = {target: disk._layer(cluster, target) for target in self.targets}
         for target, control in controls.items():
             try:
@@ -107,6 +112,11 @@ class PowerLoss(TargetedFault):
                 if time.monotonic() > deadline:
                     raise FaultFailed(f"{target} still {status} {EXIT_WAIT_S:.0f}s after SIGKILL")
                 time.sleep(0.02)
+        deadline = time.monotonic() + SESSION_WAIT_S
+        while left := [t for t in self.targets if cluster.broker_registered(broker_id(t))]:
+            if time.monotonic() > deadline:
+                raise FaultFailed(f"{left} still registered {SESSION_WAIT_S:.0f}s after SIGKILL")
+            time.sleep(0.1)
         for target, control in controls.items():
             try:
                 lost = control.lose().lost

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from chaos.errors import FaultFailed
-from chaos.faults import disk
+from chaos.faults import disk, power
 from chaos.faults.power import DiskVolatile, PowerLoss
 from chaos.faults.process import RUNNING
 from chaos.faults.registry import FAULT_TYPES, fault_from_json
@@ -48,8 +48,17 @@ class FakeLayer:
 
 
 @pytest.fixture
-def cluster() -> FakeCluster:
-    return FakeCluster()
+def cluster(monkeypatch: pytest.MonkeyPatch) -> FakeCluster:
+    """Three brokers; a killed one's registration goes with it (its session expires)."""
+    fake = FakeCluster()
+    kill = fake.kill
+
+    def killed(service: str, signal: str = "SIGKILL") -> None:
+        kill(service, signal)
+        fake.registered.discard(int(service.removeprefix("broker")))
+
+    monkeypatch.setattr(fake, "kill", killed)
+    return fake
 
 
 @pytest.fixture
@@ -93,9 +102,11 @@ def test_a_power_loss_loses_the_writes_of_killed_brokers_and_starts_them(
     assert layers["broker2"].lost_while == ["exited"]
     assert layers["broker3"].lost_while == []
     assert [cluster.status(t) for t in TARGETS] == [RUNNING, RUNNING]
+    assert cluster.registered == {3}, "started before the old sessions were gone"
     effect = fault.took_effect(cluster)
     assert effect.ok
     assert "took back 200 bytes of 2 files" in effect.detail
+    cluster.registered |= {1, 2}  # registered again
     assert not fault.undone(cluster).ok  # the layers still journal
     fault.stop(cluster)
     assert fault.undone(cluster).ok
@@ -119,6 +130,8 @@ def test_a_heal_rebuilds_it_and_starts_the_brokers_left_down(
     rebuilt = fault_from_json("power-loss", json.loads(json.dumps(fault.describe())))
     assert rebuilt == fault
     rebuilt.stop(cluster)
+    assert not rebuilt.undone(cluster).ok  # not registered yet
+    cluster.registered |= {1, 2}
     assert rebuilt.undone(cluster).ok
 
 
@@ -135,3 +148,16 @@ def test_both_kinds_are_in_the_registry() -> None:
     assert FAULT_TYPES["power-loss"].lasts is False
     assert FAULT_TYPES["disk-volatile"].lasts is True
     assert FAULT_TYPES["power-loss"].build(TARGETS, {}) == PowerLoss(TARGETS)
+
+
+def test_a_power_loss_fails_when_a_registration_outlives_the_wait(
+    cluster: FakeCluster, layers: dict[str, FakeLayer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    DiskVolatile(TARGETS).start(cluster)
+    monkeypatch.setattr(power, "SESSION_WAIT_S", 0.2)
+    monkeypatch.setattr(
+        cluster, "kill", lambda service, signal="SIGKILL": cluster.state.update({service: "exited"})
+    )
+    with pytest.raises(FaultFailed, match="still registered"):
+        PowerLoss(TARGETS).start(cluster)
+    assert layers["broker1"].lost_while == []
