@@ -138,7 +138,7 @@ cluster-up: images
 # brokers in notify mode (a failed log directory is reported to the controller, as by a
 # Kafka broker with other live directories). A cluster already running without them is
 # refused by the run, which says how to start one (`make down` first).
-DISK_SCENARIOS := disk-failure slow-disk disk-full
+DISK_SCENARIOS := disk-failure slow-disk disk-full power-loss
 $(addprefix chaos-,$(DISK_SCENARIOS)): DISK_LAYER = 1
 $(addprefix chaos-,$(DISK_SCENARIOS)): export ON_LOG_DIR_FAILURE ?= notify
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from broker_node.log_dir_failure import LogDirFailureAction
 from broker_node.options import build_parser
 from bugs import NO_BUGS, BugSwitchError, BugSwitches, parse_switches, require_allowed
+from domain.flush import FLUSH_INTERVAL_FLAG, NEVER_FLUSH
 from domain.profiles import KAFKA, PROFILE_FLAG, SETTINGS, ProfileError, check_profile, resolve
 from domain.protocols import (
     DEFAULT_INTER_BROKER_PROTOCOL,
@@ -54,6 +55,8 @@ class BrokerConfig:
     data_dir: Path | None = None
     replica_lag_time_max_ms: int = 30_000
     min_insync_replicas: int = 1
+    #: Kafka's `log.flush.interval.messages`; None: never (Kafka's Long.MAX_VALUE).
+    log_flush_interval_messages: int | None = None
     isr_change_blackout_ms: int = 5_000
     #: Kafka's `replica.high.watermark.checkpoint.interval.ms`.
     replica_high_watermark_checkpoint_interval_ms: int = 5_000
@@ -207,6 +210,7 @@ def load_config(
         data_dir=data_dir,
         replica_lag_time_max_ms=lag,
         min_insync_replicas=min_isr,
+        log_flush_interval_messages=_flush_interval(parser, args.log_flush_interval_messages),
         isr_change_blackout_ms=blackout,
         replica_high_watermark_checkpoint_interval_ms=timing(
             "--replica-high-watermark-checkpoint-interval-ms", 0, 3_600_000
@@ -271,6 +275,11 @@ def _inter_broker_protocol(parser: argparse.ArgumentParser, raw: str) -> str:
         return check_inter_broker_protocol(raw)
     except ValueError as exc:
         parser.error(f"{INTER_BROKER_PROTOCOL_FLAG}: {exc}")
+
+
+def _flush_interval(parser: argparse.ArgumentParser, raw: str | None) -> int | None:
+    value = _int(parser, FLUSH_INTERVAL_FLAG, raw, 1, NEVER_FLUSH)
+    return None if value == NEVER_FLUSH else value
 
 
 def _log_dir_failure_action(parser: argparse.ArgumentParser, raw: str) -> LogDirFailureAction:

@@ -11,6 +11,7 @@ import os
 import socket
 from collections.abc import Mapping
 
+from domain.flush import FLUSH_INTERVAL_FLAG, NEVER_FLUSH
 from domain.profiles import (
     DEFAULT_PROFILE,
     FAST,
@@ -116,6 +117,13 @@ _OPTIONS: tuple[tuple[str, str | None, str], ...] = (
     ),
     ("--replica-lag-time-max-ms", None, "a follower this long behind leaves the ISR"),
     ("--min-insync-replicas", "1", "broker default of min.insync.replicas for acks=all"),
+    (
+        FLUSH_INTERVAL_FLAG,
+        str(NEVER_FLUSH),
+        "fsync a partition's log once this many messages were appended since its last "
+        "fsync, before they count (Kafka's log.flush.interval.messages); the default, "
+        "Kafka's Long.MAX_VALUE, never does: flushing is left to the operating system",
+    ),
     (
         "--isr-change-blackout-ms",
         None,

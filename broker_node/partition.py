@@ -57,6 +57,8 @@ class Partition(PartitionIsr):
     #: Set for good when its log directory failed (`take_offline`): every request on it
     #: answers KAFKA_STORAGE_ERROR, as Kafka's `HostedPartition.Offline`.
     offline = False
+    #: The log end offset at the last `sync` of the log (`flush.messages`).
+    _synced_to = 0
 
     # -- roles (gRPC thread handling LeaderAndIsr) -----------------------------------------
 
@@ -130,9 +132,20 @@ class Partition(PartitionIsr):
             if self._idle:
                 self._settle_idle(self.log.log_end_offset)
             first, last = self.log.append_as_leader(stamped, self.leader_epoch)
+            self._sync_if_due()
             self._maybe_increment_hw()
             self._notify()
             return Errors.NONE, first, last
+
+    def _sync_if_due(self) -> None:
+        """Kafka's `flush.messages`: fsync the log once that many messages were appended
+        since its last fsync, before the leader counts them or the follower fetches on
+        (under the lock)."""
+        interval = self.config.flush_interval_messages
+        end = self.log.log_end_offset
+        if interval is not None and end - min(self._synced_to, end) >= interval:
+            self.log.sync()
+            self._synced_to = end
 
     def wait_for_acks(self, last_offset: int, leadership_term: int, timeout_s: float) -> Errors:
         """Block until `acks_outcome` decides (REQUEST_TIMED_OUT after `timeout_s`). For
@@ -288,6 +301,7 @@ class Partition(PartitionIsr):
                         for r in records
                     ]
                 )
+                self._sync_if_due()
             self.log.set_high_watermark(min(leader_hw, self.log.log_end_offset))
 
     def append_encoded_as_follower(self, data: bytes, leader_hw: int) -> None:
@@ -295,6 +309,7 @@ class Partition(PartitionIsr):
         with self._lock:
             if data:
                 self.log.append_encoded_as_follower(data)
+                self._sync_if_due()
             self.log.set_high_watermark(min(leader_hw, self.log.log_end_offset))
 
     def truncate_to(self, offset: int) -> int:

@@ -7,9 +7,8 @@ each change written to the state znode conditionally on its zkVersion
 in its config (2.7, KIP-497), proposed to the controller: one proposal pending at a time
 (`broker_node.isr.PendingIsr`), the high watermark and acks=all counting the larger of the
 committed and proposed ISRs meanwhile, settled by the controller's answer or the next
-LeaderAndIsr. The high watermark moves with the ISR's log ends, and `acks_outcome` says
-what it means for an acks=all Produce. `broker_node.partition.Partition` builds
-on it to serve the requests.
+LeaderAndIsr. The high watermark moves with the ISR's log ends; `acks_outcome` says what
+it means for an acks=all Produce. `broker_node.partition.Partition` serves the requests.
 
 Thread-safety: every method is called with the partition's lock held, or takes it, from
 any thread (gRPC workers, the fetcher threads, the `isr-expiration` thread); ZooKeeper
@@ -51,11 +50,12 @@ class PartitionConfig:
     #: Set at inter.broker.protocol.version 2.7: ISR changes go to the controller as
     #: AlterIsr instead of being written to the state znode.
     alter_isr: AlterIsrManager | None = None
+    #: Kafka's `flush.messages` (None: never, the operating system flushes).
+    flush_interval_messages: int | None = None
 
 
 #: A partition's `high_watermark_moved` is written at most once per this many ms (besides
-#: the one when it becomes leader): one event costs about 4 us (`python -m bench.event_emit`),
-#: and one per move would be one per acks=all Produce of every partition.
+#: the one as it becomes leader): one costs about 4 us (`python -m bench.event_emit`).
 HW_EVENT_INTERVAL_MS = 1000
 
 

@@ -43,7 +43,7 @@ from domain import TopicPartition
 from eventlog import EventLog, LogUnavailable
 from rpc import messages as m
 from rpc.errors import Errors
-from zkdata.topic_configs import min_insync_replicas
+from zkdata.topic_configs import flush_messages, min_insync_replicas
 
 
 class ReplicaManager:
@@ -72,8 +72,8 @@ class ReplicaManager:
         self._maybe_on_disk = _listed(config.data_dir)
         #: hears every I/O error of the data directory (any thread)
         self.log_dir_failures = LogDirFailureChannel(config.data_dir)
-        #: PartitionConfig by min.insync.replicas: one shared instance each
-        self._configs: dict[int, PartitionConfig] = {}
+        #: PartitionConfig by min.insync.replicas and flush.messages: one shared instance
+        self._configs: dict[tuple[int, int | None], PartitionConfig] = {}
         #: set when Fetches may no longer wait for data: stopping (`release_fetches`)
         self._answer_now = threading.Event()
         self.purgatory = ProducePurgatory()
@@ -130,22 +130,31 @@ class ReplicaManager:
 
     def update_topic_config(self, topic: str, overrides: dict[str, str]) -> list[TopicPartition]:
         """A topic's overrides changed (the config-change listener's thread): hosted
-        partitions of `topic` take the new `min.insync.replicas` at once. Returns them."""
-        min_isr = min_insync_replicas(overrides, self.config.min_insync_replicas)
+        partitions of `topic` take the new `min.insync.replicas` and `flush.messages` at
+        once. Returns them."""
+        config = self._topic_config(overrides)
         with self._lock:
             hosted = [p for tp, p in self._partitions.items() if tp.topic == topic]
         for partition in hosted:
-            partition.update_config(self._partition_config(min_isr))
+            partition.update_config(config)
         self._check_purgatory(hosted)
         return sorted(p.tp for p in hosted)
 
-    def _partition_config(self, min_isr: int) -> PartitionConfig:
-        """The (immutable, shared) replication settings for `min_isr`."""
-        config = self._configs.get(min_isr)
+    def _topic_config(self, overrides: Mapping[str, str] | None) -> PartitionConfig:
+        """The (immutable, shared) replication settings of a topic with `overrides`."""
+        broker = self.config
+        if not overrides:
+            key = (broker.min_insync_replicas, broker.flush_interval_messages)
+        else:
+            key = (
+                min_insync_replicas(overrides, broker.min_insync_replicas),
+                flush_messages(overrides, broker.flush_interval_messages),
+            )
+        config = self._configs.get(key)
         if config is None:
-            reread = not self.config.bug_switches.on(STALE_ISR_CACHE)
-            config = self._configs[min_isr] = PartitionConfig(
-                self.config.lag_time_max_ms, min_isr, reread, self.config.alter_isr
+            reread = not broker.bug_switches.on(STALE_ISR_CACHE)
+            config = self._configs[key] = PartitionConfig(
+                broker.lag_time_max_ms, key[0], reread, broker.alter_isr, key[1]
             )
         return config
 
@@ -162,26 +171,22 @@ class ReplicaManager:
                 if self.log_dir_failures.offline:  # no live directory to create it in
                     raise LogError(f"{self.config.data_dir}: the log directory is offline")
                 directory = self._log_dir(tp)
+                config = self._topic_config(overrides.get(tp.topic))
                 log = PartitionLog(
                     directory,
+                    fsync=config.flush_interval_messages is not None,
                     absent=directory.name not in self._maybe_on_disk,
                     on_io_error=self.log_dir_failures.report,
                     hw_checkpoint_interval_ms=self.config.hw_checkpoint_interval_ms,
                 )
                 self._maybe_on_disk.add(directory.name)
-                topic_overrides = overrides.get(tp.topic)
-                min_isr = (
-                    min_insync_replicas(topic_overrides, self.config.min_insync_replicas)
-                    if topic_overrides
-                    else self.config.min_insync_replicas
-                )
                 partition = Partition(
                     tp,
                     self.broker_id,
                     log,
                     self._store,
                     self._events,
-                    self._partition_config(min_isr),
+                    config,
                     self._isr.record_change,
                     on_high_watermark=self._high_watermark_moved,
                 )

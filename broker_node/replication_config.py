@@ -25,6 +25,9 @@ class ReplicationConfig:
     data_dir: Path
     lag_time_max_ms: int = 10_000
     min_insync_replicas: int = 1
+    #: Kafka's `log.flush.interval.messages` (a topic's `flush.messages` overrides it);
+    #: None: never.
+    flush_interval_messages: int | None = None
     isr_change_check_ms: int = ISR_CHANGE_CHECK_MAX_MS
     isr_change_blackout_ms: int = 5_000
     isr_change_max_delay_ms: int = 60_000
@@ -53,6 +56,7 @@ def replication_config(
         data_dir=cfg.log_dir,
         lag_time_max_ms=cfg.replica_lag_time_max_ms,
         min_insync_replicas=cfg.min_insync_replicas,
+        flush_interval_messages=cfg.log_flush_interval_messages,
         isr_change_check_ms=min(ISR_CHANGE_CHECK_MAX_MS, max(100, cfg.isr_change_blackout_ms // 2)),
         isr_change_blackout_ms=cfg.isr_change_blackout_ms,
         fetch_session_slots=cfg.max_incremental_fetch_session_cache_slots,

@@ -15,8 +15,12 @@ directory); files and directories it creates get the caller's uid and gid.
 It serves a control socket, SOCK (mode 0600: root only), one JSON request per connection
 and one JSON answer: `{"cmd": "stats"}` (rules, counters, pid, dir), `{"cmd": "set",
 "rules": {...}}` and `{"cmd": "reset"}` (transparent again). Both start the counters from
-0 and answer with the rules and counters that were in force until then. `--tag` is only there so
-that the process can be found by its command line (`harness.disk_layers`). The process
+0 and answer with the rules and counters that were in force until then. `{"cmd": "lose"}`
+takes back every change made since each file's last fsync while the rules ask for
+`lose_unsynced` (`harness.disk_loss`; only sound while no process has the files open: a
+broker killed as by a power cut) and answers with `lost` (files, bytes) and the counters.
+`--tag` is only there so that the process can be found by its command line
+(`harness.disk_layers`). The process
 ends when DIR is unmounted (`umount DIR`); SIGTERM unmounts and ends it too.
 
 Needs `mfusepy` (ctypes over libfuse 3; imported in `main` only, so the rules and the
@@ -40,6 +44,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from harness.disk_loss import LossKeeper
 from harness.disk_rules import BadRules, LayerCounters, LayerRules
 
 #: What `statfs` reports of the directory's file system.
@@ -55,11 +60,13 @@ class LayerState:
     """The rules in force and the counters, shared by the FUSE threads and the control
     thread (thread-safe)."""
 
-    def __init__(self, seed: int | None = None) -> None:
+    def __init__(self, seed: int | None = None, keeper: LossKeeper | None = None) -> None:
         self._lock = threading.Lock()
         self._rules = LayerRules()
         self._counters = LayerCounters()
         self._random = random.Random(seed)
+        #: The journal of unsynced changes (None: a state without files, for tests).
+        self.keeper = keeper
 
     def set_rules(self, rules: LayerRules) -> dict[str, Any]:
         """Put `rules` in force and start the counters from 0; the rules and counters
@@ -68,7 +75,19 @@ class LayerState:
             before = {"rules": self._rules.to_json(), "counters": self._counters.to_json()}
             self._rules = rules
             self._counters = LayerCounters()
+            if self.keeper is not None:
+                self.keeper.set(rules.lose_unsynced)
         return before
+
+    def lose(self) -> dict[str, Any]:
+        """Take back the unsynced changes; what was lost, and the rules and counters."""
+        if self.keeper is None or not self._rules.lose_unsynced:
+            raise ValueError("the rules do not ask for lose_unsynced")
+        loss = self.keeper.lose()
+        with self._lock:
+            self._counters.lost_files += loss.files
+            self._counters.lost_bytes += loss.bytes
+        return {"lost": loss.to_json(), **self.snapshot()}
 
     def snapshot(self) -> dict[str, Any]:
         """The rules and counters as JSON."""
@@ -111,6 +130,8 @@ def build_operations(root_fd: int, state: LayerState) -> Any:
     """The mfusepy `Operations` that pass through to `root_fd` under `state`'s rules."""
     import mfusepy
 
+    keeper = state.keeper if state.keeper is not None else LossKeeper(root_fd)
+
     def fail(code: int) -> mfusepy.FuseOSError:
         return mfusepy.FuseOSError(code)
 
@@ -140,11 +161,18 @@ def build_operations(root_fd: int, state: LayerState) -> Any:
                 os.close(fd)
 
         def open(self, path: str, flags: int) -> int:
-            return os.open(_relative(path), flags, dir_fd=root_fd)
+            fd = os.open(_relative(path), flags & ~os.O_TRUNC, dir_fd=root_fd)
+            if flags & os.O_TRUNC:
+                keeper.truncate(fd, 0, lambda: os.ftruncate(fd, 0))
+            return fd
 
         def create(self, path: str, mode: int, flags: int = os.O_WRONLY) -> int:
             relative = _relative(path)
-            fd = os.open(relative, flags | os.O_CREAT, mode, dir_fd=root_fd)
+            try:
+                fd = os.open(relative, flags | os.O_CREAT | os.O_EXCL, mode, dir_fd=root_fd)
+                keeper.created(fd)
+            except FileExistsError:  # made meanwhile: opened, not created, here
+                fd = os.open(relative, flags | os.O_CREAT, mode, dir_fd=root_fd)
             uid, gid, _ = mfusepy.fuse_get_context()
             os.fchown(fd, uid, gid)
             return fd
@@ -159,13 +187,14 @@ def build_operations(root_fd: int, state: LayerState) -> Any:
             code = state.before("write", path or "", len(data))
             if code is not None:
                 raise fail(code)
-            return os.pwrite(fh, data, offset)
+            return keeper.write(fh, offset, len(data), lambda: os.pwrite(fh, data, offset))
 
         def fsync(self, path: str, datasync: int, fh: int) -> int:
             code = state.before("fsync", path or "")
             if code is not None:
                 raise fail(code)
             (os.fdatasync if datasync else os.fsync)(fh)
+            keeper.synced(fh)
             return 0
 
         def fsyncdir(self, path: str, datasync: int, fh: int) -> int:
@@ -183,11 +212,11 @@ def build_operations(root_fd: int, state: LayerState) -> Any:
 
         def truncate(self, path: str, length: int, fh: int | None = None) -> int:
             if fh is not None:
-                os.ftruncate(fh, length)
+                keeper.truncate(fh, length, lambda: os.ftruncate(fh, length))
                 return 0
             fd = os.open(_relative(path), os.O_WRONLY, dir_fd=root_fd)
             try:
-                os.ftruncate(fd, length)
+                keeper.truncate(fd, length, lambda: os.ftruncate(fd, length))
             finally:
                 os.close(fd)
             return 0
@@ -202,10 +231,12 @@ def build_operations(root_fd: int, state: LayerState) -> Any:
             return 0
 
         def unlink(self, path: str) -> int:
+            keeper.unlinking(_relative(path))
             os.unlink(_relative(path), dir_fd=root_fd)
             return 0
 
         def rename(self, old: str, new: str) -> int:
+            keeper.unlinking(_relative(new))
             os.rename(_relative(old), _relative(new), src_dir_fd=root_fd, dst_dir_fd=root_fd)
             return 0
 
@@ -235,6 +266,7 @@ def control_server(path: str, state: LayerState, root: str) -> socketserver.Base
         "stats": lambda request: state.snapshot(),
         "set": lambda request: _set(state, request.get("rules")),
         "reset": lambda request: _set(state, {}),
+        "lose": lambda request: state.lose(),
     }
 
     class Handler(socketserver.StreamRequestHandler):
@@ -273,7 +305,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     root = os.path.realpath(args.dir)
     root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
-    state = LayerState(args.seed)
+    state = LayerState(args.seed, LossKeeper(root_fd))
     server = control_server(args.socket, state, root)
     threading.Thread(target=server.serve_forever, name="disk-layer-control", daemon=True).start()
     signal.signal(signal.SIGTERM, lambda signum, frame: mfusepy.fuse_exit())

@@ -104,6 +104,8 @@ class LayerStats:
     pid: int
     rules: LayerRules
     counters: LayerCounters
+    #: What the `lose` answered with took back (files, bytes); None for other requests.
+    lost: tuple[int, int] | None = None
 
 
 class LayerControl:
@@ -123,10 +125,12 @@ class LayerControl:
             raise DiskLayerError(f"disk layer {self.path}: {exc}") from None
         if not answer.get("ok"):
             raise DiskLayerError(f"disk layer {self.path} refused: {answer.get('error')}")
+        lost = answer.get("lost")
         return LayerStats(
             int(answer["pid"]),
             LayerRules.from_json(answer["rules"]),
             LayerCounters.from_json(answer["counters"]),
+            None if lost is None else (int(lost["files"]), int(lost["bytes"])),
         )
 
     def stats(self) -> LayerStats:
@@ -137,6 +141,11 @@ class LayerControl:
         """Put `rules` in force and start the counters from 0; the answer holds the rules
         and counters until then."""
         return self._ask({"cmd": "set", "rules": rules.to_json()})
+
+    def lose(self) -> LayerStats:
+        """Take back every change since each file's last fsync (the rules must ask for
+        `lose_unsynced`; no process may hold the files open); `lost` says how much."""
+        return self._ask({"cmd": "lose"})
 
     def reset(self) -> LayerStats:
         """Make the layer transparent again; the answer holds the rules and counters until

@@ -2,8 +2,10 @@
 `LayerRules`, a frozen value of error rules (an operation, a path glob, an errno and a
 probability), latency rules (an operation and milliseconds) and a byte budget (writes
 past it fail with ENOSPC), with its JSON form for the control socket; and `LayerCounters`,
-what the layer counts (operations seen, failed and delayed per operation, bytes written),
-which is how a disk fault proves that it took effect.
+what the layer counts (operations seen, failed and delayed per operation, bytes written,
+and what a `lose` took back), which is how a disk fault proves that it took effect.
+`lose_unsynced` asks the layer to journal what each file changed since its last fsync
+(`harness.disk_journal`), so that a `lose` command can take it back.
 
 Operations are `read`, `write` and `fsync`; a latency rule may also name `any`. A glob is
 matched (`fnmatch`) against the path inside the layer without its leading `/`
@@ -82,8 +84,13 @@ class LayerRules:
     errors: tuple[ErrorRule, ...] = ()
     latency: tuple[LatencyRule, ...] = ()
     budget_bytes: int | None = None
+    #: Journal every change since each file's last fsync, so that a `lose` command can
+    #: take them back (`harness.disk_journal`).
+    lose_unsynced: bool = False
 
     def __post_init__(self) -> None:
+        if not isinstance(self.lose_unsynced, bool):
+            raise BadRules(f"lose_unsynced must be true or false, got {self.lose_unsynced!r}")
         if self.budget_bytes is not None and (
             isinstance(self.budget_bytes, bool)
             or not isinstance(self.budget_bytes, int)
@@ -94,7 +101,12 @@ class LayerRules:
     @property
     def transparent(self) -> bool:
         """No rule: the layer only passes through."""
-        return not self.errors and not self.latency and self.budget_bytes is None
+        return (
+            not self.errors
+            and not self.latency
+            and self.budget_bytes is None
+            and not self.lose_unsynced
+        )
 
     def error_for(self, op: str, path: str, draw: float) -> int | None:
         """The errno to fail `op` on `path` with, given a uniform `draw` in [0, 1)."""
@@ -120,6 +132,7 @@ class LayerRules:
             ],
             "latency": [{"op": r.op, "ms": r.ms} for r in self.latency],
             "budget_bytes": self.budget_bytes,
+            "lose_unsynced": self.lose_unsynced,
         }
 
     @staticmethod
@@ -127,7 +140,7 @@ class LayerRules:
         """The rules back from `to_json`; `BadRules` when they do not parse."""
         if not isinstance(data, Mapping):
             raise BadRules(f"rules must be a JSON object, got {data!r}")
-        extra = sorted(set(data) - {"errors", "latency", "budget_bytes"})
+        extra = sorted(set(data) - {"errors", "latency", "budget_bytes", "lose_unsynced"})
         if extra:
             raise BadRules(f"unknown rule fields {extra}")
         try:
@@ -135,7 +148,9 @@ class LayerRules:
             latency = tuple(LatencyRule(**r) for r in data.get("latency", ()))
         except TypeError as exc:
             raise BadRules(f"malformed rule: {exc}") from None
-        return LayerRules(errors, latency, data.get("budget_bytes"))
+        return LayerRules(
+            errors, latency, data.get("budget_bytes"), data.get("lose_unsynced", False)
+        )
 
 
 @dataclass(slots=True)
@@ -147,6 +162,9 @@ class LayerCounters:
     failed: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OPS, 0))
     delayed: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OPS, 0))
     written_bytes: int = 0
+    #: What `lose` commands took back: files rolled back and bytes of their changes.
+    lost_files: int = 0
+    lost_bytes: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """The counters as the control socket reports them."""
@@ -155,6 +173,8 @@ class LayerCounters:
             "failed": dict(self.failed),
             "delayed": dict(self.delayed),
             "written_bytes": self.written_bytes,
+            "lost_files": self.lost_files,
+            "lost_bytes": self.lost_bytes,
         }
 
     @staticmethod
@@ -166,7 +186,12 @@ class LayerCounters:
             return {op: int(found.get(op, 0)) for op in OPS}
 
         return LayerCounters(
-            per_op("seen"), per_op("failed"), per_op("delayed"), int(data.get("written_bytes", 0))
+            per_op("seen"),
+            per_op("failed"),
+            per_op("delayed"),
+            int(data.get("written_bytes", 0)),
+            int(data.get("lost_files", 0)),
+            int(data.get("lost_bytes", 0)),
         )
 
     def total(self, what: str) -> int:

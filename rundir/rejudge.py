@@ -64,6 +64,7 @@ from rundir.reader import (
 from rundir.results import InvariantResult, RunVerdict, Violation
 
 __all__ = [
+    "ACKNOWLEDGED_LOSS_ALLOWED",
     "RUN_DIR_COMPLETE",
     "Recorded",
     "read_recorded",
@@ -73,6 +74,9 @@ __all__ = [
 
 #: The pseudo-invariant naming what a run directory lacks or could not be read.
 RUN_DIR_COMPLETE = "run_dir_complete"
+#: The `config.json` field saying why the run may lose acknowledged writes (a power loss
+#: under a flush policy that does not fsync every message), or null.
+ACKNOWLEDGED_LOSS_ALLOWED = "acknowledged_loss_allowed"
 
 
 def recorded_settings(
@@ -98,12 +102,15 @@ def recorded_settings(
 
 def settings_of(config: Mapping[str, Any], where: Path) -> RunSettings:
     """`recorded_settings` of a version-checked `config.json`; `RunDirError` when a field
-    is missing or of the wrong type."""
+    is missing or of the wrong type. A run allowed to lose acknowledged writes (unclean
+    leader election, or `acknowledged_loss_allowed`) is judged with those losses
+    allowed."""
     try:
         bound = config.get("convergence_bound_s")
         workload = config.get("workload") or {}
         return recorded_settings(
-            unclean_leader_election=bool(workload.get("unclean_leader_election", False)),
+            unclean_leader_election=bool(workload.get("unclean_leader_election", False))
+            or bool(config.get(ACKNOWLEDGED_LOSS_ALLOWED)),
             convergence_bound_s=None if bound is None else float(bound),
             invariants=[str(n) for n in config.get("invariants") or ()],
             started_ms=int(config["started_ms"]),

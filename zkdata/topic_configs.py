@@ -3,9 +3,9 @@ the two the testbed acts on, how an override is checked before it is written, an
 brokers and the controller read them.
 
 Every Kafka topic config name is accepted, so that files and commands written for Kafka
-work here; only `min.insync.replicas` (acks=all, read by the partition leader) and
-`unclean.leader.election.enable` (read by the controller's offline election) change
-behaviour. Pure; any thread.
+work here; only `min.insync.replicas` (acks=all, read by the partition leader),
+`flush.messages` (when a replica fsyncs its log) and `unclean.leader.election.enable`
+(read by the controller's offline election) change behaviour. Pure; any thread.
 """
 
 from __future__ import annotations
@@ -13,16 +13,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 __all__ = [
+    "FLUSH_MESSAGES",
     "KAFKA_TOPIC_CONFIGS",
     "MIN_INSYNC_REPLICAS",
     "UNCLEAN_LEADER_ELECTION_ENABLE",
     "InvalidConfigError",
+    "flush_messages",
     "min_insync_replicas",
     "unclean_leader_election_enabled",
     "validate_topic_config",
 ]
 
 MIN_INSYNC_REPLICAS = "min.insync.replicas"
+FLUSH_MESSAGES = "flush.messages"
 UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable"
 
 #: Kafka 2.8's topic-level config names.
@@ -32,7 +35,7 @@ KAFKA_TOPIC_CONFIGS = frozenset(
         "compression.type",
         "delete.retention.ms",
         "file.delete.delay.ms",
-        "flush.messages",
+        FLUSH_MESSAGES,
         "flush.ms",
         "follower.replication.throttled.replicas",
         "index.interval.bytes",
@@ -98,3 +101,16 @@ def min_insync_replicas(config: Mapping[str, str], default: int) -> int:
     except (KeyError, ValueError):
         return default
     return value if value >= 1 else default
+
+
+def flush_messages(config: Mapping[str, str], default: int | None) -> int | None:
+    """The topic's `flush.messages`, else the broker's `default` (None: never); a value
+    that does not parse or is below 1 reads as the default, as for `min_insync_replicas`.
+    Kafka's Long.MAX_VALUE, its "never", reads as None."""
+    try:
+        value = int(config[FLUSH_MESSAGES])
+    except (KeyError, ValueError):
+        return default
+    if value < 1:
+        return default
+    return None if value >= 2**63 - 1 else value

@@ -12,8 +12,9 @@
 5. load the leader-epoch checkpoint and drop entries at or past the recovered log end;
    a checkpoint that is missing, malformed, or misses an epoch of the last segment's
    records is rebuilt from every record (each record carries its epoch);
-6. load the high-watermark checkpoint (missing: the log start offset) and clamp it to the
-   log. A malformed one cannot be rebuilt: `CorruptLogError`.
+6. load the high-watermark checkpoint (missing or empty, as a power loss leaves one
+   written without fsync: the log start offset) and clamp it to the log. A malformed one
+   cannot be rebuilt: `CorruptLogError`.
 
 Threads: runs on the thread constructing the `PartitionLog`, before the log is shared.
 """
@@ -140,6 +141,12 @@ def _learn_epochs(cache: LeaderEpochCache, records: Iterable[Record]) -> bool:
 def _load_high_watermark(directory: Path, log_start_offset: int) -> int:
     path = directory / HW_CHECKPOINT
     try:
-        return decode_hw_checkpoint(path.read_bytes(), path)
+        data = path.read_bytes()
     except FileNotFoundError:
         return log_start_offset
+    if not data.strip():
+        # a checkpoint renamed into place whose data a power loss took (written without
+        # fsync): no entry, as Kafka reads an empty checkpoint file
+        _log.warning("%s is empty; the high watermark starts at the log start", path)
+        return log_start_offset
+    return decode_hw_checkpoint(data, path)

@@ -5,8 +5,8 @@ offset indexes, a `leader-epoch-checkpoint` and an `hw-checkpoint`. Opening the 
 recovers it (`log_loader`); appends and reads walk its segments (`segment_list`), and the
 checkpoints are rewritten only when what they hold changed (`checkpoint_files`). Appends
 write each batch with one `write` per segment and flush Python's buffer, so a killed
-process loses nothing already appended; the files are fsynced only by `flush()` (and on a
-segment roll) when the log was opened with `fsync=True`.
+process loses nothing already appended; the files are fsynced by `sync()` (a broker's
+flush policy), and by `flush()` and a segment roll when opened with `fsync=True`.
 
 Order of writes, so that any crash leaves a log that recovery accepts:
 - append: epoch checkpoint (new epoch) -> records -> offset index;
@@ -14,15 +14,13 @@ Order of writes, so that any crash leaves a log that recovery accepts:
   the offset -> epoch checkpoint -> high-watermark checkpoint;
 - checkpoints are replaced atomically (temporary file + `os.replace`).
 
-A rising high watermark is checkpointed at most once per `hw_checkpoint_interval_ms`, a
-falling one (truncation) at once, and on `flush()`/`close()`: a crash may lose a recent
-rise, never keep a watermark above what the log held.
+A rising high watermark is checkpointed at most once an interval, a falling one at once,
+and on `flush()`/`close()`: a crash may lose a rise, never keep one above the log.
 
-Threads: every public method may be called from any thread. One `threading.RLock`
-serialises them, so each call sees and leaves a consistent log. After `close()` or
-`delete()` every method but those two raises `LogError`; so does every method after a read
-or write failed with `OSError` (the files may hold a partial write that only recovery, i.e.
-opening the directory again, can repair).
+Threads: any thread; one `threading.RLock` serialises the public methods, so each call sees
+and leaves a consistent log. After `close()` or `delete()` every method but those two
+raises `LogError`; so does every method after a read or write failed with `OSError` (only
+recovery, i.e. opening the directory again, can repair a partial write).
 """
 
 from __future__ import annotations
@@ -326,9 +324,8 @@ class PartitionLog:
     def flush(self) -> None:
         """Flush buffers (fsync the active segment when opened with `fsync=True`) and
         write both checkpoints. Without fsync, a log whose checkpoints hold what it knows
-        returns at once, without taking the lock: each field read is one the lock's holder
-        may be changing, and a change missed here is one made just after the flush (a
-        broker flushes every hosted log every few seconds)."""
+        returns at once, without the lock: a change missed here is one made just after
+        the flush (a broker flushes every hosted log every few seconds)."""
         checkpoints = self._checkpoints
         if (
             not self._fsync
@@ -345,6 +342,11 @@ class PartitionLog:
                 self._segments[-1].sync()
             self._write_epoch_checkpoint()
             self._write_hw_checkpoint()
+
+    def sync(self) -> None:
+        """fsync the active segment and its index (Kafka's flush after `flush.messages`)."""
+        with self._using_files():
+            self._segments[-1].sync()
 
     def close(self) -> None:
         """Flush and close the files. Idempotent."""

@@ -67,10 +67,11 @@ def append_records(
 
 
 def _roll(segments: list[LogSegment], settings: SegmentSettings) -> None:
-    """Seal the active segment and start the next one at its end."""
+    """Seal the active segment, fsynced whatever the flush policy (Kafka flushes a log up
+    to a new segment when it rolls, so a lost page cache never leaves a hole in the
+    middle of a log), and start the next one at its end."""
     active = segments[-1]
-    if settings.fsync:
-        active.sync()
+    active.sync()
     active.close()
     segments.append(
         LogSegment.create(settings.directory, active.next_offset, settings.index_interval_bytes)

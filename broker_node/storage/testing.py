@@ -32,6 +32,8 @@ class InMemoryPartitionLog:
         self._records: list[Record] = []
         self._high_watermark = 0
         self._closed = False
+        #: How many times `sync` was called.
+        self.syncs = 0
 
     @property
     def records(self) -> list[Record]:
@@ -173,6 +175,12 @@ class InMemoryPartitionLog:
         """Nothing to write."""
         with self._lock:
             self._check_open()
+
+    def sync(self) -> None:
+        """Nothing to write; counted in `syncs`."""
+        with self._lock:
+            self._check_open()
+            self.syncs += 1
 
     def close(self) -> None:
         """Forbid further calls (idempotent)."""

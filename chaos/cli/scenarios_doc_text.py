@@ -125,6 +125,8 @@ DURATION_NOTES: Mapping[str, str] = {
     "pause": "thawed at its end",
     "zk-lost-reply": "its spells block the runner for at most `window_s`, or one `hold_s`, "
     "plus about 2 s",
+    "disk-volatile": "its layers keep a journal of unsynced writes until its end",
+    "power-loss": "needs its targets' layers armed by a `disk-volatile` lasting over it",
     "session-expire": "0 heals as soon as the registration is gone; more keeps the broker "
     "cut that much longer",
 }
@@ -176,6 +178,7 @@ ROLES: Mapping[str, str] = {
     "non-controller": "a seeded pick among the brokers that are not the controller",
     "non-controller:<n>": "the n-th broker by id that is not the controller (dead or alive)",
     "broker:<id>": "the broker with that id",
+    "brokers:<id>,<id>": "the brokers with those ids",
     "random-broker": "a seeded pick among all brokers",
     "busiest-leader": "the broker leading the most partitions",
     "leader:<topic>:<partition>": "that partition's leader",

@@ -19,7 +19,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from domain.profiles import ProfileError, effective
+from domain.flush import FLUSH_INTERVAL_FLAG, FLUSH_INTERVAL_SETTING, flush_interval
+from domain.profiles import ProfileError, effective, env_name
 from domain.protocols import DEFAULT_INTER_BROKER_PROTOCOL
 from security.tls_files import CA, TlsFiles
 
@@ -151,14 +152,17 @@ def tls_dir(cluster: Inspectable) -> Path | None:
 def settings_of(attrs: Mapping[str, Any]) -> tuple[str, dict[str, int | None]] | None:
     """The broker's timing profile and the effective value of each setting a profile
     chooses (`domain.profiles`: `zk-session-timeout-ms` -> 6000, ...), resolved from its
-    environment as the broker resolves it; None when the environment names no profile
-    the testbed knows or holds a value that is not a number."""
+    environment as the broker resolves it, and its flush policy (`domain.flush`); None
+    when the environment names no profile the testbed knows or holds a value that is not
+    a number."""
+    env = env_of(attrs)
     try:
-        profile, chosen = effective(env_of(attrs))
+        profile, chosen = effective(env)
         values = {
             flag.lstrip("-"): None if value is None else int(value)
             for flag, value in chosen.items()
         }
+        values[FLUSH_INTERVAL_SETTING] = flush_interval(env.get(env_name(FLUSH_INTERVAL_FLAG)))
     except (ProfileError, ValueError):
         return None
     return profile, values

@@ -20,6 +20,7 @@ ROLES: Mapping[str, str] = {
     "non-controller": "a seeded pick among the brokers that are not the controller",
     "non-controller:<n>": "the n-th broker by id that is not the controller",
     "broker:<id>": "the broker with that id",
+    "brokers:<id>,<id>": "the brokers with those ids",
     "random-broker": "a seeded pick among the brokers",
     "busiest-leader": "the broker that leads the most partitions (lowest id on a tie)",
     "leader:<topic>:<partition>": "the leader of that partition",
@@ -83,6 +84,9 @@ def resolve(role: str, facts: ClusterFacts, rng: random.Random) -> tuple[str, ..
             return facts.services()
         case "broker" if arg:
             return (_by_id(facts.brokers(), _number(arg, role), "broker"),)
+        case "brokers" if arg:
+            ids = sorted({_number(part, role) for part in arg.split(",")})
+            return tuple(_by_id(facts.brokers(), i, "broker") for i in ids)
         case "zk" if arg:
             return (_by_id(facts.zk_servers(), _number(arg, role), "ZooKeeper server"),)
         case "leader" if arg:

@@ -8,6 +8,7 @@ the controller or the busiest leader is known only then.
 | `non-controller` | a seeded pick among the brokers that are not the controller | brokers, one |
 | `non-controller:<n>` | the n-th broker by id that is not the controller | brokers, one |
 | `broker:<id>` | the broker with that id | brokers, one |
+| `brokers:<id>,<id>` | the brokers with those ids | brokers, group |
 | `random-broker` | a seeded pick among all brokers | brokers, one |
 | `busiest-leader` | the broker leading the most partitions | brokers, one |
 | `leader:<topic>:<partition>` | that partition's leader | brokers, one |
@@ -70,11 +71,13 @@ ROLE_NAMES: tuple[str, ...] = (
     *_FIXED,
     "non-controller:<n>",
     "broker:<id>",
+    "brokers:<id>,<id>",
     "leader:<topic>:<partition>",
     "zk:<n>",
 )
 
 _BROKER = re.compile(r"broker:(\d+)|non-controller:([1-9]\d*)")
+_BROKER_GROUP = re.compile(r"brokers:\d+(,\d+)+")
 _ZK = re.compile(r"zk:([1-9]\d*)")
 _LEADER = re.compile(r"leader:(.+):(\d+)")
 
@@ -88,6 +91,8 @@ def parse_role(text: object) -> Role:
         return Role(text, fixed[0], fixed[1])
     if _BROKER.fullmatch(text):
         return Role(text, RoleClass.BROKERS, False)
+    if _BROKER_GROUP.fullmatch(text):
+        return Role(text, RoleClass.BROKERS, True)
     if _ZK.fullmatch(text):
         return Role(text, RoleClass.ZOOKEEPER, False)
     leader = _LEADER.fullmatch(text)

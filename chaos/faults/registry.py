@@ -29,6 +29,8 @@ A new kind is one entry here and a fault class.
 | `disk-eio` | brokers | yes | `op` (`write`), `glob` (`*`), `probability` (1) |
 | `disk-slow` | brokers | yes | `op` (`any`), `delay_ms` (100) |
 | `disk-full` | brokers | yes | `budget_bytes` (0) |
+| `disk-volatile` | brokers | yes | - |
+| `power-loss` | brokers | no: duration 0 | - |
 
 `request` takes `action` (`duplicate`), `kinds` (`all`), `count` (1), `probability` (1),
 `delay_ms` (2000), `hold_s` (30) and `seed` (0) (`chaos.faults.request_plan`).
@@ -37,8 +39,9 @@ A new kind is one entry here and a fault class.
 `other_offset_ms` (0, a strobe's other side), `period_ms` (1000) and `factor` (2, a rate's
 speed) (`chaos.faults.clock`).
 
-The disk kinds act through the brokers' disk layers (`chaos.faults.disk`), which the
-cluster must have been started with.
+The disk kinds and `power-loss` act through the brokers' disk layers (`chaos.faults.disk`,
+`chaos.faults.power`), which the cluster must have been started with; `power-loss` needs
+its targets' layers armed by a `disk-volatile` that lasts over it.
 
 `session-expire` with duration 0 heals as soon as the broker's registration is gone; a
 longer duration keeps it cut from ZooKeeper that much longer.
@@ -69,6 +72,7 @@ from chaos.faults.lost_reply_spell import DEFAULT_HOLD_S, MAX_HOLD_S, MAX_WINDOW
 from chaos.faults.network import BrokerIsolate, Partition, SessionExpire, ZkIsolate
 from chaos.faults.packets import Bandwidth, PacketLoss, ZkDeaf
 from chaos.faults.params import ParamRule, Scalar, number, percent, positive, positive_int
+from chaos.faults.power import DiskVolatile, PowerLoss
 from chaos.faults.process import Bounce, Kill, Pause, Stop
 from chaos.faults.request import RequestFault
 from chaos.faults.request_plan import ACTIONS, MAX_DELAY_MS, parse_kinds
@@ -355,7 +359,10 @@ FAULT_TYPES: Mapping[str, FaultType] = {
                 FACTOR_RULE,
             ),
         ),
-        *(_disk(kind) for kind in (DiskEio, DiskSlow, DiskFull)),
+        *(_disk(kind) for kind in (DiskEio, DiskSlow, DiskFull, DiskVolatile)),
+        FaultType(
+            "power-loss", _B, False, lambda t, p: PowerLoss(t), _targeted(PowerLoss, "power-loss")
+        ),
     )
 }
 

@@ -25,11 +25,14 @@ __all__ = ["MIX_KINDS", "random_mix"]
 #: to draw. `request` takes effect only when the controller sends the broker a request,
 #: which a mix of one fault at a time does not see to: it is drawn when asked for. The disk
 #: kinds need a cluster started with the disk layers (`chaos.faults.disk`): drawn when
-#: asked for too.
+#: asked for too. `power-loss` is never drawn: it needs layers armed by a `disk-volatile`
+#: lasting over it, and under Kafka's default flush policy it may lose acknowledged writes
+#: (the `power-loss` scenario).
 MIX_KINDS: tuple[str, ...] = tuple(
     k
     for k in FAULT_TYPES
-    if k not in ("partition", "zk-deaf", "zk-lost-reply", "request") and not k.startswith("disk-")
+    if k not in ("partition", "zk-deaf", "zk-lost-reply", "request", "power-loss")
+    and not k.startswith("disk-")
 )
 
 _ONE_BROKER = ("controller", "non-controller", "busiest-leader", "random-broker")
@@ -70,6 +73,9 @@ _DRAWS: Mapping[str, tuple[tuple[str, ...], Mapping[str, tuple[Scalar, ...]]]] =
     "disk-eio": (_ONE_BROKER, {"op": ("write",), "probability": (0.1, 1.0)}),
     "disk-slow": (_ONE_BROKER, {"op": ("any", "write"), "delay_ms": (20, 100, 500)}),
     "disk-full": (_ONE_BROKER, {"budget_bytes": (0, 65536)}),
+    "disk-volatile": (_ONE_BROKER, {}),
+    # drawn when asked for: it fails to start unless a disk-volatile lasts over it
+    "power-loss": (_ONE_BROKER, {}),
 }
 
 

@@ -74,6 +74,7 @@ from rundir.invariants.judge import SCENARIO_CHECKS
 from rundir.invariants.names import EVERY_RUN
 from rundir.layout import RunDir, new_run_id
 from rundir.reader import load_run, write_verdict
+from rundir.rejudge import ACKNOWLEDGED_LOSS_ALLOWED
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ZkDataError
 
@@ -150,7 +151,8 @@ def run(request: RunRequest) -> RunOutcome:
         nodes = run_dir.copy_events(performed.event_dir) if performed.event_dir else []
         inputs = load_run(
             run_dir.root,
-            unclean_leader_election=scenario.workload.unclean_leader_election,
+            unclean_leader_election=scenario.workload.unclean_leader_election
+            or bool(config[ACKNOWLEDGED_LOSS_ALLOWED]),
             convergence_bound_ms=int(scenario.convergence_s * 1000),
             also=scenario.invariants & SCENARIO_CHECKS.keys(),
             since_ms=started_ms,

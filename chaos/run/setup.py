@@ -17,16 +17,21 @@ from chaos.cluster.metrics_scrape import fetch_metrics, parse_metrics
 from chaos.cluster.snapshots import ACTIVE_CONTROLLER, take_snapshot
 from chaos.errors import ChaosError, FaultError
 from chaos.faults.disk import DISK_KINDS, behind_layer
+from chaos.faults.power import DiskVolatile, PowerLoss
 from chaos.generator.scenarios import Scenario
 from chaos.generator.schedule import Schedule
 from client import Client
+from domain.flush import FLUSH_INTERVAL_SETTING, NEVER_FLUSH, flushes_every_message
 from harness.waiting import wait_until
 from rundir.host_time import CLOCK_KEY, ClockAnchor
 from rundir.invariants import ClusterSnapshot, problems
 from rundir.invariants.names import EVERY_RUN
 from rundir.layout import RUN_DIR_VERSION
+from rundir.rejudge import ACKNOWLEDGED_LOSS_ALLOWED
 from security.tls_files import CLIENT, load_identity
 from zkdata.errors import ZkDataError
+
+POWER_LOSS = PowerLoss.KIND
 
 #: Seconds between readiness polls; the deadline of the set-up steps.
 POLL_S = 1.0
@@ -89,10 +94,14 @@ def check_inter_broker_protocol(cluster: ClusterHandle, wanted: str | None) -> N
         )
 
 
+#: The fault kinds that act through the brokers' disk layers.
+_LAYER_KINDS = DISK_KINDS | {DiskVolatile.KIND, PowerLoss.KIND}
+
+
 def check_disk_layers(cluster: ClusterHandle, schedule: Schedule) -> None:
     """A schedule with disk faults needs every broker's log directory behind its layer:
     the layers are mounted before the containers start, so a run cannot add them."""
-    kinds = sorted({step.fault.kind for step in schedule.steps} & DISK_KINDS)
+    kinds = sorted({step.fault.kind for step in schedule.steps} & _LAYER_KINDS)
     if not kinds:
         return
     plain = [s for s in cluster.brokers().values() if not behind_layer(cluster, s)]
@@ -103,6 +112,17 @@ def check_disk_layers(cluster: ClusterHandle, schedule: Schedule) -> None:
             f"{cluster.project} are behind none; start the cluster with them (`make down`, "
             f"then `make up DISK_LAYER=1`; docs/chaos.md, Disk faults)"
         )
+
+
+def acknowledged_loss_allowed(schedule: Schedule, flush_interval: int | None) -> str | None:
+    """Why the run may lose acknowledged writes without failing, or None: a power loss
+    while the brokers do not fsync every message before it counts (Kafka's durability
+    model relies on replication, which a power loss of most replicas defeats)."""
+    cut = any(step.fault.kind == POWER_LOSS for step in schedule.steps)
+    if not cut or flushes_every_message(flush_interval):
+        return None
+    shown = "never" if flush_interval in (None, NEVER_FLUSH) else flush_interval
+    return f"{POWER_LOSS} under {FLUSH_INTERVAL_SETTING} {shown}"
 
 
 def run_config(
@@ -118,6 +138,7 @@ def run_config(
     switches = endpoints.bug_switches(cluster)
     profile, settings = endpoints.broker_settings(cluster) or (None, {})
     protocols = endpoints.inter_broker_protocols(cluster)
+    loss = acknowledged_loss_allowed(schedule, settings.get(FLUSH_INTERVAL_SETTING))
     return {
         "run_dir_version": RUN_DIR_VERSION,
         "scenario": scenario.name,
@@ -131,6 +152,7 @@ def run_config(
         "session_timeout_ms": settings.get(endpoints.SESSION_TIMEOUT),
         "profile": profile,
         "broker_settings": settings,
+        ACKNOWLEDGED_LOSS_ALLOWED: loss,
         "inter_broker_protocol": ",".join(sorted(set(protocols.values()))),
         "bug_switches": list(endpoints.switches_on(switches)),
         "bug_switches_by_broker": {service: list(names) for service, names in switches.items()},

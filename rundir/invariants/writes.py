@@ -43,7 +43,8 @@ def acknowledged_writes(
     if unclean_leader_election:
         return InvariantResult(
             ACKNOWLEDGED_WRITES,
-            note="unclean leader election is enabled: acknowledged writes may be lost",
+            note="acknowledged writes may be lost (unclean leader election, or a power loss "
+            "under a flush policy that does not fsync every message)",
             judged=False,
         )
     if not history:
@@ -101,7 +102,8 @@ def acknowledged_kept(
     if unclean_leader_election:
         return InvariantResult(
             ACKNOWLEDGED_KEPT,
-            note="unclean leader election is enabled: acknowledged records may be truncated",
+            note="acknowledged records may be truncated (unclean leader election, or a power "
+            "loss under a flush policy that does not fsync every message)",
             judged=False,
         )
     if not history:

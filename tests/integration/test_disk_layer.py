@@ -150,3 +150,25 @@ def test_stopping_leaves_nothing_mounted_or_running(layer: LayerPaths) -> None:
     assert not Path(f"/proc/{pid}").exists()
     assert not layer.socket.exists()
     assert "proj/broker1" not in Path("/proc/self/mountinfo").read_text()
+
+
+def test_lose_takes_back_what_was_written_since_the_last_fsync(layer: LayerPaths) -> None:
+    control = LayerControl(layer.socket)
+    control.set(LayerRules(lose_unsynced=True))
+    segment = layer.data / "0.log"
+    with open(segment, "wb") as file:
+        file.write(b"synced;")
+        file.flush()
+        os.fsync(file.fileno())
+        file.write(b"unsynced")
+    checkpoint = layer.data / "hw-checkpoint"
+    _write(layer.data / "hw-checkpoint.tmp", b"15\n")
+    os.replace(layer.data / "hw-checkpoint.tmp", checkpoint)
+    (layer.data / "before.txt").write_text("overwritten")
+    lost = control.lose()
+    assert lost.lost == (3, len(b"unsynced") + 3 + len("overwritten") + 21)
+    assert lost.counters.lost_files == 3
+    stop_layer(layer)  # no page cache of the mount left to read from
+    assert segment.read_bytes() == b"synced;"
+    assert checkpoint.read_bytes() == b""
+    assert (layer.data / "before.txt").read_text() == "made before the mount"

@@ -21,7 +21,12 @@ from rundir.history_stream import HistoryFiles
 from rundir.invariants import names
 from rundir.invariants.replication import AUDIT_INVARIANTS
 from rundir.layout import RunDir, RunDirVersionError
-from rundir.rejudge import RUN_DIR_COMPLETE, read_recorded, settings_of
+from rundir.rejudge import (
+    ACKNOWLEDGED_LOSS_ALLOWED,
+    RUN_DIR_COMPLETE,
+    read_recorded,
+    settings_of,
+)
 from rundir.results import InvariantResult, RunVerdict, Violation
 
 EVENT_INVARIANTS = (
@@ -196,6 +201,14 @@ def test_settings_come_from_the_config(tmp_path: Path) -> None:
     }
     with pytest.raises(RunDirError, match="started_ms"):
         settings_of({"topic": "t"}, tmp_path)
+
+
+@pytest.mark.parametrize(("reason", "loose"), [("power-loss under ... never", True), (None, False)])
+def test_a_recorded_power_loss_under_a_lazy_flush_allows_lost_writes(
+    tmp_path: Path, reason: str | None, loose: bool
+) -> None:
+    config = {"started_ms": 5, "topic": "t", ACKNOWLEDGED_LOSS_ALLOWED: reason}
+    assert settings_of(config, tmp_path)["unclean_leader_election"] is loose
 
 
 @dataclass(frozen=True, slots=True)

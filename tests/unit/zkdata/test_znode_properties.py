@@ -37,9 +37,11 @@ from zkdata.model import (
     TopicConfig,
 )
 from zkdata.topic_configs import (
+    FLUSH_MESSAGES,
     MIN_INSYNC_REPLICAS,
     UNCLEAN_LEADER_ELECTION_ENABLE,
     InvalidConfigError,
+    flush_messages,
     min_insync_replicas,
     unclean_leader_election_enabled,
     validate_topic_config,
@@ -423,6 +425,19 @@ def test_topic_config_checks_raise_only_their_own_error(config: dict[str, str]) 
         validate_topic_config(config)
     assert min_insync_replicas(config, 2) >= 1
     assert unclean_leader_election_enabled(config, False) in (True, False)
+    assert flush_messages(config, None) in (None, *range(1, 2**63))
+
+
+@pytest.mark.parametrize(
+    ("value", "default", "expected"),
+    [("1", None, 1), ("500", 7, 500), ("0", 7, 7), ("many", None, None),
+     (str(2**63 - 1), 1, None), (None, 3, 3)],
+)  # fmt: skip
+def test_flush_messages_overrides_the_broker_default(
+    value: str | None, default: int | None, expected: int | None
+) -> None:
+    config = {} if value is None else {FLUSH_MESSAGES: value}
+    assert flush_messages(config, default) == expected
 
 
 @pytest.mark.parametrize("name", ["²", "1²", "\u0661", "config_change_²"])

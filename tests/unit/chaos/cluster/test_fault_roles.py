@@ -126,3 +126,9 @@ def test_non_controllers_of_a_lone_controller_name_nobody() -> None:
     lone = FakeCluster(brokers=1)
     with pytest.raises(UnknownTarget, match="every broker is the controller"):
         resolve("non-controllers", lone, random.Random(0))
+
+
+def test_a_group_of_broker_ids_names_those_brokers(cluster: FakeCluster) -> None:
+    assert resolve("brokers:2,1", cluster, random.Random(0)) == ("broker1", "broker2")
+    with pytest.raises(UnknownTarget, match="no broker with id 7"):
+        resolve("brokers:1,7", cluster, random.Random(0))

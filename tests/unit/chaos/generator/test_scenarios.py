@@ -53,6 +53,7 @@ NAMES = (
     "disk-failure",
     "slow-disk",
     "disk-full",
+    "power-loss",
     "random",
     "duplicated-requests",
     "reordered-requests",

@@ -20,6 +20,7 @@ from chaos.generator.scenarios import SCENARIOS
 from chaos.run.setup import (
     NeedsDiskLayers,
     RunSetupError,
+    acknowledged_loss_allowed,
     check_disk_layers,
     check_inter_broker_protocol,
     run_config,
@@ -120,3 +121,19 @@ def test_a_schedule_with_disk_faults_refuses_brokers_without_their_layers(
         check_disk_layers(handle, SCENARIOS["disk-failure"].schedule(1))
     layered.add("broker3")
     check_disk_layers(handle, SCENARIOS["disk-failure"].schedule(1))
+
+
+@pytest.mark.parametrize(
+    ("scenario", "interval", "allowed"),
+    [
+        ("power-loss", 2**63 - 1, "power-loss under log-flush-interval-messages never"),
+        ("power-loss", 100, "power-loss under log-flush-interval-messages 100"),
+        ("power-loss", 1, None),
+        ("broker-failure", 2**63 - 1, None),
+    ],
+)
+def test_a_power_loss_allows_lost_writes_only_under_a_lazy_flush_policy(
+    scenario: str, interval: int, allowed: str | None
+) -> None:
+    schedule = SCENARIOS[scenario].schedule(1)
+    assert acknowledged_loss_allowed(schedule, interval) == allowed
