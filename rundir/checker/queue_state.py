@@ -183,16 +183,29 @@ class PartitionState:
                 return slot
             slot = self.slots[value] = len(self.names)
         self.names.append(value)
-        self.sent.append(0)
-        self.allowance.append(0)
-        self.reads.append(0)
-        self.ack.append(-1)
-        self.first_read.append(-1)
-        self.ack_ns.append(NONE)
-        self.ack_flags.append(0)
-        self.offset.append(NONE)
-        self.in_final.append(0)
+        if slot == len(self.sent):
+            self._grow(slot)
         return slot
+
+    def _grow(self, size: int) -> None:
+        """Room in the per-value columns for an eighth more values than `size`, at once
+        (not a step per column per value); the slots beyond `names` hold the defaults,
+        which every reader of a whole column skips."""
+        more = max(16, size >> 3)
+        zeros, unset, absent = (
+            array("q", [0]) * more,
+            array("q", [-1]) * more,
+            array("q", [NONE]) * more,
+        )
+        self.sent.extend(zeros)
+        self.allowance.extend(zeros)
+        self.reads.extend(zeros)
+        self.ack.extend(unset)
+        self.first_read.extend(unset)
+        self.ack_ns.extend(absent)
+        self.ack_flags.extend(bytes(more))
+        self.offset.extend(absent)
+        self.in_final.extend(bytes(more))
 
     def acknowledged(self, slot: int, loose: bool) -> None:
         """The value of `slot` was acknowledged, with acks other than all when `loose`."""
