@@ -30,13 +30,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from domain import TopicPartition
 from rundir.checker.final_index import FinalIndex, final_index_of
 from rundir.checker.queue import QueueParts, QueuePolicy, queue_parts
 from rundir.checker.queue_fold import QueueFold, UnseenCount
-from rundir.checker.spill import Placed, Spill, spill_history
+from rundir.checker.spill import Spill, spill_history
 from rundir.checker.stream_checks import ChecksFold, lost_writes_note
 from rundir.errors import RunDirError
 from rundir.history import history_path
@@ -140,10 +140,9 @@ class _UnseenWriter:
         self.written = False
         self._column = array("q")
 
-    def add(self, at: object, delta: int, time_ns: int) -> None:
+    def add(self, at: Any, delta: int, time_ns: int) -> None:
         """One change, at the place `at` (`Placed`: `(time_ns, file, line, op)`)."""
-        _, file, line, _ = cast(Placed, at)
-        self._column.extend((time_ns, file, line, delta))
+        self._column.extend((time_ns, at[1], at[2], delta))
 
     def __enter__(self) -> _UnseenWriter:
         return self

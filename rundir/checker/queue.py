@@ -259,7 +259,7 @@ def _finish(
             )
     for slot, code in enumerate(state.ack):
         if code >= 0:
-            _acknowledged(state, slot, text(code), covered, started_ns, unclean, notes)
+            _acknowledged(state, slot, code, labels, covered, started_ns, unclean, notes)
     for gap in state.gaps:
         _confirm(state, gap)
 
@@ -267,13 +267,15 @@ def _finish(
 def _acknowledged(
     state: PartitionState,
     slot: int,
-    ack: str,
+    code: int,
+    labels: Labels,
     covered: bool,
     started_ns: int,
     unclean: bool,
     notes: Counter[str],
 ) -> None:
-    """`lost-write` and `unseen` for the acknowledged value of `slot`."""
+    """`lost-write` and `unseen` for the acknowledged value of `slot`, acknowledged by
+    the operation of code `code` (named only in what is found: most are not)."""
     value, ack_offset = state.names[slot], state.acked_at(slot)
     in_final = state.in_final[slot]
     read = state.first_read[slot] >= 0 or in_final
@@ -287,7 +289,7 @@ def _acknowledged(
                     value,
                     (ack_offset, state.max_read),
                     None,
-                    (ack, state.max_read_op),
+                    (labels.text(code), state.max_read_op),
                     f"acknowledged at {ack_offset}, never read; "
                     f"{state.max_read_op} read offset {state.max_read}",
                     allowed=loose,
@@ -304,7 +306,7 @@ def _acknowledged(
                 value,
                 (ack_offset,) if ack_offset != NONE else (),
                 None,
-                (ack,),
+                (labels.text(code),),
                 "acknowledged, not in the final read (the last read)",
                 allowed=loose,
             ),

@@ -124,14 +124,15 @@ class QueueFold:
 
     def feed(self, op: HistoryOp) -> None:
         """Take the next operation of the history."""
-        key = (op.process, op.op_id)
-        if op.type == "invoke":
+        kind, f, process = op[:3]
+        key = (process, op.op_id)
+        if kind == "invoke":
             self.invokes[key] = op
             return
         invoke = self.invokes.pop(key, None)
-        if op.f == "send":
+        if f == "send":
             self._send(op)
-        elif op.type == "ok":
+        elif kind == "ok":
             self._poll(op, invoke)
 
     def open_sends(self) -> None:
@@ -160,74 +161,83 @@ class QueueFold:
                 state.max_read, state.max_read_op = offset, op
 
     def _send(self, op: HistoryOp) -> None:
-        value = op.value
+        # once per send: the fields unpacked at once, the common case inline
+        (kind, _, process, time_ns, _, topic, partition, offset, value, _, op_id, acks) = op[:12]
         if value is None:
             return
-        state = self.partitions.get((op.topic, op.partition)) or self.partition(op)
+        unknown = op.attempts_unknown
+        state = self.partitions.get((topic, partition)) or self.partition(op)
         slot = state.record(value)
         state.sent[slot] += 1
-        if op.type == "fail":
-            state.allowance[slot] += op.attempts_unknown
-            if op.attempts_unknown == 0:
-                state.failed[slot] = self.labels.of(op.process, op.op_id)
+        if kind == "fail":
+            state.allowance[slot] += unknown
+            if unknown == 0:
+                state.failed[slot] = self.labels.of(process, op_id)
             return
-        if op.type == "info":
-            state.allowance[slot] += max(op.attempts_unknown, 1)
+        if kind == "info":
+            state.allowance[slot] += max(unknown, 1)
             return
-        state.allowance[slot] += op.attempts_unknown + 1
-        acks = op.acks if op.acks is not None else -1
-        code = self.labels.of(op.process, op.op_id)
-        state.ack[slot], state.ack_ns[slot] = code, op.time_ns
-        state.acknowledged(slot, acks != -1)
+        state.allowance[slot] += unknown + 1
+        if acks is None:
+            acks = -1
+        loose = acks != -1
+        code = self.labels.of(process, op_id)
+        state.ack[slot], state.ack_ns[slot] = code, time_ns
         if state.first_read[slot] < 0:
-            self._unseen(+1, op.time_ns)
-        if op.offset is None:
+            self._unseen(+1, time_ns)
+        if offset is None:
+            state.acknowledged(slot, loose)
             return
-        state.seen_at(op.offset, value, code, self.labels, acked=True, loose=acks != -1)
-        state.acknowledged_at(slot, op.offset)
-        self._nonmonotonic_send(state, op, code, acks)
+        if not state.ack_next(offset, slot, code << 1 | loose):
+            state.seen_at(offset, value, code, self.labels, acked=True, loose=loose)
+        state.acknowledged_at(slot, offset, loose)
+        key = (process, topic, partition)
+        last = self.last_send.get(key)
+        self.last_send[key] = (offset, code, acks)
+        if last is not None:
+            state.count("nonmonotonic-send")
+            if offset <= last[0]:
+                self._nonmonotonic_send(state, op, code, acks, last)
 
     def _nonmonotonic_send(
-        self, state: PartitionState, op: HistoryOp, code: int, acks: int
+        self, state: PartitionState, op: HistoryOp, code: int, acks: int, last: tuple[int, ...]
     ) -> None:
+        """The acknowledgement `op` (of code `code`) at or before the offset of the last
+        one of its producer to its partition (`last`: offset, code, acks)."""
         assert op.offset is not None
-        assert op.value is not None
-        key = (op.process, op.topic, op.partition)
-        last = self.last_send.get(key)
-        self.last_send[key] = (op.offset, code, acks)
-        if last is None:
-            return
-        state.count("nonmonotonic-send")
-        if op.offset <= last[0]:
-            before = self.labels.text(last[1])
-            state.add(
-                "nonmonotonic-send",
-                Found(
-                    op.value,
-                    (last[0], op.offset),
-                    op.process,
-                    (before, label(op)),
-                    f"acknowledged at {op.offset} after {before} was acknowledged at {last[0]}",
-                    allowed=acks != -1 or last[2] != -1,
-                ),
-            )
+        before = self.labels.text(last[1])
+        state.add(
+            "nonmonotonic-send",
+            Found(
+                op.value,
+                (last[0], op.offset),
+                op.process,
+                (before, label(op)),
+                f"acknowledged at {op.offset} after {before} was acknowledged at {last[0]}",
+                allowed=acks != -1 or last[2] != -1,
+            ),
+        )
 
     def _poll(self, op: HistoryOp, invoke: HistoryOp | None) -> None:
         records = op.records or ()
         state = self.partitions.get((op.topic, op.partition)) or self.partition(op)
         code = self.labels.of(op.process, op.op_id)
         me = self.labels.text(code)
-        first_read, reads, seen = state.first_read, state.reads, state.seen
+        first_read, reads, names, more = state.first_read, state.reads, state.names, state.more
+        ack, ack_ns, time_ns, at_slot = state.ack, state.ack_ns, op.time_ns, state.at_slot
         for offset, value in records:
-            slot = seen(offset, value)
-            if slot < 0:
+            # `state.seen`, inline: once per record read
+            slot = at_slot[offset] if 0 <= offset < len(at_slot) else -1
+            if slot < 0 or names[slot] != value or slot in more:
                 slot = state.seen_at(offset, value, code, self.labels)
             reads[slot] += 1
             if first_read[slot] < 0:
                 first_read[slot] = code
-                if state.ack[slot] >= 0:
-                    self._unseen(-1, op.time_ns)
-                    self._lag(op, value, state, slot)
+                if ack[slot] >= 0:
+                    self._unseen(-1, time_ns)
+                    lag = time_ns - ack_ns[slot]
+                    if self.worst_lag is None or lag > self.worst_lag[0]:
+                        self._lag(op, value, state, slot)
             if offset > state.max_read:
                 state.max_read, state.max_read_op = offset, me
         if not records:

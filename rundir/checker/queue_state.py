@@ -168,39 +168,74 @@ class PartitionState:
 
     def record(self, value: str) -> int:
         """The slot of `value`, made on first mention."""
-        slot = self.slot(value)
-        if slot < 0:
-            slot = len(self.names)
-            position = self.final.where.get(value) if self.final is not None else None
-            if position is None:
-                self.slots[value] = slot
-            else:
-                assert self.final is not None
-                value = self.final.value_of(position)
-                self.final_slot[position] = slot
-            self.names.append(value)
-            self.sent.append(0)
-            self.allowance.append(0)
-            self.reads.append(0)
-            self.ack.append(-1)
-            self.first_read.append(-1)
-            self.ack_ns.append(NONE)
-            self.ack_flags.append(0)
-            self.offset.append(NONE)
-            self.in_final.append(0)
+        final = self.final  # `slot`, inline, with one lookup: once per send
+        position = final.where.get(value) if final is not None else None
+        if position is not None:
+            assert final is not None
+            slot = self.final_slot[position]
+            if slot >= 0:
+                return slot
+            value = final.value_of(position)
+            slot = self.final_slot[position] = len(self.names)
+        else:
+            slot = self.slots.get(value, -1)
+            if slot >= 0:
+                return slot
+            slot = self.slots[value] = len(self.names)
+        self.names.append(value)
+        if slot == len(self.sent):
+            self._grow(slot)
         return slot
+
+    def _grow(self, size: int) -> None:
+        """Room in the per-value columns for an eighth more values than `size`, at once
+        (not a step per column per value); the slots beyond `names` hold the defaults,
+        which every reader of a whole column skips."""
+        more = max(16, size >> 3)
+        zeros, unset, absent = (
+            array("q", [0]) * more,
+            array("q", [-1]) * more,
+            array("q", [NONE]) * more,
+        )
+        self.sent.extend(zeros)
+        self.allowance.extend(zeros)
+        self.reads.extend(zeros)
+        self.ack.extend(unset)
+        self.first_read.extend(unset)
+        self.ack_ns.extend(absent)
+        self.ack_flags.extend(bytes(more))
+        self.offset.extend(absent)
+        self.in_final.extend(bytes(more))
 
     def acknowledged(self, slot: int, loose: bool) -> None:
         """The value of `slot` was acknowledged, with acks other than all when `loose`."""
         self.ack_flags[slot] = (self.ack_flags[slot] & _ACK_AT) | loose
 
-    def acknowledged_at(self, slot: int, offset: int) -> None:
-        """That acknowledgement gave `offset` (after `seen_at` placed it)."""
-        self.ack_flags[slot] |= _ACK_AT
+    def acknowledged_at(self, slot: int, offset: int, loose: bool) -> None:
+        """The value of `slot` was acknowledged at `offset` (after `seen_at` placed it),
+        with acks other than all when `loose`."""
+        self.ack_flags[slot] = _ACK_AT | loose
         if offset == self.offset[slot]:
-            self.ack_elsewhere.pop(slot, None)
+            if self.ack_elsewhere:
+                self.ack_elsewhere.pop(slot, None)
         else:
             self.ack_elsewhere[slot] = offset
+
+    def ack_next(self, offset: int, slot: int, op: int) -> bool:
+        """`seen_at` for an acknowledgement at the log's next offset, where nothing was
+        seen yet (the common case, in fewer steps); False, changing nothing, elsewhere."""
+        at_slot = self.at_slot
+        if offset != len(at_slot) or offset in self.far:
+            return False
+        at_slot.append(slot)
+        self.at_op.append(op)
+        self.known += 1
+        first = self.offset[slot]
+        if first == NONE:
+            self.offset[slot] = offset
+        elif first != offset:
+            self.more.setdefault(slot, set()).add(offset)
+        return True
 
     def acked_at(self, slot: int) -> int:
         """The offset the value's last acknowledgement that gave one gave, or NONE."""

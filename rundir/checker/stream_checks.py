@@ -83,21 +83,22 @@ class ChecksFold:
 
     def feed(self, op: HistoryOp) -> None:
         """Take the next operation of the history."""
-        key = (op.process, op.op_id)
-        if op.type == "invoke":
-            if op.f == "send" and op.value is not None and key not in self._orphans:
+        kind, f, process = op[:3]
+        key = (process, op.op_id)
+        if kind == "invoke":
+            if f == "send" and op.value is not None and key not in self._orphans:
                 earlier = self._pending.get(key)
                 if earlier is not None:  # an op id invoked twice before its completion
                     self._twice.setdefault(key, []).append(earlier)
                 self._pending[key] = op
             return
-        if self._pending.pop(key, None) is None and op.f == "send":
+        if self._pending.pop(key, None) is None and f == "send":
             self._orphans.add(key)
         if self._twice:
             self._twice.pop(key, None)
-        if op.f == "send" and op.value is not None:
+        if f == "send" and op.value is not None:
             self._send(op)
-        elif op.f == "poll" and op.type == "ok":
+        elif f == "poll" and kind == "ok":
             self._poll(op)
 
     def end(self) -> None:
@@ -135,30 +136,39 @@ class ChecksFold:
             self._multi_allowance[(tp, value)] += allowance
 
     def _send(self, op: HistoryOp) -> None:
-        assert op.value is not None
-        tp, value, kind = self._tp(op), op.value, op.type
+        # once per send: the fields unpacked at once, the value looked up once
+        (kind, _, process, time_ns, _, _, _, offset, value, _, _, acks) = op[:12]
+        assert value is not None
+        tp, unknown = self._tp(op), op.attempts_unknown
         records = self.final.partitions.get(tp)
-        unknown = op.attempts_unknown
-        if kind == "ok":
-            self._sent(tp, value, unknown + 1, records)
-        else:
+        if kind != "ok":
             self._sent(tp, value, max(unknown, 1) if kind == "info" else unknown, records)
             return
-        acks = op.acks if op.acks is not None else -1
+        allowance = unknown + 1
+        position = records.where.get(value) if records is not None else None
+        if position is None or allowance <= 0:
+            self._sent(tp, value, allowance, records)
+        else:
+            assert records is not None
+            self._codes[tp][position] = _SENT
+            if records.more and value in records.more:
+                self._multi_allowance[(tp, value)] += allowance
+        if acks is None:
+            acks = -1
         if acks != -1:
             self._unsafe += 1
-        elif op.time_ns >= self.final.started_ns:
+        elif time_ns >= self.final.started_ns:
             self._late += 1
         elif records is None:
             self._unread += 1
             self._unread_tps.add(tp)
         else:
             self._judged += 1
-            if value not in records.where:
-                self._lost.append((tp, value, op.offset, op.process))
+            if position is None:
+                self._lost.append((tp, value, offset, process))
                 self.lost_at.append(self.at)
-        if acks == -1 and op.offset is not None:
-            self._acked(op.process, tp, value, op.offset, records)
+        if acks == -1 and offset is not None:
+            self._acked(process, tp, value, offset, records, position)
 
     def _acked(
         self,
@@ -167,8 +177,10 @@ class ChecksFold:
         value: str,
         offset: int,
         records: FinalRecords | None,
+        position: int | None,
     ) -> None:
-        """`offsets_monotonic` and `reordering` for one acks=all acknowledgement."""
+        """`offsets_monotonic` and `reordering` for one acks=all acknowledgement (of the
+        record at `position` of `records`, the final read's, when it holds it)."""
         key = (process, tp)
         last = self._last_ack.get(key)
         self._last_ack[key] = (value, offset)
@@ -184,11 +196,10 @@ class ChecksFold:
                         f"acked at {offset} after {last[0]!r} was acked at {last[1]}",
                     )
                 )
-        position = records.where.get(value) if records is not None else None
         if position is None:
             return
         assert records is not None
-        offsets = records.more.get(value)
+        offsets = records.more.get(value) if records.more else None
         if offsets is None:  # one offset: where it is, acked there or not
             placed = records.offset_at(position)
         else:
