@@ -6,9 +6,9 @@ value. Probes of several namespaces run at once (`run_all`), so a check over man
 costs about one connect timeout.
 
 - `connects`: a TCP connect to each address, with a timeout: did it succeed, how long.
-- `round_trips`: connect, send the port's greeting and wait for the answer to it (the
-  first byte from ZooKeeper's `srvr`; on a broker's gRPC port a TLS ClientHello answered
-  by the ServerHello, or, when the first answer shows a plaintext server, the HTTP/2
+- `round_trips`: connect, send the port's greeting and wait for the answer to it (a TLS
+  ClientHello answered by the ServerHello: ZooKeeper's client port speaks TLS only, and
+  so does a broker's gRPC port, or, when the first answer shows a plaintext server, the HTTP/2
   preface and the server's acknowledgement of its SETTINGS, since an HTTP/2 server may
   speak first): the round trip of one request, a few times.
 - `udp_burst`: send N datagrams to an address (for counters on the receiving side).
@@ -51,7 +51,7 @@ def client_hello() -> bytes:
     return outgoing.read()
 
 
-GREETINGS: Mapping[int, Callable[[], bytes]] = {2181: lambda: b"srvr", 9092: client_hello}
+GREETINGS: Mapping[int, Callable[[], bytes]] = {2181: client_hello, 9092: client_hello}
 """What a round-trip probe sends to a port so that the server answers at once."""
 
 _CONNECTS = """

@@ -1,5 +1,5 @@
 """What the round-trip probe sends: a TLS ClientHello offering h2 to a broker's gRPC port
-(so that a TLS server answers it at once), ZooKeeper's `srvr` to 2181."""
+and to ZooKeeper's TLS-only client port, so that the server answers it at once."""
 
 from __future__ import annotations
 
@@ -11,3 +11,9 @@ def test_a_brokers_port_gets_a_client_hello_offering_h2() -> None:
     assert hello[0] == TLS_HANDSHAKE
     assert hello[5] == 1  # handshake type ClientHello
     assert b"h2" in hello  # the ALPN offer gRPC's TLS servers require
+
+
+def test_zookeepers_tls_port_gets_a_client_hello() -> None:
+    hello = GREETINGS[2181]()
+    assert hello[0] == TLS_HANDSHAKE
+    assert hello[5] == 1  # handshake type ClientHello
