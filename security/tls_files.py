@@ -5,8 +5,8 @@ certificate and key of a role, `broker` (every broker: its gRPC server, the cont
 and the replica fetchers' channels) or `client` (the CLI, the workload, chaos runs, the
 benchmarks). A certificate's common name is its role. ZooKeeper server `N` has `zkN.crt`,
 `zkN.key` and `zkN.pem` (both in one file, ZooKeeper's PEM key store); ZooKeeper clients
-present the `broker` (brokers) or `client` (every tool) certificate. Loading needs no `cryptography`,
-so the broker image can read the files without it.
+present the `broker` (brokers) or `client` (every tool) certificate. Loading needs no
+`cryptography`, so the broker image can read the files without it.
 
 A tool (the CLI, the workload, the benchmarks) is told its TLS directory by an option or
 `TLS_DIR`; `tls_dir_choice` turns that into a directory or plaintext, defaulting to
