@@ -29,8 +29,10 @@ from domain.protocols import (
 )
 from rpc.wire import traced_environment
 from security.secret_files import SecretFileError
+from security.tls_files import BROKER, TlsMaterialError
 from security.zk_credentials import ZkDigestCredentials
 from security.zk_credentials import load as load_zk_credentials
+from security.zk_tls import ZkTls, zk_tls_choice
 
 _ZK_CONNECT = re.compile(
     r"[A-Za-z0-9.\-_\[\]:]+:[0-9]{1,5}(,[A-Za-z0-9.\-_\[\]:]+:[0-9]{1,5})*(/[^/\s]+)*", re.ASCII
@@ -100,6 +102,8 @@ class BrokerConfig:
     #: The cluster's ZooKeeper digest identity (`--zk-digest-file`); None: no
     #: authentication and open znodes. With it, Kafka's `zookeeper.set.acl=true`.
     zk_credentials: ZkDigestCredentials | None = None
+    #: TLS to ZooKeeper with the broker certificate (`--zk-tls-dir`); None: plaintext.
+    zk_tls: ZkTls | None = None
     #: Historical bugs re-introduced on purpose (`bugs/`); none outside chaos runs and tests.
     bug_switches: BugSwitches = NO_BUGS
     #: The cluster's TLS directory (`security.tls_files`); None: plaintext gRPC.
@@ -194,6 +198,10 @@ def load_config(
             credentials = load_zk_credentials(Path(args.zk_digest_file))
         except SecretFileError as exc:
             parser.error(f"--zk-digest-file: {exc}")
+    try:
+        zk_tls = zk_tls_choice(_tls_dir(args.zk_tls_dir), BROKER)
+    except TlsMaterialError as exc:
+        parser.error(f"--zk-tls-dir: {exc}")
     if args.broker_rack is not None and not rack:
         parser.error("--broker-rack must not be blank")
     return BrokerConfig(
@@ -264,6 +272,7 @@ def load_config(
         rack=rack,
         bug_switches=bug_switches,
         zk_credentials=credentials,
+        zk_tls=zk_tls,
         tls_dir=_tls_dir(args.tls_dir),
         on_log_dir_failure=_log_dir_failure_action(parser, args.on_log_dir_failure),
         inter_broker_protocol=_inter_broker_protocol(parser, args.inter_broker_protocol),

@@ -78,7 +78,7 @@ class BrokerNode:
         self.config = config
         self.events = EventLog(config.run_dir, config.node_name)
         self._kazoo = new_client(
-            config.zk_connect, config.zk_session_timeout_ms, config.zk_credentials
+            config.zk_connect, config.zk_session_timeout_ms, config.zk_credentials, config.zk_tls
         )
         self.zk = KafkaZkClient(self._kazoo)
         self._server: RpcServer | None = None
@@ -117,7 +117,7 @@ class BrokerNode:
             self._tap = StderrTap(self._on_handshake_refused)
             self._tap.start()
         timeout_s = cfg.zk_connection_timeout_ms / 1000
-        ensure_chroot(cfg.zk_connect, timeout_s, cfg.zk_credentials)
+        ensure_chroot(cfg.zk_connect, timeout_s, cfg.zk_credentials, cfg.zk_tls)
         self._kazoo.start(timeout=timeout_s)
         self.zk.create_persistent_paths()
         self.alter_isr = started_alter_isr(
@@ -193,6 +193,7 @@ class BrokerNode:
                     tuple(cfg.zk_credentials.auth_data) if cfg.zk_credentials else (),
                     cfg.state_reader_processes,
                     cfg.state_reader_min_partitions,
+                    tuple(cfg.zk_tls.kazoo_options().items()) if cfg.zk_tls else (),
                 ),
                 candidate=cfg.controller_candidate,
             ),

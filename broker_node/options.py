@@ -73,6 +73,12 @@ _OPTIONS: tuple[tuple[str, str | None, str], ...] = (
         "file holding <user>:<password> (mode 0600): authenticate to ZooKeeper with it and "
         "create every znode with Kafka's secure ACLs (default: no authentication)",
     ),
+    (
+        "--zk-tls-dir",
+        None,
+        "connect to ZooKeeper over TLS, trusting the CA and presenting the broker "
+        "certificate of this directory (`python -m security init`); unset or 'off': plaintext",
+    ),
     ("--listen-host", "0.0.0.0", "bind address"),
     ("--port", "9092", "gRPC port; 0 picks a free one"),
     ("--advertised-host", socket.gethostname(), "host name other brokers and clients use"),

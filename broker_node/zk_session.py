@@ -16,18 +16,22 @@ from kazoo.protocol.states import KazooState
 
 from eventlog import EventLog, ZkSessionState
 from security.zk_credentials import ZkDigestCredentials, kazoo_options
+from security.zk_tls import ZkTls
 from zkdata import paths
 
 
 def ensure_chroot(
-    connect: str, timeout_s: float, credentials: ZkDigestCredentials | None = None
+    connect: str,
+    timeout_s: float,
+    credentials: ZkDigestCredentials | None = None,
+    tls: ZkTls | None = None,
 ) -> None:
     """Create the chroot of `connect` (if it has one) with a short-lived session (secured
-    like every other znode when `credentials` are given)."""
+    like every other znode when `credentials` are given; over TLS with `tls`)."""
     hosts, chroot = paths.split_chroot(connect)
     if not chroot:
         return
-    client = KazooClient(hosts=hosts, timeout=timeout_s, **kazoo_options(credentials))
+    client = KazooClient(hosts=hosts, timeout=timeout_s, **kazoo_options(credentials, tls))
     client.start(timeout=timeout_s)
     try:
         client.ensure_path(chroot)
@@ -37,16 +41,19 @@ def ensure_chroot(
 
 
 def new_client(
-    connect: str, session_timeout_ms: int, credentials: ZkDigestCredentials | None = None
+    connect: str,
+    session_timeout_ms: int,
+    credentials: ZkDigestCredentials | None = None,
+    tls: ZkTls | None = None,
 ) -> KazooClient:
     """A kazoo client that reconnects forever and retries commands within twice the
     session timeout (an expired session is not retried: the listener handles it). With
     `credentials` it authenticates by digest on every (re)connection and creates znodes
-    with Kafka's secure ACLs."""
+    with Kafka's secure ACLs; with `tls` every connection is TLS."""
     session_s = session_timeout_ms / 1000
     return KazooClient(
         hosts=connect,
-        **kazoo_options(credentials),
+        **kazoo_options(credentials, tls),
         timeout=session_s,
         connection_retry={"max_tries": -1, "delay": 0.1, "backoff": 2, "max_delay": 1.0},
         command_retry={

@@ -41,6 +41,7 @@ from security.secret_files import SecretFileError
 from security.tls_files import CLIENT, TlsIdentity, TlsMaterialError, load_identity
 from security.zk_credentials import FILE_NAME, ZkDigestCredentials, kazoo_options
 from security.zk_credentials import load as load_zk_credentials
+from security.zk_tls import ZkTls
 from zkdata.client import KafkaZkClient
 
 
@@ -73,6 +74,8 @@ class ComposeCluster:
     zk_credentials: ZkDigestCredentials
     #: The client certificate of the project's CA, for gRPC calls from the host.
     tls: TlsIdentity | None = None
+    #: The same certificate as kazoo reads it: ZooKeeper listens on TLS only.
+    zk_tls: ZkTls | None = None
 
     def container(self, service: str) -> Container:
         """The docker SDK object of a service's container."""
@@ -112,11 +115,10 @@ class ComposeCluster:
             raise ComposeStartError(_start_failure(exc, self.project)) from None
 
     def zk(self) -> KazooClient:
-        """A started kazoo client on the published ZooKeeper ports, authenticated with the
-        cluster's credentials (caller stops it)."""
-        client = KazooClient(
-            hosts=self.zk_connect, timeout=10, **kazoo_options(self.zk_credentials)
-        )
+        """A started kazoo client on the published ZooKeeper ports, over TLS and
+        authenticated with the cluster's credentials (caller stops it)."""
+        options = kazoo_options(self.zk_credentials, self.zk_tls)
+        client = KazooClient(hosts=self.zk_connect, timeout=10, **options)
         client.start(timeout=30)
         return client
 
@@ -166,6 +168,7 @@ def started_project(
     try:
         credentials = load_zk_credentials(repo_root / ".secrets" / FILE_NAME)
         client = load_identity(repo_root / ".secrets" / "tls", CLIENT)
+        zk_tls = ZkTls(repo_root / ".secrets" / "tls", CLIENT).check()
     except (SecretFileError, TlsMaterialError) as exc:
         raise ComposeStartError(f"{exc}; run `make setup`") from None
     # runs/ must exist and be writable by the brokers' non-root user before compose
@@ -214,6 +217,7 @@ def started_project(
             ",".join(f"127.0.0.1:{port}" for port in ports),
             credentials,
             client,
+            zk_tls,
         )
         zk = cluster.zk()
         try:

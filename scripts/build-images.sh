@@ -2,7 +2,8 @@
 # Build the project's images, each only when its inputs changed.
 #
 #   testbed-base       debootstrap'd Debian bookworm (docker/base/build.sh)
-#   testbed-zookeeper  FROM base: Debian's zookeeper + entrypoint,
+#   testbed-zookeeper  FROM base: Debian's zookeeper + entrypoint, run as the user
+#                      of scripts/container-user.sh (a build argument),
 #                      + libfaketime and its shim, staged by stage_clock
 #   testbed-broker     FROM base: venv from host-downloaded wheels + the code,
 #                      run as the user of scripts/container-user.sh (a build argument),
@@ -68,12 +69,15 @@ stage_clock() {  # context directory
     rm -rf "$1/clock" && cp -r "$out" "$1/clock" && cp docker/clock/install.sh "$1/clock/"
 }
 
-# 2. zookeeper: its sources + the clock, hash the staged context.
+# 2. zookeeper: its sources + the clock, hash the staged context; its user gets the
+# containers' UID and GID, which own its TLS key
+owner=$(scripts/container-user.sh)
 zk_ctx=$stage/zookeeper
 rm -rf "$zk_ctx" && mkdir -p "$zk_ctx" && cp docker/zookeeper/* "$zk_ctx/"
 stage_clock "$zk_ctx"
-zk_hash=$( (echo "$base_hash"; hash_dir "$zk_ctx") | sha256sum | cut -c1-16)
-build 2 testbed-zookeeper "$zk_ctx" "$zk_hash"
+zk_hash=$( (echo "$base_hash"; echo "user $owner"; hash_dir "$zk_ctx") | sha256sum | cut -c1-16)
+build 2 testbed-zookeeper "$zk_ctx" "$zk_hash" \
+    --build-arg "TESTBED_UID=${owner%%:*}" --build-arg "TESTBED_GID=${owner##*:}"
 
 # 3. broker: stage wheels + sources, hash the staged context.
 ctx=$stage/broker
@@ -98,7 +102,6 @@ for pkg in domain bugs admin client broker_node controller zkdata rpc eventlog s
     cp -r "$pkg" "$ctx/src/$pkg"
 done
 find "$ctx/src" -name '__pycache__' -type d -prune -exec rm -rf {} +
-owner=$(scripts/container-user.sh)
 broker_hash=$( (echo "$base_hash"; echo "user $owner"; hash_dir "$ctx") | sha256sum | cut -c1-16)
 build 3 testbed-broker "$ctx" "$broker_hash" \
     --build-arg "TESTBED_UID=${owner%%:*}" --build-arg "TESTBED_GID=${owner##*:}"

@@ -3,9 +3,12 @@
 `ensure_tls(directory)` (`ensure_tls_files` for `python -m security init`) makes, under
 `<directory>/tls/`, a CA (ECDSA P-256, its key and
 self-signed certificate), one broker certificate (common name `broker`; SANs: the compose
-service names `broker1..brokerN`, `localhost`, `127.0.0.1`) and one client certificate
-(common name `client`) for the CLI, the workload, chaos runs and the benchmarks, both
-signed by the CA. It is idempotent: a file is written only when it is missing, does not
+service names `broker1..brokerN`, `localhost`, `127.0.0.1`), one client certificate
+(common name `client`) for the CLI, the workload, chaos runs and the benchmarks, and one
+certificate per ZooKeeper server (common name and first SAN its compose service name
+`zkN`, then `localhost`, `127.0.0.1`), all signed by the CA. A ZooKeeper server also gets
+`zkN.pem`, its key and certificate in one file: ZooKeeper's PEM key store reads both from
+one path. It is idempotent: a file is written only when it is missing, does not
 parse, expires within `RENEW_BEFORE`, or (for a leaf) is not signed by the current CA or
 does not carry the asked SANs. Keys are written with mode 0600.
 
@@ -28,7 +31,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from security.tls_files import BROKER, CA, CLIENT, TlsFiles
+from security.tls_files import BROKER, CA, CLIENT, TlsFiles, zookeeper_role
 
 #: How long a new certificate is valid.
 VALIDITY = datetime.timedelta(days=825)
@@ -36,7 +39,9 @@ VALIDITY = datetime.timedelta(days=825)
 RENEW_BEFORE = datetime.timedelta(days=30)
 #: Brokers named in the broker certificate's SANs by default (`broker1..broker3`, as compose runs).
 DEFAULT_BROKERS = 3
-#: Names every broker certificate carries besides the service names.
+#: ZooKeeper servers given a certificate by default (`zk1..zk3`, as compose runs).
+DEFAULT_ZOOKEEPERS = 3
+#: Names every server certificate carries besides the service names.
 LOCAL_NAMES = ("localhost",)
 LOCAL_ADDRESSES = ("127.0.0.1",)
 
@@ -56,16 +61,26 @@ def broker_names(brokers: int) -> tuple[str, ...]:
     return (*(f"broker{n}" for n in range(1, brokers + 1)), *LOCAL_NAMES)
 
 
+def zookeeper_names(server: int) -> tuple[str, ...]:
+    """The DNS SANs of ZooKeeper server `server`'s certificate: its service name, then
+    localhost (the published ports are reached on the loopback interface)."""
+    return (zookeeper_role(server), *LOCAL_NAMES)
+
+
 def ensure_tls_files(directory: Path) -> Path:
     """`ensure_tls` for `python -m security init`: the TLS directory, ready."""
     return ensure_tls(directory).files.directory
 
 
 def ensure_tls(
-    directory: Path, brokers: int = DEFAULT_BROKERS, now: datetime.datetime | None = None
+    directory: Path,
+    brokers: int = DEFAULT_BROKERS,
+    now: datetime.datetime | None = None,
+    zookeepers: int = DEFAULT_ZOOKEEPERS,
 ) -> TlsOutcome:
-    """Make whatever of the CA, broker and client certificates under `<directory>/tls/` is
-    missing, unreadable, near its expiry or no longer matching; leave the rest alone."""
+    """Make whatever of the CA, broker, client and ZooKeeper server certificates under
+    `<directory>/tls/` is missing, unreadable, near its expiry or no longer matching;
+    leave the rest alone."""
     files = TlsFiles(directory / "tls")
     files.directory.mkdir(parents=True, exist_ok=True)
     os.chmod(files.directory, 0o700)
@@ -77,12 +92,27 @@ def ensure_tls(
         _write(files, CA, ca)
         written.append(CA)
     wanted = {BROKER: broker_names(brokers), CLIENT: ()}
-    for role, dns in wanted.items():
+    servers = {zookeeper_role(n): zookeeper_names(n) for n in range(1, zookeepers + 1)}
+    for role, dns in (wanted | servers).items():
         leaf = _load(files.cert(role), files.key(role))
         if CA in written or leaf is None or not _matches(leaf[0], ca[0], dns, now):
             _write(files, role, _issue_leaf(role, dns, ca, now))
             written.append(role)
+        if role in servers:
+            _ensure_key_store(files, role)
     return TlsOutcome(files, tuple(written))
+
+
+def _ensure_key_store(files: TlsFiles, role: str) -> None:
+    """`<role>.pem`: the key, then the certificate, unless it holds exactly them already."""
+    wanted = files.key(role).read_bytes() + files.cert(role).read_bytes()
+    path = files.key_store(role)
+    try:
+        if path.read_bytes() == wanted:
+            return
+    except OSError:
+        pass
+    _write_file(path, wanted, 0o600)
 
 
 def _load(cert_path: Path, key_path: Path) -> tuple[x509.Certificate, _Key] | None:

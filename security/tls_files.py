@@ -3,8 +3,10 @@
 `<dir>/ca.crt` and `ca.key` are the cluster's CA; `<dir>/<role>.crt` and `<role>.key` the
 certificate and key of a role, `broker` (every broker: its gRPC server, the controller's
 and the replica fetchers' channels) or `client` (the CLI, the workload, chaos runs, the
-benchmarks). A certificate's common name is its role. Loading needs no `cryptography`,
-so the broker image can read the files without it.
+benchmarks). A certificate's common name is its role. ZooKeeper server `N` has `zkN.crt`,
+`zkN.key` and `zkN.pem` (both in one file, ZooKeeper's PEM key store); ZooKeeper clients
+present the `broker` (brokers) or `client` (every tool) certificate. Loading needs no
+`cryptography`, so the broker image can read the files without it.
 
 A tool (the CLI, the workload, the benchmarks) is told its TLS directory by an option or
 `TLS_DIR`; `tls_dir_choice` turns that into a directory or plaintext, defaulting to
@@ -25,6 +27,8 @@ CA = "ca"
 BROKER = "broker"
 CLIENT = "client"
 ROLES = (BROKER, CLIENT)
+#: The role of ZooKeeper server `N` is `zkN`, its compose service name.
+ZOOKEEPER_PREFIX = "zk"
 
 
 class TlsMaterialError(Exception):
@@ -44,6 +48,15 @@ class TlsFiles:
     def key(self, name: str) -> Path:
         """The PEM private key of `name`."""
         return self.directory / f"{name}.key"
+
+    def key_store(self, name: str) -> Path:
+        """The PEM key and certificate of `name` in one file (a ZooKeeper server's)."""
+        return self.directory / f"{name}.pem"
+
+
+def zookeeper_role(server: int) -> str:
+    """The certificate role (and compose service name) of ZooKeeper server `server`."""
+    return f"{ZOOKEEPER_PREFIX}{server}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,7 @@ from typing import Any
 from kazoo.security import ACL, make_digest_acl_credential
 
 from security.secret_files import SecretFileError, read_private, write_private
+from security.zk_tls import ZkTls
 from zkdata import acls
 from zkdata.kazoo_handler import PollingHandler
 
@@ -108,12 +109,16 @@ def secure_acl() -> list[ACL]:
     return acls.kafka_acls("/", secure=True)
 
 
-def kazoo_options(credentials: ZkDigestCredentials | None) -> dict[str, Any]:
+def kazoo_options(
+    credentials: ZkDigestCredentials | None, tls: ZkTls | None = None
+) -> dict[str, Any]:
     """Keyword arguments for `KazooClient`: a `PollingHandler` of its own (kazoo's
     connection thread with a cheaper select), and with credentials, digest `auth_data` and
     the secure `default_acl`; without, no ACL (open znodes, as Kafka without secure
-    mode)."""
+    mode). With `tls`, the connection is TLS with the cluster's CA (`security.zk_tls`)."""
     options: dict[str, Any] = {"handler": PollingHandler()}
     if credentials is not None:
         options.update(auth_data=credentials.auth_data, default_acl=secure_acl())
+    if tls is not None:
+        options.update(tls.kazoo_options())
     return options

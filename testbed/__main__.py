@@ -49,7 +49,7 @@ from domain import TopicPartition
 from security.secret_files import SecretFileError
 from security.tls_files import TlsMaterialError, client_identity, tls_dir_choice
 from security.zk_credentials import kazoo_options
-from testbed.arguments import build_parser, zk_credentials
+from testbed.arguments import build_parser, zk_credentials, zk_tls
 from testbed.cluster_view import read_cluster, render
 from testbed.configs import (
     ConfigsCommandError,
@@ -108,7 +108,8 @@ class _Unreachable(Exception):
 @contextmanager
 def _zk_session(args: argparse.Namespace, timeout_s: float = 10.0) -> Iterator[KafkaZkClient]:
     connect = args.zk
-    client = KazooClient(hosts=connect, timeout=timeout_s, **kazoo_options(zk_credentials(args)))
+    options = kazoo_options(zk_credentials(args), zk_tls(args))
+    client = KazooClient(hosts=connect, timeout=timeout_s, **options)
     try:
         client.start(timeout=timeout_s)
     except KazooTimeoutError:
@@ -180,6 +181,7 @@ def _rack_aware_mode(args: argparse.Namespace) -> RackAwareMode:
 
 USER_ERRORS = (
     SecretFileError,
+    TlsMaterialError,
     AdminError,
     ElectionCommandError,
     ZkPathError,
@@ -211,10 +213,10 @@ def _run(command: Callable[[argparse.Namespace], int], args: argparse.Namespace)
 
 def _cluster(args: argparse.Namespace) -> int:
     deadline = time.monotonic() + args.timeout
-    credentials = zk_credentials(args)
+    credentials, tls = zk_credentials(args), zk_tls(args)
     while True:
         try:
-            view = read_cluster(args.zk, timeout_s=min(10.0, args.timeout), credentials=credentials)
+            view = read_cluster(args.zk, min(10.0, args.timeout), credentials, tls)
         except KazooTimeoutError:
             print(f"testbed: cannot reach ZooKeeper at {args.zk}", file=sys.stderr)
             return 1

@@ -10,8 +10,10 @@ import argparse
 import os
 from pathlib import Path
 
+from security.tls_files import tls_dir_choice
 from security.zk_credentials import ZkDigestCredentials, repo_digest_file
 from security.zk_credentials import load as load_zk_credentials
+from security.zk_tls import ZkTls, repo_zk_tls, zk_tls_choice
 
 DEFAULT_ZK = "127.0.0.1:2181,127.0.0.1:2182,127.0.0.1:2183"
 
@@ -280,6 +282,14 @@ def _add_zk(parser: argparse.ArgumentParser) -> None:
         help="the cluster's ZooKeeper credentials, <user>:<password> (ZK_DIGEST_FILE; "
         "default for the local ensemble: .secrets/zk-digest when `make setup` made it)",
     )
+    parser.add_argument(
+        "--zk-tls-dir",
+        default=os.environ.get("ZK_TLS_DIR") or None,
+        metavar="DIR",
+        help="connect to ZooKeeper over TLS with the CA and client certificate in DIR "
+        "(ZK_TLS_DIR; default for the local ensemble: .secrets/tls when it exists; "
+        "'off': plaintext)",
+    )
 
 
 def zk_credentials(args: argparse.Namespace) -> ZkDigestCredentials | None:
@@ -290,6 +300,17 @@ def zk_credentials(args: argparse.Namespace) -> ZkDigestCredentials | None:
     if path is None and args.zk == DEFAULT_ZK:
         path = repo_digest_file()
     return None if path is None else load_zk_credentials(path)
+
+
+def zk_tls(args: argparse.Namespace) -> ZkTls | None:
+    """The TLS a command connects to ZooKeeper with: `--zk-tls-dir`, else the repository's
+    `.secrets/tls` when `--zk` is the local compose ensemble, else plaintext.
+    `TlsMaterialError` when a file is unreadable."""
+    raw: str | None = args.zk_tls_dir
+    if raw is None or not raw.strip():
+        found = repo_zk_tls() if args.zk == DEFAULT_ZK else None
+        return found.check() if found is not None else None
+    return zk_tls_choice(tls_dir_choice(raw))
 
 
 def _add_disable_rack_aware(parser: argparse.ArgumentParser) -> None:

@@ -11,6 +11,7 @@ from kazoo.client import KazooClient
 
 from domain import TopicPartition
 from security.zk_credentials import ZkDigestCredentials, kazoo_options
+from security.zk_tls import ZkTls
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ZnodeFormatError
@@ -32,19 +33,24 @@ class ClusterView:
 
 
 def read_cluster(
-    connect: str, timeout_s: float = 10.0, credentials: ZkDigestCredentials | None = None
+    connect: str,
+    timeout_s: float = 10.0,
+    credentials: ZkDigestCredentials | None = None,
+    tls: ZkTls | None = None,
 ) -> ClusterView:
-    """Query every server with `srvr` and read the cluster znodes through one session.
+    """Query every server with `srvr` and read the cluster znodes through one session
+    (both over TLS with `tls`).
 
     Raises `kazoo.handlers.threading.KazooTimeoutError` if no server can be reached.
     """
     hosts, _ = paths.split_chroot(connect)
     servers = {}
+    context = tls.ssl_context() if tls is not None else None
     for hostport in hosts.split(","):
         host, _, port = hostport.rpartition(":")
-        servers[hostport] = server_mode(host, int(port))
+        servers[hostport] = server_mode(host, int(port), tls=context)
     client = KazooClient(
-        hosts=connect, timeout=timeout_s, read_only=True, **kazoo_options(credentials)
+        hosts=connect, timeout=timeout_s, read_only=True, **kazoo_options(credentials, tls)
     )
     client.start(timeout=timeout_s)
     try:

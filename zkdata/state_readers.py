@@ -88,13 +88,15 @@ def read_states(
 class ReaderSettings:
     """Where helpers connect (`connect`, chroot included), their session timeout, the
     digest `auth_data` of the caller's session, how many helpers a large read starts and
-    from how many partitions on."""
+    from how many partitions on, and the caller's kazoo TLS options (file paths; none:
+    plaintext)."""
 
     connect: str
     session_timeout_s: float = 10.0
     auth_data: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     helpers: int = HELPERS
     min_partitions: int = MIN_PARTITIONS
+    tls_options: tuple[tuple[str, object], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -348,6 +350,7 @@ def _serve(incoming: Connection, outgoing: Connection) -> int:
         timeout=settings.session_timeout_s,
         handler=PollingHandler(),
         auth_data=list(settings.auth_data) or None,
+        **dict(settings.tls_options),
     )
     zk.start(timeout=min(START_TIMEOUT_S, settings.session_timeout_s))
     try:

@@ -45,14 +45,16 @@ from chaos.cluster import endpoints, role_resolution
 from chaos.cluster.container_exec import ContainerExec
 from chaos.cluster.container_files import ContainerFiles
 from chaos.cluster.resources import ResourceControls
+from chaos.cluster.zk_servers import ZkServers
 from chaos.errors import FaultFailed, ForeignContainer, UnknownTarget
 from domain import LeaderAndIsr, TopicPartition
 from security.secret_files import SecretFileError
+from security.tls_files import TlsMaterialError
 from security.zk_credentials import ZkDigestCredentials, kazoo_options, repo_digest_file
 from security.zk_credentials import load as load_zk_credentials
+from security.zk_tls import ZkTls, repo_zk_tls
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ZnodeFormatError
-from zkdata.fourletter import four_letter_word, server_mode
 
 if TYPE_CHECKING:
     from harness.compose import ComposeCluster
@@ -60,15 +62,12 @@ if TYPE_CHECKING:
 PROJECT_LABEL = "com.docker.compose.project"
 SERVICE_LABEL = "com.docker.compose.service"
 ONEOFF_LABEL = "com.docker.compose.oneoff"
-ZK_CLIENT_PORT = "2181/tcp"
 ZK_START_TIMEOUT_S = 15.0
-#: How long `cons` may take: a frozen server does not answer, and a spell cannot wait.
-CONS_TIMEOUT_S = 0.3
 
 T = TypeVar("T")
 
 
-class ClusterHandle(ResourceControls, ContainerFiles, ContainerExec):
+class ClusterHandle(ResourceControls, ContainerFiles, ContainerExec, ZkServers):
     """The containers and ZooKeeper state of one compose project (see the module doc)."""
 
     def __init__(
@@ -77,6 +76,7 @@ class ClusterHandle(ResourceControls, ContainerFiles, ContainerExec):
         client: DockerClient,
         zk_connect: str | None = None,
         zk_credentials: ZkDigestCredentials | None = None,
+        zk_tls: ZkTls | None = None,
     ) -> None:
         if not project:
             raise UnknownTarget("a compose project name is required")
@@ -84,6 +84,7 @@ class ClusterHandle(ResourceControls, ContainerFiles, ContainerExec):
         self._docker = client
         self._given_connect = zk_connect
         self._zk_credentials = zk_credentials
+        self._zk_tls = zk_tls
         self._zk_lock = threading.Lock()
         self._kazoo: KazooClient | None = None
         self._kazoo_connect = ""
@@ -91,17 +92,19 @@ class ClusterHandle(ResourceControls, ContainerFiles, ContainerExec):
     @classmethod
     def for_project(cls, project: str, zk_connect: str | None = None) -> ClusterHandle:
         """A handle on `project` through the local docker daemon (`docker.from_env()`),
-        authenticated to ZooKeeper with the repository's `.secrets/zk-digest` if set up."""
-        path = repo_digest_file()
+        authenticated to ZooKeeper with the repository's `.secrets/zk-digest`, over TLS with
+        its `.secrets/tls`, if set up."""
+        path, tls = repo_digest_file(), repo_zk_tls()
         try:
             credentials = load_zk_credentials(path) if path is not None else None
-        except SecretFileError as exc:
+            tls = tls.check() if tls is not None else None
+        except (SecretFileError, TlsMaterialError) as exc:
             raise FaultFailed(str(exc)) from None
         try:
             client = DockerClient.from_env()
         except DockerException as exc:
             raise FaultFailed(f"cannot reach the docker daemon: {exc}") from exc
-        return cls(project, client, zk_connect, credentials)
+        return cls(project, client, zk_connect, credentials, tls)
 
     @classmethod
     def for_compose(cls, cluster: ComposeCluster) -> ClusterHandle:
@@ -255,29 +258,6 @@ class ClusterHandle(ResourceControls, ContainerFiles, ContainerExec):
 
     # -- ZooKeeper -----------------------------------------------------------------------
 
-    def zk_mode(self, service: str) -> str:
-        """The server's mode by `srvr` on its published client port: `leader`, `follower`,
-        `standalone`, `not serving` or `unreachable` (also when it is not published)."""
-        if service not in self.zk_servers().values():
-            raise UnknownTarget(f"{service!r} is not a ZooKeeper server of {self._project}")
-        address = self._published(self._container(service))
-        if address is None:
-            return "unreachable"
-        return server_mode(*address)
-
-    def zk_connections(self, service: str) -> str | None:
-        """The server's `cons` listing on its published client port; None when it does not
-        answer within `CONS_TIMEOUT_S` (a frozen server) or is not published."""
-        if service not in self.zk_servers().values():
-            raise UnknownTarget(f"{service!r} is not a ZooKeeper server of {self._project}")
-        address = self._published(self._container(service))
-        if address is None:
-            return None
-        try:
-            return four_letter_word(*address, "cons", CONS_TIMEOUT_S)
-        except OSError:
-            return None
-
     def controller_id(self) -> int | None:
         """The broker that holds `/controller`, or None."""
         return self._zk_read(lambda zk: zk.get_controller_id())
@@ -348,9 +328,8 @@ class ClusterHandle(ResourceControls, ContainerFiles, ContainerExec):
             try:
                 if self._kazoo is None or connect != self._kazoo_connect:
                     self._stop_kazoo()
-                    kazoo = KazooClient(
-                        hosts=connect, timeout=10, **kazoo_options(self._zk_credentials)
-                    )
+                    options = kazoo_options(self._zk_credentials, self._zk_tls)
+                    kazoo = KazooClient(hosts=connect, timeout=10, **options)
                     kazoo.start(timeout=ZK_START_TIMEOUT_S)
                     self._kazoo, self._kazoo_connect = kazoo, connect
                 return read(KafkaZkClient(self._kazoo))
@@ -366,26 +345,6 @@ class ClusterHandle(ResourceControls, ContainerFiles, ContainerExec):
                 kazoo.close()
             except KazooException:
                 pass
-
-    def published_zk_connect(self) -> str:
-        """The connect string of the ZooKeeper servers' client ports as published now
-        (servers that do not run publish none); `FaultFailed` when none is published."""
-        addresses = []
-        for service in sorted(self.zk_servers().values()):
-            address = self._published(self._container(service))
-            if address is not None:
-                addresses.append(f"{address[0]}:{address[1]}")
-        if not addresses:
-            raise FaultFailed(f"no ZooKeeper server of {self._project} publishes its port")
-        return ",".join(addresses)
-
-    @staticmethod
-    def _published(container: Container) -> tuple[str, int] | None:
-        address = endpoints.published(container.attrs, ZK_CLIENT_PORT)
-        if address is None:
-            return None
-        host, _, port = address.rpartition(":")
-        return host, int(port)
 
 
 def _service_of(container: Container) -> str:

@@ -34,8 +34,10 @@ def test_compose_cluster_has_an_ensemble_three_brokers_and_one_controller(
 ) -> None:
     """One ZooKeeper leader and two followers; brokers 1-3 registered with distinct broker
     epochs; exactly one broker logged its election at the current controller epoch."""
+    assert compose_cluster.zk_tls is not None  # ZooKeeper listens on TLS only
+    context = compose_cluster.zk_tls.ssl_context()
     modes = sorted(
-        server_mode("127.0.0.1", int(hp.rsplit(":", 1)[1]))
+        server_mode("127.0.0.1", int(hp.rsplit(":", 1)[1]), tls=context)
         for hp in compose_cluster.zk_connect.split(",")
     )
     assert modes == ["follower", "follower", "leader"]

@@ -21,14 +21,19 @@ from zkdata import paths
 pytestmark = pytest.mark.docker
 
 SERVICES = ("zk1", "zk2", "zk3", "broker1", "broker2", "broker3")
+#: The subject of the broker certificate (`security.tls`), ZooKeeper's x509 identity.
+BROKER_DN = "CN=broker,O=zk-controller-testbed"
 
 
 def test_an_unauthenticated_client_reads_the_tree_but_every_write_is_refused(
     compose_cluster: ComposeCluster,
 ) -> None:
     """Reads work; creating, changing and deleting the cluster's znodes, and creating
-    top-level znodes, are refused with NoAuth."""
-    client = KazooClient(hosts=compose_cluster.zk_connect, timeout=10)
+    top-level znodes, are refused with NoAuth (over TLS, ZooKeeper's only way in, but
+    without the digest login)."""
+    assert compose_cluster.zk_tls is not None
+    tls = compose_cluster.zk_tls.kazoo_options()
+    client = KazooClient(hosts=compose_cluster.zk_connect, timeout=10, **tls)
     client.start(timeout=30)
     try:
         assert sorted(client.get_children(paths.BROKER_IDS)) == ["1", "2", "3"]
@@ -50,15 +55,20 @@ def test_brokers_register_with_the_clusters_digest_identity(
     compose_cluster: ComposeCluster,
 ) -> None:
     """Each registration carries creator-all for the credentials in `.secrets/zk-digest`
-    (the compose secret) plus world-read."""
+    (the compose secret) plus world-read. The creator is also the broker certificate's
+    x509 identity: ZooKeeper authenticates every TLS client by its certificate, and
+    creator-all names every identity of the creating session."""
     client = compose_cluster.zk()
     try:
-        expected = [
+        expected = {
             ACL(Permissions.ALL, Id("digest", compose_cluster.zk_credentials.acl_id)),
+            ACL(Permissions.ALL, Id("x509", BROKER_DN)),
             ACL(Permissions.READ, Id("world", "anyone")),
-        ]
+        }
         for broker in (1, 2, 3):
-            assert list(client.get_acls(paths.broker_id(broker))[0]) == expected
+            acl = client.get_acls(paths.broker_id(broker))[0]
+            assert len(acl) == len(expected)
+            assert set(acl) == expected
     finally:
         client.stop()
         client.close()

@@ -14,6 +14,9 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from security.tls import RENEW_BEFORE, VALIDITY, ensure_tls, sans
 from security.tls_files import BROKER, CA, CLIENT, TlsFiles, TlsMaterialError, load_identity
 
+SERVERS = ("zk1", "zk2", "zk3")
+EVERY = (CA, BROKER, CLIENT, *SERVERS)
+
 
 def _cert(files: TlsFiles, name: str) -> x509.Certificate:
     return x509.load_pem_x509_certificate(files.cert(name).read_bytes())
@@ -47,8 +50,10 @@ def test_the_broker_certificate_names_the_services_and_loopback(tmp_path: Path) 
 
 def test_keys_are_readable_by_their_owner_only(tmp_path: Path) -> None:
     files = ensure_tls(tmp_path).files
-    for name in (CA, BROKER, CLIENT):
+    for name in EVERY:
         assert stat.S_IMODE(files.key(name).stat().st_mode) == 0o600
+    for name in SERVERS:
+        assert stat.S_IMODE(files.key_store(name).stat().st_mode) == 0o600
     assert stat.S_IMODE(files.directory.stat().st_mode) == 0o700
 
 
@@ -56,7 +61,7 @@ def test_a_second_run_changes_nothing(tmp_path: Path) -> None:
     first = ensure_tls(tmp_path)
     before = {p.name: p.read_bytes() for p in first.files.directory.iterdir()}
     second = ensure_tls(tmp_path)
-    assert first.written == (CA, BROKER, CLIENT)
+    assert first.written == EVERY
     assert second.written == ()
     assert {p.name: p.read_bytes() for p in second.files.directory.iterdir()} == before
 
@@ -73,15 +78,15 @@ def test_a_missing_leaf_is_made_again_under_the_same_ca(tmp_path: Path) -> None:
 def test_a_new_ca_reissues_every_certificate(tmp_path: Path) -> None:
     files = ensure_tls(tmp_path).files
     files.cert(CA).write_text("not a certificate")
-    assert ensure_tls(tmp_path).written == (CA, BROKER, CLIENT)
-    for role in (BROKER, CLIENT):
+    assert ensure_tls(tmp_path).written == EVERY
+    for role in (BROKER, CLIENT, *SERVERS):
         _cert(files, role).verify_directly_issued_by(_cert(files, CA))
 
 
 def test_certificates_near_their_expiry_are_renewed(tmp_path: Path) -> None:
     ensure_tls(tmp_path)
     later = datetime.datetime.now(datetime.UTC) + VALIDITY - RENEW_BEFORE / 2
-    assert ensure_tls(tmp_path, now=later).written == (CA, BROKER, CLIENT)
+    assert ensure_tls(tmp_path, now=later).written == EVERY
 
 
 def test_more_brokers_reissue_the_broker_certificate_only(tmp_path: Path) -> None:
@@ -108,3 +113,37 @@ def test_an_identity_never_shows_its_key(tmp_path: Path) -> None:
     key_body = identity.key_pem.decode().splitlines()[1]
     assert key_body not in repr(identity)
     assert key_body not in str(identity)
+
+
+def test_each_zookeeper_server_has_its_own_certificate_and_key_store(tmp_path: Path) -> None:
+    files = ensure_tls(tmp_path).files
+    ca = _cert(files, CA)
+    for n, role in enumerate(SERVERS, start=1):
+        leaf = _cert(files, role)
+        leaf.verify_directly_issued_by(ca)
+        assert _common_name(leaf) == role
+        assert sans(leaf) == ((f"zk{n}", "localhost"), ("127.0.0.1",))
+        usages = leaf.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+        assert set(usages) == {ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH}
+        # ZooKeeper's PEM key store: the key and the certificate in one file
+        store = files.key_store(role).read_bytes()
+        assert store == files.key(role).read_bytes() + files.cert(role).read_bytes()
+
+
+def test_a_damaged_key_store_is_written_again_without_a_new_certificate(tmp_path: Path) -> None:
+    files = ensure_tls(tmp_path).files
+    cert_before = files.cert("zk2").read_bytes()
+    files.key_store("zk2").write_bytes(b"damaged")
+    assert ensure_tls(tmp_path).written == ()
+    assert files.cert("zk2").read_bytes() == cert_before
+    assert files.key_store("zk2").read_bytes().endswith(cert_before)
+
+
+def test_a_reissued_server_certificate_renews_its_key_store(tmp_path: Path) -> None:
+    files = ensure_tls(tmp_path).files
+    before = files.key_store("zk1").read_bytes()
+    files.key("zk1").unlink()
+    assert ensure_tls(tmp_path).written == ("zk1",)
+    after = files.key_store("zk1").read_bytes()
+    assert after != before
+    assert after == files.key("zk1").read_bytes() + files.cert("zk1").read_bytes()

@@ -10,7 +10,13 @@ import pytest
 from chaos.faults.delay_proxy import original_destination
 from chaos.faults.latency import unproxied
 from chaos.faults.netns import Netns
-from chaos.faults.probe import HTTP2_PREFACE, connects_argv, round_trips_argv, udp_burst_argv
+from chaos.faults.probe import (
+    HTTP2_PREFACE,
+    TLS_HANDSHAKE,
+    connects_argv,
+    round_trips_argv,
+    udp_burst_argv,
+)
 from chaos.faults.rules import (
     TAG_PREFIX,
     Hook,
@@ -139,9 +145,9 @@ def test_probe_command_lines_carry_their_arguments() -> None:
     assert connect[1] == "-c"
     assert connect[3:] == ["1.5", '[["10.0.0.1", 2181], ["10.0.0.2", 9092]]']
     trips = round_trips_argv(("10.0.0.1", 2181), 3, 5.0, mark=0x7E57)
-    assert trips[3:] == [
-        "10.0.0.1", "2181", b"srvr".hex(), "3", "5.0", str(0x7E57), HTTP2_PREFACE.hex()
-    ]  # fmt: skip
+    assert trips[3:5] == ["10.0.0.1", "2181"]
+    assert bytes.fromhex(trips[5])[0] == TLS_HANDSHAKE  # ZooKeeper's port speaks TLS only
+    assert trips[6:] == ["3", "5.0", str(0x7E57), HTTP2_PREFACE.hex()]
     assert udp_burst_argv(("10.0.0.3", 9), 500)[3:] == ["10.0.0.3", "9", "500"]
 
 
