@@ -119,6 +119,15 @@ def iter_json_lines(path: Path) -> Iterator[tuple[bytes, object]]:
                     yield raw, value
 
 
+def json_line_value(raw: bytes) -> tuple[object, ...]:
+    """The value of one line's bytes as `iter_json_lines` decodes it, as a tuple of one;
+    none when it is not JSON (torn)."""
+    try:
+        return (orjson.loads(raw),)
+    except orjson.JSONDecodeError:
+        return _decoded(raw.rstrip(b"\n"), raw.decode("utf-8", errors="replace"))
+
+
 def _decoded(raw: bytes, line: str) -> tuple[object, ...]:
     """The value of one line, as a tuple of one; none when it is not JSON (torn)."""
     try:

@@ -20,7 +20,6 @@ is found, not the history's length; the disk holds a copy of the history.
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import heapq
 import tempfile
@@ -36,7 +35,7 @@ from domain import TopicPartition
 from rundir.checker.final_index import FinalIndex, final_index_of
 from rundir.checker.queue import QueueParts, QueuePolicy, queue_parts
 from rundir.checker.queue_fold import QueueFold, UnseenCount
-from rundir.checker.spill import Spill, spill_history
+from rundir.checker.spill import Spill, column_chunks, spill_history
 from rundir.checker.stream_checks import ChecksFold, lost_writes_note
 from rundir.errors import RunDirError
 from rundir.history import history_path
@@ -156,17 +155,10 @@ class _UnseenWriter:
 
 
 def _unseen_changes(path: Path) -> Iterator[tuple[int, int, int, int]]:
-    """The changes a bucket wrote, in its order (its history order), a chunk at a time
-    (unbuffered: the chunk is the buffer)."""
-    with open(path, "rb", buffering=0) as file:
-        while True:
-            chunk = array("q")
-            with contextlib.suppress(EOFError):  # the last chunk, shorter
-                chunk.fromfile(file, _CHUNK)
-            if not chunk:
-                return
-            quads = iter(chunk)
-            yield from zip(quads, quads, quads, quads, strict=True)
+    """The changes a bucket wrote, in its order (its history order), a chunk at a time."""
+    for chunk in column_chunks(path, _CHUNK):
+        quads = iter(chunk)
+        yield from zip(quads, quads, quads, quads, strict=True)
 
 
 @dataclass(slots=True)

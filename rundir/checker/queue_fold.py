@@ -183,8 +183,12 @@ class QueueFold:
         loose = acks != -1
         code = self.labels.of(process, op_id)
         state.ack[slot], state.ack_ns[slot] = code, time_ns
-        if state.first_read[slot] < 0:
-            self._unseen(+1, time_ns)
+        if state.first_read[slot] < 0:  # one more unseen (to the sink when given)
+            sink = self.unseen_sink
+            if sink is None:
+                self.unseen_count.change(1, time_ns)
+            else:
+                sink(self.at, 1, time_ns)
         if offset is None:
             state.acknowledged(slot, loose)
             return
@@ -225,6 +229,7 @@ class QueueFold:
         me = self.labels.text(code)
         first_read, reads, names, more = state.first_read, state.reads, state.names, state.more
         ack, ack_ns, time_ns, at_slot = state.ack, state.ack_ns, op.time_ns, state.at_slot
+        sink = self.unseen_sink
         for offset, value in records:
             # `state.seen`, inline: once per record read
             slot = at_slot[offset] if 0 <= offset < len(at_slot) else -1
@@ -234,7 +239,10 @@ class QueueFold:
             if first_read[slot] < 0:
                 first_read[slot] = code
                 if ack[slot] >= 0:
-                    self._unseen(-1, time_ns)
+                    if sink is None:  # one fewer unseen
+                        self.unseen_count.change(-1, time_ns)
+                    else:
+                        sink(self.at, -1, time_ns)
                     lag = time_ns - ack_ns[slot]
                     if self.worst_lag is None or lag > self.worst_lag[0]:
                         self._lag(op, value, state, slot)
@@ -301,12 +309,6 @@ class QueueFold:
             state.gaps.append(
                 Gap("between", op.process, previous, me, end, min(fetch, start), True)
             )
-
-    def _unseen(self, delta: int, time_ns: int) -> None:
-        if self.unseen_sink is not None:
-            self.unseen_sink(self.at, delta, time_ns)
-        else:
-            self.unseen_count.change(delta, time_ns)
 
     def _lag(self, op: HistoryOp, value: str, state: PartitionState, slot: int) -> None:
         lag = max(0, op.time_ns - state.ack_ns[slot])

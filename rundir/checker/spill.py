@@ -3,10 +3,11 @@ so that a checker can judge a long history one bucket of partitions at a time, h
 only that bucket's records (`rundir.checker.parts`). Reads and writes files on the
 calling thread.
 
-Each history file is copied line by line, undecoded, into one spill file per bucket
-(`<file>-<bucket>.jsonl` in a scratch directory), each line wrapped as `[<line>,<the
-line>]` with its number in its file: still one JSON value per line, torn exactly when
-the original line is, and carrying the line's place in the history. The bucket of a
+Each history file is copied line by line, undecoded and unchanged (a last line without
+its newline gets one), into one spill file per bucket (`<file>-<bucket>.jsonl` in a
+scratch directory), and each line's number in its file into a column beside it
+(`<file>-<bucket>.lines`, 8 bytes a line): the line's place in the history, without a
+step per line to wrap it, and torn exactly when the original line is. The bucket of a
 line is its `partition` modulo the number of buckets, found in the raw bytes (a JSON
 string cannot hold `"partition":` unescaped) and decoded only when the line names it
 other than once. The file of the final read's process is also read for
@@ -25,23 +26,29 @@ import contextlib
 import heapq
 import math
 import re
+from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
-from typing import Any
+from typing import BinaryIO
 
 import orjson
 
-from eventlog.jsonlines import iter_json_lines
+from eventlog.jsonlines import json_line_value
 from rundir.history import HistoryFormatError, HistoryOp
 from rundir.history_stream import HistoryOrderError
 
-__all__ = ["MAX_BUCKETS", "Placed", "Spill", "bucket_count", "spill_history"]
+__all__ = ["MAX_BUCKETS", "Placed", "Spill", "bucket_count", "column_chunks", "spill_history"]
 
 #: The most buckets a history is split into (each file is copied into as many files).
 MAX_BUCKETS = 256
 #: The write buffer of each spill file (all of a file's buckets are open at once).
 _BUFFER = 32 << 10
+#: Line numbers read back at a time, and held while splitting (a power of 2) ...
+_NUMBERS = 1 << 12
+#: ... before they are written out.
+_HELD = _NUMBERS - 1
 
 #: An operation with its place in the history: `(time_ns, file, line, op)`.
 Placed = tuple[int, int, int, HistoryOp]
@@ -79,25 +86,42 @@ class Spill:
         """Where the lines of `paths[index]` in `bucket` are."""
         return self.directory / f"{index}-{bucket}.jsonl"
 
+    def lines(self, index: int, bucket: int) -> Path:
+        """Where the numbers of those lines in `paths[index]` are."""
+        return self.directory / f"{index}-{bucket}.lines"
+
     def file_ops(self, index: int, bucket: int) -> Iterator[Placed]:
         """The operations of `paths[index]` in `bucket`, in file order, one line decoded
         at a time (torn lines skipped); `HistoryFormatError` naming the original file and
         line when one breaks the schema, `HistoryOrderError` when one goes back in time."""
         path, decode, last = self.paths[index], HistoryOp.from_json, None
-        for raw, record in iter_json_lines(self.file(index, bucket)):
-            pair: Any = record  # [line, value], as spill_history wrote it
-            line, value = pair
-            if type(value) is not dict:
-                raise HistoryFormatError(f"{path}: a line is not a JSON object: {value!r}")
-            try:
-                op = decode(value)
-            except HistoryFormatError as exc:
-                text = raw.decode("utf-8", errors="replace").strip()
-                raise HistoryFormatError(f"{path}: {exc}: {text!r}") from None
-            if last is not None and op.time_ns < last:
-                raise HistoryOrderError(f"{path}: time_ns {op.time_ns} after {last}")
-            last = op.time_ns
-            yield op.time_ns, index, line, op
+        loads, failure = orjson.loads, orjson.JSONDecodeError
+        try:
+            file = open(self.file(index, bucket), "rb")  # noqa: SIM115 - closed below
+        except FileNotFoundError:
+            return
+        with file:
+            numbers = chain.from_iterable(column_chunks(self.lines(index, bucket), _NUMBERS))
+            for raw, line in zip(file, numbers, strict=True):
+                try:
+                    value = loads(raw)
+                except failure:
+                    values = json_line_value(raw)
+                    if not values:
+                        continue  # torn
+                    value = values[0]
+                if type(value) is not dict:
+                    text = raw.decode("utf-8", errors="replace").strip()
+                    raise HistoryFormatError(f"{path}: a line is not a JSON object: {text!r}")
+                try:
+                    op = decode(value)
+                except HistoryFormatError as exc:
+                    text = raw.decode("utf-8", errors="replace").strip()
+                    raise HistoryFormatError(f"{path}: {exc}: {text!r}") from None
+                if last is not None and op.time_ns < last:
+                    raise HistoryOrderError(f"{path}: time_ns {op.time_ns} after {last}")
+                last = op.time_ns
+                yield op.time_ns, index, line, op
 
     def ops(self, bucket: int) -> Iterator[Placed]:
         """Every operation of `bucket` in history order, with its place."""
@@ -113,7 +137,7 @@ def spill_history(
     started: int | None = None
     for index, path in enumerate(paths):
         invokes: list[bytes] | None = [] if index in own else None
-        _copy(path, [directory / f"{index}-{b}.jsonl" for b in range(buckets)], invokes)
+        _copy(path, [directory / f"{index}-{b}" for b in range(buckets)], invokes)
         for raw in invokes or ():
             started = _min(started, _started(path, raw, process))
     return Spill(directory, tuple(paths), buckets, tuple(own), started)
@@ -132,22 +156,51 @@ def _bucket(raw: bytes, buckets: int) -> int:
 
 
 def _copy(path: Path, spills: list[Path], invokes: list[bytes] | None) -> None:
-    """Copy the lines of `path` into the spill files `spills`, one per bucket, each line
-    wrapped with its number; the lines that may be invokes to `invokes` when given."""
+    """Copy the lines of `path` into the spill files `spills` (their names without the
+    suffix), one per bucket, and their numbers beside them; the lines that may be invokes
+    to `invokes` when given."""
     try:
         file = open(path, "rb")  # noqa: SIM115 - closed below
     except FileNotFoundError:
         return
     buckets, find = len(spills), _PARTITION.findall
+    numbers = [array("q") for _ in spills]
+    adds = [column.append for column in numbers]
     with contextlib.ExitStack() as stack:
         stack.enter_context(file)
-        writes = [stack.enter_context(open(s, "wb", buffering=_BUFFER)).write for s in spills]
+        opened = (stack.enter_context(open(f"{s}.jsonl", "wb", buffering=_BUFFER)) for s in spills)
+        writes = [spill.write for spill in opened]
+        columns = [stack.enter_context(open(f"{s}.lines", "wb")) for s in spills]
         for line, raw in enumerate(file):
             found = find(raw)
             bucket = int(found[0]) % buckets if len(found) == 1 else _bucket(raw, buckets)
-            writes[bucket](b"[%d,%b]\n" % (line, raw[:-1] if raw[-1:] == b"\n" else raw))
+            writes[bucket](raw if raw[-1:] == b"\n" else raw + b"\n")
+            adds[bucket](line)
             if invokes is not None and _INVOKE.search(raw):
                 invokes.append(raw)
+            if line & _HELD == _HELD:
+                _flush(numbers, columns)
+        _flush(numbers, columns)
+
+
+def _flush(numbers: list[array[int]], columns: Sequence[BinaryIO]) -> None:
+    """Write out the line numbers held, each bucket's to its column."""
+    for held, column in zip(numbers, columns, strict=True):
+        held.tofile(column)
+        del held[:]
+
+
+def column_chunks(path: Path, size: int) -> Iterator[array[int]]:
+    """The 8-byte integers written to `path` (by `array.tofile`), `size` at a time
+    (unbuffered: the chunk is the buffer)."""
+    with open(path, "rb", buffering=0) as file:
+        while True:
+            chunk = array("q")
+            with contextlib.suppress(EOFError):  # the last chunk, shorter
+                chunk.fromfile(file, size)
+            if not chunk:
+                return
+            yield chunk
 
 
 def _started(path: Path, raw: bytes, process: str) -> int | None:
