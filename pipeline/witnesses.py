@@ -132,8 +132,9 @@ def witness(invariant: str, violation: Mapping[str, Any], started_ms: int) -> Wi
     `invariant` as words and proofs."""
     words = f"{violation.get('subject')}: {violation.get('explanation')}"
     if violation.get("value") is not None:
-        offsets = ", ".join(map(str, violation.get("offsets") or ())) or "no offset"
-        words += f"; the record {violation['value']!r} at offsets {offsets}"
+        offsets = [str(o) for o in violation.get("offsets") or ()]
+        at = f"at offset{'s' if len(offsets) > 1 else ''} {', '.join(offsets)}"
+        words += f"; the record {violation['value']!r} " + (at if offsets else "at no offset")
         if violation.get("process"):
             words += f", sent by {violation['process']}"
     proofs = [

@@ -116,6 +116,15 @@ def test_a_lost_writes_operations_say_what_they_prove(
     ]
 
 
+def test_one_offset_is_said_in_the_singular() -> None:
+    violation = Violation("t-1", "unseen", value="v", offsets=(7,)).to_json()
+    assert witness("unseen", violation, STARTED).words == "t-1: unseen; the record 'v' at offset 7"
+    violation = Violation("t-1", "lost", value="v").to_json()
+    assert (
+        witness("lost-write", violation, STARTED).words == "t-1: lost; the record 'v' at no offset"
+    )
+
+
 def test_a_snapshot_violation_has_words_and_no_proof() -> None:
     shown = witness(names.CONVERGES_AFTER_HEAL, Violation("t-0", "leaders differ").to_json(), 0)
     assert (shown.words, shown.proofs) == ("t-0: leaders differ", ())
