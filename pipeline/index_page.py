@@ -53,6 +53,8 @@ def grid(runs: Sequence[RunConfig], verdicts: pd.DataFrame) -> dict[str, Any]:
         ok = _ok(row["ok"])
         symbol, css = SYMBOLS[ok]
         said = "ok" if ok else "error" if ok is None else "violated " + ", ".join(row["violated"])
+        if run.bug_switches:  # a buggy build's run beside the fixed one of the same seed
+            css, said = f"{css} switched", f"bug switches {run.bug_switches}, {said}"
         cells.setdefault(run.scenario, {}).setdefault(run.seed, []).append(
             Cell(f"runs/{run.run_id}/index.html", symbol, css, f"{run.run_id}: {said}")
         )

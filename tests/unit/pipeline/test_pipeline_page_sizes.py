@@ -15,8 +15,8 @@ import pandas as pd
 
 from pipeline.index_page import write_index
 from pipeline.run_page import write_run_page
-from pipeline.timeline import TIMELINE_LANES
 from pipeline.runs import RunConfig
+from pipeline.timeline import TIMELINE_LANES
 
 T0 = 1_700_000_000_000
 THIRTEEN_DIGITS = re.compile(r"(?<!\d)\d{13,}(?!\d)")

@@ -5,6 +5,8 @@ window; and the front page's grid lists failing scenarios first."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 
 from pipeline.index_page import distribution_svg, failing, grid, recovery_cells
@@ -118,6 +120,18 @@ def test_the_grid_puts_failing_scenarios_first_and_links_every_run() -> None:
         ("?", "unknown", "runs/c/index.html"),
     ]
     assert [(f["name"], f["runs"]) for f in failing(runs, verdicts)] == [("x", 1)]
+
+
+def test_a_run_with_bug_switches_is_marked_beside_the_fixed_run_of_its_seed() -> None:
+    runs = [_run("fixed", "alpha", 1), replace(_run("buggy", "alpha", 1), bug_switches="kip-380")]
+    verdicts = pd.DataFrame(
+        {"run_id": ["fixed", "buggy"], "ok": [True, False], "violated": [[], ["x"]]}
+    )
+    (cells,) = grid(runs, verdicts)["rows"][0]["cells"]
+    assert [(c.css, c.title) for c in cells] == [
+        ("pass", "fixed: ok"),
+        ("fail switched", "buggy: bug switches kip-380, violated x"),
+    ]
 
 
 def test_recovery_is_a_number_for_one_value_and_a_plot_on_the_measures_scale() -> None:
