@@ -53,6 +53,8 @@ def grid(runs: Sequence[RunConfig], verdicts: pd.DataFrame) -> dict[str, Any]:
         ok = _ok(row["ok"])
         symbol, css = SYMBOLS[ok]
         said = "ok" if ok else "error" if ok is None else "violated " + ", ".join(row["violated"])
+        if run.bug_switches:  # a buggy build's run beside the fixed one of the same seed
+            css, said = f"{css} switched", f"bug switches {run.bug_switches}, {said}"
         cells.setdefault(run.scenario, {}).setdefault(run.seed, []).append(
             Cell(f"runs/{run.run_id}/index.html", symbol, css, f"{run.run_id}: {said}")
         )
@@ -122,12 +124,24 @@ def distribution_svg(
     )
 
 
-def recovery_cells(measured: pd.DataFrame) -> list[dict[str, Any]]:
+def _switched_apart(measured: pd.DataFrame, runs: Sequence[RunConfig]) -> pd.DataFrame:
+    """`measured` with the scenario of a run with bug switches on named with them
+    (`deposed-controller + kafka-1188`), so that a buggy build's recovery is not pooled
+    with the fixed build's."""
+    switched = {r.run_id: f"{r.scenario} + {r.bug_switches}" for r in runs if r.bug_switches}
+    if not switched or "run_id" not in measured:
+        return measured
+    named = measured["run_id"].map(switched)
+    return measured.assign(scenario=named.fillna(measured["scenario"]))
+
+
+def recovery_cells(measured: pd.DataFrame, runs: Sequence[RunConfig] = ()) -> list[dict[str, Any]]:
     """One row per recovery measure, scenario and fault kind: the value where one, a
     distribution where several (with its median and range in words), on one scale per
-    measure so that the scenarios' plots compare."""
+    measure so that the scenarios' plots compare. The `runs` with bug switches on count
+    apart, under their scenario named with the switches."""
     rows = []
-    kept = measured.dropna(subset=["value_ms"])
+    kept = _switched_apart(measured, runs).dropna(subset=["value_ms"])
     scales = {m: (float(g.min()), float(g.max())) for m, g in kept.groupby("measure")["value_ms"]}
     for (measure, scenario, kind), group in kept.groupby(["measure", "scenario", "kind"]):
         values = [float(v) for v in group["value_ms"]]
@@ -189,7 +203,7 @@ def write_index(
         failed=sum(_ok(v) is False for v in verdicts["ok"]),
         grid=grid(runs, verdicts),
         failing=failing(runs, verdicts),
-        recovery=recovery_cells(measured),
+        recovery=recovery_cells(measured, runs),
         bug_hunt=_bug_hunt(runs, verdicts),
         comparisons=comparisons,
     )

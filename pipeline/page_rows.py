@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from rundir.history import HistoryOp
+from rundir.history import FINAL_READ_PROCESS, HistoryOp
 from rundir.reader import RunLines
 
 __all__ = ["PAGE_EVENT_BYTES", "TIMELINE_KINDS", "page_row"]
@@ -36,14 +36,27 @@ _EVENT_PLACE = frozenset(("v", "ts", "node", "kind"))
 
 
 def _named(verdict: Mapping[str, Any] | None) -> tuple[set[tuple[str, int]], set[str]]:
-    """The events (node, line) and operations (`<process>#<op_id>`) the witnesses name."""
+    """The events (node, line) and operations (`<process>#<op_id>`) the witnesses name; a
+    violation naming the final read (`final-read`) names its operations on the violation's
+    partition (`final-read@<topic>-<partition>`, the subject's first word)."""
     events: set[tuple[str, int]] = set()
     ops: set[str] = set()
     for result in (verdict or {}).get("invariants", ()):
         for violation in result["violations"]:
             events.update((e["node"], e["line"]) for e in violation.get("events", ()))
-            ops.update(violation.get("ops", ()))
+            for op in violation.get("ops", ()):
+                if op == FINAL_READ_PROCESS:
+                    subject = str(violation.get("subject", "")).split(" ", 1)[0]
+                    ops.add(f"{FINAL_READ_PROCESS}@{subject}")
+                else:
+                    ops.add(op)
     return events, ops
+
+
+def _is_named(op: HistoryOp, named: set[str]) -> bool:
+    if op.process == FINAL_READ_PROCESS:
+        return f"{FINAL_READ_PROCESS}@{op.topic}-{op.partition}" in named
+    return f"{op.process}#{op.op_id}" in named
 
 
 def page_row(
@@ -62,7 +75,7 @@ def page_row(
         {"op": f"{op.process}#{op.op_id}", **orjson.loads(op.to_json())}
         for history in (decoded or {}).values()
         for op in history
-        if f"{op.process}#{op.op_id}" in named_ops
+        if _is_named(op, named_ops)
     ]
     every = sorted(
         (

@@ -22,7 +22,7 @@ import pandas as pd
 from pipeline.human import iso, shown_value
 from pipeline.pages import render
 from pipeline.runs import RunConfig
-from pipeline.timeline import Event, timeline
+from pipeline.timeline import Event, named_partitions, timeline
 from pipeline.witnesses import Witness, witness
 
 __all__ = ["BROWSER_BYTES", "WITNESSES_SHOWN", "RunPage", "write_run_page"]
@@ -159,11 +159,10 @@ def write_run_page(
     faults: list[dict[str, Any]] = orjson.loads(page["faults_json"] or "[]")
     ops: list[dict[str, Any]] = orjson.loads(page["ops_json"] or "[]")
     document = json.loads(page["verdict_json"]) if page["verdict_json"] else None
-    _script(
-        where / "timeline.js",
-        "RUN_TIMELINE",
-        timeline(run.started_ms, events, faults, tables, window_ms),
+    drawn = timeline(
+        run.started_ms, events, faults, tables, window_ms, named_partitions(document, faults)
     )
+    _script(where / "timeline.js", "RUN_TIMELINE", drawn)
     total = len(events) if pd.isna(page["events_total"]) else int(page["events_total"])
     browser = _browser(events, total, ops, document, run.started_ms)
     _script(where / "events.js", "RUN_EVENTS", browser)
@@ -188,6 +187,8 @@ def write_run_page(
         invariants=_verdict_rows(document),
         violations=_witnesses(document, run.started_ms),
         unread=(document or {}).get("unread", []),
+        lanes=(len(drawn["partitions"]), drawn["partitions_total"]),
+        elections_left_out=drawn["elections_left_out"],
     )
     render("events.html.j2", where / "events.html", **common)
     return RunPage(run.run_id, f"runs/{run.run_id}/index.html")

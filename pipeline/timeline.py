@@ -3,19 +3,27 @@ since the run's start, on one axis: fault bands (took effect to undone), control
 tenures, each partition's leader and ISR over time, the produce and poll rates per
 window, the produce latency quantiles and the failover and election markers. Pure
 functions of the run's events, fault phases and per-run tables; the driver's thread.
+
+Bounded for runs with thousands of partitions: it draws the lanes of the partitions a
+witness or a fault names and the first `TIMELINE_LANES` others (in name order), and
+election markers only for the lanes drawn; `partitions_total` and `elections_left_out`
+count what it left out, which the event browser and `events.csv` still hold.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
-__all__ = ["Event", "timeline"]
+__all__ = ["TIMELINE_LANES", "Event", "named_partitions", "timeline"]
 
 #: One event as the per-run pass hands it on: `[node, line, ts, kind, fields]`.
 Event = Sequence[Any]
+
+#: The partition lanes drawn at most besides those a witness or a fault names.
+TIMELINE_LANES = 40
 
 
 def _t(ts_ms: float, started_ms: int) -> float:
@@ -73,7 +81,52 @@ def _controllers(events: Sequence[Event], started_ms: int, end: float) -> list[d
     return tenures
 
 
-def _partitions(events: Sequence[Event], started_ms: int) -> list[dict[str, Any]]:
+def _partition_name(fields: Mapping[str, Any]) -> str | None:
+    topic, partition = fields.get("topic"), fields.get("partition")
+    if isinstance(topic, str) and type(partition) is int:
+        return f"{topic}-{partition}"
+    return None
+
+
+def _named_in(document: Mapping[str, Any] | None) -> Iterator[str]:
+    for result in (document or {}).get("invariants", ()):
+        for violation in result.get("violations", ()):
+            yield str(violation.get("subject", "")).split(" ", 1)[0]
+            for event in violation.get("events", ()):
+                name = _partition_name(event.get("fields") or {})
+                if name:
+                    yield name
+
+
+def named_partitions(
+    document: Mapping[str, Any] | None, faults: Sequence[Mapping[str, Any]]
+) -> set[str]:
+    """The partitions (`<topic>-<partition>`) the verdict's witnesses (their subject's
+    first word, their events' fields) and the faults' parameters name: always drawn."""
+    named = set(_named_in(document))
+    for phase in faults:
+        params = phase.get("params")
+        name = _partition_name(params) if isinstance(params, Mapping) else None
+        if name:
+            named.add(name)
+    return named
+
+
+def _lanes(
+    lanes: Mapping[tuple[str, int], list[list[Any]]], named: Collection[str]
+) -> list[tuple[str, int]]:
+    """The lanes drawn: the named ones and the first `TIMELINE_LANES` others, in order."""
+    drawn, others = [], 0
+    for t, p in sorted(lanes):
+        if f"{t}-{p}" in named:
+            drawn.append((t, p))
+        elif others < TIMELINE_LANES:
+            drawn.append((t, p))
+            others += 1
+    return drawn
+
+
+def _partitions(events: Sequence[Event], started_ms: int) -> dict[tuple[str, int], list[list[Any]]]:
     """Each partition's changes of leader and ISR: `[t, leader, isr, leader epoch, by]`."""
     lanes: dict[tuple[str, int], list[list[Any]]] = {}
     for node, _line, ts, kind, fields in events:
@@ -91,7 +144,7 @@ def _partitions(events: Sequence[Event], started_ms: int) -> list[dict[str, Any]
                 f"{kind} by {node}",
             ]
         )
-    return [{"name": f"{t}-{p}", "changes": lanes[(t, p)]} for t, p in sorted(lanes)]
+    return lanes
 
 
 def _series(frame: pd.DataFrame, started_ms: int, columns: Sequence[str]) -> dict[str, Any]:
@@ -103,9 +156,14 @@ def _series(frame: pd.DataFrame, started_ms: int, columns: Sequence[str]) -> dic
 
 
 def _markers(
-    failovers: pd.DataFrame, elections: pd.DataFrame, started_ms: int
-) -> list[dict[str, Any]]:
-    marks = []
+    failovers: pd.DataFrame,
+    elections: pd.DataFrame,
+    started_ms: int,
+    drawn: Collection[str] | None,
+) -> tuple[list[dict[str, Any]], int]:
+    """The failover markers and the election markers of the lanes `drawn` (all when
+    None), and how many elections were left out."""
+    marks, left_out = [], 0
     for f in failovers.itertuples(index=False):
         epoch = "" if pd.isna(f.controller_epoch) else f" (epoch {int(f.controller_epoch)})"
         marks.append(
@@ -124,6 +182,9 @@ def _markers(
                 }
             )
     for e in elections.itertuples(index=False):
+        if drawn is not None and f"{e.topic}-{e.partition}" not in drawn:
+            left_out += 1
+            continue
         marks.append(
             {
                 "t": _t(e.elected_ms, started_ms),
@@ -131,7 +192,7 @@ def _markers(
                 "text": f"{e.topic}-{e.partition}: leader {e.leader} (epoch {e.leader_epoch})",
             }
         )
-    return sorted(marks, key=lambda m: m["t"])
+    return sorted(marks, key=lambda m: m["t"]), left_out
 
 
 def timeline(
@@ -140,23 +201,33 @@ def timeline(
     faults: Sequence[dict[str, Any]],
     tables: dict[str, pd.DataFrame],
     window_ms: int,
+    named: Collection[str] = (),
 ) -> dict[str, Any]:
     """The run's timeline: `events` in time order, its fault phases and its rows of the
-    per-run `tables` (`rates`, `latency`, `failovers`, `elections`)."""
+    per-run `tables` (`rates`, `latency`, `failovers`, `elections`); the partitions
+    `named` (`named_partitions`) are drawn however many there are."""
     rates, latency = tables["rates"], tables["latency"]
     last = [ts for _, _, ts, _, _ in events[-1:]]
     last += [p["ts"] for p in faults if type(p.get("ts")) is int]
     last += [v + window_ms for v in rates["window_start_ms"].tolist()]
     end = max([_t(v, started_ms) for v in last] or [0.0])
     first = min([_t(ts, started_ms) for _, _, ts, _, _ in events[:1]] + [0.0])
+    lanes = _partitions(events, started_ms)
+    drawn = _lanes(lanes, frozenset(named))
+    names = {f"{t}-{p}" for t, p in drawn} if len(drawn) < len(lanes) else None
+    markers, elections_left_out = _markers(
+        tables["failovers"], tables["elections"], started_ms, names
+    )
     return {
         "start": first,
         "end": end,
         "window_s": window_ms / 1000,
         "faults": _faults(faults, started_ms, end),
         "controllers": _controllers(events, started_ms, end),
-        "partitions": _partitions(events, started_ms),
+        "partitions": [{"name": f"{t}-{p}", "changes": lanes[(t, p)]} for t, p in drawn],
+        "partitions_total": len(lanes),
         "rates": _series(rates, started_ms, ("ok", "fail", "info")),
         "latency": _series(latency, started_ms, ("p50_ms", "p95_ms", "p99_ms", "max_ms")),
-        "markers": _markers(tables["failovers"], tables["elections"], started_ms),
+        "markers": markers,
+        "elections_left_out": elections_left_out,
     }

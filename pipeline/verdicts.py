@@ -20,6 +20,27 @@ __all__ = ["VERDICT_KEYS", "verdict_row"]
 
 #: The part of verdict.json that the invariants decide (the rest is the run's summary).
 VERDICT_KEYS = ("ok", "not_judged", "invariants")
+#: A violation's optional evidence that later checkers add (`ops` of a lost write): a
+#: runner's verdict.json written before holds the same verdict without it.
+_ADDED_EVIDENCE = ("ops",)
+
+
+def _as_runner_wrote(decided: Any, runner: Mapping[str, Any]) -> Any:
+    """`decided` without the evidence the runner's verdict lacks violation by violation
+    (`_ADDED_EVIDENCE`), so that a run directory judged by an older checker still
+    matches."""
+    theirs = {r.get("name"): r for r in runner.get("invariants") or () if isinstance(r, dict)}
+    invariants = []
+    for result in decided.get("invariants") or ():
+        old = (theirs.get(result["name"]) or {}).get("violations") or ()
+        violations = []
+        for i, ours in enumerate(result["violations"]):
+            their = old[i] if i < len(old) and isinstance(old[i], dict) else None
+            if their is not None:
+                ours = {k: v for k, v in ours.items() if k not in _ADDED_EVIDENCE or k in their}
+            violations.append(ours)
+        invariants.append(result | {"violations": violations})
+    return decided | {"invariants": invariants}
 
 
 def _runner_verdict(path: Path) -> dict[str, Any] | None:
@@ -74,6 +95,8 @@ def verdict_row(
         "not_judged": list(document["not_judged"]),
         "recovery_ms": recovery_ms,
         "verdict_json": json.dumps(document, sort_keys=True),
-        "matches_runner": None if runner is None else runner == json.loads(json.dumps(decided)),
+        "matches_runner": None
+        if runner is None
+        else runner == _as_runner_wrote(json.loads(json.dumps(decided)), runner),
         "error": None,
     }

@@ -1,7 +1,9 @@
 """Each violation or anomaly of a run's verdict as its page shows it: what the invariant
 or Jepsen class says, the violation in words (subject, explanation, the workload's
 record), and its proof as links into the run's event browser (`events.html`), one per
-event (`#node=<node>&line=<line>`) and per history operation (`#op=<process>#<id>`).
+event (`#node=<node>&line=<line>`) and per history operation (`#op=<process>#<id>`; the
+final read, `final-read`, links to its operations on the violation's partition). A lost
+write's operations say what they prove: the acknowledging send, the read past it.
 Times are seconds since the run's start. Pure; the driver's thread.
 """
 
@@ -13,7 +15,7 @@ from typing import Any
 from urllib.parse import quote
 
 from pipeline.human import seconds, shown_value
-from rundir.checker.queue import QUEUE_CLASSES
+from rundir.checker.queue import FINAL_READ_OP, QUEUE_CLASSES
 from rundir.invariants import names
 
 __all__ = ["MEANINGS", "Proof", "Witness", "event_href", "op_href", "witness"]
@@ -54,6 +56,15 @@ MEANINGS: Mapping[str, str] = {
     "nonmonotonic-send": "a producer's acknowledged offsets only grow",
 }
 assert set(QUEUE_CLASSES) <= MEANINGS.keys()
+
+#: What each operation of a lost write's proof is, in the order the checker names them:
+#: the send whose acknowledgement is lost, then the read that shows the partition went on
+#: past it (Jepsen's `lost-write`) or the poll that had read it (`lost_writes`).
+_LOST_ROLES: Mapping[str, tuple[str, ...]] = {
+    "lost-write": ("the acknowledging send", "the read of a higher offset"),
+    "unseen": ("the acknowledging send",),
+    names.ACKNOWLEDGED_WRITES: ("the acknowledging send", "a poll that had read it"),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,9 +109,22 @@ def _event_words(event: Mapping[str, Any], started_ms: int) -> str:
     )
 
 
-def _op_words(op: str) -> str:
+def _op_words(op: str, role: str | None) -> str:
     process, _, op_id = op.rpartition("#")
-    return f"operation {op_id} of {process}" if process else f"the {op}"
+    if op == FINAL_READ_OP:
+        words = "the final read"
+    else:
+        words = f"operation {op_id} of {process}" if process else f"the {op}"
+    return f"{role}: {words}" if role else words
+
+
+def _roles(invariant: str, violation: Mapping[str, Any]) -> tuple[str, ...]:
+    """What the operations of a lost write's proof are; () for any other violation."""
+    if invariant == names.ACKNOWLEDGED_WRITES and not str(
+        violation.get("explanation", "")
+    ).startswith("lost_writes:"):
+        return ()
+    return _LOST_ROLES.get(invariant, ())
 
 
 def witness(invariant: str, violation: Mapping[str, Any], started_ms: int) -> Witness:
@@ -108,15 +132,21 @@ def witness(invariant: str, violation: Mapping[str, Any], started_ms: int) -> Wi
     `invariant` as words and proofs."""
     words = f"{violation.get('subject')}: {violation.get('explanation')}"
     if violation.get("value") is not None:
-        offsets = ", ".join(map(str, violation.get("offsets") or ())) or "no offset"
-        words += f"; the record {violation['value']!r} at offsets {offsets}"
+        offsets = [str(o) for o in violation.get("offsets") or ()]
+        at = f"at offset{'s' if len(offsets) > 1 else ''} {', '.join(offsets)}"
+        words += f"; the record {violation['value']!r} " + (at if offsets else "at no offset")
         if violation.get("process"):
             words += f", sent by {violation['process']}"
     proofs = [
         Proof(_event_words(e, started_ms), event_href(str(e.get("node")), int(e.get("line", 0))))
         for e in violation.get("events") or ()
     ]
-    proofs += [Proof(_op_words(str(op)), op_href(str(op))) for op in violation.get("ops") or ()]
+    ops = [str(op) for op in violation.get("ops") or ()]
+    roles = _roles(invariant, violation)
+    proofs += [
+        Proof(_op_words(op, roles[i] if i < len(roles) else None), op_href(op))
+        for i, op in enumerate(ops)
+    ]
     return Witness(
         invariant=invariant,
         meaning=MEANINGS.get(invariant, "see docs/invariants.md"),

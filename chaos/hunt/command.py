@@ -35,7 +35,7 @@ from harness.compose import ComposeStartError, missing_images, started_project
 
 __all__ = ["DEFAULT_PROJECT", "HuntUsageError", "add_parser", "hunt_bugs", "parse_seeds"]
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_PROJECT = "testbed-bugs"
 #: The brokers' ZooKeeper session in the hunt's project, as in the chaos test tier.
 SESSION_MS = 6000

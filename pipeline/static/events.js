@@ -60,7 +60,8 @@
         data.total + " events, events.csv " + data.kept + ", the run directory's events/ all" : "");
     opsBody.textContent = "";
     data.ops.forEach(function (o) {
-      var tr = row(o, wanted.op !== null && o[1] === wanted.op);
+      // "final-read" stands for every operation of the final read shown ("final-read#<id>")
+      var tr = row(o, wanted.op !== null && (o[1] === wanted.op || o[1].indexOf(wanted.op + "#") === 0));
       if (tr.className && !first) first = tr;
       opsBody.appendChild(tr);
     });

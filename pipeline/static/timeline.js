@@ -74,7 +74,9 @@
     });
     y += ROW + GAP;
 
-    var fold = label((state.folded ? "\u25b8 " : "\u25be ") + "partitions (" + data.partitions.length + ")",
+    var total = data.partitions_total || data.partitions.length;
+    var fold = label((state.folded ? "\u25b8 " : "\u25be ") + "partitions (" +
+      (total > data.partitions.length ? data.partitions.length + " of " + total : total) + ")",
       y, "label head fold");
     fold.addEventListener("click", function () { state.folded = !state.folded; state.redraw(); });
     y += ROW;

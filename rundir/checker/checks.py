@@ -59,10 +59,16 @@ __all__ = [
 
 
 def _violation(
-    tp: TopicPartition, value: str, offsets: tuple[int, ...], process: str | None, detail: str
+    tp: TopicPartition,
+    value: str,
+    offsets: tuple[int, ...],
+    process: str | None,
+    detail: str,
+    ops: tuple[str, ...] = (),
 ) -> Violation:
-    """A check's violation: about one partition's record `value` at `offsets`."""
-    return Violation(str(tp), detail, value=value, offsets=offsets, process=process)
+    """A check's violation: about one partition's record `value` at `offsets`, proved by
+    the history operations `ops`."""
+    return Violation(str(tp), detail, value=value, offsets=offsets, process=process, ops=ops)
 
 
 # -- checks ------------------------------------------------------------------------------
@@ -72,7 +78,7 @@ def lost_writes(history: Sequence[HistoryOp], final: FinalRead) -> InvariantResu
     """Acknowledged (acks=all) writes acked before the final read and absent from it."""
     index = index_of(history)
     where = index.offsets_of(final)
-    polled = {(p.tp, v): o for p in index.polls for o, v in p.records}
+    polled = {(p.tp, v): (o, f"{p.process}#{p.op_id}") for p in index.polls for o, v in p.records}
     anomalies: list[Violation] = []
     judged = late = unsafe = unread = 0
     for s in index.sends:
@@ -88,7 +94,8 @@ def lost_writes(history: Sequence[HistoryOp], final: FinalRead) -> InvariantResu
             judged += 1
             if s.value not in where[s.tp]:
                 seen = polled.get((s.tp, s.value))
-                earlier = f"; a poll had read it at offset {seen}" if seen is not None else ""
+                earlier = f"; a poll had read it at offset {seen[0]}" if seen else ""
+                ack = f"{s.process}#{history[s.position].op_id}"
                 anomalies.append(
                     _violation(
                         s.tp,
@@ -96,6 +103,7 @@ def lost_writes(history: Sequence[HistoryOp], final: FinalRead) -> InvariantResu
                         (s.offset,) if s.offset is not None else (),
                         s.process,
                         f"acknowledged, absent from the final read{earlier}",
+                        (ack, seen[1]) if seen else (ack,),
                     )
                 )
     note = f"not judged: {late} acked after the final read began, {unsafe} acks!=all, " + (

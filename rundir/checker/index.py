@@ -74,6 +74,7 @@ class Poll(NamedTuple):
     high_watermark: int | None
     records: tuple[tuple[int, str], ...]
     done_ns: int
+    op_id: int = -1
 
 
 @dataclass(frozen=True)
@@ -172,7 +173,15 @@ def _build_index(history: Sequence[HistoryOp]) -> Index:
         elif op.f == "poll" and op.type == "ok":
             fetch_offset = invoked.offset if invoked is not None else None
             polls.append(
-                Poll(op.process, tp, fetch_offset, op.offset, op.records or (), op.time_ns)
+                Poll(
+                    op.process,
+                    tp,
+                    fetch_offset,
+                    op.offset,
+                    op.records or (),
+                    op.time_ns,
+                    op.op_id,
+                )
             )
     for i, op in enumerate(history):
         key = (op.process, op.op_id)

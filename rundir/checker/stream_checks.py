@@ -40,9 +40,14 @@ _Key = tuple[TopicPartition, str]
 
 
 def _violation(
-    tp: TopicPartition, value: str, offsets: tuple[int, ...], process: str | None, detail: str
+    tp: TopicPartition,
+    value: str,
+    offsets: tuple[int, ...],
+    process: str | None,
+    detail: str,
+    ops: tuple[str, ...] = (),
 ) -> Violation:
-    return Violation(str(tp), detail, value=value, offsets=offsets, process=process)
+    return Violation(str(tp), detail, value=value, offsets=offsets, process=process, ops=ops)
 
 
 class ChecksFold:
@@ -58,9 +63,9 @@ class ChecksFold:
         self._absent_sent: dict[_Key, bool] = {}  # sent, not in the final read -> may land
         self._multi_allowance: dict[_Key, int] = defaultdict(int)
         self._deviant: dict[_Key, set[int]] = defaultdict(set)  # reads not where final has
-        self._polled_absent: dict[_Key, int] = {}
+        self._polled_absent: dict[_Key, tuple[int, str]] = {}  # offset, poll
         self._reads = 0
-        self._lost: list[tuple[TopicPartition, str, int | None, str]] = []
+        self._lost: list[tuple[TopicPartition, str, int | None, str, int]] = []
         #: the position in the history of the operation being fed, and of each lost write's
         #: acknowledgement, for a caller that judges a history in parts (else unused)
         self.at: object = None
@@ -165,7 +170,7 @@ class ChecksFold:
         else:
             self._judged += 1
             if position is None:
-                self._lost.append((tp, value, offset, process))
+                self._lost.append((tp, value, offset, process, op.op_id))
                 self.lost_at.append(self.at)
         if acks == -1 and offset is not None:
             self._acked(process, tp, value, offset, records, position)
@@ -237,7 +242,7 @@ class ChecksFold:
             if now != value:
                 self._deviant[(tp, value)].add(offset)
                 if records is not None and value not in records.where:
-                    self._polled_absent[(tp, value)] = offset
+                    self._polled_absent[(tp, value)] = (offset, f"{op.process}#{op.op_id}")
             if judged and now != value and (tp, offset) not in self._vanished:
                 holds = "nothing" if now is None else repr(now)
                 self._vanished[(tp, offset)] = _violation(
@@ -280,9 +285,10 @@ class ChecksFold:
 
     def _lost_writes(self) -> InvariantResult:
         anomalies = []
-        for tp, value, offset, process in self._lost:
+        for tp, value, offset, process, op_id in self._lost:
             seen = self._polled_absent.get((tp, value))
-            earlier = f"; a poll had read it at offset {seen}" if seen is not None else ""
+            earlier = f"; a poll had read it at offset {seen[0]}" if seen else ""
+            ack = f"{process}#{op_id}"
             anomalies.append(
                 _violation(
                     tp,
@@ -290,6 +296,7 @@ class ChecksFold:
                     (offset,) if offset is not None else (),
                     process,
                     f"acknowledged, absent from the final read{earlier}",
+                    (ack, seen[1]) if seen else (ack,),
                 )
             )
         note = lost_writes_note(self._late, self._unsafe, self._unread)

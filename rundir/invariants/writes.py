@@ -64,6 +64,7 @@ def acknowledged_writes(
                 Violation(
                     f"{found.subject}{value}",
                     f"{result.name}: {found.explanation} at offsets {list(found.offsets)}{by}",
+                    ops=found.ops,
                 )
             )
     violations.extend(

@@ -68,3 +68,14 @@ def test_within_the_budget_every_event_is_kept() -> None:
     row = page_rows.page_row("r", None, _lines(), [], None)
     assert len(orjson.loads(row["events_json"])) == row["events_total"] == 7
     assert orjson.loads(row["ops_json"]) == []
+
+
+def test_a_witness_naming_the_final_read_keeps_its_operations_on_that_partition() -> None:
+    violation = {"subject": "t-1", "explanation": "e", "events": [], "ops": ["final-read"]}
+    verdict = json.dumps({"ok": False, "invariants": [{"name": "n", "violations": [violation]}]})
+    final = [
+        HistoryOp("ok", "poll", "final-read", 0, 1_020, "t", partition, 9, None, None, op_id)
+        for op_id, partition in enumerate((0, 1, 1))
+    ]
+    row = page_rows.page_row("r", verdict, _lines(), [], {Path("h"): [_op(1), *final]})
+    assert [op["op"] for op in orjson.loads(row["ops_json"])] == ["final-read#1", "final-read#2"]

@@ -16,6 +16,7 @@ import pandas as pd
 from pipeline.index_page import write_index
 from pipeline.run_page import write_run_page
 from pipeline.runs import RunConfig
+from pipeline.timeline import TIMELINE_LANES
 
 T0 = 1_700_000_000_000
 THIRTEEN_DIGITS = re.compile(r"(?<!\d)\d{13,}(?!\d)")
@@ -122,3 +123,69 @@ def test_a_run_page_stays_under_2_mb_and_keeps_its_witness_events(tmp_path: Path
     html = where.read_text()
     assert 'href="events.html#node=broker1&amp;line=59999"' in html
     assert "s: &lt;b&gt;e&lt;/b&gt; &amp; more" in html  # the pages are autoescaped
+
+
+def test_a_run_page_of_ten_thousand_partitions_draws_a_bounded_timeline(tmp_path: Path) -> None:
+    run = _run(tmp_path, 2)
+    parts = range(10_000)
+    events = [
+        ["broker1", 3 * p + k, T0 + 1_000 + p, kind, {"topic": "t", "partition": p, **fields}]
+        for p in parts
+        for k, (kind, fields) in enumerate(
+            (
+                ("leader_elected", {"leader": 1, "isr": [1, 2, 3], "leader_epoch": 1}),
+                ("isr_changed", {"leader": 1, "isr": [1, 2], "leader_epoch": 1}),
+                ("isr_changed", {"leader": 1, "isr": [1, 2, 3], "leader_epoch": 1}),
+            )
+        )
+    ]
+    named = {"subject": "t-7777", "explanation": "leader not in its ISR", "events": []}
+    verdict = {
+        "ok": False,
+        "not_judged": [],
+        "invariants": [
+            {
+                "name": "leader_in_isr",
+                "ok": False,
+                "judged": True,
+                "allowed": False,
+                "checked": 1,
+                "note": "",
+                "violations": [named],
+            }
+        ],
+    }
+    page = {
+        "verdict_json": json.dumps(verdict),
+        "events_json": orjson.dumps(events).decode(),
+        "events_total": len(events),
+        "faults_json": "[]",
+        "ops_json": "[]",
+    }
+    elections = pd.DataFrame(
+        {
+            "topic": ["t"] * 10_000,
+            "partition": list(parts),
+            "leader": [1] * 10_000,
+            "leader_epoch": [1] * 10_000,
+            "elected_ms": [T0 + 1_000 + p for p in parts],
+        }
+    )
+    tables = {
+        "rates": _empty("window_start_ms", "ok", "fail", "info"),
+        "latency": _empty("window_start_ms", "p50_ms", "p95_ms", "p99_ms", "max_ms"),
+        "failovers": _empty("node", "controller_epoch", "elected_ms", "done_ms"),
+        "elections": elections,
+    }
+    written = write_run_page(tmp_path, run, page, tables, 1_000, "violated")
+    where = (tmp_path / written.href).parent
+    assert sum(p.stat().st_size for p in where.iterdir() if p.suffix != ".csv") < 2_000_000
+    drawn = orjson.loads((where / "timeline.js").read_text().split("=", 1)[1].strip().rstrip(";"))
+    lanes = [lane["name"] for lane in drawn["partitions"]]
+    assert lanes == [f"t-{p}" for p in range(TIMELINE_LANES)] + ["t-7777"]
+    assert drawn["partitions_total"] == 10_000
+    assert {m["text"].split(":")[0] for m in drawn["markers"]} == set(lanes)
+    assert drawn["elections_left_out"] == 10_000 - len(lanes)
+    html = (where / "index.html").read_text()
+    assert f"draws {len(lanes)} of the run's 10000 partitions" in html
+    assert len((where / "events.csv").read_text().splitlines()) == len(events) + 1

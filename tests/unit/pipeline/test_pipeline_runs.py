@@ -115,3 +115,18 @@ def test_a_run_whose_events_do_not_parse_gets_an_error_row(tmp_path: Path) -> No
 def test_a_missing_path_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(PipelineInputError, match="not a directory"):
         discover([tmp_path / "nope"])
+
+
+def test_a_verdict_json_from_before_the_lost_writes_ops_still_matches(tmp_path: Path) -> None:
+    write_run(tmp_path, "old", breaks=frozenset({"lost_write"}))
+    path = tmp_path / "old" / "verdict.json"
+    document = json.loads(path.read_text())
+    (lost,) = (r for r in document["invariants"] if r["violations"])
+    assert all(v["ops"] for v in lost["violations"])  # the checker names the operations now
+    for violation in lost["violations"]:
+        del violation["ops"]
+    path.write_text(json.dumps(document))
+    assert verdict_row(read_config(tmp_path / "old"))["matches_runner"] is True
+    lost["violations"][0]["ops"] = ["producer-0#999999"]
+    path.write_text(json.dumps(document))
+    assert verdict_row(read_config(tmp_path / "old"))["matches_runner"] is False

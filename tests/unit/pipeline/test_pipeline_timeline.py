@@ -5,6 +5,8 @@ window; and the front page's grid lists failing scenarios first."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 
 from pipeline.index_page import distribution_svg, failing, grid, recovery_cells
@@ -120,6 +122,18 @@ def test_the_grid_puts_failing_scenarios_first_and_links_every_run() -> None:
     assert [(f["name"], f["runs"]) for f in failing(runs, verdicts)] == [("x", 1)]
 
 
+def test_a_run_with_bug_switches_is_marked_beside_the_fixed_run_of_its_seed() -> None:
+    runs = [_run("fixed", "alpha", 1), replace(_run("buggy", "alpha", 1), bug_switches="kip-380")]
+    verdicts = pd.DataFrame(
+        {"run_id": ["fixed", "buggy"], "ok": [True, False], "violated": [[], ["x"]]}
+    )
+    (cells,) = grid(runs, verdicts)["rows"][0]["cells"]
+    assert [(c.css, c.title) for c in cells] == [
+        ("pass", "fixed: ok"),
+        ("fail switched", "buggy: bug switches kip-380, violated x"),
+    ]
+
+
 def test_recovery_is_a_number_for_one_value_and_a_plot_on_the_measures_scale() -> None:
     measured = pd.DataFrame(
         {
@@ -137,3 +151,18 @@ def test_recovery_is_a_number_for_one_value_and_a_plot_on_the_measures_scale() -
     assert 'cx="38.2"' in several["plot"]
     assert 'cx="156.0"' in several["plot"]
     assert "<title>n 2, min 100, median 200, max 300 ms</title>" in distribution_svg([100.0, 300.0])
+
+
+def test_recovery_of_a_bug_switched_run_is_not_pooled_with_the_fixed_build() -> None:
+    runs = [_run("fixed", "s", 1), replace(_run("buggy", "s", 1), bug_switches="kafka-1188")]
+    measured = pd.DataFrame(
+        {
+            "run_id": ["fixed", "buggy"],
+            "measure": ["m", "m"],
+            "scenario": ["s", "s"],
+            "kind": ["kill"] * 2,
+            "value_ms": [100.0, 9_000.0],
+        }
+    )
+    shown = [(r["scenario"], r["value"]) for r in recovery_cells(measured, runs)]
+    assert shown == [("s", "100 ms"), ("s + kafka-1188", "9000 ms")]

@@ -75,10 +75,54 @@ def test_a_records_witness_names_the_record_and_links_each_operation(name: str) 
         "t-1: acknowledged, absent from the final read; the record 'producer-0-7' at "
         "offsets 3, 4, sent by producer-0"
     )
-    assert [(p.text, p.href) for p in shown.proofs] == [
-        ("operation 12 of producer-0", "events.html#op=producer-0%2312"),
-        ("the final-read", "events.html#op=final-read"),
+    assert [p.href for p in shown.proofs] == [
+        "events.html#op=producer-0%2312",
+        "events.html#op=final-read",
     ]
+    first, second = (p.text for p in shown.proofs)
+    assert first.endswith("operation 12 of producer-0")
+    assert second.endswith("the final read")
+
+
+@pytest.mark.parametrize(
+    ("name", "explanation", "roles"),
+    [
+        (
+            "lost-write",
+            "acknowledged at 3, never read",
+            ("the acknowledging send", "the read of a higher offset"),
+        ),
+        ("unseen", "acknowledged, not in the final read", ("the acknowledging send", None)),
+        (
+            names.ACKNOWLEDGED_WRITES,
+            "lost_writes: acknowledged, absent from the final read at offsets [3]",
+            ("the acknowledging send", "a poll that had read it"),
+        ),
+        (names.ACKNOWLEDGED_WRITES, "reordering: acked after 'a'", (None, None)),
+    ],
+)
+def test_a_lost_writes_operations_say_what_they_prove(
+    name: str, explanation: str, roles: tuple[str | None, ...]
+) -> None:
+    violation = Violation("t-1", explanation, ops=("producer-0#12", "consumer-1#40"))
+    shown = witness(name, violation.to_json(), STARTED)
+    words = ("operation 12 of producer-0", "operation 40 of consumer-1")
+    assert [p.text for p in shown.proofs] == [
+        f"{role}: {w}" if role else w for role, w in zip(roles, words, strict=True)
+    ]
+    assert [p.href for p in shown.proofs] == [
+        "events.html#op=producer-0%2312",
+        "events.html#op=consumer-1%2340",
+    ]
+
+
+def test_one_offset_is_said_in_the_singular() -> None:
+    violation = Violation("t-1", "unseen", value="v", offsets=(7,)).to_json()
+    assert witness("unseen", violation, STARTED).words == "t-1: unseen; the record 'v' at offset 7"
+    violation = Violation("t-1", "lost", value="v").to_json()
+    assert (
+        witness("lost-write", violation, STARTED).words == "t-1: lost; the record 'v' at no offset"
+    )
 
 
 def test_a_snapshot_violation_has_words_and_no_proof() -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from chaos.generator.scenarios import SCENARIOS, Scenario
 from chaos.generator.schedule import Schedule
+from chaos.hunt.command import REPO_ROOT
 from chaos.hunt.hunt import BugResult, HuntSettings, hunt
 from chaos.hunt.plan import BugPlan
 from chaos.run.runner import RunOutcome
@@ -216,3 +217,8 @@ def test_a_bug_the_fixed_build_shares_is_no_regression_of_the_switch() -> None:
     shared = BugResult(result.plan, result.buggy, result.buggy)  # the fixed build fails alike
     assert shared.comparison().regressions == ()
     assert not shared.fixed_clean
+
+
+def test_the_hunt_finds_the_repositorys_secrets_and_runs_from_its_root() -> None:
+    assert (REPO_ROOT / "pyproject.toml").is_file()
+    assert (REPO_ROOT / "docker-compose.yml").is_file()

@@ -9,6 +9,7 @@ from domain import TopicPartition
 from rundir.checker import (
     FinalRead,
     check,
+    check_stream,
     duplicates,
     failed_writes_read,
     final_read_from_history,
@@ -60,6 +61,17 @@ def test_a_lost_write_that_a_poll_had_read_says_so() -> None:
     h.poll("c", 0, [(0, "a"), (1, "b")])
     result = lost_writes(h.ops, h.final_read({0: ["a"]}))
     assert "a poll had read it at offset 1" in result.violations[0].explanation
+
+
+def test_a_lost_write_names_its_acknowledging_send_and_the_poll_that_read_it() -> None:
+    h = HistoryBuilder()
+    _acked(h, "p0", 0, "a", "b", "c")
+    h.poll("c", 0, [(1, "b")])
+    final = h.final_read({0: ["a"]})
+    lost = (lost_writes(h.ops, final), check_stream(iter(h.ops), final).result("lost_writes"))
+    for result in lost:
+        assert [v.ops for v in result.violations] == [("p0#1", "c#0"), ("p0#2",)]
+        assert result.violations[0].to_json()["ops"] == ["p0#1", "c#0"]
 
 
 def test_a_failed_write_is_never_lost() -> None:

@@ -31,6 +31,7 @@ def test_a_lost_write_is_named_with_its_check_and_partition() -> None:
     assert violation.subject == "t-0 'b'"
     assert violation.explanation.startswith("lost_writes: acknowledged, absent")
     assert "producer-0" in violation.explanation
+    assert violation.ops == ("producer-0#1",)  # the acknowledging send, linked by the report
 
 
 def test_writes_read_out_of_order_are_named() -> None:
