@@ -94,6 +94,18 @@ def client_identity(directory: Path | None) -> TlsIdentity | None:
     return load_identity(directory, CLIENT) if directory is not None else None
 
 
+def broker_identity(directory: Path, broker_id: int) -> TlsIdentity:
+    """Broker `broker_id`'s identity from a TLS directory: its own `broker-N` certificate
+    when the directory has it (the repository's `.secrets/tls`, for brokers run on the
+    host), else the `broker` certificate (compose mounts a broker's own pair under that
+    name, and a directory made for fewer brokers holds only the shared one)."""
+    own = broker_role(broker_id)
+    files = TlsFiles(directory)
+    if files.cert(own).is_file() and files.key(own).is_file():
+        return load_identity(directory, own)
+    return load_identity(directory, BROKER)
+
+
 def _is_broker_role(role: str) -> bool:
     number = role.removeprefix(BROKER_PREFIX)
     return role != number and number.isascii() and number.isdigit()

@@ -18,6 +18,7 @@ from security.tls_files import (
     CLIENT,
     TlsFiles,
     TlsMaterialError,
+    broker_identity,
     broker_role,
     load_identity,
 )
@@ -167,3 +168,9 @@ def test_a_reissued_server_certificate_renews_its_key_store(tmp_path: Path) -> N
     after = files.key_store("zk1").read_bytes()
     assert after != before
     assert after == files.key("zk1").read_bytes() + files.cert("zk1").read_bytes()
+
+
+def test_a_broker_presents_its_own_certificate_when_the_directory_has_it(tmp_path: Path) -> None:
+    directory = ensure_tls(tmp_path, brokers=2).files.directory
+    assert broker_identity(directory, 2).role == "broker-2"
+    assert broker_identity(directory, 5).role == BROKER
