@@ -58,7 +58,7 @@ from rpc.wire import (
     RpcServer,
     StderrTap,
 )
-from security.tls_files import BROKER, TlsIdentity, load_identity
+from security.tls_files import BROKER, TlsIdentity, broker_identity
 from zkdata.client import KafkaZkClient
 from zkdata.config_changes import ConfigChangesZk
 from zkdata.state_readers import ReaderSettings
@@ -113,7 +113,7 @@ class BrokerNode:
         if cfg.bug_switches:
             self.events.emit(BugSwitchesOn(switches=sorted(cfg.bug_switches.names)))
         if cfg.tls_dir is not None:
-            self._tls = load_identity(cfg.tls_dir, BROKER)
+            self._tls = broker_identity(cfg.tls_dir, cfg.broker_id)
             self._tap = StderrTap(self._on_handshake_refused)
             self._tap.start()
         timeout_s = cfg.zk_connection_timeout_ms / 1000

@@ -2,8 +2,11 @@
 
 `ensure_tls(directory)` (`ensure_tls_files` for `python -m security init`) makes, under
 `<directory>/tls/`, a CA (ECDSA P-256, its key and
-self-signed certificate), one broker certificate (common name `broker`; SANs: the compose
-service names `broker1..brokerN`, `localhost`, `127.0.0.1`), one client certificate
+self-signed certificate), one certificate per broker (common name `broker-N`, the
+broker's identity; SANs its compose service name `brokerN`, `localhost`, `127.0.0.1`), the
+shared broker certificate (common name `broker`; SANs: the compose service names
+`broker1..brokerN`, `localhost`, `127.0.0.1`) for brokers run on the host and the chaos
+request proxy, one client certificate
 (common name `client`) for the CLI, the workload, chaos runs and the benchmarks, and one
 certificate per ZooKeeper server (common name and first SAN its compose service name
 `zkN`, then `localhost`, `127.0.0.1`), all signed by the CA. A ZooKeeper server also gets
@@ -31,7 +34,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from security.tls_files import BROKER, CA, CLIENT, TlsFiles, zookeeper_role
+from security.tls_files import BROKER, CA, CLIENT, TlsFiles, broker_role, zookeeper_role
 
 #: How long a new certificate is valid.
 VALIDITY = datetime.timedelta(days=825)
@@ -59,6 +62,11 @@ class TlsOutcome:
 def broker_names(brokers: int) -> tuple[str, ...]:
     """The DNS SANs of the broker certificate: the compose service names, then localhost."""
     return (*(f"broker{n}" for n in range(1, brokers + 1)), *LOCAL_NAMES)
+
+
+def own_broker_names(broker_id: int) -> tuple[str, ...]:
+    """The DNS SANs of broker `broker_id`'s own certificate: its service name, localhost."""
+    return (f"broker{broker_id}", *LOCAL_NAMES)
 
 
 def zookeeper_names(server: int) -> tuple[str, ...]:
@@ -92,8 +100,9 @@ def ensure_tls(
         _write(files, CA, ca)
         written.append(CA)
     wanted = {BROKER: broker_names(brokers), CLIENT: ()}
+    own = {broker_role(n): own_broker_names(n) for n in range(1, brokers + 1)}
     servers = {zookeeper_role(n): zookeeper_names(n) for n in range(1, zookeepers + 1)}
-    for role, dns in (wanted | servers).items():
+    for role, dns in (wanted | own | servers).items():
         leaf = _load(files.cert(role), files.key(role))
         if CA in written or leaf is None or not _matches(leaf[0], ca[0], dns, now):
             _write(files, role, _issue_leaf(role, dns, ca, now))

@@ -3,7 +3,10 @@
 `<dir>/ca.crt` and `ca.key` are the cluster's CA; `<dir>/<role>.crt` and `<role>.key` the
 certificate and key of a role, `broker` (every broker: its gRPC server, the controller's
 and the replica fetchers' channels) or `client` (the CLI, the workload, chaos runs, the
-benchmarks). A certificate's common name is its role. ZooKeeper server `N` has `zkN.crt`,
+benchmarks). Broker `N` has its own certificate, role `broker-N` (`broker-N.crt`,
+`broker-N.key`), which compose mounts as the broker's `broker.crt`/`broker.key`; the shared
+`broker` certificate stays for brokers run on the host (the benchmarks) and the chaos
+request proxy. A certificate's common name is its role. ZooKeeper server `N` has `zkN.crt`,
 `zkN.key` and `zkN.pem` (both in one file, ZooKeeper's PEM key store); ZooKeeper clients
 present the `broker` (brokers) or `client` (every tool) certificate. Loading needs no
 `cryptography`, so the broker image can read the files without it.
@@ -29,6 +32,9 @@ CLIENT = "client"
 ROLES = (BROKER, CLIENT)
 #: The role of ZooKeeper server `N` is `zkN`, its compose service name.
 ZOOKEEPER_PREFIX = "zk"
+#: The role (and common name) of broker `N`'s own certificate is `broker-N`
+#: (`rpc.wire.access` reads the id back from the common name).
+BROKER_PREFIX = "broker-"
 
 
 class TlsMaterialError(Exception):
@@ -59,6 +65,11 @@ def zookeeper_role(server: int) -> str:
     return f"{ZOOKEEPER_PREFIX}{server}"
 
 
+def broker_role(broker_id: int) -> str:
+    """The certificate role (and common name) of broker `broker_id`'s own certificate."""
+    return f"{BROKER_PREFIX}{broker_id}"
+
+
 @dataclass(frozen=True, slots=True)
 class TlsIdentity:
     """What one role presents and trusts: the CA's certificate, its own and its key (PEM)."""
@@ -83,9 +94,26 @@ def client_identity(directory: Path | None) -> TlsIdentity | None:
     return load_identity(directory, CLIENT) if directory is not None else None
 
 
+def broker_identity(directory: Path, broker_id: int) -> TlsIdentity:
+    """Broker `broker_id`'s identity from a TLS directory: its own `broker-N` certificate
+    when the directory has it (the repository's `.secrets/tls`, for brokers run on the
+    host), else the `broker` certificate (compose mounts a broker's own pair under that
+    name, and a directory made for fewer brokers holds only the shared one)."""
+    own = broker_role(broker_id)
+    files = TlsFiles(directory)
+    if files.cert(own).is_file() and files.key(own).is_file():
+        return load_identity(directory, own)
+    return load_identity(directory, BROKER)
+
+
+def _is_broker_role(role: str) -> bool:
+    number = role.removeprefix(BROKER_PREFIX)
+    return role != number and number.isascii() and number.isdigit()
+
+
 def load_identity(directory: Path, role: str) -> TlsIdentity:
     """The identity of `role` from a TLS directory; `TlsMaterialError` if a file is missing."""
-    if role not in ROLES:
+    if role not in ROLES and not _is_broker_role(role):
         raise TlsMaterialError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
     files = TlsFiles(directory)
     try:

@@ -162,13 +162,16 @@ class TlsHandshakeRefused(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UnauthorizedRequest(Event):
-    """An authenticated caller was refused a method its role may not call.
+    """An authenticated caller was refused a call its identity may not make.
 
     `grpc-worker*`.
 
-    A caller with a certificate of the cluster's CA called a method its role may not call (the
-    client certificate sending LeaderAndIsr, UpdateMetadata, StopReplica or ControlledShutdown),
-    or presented no identity. Refused before the handler.
+    A caller with a certificate of the cluster's CA made a call its identity may not make
+    (CLUSTER_AUTHORIZATION_FAILED, `rpc/wire/access.py`): a non-broker certificate (the
+    client's) sending LeaderAndIsr, UpdateMetadata, StopReplica, ControlledShutdown or
+    AlterIsr, or a Fetch or OffsetsForLeaderEpoch as a follower (`replica_id` >= 0); a
+    broker's own certificate asking a ControlledShutdown for another broker. Or it presented
+    no identity. Refused before the handler.
     """
 
     kind: ClassVar[str] = "unauthorized_request"
@@ -176,7 +179,8 @@ class UnauthorizedRequest(Event):
     peer: str
     """the caller's address, e.g. `"ipv4:127.0.0.1:40718"`"""
     identity: str
-    """the certificate's common name (`"client"`, `"broker"`), `""` without one"""
+    """the certificate's common name: `"broker-N"` (broker N's own), `"broker"` (the shared
+    broker certificate), `"client"`; `""` without one"""
     method: str
     """`"<service>/<method>"`, e.g. `"BrokerControl/LeaderAndIsr"`"""
     status: str

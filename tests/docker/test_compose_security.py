@@ -21,8 +21,12 @@ from zkdata import paths
 pytestmark = pytest.mark.docker
 
 SERVICES = ("zk1", "zk2", "zk3", "broker1", "broker2", "broker3")
-#: The subject of the broker certificate (`security.tls`), ZooKeeper's x509 identity.
-BROKER_DN = "CN=broker,O=zk-controller-testbed"
+
+
+def broker_dn(broker_id: int) -> str:
+    """The subject of broker `broker_id`'s own certificate (`security.tls`), its x509
+    identity in ZooKeeper."""
+    return f"CN=broker-{broker_id},O=zk-controller-testbed"
 
 
 def test_an_unauthenticated_client_reads_the_tree_but_every_write_is_refused(
@@ -55,17 +59,18 @@ def test_brokers_register_with_the_clusters_digest_identity(
     compose_cluster: ComposeCluster,
 ) -> None:
     """Each registration carries creator-all for the credentials in `.secrets/zk-digest`
-    (the compose secret) plus world-read. The creator is also the broker certificate's
+    (the compose secret) plus world-read. The creator is also the broker's own certificate's
     x509 identity: ZooKeeper authenticates every TLS client by its certificate, and
-    creator-all names every identity of the creating session."""
+    creator-all names every identity of the creating session; each broker presents its
+    own."""
     client = compose_cluster.zk()
     try:
-        expected = {
-            ACL(Permissions.ALL, Id("digest", compose_cluster.zk_credentials.acl_id)),
-            ACL(Permissions.ALL, Id("x509", BROKER_DN)),
-            ACL(Permissions.READ, Id("world", "anyone")),
-        }
         for broker in (1, 2, 3):
+            expected = {
+                ACL(Permissions.ALL, Id("digest", compose_cluster.zk_credentials.acl_id)),
+                ACL(Permissions.ALL, Id("x509", broker_dn(broker))),
+                ACL(Permissions.READ, Id("world", "anyone")),
+            }
             acl = client.get_acls(paths.broker_id(broker))[0]
             assert len(acl) == len(expected)
             assert set(acl) == expected

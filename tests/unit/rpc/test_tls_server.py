@@ -14,7 +14,7 @@ from rpc.errors import Errors, RpcFenced, RpcUnavailable
 from rpc.testing import RecordingHandlers
 from rpc.wire import AccessPolicy, BrokerControlClient, ClientApiClient, Refusal, RpcServer
 from security.tls import ensure_tls
-from security.tls_files import BROKER, CLIENT, TlsIdentity, load_identity
+from security.tls_files import BROKER, CLIENT, TlsIdentity, broker_role, load_identity
 
 UPDATE = m.UpdateMetadataRequest(m.ControlHeader(1, 1, 1), (), ())
 
@@ -71,6 +71,35 @@ def test_the_client_certificate_reads_but_may_not_send_them(served: _Served) -> 
     [refusal] = served.refusals
     assert (refusal.identity, refusal.method) == ("client", "BrokerControl/UpdateMetadata")
     assert "127.0.0.1" in refusal.peer
+
+
+def test_a_broker_may_ask_its_own_controlled_shutdown_only(served: _Served) -> None:
+    tls = load_identity(served.directory, broker_role(2))
+    with BrokerControlClient(served.address, timeout_s=5, tls=tls) as control:
+        assert control.controlled_shutdown(m.ControlledShutdownRequest(2, 5)).error is Errors.NONE
+        with pytest.raises(RpcFenced) as refused:
+            control.controlled_shutdown(m.ControlledShutdownRequest(3, 5))
+    assert refused.value.status == "PERMISSION_DENIED"
+    assert "CLUSTER_AUTHORIZATION_FAILED" in str(refused.value)
+    assert served.handlers.ran == ["controlled_shutdown"]
+    [refusal] = served.refusals
+    assert (refusal.identity, refusal.method) == ("broker-2", "BrokerControl/ControlledShutdown")
+
+
+def test_only_a_broker_fetches_as_a_follower(served: _Served) -> None:
+    follower = m.FetchRequest((), replica_id=3)
+    with ClientApiClient(
+        served.address, timeout_s=5, tls=load_identity(served.directory, broker_role(3))
+    ) as api:
+        api.fetch(follower)
+    with ClientApiClient(
+        served.address, timeout_s=5, tls=load_identity(served.directory, CLIENT)
+    ) as api:
+        api.fetch(m.FetchRequest((), replica_id=-1))
+        with pytest.raises(RpcFenced):
+            api.fetch(follower)
+    assert served.handlers.ran == ["fetch", "fetch"]
+    assert [(r.identity, r.method) for r in served.refusals] == [("client", "ClientApi/Fetch")]
 
 
 def test_each_call_is_checked_though_a_methods_handler_is_wrapped_once(served: _Served) -> None:

@@ -12,10 +12,20 @@ from cryptography import x509
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from security.tls import RENEW_BEFORE, VALIDITY, ensure_tls, sans
-from security.tls_files import BROKER, CA, CLIENT, TlsFiles, TlsMaterialError, load_identity
+from security.tls_files import (
+    BROKER,
+    CA,
+    CLIENT,
+    TlsFiles,
+    TlsMaterialError,
+    broker_identity,
+    broker_role,
+    load_identity,
+)
 
 SERVERS = ("zk1", "zk2", "zk3")
-EVERY = (CA, BROKER, CLIENT, *SERVERS)
+OWN = ("broker-1", "broker-2", "broker-3")
+EVERY = (CA, BROKER, CLIENT, *OWN, *SERVERS)
 
 
 def _cert(files: TlsFiles, name: str) -> x509.Certificate:
@@ -92,8 +102,19 @@ def test_certificates_near_their_expiry_are_renewed(tmp_path: Path) -> None:
 def test_more_brokers_reissue_the_broker_certificate_only(tmp_path: Path) -> None:
     ensure_tls(tmp_path, brokers=3)
     outcome = ensure_tls(tmp_path, brokers=5)
-    assert outcome.written == (BROKER,)
+    assert outcome.written == (BROKER, "broker-4", "broker-5")
     assert "broker5" in sans(_cert(outcome.files, BROKER))[0]
+
+
+def test_each_broker_has_its_own_certificate_naming_its_id(tmp_path: Path) -> None:
+    files = ensure_tls(tmp_path, brokers=3).files
+    ca = _cert(files, CA)
+    for broker_id in (1, 2, 3):
+        own = _cert(files, broker_role(broker_id))
+        own.verify_directly_issued_by(ca)
+        assert _common_name(own) == f"broker-{broker_id}"
+        assert sans(own) == ((f"broker{broker_id}", "localhost"), ("127.0.0.1",))
+        assert load_identity(files.directory, broker_role(broker_id)).role == f"broker-{broker_id}"
 
 
 def test_an_identity_loads_for_each_role_and_names_what_is_missing(tmp_path: Path) -> None:
@@ -147,3 +168,9 @@ def test_a_reissued_server_certificate_renews_its_key_store(tmp_path: Path) -> N
     after = files.key_store("zk1").read_bytes()
     assert after != before
     assert after == files.key("zk1").read_bytes() + files.cert("zk1").read_bytes()
+
+
+def test_a_broker_presents_its_own_certificate_when_the_directory_has_it(tmp_path: Path) -> None:
+    directory = ensure_tls(tmp_path, brokers=2).files.directory
+    assert broker_identity(directory, 2).role == "broker-2"
+    assert broker_identity(directory, 5).role == BROKER
