@@ -151,8 +151,8 @@ def run(request: RunRequest) -> RunOutcome:
         nodes = run_dir.copy_events(performed.event_dir) if performed.event_dir else []
         inputs = load_run(
             run_dir.root,
-            unclean_leader_election=scenario.workload.unclean_leader_election
-            or bool(config[ACKNOWLEDGED_LOSS_ALLOWED]),
+            unclean_leader_election=scenario.workload.unclean_leader_election,
+            acknowledged_loss_allowed=config[ACKNOWLEDGED_LOSS_ALLOWED],
             convergence_bound_ms=int(scenario.convergence_s * 1000),
             also=scenario.invariants & SCENARIO_CHECKS.keys(),
             since_ms=started_ms,
