@@ -13,14 +13,14 @@ PACKAGES := domain bugs admin client harness broker_node controller zkdata rpc e
         bench-produce-quick clean-images clean report docs chaos-list chaos-all chaos-heal chaos-bugs test-chaos cluster-up
 
 help:
-	@echo "make up                 build what is missing, start the cluster, show it (DISK_LAYER=1: disk layers)"
+	@echo "make up                 build what is missing, start the cluster, show it (DISK_LAYER=1: disk layers; FLUSH=1: fsync every message)"
 	@echo "make test               lint + unit + integration + docker tiers"
 	@echo "make down               stop the cluster and remove its volumes (and disk layers)"
 	@echo "make cluster            show ZooKeeper modes, brokers and epochs, the controller"
 	@echo "make images             (re)build the images whose inputs changed"
 	@echo "make lint | test-unit | test-integration | test-docker"
 	@echo "make fuzz               the fuzzers of hostile requests and znodes, longer (FUZZ_EXAMPLES=5000)"
-	@echo "make chaos-<scenario>   run one chaos scenario on the cluster (SEED=1; make chaos-list names them)"
+	@echo "make chaos-<scenario>   run one chaos scenario on the cluster (SEED=1; FLUSH=1 for the fsync-every-message cluster; make chaos-list names them)"
 	@echo "make chaos-all          every scenario, then one table of verdicts and recovery times"
 	@echo "make chaos-heal         undo whatever faults a killed chaos run left"
 	@echo "make chaos-bugs         hunt the historical bug switches on a project of its own (BUGS=a,b SEEDS=1,2)"
@@ -126,6 +126,15 @@ SEED ?= 1
 # chaos run refuses a cluster started with the other one.
 IBP ?= $(or $(INTER_BROKER_PROTOCOL),2.6)
 export INTER_BROKER_PROTOCOL := $(IBP)
+# The brokers' flush policy (`make up FLUSH=1`, `make chaos-power-loss FLUSH=1`): after how
+# many appended messages a broker fsyncs its log (LOG_FLUSH_INTERVAL_MESSAGES; unset:
+# Kafka's default, never; docs/chaos.md, Power loss). A chaos run given FLUSH refuses a
+# cluster started with another one.
+FLUSH ?=
+ifneq ($(FLUSH),)
+export LOG_FLUSH_INTERVAL_MESSAGES := $(FLUSH)
+endif
+CHAOS_POLICY = --inter-broker-protocol $(IBP) $(if $(FLUSH),--log-flush-interval-messages $(FLUSH))
 chaos-list: setup
 	@$(PY) -m chaos list
 
@@ -143,7 +152,7 @@ $(addprefix chaos-,$(DISK_SCENARIOS)): DISK_LAYER = 1
 $(addprefix chaos-,$(DISK_SCENARIOS)): export ON_LOG_DIR_FAILURE ?= notify
 
 chaos-all: cluster-up
-	@$(PY) -m chaos all --seed $(SEED) --inter-broker-protocol $(IBP) $(CHAOS_ARGS)
+	@$(PY) -m chaos all --seed $(SEED) $(CHAOS_POLICY) $(CHAOS_ARGS)
 
 chaos-heal: setup
 	@$(PY) -m chaos heal
@@ -168,7 +177,7 @@ chaos-compare: images
 	@$(PY) -m chaos compare --base $(BASE) --head $(HEAD) $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(SEEDS),--seeds $(SEEDS)) $(CHAOS_ARGS)
 
 chaos-%: cluster-up
-	@$(PY) -m chaos run $* --seed $(SEED) --inter-broker-protocol $(IBP) $(CHAOS_ARGS)
+	@$(PY) -m chaos run $* --seed $(SEED) $(CHAOS_POLICY) $(CHAOS_ARGS)
 
 # The PySpark report over chaos runs (runs/ by default; RUNS="dir1 dir2" picks others).
 RUNS ?= runs

@@ -64,6 +64,7 @@ from chaos.hunt import command as bugs_command
 from chaos.run.heal_state import STATE_DIR, HealStateError, pointer_path, state_files, write_pointer
 from chaos.run.injector import Injector
 from chaos.run.setup import RunSetupError
+from domain.flush import FLUSH_INTERVAL_FLAG, flush_interval
 from domain.protocols import INTER_BROKER_PROTOCOL_FLAG, INTER_BROKER_PROTOCOLS
 from harness.disk_layers import DiskLayerError, daemons, host_layers, layer_root, stop_orphans
 
@@ -132,6 +133,14 @@ def _common(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="refuse to run unless every broker runs this inter-broker protocol: 2.6, leaders "
         "write ISR changes; 2.7, they send AlterIsr (default: whichever the cluster runs)",
+    )
+    parser.add_argument(
+        FLUSH_INTERVAL_FLAG,
+        dest="flush_interval",
+        type=flush_interval,
+        default=None,
+        help="refuse to run unless every broker fsyncs its log after this many messages "
+        "(1: every append; default: whichever the cluster runs, Kafka's default never)",
     )
 
 

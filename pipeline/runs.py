@@ -19,7 +19,7 @@ from rundir.invariants.convergence import time_to_convergence
 from rundir.invariants.judge import judge
 from rundir.layout import RunDir, check_version
 from rundir.reader import RunLines, read_lines, run_inputs
-from rundir.rejudge import recorded_settings
+from rundir.rejudge import ACKNOWLEDGED_LOSS_ALLOWED, recorded_settings
 from rundir.results import RunVerdict
 
 __all__ = ["Discovery", "PipelineInputError", "RunConfig", "discover", "judge_run", "read_config"]
@@ -42,6 +42,10 @@ class RunConfig:
     invariants: tuple[str, ...]
     convergence_bound_s: float | None
     unclean_leader_election: bool
+    #: Why the run may lose acknowledged writes otherwise (`config.json`'s
+    #: `acknowledged_loss_allowed`: a power loss under a flush policy that does not fsync
+    #: every message), or None.
+    acknowledged_loss_allowed: str | None = None
     #: The historical bug switches the brokers ran with (docs/bugs.md), comma-separated.
     bug_switches: str = ""
 
@@ -62,6 +66,7 @@ class RunConfig:
                 invariants=tuple(str(n) for n in config["invariants"]),
                 convergence_bound_s=None if bound is None else float(bound),
                 unclean_leader_election=bool(workload.get("unclean_leader_election", False)),
+                acknowledged_loss_allowed=config.get(ACKNOWLEDGED_LOSS_ALLOWED) or None,
                 bug_switches=",".join(str(n) for n in config.get("bug_switches") or ()),
             )
         except (KeyError, TypeError, ValueError) as exc:
@@ -123,6 +128,7 @@ def judge_run(
     `python -m chaos check` reads them (`rundir.rejudge.recorded_settings`)."""
     settings = recorded_settings(
         unclean_leader_election=config.unclean_leader_election,
+        acknowledged_loss_allowed=config.acknowledged_loss_allowed,
         convergence_bound_s=config.convergence_bound_s,
         invariants=config.invariants,
         started_ms=config.started_ms,

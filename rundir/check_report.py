@@ -31,15 +31,21 @@ EXIT_OK, EXIT_BROKEN, EXIT_UNREADABLE = 0, 1, 2
 class CheckReport:
     """One run re-judged: every invariant (`verdict`, `run_dir_complete` first), the
     history checker's verdict (`history`, None when there was no readable history), and
-    whether a part of the run could not be decoded at all (`unreadable`). `binding` is
-    False when the workload allows losses (unclean leader election): the history's
-    anomalies are shown but fail nothing."""
+    whether a part of the run could not be decoded at all (`unreadable`). `loss_allowed`
+    names why the run may lose acknowledged writes (unclean leader election, a power
+    loss under a flush policy that does not fsync every message), or is None: when set,
+    the history's anomalies are shown but fail nothing."""
 
     run_dir: Path
     verdict: RunVerdict
     history: RunVerdict | None
     unreadable: bool = False
-    binding: bool = True
+    loss_allowed: str | None = None
+
+    @property
+    def binding(self) -> bool:
+        """Whether the history's anomalies can fail the run."""
+        return self.loss_allowed is None
 
     @property
     def ok(self) -> bool:
@@ -87,7 +93,9 @@ class CheckReport:
         if self.history is None:
             parts.append("history checker: not judged (no readable workload history)")
         else:
-            binding = "" if self.binding else " (unclean election: anomalies fail nothing)"
+            binding = (
+                "" if self.binding else f" (allowed: {self.loss_allowed}; anomalies fail nothing)"
+            )
             parts.append(f"history checker{binding}:\n{self.history.report()}")
         unjudged = [r.name for r in self.verdict.results if not r.judged]
         if unjudged:
@@ -121,5 +129,5 @@ def check_run(path: Path) -> CheckReport:
         recorded.verdict(),
         checked,
         recorded.unreadable,
-        binding=not recorded.inputs.unclean_leader_election,
+        loss_allowed=recorded.inputs.policy.loss_allowed,
     )

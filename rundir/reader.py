@@ -196,6 +196,7 @@ class RunSettings(TypedDict, total=False):
     """The scenario's settings of a judging (see `RunInputs`)."""
 
     unclean_leader_election: bool
+    acknowledged_loss_allowed: str | None
     convergence_bound_ms: int | None
     also: frozenset[str]
     since_ms: int

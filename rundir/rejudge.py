@@ -82,6 +82,7 @@ ACKNOWLEDGED_LOSS_ALLOWED = "acknowledged_loss_allowed"
 def recorded_settings(
     *,
     unclean_leader_election: bool,
+    acknowledged_loss_allowed: str | None = None,
     convergence_bound_s: float | None,
     invariants: Sequence[str],
     started_ms: int,
@@ -91,6 +92,7 @@ def recorded_settings(
     scenario-specific invariants it names, events since its start, its own topic."""
     return RunSettings(
         unclean_leader_election=unclean_leader_election,
+        acknowledged_loss_allowed=acknowledged_loss_allowed,
         convergence_bound_ms=None
         if convergence_bound_s is None
         else int(convergence_bound_s * 1000),
@@ -104,13 +106,14 @@ def settings_of(config: Mapping[str, Any], where: Path) -> RunSettings:
     """`recorded_settings` of a version-checked `config.json`; `RunDirError` when a field
     is missing or of the wrong type. A run allowed to lose acknowledged writes (unclean
     leader election, or `acknowledged_loss_allowed`) is judged with those losses
-    allowed."""
+    allowed, the verdict naming why."""
     try:
         bound = config.get("convergence_bound_s")
         workload = config.get("workload") or {}
+        loss = config.get(ACKNOWLEDGED_LOSS_ALLOWED)
         return recorded_settings(
-            unclean_leader_election=bool(workload.get("unclean_leader_election", False))
-            or bool(config.get(ACKNOWLEDGED_LOSS_ALLOWED)),
+            unclean_leader_election=bool(workload.get("unclean_leader_election", False)),
+            acknowledged_loss_allowed=str(loss) if loss else None,
             convergence_bound_s=None if bound is None else float(bound),
             invariants=[str(n) for n in config.get("invariants") or ()],
             started_ms=int(config["started_ms"]),

@@ -145,6 +145,7 @@ def run_request(
         force_plain=args.plain,
         keep_topic=args.keep_topic,
         inter_broker_protocol=getattr(args, "inter_broker_protocol", None),
+        flush_interval=getattr(args, "flush_interval", None),
     )
 
 

@@ -58,6 +58,7 @@ from chaos.run.injector import Injector
 from chaos.run.live import LiveView, RunStatus, rates_between
 from chaos.run.setup import (
     check_disk_layers,
+    check_flush_interval,
     check_inter_broker_protocol,
     check_ready,
     create_run_topic,
@@ -96,6 +97,8 @@ class RunRequest:
     keep_topic: bool = False
     #: The inter-broker protocol every broker must run (`domain.protocols`); None: any.
     inter_broker_protocol: str | None = None
+    #: The flush interval every broker must run (`domain.flush`); None: any.
+    flush_interval: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +133,7 @@ def run(request: RunRequest) -> RunOutcome:
     with ClusterHandle.for_project(request.project) as cluster:
         check_ready(cluster)
         check_inter_broker_protocol(cluster, request.inter_broker_protocol)
+        check_flush_interval(cluster, request.flush_interval)
         check_disk_layers(cluster, schedule)
         run_dir = RunDir(request.runs_root / new_run_id(scenario.name, schedule.seed)).create()
         topic = f"{scenario.workload.topic}-{secrets.token_hex(3)}"
@@ -151,8 +155,8 @@ def run(request: RunRequest) -> RunOutcome:
         nodes = run_dir.copy_events(performed.event_dir) if performed.event_dir else []
         inputs = load_run(
             run_dir.root,
-            unclean_leader_election=scenario.workload.unclean_leader_election
-            or bool(config[ACKNOWLEDGED_LOSS_ALLOWED]),
+            unclean_leader_election=scenario.workload.unclean_leader_election,
+            acknowledged_loss_allowed=config[ACKNOWLEDGED_LOSS_ALLOWED],
             convergence_bound_ms=int(scenario.convergence_s * 1000),
             also=scenario.invariants & SCENARIO_CHECKS.keys(),
             since_ms=started_ms,

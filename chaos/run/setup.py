@@ -94,6 +94,25 @@ def check_inter_broker_protocol(cluster: ClusterHandle, wanted: str | None) -> N
         )
 
 
+def check_flush_interval(cluster: ClusterHandle, wanted: int | None) -> None:
+    """Every broker runs flush interval `wanted` (None: any; `domain.flush`): a power
+    loss takes what the run asks it to be able to take."""
+    if wanted is None:
+        return
+    other: dict[str, int | None] = {}
+    for service in sorted(cluster.brokers().values()):
+        found = endpoints.settings_of(cluster.inspect(service))
+        interval = None if found is None else found[1].get(FLUSH_INTERVAL_SETTING)
+        if interval != wanted:
+            other[service] = interval
+    if other:
+        raise RunSetupError(
+            f"the run asks for {FLUSH_INTERVAL_SETTING} {wanted}, but {other} of project "
+            f"{cluster.project} run another; recreate the cluster with "
+            f"LOG_FLUSH_INTERVAL_MESSAGES={wanted} (`make down` then `make up FLUSH={wanted}`)"
+        )
+
+
 #: The fault kinds that act through the brokers' disk layers.
 _LAYER_KINDS = DISK_KINDS | {DiskVolatile.KIND, PowerLoss.KIND}
 

@@ -23,10 +23,11 @@ read's):
 - `nonmonotonic-send`: a producer's later acknowledgement on a partition at a lower or
   equal offset. Allowed when either send was acks=1.
 
-With unclean leader election on, `lost-write`, `unseen`, `nonmonotonic-send` and
-`inconsistent-offsets` are
-allowed (an unclean leader may lose acknowledged records and hand their offsets out
-again); acks=1 sends are allowed to be lost or unseen in any case. An allowed anomaly is
+With unclean leader election on, or a loss of acknowledged writes otherwise allowed (a
+power loss under a flush policy that does not fsync every message), `lost-write`,
+`unseen`, `nonmonotonic-send` and `inconsistent-offsets` are allowed (an unclean leader,
+or one that lost its unsynced writes, may lose acknowledged records and hand their
+offsets out again); acks=1 sends are allowed to be lost or unseen in any case. An allowed anomaly is
 in a result of its class's name with `allowed` set, after the failing one.
 
 The pass is `rundir.checker.queue_fold` (one pass, what it keeps is in its docstring);
@@ -51,6 +52,7 @@ from rundir.results import InvariantResult, Violation
 __all__ = [
     "FINAL_READ_OP",
     "QUEUE_CLASSES",
+    "UNCLEAN_ELECTION",
     "QueueParts",
     "QueuePolicy",
     "QueueVerdict",
@@ -74,14 +76,26 @@ QUEUE_CLASSES = (
 )
 #: How a witness names the final read when it was given apart from the history.
 FINAL_READ_OP = "final-read"
+#: How a verdict names unclean leader election as the reason losses are allowed.
+UNCLEAN_ELECTION = "unclean election"
 
 
 @dataclass(frozen=True, slots=True)
 class QueuePolicy:
-    """What the workload's configuration allows: `unclean_leader_election` lets
-    acknowledged records be lost and their offsets handed out again."""
+    """What the run's configuration allows: `unclean_leader_election`, or the reason in
+    `acknowledged_loss_allowed` (a power loss under a flush policy that does not fsync
+    every message), lets acknowledged records be lost and their offsets handed out
+    again."""
 
     unclean_leader_election: bool = False
+    acknowledged_loss_allowed: str | None = None
+
+    @property
+    def loss_allowed(self) -> str | None:
+        """Why acknowledged records may be lost, as a verdict names it, or None."""
+        if self.unclean_leader_election:
+            return UNCLEAN_ELECTION
+        return self.acknowledged_loss_allowed
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +197,7 @@ def queue_parts(
     for tp, records in final.partitions.items():
         fold.final((tp.topic, tp.partition), records, FINAL_READ_OP)
     parts = QueueParts.empty()
+    loss_allowed = policy.loss_allowed is not None
     bad, allowed, consumed = parts.bad, parts.allowed, parts.consumed
     for key in sorted(fold.partitions):
         state = fold.partitions[key]
@@ -190,13 +205,13 @@ def queue_parts(
         _finish(state, fold.labels, key in covered, final.started_ns, policy, parts.notes)
         parts.checked.update(state.checked)
         for name, found in state.found.items():
-            loosened = name == "nonmonotonic-send" and policy.unclean_leader_election
+            loosened = name == "nonmonotonic-send" and loss_allowed
             for f in found:
                 (allowed if f.allowed or loosened else bad)[name].append(
                     (key, _violation(subject, f))
                 )
         for f in state.inconsistent.values():
-            loose = f.allowed or policy.unclean_leader_election
+            loose = f.allowed or loss_allowed
             (allowed if loose else bad)["inconsistent-offsets"].append(
                 (key, _violation(subject, f))
             )
@@ -218,7 +233,7 @@ def _finish(
 ) -> None:
     """The checks that need the whole pass: duplicates, lost and unseen writes, G1a and
     the confirmation of the gaps."""
-    unclean = policy.unclean_leader_election
+    losses_allowed = policy.loss_allowed is not None
     text = labels.text
     if state.known:
         state.count("inconsistent-offsets", state.known)
@@ -259,7 +274,7 @@ def _finish(
             )
     for slot, code in enumerate(state.ack):
         if code >= 0:
-            _acknowledged(state, slot, code, labels, covered, started_ns, unclean, notes)
+            _acknowledged(state, slot, code, labels, covered, started_ns, losses_allowed, notes)
     for gap in state.gaps:
         _confirm(state, gap)
 
@@ -271,7 +286,7 @@ def _acknowledged(
     labels: Labels,
     covered: bool,
     started_ns: int,
-    unclean: bool,
+    losses_allowed: bool,
     notes: Counter[str],
 ) -> None:
     """`lost-write` and `unseen` for the acknowledged value of `slot`, acknowledged by
@@ -279,7 +294,7 @@ def _acknowledged(
     value, ack_offset = state.names[slot], state.acked_at(slot)
     in_final = state.in_final[slot]
     read = state.first_read[slot] >= 0 or in_final
-    loose = unclean or bool(state.ack_flags[slot] & ACK_LOOSE)
+    loose = losses_allowed or bool(state.ack_flags[slot] & ACK_LOOSE)
     if ack_offset != NONE and not read:
         state.count("lost-write")
         if ack_offset < state.max_read:

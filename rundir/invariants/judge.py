@@ -87,6 +87,10 @@ class RunInputs:
     final_read: FinalRead | None = None
     snapshots: Sequence[ClusterSnapshot] = ()
     unclean_leader_election: bool = False
+    #: Why the run may lose acknowledged writes besides unclean election (a power loss
+    #: under a flush policy that does not fsync every message; `config.json`'s
+    #: `acknowledged_loss_allowed`), or None.
+    acknowledged_loss_allowed: str | None = None
     convergence_bound_ms: int | None = None
     #: Scenario-specific invariants to run besides 1-6 (`rundir.invariants.names`), over the
     #: events since `since_ms` (the run's start; invariants 1-4 report only violations
@@ -100,9 +104,14 @@ class RunInputs:
     #: The `request` fault's proxy records (`traces/`), each with its `trace` file name;
     #: None: the run kept none.
     request_records: Sequence[Mapping[str, Any]] | None = None
-    #: The history checker's verdict over `history`, `final_read` and the policy of
-    #: `unclean_leader_election`, when the caller judged it already (`history_verdict`).
+    #: The history checker's verdict over `history`, `final_read` and the `policy`, when
+    #: the caller judged it already (`history_verdict`).
     history_verdict: RunVerdict | None = None
+
+    @property
+    def policy(self) -> QueuePolicy:
+        """What the run's configuration allows the history checker to find."""
+        return QueuePolicy(self.unclean_leader_election, self.acknowledged_loss_allowed)
 
 
 def history_verdict(inputs: RunInputs) -> RunVerdict | None:
@@ -113,7 +122,7 @@ def history_verdict(inputs: RunInputs) -> RunVerdict | None:
         return inputs.history_verdict
     if not inputs.history:
         return None
-    policy = QueuePolicy(unclean_leader_election=inputs.unclean_leader_election)
+    policy = inputs.policy
     if isinstance(inputs.history, HistoryFiles):
         return check_files(inputs.history.paths, inputs.final_read, policy)
     ops = indexed(tuple(inputs.history))
@@ -142,11 +151,11 @@ def judge(inputs: RunInputs) -> RunVerdict:
     since = inputs.since_ms
     checked = history_verdict(inputs)
     queue = queue_anomalies(
-        inputs.history,
-        inputs.final_read,
-        unclean_leader_election=inputs.unclean_leader_election,
-        verdict=checked,
+        inputs.history, inputs.final_read, policy=inputs.policy, verdict=checked
     )
+    loss_allowed = inputs.policy.loss_allowed
+    # a replica that lost unsynced writes diverges as one elected uncleanly does
+    diverging = loss_allowed is not None
     return RunVerdict(
         (
             during_run(one_controller_per_epoch(inputs.events), since),
@@ -156,21 +165,19 @@ def judge(inputs: RunInputs) -> RunVerdict:
             acknowledged_writes(
                 inputs.history,
                 inputs.final_read,
-                unclean_leader_election=inputs.unclean_leader_election,
+                loss_allowed=loss_allowed,
                 logs=inputs.events,
                 verdict=checked,
             ),
             convergence,
             *(
                 during_run(r, since)
-                for r in event_invariants(
-                    inputs.events, unclean_leader_election=inputs.unclean_leader_election
-                )
+                for r in event_invariants(inputs.events, unclean_leader_election=diverging)
             ),
             *audit_invariants(
                 inputs.audit,
                 inputs.events,
-                unclean_leader_election=inputs.unclean_leader_election,
+                unclean_leader_election=diverging,
             ),
             *(SCENARIO_CHECKS[name](inputs) for name in sorted(inputs.also)),
             *queue.results,
@@ -203,7 +210,7 @@ def _before(violation: Violation, since_ms: int) -> bool:
 #: The scenario-specific invariants by name, each over the run's inputs.
 SCENARIO_CHECKS: Mapping[str, Callable[[RunInputs], InvariantResult]] = {
     ACKNOWLEDGED_KEPT: lambda i: acknowledged_kept(
-        i.history, i.events, i.since_ms, unclean_leader_election=i.unclean_leader_election
+        i.history, i.events, i.since_ms, loss_allowed=i.policy.loss_allowed
     ),
     NO_OFFLINE_PARTITIONS: lambda i: no_offline_partitions(i.events, i.since_ms, i.topics or None),
     PAUSED_CONTROLLER_RESIGNS: lambda i: paused_controller_resigns(i.events, i.since_ms),

@@ -1,6 +1,6 @@
 """Jepsen's Kafka queue anomaly classes (`rundir.checker.queue`) as invariants of a run:
 one result per class, named as Jepsen names it, with what the scenario's configuration
-allows (unclean leader election) apart. Pure; any thread."""
+allows (unclean leader election, a power loss's losses) apart. Pure; any thread."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def queue_anomalies(
     history: Collection[HistoryOp] | None,
     final: FinalRead | None = None,
     *,
-    unclean_leader_election: bool = False,
+    policy: QueuePolicy | None = None,
     verdict: RunVerdict | None = None,
 ) -> QueueVerdict:
     """Every queue class over the workload `history` and its `final` read (rebuilt from
@@ -45,4 +45,4 @@ def queue_anomalies(
     ops = history if isinstance(history, Sequence) else list(history)
     if final is None:
         final = final_read_from_history(ops, FINAL_READ_PROCESS)
-    return queue_classes(ops, final, QueuePolicy(unclean_leader_election))
+    return queue_classes(ops, final, policy)

@@ -6,8 +6,9 @@ and the final read is wrapped into an `InvariantResult`, one violation per anoma
 of its checks (lost writes, reordering, non-monotonic offsets, duplicates, failed writes
 read, unexpected values, vanished reads) and one per partition the final read did not
 cover. Jepsen's queue classes, which the same verdict holds, are judged apart
-(`rundir.invariants.queue_anomalies`). With unclean election on, losses are allowed, so
-the invariant is not judged.
+(`rundir.invariants.queue_anomalies`). When the run allows losses (unclean election on,
+or a power loss under a flush policy that does not fsync every message), the invariant
+is not judged, its note naming why.
 
 `acknowledged_kept` (a scenario-specific invariant) asks more of the replicas: none removes
 an acknowledged record from its log at all, even one it fetches back (`log_truncated`'s
@@ -32,19 +33,19 @@ def acknowledged_writes(
     history: Collection[HistoryOp] | None,
     final: FinalRead | None = None,
     *,
-    unclean_leader_election: bool = False,
+    loss_allowed: str | None = None,
     logs: EventLogs | None = None,
     verdict: RunVerdict | None = None,
 ) -> InvariantResult:
     """Invariant 5 over the workload `history` and its `final` read (rebuilt from the
     history's `final-read` process when not given), from the history checker's `verdict`
-    when it was already judged. `logs`, when given, only add a note about unclean
-    elections they record."""
-    if unclean_leader_election:
+    when it was already judged; not judged when `loss_allowed` names why the run may lose
+    acknowledged writes (`rundir.checker.QueuePolicy.loss_allowed`). `logs`, when given,
+    only add a note about unclean elections they record."""
+    if loss_allowed:
         return InvariantResult(
             ACKNOWLEDGED_WRITES,
-            note="acknowledged writes may be lost (unclean leader election, or a power loss "
-            "under a flush policy that does not fsync every message)",
+            note=f"acknowledged writes may be lost (allowed: {loss_allowed})",
             judged=False,
         )
     if not history:
@@ -86,7 +87,7 @@ def acknowledged_kept(
     logs: EventLogs,
     since_ms: int = 0,
     *,
-    unclean_leader_election: bool = False,
+    loss_allowed: str | None = None,
 ) -> InvariantResult:
     """`acknowledged_kept`: no replica removes an acknowledged record from its log.
 
@@ -97,14 +98,14 @@ def acknowledged_kept(
     `[offset, value]` is a violation, even when the replica fetches it back at once: the
     replica threw away a committed record, which it would have led without had it been
     elected before fetching it again. Events without `removed_records` (older brokers) are
-    not judged; the note counts them. Not judged at all with unclean election on, which
-    may elect a replica without committed records. Reads the history once, keeping only
+    not judged; the note counts them. Not judged at all when `loss_allowed` names why the
+    run may lose acknowledged writes (unclean election on, which may elect a replica
+    without committed records, or a power loss). Reads the history once, keeping only
     the acknowledgements of records some truncation removed."""
-    if unclean_leader_election:
+    if loss_allowed:
         return InvariantResult(
             ACKNOWLEDGED_KEPT,
-            note="acknowledged records may be truncated (unclean leader election, or a power "
-            "loss under a flush policy that does not fsync every message)",
+            note=f"acknowledged records may be truncated (allowed: {loss_allowed})",
             judged=False,
         )
     if not history:

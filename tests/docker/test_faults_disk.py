@@ -20,6 +20,10 @@ Steps and checks:
   offline; `python -m chaos heal` clears every rule, restarts the two brokers whose
   directories failed (not the slow one), which register again, and empties the heal
   state;
+- a runner SIGKILLed in the middle of a `power-loss` of two brokers (after it killed them
+  and their layers took back their unsynced writes, before it started them again) leaves
+  both stopped and their layers journaling; `python -m chaos heal` starts both, which
+  register again, clears every rule and empties the heal state;
 - taking the project down unmounts its layers and ends their daemons (checked once the
   project is gone, in the fixture).
 """
@@ -38,6 +42,7 @@ import pytest
 from admin.topics import create_topic
 from chaos.cluster.handle import ClusterHandle
 from chaos.faults.disk import DiskEio, DiskFault, DiskFull, DiskSlow, mount_table
+from chaos.faults.process import NOT_RUNNING
 from chaos.run.heal_state import HealState
 from chaos.run.injector import Deadlines
 from chaos.run.testing import heal, in_effect, killed_mid_fault
@@ -252,18 +257,77 @@ def test_heal_clears_the_rules_a_runner_killed_mid_fault_left(
     before = {broker: handle.started_at(broker) for broker in (failing, full, slow)}
     run_dir = tmp_path / "run"
     killed_mid_fault(RUNNER, [handle.project, str(run_dir), failing, full, slow], REPO_ROOT)
-    controls = {
-        broker: LayerControl(LayerPaths(layer_root(), handle.project, broker).socket)
-        for broker in (failing, full, slow)
-    }
+    controls = _controls(handle, (failing, full, slow))
     assert not any(c.stats().rules.transparent for c in controls.values())
     assert len(HealState(run_dir, handle.project).load()) == 3
 
-    healed = heal(handle.project, tmp_path / ".chaos-state", REPO_ROOT)
+    _heal_everything(handle, run_dir, tmp_path / ".chaos-state", controls)
+    restarted = {b for b in before if handle.started_at(b) != before[b]}
+    assert restarted == {failing, full}, "heal restarts exactly the failed directories"
+
+
+POWER_RUNNER = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from chaos.cluster.handle import ClusterHandle
+    from chaos.faults import power
+    from chaos.faults.power import DiskVolatile, PowerLoss
+    from chaos.run.injector import Injector
+    from chaos.run.testing import IN_EFFECT
+
+    def cut_off(cluster, targets):  # the runner dies before it starts the targets again
+        print(IN_EFFECT, flush=True)
+        time.sleep(600)
+
+    project, run_dir, *cut = sys.argv[1:]
+    injector = Injector(ClusterHandle.for_project(project), Path(run_dir))
+    armed = injector.start(DiskVolatile(tuple(cut)))
+    if not armed.ok:
+        print("failed: " + armed.check.detail, flush=True)
+        sys.exit(1)
+    power.start_stopped = cut_off
+    injector.start(PowerLoss(tuple(cut)))
+    print("failed: the power loss ended", flush=True)
+    """
+)
+
+
+def test_heal_starts_the_brokers_a_runner_killed_mid_power_loss_left_stopped(
+    disk_cluster: ComposeCluster, handle: ClusterHandle, tmp_path: Path
+) -> None:
+    """The runner arms two brokers' layers, cuts their power and dies before starting
+    them again: both stay stopped, their layers journaling. Heal starts them, and they
+    register again, with no rule left in any layer."""
+    wait_until(lambda: _registered(handle), 90, "the cluster is not whole")
+    cut = ("broker1", "broker2")
+    run_dir = tmp_path / "run"
+    killed_mid_fault(POWER_RUNNER, [handle.project, str(run_dir), *cut], REPO_ROOT)
+    controls = _controls(handle, cut)
+    assert all(handle.status(b) in NOT_RUNNING for b in cut), [handle.status(b) for b in cut]
+    assert all(c.stats().rules.lose_unsynced for c in controls.values())
+    kinds = [f.kind for f in HealState(run_dir, handle.project).load()]
+    assert sorted(kinds) == ["disk-volatile", "power-loss"], kinds
+
+    _heal_everything(handle, run_dir, tmp_path / ".chaos-state", controls)
+    assert all(handle.status(b) == "running" for b in cut)
+
+
+def _controls(handle: ClusterHandle, brokers: tuple[str, ...]) -> dict[str, LayerControl]:
+    return {
+        broker: LayerControl(LayerPaths(layer_root(), handle.project, broker).socket)
+        for broker in brokers
+    }
+
+
+def _heal_everything(
+    handle: ClusterHandle, run_dir: Path, state_dir: Path, controls: dict[str, LayerControl]
+) -> None:
+    """`python -m chaos heal` leaves nothing: it says so, every layer is without rules,
+    the heal state is empty and every broker registers again."""
+    healed = heal(handle.project, state_dir, REPO_ROOT)
     assert healed.returncode == 0, healed.stdout + healed.stderr
     assert "nothing left" in healed.stdout
     assert all(c.stats().rules.transparent for c in controls.values())
     assert HealState(run_dir, handle.project).load() == []
-    restarted = {b for b in before if handle.started_at(b) != before[b]}
-    assert restarted == {failing, full}, "heal restarts exactly the failed directories"
     wait_until(lambda: _registered(handle), 90, "a healed broker did not register again")

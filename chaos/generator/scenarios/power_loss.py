@@ -2,10 +2,10 @@
 
 Setup: topic `chaos-power-loss`, 1 partitions, replication factor 3 (every broker holds
 it), min ISR 2, acks=all; two producers at 50 values/s each and a consumer, for 90 s. The
-cluster runs with disk layers (`make up DISK_LAYER=1`), once with Kafka's default flush
-policy (never: the page cache holds the appends) and once with
-`LOG_FLUSH_INTERVAL_MESSAGES=1` (every append fsynced before it counts); both are rows of
-the chaos table (docs/chaos.md).
+cluster runs with disk layers (`make chaos-power-loss` starts it with them), once with
+Kafka's default flush policy (never: the page cache holds the appends) and once with
+`make chaos-power-loss FLUSH=1` (LOG_FLUSH_INTERVAL_MESSAGES=1: every append fsynced before
+it counts); both are rows of the chaos table (docs/chaos.md).
 
 Steps:
 

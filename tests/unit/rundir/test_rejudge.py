@@ -16,6 +16,7 @@ import pytest
 from pipeline.testing import write_run
 from rundir.check_report import EXIT_BROKEN, EXIT_OK, EXIT_UNREADABLE, CheckReport, check_run
 from rundir.checker import check_files
+from rundir.checker.queue import UNCLEAN_ELECTION
 from rundir.errors import RunDirError
 from rundir.history_stream import HistoryFiles
 from rundir.invariants import names
@@ -29,6 +30,7 @@ from rundir.rejudge import (
 )
 from rundir.results import InvariantResult, RunVerdict, Violation
 
+POWER_LOSS_REASON = "power-loss under log-flush-interval-messages never"
 EVENT_INVARIANTS = (
     names.ONE_CONTROLLER_PER_EPOCH,
     names.CONTROLLER_EPOCH_FENCING,
@@ -194,6 +196,7 @@ def test_settings_come_from_the_config(tmp_path: Path) -> None:
     settings = settings_of(config, tmp_path)
     assert settings == {
         "unclean_leader_election": True,
+        "acknowledged_loss_allowed": None,
         "convergence_bound_ms": 1500,
         "also": frozenset({names.NO_OFFLINE_PARTITIONS}),
         "since_ms": 5,
@@ -203,12 +206,45 @@ def test_settings_come_from_the_config(tmp_path: Path) -> None:
         settings_of({"topic": "t"}, tmp_path)
 
 
-@pytest.mark.parametrize(("reason", "loose"), [("power-loss under ... never", True), (None, False)])
-def test_a_recorded_power_loss_under_a_lazy_flush_allows_lost_writes(
-    tmp_path: Path, reason: str | None, loose: bool
+@pytest.mark.parametrize("reason", [POWER_LOSS_REASON, None])
+def test_a_recorded_power_loss_under_a_lazy_flush_allows_lost_writes_on_its_own(
+    tmp_path: Path, reason: str | None
 ) -> None:
     config = {"started_ms": 5, "topic": "t", ACKNOWLEDGED_LOSS_ALLOWED: reason}
-    assert settings_of(config, tmp_path)["unclean_leader_election"] is loose
+    settings = settings_of(config, tmp_path)
+    assert settings["acknowledged_loss_allowed"] == reason
+    assert settings["unclean_leader_election"] is False
+
+
+def test_a_power_loss_runs_verdict_names_the_power_loss_never_unclean_election(
+    tmp_path: Path,
+) -> None:
+    write_run(tmp_path, "r", breaks=frozenset({"lost_write"}))
+    run = RunDir(tmp_path / "r")
+    assert check_run(run.root).exit_code == EXIT_BROKEN
+    config = run.read_json(run.config) | {ACKNOWLEDGED_LOSS_ALLOWED: POWER_LOSS_REASON}
+    run.write_json(run.config, config)
+    report = check_run(run.root)
+    assert "lost-write" in report.allowed()
+    text = report.table()
+    assert f"history checker (allowed: {POWER_LOSS_REASON}; anomalies fail nothing)" in text
+    writes = report.verdict.result(names.ACKNOWLEDGED_WRITES)
+    assert not writes.judged
+    assert POWER_LOSS_REASON in writes.note
+    assert "unclean" not in text.lower()
+    assert "unclean" not in json.dumps(report.to_json()).lower()
+
+
+def test_an_unclean_election_runs_verdict_still_names_unclean_election(tmp_path: Path) -> None:
+    write_run(tmp_path, "r", breaks=frozenset({"lost_write"}))
+    run = RunDir(tmp_path / "r")
+    workload = run.read_json(run.config)["workload"] | {"unclean_leader_election": True}
+    run.write_json(run.config, run.read_json(run.config) | {"workload": workload})
+    report = check_run(run.root)
+    assert "lost-write" in report.allowed()
+    assert not report.verdict.result(names.ACKNOWLEDGED_WRITES).judged
+    assert "(allowed: unclean election; anomalies fail nothing)" in report.table()
+    assert "power" not in report.table()
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,7 +266,7 @@ def test_an_allowed_class_is_reported_but_fails_nothing(tmp_path: Path) -> None:
     broken = CheckReport(tmp_path, clean, RunVerdict((skip, lost)))
     assert broken.exit_code == EXIT_BROKEN
     assert broken.to_json()["anomalies"] == {"poll-skip": 1, "lost-write": 1}
-    unclean = CheckReport(tmp_path, clean, RunVerdict((lost,)), binding=False)
+    unclean = CheckReport(tmp_path, clean, RunVerdict((lost,)), loss_allowed=UNCLEAN_ELECTION)
     assert unclean.exit_code == EXIT_OK
     assert "anomalies fail nothing" in unclean.table()
 

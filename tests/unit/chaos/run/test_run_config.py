@@ -22,11 +22,13 @@ from chaos.run.setup import (
     RunSetupError,
     acknowledged_loss_allowed,
     check_disk_layers,
+    check_flush_interval,
     check_inter_broker_protocol,
     run_config,
 )
+from domain.flush import NEVER_FLUSH
 from pipeline.runs import RunConfig
-from rundir.rejudge import settings_of
+from rundir.rejudge import ACKNOWLEDGED_LOSS_ALLOWED, settings_of
 
 
 class _Cluster:
@@ -99,6 +101,18 @@ def test_a_run_refuses_a_cluster_on_another_inter_broker_protocol() -> None:
         check_inter_broker_protocol(cluster, "2.7")
 
 
+def test_a_run_refuses_a_cluster_on_another_flush_interval() -> None:
+    default = cast(ClusterHandle, _Cluster([]))
+    check_flush_interval(default, None)
+    check_flush_interval(default, NEVER_FLUSH)
+    with pytest.raises(RunSetupError, match=r"LOG_FLUSH_INTERVAL_MESSAGES=1 .*make up FLUSH=1"):
+        check_flush_interval(default, 1)
+    every = cast(ClusterHandle, _Cluster(["LOG_FLUSH_INTERVAL_MESSAGES=1"]))
+    check_flush_interval(every, 1)
+    with pytest.raises(RunSetupError, match=r"\{'broker1': 1, 'broker2': 1\}"):
+        check_flush_interval(every, NEVER_FLUSH)
+
+
 def test_a_schedule_with_disk_faults_refuses_brokers_without_their_layers(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -137,3 +151,10 @@ def test_a_power_loss_allows_lost_writes_only_under_a_lazy_flush_policy(
 ) -> None:
     schedule = SCENARIOS[scenario].schedule(1)
     assert acknowledged_loss_allowed(schedule, interval) == allowed
+
+
+def test_the_report_reads_a_power_losss_reason_as_the_check_does(tmp_path: Path) -> None:
+    config = _config([]) | {ACKNOWLEDGED_LOSS_ALLOWED: "power-loss under x"}
+    assert RunConfig.from_json(tmp_path, config).acknowledged_loss_allowed == "power-loss under x"
+    assert settings_of(config, tmp_path)["acknowledged_loss_allowed"] == "power-loss under x"
+    assert RunConfig.from_json(tmp_path, _config([])).acknowledged_loss_allowed is None

@@ -99,6 +99,20 @@ def test_lost_write_is_allowed_with_acks_1_or_unclean_election() -> None:
     assert len(allowed(classes(h2, unclean=True), "lost-write")) == 1
 
 
+def test_a_power_loss_allows_what_unclean_election_does_and_names_itself() -> None:
+    h = HistoryBuilder()
+    _acked(h, "a", "b")
+    h.poll("c", 0, [(1, "b")], from_offset=1)
+    policy = QueuePolicy(acknowledged_loss_allowed="power-loss under x")
+    verdict = queue_classes(iter(h.ops), h.final_read({0: ["b"]}), policy)
+    assert failing(verdict, "lost-write") == failing(verdict, "unseen") == ()
+    assert [v.value for v in allowed(verdict, "lost-write")] == ["a"]
+    assert [v.value for v in allowed(verdict, "unseen")] == ["a"]
+    assert policy.loss_allowed == "power-loss under x"
+    assert QueuePolicy(unclean_leader_election=True).loss_allowed == "unclean election"
+    assert QueuePolicy().loss_allowed is None
+
+
 def test_a_write_read_later_is_not_lost() -> None:
     h = HistoryBuilder()
     _acked(h, "a", "b")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from eventlog import LeaderElected, LogTruncated
+from rundir.checker.queue import UNCLEAN_ELECTION
 from rundir.history import FINAL_READ_PROCESS
 from rundir.invariants import acknowledged_kept, acknowledged_writes
 from rundir.invariants.testing import EventLogBuilder
@@ -61,9 +62,13 @@ def test_a_partition_the_final_read_missed_is_named() -> None:
 def test_not_judged_with_unclean_election_or_without_history() -> None:
     h = HistoryBuilder()
     _acked(h, "a")
-    unclean = acknowledged_writes(h.ops, h.final_read({0: []}), unclean_leader_election=True)
+    unclean = acknowledged_writes(h.ops, h.final_read({0: []}), loss_allowed=UNCLEAN_ELECTION)
     assert (unclean.judged, unclean.ok) == (False, True)
     assert "unclean" in unclean.note
+    power = acknowledged_writes(h.ops, h.final_read({0: []}), loss_allowed="power-loss under x")
+    assert (power.judged, power.ok) == (False, True)
+    assert "power-loss under x" in power.note
+    assert "unclean" not in power.note
     assert not acknowledged_writes(None).judged
     assert not acknowledged_writes(()).judged
 
@@ -142,6 +147,6 @@ def test_truncations_before_the_run_or_without_records_are_not_judged() -> None:
     assert result.checked == 0
     assert "1 log_truncated without removed_records" in result.note
     assert not acknowledged_kept(None, logs.logs()).judged
-    unclean = acknowledged_kept(h.ops, logs.logs(), unclean_leader_election=True)
+    unclean = acknowledged_kept(h.ops, logs.logs(), loss_allowed=UNCLEAN_ELECTION)
     assert not unclean.judged
     assert "unclean" in unclean.note
