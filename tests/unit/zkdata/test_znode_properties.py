@@ -425,7 +425,8 @@ def test_topic_config_checks_raise_only_their_own_error(config: dict[str, str]) 
         validate_topic_config(config)
     assert min_insync_replicas(config, 2) >= 1
     assert unclean_leader_election_enabled(config, False) in (True, False)
-    assert flush_messages(config, None) in (None, *range(1, 2**63))
+    interval = flush_messages(config, None)
+    assert interval is None or 1 <= interval < 2**63
 
 
 @pytest.mark.parametrize(
