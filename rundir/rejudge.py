@@ -67,6 +67,7 @@ __all__ = [
     "ACKNOWLEDGED_LOSS_ALLOWED",
     "RUN_DIR_COMPLETE",
     "Recorded",
+    "finished_run_completeness",
     "read_recorded",
     "recorded_settings",
     "settings_of",
@@ -214,6 +215,21 @@ def read_recorded(path: Path) -> Recorded:
         reading.unreadable,
         tuple(str(n) for n in config.get("invariants") or ()),
     )
+
+
+def finished_run_completeness(path: Path) -> InvariantResult:
+    """`run_dir_complete` of a run that has just finished, before its verdict is written:
+    the event logs copied, the history readable and holding a completed final read (what
+    `Recorded.completeness` names of those parts). A live run judged with acknowledged
+    losses allowed would otherwise pass with a final read that never completed, which
+    `python -m chaos check` then calls incomplete."""
+    reading = _Reading(RunDir(path))
+    if not (reading.run.events.is_dir() and any(reading.run.events.glob("*.jsonl"))):
+        reading.problems.append(
+            Violation("events/", "is missing or empty (no event log was copied)")
+        )
+    reading.history()
+    return InvariantResult(RUN_DIR_COMPLETE, tuple(reading.problems), checked=1)
 
 
 class _Reading:

@@ -75,7 +75,8 @@ from rundir.invariants.judge import SCENARIO_CHECKS
 from rundir.invariants.names import EVERY_RUN
 from rundir.layout import RunDir, new_run_id
 from rundir.reader import load_run, write_verdict
-from rundir.rejudge import ACKNOWLEDGED_LOSS_ALLOWED
+from rundir.rejudge import ACKNOWLEDGED_LOSS_ALLOWED, finished_run_completeness
+from rundir.results import InvariantResult
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ZkDataError
 
@@ -162,8 +163,8 @@ def run(request: RunRequest) -> RunOutcome:
             since_ms=started_ms,
             topics=(topic,),
         )
-        verdict = judge(inputs)
-        verdict = _only(verdict, scenario.invariants)
+        verdict = _only(judge(inputs), scenario.invariants)
+        verdict = with_completeness(verdict, finished_run_completeness(run_dir.root))
         write_verdict(run_dir.root, verdict)
         _append_summary(run_dir, scenario, schedule, verdict, recovery, nodes, performed)
         if not request.keep_topic:
@@ -193,6 +194,11 @@ def _only(verdict: RunVerdict, wanted: frozenset[str]) -> RunVerdict:
     order, with the history's measures kept."""
     kept = wanted | frozenset(EVERY_RUN)
     return dataclasses.replace(verdict, results=tuple(r for r in verdict.results if r.name in kept))
+
+
+def with_completeness(verdict: RunVerdict, complete: InvariantResult) -> RunVerdict:
+    """`verdict` with `run_dir_complete` first, as `python -m chaos check` orders it."""
+    return dataclasses.replace(verdict, results=(complete, *verdict.results))
 
 
 class _Performance:

@@ -25,6 +25,7 @@ from rundir.layout import RunDir, RunDirVersionError
 from rundir.rejudge import (
     ACKNOWLEDGED_LOSS_ALLOWED,
     RUN_DIR_COMPLETE,
+    finished_run_completeness,
     read_recorded,
     settings_of,
 )
@@ -330,3 +331,25 @@ def test_the_history_is_judged_once_as_its_files_are_read(
 
 def _never(*args: object) -> RunVerdict:
     raise AssertionError("the whole history was judged in memory")
+
+
+def test_a_finished_run_with_its_logs_and_final_read_is_complete(run: Path) -> None:
+    result = finished_run_completeness(run)
+    assert result.name == RUN_DIR_COMPLETE
+    assert result.violations == ()
+
+
+def test_a_finished_run_whose_final_read_never_completed_is_incomplete(run: Path) -> None:
+    final = RunDir(run).history / "final-read.jsonl"
+    kept = [line for line in final.read_text().splitlines() if '"type":"ok"' not in line]
+    assert len(kept) < len(final.read_text().splitlines())
+    final.write_text("".join(f"{line}\n" for line in kept))
+    result = finished_run_completeness(run)
+    assert [v.subject for v in result.violations] == ["history/final-read.jsonl"]
+
+
+def test_a_finished_run_without_event_logs_is_incomplete(run: Path) -> None:
+    for path in RunDir(run).events.glob("*.jsonl"):
+        path.unlink()
+    result = finished_run_completeness(run)
+    assert [v.subject for v in result.violations] == ["events/"]

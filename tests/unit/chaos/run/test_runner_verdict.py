@@ -1,17 +1,18 @@
-"""The runner's verdict keeps the scenario's invariants, the replication specifications'
-and Jepsen's queue classes, judged on every run, in the judge's order, with the history's
-measures."""
+"""The runner's verdict starts with the run directory's completeness, then keeps the
+scenario's invariants, the replication specifications' and Jepsen's queue classes, judged
+on every run, in the judge's order, with the history's measures."""
 
 from __future__ import annotations
 
-from chaos.run.runner import _only
+from chaos.run.runner import _only, with_completeness
 from rundir.invariants.names import (
     CONVERGES_AFTER_HEAL,
     LOG_MATCHING,
     NO_OFFLINE_PARTITIONS,
     SPEC_INVARIANTS,
 )
-from rundir.results import InvariantResult, RunVerdict
+from rundir.rejudge import RUN_DIR_COMPLETE
+from rundir.results import InvariantResult, RunVerdict, Violation
 
 
 def test_the_runner_keeps_what_every_run_is_judged_on_whatever_the_scenario_names() -> None:
@@ -26,3 +27,11 @@ def test_the_runner_keeps_what_every_run_is_judged_on_whatever_the_scenario_name
     ]
     assert LOG_MATCHING in [r.name for r in kept.results]
     assert kept.stats == {"worst_lag_ms": 7}
+
+
+def test_the_runner_puts_the_run_directorys_completeness_first() -> None:
+    gap = Violation("history/final-read.jsonl", "holds no completed final read")
+    verdict = RunVerdict((InvariantResult(CONVERGES_AFTER_HEAL),))
+    judged = with_completeness(verdict, InvariantResult(RUN_DIR_COMPLETE, (gap,), checked=1))
+    assert [r.name for r in judged.results] == [RUN_DIR_COMPLETE, CONVERGES_AFTER_HEAL]
+    assert not judged.ok
