@@ -4,13 +4,19 @@ Modelled on kazoo's own testing harness: every member is a ``QuorumPeerMain`` JV
 from Debian's ``zookeeper`` package, listening on 127.0.0.1 only, on ports picked
 by the kernel. Everything here runs on the calling (test) thread; the only other
 threads involved are kazoo's own connection threads.
+
+Given a `ZkTls`, the ensemble serves as the compose cluster's does: the client port
+speaks TLS only (Netty, client certificates of the CA required), the servers talk to
+each other over TLS, and whether a member serves is asked of its admin server on
+loopback (plain HTTP, as the containers' health check does), the four-letter words
+being unreachable without a client certificate. Clients then connect with
+`open_client(..., tls)`.
 """
 
 from __future__ import annotations
 
 import atexit
 import shutil
-import socket
 import subprocess
 import threading
 import time
@@ -25,6 +31,8 @@ from kazoo.protocol.states import KazooState
 
 from harness.ports import free_ports
 from harness.waiting import wait_until
+from harness.zk_config import TLS_CLASSPATH, admin_server_state, four_letter_word, member_lines
+from security.zk_tls import ZkTls
 from zkdata.kazoo_handler import PollingHandler
 
 JAVA_DIR = Path("/usr/share/java")
@@ -64,23 +72,7 @@ class _MemberPorts:
     client: int
     quorum: int
     election: int
-
-
-def four_letter_word(port: int, command: str, timeout: float = 1.0) -> str | None:
-    """Send a ZooKeeper four-letter word to 127.0.0.1:``port`` and return the reply.
-
-    Returns ``None`` when the server cannot be reached. Runs on the calling thread,
-    blocking for at most about ``timeout`` seconds per socket operation.
-    """
-    try:
-        with socket.create_connection((HOST, port), timeout=timeout) as sock:
-            sock.sendall(command.encode("ascii"))
-            chunks = []
-            while chunk := sock.recv(4096):
-                chunks.append(chunk)
-    except OSError:
-        return None
-    return b"".join(chunks).decode("utf-8", errors="replace")
+    admin: int
 
 
 class ZkEnsemble:
@@ -92,13 +84,18 @@ class ZkEnsemble:
     across restarts. Not thread-safe: drive it from one thread (the test thread).
     """
 
-    def __init__(self, base_dir: Path, size: int = 3, tick_ms: int = 500) -> None:
-        """Describe the ensemble without starting anything; runs on the caller."""
+    def __init__(
+        self, base_dir: Path, size: int = 3, tick_ms: int = 500, tls: ZkTls | None = None
+    ) -> None:
+        """Describe the ensemble without starting anything; runs on the caller. With
+        `tls`, its directory's CA and server certificates (`zk<myid>.pem`, which name
+        127.0.0.1) secure the members, and `tls` is what the ensemble's clients use."""
         if size < 1:
             raise ValueError(f"size must be >= 1, got {size}")
         self.base_dir = Path(base_dir)
         self.size = size
         self.tick_ms = tick_ms
+        self.tls = tls.check() if tls is not None else None
         self._ports: list[_MemberPorts] = []
         self._processes: list[subprocess.Popen[bytes] | None] = [None] * size
         self._atexit_registered = False
@@ -155,11 +152,8 @@ class ZkEnsemble:
         if any(process is not None for process in self._processes):
             raise RuntimeError("the ensemble is already running")
         if not self._ports:
-            flat = free_ports(3 * self.size)
-            self._ports = [
-                _MemberPorts(client=flat[3 * i], quorum=flat[3 * i + 1], election=flat[3 * i + 2])
-                for i in range(self.size)
-            ]
+            flat = free_ports(4 * self.size)
+            self._ports = [_MemberPorts(*flat[4 * i : 4 * i + 4]) for i in range(self.size)]
         if not self._atexit_registered:
             # Safety net if the test session dies before its fixture teardown runs.
             atexit.register(self.stop)
@@ -222,6 +216,8 @@ class ZkEnsemble:
         """
         if not self._ports:
             return None
+        if self.tls is not None:
+            return admin_server_state(self._ports[i].admin)
         reply = four_letter_word(self._ports[i].client, "srvr")
         if reply is None:
             return None
@@ -241,13 +237,11 @@ class ZkEnsemble:
             "initLimit=20",
             "syncLimit=10",
             f"dataDir={data_dir}",
-            f"clientPort={self._ports[i].client}",
-            f"clientPortAddress={HOST}",
             "minSessionTimeout=1000",
             "maxSessionTimeout=60000",
             "forceSync=no",
             "4lw.commands.whitelist=*",
-            "admin.enableServer=false",
+            *member_lines(self.tls, i + 1, self._ports[i].client, self._ports[i].admin),
         ]
         if self.size > 1:
             lines += [
@@ -257,11 +251,12 @@ class ZkEnsemble:
         (self.server_dir(i) / "zoo.cfg").write_text("\n".join(lines) + "\n", encoding="ascii")
 
     def _launch(self, i: int) -> None:
+        classpath = CLASSPATH if self.tls is None else f"{CLASSPATH}:{TLS_CLASSPATH}"
         command = [
             "java",
             *JVM_OPTIONS,
             "-cp",
-            CLASSPATH,
+            classpath,
             "-Djava.awt.headless=true",
             "-Dfile.encoding=UTF-8",
             f"-Dlog4j.configuration=file:{LOG4J_CONFIG}",
@@ -305,14 +300,16 @@ class ZkEnsemble:
 
 
 @contextmanager
-def open_client(hosts: str, timeout: float = 10) -> Iterator[KazooClient]:
-    """Yield a started ``KazooClient`` on ``hosts``; stop and close it on exit.
+def open_client(hosts: str, timeout: float = 10, tls: ZkTls | None = None) -> Iterator[KazooClient]:
+    """Yield a started ``KazooClient`` on ``hosts`` (over ``tls`` when given); stop and
+    close it on exit.
 
     ``start`` blocks the calling thread until connected (deadline 15 s); kazoo
     then runs the connection on its own thread, with the ``PollingHandler`` the
     brokers' sessions use.
     """
-    client = KazooClient(hosts=hosts, timeout=timeout, handler=PollingHandler())
+    options = tls.kazoo_options() if tls is not None else {}
+    client = KazooClient(hosts=hosts, timeout=timeout, handler=PollingHandler(), **options)
     try:
         client.start(timeout=15)
         yield client
@@ -322,6 +319,20 @@ def open_client(hosts: str, timeout: float = 10) -> Iterator[KazooClient]:
 
 
 _EXPIRY_ATTEMPT_WINDOW = 5.0
+
+
+def _same_tls(client: KazooClient) -> dict[str, object]:
+    """The TLS options `client` was made with, for a client on the same servers."""
+    if not client.use_ssl:
+        return {}
+    return {
+        "use_ssl": True,
+        "ca": client.ca,
+        "certfile": client.certfile,
+        "keyfile": client.keyfile,
+        "verify_certs": client.verify_certs,
+        "check_hostname": client.check_hostname,
+    }
 
 
 def expire_session(client: KazooClient, timeout: float = 10) -> None:
@@ -354,6 +365,7 @@ def expire_session(client: KazooClient, timeout: float = 10) -> None:
                 hosts=hosts,
                 client_id=(session_id, session_passwd),
                 timeout=client._session_timeout / 1000,
+                **_same_tls(client),
             )
             try:
                 duplicate.start(timeout=max(remaining, 1.0))

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from kazoo.client import KazooClient
+from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import KazooState
 
 from harness.waiting import wait_until
 from harness.zk_ensemble import ZkEnsemble, expire_session, open_client
+from security.tls import ensure_tls
+from security.zk_tls import ZkTls
 
 pytestmark = pytest.mark.integration
 
@@ -107,3 +112,33 @@ def test_killing_a_follower_keeps_the_ensemble_writable(
         # Leave the session-wide ensemble whole for whatever test runs next.
         if not zk_ensemble.is_running(victim):
             zk_ensemble.start_server(victim)
+
+
+def test_a_tls_ensemble_serves_tls_clients_only(tmp_path: Path) -> None:
+    """Given a `ZkTls`, the ensemble is secured as the compose cluster's servers are: a
+    client of the CA connects (and its session can be expired), a plaintext one cannot."""
+    tls = ZkTls(ensure_tls(tmp_path / "secrets").files.directory)
+    ensemble = ZkEnsemble(tmp_path / "zk", tls=tls)
+    ensemble.start()
+    try:
+        assert sorted(str(ensemble.server_mode(i)) for i in range(3)) == [
+            "follower",
+            "follower",
+            "leader",
+        ]
+        with open_client(ensemble.connect_string(), tls=tls) as client:
+            client.ensure_path("/secured")
+            session = client.client_id
+            expire_session(client)
+            wait_until(lambda: client.connected, timeout=15, message="no new session")
+            assert client.client_id != session
+            assert client.exists("/secured") is not None
+        plain = KazooClient(hosts=ensemble.connect_string(), timeout=2)
+        try:
+            with pytest.raises(KazooTimeoutError):
+                plain.start(timeout=3)
+        finally:
+            plain.stop()
+            plain.close()
+    finally:
+        ensemble.stop()
