@@ -15,7 +15,7 @@
     ok: "#2ca02c", fail: "#d62728", info: "#ff7f0e",
     p50_ms: "#1f77b4", p95_ms: "#9467bd", p99_ms: "#d62728", max_ms: "#7f7f7f"
   };
-  var WITNESS = { violation: "#c2185b", anomaly: "#ff7f0e", allowed: "#999" };
+  var WITNESS = { violation: "#c2185b", anomaly: "#ff7f0e", allowed: "#999" }, WITNESS_ROWS = 4;
 
   function el(name, attrs, parent, text) {
     var node = document.createElementNS(NS, name);
@@ -63,11 +63,12 @@
       return r;
     }
 
-    var marks = data.witnesses || [], witnessRow = null;
+    // witnesses close in time stack in up to WITNESS_ROWS rows, so that each can be hovered
+    var marks = data.witnesses || [], witnessRow = null, witnessRows = Math.min(marks.length, WITNESS_ROWS);
     if (marks.length) {
       label("witnesses (" + marks.length + ")", y, "label head");
       witnessRow = y;
-      y += ROW + GAP;
+      y += ROW * witnessRows + GAP;
     }
 
     label("faults", y, "label head");
@@ -165,12 +166,18 @@
     });
 
     // witnesses over everything, each a link to its row
+    var ends = [];
     marks.forEach(function (w) {
       if (w.t < state.x0 || w.t > state.x1) return;
       var active = state.focus === w.id, fill = WITNESS[w.kind] || WITNESS.violation;
-      var xx = x(w.t), cy = witnessRow + ROW / 2, r = active ? 7 : 5;
-      if (w.from !== null && w.from < w.t) {
-        var a = clampX(w.from);
+      var xx = x(w.t), a = w.from !== null && w.from < w.t ? clampX(w.from) : xx, row = 0;
+      for (var i = 0; i < witnessRows; i++) {
+        if (ends[i] === undefined || ends[i] < a - 12) { row = i; break; }
+        if (ends[i] < ends[row]) row = i;
+      }
+      ends[row] = Math.max(ends[row] === undefined ? xx : ends[row], xx);
+      var cy = witnessRow + ROW * row + ROW / 2, r = active ? 7 : 5;
+      if (a < xx) {
         el("rect", { x: a, y: cy - 2, width: Math.max(xx - a, 1), height: 4, fill: fill, "fill-opacity": 0.4,
           "class": "witness-span", "pointer-events": "none" }, svg);
       }
@@ -196,7 +203,7 @@
     svg.setAttribute("height", height);
     svg.setAttribute("viewBox", "0 0 " + width + " " + height);
     var cursor = el("line", { x1: 0, x2: 0, y1: AXIS, y2: height, stroke: "#000", "stroke-width": 0.5,
-      visibility: "hidden" }, svg);
+      visibility: "hidden", "pointer-events": "none" }, svg);
     state.x = x;
     state.width = width;
     state.cursor = cursor;
