@@ -21,7 +21,7 @@ from markupsafe import Markup
 from pipeline.human import iso
 from pipeline.hunt_summary import Hunt
 from pipeline.pages import render
-from pipeline.run_page import RunPage
+from pipeline.run_page import RunPage, witness_id
 from pipeline.runs import RunConfig
 from rundir.checker.queue import QUEUE_CLASSES
 
@@ -88,7 +88,7 @@ def failing(
     runs: Sequence[RunConfig], verdicts: pd.DataFrame, pages: Mapping[str, RunPage] | None = None
 ) -> list[dict[str, Any]]:
     """Each invariant or anomaly class that failed a run: how many runs, and links to
-    their witnesses and to their verdict's JSON (from their written page in `pages`;
+    their first witness of it and to their verdict's JSON (from their written page in `pages`;
     None when not written); most runs first."""
     found: dict[str, list[str]] = {}
     for row in verdicts.itertuples(index=False):
@@ -104,7 +104,7 @@ def failing(
             "links": [
                 {
                     "run_id": r,
-                    "href": f"runs/{r}/index.html#witnesses",
+                    "href": f"runs/{r}/index.html#{witness_id(name, 0)}",
                     "json": _verdict_href(pages, r),
                 }
                 for r in ids

@@ -186,11 +186,11 @@ def witness(
         Proof(_event_words(e, started_ms), event_href(str(e.get("node")), int(e.get("line", 0))))
         for e in violation.get("events") or ()
     ]
-    ops = [str(op) for op in violation.get("ops") or ()]
+    named = [str(op) for op in violation.get("ops") or ()]
     roles = _roles(invariant, violation)
     proofs += [
         Proof(_op_words(op, roles[i] if i < len(roles) else None), op_href(op))
-        for i, op in enumerate(ops)
+        for i, op in enumerate(named)
     ]
     return Witness(
         invariant=invariant,

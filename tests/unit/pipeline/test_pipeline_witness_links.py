@@ -148,7 +148,7 @@ def test_the_front_page_names_the_earliest_witness_and_links_the_json(tmp_path: 
     assert failed["links"] == [
         {
             "run_id": "run-1",
-            "href": "runs/run-1/index.html#witnesses",
+            "href": "runs/run-1/index.html#witness-a-1",
             "json": "runs/run-1/verdict.json",
         }
     ]
