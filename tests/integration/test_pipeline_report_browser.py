@@ -139,6 +139,8 @@ def test_the_front_page_grid_links_every_run(
     failing = [c for c in cells if "fail" in str(c.get_attribute("class"))]
     assert {c.text for c in failing} == {"\u2717"}
     assert len(failing) == int((local_report.tables["verdicts"]["ok"] == False).sum())  # noqa: E712
+    titles = [str(c.get_attribute("title")) for c in failing]
+    assert all(re.search(r"; first witness \w+ at \d+\.\d{3} s$", t) for t in titles), titles
     for cell in cells:
         href = str(cell.get_attribute("href"))
         assert Path(href.removeprefix("file://")).is_file(), href
