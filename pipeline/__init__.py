@@ -13,10 +13,12 @@ per run with its timeline and an event browser. `python -m pipeline report`.
 - `plots`: the pictures; `report`: the whole report; `session`: the SparkSession.
 - `index_page`: the front page (verdict grid, failing invariants, recovery plots);
   `run_page`: a run's page and event browser, from its `page_rows` row; `timeline`: the
-  data its timeline draws; `witnesses`: a violation in words and links; `human`: times
+  data its timeline draws; `witnesses`: a violation in words, links and times; `human`: times
   and values as the pages show them. The pages' scripts and style are `static/`.
 - `comparison`: the page of a comparison of two builds, from its `summary.json`, no
   Spark; `pages`: the pages' templates; `comparison_testing`: a comparison for tests.
+- `hunt_summary`: the blind bug hunts' summaries the front page shows;
+  `hunt_testing`: a hunt's summary for tests.
 - `testing`: synthetic run directories for tests; `run_writer`: the files they hold, also
   written by the benchmark's generator of runs at scale (`bench.pipeline.synthetic`).
 """

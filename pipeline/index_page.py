@@ -1,14 +1,16 @@
 """The report's front page, `index.html`: when and over what it was made; the scenario by
 seed grid of verdicts (colour and symbol, failing scenarios first, each cell a link to its
-run's page); the invariants and anomaly classes that failed, with counts; the recovery
-figures by scenario and fault kind (a small distribution plot where there are several
-values, the number where one); the runs with bug switches and the comparisons of two
+run's page whose hover text names the run's earliest witness and its time); the
+invariants and anomaly classes that failed, with counts and links to each failing run's
+witnesses and verdict's JSON; the recovery figures by scenario and fault kind (a small
+distribution plot where there are several values, the number where one); the runs with
+bug switches, the blind bug hunts (`pipeline.hunt_summary`) and the comparisons of two
 builds, when there are any. Pure apart from `write_index`; the driver's thread.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,9 @@ import pandas as pd
 from markupsafe import Markup
 
 from pipeline.human import iso
+from pipeline.hunt_summary import Hunt
 from pipeline.pages import render
+from pipeline.run_page import RunPage, witness_id
 from pipeline.runs import RunConfig
 from rundir.checker.queue import QUEUE_CLASSES
 
@@ -41,9 +45,13 @@ def _ok(value: Any) -> bool | None:
     return None if value is None or pd.isna(value) else bool(value)
 
 
-def grid(runs: Sequence[RunConfig], verdicts: pd.DataFrame) -> dict[str, Any]:
+def grid(
+    runs: Sequence[RunConfig], verdicts: pd.DataFrame, pages: Mapping[str, RunPage] | None = None
+) -> dict[str, Any]:
     """The scenario by seed grid: `seeds` (the columns) and `rows`, each a scenario with
-    one list of cells per seed; scenarios with the most failing runs first."""
+    one list of cells per seed; scenarios with the most failing runs first. A failing
+    run's hover text names its earliest witness and when (from its written page in
+    `pages`)."""
     by_id = verdicts.set_index("run_id")
     seeds = sorted({r.seed for r in runs}, key=lambda s: (s is None, s or 0))
     cells: dict[str, dict[int | None, list[Cell]]] = {}
@@ -55,6 +63,9 @@ def grid(runs: Sequence[RunConfig], verdicts: pd.DataFrame) -> dict[str, Any]:
         said = "ok" if ok else "error" if ok is None else "violated " + ", ".join(row["violated"])
         if run.bug_switches:  # a buggy build's run beside the fixed one of the same seed
             css, said = f"{css} switched", f"bug switches {run.bug_switches}, {said}"
+        page = (pages or {}).get(run.run_id)
+        if ok is False and page is not None and page.first_witness:
+            said = f"{said}; {page.first_witness}"
         cells.setdefault(run.scenario, {}).setdefault(run.seed, []).append(
             Cell(f"runs/{run.run_id}/index.html", symbol, css, f"{run.run_id}: {said}")
         )
@@ -73,9 +84,12 @@ def grid(runs: Sequence[RunConfig], verdicts: pd.DataFrame) -> dict[str, Any]:
     }
 
 
-def failing(runs: Sequence[RunConfig], verdicts: pd.DataFrame) -> list[dict[str, Any]]:
+def failing(
+    runs: Sequence[RunConfig], verdicts: pd.DataFrame, pages: Mapping[str, RunPage] | None = None
+) -> list[dict[str, Any]]:
     """Each invariant or anomaly class that failed a run: how many runs, and links to
-    them; most runs first."""
+    their first witness of it and to their verdict's JSON (from their written page in `pages`;
+    None when not written); most runs first."""
     found: dict[str, list[str]] = {}
     for row in verdicts.itertuples(index=False):
         for name in row.violated if isinstance(row.violated, list | tuple) else list(row.violated):
@@ -87,10 +101,22 @@ def failing(runs: Sequence[RunConfig], verdicts: pd.DataFrame) -> list[dict[str,
             "anomaly": name in QUEUE_CLASSES,
             "runs": len(ids),
             "of": total,
-            "links": [{"run_id": r, "href": f"runs/{r}/index.html#witnesses"} for r in ids],
+            "links": [
+                {
+                    "run_id": r,
+                    "href": f"runs/{r}/index.html#{witness_id(name, 0)}",
+                    "json": _verdict_href(pages, r),
+                }
+                for r in ids
+            ],
         }
         for name, ids in sorted(found.items(), key=lambda kv: (-len(kv[1]), kv[0]))
     ]
+
+
+def _verdict_href(pages: Mapping[str, RunPage] | None, run_id: str) -> str | None:
+    page = (pages or {}).get(run_id)
+    return None if page is None else page.verdict_href
 
 
 def distribution_svg(
@@ -187,8 +213,10 @@ def write_index(
     sources: Sequence[Path],
     comparisons: Sequence[dict[str, Any]],
     generated_ms: int,
+    pages: Mapping[str, RunPage] | None = None,
+    hunts: Sequence[Hunt] = (),
 ) -> Path:
-    """Write `out/index.html`; its path."""
+    """Write `out/index.html`; its path. `pages`: the runs' written pages, by run id."""
     verdicts = tables["verdicts"]
     starts = [r.started_ms for r in runs]
     return render(
@@ -201,9 +229,10 @@ def write_index(
         last=iso(max(starts)),
         passed=sum(_ok(v) is True for v in verdicts["ok"]),
         failed=sum(_ok(v) is False for v in verdicts["ok"]),
-        grid=grid(runs, verdicts),
-        failing=failing(runs, verdicts),
+        grid=grid(runs, verdicts, pages),
+        failing=failing(runs, verdicts, pages),
         recovery=recovery_cells(measured, runs),
         bug_hunt=_bug_hunt(runs, verdicts),
+        hunts=hunts,
         comparisons=comparisons,
     )

@@ -3,8 +3,10 @@ version-check the runs, judge every run with the chaos engine's invariants and c
 figures in one pass over every run (`pipeline.run_pass`, the one Spark job: its tasks
 read the runs' files), build the tables across runs from those in pandas, write the tables as
 Parquet, draw the pictures and render one HTML page (`templates/report.html.j2`), which
-links the comparisons of two builds found beside the runs (`pipeline.comparison`). Runs on
-the driver's main thread. Progress lines go to `say`.
+links the comparisons of two builds found beside the runs (`pipeline.comparison`); the
+front page shows the blind bug hunts found among them too (`pipeline.hunt_summary`: a
+directory of runs given, or one beside the runs). Runs on the driver's main thread.
+Progress lines go to `say`.
 """
 
 from __future__ import annotations
@@ -24,9 +26,10 @@ from pyspark.sql import SparkSession
 from pipeline import plots, tables
 from pipeline.comparison import ComparisonLink, find_comparisons
 from pipeline.human import WALL_CLOCK_MS, iso
+from pipeline.hunt_summary import find_hunts
 from pipeline.index_page import write_index
 from pipeline.pages import STATIC, render
-from pipeline.run_page import write_run_page
+from pipeline.run_page import RunPage, write_run_page
 from pipeline.run_pass import PER_RUN_TABLES, PLOTTING_TABLES, collect_per_run
 from pipeline.runs import PipelineInputError, RunConfig, discover
 
@@ -171,9 +174,12 @@ def build_report(
     # the report's own directory may sit among the runs (runs/report)
     others = [Path(s) for s in found.skipped if Path(s).resolve() != out.resolve()]
     comparisons, not_runs = find_comparisons(others, out)
+    given, _ = find_hunts([Path(s) for s in sources if not (Path(s) / "config.json").exists()], out)
+    hunts, not_runs = find_hunts(not_runs, out)
+    hunts = given + hunts
     skipped = [str(s) for s in not_runs]
     step(
-        f"{len(found.runs)} run(s), {len(comparisons)} comparison(s), "
+        f"{len(found.runs)} run(s), {len(comparisons)} comparison(s), {len(hunts)} hunt(s), "
         f"{len(skipped)} other directories skipped"
     )
     tables_of = compute_tables(spark, found.runs, say, step, plotting=True)
@@ -190,6 +196,7 @@ def build_report(
     shutil.copytree(STATIC, out / "static", dirs_exist_ok=True)
     report.pictures.append(plots.recovery_plot(out / "img" / "recovery.png", measured_pd))
     runs_page = []
+    written: dict[str, RunPage] = {}
     by_id = result["verdicts"].set_index("run_id")
     for run in found.runs:
 
@@ -234,6 +241,7 @@ def build_report(
             verdict_words,
         )
         report.run_pages[run.run_id] = out / page.href
+        written[run.run_id] = page
         runs_page.append(
             {
                 "run_id": run.run_id,
@@ -242,6 +250,7 @@ def build_report(
                 "ok": None if pd.isna(row["ok"]) else bool(row["ok"]),
                 "verdict": verdict_words,
                 "page": page.href,
+                "verdict_json": page.verdict_href,
                 "matches": {True: "agrees", False: "DIFFERS", None: "missing"}[
                     None if pd.isna(row["matches_runner"]) else bool(row["matches_runner"])
                 ],
@@ -251,7 +260,15 @@ def build_report(
         )
     links = _render(report, skipped, sources, runs_page, comparisons)
     report.index = write_index(
-        out, found.runs, result, measured_pd, sources, links, int(time.time() * 1000)
+        out,
+        found.runs,
+        result,
+        measured_pd,
+        sources,
+        links,
+        int(time.time() * 1000),
+        pages=written,
+        hunts=hunts,
     )
     step(f"report: {report.index}")
     return report

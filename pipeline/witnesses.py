@@ -4,12 +4,18 @@ record), and its proof as links into the run's event browser (`events.html`), on
 event (`#node=<node>&line=<line>`) and per history operation (`#op=<process>#<id>`; the
 final read, `final-read`, links to its operations on the violation's partition). A lost
 write's operations say what they prove: the acknowledging send, the read past it.
-Times are seconds since the run's start. Pure; the driver's thread.
+
+A witness's time is that of its proofs: every event's `ts` and every operation's
+`wall_ms` (an operation's invoke and completion alike; the final read's operations on
+the violation's partition), from the earliest (`since`) to the latest (`at`, when the
+proof is complete), which the run's timeline marks. A witness without events or
+operations (a cluster snapshot's) has no time. Times are seconds since the run's start.
+Pure; the driver's thread.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -18,7 +24,7 @@ from pipeline.human import seconds, shown_value
 from rundir.checker.queue import FINAL_READ_OP, QUEUE_CLASSES
 from rundir.invariants import names
 
-__all__ = ["MEANINGS", "Proof", "Witness", "event_href", "op_href", "witness"]
+__all__ = ["MEANINGS", "Proof", "Witness", "event_href", "op_href", "proof_times", "witness"]
 
 #: What each invariant and each of Jepsen's queue classes holds, in a sentence.
 MEANINGS: Mapping[str, str] = {
@@ -84,6 +90,10 @@ class Witness:
     words: str
     proofs: tuple[Proof, ...]
     anomaly: bool
+    #: When its proof began and was complete, in seconds since the run's start; None
+    #: when nothing that proves it has a time.
+    since: float | None = None
+    at: float | None = None
 
 
 def event_href(node: str, line: int) -> str:
@@ -127,9 +137,43 @@ def _roles(invariant: str, violation: Mapping[str, Any]) -> tuple[str, ...]:
     return _LOST_ROLES.get(invariant, ())
 
 
-def witness(invariant: str, violation: Mapping[str, Any], started_ms: int) -> Witness:
+def _op_times(op: str, partition: str, ops: Sequence[Mapping[str, Any]]) -> list[int]:
+    """The wall-clock times of the history's lines of `op` (`<process>#<id>`); for the
+    final read, of its lines on `partition`."""
+    if op == FINAL_READ_OP:
+        found = [
+            o
+            for o in ops
+            if str(o.get("op", "")).startswith(f"{FINAL_READ_OP}#")
+            and f"{o.get('topic')}-{o.get('partition')}" == partition
+        ]
+    else:
+        found = [o for o in ops if o.get("op") == op]
+    return [o["wall_ms"] for o in found if type(o.get("wall_ms")) is int]
+
+
+def proof_times(
+    violation: Mapping[str, Any], started_ms: int, ops: Sequence[Mapping[str, Any]] = ()
+) -> tuple[float, ...]:
+    """The times, in seconds since the run's start and in order, of what proves
+    `violation`: its events' and its operations' (looked up in `ops`, the history's lines
+    the run's page holds, each with its `op` key `<process>#<id>`)."""
+    stamps = [e["ts"] for e in violation.get("events") or () if type(e.get("ts")) is int]
+    partition = str(violation.get("subject", "")).split(" ", 1)[0]
+    for op in violation.get("ops") or ():
+        stamps += _op_times(str(op), partition, ops)
+    return tuple(sorted(round((ts - started_ms) / 1000, 3) for ts in stamps))
+
+
+def witness(
+    invariant: str,
+    violation: Mapping[str, Any],
+    started_ms: int,
+    ops: Sequence[Mapping[str, Any]] = (),
+) -> Witness:
     """`violation` (one of `verdict.json`'s, `rundir.results.Violation.to_json`) of
-    `invariant` as words and proofs."""
+    `invariant` as words, proofs and times (its operations' from `ops`, as
+    `proof_times`)."""
     words = f"{violation.get('subject')}: {violation.get('explanation')}"
     if violation.get("value") is not None:
         offsets = [str(o) for o in violation.get("offsets") or ()]
@@ -137,15 +181,16 @@ def witness(invariant: str, violation: Mapping[str, Any], started_ms: int) -> Wi
         words += f"; the record {violation['value']!r} " + (at if offsets else "at no offset")
         if violation.get("process"):
             words += f", sent by {violation['process']}"
+    times = proof_times(violation, started_ms, ops)
     proofs = [
         Proof(_event_words(e, started_ms), event_href(str(e.get("node")), int(e.get("line", 0))))
         for e in violation.get("events") or ()
     ]
-    ops = [str(op) for op in violation.get("ops") or ()]
+    named = [str(op) for op in violation.get("ops") or ()]
     roles = _roles(invariant, violation)
     proofs += [
         Proof(_op_words(op, roles[i] if i < len(roles) else None), op_href(op))
-        for i, op in enumerate(ops)
+        for i, op in enumerate(named)
     ]
     return Witness(
         invariant=invariant,
@@ -153,4 +198,6 @@ def witness(invariant: str, violation: Mapping[str, Any], started_ms: int) -> Wi
         words=words,
         proofs=tuple(proofs),
         anomaly=invariant in QUEUE_CLASSES,
+        since=times[0] if times else None,
+        at=times[-1] if times else None,
     )

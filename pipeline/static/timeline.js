@@ -1,8 +1,11 @@
 // A run's timeline on one axis of seconds since the run's start, drawn as SVG from
 // window.RUN_TIMELINE (the run's timeline.js, written by pipeline/timeline.py): fault
 // bands, controller tenures, per-partition leader and ISR lanes (foldable), produce and
-// poll rates, latency quantiles, failover and election markers. Wheel zooms, drag pans,
-// double-click resets; hovering shows exact times and values. No dependency.
+// poll rates, latency quantiles, failover and election markers, and a lane of the
+// verdict's witnesses, each a diamond at the time its proof was complete (a bar back to
+// when it began) that links to its row on the page; a row's "on the timeline" link zooms
+// to it and highlights it. Wheel zooms, drag pans, double-click resets; hovering shows
+// exact times and values. No dependency.
 (function () {
   "use strict";
   var NS = "http://www.w3.org/2000/svg";
@@ -12,6 +15,7 @@
     ok: "#2ca02c", fail: "#d62728", info: "#ff7f0e",
     p50_ms: "#1f77b4", p95_ms: "#9467bd", p99_ms: "#d62728", max_ms: "#7f7f7f"
   };
+  var WITNESS = { violation: "#c2185b", anomaly: "#ff7f0e", allowed: "#999" }, WITNESS_ROWS = 4;
 
   function el(name, attrs, parent, text) {
     var node = document.createElementNS(NS, name);
@@ -22,6 +26,12 @@
   }
 
   function fmt(t) { return t.toFixed(3) + " s"; }
+
+  function witnessTip(w) {
+    var what = w.kind === "anomaly" ? " (Jepsen anomaly class)" : w.kind === "allowed" ? " (allowed)" : "";
+    return "witness of " + w.invariant + what + "\n" + w.text + "\nproof complete at " + fmt(w.t) +
+      (w.from !== null && w.from < w.t ? ", begun at " + fmt(w.from) : "") + "\nclick: its row below";
+  }
 
   function colour(id) {
     if (id === null || id === undefined || id < 0) return "#ccc";
@@ -51,6 +61,14 @@
         el("text", { x: a + 2, y: yy + ROW - 4, fill: "#fff", "pointer-events": "none" }, body, text);
       }
       return r;
+    }
+
+    // witnesses close in time stack in up to WITNESS_ROWS rows, so that each can be hovered
+    var marks = data.witnesses || [], witnessRow = null, witnessRows = Math.min(marks.length, WITNESS_ROWS);
+    if (marks.length) {
+      label("witnesses (" + marks.length + ")", y, "label head");
+      witnessRow = y;
+      y += ROW * witnessRows + GAP;
     }
 
     label("faults", y, "label head");
@@ -147,6 +165,32 @@
         "data-tip": m.kind + " at " + fmt(m.t) + "\n" + m.text }, svg);
     });
 
+    // witnesses over everything, each a link to its row
+    var ends = [];
+    marks.forEach(function (w) {
+      if (w.t < state.x0 || w.t > state.x1) return;
+      var active = state.focus === w.id, fill = WITNESS[w.kind] || WITNESS.violation;
+      var xx = x(w.t), a = w.from !== null && w.from < w.t ? clampX(w.from) : xx, row = 0;
+      for (var i = 0; i < witnessRows; i++) {
+        if (ends[i] === undefined || ends[i] < a - 12) { row = i; break; }
+        if (ends[i] < ends[row]) row = i;
+      }
+      ends[row] = Math.max(ends[row] === undefined ? xx : ends[row], xx);
+      var cy = witnessRow + ROW * row + ROW / 2, r = active ? 7 : 5;
+      if (a < xx) {
+        el("rect", { x: a, y: cy - 2, width: Math.max(xx - a, 1), height: 4, fill: fill, "fill-opacity": 0.4,
+          "class": "witness-span", "pointer-events": "none" }, svg);
+      }
+      el("line", { x1: xx, x2: xx, y1: AXIS, y2: height, stroke: fill, "stroke-width": active ? 2 : 1,
+        "stroke-dasharray": active ? "none" : "1,3", "class": "witness-line" + (active ? " active" : ""),
+        "pointer-events": "none" }, svg);
+      var link = el("a", { href: "#" + w.id, "class": "witness-link" }, svg);
+      el("path", { d: "M" + xx + "," + (cy - r) + " l" + r + "," + r + " l" + (-r) + "," + r + " l" + (-r) + "," + (-r) + " z",
+        fill: fill, stroke: active ? "#000" : "#fff", "stroke-width": active ? 1.5 : 0.5,
+        "class": "witness-mark witness-" + w.kind + (active ? " active" : ""), "data-witness": w.id,
+        "data-tip": witnessTip(w) }, link);
+    });
+
     // axis
     var ticks = 8, step = Math.pow(10, Math.floor(Math.log10(span / ticks)));
     [1, 2, 5, 10].some(function (m) { if (span / (step * m) <= ticks) { step *= m; return true; } return false; });
@@ -159,7 +203,7 @@
     svg.setAttribute("height", height);
     svg.setAttribute("viewBox", "0 0 " + width + " " + height);
     var cursor = el("line", { x1: 0, x2: 0, y1: AXIS, y2: height, stroke: "#000", "stroke-width": 0.5,
-      visibility: "hidden" }, svg);
+      visibility: "hidden", "pointer-events": "none" }, svg);
     state.x = x;
     state.width = width;
     state.cursor = cursor;
@@ -177,7 +221,8 @@
   function start(box, data) {
     var tip = document.createElement("div");
     tip.className = "tip";
-    var state = { x0: data.start, x1: Math.max(data.end, data.start + 1), folded: data.partitions.length > 12 };
+    var state = { x0: data.start, x1: Math.max(data.end, data.start + 1), folded: data.partitions.length > 12,
+      focus: null };
     var home = [state.x0, state.x1];
     var svg = null;
     state.redraw = function () {
@@ -235,10 +280,28 @@
       state.cursor.setAttribute("visibility", "visible");
       tip.textContent = lines.join("\n");
       tip.style.display = "block";
-      tip.style.left = Math.min(evt.clientX - box.getBoundingClientRect().left + 12, box.clientWidth - 220) + "px";
+      tip.style.left = Math.min(evt.clientX - box.getBoundingClientRect().left + 12, box.clientWidth - 360) + "px";
       tip.style.top = (evt.clientY - box.getBoundingClientRect().top + 12) + "px";
     });
     box.addEventListener("mouseleave", function () { tip.style.display = "none"; });
+    // a witness row's "on the timeline" link: zoom around its proof and highlight it
+    function focus(id) {
+      var w = (data.witnesses || []).filter(function (m) { return m.id === id; })[0];
+      if (!w) return false;
+      var from = w.from !== null && w.from < w.t ? w.from : w.t;
+      var pad = Math.max((w.t - from) * 0.25, (home[1] - home[0]) * 0.05, 0.5);
+      state.x0 = Math.max(from - pad, home[0]);
+      state.x1 = Math.min(w.t + pad, home[1]);
+      state.focus = id;
+      state.redraw();
+      return true;
+    }
+    document.addEventListener("click", function (evt) {
+      var link = evt.target && evt.target.closest ? evt.target.closest("a.witness-time") : null;
+      if (!link || !focus(link.getAttribute("data-witness"))) return;
+      evt.preventDefault();
+      box.scrollIntoView({ block: "start" });
+    });
     box.setAttribute("data-rendered", "true");
   }
 

@@ -129,8 +129,10 @@ def spark() -> Iterator[object]:
 @pytest.fixture(scope="session")
 def pipeline_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Synthetic run directories: two clean runs (two scenarios) and one per break, a
-    directory that is not a run, and a comparison of two builds."""
+    directory that is not a run, a comparison of two builds and a blind hunt's
+    summary."""
     from pipeline.comparison_testing import write_comparison
+    from pipeline.hunt_testing import write_hunt
     from pipeline.testing import BREAKS, write_run
 
     root = Path(tmp_path_factory.mktemp("runs"))
@@ -140,6 +142,7 @@ def pipeline_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
         write_run(root, f"20260101-00{i + 2}00-{name}", breaks=frozenset({name}))
     (root / "docker-tier-leftovers").mkdir()
     write_comparison(root, "compare-20260101-001000")  # linked, not a run, not skipped
+    write_hunt(root, "hunt-20260101-002000")  # a blind hunt's summary: a table, not skipped
     return root
 
 

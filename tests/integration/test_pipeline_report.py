@@ -1,10 +1,13 @@
 """The report in local Spark mode over synthetic runs: every run's verdict equals the
 runner's verdict.json, each broken run is caught by its invariant, the figures hold the
-run's known timings, and the HTML page links images that exist, tables with rows and the
-comparison of two builds found among the runs."""
+run's known timings, each broken run's witnesses are marked on its timeline at times
+within the run and its verdict lies beside its page as JSON, and the HTML page links
+images that exist, tables with rows and the comparison of two builds found among the
+runs."""
 
 from __future__ import annotations
 
+import json
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -61,6 +64,19 @@ def test_every_verdict_equals_the_runners(local_report: Report) -> None:
         assert list(row["violated"]) == [invariant]
     clean = verdicts[verdicts.index.str.contains("-s1")]
     assert clean["ok"].tolist() == [True, True]
+
+
+def test_each_broken_runs_witnesses_are_timed_on_its_timeline(local_report: Report) -> None:
+    for name, invariant in BREAKS.items():
+        page = next(p for r, p in local_report.run_pages.items() if r.endswith(name))
+        script = (page.parent / "timeline.js").read_text()
+        drawn = json.loads(script.split("=", 1)[1].strip().rstrip(";"))
+        marks = [w for w in drawn["witnesses"] if w["invariant"] == invariant]
+        assert marks, name
+        assert all(drawn["start"] <= w["from"] <= w["t"] <= drawn["end"] for w in marks), name
+        assert all(f'id="{w["id"]}"' in page.read_text() for w in marks), name
+        verdict = json.loads((page.parent / "verdict.json").read_text())
+        assert invariant in {r["name"] for r in verdict["invariants"] if r["violations"]}
 
 
 def test_the_figures_hold_the_synthetic_timings(local_report: Report) -> None:

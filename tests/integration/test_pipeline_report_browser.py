@@ -1,8 +1,11 @@
 """The report as people see it, in headless Chromium (Debian's `chromium` and
 `chromium-driver`, driven through Selenium) from disk, with no network: the front page's
-grid links every run; a failing run's page draws its timeline (fault bands, controller
-tenures, partition lanes, rate and latency series), shows its violation's witness with
-links into the event browser, which marks the event linked to. No page shows a raw
+grid links every run and the blind hunt's table shows its bugs; a failing run's page draws
+its timeline (fault bands, controller tenures, partition lanes, rate and latency series,
+a marker per witness whose hover tells the witness and its time), shows its violation's
+witness with links into the event browser, which marks the event linked to, and with a
+link that zooms the timeline to the witness's marker, which links back to its row; the
+verdict's JSON lies beside the page. No page shows a raw
 13-digit wall-clock number and the browser logs no JavaScript error. Screenshots of both
 pages are kept under the test's temporary directory (printed).
 
@@ -136,6 +139,8 @@ def test_the_front_page_grid_links_every_run(
     failing = [c for c in cells if "fail" in str(c.get_attribute("class"))]
     assert {c.text for c in failing} == {"\u2717"}
     assert len(failing) == int((local_report.tables["verdicts"]["ok"] == False).sum())  # noqa: E712
+    titles = [str(c.get_attribute("title")) for c in failing]
+    assert all(re.search(r"; first witness \w+ at \d+\.\d{3} s$", t) for t in titles), titles
     for cell in cells:
         href = str(cell.get_attribute("href"))
         assert Path(href.removeprefix("file://")).is_file(), href
@@ -143,10 +148,49 @@ def test_the_front_page_grid_links_every_run(
     assert first_row.text == "broker-failure"  # the scenario with failing runs comes first
     assert browser.find_elements(By.CSS_SELECTOR, "table[data-table=failing] tbody tr")
     assert browser.find_elements(By.CSS_SELECTOR, "svg.dist")
+    hunt = browser.find_elements(By.CSS_SELECTOR, "table[data-table=hunt] tbody tr")
+    assert [r.text.split(" ")[:2] for r in hunt] == [
+        ["unclean-election", "yes"],
+        ["kafka-1188", "no"],
+    ]
     text = _visible_text(browser)
     assert THIRTEEN_DIGITS.findall(text) == []
     _screenshot(browser, artifacts / "index.png")
     assert _errors(browser) == []
+
+
+def _witness_on_the_timeline(driver: Any) -> None:
+    """The witness's marker tells the witness on hover; its row's link zooms the timeline
+    to the marker and highlights it; the marker links back to the row."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    anchor = "witness-one_controller_per_epoch-1"
+    mark = driver.find_element(
+        By.CSS_SELECTOR, f"#timeline svg path.witness-mark[data-witness={anchor}]"
+    )
+    ActionChains(driver).move_to_element(mark).perform()
+    tip = driver.find_element(By.CSS_SELECTOR, "#timeline .tip").text
+    assert (
+        "witness of one_controller_per_epoch\ncontroller epoch 2: brokers broker 2, broker 3" in tip
+    )
+    at = re.search(r"proof complete at (\d+\.\d{3}) s", tip)
+    assert at, tip
+    row = driver.find_element(By.ID, anchor)
+    link = row.find_element(By.CSS_SELECTOR, "a.witness-time")
+    assert f"on the timeline at {at.group(1)} s" in link.text
+    svg = driver.find_element(By.CSS_SELECTOR, "#timeline svg")
+    before = float(svg.get_attribute("data-to")) - float(svg.get_attribute("data-from"))
+    link.click()
+    svg = driver.find_element(By.CSS_SELECTOR, "#timeline svg")
+    shown = float(svg.get_attribute("data-from")), float(svg.get_attribute("data-to"))
+    assert shown[0] <= float(at.group(1)) <= shown[1]
+    assert shown[1] - shown[0] < before
+    active = driver.find_element(By.CSS_SELECTOR, "#timeline svg path.witness-mark.active")
+    assert active.get_attribute("data-witness") == anchor
+    active.click()
+    assert driver.execute_script("return location.hash") == f"#{anchor}"
+    assert driver.find_elements(By.CSS_SELECTOR, f"li.witness#{anchor}:target")
 
 
 def test_a_failing_runs_page_draws_its_timeline_and_witness(
@@ -169,8 +213,13 @@ def test_a_failing_runs_page_draws_its_timeline_and_witness(
         "polyline.series-p50_ms",
         "line.marker-failover",
         "text.tick-label",
+        "path.witness-mark.witness-violation",
+        "line.witness-line",
     ):
         assert browser.find_elements(By.CSS_SELECTOR, f"#timeline svg {selector}"), selector
+    json_link = browser.find_element(By.ID, "verdict-json").get_attribute("href")
+    assert '"one_controller_per_epoch"' in Path(json_link.removeprefix("file://")).read_text()
+    _witness_on_the_timeline(browser)
     _hover_and_zoom(browser)
     bands = browser.execute_script("return window.RUN_TIMELINE.faults")
     assert [(b["kind"], b["node"]) for b in bands] == [("kill", "broker1")]

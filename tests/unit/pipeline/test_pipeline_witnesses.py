@@ -1,6 +1,9 @@
 """Every invariant's and every Jepsen queue class's violation renders as words and as links
 into the run's event browser: one per event (`#node=..&line=..`) and per history operation
-(`#op=..`), times in seconds since the run's start, never a raw wall-clock number."""
+(`#op=..`), times in seconds since the run's start, never a raw wall-clock number. Each
+kind of witness is timed by what proves it: its events, its operations (the final read's
+on its partition), both; a cluster snapshot's, or one whose operations the page does not
+hold, has no time."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ import re
 import pytest
 
 from pipeline.human import iso, seconds, shown_value
-from pipeline.witnesses import MEANINGS, witness
+from pipeline.witnesses import MEANINGS, proof_times, witness
 from rundir.checker.queue import QUEUE_CLASSES
 from rundir.events import Event
 from rundir.invariants import names
@@ -139,3 +142,59 @@ def test_values_for_people_hold_no_wall_clock_milliseconds() -> None:
     assert shown_value("isr", [1, 2], STARTED) == "[1, 2]"
     assert shown_value("unclean", False, STARTED) == "false"
     assert shown_value("zxid", None, STARTED) == "null"
+
+
+def _op(op: str, wall_ms: int, topic: str = "t", partition: int = 1) -> dict[str, object]:
+    """One history line as a run's page holds it (`pipeline.page_rows`)."""
+    return {"op": op, "type": "ok", "wall_ms": wall_ms, "topic": topic, "partition": partition}
+
+
+def test_an_events_witness_spans_its_events_times() -> None:
+    shown = witness(names.ONE_CONTROLLER_PER_EPOCH, _event_violation().to_json(), STARTED)
+    assert (shown.since, shown.at) == (0.9, 12.345)
+
+
+def test_an_operations_witness_spans_its_operations_invoke_to_completion() -> None:
+    ops = [
+        _op("producer-0#12", STARTED + 2_000),
+        _op("producer-0#12", STARTED + 2_250),
+        _op("consumer-1#40", STARTED + 7_500),
+        _op("consumer-1#41", STARTED + 9_000),  # not named by the violation
+    ]
+    violation = Violation("t-1", "lost", ops=("producer-0#12", "consumer-1#40")).to_json()
+    assert proof_times(violation, STARTED, ops) == (2.0, 2.25, 7.5)
+    shown = witness("lost-write", violation, STARTED, ops)
+    assert (shown.since, shown.at) == (2.0, 7.5)
+
+
+def test_the_final_read_is_timed_by_its_operations_on_the_violations_partition() -> None:
+    ops = [
+        _op("producer-0#12", STARTED + 2_000),
+        _op("final-read#1", STARTED + 25_000, partition=0),
+        _op("final-read#2", STARTED + 25_010, partition=1),
+        _op("final-read#2", STARTED + 25_015, partition=1),
+    ]
+    shown = witness(names.ACKNOWLEDGED_WRITES, _record_violation().to_json(), STARTED, ops)
+    assert (shown.since, shown.at) == (2.0, 25.015)
+
+
+def test_a_witness_and_events_and_operations_together_span_both() -> None:
+    events = (Event("broker2", 5, STARTED + 30_000, "isr_changed", {"topic": "t"}),)
+    violation = Violation("t-1", "truncated", events=events, ops=("producer-0#12",)).to_json()
+    ops = [_op("producer-0#12", STARTED + 1_000)]
+    assert proof_times(violation, STARTED, ops) == (1.0, 30.0)
+
+
+@pytest.mark.parametrize(
+    ("violation", "ops"),
+    [
+        (Violation("t-0", "leaders differ"), []),  # a cluster snapshot's: nothing to time
+        (Violation("t-1", "lost", ops=("producer-0#12",)), []),  # its operation not held
+        (Violation("t-1", "lost", ops=("final-read",)), [_op("final-read#1", STARTED, "u")]),
+    ],
+)
+def test_a_witness_with_nothing_timed_has_no_time(
+    violation: Violation, ops: list[dict[str, object]]
+) -> None:
+    shown = witness(names.ACKNOWLEDGED_WRITES, violation.to_json(), STARTED, ops)
+    assert (shown.since, shown.at) == (None, None)
