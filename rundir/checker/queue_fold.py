@@ -63,16 +63,23 @@ class UnseenCount:
         self._changes = 0
 
     def change(self, delta: int, time_ns: int) -> None:
-        """The count moved by `delta` at `time_ns`."""
-        self.unseen += delta
-        if self.unseen > self.unseen_max:
-            self.unseen_max = self.unseen
-        self._changes += 1
-        if self._changes % self._stride == 0:
-            self.samples.append((time_ns, self.unseen))
-            if len(self.samples) >= SAMPLES:
-                del self.samples[1::2]
-                self._stride *= 2
+        """The count moved by `delta` at `time_ns`: as many changes of one, as `delta`
+        changes of one would (a poll's first reads of several values come as one)."""
+        step = 1 if delta > 0 else -1
+        left = delta * step
+        while left:  # the changes up to the next sample, or all that are left
+            stride = self._stride
+            take = min(left, stride - self._changes % stride)
+            left -= take
+            self.unseen += step * take
+            if self.unseen > self.unseen_max:
+                self.unseen_max = self.unseen
+            self._changes += take
+            if self._changes % stride == 0:
+                self.samples.append((time_ns, self.unseen))
+                if len(self.samples) >= SAMPLES:
+                    del self.samples[1::2]
+                    self._stride *= 2
 
 
 class QueueFold:
@@ -245,7 +252,7 @@ class QueueFold:
         me = self.labels.text(code)
         first_read, reads, names, more = state.first_read, state.reads, state.names, state.more
         ack, ack_ns, time_ns, at_slot = state.ack, state.ack_ns, op.time_ns, state.at_slot
-        log = self.unseen_log
+        gone = 0  # acknowledged values read for the first time
         for offset, value in records:
             # `state.seen`, inline: once per record read
             slot = at_slot[offset] if 0 <= offset < len(at_slot) else -1
@@ -255,16 +262,19 @@ class QueueFold:
             if first_read[slot] < 0:
                 first_read[slot] = code
                 if ack[slot] >= 0:
-                    if log is None:  # one fewer unseen
-                        self.unseen_count.change(-1, time_ns)
-                    else:
-                        at = self.at
-                        log.extend((time_ns, at[1], at[2], -1))  # type: ignore[index]
+                    gone += 1
                     lag = time_ns - ack_ns[slot]
                     if self.worst_lag is None or lag > self.worst_lag[0]:
                         self._lag(op, value, state, slot)
             if offset > state.max_read:
                 state.max_read, state.max_read_op = offset, me
+        if gone:  # that many fewer unseen
+            log = self.unseen_log
+            if log is None:
+                self.unseen_count.change(-gone, time_ns)
+            else:
+                at = self.at
+                log.extend((time_ns, at[1], at[2], -gone))  # type: ignore[index]
         if not records:
             return
         self._within(state, op, records)
