@@ -26,7 +26,7 @@ Placed = tuple[Any, Any, Any, HistoryOp]
 def unplaced(history: Iterable[HistoryOp]) -> Iterable[Placed]:
     """`history` as `fold_history` takes it, for a caller that needs no places."""
     none = repeat(None)
-    return zip(none, none, none, history)
+    return zip(none, none, none, history, strict=False)  # `none` never ends
 
 
 def fold_history(

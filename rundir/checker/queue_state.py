@@ -21,7 +21,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-__all__ = ["ACK_LOOSE", "NONE", "OP_LIMIT", "FinalValues", "Found", "Gap", "Labels", "PartitionState"]
+__all__ = [
+    "ACK_LOOSE",
+    "NONE",
+    "OP_LIMIT",
+    "FinalValues",
+    "Found",
+    "Gap",
+    "Labels",
+    "PartitionState",
+]
 
 #: A column's "no value" (an offset or a time that was never given).
 NONE = -(1 << 63)
