@@ -39,7 +39,7 @@ def fold_history(
     """Feed every operation of `placed` (in history order) to `checks` and `queue` as
     their `feed`s would, counting each `(f, type)` in `counts`; how many were of
     `process`."""
-    mine = 0
+    mine = sends = polls = 0  # the invokes of each are counted apart, by `f` alone
     pending, twice, orphans = checks.pending, checks.twice, checks.orphans
     invokes = queue.invokes
     check_send, check_poll = checks.send, checks.poll
@@ -47,18 +47,22 @@ def fold_history(
     for at in placed:
         op = at[3]
         kind, f, who = op[:3]
-        counts[f, kind] += 1
         if who == process:
             mine += 1
         key = (who, op[10])  # op_id
         if kind == "invoke":
             invokes[key] = op
-            if f == "send" and op[8] is not None and key not in orphans:  # value
+            if f != "send":
+                polls += 1
+                continue
+            sends += 1
+            if op[8] is not None and key not in orphans:  # value
                 earlier = pending.get(key)
                 if earlier is not None:  # an op id invoked twice before its completion
                     twice.setdefault(key, []).append(earlier)
                 pending[key] = op
             continue
+        counts[f, kind] += 1
         checks.at = queue.at = at
         invoke = invokes.pop(key, None)
         if pending.pop(key, None) is None and f == "send":
@@ -72,4 +76,7 @@ def fold_history(
         elif kind == "ok":
             check_poll(op)
             queue_poll(op, invoke)
+    for f, invoked in (("send", sends), ("poll", polls)):
+        if invoked:
+            counts[f, "invoke"] += invoked
     return mine

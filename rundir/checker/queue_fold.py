@@ -65,6 +65,14 @@ class UnseenCount:
     def change(self, delta: int, time_ns: int) -> None:
         """The count moved by `delta` at `time_ns`: as many changes of one, as `delta`
         changes of one would (a poll's first reads of several values come as one)."""
+        if delta == 1 or delta == -1:  # the common case, in fewer steps
+            self.unseen += delta
+            if self.unseen > self.unseen_max:
+                self.unseen_max = self.unseen
+            self._changes += 1
+            if self._changes % self._stride == 0:
+                self._sample(time_ns)
+            return
         step = 1 if delta > 0 else -1
         left = delta * step
         while left:  # the changes up to the next sample, or all that are left
@@ -76,10 +84,13 @@ class UnseenCount:
                 self.unseen_max = self.unseen
             self._changes += take
             if self._changes % stride == 0:
-                self.samples.append((time_ns, self.unseen))
-                if len(self.samples) >= SAMPLES:
-                    del self.samples[1::2]
-                    self._stride *= 2
+                self._sample(time_ns)
+
+    def _sample(self, time_ns: int) -> None:
+        self.samples.append((time_ns, self.unseen))
+        if len(self.samples) >= SAMPLES:
+            del self.samples[1::2]
+            self._stride *= 2
 
 
 class QueueFold:
@@ -162,12 +173,13 @@ class QueueFold:
         if state is None:
             state = self.partitions[key] = self._new(key)
         code = self.labels.named(op)
-        seen = state.seen
+        at_slot, names, more, in_final = state.at_slot, state.names, state.more, state.in_final
         for offset, value in records:
-            slot = seen(offset, value)
-            if slot < 0:
+            # `state.seen`, inline: once per record of the final read
+            slot = at_slot[offset] if 0 <= offset < len(at_slot) else -1
+            if slot < 0 or names[slot] != value or slot in more:
                 slot = state.seen_at(offset, value, code, self.labels)
-            state.in_final[slot] = 1
+            in_final[slot] = 1
             if offset > state.max_read:
                 state.max_read, state.max_read_op = offset, op
 

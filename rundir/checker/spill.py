@@ -44,7 +44,7 @@ __all__ = ["MAX_BUCKETS", "Placed", "Spill", "bucket_count", "column_chunks", "s
 #: The most buckets a history is split into (each file is copied into as many files).
 MAX_BUCKETS = 256
 #: How much of a history file is split at a time (whole lines, so a little more).
-_BLOCK = 1 << 20
+_BLOCK = 64 << 10
 #: Line numbers read back at a time.
 _NUMBERS = 1 << 12
 
