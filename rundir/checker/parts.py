@@ -33,6 +33,7 @@ from typing import Any
 
 from domain import TopicPartition
 from rundir.checker.final_index import FinalIndex, final_index_of
+from rundir.checker.history_fold import fold_history
 from rundir.checker.queue import QueueParts, QueuePolicy, queue_parts
 from rundir.checker.queue_fold import QueueFold, UnseenCount
 from rundir.checker.spill import Spill, column_chunks, spill_history
@@ -94,19 +95,11 @@ def _judge(spill: Spill, bucket: int, policy: QueuePolicy, final_process: str) -
     index = FinalIndex(spill.final_started or 0, index.partitions)
     checks, queue = ChecksFold(index), QueueFold(index.partitions)
     unseen = _UnseenWriter(spill.directory / f"unseen-{bucket}.bin")
-    queue.unseen_sink = unseen.add
+    queue.unseen_log = unseen.column
     counts: Counter[tuple[str, str]] = Counter()
-    mine = 0
-    feed_checks, feed_queue = checks.feed, queue.feed
     with unseen:
-        for placed in spill.ops(bucket):  # (time_ns, file, line, op): its own place
-            checks.at = queue.at = placed
-            op = placed[3]
-            counts[(op.f, op.type)] += 1
-            if op.process == final_process:
-                mine += 1
-            feed_checks(op)
-            feed_queue(op)
+        # each operation with its own place, (time_ns, file, line, op)
+        mine = fold_history(spill.ops(bucket), checks, queue, counts, final_process)
         if mine != lines:
             raise OutsideItsFile(f"{mine} lines of {final_process}, {lines} in its file")
         checks.end()
@@ -137,21 +130,18 @@ class _UnseenWriter:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.written = False
-        self._column = array("q")
-
-    def add(self, at: Any, delta: int, time_ns: int) -> None:
-        """One change, at the place `at` (`Placed`: `(time_ns, file, line, op)`)."""
-        self._column.extend((time_ns, at[1], at[2], delta))
+        #: the changes, four integers each (`QueueFold.unseen_log`)
+        self.column = array("q")
 
     def __enter__(self) -> _UnseenWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._column:
+        if self.column:
             with open(self.path, "wb") as file:
-                self._column.tofile(file)
+                self.column.tofile(file)
             self.written = True
-        self._column = array("q")
+        del self.column[:]
 
 
 def _unseen_changes(path: Path) -> Iterator[tuple[int, int, int, int]]:

@@ -272,9 +272,16 @@ def _finish(
                     f"read, but {text(failed)} definitely failed to send it",
                 ),
             )
+    judged = 0  # acknowledged values the final read holds: judged, nothing found
+    in_final, ack_ns = state.in_final, state.ack_ns
     for slot, code in enumerate(state.ack):
         if code >= 0:
-            _acknowledged(state, slot, code, labels, covered, started_ns, losses_allowed, notes)
+            if covered and in_final[slot] and ack_ns[slot] < started_ns:
+                judged += 1  # `_acknowledged`, inline for the common case
+            else:
+                _acknowledged(state, slot, code, labels, covered, started_ns, losses_allowed, notes)
+    if judged:
+        state.count("unseen", judged)
     for gap in state.gaps:
         _confirm(state, gap)
 

@@ -20,11 +20,12 @@ flight and each partition's records, never by the number of polls or sends):
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Mapping
+from array import array
+from collections.abc import Iterable, Mapping
 
 from domain import TopicPartition
 from rundir.checker.final_index import FinalRecords
-from rundir.checker.queue_state import Found, Gap, Labels, PartitionState
+from rundir.checker.queue_state import OP_LIMIT, Found, Gap, Labels, PartitionState
 from rundir.history import HistoryOp
 
 __all__ = [
@@ -62,16 +63,34 @@ class UnseenCount:
         self._changes = 0
 
     def change(self, delta: int, time_ns: int) -> None:
-        """The count moved by `delta` at `time_ns`."""
-        self.unseen += delta
-        if self.unseen > self.unseen_max:
-            self.unseen_max = self.unseen
-        self._changes += 1
-        if self._changes % self._stride == 0:
-            self.samples.append((time_ns, self.unseen))
-            if len(self.samples) >= SAMPLES:
-                del self.samples[1::2]
-                self._stride *= 2
+        """The count moved by `delta` at `time_ns`: as many changes of one, as `delta`
+        changes of one would (a poll's first reads of several values come as one)."""
+        if delta == 1 or delta == -1:  # the common case, in fewer steps
+            self.unseen += delta
+            if self.unseen > self.unseen_max:
+                self.unseen_max = self.unseen
+            self._changes += 1
+            if self._changes % self._stride == 0:
+                self._sample(time_ns)
+            return
+        step = 1 if delta > 0 else -1
+        left = delta * step
+        while left:  # the changes up to the next sample, or all that are left
+            stride = self._stride
+            take = min(left, stride - self._changes % stride)
+            left -= take
+            self.unseen += step * take
+            if self.unseen > self.unseen_max:
+                self.unseen_max = self.unseen
+            self._changes += take
+            if self._changes % stride == 0:
+                self._sample(time_ns)
+
+    def _sample(self, time_ns: int) -> None:
+        self.samples.append((time_ns, self.unseen))
+        if len(self.samples) >= SAMPLES:
+            del self.samples[1::2]
+            self._stride *= 2
 
 
 class QueueFold:
@@ -87,10 +106,13 @@ class QueueFold:
         self.last_poll: dict[tuple[str, str, int], tuple[int, str]] = {}  # -> (offset, op)
         self.last_send: dict[tuple[str, str, int], tuple[int, int, int]] = {}  # offset, op
         self.unseen_count = UnseenCount()
-        #: where each change of the unseen count goes instead of `unseen_count`, with `at`
-        self.unseen_sink: Callable[[object, int, int], None] | None = None
-        #: the position in the history of the operation being fed, for a caller that
-        #: judges a history in parts and merges them in history order (else unused)
+        #: where each change of the unseen count goes instead of `unseen_count`, for a
+        #: caller that judges a history in parts: `(time_ns, file, line, delta)`, its place
+        #: the operation's (`at`)
+        self.unseen_log: array[int] | None = None
+        #: the position in the history of the operation being fed, `(time_ns, file, line,
+        #: op)`, for a caller that judges a history in parts and merges them in history
+        #: order (else unused)
         self.at: object = None
         self.worst_lag: tuple[int, str, str, str, str] | None = None  # ns, tp, value, ack, read
         self.worst_lag_at: object = None
@@ -131,9 +153,9 @@ class QueueFold:
             return
         invoke = self.invokes.pop(key, None)
         if f == "send":
-            self._send(op)
+            self.send(op)
         elif kind == "ok":
-            self._poll(op, invoke)
+            self.poll(op, invoke)
 
     def open_sends(self) -> None:
         """Count the sends still in flight at the end: their values may be anywhere."""
@@ -151,23 +173,29 @@ class QueueFold:
         if state is None:
             state = self.partitions[key] = self._new(key)
         code = self.labels.named(op)
-        seen = state.seen
+        at_slot, names, more, in_final = state.at_slot, state.names, state.more, state.in_final
         for offset, value in records:
-            slot = seen(offset, value)
-            if slot < 0:
+            # `state.seen`, inline: once per record of the final read
+            slot = at_slot[offset] if 0 <= offset < len(at_slot) else -1
+            if slot < 0 or names[slot] != value or slot in more:
                 slot = state.seen_at(offset, value, code, self.labels)
-            state.in_final[slot] = 1
+            in_final[slot] = 1
             if offset > state.max_read:
                 state.max_read, state.max_read_op = offset, op
 
-    def _send(self, op: HistoryOp) -> None:
+    def send(self, op: HistoryOp) -> None:
+        """Take the completion `op` of a send (after its invoke is popped)."""
         # once per send: the fields unpacked at once, the common case inline
         (kind, _, process, time_ns, _, topic, partition, offset, value, _, op_id, acks) = op[:12]
         if value is None:
             return
         unknown = op.attempts_unknown
         state = self.partitions.get((topic, partition)) or self.partition(op)
-        slot = state.record(value)
+        final = state.final  # `state.record`, inline for a value the final read holds
+        position = final.where.get(value) if final is not None else None
+        slot = state.final_slot[position] if position is not None else -1
+        if slot < 0:
+            slot = state.record(value)
         state.sent[slot] += 1
         if kind == "fail":
             state.allowance[slot] += unknown
@@ -181,14 +209,19 @@ class QueueFold:
         if acks is None:
             acks = -1
         loose = acks != -1
-        code = self.labels.of(process, op_id)
+        base = self.labels.bases.get(process)  # `labels.of`, inline
+        if base is not None and 0 <= op_id < OP_LIMIT:
+            code = base | op_id
+        else:
+            code = self.labels.of(process, op_id)
         state.ack[slot], state.ack_ns[slot] = code, time_ns
-        if state.first_read[slot] < 0:  # one more unseen (to the sink when given)
-            sink = self.unseen_sink
-            if sink is None:
+        if state.first_read[slot] < 0:  # one more unseen (to the log when given)
+            log = self.unseen_log
+            if log is None:
                 self.unseen_count.change(1, time_ns)
             else:
-                sink(self.at, 1, time_ns)
+                at = self.at
+                log.extend((time_ns, at[1], at[2], 1))  # type: ignore[index]
         if offset is None:
             state.acknowledged(slot, loose)
             return
@@ -199,7 +232,8 @@ class QueueFold:
         last = self.last_send.get(key)
         self.last_send[key] = (offset, code, acks)
         if last is not None:
-            state.count("nonmonotonic-send")
+            checked = state.checked  # `state.count`, inline
+            checked["nonmonotonic-send"] = checked.get("nonmonotonic-send", 0) + 1
             if offset <= last[0]:
                 self._nonmonotonic_send(state, op, code, acks, last)
 
@@ -222,14 +256,15 @@ class QueueFold:
             ),
         )
 
-    def _poll(self, op: HistoryOp, invoke: HistoryOp | None) -> None:
+    def poll(self, op: HistoryOp, invoke: HistoryOp | None) -> None:
+        """Take the completion `op` of a poll that returned (`ok`), invoked by `invoke`."""
         records = op.records or ()
         state = self.partitions.get((op.topic, op.partition)) or self.partition(op)
         code = self.labels.of(op.process, op.op_id)
         me = self.labels.text(code)
         first_read, reads, names, more = state.first_read, state.reads, state.names, state.more
         ack, ack_ns, time_ns, at_slot = state.ack, state.ack_ns, op.time_ns, state.at_slot
-        sink = self.unseen_sink
+        gone = 0  # acknowledged values read for the first time
         for offset, value in records:
             # `state.seen`, inline: once per record read
             slot = at_slot[offset] if 0 <= offset < len(at_slot) else -1
@@ -239,15 +274,19 @@ class QueueFold:
             if first_read[slot] < 0:
                 first_read[slot] = code
                 if ack[slot] >= 0:
-                    if sink is None:  # one fewer unseen
-                        self.unseen_count.change(-1, time_ns)
-                    else:
-                        sink(self.at, -1, time_ns)
+                    gone += 1
                     lag = time_ns - ack_ns[slot]
                     if self.worst_lag is None or lag > self.worst_lag[0]:
                         self._lag(op, value, state, slot)
             if offset > state.max_read:
                 state.max_read, state.max_read_op = offset, me
+        if gone:  # that many fewer unseen
+            log = self.unseen_log
+            if log is None:
+                self.unseen_count.change(-gone, time_ns)
+            else:
+                at = self.at
+                log.extend((time_ns, at[1], at[2], -gone))  # type: ignore[index]
         if not records:
             return
         self._within(state, op, records)

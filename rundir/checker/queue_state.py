@@ -21,7 +21,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-__all__ = ["ACK_LOOSE", "NONE", "FinalValues", "Found", "Gap", "Labels", "PartitionState"]
+__all__ = [
+    "ACK_LOOSE",
+    "NONE",
+    "OP_LIMIT",
+    "FinalValues",
+    "Found",
+    "Gap",
+    "Labels",
+    "PartitionState",
+]
 
 #: A column's "no value" (an offset or a time that was never given).
 NONE = -(1 << 63)
@@ -31,6 +40,8 @@ ACK_LOOSE = 1
 _ACK_AT = 2
 #: The largest op id packed into a code with its process (beyond: a label of its own).
 _OP_BITS = 40
+#: The op ids below it are packed into a code with their process (`Labels.bases`).
+OP_LIMIT = 1 << _OP_BITS
 _LABELED = 1 << 60
 
 
@@ -42,6 +53,9 @@ class Labels:
         self._numbers: dict[str, int] = {}
         self._processes: list[str] = []
         self._others: list[str] = []
+        #: each process named so far whose codes are packed, to `number << 40`: the code
+        #: of an op id below `OP_LIMIT` is that `| op_id` (`of`, inline for a hot caller)
+        self.bases: dict[str, int] = {}
 
     def of(self, process: str, op_id: int) -> int:
         """The code of `"<process>#<op_id>"`."""
@@ -49,6 +63,8 @@ class Labels:
         if number is None:
             number = self._numbers[process] = len(self._processes)
             self._processes.append(process)
+            if number < 1 << 19:
+                self.bases[process] = number << _OP_BITS
         if 0 <= op_id < 1 << _OP_BITS and number < 1 << 19:
             return (number << _OP_BITS) | op_id
         return self.named(f"{process}#{op_id}")

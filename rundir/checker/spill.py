@@ -3,14 +3,14 @@ so that a checker can judge a long history one bucket of partitions at a time, h
 only that bucket's records (`rundir.checker.parts`). Reads and writes files on the
 calling thread.
 
-Each history file is copied line by line, undecoded and unchanged (a last line without
-its newline gets one), into one spill file per bucket (`<file>-<bucket>.jsonl` in a
-scratch directory), and each line's number in its file into a column beside it
-(`<file>-<bucket>.lines`, 8 bytes a line): the line's place in the history, without a
-step per line to wrap it, and torn exactly when the original line is. The bucket of a
-line is its `partition` modulo the number of buckets, found in the raw bytes (a JSON
-string cannot hold `"partition":` unescaped) and decoded only when the line names it
-other than once. The file of the final read's process is also read for
+Each history file is copied a block of lines at a time, each line undecoded and
+unchanged (a last line without its newline gets one), into one spill file per bucket
+(`<file>-<bucket>.jsonl` in a scratch directory), and each line's number in its file
+into a column beside it (`<file>-<bucket>.lines`, 8 bytes a line): the line's place in
+the history, without a step per line to wrap it, and torn exactly when the original line
+is. The bucket of a line is its `partition` modulo the number of buckets, found in the
+raw bytes (a JSON string cannot hold `"partition":` unescaped) and decoded only when the
+line names it other than once. The file of the final read's process is also read for
 the time its first invoke began (`Spill.final_started`; only its lines that can be
 invokes, found in the raw bytes, are decoded), which every bucket judges by.
 
@@ -43,12 +43,10 @@ __all__ = ["MAX_BUCKETS", "Placed", "Spill", "bucket_count", "column_chunks", "s
 
 #: The most buckets a history is split into (each file is copied into as many files).
 MAX_BUCKETS = 256
-#: The write buffer of each spill file (all of a file's buckets are open at once).
-_BUFFER = 32 << 10
-#: Line numbers read back at a time, and held while splitting (a power of 2) ...
+#: How much of a history file is split at a time (whole lines, so a little more).
+_BLOCK = 64 << 10
+#: Line numbers read back at a time.
 _NUMBERS = 1 << 12
-#: ... before they are written out.
-_HELD = _NUMBERS - 1
 
 #: An operation with its place in the history: `(time_ns, file, line, op)`.
 Placed = tuple[int, int, int, HistoryOp]
@@ -158,36 +156,41 @@ def _bucket(raw: bytes, buckets: int) -> int:
 def _copy(path: Path, spills: list[Path], invokes: list[bytes] | None) -> None:
     """Copy the lines of `path` into the spill files `spills` (their names without the
     suffix), one per bucket, and their numbers beside them; the lines that may be invokes
-    to `invokes` when given."""
+    to `invokes` when given. Read and written a block of lines at a time: one write per
+    bucket and block, not one per line."""
     try:
         file = open(path, "rb")  # noqa: SIM115 - closed below
     except FileNotFoundError:
         return
-    buckets, find = len(spills), _PARTITION.findall
-    numbers = [array("q") for _ in spills]
-    adds = [column.append for column in numbers]
+    buckets, find, invoke = len(spills), _PARTITION.findall, _INVOKE.search
     with contextlib.ExitStack() as stack:
         stack.enter_context(file)
-        opened = (stack.enter_context(open(f"{s}.jsonl", "wb", buffering=_BUFFER)) for s in spills)
-        writes = [spill.write for spill in opened]
+        writes = [stack.enter_context(open(f"{s}.jsonl", "wb")).write for s in spills]
         columns = [stack.enter_context(open(f"{s}.lines", "wb")) for s in spills]
-        for line, raw in enumerate(file):
-            found = find(raw)
-            bucket = int(found[0]) % buckets if len(found) == 1 else _bucket(raw, buckets)
-            writes[bucket](raw if raw[-1:] == b"\n" else raw + b"\n")
-            adds[bucket](line)
-            if invokes is not None and _INVOKE.search(raw):
-                invokes.append(raw)
-            if line & _HELD == _HELD:
-                _flush(numbers, columns)
-        _flush(numbers, columns)
+        first = 0  # the number of the block's first line
+        for block in _blocks(file):
+            lines = block.split(b"\n")
+            if not lines[-1]:
+                lines.pop()  # the block ends with its last line's newline
+            held: list[list[int]] = [[] for _ in spills]  # each bucket's lines, in order
+            adds = [numbers.append for numbers in held]
+            for number, raw in enumerate(lines):
+                found = find(raw)
+                adds[int(found[0]) % buckets if len(found) == 1 else _bucket(raw, buckets)](number)
+                if invokes is not None and invoke(raw):
+                    invokes.append(raw)
+            for bucket, numbers in enumerate(held):
+                if numbers:
+                    writes[bucket](b"\n".join(map(lines.__getitem__, numbers)) + b"\n")
+                    array("q", map(first.__add__, numbers)).tofile(columns[bucket])
+            first += len(lines)
 
 
-def _flush(numbers: list[array[int]], columns: Sequence[BinaryIO]) -> None:
-    """Write out the line numbers held, each bucket's to its column."""
-    for held, column in zip(numbers, columns, strict=True):
-        held.tofile(column)
-        del held[:]
+def _blocks(file: BinaryIO) -> Iterator[bytes]:
+    """The bytes of `file`, `_BLOCK` or so at a time, each ending at a line's end (but
+    the last, when the file does not end with a newline)."""
+    while block := file.read(_BLOCK):
+        yield block + file.readline() if block[-1:] != b"\n" else block
 
 
 def column_chunks(path: Path, size: int) -> Iterator[array[int]]:

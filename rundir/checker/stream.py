@@ -6,7 +6,8 @@ never the operations already judged. Reads files and judges on the calling threa
 `check_files` reads the final read first, from the file of the process that made it
 (unless it is given), then the history merged from its files by `time_ns` as they are
 read (`rundir.history_stream`), each operation folded at once into `ChecksFold` (the
-checks of `rundir.checker.checks`) and `QueueFold` (Jepsen's classes) and dropped. A
+checks of `rundir.checker.checks`) and `QueueFold` (Jepsen's classes) in one dispatch
+(`rundir.checker.history_fold`) and dropped. A
 history of more files than `bucket_bytes` is split by partition on disk and judged a
 bucket at a time (`rundir.checker.parts`), for memory that does not follow its length.
 Two histories the merge cannot stream fall back to reading the files whole, with the same
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from rundir.checker.checks import check
 from rundir.checker.final_index import FinalIndex, final_index, final_index_of
+from rundir.checker.history_fold import fold_history, unplaced
 from rundir.checker.index import FinalRead, final_read_from_history
 from rundir.checker.parts import OutsideItsFile, check_in_parts
 from rundir.checker.queue import QueuePolicy, queue_verdict
@@ -55,14 +57,7 @@ def check_stream(
     index = final_index(final)
     checks, queue = ChecksFold(index), QueueFold(index.partitions)
     counts: Counter[tuple[str, str]] = Counter()
-    mine = 0
-    feed_checks, feed_queue = checks.feed, queue.feed
-    for op in history:
-        counts[(op.f, op.type)] += 1
-        if op.process == final_process:
-            mine += 1
-        feed_checks(op)
-        feed_queue(op)
+    mine = fold_history(unplaced(history), checks, queue, counts, final_process)
     if final_lines is not None and mine != final_lines:
         raise OutsideItsFile(f"{mine} lines of {final_process}, {final_lines} in its file")
     checks.end()

@@ -57,9 +57,12 @@ class ChecksFold:
         self.final = final
         self._tps: dict[tuple[str, int], TopicPartition] = {}
         self._codes = {tp: bytearray(len(records)) for tp, records in final.partitions.items()}
-        self._pending: dict[tuple[str, int], HistoryOp] = {}
-        self._twice: dict[tuple[str, int], list[HistoryOp]] = {}
-        self._orphans: set[tuple[str, int]] = set()  # completions before any invoke
+        #: the sends in flight by (process, op_id): their invokes (an op id invoked again
+        #: before its completion, the earlier ones too), and the op ids of completions
+        #: before any invoke; `feed` keeps them, or `rundir.checker.history_fold`
+        self.pending: dict[tuple[str, int], HistoryOp] = {}
+        self.twice: dict[tuple[str, int], list[HistoryOp]] = {}
+        self.orphans: set[tuple[str, int]] = set()
         self._absent_sent: dict[_Key, bool] = {}  # sent, not in the final read -> may land
         self._multi_allowance: dict[_Key, int] = defaultdict(int)
         self._deviant: dict[_Key, set[int]] = defaultdict(set)  # reads not where final has
@@ -91,30 +94,30 @@ class ChecksFold:
         kind, f, process = op[:3]
         key = (process, op.op_id)
         if kind == "invoke":
-            if f == "send" and op.value is not None and key not in self._orphans:
-                earlier = self._pending.get(key)
+            if f == "send" and op.value is not None and key not in self.orphans:
+                earlier = self.pending.get(key)
                 if earlier is not None:  # an op id invoked twice before its completion
-                    self._twice.setdefault(key, []).append(earlier)
-                self._pending[key] = op
+                    self.twice.setdefault(key, []).append(earlier)
+                self.pending[key] = op
             return
-        if self._pending.pop(key, None) is None and f == "send":
-            self._orphans.add(key)
-        if self._twice:
-            self._twice.pop(key, None)
+        if self.pending.pop(key, None) is None and f == "send":
+            self.orphans.add(key)
+        if self.twice:
+            self.twice.pop(key, None)
         if f == "send" and op.value is not None:
-            self._send(op)
+            self.send(op)
         elif f == "poll" and kind == "ok":
-            self._poll(op)
+            self.poll(op)
 
     def end(self) -> None:
         """The sends still in flight: they may have been retried any number of times."""
-        for ops in (*self._twice.values(), self._pending.values()):
+        for ops in (*self.twice.values(), self.pending.values()):
             for op in ops:
                 assert op.value is not None
                 tp = self._tp(op)
                 self._sent(tp, op.value, UNBOUNDED, self.final.partitions.get(tp))
-        self._pending.clear()
-        self._twice.clear()
+        self.pending.clear()
+        self.twice.clear()
 
     def _sent(
         self,
@@ -140,11 +143,12 @@ class ChecksFold:
         if records.more and value in records.more:
             self._multi_allowance[(tp, value)] += allowance
 
-    def _send(self, op: HistoryOp) -> None:
+    def send(self, op: HistoryOp) -> None:
+        """Take the completion `op` of a send of a value (after its invoke's pairing)."""
         # once per send: the fields unpacked at once, the value looked up once
-        (kind, _, process, time_ns, _, _, _, offset, value, _, _, acks) = op[:12]
+        (kind, _, process, time_ns, _, topic, partition, offset, value, _, _, acks) = op[:12]
         assert value is not None
-        tp, unknown = self._tp(op), op.attempts_unknown
+        tp, unknown = self._tps.get((topic, partition)) or self._tp(op), op.attempts_unknown
         records = self.final.partitions.get(tp)
         if kind != "ok":
             self._sent(tp, value, max(unknown, 1) if kind == "info" else unknown, records)
@@ -225,7 +229,8 @@ class ChecksFold:
                 )
             )
 
-    def _poll(self, op: HistoryOp) -> None:
+    def poll(self, op: HistoryOp) -> None:
+        """Take the completion `op` of a poll that returned (`ok`)."""
         tp = self._tp(op)
         records = self.final.partitions.get(tp)
         judged = records is not None and op.time_ns < self.final.started_ns
