@@ -113,7 +113,7 @@ test-docker: images
 
 test: images lint
 	@echo "==> tests (unit, integration, docker, chaos)"
-	@.venv/bin/pytest tests/unit tests/integration tests/docker tests/chaos -q
+	@.venv/bin/pytest tests/unit tests/integration tests/docker tests/chaos -q --durations=30
 
 test-chaos: images
 	@.venv/bin/pytest tests/chaos -q

@@ -33,9 +33,12 @@ class BrokerProcess:
         run_dir: Path,
         session_timeout_ms: int = 3000,
         tls_dir: Path | None = None,
+        zk_tls_dir: Path | None = None,
     ) -> None:
         self.broker_id = broker_id
         self.tls_dir = tls_dir
+        #: The TLS directory for ZooKeeper (`--zk-tls-dir`); None: plaintext.
+        self.zk_tls_dir = zk_tls_dir
         self.zk_connect = zk_connect
         self.run_dir = run_dir
         self.session_timeout_ms = session_timeout_ms
@@ -84,6 +87,8 @@ class BrokerProcess:
             "0",
             "--tls-dir",
             str(self.tls_dir) if self.tls_dir is not None else "off",
+            "--zk-tls-dir",
+            str(self.zk_tls_dir) if self.zk_tls_dir is not None else "off",
             *self._extra_args,
         ]
         log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child

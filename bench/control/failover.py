@@ -53,22 +53,22 @@ from bench.shared.profiling import profile_lines
 from bench.shared.report import Measure, Report, median_of, ratio
 from bench.shared.runner import Benchmark, Cluster
 from bench.shared.settings import Settings
-from harness.zk_ensemble import open_client
+from harness.zk_endpoint import ZkEndpoint
 
 
 def measure(settings: Settings[FailoverOptions], cluster: Cluster) -> Report:
     """Populate, measure the floors, run the rounds; the report of every figure."""
     options = settings.options
     layout = cluster_layout(settings)
-    populated = _populate(cluster.connect, layout, cluster.chroot)
-    reads = _read_floor(cluster.connect, layout, options.floor_repetitions)
+    populated = _populate(cluster.endpoint, layout, cluster.chroot)
+    reads = _read_floor(cluster.endpoint, layout, options.floor_repetitions)
     writes = (
-        _write_floor(cluster.connect, layout, options.floor_repetitions)
+        _write_floor(cluster.endpoint, layout, options.floor_repetitions)
         if options.write_floor
         else []
     )
     plan = RoundPlan(options.rounds, settings.session_timeout_ms, settings.timeout_s)
-    rounds = run_rounds(plan, cluster.fleet, cluster.connect)
+    rounds = run_rounds(plan, cluster.fleet, cluster.endpoint)
     return report(settings, populated, reads, writes, rounds)
 
 
@@ -95,11 +95,11 @@ def measure_size(
     left it (at 100,000 partitions two cores take minutes to bring a restarted broker's
     replicas back into sync, and no measure needs it)."""
     n = layout.partitions
-    _populate(stage.connect, layout, stage.name)
-    reads = _read_floor(stage.connect, layout, repetitions)
-    writes = _write_floor(stage.connect, layout, repetitions)
+    _populate(stage.endpoint, layout, stage.name)
+    reads = _read_floor(stage.endpoint, layout, repetitions)
+    writes = _write_floor(stage.endpoint, layout, repetitions)
     first = run_rounds(
-        RoundPlan(1, stage.session_timeout_ms, stage.timeout_s), stage.fleet, stage.connect
+        RoundPlan(1, stage.session_timeout_ms, stage.timeout_s), stage.fleet, stage.endpoint
     )[0]
     port = broker_port(stage.fleet, first.controller_id)
     floors = Floors(
@@ -129,13 +129,13 @@ def measure_size(
     return SizeResult([median_of(rows)], floors, notes, first)
 
 
-def _populate(connect: str, layout: ClusterLayout, chroot: str) -> PopulateResult:
+def _populate(endpoint: ZkEndpoint, layout: ClusterLayout, chroot: str) -> PopulateResult:
     total = layout.znode_count()
     console.phase(
         f"populating {total:,} znodes under {chroot}: {layout.topics:,} topics, "
         f"{layout.partitions:,} partitions, RF {layout.replication_factor}"
     )
-    with open_client(connect) as zk:
+    with endpoint.open() as zk:
         result = populate(zk, znodes(layout), total)
     console.detail(
         f"{result.znodes:,} znodes in {result.transactions} transactions, "
@@ -144,14 +144,14 @@ def _populate(connect: str, layout: ClusterLayout, chroot: str) -> PopulateResul
     return result
 
 
-def _read_floor(connect: str, layout: ClusterLayout, repetitions: int) -> list[ReadSample]:
+def _read_floor(endpoint: ZkEndpoint, layout: ClusterLayout, repetitions: int) -> list[ReadSample]:
     console.phase(
         f"floor: pipelined read of {layout.topics + layout.partitions:,} znodes on a fresh "
         f"session, best of {repetitions}"
     )
     samples = []
     for i in range(repetitions):
-        sample = read_once(connect, layout)
+        sample = read_once(endpoint, layout)
         samples.append(sample)
         console.detail(
             f"#{i + 1}: {sample.seconds:.2f} s (list {sample.list_seconds * 1000:.0f} ms, "
@@ -161,12 +161,14 @@ def _read_floor(connect: str, layout: ClusterLayout, repetitions: int) -> list[R
     return samples
 
 
-def _write_floor(connect: str, layout: ClusterLayout, repetitions: int) -> list[WriteSample]:
+def _write_floor(
+    endpoint: ZkEndpoint, layout: ClusterLayout, repetitions: int
+) -> list[WriteSample]:
     console.phase(
         f"floor: fenced write of {layout.partitions:,} partition states in multis of 1,000, "
         f"best of {repetitions}"
     )
-    samples = write_floor(connect, layout, repetitions)
+    samples = write_floor(endpoint, layout, repetitions)
     for i, sample in enumerate(samples):
         console.detail(
             f"#{i + 1}: {sample.seconds:.2f} s ({sample.writes / sample.seconds:,.0f} writes/s)"

@@ -34,7 +34,7 @@ from pathlib import Path
 from kazoo.client import KazooClient
 
 from bench.control.layout import INITIAL_CONTROLLER_EPOCH, ClusterLayout, initial_state
-from harness.zk_ensemble import open_client
+from harness.zk_endpoint import ZkEndpoint
 from rpc import messages as m
 from rpc.wire import BrokerControlClient
 from security.tls_files import BROKER, load_identity
@@ -94,9 +94,9 @@ def collector_off() -> Iterator[None]:
             gc.enable()
 
 
-def read_once(connect: str, layout: ClusterLayout) -> ReadSample:
+def read_once(endpoint: ZkEndpoint, layout: ClusterLayout) -> ReadSample:
     """Reload topics and partition states on a fresh session, as a new controller must."""
-    with open_client(connect) as zk, collector_off():
+    with endpoint.open() as zk, collector_off():
         started = time.perf_counter()
         topics = sorted(zk.get_children(paths.BROKER_TOPICS))
         listed = time.perf_counter()
@@ -170,9 +170,9 @@ class StateRewriter:
         return WriteSample(seconds, len(ops), len(multi_chunks(ops)))
 
 
-def write_floor(connect: str, layout: ClusterLayout, repetitions: int) -> list[WriteSample]:
+def write_floor(endpoint: ZkEndpoint, layout: ClusterLayout, repetitions: int) -> list[WriteSample]:
     """`repetitions` fenced rewrites of every partition state on one session."""
-    with open_client(connect) as zk:
+    with endpoint.open() as zk:
         rewriter = StateRewriter(zk, layout)
         return [rewriter.write_once() for _ in range(repetitions)]
 

@@ -20,7 +20,7 @@ from typing import Any
 from bench.control.timeline import FailoverTimeline, failover_timeline
 from bench.shared import console
 from bench.shared.fleet import BrokerFleet, FailoverDone
-from harness.zk_ensemble import open_client
+from harness.zk_endpoint import ZkEndpoint
 from zkdata.client import KafkaZkClient
 
 FIRST_ELECTION = "first_election"
@@ -76,14 +76,14 @@ class RoundPlan:
         return self.timeout_s + self.session_timeout_ms / 1000
 
 
-def run_rounds(plan: RoundPlan, fleet: BrokerFleet, connect: str) -> list[RoundResult]:
+def run_rounds(plan: RoundPlan, fleet: BrokerFleet, endpoint: ZkEndpoint) -> list[RoundResult]:
     """Every round (see the module docstring); the brokers are running afterwards."""
     console.phase(
         f"round 1: starting {len(fleet.broker_ids)} brokers (session timeout "
         f"{plan.session_timeout_ms} ms) while the bench holds /controller; "
         f"logs in {fleet.run_dir / 'logs'}"
     )
-    with open_client(connect) as holder:
+    with endpoint.open() as holder:
         held = KafkaZkClient(holder).register_controller_and_increment_epoch(PLACEHOLDER_ID)
         fleet.start_all()
         fleet.wait_registered(fleet.broker_ids, timeout=plan.timeout_s)
@@ -97,7 +97,7 @@ def run_rounds(plan: RoundPlan, fleet: BrokerFleet, connect: str) -> list[RoundR
     _settle(plan, fleet, fleet.broker_ids)
     for number in range(2, plan.rounds + 1):
         previous = rounds[-1]
-        victim = _current_controller(connect)
+        victim = _current_controller(endpoint)
         if victim != previous.controller_id:
             console.warn(
                 f"the controller is broker {victim}, not {previous.controller_id} as last seen"
@@ -177,8 +177,8 @@ def _settle(plan: RoundPlan, fleet: BrokerFleet, broker_ids: list[int]) -> None:
     console.detail(f"brokers {broker_ids} registered; cluster quiet after {took:.1f} s")
 
 
-def _current_controller(connect: str) -> int:
-    with open_client(connect) as zk:
+def _current_controller(endpoint: ZkEndpoint) -> int:
+    with endpoint.open() as zk:
         controller = KafkaZkClient(zk).get_controller_id()
     if controller is None:
         raise RuntimeError("no broker holds /controller before the kill")

@@ -31,7 +31,6 @@ from bench.control.stage import Stage
 from bench.shared import console
 from bench.shared.profiling import profile_lines
 from bench.shared.report import Measure
-from harness.zk_ensemble import open_client
 from zkdata.client import KafkaZkClient
 
 NOT_A_CANDIDATE = ("--controller-candidate", "false")
@@ -50,13 +49,13 @@ def measure(stage: Stage, layout: ClusterLayout, floors: Floors) -> tuple[Measur
     if stage.fleet.broker_ids != [*layout.broker_ids, spare]:
         raise ValueError(f"{stage.name}: the fleet must be brokers 1..{spare}")
     console.phase(f"{stage.name}: populating {layout.znode_count():,} znodes")
-    with open_client(stage.connect) as zk:
+    with stage.endpoint.open() as zk:
         populate(zk, znodes(layout), layout.znode_count())
     console.phase(
         f"{stage.name}: broker 1 the only candidate, brokers 2..{layout.brokers} "
         f"not; then broker {spare}, hosting no replicas"
     )
-    with open_client(stage.connect) as holder:
+    with stage.endpoint.open() as holder:
         held = KafkaZkClient(holder).register_controller_and_increment_epoch(PLACEHOLDER_ID)
         for broker_id in layout.broker_ids:
             stage.fleet.start(broker_id, *(() if broker_id == 1 else NOT_A_CANDIDATE))

@@ -23,7 +23,8 @@ from bench.shared.profiling import RATE_HZ, Profiles, profiled
 from domain import TopicPartition
 from eventlog import EventKind
 from harness.waiting import wait_until
-from harness.zk_ensemble import new_chroot, open_client
+from harness.zk_endpoint import ZkEndpoint
+from harness.zk_ensemble import new_chroot
 from zkdata import paths
 from zkdata.admin_znodes import PreferredReplicaElectionZNode
 from zkdata.client import KafkaZkClient
@@ -34,10 +35,10 @@ QUIET_S = 1.5
 
 @dataclass(frozen=True, slots=True)
 class Stage:
-    """A chroot (`connect` includes it), its broker fleet and its run directory."""
+    """A chroot (`endpoint` includes it), its broker fleet and its run directory."""
 
     name: str
-    connect: str
+    endpoint: ZkEndpoint
     fleet: BrokerFleet
     out: Path
     session_timeout_ms: int
@@ -99,7 +100,7 @@ class Stage:
 
     def controller_id(self) -> int:
         """The broker holding `/controller` now."""
-        with open_client(self.connect) as zk:
+        with self.endpoint.open() as zk:
             controller = KafkaZkClient(zk).get_controller_id()
         if controller is None:
             raise RuntimeError(f"{self.name}: no broker holds /controller")
@@ -107,7 +108,7 @@ class Stage:
 
     def states(self) -> dict[TopicPartition, tuple[int, tuple[int, ...], tuple[int, ...]]]:
         """Every partition's (leader, ISR, replicas) as ZooKeeper has it (pipelined)."""
-        with open_client(self.connect) as zk:
+        with self.endpoint.open() as zk:
             client = KafkaZkClient(zk)
             assignments = client.get_topic_assignments(sorted(client.get_all_topics())).found
             replicas = {
@@ -139,7 +140,7 @@ class Stage:
         wait until each is led by its first replica and the cluster is quiet."""
         self.wait_full_isr()
         partitions = tuple(sorted(self.leaders()))
-        with open_client(self.connect) as zk:
+        with self.endpoint.open() as zk:
             zk.create(
                 paths.PREFERRED_REPLICA_ELECTION,
                 PreferredReplicaElectionZNode.encode(partitions),
@@ -200,7 +201,7 @@ _ANSWERED = f'"kind":"{EventKind.CONTROL_RESPONSE_RECEIVED}"'
 
 def open_stage(
     name: str,
-    root_connect: str,
+    root: ZkEndpoint,
     run_dir: Path,
     broker_ids: list[int],
     session_timeout_ms: int,
@@ -208,12 +209,12 @@ def open_stage(
     profile_dir: Path | None,
     tls_dir: Path | None = None,
 ) -> Stage:
-    """A fresh chroot on the ensemble at `root_connect` and a fleet (not started) on it,
-    speaking mutual TLS with the certificates of `tls_dir` when given."""
+    """A fresh chroot on the ensemble at `root` and a fleet (not started) on it, speaking
+    mutual TLS with the certificates of `tls_dir` when given."""
     chroot = new_chroot()
-    with open_client(root_connect) as zk:
+    with root.open() as zk:
         zk.ensure_path(chroot)
-    connect = root_connect + chroot
+    endpoint = root.within(chroot)
     out = run_dir / name
-    fleet = BrokerFleet(broker_ids, connect, out, session_timeout_ms, tls_dir)
-    return Stage(name, connect, fleet, out, session_timeout_ms, timeout_s, profile_dir, tls_dir)
+    fleet = BrokerFleet(broker_ids, endpoint, out, session_timeout_ms, tls_dir)
+    return Stage(name, endpoint, fleet, out, session_timeout_ms, timeout_s, profile_dir, tls_dir)

@@ -45,6 +45,7 @@ from bench.shared.profiling import LONG_MEASURE_PARTITIONS, LONG_RATE_HZ, RATE_H
 from bench.shared.report import Measure, Report, median_of
 from bench.shared.runner import Benchmark, Cluster
 from bench.shared.settings import Settings
+from harness.zk_endpoint import ZkEndpoint
 
 
 def _stage(
@@ -53,7 +54,7 @@ def _stage(
     suite = settings.options
     stage = open_stage(
         name,
-        cluster.ensemble.connect_string(),
+        ZkEndpoint.of(cluster.ensemble),
         settings.out,
         [*settings.broker_ids, *([] if spare is None else [spare])],
         settings.session_timeout_ms,
@@ -127,7 +128,7 @@ def measure(settings: Settings[SuiteOptions], cluster: Cluster) -> Report:
     )
     stage = _stage(settings, cluster, "topics")
     more, said = topic_creation.measure(
-        stage, cluster.ensemble.connect_string(), creation, suite.floor_repetitions
+        stage, ZkEndpoint.of(cluster.ensemble), creation, suite.floor_repetitions
     )
     rows.extend(more)
     notes.extend(said)
@@ -135,10 +136,10 @@ def measure(settings: Settings[SuiteOptions], cluster: Cluster) -> Report:
     if suite.produce is not None:
         stage = _stage(settings, cluster, "produce")
         sub = settings.step(PRODUCE, suite.produce, partitions=3, out=stage.out)
-        chroot = stage.connect.removeprefix(cluster.ensemble.connect_string())
+        chroot = stage.endpoint.connect.removeprefix(cluster.ensemble.connect_string())
         report = produce.measure(
             sub,
-            Cluster(cluster.ensemble, chroot, stage.connect, stage.fleet, cluster.cleanup),
+            Cluster(cluster.ensemble, chroot, stage.endpoint, stage.fleet, cluster.cleanup),
             lambda name: stage.profiled(name, stage.fleet.broker_ids),
         )
         rows.extend(report.measures)

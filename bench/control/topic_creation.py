@@ -28,7 +28,8 @@ from bench.shared.cluster_ready import broker_port
 from bench.shared.profiling import profile_lines
 from bench.shared.report import Measure
 from eventlog import EventKind
-from harness.zk_ensemble import new_chroot, open_client
+from harness.zk_endpoint import ZkEndpoint
+from harness.zk_ensemble import new_chroot
 from zkdata import paths
 from zkdata.fenced_writes import MAX_OPS_PER_MULTI
 from zkdata.znodes import TopicZNode
@@ -38,22 +39,22 @@ MEASURE = "topic_creation"
 ONLINE_PARTITION = "OnlinePartition"
 
 
-def _create_floor(root_connect: str, layout: ClusterLayout, repetitions: int) -> float:
+def _create_floor(root: ZkEndpoint, layout: ClusterLayout, repetitions: int) -> float:
     """Best multi creation of every znode of `layout`, each time in a fresh chroot."""
     best = float("inf")
     for _ in range(repetitions):
         chroot = new_chroot()
-        with open_client(root_connect) as zk:
+        with root.open() as zk:
             zk.ensure_path(chroot)
-        with open_client(root_connect + chroot) as zk:
+        with root.within(chroot).open() as zk:
             best = min(best, populate(zk, znodes(layout), layout.znode_count()).seconds)
     return best
 
 
-def _create_topics(connect: str, layout: ClusterLayout) -> None:
+def _create_topics(endpoint: ZkEndpoint, layout: ClusterLayout) -> None:
     """Every topic znode of `layout`, in multis of up to 1,000 creates."""
     topics = list(layout.assignments().items())
-    with open_client(connect) as zk:
+    with endpoint.open() as zk:
         for i in range(0, len(topics), MAX_OPS_PER_MULTI):
             tx = zk.transaction()
             for topic, assignment in topics[i : i + MAX_OPS_PER_MULTI]:
@@ -64,13 +65,13 @@ def _create_topics(connect: str, layout: ClusterLayout) -> None:
 
 
 def measure(
-    stage: Stage, root_connect: str, layout: ClusterLayout, repetitions: int
+    stage: Stage, root: ZkEndpoint, layout: ClusterLayout, repetitions: int
 ) -> tuple[list[Measure], list[str]]:
     """Create `layout`'s topics on `stage` (see the module docstring): the row and notes."""
     n = layout.partitions
     console.phase(f"{stage.name}: starting {len(stage.fleet.broker_ids)} brokers, no topics")
     stage.start()
-    create_s = _create_floor(root_connect, layout, repetitions)
+    create_s = _create_floor(root, layout, repetitions)
     controller = stage.controller_id()
     rpc_s = rpc_floor(broker_port(stage.fleet, controller), layout, repetitions, stage.tls_dir)
     console.detail(
@@ -83,7 +84,7 @@ def measure(
     with stage.profiled("topic-creation", stage.fleet.broker_ids) as profiles:
         tally = stage.watch_requests(controller, stage.fleet.broker_ids)
         start_ms = int(time.time() * 1000)
-        _create_topics(stage.connect, layout)
+        _create_topics(stage.endpoint, layout)
         # every new partition reaches OnlinePartition on the controller first; it may write
         # no event for seconds before, so quiet logs alone do not say the work is done
         stage.fleet.wait_total(

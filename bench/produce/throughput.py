@@ -54,7 +54,7 @@ from bench.shared.runner import Benchmark, Cluster
 from bench.shared.settings import Settings
 from bench.shared.usage import CpuMeter, child_pids, events_between
 from client import Client, ClientError
-from harness.zk_ensemble import open_client
+from harness.zk_endpoint import ZkEndpoint
 from security.tls_files import client_identity
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ZkDataError
@@ -97,8 +97,8 @@ def measure(
         f"registered and known to every broker after {time.monotonic() - started:.1f} s; "
         "ports " + ", ".join(f"{b}: {p}" for b, p in ports.items())
     )
-    assignment = _create_topic(settings, cluster.connect)
-    wait_full_isr(options.topic, settings.timeout_s, fleet, client, cluster.connect, assignment)
+    assignment = _create_topic(settings, cluster.endpoint)
+    wait_full_isr(options.topic, settings.timeout_s, fleet, client, cluster.endpoint, assignment)
     client.refresh()
     initial_leaders = leaders_of(client, options.topic)
     console.detail(
@@ -128,13 +128,15 @@ def measure(
     return dataclasses.replace(found, notes=found.notes + graphs) if graphs else found
 
 
-def _create_topic(settings: Settings[ProduceOptions], connect: str) -> dict[int, tuple[int, ...]]:
+def _create_topic(
+    settings: Settings[ProduceOptions], endpoint: ZkEndpoint
+) -> dict[int, tuple[int, ...]]:
     options = settings.options
     console.phase(
         f"creating topic {options.topic}: {settings.partitions} partitions, "
         f"RF {options.replication_factor}"
     )
-    with open_client(connect) as zk:
+    with endpoint.open() as zk:
         return create_topic(
             KafkaZkClient(zk),
             options.topic,

@@ -17,7 +17,7 @@ from bench.shared.fleet import BrokerFleet
 from client import Client, TransportError
 from domain import TopicPartition
 from harness.waiting import wait_until
-from harness.zk_ensemble import open_client
+from harness.zk_endpoint import ZkEndpoint
 from rpc.errors import Errors
 from zkdata.client import KafkaZkClient
 
@@ -60,14 +60,14 @@ def wait_full_isr(
     timeout_s: float,
     fleet: BrokerFleet,
     bench_client: Client,
-    connect: str,
+    endpoint: ZkEndpoint,
     assignment: dict[int, tuple[int, ...]],
 ) -> None:
     """Until every state znode and every broker's Metadata show a leader and the full ISR
     for every partition."""
     tps = [TopicPartition(topic, p) for p in sorted(assignment)]
     started = time.monotonic()
-    with open_client(connect) as zk:
+    with endpoint.open() as zk:
         client = KafkaZkClient(zk)
 
         def in_zk() -> bool:

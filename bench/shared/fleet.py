@@ -19,6 +19,7 @@ from typing import Any
 from eventlog import EventKind, event_log_path
 from harness.brokers import BrokerProcess
 from harness.waiting import wait_until
+from harness.zk_endpoint import ZkEndpoint
 
 #: How often the event logs are polled while waiting.
 POLL_INTERVAL_S = 0.1
@@ -109,12 +110,12 @@ class _Member:
 
 
 class BrokerFleet:
-    """Broker processes 1..n on one ZooKeeper connect string, sharing `run_dir`."""
+    """Broker processes 1..n on one ZooKeeper endpoint (its TLS too), sharing `run_dir`."""
 
     def __init__(
         self,
         broker_ids: list[int],
-        zk_connect: str,
+        zk: ZkEndpoint,
         run_dir: Path,
         session_timeout_ms: int,
         tls_dir: Path | None = None,
@@ -122,7 +123,9 @@ class BrokerFleet:
         self.run_dir = run_dir
         self._members = {
             broker_id: _Member(
-                BrokerProcess(broker_id, zk_connect, run_dir, session_timeout_ms, tls_dir),
+                BrokerProcess(
+                    broker_id, zk.connect, run_dir, session_timeout_ms, tls_dir, zk.tls_dir
+                ),
                 EventTail(event_log_path(run_dir, f"broker{broker_id}")),
             )
             for broker_id in broker_ids

@@ -6,8 +6,11 @@ Runbook of `run_benchmark(benchmark, settings)`:
    run, and a second one, or a run still going two minutes later, kills its processes
    and ends at once (`bench.shared.stopping`).
 2. Setup: sample how busy the box already is, start a 3-server ZooKeeper ensemble of
-   local JVMs (`harness`) in a temporary directory under `settings.out`, make a fresh
-   chroot, and prepare the broker fleet on it (`bench.shared.fleet`; started by the measures).
+   local JVMs (`harness`) in a temporary directory under `settings.out`, secured as the
+   compose cluster's is when the run has a TLS directory (ZooKeeper on TLS only, the
+   brokers' and the bench's own clients presenting its certificates: every floor is
+   measured over the connection the brokers use), make a fresh chroot, and prepare the
+   broker fleet on it (`bench.shared.fleet`; started by the measures).
 3. Measure: the benchmark's `measure(settings, cluster)` returns its `Report`.
 4. Teardown, whatever happened: whatever the measures registered on `cluster.cleanup`
    (clients), every broker killed, the ensemble stopped, ZooKeeper's and the partitions'
@@ -50,7 +53,9 @@ from bench.shared.report import (
 from bench.shared.settings import OptionsT, Settings
 from bench.shared.stopping import StopOnSignal
 from bench.shared.usage import box_busy_fraction
-from harness.zk_ensemble import ZkEnsemble, missing_prerequisites, new_chroot, open_client
+from harness.zk_endpoint import ZkEndpoint
+from harness.zk_ensemble import ZkEnsemble, missing_prerequisites, new_chroot
+from security.zk_tls import ZkTls
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -66,12 +71,13 @@ RUN_ID_VARIABLE = "RUN_ID"
 @dataclass(frozen=True, slots=True)
 class Cluster:
     """What the runner set up for a benchmark's measures: the running ensemble, the
-    benchmark's chroot on it, the (not yet started) broker fleet on that chroot, and the
-    stack of clean-ups run at teardown (register clients there)."""
+    benchmark's chroot on it and its endpoint there (over TLS when the bench runs with a
+    TLS directory), the (not yet started) broker fleet on that chroot, and the stack of
+    clean-ups run at teardown (register clients there)."""
 
     ensemble: ZkEnsemble
     chroot: str
-    connect: str
+    endpoint: ZkEndpoint
     fleet: BrokerFleet
     cleanup: ExitStack
 
@@ -131,7 +137,8 @@ def _measure(benchmark: Benchmark[OptionsT], settings: Settings[OptionsT]) -> _O
     load_at_start = os.getloadavg()
     settings.out.mkdir(parents=True, exist_ok=True)
     zk_dir = Path(tempfile.mkdtemp(prefix="zk-", dir=settings.out))
-    ensemble = ZkEnsemble(zk_dir, size=ZK_SERVERS)
+    zk_tls = ZkTls(settings.tls_dir) if settings.tls_dir is not None else None
+    ensemble = ZkEnsemble(zk_dir, size=ZK_SERVERS, tls=zk_tls)
     with ExitStack() as cleanup:
         cleanup.callback(_drop_data, ensemble, settings.out)
         cleanup.callback(ensemble.stop)
@@ -144,18 +151,18 @@ def _measure(benchmark: Benchmark[OptionsT], settings: Settings[OptionsT]) -> _O
             + ", ".join(str(p) for p in ensemble.client_ports)
         )
         chroot = new_chroot()
-        with open_client(ensemble.connect_string()) as admin:
+        with ZkEndpoint.of(ensemble).open() as admin:
             admin.ensure_path(chroot)
-        connect = ensemble.connect_string(chroot)
+        endpoint = ZkEndpoint.of(ensemble, chroot)
         fleet = BrokerFleet(
             settings.broker_ids,
-            connect,
+            endpoint,
             settings.out,
             settings.session_timeout_ms,
             settings.tls_dir,
         )
         cleanup.callback(fleet.kill_all)
-        report = benchmark.measure(settings, Cluster(ensemble, chroot, connect, fleet, cleanup))
+        report = benchmark.measure(settings, Cluster(ensemble, chroot, endpoint, fleet, cleanup))
         run_settings = {**_plain(settings), "zk_chroot": chroot, "zk_servers": ZK_SERVERS}
     finished_at = utc_now()
     env = {**environment(load_at_start, finished_at), "cpu_busy_before_run": busy_before}
@@ -193,6 +200,7 @@ def _plain(settings: Settings[Any]) -> dict[str, Any]:
         "out": str(settings.out),
         "results_dir": str(settings.results_dir),
         "tls": settings.tls_dir is not None,
+        "zk_tls": settings.tls_dir is not None,
         **asdict(settings.options),
     }
 

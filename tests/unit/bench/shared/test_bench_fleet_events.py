@@ -12,6 +12,7 @@ import pytest
 
 from bench.shared.fleet import BrokerFleet
 from eventlog import EventKind
+from harness.zk_endpoint import ZkEndpoint
 
 
 def _write(path: Path, *events: dict[str, object]) -> None:
@@ -23,7 +24,7 @@ def _write(path: Path, *events: dict[str, object]) -> None:
 
 
 def _fleet(tmp_path: Path) -> BrokerFleet:
-    return BrokerFleet([1, 2], "127.0.0.1:1", tmp_path, session_timeout_ms=6000)
+    return BrokerFleet([1, 2], ZkEndpoint("127.0.0.1:1"), tmp_path, session_timeout_ms=6000)
 
 
 CHANGE: dict[str, object] = {"kind": str(EventKind.BROKER_CHANGE), "dead": [1], "new": []}
