@@ -19,23 +19,24 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
 from bugs import CATALOG
-from chaos.cluster.project_lock import ProjectBusy, held
-from chaos.generator.scenarios import Scenario
-from chaos.generator.schedule import Schedule
 from chaos.hunt.blind import DEFAULT_RUN_S, BlindResult, BlindSettings, blind_hunt, cannot_hunt
 from chaos.hunt.blind_report import Pace, rich_table, write_summary
 from chaos.hunt.builds import ComposeBuilds
-from chaos.hunt.command import REPO_ROOT, SESSION_MS, TABLE_WIDTH, HuntUsageError, parse_seeds
+from chaos.hunt.command import (
+    REPO_ROOT,
+    HuntUsageError,
+    ProjectRuns,
+    add_hunt_arguments,
+    guarded,
+    parse_seeds,
+    print_table,
+)
 from chaos.hunt.corpus import HEAL_S
-from chaos.run.runner import RunOutcome, RunRequest, run
 from chaos.run.setup import RunSetupError
-from harness.compose import ComposeStartError, missing_images, started_project
+from harness.compose import ComposeStartError, started_project
 from rundir.coverage import read_coverage
 
 __all__ = ["DEFAULT_PROJECT", "add_parser", "hunt_blind", "switches_named"]
@@ -74,19 +75,7 @@ def add_parser(commands: Any) -> None:
         default=DEFAULT_RUN_S,
         help=f"each run's length, heal phase included (default {DEFAULT_RUN_S:g})",
     )
-    parser.add_argument(
-        "--max-shrink", type=int, default=8, help="most replays to shrink with (default 8)"
-    )
-    parser.add_argument(
-        "--project", default=DEFAULT_PROJECT, help=f"compose project (default {DEFAULT_PROJECT})"
-    )
-    parser.add_argument(
-        "--session-ms", type=int, default=SESSION_MS, help="brokers' ZooKeeper session (ms)"
-    )
-    parser.add_argument(
-        "--out", type=Path, default=REPO_ROOT / "runs", help="where hunt-<time>/ goes"
-    )
-    parser.add_argument("--plain", action="store_true", help="plain progress lines, no live panel")
+    add_hunt_arguments(parser, DEFAULT_PROJECT, "where hunt-<time>/ goes")
 
 
 def switches_named(text: str) -> tuple[str, ...]:
@@ -103,10 +92,6 @@ def switches_named(text: str) -> tuple[str, ...]:
 def hunt_blind(args: argparse.Namespace, default_project: str) -> int:
     """`hunt`: the blind hunt (see the module docstring); the exit code."""
     switches = switches_named(args.bugs)
-    if args.project == default_project:
-        raise HuntUsageError(f"the hunt never runs on the default project {default_project}")
-    if args.runs < 1:
-        raise HuntUsageError(f"--runs must be at least 1, got {args.runs}")
     if args.run_seconds < MIN_RUN_S:
         raise HuntUsageError(
             f"--run-seconds must be at least {MIN_RUN_S:g}, got {args.run_seconds}"
@@ -114,14 +99,7 @@ def hunt_blind(args: argparse.Namespace, default_project: str) -> int:
     settings = BlindSettings(
         args.runs, args.run_seconds, args.max_shrink, parse_seeds(args.seeds), args.hunt_seed
     )
-    missing = missing_images()
-    if missing:
-        raise RunSetupError(f"images missing: {', '.join(missing)}; run `make images`")
-    try:
-        with held(args.out, args.project):
-            return _hunt_all(args, switches, settings)
-    except ProjectBusy as exc:
-        raise HuntUsageError(str(exc)) from None
+    return guarded(args, default_project, lambda: _hunt_all(args, switches, settings))
 
 
 def _hunt_all(args: argparse.Namespace, switches: tuple[str, ...], settings: BlindSettings) -> int:
@@ -140,25 +118,16 @@ def _hunt_all(args: argparse.Namespace, switches: tuple[str, ...], settings: Bli
     print(f"blind hunt: {len(switches)} switch(es) on project {args.project}, runs in {out}")
     results: list[BlindResult] = []
     started = time.monotonic()
-    performed = [0]
+    run_one = ProjectRuns(args.project, out, args.plain)
 
     def pace() -> Pace:
-        return Pace(performed[0], (time.monotonic() - started) / 3600)
+        return Pace(run_one.performed, (time.monotonic() - started) / 3600)
 
     try:
         with started_project(
             REPO_ROOT, args.project, f"hunt-{stamp}-cluster", args.session_ms, stable_ports=True
         ) as cluster:
             builds = ComposeBuilds(cluster)
-
-            def run_one(scenario: Scenario, seed: int, schedule: Schedule | None) -> RunOutcome:
-                performed[0] += 1
-                outcome = run(
-                    RunRequest(scenario, seed, cluster.project, out, schedule, args.plain)
-                )
-                print(outcome.verdict.table(), flush=True)
-                return outcome
-
             for number, bug in enumerate(switches, 1):
                 print(f"==> [{number}/{len(switches)}] {bug}: blind", flush=True)
                 try:
@@ -170,10 +139,7 @@ def _hunt_all(args: argparse.Namespace, switches: tuple[str, ...], settings: Bli
                 write_summary(out, results, pace(), recorded)
     except ComposeStartError as exc:
         raise RunSetupError(f"the hunt's compose project did not come up: {exc}") from None
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=TABLE_WIDTH)
-    console.print(rich_table(results, title=f"blind hunt {out.name}"))
+    print_table(rich_table(results, title=f"blind hunt {out.name}"))
     final = pace()
     path = write_summary(out, results, final, recorded)
     print(f"{final.runs} runs in {final.hours * 60:.1f} min: {final.runs_per_hour} runs per hour")

@@ -29,7 +29,9 @@ def _coverage(schedule: Schedule) -> frozenset[str]:
     return frozenset(f"{s.fault.kind}:{s.fault.target}" for s in schedule.steps)
 
 
-def _choices(hunt_seed: int | str, runs: int, seeds: tuple[int, ...] = ()) -> list[tuple]:
+def _choices(
+    hunt_seed: int | str, runs: int, seeds: tuple[int, ...] = ()
+) -> list[tuple[str, Schedule]]:
     planner = Planner(hunt_seed, _draw, seeds)
     chosen = []
     for _ in range(runs):
