@@ -15,7 +15,8 @@ heal (the core invariant `converges_after_heal`), and the runner checks before e
 that every service runs, every broker is registered and a controller is elected. A run
 that failed, or could not be judged, may have left the brokers broken (KAFKA-2300's
 controller fails every later state change): they are recreated and proven settled
-(`Builds.use`) before the next run.
+(`Builds.use`) before the next run; when they do not come up, that run is recorded as not
+judged, and the next one tries again.
 
 Like `chaos.hunt.hunt`, `blind_hunt` is handed its `Builds`, `RunOne`, the reader of a
 run's coverage and a clock, so its order of work is tested with fakes. Caller's thread.
@@ -159,6 +160,15 @@ def _covered(read: ReadCoverage, attempt: Attempt) -> frozenset[str]:
         return frozenset()
 
 
+def _recreate(builds: Builds, switches: tuple[str, ...]) -> str:
+    """Recreate the brokers with `switches`; why they did not come up, or ""."""
+    try:
+        builds.use(switches)
+    except RunSetupError as exc:
+        return f"recreating the brokers: {exc}"
+    return ""
+
+
 def blind_hunt(
     bug: str,
     builds: Builds,
@@ -182,12 +192,14 @@ def blind_hunt(
     damaged = False
     for number in range(1, settings.runs + 1):
         choice = planner.next()
-        if damaged:
-            builds.use((bug,))
-            recreated += 1
         say(f"{bug}: buggy build, run {number}/{settings.runs}: {choice.origin}")
         seed = choice.schedule.seed if choice.schedule.seed is not None else 0
-        attempt = run_attempt(run_one, scenario, seed, choice.schedule)
+        error = _recreate(builds, (bug,)) if damaged else ""
+        recreated += 1 if damaged else 0
+        if error:
+            attempt = Attempt(scenario.name, seed, None, None, error=error)
+        else:
+            attempt = run_attempt(run_one, scenario, seed, choice.schedule)
         damaged = attempt.ok is not True
         behaviours = _covered(read_coverage, attempt)
         new = planner.record(choice.schedule, behaviours)
@@ -207,11 +219,13 @@ def blind_hunt(
     fixed: list[Attempt] = []
     damaged = False
     for number, run in enumerate(runs, 1):
-        if damaged:
-            builds.use(())
-            recreated += 1
         say(f"{bug}: fixed build, replay {number}/{len(runs)}: {run.origin}")
-        again = run_attempt(run_one, scenario, run.attempt.seed, run.schedule)
+        error = _recreate(builds, ()) if damaged else ""
+        recreated += 1 if damaged else 0
+        if error:
+            again = Attempt(scenario.name, run.attempt.seed, None, None, error=error)
+        else:
+            again = run_attempt(run_one, scenario, run.attempt.seed, run.schedule)
         damaged = again.ok is not True
         fixed.append(again)
         say(f"{bug}: fixed build {word_of(again)}")

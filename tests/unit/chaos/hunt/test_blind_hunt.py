@@ -33,11 +33,14 @@ class FakeCluster:
         self.log: list[str] = []
         self.ran: dict[Path, Schedule] = {}
         self.setup_errors = 0  # how many of the next runs cannot be set up
+        self.failing_uses: set[int] = set()  # which calls of `use` fail (from 1)
         self.run_builds: list[tuple[str, ...]] = []  # each run's switches
 
     def use(self, switches: tuple[str, ...]) -> None:
-        self.switches = switches
         self.log.append(f"use {','.join(switches) or '-'}")
+        if sum(line.startswith("use") for line in self.log) in self.failing_uses:
+            raise RunSetupError("brokers did not settle")
+        self.switches = switches
 
     def run(self, scenario: Scenario, seed: int, schedule: Schedule | None) -> RunOutcome:
         assert schedule is not None
@@ -123,6 +126,17 @@ def test_the_brokers_are_kept_while_runs_hold_and_recreated_after_one_that_did_n
     assert cluster.log[:5] == [f"use {BUG}", "setup error", f"use {BUG}", "run", "run"]
     assert cluster.log[5:] == ["use -", "run", "run", "run"]
     assert result.recreated == 1
+
+
+def test_brokers_that_do_not_come_back_make_a_run_not_judged_and_the_next_tries_again() -> None:
+    cluster = FakeCluster(fail=False)
+    cluster.setup_errors = 1
+    cluster.failing_uses = {2}
+    result = _hunt(cluster, runs=3)
+    assert [r.attempt.ok for r in result.runs] == [None, None, True]
+    assert result.runs[1].attempt.error == "recreating the brokers: brokers did not settle"
+    assert cluster.log[:5] == [f"use {BUG}", "setup error", f"use {BUG}", f"use {BUG}", "run"]
+    assert result.recreated == 2
 
 
 def test_not_caught_replays_every_schedule_on_the_fixed_build() -> None:
