@@ -17,6 +17,10 @@ A behaviour is `<family>:<detail>`:
     election-failed:<reason>            a leader the controller could not elect
     resigned:<reason>                   a controller resigning, by why
     event-failed:<event>                a controller event whose handling raised
+    isr:<reason>                        an ISR written: `shrink`, `expand`, `replica offline`
+    isr-update-failed:<reason>          a leader's ISR write that failed
+    session:<state>                     a broker's ZooKeeper session: `suspended`, `lost`, ...
+    parked:<error>                      a follower fetcher parked on an error
 
 The `from` of a state machine move is the topic's (or broker's) last target in the same
 node's log since its controller was elected; `-` when there is none (the controller read
@@ -130,6 +134,14 @@ def _behaviours(event: Event, machines: _Machines) -> list[str]:
             return [f"resigned:{_shape(f.get('reason'))}"]
         case EventKind.EVENT_FAILED:
             return [f"event-failed:{f.get('event')}"]
+        case EventKind.ISR_CHANGED:
+            return [f"isr:{f.get('reason')}"]
+        case EventKind.ISR_UPDATE_FAILED:
+            return [f"isr-update-failed:{_shape(f.get('reason'))}"]
+        case EventKind.ZK_SESSION_STATE:
+            return [f"session:{f.get('state')}"]
+        case EventKind.FETCHER_PARKED:
+            return [f"parked:{f.get('error')}"]
     return []
 
 

@@ -1,8 +1,8 @@
 """A run's coverage from hand-made event logs: event kinds, state machine moves from and
-to, refused transitions, fencing by error, elections by strategy, request errors and
-resignations by reason; only events since the run's start count, the earlier ones give
-the states the run's moves start from; coverage.json is written, read back, and computed
-for a run recorded without one."""
+to, refused transitions, fencing by error, elections by strategy, request errors,
+resignations, ISR writes, sessions and parked fetchers by why; only events since the
+run's start count, the earlier ones give the states the run's moves start from;
+coverage.json is written, read back, and computed for a run recorded without one."""
 
 from __future__ import annotations
 
@@ -13,12 +13,15 @@ from eventlog import (
     ControllerElected,
     ControllerResigned,
     ControlResponseReceived,
+    FetcherParked,
     InvalidStateTransition,
+    IsrUpdateFailed,
     PartitionFenced,
     PartitionStateChange,
     ReplicaStateChange,
     RequestFailed,
     RequestRejected,
+    ZkSessionState,
 )
 from rundir.coverage import (
     COVERAGE_VERSION,
@@ -198,3 +201,27 @@ def test_a_written_coverage_is_read_back_without_the_event_logs(tmp_path: Path) 
     root.mkdir()
     write_coverage(root, {"kind:b", "kind:a"}, 7)
     assert read_coverage(root) == {"kind:a", "kind:b"}
+
+
+def test_isr_writes_sessions_and_parked_fetchers_are_named_by_why() -> None:
+    logs = EventLogBuilder()
+    logs.emit("broker2", ZkSessionState(state="suspended", session_id=None))
+    logs.emit(
+        "broker3",
+        FetcherParked(
+            topic="t", partition=0, leader=1, leader_epoch=4, error="FENCED_LEADER_EPOCH"
+        ),
+    )
+    logs.emit(
+        "broker1",
+        IsrUpdateFailed(
+            topic="t", partition=0, reason="state znode changed (BADVERSION); waiting 3"
+        ),
+    )
+    logs.emit_partial("broker1", "isr_changed", reason="shrink")
+    assert {
+        "session:suspended",
+        "parked:FENCED_LEADER_EPOCH",
+        "isr-update-failed:state znode changed",
+        "isr:shrink",
+    } <= coverage_of(logs.logs())
