@@ -102,10 +102,30 @@ class _Machines:
         return [f"replica:{before}->{target}"]
 
 
+#: The kinds one field names the behaviour of: kind -> (family, field, whether the
+#: request's `api` comes between them, whether the field is a reason to shape).
+_ONE_FIELD: dict[str, tuple[str, str, bool, bool]] = {
+    EventKind.REQUEST_REJECTED: ("fenced", "error", True, False),
+    EventKind.REQUEST_FAILED: ("error", "error", True, False),
+    EventKind.REQUEST_INVALID: ("error", "error", True, False),
+    EventKind.LEADER_ELECTION_FAILED: ("election-failed", "reason", False, True),
+    EventKind.CONTROLLER_RESIGNED: ("resigned", "reason", False, True),
+    EventKind.EVENT_FAILED: ("event-failed", "event", False, False),
+    EventKind.ISR_CHANGED: ("isr", "reason", False, False),
+    EventKind.ISR_UPDATE_FAILED: ("isr-update-failed", "reason", False, True),
+    EventKind.ZK_SESSION_STATE: ("session", "state", False, False),
+    EventKind.FETCHER_PARKED: ("parked", "error", False, False),
+}
+
+
 def _behaviours(event: Event, machines: _Machines) -> list[str]:
     """The behaviours one event shows (besides its kind), moving `machines` on."""
     f = event.fields
     api = f.get("api", "?")
+    if event.kind in _ONE_FIELD:
+        family, name, with_api, shaped = _ONE_FIELD[event.kind]
+        value = _shape(f.get(name)) if shaped else f.get(name)
+        return [f"{family}:{api}:{value}" if with_api else f"{family}:{value}"]
     match event.kind:
         case EventKind.CONTROLLER_ELECTED | EventKind.NODE_STARTED:
             machines.reset()
@@ -116,32 +136,14 @@ def _behaviours(event: Event, machines: _Machines) -> list[str]:
             return machines.replica_moves(event)
         case EventKind.INVALID_STATE_TRANSITION:
             return [f"refused:{f.get('machine')}:{f.get('current')}->{f.get('target')}"]
-        case EventKind.REQUEST_REJECTED:
-            return [f"fenced:{api}:{f.get('error')}"]
         case EventKind.PARTITION_FENCED:
             errors = f.get("errors")
             return [f"fenced:{api}:{e}" for e in sorted(errors)] if isinstance(errors, dict) else []
         case EventKind.CONTROL_RESPONSE_RECEIVED if f.get("error") != "NONE":
             return [f"response:{api}:{f.get('error')}"]
-        case EventKind.REQUEST_FAILED | EventKind.REQUEST_INVALID:
-            return [f"error:{api}:{f.get('error')}"]
         case EventKind.LEADER_ELECTED:
             unclean = ":unclean" if f.get("unclean") is True else ""
             return [f"election:{f.get('strategy')}{unclean}"]
-        case EventKind.LEADER_ELECTION_FAILED:
-            return [f"election-failed:{_shape(f.get('reason'))}"]
-        case EventKind.CONTROLLER_RESIGNED:
-            return [f"resigned:{_shape(f.get('reason'))}"]
-        case EventKind.EVENT_FAILED:
-            return [f"event-failed:{f.get('event')}"]
-        case EventKind.ISR_CHANGED:
-            return [f"isr:{f.get('reason')}"]
-        case EventKind.ISR_UPDATE_FAILED:
-            return [f"isr-update-failed:{_shape(f.get('reason'))}"]
-        case EventKind.ZK_SESSION_STATE:
-            return [f"session:{f.get('state')}"]
-        case EventKind.FETCHER_PARKED:
-            return [f"parked:{f.get('error')}"]
     return []
 
 
