@@ -117,7 +117,6 @@ class Choice:
 
     schedule: Schedule
     origin: str
-    parent: int | None = None
 
 
 def _spans(schedule: Schedule, leave_out: int | None = None) -> list[tuple[float, float]]:
@@ -125,9 +124,9 @@ def _spans(schedule: Schedule, leave_out: int | None = None) -> list[tuple[float
 
 
 def _free(spans: list[tuple[float, float]], heal_s: float) -> list[tuple[float, float]]:
-    """The stretches of [0, heal) no span covers, each narrowed by `GAP_S` where it meets
-    a span."""
-    gaps, t = [], 0.0
+    """The stretches of [`GAP_S`, heal) no span covers, each narrowed by `GAP_S` where it
+    meets a span."""
+    gaps, t = [], GAP_S
     for start, end in spans:
         if start - GAP_S > t:
             gaps.append((t, start - GAP_S))
@@ -279,7 +278,7 @@ class Planner:
             mutated = mutate(self._rng, parent.schedule, self._draw)
             if mutated is not None and mutated[0] not in ran:
                 schedule, done = mutated
-                return Choice(schedule, f"run {parent.number}: {', '.join(done)}", parent.number)
+                return Choice(schedule, f"run {parent.number}: {', '.join(done)}")
         return self._fresh()
 
     def record(self, schedule: Schedule, behaviours: frozenset[str]) -> int:
