@@ -10,7 +10,7 @@ PACKAGES := domain bugs admin client harness broker_node controller zkdata rpc e
 
 .PHONY: help setup host venv proto secrets compose-plugin images up down ps logs cluster \
         test lint test-unit test-integration fuzz test-docker bench bench-quick bench-produce \
-        bench-produce-quick clean-images clean report docs chaos-list chaos-all chaos-heal chaos-bugs test-chaos cluster-up
+        bench-produce-quick clean-images clean report docs chaos-list chaos-all chaos-heal chaos-bugs chaos-hunt test-chaos cluster-up
 
 help:
 	@echo "make up                 build what is missing, start the cluster, show it (DISK_LAYER=1: disk layers; FLUSH=1: fsync every message)"
@@ -24,6 +24,7 @@ help:
 	@echo "make chaos-all          every scenario, then one table of verdicts and recovery times"
 	@echo "make chaos-heal         undo whatever faults a killed chaos run left"
 	@echo "make chaos-bugs         hunt the historical bug switches on a project of its own (BUGS=a,b SEEDS=1,2)"
+	@echo "make chaos-hunt         hunt them blind: the generic generator with coverage feedback (BUGS=a,b HUNT_RUNS=10)"
 	@echo "make chaos-compare      judge a change: this work tree against HEAD under the same faults (BASE=ref HEAD=dir SCENARIOS=a,b SEEDS=1,2)"
 	@echo "make report             verdicts, figures and pictures of every run under runs/ (RUNS=dir ...)"
 	@echo "make docs               regenerate the pages made from the code (docs/scenarios.md)"
@@ -164,6 +165,14 @@ BUGS ?=
 SEEDS ?=
 chaos-bugs: images
 	@$(PY) -m chaos bugs $(if $(BUGS),--bugs $(BUGS)) $(if $(SEEDS),--seeds $(SEEDS)) $(CHAOS_ARGS)
+
+# The blind hunt (docs/bugs.md, "Blind hunt"): no plan, the generic generator's schedules
+# chosen by coverage, on a project of its own (testbed-hunt). BUGS picks switches (default
+# all), HUNT_RUNS the buggy runs per switch (default 10), SEEDS the seeds fresh schedules take
+# first; CHAOS_ARGS passes more (e.g. --run-seconds 60 --hunt-seed 2).
+HUNT_RUNS ?=
+chaos-hunt: images
+	@$(PY) -m chaos hunt $(if $(BUGS),--bugs $(BUGS)) $(if $(HUNT_RUNS),--runs $(HUNT_RUNS)) $(if $(SEEDS),--seeds $(SEEDS)) $(CHAOS_ARGS)
 
 # Judging a change (docs/chaos.md, "Comparing two builds"): HEAD (default: this work tree,
 # uncommitted changes included) against BASE (default: the repository's HEAD commit), each

@@ -10,7 +10,8 @@ directory into the invariants' inputs and writes its `verdict.json`; `rejudge` r
 recorded (perhaps crashed) run as far as it can and judges it again, `check_report` adds
 the history checker's classes (`python -m chaos check`); `jepsen_history` writes the
 history as Jepsen's EDN ops (through `edn`); `audit` is the replica audit's `audit.json`
-(rows per replica and epoch, and where the replicas disagree). It imports only the
+(rows per replica and epoch, and where the replicas disagree); `coverage` the behaviours a
+run's event logs show (`coverage.json`, the blind hunt's feedback). It imports only the
 packages below the tools (`eventlog`, `zkdata`). Pure values and file I/O on the calling
 thread, except `HistoryWriter`, safe from any thread.
 

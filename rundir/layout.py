@@ -9,6 +9,7 @@ This is the pipeline's input contract (docs/runs.md):
     metrics.jsonl    scrapes of every broker's Prometheus endpoint
     snapshots.jsonl  cluster snapshots (`rundir.invariants.ClusterSnapshot`) around the final heal
     verdict.json     the invariants' verdict
+    coverage.json    the behaviours the run's event logs show (`rundir.coverage`)
 
 Pure paths and small JSON writers; runs on the runner's thread.
 """
@@ -95,6 +96,11 @@ class RunDir:
     def verdict(self) -> Path:
         """verdict.json"""
         return self.root / "verdict.json"
+
+    @property
+    def coverage(self) -> Path:
+        """coverage.json"""
+        return self.root / "coverage.json"
 
     def create(self) -> RunDir:
         """Make the directory (and history/, events/); returns self."""

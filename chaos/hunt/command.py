@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.table import Table
 
 from chaos.cluster.project_lock import ProjectBusy, held
 from chaos.errors import ChaosError
@@ -33,7 +35,17 @@ from chaos.run.runner import RunOutcome, RunRequest, run
 from chaos.run.setup import RunSetupError
 from harness.compose import ComposeStartError, missing_images, started_project
 
-__all__ = ["DEFAULT_PROJECT", "HuntUsageError", "add_parser", "hunt_bugs", "parse_seeds"]
+__all__ = [
+    "DEFAULT_PROJECT",
+    "HuntUsageError",
+    "ProjectRuns",
+    "add_hunt_arguments",
+    "add_parser",
+    "guarded",
+    "hunt_bugs",
+    "parse_seeds",
+    "print_table",
+]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_PROJECT = "testbed-bugs"
@@ -62,18 +74,20 @@ def add_parser(commands: Any) -> None:
         "--runs", type=int, default=DEFAULT_RUNS, help="most buggy runs per bug (default 5)"
     )
     parser.add_argument("--seeds", default="", help="comma-separated seeds (default 1..RUNS)")
+    add_hunt_arguments(parser, DEFAULT_PROJECT, "where runs/bugs-<time> goes")
+
+
+def add_hunt_arguments(parser: argparse.ArgumentParser, project: str, out_help: str) -> None:
+    """The options every hunt takes: shrink budget, its compose project (`project` by
+    default), the brokers' session, where its directory goes, plain output."""
     parser.add_argument(
         "--max-shrink", type=int, default=8, help="most replays to shrink with (default 8)"
     )
-    parser.add_argument(
-        "--project", default=DEFAULT_PROJECT, help=f"compose project (default {DEFAULT_PROJECT})"
-    )
+    parser.add_argument("--project", default=project, help=f"compose project (default {project})")
     parser.add_argument(
         "--session-ms", type=int, default=SESSION_MS, help="brokers' ZooKeeper session (ms)"
     )
-    parser.add_argument(
-        "--out", type=Path, default=REPO_ROOT / "runs", help="where runs/bugs-<time> goes"
-    )
+    parser.add_argument("--out", type=Path, default=REPO_ROOT / "runs", help=out_help)
     parser.add_argument("--plain", action="store_true", help="plain progress lines, no live panel")
 
 
@@ -94,17 +108,24 @@ def hunt_bugs(args: argparse.Namespace, default_project: str) -> int:
         plans = plans_for(args.bugs.split(","))
     except KeyError as exc:
         raise HuntUsageError(str(exc.args[0])) from None
+    settings = HuntSettings(args.runs, args.max_shrink, parse_seeds(args.seeds))
+    return guarded(args, default_project, lambda: _hunt_all(args, plans, settings))
+
+
+def guarded(args: argparse.Namespace, default_project: str, go: Callable[[], int]) -> int:
+    """`go()`, the hunt, after the checks every hunt makes: not on the repository's
+    default project, at least one run, the images built, the project not held by another
+    hunt (`HuntUsageError`, `RunSetupError` else)."""
     if args.project == default_project:
         raise HuntUsageError(f"the hunt never runs on the default project {default_project}")
     if args.runs < 1:
         raise HuntUsageError(f"--runs must be at least 1, got {args.runs}")
-    settings = HuntSettings(args.runs, args.max_shrink, parse_seeds(args.seeds))
     missing = missing_images()
     if missing:
         raise RunSetupError(f"images missing: {', '.join(missing)}; run `make images`")
     try:
         with held(args.out, args.project):
-            return _hunt_all(args, plans, settings)
+            return go()
     except ProjectBusy as exc:
         raise HuntUsageError(str(exc)) from None
 
@@ -127,27 +148,43 @@ def _hunt_all(args: argparse.Namespace, plans: tuple[BugPlan, ...], settings: Hu
             REPO_ROOT, args.project, f"bugs-{stamp}-cluster", args.session_ms, stable_ports=True
         ) as cluster:
             builds = ComposeBuilds(cluster)
-
-            def run_one(scenario: Scenario, seed: int, schedule: Schedule | None) -> RunOutcome:
-                outcome = run(
-                    RunRequest(scenario, seed, cluster.project, out, schedule, args.plain)
-                )
-                print(outcome.verdict.table(), flush=True)
-                return outcome
-
+            run_one = ProjectRuns(cluster.project, out, args.plain)
             for number, plan in enumerate(plans, 1):
                 print(f"==> [{number}/{len(plans)}] {plan.bug}: {plan.why}", flush=True)
                 results.append(_hunt_one(plan, builds, run_one, settings))
                 write_summary(out, results, recorded)
     except ComposeStartError as exc:
         raise RunSetupError(f"the hunt's compose project did not come up: {exc}") from None
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=TABLE_WIDTH)  # a log keeps the cells whole
-    console.print(rich_table([row_of(r) for r in results], title=f"bug hunt {out.name}"))
+    print_table(rich_table([row_of(r) for r in results], title=f"bug hunt {out.name}"))
     json_path, md_path = write_summary(out, results, recorded)
     print(f"summary: {json_path} and {md_path}")
     return 0 if results and all(r.ok for r in results) else 1
+
+
+class ProjectRuns:
+    """`chaos.hunt.hunt.RunOne` on compose `project`: each run's directory under `out`,
+    its verdict table printed, the runs counted (`performed`)."""
+
+    def __init__(self, project: str, out: Path, plain: bool) -> None:
+        self.project = project
+        self.out = out
+        self.plain = plain
+        self.performed = 0
+
+    def __call__(self, scenario: Scenario, seed: int, schedule: Schedule | None) -> RunOutcome:
+        """One run (`chaos.run.runner.run`)."""
+        self.performed += 1
+        outcome = run(RunRequest(scenario, seed, self.project, self.out, schedule, self.plain))
+        print(outcome.verdict.table(), flush=True)
+        return outcome
+
+
+def print_table(table: Table) -> None:
+    """`table` on the terminal, or as wide as `TABLE_WIDTH` in a log (whole cells)."""
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=TABLE_WIDTH)
+    console.print(table)
 
 
 def _hunt_one(

@@ -38,7 +38,17 @@ from chaos.hunt.plan import BugPlan, attempts
 from chaos.run.runner import RunOutcome
 from chaos.run.setup import RunSetupError
 
-__all__ = ["Attempt", "BugResult", "Builds", "HuntSettings", "RunOne", "hunt"]
+__all__ = [
+    "Attempt",
+    "BugResult",
+    "Builds",
+    "HuntSettings",
+    "RunOne",
+    "hunt",
+    "run_attempt",
+    "shrink_failure",
+    "word_of",
+]
 
 
 class Builds(Protocol):
@@ -149,7 +159,9 @@ class BugResult:
 EXERCISE_TRIES = 2
 
 
-def _attempt(run_one: RunOne, scenario: Scenario, seed: int, schedule: Schedule | None) -> Attempt:
+def run_attempt(
+    run_one: RunOne, scenario: Scenario, seed: int, schedule: Schedule | None
+) -> Attempt:
     """One run, repeated (up to `EXERCISE_TRIES` in all) while it held without performing
     its whole schedule; a failed verdict counts whatever the steps did, since the
     invariants judge only what happened."""
@@ -183,28 +195,28 @@ def hunt(
     pairs = attempts(plan, settings.runs, settings.seeds)
     for number, (scenario, seed) in enumerate(pairs, 1):
         say(f"{plan.bug}: buggy build, run {number}/{len(pairs)}: {scenario.name} seed {seed}")
-        attempt = _attempt(run_one, scenario, seed, None)
+        attempt = run_attempt(run_one, scenario, seed, None)
         buggy.append(attempt)
-        say(f"{plan.bug}: {_word(attempt)}")
+        say(f"{plan.bug}: {word_of(attempt)}")
         if attempt.ok is False:
             failing = (scenario, scenario.schedule(seed))
             break
     shrunk, note = None, "not caught"
     if failing is not None:
-        shrunk, note = _shrink(plan.bug, failing, builds, run_one, settings.max_shrink, say)
+        shrunk, note = shrink_failure(plan.bug, failing, builds, run_one, settings.max_shrink, say)
     builds.use(())
     fixed = []
     for number, attempt in enumerate(buggy, 1):
         scenario = next(s for s in plan.scenarios if s.name == attempt.scenario)
         what = f"{scenario.name} seed {attempt.seed}"
         say(f"{plan.bug}: fixed build, run {number}/{len(buggy)}: {what}")
-        again = _attempt(run_one, scenario, attempt.seed, None)
+        again = run_attempt(run_one, scenario, attempt.seed, None)
         fixed.append(again)
-        say(f"{plan.bug}: fixed build {_word(again)}")
+        say(f"{plan.bug}: fixed build {word_of(again)}")
     return BugResult(plan, tuple(buggy), tuple(fixed), shrunk, note)
 
 
-def _word(attempt: Attempt) -> str:
+def word_of(attempt: Attempt) -> str:
     if attempt.ok is None:
         return f"NOT RUN ({attempt.error})"
     if attempt.ok:
@@ -212,7 +224,7 @@ def _word(attempt: Attempt) -> str:
     return f"FAIL: {', '.join(attempt.fired)} ({attempt.run_dir})"
 
 
-def _shrink(
+def shrink_failure(
     bug: str,
     failing: tuple[Scenario, Schedule],
     builds: Builds,
@@ -240,7 +252,7 @@ def _shrink(
         except RunSetupError as exc:
             last = Attempt(scenario.name, seed, None, None, error=str(exc))
         else:
-            last = _attempt(run_one, scenario, seed, candidate)
+            last = run_attempt(run_one, scenario, seed, candidate)
         damaged = last.ok is not True
         return last.ok is False
 

@@ -19,8 +19,9 @@ Order (docs/chaos.md, "A run"):
    converged and the workload ended, or the scenario's bound ran out; then audit the
    replicas of the run's topic into `audit.json` (`chaos.run.audit`).
 6. Copy every node's event log into the run, judge (`rundir.invariants`), write
-   `verdict.json`, print the verdict table, and hand the run's topic to the controller for
-   deletion (unless `keep_topic`), so runs do not pile partitions up on the cluster.
+   `verdict.json` and `coverage.json` (`rundir.coverage`), print the verdict table, and
+   hand the run's topic to the controller for deletion (unless `keep_topic`), so runs do
+   not pile partitions up on the cluster.
 
 Ctrl-C or any failure still heals every fault (the injector's `with` block) and stops the
 workload and the scraper; `python -m chaos heal` finishes the job if the runner itself is
@@ -70,6 +71,7 @@ from chaos.run.step_loop import StepLoop
 from client import Client
 from eventlog.jsonlines import JsonLinesWriter
 from rpc.messages import ElectLeadersRequest, ElectLeadersResponse
+from rundir.coverage import coverage_of, write_coverage
 from rundir.invariants import ClusterSnapshot, RunVerdict, judge, problems, time_to_convergence
 from rundir.invariants.judge import SCENARIO_CHECKS
 from rundir.invariants.names import EVERY_RUN
@@ -166,6 +168,7 @@ def run(request: RunRequest) -> RunOutcome:
         verdict = _only(judge(inputs), scenario.invariants)
         verdict = with_completeness(verdict, finished_run_completeness(run_dir.root))
         write_verdict(run_dir.root, verdict)
+        write_coverage(run_dir.root, coverage_of(inputs.events, started_ms), started_ms)
         _append_summary(run_dir, scenario, schedule, verdict, recovery, nodes, performed)
         if not request.keep_topic:
             _delete_topic(cluster, topic)

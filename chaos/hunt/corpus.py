@@ -1,0 +1,288 @@
+"""The blind hunt's choice of the next schedule (`python -m chaos hunt`, docs/bugs.md,
+"Blind hunt"): a fresh seed's schedule from the generic generator, or a mutation of a
+schedule run before, preferring those that reached behaviours few runs reached.
+
+    planner = Planner("7:kafka-1188", draw=lambda seed: draw_schedule(seed, 45.0))
+    choice = planner.next()                    # fresh seed, or run k mutated
+    ... run choice.schedule, read its coverage (`rundir.coverage`) ...
+    planner.record(choice.schedule, behaviours)
+
+The corpus holds every run's schedule with the behaviours it reached. A schedule's weight
+is the sum, over its behaviours, of one over the number of runs that reached each: a
+schedule that alone reached something is picked most. A mutation applies one or two of:
+drop a step, add a step drawn from a fresh schedule into a free stretch of time, shift a
+step within the free stretch around it, retarget a step to another role of the same kind
+of node. Mutations never make faults overlap that did not overlap (the generic mix
+chooses when faults come together; a mutation moves one fault at a time), keep every
+fault before the heal, and keep the parent's seed (roles resolve from the seed and the
+step) and actions.
+
+Every choice comes from one `random.Random(hunt_seed)` and the coverage recorded so far:
+the same hunt seed and the same coverage give the same schedules. Pure apart from that
+state; the caller's thread.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import random
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from chaos.errors import ScheduleError
+from chaos.generator.random_mix import MIX_KINDS, random_mix
+from chaos.generator.schedule import FaultSpec, Schedule, Step
+
+__all__ = [
+    "FRESH_SHARE",
+    "HEAL_S",
+    "MUTATIONS",
+    "Choice",
+    "Corpus",
+    "Entry",
+    "Planner",
+    "draw_schedule",
+    "mutate",
+]
+
+#: How much of a blind run's schedule is its heal phase (seconds).
+HEAL_S = 15.0
+#: The share of runs (after the first) that start from a fresh seed's schedule.
+FRESH_SHARE = 0.3
+#: The largest shift of a step, either way (seconds).
+SHIFT_S = 5.0
+#: The least time between two faults that a mutation keeps (seconds).
+GAP_S = 1.0
+#: The roles a step may be retargeted between: one node of the same kind each.
+ROLE_FAMILIES: tuple[tuple[str, ...], ...] = (
+    ("controller", "non-controller", "busiest-leader", "random-broker"),
+    ("zk-leader", "zk-follower"),
+)
+MUTATIONS = ("drop", "add", "shift", "retarget")
+#: How many mutations are tried for one that was not run already, before a fresh seed.
+MUTATION_TRIES = 4
+_SEED_RANGE = 2**31
+
+
+def draw_schedule(seed: int, duration_s: float) -> Schedule:
+    """The generic generator's schedule for `seed` over `duration_s` seconds, the last
+    `HEAL_S` of them the heal phase: the one place the blind hunt draws fresh schedules
+    from. Faults come denser than in the `random` scenario (quiet 1.5-4 s, faults held
+    3-8 s), so that short runs still hold several."""
+    return random_mix(
+        seed, duration_s, MIX_KINDS, quiet_s=(1.5, 4.0), fault_s=(3.0, 8.0), heal_s=HEAL_S
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One run of the hunt: its number (from 1), schedule and the behaviours it reached."""
+
+    number: int
+    schedule: Schedule
+    behaviours: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Corpus:
+    """Every run so far, in order, and how many runs reached each behaviour."""
+
+    entries: tuple[Entry, ...] = ()
+    counts: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def reached(self) -> frozenset[str]:
+        """Every behaviour some run reached."""
+        return frozenset(name for name, _ in self.counts)
+
+    def add(self, schedule: Schedule, behaviours: frozenset[str]) -> Corpus:
+        """The corpus with one more run."""
+        counts = Counter(dict(self.counts))
+        counts.update(behaviours)
+        entry = Entry(len(self.entries) + 1, schedule, behaviours)
+        return Corpus((*self.entries, entry), tuple(sorted(counts.items())))
+
+    def weight(self, entry: Entry) -> float:
+        """How rare `entry`'s behaviours are: the sum of one over the runs reaching each."""
+        counts = dict(self.counts)
+        return sum(1.0 / counts[b] for b in sorted(entry.behaviours))
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """The next run's schedule and where it came from (`fresh seed 17`, `run 3: drop step
+    2, shift step 0 by +1.5s`)."""
+
+    schedule: Schedule
+    origin: str
+
+
+def _spans(schedule: Schedule, leave_out: int | None = None) -> list[tuple[float, float]]:
+    return sorted((s.at_s, s.ends_s) for i, s in enumerate(schedule.steps) if i != leave_out)
+
+
+def _free(spans: list[tuple[float, float]], heal_s: float) -> list[tuple[float, float]]:
+    """The stretches of [`GAP_S`, heal) no span covers, each narrowed by `GAP_S` where it
+    meets a span."""
+    gaps, t = [], GAP_S
+    for start, end in spans:
+        if start - GAP_S > t:
+            gaps.append((t, start - GAP_S))
+        t = max(t, end + GAP_S)
+    if heal_s > t:
+        gaps.append((t, heal_s))
+    return gaps
+
+
+def _with_steps(schedule: Schedule, steps: list[Step]) -> Schedule:
+    ordered = tuple(sorted(steps, key=lambda s: s.at_s))
+    return dataclasses.replace(schedule, steps=ordered)
+
+
+def _tenths(low: float, high: float) -> tuple[int, int]:
+    """The times in [low, high] on the 0.1 s grid, as tenths (empty when low > high)."""
+    return math.ceil(round(low * 10, 6)), math.floor(round(high * 10, 6))
+
+
+def _place(rng: random.Random, step: Step, gaps: list[tuple[float, float]]) -> Step | None:
+    """`step` moved to a random time (on the 0.1 s grid) where it fits in one of `gaps`."""
+    length = step.ends_s - step.at_s
+    fits = [t for a, b in gaps if (t := _tenths(a, b - length))[0] <= t[1]]
+    if not fits:
+        return None
+    low, high = rng.choice(fits)
+    return dataclasses.replace(step, at_s=rng.randint(low, high) / 10)
+
+
+#: A mutation's schedule (None: it does not apply) and what it did.
+_Mutated = tuple[Schedule | None, str]
+_Draw = Callable[[int], Schedule]
+
+
+def _drop(rng: random.Random, schedule: Schedule, _: _Draw) -> _Mutated:
+    if len(schedule.steps) < 2:
+        return None, ""
+    i = rng.randrange(len(schedule.steps))
+    kept = [s for k, s in enumerate(schedule.steps) if k != i]
+    return _with_steps(schedule, kept), f"drop step {i}"
+
+
+def _add(rng: random.Random, schedule: Schedule, draw: _Draw) -> _Mutated:
+    donor = draw(rng.randrange(_SEED_RANGE))
+    step = rng.choice(donor.steps)
+    placed = _place(rng, step, _free(_spans(schedule), schedule.heal_at_s))
+    if placed is None:
+        return None, ""
+    what = f"add {placed.fault.describe()} at {placed.at_s:g}s"
+    return _with_steps(schedule, [*schedule.steps, placed]), what
+
+
+def _shift(rng: random.Random, schedule: Schedule, _: _Draw) -> _Mutated:
+    if not schedule.steps:
+        return None, ""
+    i = rng.randrange(len(schedule.steps))
+    step = schedule.steps[i]
+    gaps = _free(_spans(schedule, leave_out=i), schedule.heal_at_s)
+    around = [(a, b) for a, b in gaps if a <= step.at_s <= b]
+    if not around:
+        return None, ""
+    low, high = _tenths(around[0][0], around[0][1] - (step.ends_s - step.at_s))
+    wanted = round((step.at_s + rng.uniform(-SHIFT_S, SHIFT_S)) * 10)
+    at = min(max(wanted, low), high) / 10
+    if low > high or at == step.at_s:
+        return None, ""
+    steps = [dataclasses.replace(s, at_s=at) if k == i else s for k, s in enumerate(schedule.steps)]
+    return _with_steps(schedule, steps), f"shift step {i} by {at - step.at_s:+.1f}s"
+
+
+def _retarget(rng: random.Random, schedule: Schedule, _: _Draw) -> _Mutated:
+    options = []
+    for i, step in enumerate(schedule.steps):
+        family = next((f for f in ROLE_FAMILIES if step.fault.target in f), ())
+        for role in family:
+            if role == step.fault.target:
+                continue
+            try:
+                fault = FaultSpec(step.fault.kind, role, step.fault.params)
+            except ScheduleError:
+                continue
+            options.append((i, fault))
+    if not options:
+        return None, ""
+    i, fault = rng.choice(options)
+    steps = list(schedule.steps)
+    steps[i] = dataclasses.replace(steps[i], fault=fault)
+    return _with_steps(schedule, steps), f"retarget step {i} to {fault.target}"
+
+
+_OPERATIONS = {"drop": _drop, "add": _add, "shift": _shift, "retarget": _retarget}
+
+
+def mutate(
+    rng: random.Random, schedule: Schedule, draw: Callable[[int], Schedule]
+) -> tuple[Schedule, tuple[str, ...]] | None:
+    """`schedule` with one or two mutations (see the module docstring) and what they
+    were; None when no mutation applies (no step to drop, shift or retarget, and no room
+    to add one)."""
+    done: list[str] = []
+    for _ in range(rng.randint(1, 2)):
+        order = list(MUTATIONS)
+        rng.shuffle(order)
+        for name in order:
+            try:
+                changed, what = _OPERATIONS[name](rng, schedule, draw)
+            except ScheduleError:  # a step that does not fit where it went: try another
+                continue
+            if changed is not None:
+                schedule = changed
+                done.append(what)
+                break
+    return (schedule, tuple(done)) if done else None
+
+
+class Planner:
+    """The next schedule of one switch's blind hunt, from `random.Random(hunt_seed)` and
+    the coverage recorded so far. Fresh schedules use `seeds` in order, then seeds drawn
+    from the generator. Caller's thread."""
+
+    def __init__(
+        self,
+        hunt_seed: int | str,
+        draw: Callable[[int], Schedule],
+        seeds: Sequence[int] = (),
+        fresh_share: float = FRESH_SHARE,
+    ) -> None:
+        self._rng = random.Random(hunt_seed)
+        self._draw = draw
+        self._seeds = list(seeds)
+        self._fresh_share = fresh_share
+        self.corpus = Corpus()
+
+    def _fresh(self) -> Choice:
+        seed = self._seeds.pop(0) if self._seeds else self._rng.randrange(_SEED_RANGE)
+        return Choice(self._draw(seed), f"fresh seed {seed}")
+
+    def next(self) -> Choice:
+        """The next run's schedule: fresh for the first run, for a `fresh_share` of the
+        others and whenever no run has reached anything; else a mutation of a run picked
+        by weight, not one run already (else fresh after `MUTATION_TRIES`)."""
+        entries = [e for e in self.corpus.entries if e.behaviours and e.schedule.steps]
+        if not entries or self._rng.random() < self._fresh_share:
+            return self._fresh()
+        weights = [self.corpus.weight(e) for e in entries]
+        ran = {e.schedule for e in self.corpus.entries}
+        for _ in range(MUTATION_TRIES):
+            parent = self._rng.choices(entries, weights)[0]
+            mutated = mutate(self._rng, parent.schedule, self._draw)
+            if mutated is not None and mutated[0] not in ran:
+                schedule, done = mutated
+                return Choice(schedule, f"run {parent.number}: {', '.join(done)}")
+        return self._fresh()
+
+    def record(self, schedule: Schedule, behaviours: frozenset[str]) -> int:
+        """Add a run's schedule and coverage; how many behaviours no run had reached."""
+        new = len(behaviours - self.corpus.reached)
+        self.corpus = self.corpus.add(schedule, behaviours)
+        return new

@@ -1,0 +1,166 @@
+"""The blind hunt's choice of schedules: a pure function of the hunt's seed and the
+coverage recorded so far; fresh seeds first from the given list; rare behaviours weigh
+more; every mutation is a valid schedule that keeps faults apart, before the heal, with
+the parent's seed and actions."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+from chaos.generator.schedule import Action, FaultSpec, Schedule, Step
+from chaos.hunt.corpus import (
+    ROLE_FAMILIES,
+    Corpus,
+    Planner,
+    draw_schedule,
+    mutate,
+)
+
+RUN_S = 45.0
+
+
+def _draw(seed: int) -> Schedule:
+    return draw_schedule(seed, RUN_S)
+
+
+def _coverage(schedule: Schedule) -> frozenset[str]:
+    """A stand-in for a run's coverage: one behaviour per step's kind and target."""
+    return frozenset(f"{s.fault.kind}:{s.fault.target}" for s in schedule.steps)
+
+
+def _choices(
+    hunt_seed: int | str, runs: int, seeds: tuple[int, ...] = ()
+) -> list[tuple[str, Schedule]]:
+    planner = Planner(hunt_seed, _draw, seeds)
+    chosen = []
+    for _ in range(runs):
+        choice = planner.next()
+        planner.record(choice.schedule, _coverage(choice.schedule))
+        chosen.append((choice.origin, choice.schedule))
+    return chosen
+
+
+def test_the_same_hunt_seed_and_coverage_give_the_same_schedules() -> None:
+    assert _choices("7:kip-380", 15) == _choices("7:kip-380", 15)
+
+
+def test_another_hunt_seed_gives_other_schedules() -> None:
+    assert [s for _, s in _choices(1, 5)] != [s for _, s in _choices(2, 5)]
+
+
+def test_the_first_run_is_fresh_and_later_runs_mutate_or_draw_afresh() -> None:
+    origins = [o for o, _ in _choices(3, 20)]
+    assert origins[0].startswith("fresh seed ")
+    assert any(o.startswith("run ") for o in origins)
+    assert any(o.startswith("fresh seed ") for o in origins[1:])
+
+
+def test_fresh_schedules_take_the_given_seeds_first() -> None:
+    planner = Planner(1, _draw, seeds=(11, 12), fresh_share=1.0)
+    first, second, third = planner.next(), planner.next(), planner.next()
+    assert (first.origin, first.schedule) == ("fresh seed 11", _draw(11))
+    assert (second.origin, second.schedule) == ("fresh seed 12", _draw(12))
+    assert third.origin.startswith("fresh seed ")
+
+
+def test_without_any_behaviour_reached_every_run_is_fresh() -> None:
+    planner = Planner(5, _draw, fresh_share=0.0)
+    for _ in range(4):
+        choice = planner.next()
+        assert choice.origin.startswith("fresh seed ")
+        assert planner.record(choice.schedule, frozenset()) == 0
+
+
+def test_a_schedule_is_never_chosen_twice_by_mutation() -> None:
+    chosen = [s for o, s in _choices(9, 25) if o.startswith("run ")]
+    assert len(chosen) == len(set(chosen))
+
+
+def test_rare_behaviours_weigh_more_and_record_counts_the_new_ones() -> None:
+    corpus = Corpus()
+    schedule = _draw(1)
+    for _ in range(3):
+        corpus = corpus.add(schedule, frozenset({"common"}))
+    corpus = corpus.add(schedule, frozenset({"common", "rare"}))
+    common, rare = corpus.entries[0], corpus.entries[3]
+    assert corpus.weight(common) == 0.25
+    assert corpus.weight(rare) == 1.25
+    assert corpus.reached == {"common", "rare"}
+    planner = Planner(1, _draw)
+    assert planner.record(schedule, frozenset({"a", "b"})) == 2
+    assert planner.record(schedule, frozenset({"b", "c"})) == 1
+
+
+def _apart(schedule: Schedule) -> bool:
+    spans = sorted((s.at_s, s.ends_s) for s in schedule.steps)
+    return all(b[0] >= a[1] for a, b in itertools.pairwise(spans))
+
+
+def test_mutations_make_valid_schedules_with_faults_apart_before_the_heal() -> None:
+    for seed in range(40):
+        parent = _draw(seed)
+        rng = random.Random(seed)
+        found = mutate(rng, parent, _draw)
+        assert found is not None
+        child, done = found
+        assert 1 <= len(done) <= 2
+        assert child != parent or all(d.startswith("shift") for d in done)
+        assert child.seed == parent.seed
+        assert child.actions == parent.actions
+        assert (child.heal_at_s, child.end_s) == (parent.heal_at_s, parent.end_s)
+        assert all(s.ends_s <= child.heal_at_s for s in child.steps)
+        assert _apart(child)
+        assert [s.at_s for s in child.steps] == sorted(s.at_s for s in child.steps)
+
+
+def test_each_mutation_does_what_it_says() -> None:
+    seen = set()
+    for seed in range(60):
+        parent = _draw(seed)
+        found = mutate(random.Random(seed), parent, _draw)
+        assert found is not None
+        child, done = found
+        if len(done) != 1:
+            continue
+        what = done[0]
+        seen.add(what.split()[0])
+        if what.startswith("drop"):
+            assert len(child.steps) == len(parent.steps) - 1
+            assert set(child.steps) < set(parent.steps)
+        elif what.startswith("add"):
+            assert len(child.steps) == len(parent.steps) + 1
+            assert set(parent.steps) < set(child.steps)
+        elif what.startswith("shift"):
+            moved = set(child.steps) - set(parent.steps)
+            assert len(moved) == 1
+            assert [s.fault for s in child.steps] == [s.fault for s in parent.steps] or moved
+        else:
+            changed = [
+                (a.fault.target, b.fault.target)
+                for a, b in zip(parent.steps, child.steps, strict=True)
+                if a != b
+            ]
+            assert len(changed) == 1
+            before, after = changed[0]
+            assert any(before in f and after in f for f in ROLE_FAMILIES)
+    assert seen == {"drop", "add", "shift", "retarget"}
+
+
+def test_a_step_is_added_only_where_it_fits() -> None:
+    kill = FaultSpec.of("kill", "controller")
+    crowded = Schedule(
+        1,
+        (Step(0.0, 14.0, kill), Step(15.0, 14.9, kill)),
+        30.0,
+        45.0,
+        (Action(2.0, "reassign", (("topic", "chaos-random"),)),),
+    )
+    for seed in range(30):
+        found = mutate(random.Random(seed), crowded, _draw)
+        if found is None:
+            continue
+        child, done = found
+        assert not done[0].startswith("add")  # a second one may use room the first made
+        assert _apart(child)
+        assert child.actions == crowded.actions
