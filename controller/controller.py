@@ -25,9 +25,10 @@ from kazoo.protocol.states import WatchedEvent
 
 from bugs.catalog import NO_RESIGN_ON_DATA_CHANGE, OWN_ZNODE_NO_FAILOVER
 from controller import events as ev
-from controller.active import ActiveController, ControllerConfig
+from controller.active import ActiveController
 from controller.calls import answer_alter_isr, answer_controlled_shutdown, answer_elect_leaders
 from controller.channel_manager import BrokerChannel, grpc_channel
+from controller.config import ControllerConfig
 from controller.context import ControllerContext
 from controller.event_manager import ControllerEventManager
 from controller.metrics import ControllerMetrics

@@ -15,10 +15,11 @@ import pytest
 from kazoo.protocol.states import EventType, KeeperState, WatchedEvent
 
 from bugs import NO_BUGS, BugSwitches
-from bugs.switches import switches_of
 from bugs.catalog import NO_RESIGN_ON_DATA_CHANGE, OWN_ZNODE_NO_FAILOVER
+from bugs.switches import switches_of
 from controller import events as ev
-from controller.active import ActiveController, ControllerConfig
+from controller.active import ActiveController
+from controller.config import ControllerConfig
 from controller.controller import KafkaController
 from controller.watchers import controller_watch_events
 from eventlog import EventKind
