@@ -1,7 +1,12 @@
 """failover-after-bounce: kill the controller while a bounced broker registers again.
 
-Setup: topic `chaos-failover-after-bounce`, 6 partitions, replication factor 3, min ISR
-2, acks=all; two producers at 50 values/s each and a consumer, for 75 s.
+Setup: topic `chaos-failover-after-bounce`, 6 partitions, replication factor 2, min ISR
+1, acks=all; two producers at 50 values/s each and a consumer, for 75 s. Two replicas,
+so that two partitions have none on the controller: at failover the new controller
+takes the dead controller's replicas out of their ISRs, which gives those partitions a
+new leader epoch and their followers a second LeaderAndIsr, sent after the first
+UpdateMetadata (with three replicas every partition has one there, and the second
+LeaderAndIsr hides what the first did).
 
 Steps:
 
@@ -15,7 +20,8 @@ Steps:
    the live ones. Its LeaderAndIsr tells that broker to follow leaders its cache does not
    know yet; the failover must tell every live broker the live brokers first
    (UpdateMetadata before LeaderAndIsr), or at least the LeaderAndIsr must say where its
-   leaders are, for the broker to fetch and rejoin the ISRs.
+   leaders are, for the broker to fetch and rejoin the ISRs. Of the partitions the two
+   survivors share, nothing else changes the leader epoch before the heal.
 4. At about 30 s the old controller starts again and registers as a plain broker.
 5. Heal at 45 s; the load goes on until 75 s.
 
@@ -28,7 +34,7 @@ from __future__ import annotations
 from chaos.generator.scenarios.scenario import Draws, Scenario, Workload
 from chaos.generator.schedule import FaultSpec, Schedule, Step
 
-WORKLOAD = Workload("chaos-failover-after-bounce")
+WORKLOAD = Workload("chaos-failover-after-bounce", replication_factor=2, min_insync_replicas=1)
 #: The kill after the bounce: the bounced broker registers again (4 to 6 s after the
 #: bounce) before the killed controller's session expires (4 to 6 s after the kill).
 KILL_AFTER_S = 3.0
