@@ -12,7 +12,9 @@ A replica of a failed log directory is offline (Kafka's `HostedPartition.Offline
 their leader epoch, and change nothing, until the broker restarts.
 
 Bug switches (docs/bugs.md): `kafka-1188` obeys requests of an older controller epoch,
-`kip-380` requests addressed to an earlier registration of this broker.
+`kip-380` requests addressed to an earlier registration of this broker; with `kafka-4443`
+a follower looks its leader up among the metadata cache's live brokers, not among the
+LeaderAndIsr's live leaders, and does not fetch from one the cache does not know.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from broker_node.replica_manager import ReplicaManager
 from broker_node.request_guard import report_invalid
 from broker_node.validation_rules import Verdict
 from bugs import NO_BUGS, BugSwitches
-from bugs.catalog import NO_BROKER_EPOCH, STALE_CONTROLLER_EPOCH
+from bugs.catalog import LEADER_AND_ISR_FIRST, NO_BROKER_EPOCH, STALE_CONTROLLER_EPOCH
 from controller import collector
 from domain import UNKNOWN_BROKER_EPOCH, TopicPartition
 from eventlog import EventLog
@@ -70,6 +72,7 @@ class ControlRequestHandler:
         self._elect_leaders = elect_leaders
         self._fence_broker_epoch = not bug_switches.on(NO_BROKER_EPOCH)
         self._fence_controller_epoch = not bug_switches.on(STALE_CONTROLLER_EPOCH)
+        self._leaders_from_cache = bug_switches.on(LEADER_AND_ISR_FIRST)
         self._lock = threading.Lock()
         self._registered = threading.Event()
         self.metadata_cache = MetadataCache()
@@ -206,7 +209,12 @@ class ControlRequestHandler:
                 results.append(new(error_type, (tp, fenced_by)))
             report.fenced(self._events, "LeaderAndIsr", request.header, fenced)
             if self._replicas is not None and accepted:
-                failed = self._replicas.become_leader_or_follower(accepted, request.live_leaders)
+                leaders = (
+                    self.metadata_cache.snapshot().live_leaders()
+                    if self._leaders_from_cache
+                    else request.live_leaders
+                )
+                failed = self._replicas.become_leader_or_follower(accepted, leaders)
                 for tp in failed:  # not hosted: a later LeaderAndIsr may try again
                     hosted_by_tp.pop(tp, None)
                 if failed:

@@ -9,7 +9,12 @@ import threading
 from dataclasses import dataclass, field
 
 from domain import EPOCH_DURING_DELETE, TopicPartition
-from rpc.messages import LiveBroker, UpdateMetadataPartitionState, UpdateMetadataRequest
+from rpc.messages import (
+    LiveBroker,
+    LiveLeader,
+    UpdateMetadataPartitionState,
+    UpdateMetadataRequest,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,6 +25,15 @@ class MetadataSnapshot:
     controller_epoch: int
     live_brokers: dict[int, LiveBroker] = field(default_factory=dict)
     partitions: dict[TopicPartition, UpdateMetadataPartitionState] = field(default_factory=dict)
+
+    def live_leaders(self) -> tuple[LiveLeader, ...]:
+        """Every live broker at its first endpoint: where a follower looks its leader up
+        with bug switch `kafka-4443`, as Kafka's did before LeaderAndIsr named them."""
+        return tuple(
+            LiveLeader(b.id, b.endpoints[0].host, b.endpoints[0].port)
+            for b in self.live_brokers.values()
+            if b.endpoints
+        )
 
 
 class MetadataCache:

@@ -38,8 +38,8 @@ from broker_node.replication_config import replication_config
 from broker_node.request_guard import GuardedBrokerControl, GuardedClientApi, RequestGuard
 from broker_node.zk_session import SessionListener, ensure_chroot, new_client
 from controller import KafkaController, collector
-from controller.active import ControllerConfig
 from controller.channel_manager import grpc_channel
+from controller.config import ControllerConfig
 from eventlog import (
     BugSwitchesOn,
     ControlledShutdownAttempt,

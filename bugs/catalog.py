@@ -22,6 +22,10 @@ NO_TRUNCATION = "kip-101"
 ZOMBIE_CONTROLLER = "kafka-5310"
 SENDER_DROPS = "sender-drops"
 NO_RESUME = "kafka-1681"
+OWN_ZNODE_NO_FAILOVER = "kafka-13407"
+NO_RESIGN_ON_DATA_CHANGE = "kafka-2437"
+NO_METADATA_FOR_EMPTY_BROKER = "kafka-13225"
+LEADER_AND_ISR_FIRST = "kafka-4443"
 
 
 class Side(Enum):
@@ -121,6 +125,34 @@ CATALOG: tuple[Bug, ...] = (
         ("KAFKA-1681", "KAFKA-5310"),
         Side.CONTROLLER,
         "a new controller does not resume pending topic deletions or reassignments",
+    ),
+    Bug(
+        OWN_ZNODE_NO_FAILOVER,
+        ("KAFKA-13407",),
+        Side.CONTROLLER,
+        "a controller whose ZooKeeper connection was lost and regained resigns, re-runs "
+        "the election, finds /controller naming itself and stops there: no controller runs",
+    ),
+    Bug(
+        NO_RESIGN_ON_DATA_CHANGE,
+        ("KAFKA-2437",),
+        Side.CONTROLLER,
+        "a controller that finds /controller naming another broker after a change (not a "
+        "deletion) does not resign and goes on acting beside its successor",
+    ),
+    Bug(
+        NO_METADATA_FOR_EMPTY_BROKER,
+        ("KAFKA-13225",),
+        Side.CONTROLLER,
+        "when a broker hosting no replica dies while some partition has no live leader, "
+        "no UpdateMetadata tells the other brokers it is gone",
+    ),
+    Bug(
+        LEADER_AND_ISR_FIRST,
+        ("KAFKA-4443",),
+        Side.CONTROLLER,
+        "a new controller sends LeaderAndIsr before UpdateMetadata and a follower looks its "
+        "leader up in its metadata cache: a broker with an empty cache does not fetch",
     ),
 )
 

@@ -12,9 +12,9 @@ AlterIsr (`controller.alter_isr`). Brokers'
 answers reach it as the events the request batch's response callbacks enqueue
 (`controller.request_batch`, `controller.control_responses`).
 
-Historical bug switches (docs/bugs.md) reach the duties from `ControllerConfig`; three
-live here: `kafka-6082` (`fencing_version`), `kafka-1681` (failover) and `kafka-5310`
-(resignation).
+Historical bug switches (docs/bugs.md) reach the duties from `ControllerConfig`; four
+live here: `kafka-6082` (`fencing_version`), `kafka-1681` and `kafka-4443` (failover) and
+`kafka-5310` (resignation).
 
 Event thread only; the ZooKeeper watches it arms run on kazoo's thread and the response
 callbacks on the sender threads, and they only enqueue events.
@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from bugs import NO_BUGS, BugSwitches
+from bugs import BugSwitches
 from bugs.catalog import (
+    LEADER_AND_ISR_FIRST,
     NO_RESUME,
     SENDER_DROPS,
     STUCK_BATCH,
@@ -40,6 +40,7 @@ from controller import events as ev
 from controller.alter_isr import process_alter_isr
 from controller.broker_changes import BrokerChanges
 from controller.channel_manager import BrokerChannel, ControllerChannelManager, grpc_channel
+from controller.config import ControllerConfig
 from controller.context import ControllerContext
 from controller.isr_changes import process_isr_change_notification
 from controller.log_dir_events import process_log_dir_event_notification
@@ -62,31 +63,10 @@ from zkdata.isr_change_notifications import delete_isr_change_notifications
 from zkdata.log_dir_event_notifications import delete_log_dir_event_notifications
 from zkdata.model import Broker
 from zkdata.reassignment import ReassignmentZk
-from zkdata.state_readers import ReaderSettings, ReadStats, StateReaders
+from zkdata.state_readers import ReadStats, StateReaders
 
 #: Seconds from failover to the first auto leader rebalance check (Kafka's fixed 5 s).
 FIRST_REBALANCE_DELAY_S = 5.0
-
-
-@dataclass(frozen=True, slots=True)
-class ControllerConfig:
-    """Controller settings taken from the broker's configuration."""
-
-    unclean_leader_election_enable: bool = False
-    #: Kafka's `delete.topic.enable`: when false, deletion requests are only removed.
-    delete_topic_enable: bool = True
-    #: Kafka's `auto.leader.rebalance.enable`, `leader.imbalance.per.broker.percentage`
-    #: and `leader.imbalance.check.interval.seconds`.
-    auto_leader_rebalance_enable: bool = True
-    leader_imbalance_per_broker_percentage: int = 10
-    leader_imbalance_check_interval_s: float = 300.0
-    #: Historical bugs the controller re-introduces (`bugs/`); none by default.
-    bug_switches: BugSwitches = NO_BUGS
-    #: Helper processes that read partition states alongside the event thread when the
-    #: context of many partitions is loaded (`zkdata.state_readers`); None: no helpers.
-    state_readers: ReaderSettings | None = None
-    #: Whether the broker runs for controller (Kafka's always do; benchmarks choose).
-    candidate: bool = True
 
 
 def fencing_version(won_zk_version: int, switches: BugSwitches) -> int:
@@ -238,7 +218,8 @@ class ActiveController:
         brokers; start both state machines; resume reassignments, then deletions; run a
         pending preferred election; schedule the first auto rebalance 5 s later. With bug
         switch `kafka-1681` the requested deletions are not queued and no reassignment is
-        resumed: they wait until their znode changes again."""
+        resumed: they wait until their znode changes again; with `kafka-4443` the live
+        brokers are told after the state machines' LeaderAndIsr, not before."""
         started = time.monotonic()
         self.ctx.epoch_zk_version = fencing_version(
             self.ctx.epoch_zk_version, self._config.bug_switches
@@ -270,11 +251,14 @@ class ActiveController:
             state_reader_processes=read.helpers_started,
             read_by_helpers=read.read_by_helpers,
         )
-        self._send_update_metadata(self.ctx.live_or_shutting_down_broker_ids(), [])
-        self._step("update_metadata_sent")
+        leader_and_isr_first = self._config.bug_switches.on(LEADER_AND_ISR_FIRST)
+        if not leader_and_isr_first:
+            self._tell_live_brokers()
         self.replicas.startup()
         self.partitions.startup()
         self._step("state_machines_started")
+        if leader_and_isr_first:
+            self._tell_live_brokers()
         if resume:
             self.reassignments.on_failover()
         self._step("reassignments_resumed")
@@ -296,6 +280,10 @@ class ActiveController:
             ),
         )
 
+    def _tell_live_brokers(self) -> None:
+        self._send_update_metadata(self.ctx.live_or_shutting_down_broker_ids(), [])
+        self._step("update_metadata_sent")
+
     def _register_watches(self) -> None:
         """Before anything is read: the child watches of `/brokers/ids`, `/brokers/topics`,
         `/admin/delete_topics`, `/isr_change_notification` and `/log_dir_event_notification`,
@@ -311,12 +299,11 @@ class ActiveController:
         event: ev.ControllerEvent,
         delete: Callable[[KafkaZkClient, list[str], int], None],
     ) -> int:
-        """Delete every pending notification under `path` (fenced) without handling it,
-        re-arming the child watch that enqueues `event`: the context, loaded next, reads
-        every partition's state anyway, and the replica state machine's start sends every
-        broker a LeaderAndIsr for all its replicas, which a broker that lost its log
-        directory answers with KAFKA_STORAGE_ERROR (Kafka's failover, as for ISR
-        changes)."""
+        """Delete every pending notification under `path` (fenced) unhandled, re-arming the
+        watch that enqueues `event`: the context, loaded next, reads every partition's
+        state, and the replica state machine's start sends every broker a LeaderAndIsr for
+        its replicas, which a broker that lost its log directory answers with
+        KAFKA_STORAGE_ERROR (Kafka's failover)."""
         pending = self._zk.watch_children(path, self._watchers(event))
         if pending:
             delete(self._zk, pending, self.ctx.epoch_zk_version)

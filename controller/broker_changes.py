@@ -8,7 +8,9 @@ do, are `controller.broker_modifications`'.
 Bug switches (docs/bugs.md): `kip-380` does not see a broker whose registration changed
 but whose id stayed as bounced, as before KIP-380 (`classify_brokers`); `kafka-3085`
 decides on the broker list the watch read when it fired, not on `/brokers/ids` as it is
-when the event is processed.
+when the event is processed; `kafka-13225` tells the brokers of the failure only when no
+partition lacks a live leader, so a broker hosting no replica dies unannounced while some
+partition is offline.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bugs import NO_BUGS, BugSwitches
-from bugs.catalog import ENQUEUE_TIME_BROKERS, NO_BROKER_EPOCH
+from bugs.catalog import ENQUEUE_TIME_BROKERS, NO_BROKER_EPOCH, NO_METADATA_FOR_EMPTY_BROKER
 from controller import events as ev
 from controller.broker_modifications import BrokerModificationHandler
 from controller.channel_manager import ControllerChannelManager
@@ -88,6 +90,7 @@ class BrokerChanges:
         self._send_update_metadata = send_update_metadata
         self._detect_bounces = not bug_switches.on(NO_BROKER_EPOCH)
         self._read_at_watch = bug_switches.on(ENQUEUE_TIME_BROKERS)
+        self._announce_empty_failures = not bug_switches.on(NO_METADATA_FOR_EMPTY_BROKER)
         self.modifications = BrokerModificationHandler(
             context, zk, watchers, event_log, send_update_metadata
         )
@@ -190,7 +193,10 @@ class BrokerChanges:
     def on_replicas_become_offline(self, offline: list[PartitionReplica]) -> None:
         """Kafka's onReplicasBecomeOffline: move leaderships off offline replicas and take
         them offline; the replicas of topics being deleted fail their deletion instead (the
-        topics wait for the replicas to return)."""
+        topics wait for the replicas to return). The live brokers learn of the failure from
+        the requests of those changes; when no election took place, or no replica went
+        offline (a broker hosting none died: KAFKA-13225, unless `kafka-13225`), from an
+        UpdateMetadata of their own."""
         not_deleting: list[PartitionReplica] = []
         deleting: list[PartitionReplica] = []
         for r in offline:
@@ -203,5 +209,5 @@ class BrokerChanges:
         self._replicas.handle_state_changes(not_deleting, ReplicaState.OFFLINE, elected)
         if deleting:
             self._deletion.on_replicas_offline(deleting)
-        if not offline_leaders:
+        if not offline_leaders or (self._announce_empty_failures and not offline):
             self._send_update_metadata(self._ctx.live_or_shutting_down_broker_ids(), [])

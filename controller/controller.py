@@ -8,6 +8,9 @@ resigns; the next session re-registers the broker (new broker epoch) and runs ag
 Threads: public methods may be called from any thread and only enqueue events; `process`
 and everything it calls run on `controller-event-thread`, which owns the context; the
 ControlledShutdown, ElectLeaders and AlterIsr calls are answered there by `controller.calls`.
+
+Bug switches (docs/bugs.md): `kafka-13407` resigns on a lost connection and stops the
+election at a `/controller` naming this broker; `kafka-2437` resigns only on a deletion.
 """
 
 from __future__ import annotations
@@ -18,17 +21,19 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from kazoo.protocol.states import EventType, KeeperState, WatchedEvent
+from kazoo.protocol.states import WatchedEvent
 
+from bugs.catalog import NO_RESIGN_ON_DATA_CHANGE, OWN_ZNODE_NO_FAILOVER
 from controller import events as ev
-from controller.active import ActiveController, ControllerConfig
+from controller.active import ActiveController
 from controller.calls import answer_alter_isr, answer_controlled_shutdown, answer_elect_leaders
 from controller.channel_manager import BrokerChannel, grpc_channel
+from controller.config import ControllerConfig
 from controller.context import ControllerContext
 from controller.event_manager import ControllerEventManager
 from controller.metrics import ControllerMetrics
 from controller.partition_state_machine import ElectionStats
-from controller.watchers import Watchers
+from controller.watchers import Watchers, controller_watch_events
 from eventlog import (
     ControllerElected,
     ControllerObserved,
@@ -205,14 +210,14 @@ class KafkaController:
                 self._watch_controller()
                 self._elect()
             case ev.ControllerChange():
-                self._maybe_resign()
+                self._maybe_resign(not self._config.bug_switches.on(NO_RESIGN_ON_DATA_CHANGE))
                 if self._active_controller_id == NO_CONTROLLER:
                     self._elect()  # it vanished before the watch was armed again
             case ev.Reelect():
                 self._maybe_resign()
                 self._elect()
             case ev.Expire():
-                self._process_expire()
+                self._process_expire(event.reason)
             case ev.RegisterBrokerAndReelect():
                 self._register_broker()
                 self._maybe_resign()
@@ -262,20 +267,11 @@ class KafkaController:
         event.preempt()
 
     def _on_controller_znode(self, watched: WatchedEvent) -> None:
-        """Watch on `/controller` (kazoo's event thread): only enqueue.
-
-        kazoo drops every watch when the connection is suspended (it tells each watcher
-        with an event of type NONE) and does not restore them when the same session comes
-        back, so a suspension also enqueues ControllerChange, which re-arms the watch and
-        re-checks the controller once connected. After an expiry (NONE in a closed state)
-        the session listener's Expire / RegisterBrokerAndReelect take over.
-        """
-        if watched.type == EventType.DELETED:
-            self.event_manager.put(ev.Reelect())
-        else:
-            suspended = watched.type == EventType.NONE and watched.state == KeeperState.CONNECTING
-            if suspended or watched.type in (EventType.CREATED, EventType.CHANGED):
-                self.event_manager.put(ev.ControllerChange())
+        """Watch on `/controller` (kazoo's event thread): only enqueue what
+        `controller_watch_events` says."""
+        resign = self._config.bug_switches.on(OWN_ZNODE_NO_FAILOVER)
+        for event in controller_watch_events(watched, resign):
+            self.event_manager.put(event)
 
     def _watch_controller(self) -> None:
         self._zk.watch_exists(paths.CONTROLLER, self._on_controller_znode)
@@ -291,9 +287,15 @@ class KafkaController:
     def _elect(self, attempts: int = 3) -> None:
         """Run for controller unless one is known or this broker is no candidate. A lost
         race (NodeExists / BadVersion) whose winner is already gone again is retried from
-        the read of the epoch."""
+        the read of the epoch. A `/controller` naming this broker while no controller runs
+        here is given up if this session holds it, so that a real election follows
+        (KAFKA-13407; with `kafka-13407` the election stops there, and nothing runs)."""
+        stop_at_own = self._config.bug_switches.on(OWN_ZNODE_NO_FAILOVER)
         for _ in range(attempts):
             self._active_controller_id = self._read_controller_id()
+            if self.is_active and self.active is None and not stop_at_own:
+                self._zk.delete_controller_if_owned()
+                self._active_controller_id = self._read_controller_id()
             if self._active_controller_id != NO_CONTROLLER:
                 self._events.emit(ControllerObserved(controller_id=self._active_controller_id))
                 return
@@ -323,11 +325,12 @@ class KafkaController:
         )
         self._on_controller_failover()
 
-    def _maybe_resign(self) -> None:
+    def _maybe_resign(self, resign: bool = True) -> None:
+        """Re-read `/controller`; resign if it names another broker, unless not `resign`."""
         was_active = self.is_active
         self._watch_controller()
         self._active_controller_id = self._read_controller_id()
-        if was_active and not self.is_active:
+        if was_active and not self.is_active and resign:
             holder = self._active_controller_id
             self._on_resignation(
                 "/controller is gone"
@@ -337,11 +340,11 @@ class KafkaController:
         if not self.is_active and self._active_controller_id != NO_CONTROLLER:
             self._events.emit(ControllerObserved(controller_id=self._active_controller_id))
 
-    def _process_expire(self) -> None:
+    def _process_expire(self, reason: str) -> None:
         was_active = self.is_active
         self._active_controller_id = NO_CONTROLLER
         if was_active:
-            self._on_resignation("its ZooKeeper session expired")
+            self._on_resignation(reason)
 
     def _on_controller_failover(self) -> None:
         """Become the active controller: load the cluster and start the state machines."""

@@ -60,9 +60,11 @@ class Reelect(ControllerEvent):
 
 @dataclass(frozen=True)
 class Expire(ControllerEvent):
-    """The ZooKeeper session expired: the ephemeral znodes are gone; resign."""
+    """The ZooKeeper session expired: the ephemeral znodes are gone; resign (`reason`
+    goes into `controller_resigned`)."""
 
     state: ClassVar[ControllerState] = ControllerState.CONTROLLER_CHANGE
+    reason: str = "its ZooKeeper session expired"
 
 
 @dataclass(frozen=True)

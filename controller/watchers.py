@@ -57,3 +57,28 @@ class Watchers:
 
             self._reading[event] = on_watch
         return self._reading[event]
+
+
+def controller_watch_events(
+    watched: WatchedEvent, resign_on_suspension: bool = False
+) -> tuple[ev.ControllerEvent, ...]:
+    """What the `/controller` watch enqueues for `watched` (pure; kazoo's thread).
+
+    A deletion: Reelect. A creation or a change: ControllerChange. kazoo drops every
+    watch when the connection is suspended (it tells each watcher with an event of type
+    NONE) and does not restore them when the same session comes back, so a suspension
+    also enqueues ControllerChange, which re-arms the watch and re-checks the controller
+    once connected. After an expiry (NONE in a closed state) nothing: the session
+    listener's Expire / RegisterBrokerAndReelect take over. With `resign_on_suspension`
+    (bug switch `kafka-13407`) a suspension ends the term (Expire) and re-runs the
+    election once connected (Reelect), as Kafka's controller did after a ZooKeeper
+    leader restart.
+    """
+    suspended = watched.type == EventType.NONE and watched.state == KeeperState.CONNECTING
+    if suspended and resign_on_suspension:
+        return (ev.Expire("its ZooKeeper connection was lost"), ev.Reelect())
+    if watched.type == EventType.DELETED:
+        return (ev.Reelect(),)
+    if suspended or watched.type in (EventType.CREATED, EventType.CHANGED):
+        return (ev.ControllerChange(),)
+    return ()

@@ -20,9 +20,13 @@ from bugs import CATALOG
 from bugs.catalog import (
     EMPTY_ISR,
     ENQUEUE_TIME_BROKERS,
+    LEADER_AND_ISR_FIRST,
     NO_BROKER_EPOCH,
+    NO_METADATA_FOR_EMPTY_BROKER,
+    NO_RESIGN_ON_DATA_CHANGE,
     NO_RESUME,
     NO_TRUNCATION,
+    OWN_ZNODE_NO_FAILOVER,
     SENDER_DROPS,
     STALE_CONTROLLER_EPOCH,
     STALE_ISR_CACHE,
@@ -168,6 +172,34 @@ PLANS: tuple[BugPlan, ...] = (
         ("stalled-deletion", "stalled-reassignment", "reassignment-under-failover"),
         {REASSIGNMENT_COMPLETES, TOPIC_DELETION_COMPLETES, CONVERGES_AFTER_HEAL},
         "the new controller never resumes the reassignment or the topic deletion in flight",
+    ),
+    _plan(
+        OWN_ZNODE_NO_FAILOVER,
+        ("slow-controller-bounce", "controller-zk-reset"),
+        {REGISTRATION_SERVED, CONVERGES_AFTER_HEAL},
+        "the controller's reconnection ends its term and the election stops at its own "
+        "znode: nobody handles the broker failure or bounce that follows",
+    ),
+    _plan(
+        NO_RESIGN_ON_DATA_CHANGE,
+        ("moved-while-reconnecting",),
+        {PAUSED_CONTROLLER_RESIGNS},
+        "the controller that was watching nothing when /controller moved finds another "
+        "broker there and never resigns",
+    ),
+    _plan(
+        NO_METADATA_FOR_EMPTY_BROKER,
+        ("broker-failure",),
+        {CONVERGES_AFTER_HEAL},
+        "no scenario of the three-broker cluster kills a broker hosting no replica: the "
+        "switch is exercised only by its unit tests (docs/bugs.md)",
+    ),
+    _plan(
+        LEADER_AND_ISR_FIRST,
+        ("failover-after-bounce",),
+        {CONVERGES_AFTER_HEAL},
+        "the broker that registered while there was no controller gets LeaderAndIsr before "
+        "it knows the leaders and never fetches",
     ),
 )
 

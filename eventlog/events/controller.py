@@ -153,7 +153,8 @@ class ControllerFailoverStep(Event):
     """the step just done, in this order: `"watches_registered"`, `"notifications_removed"`,
     `"context_initialized"`, `"update_metadata_sent"`, `"state_machines_started"`,
     `"reassignments_resumed"`, `"deletions_resumed"`, `"preferred_elections_done"`,
-    `"auto_rebalance_scheduled"` (the last only with the auto rebalance enabled);
+    `"auto_rebalance_scheduled"` (the last only with the auto rebalance enabled; with bug
+    switch `kafka-4443`, `"update_metadata_sent"` comes after `"state_machines_started"`);
     docs/architecture.md (Failover) says what each does
     """
     controller_epoch: int

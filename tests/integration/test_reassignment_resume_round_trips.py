@@ -22,7 +22,8 @@ import pytest
 from kazoo.client import KazooClient
 from kazoo.handlers.utils import AsyncResult
 
-from controller.active import ActiveController, ControllerConfig
+from controller.active import ActiveController
+from controller.config import ControllerConfig
 from controller.context import ControllerContext
 from controller.testing.brokers import FakeChannels
 from controller.watchers import Watchers

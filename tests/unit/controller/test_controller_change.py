@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import cast
 
 from controller import events as ev
-from controller.active import ControllerConfig
+from controller.config import ControllerConfig
 from controller.controller import KafkaController
 from eventlog.testing import RecordingEventLog
 from zkdata.client import KafkaZkClient, WatchCallback

@@ -1,7 +1,10 @@
 """What `ActiveController.on_failover` resumes, and bug switch `kafka-1681`: by default a
 new controller queues the topic deletions `/admin/delete_topics` asks for and resumes the
 reassignments in flight; with the switch it does neither (they wait until their znode
-changes again), while the rest of the failover runs as before.
+changes again), while the rest of the failover runs as before. And when it tells the live
+brokers: by default before the state machines start (their LeaderAndIsr then finds every
+broker's metadata cache knowing the leaders, KAFKA-4443); with bug switch `kafka-4443`
+after them.
 
 The duties are recording stand-ins and ZooKeeper a stub that answers the few reads the
 failover makes itself: no broker, no partition, one deletion request for "doomed".
@@ -12,8 +15,9 @@ from __future__ import annotations
 from typing import cast
 
 from bugs import NO_BUGS, BugSwitches
-from bugs.catalog import NO_RESUME
-from controller.active import ActiveController, ControllerConfig
+from bugs.catalog import LEADER_AND_ISR_FIRST, NO_RESUME
+from controller.active import ActiveController
+from controller.config import ControllerConfig
 from controller.context import ControllerContext
 from controller.testing.brokers import FakeChannels
 from controller.watchers import Watchers
@@ -92,3 +96,18 @@ def test_kafka_1681_a_new_controller_resumes_nothing() -> None:
     assert deletion.calls == [("init", ([],)), ("try_topic_deletion", ())]
     assert reassignments.calls == []
     assert len(events.of_kind(EventKind.CONTROLLER_FAILOVER_DONE)) == 1
+
+
+def _steps(events: RecordingEventLog) -> list[str]:
+    return [e["step"] for e in events.of_kind(EventKind.CONTROLLER_FAILOVER_STEP)]
+
+
+def test_a_new_controller_tells_the_live_brokers_before_starting_the_state_machines() -> None:
+    steps = _steps(_failover(NO_BUGS)[2])
+    assert steps.index("update_metadata_sent") < steps.index("state_machines_started")
+
+
+def test_kafka_4443_a_new_controller_tells_the_live_brokers_after_the_state_machines() -> None:
+    steps = _steps(_failover(BugSwitches(frozenset({LEADER_AND_ISR_FIRST})))[2])
+    assert steps.index("update_metadata_sent") > steps.index("state_machines_started")
+    assert steps.count("update_metadata_sent") == 1

@@ -21,7 +21,8 @@ import pytest
 
 from bugs import NO_BUGS, BugSwitches
 from bugs.catalog import EMPTY_ISR, UNCLEAN_ELECTION, UNFENCED_ZK_WRITES
-from controller.active import ActiveController, ControllerConfig, fencing_version
+from controller.active import ActiveController, fencing_version
+from controller.config import ControllerConfig
 from controller.context import ControllerContext, PartitionReplica
 from controller.election_strategies import OfflineElection
 from controller.states import PartitionState, ReplicaState

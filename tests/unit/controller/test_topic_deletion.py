@@ -25,7 +25,8 @@ from hypothesis import strategies as st
 from kazoo.exceptions import NotEmptyError
 
 from controller import events as ev
-from controller.active import ActiveController, ControllerConfig
+from controller.active import ActiveController
+from controller.config import ControllerConfig
 from controller.context import ControllerContext, PartitionReplica
 from controller.control_responses import StopReplicaResult, stop_replica_result
 from controller.deletion_decisions import (

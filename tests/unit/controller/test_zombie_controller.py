@@ -19,7 +19,8 @@ import pytest
 from bugs import NO_BUGS, BugSwitches
 from bugs.catalog import ZOMBIE_CONTROLLER
 from controller import events as ev
-from controller.active import ActiveController, ControllerConfig
+from controller.active import ActiveController
+from controller.config import ControllerConfig
 from controller.controller import KafkaController
 from controller.testing.brokers import FakeChannels, make_broker
 from controller.testing.zookeeper import FakePartitionZk

@@ -25,11 +25,13 @@ from chaos.generator.schedule import Schedule, Trigger
 NAMES = (
     "broker-failure",
     "controller-failover",
+    "failover-after-bounce",
     "controller-pause",
     "deposed-controller",
     "zombie-controller",
     "moved-controller",
     "moved-controller-election",
+    "moved-while-reconnecting",
     "zk-isolation",
     "network-partition",
     "isolated-election",
@@ -76,9 +78,10 @@ def test_a_schedule_is_a_valid_pure_function_of_the_seed(name: str, seed: int | 
     assert scenario.schedule(seed) == schedule
     assert Schedule.from_json(schedule.to_json()) == schedule
     assert schedule.steps, "a scenario injects at least one fault"
-    # 90 s at most, but for the two whose delayed controller re-arms its watches for 30
-    # to 40 s before the kill can come
-    longest = 125 if name in ("zk-quorum-loss", "controller-zk-reset") else 90
+    # 90 s at most, but for the three whose delayed controller re-arms its watches for 30
+    # to 40 s before the kill or the reset can come
+    slow = ("zk-quorum-loss", "controller-zk-reset", "moved-while-reconnecting")
+    longest = 125 if name in slow else 90
     assert schedule.end_s == scenario.workload.duration_s <= longest
     assert schedule.last_fault_end_s <= schedule.heal_at_s < schedule.end_s
     assert schedule.active_at(schedule.heal_at_s) == ()
