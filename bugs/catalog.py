@@ -22,6 +22,10 @@ NO_TRUNCATION = "kip-101"
 ZOMBIE_CONTROLLER = "kafka-5310"
 SENDER_DROPS = "sender-drops"
 NO_RESUME = "kafka-1681"
+ONE_ROUND_TRUNCATION = "kafka-6361"
+EARLY_ISR_JOIN = "kafka-7128"
+STALE_REASSIGNED_EPOCH = "kafka-9212"
+NO_ISR_METADATA = "kafka-1367"
 
 
 class Side(Enum):
@@ -121,6 +125,35 @@ CATALOG: tuple[Bug, ...] = (
         ("KAFKA-1681", "KAFKA-5310"),
         Side.CONTROLLER,
         "a new controller does not resume pending topic deletions or reassignments",
+    ),
+    Bug(
+        ONE_ROUND_TRUNCATION,
+        ("KAFKA-6361", "KIP-279"),
+        Side.BROKER,
+        "a follower truncates to the end offset the leader names for the follower's "
+        "latest epoch, without checking where that epoch ends in its own log, so after "
+        "two quick leader changes the logs diverge",
+    ),
+    Bug(
+        EARLY_ISR_JOIN,
+        ("KAFKA-7128", "KIP-320"),
+        Side.BROKER,
+        "a follower rejoins the ISR once it reaches the high watermark, before it reaches "
+        "the start offset of the leader's epoch",
+    ),
+    Bug(
+        STALE_REASSIGNED_EPOCH,
+        ("KAFKA-9212",),
+        Side.CONTROLLER,
+        "the leader epochs a reassignment bumps are written to ZooKeeper but not to the "
+        "controller's context, so its UpdateMetadata carries stale leader epochs",
+    ),
+    Bug(
+        NO_ISR_METADATA,
+        ("KAFKA-1367",),
+        Side.CONTROLLER,
+        "an ISR change notification updates the controller's context but sends no "
+        "UpdateMetadata, so brokers' metadata keeps the old ISR",
     ),
 )
 
