@@ -194,10 +194,10 @@ PLANS: tuple[BugPlan, ...] = (
     ),
     _plan(
         STALE_REASSIGNED_EPOCH,
-        ("stalled-reassignment", "reassignment-under-failover"),
+        ("reassignment-under-failover", "stalled-reassignment"),
         {CONVERGES_AFTER_HEAL},
-        "the brokers' metadata keeps the leader epoch from before the reassignment's bump "
-        "until another change of the partition refreshes the controller's context",
+        "the brokers' metadata keeps the leader epoch from before the reassignment's final "
+        "bump when nothing reads the partition's state again",
     ),
     _plan(
         NO_ISR_METADATA,
