@@ -179,7 +179,7 @@ PLANS: tuple[BugPlan, ...] = (
     ),
     _plan(
         ONE_ROUND_TRUNCATION,
-        ("moved-controller-election", "rolling-restart", "isolated-election"),
+        ("skipped-epoch",),
         {LOG_MATCHING},
         "a follower whose latest epoch its new leader never had keeps records at offsets "
         "where the leader holds others of an earlier epoch: the logs differ below the "
