@@ -9,10 +9,14 @@ Steps:
    non-controller:2`, F) for 15 s. About 6 s later its session expires and the partitions
    it led get new leaders from their ISRs (leader epoch E); where F's next replica is the
    first broker that is not the controller (L), L leads.
-2. At 30 s F starts again and catches up. At 39 s put a request proxy between the
-   controller and L (`request non-controller:1`, action `drop`, kind `LeaderAndIsr`,
-   every one while it lasts) for 13 s: each LeaderAndIsr for L is answered UNAVAILABLE
-   and the controller's sender sends it again after its back-off, until the proxy goes.
+2. At 30 s F starts again. At 30.5 s put a request proxy between the controller and the
+   first broker that is not the controller (`request non-controller:1`, action `drop`,
+   kinds `LeaderAndIsr` and `UpdateMetadata`, every one while it lasts) until 52 s. The
+   UpdateMetadata announcing F's registration, or its return to the ISRs, is the first
+   request the proxy drops: the proof that it acts, which the schedule waits for, so the
+   proxy starts after F's restart and before anything else the schedule does. Each
+   dropped request is answered UNAVAILABLE and the controller's sender sends it again
+   after its back-off, so every later request for L waits behind it until the proxy goes.
 3. At 40 s (a seed moves it by up to 1 s) preferred elections of the topic
    (`elect-leaders`) move F's partitions back to it at leader epoch E+1. The other
    follower learns it and follows F; L does not, and goes on leading at E with records
@@ -39,19 +43,21 @@ from chaos.generator.scenarios.scenario import Draws, Scenario, Workload
 from chaos.generator.schedule import Action, FaultSpec, Schedule, Step
 
 WORKLOAD = Workload("chaos-skipped-epoch", duration_s=90)
-#: The proxy's plan: every LeaderAndIsr for L dropped while it lasts (the sender resends).
-DROP: dict[str, Scalar] = {"action": "drop", "kinds": "LeaderAndIsr", "count": 0}
+#: The proxy's plan: every LeaderAndIsr and UpdateMetadata for L dropped while it lasts
+#: (the sender resends). UpdateMetadata makes the proxy act soon after F starts again:
+#: the step proves itself then, and the schedule goes on only after that.
+DROP: dict[str, Scalar] = {"action": "drop", "kinds": "LeaderAndIsr,UpdateMetadata", "count": 0}
 
 
 def plan(seed: int | None) -> Schedule:
-    """F killed at 15 s for 15 s, L's LeaderAndIsr dropped from 39 s to 52 s, preferred
+    """F killed at 15 s for 15 s, L's requests dropped from 30.5 s to 52 s, preferred
     elections at ~40 s, F killed again ~3 s later for 20 s, healed at 65 s."""
     draws = Draws(seed)
     elect_at = draws.around(40, 1)
     second_kill = round(elect_at + draws.around(3, 0.5), 1)
     steps = (
         Step(15.0, 15.0, FaultSpec("kill", "non-controller:2")),
-        Step(39.0, 13.0, FaultSpec.of("request", "non-controller:1", DROP)),
+        Step(30.5, 21.5, FaultSpec.of("request", "non-controller:1", DROP)),
         Step(second_kill, 20.0, FaultSpec("kill", "non-controller:2")),
     )
     elect = Action(elect_at, "elect-leaders", (("topic", WORKLOAD.topic),))
