@@ -12,7 +12,9 @@ full. A round looks only at the partitions that may have moved since the last on
 so an idle follower of thousands of partitions does not walk them all on every round.
 
 For each partition a thread first truncates (KIP-101: it asks the leader where its own
-latest epoch ended and cuts the local log there), then fetches from its log end,
+latest epoch ended and cuts the local log there; KIP-279: the leader names the epoch it
+answers for, and a follower that does not have that epoch cuts its log where its own
+largest earlier epoch ends and asks again), then fetches from its log end,
 appends, and follows the leader's high watermark. A fenced leader epoch parks the partition
 until the next LeaderAndIsr moves it; a leader that does not host the partition or does not
 lead it (yet: a new topic's LeaderAndIsr may reach the follower first) is asked again after
@@ -21,7 +23,10 @@ Partitions are added and removed from gRPC threads; the maps are guarded by a lo
 
 Bug switch `kip-101` (docs/bugs.md) truncates as Kafka did before KIP-101: to the
 follower's own high watermark, never below the leader's log end (which the leader names
-as the end offset of its current epoch), whatever epochs the records carry.
+as the end offset of its current epoch), whatever epochs the records carry. Bug switch
+`kafka-6361` truncates as Kafka did between KIP-101 and KIP-279: to the end offset the
+leader names for the follower's latest epoch, in one round, without asking where that
+epoch ends in the follower's own log.
 
 A fetcher sees a replica only through `FetcherTarget` (which `Partition` satisfies) and its
 leader only through `LeaderClient` (`ClientApiClient`), both in `broker_node.fetcher_target`,
@@ -93,16 +98,19 @@ class ReplicaFetcherThread:
         client: LeaderClient | None = None,
         truncate_by_epoch: bool = True,
         tls: ChannelIdentity | None = None,
+        check_own_epoch_end: bool = True,
     ) -> None:
         """`client` defaults to a `ClientApiClient` for host:port (mutual TLS with `tls`);
         without `truncate_by_epoch` (bug switch `kip-101`) truncation goes to the high
-        watermark."""
+        watermark; without `check_own_epoch_end` (bug switch `kafka-6361`) to the end
+        offset the leader names, in one round."""
         self.broker_id = broker_id
         self.leader_id = leader_id
         self.target = f"{host}:{port}"
         self._events = event_log
         self._max_wait_ms = max_wait_ms
         self._by_epoch = truncate_by_epoch
+        self._own_epoch_end = check_own_epoch_end
         self._client: LeaderClient = (
             client if client is not None else ClientApiClient(self.target, timeout_s=10, tls=tls)
         )
@@ -285,11 +293,21 @@ class ReplicaFetcherThread:
                 target = log_.high_watermark
             elif not self._by_epoch:  # kip-101: the leader named its log end
                 target = min(log_.high_watermark, answer.end_offset)
+            elif not self._own_epoch_end:  # kafka-6361: the leader's answer as it is
+                target = answer.end_offset
             else:
                 target = answer.end_offset
                 local_epoch, local_end = log_.end_offset_for_epoch(answer.leader_epoch)
-                if local_epoch == answer.leader_epoch and local_end != UNDEFINED_OFFSET:
+                if local_end == UNDEFINED_OFFSET:
+                    pass  # no epoch cached here: the leader's end offset (Kafka)
+                elif local_epoch == answer.leader_epoch:
                     target = min(target, local_end)
+                else:
+                    # the leader's epoch is not in this log: cut where the largest earlier
+                    # epoch ends here and ask again with that one (KIP-279)
+                    f.partition.truncate_to(min(local_end, log_.log_end_offset))
+                    self._moved.add(tp)
+                    continue
             f.partition.truncate_to(min(target, log_.log_end_offset))
             f.truncated = True
             self._moved.add(tp)

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from broker_node.fetcher import ReplicaFetcherThread
 from broker_node.fetcher_target import FetcherTarget
 from bugs import NO_BUGS, BugSwitches
-from bugs.catalog import NO_TRUNCATION
+from bugs.catalog import NO_TRUNCATION, ONE_ROUND_TRUNCATION
 from domain import TopicPartition
 from eventlog import EventLog
 from rpc.wire import ChannelIdentity
@@ -34,6 +34,7 @@ class ReplicaFetcherManager:
         self._events = event_log
         self._max_wait_ms = max_wait_ms
         self._truncate_by_epoch = not bug_switches.on(NO_TRUNCATION)
+        self._check_own_epoch_end = not bug_switches.on(ONE_ROUND_TRUNCATION)
         self._tls = tls
         self._lock = threading.Lock()
         self._threads: dict[int, ReplicaFetcherThread] = {}
@@ -61,6 +62,7 @@ class ReplicaFetcherManager:
                     self._max_wait_ms,
                     truncate_by_epoch=self._truncate_by_epoch,
                     tls=self._tls,
+                    check_own_epoch_end=self._check_own_epoch_end,
                 )
                 self._threads[leader_id] = thread
                 thread.start()

@@ -52,6 +52,8 @@ class PartitionConfig:
     alter_isr: AlterIsrManager | None = None
     #: Kafka's `flush.messages` (None: never, the operating system flushes).
     flush_interval_messages: int | None = None
+    #: False with bug switch `kafka-7128`: the high watermark is enough to join the ISR.
+    isr_join_needs_epoch_start: bool = True
 
 
 #: A partition's `high_watermark_moved` is written at most once per this many ms (besides
@@ -208,13 +210,11 @@ class PartitionIsr:
         self._idle.pop(replica_id, None)
         state = decide.after_fetch(before, fetch_offset, self.log.log_end_offset, self._clock())
         self._followers[replica_id] = state
-        pending = self._pending_isr is not None
+        start = self._leader_epoch_start_offset if self.config.isr_join_needs_epoch_start else 0
         if (
-            not pending
+            self._pending_isr is None
             and replica_id not in self.isr
-            and decide.may_join_isr(
-                state.log_end_offset, self.log.high_watermark, self._leader_epoch_start_offset
-            )
+            and decide.may_join_isr(state.log_end_offset, self.log.high_watermark, start)
         ):
             self._update_isr((*self.isr, replica_id), "expand", state.log_end_offset)
         elif state.log_end_offset == before.log_end_offset:

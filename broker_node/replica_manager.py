@@ -38,7 +38,7 @@ from broker_node.purgatory import ProducePurgatory, answered
 from broker_node.replication_config import ReplicationConfig
 from broker_node.storage import PartitionLog
 from broker_node.storage.errors import LogError
-from bugs.catalog import STALE_ISR_CACHE
+from bugs.catalog import EARLY_ISR_JOIN, STALE_ISR_CACHE
 from domain import TopicPartition
 from eventlog import EventLog, LogUnavailable
 from rpc import messages as m
@@ -152,9 +152,14 @@ class ReplicaManager:
             )
         config = self._configs.get(key)
         if config is None:
-            reread = not broker.bug_switches.on(STALE_ISR_CACHE)
+            switches = broker.bug_switches
             config = self._configs[key] = PartitionConfig(
-                broker.lag_time_max_ms, key[0], reread, broker.alter_isr, key[1]
+                broker.lag_time_max_ms,
+                key[0],
+                not switches.on(STALE_ISR_CACHE),
+                broker.alter_isr,
+                key[1],
+                isr_join_needs_epoch_start=not switches.on(EARLY_ISR_JOIN),
             )
         return config
 

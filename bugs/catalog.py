@@ -26,6 +26,10 @@ OWN_ZNODE_NO_FAILOVER = "kafka-13407"
 NO_RESIGN_ON_DATA_CHANGE = "kafka-2437"
 NO_METADATA_FOR_EMPTY_BROKER = "kafka-13225"
 LEADER_AND_ISR_FIRST = "kafka-4443"
+ONE_ROUND_TRUNCATION = "kafka-6361"
+EARLY_ISR_JOIN = "kafka-7128"
+STALE_REASSIGNED_EPOCH = "kafka-9212"
+NO_ISR_METADATA = "kafka-1367"
 
 
 class Side(Enum):
@@ -153,6 +157,35 @@ CATALOG: tuple[Bug, ...] = (
         Side.CONTROLLER,
         "a new controller sends LeaderAndIsr before UpdateMetadata and a follower looks its "
         "leader up in its metadata cache: a broker with an empty cache does not fetch",
+    ),
+    Bug(
+        ONE_ROUND_TRUNCATION,
+        ("KAFKA-6361", "KIP-279"),
+        Side.BROKER,
+        "a follower truncates to the end offset the leader names for the follower's "
+        "latest epoch, without checking where that epoch ends in its own log, so after "
+        "two quick leader changes the logs diverge",
+    ),
+    Bug(
+        EARLY_ISR_JOIN,
+        ("KAFKA-7128", "KIP-320"),
+        Side.BROKER,
+        "a follower rejoins the ISR once it reaches the high watermark, before it reaches "
+        "the start offset of the leader's epoch",
+    ),
+    Bug(
+        STALE_REASSIGNED_EPOCH,
+        ("KAFKA-9212",),
+        Side.CONTROLLER,
+        "the leader epochs a reassignment bumps are written to ZooKeeper but not to the "
+        "controller's context, so its UpdateMetadata carries stale leader epochs",
+    ),
+    Bug(
+        NO_ISR_METADATA,
+        ("KAFKA-1367",),
+        Side.CONTROLLER,
+        "an ISR change notification updates the controller's context but sends no "
+        "UpdateMetadata, so brokers' metadata keeps the old ISR",
     ),
 )
 

@@ -8,13 +8,12 @@ changes (`controller.topic_changes`), broker changes and offline replicas
 reassignment (`controller.reassignment`), preferred and unclean elections with the auto
 rebalance (`controller.replica_election`) and, through `controller.isr_changes` and
 `controller.log_dir_events`, ISR change and log-directory event notifications, and
-AlterIsr (`controller.alter_isr`). Brokers'
-answers reach it as the events the request batch's response callbacks enqueue
-(`controller.request_batch`, `controller.control_responses`).
+AlterIsr (`controller.alter_isr`). Brokers' answers reach it as the events the request
+batch's response callbacks enqueue (`controller.request_batch`, `.control_responses`).
 
-Historical bug switches (docs/bugs.md) reach the duties from `ControllerConfig`; four
-live here: `kafka-6082` (`fencing_version`), `kafka-1681` and `kafka-4443` (failover) and
-`kafka-5310` (resignation).
+Historical bug switches (docs/bugs.md) reach the duties from `ControllerConfig`; five
+live here: `kafka-6082` (`fencing_version`), `kafka-1681` and `kafka-4443` (failover),
+`kafka-5310` (resignation) and `kafka-1367` (ISR change notifications).
 
 Event thread only; the ZooKeeper watches it arms run on kazoo's thread and the response
 callbacks on the sender threads, and they only enqueue events.
@@ -29,6 +28,7 @@ from typing import Any
 from bugs import BugSwitches
 from bugs.catalog import (
     LEADER_AND_ISR_FIRST,
+    NO_ISR_METADATA,
     NO_RESUME,
     SENDER_DROPS,
     STUCK_BATCH,
@@ -160,6 +160,7 @@ class ActiveController:
             self.deletion,
             event_log,
             watchers,
+            switches,
         )
         self.brokers = BrokerChanges(
             context,
@@ -369,10 +370,9 @@ class ActiveController:
     # -- ISR changes --------------------------------------------------------------------------
 
     def process_isr_change_notification(self) -> None:
-        """Leaders recorded ISR changes (`controller.isr_changes`)."""
-        process_isr_change_notification(
-            self.ctx, self._zk, self._watchers, self._events, self._send_update_metadata
-        )
+        """Leaders recorded ISR changes (`controller.isr_changes`; bug switch `kafka-1367`)."""
+        tell = None if self._config.bug_switches.on(NO_ISR_METADATA) else self._send_update_metadata
+        process_isr_change_notification(self.ctx, self._zk, self._watchers, self._events, tell)
 
     def process_alter_isr(self, request: AlterIsrRequest) -> AlterIsrResponse:
         """A partition leader's AlterIsr (`controller.alter_isr`)."""

@@ -1,7 +1,8 @@
 """The controller's side of ISR change notifications (Kafka's IsrChangeNotification
 event): partition leaders record ISR changes under `/isr_change_notification`; the active
 controller reloads those partitions' states, tells every live broker, and deletes the
-notifications it handled. Event thread only."""
+notifications it handled. Bug switch `kafka-1367` leaves the brokers untold: their metadata
+keeps the ISR of the last LeaderAndIsr or UpdateMetadata. Event thread only."""
 
 from __future__ import annotations
 
@@ -22,11 +23,11 @@ def process_isr_change_notification(
     zk: KafkaZkClient,
     watchers: Watchers,
     event_log: EventLog,
-    send_update_metadata: SendUpdateMetadata,
+    send_update_metadata: SendUpdateMetadata | None,
 ) -> None:
     """Re-arm the child watch, reload the notified partitions' states into the context,
-    send them to every live broker, and delete the handled (and malformed) notifications,
-    epoch-fenced."""
+    send them to every live broker (not without `send_update_metadata`: bug switch
+    `kafka-1367`), and delete the handled (and malformed) notifications, epoch-fenced."""
     notes = read_isr_change_notifications(zk, watchers(ev.IsrChangeNotification()))
     for child, error in notes.malformed.items():
         event_log.emit(MalformedZnode(path=error.path or child, reason=error.reason))
@@ -35,7 +36,8 @@ def process_isr_change_notification(
         states = zk.get_partition_states(partitions)
         for tp, state in states.found.items():
             ctx.set_leadership(tp, state)
-        send_update_metadata(ctx.live_or_shutting_down_broker_ids(), partitions)
+        if send_update_metadata is not None:
+            send_update_metadata(ctx.live_or_shutting_down_broker_ids(), partitions)
     handled = sorted(set(notes.found) | set(notes.malformed))
     if handled:
         delete_isr_change_notifications(zk, handled, ctx.epoch_zk_version)

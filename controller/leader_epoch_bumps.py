@@ -7,7 +7,10 @@ bumped states, each conditional on the zkVersion just read; a BADVERSION (a lead
 the ISR meanwhile) reads that partition again at the next attempt. A state znode written
 by a newer controller fails its partition only; a lost controllership shows as the fenced
 write's `ControllerMovedError`. The context learns every state written; the bumped states
-then go out in one LeaderAndIsr batch (`bump_leader_epochs_and_send`). Event thread only.
+then go out in one LeaderAndIsr batch (`bump_leader_epochs_and_send`). Bug switch
+`kafka-9212` keeps the bumped states out of the context, as Kafka's reassignment did before
+KAFKA-9212: the LeaderAndIsr carries the new leader epoch, but the UpdateMetadata sent with
+it (and any later one) the epoch the context last knew. Event thread only.
 """
 
 from __future__ import annotations
@@ -28,11 +31,16 @@ MISSING = "the state znode is missing or does not decode"
 
 
 def bump_leader_epochs(
-    ctx: ControllerContext, zk: PartitionZk, events: EventLog, partitions: list[TopicPartition]
+    ctx: ControllerContext,
+    zk: PartitionZk,
+    events: EventLog,
+    partitions: list[TopicPartition],
+    record: bool = True,
 ) -> tuple[dict[TopicPartition, LeaderIsrAndControllerEpoch], dict[TopicPartition, str]]:
-    """The bumped states now in ZooKeeper (and in `ctx`), and why the others could not be
-    written; partitions whose leaders kept changing the ISR for `MAX_ATTEMPTS` attempts
-    fail too (the next ISR change tries again)."""
+    """The bumped states now in ZooKeeper (and in `ctx`, unless not `record`: bug switch
+    `kafka-9212`), and why the others could not be written; partitions whose leaders kept
+    changing the ISR for `MAX_ATTEMPTS` attempts fail too (the next ISR change tries
+    again)."""
     bumped: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
     failures: dict[TopicPartition, str] = {}
     pending = partitions
@@ -66,7 +74,8 @@ def bump_leader_epochs(
                 stored = LeaderIsrAndControllerEpoch(
                     LeaderAndIsr(new.leader, new.leader_epoch, new.isr, int(outcome)), ctx.epoch
                 )
-                ctx.set_leadership(tp, stored)
+                if record:
+                    ctx.set_leadership(tp, stored)
                 bumped[tp] = stored
     for tp in pending:
         failures[tp] = MISSING
@@ -79,12 +88,14 @@ def bump_leader_epochs_and_send(
     events: EventLog,
     batch: RequestBatch,
     assignments: dict[TopicPartition, ReplicaAssignment],
+    record: bool = True,
 ) -> dict[TopicPartition, str]:
     """Kafka's `updateLeaderEpochAndSendRequest` for many partitions: the same leader and
     ISR at the next leader epoch, written conditionally (fenced multis; re-read after
     BADVERSION), then one request batch with a LeaderAndIsr to every replica in each
-    partition's `assignment.replicas`. Returns why a partition had no state to bump."""
-    bumped, failures = bump_leader_epochs(ctx, partition_zk, events, list(assignments))
+    partition's `assignment.replicas`. Returns why a partition had no state to bump.
+    `record` as for `bump_leader_epochs`."""
+    bumped, failures = bump_leader_epochs(ctx, partition_zk, events, list(assignments), record)
     if bumped:
         batch.new_batch()
         for tp, state in bumped.items():

@@ -31,6 +31,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from bugs import NO_BUGS, BugSwitches
+from bugs.catalog import STALE_REASSIGNED_EPOCH
 from controller import events as ev
 from controller.context import ControllerContext, PartitionReplica
 from controller.deletion_decisions import REASON_REASSIGNMENT
@@ -75,6 +77,7 @@ class ReassignmentManager:
         deletion: TopicDeletionManager,
         event_log: EventLog,
         watch: Watchers,
+        switches: BugSwitches = NO_BUGS,
     ) -> None:
         self._ctx = context
         self._zk = zk
@@ -85,6 +88,7 @@ class ReassignmentManager:
         self._deletion = deletion
         self._events = event_log
         self._watch = watch
+        self._record_bumps = not switches.on(STALE_REASSIGNED_EPOCH)
 
     # -- triggers ---------------------------------------------------------------------------
 
@@ -330,7 +334,12 @@ class ReassignmentManager:
         """A1 and B3: `bump_leader_epochs_and_send` with this controller's context, state
         znodes and batch; why a partition had no state to bump."""
         return bump_leader_epochs_and_send(
-            self._ctx, self._partition_zk, self._events, self._batch, assignments
+            self._ctx,
+            self._partition_zk,
+            self._events,
+            self._batch,
+            assignments,
+            self._record_bumps,
         )
 
     # -- helpers --------------------------------------------------------------------------

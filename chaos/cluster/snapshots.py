@@ -25,8 +25,9 @@ ACTIVE_CONTROLLER = "kafka_controller_KafkaController_ActiveControllerCount"
 def zookeeper_partitions(
     zk: KafkaZkClient, topics: Iterable[str]
 ) -> dict[TopicPartition, PartitionState]:
-    """Leader and ISR (state znodes) and replicas (topic znodes) of every partition of
-    `topics`, read pipelined; a partition without a state znode has leader -1."""
+    """Leader, leader epoch and ISR (state znodes) and replicas (topic znodes) of every
+    partition of `topics`, read pipelined; a partition without a state znode has leader
+    -1 and no leader epoch."""
     assignments = zk.get_topic_assignments(list(topics)).found
     tps = {
         TopicPartition(topic, p): a.replicas
@@ -37,16 +38,18 @@ def zookeeper_partitions(
     out = {}
     for tp, replicas in tps.items():
         state = states.get(tp)
-        leader = state.leader_and_isr.leader if state is not None else -1
-        isr = state.leader_and_isr.isr if state is not None else ()
-        out[tp] = PartitionState(leader, tuple(isr), tuple(replicas))
+        if state is None:
+            out[tp] = PartitionState(-1, (), tuple(replicas))
+            continue
+        lai = state.leader_and_isr
+        out[tp] = PartitionState(lai.leader, tuple(lai.isr), tuple(replicas), lai.leader_epoch)
     return out
 
 
 def broker_view(response: m.MetadataResponse) -> BrokerView:
     """What one broker's Metadata answer says about the controller and the partitions."""
     partitions = {
-        TopicPartition(t.name, p.partition): ViewedPartition(p.leader, tuple(p.isr))
+        TopicPartition(t.name, p.partition): ViewedPartition(p.leader, tuple(p.isr), p.leader_epoch)
         for t in response.topics
         if t.error is Errors.NONE
         for p in t.partitions

@@ -18,18 +18,22 @@ from dataclasses import dataclass
 
 from bugs import CATALOG
 from bugs.catalog import (
+    EARLY_ISR_JOIN,
     EMPTY_ISR,
     ENQUEUE_TIME_BROKERS,
     LEADER_AND_ISR_FIRST,
     NO_BROKER_EPOCH,
+    NO_ISR_METADATA,
     NO_METADATA_FOR_EMPTY_BROKER,
     NO_RESIGN_ON_DATA_CHANGE,
     NO_RESUME,
     NO_TRUNCATION,
+    ONE_ROUND_TRUNCATION,
     OWN_ZNODE_NO_FAILOVER,
     SENDER_DROPS,
     STALE_CONTROLLER_EPOCH,
     STALE_ISR_CACHE,
+    STALE_REASSIGNED_EPOCH,
     STUCK_BATCH,
     UNCLEAN_ELECTION,
     UNFENCED_ZK_WRITES,
@@ -43,6 +47,9 @@ from rundir.invariants.names import (
     CONTROLLER_EPOCH_FENCING,
     CONTROLLER_WRITES_FENCED,
     CONVERGES_AFTER_HEAL,
+    EVERY_RUN,
+    ISR_JOIN_AFTER_EPOCH_START,
+    LOG_MATCHING,
     ONE_LEADER_PER_LEADER_EPOCH,
     PAUSED_CONTROLLER_RESIGNS,
     REASSIGNMENT_COMPLETES,
@@ -60,7 +67,8 @@ DEFAULT_RUNS = 5
 @dataclass(frozen=True, slots=True)
 class BugPlan:
     """How to hunt `bug`: its `scenarios` (tried in this order, seed by seed), the
-    invariants expected to fire (`catches`, any one of them is enough), and why."""
+    invariants expected to fire (`catches`, any one of them is enough; each judged by a
+    scenario of the plan or on every run, `EVERY_RUN`), and why."""
 
     bug: str
     scenarios: tuple[Scenario, ...]
@@ -70,7 +78,7 @@ class BugPlan:
     def __post_init__(self) -> None:
         if not self.scenarios:
             raise ValueError(f"{self.bug}: a plan needs at least one scenario")
-        judged = frozenset().union(*(s.invariants for s in self.scenarios))
+        judged = frozenset(EVERY_RUN).union(*(s.invariants for s in self.scenarios))
         unjudged = sorted(self.catches - judged)
         if unjudged:
             raise ValueError(f"{self.bug}: no scenario of the plan judges {', '.join(unjudged)}")
@@ -200,6 +208,35 @@ PLANS: tuple[BugPlan, ...] = (
         {CONVERGES_AFTER_HEAL},
         "the broker that registered while there was no controller gets LeaderAndIsr before "
         "it knows the leaders and never fetches",
+    ),
+    _plan(
+        ONE_ROUND_TRUNCATION,
+        ("skipped-epoch",),
+        {LOG_MATCHING},
+        "a follower whose latest epoch its new leader never had keeps records at offsets "
+        "where the leader holds others of an earlier epoch: the logs differ below the "
+        "high watermark",
+    ),
+    _plan(
+        EARLY_ISR_JOIN,
+        ("rolling-restart", "moved-controller-election", "broker-bounce"),
+        {ISR_JOIN_AFTER_EPOCH_START},
+        "an out-of-sync follower at a new leader's lagging high watermark joins the ISR "
+        "below the start of the leader's epoch",
+    ),
+    _plan(
+        STALE_REASSIGNED_EPOCH,
+        ("reassignment-under-failover", "stalled-reassignment"),
+        {CONVERGES_AFTER_HEAL},
+        "the brokers' metadata keeps the leader epoch from before the reassignment's final "
+        "bump when nothing reads the partition's state again",
+    ),
+    _plan(
+        NO_ISR_METADATA,
+        ("broker-failure", "broker-bounce"),
+        {CONVERGES_AFTER_HEAL},
+        "the ISR changes of the failure and the return reach ZooKeeper and the controller "
+        "but no broker's metadata",
     ),
 )
 

@@ -7,7 +7,8 @@ active controller, and each live broker's metadata view (controller, leaders and
 with the time it was taken relative to the final heal. `problems` lists why a snapshot has
 not converged; it has when there is one controller, a live broker; every partition has a
 live leader and an ISR equal to its replicas; and every live broker answered with metadata
-naming that controller and ZooKeeper's leader and ISR for every partition, and no other.
+naming that controller and ZooKeeper's leader and ISR for every partition, and no other,
+at ZooKeeper's leader epoch where both sides name one (snapshots of older runs do not).
 `time_to_convergence` is the time from the final heal to the first converged snapshot, and
 `converges_after_heal` checks it against the scenario's bound.
 """
@@ -37,19 +38,21 @@ __all__ = [
 @dataclass(frozen=True, slots=True)
 class PartitionState:
     """A partition as ZooKeeper holds it: leader and ISR (state znode), replicas (topic
-    znode). Leader -1: none."""
+    znode), and the leader epoch when known. Leader -1: none."""
 
     leader: int
     isr: tuple[int, ...]
     replicas: tuple[int, ...]
+    leader_epoch: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ViewedPartition:
-    """A partition as one broker's metadata shows it."""
+    """A partition as one broker's metadata shows it (the leader epoch when known)."""
 
     leader: int
     isr: tuple[int, ...]
+    leader_epoch: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +95,7 @@ class ClusterSnapshot:
                     "leader": s.leader,
                     "isr": list(s.isr),
                     "replicas": list(s.replicas),
+                    **_epoch_json(s.leader_epoch),
                 }
                 for tp, s in sorted(self.partitions.items(), key=lambda i: _key(i[0]))
             ],
@@ -113,7 +117,10 @@ class ClusterSnapshot:
                 live_brokers=frozenset(int(b) for b in record["live_brokers"]),
                 partitions={
                     TopicPartition(str(p["topic"]), int(p["partition"])): PartitionState(
-                        int(p["leader"]), _ints(p["isr"]), _ints(p["replicas"])
+                        int(p["leader"]),
+                        _ints(p["isr"]),
+                        _ints(p["replicas"]),
+                        _opt_int(p.get("leader_epoch")),
                     )
                     for p in record["partitions"]
                 },
@@ -131,6 +138,10 @@ def _key(tp: TopicPartition) -> tuple[str, int]:
     return (tp.topic, tp.partition)
 
 
+def _epoch_json(epoch: int | None) -> dict[str, int]:
+    return {} if epoch is None else {"leader_epoch": epoch}
+
+
 def _opt_int(value: Any) -> int | None:
     return None if value is None else int(value)
 
@@ -143,7 +154,13 @@ def _view_json(view: BrokerView) -> dict[str, Any]:
     return {
         "controller_id": view.controller_id,
         "partitions": [
-            {"topic": tp.topic, "partition": tp.partition, "leader": p.leader, "isr": list(p.isr)}
+            {
+                "topic": tp.topic,
+                "partition": tp.partition,
+                "leader": p.leader,
+                "isr": list(p.isr),
+                **_epoch_json(p.leader_epoch),
+            }
             for tp, p in sorted(view.partitions.items(), key=lambda i: _key(i[0]))
         ],
     }
@@ -154,7 +171,7 @@ def _view_from_json(record: Mapping[str, Any]) -> BrokerView:
         int(record["controller_id"]),
         {
             TopicPartition(str(p["topic"]), int(p["partition"])): ViewedPartition(
-                int(p["leader"]), _ints(p["isr"])
+                int(p["leader"]), _ints(p["isr"]), _opt_int(p.get("leader_epoch"))
             )
             for p in record["partitions"]
         },
@@ -199,6 +216,13 @@ def _view_problems(broker: int, snapshot: ClusterSnapshot) -> list[str]:
             out.append(
                 f"broker {broker} sees {tp} led by {seen.leader} with ISR {sorted(seen.isr)}, "
                 f"ZooKeeper {state.leader} with {sorted(state.isr)}"
+            )
+        elif None not in (seen.leader_epoch, state.leader_epoch) and (
+            seen.leader_epoch != state.leader_epoch
+        ):
+            out.append(
+                f"broker {broker} sees {tp} at leader epoch {seen.leader_epoch}, "
+                f"ZooKeeper at {state.leader_epoch}"
             )
     for tp in sorted(set(view.partitions) - set(snapshot.partitions), key=_key):
         out.append(f"broker {broker} knows {tp}, which ZooKeeper does not")

@@ -35,6 +35,7 @@ from chaos.generator.scenarios import (
     reassignment_under_failover,
     reordered_requests,
     rolling_restart,
+    skipped_epoch,
     slow_controller_bounce,
     slow_disk,
     slow_network,
@@ -90,5 +91,6 @@ SCENARIOS: Mapping[str, Scenario] = {
         random_faults,
         duplicated_requests,
         reordered_requests,
+        skipped_epoch,
     )
 }

@@ -13,11 +13,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from broker_node.isr_writes import write_isr
+from broker_node.partition_isr import PartitionConfig
 from broker_node.replica_manager import ReplicaManager
 from broker_node.replication_config import ReplicationConfig
 from broker_node.testing import FakeIsrStore
 from bugs import NO_BUGS, BugSwitches
-from bugs.catalog import STALE_ISR_CACHE
+from bugs.catalog import EARLY_ISR_JOIN, STALE_ISR_CACHE
 from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from eventlog.testing import RecordingEventLog
 from rpc import messages as m
@@ -63,8 +64,8 @@ def test_kafka_2729_keeps_the_stale_version_after_any_conflict() -> None:
     assert stored.leader_and_isr.isr == (1, 2)
 
 
-def _leader_config(tmp_path: Path, switches: BugSwitches) -> bool:
-    """Whether the partition a `ReplicaManager` creates re-reads on a conflict."""
+def _leader_config(tmp_path: Path, switches: BugSwitches) -> PartitionConfig:
+    """The configuration of the partition a `ReplicaManager` creates and leads."""
     store = FakeIsrStore()
     store.put_state(TP, _state((1, 2, 3)), 7)
     manager = ReplicaManager(
@@ -81,11 +82,20 @@ def _leader_config(tmp_path: Path, switches: BugSwitches) -> bool:
         assert manager.become_leader_or_follower([state], []) == {}
         partition = manager.partition(TP)
         assert partition is not None
-        return partition.config.reread_isr_on_conflict
+        return partition.config
     finally:
         manager.shutdown()
 
 
 def test_the_replica_manager_hands_the_switch_to_its_partitions(tmp_path: Path) -> None:
-    assert _leader_config(tmp_path / "fixed", NO_BUGS) is True
-    assert _leader_config(tmp_path / "bug", BugSwitches(frozenset({STALE_ISR_CACHE}))) is False
+    assert _leader_config(tmp_path / "fixed", NO_BUGS).reread_isr_on_conflict is True
+    switched = _leader_config(tmp_path / "bug", BugSwitches(frozenset({STALE_ISR_CACHE})))
+    assert switched.reread_isr_on_conflict is False
+    assert switched.isr_join_needs_epoch_start is True
+
+
+def test_the_replica_manager_hands_kafka_7128_to_its_partitions(tmp_path: Path) -> None:
+    assert _leader_config(tmp_path / "fixed", NO_BUGS).isr_join_needs_epoch_start is True
+    switched = _leader_config(tmp_path / "bug", BugSwitches(frozenset({EARLY_ISR_JOIN})))
+    assert switched.isr_join_needs_epoch_start is False
+    assert switched.reread_isr_on_conflict is True

@@ -141,7 +141,9 @@ def make_rig(tmp_path: Path) -> Iterator[Callable[..., Rig]]:
     """Builds rigs (with their own log directories) and closes their logs afterwards."""
     logs: list[PartitionLog] = []
 
-    def build(*, min_insync: int = 1, lag_ms: int = LAG_MS) -> Rig:
+    def build(
+        *, min_insync: int = 1, lag_ms: int = LAG_MS, join_at_epoch_start: bool = True
+    ) -> Rig:
         log = PartitionLog(tmp_path / f"orders-0-{len(logs)}")
         logs.append(log)
         store = FakeIsrStore()
@@ -154,7 +156,7 @@ def make_rig(tmp_path: Path) -> Iterator[Callable[..., Rig]]:
             log,
             store,
             events,
-            PartitionConfig(lag_ms, min_insync),
+            PartitionConfig(lag_ms, min_insync, isr_join_needs_epoch_start=join_at_epoch_start),
             changes.append,
             clock,
         )
@@ -616,6 +618,23 @@ def test_expansion_waits_for_the_high_watermark_and_the_epoch_start(rig: Rig) ->
     assert rig.isr_changes == [TP]
     [changed] = rig.events.of_kind(EventKind.ISR_CHANGED)
     assert (changed["reason"], changed["isr"]) == ("expand", [1, 2, 3])
+
+
+def test_kafka_7128_lets_a_follower_join_at_the_high_watermark_below_the_epoch_start(
+    make_rig: Callable[..., Rig],
+) -> None:
+    """Bug switch `kafka-7128`: the high watermark (2) is enough, although the leader's
+    epoch started at 4; the `isr_changed` says so, which `isr_join_after_epoch_start`
+    reads."""
+    rig = make_rig(join_at_epoch_start=False)
+    _leader_after_epoch_4(rig)
+    rig.fetch(1, replica_id=3)
+    assert rig.isr() == (1, 2)  # below the HW: still out
+    rig.fetch(2, replica_id=3)
+    assert rig.isr() == (1, 2, 3)
+    [changed] = rig.events.of_kind(EventKind.ISR_CHANGED)
+    assert changed["reason"] == "expand"
+    assert (changed["follower_log_end_offset"], changed["epoch_start_offset"]) == (2, 4)
 
 
 def test_a_rejoined_follower_holds_the_high_watermark(rig: Rig) -> None:

@@ -26,7 +26,7 @@ def metadata(controller: int, leader: int, isr: tuple[int, ...]) -> m.MetadataRe
 def test_a_broker_view_holds_its_controller_and_partitions() -> None:
     view = broker_view(metadata(2, 1, (1, 2, 3)))
     assert view.controller_id == 2
-    assert view.partitions == {T0: ViewedPartition(1, (1, 2, 3))}
+    assert view.partitions == {T0: ViewedPartition(1, (1, 2, 3), leader_epoch=3)}
 
 
 @dataclass
@@ -72,7 +72,7 @@ def test_a_snapshot_combines_zookeeper_and_every_broker() -> None:
     )
     assert (snap.controller_id, snap.controller_epoch) == (2, 4)
     assert snap.live_brokers == frozenset({1, 2, 3})
-    assert snap.partitions == {T0: PartitionState(1, (1, 2, 3), (1, 2, 3))}
+    assert snap.partitions == {T0: PartitionState(1, (1, 2, 3), (1, 2, 3), leader_epoch=3)}
     assert snap.metadata[3] is None
     assert snap.active_controllers == frozenset({2})
     assert any("3" in p for p in problems(snap))  # broker 3 did not answer: not converged

@@ -59,6 +59,7 @@ NAMES = (
     "random",
     "duplicated-requests",
     "reordered-requests",
+    "skipped-epoch",
 )
 SEEDS = st.one_of(st.none(), st.integers(min_value=0, max_value=2**63))
 PROPERTY = settings(max_examples=60, deadline=None)

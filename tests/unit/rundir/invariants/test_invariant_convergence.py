@@ -83,6 +83,32 @@ def test_a_broker_whose_metadata_differs_from_zookeeper_is_named() -> None:
     )
 
 
+def _with_epochs(snapshot: ClusterSnapshot, zookeeper: int, seen: int | None) -> ClusterSnapshot:
+    """`snapshot` with t-0 at leader epoch `zookeeper` in ZooKeeper and `seen` in broker 2's
+    metadata (every other broker sees `zookeeper`)."""
+    state = dataclasses.replace(snapshot.partitions[T0], leader_epoch=zookeeper)
+    views = {}
+    for broker, view in snapshot.metadata.items():
+        assert view is not None
+        epoch = seen if broker == 2 else zookeeper
+        viewed = dataclasses.replace(view.partitions[T0], leader_epoch=epoch)
+        views[broker] = BrokerView(view.controller_id, {**view.partitions, T0: viewed})
+    partitions = {**snapshot.partitions, T0: state}
+    return dataclasses.replace(snapshot, partitions=partitions, metadata=views)
+
+
+def test_a_broker_at_another_leader_epoch_than_zookeeper_is_named() -> None:
+    """A reassignment's bumped epoch that never reached the metadata (`kafka-9212`)."""
+    assert problems(_with_epochs(_converged(), 7, 7)) == ()
+    found = problems(_with_epochs(_converged(), 7, 6))
+    assert found == ("broker 2 sees t-0 at leader epoch 6, ZooKeeper at 7",)
+
+
+def test_a_leader_epoch_known_on_one_side_only_is_not_compared() -> None:
+    """Snapshots written before leader epochs were recorded hold none."""
+    assert problems(_with_epochs(_converged(), 7, None)) == ()
+
+
 def test_time_to_convergence_is_the_first_converged_snapshot_after_the_heal() -> None:
     unconverged = dataclasses.replace(_converged(), controller_id=None)
     series = [
@@ -136,6 +162,8 @@ def test_without_snapshots_after_the_heal_nothing_is_judged() -> None:
 def test_a_snapshot_survives_its_json_form() -> None:
     snapshot = _with_view(_converged(), 3, None)
     assert ClusterSnapshot.from_json(snapshot.to_json()) == snapshot
+    with_epochs = _with_epochs(_converged(), 7, 6)
+    assert ClusterSnapshot.from_json(with_epochs.to_json()) == with_epochs
 
 
 def test_a_malformed_snapshot_is_a_clear_error() -> None:
