@@ -20,6 +20,7 @@ from typing import TypeVar
 
 from kazoo.protocol.states import EventType, KeeperState, WatchedEvent
 
+from bugs.catalog import STALE_TERM_STATE
 from controller import events as ev
 from controller.active import ActiveController, ControllerConfig
 from controller.calls import answer_alter_isr, answer_controlled_shutdown, answer_elect_leaders
@@ -83,6 +84,7 @@ class KafkaController:
         self.metrics = ControllerMetrics()
         self.event_manager = ControllerEventManager(self, self.metrics.record_queue_time)
         self._watchers = Watchers(self.event_manager.put)
+        self._term_left: int | None = None  # kafka-4229: the epoch a session expiry ended
 
     # -- any thread ------------------------------------------------------------------------
 
@@ -289,9 +291,8 @@ class KafkaController:
         return NO_CONTROLLER if found is None else found
 
     def _elect(self, attempts: int = 3) -> None:
-        """Run for controller unless one is known or this broker is no candidate. A lost
-        race (NodeExists / BadVersion) whose winner is already gone again is retried from
-        the read of the epoch."""
+        """Run for controller unless one is known or this broker is no candidate; a lost race
+        (NodeExists, BadVersion) whose winner is gone again is retried from the epoch read."""
         for _ in range(attempts):
             self._active_controller_id = self._read_controller_id()
             if self._active_controller_id != NO_CONTROLLER:
@@ -341,10 +342,16 @@ class KafkaController:
         was_active = self.is_active
         self._active_controller_id = NO_CONTROLLER
         if was_active:
+            if self._config.bug_switches.on(STALE_TERM_STATE):
+                self._term_left = self.context.epoch
             self._on_resignation("its ZooKeeper session expired")
 
     def _on_controller_failover(self) -> None:
         """Become the active controller: load the cluster and start the state machines."""
+        if self._term_left is not None:  # kafka-4229: holds /controller, acts on nothing
+            error = f"ControllerStateError: the state of epoch {self._term_left} is loaded"
+            self._events.emit(EventFailed(event="ControllerFailover", error=error))
+            return
         self.active = ActiveController(
             self.broker_id,
             self.context,
