@@ -20,12 +20,16 @@ from bugs import CATALOG
 from bugs.catalog import (
     EMPTY_ISR,
     ENQUEUE_TIME_BROKERS,
+    IDS_ONLY_BROKER_CHANGE,
+    NEWER_BROKER_EPOCH_REJECTED,
     NO_BROKER_EPOCH,
     NO_RESUME,
     NO_TRUNCATION,
+    REGISTRATION_GIVES_UP,
     SENDER_DROPS,
     STALE_CONTROLLER_EPOCH,
     STALE_ISR_CACHE,
+    STALE_TERM_STATE,
     STUCK_BATCH,
     UNCLEAN_ELECTION,
     UNFENCED_ZK_WRITES,
@@ -168,6 +172,31 @@ PLANS: tuple[BugPlan, ...] = (
         ("stalled-deletion", "stalled-reassignment", "reassignment-under-failover"),
         {REASSIGNMENT_COMPLETES, TOPIC_DELETION_COMPLETES, CONVERGES_AFTER_HEAL},
         "the new controller never resumes the reassignment or the topic deletion in flight",
+    ),
+    _plan(
+        IDS_ONLY_BROKER_CHANGE,
+        ("fast-bounce", "slow-controller-bounce"),
+        {CONVERGES_AFTER_HEAL, REGISTRATION_SERVED},
+        "a broker that bounced while the controller was not looking keeps its id, so the "
+        "controller never sends its new process its leaderships and replicas",
+    ),
+    _plan(
+        NEWER_BROKER_EPOCH_REJECTED,
+        ("zk-isolation",),
+        {CONVERGES_AFTER_HEAL},
+        "TODO",
+    ),
+    _plan(
+        REGISTRATION_GIVES_UP,
+        ("zk-isolation",),
+        {CONVERGES_AFTER_HEAL},
+        "TODO",
+    ),
+    _plan(
+        STALE_TERM_STATE,
+        ("zk-isolation",),
+        {CONVERGES_AFTER_HEAL},
+        "TODO",
     ),
 )
 
