@@ -182,21 +182,24 @@ PLANS: tuple[BugPlan, ...] = (
     ),
     _plan(
         NEWER_BROKER_EPOCH_REJECTED,
-        ("zk-isolation",),
-        {CONVERGES_AFTER_HEAL},
-        "TODO",
+        ("slow-reregistration", "zk-isolation"),
+        {BROKER_EPOCH_FENCING, CONVERGES_AFTER_HEAL},
+        "the controller addresses the broker's new registration before the broker knows "
+        "its epoch, and the broker refuses its LeaderAndIsr as stale",
     ),
     _plan(
         REGISTRATION_GIVES_UP,
-        ("zk-isolation",),
+        ("slow-reregistration", "zk-isolation"),
         {CONVERGES_AFTER_HEAL},
-        "TODO",
+        "a broker whose re-registration meets an existing node stays alive and "
+        "unregistered, its replicas out of the ISRs",
     ),
     _plan(
         STALE_TERM_STATE,
-        ("zk-isolation",),
+        ("controller-expiries",),
         {CONVERGES_AFTER_HEAL},
-        "TODO",
+        "a broker elected again after its own term ended with its session holds "
+        "/controller without acting: nobody elects leaders or sends metadata",
     ),
 )
 
