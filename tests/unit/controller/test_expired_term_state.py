@@ -77,11 +77,13 @@ def _expired_then_reelected(switches: BugSwitches) -> tuple[KafkaController, Rec
     config = ControllerConfig(bug_switches=switches)
     broker = KafkaController(7, cast(KafkaZkClient, zk), events, lambda: 0, config)
     broker.process(ev.Startup())
-    assert broker.is_active and broker.active is not None
+    assert broker.is_active
+    assert broker.active is not None
     broker.process(ev.Expire())
     zk.holder = None  # the expired session's /controller went with it
     broker.process(ev.RegisterBrokerAndReelect())
-    assert zk.holder == 7 and broker.context.epoch == 5
+    assert zk.holder == 7
+    assert broker.context.epoch == 5
     return broker, events
 
 
@@ -90,7 +92,8 @@ def test_a_controller_whose_session_expired_fails_over_again_by_default(
 ) -> None:
     broker, events = _expired_then_reelected(NO_BUGS)
     assert failovers == [4, 5]
-    assert broker.is_active and broker.active is not None
+    assert broker.is_active
+    assert broker.active is not None
     assert events.of_kind(EventKind.EVENT_FAILED) == []
 
 
