@@ -12,9 +12,11 @@ A replica of a failed log directory is offline (Kafka's `HostedPartition.Offline
 their leader epoch, and change nothing, until the broker restarts.
 
 Bug switches (docs/bugs.md): `kafka-1188` obeys requests of an older controller epoch,
-`kip-380` requests addressed to an earlier registration of this broker; with `kafka-4443`
-a follower looks its leader up among the metadata cache's live brokers, not among the
-LeaderAndIsr's live leaders, and does not fetch from one the cache does not know.
+`kip-380` requests addressed to an earlier registration of this broker; `kafka-9839`
+rejects requests addressed to a registration newer than the one this broker has cached;
+with `kafka-4443` a follower looks its leader up among the metadata cache's live brokers,
+not among the LeaderAndIsr's live leaders, and does not fetch from one the cache does not
+know.
 """
 
 from __future__ import annotations
@@ -31,7 +33,12 @@ from broker_node.replica_manager import ReplicaManager
 from broker_node.request_guard import report_invalid
 from broker_node.validation_rules import Verdict
 from bugs import NO_BUGS, BugSwitches
-from bugs.catalog import LEADER_AND_ISR_FIRST, NO_BROKER_EPOCH, STALE_CONTROLLER_EPOCH
+from bugs.catalog import (
+    LEADER_AND_ISR_FIRST,
+    NEWER_BROKER_EPOCH_REJECTED,
+    NO_BROKER_EPOCH,
+    STALE_CONTROLLER_EPOCH,
+)
 from controller import collector
 from domain import UNKNOWN_BROKER_EPOCH, TopicPartition
 from eventlog import EventLog
@@ -73,6 +80,7 @@ class ControlRequestHandler:
         self._fence_broker_epoch = not bug_switches.on(NO_BROKER_EPOCH)
         self._fence_controller_epoch = not bug_switches.on(STALE_CONTROLLER_EPOCH)
         self._leaders_from_cache = bug_switches.on(LEADER_AND_ISR_FIRST)
+        self._accept_newer_broker_epoch = not bug_switches.on(NEWER_BROKER_EPOCH_REJECTED)
         self._lock = threading.Lock()
         self._registered = threading.Event()
         self.metadata_cache = MetadataCache()
@@ -130,6 +138,7 @@ class ControlRequestHandler:
             current,
             self._fence_broker_epoch,
             self._fence_controller_epoch,
+            self._accept_newer_broker_epoch,
         )
         if error is not Errors.NONE:
             self._reject(api, header, error, current)

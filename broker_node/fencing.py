@@ -16,7 +16,8 @@ Partition level:
                 partition)
 Two historical bugs (docs/bugs.md) switch a request-level rule off: `kafka-1188` the
 controller-epoch check, `kip-380` the broker-epoch check; the handler passes which rules
-hold.
+hold. A third, `kafka-9839`, makes the broker-epoch rule strict: any epoch other than ours
+is stale, a newer one too (`accept_newer_broker_epoch` false).
 
 The data plane's leader-epoch rule (Fetch, OffsetsForLeaderEpoch) is `Partition`'s
 (`broker_node.partition.leader_epoch_error`).
@@ -28,10 +29,16 @@ from domain import EPOCH_DURING_DELETE, NO_EPOCH, UNKNOWN_BROKER_EPOCH
 from rpc.errors import Errors
 
 
-def is_broker_epoch_stale(request_broker_epoch: int, current_broker_epoch: int) -> bool:
-    """True when the request was addressed to an earlier registration of this broker."""
+def is_broker_epoch_stale(
+    request_broker_epoch: int, current_broker_epoch: int, accept_newer: bool = True
+) -> bool:
+    """True when the request was addressed to an earlier registration of this broker;
+    without `accept_newer` (`kafka-9839`) also when it was addressed to a later one, which
+    the controller can know before this broker has cached it."""
     if request_broker_epoch == UNKNOWN_BROKER_EPOCH:
         return False
+    if not accept_newer:
+        return request_broker_epoch != current_broker_epoch
     return request_broker_epoch < current_broker_epoch
 
 
@@ -42,10 +49,15 @@ def check_control_request(
     current_broker_epoch: int,
     fence_broker_epoch: bool = True,
     fence_controller_epoch: bool = True,
+    accept_newer_broker_epoch: bool = True,
 ) -> Errors:
     """The request-level verdict for a controller-to-broker request; a rule switched off
-    (`fence_broker_epoch`, `fence_controller_epoch` false) lets every request through it."""
-    if fence_broker_epoch and is_broker_epoch_stale(request_broker_epoch, current_broker_epoch):
+    (`fence_broker_epoch`, `fence_controller_epoch` false) lets every request through it;
+    `accept_newer_broker_epoch` false rejects a request addressed to a newer registration
+    (`kafka-9839`)."""
+    if fence_broker_epoch and is_broker_epoch_stale(
+        request_broker_epoch, current_broker_epoch, accept_newer_broker_epoch
+    ):
         return Errors.STALE_BROKER_EPOCH
     if fence_controller_epoch and request_controller_epoch < highest_controller_epoch:
         return Errors.STALE_CONTROLLER_EPOCH

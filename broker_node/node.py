@@ -174,6 +174,7 @@ class BrokerNode:
             wait_for_stale_s=cfg.registration_stale_wait_ms / 1000,
             rack=cfg.rack,
             security_protocol="SSL" if self._tls is not None else "PLAINTEXT",
+            bug_switches=cfg.bug_switches,
         )
         self.controller = KafkaController(
             cfg.broker_id,

@@ -2,6 +2,10 @@
 
 `register()` runs on the main thread at start-up and on the controller event thread after
 a session expiry; `epoch` may be read from any thread.
+
+Bug switch `kafka-7165` (docs/bugs.md): a re-registration after a session expiry that
+meets an existing `/brokers/ids/N` gives up at once, without asking whose session holds
+it, and raises: the broker stays alive and unregistered.
 """
 
 from __future__ import annotations
@@ -10,6 +14,8 @@ import logging
 import threading
 import time
 
+from bugs import NO_BUGS, BugSwitches
+from bugs.catalog import REGISTRATION_GIVES_UP
 from domain import UNKNOWN_BROKER_EPOCH, EndPoint
 from eventlog import BrokerRegistered, EventLog
 from zkdata.client import KafkaZkClient, now_ms
@@ -33,6 +39,7 @@ class BrokerRegistration:
         wait_for_stale_s: float,
         rack: str | None = None,
         security_protocol: str = "PLAINTEXT",
+        bug_switches: BugSwitches = NO_BUGS,
     ) -> None:
         """`security_protocol` names the listener as Kafka does: `SSL` for mutual TLS."""
         self._zk = zk
@@ -46,6 +53,7 @@ class BrokerRegistration:
         self._lock = threading.Lock()
         self._epoch = UNKNOWN_BROKER_EPOCH
         self._count = 0
+        self._gives_up = bug_switches.on(REGISTRATION_GIVES_UP)
 
     @property
     def epoch(self) -> int:
@@ -59,7 +67,8 @@ class BrokerRegistration:
         A node this session already owns counts as created. If another session holds the
         id (this broker was killed and restarted before ZooKeeper expired its old session),
         retry for up to `wait_for_stale_s` for that node to go away, then raise
-        `BrokerIdInUseError`; with 0, Kafka's behaviour, raise at once.
+        `BrokerIdInUseError`; with 0, Kafka's behaviour, raise at once. With `kafka-7165`,
+        a re-registration raises at the first existing node, whoever owns it.
         """
         info = BrokerInfo(
             id=self.broker_id,
@@ -67,11 +76,13 @@ class BrokerRegistration:
             rack=self._rack,
             timestamp_ms=now_ms(),
         )
-        deadline = time.monotonic() + self._wait_for_stale_s
+        with self._lock:
+            gives_up = self._gives_up and self._count > 0
+        deadline = time.monotonic() + (0.0 if gives_up else self._wait_for_stale_s)
         waited = False
         while True:
             try:
-                epoch = self._zk.register_broker(info)
+                epoch = self._zk.register_broker(info, check_owner=not gives_up)
                 break
             except BrokerIdInUseError as exc:
                 if time.monotonic() >= deadline:

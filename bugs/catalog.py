@@ -30,6 +30,10 @@ ONE_ROUND_TRUNCATION = "kafka-6361"
 EARLY_ISR_JOIN = "kafka-7128"
 STALE_REASSIGNED_EPOCH = "kafka-9212"
 NO_ISR_METADATA = "kafka-1367"
+IDS_ONLY_BROKER_CHANGE = "kafka-1120"
+NEWER_BROKER_EPOCH_REJECTED = "kafka-9839"
+REGISTRATION_GIVES_UP = "kafka-7165"
+STALE_TERM_STATE = "kafka-4229"
 
 
 class Side(Enum):
@@ -186,6 +190,34 @@ CATALOG: tuple[Bug, ...] = (
         Side.CONTROLLER,
         "an ISR change notification updates the controller's context but sends no "
         "UpdateMetadata, so brokers' metadata keeps the old ISR",
+    ),
+    Bug(
+        IDS_ONLY_BROKER_CHANGE,
+        ("KAFKA-1120", "KAFKA-5845"),
+        Side.CONTROLLER,
+        "broker changes compare broker ids only: a broker that bounced between two "
+        "notifications keeps its place and is never sent the state its new process needs",
+    ),
+    Bug(
+        NEWER_BROKER_EPOCH_REJECTED,
+        ("KAFKA-9839",),
+        Side.BROKER,
+        "a broker rejects control requests addressed to a broker epoch newer than the one "
+        "it cached, so after re-registering it refuses the controller until it catches up",
+    ),
+    Bug(
+        REGISTRATION_GIVES_UP,
+        ("KAFKA-7165", "KAFKA-1387"),
+        Side.BROKER,
+        "a broker whose re-registration after a session expiry meets an existing "
+        "/brokers/ids/N gives up without checking its owner, and stays unregistered",
+    ),
+    Bug(
+        STALE_TERM_STATE,
+        ("KAFKA-4229",),
+        Side.CONTROLLER,
+        "a controller whose session expired keeps its term's state, so its next failover "
+        "fails and it holds /controller without acting as controller",
     ),
 )
 

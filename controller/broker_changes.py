@@ -10,7 +10,10 @@ but whose id stayed as bounced, as before KIP-380 (`classify_brokers`); `kafka-3
 decides on the broker list the watch read when it fired, not on `/brokers/ids` as it is
 when the event is processed; `kafka-13225` tells the brokers of the failure only when no
 partition lacks a live leader, so a broker hosting no replica dies unannounced while some
-partition is offline.
+partition is offline; `kafka-1120` tells new and dead brokers apart by id only, as before
+KIP-380: a broker that bounced between two notifications has its registration (and broker
+epoch) refreshed in the context but is neither failed nor started, so its new process is
+sent nothing (`refreshed_registrations`).
 """
 
 from __future__ import annotations
@@ -19,7 +22,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bugs import NO_BUGS, BugSwitches
-from bugs.catalog import ENQUEUE_TIME_BROKERS, NO_BROKER_EPOCH, NO_METADATA_FOR_EMPTY_BROKER
+from bugs.catalog import (
+    ENQUEUE_TIME_BROKERS,
+    IDS_ONLY_BROKER_CHANGE,
+    NO_BROKER_EPOCH,
+    NO_METADATA_FOR_EMPTY_BROKER,
+)
 from controller import events as ev
 from controller.broker_modifications import BrokerModificationHandler
 from controller.channel_manager import ControllerChannelManager
@@ -61,6 +69,17 @@ def classify_brokers(
     )
 
 
+def refreshed_registrations(
+    registered: Mapping[int, int], known: Mapping[int, int], delta: BrokerDelta
+) -> list[int]:
+    """With `kafka-1120`: the known ids whose registration changed (another broker epoch)
+    but which `delta` does not report as bounced; the controller only takes their new
+    registration, as Kafka's did before KIP-380 (it kept the brokers read, compared the
+    ids)."""
+    same_ids = registered.keys() & known.keys()
+    return sorted(b for b in same_ids if registered[b] != known[b] and b not in delta.bounced)
+
+
 class BrokerChanges:
     """Broker start-up, failure and bounce, and offline replicas, for the active controller."""
 
@@ -88,7 +107,8 @@ class BrokerChanges:
         self._events = event_log
         self._watchers = watchers
         self._send_update_metadata = send_update_metadata
-        self._detect_bounces = not bug_switches.on(NO_BROKER_EPOCH)
+        self._ids_only = bug_switches.on(IDS_ONLY_BROKER_CHANGE)
+        self._detect_bounces = not (bug_switches.on(NO_BROKER_EPOCH) or self._ids_only)
         self._read_at_watch = bug_switches.on(ENQUEUE_TIME_BROKERS)
         self._announce_empty_failures = not bug_switches.on(NO_METADATA_FOR_EMPTY_BROKER)
         self.modifications = BrokerModificationHandler(
@@ -113,12 +133,13 @@ class BrokerChanges:
         for name, error in listing.malformed.items():
             self._events.emit(MalformedZnode(path=error.path or name, reason=error.reason))
         current = listing.brokers
-        delta = classify_brokers(
-            {b: broker.epoch for b, broker in current.items()},
-            {b: self._ctx.broker_epoch(b) for b in self._ctx.live_or_shutting_down_broker_ids()},
-            self._detect_bounces,
-        )
+        registered = {b: broker.epoch for b, broker in current.items()}
+        known = {b: self._ctx.broker_epoch(b) for b in self._ctx.live_or_shutting_down_broker_ids()}
+        delta = classify_brokers(registered, known, self._detect_bounces)
         new, dead, bounced = delta.new, delta.dead, delta.bounced
+        if self._ids_only:  # kafka-1120: the new registration replaces the old, unnoticed
+            refreshed = refreshed_registrations(registered, known, delta)
+            self._ctx.add_live_brokers(current[b] for b in refreshed)
         self._events.emit(
             BrokerChange(
                 new=new,

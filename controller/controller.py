@@ -10,7 +10,9 @@ and everything it calls run on `controller-event-thread`, which owns the context
 ControlledShutdown, ElectLeaders and AlterIsr calls are answered there by `controller.calls`.
 
 Bug switches (docs/bugs.md): `kafka-13407` resigns on a lost connection and stops the
-election at a `/controller` naming this broker; `kafka-2437` resigns only on a deletion.
+election at a `/controller` naming this broker; `kafka-2437` resigns only on a deletion;
+`kafka-4229` keeps the term a session expiry ended, and the next failover fails on it.
+The events of an active controller's duties go to `controller.active_events`.
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ from typing import TypeVar
 
 from kazoo.protocol.states import WatchedEvent
 
-from bugs.catalog import NO_RESIGN_ON_DATA_CHANGE, OWN_ZNODE_NO_FAILOVER
+from bugs.catalog import NO_RESIGN_ON_DATA_CHANGE, OWN_ZNODE_NO_FAILOVER, STALE_TERM_STATE
 from controller import events as ev
 from controller.active import ActiveController
+from controller.active_events import dispatch_to_active
 from controller.calls import answer_alter_isr, answer_controlled_shutdown, answer_elect_leaders
 from controller.channel_manager import BrokerChannel, grpc_channel
 from controller.config import ControllerConfig
@@ -88,6 +91,7 @@ class KafkaController:
         self.metrics = ControllerMetrics()
         self.event_manager = ControllerEventManager(self, self.metrics.record_queue_time)
         self._watchers = Watchers(self.event_manager.put)
+        self._term_left: int | None = None  # kafka-4229: the epoch a session expiry ended
 
     # -- any thread ------------------------------------------------------------------------
 
@@ -222,42 +226,14 @@ class KafkaController:
                 self._register_broker()
                 self._maybe_resign()
                 self._elect()
-            case ev.BrokerChange() if active is not None:
-                active.brokers.process_broker_change(event.listing)
-            case ev.BrokerModifications() if active is not None:
-                active.brokers.modifications.process(event.broker_id)
-            case ev.TopicChange() if active is not None:
-                active.topics.process_topic_change()
-            case ev.PartitionModifications() if active is not None:
-                active.topics.process_partition_modifications(event.topic)
-            case ev.TopicConfigChange() if active is not None:
-                active.topics.process_topic_config_change(event.topic)
-            case ev.IsrChangeNotification() if active is not None:
-                active.process_isr_change_notification()
-            case ev.LogDirEventNotification() if active is not None:
-                active.process_log_dir_event_notification()
-            case ev.TopicDeletion() if active is not None:
-                active.process_topic_deletion()
-            case ev.LeaderAndIsrResponseReceived() if active is not None:
-                active.brokers.process_leader_and_isr_response(event)
-            case ev.TopicDeletionStopReplicaResponseReceived() if active is not None:
-                active.process_stop_replica_response(event)
-            case ev.ReplicaLeaderElection() if active is not None:
-                active.elections.process_preferred_replica_election_znode()
-            case ev.AutoPreferredReplicaLeaderElection() if active is not None:
-                active.elections.auto_rebalance()
             case ev.ElectLeaders():
                 answer_elect_leaders(active if self.is_active else None, event)
-            case ev.PartitionReassignment() if active is not None:
-                active.reassignments.process_request_znode()
-            case ev.PartitionReassignmentIsrChange() if active is not None:
-                active.reassignments.on_isr_change(event.topic_partition)
             case ev.AlterIsrReceived():
                 answer_alter_isr(active if self.is_active else None, event)
             case ev.ControlledShutdown():
                 answer_controlled_shutdown(active if self.is_active else None, self._events, event)
-            case _:
-                pass  # an event for an active controller while inactive: nothing to do
+            case _ if active is not None:
+                dispatch_to_active(active, event)
 
     def on_process_error(self, event: ev.ControllerEvent, error: BaseException) -> None:
         """Record a failed event; answer its caller if it has one (event thread)."""
@@ -344,10 +320,16 @@ class KafkaController:
         was_active = self.is_active
         self._active_controller_id = NO_CONTROLLER
         if was_active:
+            if self._config.bug_switches.on(STALE_TERM_STATE):
+                self._term_left = self.context.epoch
             self._on_resignation(reason)
 
     def _on_controller_failover(self) -> None:
         """Become the active controller: load the cluster and start the state machines."""
+        if self._term_left is not None:  # kafka-4229: holds /controller, acts on nothing
+            error = f"ControllerStateError: the state of epoch {self._term_left} is loaded"
+            self._events.emit(EventFailed(event="ControllerFailover", error=error))
+            return
         self.active = ActiveController(
             self.broker_id,
             self.context,

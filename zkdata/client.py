@@ -11,7 +11,6 @@ Controller election lives in `controller_election`; the client offers it as its 
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -90,17 +89,21 @@ class KafkaZkClient:
 
     # -- brokers -------------------------------------------------------------------------
 
-    def register_broker(self, info: BrokerInfo) -> int:
+    def register_broker(self, info: BrokerInfo, check_owner: bool = True) -> int:
         """Create the ephemeral `/brokers/ids/N` and return the broker epoch (its czxid).
 
         A node that already exists and is owned by this very session counts as success (the
         response of an earlier attempt was lost). Owned by another session:
-        `BrokerIdInUseError`.
+        `BrokerIdInUseError`. Without `check_owner` any existing node is
+        `BrokerIdInUseError`, this session's own too (KAFKA-1387's broker).
         """
         path = BrokerIdZNode.path(info.id)
         data = BrokerIdZNode.encode(info)
-        with contextlib.suppress(NodeExistsError):
+        try:
             self._zk.retry(self._zk.create, path, data, ephemeral=True, makepath=True)
+        except NodeExistsError:
+            if not check_owner:
+                raise BrokerIdInUseError(f"{path} already exists") from None
         try:
             _, stat = self._zk.retry(self._zk.get, path)
         except NoNodeError:

@@ -21,7 +21,9 @@ from bugs.catalog import (
     EARLY_ISR_JOIN,
     EMPTY_ISR,
     ENQUEUE_TIME_BROKERS,
+    IDS_ONLY_BROKER_CHANGE,
     LEADER_AND_ISR_FIRST,
+    NEWER_BROKER_EPOCH_REJECTED,
     NO_BROKER_EPOCH,
     NO_ISR_METADATA,
     NO_METADATA_FOR_EMPTY_BROKER,
@@ -30,10 +32,12 @@ from bugs.catalog import (
     NO_TRUNCATION,
     ONE_ROUND_TRUNCATION,
     OWN_ZNODE_NO_FAILOVER,
+    REGISTRATION_GIVES_UP,
     SENDER_DROPS,
     STALE_CONTROLLER_EPOCH,
     STALE_ISR_CACHE,
     STALE_REASSIGNED_EPOCH,
+    STALE_TERM_STATE,
     STUCK_BATCH,
     UNCLEAN_ELECTION,
     UNFENCED_ZK_WRITES,
@@ -237,6 +241,34 @@ PLANS: tuple[BugPlan, ...] = (
         {CONVERGES_AFTER_HEAL},
         "the ISR changes of the failure and the return reach ZooKeeper and the controller "
         "but no broker's metadata",
+    ),
+    _plan(
+        IDS_ONLY_BROKER_CHANGE,
+        ("fast-bounce", "slow-controller-bounce"),
+        {CONVERGES_AFTER_HEAL, REGISTRATION_SERVED},
+        "a broker that bounced while the controller was not looking keeps its id, so the "
+        "controller never sends its new process its leaderships and replicas",
+    ),
+    _plan(
+        NEWER_BROKER_EPOCH_REJECTED,
+        ("slow-reregistration", "zk-isolation"),
+        {BROKER_EPOCH_FENCING, CONVERGES_AFTER_HEAL},
+        "the controller addresses the broker's new registration before the broker knows "
+        "its epoch, and the broker refuses its LeaderAndIsr as stale",
+    ),
+    _plan(
+        REGISTRATION_GIVES_UP,
+        ("slow-reregistration", "zk-isolation"),
+        {CONVERGES_AFTER_HEAL},
+        "a broker whose re-registration meets an existing node stays alive and "
+        "unregistered, its replicas out of the ISRs",
+    ),
+    _plan(
+        STALE_TERM_STATE,
+        ("controller-expiries",),
+        {CONVERGES_AFTER_HEAL},
+        "a broker elected again after its own term ended with its session holds "
+        "/controller without acting: nobody elects leaders or sends metadata",
     ),
 )
 

@@ -14,6 +14,12 @@ its fencing check read it (`broker_epoch`). It breaks the invariant when:
    just before the new registration took effect and logged just after it);
 3. the process had not registered yet and it was addressed to a registration of an
    earlier process (a request meant for the broker's previous life).
+
+A `request_rejected` as STALE_BROKER_EPOCH breaks it too when it was addressed to an epoch
+newer than the one the check read: only an older epoch is stale. The controller learns of
+a re-registration from its watch, possibly before the broker has the answer to its own
+create, and a broker that refuses that newer epoch refuses the controller that serves its
+new registration (KAFKA-9839).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from dataclasses import dataclass
 
 from domain import UNKNOWN_BROKER_EPOCH
 from eventlog import EventKind
+from rpc.errors import Errors
 from rundir.events import Event, EventLogs
 from rundir.invariants.names import BROKER_EPOCH_FENCING
 from rundir.results import InvariantResult, Violation
@@ -94,7 +101,28 @@ def _judge_node(events: Sequence[Event]) -> tuple[list[Violation], int, int, int
                 found = _judge_request(event, addressed, regs)
                 if found is not None:
                     out.append(found)
+        elif event.kind == EventKind.REQUEST_REJECTED:
+            refused = _judge_rejection(event)
+            if refused is not None:
+                out.append(refused)
     return out, checked, unknown, missing
+
+
+def _judge_rejection(event: Event) -> Violation | None:
+    """A rejection as STALE_BROKER_EPOCH of a request addressed to a newer epoch than
+    the one the check read."""
+    if event.fields.get("error") != Errors.STALE_BROKER_EPOCH.name:
+        return None
+    addressed = event.int_field("request_broker_epoch")
+    read = event.int_field("broker_epoch")
+    if addressed is None or read is None or addressed <= read:
+        return None
+    return Violation(
+        f"{event.node} broker epoch {addressed}",
+        f"refused {event.fields.get('api')} addressed to broker epoch {addressed} as stale, "
+        f"newer than the epoch {read} its own check read",
+        (event,),
+    )
 
 
 def _judge_request(event: Event, addressed: int, regs: _Registrations) -> Violation | None:

@@ -1,6 +1,8 @@
-"""Bug switches `kafka-1188` and `kip-380` on the broker's side: with one on, the broker
-obeys the control requests its fencing rule would refuse (an older controller epoch, an
-earlier registration of this broker); with none on, it refuses them as before."""
+"""Bug switches `kafka-1188`, `kip-380` and `kafka-9839` on the broker's side: with one of
+the first two on, the broker obeys the control requests its fencing rule would refuse (an
+older controller epoch, an earlier registration of this broker); with `kafka-9839` it
+refuses a request addressed to a newer registration than the one it cached; with none on,
+it refuses the first and obeys the last."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import threading
 
 from broker_node.control_requests import ControlRequestHandler
 from bugs import NO_BUGS, BugSwitches
-from bugs.catalog import NO_BROKER_EPOCH, STALE_CONTROLLER_EPOCH
+from bugs.catalog import NEWER_BROKER_EPOCH_REJECTED, NO_BROKER_EPOCH, STALE_CONTROLLER_EPOCH
 from eventlog import EventKind
 from eventlog.testing import RecordingEventLog
 from rpc import messages as m
@@ -113,3 +115,30 @@ def test_kip_380_does_not_wait_for_the_registration_before_obeying() -> None:
     assert answers == [Errors.NONE]
     (accepted,) = events.of_kind(EventKind.REQUEST_ACCEPTED)
     assert accepted["broker_epoch"] == -1
+
+
+NEWER_BROKER_EPOCH = 300
+
+
+def test_a_request_for_a_newer_registration_is_obeyed_by_default() -> None:
+    """The controller may learn of this broker's new registration before the broker has
+    cached its epoch (the answer to its create is still on its way)."""
+    handler, events = _handler(NO_BUGS)
+    assert handler.leader_and_isr(_leader_and_isr(5, NEWER_BROKER_EPOCH)).error is Errors.NONE
+    (accepted,) = events.of_kind(EventKind.REQUEST_ACCEPTED)
+    assert accepted["request_broker_epoch"] == NEWER_BROKER_EPOCH
+
+
+def test_kafka_9839_refuses_a_request_for_a_newer_registration() -> None:
+    handler, events = _handler(BugSwitches(frozenset({NEWER_BROKER_EPOCH_REJECTED})))
+    error = handler.leader_and_isr(_leader_and_isr(5, NEWER_BROKER_EPOCH)).error
+    assert error is Errors.STALE_BROKER_EPOCH
+    (rejected,) = events.of_kind(EventKind.REQUEST_REJECTED)
+    assert (rejected["request_broker_epoch"], rejected["broker_epoch"]) == (
+        NEWER_BROKER_EPOCH,
+        BROKER_EPOCH,
+    )
+    assert handler.update_metadata(_metadata(5, BROKER_EPOCH)).error is Errors.NONE
+    assert handler.update_metadata(_metadata(5, OLD_BROKER_EPOCH)).error is (
+        Errors.STALE_BROKER_EPOCH
+    )

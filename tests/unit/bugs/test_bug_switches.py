@@ -46,7 +46,8 @@ def test_no_switch_is_allowed_anywhere() -> None:
 
 def test_catalog_names_are_unique_and_name_a_source() -> None:
     names = [bug.name for bug in CATALOG]
-    assert len(names) == len(set(names))
+    # the catalog holds at least the 24 historical bugs docs/bugs.md describes
+    assert len(names) == len(set(names)) >= 24
     assert all(bug.jiras and bug.mechanism for bug in CATALOG)
     assert bug_named(UNFENCED_ZK_WRITES).jiras == ("KAFKA-6082",)
 

@@ -33,6 +33,7 @@ NAMES = (
     "moved-controller-election",
     "moved-while-reconnecting",
     "zk-isolation",
+    "controller-expiries",
     "network-partition",
     "isolated-election",
     "lost-isr-reply",
@@ -40,6 +41,7 @@ NAMES = (
     "broker-bounce",
     "fast-bounce",
     "slow-controller-bounce",
+    "slow-reregistration",
     "controlled-shutdown",
     "reassignment-under-failover",
     "stalled-reassignment",
@@ -402,3 +404,29 @@ def test_a_workload_gives_the_run_its_config() -> None:
         90,
         -1,
     )
+
+
+@given(seed=SEEDS)
+@PROPERTY
+def test_a_slow_broker_loses_its_session_and_registers_again_still_slow(
+    seed: int | None,
+) -> None:
+    latency, first, second = SCENARIOS["slow-reregistration"].schedule(seed).steps
+    assert latency.fault.describe() == "latency non-controller:1 delay_ms=1000"
+    for cut in (first, second):
+        assert cut.fault.describe() == "zk-isolate non-controller:1"
+        assert cut.duration_s > SESSION_TIMEOUT_S  # the session expires
+    assert latency.at_s < first.at_s
+    assert first.ends_s + 5 <= second.at_s  # registered again in between
+    assert second.ends_s + 5 <= latency.ends_s  # still slow after the second
+
+
+@given(seed=SEEDS)
+@PROPERTY
+def test_three_controllers_in_turn_lose_their_sessions(seed: int | None) -> None:
+    schedule = SCENARIOS["controller-expiries"].schedule(seed)
+    assert [s.fault.describe() for s in schedule.steps] == ["zk-isolate controller"] * 3
+    assert all(s.duration_s > SESSION_TIMEOUT_S for s in schedule.steps)
+    for earlier, later in itertools.pairwise(schedule.steps):
+        assert later.at_s - earlier.ends_s >= 6  # the broker is back and registered
+    assert schedule.steps[-1].ends_s <= schedule.heal_at_s

@@ -1,9 +1,11 @@
 """Invariant 3 (KIP-380) over hand-made event logs: an accepted request addressed to an
-older registration of the broker is named with the registration it was older than."""
+older registration of the broker is named with the registration it was older than; a
+request refused as stale although it was addressed to a newer registration is named
+too (KAFKA-9839)."""
 
 from __future__ import annotations
 
-from eventlog import BrokerRegistered, NodeStarted, RequestAccepted
+from eventlog import BrokerRegistered, NodeStarted, RequestAccepted, RequestRejected
 from rundir.invariants import broker_epoch_fencing
 from rundir.invariants.testing import EventLogBuilder
 
@@ -129,3 +131,38 @@ def test_logs_are_judged_per_broker() -> None:
         ),
     )
     assert broker_epoch_fencing(b.logs()).ok
+
+
+def _rejected(b: EventLogBuilder, addressed: int, read: int, error: str) -> None:
+    b.emit(
+        NODE,
+        RequestRejected(
+            api="UpdateMetadata",
+            error=error,
+            error_code=77 if error == "STALE_BROKER_EPOCH" else 8,
+            controller_id=2,
+            controller_epoch=1,
+            request_broker_epoch=addressed,
+            broker_epoch=read,
+            highest_controller_epoch=1,
+        ),
+    )
+
+
+def test_refusing_an_older_epoch_or_waiting_for_the_registration_holds() -> None:
+    b = EventLogBuilder()
+    _registered(b, 100)
+    _rejected(b, 90, 100, "STALE_BROKER_EPOCH")
+    _rejected(b, 150, -1, "BROKER_NOT_AVAILABLE")
+    assert broker_epoch_fencing(b.logs()).ok
+
+
+def test_a_newer_epoch_refused_as_stale_is_named() -> None:
+    b = EventLogBuilder()
+    _registered(b, 100)
+    _rejected(b, 150, 100, "STALE_BROKER_EPOCH")
+    _registered(b, 150, previous=100)
+    (violation,) = broker_epoch_fencing(b.logs()).violations
+    assert violation.subject == "broker1 broker epoch 150"
+    assert [(e.line, e.kind) for e in violation.events] == [(2, "request_rejected")]
+    assert "newer than the epoch 100 its own check read" in violation.explanation
