@@ -10,7 +10,7 @@ seed's meaning):
    their predecessor's start, so they overlap) or, one time in `SPARSE_SHARE`, a sparse
    one (one fault at a time, each starting `SPARSE_GAP` after the previous one's window
    ended, see `chaos.generator.overlap.window`): a sparse schedule is judged on
-   `no_offline_partitions` too (`chaos.generator.judged`).
+   `no_offline_partitions` too (`chaos.generator.scenarios.judged`).
 2. The admin operations (`chaos.generator.action_kinds`): a side topic
    `<topic>-side` (replication factor 2, so a reassignment copies replicas) created
    early, maybe grown (`add-partitions`), maybe reassigned, and deleted before the heal;
@@ -19,7 +19,7 @@ seed's meaning):
 3. The timed faults: kinds rotate through `kinds` (each once per round); a kind whose
    fault cannot be active with those already placed (`chaos.generator.overlap`) is
    passed over for the next. Targets and params come from `FAULT_DRAWS` (ZooKeeper
-   servers too, for the process and resource kinds); durations from `HOLD`, a lognormal
+   servers too, for the process kinds and `cpu-starve`); durations from `HOLD`, a lognormal
    clipped to its bounds.
 4. The triggered faults: for each hook, with probability `TRIGGER_SHARE`, a fault that
    starts on the event the hook makes the cluster write (`Trigger`): a forced controller
@@ -77,19 +77,21 @@ DISK_KINDS: tuple[str, ...] = tuple(
 )
 #: The compose cluster's broker ids (a `request` fault's `broker:<id>` target).
 BROKER_IDS = (1, 2, 3)
+#: No fault starts before this: the workload has written for a while.
+START_S = 5.0
 #: One seed in this many draws a sparse schedule.
 SPARSE_SHARE = 3
 #: The chance that a hook gets a triggered fault.
 TRIGGER_SHARE = 0.5
 
 _ZK = ("zk-follower", "zk-leader")
-#: Roles besides `FAULT_DRAWS`'s: the process and resource kinds on ZooKeeper servers.
+#: Roles besides `FAULT_DRAWS`'s: the process kinds and `cpu-starve` on ZooKeeper servers (not
+#: `memory-squeeze`: docker refuses a limit under what a server already uses).
 _MORE_ROLES: Mapping[str, tuple[str, ...]] = {
     "kill": _ZK,
     "stop": _ZK,
     "pause": _ZK,
     "cpu-starve": _ZK,
-    "memory-squeeze": _ZK,
 }
 #: Params besides `FAULT_DRAWS`'s choices.
 _MORE_PARAMS: Mapping[str, Mapping[str, tuple[Scalar, ...]]] = {
@@ -133,7 +135,10 @@ DENSE_GAP = HeavyTail(0.5, 4.0, 30.0, sigma=1.0)
 #: enough for every ISR to be full again.
 SPARSE_GAP = HeavyTail(15.0, 18.0, 40.0, sigma=0.4)
 #: How long a trigger is looked for.
-TRIGGER_WAIT = HeavyTail(5.0, 10.0, 20.0, sigma=0.5)
+TRIGGER_WAIT = HeavyTail(8.0, 12.0, 30.0, sigma=0.5)
+#: How long an ISR change is looked for: a follower leaves the ISR only after lagging
+#: `replica.lag.time.max.ms` (10 s in the fast profile).
+ISR_WAIT = HeavyTail(15.0, 18.0, 30.0, sigma=0.3)
 #: The gap between two operations on the side topic.
 OP_GAP = HeavyTail(3.0, 8.0, 25.0, sigma=0.6)
 
@@ -195,32 +200,37 @@ class _Draw:
         self._bag: list[str] = []
 
     def actions(self, topic: str) -> list[Action]:
-        """The admin operations (step 2 of the module docstring), sorted by time."""
+        """The admin operations (step 2 of the module docstring), sorted by time: the side
+        topic's always end in its deletion, at least `OP_GAP.low` after the operation
+        before it and 10 s before the heal (operations that leave no room for it are
+        left out)."""
         rng, side, latest = self.rng, side_topic(topic), self.heal_at - 10
         t = round(rng.uniform(2, 6), 1)
-        acts = [Action(t, "create-topic", _items(topic=side, partitions=3, replication_factor=2))]
+        ops = [Action(t, "create-topic", _items(topic=side, partitions=3, replication_factor=2))]
         if rng.random() < 0.5:
             t = round(t + OP_GAP.draw(rng), 1)
-            acts.append(
-                Action(t, "add-partitions", _items(topic=side, partitions=rng.choice((4, 6))))
-            )
+            grown = _items(topic=side, partitions=rng.choice((4, 6)))
+            ops.append(Action(t, "add-partitions", grown))
         if rng.random() < 0.7:
             t = round(t + OP_GAP.draw(rng), 1)
-            acts.append(Action(t, "reassign", _items(topic=side, shift=rng.choice((1, 2)))))
-        t = round(t + OP_GAP.draw(rng), 1)
-        acts.append(Action(t, "delete-topic", _items(topic=side)))
+            ops.append(Action(t, "reassign", _items(topic=side, shift=rng.choice((1, 2)))))
+        gap = OP_GAP.draw(rng)
+        while ops and ops[-1].at_s + OP_GAP.low > latest:
+            ops.pop()
+        if ops:
+            at = round(min(ops[-1].at_s + gap, latest), 1)
+            ops.append(Action(at, "delete-topic", _items(topic=side)))
         if rng.random() < 0.5:
             at = round(rng.uniform(5, latest), 1)
-            acts.append(Action(at, "elect-leaders", _items(topic=topic)))
+            ops.append(Action(at, "elect-leaders", _items(topic=topic)))
         if rng.random() < 0.4:
-            acts.append(Action(round(rng.uniform(5, latest), 1), "move-controller"))
-        # a schedule too short for the side topic's life keeps what fits before the heal
-        return sorted((a for a in acts if a.at_s <= latest), key=lambda a: a.at_s)
+            ops.append(Action(round(rng.uniform(5, latest), 1), "move-controller"))
+        return sorted((a for a in ops if a.at_s <= latest), key=lambda a: a.at_s)
 
     def timed(self) -> None:
         """The timed faults (step 3)."""
         gap = SPARSE_GAP if self.sparse else DENSE_GAP
-        t = DENSE_GAP.draw(self.rng) + 1.0
+        t = round(max(START_S, min(START_S + DENSE_GAP.draw(self.rng), self.heal_at / 3)), 1)
         while t < self.heal_at - 1:
             step = self._place(t, None, None)
             if self.sparse and step is not None:
@@ -246,13 +256,14 @@ class _Draw:
                 hooks.append((step.at_s, "isr_changed", None))
         for at, event, role in hooks:
             if self.rng.random() < TRIGGER_SHARE:
-                self._place(at, Trigger(event, (), TRIGGER_WAIT.draw(self.rng)), role)
+                wait = (ISR_WAIT if event == "isr_changed" else TRIGGER_WAIT).draw(self.rng)
+                self._place(at, Trigger(event, (), wait), role)
         if "request" in self.pool and self.rng.random() < 0.5:
             broker = self.rng.choice(BROKER_IDS)
             trigger = Trigger(
                 "control_request_sent", (("broker_id", broker),), TRIGGER_WAIT.draw(self.rng)
             )
-            at = round(self.rng.uniform(1, self.heal_at / 2), 1)
+            at = round(self.rng.uniform(START_S, max(START_S, self.heal_at / 2)), 1)
             self._place(at, trigger, f"broker:{broker}", kinds=("request",))
 
     def _place(

@@ -92,7 +92,6 @@ def shifted_assignment(
     return {p: tuple(moved.get(b, b) for b in replicas) for p, replicas in assignment.items()}
 
 
-
 def run_topic(name: str, topic_names: Mapping[str, str]) -> str:
     """The run's name for the scenario topic `name`: its mapping in `topic_names`, or for
     `<scenario topic>-<suffix>` the run's topic with the same suffix; else `name`. Pure."""

@@ -6,8 +6,9 @@ happened before the run is not the run's doing. Pure; any thread.
   (`partition_state_change` with target `OfflinePartition` and `partitions` > 0) and no
   election left a partition without a leader (`leader_election_failed`).
 - `reassignment_completes`: every partition of `topics` (or of a topic beside one,
-  `<topic>-<suffix>`) whose reassignment started during the run (`reassignment_started`) completed (`reassignment_completed` later), none failed
-  (`reassignment_failed`), and at least one reassignment of those topics ran at all.
+  `<topic>-<suffix>`) whose reassignment started during the run (`reassignment_started`)
+  completed (`reassignment_completed` later), none failed (`reassignment_failed`), and
+  at least one reassignment of those topics ran at all.
 - `topic_deletion_completes`: every topic of the run (one of `topics`, or a topic beside
   one, `<topic>-<suffix>`) whose deletion a controller queued during the run
   (`topic_deletion_requested`) was deleted (`topic_deletion_completed` later, by any

@@ -29,7 +29,7 @@ Steps:
 Without a seed the schedule is the one of seed 0. A failing seed replays exactly: the
 schedule is a pure function of the seed, and `schedule.json` records it.
 
-Verdict: every invariant whose premise the schedule meets (`chaos.generator.judged`): the
+Verdict: every invariant whose premise the schedule meets (`chaos.generator.scenarios.judged`): the
 core invariants, the specifications', the queue classes, `acknowledged_kept`, the
 controller handover's, `stale_requests_fenced` always; `reassignment_completes` and
 `topic_deletion_completes` when the schedule reassigns or deletes a topic;
@@ -41,7 +41,7 @@ of the heal.
 from __future__ import annotations
 
 from chaos.generator.generic import generic_schedule
-from chaos.generator.judged import judged_invariants
+from chaos.generator.scenarios.judged import judged_invariants
 from chaos.generator.scenarios.scenario import Scenario, Workload
 from chaos.generator.schedule import Schedule
 
@@ -56,6 +56,4 @@ def plan(seed: int | None) -> Schedule:
     return generic_schedule(seed, WORKLOAD.duration_s, topic=WORKLOAD.topic, heal_s=20)
 
 
-SCENARIO = Scenario.from_runbook(
-    __doc__, WORKLOAD, plan, CONVERGENCE_S, also_for=judged_invariants
-)
+SCENARIO = Scenario.from_runbook(__doc__, WORKLOAD, plan, CONVERGENCE_S, also_for=judged_invariants)

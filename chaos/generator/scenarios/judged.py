@@ -3,14 +3,19 @@
 (`chaos.generator.scenarios.invariant_names.INVARIANTS`) whose premise the schedule
 meets. The `random` scenario's verdict checks them (`Scenario.invariants_for`).
 
-| invariant | judged when |
-| --- | --- |
-| the core ones, the specifications', Jepsen's queue classes | always |
-| `acknowledged_kept`, `paused_controller_resigns`, `resigned_controller_silent`, `controller_writes_fenced`, `stale_requests_fenced` | always (the last is judged only over late copies a `request` fault delivered) |
-| `registration_served` | unless a fault that starves a broker's CPU or memory (`cpu-starve`, `memory-squeeze`) overlaps one that takes a broker away: a broker that registers then may wait longer than the bound for a controller that is crawling, which is slowness, not a lost registration |
-| `reassignment_completes` | the schedule reassigns a topic |
-| `topic_deletion_completes` | the schedule deletes a topic |
-| `no_offline_partitions` | faults come one at a time, each on one broker, `SPARSE_GAP.low` apart (a sparse schedule): every ISR is full again when the next fault starts, so no fault takes a partition's last in-sync replica |
+- always: the core invariants, the replication specifications', Jepsen's queue classes,
+  `acknowledged_kept`, `paused_controller_resigns`, `resigned_controller_silent`,
+  `controller_writes_fenced` and `stale_requests_fenced` (the last judged only over the
+  late copies a `request` fault delivered);
+- `registration_served`: unless a fault that starves a broker's CPU or memory
+  (`cpu-starve`, `memory-squeeze`) overlaps one that takes a broker away: a broker that
+  registers then may wait longer than the bound for a crawling controller, which is
+  slowness, not a lost registration;
+- `reassignment_completes`: when the schedule reassigns a topic;
+- `topic_deletion_completes`: when the schedule deletes a topic;
+- `no_offline_partitions`: when faults come one at a time, each on one broker,
+  `SPARSE_GAP.low` apart (a sparse schedule): every ISR is full again when the next fault
+  starts, so no fault takes a partition's last in-sync replica.
 
 Pure; any thread.
 """
@@ -48,9 +53,7 @@ def _one_broker_at_a_time(schedule: Schedule) -> bool:
     steps = schedule.steps
     if any(parse_role(s.fault.target).group or s.fault.target.startswith("zk") for s in steps):
         return False
-    return all(
-        _apart(a, b, SPARSE_GAP.low) for i, a in enumerate(steps) for b in steps[i + 1 :]
-    )
+    return all(_apart(a, b, SPARSE_GAP.low) for i, a in enumerate(steps) for b in steps[i + 1 :])
 
 
 def _starved_while_away(schedule: Schedule) -> bool:
