@@ -6,12 +6,15 @@ registry accepts (`chaos.faults.registry`). Pure values; any thread.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
+from chaos.errors import ScheduleError
 from chaos.faults.params import Scalar
+from chaos.faults.registry import fault_type
 
-__all__ = ["FAULT_DRAWS", "ONE_BROKER"]
+__all__ = ["FAULT_DRAWS", "ONE_BROKER", "kind_pool"]
 
+#: The roles that name one broker.
 ONE_BROKER = ("controller", "non-controller", "busiest-leader", "random-broker")
 #: For each kind: the roles a generator picks from, and the choices for each param.
 FAULT_DRAWS: Mapping[str, tuple[tuple[str, ...], Mapping[str, tuple[Scalar, ...]]]] = {
@@ -54,3 +57,16 @@ FAULT_DRAWS: Mapping[str, tuple[tuple[str, ...], Mapping[str, tuple[Scalar, ...]
     # drawn when asked for: it fails to start unless a disk-volatile lasts over it
     "power-loss": (ONE_BROKER, {}),
 }
+
+
+def kind_pool(seed: object, kinds: Sequence[str], generator: str) -> tuple[str, ...]:
+    """`kinds` without repeats, in their order, once `seed` is an integer and every kind a
+    known one; `ScheduleError` (naming the `generator`) else."""
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ScheduleError(f"seed must be an integer, got {seed!r}")
+    pool = tuple(dict.fromkeys(kinds))
+    if not pool:
+        raise ScheduleError(f"{generator} needs at least one kind")
+    for kind in pool:
+        fault_type(kind)
+    return pool

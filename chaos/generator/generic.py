@@ -16,20 +16,24 @@ seed's meaning):
    early, maybe grown (`add-partitions`), maybe reassigned, and deleted before the heal;
    maybe preferred elections of the workload's topic (`elect-leaders`) and a forced
    controller election (`move-controller`) at drawn times.
-3. The timed faults: kinds rotate through `kinds` (each once per round); a kind whose
-   fault cannot be active with those already placed (`chaos.generator.overlap`) is
-   passed over for the next. Targets and params come from `FAULT_DRAWS` (ZooKeeper
-   servers too, for the process kinds and `cpu-starve`); durations from `HOLD`, a lognormal
-   clipped to its bounds.
+3. The timed faults: kinds rotate through `kinds` but `request` (each once per round);
+   a kind whose fault cannot be active with those already placed
+   (`chaos.generator.overlap`) is passed over for the next. Targets and params come from
+   `FAULT_DRAWS` (ZooKeeper servers too, for the process kinds and `cpu-starve`);
+   durations from `HOLD`, a lognormal clipped to its bounds.
 4. The triggered faults: for each hook, with probability `TRIGGER_SHARE`, a fault that
    starts on the event the hook makes the cluster write (`Trigger`): a forced controller
    election or a fault that takes the controller away → `controller_elected`; a fault
    that takes a broker away or preferred elections → `leader_elected`; any broker
    fault → `isr_changed`; the reassignment → `reassignment_started`; the deletion →
-   `topic_deletion_started`. Besides, one `request` fault in two (when `request` is among
-   the kinds) starts on the first control request sent to its broker
-   (`control_request_sent` with that `broker_id`, the fault on `broker:<id>`). A
-   triggered fault obeys the overlap rules over the whole time it may be active.
+   `topic_deletion_started`. A triggered fault obeys the overlap rules over the whole
+   time it may be active.
+5. The request faults where control requests flow: with `request` among the kinds, a
+   hook that makes the controller send a burst of requests (a forced controller election,
+   a fault that takes a broker away, preferred elections) may get a `request` fault
+   from its time on, and one of them one started on the first request sent to its broker
+   (`control_request_sent` with that `broker_id`, the fault on `broker:<id>`): a request
+   fault placed where no request comes never takes effect.
 
 A schedule is data: a caller may drop, add or shift steps and actions (`Schedule`
 validates the result; `chaos.generator.overlap.overlap_violations` says whether it keeps
@@ -44,10 +48,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from chaos.cluster.roles import RoleClass, parse_role
-from chaos.errors import BadTiming, ScheduleError
+from chaos.errors import BadTiming
 from chaos.faults.params import Scalar
 from chaos.faults.registry import FAULT_TYPES, fault_type
-from chaos.generator.fault_draws import FAULT_DRAWS
+from chaos.generator.fault_draws import FAULT_DRAWS, kind_pool
 from chaos.generator.overlap import clashes, takes_broker_away, window
 from chaos.generator.schedule import Action, FaultSpec, Schedule, Step, Trigger, seconds
 
@@ -165,13 +169,7 @@ def generic_schedule(
     faults unless `triggers` is False, dense or sparse as the seed says unless `sparse`
     says. Nothing is active in the last `heal_s` seconds. `ScheduleError` for bad
     arguments or a duration that leaves no room for a fault."""
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ScheduleError(f"seed must be an integer, got {seed!r}")
-    pool = tuple(dict.fromkeys(kinds))
-    if not pool:
-        raise ScheduleError("generic_schedule needs at least one kind")
-    for kind in pool:
-        fault_type(kind)
+    pool = kind_pool(seed, kinds, "generic_schedule")
     heal_at = seconds(duration_s, "duration_s") - seconds(heal_s, "heal_s")
     if heal_at < 10 or heal_s <= 0:
         raise BadTiming(f"heal_s ({heal_s}) must be above 0 and 10 s below duration_s")
@@ -258,13 +256,24 @@ class _Draw:
             if self.rng.random() < TRIGGER_SHARE:
                 wait = (ISR_WAIT if event == "isr_changed" else TRIGGER_WAIT).draw(self.rng)
                 self._place(at, Trigger(event, (), wait), role)
-        if "request" in self.pool and self.rng.random() < 0.5:
+        if "request" in self.pool:
+            self._requests([at for at, event, _ in hooks if event in _BURSTS])
+
+    def _requests(self, bursts: list[float]) -> None:
+        """Request faults where control requests flow (step 4): a fault that takes a broker
+        away, a forced controller election or preferred elections make the controller
+        send a burst of them. For one of them, with probability `TRIGGER_SHARE`, a
+        `request` fault on `broker:<id>` started by the first request sent to that broker
+        (it then meets the requests that follow, the broker's return); then for each,
+        with that probability, one from the hook's time on (in place before the burst)."""
+        if bursts and self.rng.random() < TRIGGER_SHARE:
             broker = self.rng.choice(BROKER_IDS)
-            trigger = Trigger(
-                "control_request_sent", (("broker_id", broker),), TRIGGER_WAIT.draw(self.rng)
-            )
-            at = round(self.rng.uniform(START_S, max(START_S, self.heal_at / 2)), 1)
-            self._place(at, trigger, f"broker:{broker}", kinds=("request",))
+            wait = TRIGGER_WAIT.draw(self.rng)
+            trigger = Trigger("control_request_sent", (("broker_id", broker),), wait)
+            self._place(self.rng.choice(bursts), trigger, f"broker:{broker}", kinds=("request",))
+        for at in bursts:
+            if self.rng.random() < TRIGGER_SHARE:
+                self._place(at, None, None, kinds=("request",))
 
     def _place(
         self, at: float, trigger: Trigger | None, role: str | None, kinds: Sequence[str] = ()
@@ -282,7 +291,8 @@ class _Draw:
 
     def _next_kind(self) -> str:
         if not self._bag:
-            self._bag = list(self.pool)
+            # a request fault acts only on requests: it is placed where they flow (step 5)
+            self._bag = [k for k in self.pool if k != "request"] or list(self.pool)
             self.rng.shuffle(self._bag)
         return self._bag.pop()
 
@@ -317,6 +327,9 @@ class _Draw:
             end + margin <= window(s)[0] or window(s)[1] + margin <= start for s in self.steps
         )
 
+
+#: The hook events after which the controller sends a burst of control requests.
+_BURSTS = ("controller_elected", "leader_elected")
 
 #: The event an action makes the cluster write, that a triggered fault may start on.
 _ACTION_EVENTS: Mapping[str, str] = {

@@ -11,9 +11,9 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from chaos.errors import BadTiming, ScheduleError
+from chaos.errors import BadTiming
 from chaos.faults.registry import FAULT_TYPES, fault_type
-from chaos.generator.fault_draws import FAULT_DRAWS
+from chaos.generator.fault_draws import FAULT_DRAWS, kind_pool
 from chaos.generator.schedule import FaultSpec, Schedule, Step, seconds
 
 __all__ = ["MIX_KINDS", "random_mix"]
@@ -57,13 +57,7 @@ def random_mix(
     comes before each fault; faults do not overlap; each lasting fault lasts a time drawn
     from `fault_s`; the last `heal_s` seconds are the heal phase. Times are rounded to
     0.1 s. `ScheduleError` for bad arguments or a duration too short for one fault."""
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ScheduleError(f"seed must be an integer, got {seed!r}")
-    pool = tuple(dict.fromkeys(kinds))
-    if not pool:
-        raise ScheduleError("random_mix needs at least one kind")
-    for kind in pool:
-        fault_type(kind)
+    pool = kind_pool(seed, kinds, "random_mix")
     quiet, hold = _range(quiet_s, "quiet_s"), _range(fault_s, "fault_s", positive=True)
     heal_at = seconds(duration_s, "duration_s") - seconds(heal_s, "heal_s")
     if heal_at <= 0 or heal_s <= 0:

@@ -12,7 +12,7 @@ Steps:
    created in the first seconds, maybe grown to more partitions, maybe reassigned, then
    deleted; maybe preferred elections of the workload's topic and a forced controller
    election, at drawn times.
-3. Faults of every kind but the disk kinds and `power-loss`, on drawn roles (brokers and
+3. Faults of every kind but the disk kinds, `power-loss` and `request`, on drawn roles (brokers and
    ZooKeeper servers) with drawn params, each held for a heavy-tailed time (a lognormal
    of median 8 s, clipped to 1-40 s), after heavy-tailed gaps; kinds rotate. Two faults
    are active at once only where the overlap rules allow it (`chaos.generator.overlap`):
@@ -22,8 +22,9 @@ Steps:
    a fault that takes the controller or a broker away, a broker fault, the reassignment,
    the deletion) gets a fault that starts on the event it makes the cluster write
    (`controller_elected`, `leader_elected`, `isr_changed`, `reassignment_started`,
-   `topic_deletion_started`); a `request` fault may start on the first control request
-   sent to its broker.
+   `topic_deletion_started`). `request` faults come where control requests flow: from
+   a hook that makes the controller send a burst of them, or on the first request sent
+   to their broker.
 5. Heal at 70 s; the load goes on until 90 s.
 
 Without a seed the schedule is the one of seed 0. A failing seed replays exactly: the
