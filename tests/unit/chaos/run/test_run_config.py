@@ -1,9 +1,9 @@
 """`config.json` of a chaos run records the brokers' timing profile and the effective value
 of every setting a profile chooses, as the brokers resolve them from their environment,
 their inter-broker protocol (which a run may insist on) and the invariants the schedule
-is judged on; readers of older run
-directories, which lack them, still read them. A schedule with disk faults refuses a
-cluster whose brokers are not behind their disk layers."""
+is judged on; readers of older run directories, which lack them, still read them. A
+schedule with disk faults refuses a cluster whose brokers are not behind their disk
+layers."""
 
 from __future__ import annotations
 
