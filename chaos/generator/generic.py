@@ -64,6 +64,7 @@ __all__ = [
     "SPARSE_SHARE",
     "TRIGGER_SHARE",
     "HeavyTail",
+    "draw_step",
     "generic_schedule",
     "side_topic",
 ]
@@ -186,6 +187,26 @@ def generic_schedule(
     return Schedule(seed, steps, heal_at, float(duration_s), tuple(acts))
 
 
+def draw_step(
+    rng: random.Random,
+    schedule: Schedule,
+    at_s: float,
+    *,
+    kinds: Sequence[str] = GENERIC_KINDS,
+    trigger: Trigger | None = None,
+) -> Step | None:
+    """A fault drawn from `rng` to start at `at_s` (on `trigger`, if given) beside the
+    steps of `schedule` under the overlap rules, as `generic_schedule` draws one: kinds
+    tried in a shuffled order until one fits, its target, params and duration drawn, its
+    end before the heal. None when no kind fits there. The caller adds it
+    (`dataclasses.replace(schedule, steps=...)`, sorted by start): a mutation that keeps
+    the schedule drawable."""
+    pool = kind_pool(0, kinds, "draw_step")
+    draw = _Draw(rng, pool, schedule.heal_at_s, sparse=False)
+    draw.steps = list(schedule.steps)
+    return draw.place(round(at_s, 1), trigger, None)
+
+
 class _Draw:
     """One schedule's draws, in order; one thread."""
 
@@ -230,7 +251,7 @@ class _Draw:
         gap = SPARSE_GAP if self.sparse else DENSE_GAP
         t = round(max(START_S, min(START_S + DENSE_GAP.draw(self.rng), self.heal_at / 3)), 1)
         while t < self.heal_at - 1:
-            step = self._place(t, None, None)
+            step = self.place(t, None, None)
             if self.sparse and step is not None:
                 t = round(window(step)[1] + gap.draw(self.rng), 1)
             else:
@@ -255,7 +276,7 @@ class _Draw:
         for at, event, role in hooks:
             if self.rng.random() < TRIGGER_SHARE:
                 wait = (ISR_WAIT if event == "isr_changed" else TRIGGER_WAIT).draw(self.rng)
-                self._place(at, Trigger(event, (), wait), role)
+                self.place(at, Trigger(event, (), wait), role)
         if "request" in self.pool:
             self._requests([at for at, event, _ in hooks if event in _BURSTS])
 
@@ -270,12 +291,12 @@ class _Draw:
             broker = self.rng.choice(BROKER_IDS)
             wait = TRIGGER_WAIT.draw(self.rng)
             trigger = Trigger("control_request_sent", (("broker_id", broker),), wait)
-            self._place(self.rng.choice(bursts), trigger, f"broker:{broker}", kinds=("request",))
+            self.place(self.rng.choice(bursts), trigger, f"broker:{broker}", kinds=("request",))
         for at in bursts:
             if self.rng.random() < TRIGGER_SHARE:
-                self._place(at, None, None, kinds=("request",))
+                self.place(at, None, None, kinds=("request",))
 
-    def _place(
+    def place(
         self, at: float, trigger: Trigger | None, role: str | None, kinds: Sequence[str] = ()
     ) -> Step | None:
         """Draw a fault starting at `at` (on `trigger`, on `role` when the kind acts on

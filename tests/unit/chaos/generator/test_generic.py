@@ -4,6 +4,7 @@ operations, survives schedule.json, and shrinks like any schedule."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections import Counter
 
@@ -18,11 +19,12 @@ from chaos.generator.generic import (
     GENERIC_KINDS,
     HOLD,
     HeavyTail,
+    draw_step,
     generic_schedule,
     side_topic,
 )
 from chaos.generator.overlap import overlap_violations, window
-from chaos.generator.schedule import Schedule
+from chaos.generator.schedule import FaultSpec, Schedule, Step
 from chaos.generator.shrink import shrink
 from eventlog.kinds import EventKind
 
@@ -176,3 +178,23 @@ def test_shrink_keeps_the_actions_and_the_triggered_steps_it_needs() -> None:
 def test_bad_arguments_are_refused(arguments: dict[str, object]) -> None:
     with pytest.raises(ScheduleError):
         generic_schedule(**arguments)  # type: ignore[arg-type]
+
+
+def test_a_step_drawn_beside_a_schedule_keeps_its_rules() -> None:
+    rng = random.Random(5)
+    for seed in range(30):
+        schedule = generic_schedule(seed, 90, sparse=False)
+        at = rng.uniform(5, 60)
+        step = draw_step(rng, schedule, at)
+        if step is None:
+            continue
+        assert step.at_s == round(at, 1)
+        grown = dataclasses.replace(
+            schedule, steps=tuple(sorted((*schedule.steps, step), key=lambda s: s.at_s))
+        )
+        assert overlap_violations(grown) == []
+    kill = Schedule(1, (Step(10, 20, FaultSpec.of("kill", "controller")),), 60, 80)
+    assert draw_step(rng, kill, 15, kinds=("pause", "bounce")) is None
+    paused = draw_step(rng, kill, 40, kinds=("pause",))
+    assert paused is not None
+    assert paused.fault.kind == "pause"
