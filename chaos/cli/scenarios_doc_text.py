@@ -61,7 +61,9 @@ and the step starts on the first event of the trigger's kind ([events.md](events
 whose fields equal every `match` item, written by any node from `at_s` on. It lasts
 `duration_s` from then. If no such event comes within `within_s` (at most 120 s) the step
 is not performed and the run lists it among its failed steps, so it is not counted as
-exercised. The runner reads the nodes' event logs every 50 ms while a trigger waits
+exercised; unless the trigger is optional (`"optional": true`, drawn by the generic
+generator, whose hooks are chances the cluster may not offer): the step is then left out
+and the run says so. The runner reads the nodes' event logs every 50 ms while a trigger waits
 (`{event_watch}`), so a step starts within about 50 ms of its event plus the time its
 fault takes to start. A trigger's step has a start cue and no stop cue in `timeline`;
 `Step.ends_s` is the latest it can end (`at_s + within_s + duration_s`), which must come

@@ -276,3 +276,23 @@ def test_a_trigger_without_event_logs_to_watch_is_a_failed_step_and_nothing_star
         "step 0 (0.1s +0.2s pause zk:1 on broker_change within 0.5s): not started: "
         "the cluster has no event logs to watch"
     ]
+
+
+def test_an_optional_trigger_whose_event_never_comes_leaves_its_step_out(tmp_path: Path) -> None:
+    (tmp_path / "broker1.jsonl").touch()
+    optional = Trigger("broker_change", within_s=0.2, optional=True)
+    steps = (Step(0.1, 0.2, FaultSpec("pause", "zk:1"), optional),)
+    view = RecordingView()
+    loop = StepLoop(
+        Schedule(1, steps, heal_at_s=0.6, end_s=0.8),
+        HangingZk(),  # type: ignore[arg-type]
+        view,  # type: ignore[arg-type]
+        tmp_path,
+        {},
+        elect=lambda request: pytest.fail("no action elects"),
+    )
+    injector = RecordingInjector(loop.start_clock())
+    loop.perform(injector, _status, threading.Event())  # type: ignore[arg-type]
+    assert [k for k, _, _ in injector.log] == ["heal"]
+    assert loop.failed_steps == []
+    assert any("step 0: left out: its optional event did not come" in line for line in view.lines)
