@@ -34,12 +34,15 @@ from rundir.invariants.names import (
     TOPIC_DELETION_COMPLETES,
 )
 
-__all__ = ["CONDITIONAL", "judged_invariants"]
+__all__ = ["ALWAYS", "CONDITIONAL", "judged_invariants"]
 
 #: The invariants judged only when the schedule meets their premise.
 CONDITIONAL = frozenset(
     {NO_OFFLINE_PARTITIONS, REASSIGNMENT_COMPLETES, REGISTRATION_SERVED, TOPIC_DELETION_COMPLETES}
 )
+
+#: The invariants every generic schedule is judged on.
+ALWAYS = frozenset(INVARIANTS) - CONDITIONAL
 
 _STARVING = ("cpu-starve", "memory-squeeze")
 
@@ -65,7 +68,7 @@ def _starved_while_away(schedule: Schedule) -> bool:
 def judged_invariants(schedule: Schedule) -> frozenset[str]:
     """The invariants `schedule` is judged on (see the module docstring)."""
     kinds = {a.kind for a in schedule.actions}
-    judged = set(INVARIANTS) - CONDITIONAL
+    judged = set(ALWAYS)
     if not _starved_while_away(schedule):
         judged.add(REGISTRATION_SERVED)
     if "reassign" in kinds:

@@ -42,7 +42,7 @@ of the heal.
 from __future__ import annotations
 
 from chaos.generator.generic import generic_schedule
-from chaos.generator.scenarios.judged import judged_invariants
+from chaos.generator.scenarios.judged import ALWAYS, judged_invariants
 from chaos.generator.scenarios.scenario import Scenario, Workload
 from chaos.generator.schedule import Schedule
 
