@@ -7,10 +7,11 @@ meets. The `random` scenario's verdict checks them (`Scenario.invariants_for`).
   `acknowledged_kept`, `paused_controller_resigns`, `resigned_controller_silent`,
   `controller_writes_fenced` and `stale_requests_fenced` (the last judged only over the
   late copies a `request` fault delivered);
-- `registration_served`: unless a fault that starves a broker's CPU or memory
-  (`cpu-starve`, `memory-squeeze`) overlaps one that takes a broker away: a broker that
-  registers then may wait longer than the bound for a crawling controller, which is
-  slowness, not a lost registration;
+- `registration_served`: unless a fault that starves a broker's or a ZooKeeper server's
+  CPU or memory (`cpu-starve`, `memory-squeeze`) overlaps one that takes a broker away,
+  or the schedule partitions the whole cluster: a broker that registers then may wait
+  longer than the bound for a crawling controller or ensemble, which is slowness, not a
+  lost registration;
 - `reassignment_completes`: when the schedule reassigns a topic;
 - `topic_deletion_completes`: when the schedule deletes a topic;
 - `no_offline_partitions`: when faults come one at a time, each on one broker,
@@ -60,6 +61,8 @@ def _one_broker_at_a_time(schedule: Schedule) -> bool:
 
 
 def _starved_while_away(schedule: Schedule) -> bool:
+    if any(s.fault.kind == "partition" for s in schedule.steps):
+        return True
     starving = [s for s in schedule.steps if s.fault.kind in _STARVING]
     away = [s for s in schedule.steps if takes_broker_away(s.fault)]
     return any(not _apart(a, b, 0.0) for a in starving for b in away if a is not b)

@@ -55,6 +55,10 @@ def test_registration_served_is_not_judged_when_a_starved_broker_overlaps_one_aw
     assert REGISTRATION_SERVED not in judged_invariants(_schedule(starved))
     after = (_step(10, "cpu-starve", "controller"), _step(40, "bounce", "non-controller", 0))
     assert REGISTRATION_SERVED in judged_invariants(_schedule(after))
+    zk = (_step(10, "cpu-starve", "zk-leader", 20), _step(15, "kill", "non-controller"))
+    assert REGISTRATION_SERVED not in judged_invariants(_schedule(zk))
+    cut = (_step(10, "partition", "all"),)
+    assert REGISTRATION_SERVED not in judged_invariants(_schedule(cut))
 
 
 def test_sparse_schedules_are_judged_on_no_offline_partitions_some_of_the_time() -> None:
