@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from chaos.errors import ChaosError, FaultError, ScheduleError
-from chaos.generator.random_mix import MIX_KINDS, random_mix
+from chaos.generator.generic import generic_schedule
 from chaos.generator.scenarios import SCENARIOS, Scenario
 from chaos.generator.schedule import Schedule, read_schedule, write_schedule
 from chaos.generator.shrink import ShrinkProgress, shrink
@@ -30,7 +30,8 @@ class UsageError(ChaosError):
 
 
 def scenario_named(name: str, duration_s: float | None = None) -> Scenario:
-    """The scenario `name`; `--duration` only for `random`, whose mix fills any length."""
+    """The scenario `name`; `--duration` only for `random`, whose generator fills any
+    length."""
     try:
         scenario = SCENARIOS[name]
     except KeyError:
@@ -44,7 +45,8 @@ def scenario_named(name: str, duration_s: float | None = None) -> Scenario:
     workload = dataclasses.replace(scenario.workload, duration_s=duration_s)
 
     def plan(seed: int | None) -> Schedule:
-        return random_mix(0 if seed is None else seed, duration_s, MIX_KINDS, heal_s=20)
+        topic = scenario.workload.topic
+        return generic_schedule(0 if seed is None else seed, duration_s, topic=topic, heal_s=20)
 
     return dataclasses.replace(scenario, workload=workload, plan=plan)
 

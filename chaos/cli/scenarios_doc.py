@@ -26,10 +26,10 @@ from chaos.cluster.roles import ROLE_NAMES, RoleClass, parse_role
 from chaos.errors import ChaosError
 from chaos.faults.params import ParamRule
 from chaos.faults.registry import FAULT_TYPES, FaultType
-from chaos.generator import shrink, timeline
+from chaos.generator import generic, overlap, random_mix, shrink, timeline
 from chaos.generator.action_kinds import ACTION_KINDS
 from chaos.generator.random_mix import MIX_KINDS
-from chaos.generator.scenarios import SCENARIOS, Scenario, invariant_names, scenario
+from chaos.generator.scenarios import SCENARIOS, Scenario, invariant_names, judged, scenario
 from chaos.generator.scenarios.invariant_names import (
     CORE_INVARIANTS,
     EVERY_RUN_INVARIANTS,
@@ -228,7 +228,8 @@ def _overview() -> str:
 def _section(item: Scenario) -> str:
     first, _, body = item.runbook.partition("\n")
     summary = first.partition(": ")[2]
-    invariants = ", ".join(f"`{name}`" for name in sorted(item.invariants))
+    judged = item.invariants_for(item.schedule(None))
+    invariants = ", ".join(f"`{name}`" for name in sorted(judged))
     return (
         f"### {item.name}\n\n{summary[0].upper()}{summary[1:]}\n\n{body.strip()}\n\n"
         f"Invariants: {invariants}. Convergence bound: {_seconds(item.convergence_s)}.\n\n"
@@ -255,6 +256,10 @@ def _names() -> dict[str, str]:
         "timeline": timeline.__name__,
         "session_s": f"{SESSION_TIMEOUT_S:g}",
         "mix_excluded": excluded,
+        "generic": generic.__name__,
+        "overlap": overlap.__name__,
+        "judged": judged.__name__,
+        "random_mix": random_mix.__name__,
         "doc": scenario.__name__.rpartition(".")[0] + ".doc",
         "doc_text": doc_text.__name__,
     }

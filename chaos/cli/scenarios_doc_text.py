@@ -61,7 +61,9 @@ and the step starts on the first event of the trigger's kind ([events.md](events
 whose fields equal every `match` item, written by any node from `at_s` on. It lasts
 `duration_s` from then. If no such event comes within `within_s` (at most 120 s) the step
 is not performed and the run lists it among its failed steps, so it is not counted as
-exercised. The runner reads the nodes' event logs every 50 ms while a trigger waits
+exercised; unless the trigger is optional (`"optional": true`, drawn by the generic
+generator, whose hooks are chances the cluster may not offer): the step is then left out
+and the run says so. The runner reads the nodes' event logs every 50 ms while a trigger waits
 (`{event_watch}`), so a step starts within about 50 ms of its event plus the time its
 fault takes to start. A trigger's step has a start cue and no stop cue in `timeline`;
 `Step.ends_s` is the latest it can end (`at_s + within_s + duration_s`), which must come
@@ -142,8 +144,10 @@ ACTIONS: Mapping[str, str] = {
     "reassign": "writes `/admin/reassign_partitions` for every partition of `topic`: each "
     "replica on the i-th of the sorted live broker ids moves to the (i + shift)-th, modulo "
     "their count",
-    "create-topic": "creates `topic` with replication factor 3 (a replica on every broker "
-    "of the default cluster), as `kafka-topics.sh --create` would",
+    "create-topic": "creates `topic` with `replication_factor` (3 by default: a replica on "
+    "every broker of the default cluster), as `kafka-topics.sh --create` would",
+    "add-partitions": "grows `topic` to `partitions` partitions (more than it has), as "
+    "`kafka-topics.sh --alter --partitions` would; the controller creates the new ones",
     "delete-topic": "requests the deletion of `topic`: writes `/admin/delete_topics/<topic>`, "
     "as `kafka-topics.sh --delete` would",
     "move-controller": "deletes `/controller`, as an operator forces a new controller "
@@ -207,7 +211,16 @@ replay that file itself. Seeded role picks (`non-controller`, `random-broker`,
 `random.Random(f"{{seed}}:{{at_s}}:{{kind}}:{{target}}")`), not from one stream shared by
 all steps, so that a step resolves the same way when other steps are left out by a shrink.
 
-`{schedule}.random_mix(seed, duration_s, kinds=MIX_KINDS, quiet_s=(5, 10),
+The `random` scenario draws with the generic generator,
+`{generic}.generic_schedule(seed, duration_s, kinds=GENERIC_KINDS, ...)`: every fault
+family, several faults at once where the overlap rules allow (`{overlap}`), heavy-tailed
+durations and gaps, faults triggered by the cluster's events and admin operations mixed
+into the workload ([chaos.md](chaos.md#the-generic-generator)). Its verdict checks every
+invariant whose premise the schedule meets (`{judged}`), so the invariants listed under
+`random` below are those of its nominal schedule.
+
+The older one-at-a-time mix stays:
+`{random_mix}.random_mix(seed, duration_s, kinds=MIX_KINDS, quiet_s=(5, 10),
 fault_s=(5, 15), heal_s=20)` draws a schedule from `random.Random(seed)` alone:
 
 - a quiet period drawn from `quiet_s` before each fault;
@@ -276,7 +289,7 @@ around that timeout.
 
 #: The faults column of the overview for a scenario whose nominal schedule is one draw of
 #: many, by scenario name.
-SCENARIO_FAULTS: Mapping[str, str] = {"random": "seeded mix of `MIX_KINDS`"}
+SCENARIO_FAULTS: Mapping[str, str] = {"random": "generic mix of `GENERIC_KINDS`"}
 
 
 def example_schedule(version: int) -> dict[str, Any]:

@@ -20,7 +20,10 @@ chosen: each passes, and the first about one of the held request's partitions ta
 held one after it.
 
 `stale_partitions` names, for a late delivery, the partitions whose leader epoch is not
-newer than one the proxy already delivered to the broker: the broker must fence them.
+newer than one the proxy already delivered to the broker in a LeaderAndIsr: the broker
+must fence them. Only a LeaderAndIsr sets the epoch a broker holds for a partition
+(`delivered_epochs`): an UpdateMetadata or StopReplica with epoch N leaves a broker that
+never got N in a LeaderAndIsr right to obey a late LeaderAndIsr of epoch N.
 
 Pure; one decider is used from one thread (the proxy's event loop).
 """
@@ -36,10 +39,12 @@ from chaos.faults.fields import BadFaultData
 
 __all__ = [
     "ACTIONS",
+    "EPOCH_SETTING_KIND",
     "KINDS",
     "Decider",
     "Decision",
     "RequestPlan",
+    "delivered_epochs",
     "parse_kinds",
     "stale_partitions",
 ]
@@ -170,6 +175,25 @@ class Decider:
         """Give up waiting for the next request of `kind` (the hold ran out); whether one
         was held."""
         return self._held.pop(kind, None) is not None
+
+
+#: The kind whose delivery sets the leader epoch a broker holds for a partition.
+EPOCH_SETTING_KIND = "LeaderAndIsr"
+
+
+def delivered_epochs(
+    delivered: Mapping[tuple[str, int], int], kind: str, partitions: Iterable[tuple[str, int, int]]
+) -> dict[tuple[str, int], int]:
+    """`delivered` (the newest leader epoch delivered per partition) after a request of
+    `kind` about `partitions` (`(topic, partition, leader_epoch)`) was delivered: raised
+    for a LeaderAndIsr, unchanged for the other kinds."""
+    found = dict(delivered)
+    if kind != EPOCH_SETTING_KIND:
+        return found
+    for topic, partition, epoch in partitions:
+        if epoch >= 0 and epoch > found.get((topic, partition), -1):
+            found[(topic, partition)] = epoch
+    return found
 
 
 def stale_partitions(

@@ -19,8 +19,8 @@ A record: `ts_ms`, `step` (`dropped`, `delayed`, `delivered` (the first of a dup
 it, or after `hold_s`)), the request's `kind`, `controller_id`, `controller_epoch`,
 `broker_epoch`, `partitions` and its first `leader_epochs` (`[topic, partition, epoch]`),
 and for a delivery the broker's `answer`; a late delivery also names the partitions the
-proxy had already delivered a newer or equal epoch of (`stale`), those the broker fenced
-(`fenced`) and those it did not (`unfenced`: a stale request obeyed).
+proxy had already delivered a newer or equal epoch of in a LeaderAndIsr (`stale`), those
+the broker fenced (`fenced`) and those it did not (`unfenced`: a stale request obeyed).
 
 Thread-safety: one asyncio loop on the main thread of its own process.
 """
@@ -38,7 +38,14 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from chaos.faults.request_plan import Decider, Decision, RequestPlan, parse_kinds, stale_partitions
+from chaos.faults.request_plan import (
+    Decider,
+    Decision,
+    RequestPlan,
+    delivered_epochs,
+    parse_kinds,
+    stale_partitions,
+)
 
 if TYPE_CHECKING:
     from rpc.wire.relay import ControlSummary
@@ -142,10 +149,7 @@ class ProxyPolicy:
             if step is not None:
                 self._recorder.add(step, summary, failed=f"{type(exc).__name__}: {exc}"[:300])
             raise
-        for topic, partition, epoch in summary.partitions:
-            key = (topic, partition)
-            if epoch >= 0 and epoch > self._delivered.get(key, -1):
-                self._delivered[key] = epoch
+        self._delivered = delivered_epochs(self._delivered, summary.kind, summary.partitions)
         if step is None:
             return answer
         error, errors = answer_errors(summary.kind, answer)

@@ -4,7 +4,8 @@ the runner performs at their time (`chaos.run.actions`), with nothing to undo.
 | action | params | what the runner does |
 | --- | --- | --- |
 | `reassign` | `topic`, `shift` (1) | writes `/admin/reassign_partitions` for all of `topic` |
-| `create-topic` | `topic`, `partitions` (3) | creates `topic` with replication factor 3 |
+| `create-topic` | `topic`, `partitions` (3), `replication_factor` (3) | creates `topic` |
+| `add-partitions` | `topic`, `partitions` | grows `topic` to `partitions` partitions |
 | `delete-topic` | `topic` | writes `/admin/delete_topics/<topic>` |
 | `move-controller` | - | deletes `/controller`: the brokers elect a controller again |
 | `elect-leaders` | `topic`, `timeout_ms` (500) | asks the controller to elect preferred leaders |
@@ -13,6 +14,9 @@ the runner performs at their time (`chaos.run.actions`), with nothing to undo.
 persisted in ZooKeeper): the controller answers after `timeout_ms` at the latest
 (REQUEST_TIMED_OUT when its elections are not done by then) and carries on electing, so
 a slow controller does not hold up the schedule.
+
+`add-partitions` is `kafka-topics.sh --alter --partitions`: `partitions` is the new
+count, above the topic's current one; the controller creates the new partitions.
 
 `reassign` moves each replica on the i-th of the sorted live broker ids to the
 (i + shift)-th, modulo their count: with replication factor 2 on 3 brokers every partition
@@ -62,6 +66,14 @@ ACTION_KINDS: Mapping[str, ActionKind] = {
             (
                 ParamRule("topic", None, _topic, "a topic name"),
                 ParamRule("partitions", 3, positive_int, "an integer > 0"),
+                ParamRule("replication_factor", 3, positive_int, "an integer > 0"),
+            ),
+        ),
+        ActionKind(
+            "add-partitions",
+            (
+                ParamRule("topic", None, _topic, "a topic name"),
+                ParamRule("partitions", None, positive_int, "an integer > 0"),
             ),
         ),
         ActionKind("delete-topic", (ParamRule("topic", None, _topic, "a topic name"),)),

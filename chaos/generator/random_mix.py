@@ -9,11 +9,11 @@ Errors are `chaos.errors.ScheduleError`s. Pure; any thread.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
-from chaos.errors import BadTiming, ScheduleError
-from chaos.faults.params import Scalar
+from chaos.errors import BadTiming
 from chaos.faults.registry import FAULT_TYPES, fault_type
+from chaos.generator.fault_draws import FAULT_DRAWS, kind_pool
 from chaos.generator.schedule import FaultSpec, Schedule, Step, seconds
 
 __all__ = ["MIX_KINDS", "random_mix"]
@@ -34,49 +34,6 @@ MIX_KINDS: tuple[str, ...] = tuple(
     if k not in ("partition", "zk-deaf", "zk-lost-reply", "request", "power-loss")
     and not k.startswith("disk-")
 )
-
-_ONE_BROKER = ("controller", "non-controller", "busiest-leader", "random-broker")
-#: For each kind: the roles `random_mix` picks from, and the choices for each param.
-_DRAWS: Mapping[str, tuple[tuple[str, ...], Mapping[str, tuple[Scalar, ...]]]] = {
-    "kill": (_ONE_BROKER, {}),
-    "stop": (_ONE_BROKER, {}),
-    "pause": (_ONE_BROKER, {}),
-    "bounce": (_ONE_BROKER, {}),
-    "zk-leader-kill": (("zk-leader",), {}),
-    "zk-pause": (("zk-follower", "zk-leader"), {}),
-    "partition": (("all",), {"grudge": ("isolate", "majorities-ring", "bridge")}),
-    "zk-isolate": (_ONE_BROKER, {}),
-    "zk-deaf": (_ONE_BROKER, {}),
-    "zk-lost-reply": (_ONE_BROKER, {"hold_s": (1.5, 2.5), "window_s": (0, 6)}),
-    "zk-reset": (_ONE_BROKER, {}),
-    "broker-isolate": (_ONE_BROKER, {}),
-    "session-expire": (_ONE_BROKER, {}),
-    "loss": ((*_ONE_BROKER, "all-brokers"), {"percent": (10, 20, 30)}),
-    "bandwidth": ((*_ONE_BROKER, "all-brokers"), {"rate_kbit": (128, 256, 512)}),
-    "latency": ((*_ONE_BROKER, "all-brokers"), {"delay_ms": (50, 100, 200)}),
-    "request": (
-        ("non-controller", "random-broker"),
-        {"action": ("drop", "delay", "duplicate", "reorder"), "count": (1, 3)},
-    ),
-    "cpu-starve": (_ONE_BROKER, {"percent": (2, 5, 10)}),
-    "memory-squeeze": (_ONE_BROKER, {"limit_mb": (48, 64, 96)}),
-    "clock": (
-        (*_ONE_BROKER, "all-brokers", "zk-follower", "zk-leader"),
-        {
-            "action": ("bump", "strobe", "rate"),
-            "offset_ms": (-3_600_000, -60_000, 60_000, 3_600_000),
-            "period_ms": (1000, 2000),
-            "factor": (0.5, 2.0),
-        },
-    ),
-    # the brokers never fsync and mostly read from the page cache: writes are what they do
-    "disk-eio": (_ONE_BROKER, {"op": ("write",), "probability": (0.1, 1.0)}),
-    "disk-slow": (_ONE_BROKER, {"op": ("any", "write"), "delay_ms": (20, 100, 500)}),
-    "disk-full": (_ONE_BROKER, {"budget_bytes": (0, 65536)}),
-    "disk-volatile": (_ONE_BROKER, {}),
-    # drawn when asked for: it fails to start unless a disk-volatile lasts over it
-    "power-loss": (_ONE_BROKER, {}),
-}
 
 
 def _range(pair: tuple[float, float], what: str, positive: bool = False) -> tuple[float, float]:
@@ -100,13 +57,7 @@ def random_mix(
     comes before each fault; faults do not overlap; each lasting fault lasts a time drawn
     from `fault_s`; the last `heal_s` seconds are the heal phase. Times are rounded to
     0.1 s. `ScheduleError` for bad arguments or a duration too short for one fault."""
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ScheduleError(f"seed must be an integer, got {seed!r}")
-    pool = tuple(dict.fromkeys(kinds))
-    if not pool:
-        raise ScheduleError("random_mix needs at least one kind")
-    for kind in pool:
-        fault_type(kind)
+    pool = kind_pool(seed, kinds, "random_mix")
     quiet, hold = _range(quiet_s, "quiet_s"), _range(fault_s, "fault_s", positive=True)
     heal_at = seconds(duration_s, "duration_s") - seconds(heal_s, "heal_s")
     if heal_at <= 0 or heal_s <= 0:
@@ -123,7 +74,7 @@ def random_mix(
             if len(bag) > 1 and bag[-1] == previous:
                 bag[0], bag[-1] = bag[-1], bag[0]
         kind = bag.pop()
-        roles, choices = _DRAWS[kind]
+        roles, choices = FAULT_DRAWS[kind]
         lasting = fault_type(kind).lasts is not False
         duration = round(rng.uniform(*hold), 1) if lasting else 0.0
         if t + duration > heal_at:

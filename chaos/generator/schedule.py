@@ -102,6 +102,8 @@ def seconds(value: object, what: str) -> float:
 
 #: The longest a trigger may be looked for.
 MAX_TRIGGER_WAIT_S = 120.0
+#: How long a trigger is looked for unless it says.
+TRIGGER_WAIT_S = 20.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,12 +111,14 @@ class Trigger:
     """What starts a step instead of its time: the first node event of `kind`
     (`eventlog.kinds.EventKind`, docs/events.md) whose fields equal every `match` item,
     written at or after the step's `at_s`; looked for until `at_s + within_s`, after which
-    the step is not performed (the run reports it among its failed steps). `match` is
-    stored as `(field, value)` items sorted by field, like params."""
+    the step is not performed (the run reports it among its failed steps, unless the
+    trigger is `optional`: a drawn chance the cluster may not offer). `match` is stored as
+    `(field, value)` items sorted by field, like params."""
 
     kind: str
     match: ParamItems = ()
-    within_s: float = 20.0
+    within_s: float = TRIGGER_WAIT_S
+    optional: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in {k.value for k in EventKind}:
@@ -138,13 +142,16 @@ class Trigger:
         return all(name in event and event[name] == value for name, value in self.match)
 
     def describe(self) -> str:
-        """`on partition_state_change target=OnlinePartition within 20s`."""
+        """`on partition_state_change target=OnlinePartition within 20s` (`, if it comes`
+        for an optional one)."""
         fields = "".join(f" {k}={v}" for k, v in self.match)
-        return f"on {self.kind}{fields} within {self.within_s:g}s"
+        maybe = ", if it comes" if self.optional else ""
+        return f"on {self.kind}{fields} within {self.within_s:g}s{maybe}"
 
     def to_json(self) -> dict[str, Any]:
-        """The step's `on_event` object."""
-        return {"kind": self.kind, "match": dict(self.match), "within_s": self.within_s}
+        """The step's `on_event` object (`optional` only when true)."""
+        found = {"kind": self.kind, "match": dict(self.match), "within_s": self.within_s}
+        return found | ({"optional": True} if self.optional else {})
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,13 +330,14 @@ def _step_json(step: Step) -> dict[str, Any]:
 def _trigger(data: object, where: str) -> Trigger | None:
     if data is None:
         return None
-    t = _object(data, f"{where}: on_event", {"kind"}, {"match", "within_s"})
+    t = _object(data, f"{where}: on_event", {"kind"}, {"match", "within_s", "optional"})
     match = t.get("match", {})
     if not isinstance(match, dict):
         raise ScheduleFormatError(f"{where}: on_event's match must be a JSON object")
-    if "within_s" in t:
-        return Trigger(t["kind"], tuple(match.items()), t["within_s"])
-    return Trigger(t["kind"], tuple(match.items()))
+    optional = t.get("optional", False)
+    if not isinstance(optional, bool):
+        raise ScheduleFormatError(f"{where}: on_event's optional must be true or false")
+    return Trigger(t["kind"], tuple(match.items()), t.get("within_s", TRIGGER_WAIT_S), optional)
 
 
 def _object(

@@ -12,10 +12,11 @@ is the sum, over its behaviours, of one over the number of runs that reached eac
 schedule that alone reached something is picked most. A mutation applies one or two of:
 drop a step, add a step drawn from a fresh schedule into a free stretch of time, shift a
 step within the free stretch around it, retarget a step to another role of the same kind
-of node. Mutations never make faults overlap that did not overlap (the generic mix
-chooses when faults come together; a mutation moves one fault at a time), keep every
-fault before the heal, and keep the parent's seed (roles resolve from the seed and the
-step) and actions.
+of node. Mutations never make faults overlap that did not overlap, counting each fault's
+window as the generic mix's overlap rules do (`chaos.generator.overlap`: its latest end
+and the recovery after it; the generic mix chooses when faults come together, a mutation
+moves one fault at a time), keep every fault's window before the heal, and keep the
+parent's seed (roles resolve from the seed and the step) and actions.
 
 Every choice comes from one `random.Random(hunt_seed)` and the coverage recorded so far:
 the same hunt seed and the same coverage give the same schedules. Pure apart from that
@@ -32,7 +33,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from chaos.errors import ScheduleError
-from chaos.generator.random_mix import MIX_KINDS, random_mix
+from chaos.generator.generic import generic_schedule
+from chaos.generator.overlap import window
 from chaos.generator.schedule import FaultSpec, Schedule, Step
 
 __all__ = [
@@ -68,12 +70,10 @@ _SEED_RANGE = 2**31
 
 def draw_schedule(seed: int, duration_s: float) -> Schedule:
     """The generic generator's schedule for `seed` over `duration_s` seconds, the last
-    `HEAL_S` of them the heal phase: the one place the blind hunt draws fresh schedules
-    from. Faults come denser than in the `random` scenario (quiet 1.5-4 s, faults held
-    3-8 s), so that short runs still hold several."""
-    return random_mix(
-        seed, duration_s, MIX_KINDS, quiet_s=(1.5, 4.0), fault_s=(3.0, 8.0), heal_s=HEAL_S
-    )
+    `HEAL_S` of them the heal phase (`chaos.generator.generic.generic_schedule`: every
+    fault family, overlapping where safe, triggered faults and admin operations): the
+    one place the blind hunt draws fresh schedules from."""
+    return generic_schedule(seed, duration_s, heal_s=HEAL_S)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +120,9 @@ class Choice:
 
 
 def _spans(schedule: Schedule, leave_out: int | None = None) -> list[tuple[float, float]]:
-    return sorted((s.at_s, s.ends_s) for i, s in enumerate(schedule.steps) if i != leave_out)
+    """The steps' windows (`chaos.generator.overlap.window`: the latest end and the
+    recovery after it), but for step `leave_out`."""
+    return sorted(window(s) for i, s in enumerate(schedule.steps) if i != leave_out)
 
 
 def _free(spans: list[tuple[float, float]], heal_s: float) -> list[tuple[float, float]]:
@@ -148,12 +150,18 @@ def _tenths(low: float, high: float) -> tuple[int, int]:
 
 def _place(rng: random.Random, step: Step, gaps: list[tuple[float, float]]) -> Step | None:
     """`step` moved to a random time (on the 0.1 s grid) where it fits in one of `gaps`."""
-    length = step.ends_s - step.at_s
+    length = _length(step)
     fits = [t for a, b in gaps if (t := _tenths(a, b - length))[0] <= t[1]]
     if not fits:
         return None
     low, high = rng.choice(fits)
     return dataclasses.replace(step, at_s=rng.randint(low, high) / 10)
+
+
+def _length(step: Step) -> float:
+    """How long the step's window lasts."""
+    start, end = window(step)
+    return end - start
 
 
 #: A mutation's schedule (None: it does not apply) and what it did.
@@ -188,7 +196,7 @@ def _shift(rng: random.Random, schedule: Schedule, _: _Draw) -> _Mutated:
     around = [(a, b) for a, b in gaps if a <= step.at_s <= b]
     if not around:
         return None, ""
-    low, high = _tenths(around[0][0], around[0][1] - (step.ends_s - step.at_s))
+    low, high = _tenths(around[0][0], around[0][1] - _length(step))
     wanted = round((step.at_s + rng.uniform(-SHIFT_S, SHIFT_S)) * 10)
     at = min(max(wanted, low), high) / 10
     if low > high or at == step.at_s:

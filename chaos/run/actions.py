@@ -6,9 +6,11 @@ the (i + shift)-th, through `/admin/reassign_partitions`, as
 `kafka-reassign-partitions.sh --execute --zookeeper` would. `shifted_assignment` is the
 pure decision; `perform` does the ZooKeeper write on the caller's thread.
 
-`create-topic(topic, partitions)`: create a topic beside the workload's, replication
-factor 3, as `kafka-topics.sh --create --zookeeper` would. `delete-topic(topic)`: request
-its deletion (`/admin/delete_topics/<topic>`), as `kafka-topics.sh --delete` would.
+`create-topic(topic, partitions, replication_factor)`: create a topic beside the
+workload's, as `kafka-topics.sh --create --zookeeper` would. `add-partitions(topic,
+partitions)`: grow it to `partitions` partitions, as `kafka-topics.sh --alter
+--partitions` would. `delete-topic(topic)`: request its deletion
+(`/admin/delete_topics/<topic>`), as `kafka-topics.sh --delete` would.
 
 `move-controller`: delete `/controller`, as an operator forces a new controller election
 (`zookeeper-shell delete /controller`); the controller that held it is not told until its
@@ -32,7 +34,7 @@ from kazoo.exceptions import KazooException, NoNodeError
 from kazoo.handlers.threading import KazooTimeoutError
 
 from admin import AdminError
-from admin.topics import create_topic, delete_topic
+from admin.topics import add_partitions, create_topic, delete_topic
 from chaos.errors import ChaosError
 from chaos.generator.schedule import Action
 from client.errors import ClientError
@@ -66,7 +68,14 @@ ZK_ACTION_ERRORS: tuple[type[Exception], ...] = (
 #: What an ElectLeaders request may fail with: no controller known, a transport failure.
 ELECT_ERRORS: tuple[type[Exception], ...] = (ClientError,)
 
-_KINDS = ("reassign", "create-topic", "delete-topic", "move-controller", "elect-leaders")
+_KINDS = (
+    "reassign",
+    "create-topic",
+    "add-partitions",
+    "delete-topic",
+    "move-controller",
+    "elect-leaders",
+)
 
 
 class ActionFailed(ChaosError):
@@ -81,10 +90,6 @@ def shifted_assignment(
     ids = sorted(live)
     moved = {b: ids[(i + shift) % len(ids)] for i, b in enumerate(ids)} if ids else {}
     return {p: tuple(moved.get(b, b) for b in replicas) for p, replicas in assignment.items()}
-
-
-#: The replication factor of a topic created by `create-topic`: every broker hosts it.
-CREATED_REPLICATION_FACTOR = 3
 
 
 def run_topic(name: str, topic_names: Mapping[str, str]) -> str:
@@ -116,7 +121,10 @@ def perform(
     if action.kind == "elect-leaders":
         return _electing(topic, action.param("timeout_ms"), read_zk, elect)
     if action.kind == "create-topic":
-        return read_zk(_creating(topic, action.param("partitions")))
+        created = _creating(topic, action.param("partitions"), action.param("replication_factor"))
+        return read_zk(created)
+    if action.kind == "add-partitions":
+        return read_zk(_adding(topic, action.param("partitions")))
     if action.kind == "delete-topic":
         return read_zk(_deleting(topic))
     shift = action.param("shift")
@@ -145,13 +153,19 @@ def perform(
     return read_zk(reassign)
 
 
-def _creating(topic: str, partitions: object) -> Callable[[KafkaZkClient], str]:
-    if not isinstance(partitions, int) or partitions < 1:
-        raise ActionFailed(f"create-topic: partitions must be an integer > 0, got {partitions!r}")
+def _count(action: str, name: str, value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ActionFailed(f"{action}: {name} must be an integer > 0, got {value!r}")
+    return value
+
+
+def _creating(topic: str, partitions: object, factor: object) -> Callable[[KafkaZkClient], str]:
+    count = _count("create-topic", "partitions", partitions)
+    replicas = _count("create-topic", "replication_factor", factor)
 
     def create(zk: KafkaZkClient) -> str:
         try:
-            assignment = create_topic(zk, topic, partitions, CREATED_REPLICATION_FACTOR)
+            assignment = create_topic(zk, topic, count, replicas)
         except ZK_ACTION_ERRORS as exc:  # it exists, too few brokers, a lost session
             raise ActionFailed(f"create-topic {topic}: {exc}") from exc
         return f"create-topic {topic}: " + ", ".join(
@@ -159,6 +173,21 @@ def _creating(topic: str, partitions: object) -> Callable[[KafkaZkClient], str]:
         )
 
     return create
+
+
+def _adding(topic: str, partitions: object) -> Callable[[KafkaZkClient], str]:
+    count = _count("add-partitions", "partitions", partitions)
+
+    def add(zk: KafkaZkClient) -> str:
+        try:
+            added = add_partitions(zk, topic, count)
+        except ZK_ACTION_ERRORS as exc:  # no such topic, not more partitions, a lost session
+            raise ActionFailed(f"add-partitions {topic}: {exc}") from exc
+        return f"add-partitions {topic}: " + ", ".join(
+            f"p{p} {list(r)}" for p, r in sorted(added.items())
+        )
+
+    return add
 
 
 def _deleting(topic: str) -> Callable[[KafkaZkClient], str]:

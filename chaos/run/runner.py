@@ -155,17 +155,18 @@ def run(request: RunRequest) -> RunOutcome:
             performed = _Performance(request, schedule, cluster, run_dir, topic, view, switches)
             performed.go()
         recovery = time_to_convergence(performed.snapshots)
+        judged = scenario.invariants_for(schedule)
         nodes = run_dir.copy_events(performed.event_dir) if performed.event_dir else []
         inputs = load_run(
             run_dir.root,
             unclean_leader_election=scenario.workload.unclean_leader_election,
             acknowledged_loss_allowed=config[ACKNOWLEDGED_LOSS_ALLOWED],
             convergence_bound_ms=int(scenario.convergence_s * 1000),
-            also=scenario.invariants & SCENARIO_CHECKS.keys(),
+            also=judged & SCENARIO_CHECKS.keys(),
             since_ms=started_ms,
             topics=(topic,),
         )
-        verdict = _only(judge(inputs), scenario.invariants)
+        verdict = _only(judge(inputs), judged)
         verdict = with_completeness(verdict, finished_run_completeness(run_dir.root))
         write_verdict(run_dir.root, verdict)
         write_coverage(run_dir.root, coverage_of(inputs.events, started_ms), started_ms)

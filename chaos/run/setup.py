@@ -166,7 +166,7 @@ def run_config(
         "project": cluster.project,
         "topic": topic,
         "workload": workload,
-        "invariants": sorted(scenario.invariants | frozenset(EVERY_RUN)),
+        "invariants": sorted(scenario.invariants_for(schedule) | frozenset(EVERY_RUN)),
         "convergence_bound_s": scenario.convergence_s,
         "session_timeout_ms": settings.get(endpoints.SESSION_TIMEOUT),
         "profile": profile,

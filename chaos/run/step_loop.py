@@ -9,8 +9,9 @@ Between cues the loop keeps the live view fresh (`status`, every `TICK_S`). A st
 trigger is armed at its `at_s`: the loop reads the nodes' event logs every
 `chaos.run.event_watch.POLL_S` while it waits, starts the step when its event comes and stops
 it `duration_s` later; a trigger whose wait runs out (or that the heal overtakes) is a
-failed step, as is a fault that is refused, fails to start or does not take effect, and
-an undo that cannot be verified (`failed_steps`, in verdict.json). The loop never waits
+failed step unless it is optional (then the step is left out), as is a fault that is
+refused, fails to start or does not take effect, and an undo that cannot be verified
+(`failed_steps`, in verdict.json). The loop never waits
 on ZooKeeper (`chaos.cluster.zk_off_loop`): a read a step needs gives up after `STEP_READ_S`.
 """
 
@@ -128,7 +129,11 @@ class StepLoop:
             self._stop_step(injector, index)
         fired, expired = self._events.due(now)
         for index in expired:
-            self._not_triggered(index, "its event did not come in time")
+            trigger = self.schedule.steps[index].trigger
+            if trigger is not None and trigger.optional:
+                self.view.say(f"       step {index}: left out: its optional event did not come")
+            else:
+                self._not_triggered(index, "its event did not come in time")
         for f in fired:
             self._fire(injector, f)
 

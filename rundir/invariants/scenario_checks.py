@@ -5,9 +5,10 @@ happened before the run is not the run's doing. Pure; any thread.
 - `no_offline_partitions`: the controller never moved a partition to OfflinePartition
   (`partition_state_change` with target `OfflinePartition` and `partitions` > 0) and no
   election left a partition without a leader (`leader_election_failed`).
-- `reassignment_completes`: every partition of `topics` whose reassignment started during
-  the run (`reassignment_started`) completed (`reassignment_completed` later), none failed
-  (`reassignment_failed`), and at least one reassignment of those topics ran at all.
+- `reassignment_completes`: every partition of `topics` (or of a topic beside one,
+  `<topic>-<suffix>`) whose reassignment started during the run (`reassignment_started`)
+  completed (`reassignment_completed` later), none failed (`reassignment_failed`), and
+  at least one reassignment of those topics ran at all.
 - `topic_deletion_completes`: every topic of the run (one of `topics`, or a topic beside
   one, `<topic>-<suffix>`) whose deletion a controller queued during the run
   (`topic_deletion_requested`) was deleted (`topic_deletion_completed` later, by any
@@ -103,7 +104,7 @@ def reassignment_completes(
     violations = []
     for e in events_since(logs, since_ms):
         event = e.decoded() if e.kind.startswith("reassignment_") else None
-        if not isinstance(event, _REASSIGNMENT) or event.topic not in topics:
+        if not isinstance(event, _REASSIGNMENT) or not _ours(event.topic, topics):
             continue
         key = (event.topic, event.partition)
         if isinstance(event, ReassignmentStarted):
@@ -124,15 +125,18 @@ def reassignment_completes(
     return InvariantResult(REASSIGNMENT_COMPLETES, tuple(violations), checked)
 
 
+def _ours(topic: object, topics: Collection[str]) -> bool:
+    """`topic` is one of `topics` or a topic beside one, `<topic>-<suffix>`."""
+    return isinstance(topic, str) and any(topic == t or topic.startswith(t + "-") for t in topics)
+
+
 def topic_deletion_completes(
     logs: EventLogs, since_ms: int, topics: Collection[str]
 ) -> InvariantResult:
     """See the module docstring."""
 
     def ours(topic: object) -> bool:
-        return isinstance(topic, str) and any(
-            topic == t or topic.startswith(t + "-") for t in topics
-        )
+        return _ours(topic, topics)
 
     requested: dict[str, Event] = {}
     failed: dict[str, tuple[Event, TopicDeletionFailed]] = {}

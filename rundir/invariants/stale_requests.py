@@ -5,7 +5,7 @@ fenced by the broker. Pure; any thread.
 The witness is the proxy's record (the run's `traces/<fault id>.jsonl`, see
 docs/chaos-network.md): for each late LeaderAndIsr or StopReplica copy it names the
 partitions whose leader epoch was not newer than one the proxy had already delivered to
-that broker (`stale`), and of those the ones the broker answered without an error
+that broker in a LeaderAndIsr (`stale`), and of those the ones the broker answered without an error
 (`unfenced`). A stale partition obeyed is a violation, named by the request's kind,
 controller epoch and the partition with its leader epoch. A run without such a record is
 not judged (the fault delivered no late copy, or the run had none).
@@ -41,7 +41,7 @@ def stale_requests_fenced(records: Sequence[Mapping[str, Any]] | None) -> Invari
                     f"{record.get('kind')} of controller epoch {record.get('controller_epoch')}"
                     f" with leader epoch {epoch}, delivered late ({record.get('step')} at "
                     f"{record.get('ts_ms')} ms, {record.get('trace', 'trace')}), was obeyed: "
-                    "the broker had already been sent that epoch or a newer one",
+                    "the broker had already been sent that epoch or a newer one in a LeaderAndIsr",
                 )
             )
     fenced = stale - len(violations)

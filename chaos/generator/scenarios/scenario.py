@@ -5,7 +5,9 @@ converge after the heal, and which invariants its verdict checks.
 `INVARIANTS` (`invariant_names`) names every invariant a verdict can check, which a
 scenario may list (the run's checks are named after them), and says what each means;
 `CORE_INVARIANTS` are those every scenario checks. A name outside it is refused when the
-scenario is defined.
+scenario is defined. A scenario whose schedule varies in what it does (`random`) may add,
+per schedule, the invariants whose premise that schedule meets (`also_for`): its verdict
+checks `invariants_for(schedule)`.
 
 Values are immutable; `schedule(seed)` is pure. Any thread.
 """
@@ -145,6 +147,7 @@ class Scenario:
     convergence_s: float
     invariants: frozenset[str]
     runbook: str
+    also_for: Callable[[Schedule], frozenset[str]] | None = None
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z][a-z-]*", self.name):
@@ -167,10 +170,12 @@ class Scenario:
         plan: Callable[[int | None], Schedule],
         convergence_s: float,
         also: Iterable[str] = (),
+        also_for: Callable[[Schedule], frozenset[str]] | None = None,
     ) -> Scenario:
         """A scenario named and summed up by its runbook's first line, `<name>: <summary>.`,
-        that checks the core invariants and those in `also`; `acknowledged_writes` is left out
-        when the workload's topic allows unclean leader election."""
+        that checks the core invariants and those in `also`, and for a schedule those
+        `also_for` gives; `acknowledged_writes` is left out when the workload's topic
+        allows unclean leader election."""
         text = runbook or ""
         name, _, summary = text.partition("\n")[0].partition(": ")
         if not summary:
@@ -178,7 +183,22 @@ class Scenario:
         invariants = CORE_INVARIANTS | frozenset(also)
         if workload.unclean_leader_election:
             invariants -= {ACKNOWLEDGED_WRITES}
-        return cls(name, summary.rstrip("."), workload, plan, convergence_s, invariants, text)
+        summary = summary.rstrip(".")
+        return cls(name, summary, workload, plan, convergence_s, invariants, text, also_for)
+
+    def invariants_for(self, schedule: Schedule) -> frozenset[str]:
+        """The invariants a run of `schedule` is judged on: the scenario's, and those its
+        `also_for` gives for the schedule. `ValueError` for a name it gives that is not an
+        invariant (a bug in the scenario)."""
+        if self.also_for is None:
+            return self.invariants
+        more = self.also_for(schedule)
+        unknown = unknown_invariants(more)
+        if unknown:
+            raise ValueError(f"{self.name}: {unknown}")
+        if self.workload.unclean_leader_election:
+            more -= {ACKNOWLEDGED_WRITES}
+        return self.invariants | more
 
     def schedule(self, seed: int | None = None) -> Schedule:
         """The schedule for `seed` (the nominal one for None). Raises `ValueError` if the

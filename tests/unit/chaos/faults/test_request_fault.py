@@ -21,6 +21,7 @@ from chaos.faults.request_plan import (
     Decider,
     Decision,
     RequestPlan,
+    delivered_epochs,
     parse_kinds,
     stale_partitions,
 )
@@ -122,6 +123,21 @@ def test_stale_partitions_are_those_not_newer_than_what_was_delivered() -> None:
     delivered = {("t", 0): 3, ("t", 1): 5}
     request = [("t", 0, 3), ("t", 1, 6), ("t", 2, 0), ("t", 0, -2), ("t", 1, 4)]
     assert stale_partitions(request, delivered) == [("t", 0, 3), ("t", 1, 4)]
+
+
+def test_only_a_leader_and_isr_sets_the_epoch_a_late_copy_is_stale_against() -> None:
+    # the witness of a run that flagged a late LeaderAndIsr of epoch 1 as obeyed-stale: the
+    # broker had been sent epoch 1 of those partitions only in an UpdateMetadata
+    side = [("t-side", 1, 1), ("t-side", 2, 1)]
+    after_metadata = delivered_epochs({}, "UpdateMetadata", side)
+    after_stop = delivered_epochs(after_metadata, "StopReplica", [("t-side", 1, 1)])
+    assert after_stop == {}
+    assert stale_partitions(side, after_stop) == []
+    after_leader = delivered_epochs(after_stop, "LeaderAndIsr", [("t-side", 1, 1), ("t", 0, -1)])
+    assert after_leader == {("t-side", 1): 1}
+    assert stale_partitions(side, after_leader) == [("t-side", 1, 1)]
+    older = delivered_epochs(after_leader, "LeaderAndIsr", [("t-side", 1, 0)])
+    assert older == {("t-side", 1): 1}
 
 
 def test_the_fault_rebuilds_from_its_description_through_json() -> None:

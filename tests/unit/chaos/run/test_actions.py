@@ -1,6 +1,6 @@
 """The admin operations a schedule's actions ask for: the reassignment of `reassign`, the
-run's names of the topics they act on, and `create-topic` / `delete-topic` handing the
-right topic to the topic commands."""
+run's names of the topics they act on, and `create-topic` / `add-partitions` /
+`delete-topic` handing the right topic to the topic commands."""
 
 from __future__ import annotations
 
@@ -86,6 +86,43 @@ def test_create_and_delete_topic_act_on_the_runs_side_topic(
         ("delete", "zk", "chaos-x-1a2b3c-doomed"),
     ]
     assert sessions == ["session", "session"]
+
+
+def test_create_topic_takes_its_replication_factor_and_add_partitions_grows_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: list[tuple[Any, ...]] = []
+
+    def create(zk: str, name: str, partitions: int, rf: int) -> dict[int, tuple[int, ...]]:
+        seen.append(("create", name, partitions, rf))
+        return {0: (1, 2)}
+
+    def add(zk: str, name: str, partitions: int) -> dict[int, tuple[int, ...]]:
+        seen.append(("add", name, partitions))
+        return {3: (2, 3)}
+
+    monkeypatch.setattr(actions, "create_topic", create)
+    monkeypatch.setattr(actions, "add_partitions", add)
+    topics = {"chaos-x": "chaos-x-1a2b3c"}
+    made = Action(
+        1.0, "create-topic", (("partitions", 3), ("replication_factor", 2), ("topic", "chaos-x-s"))
+    )
+    grown = Action(2.0, "add-partitions", (("partitions", 4), ("topic", "chaos-x-s")))
+    assert perform(made, _zk([]), topics) == "create-topic chaos-x-1a2b3c-s: p0 [1, 2]"
+    assert perform(grown, _zk([]), topics) == "add-partitions chaos-x-1a2b3c-s: p3 [2, 3]"
+    assert seen == [("create", "chaos-x-1a2b3c-s", 3, 2), ("add", "chaos-x-1a2b3c-s", 4)]
+
+
+def test_adding_partitions_to_a_topic_that_cannot_take_them_fails_the_action(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def add(zk: str, name: str, partitions: int) -> dict[int, tuple[int, ...]]:
+        raise TopicOperationError(f"Topic '{name}' does not exist")
+
+    monkeypatch.setattr(actions, "add_partitions", add)
+    grown = Action(2.0, "add-partitions", (("partitions", 4), ("topic", "t")))
+    with pytest.raises(ActionFailed, match="add-partitions t: Topic"):
+        perform(grown, _zk([]), {})
 
 
 def test_deleting_a_topic_that_does_not_exist_fails_the_action(

@@ -69,6 +69,20 @@ def test_a_triggered_step_round_trips_through_json_and_ends_at_the_latest() -> N
         Schedule.from_json(broken)
 
 
+def test_an_optional_trigger_says_so_in_json_and_in_words() -> None:
+    maybe = Trigger("leader_elected", within_s=5, optional=True)
+    schedule = Schedule(7, (Step(10, 16, FaultSpec("pause", "zk:1"), maybe),), 40, 60)
+    data = schedule.to_json()
+    assert data["steps"][0]["on_event"]["optional"] is True
+    assert Schedule.from_json(json.loads(json.dumps(data))) == schedule
+    assert "within 5s, if it comes" in schedule.describe()
+    plain = Schedule(7, (Step(10, 16, FaultSpec("pause", "zk:1"), ONLINE),), 40, 60)
+    assert "optional" not in plain.to_json()["steps"][0]["on_event"]
+    data["steps"][0]["on_event"]["optional"] = "yes"
+    with pytest.raises(ScheduleFormatError, match="optional must be true or false"):
+        Schedule.from_json(data)
+
+
 def test_a_triggered_step_has_a_start_cue_and_no_stop_cue() -> None:
     steps = (
         Step(1, 2, FaultSpec("pause", "zk:1")),

@@ -1,8 +1,9 @@
 """`config.json` of a chaos run records the brokers' timing profile and the effective value
 of every setting a profile chooses, as the brokers resolve them from their environment,
-and their inter-broker protocol (which a run may insist on); readers of older run
-directories, which lack them, still read them. A schedule with disk faults refuses a
-cluster whose brokers are not behind their disk layers."""
+their inter-broker protocol (which a run may insist on) and the invariants the schedule
+is judged on; readers of older run directories, which lack them, still read them. A
+schedule with disk faults refuses a cluster whose brokers are not behind their disk
+layers."""
 
 from __future__ import annotations
 
@@ -62,6 +63,17 @@ def test_the_fast_profile_and_an_explicit_session_timeout_are_recorded() -> None
     assert settings["controlled-shutdown-retry-backoff-ms"] == 1000
     assert settings["registration-stale-wait-ms"] == 17_000
     json.dumps(config)  # what the runner writes
+
+
+def test_the_invariants_recorded_are_those_the_schedule_is_judged_on() -> None:
+    scenario = SCENARIOS["random"]
+    cluster = cast(ClusterHandle, _Cluster(["TESTBED_PROFILE=fast"]))
+    for seed in range(6):
+        schedule = scenario.schedule(seed)
+        config = run_config(scenario, schedule, False, cluster, "t-abc", 1000)
+        assert set(scenario.invariants_for(schedule)) <= set(config["invariants"])
+        reassigns = any(a.kind == "reassign" for a in schedule.actions)
+        assert ("reassignment_completes" in config["invariants"]) == reassigns
 
 
 def test_a_broker_without_a_profile_is_recorded_with_kafkas_values() -> None:

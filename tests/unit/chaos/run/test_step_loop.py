@@ -208,6 +208,18 @@ def _status(phase: str, injector: Any) -> RunStatus:
     return RunStatus("t", None, 0.0, 1.0, phase, (), {}, {}, None, None)
 
 
+def _triggered_loop(schedule: Schedule, view: RecordingView, event_dir: Path | None) -> StepLoop:
+    """A loop over steps on ZooKeeper servers that no ZooKeeper read holds up, and no action."""
+    return StepLoop(
+        schedule,
+        HangingZk(),  # type: ignore[arg-type]
+        view,  # type: ignore[arg-type]
+        event_dir,
+        {},
+        elect=lambda request: pytest.fail("no action elects"),
+    )
+
+
 def test_the_loop_starts_a_triggered_step_on_its_event_and_stops_it_its_duration_later(
     tmp_path: Path,
 ) -> None:
@@ -220,14 +232,7 @@ def test_the_loop_starts_a_triggered_step_on_its_event_and_stops_it_its_duration
         Step(0.2, 0.2, FaultSpec("pause", "zk:3"), Trigger("broker_change", within_s=0.3)),
     )
     view = RecordingView()
-    loop = StepLoop(
-        Schedule(1, steps, heal_at_s=1.6, end_s=2.0),
-        HangingZk(),  # type: ignore[arg-type]
-        view,  # type: ignore[arg-type]
-        tmp_path,
-        {},
-        elect=lambda request: pytest.fail("no action elects"),
-    )
+    loop = _triggered_loop(Schedule(1, steps, heal_at_s=1.6, end_s=2.0), view, tmp_path)
     injector = RecordingInjector(loop.start_clock())
 
     def elect_later() -> None:
@@ -261,14 +266,7 @@ def test_the_loop_starts_a_triggered_step_on_its_event_and_stops_it_its_duration
 
 def test_a_trigger_without_event_logs_to_watch_is_a_failed_step_and_nothing_starts() -> None:
     steps = (Step(0.1, 0.2, FaultSpec("pause", "zk:1"), Trigger("broker_change", within_s=0.5)),)
-    loop = StepLoop(
-        Schedule(1, steps, heal_at_s=0.9, end_s=1.0),
-        HangingZk(),  # type: ignore[arg-type]
-        RecordingView(),  # type: ignore[arg-type]
-        None,
-        {},
-        elect=lambda request: pytest.fail("no action elects"),
-    )
+    loop = _triggered_loop(Schedule(1, steps, heal_at_s=0.9, end_s=1.0), RecordingView(), None)
     injector = RecordingInjector(loop.start_clock())
     loop.perform(injector, _status, threading.Event())  # type: ignore[arg-type]
     assert [k for k, _, _ in injector.log] == ["heal"]
@@ -276,3 +274,16 @@ def test_a_trigger_without_event_logs_to_watch_is_a_failed_step_and_nothing_star
         "step 0 (0.1s +0.2s pause zk:1 on broker_change within 0.5s): not started: "
         "the cluster has no event logs to watch"
     ]
+
+
+def test_an_optional_trigger_whose_event_never_comes_leaves_its_step_out(tmp_path: Path) -> None:
+    (tmp_path / "broker1.jsonl").touch()
+    optional = Trigger("broker_change", within_s=0.2, optional=True)
+    steps = (Step(0.1, 0.2, FaultSpec("pause", "zk:1"), optional),)
+    view = RecordingView()
+    loop = _triggered_loop(Schedule(1, steps, heal_at_s=0.6, end_s=0.8), view, tmp_path)
+    injector = RecordingInjector(loop.start_clock())
+    loop.perform(injector, _status, threading.Event())  # type: ignore[arg-type]
+    assert [k for k, _, _ in injector.log] == ["heal"]
+    assert loop.failed_steps == []
+    assert any("step 0: left out: its optional event did not come" in line for line in view.lines)

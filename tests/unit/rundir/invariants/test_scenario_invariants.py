@@ -168,6 +168,23 @@ def test_a_reassignment_left_unfinished_or_never_run_is_a_violation() -> None:
     assert "no reassignment" in none_ran.explanation
 
 
+def test_a_reassignment_of_a_topic_beside_the_runs_counts() -> None:
+    started = dataclasses.replace(_reassignment_started(0), topic="t-side")
+    done = ReassignmentCompleted(
+        topic="t-side", partition=0, replicas=[2, 3], removed=[], leader=2, controller_epoch=1
+    )
+    unfinished = EventLogBuilder()
+    unfinished.emit("broker1", started)
+    (violation,) = reassignment_completes(unfinished.logs(), 0, {"t"}).violations
+    assert violation.subject == "t-side-0"
+    finished = EventLogBuilder()
+    finished.emit("broker1", started)
+    finished.emit("broker2", done)
+    assert reassignment_completes(finished.logs(), 0, {"t"}).ok
+    (none_ran,) = reassignment_completes(finished.logs(), 0, {"t-s"}).violations
+    assert "no reassignment" in none_ran.explanation
+
+
 def test_judge_runs_the_scenario_invariants_it_is_asked_for() -> None:
     b = EventLogBuilder()
     _elected(b, 1, 1)

@@ -1,0 +1,367 @@
+"""The generic generator: `generic_schedule(seed, duration_s, ...)` draws a schedule of
+every fault family, several faults at once where they are safe together, faults started
+by the cluster's own events, and admin operations mixed into the workload, from
+`random.Random(seed)` and nothing else: the same arguments give the same schedule.
+
+What it draws, in this order (each from the one generator, so the order is part of the
+seed's meaning):
+
+1. The pace. A seed draws a dense schedule (faults start after heavy-tailed gaps from
+   their predecessor's start, so they overlap) or, one time in `SPARSE_SHARE`, a sparse
+   one (one fault at a time, each starting `SPARSE_GAP` after the previous one's window
+   ended, see `chaos.generator.overlap.window`): a sparse schedule is judged on
+   `no_offline_partitions` too (`chaos.generator.scenarios.judged`).
+2. The admin operations (`chaos.generator.action_kinds`): a side topic
+   `<topic>-side` (replication factor 2, so a reassignment copies replicas) created
+   early, maybe grown (`add-partitions`), maybe reassigned, and deleted before the heal;
+   maybe preferred elections of the workload's topic (`elect-leaders`) and a forced
+   controller election (`move-controller`) at drawn times.
+3. The timed faults: kinds rotate through `kinds` but `request` (each once per round);
+   a kind whose fault cannot be active with those already placed
+   (`chaos.generator.overlap`) is passed over for the next. Targets and params come from
+   `FAULT_DRAWS` (ZooKeeper servers too, for the process kinds and `cpu-starve`);
+   durations from `HOLD`, a lognormal clipped to its bounds.
+4. The triggered faults: for each hook, with probability `TRIGGER_SHARE`, a fault that
+   starts on the event the hook makes the cluster write (`Trigger`): a forced controller
+   election or a fault that takes the controller away → `controller_elected`; a fault
+   that takes a broker away or preferred elections → `leader_elected`; any broker
+   fault → `isr_changed`; the reassignment → `reassignment_started`; the deletion →
+   `topic_deletion_started`. A triggered fault obeys the overlap rules over the whole
+   time it may be active. Its trigger is optional: when the cluster does not write the
+   event in time (another fault held the controller back), the step is left out, not
+   failed.
+5. The request faults where control requests flow: with `request` among the kinds, a
+   hook that makes the controller send a burst of requests (a forced controller election,
+   a fault that takes a broker away, preferred elections) may get a `request` fault
+   from its time on, and one of them one started on the first request sent to its broker
+   (`control_request_sent` with that `broker_id`, the fault on `broker:<id>`): a request
+   fault placed where no request comes never takes effect.
+
+A schedule is data: a caller may drop, add or shift steps and actions (`Schedule`
+validates the result; `chaos.generator.overlap.overlap_violations` says whether it keeps
+the rules). Errors are `chaos.errors.ScheduleError`s. Pure; any thread.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from chaos.cluster.roles import RoleClass, parse_role
+from chaos.errors import BadTiming
+from chaos.faults.params import Scalar
+from chaos.faults.registry import FAULT_TYPES, fault_type
+from chaos.generator.fault_draws import FAULT_DRAWS, kind_pool
+from chaos.generator.overlap import clashes, takes_broker_away, window
+from chaos.generator.schedule import Action, FaultSpec, Schedule, Step, Trigger, seconds
+
+__all__ = [
+    "BROKER_IDS",
+    "DISK_KINDS",
+    "GENERIC_KINDS",
+    "HOLD",
+    "SPARSE_GAP",
+    "SPARSE_SHARE",
+    "TRIGGER_SHARE",
+    "HeavyTail",
+    "draw_step",
+    "generic_schedule",
+    "side_topic",
+]
+
+#: The kinds drawn unless told otherwise: every kind but the disk kinds, which need a
+#: cluster started with the disk layers (pass `DISK_KINDS` too for one), and
+#: `power-loss`, which needs a `disk-volatile` lasting over it and may lose acknowledged
+#: writes under Kafka's default flush policy (the `power-loss` scenario).
+GENERIC_KINDS: tuple[str, ...] = tuple(
+    k for k in FAULT_TYPES if k != "power-loss" and not k.startswith("disk-")
+)
+#: The disk kinds, drawn when asked for.
+DISK_KINDS: tuple[str, ...] = tuple(
+    k for k in FAULT_TYPES if k.startswith("disk-") and k != "disk-volatile"
+)
+#: The compose cluster's broker ids (a `request` fault's `broker:<id>` target).
+BROKER_IDS = (1, 2, 3)
+#: No fault starts before this: the workload has written for a while.
+START_S = 5.0
+#: One seed in this many draws a sparse schedule.
+SPARSE_SHARE = 3
+#: The chance that a hook gets a triggered fault.
+TRIGGER_SHARE = 0.5
+
+_ZK = ("zk-follower", "zk-leader")
+#: Roles besides `FAULT_DRAWS`'s: the process kinds and `cpu-starve` on ZooKeeper servers (not
+#: `memory-squeeze`: docker refuses a limit under what a server already uses).
+_MORE_ROLES: Mapping[str, tuple[str, ...]] = {
+    "kill": _ZK,
+    "stop": _ZK,
+    "pause": _ZK,
+    "cpu-starve": _ZK,
+}
+#: Params besides `FAULT_DRAWS`'s choices.
+_MORE_PARAMS: Mapping[str, Mapping[str, tuple[Scalar, ...]]] = {
+    "request": {
+        "kinds": (
+            "all",
+            "LeaderAndIsr",
+            "UpdateMetadata",
+            "StopReplica",
+            "LeaderAndIsr,StopReplica",
+        ),
+        "count": (1, 3, 10),
+        "delay_ms": (500, 2000, 5000),
+        "seed": tuple(range(8)),
+    },
+}
+
+
+@dataclass(frozen=True, slots=True)
+class HeavyTail:
+    """A lognormal draw with median `median` and shape `sigma`, clipped to
+    [`low`, `high`] and rounded to 0.1 s: mostly near the median, now and then far
+    beyond it."""
+
+    low: float
+    median: float
+    high: float
+    sigma: float = 0.8
+
+    def draw(self, rng: random.Random) -> float:
+        """One value, from `rng`."""
+        value = rng.lognormvariate(math.log(self.median), self.sigma)
+        return round(min(self.high, max(self.low, value)), 1)
+
+
+#: How long a lasting fault lasts.
+HOLD = HeavyTail(1.0, 8.0, 40.0)
+#: The gap from one fault's start to the next one's in a dense schedule.
+DENSE_GAP = HeavyTail(0.5, 4.0, 30.0, sigma=1.0)
+#: The gap from one fault's window's end to the next fault in a sparse schedule: long
+#: enough for every ISR to be full again.
+SPARSE_GAP = HeavyTail(15.0, 18.0, 40.0, sigma=0.4)
+#: How long a trigger is looked for.
+TRIGGER_WAIT = HeavyTail(8.0, 12.0, 30.0, sigma=0.5)
+#: How long an ISR change is looked for: a follower leaves the ISR only after lagging
+#: `replica.lag.time.max.ms` (10 s in the fast profile).
+ISR_WAIT = HeavyTail(15.0, 18.0, 30.0, sigma=0.3)
+#: The gap between two operations on the side topic.
+OP_GAP = HeavyTail(3.0, 8.0, 25.0, sigma=0.6)
+
+
+def side_topic(topic: str) -> str:
+    """The side topic the admin operations act on."""
+    return f"{topic}-side"
+
+
+def generic_schedule(
+    seed: int,
+    duration_s: float,
+    *,
+    kinds: Sequence[str] = GENERIC_KINDS,
+    topic: str = "chaos-random",
+    heal_s: float = 20.0,
+    actions: bool = True,
+    triggers: bool = True,
+    sparse: bool | None = None,
+) -> Schedule:
+    """A seeded schedule over `duration_s` seconds (see the module docstring), drawn from
+    `random.Random(seed)` only: faults of `kinds` (their targets and params drawn),
+    admin operations on `topic` and its side topic unless `actions` is False, triggered
+    faults unless `triggers` is False, dense or sparse as the seed says unless `sparse`
+    says. Nothing is active in the last `heal_s` seconds. `ScheduleError` for bad
+    arguments or a duration that leaves no room for a fault."""
+    pool = kind_pool(seed, kinds, "generic_schedule")
+    heal_at = seconds(duration_s, "duration_s") - seconds(heal_s, "heal_s")
+    if heal_at < 10 or heal_s <= 0:
+        raise BadTiming(f"heal_s ({heal_s}) must be above 0 and 10 s below duration_s")
+    rng = random.Random(seed)
+    drawn_sparse = rng.randrange(SPARSE_SHARE) == 0
+    draw = _Draw(rng, pool, heal_at, drawn_sparse if sparse is None else sparse)
+    acts = draw.actions(topic) if actions else []
+    draw.timed()
+    if triggers:
+        draw.triggered(acts)
+    if not draw.steps:
+        raise BadTiming(f"duration_s {duration_s} leaves no room for a fault before the heal")
+    steps = tuple(sorted(draw.steps, key=lambda s: s.at_s))
+    return Schedule(seed, steps, heal_at, float(duration_s), tuple(acts))
+
+
+def draw_step(
+    rng: random.Random,
+    schedule: Schedule,
+    at_s: float,
+    *,
+    kinds: Sequence[str] = GENERIC_KINDS,
+    trigger: Trigger | None = None,
+) -> Step | None:
+    """A fault drawn from `rng` to start at `at_s` (on `trigger`, if given) beside the
+    steps of `schedule` under the overlap rules, as `generic_schedule` draws one: kinds
+    tried in a shuffled order until one fits, its target, params and duration drawn, its
+    end before the heal. None when no kind fits there. The caller adds it
+    (`dataclasses.replace(schedule, steps=...)`, sorted by start): a mutation that keeps
+    the schedule drawable."""
+    pool = kind_pool(0, kinds, "draw_step")
+    draw = _Draw(rng, pool, schedule.heal_at_s, sparse=False)
+    draw.steps = list(schedule.steps)
+    return draw.place(round(at_s, 1), trigger, None)
+
+
+class _Draw:
+    """One schedule's draws, in order; one thread."""
+
+    def __init__(self, rng: random.Random, pool: tuple[str, ...], heal_at: float, sparse: bool):
+        self.rng = rng
+        self.pool = pool
+        self.heal_at = heal_at
+        self.sparse = sparse
+        self.steps: list[Step] = []
+        self._bag: list[str] = []
+
+    def actions(self, topic: str) -> list[Action]:
+        """The admin operations (step 2 of the module docstring), sorted by time: the side
+        topic's always end in its deletion, at least `OP_GAP.low` after the operation
+        before it and 10 s before the heal (operations that leave no room for it are
+        left out)."""
+        rng, side, latest = self.rng, side_topic(topic), self.heal_at - 10
+        t = round(rng.uniform(2, 6), 1)
+        ops = [Action(t, "create-topic", _items(topic=side, partitions=3, replication_factor=2))]
+        if rng.random() < 0.5:
+            t = round(t + OP_GAP.draw(rng), 1)
+            grown = _items(topic=side, partitions=rng.choice((4, 6)))
+            ops.append(Action(t, "add-partitions", grown))
+        if rng.random() < 0.7:
+            t = round(t + OP_GAP.draw(rng), 1)
+            ops.append(Action(t, "reassign", _items(topic=side, shift=rng.choice((1, 2)))))
+        gap = OP_GAP.draw(rng)
+        while ops and ops[-1].at_s + OP_GAP.low > latest:
+            ops.pop()
+        if ops:
+            at = round(min(ops[-1].at_s + gap, latest), 1)
+            ops.append(Action(at, "delete-topic", _items(topic=side)))
+        if rng.random() < 0.5:
+            at = round(rng.uniform(5, latest), 1)
+            ops.append(Action(at, "elect-leaders", _items(topic=topic)))
+        if rng.random() < 0.4:
+            ops.append(Action(round(rng.uniform(5, latest), 1), "move-controller"))
+        return sorted((a for a in ops if a.at_s <= latest), key=lambda a: a.at_s)
+
+    def timed(self) -> None:
+        """The timed faults (step 3)."""
+        gap = SPARSE_GAP if self.sparse else DENSE_GAP
+        t = round(max(START_S, min(START_S + DENSE_GAP.draw(self.rng), self.heal_at / 3)), 1)
+        while t < self.heal_at - 1:
+            step = self.place(t, None, None)
+            if self.sparse and step is not None:
+                t = round(window(step)[1] + gap.draw(self.rng), 1)
+            else:
+                t = round(t + gap.draw(self.rng), 1)
+
+    def triggered(self, acts: list[Action]) -> None:
+        """The triggered faults (step 4), hooked on the actions, then the timed steps."""
+        hooks: list[tuple[float, str, str | None]] = []
+        for act in acts:
+            event = _ACTION_EVENTS.get(act.kind)
+            if event is not None:
+                hooks.append(
+                    (act.at_s, event, "controller" if act.kind == "move-controller" else None)
+                )
+        for step in list(self.steps):
+            if step.fault.target == "controller" and takes_broker_away(step.fault):
+                hooks.append((step.at_s, "controller_elected", "controller"))
+            elif takes_broker_away(step.fault):
+                hooks.append((step.at_s, "leader_elected", None))
+            elif step.fault.target != "all" and not step.fault.target.startswith("zk"):
+                hooks.append((step.at_s, "isr_changed", None))
+        for at, event, role in hooks:
+            if self.rng.random() < TRIGGER_SHARE:
+                wait = (ISR_WAIT if event == "isr_changed" else TRIGGER_WAIT).draw(self.rng)
+                self.place(at, Trigger(event, (), wait, optional=True), role)
+        if "request" in self.pool:
+            self._requests([at for at, event, _ in hooks if event in _BURSTS])
+
+    def _requests(self, bursts: list[float]) -> None:
+        """Request faults where control requests flow (step 4): a fault that takes a broker
+        away, a forced controller election or preferred elections make the controller
+        send a burst of them. For one of them, with probability `TRIGGER_SHARE`, a
+        `request` fault on `broker:<id>` started by the first request sent to that broker
+        (it then meets the requests that follow, the broker's return); then for each,
+        with that probability, one from the hook's time on (in place before the burst)."""
+        if bursts and self.rng.random() < TRIGGER_SHARE:
+            broker = self.rng.choice(BROKER_IDS)
+            wait = TRIGGER_WAIT.draw(self.rng)
+            trigger = Trigger("control_request_sent", (("broker_id", broker),), wait, True)
+            self.place(self.rng.choice(bursts), trigger, f"broker:{broker}", kinds=("request",))
+        for at in bursts:
+            if self.rng.random() < TRIGGER_SHARE:
+                self.place(at, None, None, kinds=("request",))
+
+    def place(
+        self, at: float, trigger: Trigger | None, role: str | None, kinds: Sequence[str] = ()
+    ) -> Step | None:
+        """Draw a fault starting at `at` (on `trigger`, on `role` when the kind acts on
+        brokers) from the next kinds of the rotation (or from `kinds`) until one fits
+        beside the steps placed; place it and return it, or None when none fits."""
+        candidates = list(kinds) or [self._next_kind() for _ in range(len(self.pool))]
+        for kind in candidates:
+            step = self._step(kind, at, trigger, role)
+            if step is not None and self._fits(step):
+                self.steps.append(step)
+                return step
+        return None
+
+    def _next_kind(self) -> str:
+        if not self._bag:
+            # a request fault acts only on requests: it is placed where they flow (step 5)
+            self._bag = [k for k in self.pool if k != "request"] or list(self.pool)
+            self.rng.shuffle(self._bag)
+        return self._bag.pop()
+
+    def _step(self, kind: str, at: float, trigger: Trigger | None, role: str | None) -> Step | None:
+        roles, choices = FAULT_DRAWS[kind]
+        roles = roles + _MORE_ROLES.get(kind, ())
+        target = self.rng.choice(roles)
+        if role is not None and parse_role(target).role_class is RoleClass.BROKERS:
+            target = role  # the hook's broker: the new controller, the request's target
+        params = {**choices, **_MORE_PARAMS.get(kind, {})}
+        drawn = {name: self.rng.choice(values) for name, values in sorted(params.items())}
+        lasts = fault_type(kind).lasts
+        # of the kinds that may be either, only a session expiry means something instant
+        either = lasts is None and kind == "session-expire"
+        instant = lasts is False or (either and self.rng.random() < 0.3)
+        hold = 0.0 if instant else HOLD.draw(self.rng)
+        wait = trigger.within_s if trigger is not None else 0.0
+        # a tenth of a second short of the heal, so that float sums stay before it
+        room = math.floor((self.heal_at - at - wait) * 10) / 10 - 0.1
+        if room < (0 if instant else 1.0):
+            return None
+        return Step(at, min(hold, room), FaultSpec.of(kind, target, drawn), trigger)
+
+    def _fits(self, step: Step) -> bool:
+        if any(True for _ in clashes(step, self.steps)):
+            return False
+        if not self.sparse:
+            return True
+        start, end = window(step)
+        margin = SPARSE_GAP.low
+        return all(
+            end + margin <= window(s)[0] or window(s)[1] + margin <= start for s in self.steps
+        )
+
+
+#: The hook events after which the controller sends a burst of control requests.
+_BURSTS = ("controller_elected", "leader_elected")
+
+#: The event an action makes the cluster write, that a triggered fault may start on.
+_ACTION_EVENTS: Mapping[str, str] = {
+    "move-controller": "controller_elected",
+    "reassign": "reassignment_started",
+    "delete-topic": "topic_deletion_started",
+    "elect-leaders": "leader_elected",
+}
+
+
+def _items(**params: Scalar) -> tuple[tuple[str, Scalar], ...]:
+    return tuple(params.items())

@@ -1,0 +1,186 @@
+"""Which faults may be active at once: a pure table (`FOOTPRINTS`) of what each fault kind
+takes from the cluster, and the rules the generic generator (`chaos.generator.generic`)
+keeps when it lets faults overlap. The cluster is three brokers and a three-server
+ZooKeeper ensemble; the workload's topic has replication factor 3 and min ISR 2.
+
+A fault's footprint is the side it acts on (its target role's class: brokers, ZooKeeper,
+or the whole cluster), the mechanism it acts through, and whether it takes a broker
+away: stops it serving, or may cost it its ZooKeeper session or its place in every ISR.
+
+| mechanism | kinds that take a broker away | kinds that do not |
+| --- | --- | --- |
+| `process` | `kill`, `stop`, `pause`, `bounce`, `zk-leader-kill`, `zk-pause` | - |
+| `firewall` | `partition`, `zk-isolate`, `zk-deaf`, `zk-lost-reply`, `zk-reset`, | - |
+| | `broker-isolate`, `session-expire` | |
+| `netem` | `loss` | `latency`, `bandwidth` |
+| `cgroup` | `memory-squeeze` (it may end in the OOM killer) | `cpu-starve` |
+| `clock` | - | `clock` |
+| `proxy` | - | `request` |
+| `disk` | `disk-eio`, `disk-full`, `power-loss` | `disk-slow`, `disk-volatile` |
+
+Two faults may be active at the same time unless one of these rules forbids it
+(`why_not_together`):
+
+1. `partition` acts on the whole cluster (`all`): it overlaps nothing.
+2. At most one fault on ZooKeeper servers at a time: the ensemble of three keeps a
+   majority whatever that fault does (killed, paused, starved, clock moved).
+3. At most one fault that takes a broker away at a time (a group role such as
+   `all-brokers` counts as one such fault): with replication factor 3 and min ISR 2, one
+   broker away leaves every partition a leader and writes acknowledged by two replicas.
+   A fault that slows a broker without taking it away (latency, a starved CPU, a moved
+   clock, delayed requests) may overlap one that takes another away: a follower may
+   fall out of the ISR and writes wait or fail, which costs availability, not safety.
+4. At most one fault per mechanism per side: two faults through the same mechanism on
+   brokers (two netem rules, two clock fakes, two cgroup limits) could land on the same
+   broker, since roles resolve only when a fault starts, and their undo would clash.
+
+Time: a fault occupies its window (`window`) from its start (a triggered one from the
+earliest its trigger may fire) to the latest it can end, plus `AFTERMATH_S` for an instant
+fault (a bounce's restart and new registration), `RECOVERY_S` after a fault that takes
+a broker away (its restart and its way back into the ISR) and `ZK_RECOVERY_S` after a
+fault on a ZooKeeper server (its restart and its sync with the leader: a second server
+lost before the first is back loses the quorum).
+
+Pure; any thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+from chaos.cluster.roles import RoleClass, parse_role
+from chaos.faults.registry import FAULT_TYPES
+from chaos.generator.schedule import FaultSpec, Schedule, Step
+
+__all__ = [
+    "AFTERMATH_S",
+    "FOOTPRINTS",
+    "RECOVERY_S",
+    "ZK_RECOVERY_S",
+    "Footprint",
+    "clashes",
+    "footprint",
+    "overlap_violations",
+    "takes_broker_away",
+    "why_not_together",
+    "window",
+]
+
+#: How long an instant fault (duration 0) is taken to act: a bounced broker restarts and
+#: registers again once ZooKeeper expired its old session (the fast profile's 6 s).
+AFTERMATH_S = 10.0
+#: How long after a fault that took a broker away ends the broker is taken to need to be
+#: back: started, registered, caught up, in the ISR again.
+RECOVERY_S = 5.0
+#: How long after a fault on a ZooKeeper server ends the server is taken to need to serve
+#: in the quorum again.
+ZK_RECOVERY_S = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class Footprint:
+    """What a fault kind takes from the cluster: its `mechanism`, and whether it takes a
+    broker away (`away`) when it acts on brokers."""
+
+    mechanism: str
+    away: bool
+
+
+#: Each fault kind's footprint (see the module docstring's table).
+FOOTPRINTS: Mapping[str, Footprint] = {
+    **{k: Footprint("process", True) for k in ("kill", "stop", "pause", "bounce")},
+    **{k: Footprint("process", True) for k in ("zk-leader-kill", "zk-pause")},
+    **{
+        k: Footprint("firewall", True)
+        for k in (
+            "partition",
+            "zk-isolate",
+            "zk-deaf",
+            "zk-lost-reply",
+            "zk-reset",
+            "broker-isolate",
+            "session-expire",
+        )
+    },
+    "loss": Footprint("netem", True),
+    "bandwidth": Footprint("netem", False),
+    "latency": Footprint("netem", False),
+    "request": Footprint("proxy", False),
+    "cpu-starve": Footprint("cgroup", False),
+    "memory-squeeze": Footprint("cgroup", True),
+    "clock": Footprint("clock", False),
+    "disk-eio": Footprint("disk", True),
+    "disk-slow": Footprint("disk", False),
+    "disk-full": Footprint("disk", True),
+    "disk-volatile": Footprint("disk", False),
+    "power-loss": Footprint("disk", True),
+}
+assert FOOTPRINTS.keys() == FAULT_TYPES.keys(), "every fault kind needs a footprint"
+
+
+def footprint(kind: str) -> Footprint:
+    """The footprint of fault kind `kind`; `KeyError` for an unknown kind."""
+    return FOOTPRINTS[kind]
+
+
+def _side(spec: FaultSpec) -> RoleClass:
+    return parse_role(spec.target).role_class
+
+
+def takes_broker_away(spec: FaultSpec) -> bool:
+    """The fault may take a broker away: it acts on brokers (or everything) and its kind
+    does (`Footprint.away`)."""
+    return _side(spec) is not RoleClass.ZOOKEEPER and FOOTPRINTS[spec.kind].away
+
+
+def why_not_together(a: FaultSpec, b: FaultSpec) -> str | None:
+    """Which rule of the module docstring forbids `a` and `b` to be active at once, in
+    words; None when they may be."""
+    if a.kind == "partition" or b.kind == "partition":
+        return "a partition of the whole cluster overlaps nothing"
+    side_a, side_b = _side(a), _side(b)
+    if side_a is RoleClass.ZOOKEEPER and side_b is RoleClass.ZOOKEEPER:
+        return "at most one fault on ZooKeeper servers at a time"
+    if takes_broker_away(a) and takes_broker_away(b):
+        return "at most one fault that takes a broker away at a time"
+    if FOOTPRINTS[a.kind].mechanism == FOOTPRINTS[b.kind].mechanism and side_a is side_b:
+        return f"at most one {FOOTPRINTS[a.kind].mechanism} fault on {side_a.value} at a time"
+    return None
+
+
+def window(step: Step) -> tuple[float, float]:
+    """The time the step's fault occupies (see the module docstring): from its start to
+    the latest it can end, plus the aftermath of an instant fault and the recovery of a
+    broker taken away."""
+    end = step.ends_s + (AFTERMATH_S if step.duration_s == 0 else 0.0)
+    if takes_broker_away(step.fault):
+        end += RECOVERY_S
+    elif _side(step.fault) is RoleClass.ZOOKEEPER:
+        end += ZK_RECOVERY_S
+    return step.at_s, end
+
+
+def _overlapping(a: Step, b: Step) -> bool:
+    (start_a, end_a), (start_b, end_b) = window(a), window(b)
+    return start_a < end_b and start_b < end_a
+
+
+def clashes(step: Step, others: tuple[Step, ...] | list[Step]) -> Iterator[tuple[Step, str]]:
+    """Each of `others` whose window overlaps `step`'s and that may not be active with it,
+    with the rule's words."""
+    for other in others:
+        if _overlapping(step, other):
+            why = why_not_together(step.fault, other.fault)
+            if why is not None:
+                yield other, why
+
+
+def overlap_violations(schedule: Schedule) -> list[str]:
+    """Every pair of the schedule's steps that break a rule, described; [] when none."""
+    found = []
+    steps = schedule.steps
+    for i, step in enumerate(steps):
+        for other, why in clashes(step, steps[i + 1 :]):
+            found.append(f"{step.describe()} / {other.describe()}: {why}")
+    return found

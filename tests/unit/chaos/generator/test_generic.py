@@ -1,0 +1,200 @@
+"""`generic_schedule`: a pure function of its arguments that reaches every fault family,
+lets faults overlap only as the overlap rules allow, draws triggered faults and admin
+operations, survives schedule.json, and shrinks like any schedule."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chaos.errors import ScheduleError
+from chaos.generator.action_kinds import ACTION_KINDS
+from chaos.generator.generic import (
+    DISK_KINDS,
+    GENERIC_KINDS,
+    HOLD,
+    HeavyTail,
+    draw_step,
+    generic_schedule,
+    side_topic,
+)
+from chaos.generator.overlap import overlap_violations, window
+from chaos.generator.schedule import FaultSpec, Schedule, Step
+from chaos.generator.shrink import shrink
+from eventlog.kinds import EventKind
+
+SEEDS = range(200)
+
+
+@pytest.fixture(scope="module")
+def drawn() -> list[Schedule]:
+    return [generic_schedule(seed, 90) for seed in SEEDS]
+
+
+def test_the_same_seed_gives_the_same_schedule() -> None:
+    assert generic_schedule(7, 90) == generic_schedule(7, 90)
+    assert generic_schedule(7, 90).seed == 7
+    assert len({generic_schedule(seed, 90) for seed in range(30)}) == 30
+
+
+def test_every_kind_but_the_disk_ones_and_power_loss_is_drawn_by_default(
+    drawn: list[Schedule],
+) -> None:
+    kinds = {step.fault.kind for schedule in drawn for step in schedule.steps}
+    assert kinds == set(GENERIC_KINDS)
+    assert "power-loss" not in GENERIC_KINDS
+    assert not any(kind.startswith("disk-") for kind in GENERIC_KINDS)
+
+
+def test_the_disk_kinds_are_drawn_when_asked_for() -> None:
+    kinds = (*GENERIC_KINDS, *DISK_KINDS)
+    drawn = {
+        s.fault.kind for seed in range(100) for s in generic_schedule(seed, 90, kinds=kinds).steps
+    }
+    assert set(DISK_KINDS) <= drawn
+
+
+def test_zookeeper_servers_and_brokers_are_both_targets(drawn: list[Schedule]) -> None:
+    targets = {step.fault.target for schedule in drawn for step in schedule.steps}
+    assert {"zk-leader", "zk-follower", "controller", "all-brokers", "all"} <= targets
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32), duration=st.floats(40, 400))
+def test_no_schedule_breaks_an_overlap_rule(seed: int, duration: float) -> None:
+    schedule = generic_schedule(seed, duration)
+    assert overlap_violations(schedule) == []
+    assert schedule.end_s == duration
+    assert all(step.ends_s <= schedule.heal_at_s for step in schedule.steps)
+
+
+def test_faults_overlap_in_dense_schedules_and_never_in_sparse_ones() -> None:
+    def overlapping(schedule: Schedule) -> int:
+        windows = [window(s) for s in schedule.steps]
+        return sum(
+            1
+            for i, a in enumerate(windows)
+            for b in windows[i + 1 :]
+            if a[0] < b[1] and b[0] < a[1]
+        )
+
+    assert sum(overlapping(generic_schedule(s, 90, sparse=False)) for s in range(20)) > 20
+    assert all(overlapping(generic_schedule(s, 90, sparse=True)) == 0 for s in range(50))
+
+
+def test_triggered_faults_start_on_every_hook_event(drawn: list[Schedule]) -> None:
+    events = Counter(s.trigger.kind for sch in drawn for s in sch.steps if s.trigger is not None)
+    assert set(events) == {
+        "controller_elected",
+        "leader_elected",
+        "isr_changed",
+        "reassignment_started",
+        "topic_deletion_started",
+        "control_request_sent",
+    }
+    assert set(events) <= {k.value for k in EventKind}
+    aimed = [
+        s
+        for sch in drawn
+        for s in sch.steps
+        if s.trigger is not None and s.trigger.kind == "control_request_sent"
+    ]
+    assert all(s.fault.target == f"broker:{dict(s.trigger.match)['broker_id']}" for s in aimed)  # type: ignore[union-attr]
+
+
+def test_no_trigger_is_drawn_when_told_not_to() -> None:
+    assert all(
+        s.trigger is None
+        for seed in range(50)
+        for s in generic_schedule(seed, 90, triggers=False).steps
+    )
+
+
+def test_admin_operations_act_on_the_side_topic_in_a_working_order(drawn: list[Schedule]) -> None:
+    kinds = {a.kind for schedule in drawn for a in schedule.actions}
+    assert kinds == set(ACTION_KINDS)
+    side = side_topic("chaos-random")
+    for schedule in drawn:
+        order = [a.kind for a in schedule.actions if a.params and a.param("topic") == side]
+        assert order[0] == "create-topic"
+        assert order[-1] == "delete-topic"
+        assert order == sorted(
+            order, key=["create-topic", "add-partitions", "reassign", "delete-topic"].index
+        )
+
+
+def test_no_action_is_drawn_when_told_not_to() -> None:
+    assert generic_schedule(3, 90, actions=False).actions == ()
+
+
+def test_durations_are_heavy_tailed_within_their_bounds() -> None:
+    rng = random.Random(1)
+    held = [HOLD.draw(rng) for _ in range(5000)]
+    assert min(held) >= HOLD.low
+    assert max(held) <= HOLD.high
+    median = sorted(held)[len(held) // 2]
+    assert abs(median - HOLD.median) < 1.0
+    # most near the median, a few far beyond it: a uniform draw over the same bounds puts
+    # 4 in 10 above three times the median, a lognormal of shape 0.8 fewer than 1 in 10
+    far = sum(1 for h in held if h >= 3 * HOLD.median)
+    assert len(held) * 0.03 < far < len(held) * 0.12
+    assert sum(held) / len(held) > median
+    assert HeavyTail(2.0, 2.0, 2.0).draw(rng) == 2.0
+
+
+def test_schedules_survive_a_json_round_trip(drawn: list[Schedule]) -> None:
+    for schedule in drawn[:50]:
+        assert Schedule.from_json(schedule.to_json()) == schedule
+
+
+def test_shrink_keeps_the_actions_and_the_triggered_steps_it_needs() -> None:
+    schedule = next(
+        s
+        for s in (generic_schedule(seed, 90, sparse=False) for seed in range(100))
+        if len(s.steps) >= 6 and s.actions and any(step.trigger for step in s.steps)
+    )
+    culprit = next(step for step in schedule.steps if step.trigger is not None)
+    result = shrink(schedule, lambda s: culprit in s.steps, max_tests=200)
+    assert result.minimal.steps == (culprit,)
+    assert result.minimal.actions == schedule.actions
+    assert not result.exhausted
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"seed": True, "duration_s": 90},
+        {"seed": 1, "duration_s": 90, "kinds": ()},
+        {"seed": 1, "duration_s": 90, "kinds": ("nope",)},
+        {"seed": 1, "duration_s": 25},
+        {"seed": 1, "duration_s": 90, "heal_s": 0},
+    ],
+)
+def test_bad_arguments_are_refused(arguments: dict[str, object]) -> None:
+    with pytest.raises(ScheduleError):
+        generic_schedule(**arguments)  # type: ignore[arg-type]
+
+
+def test_a_step_drawn_beside_a_schedule_keeps_its_rules() -> None:
+    rng = random.Random(5)
+    for seed in range(30):
+        schedule = generic_schedule(seed, 90, sparse=False)
+        at = rng.uniform(5, 60)
+        step = draw_step(rng, schedule, at)
+        if step is None:
+            continue
+        assert step.at_s == round(at, 1)
+        grown = dataclasses.replace(
+            schedule, steps=tuple(sorted((*schedule.steps, step), key=lambda s: s.at_s))
+        )
+        assert overlap_violations(grown) == []
+    kill = Schedule(1, (Step(10, 20, FaultSpec.of("kill", "controller")),), 60, 80)
+    assert draw_step(rng, kill, 15, kinds=("pause", "bounce")) is None
+    paused = draw_step(rng, kill, 40, kinds=("pause",))
+    assert paused is not None
+    assert paused.fault.kind == "pause"

@@ -1,0 +1,79 @@
+"""Which invariants a generic schedule is judged on, and the `random` scenario judging
+them."""
+
+from __future__ import annotations
+
+from chaos.generator.generic import generic_schedule
+from chaos.generator.scenarios import SCENARIOS
+from chaos.generator.scenarios.invariant_names import INVARIANTS
+from chaos.generator.scenarios.judged import CONDITIONAL, judged_invariants
+from chaos.generator.schedule import Action, FaultSpec, Schedule, Step
+from rundir.invariants.names import (
+    NO_OFFLINE_PARTITIONS,
+    REASSIGNMENT_COMPLETES,
+    REGISTRATION_SERVED,
+    TOPIC_DELETION_COMPLETES,
+)
+
+
+def _schedule(steps: tuple[Step, ...], actions: tuple[Action, ...] = ()) -> Schedule:
+    return Schedule(1, steps, 80, 100, actions)
+
+
+def _step(at: float, kind: str, target: str, hold: float = 5.0) -> Step:
+    return Step(at, hold, FaultSpec.of(kind, target))
+
+
+def test_every_invariant_but_the_conditional_ones_is_always_judged() -> None:
+    judged = judged_invariants(_schedule((_step(10, "latency", "all-brokers"),)))
+    assert judged == set(INVARIANTS) - CONDITIONAL | {REGISTRATION_SERVED}
+
+
+def test_the_operations_invariants_are_judged_when_the_schedule_performs_them() -> None:
+    side = (("topic", "t-side"),)
+    actions = (Action(5, "reassign", side), Action(20, "delete-topic", side))
+    judged = judged_invariants(_schedule((_step(10, "kill", "controller"),), actions))
+    assert {REASSIGNMENT_COMPLETES, TOPIC_DELETION_COMPLETES} <= judged
+    assert not {REASSIGNMENT_COMPLETES, TOPIC_DELETION_COMPLETES} & judged_invariants(
+        _schedule((_step(10, "kill", "controller"),), actions[:0])
+    )
+
+
+def test_no_offline_partitions_is_judged_for_one_broker_at_a_time_far_apart() -> None:
+    apart = (_step(10, "kill", "controller"), _step(40, "pause", "non-controller"))
+    assert NO_OFFLINE_PARTITIONS in judged_invariants(_schedule(apart))
+    close = (_step(10, "kill", "controller"), _step(25, "latency", "non-controller"))
+    assert NO_OFFLINE_PARTITIONS not in judged_invariants(_schedule(close))
+    on_zk = (_step(10, "zk-pause", "zk-leader"),)
+    assert NO_OFFLINE_PARTITIONS not in judged_invariants(_schedule(on_zk))
+    grouped = (_step(10, "latency", "all-brokers"),)
+    assert NO_OFFLINE_PARTITIONS not in judged_invariants(_schedule(grouped))
+
+
+def test_registration_served_is_not_judged_when_a_starved_broker_overlaps_one_away() -> None:
+    starved = (_step(10, "cpu-starve", "controller", 20), _step(15, "bounce", "non-controller", 0))
+    assert REGISTRATION_SERVED not in judged_invariants(_schedule(starved))
+    after = (_step(10, "cpu-starve", "controller"), _step(40, "bounce", "non-controller", 0))
+    assert REGISTRATION_SERVED in judged_invariants(_schedule(after))
+    zk = (_step(10, "cpu-starve", "zk-leader", 20), _step(15, "kill", "non-controller"))
+    assert REGISTRATION_SERVED not in judged_invariants(_schedule(zk))
+    cut = (_step(10, "partition", "all"),)
+    assert REGISTRATION_SERVED not in judged_invariants(_schedule(cut))
+
+
+def test_sparse_schedules_are_judged_on_no_offline_partitions_some_of_the_time() -> None:
+    sparse = [generic_schedule(seed, 90, sparse=True) for seed in range(40)]
+    assert any(NO_OFFLINE_PARTITIONS in judged_invariants(s) for s in sparse)
+    dense = [generic_schedule(seed, 90, sparse=False) for seed in range(40)]
+    assert not any(NO_OFFLINE_PARTITIONS in judged_invariants(s) for s in dense)
+
+
+def test_the_random_scenario_judges_what_its_schedule_meets() -> None:
+    scenario = SCENARIOS["random"]
+    for seed in range(10):
+        schedule = scenario.schedule(seed)
+        judged = scenario.invariants_for(schedule)
+        assert judged == scenario.invariants | judged_invariants(schedule)
+        assert judged <= INVARIANTS.keys()
+    other = SCENARIOS["broker-failure"]
+    assert other.invariants_for(other.schedule(None)) == other.invariants

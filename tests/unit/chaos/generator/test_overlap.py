@@ -1,0 +1,86 @@
+"""The overlap rules: which faults may be active at once, and over which window."""
+
+from __future__ import annotations
+
+import pytest
+
+from chaos.faults.registry import FAULT_TYPES
+from chaos.generator.overlap import (
+    AFTERMATH_S,
+    FOOTPRINTS,
+    RECOVERY_S,
+    ZK_RECOVERY_S,
+    overlap_violations,
+    takes_broker_away,
+    why_not_together,
+    window,
+)
+from chaos.generator.schedule import FaultSpec, Schedule, Step
+
+
+def _spec(kind: str, target: str) -> FaultSpec:
+    return FaultSpec.of(kind, target)
+
+
+def test_every_fault_kind_has_a_footprint() -> None:
+    assert FOOTPRINTS.keys() == FAULT_TYPES.keys()
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "rule"),
+    [
+        (("partition", "all"), ("latency", "controller"), "overlaps nothing"),
+        (("zk-pause", "zk-follower"), ("kill", "zk-leader"), "ZooKeeper"),
+        (("cpu-starve", "zk-leader"), ("clock", "zk-follower"), "ZooKeeper"),
+        (("kill", "controller"), ("zk-isolate", "non-controller"), "takes a broker away"),
+        (("loss", "all-brokers"), ("bounce", "random-broker"), "takes a broker away"),
+        (("latency", "controller"), ("bandwidth", "non-controller"), "netem"),
+        (("clock", "controller"), ("clock", "all-brokers"), "clock"),
+    ],
+)
+def test_faults_that_may_not_be_active_together(
+    a: tuple[str, str], b: tuple[str, str], rule: str
+) -> None:
+    why = why_not_together(_spec(*a), _spec(*b))
+    assert why is not None
+    assert rule in why
+    assert why_not_together(_spec(*b), _spec(*a)) == why
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (("latency", "controller"), ("clock", "non-controller")),
+        (("kill", "controller"), ("cpu-starve", "non-controller")),
+        (("kill", "non-controller"), ("zk-leader-kill", "zk-leader")),
+        (("clock", "controller"), ("clock", "zk-leader")),
+        (("broker-isolate", "random-broker"), ("request", "non-controller")),
+    ],
+)
+def test_faults_that_may_be_active_together(a: tuple[str, str], b: tuple[str, str]) -> None:
+    assert why_not_together(_spec(*a), _spec(*b)) is None
+
+
+def test_a_fault_on_zookeeper_takes_no_broker_away() -> None:
+    assert takes_broker_away(_spec("kill", "controller"))
+    assert not takes_broker_away(_spec("kill", "zk-leader"))
+    assert not takes_broker_away(_spec("latency", "controller"))
+
+
+def test_a_window_covers_the_aftermath_and_the_recovery() -> None:
+    assert window(Step(10, 5, _spec("latency", "controller"))) == (10, 15)
+    assert window(Step(10, 5, _spec("kill", "controller"))) == (10, 15 + RECOVERY_S)
+    assert window(Step(10, 0, _spec("bounce", "controller"))) == (10, 10 + AFTERMATH_S + RECOVERY_S)
+    assert window(Step(10, 5, _spec("zk-pause", "zk-leader"))) == (10, 15 + ZK_RECOVERY_S)
+
+
+def test_the_violations_of_a_schedule_name_both_steps_and_the_rule() -> None:
+    steps = (
+        Step(10, 5, _spec("kill", "controller")),
+        Step(18, 5, _spec("pause", "non-controller")),
+        Step(40, 5, _spec("pause", "non-controller")),
+    )
+    (found,) = overlap_violations(Schedule(1, steps, 60, 80))
+    assert "kill controller" in found
+    assert "pause non-controller" in found
+    assert "takes a broker away" in found
