@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from chaos.generator.scenarios import (
     broker_bounce,
     broker_failure,
+    cert_rotation,
     clock_skew,
     controlled_shutdown,
     controller_failover,
@@ -86,5 +87,6 @@ SCENARIOS: Mapping[str, Scenario] = {
         random_faults,
         duplicated_requests,
         reordered_requests,
+        cert_rotation,
     )
 }
