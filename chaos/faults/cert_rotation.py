@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 from chaos.errors import FaultFailed
 from chaos.faults.base import Check, FaultTarget
 from chaos.faults.fields import TargetedFault
-from security.rolling import RotationError, rotate
+from security.rolling import RollingCluster, RotationError, rotate
 from security.rotation import pem_certificates, rolling_order
 from security.rotation_files import phase_in_place
 from security.secret_files import SecretFileError
@@ -73,6 +73,11 @@ def refusals(cluster: FaultTarget, tls_dir: Path, services: Sequence[str]) -> li
         if why is not None:
             found.append(f"{service}: {why}")
     return found
+
+
+def rolling_view(cluster: FaultTarget, services: tuple[str, ...], tls_dir: Path) -> RollingCluster:
+    """`services` of the runner's handle as a rotation restarts them."""
+    return _Rolling(cluster, services, tls_dir)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +148,7 @@ class CertRotation(TargetedFault):
 
     def _rotate(self, cluster: FaultTarget) -> None:
         tls_dir = self._tls_dir(cluster)
-        rolling = _Rolling(cluster, self.targets, tls_dir)
+        rolling = rolling_view(cluster, self.targets, tls_dir)
         try:
             rotate(tls_dir, rolling, self._say)
         except (RotationError, SecretFileError, OSError) as exc:

@@ -57,6 +57,7 @@ NAMES = (
     "random",
     "duplicated-requests",
     "reordered-requests",
+    "cert-rotation",
 )
 SEEDS = st.one_of(st.none(), st.integers(min_value=0, max_value=2**63))
 PROPERTY = settings(max_examples=60, deadline=None)
@@ -77,9 +78,9 @@ def test_a_schedule_is_a_valid_pure_function_of_the_seed(name: str, seed: int | 
     assert Schedule.from_json(schedule.to_json()) == schedule
     assert schedule.steps, "a scenario injects at least one fault"
     # 90 s at most, but for the two whose delayed controller re-arms its watches for 30
-    # to 40 s before the kill can come
-    longest = 125 if name in ("zk-quorum-loss", "controller-zk-reset") else 90
-    assert schedule.end_s == scenario.workload.duration_s <= longest
+    # to 40 s before the kill can come, and the CA rotation's eighteen restarts
+    longest = {"zk-quorum-loss": 125, "controller-zk-reset": 125, "cert-rotation": 330}
+    assert schedule.end_s == scenario.workload.duration_s <= longest.get(name, 90)
     assert schedule.last_fault_end_s <= schedule.heal_at_s < schedule.end_s
     assert schedule.active_at(schedule.heal_at_s) == ()
     assert schedule.end_s - schedule.heal_at_s >= 15, "a heal phase under load"
