@@ -27,11 +27,12 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 from chaos.errors import FaultFailed
 from chaos.faults.base import Check, FaultTarget
 from chaos.faults.fields import TargetedFault
+from chaos.faults.params import ParamRule, Scalar
 from security.rolling import RollingCluster, RotationError, rotate
 from security.rotation import pem_certificates, rolling_order
 from security.rotation_files import phase_in_place
@@ -137,8 +138,14 @@ class CertRotation(TargetedFault):
     """Rotate the CA under the targets (every service; see the module docstring)."""
 
     KIND: ClassVar[str] = "cert-rotation"
+    PARAMS: ClassVar[tuple[ParamRule, ...]] = ()
     _ca_before: dict[str, bytes] = field(default_factory=dict, compare=False, repr=False)
     _said: list[dict[str, Any]] = field(default_factory=list, compare=False, repr=False)
+
+    @classmethod
+    def from_params(cls, targets: tuple[str, ...], params: Mapping[str, Scalar]) -> Self:
+        """The fault of a schedule step (it takes no params)."""
+        return cls(targets)
 
     def _tls_dir(self, cluster: FaultTarget) -> Path:
         found = cluster.tls_dir()

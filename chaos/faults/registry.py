@@ -211,12 +211,10 @@ def _targeted(make: Callable[[tuple[str, ...]], Fault], kind: str) -> Rebuild:
     return lambda data: make(targets_from(data, kind))
 
 
-def _disk(kind: type[DiskFault]) -> FaultType:
-    """A disk kind: on brokers, lasting, its params declared by its class."""
-    return FaultType(
-        kind.KIND, frozenset({RoleClass.BROKERS}), True, kind.from_params, kind.from_json,
-        kind.PARAMS,
-    )  # fmt: skip
+def _declared(kind: type[DiskFault | CertRotation], on: frozenset[RoleClass], lasts: bool,
+              only: str | None = None) -> FaultType:  # fmt: skip
+    """A kind whose class declares its params and builds itself from them."""
+    return FaultType(kind.KIND, on, lasts, kind.from_params, kind.from_json, kind.PARAMS, only)
 
 
 _B = frozenset({RoleClass.BROKERS})
@@ -361,18 +359,11 @@ FAULT_TYPES: Mapping[str, FaultType] = {
                 FACTOR_RULE,
             ),
         ),
-        *(_disk(kind) for kind in (DiskEio, DiskSlow, DiskFull, DiskVolatile)),
+        *(_declared(kind, _B, True) for kind in (DiskEio, DiskSlow, DiskFull, DiskVolatile)),
         FaultType(
             "power-loss", _B, False, lambda t, p: PowerLoss(t), _targeted(PowerLoss, "power-loss")
         ),
-        FaultType(
-            "cert-rotation",
-            _ANYWHERE,
-            False,
-            lambda t, p: CertRotation(t),
-            CertRotation.from_json,
-            only_role="all",
-        ),
+        _declared(CertRotation, _ANYWHERE, False, "all"),
     )
 }
 
