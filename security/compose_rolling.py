@@ -41,6 +41,19 @@ METRICS_PORT = 9404
 _ACTIVE = re.compile(r"^kafka_controller_KafkaController_ActiveControllerCount\s+1(\.0)?\s*$", re.M)
 
 
+def _health_check(container: Container) -> str | None:
+    """Run the image's health check in the container now: None when it passes."""
+    test = (container.attrs["Config"].get("Healthcheck") or {}).get("Test") or []
+    if not test or test[0] not in ("CMD", "CMD-SHELL"):
+        return None
+    argv = test[1:] if test[0] == "CMD" else ["/bin/sh", "-c", test[1]]
+    try:
+        result = container.exec_run(argv)
+    except DockerException as exc:
+        return f"health check not run: {exc}"
+    return None if result.exit_code == 0 else f"health check exit code {result.exit_code}"
+
+
 class ComposeRolling:
     """The ZooKeeper servers and brokers of compose project `project`; the host's TLS
     material in `tls_dir`."""
@@ -127,9 +140,9 @@ class ComposeRolling:
         state = container.attrs["State"]
         if state["Status"] != "running":
             return f"container {state['Status']}"
-        health = state.get("Health", {}).get("Status", "healthy")
-        if health != "healthy":
-            return f"health check {health}"
+        problem = _health_check(container)
+        if problem is not None:
+            return problem
         ip = self._ip(container)
         if ip is None:
             return "no address"
