@@ -1,8 +1,10 @@
 """The files of a CA rotation in one TLS directory (`.secrets/tls`), one phase at a time
 (`security.rotation.Phase`); the servers pick them up when restarted (`security.rolling`).
 
-    trust-both   a new CA, `ca-next.crt`/`ca-next.key`; `ca.crt` becomes the bundle of the
-                 old CA and the new one (the old key, `ca.key`, stays until the end)
+    trust-both   a new CA, `ca-next.crt`/`ca-next.key`, named after the time it was made
+                 (a trust bundle must not hold two CAs of one name: ZooKeeper keeps one
+                 per name); `ca.crt` becomes the bundle of the old CA and the new one
+                 (the old key, `ca.key`, stays until the end)
     new-leaves   every certificate of `security.tls.leaf_roles` (the brokers', the
                  client's, the ZooKeeper servers' and their key stores) issued again by
                  the new CA, with new keys
@@ -29,6 +31,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from security.rotation import Phase, pem_certificates, trust_bundle
 from security.secret_files import SecretFileError, hand_over
 from security.tls import (
+    CA_NAME,
     ensure_key_store,
     issue_ca,
     issue_leaf,
@@ -85,7 +88,7 @@ def write_phase(
     written: list[str] = []
     if phase is Phase.TRUST_BOTH:
         if load_pair(files.cert(NEXT_CA), files.key(NEXT_CA)) is None:
-            write_pair(files, NEXT_CA, issue_ca(now))
+            write_pair(files, NEXT_CA, issue_ca(now, f"{CA_NAME} {now:%Y-%m-%dT%H:%M:%SZ}"))
             written.append(NEXT_CA)
         if load_pair(files.cert(CA), files.key(CA)) is None:
             raise SecretFileError(f"no CA to rotate in {files.directory}; run `make setup`")

@@ -53,6 +53,10 @@ RENEW_BEFORE = datetime.timedelta(days=30)
 DEFAULT_BROKERS = 3
 #: ZooKeeper servers given a certificate by default (`zk1..zk3`, as compose runs).
 DEFAULT_ZOOKEEPERS = 3
+#: The common name of the CA `make setup` makes (a rotation's CA adds when it was made:
+#: ZooKeeper's PEM trust store keeps one certificate per subject, so two CAs of one
+#: bundle must not share a name).
+CA_NAME = "testbed cluster CA"
 #: Names every server certificate carries besides the service names.
 LOCAL_NAMES = ("localhost",)
 LOCAL_ADDRESSES = ("127.0.0.1",)
@@ -208,10 +212,10 @@ def _builder(
     )
 
 
-def issue_ca(now: datetime.datetime) -> tuple[x509.Certificate, _Key]:
-    """A new CA: a fresh key and its self-signed certificate."""
+def issue_ca(now: datetime.datetime, name_: str = CA_NAME) -> tuple[x509.Certificate, _Key]:
+    """A new CA: a fresh key and its self-signed certificate, common name `name_`."""
     key = ec.generate_private_key(ec.SECP256R1())
-    name = _name("testbed cluster CA")
+    name = _name(name_)
     cert = (
         _builder(name, name, key, now)
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
