@@ -9,7 +9,7 @@ export RUN_ID
 PACKAGES := domain bugs admin client harness broker_node controller zkdata rpc eventlog security rundir chaos pipeline testbed bench
 
 .PHONY: help setup host venv proto secrets compose-plugin images up down ps logs cluster \
-        test lint test-unit test-integration fuzz test-docker bench bench-quick bench-produce \
+        rotate-certs test lint test-unit test-integration fuzz test-docker bench bench-quick bench-produce \
         bench-produce-quick clean-images clean report docs chaos-list chaos-all chaos-heal chaos-bugs chaos-hunt test-chaos cluster-up
 
 help:
@@ -17,6 +17,7 @@ help:
 	@echo "make test               lint + unit + integration + docker tiers"
 	@echo "make down               stop the cluster and remove its volumes (and disk layers)"
 	@echo "make cluster            show ZooKeeper modes, brokers and epochs, the controller"
+	@echo "make rotate-certs       replace the CA and every certificate while the cluster serves"
 	@echo "make images             (re)build the images whose inputs changed"
 	@echo "make lint | test-unit | test-integration | test-docker"
 	@echo "make fuzz               the fuzzers of hostile requests and znodes, longer (FUZZ_EXAMPLES=5000)"
@@ -75,6 +76,10 @@ up: images
 
 cluster: venv proto
 	@$(PY) -m testbed cluster
+
+# a new CA and certificates, one server restart at a time (docs/security.md, Rotating the CA)
+rotate-certs: venv proto
+	@$(PY) -m security rotate --dir .secrets
 
 down: compose-plugin
 	@$(COMPOSE) down -v --remove-orphans

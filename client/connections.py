@@ -9,7 +9,11 @@ sees a transport error of another kind. Tests plug in-process fakes in through `
 
 `Connections` makes each connection on first use and keeps it until `close`; its map sits
 behind one lock, and calls on a connection run outside it on the calling thread (the
-connections themselves are thread-safe).
+connections themselves are thread-safe). Given a `tls_source` instead of a fixed identity
+(`security.tls_files.FollowedIdentity.current`), it asks it before handing out a
+connection, and when the identity changed (a CA rotation replaced the files) makes new
+connections with the new one; the old ones are closed with the rest on `close`, so a call
+still running on one ends as it would have.
 """
 
 from __future__ import annotations
@@ -60,6 +64,8 @@ class ControlLike(Protocol):
 
 Connect = Callable[[str], ApiLike]
 ConnectControl = Callable[[str], ControlLike]
+#: The caller's identity as it is now (read again from its files when they change).
+IdentitySource = Callable[[], ChannelIdentity]
 
 
 @contextmanager
@@ -137,18 +143,40 @@ class Connections:
         connect_control: ConnectControl | None = None,
         timeout_s: float = 10.0,
         tls: ChannelIdentity | None = None,
+        tls_source: IdentitySource | None = None,
     ) -> None:
-        self._connect = connect if connect is not None else grpc_connect(timeout_s, tls)
+        self._timeout_s = timeout_s
+        self._source = tls_source if connect is None and connect_control is None else None
+        self._identity = self._source() if self._source is not None else tls
+        self._connect = connect if connect is not None else grpc_connect(timeout_s, self._identity)
         self._connect_control = (
-            connect_control if connect_control is not None else grpc_connect_control(timeout_s, tls)
+            connect_control
+            if connect_control is not None
+            else grpc_connect_control(timeout_s, self._identity)
         )
         self._lock = threading.Lock()
         self._api: dict[str, ApiLike] = {}
         self._control: dict[str, ControlLike] = {}
+        self._retired: list[ApiLike | ControlLike] = []
+
+    def _follow(self) -> None:
+        """With a source whose identity changed: new connections from now on (under the
+        lock)."""
+        if self._source is None:
+            return
+        identity = self._source()
+        if identity == self._identity:
+            return
+        self._identity = identity
+        self._connect = grpc_connect(self._timeout_s, identity)
+        self._connect_control = grpc_connect_control(self._timeout_s, identity)
+        self._retired += [*self._api.values(), *self._control.values()]
+        self._api, self._control = {}, {}
 
     def api(self, address: str) -> ApiLike:
         """The `ClientApi` connection to `address`."""
         with self._lock:
+            self._follow()
             found = self._api.get(address)
             if found is None:
                 found = self._api[address] = self._connect(address)
@@ -157,6 +185,7 @@ class Connections:
     def control(self, address: str) -> ControlLike:
         """The `BrokerControl` connection to `address`."""
         with self._lock:
+            self._follow()
             found = self._control.get(address)
             if found is None:
                 found = self._control[address] = self._connect_control(address)
@@ -167,6 +196,9 @@ class Connections:
         with self._lock:
             api, self._api = list(self._api.values()), {}
             control, self._control = list(self._control.values()), {}
+            retired, self._retired = self._retired, []
+        for old in retired:
+            old.close()
         for connection in api:
             connection.close()
         for control_connection in control:

@@ -15,7 +15,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Self
 
 from client.addresses import endpoint_address, parse_address
-from client.connections import ApiLike, Connect, ConnectControl, Connections, ControlLike
+from client.connections import (
+    ApiLike,
+    Connect,
+    ConnectControl,
+    Connections,
+    ControlLike,
+    IdentitySource,
+)
 from client.errors import ClientError, ClusterUnavailable, NoRoute, TransportError
 from domain import TopicPartition
 from rpc import messages as m
@@ -30,7 +37,8 @@ class ClusterMetadata:
     `host:port` strings into ones this process can reach (e.g. `{"broker1:9092":
     "127.0.0.1:9091"}` outside the containers); `topics` are the topics Metadata asks about
     (all when empty). `connect`/`connect_control` replace the gRPC connections (tests);
-    `tls`, the caller's identity, makes the gRPC connections mutual TLS."""
+    `tls`, the caller's identity, makes the gRPC connections mutual TLS; `tls_source`
+    instead gives it as it is now, for a client that follows a CA rotation."""
 
     def __init__(
         self,
@@ -45,6 +53,7 @@ class ClusterMetadata:
         connect: Connect | None = None,
         connect_control: ConnectControl | None = None,
         tls: ChannelIdentity | None = None,
+        tls_source: IdentitySource | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -61,7 +70,7 @@ class ClusterMetadata:
         self.refresh_interval_s = refresh_interval_s
         self._sleep = sleep
         self._clock = clock
-        self.connections = Connections(connect, connect_control, timeout_s, tls)
+        self.connections = Connections(connect, connect_control, timeout_s, tls, tls_source)
         self._lock = threading.Lock()
         self._metadata: m.MetadataResponse | None = None
         self._addresses: dict[int, str] = {}

@@ -34,7 +34,16 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from security.tls_files import BROKER, CA, CLIENT, TlsFiles, broker_role, zookeeper_role
+from security.tls_files import (
+    BROKER,
+    CA,
+    CLIENT,
+    ZOOKEEPER_PREFIX,
+    TlsFiles,
+    broker_role,
+    rotation_under_way,
+    zookeeper_role,
+)
 
 #: How long a new certificate is valid.
 VALIDITY = datetime.timedelta(days=825)
@@ -44,6 +53,10 @@ RENEW_BEFORE = datetime.timedelta(days=30)
 DEFAULT_BROKERS = 3
 #: ZooKeeper servers given a certificate by default (`zk1..zk3`, as compose runs).
 DEFAULT_ZOOKEEPERS = 3
+#: The common name of the CA `make setup` makes (a rotation's CA adds when it was made:
+#: ZooKeeper's PEM trust store keeps one certificate per subject, so two CAs of one
+#: bundle must not share a name).
+CA_NAME = "testbed cluster CA"
 #: Names every server certificate carries besides the service names.
 LOCAL_NAMES = ("localhost",)
 LOCAL_ADDRESSES = ("127.0.0.1",)
@@ -88,31 +101,40 @@ def ensure_tls(
 ) -> TlsOutcome:
     """Make whatever of the CA, broker, client and ZooKeeper server certificates under
     `<directory>/tls/` is missing, unreadable, near its expiry or no longer matching;
-    leave the rest alone."""
+    leave the rest alone. While a CA rotation is under way (`security.rotation_files`)
+    nothing is touched: its files are the rotation's to change."""
     files = TlsFiles(directory / "tls")
     files.directory.mkdir(parents=True, exist_ok=True)
     os.chmod(files.directory, 0o700)
+    if rotation_under_way(files):
+        return TlsOutcome(files, ())
     now = now or datetime.datetime.now(datetime.UTC)
     written: list[str] = []
-    ca = _load(files.cert(CA), files.key(CA))
+    ca = load_pair(files.cert(CA), files.key(CA))
     if ca is None or not _fresh(ca[0], now):
-        ca = _issue_ca(now)
-        _write(files, CA, ca)
+        ca = issue_ca(now)
+        write_pair(files, CA, ca)
         written.append(CA)
-    wanted = {BROKER: broker_names(brokers), CLIENT: ()}
-    own = {broker_role(n): own_broker_names(n) for n in range(1, brokers + 1)}
-    servers = {zookeeper_role(n): zookeeper_names(n) for n in range(1, zookeepers + 1)}
-    for role, dns in (wanted | own | servers).items():
-        leaf = _load(files.cert(role), files.key(role))
+    for role, dns in leaf_roles(brokers, zookeepers).items():
+        leaf = load_pair(files.cert(role), files.key(role))
         if CA in written or leaf is None or not _matches(leaf[0], ca[0], dns, now):
-            _write(files, role, _issue_leaf(role, dns, ca, now))
+            write_pair(files, role, issue_leaf(role, dns, ca, now))
             written.append(role)
-        if role in servers:
-            _ensure_key_store(files, role)
+        if role.startswith(ZOOKEEPER_PREFIX):
+            ensure_key_store(files, role)
     return TlsOutcome(files, tuple(written))
 
 
-def _ensure_key_store(files: TlsFiles, role: str) -> None:
+def leaf_roles(brokers: int, zookeepers: int) -> dict[str, tuple[str, ...]]:
+    """Every certificate the CA signs, by role, with its DNS SANs: the shared broker one,
+    the client one, each broker's own, each ZooKeeper server's."""
+    wanted = {BROKER: broker_names(brokers), CLIENT: ()}
+    own = {broker_role(n): own_broker_names(n) for n in range(1, brokers + 1)}
+    servers = {zookeeper_role(n): zookeeper_names(n) for n in range(1, zookeepers + 1)}
+    return wanted | own | servers
+
+
+def ensure_key_store(files: TlsFiles, role: str) -> None:
     """`<role>.pem`: the key, then the certificate, unless it holds exactly them already."""
     wanted = files.key(role).read_bytes() + files.cert(role).read_bytes()
     path = files.key_store(role)
@@ -121,10 +143,12 @@ def _ensure_key_store(files: TlsFiles, role: str) -> None:
             return
     except OSError:
         pass
-    _write_file(path, wanted, 0o600)
+    write_file(path, wanted, 0o600)
 
 
-def _load(cert_path: Path, key_path: Path) -> tuple[x509.Certificate, _Key] | None:
+def load_pair(cert_path: Path, key_path: Path) -> tuple[x509.Certificate, _Key] | None:
+    """A certificate (the first of its file) and its EC key; None when either does not
+    load."""
     try:
         cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
         key = serialization.load_pem_private_key(key_path.read_bytes(), password=None)
@@ -188,9 +212,10 @@ def _builder(
     )
 
 
-def _issue_ca(now: datetime.datetime) -> tuple[x509.Certificate, _Key]:
+def issue_ca(now: datetime.datetime, name_: str = CA_NAME) -> tuple[x509.Certificate, _Key]:
+    """A new CA: a fresh key and its self-signed certificate, common name `name_`."""
     key = ec.generate_private_key(ec.SECP256R1())
-    name = _name("testbed cluster CA")
+    name = _name(name_)
     cert = (
         _builder(name, name, key, now)
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
@@ -200,9 +225,12 @@ def _issue_ca(now: datetime.datetime) -> tuple[x509.Certificate, _Key]:
     return cert, key
 
 
-def _issue_leaf(
+def issue_leaf(
     role: str, dns: Sequence[str], ca: tuple[x509.Certificate, _Key], now: datetime.datetime
 ) -> tuple[x509.Certificate, _Key]:
+    """A new key and its certificate for `role` (its common name), signed by `ca`; server
+    and client authentication with `dns` (and the loopback address) as SANs, client
+    authentication only without."""
     ca_cert, ca_key = ca
     key = ec.generate_private_key(ec.SECP256R1())
     purposes = [ExtendedKeyUsageOID.CLIENT_AUTH]
@@ -237,18 +265,19 @@ def _usage(*, cert_sign: bool) -> x509.KeyUsage:
     )
 
 
-def _write(files: TlsFiles, name: str, issued: tuple[x509.Certificate, _Key]) -> None:
+def write_pair(files: TlsFiles, name: str, issued: tuple[x509.Certificate, _Key]) -> None:
+    """Write `name`'s key (0600) and certificate (0644)."""
     cert, key = issued
     key_pem = key.private_bytes(
         serialization.Encoding.PEM,
         serialization.PrivateFormat.PKCS8,
         serialization.NoEncryption(),
     )
-    _write_file(files.key(name), key_pem, 0o600)
-    _write_file(files.cert(name), cert.public_bytes(serialization.Encoding.PEM), 0o644)
+    write_file(files.key(name), key_pem, 0o600)
+    write_file(files.cert(name), cert.public_bytes(serialization.Encoding.PEM), 0o644)
 
 
-def _write_file(path: Path, data: bytes, mode: int) -> None:
+def write_file(path: Path, data: bytes, mode: int) -> None:
     """Write `data` to `path` with `mode` from the start (a temporary file, then a rename)."""
     partial = path.with_name(path.name + ".partial")
     partial.unlink(missing_ok=True)

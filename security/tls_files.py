@@ -35,6 +35,11 @@ ZOOKEEPER_PREFIX = "zk"
 #: The role (and common name) of broker `N`'s own certificate is `broker-N`
 #: (`rpc.wire.access` reads the id back from the common name).
 BROKER_PREFIX = "broker-"
+#: The CA a rotation brings in, beside `ca` until the old one is retired
+#: (`security.rotation_files`).
+NEXT_CA = "ca-next"
+#: The file that says a CA rotation is under way, and which of its phases is in place.
+ROTATION_STATE = "rotation"
 
 
 class TlsMaterialError(Exception):
@@ -59,6 +64,16 @@ class TlsFiles:
         """The PEM key and certificate of `name` in one file (a ZooKeeper server's)."""
         return self.directory / f"{name}.pem"
 
+    @property
+    def rotation_state(self) -> Path:
+        """The file naming the phase of a CA rotation under way (absent: none)."""
+        return self.directory / ROTATION_STATE
+
+
+def rotation_under_way(files: TlsFiles) -> bool:
+    """Whether a CA rotation has begun in the directory and not finished."""
+    return files.rotation_state.exists()
+
 
 def zookeeper_role(server: int) -> str:
     """The certificate role (and compose service name) of ZooKeeper server `server`."""
@@ -79,6 +94,33 @@ class TlsIdentity:
     cert_pem: bytes
     #: Never in the repr: identities end up in test reports and logs.
     key_pem: bytes = field(repr=False)
+
+
+class FollowedIdentity:
+    """A role's identity that follows its files: `current()` reads them again when one of
+    them changed (another inode, size or modification time: a rotation replaces them),
+    else returns the identity it read last. A long-lived client that asks it before each
+    connection takes up the certificates of a CA rotation. Any thread (a race reads the
+    files twice)."""
+
+    def __init__(self, directory: Path, role: str) -> None:
+        self.directory = directory
+        self.role = role
+        files = TlsFiles(directory)
+        self._paths = (files.cert(CA), files.cert(role), files.key(role))
+        self._stamp: tuple[tuple[int, int, int], ...] = ()
+        self._identity: TlsIdentity | None = None
+
+    def current(self) -> TlsIdentity:
+        """The identity the files hold now; `TlsMaterialError` when one cannot be read."""
+        try:
+            stamp = tuple((s.st_ino, s.st_size, s.st_mtime_ns) for s in map(Path.stat, self._paths))
+        except OSError:
+            stamp = ()
+        if self._identity is None or not stamp or stamp != self._stamp:
+            self._identity = load_identity(self.directory, self.role)
+            self._stamp = stamp
+        return self._identity
 
 
 def tls_dir_choice(raw: str | None, default: Path = DEFAULT_TLS_DIR) -> Path | None:

@@ -31,6 +31,7 @@ A new kind is one entry here and a fault class.
 | `disk-full` | brokers | yes | `budget_bytes` (0) |
 | `disk-volatile` | brokers | yes | - |
 | `power-loss` | brokers | no: duration 0 | - |
+| `cert-rotation` | `all` only | no: duration 0 (its start is the whole rotation) | - |
 
 `request` takes `action` (`duplicate`), `kinds` (`all`), `count` (1), `probability` (1),
 `delay_ms` (2000), `hold_s` (30) and `seed` (0) (`chaos.faults.request_plan`).
@@ -60,6 +61,7 @@ from typing import Any
 from chaos.cluster.roles import RoleClass, parse_role
 from chaos.errors import UnknownKind, UnknownRole
 from chaos.faults.base import Fault
+from chaos.faults.cert_rotation import CertRotation
 from chaos.faults.clock import ACTIONS as CLOCK_ACTIONS
 from chaos.faults.clock import MAX_OFFSET_MS, MAX_PERIOD_MS, MIN_PERIOD_MS, ClockFault
 from chaos.faults.clock_rate import FACTOR_RULE
@@ -209,12 +211,10 @@ def _targeted(make: Callable[[tuple[str, ...]], Fault], kind: str) -> Rebuild:
     return lambda data: make(targets_from(data, kind))
 
 
-def _disk(kind: type[DiskFault]) -> FaultType:
-    """A disk kind: on brokers, lasting, its params declared by its class."""
-    return FaultType(
-        kind.KIND, frozenset({RoleClass.BROKERS}), True, kind.from_params, kind.from_json,
-        kind.PARAMS,
-    )  # fmt: skip
+def _declared(kind: type[DiskFault | CertRotation], on: frozenset[RoleClass], lasts: bool,
+              only: str | None = None) -> FaultType:  # fmt: skip
+    """A kind whose class declares its params and builds itself from them."""
+    return FaultType(kind.KIND, on, lasts, kind.from_params, kind.from_json, kind.PARAMS, only)
 
 
 _B = frozenset({RoleClass.BROKERS})
@@ -359,10 +359,11 @@ FAULT_TYPES: Mapping[str, FaultType] = {
                 FACTOR_RULE,
             ),
         ),
-        *(_disk(kind) for kind in (DiskEio, DiskSlow, DiskFull, DiskVolatile)),
+        *(_declared(kind, _B, True) for kind in (DiskEio, DiskSlow, DiskFull, DiskVolatile)),
         FaultType(
             "power-loss", _B, False, lambda t, p: PowerLoss(t), _targeted(PowerLoss, "power-loss")
         ),
+        _declared(CertRotation, _ANYWHERE, False, "all"),
     )
 }
 

@@ -56,6 +56,9 @@ FAULT_DRAWS: Mapping[str, tuple[tuple[str, ...], Mapping[str, tuple[Scalar, ...]
     "disk-volatile": (ONE_BROKER, {}),
     # drawn when asked for: it fails to start unless a disk-volatile lasts over it
     "power-loss": (ONE_BROKER, {}),
+    # drawn when asked for: it restarts every server three times and replaces the
+    # repository's certificates
+    "cert-rotation": (("all",), {}),
 }
 
 

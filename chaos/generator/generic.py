@@ -74,9 +74,13 @@ __all__ = [
 #: The kinds drawn unless told otherwise: every kind but the disk kinds, which need a
 #: cluster started with the disk layers (pass `DISK_KINDS` too for one), and
 #: `power-loss`, which needs a `disk-volatile` lasting over it and may lose acknowledged
-#: writes under Kafka's default flush policy (the `power-loss` scenario).
+#: writes under Kafka's default flush policy (the `power-loss` scenario), and
+#: `cert-rotation`, which restarts every server three times over minutes and replaces the
+#: repository's certificates (the `cert-rotation` scenario).
 GENERIC_KINDS: tuple[str, ...] = tuple(
-    k for k in FAULT_TYPES if k != "power-loss" and not k.startswith("disk-")
+    k
+    for k in FAULT_TYPES
+    if k not in ("power-loss", "cert-rotation") and not k.startswith("disk-")
 )
 #: The disk kinds, drawn when asked for.
 DISK_KINDS: tuple[str, ...] = tuple(

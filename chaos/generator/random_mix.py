@@ -27,11 +27,12 @@ __all__ = ["MIX_KINDS", "random_mix"]
 #: kinds need a cluster started with the disk layers (`chaos.faults.disk`): drawn when
 #: asked for too. `power-loss` is never drawn: it needs layers armed by a `disk-volatile`
 #: lasting over it, and under Kafka's default flush policy it may lose acknowledged writes
-#: (the `power-loss` scenario).
+#: (the `power-loss` scenario). `cert-rotation` is drawn when asked for: it restarts every
+#: server three times over several minutes and replaces the repository's certificates.
 MIX_KINDS: tuple[str, ...] = tuple(
     k
     for k in FAULT_TYPES
-    if k not in ("partition", "zk-deaf", "zk-lost-reply", "request", "power-loss")
+    if k not in ("partition", "zk-deaf", "zk-lost-reply", "request", "power-loss", "cert-rotation")
     and not k.startswith("disk-")
 )
 

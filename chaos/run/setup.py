@@ -28,7 +28,7 @@ from rundir.invariants import ClusterSnapshot, problems
 from rundir.invariants.names import EVERY_RUN
 from rundir.layout import RUN_DIR_VERSION
 from rundir.rejudge import ACKNOWLEDGED_LOSS_ALLOWED
-from security.tls_files import CLIENT, load_identity
+from security.tls_files import CLIENT, FollowedIdentity
 from zkdata.errors import ZkDataError
 
 POWER_LOSS = PowerLoss.KIND
@@ -213,7 +213,8 @@ def create_run_topic(cluster: ClusterHandle, scenario: Scenario, topic: str) -> 
 
 def run_client(cluster: ClusterHandle, topic: str) -> Client:
     """A client of the project's brokers on their published ports, asking about `topic`;
-    mutual TLS with the project's client certificate when its brokers were given one."""
+    mutual TLS with the project's client certificate when its brokers were given one,
+    read again whenever its files change (a `cert-rotation` replaces them under the run)."""
     addresses = endpoints.broker_addresses(cluster)
     tls_dir = endpoints.tls_dir(cluster)
     return Client(
@@ -221,7 +222,7 @@ def run_client(cluster: ClusterHandle, topic: str) -> Client:
         topics=(topic,),
         address_map=endpoints.advertised_map(cluster),
         timeout_s=5.0,
-        tls=load_identity(tls_dir, CLIENT) if tls_dir is not None else None,
+        tls_source=FollowedIdentity(tls_dir, CLIENT).current if tls_dir is not None else None,
     )
 
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from chaos.generator.scenarios import (
     broker_bounce,
     broker_failure,
+    cert_rotation,
     clock_skew,
     controlled_shutdown,
     controller_expiries,
@@ -96,5 +97,6 @@ SCENARIOS: Mapping[str, Scenario] = {
         duplicated_requests,
         reordered_requests,
         skipped_epoch,
+        cert_rotation,
     )
 }
