@@ -78,9 +78,7 @@ __all__ = [
 #: `cert-rotation`, which restarts every server three times over minutes and replaces the
 #: repository's certificates (the `cert-rotation` scenario).
 GENERIC_KINDS: tuple[str, ...] = tuple(
-    k
-    for k in FAULT_TYPES
-    if k not in ("power-loss", "cert-rotation") and not k.startswith("disk-")
+    k for k in FAULT_TYPES if k not in ("power-loss", "cert-rotation") and not k.startswith("disk-")
 )
 #: The disk kinds, drawn when asked for.
 DISK_KINDS: tuple[str, ...] = tuple(

@@ -9,7 +9,8 @@ away: stops it serving, or may cost it its ZooKeeper session or its place in eve
 
 | mechanism | kinds that take a broker away | kinds that do not |
 | --- | --- | --- |
-| `process` | `kill`, `stop`, `pause`, `bounce`, `zk-leader-kill`, `zk-pause` | - |
+| `process` | `kill`, `stop`, `pause`, `bounce`, `zk-leader-kill`, `zk-pause`, | - |
+| | `cert-rotation` (it restarts every server, one at a time) | |
 | `firewall` | `partition`, `zk-isolate`, `zk-deaf`, `zk-lost-reply`, `zk-reset`, | - |
 | | `broker-isolate`, `session-expire` | |
 | `netem` | `loss` | `latency`, `bandwidth` |
@@ -115,6 +116,7 @@ FOOTPRINTS: Mapping[str, Footprint] = {
     "disk-full": Footprint("disk", True),
     "disk-volatile": Footprint("disk", False),
     "power-loss": Footprint("disk", True),
+    "cert-rotation": Footprint("process", True),
 }
 assert FOOTPRINTS.keys() == FAULT_TYPES.keys(), "every fault kind needs a footprint"
 
