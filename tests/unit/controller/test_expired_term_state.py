@@ -17,7 +17,7 @@ from bugs import NO_BUGS, BugSwitches
 from bugs.catalog import STALE_TERM_STATE
 from controller import controller as controller_module
 from controller import events as ev
-from controller.active import ControllerConfig
+from controller.config import ControllerConfig
 from controller.controller import KafkaController
 from eventlog import EventKind
 from eventlog.testing import RecordingEventLog

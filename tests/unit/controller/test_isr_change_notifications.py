@@ -19,7 +19,8 @@ import pytest
 from bugs import NO_BUGS, BugSwitches
 from bugs.catalog import NO_ISR_METADATA
 from controller import active, isr_changes
-from controller.active import ActiveController, ControllerConfig
+from controller.active import ActiveController
+from controller.config import ControllerConfig
 from controller.context import ControllerContext
 from controller.testing.brokers import FakeChannels, make_broker
 from controller.testing.zookeeper import FakePartitionZk

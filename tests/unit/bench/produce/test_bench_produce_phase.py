@@ -15,6 +15,7 @@ from bench.produce.throughput import _measure
 from bench.shared.profiling import Profiles
 from bench.shared.runner import Cluster
 from bench.shared.usage import CpuMeter
+from harness.zk_endpoint import ZkEndpoint
 
 
 class _Fleet:
@@ -47,7 +48,7 @@ def test_a_profiled_phase_runs_its_load_inside_the_profile(tmp_path: Path) -> No
         return OpResult(True, units=100)
 
     fleet = cast(Any, _Fleet(tmp_path))
-    cluster = Cluster(cast(Any, None), "/c", "127.0.0.1:1/c", fleet, ExitStack())
+    cluster = Cluster(cast(Any, None), "/c", ZkEndpoint("127.0.0.1:1/c"), fleet, ExitStack())
     kept: list[Profiles | None] = []
     meter = CpuMeter({"bench": [os.getpid()]})
     phase = _measure("k", "title", op, 1, 0.05, "records", cluster, meter, profiled(), kept)
