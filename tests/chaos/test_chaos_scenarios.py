@@ -23,6 +23,7 @@ from eventlog.jsonlines import read_json_lines
 from harness.compose import ComposeCluster
 from rundir.invariants.names import EVERY_RUN
 from rundir.layout import RUN_DIR_VERSION, RunDir
+from rundir.rejudge import RUN_DIR_COMPLETE
 
 pytestmark = pytest.mark.chaos
 
@@ -42,7 +43,9 @@ def test_scenario_passes_its_verdict(chaos_cluster: ComposeCluster, name: str) -
         RunRequest(scenario, 1, chaos_cluster.project, REPO_ROOT / "runs", force_plain=True)
     )
     assert outcome.ok, outcome.verdict.table()
-    assert {r.name for r in outcome.verdict.results} == scenario.invariants | set(EVERY_RUN)
+    judged = {r.name for r in outcome.verdict.results}
+    assert judged == {RUN_DIR_COMPLETE} | scenario.invariants | set(EVERY_RUN)
+    assert outcome.verdict.results[0].name == RUN_DIR_COMPLETE
     assert outcome.recovery_s is not None
     assert outcome.recovery_s <= scenario.convergence_s
 
