@@ -11,6 +11,8 @@ manager's sender threads) run without I/O:
   `connect`, one `FakeBrokerChannel` per broker).
 - `controller.testing.registrations`: `FakeRegistrationsZk` (`/brokers/ids/N` with their
   data watches).
+- `controller.testing.broker_changes`: `broker_changes_for` (a `BrokerChanges` with real
+  state machines on a recording batch, the other duties stubbed).
 
 The event log's double is `eventlog.testing.RecordingEventLog`. Each module's docstring
 says which threads may use its doubles.

@@ -11,27 +11,22 @@ controller processes the broker change.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-from typing import Any, cast
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from bugs import NO_BUGS, BugSwitches
 from bugs.catalog import IDS_ONLY_BROKER_CHANGE
-from controller.broker_changes import BrokerChanges, classify_brokers, refreshed_registrations
-from controller.channel_manager import ControllerChannelManager
+from controller.broker_changes import classify_brokers, refreshed_registrations
 from controller.context import ControllerContext
-from controller.partition_state_machine import PartitionStateMachine
-from controller.replica_state_machine import ReplicaStateMachine
-from controller.request_batch import RequestBatch
-from controller.testing.brokers import FakeChannels, RecordingSend, make_broker
+from controller.testing.broker_changes import broker_changes_for
+from controller.testing.brokers import make_broker
 from controller.testing.zookeeper import FakePartitionZk
-from controller.watchers import Watchers
 from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from eventlog import EventKind
 from eventlog.testing import RecordingEventLog
-from zkdata.client import BrokerListing, KafkaZkClient, WatchCallback
+from zkdata.client import BrokerListing, WatchCallback
 from zkdata.model import Broker, ReplicaAssignment
 
 TP = TopicPartition("orders", 0)
@@ -68,20 +63,14 @@ def _bounce(switches: BugSwitches) -> tuple[ControllerContext, dict[str, Any], l
     zk.put_state(TP, state, 5)
     events = RecordingEventLog()
     metadata: list[Any] = []
-    batch = RequestBatch(9, ctx, RecordingSend())
-    channels = ControllerChannelManager(events, FakeChannels())
-    changes = BrokerChanges(
+    changes, channels = broker_changes_for(
         ctx,
-        cast(KafkaZkClient, zk),
-        channels,
-        PartitionStateMachine(ctx, zk, batch, events),
-        ReplicaStateMachine(ctx, zk, batch, events),
-        cast(Any, SimpleNamespace(on_replicas_offline=lambda _replicas: None)),
-        cast(Any, SimpleNamespace(on_broker_startup=lambda _ids: None)),
+        zk,
         events,
-        Watchers(lambda _event: None),
-        lambda brokers, partitions: metadata.append((set(brokers), list(partitions))),
         switches,
+        update_metadata=lambda brokers, partitions: metadata.append(
+            (set(brokers), list(partitions))
+        ),
     )
     try:
         changes.process_broker_change()

@@ -11,26 +11,20 @@ processed, broker 3 registers again (epoch 31). Then the event is processed.
 from __future__ import annotations
 
 import queue
-from types import SimpleNamespace
-from typing import Any, cast
+from typing import Any
 
 from kazoo.protocol.states import EventType, KeeperState, WatchedEvent
 
 from bugs import NO_BUGS, BugSwitches
 from bugs.catalog import ENQUEUE_TIME_BROKERS
 from controller import events as ev
-from controller.broker_changes import BrokerChanges
-from controller.channel_manager import ControllerChannelManager
 from controller.context import ControllerContext
-from controller.partition_state_machine import PartitionStateMachine
-from controller.replica_state_machine import ReplicaStateMachine
-from controller.request_batch import RequestBatch
-from controller.testing.brokers import FakeChannels, RecordingSend, make_broker
+from controller.testing.broker_changes import broker_changes_for
+from controller.testing.brokers import make_broker
 from controller.testing.zookeeper import FakePartitionZk
-from controller.watchers import Watchers
 from eventlog import EventKind
 from eventlog.testing import RecordingEventLog
-from zkdata.client import BrokerListing, KafkaZkClient, WatchCallback
+from zkdata.client import BrokerListing, WatchCallback
 from zkdata.model import Broker
 
 
@@ -65,21 +59,7 @@ def _bounce_while_queued(switches: BugSwitches) -> tuple[ControllerContext, dict
     zk = RegistrationsZk([make_broker(1, 10), make_broker(2, 20), make_broker(3, 30)])
     events = RecordingEventLog()
     enqueued: queue.Queue[ev.ControllerEvent] = queue.Queue()
-    batch = RequestBatch(9, ctx, RecordingSend())
-    channels = ControllerChannelManager(events, FakeChannels())
-    changes = BrokerChanges(
-        ctx,
-        cast(KafkaZkClient, zk),
-        channels,
-        PartitionStateMachine(ctx, zk, batch, events),
-        ReplicaStateMachine(ctx, zk, batch, events),
-        cast(Any, SimpleNamespace(on_replicas_offline=lambda _replicas: None)),
-        cast(Any, SimpleNamespace(on_broker_startup=lambda _ids: None)),
-        events,
-        Watchers(enqueued.put),
-        lambda _brokers, _partitions: None,
-        switches,
-    )
+    changes, channels = broker_changes_for(ctx, zk, events, switches, enqueue=enqueued.put)
     zk.watch_children("/brokers/ids", changes.broker_watch())
     try:
         del zk.brokers[3]

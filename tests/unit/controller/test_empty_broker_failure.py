@@ -10,24 +10,15 @@ that is already dead, so the partition is offline. Broker 3 hosts nothing and di
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-from typing import Any, cast
-
 from bugs import NO_BUGS, BugSwitches
 from bugs.catalog import NO_METADATA_FOR_EMPTY_BROKER
-from controller.broker_changes import BrokerChanges
-from controller.channel_manager import ControllerChannelManager
 from controller.context import ControllerContext, PartitionReplica
-from controller.partition_state_machine import PartitionStateMachine
-from controller.replica_state_machine import ReplicaStateMachine
-from controller.request_batch import RequestBatch
 from controller.states import PartitionState, ReplicaState
-from controller.testing.brokers import FakeChannels, RecordingSend, make_broker
+from controller.testing.broker_changes import broker_changes_for
+from controller.testing.brokers import make_broker
 from controller.testing.zookeeper import FakePartitionZk
-from controller.watchers import Watchers
 from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from eventlog.testing import RecordingEventLog
-from zkdata.client import KafkaZkClient
 from zkdata.model import ReplicaAssignment
 
 TP = TopicPartition("orders", 0)
@@ -46,21 +37,13 @@ def _update_metadata_after_failure(switches: BugSwitches) -> list[frozenset[int]
     zk = FakePartitionZk(12)
     zk.put_state(TP, state, 7)
     events = RecordingEventLog()
-    batch = RequestBatch(9, ctx, RecordingSend())
-    channels = ControllerChannelManager(events, FakeChannels())
     sent: list[frozenset[int]] = []
-    changes = BrokerChanges(
+    changes, channels = broker_changes_for(
         ctx,
-        cast(KafkaZkClient, zk),
-        channels,
-        PartitionStateMachine(ctx, zk, batch, events),
-        ReplicaStateMachine(ctx, zk, batch, events),
-        cast(Any, SimpleNamespace(on_replicas_offline=lambda _replicas: None)),
-        cast(Any, SimpleNamespace(on_broker_startup=lambda _ids: None)),
+        zk,
         events,
-        Watchers(lambda _event: None),
-        lambda brokers, _partitions: sent.append(frozenset(brokers)),
         switches,
+        update_metadata=lambda brokers, _partitions: sent.append(frozenset(brokers)),
     )
     try:
         assert ctx.replicas_on_brokers([3]) == []
