@@ -4,7 +4,9 @@ reading on the calling thread: the driver (discovery, configs) or a Spark Python
 
 A run directory is one with a `config.json` (docs/runs.md, version 1). `discover` takes
 run directories or directories of runs; a child without `config.json` is not a run and is
-listed as skipped. A run of another version is refused (`rundir.layout.check_version`).
+listed as skipped, but the runs directly inside it are taken too (a blind hunt's
+`hunt-<time>/` and a planned hunt's `bugs-<time>/` hold their runs there).
+A run of another version is refused (`rundir.layout.check_version`).
 """
 
 from __future__ import annotations
@@ -103,16 +105,29 @@ def discover(roots: Iterable[Path]) -> Discovery:
         for candidate in candidates:
             if not candidate.is_dir():
                 continue
-            if not (candidate / "config.json").exists():
-                skipped.append(str(candidate))
+            if (candidate / "config.json").exists():
+                _add(runs, read_config(candidate))
                 continue
-            config = read_config(candidate)
-            if config.run_id in runs and runs[config.run_id].path != config.path:
-                raise PipelineInputError(
-                    f"two runs named {config.run_id}: {runs[config.run_id].path}, {config.path}"
-                )
-            runs[config.run_id] = config
+            skipped.append(str(candidate))
+            for child in _runs_inside(candidate):
+                _add(runs, read_config(child))
     return Discovery(tuple(runs[k] for k in sorted(runs)), tuple(skipped))
+
+
+def _runs_inside(directory: Path) -> list[Path]:
+    """The run directories directly inside `directory` (unreadable: none)."""
+    try:
+        children = sorted(directory.iterdir())
+    except OSError:
+        return []
+    return [c for c in children if c.is_dir() and (c / "config.json").exists()]
+
+
+def _add(runs: dict[str, RunConfig], config: RunConfig) -> None:
+    known = runs.get(config.run_id)
+    if known is not None and known.path != config.path:
+        raise PipelineInputError(f"two runs named {config.run_id}: {known.path}, {config.path}")
+    runs[config.run_id] = config
 
 
 def judge_run(

@@ -74,6 +74,21 @@ def test_discover_takes_runs_and_directories_of_runs_and_skips_the_rest(tmp_path
     assert found.skipped == (str(tmp_path / "a" / "not-a-run"),)
 
 
+def test_discover_takes_the_runs_of_a_hunt_directory_and_lists_it_as_skipped(
+    tmp_path: Path,
+) -> None:
+    # runs/hunt-<time>/ holds a hunt's runs beside its summary.json: the runs are
+    # taken, and the directory stays among the skipped for the hunt table to find
+    write_run(tmp_path / "runs", "plain")
+    write_run(tmp_path / "runs" / "hunt-1", "hunted")
+    (tmp_path / "runs" / "hunt-1" / "summary.json").write_text("{}")
+    (tmp_path / "runs" / "hunt-1" / "deeper" / "nested").mkdir(parents=True)
+    write_run(tmp_path / "runs" / "hunt-1" / "deeper", "too-deep")
+    found = discover([tmp_path / "runs"])
+    assert [r.run_id for r in found.runs] == ["hunted", "plain"]
+    assert found.skipped == (str(tmp_path / "runs" / "hunt-1"),)
+
+
 def test_another_run_directory_version_is_refused(tmp_path: Path) -> None:
     write_run(tmp_path, "old")
     config = tmp_path / "old" / "config.json"
