@@ -34,7 +34,9 @@ A new kind is one entry here and a fault class.
 | `cert-rotation` | `all` only | no: duration 0 (its start is the whole rotation) | - |
 
 `request` takes `action` (`duplicate`), `kinds` (`all`), `count` (1), `probability` (1),
-`delay_ms` (2000), `hold_s` (30) and `seed` (0) (`chaos.faults.request_plan`).
+`delay_ms` (2000), `hold_s` (30) and `seed` (0) (`chaos.faults.request_plan`), and
+`effect` (`acted`: in effect once it acted on a request; `armed`: once its proxy and
+redirect are in place, whether or not a request comes).
 
 `clock` takes `action` (`bump`; `strobe`, `rate`, `reset`), `offset_ms` (60000),
 `other_offset_ms` (0, a strobe's other side), `period_ms` (1000) and `factor` (2, a rate's
@@ -76,7 +78,7 @@ from chaos.faults.packets import Bandwidth, PacketLoss, ZkDeaf
 from chaos.faults.params import ParamRule, Scalar, number, percent, positive, positive_int
 from chaos.faults.power import DiskVolatile, PowerLoss
 from chaos.faults.process import Bounce, Kill, Pause, Stop
-from chaos.faults.request import RequestFault
+from chaos.faults.request import EFFECTS, RequestFault
 from chaos.faults.request_plan import ACTIONS, MAX_DELAY_MS, parse_kinds
 from chaos.faults.request_plan import MAX_HOLD_S as MAX_REQUEST_HOLD_S
 from chaos.faults.resources import LIMIT_MB_RULE, PERCENT_RULE, CpuStarve, MemorySqueeze
@@ -186,8 +188,12 @@ def _request(targets: tuple[str, ...], p: Mapping[str, Scalar]) -> Fault:
     return RequestFault(
         targets, str(p["action"]), str(p["kinds"]), int(_float(p, "count")),
         _float(p, "probability"), int(_float(p, "delay_ms")), _float(p, "hold_s"),
-        int(_float(p, "seed")),
+        int(_float(p, "seed")), str(p["effect"]),
     )  # fmt: skip
+
+
+def _effect(value: Scalar) -> bool:
+    return value in EFFECTS
 
 
 def _grudge(value: Scalar) -> bool:
@@ -325,6 +331,7 @@ FAULT_TYPES: Mapping[str, FaultType] = {
                 ParamRule("delay_ms", 2000, _request_delay, f"an integer in [0, {MAX_DELAY_MS}]"),
                 ParamRule("hold_s", 30.0, _request_hold, f"in (0, {MAX_REQUEST_HOLD_S:g}]"),
                 ParamRule("seed", 0, _integer, "an integer"),
+                ParamRule("effect", "acted", _effect, "|".join(EFFECTS)),
             ),
         ),
         FaultType(

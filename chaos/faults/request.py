@@ -14,7 +14,11 @@ the controller's broker reconnect through it too, and pass untouched.
 
 The proxy appends each request it acted on to a record file on the host, named after the
 project and the fault id, so that a fault rebuilt from its description finds it: took
-effect is the first record; `trace()` returns them all (the injector writes them to
+effect is the first record (`effect="acted"`, the default: a scenario that needs a request
+acted on is not exercised without one), or, with `effect="armed"`, already the proxy
+running with the redirect in place (what the generators draw: whether a control request
+comes while the fault lasts depends on what the cluster does, and a fault that acted on
+none was still in effect); `trace()` returns them all (the injector writes them to
 `traces/<fault id>.jsonl`). stop deletes the rule and terminates the proxy (found by its
 tag, the project and the fault id, in its command line); the controller's channel,
 cut from the proxy, reconnects straight to the broker. undone checks that neither is left.
@@ -52,7 +56,11 @@ PROXY_MODULE = "chaos.faults.request_proxy"
 ROOT = Path(__file__).resolve().parents[2]
 #: Where the proxies' record files live on the host.
 RECORD_DIR = Path(tempfile.gettempdir()) / "testbed-chaos-request"
-_FIELDS = {"targets", "action", "kinds", "count", "probability", "delay_ms", "hold_s", "seed"}
+_FIELDS = {
+    "targets", "action", "kinds", "count", "probability", "delay_ms", "hold_s", "seed", "effect"
+}  # fmt: skip
+#: When a request fault is in effect: once it acted on a request, or once it is armed.
+EFFECTS = ("acted", "armed")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +74,7 @@ class RequestFault(NetworkFault):
     delay_ms: int = 2000
     hold_s: float = 30.0
     seed: int = 0
+    effect: str = "acted"
     KIND: ClassVar[str] = "request"
     _trace: list[dict[str, Any]] = field(
         default_factory=list, compare=False, hash=False, repr=False
@@ -76,6 +85,8 @@ class RequestFault(NetworkFault):
         if len(self.targets) != 1:
             raise BadFaultData(f"request acts on one broker, got {self.targets}")
         broker_id(self.targets[0])  # UnknownTarget for a service that is not a broker
+        if self.effect not in EFFECTS:
+            raise BadFaultData(f"request: effect must be one of {EFFECTS}, got {self.effect!r}")
         self.plan()
 
     def plan(self) -> RequestPlan:
@@ -105,6 +116,7 @@ class RequestFault(NetworkFault):
             "delay_ms": self.delay_ms,
             "hold_s": self.hold_s,
             "seed": self.seed,
+            "effect": self.effect,
         }
 
     def tag(self, cluster: FaultTarget) -> str:
@@ -161,12 +173,20 @@ class RequestFault(NetworkFault):
         return found
 
     def took_effect(self, cluster: FaultTarget) -> Check:
-        """The proxy runs and has acted on a request (its first record)."""
+        """The proxy runs and has acted on a request (its first record); with
+        `effect="armed"` also before that, once its redirect is in place."""
         proxies = self.proxies(cluster)
         records = self.records(cluster)
         self._trace[:] = records
         if not proxies:
             return Check(False, "no proxy running")
+        if not records and self.effect == "armed":
+            rules = leftovers_everywhere(cluster, self.fault_id)
+            if not rules:
+                return Check(False, f"proxy {sorted(proxies)} runs but no redirect is in place")
+            return Check(
+                True, f"armed: proxy {sorted(proxies)}, redirect in {sorted(rules)}; no request yet"
+            )
         if not records:
             return Check(False, f"proxy {sorted(proxies)} has acted on no request yet")
         first = records[0]
@@ -200,4 +220,4 @@ class RequestFault(NetworkFault):
         return tagged(PROXY_MODULE, self.tag(cluster))
 
 
-__all__ = ["KINDS", "RequestFault"]
+__all__ = ["EFFECTS", "KINDS", "RequestFault"]

@@ -36,7 +36,12 @@ FAULT_DRAWS: Mapping[str, tuple[tuple[str, ...], Mapping[str, tuple[Scalar, ...]
     "latency": ((*ONE_BROKER, "all-brokers"), {"delay_ms": (50, 100, 200)}),
     "request": (
         ("non-controller", "random-broker"),
-        {"action": ("drop", "delay", "duplicate", "reorder"), "count": (1, 3)},
+        # armed is in effect: whether a request comes while it lasts is the cluster's doing
+        {
+            "action": ("drop", "delay", "duplicate", "reorder"),
+            "count": (1, 3),
+            "effect": ("armed",),
+        },
     ),
     "cpu-starve": (ONE_BROKER, {"percent": (2, 5, 10)}),
     "memory-squeeze": (ONE_BROKER, {"limit_mb": (48, 64, 96)}),

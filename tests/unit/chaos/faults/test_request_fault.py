@@ -1,18 +1,22 @@
 """The `request` fault as data and the proxy's pure decisions: its plan refuses what it
 cannot do, it rebuilds from its description and from a schedule step, the decider
 chooses by kind, count and seeded probability, a reorder holds one request per kind until
-the next of that kind passes, and a late copy's stale partitions are named."""
+the next of that kind passes, a late copy's stale partitions are named, and the fault is
+in effect once it acted on a request, or when armed once its proxy and redirect are in
+place."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from chaos.errors import BadParams, FaultError
+from chaos.faults import request as request_module
+from chaos.faults.base import FaultTarget
 from chaos.faults.fields import BadFaultData
 from chaos.faults.registry import FAULT_TYPES, fault_from_json
 from chaos.faults.request import RequestFault
@@ -30,6 +34,7 @@ from chaos.generator.random_mix import MIX_KINDS, random_mix
 from chaos.generator.schedule import FaultSpec
 
 LAI, UM, SR = KINDS
+_RECORD = {"step": "drop", "kind": "LeaderAndIsr", "controller_epoch": 3, "partitions": 2}
 
 
 def test_kinds_parse_in_a_fixed_order_and_all_means_every_kind() -> None:
@@ -158,13 +163,20 @@ def test_a_step_fills_in_every_param_and_builds_the_fault() -> None:
         "kinds": "all",
         "probability": 1.0,
         "seed": 0,
+        "effect": "acted",
     }
     assert spec.fault(("broker3",)) == RequestFault(("broker3",), "drop", "all", count=2)
 
 
 @pytest.mark.parametrize(
     "params",
-    [{"action": "corrupt"}, {"kinds": "Fetch"}, {"count": -1}, {"probability": 2}],
+    [
+        {"action": "corrupt"},
+        {"kinds": "Fetch"},
+        {"count": -1},
+        {"probability": 2},
+        {"effect": "sometimes"},
+    ],
 )
 def test_a_step_with_bad_params_is_refused(params: dict[str, Any]) -> None:
     with pytest.raises(BadParams, match=next(iter(params))):
@@ -178,6 +190,7 @@ def test_a_step_with_bad_params_is_refused(params: dict[str, Any]) -> None:
         ({"targets": ["zk1"]}, "not a broker"),
         ({"targets": ["broker1"], "action": "corrupt"}, "action"),
         ({"targets": ["broker1"], "delay": 5}, "unknown fields"),
+        ({"targets": ["broker1"], "effect": "later"}, "effect must be one of"),
     ],
 )
 def test_bad_descriptions_are_refused(data: dict[str, Any], message: str) -> None:
@@ -201,3 +214,34 @@ def test_the_random_mix_draws_the_request_fault_only_when_asked() -> None:
     assert drawn
     for spec in drawn:
         assert dict(spec.params)["action"] in ("drop", "delay", "duplicate", "reorder")
+        # a drawn fault is in effect once armed: no request may come while it lasts
+        assert dict(spec.params)["effect"] == "armed"
+
+
+@pytest.mark.parametrize(
+    ("effect", "proxies", "records", "rules", "ok", "detail"),
+    [
+        ("acted", {7: "t"}, [], {"broker1": ["-A x"]}, False, "acted on no request yet"),
+        ("armed", {7: "t"}, [], {"broker1": ["-A x"]}, True, "armed: proxy [7]"),
+        ("armed", {7: "t"}, [], {}, False, "no redirect is in place"),
+        ("armed", {}, [], {"broker1": ["-A x"]}, False, "no proxy running"),
+        ("acted", {7: "t"}, [_RECORD], {"broker1": ["-A x"]}, True, "drop LeaderAndIsr"),
+        ("armed", {7: "t"}, [_RECORD], {"broker1": ["-A x"]}, True, "drop LeaderAndIsr"),
+    ],
+)
+def test_a_request_fault_is_in_effect_once_it_acted_or_when_armed_once_armed(
+    monkeypatch: pytest.MonkeyPatch,
+    effect: str,
+    proxies: dict[int, str],
+    records: list[dict[str, Any]],
+    rules: dict[str, list[str]],
+    ok: bool,
+    detail: str,
+) -> None:
+    fault = RequestFault(("broker2",), "drop", effect=effect)
+    monkeypatch.setattr(RequestFault, "proxies", lambda self, cluster: proxies)
+    monkeypatch.setattr(RequestFault, "records", lambda self, cluster: records)
+    monkeypatch.setattr(request_module, "leftovers_everywhere", lambda cluster, fid: rules)
+    check = fault.took_effect(cast(FaultTarget, object()))
+    assert (check.ok, detail in check.detail) == (ok, True), check.detail
+    assert fault.trace() == records
