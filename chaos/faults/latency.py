@@ -11,9 +11,9 @@ Connections that peers open to the broker are not delayed.
 
 took_effect measures, from inside the namespace, request round trips to each peer through
 the redirect and around it (a socket with the proxy's firewall mark skips the rule): the
-difference is the added delay and must be near `delay_ms`. stop deletes the rules and
-terminates the proxy, found by the fault id in its command line, so a rebuilt fault (heal)
-finds it too; undone checks that neither is left.
+difference of the fastest of each is the added delay and must be near `delay_ms`. stop
+deletes the rules and terminates the proxy, found by the fault id in its command line, so
+a rebuilt fault (heal) finds it too; undone checks that neither is left.
 
 Thread-safety: fault values are immutable; their methods run on the injector's thread.
 """
@@ -21,7 +21,6 @@ Thread-safety: fault values are immutable; their methods run on the injector's t
 from __future__ import annotations
 
 import json
-import statistics
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,7 +100,9 @@ class Latency(NetworkFault):
                     Check(False, f"{pair}: no round trip (via {delayed}, around {direct})")
                 )
                 continue
-            via_ms, around_ms = statistics.median(delayed) * 1000, statistics.median(direct) * 1000
+            # the fastest of each: a loaded host only ever adds to a round trip, and the
+            # proxy never delivers before the delay, so the minima are the least noisy
+            via_ms, around_ms = min(delayed) * 1000, min(direct) * 1000
             checks.append(
                 Check(self.plausible(via_ms, around_ms), f"{pair} +{via_ms - around_ms:.0f} ms")
             )
@@ -120,10 +121,12 @@ class Latency(NetworkFault):
         show the delay. The proxy connects upstream while it holds the first chunk, so
         that connect hides inside the delay: through the proxy a round trip takes at
         least about the delay, and at least half of it more than around the proxy; and
-        not much more than the delay on top of the direct round trip."""
+        not much more than the delay on top of the direct round trip (a second delay
+        stacked on the first would double it; a loaded host adds up to a few hundred ms
+        to the proxy's own turn)."""
         delay = self.delay_ms
         added = via_ms - around_ms
-        return via_ms >= 0.9 * delay and 0.5 * delay <= added <= delay + max(100, delay / 2)
+        return via_ms >= 0.9 * delay and 0.5 * delay <= added <= delay + max(250, delay)
 
     def stop(self, cluster: FaultTarget) -> None:
         """Delete the redirects everywhere, then terminate the fault's proxies."""

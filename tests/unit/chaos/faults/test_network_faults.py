@@ -199,7 +199,8 @@ def test_latency_proxies_are_tagged_per_broker() -> None:
         (105.0, 30.0, True),  # a slow upstream connect hidden inside the delay
         (12.0, 2.0, False),  # no delay
         (95.0, 60.0, False),  # as slow around the proxy as through it
-        (400.0, 2.0, False),  # far more than the delay
+        (330.0, 2.0, True),  # the proxy's turn late on a loaded host
+        (400.0, 2.0, False),  # far more than the delay: two delays stacked
     ],
 )
 def test_latency_judges_round_trips_through_and_around_the_proxy(
