@@ -179,15 +179,15 @@ grammar.
 #: What each role resolves to, by its name or pattern in `chaos.cluster.roles.ROLE_NAMES`.
 ROLES: Mapping[str, str] = {
     "controller": "the broker holding `/controller`",
-    "non-controller": "a seeded pick among the brokers that are not the controller",
+    "non-controller": "a seeded pick among the running brokers that are not the controller",
     "non-controller:<n>": "the n-th broker by id that is not the controller (dead or alive)",
     "broker:<id>": "the broker with that id",
     "brokers:<id>,<id>": "the brokers with those ids",
-    "random-broker": "a seeded pick among all brokers",
-    "busiest-leader": "the broker leading the most partitions",
+    "random-broker": "a seeded pick among the running brokers",
+    "busiest-leader": "the running broker leading the most partitions",
     "leader:<topic>:<partition>": "that partition's leader",
-    "all-brokers": "every broker",
-    "non-controllers": "every broker that is not the controller",
+    "all-brokers": "every running broker",
+    "non-controllers": "every running broker that is not the controller",
     "zk-leader": "the ensemble's leader",
     "zk-follower": "a seeded pick among the followers",
     "zk-followers": "every follower: frozen together they take the quorum away while the "

@@ -3,6 +3,14 @@
 cluster looks like now (`ClusterFacts`). Seeded picks use the caller's `random.Random`
 over sorted candidates, so a seed resolves the same way against the same cluster.
 
+The roles that pick brokers by what they do (`non-controller`, `random-broker`,
+`busiest-leader`) and the groups (`all-brokers`, `non-controllers`) name only brokers
+whose container runs: a fault aimed at a broker another fault has killed, stopped or
+paused would do nothing, or fail to start where it must act inside the container.
+`controller`, `broker:<id>`, `brokers:...`, `non-controller:<n>` and
+`leader:<topic>:<partition>` name their broker whatever its state: a schedule that uses
+them means that one.
+
 Pure apart from the facts it asks for; runs on the caller's thread.
 """
 
@@ -17,15 +25,15 @@ from chaos.errors import UnknownTarget
 #: Every role, with what it resolves to.
 ROLES: Mapping[str, str] = {
     "controller": "the broker that holds /controller",
-    "non-controller": "a seeded pick among the brokers that are not the controller",
+    "non-controller": "a seeded pick among the running brokers that are not the controller",
     "non-controller:<n>": "the n-th broker by id that is not the controller",
     "broker:<id>": "the broker with that id",
     "brokers:<id>,<id>": "the brokers with those ids",
-    "random-broker": "a seeded pick among the brokers",
-    "busiest-leader": "the broker that leads the most partitions (lowest id on a tie)",
+    "random-broker": "a seeded pick among the running brokers",
+    "busiest-leader": "the running broker that leads the most partitions (lowest id on a tie)",
     "leader:<topic>:<partition>": "the leader of that partition",
-    "all-brokers": "every broker",
-    "non-controllers": "every broker that is not the controller",
+    "all-brokers": "every running broker",
+    "non-controllers": "every running broker that is not the controller",
     "zk-leader": "the ZooKeeper server in mode leader",
     "zk-follower": "a seeded pick among the ZooKeeper followers",
     "zk-followers": "every ZooKeeper follower",
@@ -66,6 +74,10 @@ class ClusterFacts(Protocol):
         """A ZooKeeper server's mode (`leader`, `follower`, ...)."""
         ...
 
+    def status(self, service: str) -> str:
+        """The service's container state: `running`, `paused`, `exited`, ..."""
+        ...
+
 
 def resolve(role: str, facts: ClusterFacts, rng: random.Random) -> tuple[str, ...]:
     """The services `role` names now; `UnknownTarget` for an unknown role, or a role that
@@ -77,7 +89,7 @@ def resolve(role: str, facts: ClusterFacts, rng: random.Random) -> tuple[str, ..
         case "controller" | "non-controller" | "random-broker" | "busiest-leader":
             return _broker_role(name, facts, rng)
         case "all-brokers":
-            return tuple(sorted(_need(facts.brokers(), "brokers").values()))
+            return tuple(sorted(_running(facts, "all-brokers").values()))
         case "non-controllers":
             return _non_controllers(facts)
         case "all":
@@ -96,8 +108,26 @@ def resolve(role: str, facts: ClusterFacts, rng: random.Random) -> tuple[str, ..
     raise UnknownTarget(f"unknown role {role!r}; roles: {', '.join(ROLES)}")
 
 
-def _broker_role(name: str, facts: ClusterFacts, rng: random.Random) -> tuple[str, ...]:
+def _running(facts: ClusterFacts, role: str) -> Mapping[int, str]:
+    """Broker id -> service of the brokers whose container runs; `UnknownTarget` if none."""
     brokers = _need(facts.brokers(), "brokers")
+    running = {i: s for i, s in brokers.items() if facts.status(s) == "running"}
+    if not running:
+        raise UnknownTarget(f"role {role!r}: no broker of the project runs now")
+    return running
+
+
+def _broker_role(name: str, facts: ClusterFacts, rng: random.Random) -> tuple[str, ...]:
+    if name == "controller":
+        brokers = _need(facts.brokers(), "brokers")
+        controller = facts.controller_id()
+        if controller is None or controller not in brokers:
+            raise UnknownTarget(
+                f"role 'controller': no broker of the project is controller now "
+                f"(/controller names {controller})"
+            )
+        return (brokers[controller],)
+    brokers = _running(facts, name)
     ids = sorted(brokers)
     if name == "random-broker":
         return (brokers[rng.choice(ids)],)
@@ -105,26 +135,19 @@ def _broker_role(name: str, facts: ClusterFacts, rng: random.Random) -> tuple[st
         counts = facts.leader_counts()
         return (brokers[max(ids, key=lambda i: (counts.get(i, 0), -i))],)
     controller = facts.controller_id()
-    if name == "controller":
-        if controller is None or controller not in brokers:
-            raise UnknownTarget(
-                f"role 'controller': no broker of the project is controller now "
-                f"(/controller names {controller})"
-            )
-        return (brokers[controller],)
     others = [i for i in ids if i != controller]
     if not others:
-        raise UnknownTarget("role 'non-controller': every broker is the controller")
+        raise UnknownTarget("role 'non-controller': no running broker but the controller")
     return (brokers[rng.choice(others)],)
 
 
 def _non_controllers(facts: ClusterFacts) -> tuple[str, ...]:
-    """Every broker that is not the controller, by id."""
-    brokers = _need(facts.brokers(), "brokers")
+    """Every running broker that is not the controller, by id."""
+    brokers = _running(facts, "non-controllers")
     controller = facts.controller_id()
     others = tuple(brokers[i] for i in sorted(brokers) if i != controller)
     if not others:
-        raise UnknownTarget("role 'non-controllers': every broker is the controller")
+        raise UnknownTarget("role 'non-controllers': no running broker but the controller")
     return others
 
 

@@ -5,15 +5,15 @@ the controller or the busiest leader is known only then.
 | role | resolves to | class |
 | --- | --- | --- |
 | `controller` | the broker holding `/controller` | brokers, one |
-| `non-controller` | a seeded pick among the brokers that are not the controller | brokers, one |
+| `non-controller` | a seeded pick among the running brokers but the controller | brokers, one |
 | `non-controller:<n>` | the n-th broker by id that is not the controller | brokers, one |
 | `broker:<id>` | the broker with that id | brokers, one |
 | `brokers:<id>,<id>` | the brokers with those ids | brokers, group |
-| `random-broker` | a seeded pick among all brokers | brokers, one |
-| `busiest-leader` | the broker leading the most partitions | brokers, one |
+| `random-broker` | a seeded pick among the running brokers | brokers, one |
+| `busiest-leader` | the running broker leading the most partitions | brokers, one |
 | `leader:<topic>:<partition>` | that partition's leader | brokers, one |
-| `all-brokers` | every broker | brokers, group |
-| `non-controllers` | every broker that is not the controller | brokers, group |
+| `all-brokers` | every running broker | brokers, group |
+| `non-controllers` | every running broker that is not the controller | brokers, group |
 | `zk-leader` | the ensemble's leader | ZooKeeper, one |
 | `zk-follower` | a seeded pick among the followers | ZooKeeper, one |
 | `zk-followers` | every follower | ZooKeeper, group |

@@ -1,6 +1,8 @@
 """Role resolution (`chaos.cluster.role_resolution.resolve`) against `FakeCluster`: every
 role of the table in docs/chaos.md, seeded picks that repeat with the seed and stay inside
-their candidates, and a clear `UnknownTarget` for roles that are unknown or name nobody."""
+their candidates, the roles that pick by what brokers do naming only running brokers while
+the roles that name a broker name it in any state, and a clear `UnknownTarget` for roles
+that are unknown or name nobody."""
 
 from __future__ import annotations
 
@@ -124,8 +126,37 @@ def test_there_is_no_third_non_controller_of_three_brokers(cluster: FakeCluster)
 
 def test_non_controllers_of_a_lone_controller_name_nobody() -> None:
     lone = FakeCluster(brokers=1)
-    with pytest.raises(UnknownTarget, match="every broker is the controller"):
+    with pytest.raises(UnknownTarget, match="no running broker but the controller"):
         resolve("non-controllers", lone, random.Random(0))
+
+
+@pytest.mark.parametrize("down", ["exited", "paused"])
+def test_picks_and_groups_name_only_running_brokers(cluster: FakeCluster, down: str) -> None:
+    # broker3 leads the most partitions, but another fault has taken it away
+    cluster.state["broker3"] = down
+    for seed in range(40):
+        assert resolve("non-controller", cluster, random.Random(seed)) == ("broker1",)
+        assert resolve("random-broker", cluster, random.Random(seed)) in {
+            ("broker1",),
+            ("broker2",),
+        }
+    assert resolve("busiest-leader", cluster, random.Random(0)) == ("broker1",)
+    assert resolve("all-brokers", cluster, random.Random(0)) == ("broker1", "broker2")
+    assert resolve("non-controllers", cluster, random.Random(0)) == ("broker1",)
+    # the roles that name their broker name it whatever its state
+    assert resolve("broker:3", cluster, random.Random(0)) == ("broker3",)
+    assert resolve("non-controller:2", cluster, random.Random(0)) == ("broker3",)
+    assert resolve("leader:t:0", cluster, random.Random(0)) == ("broker3",)
+    cluster.controller = 3
+    assert resolve("controller", cluster, random.Random(0)) == ("broker3",)
+
+
+def test_no_running_broker_is_a_clear_error(cluster: FakeCluster) -> None:
+    for service in ("broker1", "broker2", "broker3"):
+        cluster.state[service] = "exited"
+    for role in ("random-broker", "non-controller", "busiest-leader", "all-brokers"):
+        with pytest.raises(UnknownTarget, match="no broker of the project runs now"):
+            resolve(role, cluster, random.Random(0))
 
 
 def test_a_group_of_broker_ids_names_those_brokers(cluster: FakeCluster) -> None:
