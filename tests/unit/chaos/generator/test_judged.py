@@ -40,10 +40,15 @@ def test_the_operations_invariants_are_judged_when_the_schedule_performs_them() 
 
 
 def test_no_offline_partitions_is_judged_for_one_broker_at_a_time_far_apart() -> None:
-    apart = (_step(10, "kill", "controller"), _step(40, "pause", "non-controller"))
+    apart = (_step(10, "stop", "controller"), _step(40, "latency", "non-controller"))
     assert NO_OFFLINE_PARTITIONS in judged_invariants(_schedule(apart))
-    close = (_step(10, "kill", "controller"), _step(25, "latency", "non-controller"))
+    close = (_step(10, "stop", "controller"), _step(25, "latency", "non-controller"))
     assert NO_OFFLINE_PARTITIONS not in judged_invariants(_schedule(close))
+    # a leader that vanishes has its partitions moved offline before the election
+    for kind in ("kill", "pause", "bounce", "session-expire", "zk-isolate", "broker-isolate"):
+        hold = 0.0 if kind == "bounce" else 5.0
+        away = (_step(10, kind, "non-controller", hold), _step(40, "latency", "controller"))
+        assert NO_OFFLINE_PARTITIONS not in judged_invariants(_schedule(away)), kind
     on_zk = (_step(10, "zk-pause", "zk-leader"),)
     assert NO_OFFLINE_PARTITIONS not in judged_invariants(_schedule(on_zk))
     grouped = (_step(10, "latency", "all-brokers"),)
@@ -62,7 +67,8 @@ def test_registration_served_is_not_judged_when_a_starved_broker_overlaps_one_aw
 
 
 def test_sparse_schedules_are_judged_on_no_offline_partitions_some_of_the_time() -> None:
-    sparse = [generic_schedule(seed, 90, sparse=True) for seed in range(40)]
+    # rarely: most sparse schedules take some broker away uncleanly (5 of seeds 0..299)
+    sparse = [generic_schedule(seed, 90, sparse=True) for seed in range(100)]
     assert any(NO_OFFLINE_PARTITIONS in judged_invariants(s) for s in sparse)
     dense = [generic_schedule(seed, 90, sparse=False) for seed in range(40)]
     assert not any(NO_OFFLINE_PARTITIONS in judged_invariants(s) for s in dense)
