@@ -6,7 +6,7 @@ Setup: two copies of this work tree staged as a user's work trees would be
 (`chaos.compare.builds.stage`). The defective one has one line of `controller/active.py`
 changed so that every leader election may pick an out-of-sync replica (what the
 `unclean-election` switch does, here as an edit of the source). The scenario is a short
-`last-replica-standing` (`chaos.testing.short_last_replica`: 50 s, the two brokers that
+`last-replica-standing` (`chaos.testing.short_last_replica`: 42 s, the two brokers that
 are not the controller killed 9 s apart, the stale one back first). One seed.
 Steps: compare the clean tree (base) with the defective one (head): both images built
 (or reused), two compose projects of the comparison's own up, the run on base, its
