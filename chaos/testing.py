@@ -84,7 +84,7 @@ __all__ = [
 
 _SHORT_RUNBOOK = """{name}: kill both replicas of a partition in turn, the stale one back first
 
-Setup: topic `{topic}`, replication factor 2, min ISR 1, for 50 s.
+Setup: topic `{topic}`, replication factor 2, min ISR 1, for 42 s.
 
 Steps: at 5 s kill the first broker that is not the controller for 20 s; at 14 s the
 second, for 20 s; heal at 36 s.
@@ -94,12 +94,12 @@ Verdict: the core invariants; convergence within 30 s of the heal.
 
 
 def short_last_replica(name: str, topic: str) -> Scenario:
-    """A 50 s `last-replica-standing`: two replicas per partition, min ISR 1, acks=all;
+    """A 42 s `last-replica-standing`: two replicas per partition, min ISR 1, acks=all;
     the two brokers that are not the controller killed 9 s apart (past a 6 s session, so
     the first has left the ISRs and the second has acknowledged writes alone), each for
     20 s, so that the stale one comes back first. A build whose elections may go unclean
     loses acknowledged writes at its first seed; a correct one does not."""
-    workload = Workload(topic, replication_factor=2, min_insync_replicas=1, duration_s=50)
+    workload = Workload(topic, replication_factor=2, min_insync_replicas=1, duration_s=42)
 
     def plan(seed: int | None) -> Schedule:
         steps = (

@@ -3,7 +3,7 @@ the first run: `unclean-election`, a controller that elects an out-of-sync repli
 
 Setup: the tier's compose cluster (3 ZooKeeper servers, 3 brokers, 6 s sessions). The
 plan is a short `last-replica-standing`: a topic with two replicas per partition and min
-ISR 1 under a 50 s acks=all workload; the two brokers that are not the controller killed
+ISR 1 under a 42 s acks=all workload; the two brokers that are not the controller killed
 9 s apart (past the 6 s session, so the first has left the ISRs and the second has
 acknowledged writes alone), each for 20 s, so that the stale one comes back first. One
 seed.

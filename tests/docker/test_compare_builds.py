@@ -6,7 +6,7 @@ Setup: two copies of this work tree staged as a user's work trees would be
 (`chaos.compare.builds.stage`). The defective one has one line of `controller/active.py`
 changed so that every leader election may pick an out-of-sync replica (what the
 `unclean-election` switch does, here as an edit of the source). The scenario is a short
-`last-replica-standing` (`chaos.testing.short_last_replica`: 50 s, the two brokers that
+`last-replica-standing` (`chaos.testing.short_last_replica`: 42 s, the two brokers that
 are not the controller killed 9 s apart, the stale one back first). One seed.
 Steps: compare the clean tree (base) with the defective one (head): both images built
 (or reused), two compose projects of the comparison's own up, the run on base, its
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -39,17 +40,24 @@ ENTRY_LINE = "    config = load_config(argv)\n"
 SHORT = short_last_replica("compare-last-replica", "chaos-compare")
 
 
-def _work_tree(tmp_path: Path) -> Path:
-    """A copy of this work tree, as a user's would be (with the generated gRPC code)."""
-    tree = stage(str(REPO_ROOT), tmp_path).root
+@pytest.fixture(scope="module")
+def staged(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This work tree staged once for the module, as a user's would be (with the generated
+    gRPC code): staging generates code and compiles, a copy of it only copies."""
+    tree = stage(str(REPO_ROOT), tmp_path_factory.mktemp("staged")).root
     assert (tree / "broker_node").is_dir()
     return tree
 
 
+def _work_tree(staged: Path, tmp_path: Path) -> Path:
+    """A copy of the staged work tree, for one test to change."""
+    return Path(shutil.copytree(staged, tmp_path / "tree", symlinks=True))
+
+
 def test_a_head_whose_image_does_not_build_is_exit_2_with_its_log(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    staged: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    tree = _work_tree(tmp_path)
+    tree = _work_tree(staged, tmp_path)
     dockerfile = tree / "docker" / "broker" / "Dockerfile"
     dockerfile.write_text(dockerfile.read_text() + "RUN echo no-such-build-step && false\n")
     argv = ["compare", "--base", str(REPO_ROOT), "--head", str(tree), "--out", str(tmp_path)]
@@ -62,9 +70,9 @@ def test_a_head_whose_image_does_not_build_is_exit_2_with_its_log(
 
 @pytest.mark.timeout(300)
 def test_a_head_whose_brokers_do_not_come_up_is_exit_2_with_their_log(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    staged: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    tree = _work_tree(tmp_path)
+    tree = _work_tree(staged, tmp_path)
     entry = tree / "broker_node" / "__main__.py"
     source = entry.read_text()
     assert source.count(ENTRY_LINE) == 1
@@ -88,8 +96,10 @@ def test_a_head_whose_brokers_do_not_come_up_is_exit_2_with_their_log(
 
 
 @pytest.mark.timeout(600)
-def test_a_defect_in_the_controller_is_named_against_the_clean_tree(tmp_path: Path) -> None:
-    tree = _work_tree(tmp_path)
+def test_a_defect_in_the_controller_is_named_against_the_clean_tree(
+    staged: Path, tmp_path: Path
+) -> None:
+    tree = _work_tree(staged, tmp_path)
     active = tree / "controller" / "active.py"
     source = active.read_text()
     assert source.count(CLEAN_LINE) == 1
