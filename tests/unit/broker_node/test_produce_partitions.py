@@ -165,3 +165,11 @@ def test_acks_all_times_out_once_for_the_request(api: ClientApi, replicas: Repli
         (Errors.NONE, 0),
         (Errors.REQUEST_TIMED_OUT, 0),
     ]
+
+
+def test_thousands_of_partitions_in_one_request_are_each_answered(api: ClientApi) -> None:
+    absent = tuple(entry(TopicPartition("absent", p)) for p in range(5000))
+    answer = api.produce(m.ProduceRequest((*absent, entry(LED_A)), acks=1)).result(5)
+    assert len(answer.partitions) == 5001
+    assert {p.error for p in answer.partitions[:-1]} == {Errors.UNKNOWN_TOPIC_OR_PARTITION}
+    assert (answer.partitions[-1].error, answer.partitions[-1].last_offset) == (Errors.NONE, 1)
