@@ -13,7 +13,7 @@ from concurrent.futures import Future
 
 from broker_node import client_request_validation as validation
 from broker_node.metadata_cache import MetadataCache
-from broker_node.purgatory import answered
+from broker_node.purgatory import answered, then
 from broker_node.replica_manager import ReplicaManager
 from broker_node.request_guard import report_invalid
 from domain import NO_LEADER, TopicPartition
@@ -32,13 +32,37 @@ class ClientApi:
         self._events = events
 
     def produce(self, request: m.ProduceRequest) -> Future[m.ProduceResponse]:
-        """Append to a partition this broker leads; the answer is a future (an acks=all
-        request waits for the ISR in the produce purgatory, holding no thread)."""
+        """Append to partitions this broker leads; the answer is a future (an acks=all
+        request waits for the ISRs in the produce purgatory, holding no thread). A refused
+        partition is answered with its error and reason, and not appended; the others are
+        (`ReplicaManager.produce`)."""
         verdict = validation.produce(request)
+        if verdict.ok:
+            return self._replicas.produce(request)
+        report_invalid(self._events, "Produce", verdict, len(request.partitions))
         if verdict.error is not Errors.NONE:
-            report_invalid(self._events, "Produce", verdict, len(request.records))
-            return answered(m.ProduceResponse(verdict.error, error_message=verdict.reason))
-        return self._replicas.produce(request)
+            return answered(m.ProduceResponse.refused(request, verdict.error, verdict.reason))
+        valid = tuple(p for p in request.partitions if p.topic_partition not in verdict.invalid)
+        appended = (
+            self._replicas.produce(dataclasses.replace(request, partitions=valid))
+            if valid
+            else answered(m.ProduceResponse(()))
+        )
+        twice = validation.named_twice(request)
+
+        def in_order(written: m.ProduceResponse) -> m.ProduceResponse:
+            results = iter(written.partitions)
+            out = []
+            for p in request.partitions:
+                error, why = validation.produce_entry(p, p.topic_partition in twice)
+                out.append(
+                    next(results)
+                    if error is Errors.NONE
+                    else m.PartitionProduceResult(p.topic, p.partition, error, error_message=why)
+                )
+            return m.ProduceResponse(tuple(out))
+
+        return then(appended, in_order)
 
     async def fetch_async(self, request: m.FetchRequest) -> m.FetchResponse:
         """Read partitions (consumers up to the high watermark, followers up to the end) on

@@ -7,7 +7,6 @@ asked; the shared rules and `Verdict` are `broker_node.request_validation`'s
 from __future__ import annotations
 
 from broker_node.validation_rules import (
-    VALID,
     Verdict,
     invalid_entries,
     legal_topic,
@@ -22,27 +21,56 @@ from rpc import messages as m
 from rpc.errors import Errors
 
 
+def produce_entry(entry: m.PartitionRecords, named_twice: bool) -> tuple[Errors, str]:
+    """One partition of a Produce: its name, not named twice in the request, the number of
+    records and their timestamps (an error refuses only this partition's records)."""
+    error, why = topic_partition_entry(entry.topic_partition, Errors.UNKNOWN_TOPIC_OR_PARTITION)
+    if error is not Errors.NONE:
+        return error, why
+    if named_twice:
+        return Errors.INVALID_REQUEST, "partition named twice in one request"
+    if not entry.records:
+        return Errors.INVALID_REQUEST, "no records"
+    if len(entry.records) > limits.MAX_RECORDS_PER_PRODUCE:
+        return (
+            Errors.RECORD_LIST_TOO_LARGE,
+            f"{len(entry.records)} records, over {limits.MAX_RECORDS_PER_PRODUCE}",
+        )
+    if min(r.timestamp_ms for r in entry.records) < -1:
+        return Errors.INVALID_TIMESTAMP, "a record timestamp below -1"
+    return Errors.NONE, ""
+
+
+def named_twice(request: m.ProduceRequest) -> frozenset[TopicPartition]:
+    """The partitions a Produce names more than once (every entry of them is refused:
+    which one to append would be a guess)."""
+    seen: set[TopicPartition] = set()
+    twice: set[TopicPartition] = set()
+    for entry in request.partitions:
+        tp = entry.topic_partition
+        (twice if tp in seen else seen).add(tp)
+    return frozenset(twice)
+
+
 def produce(request: m.ProduceRequest) -> Verdict:
-    """Produce: acks, timeout, the partition, the number of records and their timestamps
-    (one partition per request, so every error refuses the whole request)."""
+    """Produce: acks, timeout and the number of partitions refuse the whole request; then
+    each partition on its own (`produce_entry`)."""
     if request.acks not in (0, 1, -1):
         return refuse(f"acks {request.acks}", Errors.INVALID_REQUIRED_ACKS)
     problem = timeout_problem("timeout_ms", request.timeout_ms)
     if problem:
         return refuse(problem)
-    error, why = topic_partition_entry(request.topic_partition, Errors.UNKNOWN_TOPIC_OR_PARTITION)
-    if error is not Errors.NONE:
-        return refuse(why, error)
-    if not request.records:
-        return refuse("no records")
-    if len(request.records) > limits.MAX_RECORDS_PER_PRODUCE:
+    if not request.partitions:
+        return refuse("no partitions")
+    if len(request.partitions) > limits.MAX_PARTITIONS_PER_REQUEST:
         return refuse(
-            f"{len(request.records)} records, over {limits.MAX_RECORDS_PER_PRODUCE}",
-            Errors.RECORD_LIST_TOO_LARGE,
+            f"{len(request.partitions)} partitions, over {limits.MAX_PARTITIONS_PER_REQUEST}"
         )
-    if min(r.timestamp_ms for r in request.records) < -1:
-        return refuse("a record timestamp below -1", Errors.INVALID_TIMESTAMP)
-    return VALID
+    twice = named_twice(request)
+    return invalid_entries(
+        (p.topic_partition, *produce_entry(p, p.topic_partition in twice))
+        for p in request.partitions
+    )
 
 
 def _fetch_entry(f: m.FetchPartition) -> tuple[Errors, str]:

@@ -8,8 +8,10 @@ high watermark (the fetch path calls `check`), leadership or the ISR changes (Le
 StopReplica, ISR expiration, a topic config change call `check`), or its timeout passes
 (the `produce-purgatory` thread, which sleeps until the earliest deadline). Whoever
 completes it answers with `Partition.acks_outcome`'s error, as Kafka's
-`DelayedProduce.tryComplete` does. `check` may run on any thread and never holds the
-purgatory's lock while it asks a partition (whose lock the caller may hold).
+`DelayedProduce.tryComplete` does. A request naming several partitions parks each of them
+with the request's one deadline, and `gathered` answers it when the last is decided.
+`check` may run on any thread and never holds the purgatory's lock while it asks a
+partition (whose lock the caller may hold).
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ import heapq
 import itertools
 import threading
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from domain import TopicPartition
 from rpc import messages as m
@@ -37,7 +40,7 @@ class _Delayed:
     first: int = field(compare=False)
     last: int = field(compare=False)
     term: int = field(compare=False)
-    future: Future[m.ProduceResponse] = field(compare=False)
+    future: Future[m.PartitionProduceResult] = field(compare=False)
 
 
 class AcksJudge(Protocol):
@@ -71,17 +74,16 @@ class ProducePurgatory:
         first: int,
         last: int,
         term: int,
-        timeout_s: float,
-    ) -> Future[m.ProduceResponse]:
-        """Park a Produce that appended `first..last` under `term`; its future completes
-        when `judge` decides it or at its timeout. Decided at once if it already is."""
-        future: Future[m.ProduceResponse] = Future()
-        delayed = _Delayed(
-            time.monotonic() + timeout_s, next(self._seq), tp, first, last, term, future
-        )
+        deadline: float,
+    ) -> Future[m.PartitionProduceResult]:
+        """Park a Produce that appended `first..last` to `tp` under `term`; its future
+        completes when `judge` decides it or at `deadline` (`time.monotonic()`), answering
+        REQUEST_TIMED_OUT. Decided at once if it already is."""
+        future: Future[m.PartitionProduceResult] = Future()
+        delayed = _Delayed(deadline, next(self._seq), tp, first, last, term, future)
         with self._cond:
             if self._stopped:
-                future.set_result(m.ProduceResponse(Errors.NOT_LEADER_OR_FOLLOWER, first, last))
+                future.set_result(_result(tp, Errors.NOT_LEADER_OR_FOLLOWER, first, last))
                 return future
             self._by_partition.setdefault(tp, []).append(delayed)
             heapq.heappush(self._deadlines, delayed)
@@ -137,7 +139,7 @@ class ProducePurgatory:
                     del self._by_partition[delayed.tp]
                 mine.append((delayed, outcome))
         for delayed, outcome in mine:
-            delayed.future.set_result(m.ProduceResponse(outcome, delayed.first, delayed.last))
+            delayed.future.set_result(_result(delayed.tp, outcome, delayed.first, delayed.last))
 
     def _expire_loop(self) -> None:
         while True:
@@ -162,3 +164,58 @@ def answered(response: m.ProduceResponse) -> Future[m.ProduceResponse]:
     future: Future[m.ProduceResponse] = Future()
     future.set_result(response)
     return future
+
+
+def _result(tp: TopicPartition, error: Errors, first: int, last: int) -> m.PartitionProduceResult:
+    return m.PartitionProduceResult(tp.topic, tp.partition, error, first, last)
+
+
+PartitionAnswer = m.PartitionProduceResult | Future[m.PartitionProduceResult]
+
+
+def gathered(answers: Sequence[PartitionAnswer]) -> Future[m.ProduceResponse]:
+    """One request's answer from its partitions' answers (in order), some known, some
+    parked: complete when the last parked one is (on the thread that completes it)."""
+    waiting = [a for a in answers if isinstance(a, Future) and not a.done()]
+    if not waiting:
+        return answered(_response(answers))
+    future: Future[m.ProduceResponse] = Future()
+    lock = threading.Lock()
+    left = [len(waiting)]
+
+    def one_done(_: Future[m.PartitionProduceResult]) -> None:
+        with lock:
+            left[0] -= 1
+            last = left[0] == 0
+        if last:
+            future.set_result(_response(answers))
+
+    for parked in waiting:
+        parked.add_done_callback(one_done)
+    return future
+
+
+def _response(answers: Sequence[PartitionAnswer]) -> m.ProduceResponse:
+    return m.ProduceResponse(tuple(a.result() if isinstance(a, Future) else a for a in answers))
+
+
+_T = TypeVar("_T")
+_U = TypeVar("_U")
+
+
+def then(future: Future[_T], convert: Callable[[_T], _U]) -> Future[_U]:
+    """`convert` of `future`'s result, as a future (computed at once when it is done, else
+    on the thread that completes it)."""
+    out: Future[_U] = Future()
+    if future.done():
+        out.set_result(convert(future.result()))
+        return out
+
+    def done(f: Future[_T]) -> None:
+        try:
+            out.set_result(convert(f.result()))
+        except Exception as exc:  # the caller's future carries it
+            out.set_exception(exc)
+
+    future.add_done_callback(done)
+    return out

@@ -22,6 +22,7 @@ import contextlib
 import os
 import shutil
 import threading
+import time
 from collections.abc import Callable, Collection, Iterable, Mapping
 from concurrent.futures import Future
 from pathlib import Path
@@ -34,7 +35,7 @@ from broker_node.log_dir_failure import LogDirFailureChannel
 from broker_node.long_poll import ChangeCounter
 from broker_node.partition import Partition
 from broker_node.partition_isr import PartitionConfig, PartitionIsr
-from broker_node.purgatory import ProducePurgatory, answered
+from broker_node.purgatory import PartitionAnswer, ProducePurgatory, answered, gathered
 from broker_node.replication_config import ReplicationConfig
 from broker_node.storage import PartitionLog
 from broker_node.storage.errors import LogError
@@ -295,27 +296,39 @@ class ReplicaManager:
     # -- data plane (gRPC threads) ------------------------------------------------------------
 
     def produce(self, request: m.ProduceRequest) -> Future[m.ProduceResponse]:
-        """Append to a partition this broker leads. The answer is a future: complete at
-        once for acks 0 and 1 and for errors; an acks=all request parks in the purgatory
-        until the ISR has it (or its timeout), holding no thread meanwhile."""
+        """Append to partitions this broker leads, each on its own (an error answers only
+        its partition). The answer is a future: complete at once for acks 0 and 1 and for
+        errors; with acks=all each appended partition parks in the purgatory with the
+        request's one deadline, and the answer completes when the last is decided, holding
+        no thread meanwhile."""
         if request.acks not in (0, 1, -1):
-            return answered(m.ProduceResponse(Errors.INVALID_REQUIRED_ACKS))
-        partition = self.partition(request.topic_partition)
+            return answered(m.ProduceResponse.refused(request, Errors.INVALID_REQUIRED_ACKS))
+        deadline = time.monotonic() + request.timeout_ms / 1000
+        return gathered(
+            [self._produce_partition(p, request.acks, deadline) for p in request.partitions]
+        )
+
+    def _produce_partition(
+        self, entry: m.PartitionRecords, acks: int, deadline: float
+    ) -> PartitionAnswer:
+        """Append one partition's records: its result, or its parked future (acks=all)."""
+        topic, index = entry.topic, entry.partition
+        partition = self.partition(entry.topic_partition)
         if partition is None:
-            return answered(m.ProduceResponse(Errors.UNKNOWN_TOPIC_OR_PARTITION))
+            return m.PartitionProduceResult(topic, index, Errors.UNKNOWN_TOPIC_OR_PARTITION)
         term = partition.leadership_term
         try:
-            error, first, last = partition.append_as_leader(request.records, request.acks)
+            error, first, last = partition.append_as_leader(entry.records, acks)
         except (LogError, OSError) as exc:  # the log refused the append: a storage error
-            return answered(m.ProduceResponse(Errors.KAFKA_STORAGE_ERROR, error_message=str(exc)))
+            return m.PartitionProduceResult(
+                topic, index, Errors.KAFKA_STORAGE_ERROR, error_message=str(exc)
+            )
         if error is not Errors.NONE:
-            return answered(m.ProduceResponse(error))
+            return m.PartitionProduceResult(topic, index, error)
         self._changes.bump((partition.tp,))  # followers' long polls read it again
-        if request.acks != -1:
-            return answered(m.ProduceResponse(Errors.NONE, first, last))
-        return self.purgatory.park(
-            partition.tp, partition, first, last, term, request.timeout_ms / 1000
-        )
+        if acks != -1:
+            return m.PartitionProduceResult(topic, index, Errors.NONE, first, last)
+        return self.purgatory.park(partition.tp, partition, first, last, term, deadline)
 
     def _high_watermark_moved(self, partition: PartitionIsr) -> None:
         """A leader's high watermark moved (under its lock, on the thread that moved it:

@@ -183,7 +183,11 @@ class GuardedClientApi:
 
     def produce(self, request: m.ProduceRequest) -> m.ProduceResponse | Future[m.ProduceResponse]:
         """Append records (the answer may be a future, from the produce purgatory)."""
-        return self._guard.run("Produce", lambda: self._inner.produce(request), m.ProduceResponse)
+        return self._guard.run(
+            "Produce",
+            lambda: self._inner.produce(request),
+            lambda error: m.ProduceResponse.refused(request, error),
+        )
 
     async def fetch_async(self, request: m.FetchRequest) -> m.FetchResponse:
         """Read partitions, waiting for data without holding a thread."""

@@ -2,12 +2,16 @@
 broker) plus Produce, Fetch and ElectLeaders with retries. One client of the cluster for the
 workload, the benchmarks, the CLI and the harness.
 
-Retries (tenacity): a call is retried after a retriable error (NOT_LEADER_OR_FOLLOWER and
-the other "ask someone else" codes, a transport error, no known leader) until
-`max_attempts` or the call's deadline, sleeping `backoff_s` and refreshing Metadata before
-each new attempt (at most once per `refresh_interval_s` across threads). A final error
-raises at once. What gives up raises `client.errors.RequestFailed` with every attempt's
-error; transport errors inside are `client.errors.TransportError`.
+Produce sends the records of several partitions in one request per leader
+(`produce_batches`); `produce` is one partition's. Retries (tenacity for Fetch and
+ElectLeaders, the same rules by hand for each partition of a Produce): a call is retried
+after a retriable error (NOT_LEADER_OR_FOLLOWER and the other "ask someone else" codes, a
+transport error, no known leader) until `max_attempts` or the call's deadline, sleeping
+`backoff_s` and refreshing Metadata before each new attempt (at most once per
+`refresh_interval_s` across threads). A final error ends it at once. What gives up raises
+`client.errors.RequestFailed` with every attempt's error (`produce_batches` returns each
+partition's `ProduceFailed` instead); transport errors inside are
+`client.errors.TransportError`.
 
 Thread-safety: any thread, as `ClusterMetadata`; calls run on the calling thread.
 """
@@ -111,34 +115,82 @@ class Client(ClusterMetadata):
         acks: int = -1,
         timeout_ms: int = 10_000,
     ) -> Produced:
-        """Append `records` to the partition's leader with `acks` (0, 1 or -1). Raises
-        `ProduceFailed` when no attempt was acknowledged."""
-        request = m.ProduceRequest(topic, partition, tuple(records), acks, timeout_ms)
-        errors: list[str] = []
-        try:
-            for attempt in self._retrying(timeout_ms / 1000 + self.timeout_s):
-                with attempt:
-                    if attempt.retry_state.attempt_number > 1:
-                        self.refresh_soon()
-                    reply = self._produce_once(request, errors)
-        except _Retry:
-            raise ProduceFailed(
-                f"produce to {request.topic_partition}", errors[-1], tuple(errors)
-            ) from None
-        return Produced(reply.base_offset, reply.last_offset, tuple(errors))
+        """Append `records` to the partition's leader with `acks` (0, 1 or -1): one
+        partition's `produce_batches`. Raises `ProduceFailed` when no attempt was
+        acknowledged."""
+        batch = m.PartitionRecords(topic, partition, tuple(records))
+        (result,) = self.produce_batches((batch,), acks=acks, timeout_ms=timeout_ms)
+        if isinstance(result, ProduceFailed):
+            raise result
+        return result
 
-    def _produce_once(self, request: m.ProduceRequest, errors: list[str]) -> m.ProduceResponse:
-        try:
-            reply = self._leader_api(request.topic_partition, errors).produce(request)
-        except TransportError as exc:
-            errors.append(exc.name)
-            raise _Retry from exc
-        if reply.error is Errors.NONE:
-            return reply
-        errors.append(reply.error.name)
-        if reply.error in PRODUCE_RETRIABLE:
-            raise _Retry
-        raise ProduceFailed(f"produce to {request.topic_partition}", errors[-1], tuple(errors))
+    def produce_batches(
+        self,
+        batches: Sequence[m.PartitionRecords],
+        *,
+        acks: int = -1,
+        timeout_ms: int = 10_000,
+    ) -> list[Produced | ProduceFailed]:
+        """Append each partition's records to its leader with `acks`, in one request per
+        leader (as Kafka's producer drains the batches of every partition a broker leads
+        into one request), the requests sent one after another on the calling thread. A
+        partition's retriable error, or a transport failure of its request, sends it again
+        (grouped by the leaders then known, after new Metadata) until `max_attempts` or the
+        deadline; a final error ends it at once. Each partition's result, in `batches`'
+        order: `Produced`, or the `ProduceFailed` it ended with."""
+        results: list[Produced | ProduceFailed | None] = [None] * len(batches)
+        errors: list[list[str]] = [[] for _ in batches]
+        deadline = self._clock() + timeout_ms / 1000 + self.timeout_s
+        pending = list(range(len(batches)))
+        attempt = 1
+        while True:
+            pending = self._produce_round(batches, pending, acks, timeout_ms, results, errors)
+            if not pending:
+                break
+            if attempt >= self.max_attempts or self._clock() + self.backoff_s >= deadline:
+                for i in pending:
+                    what = f"produce to {batches[i].topic_partition}"
+                    results[i] = ProduceFailed(what, errors[i][-1], tuple(errors[i]))
+                break
+            attempt += 1
+            self._sleep(self.backoff_s)
+            self.refresh_soon()
+        return [r for r in results if r is not None]
+
+    def _produce_round(
+        self,
+        batches: Sequence[m.PartitionRecords],
+        pending: list[int],
+        acks: int,
+        timeout_ms: int,
+        results: list[Produced | ProduceFailed | None],
+        errors: list[list[str]],
+    ) -> list[int]:
+        """One attempt for the `pending` batches, one request per leader; fills `results`
+        and `errors` and returns the batches to try again."""
+        retry: list[int] = []
+        by_leader: dict[str, list[int]] = {}
+        for i in pending:
+            try:
+                by_leader.setdefault(self.leader_address(batches[i].topic_partition), []).append(i)
+            except (NoRoute, ClusterUnavailable) as exc:
+                errors[i].append(exc.reason if isinstance(exc, NoRoute) else "NO_METADATA")
+                retry.append(i)
+        for address, indices in by_leader.items():
+            request = m.ProduceRequest(tuple(batches[i] for i in indices), acks, timeout_ms)
+            try:
+                answers = self.api(address).produce(request).partitions
+            except TransportError as exc:
+                for i in indices:
+                    errors[i].append(exc.name)
+                retry.extend(indices)
+                continue
+            for k, i in enumerate(indices):
+                answer = answers[k] if k < len(answers) else None
+                results[i] = _settled(batches[i].topic_partition, answer, errors[i])
+                if results[i] is None:
+                    retry.append(i)
+        return sorted(retry)
 
     def fetch(
         self,
@@ -227,3 +279,19 @@ class Client(ClusterMetadata):
         if reply is None:
             raise ControllerUnknown("the controller did not answer")
         return reply
+
+
+def _settled(
+    tp: TopicPartition, answer: m.PartitionProduceResult | None, errors: list[str]
+) -> Produced | ProduceFailed | None:
+    """What a partition's answer settles: acknowledged, failed for good, or None to try
+    again (its error appended to `errors`)."""
+    if answer is None or answer.topic_partition != tp:
+        errors.append("MISSING_PARTITION")
+        return None
+    if answer.error is Errors.NONE:
+        return Produced(answer.base_offset, answer.last_offset, tuple(errors))
+    errors.append(answer.error.name)
+    if answer.error in PRODUCE_RETRIABLE:
+        return None
+    return ProduceFailed(f"produce to {tp}", errors[-1], tuple(errors))

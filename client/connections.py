@@ -38,7 +38,7 @@ class ApiLike(Protocol):
         ...
 
     def produce(self, request: m.ProduceRequest) -> m.ProduceResponse:
-        """Append to a partition leader."""
+        """Append to partitions the broker leads (one result per partition)."""
         ...
 
     def fetch(self, request: m.FetchRequest) -> m.FetchResponse:

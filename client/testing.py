@@ -136,27 +136,41 @@ class FakeBrokers:
             return m.MetadataResponse(min(self.advertised), 1, brokers, tuple(answer))
 
     def produce(self, address: str, request: m.ProduceRequest) -> m.ProduceResponse:
-        """What the broker at `address` answers to Produce (a queued fault first)."""
+        """What the broker at `address` answers to Produce: each partition on its own; a
+        queued fault (one per request) applies to every partition of the request."""
         broker = self._broker_at(address, "produce")
         with self._lock:
             fault = self._faults[address].popleft() if self._faults[address] else None
-            if request.topic != self.topic or request.partition not in self.logs:
-                return m.ProduceResponse(Errors.UNKNOWN_TOPIC_OR_PARTITION)
-            if fault is None and broker in self.offline:
-                return m.ProduceResponse(Errors.KAFKA_STORAGE_ERROR)
-            log = self.logs[request.partition]
-            if fault is None and self.leaders[request.partition] != broker:
-                return m.ProduceResponse(Errors.NOT_LEADER_OR_FOLLOWER)
-            first, last = -1, -1
-            if fault is None or fault.append:
-                first = len(log)
-                log.extend(r.value.decode("utf-8") for r in request.records)
-                last = len(log) - 1
-            if fault is None:
-                return m.ProduceResponse(Errors.NONE, first, last)
-            if fault.transport:
+            if fault is not None and fault.transport:
+                for entry in request.partitions:
+                    if fault.append and entry.partition in self.logs:
+                        self.logs[entry.partition].extend(
+                            r.value.decode("utf-8") for r in entry.records
+                        )
                 raise TransportError(RpcDeadlineExceeded(address, "DEADLINE_EXCEEDED"))
-            return m.ProduceResponse(fault.error or Errors.UNKNOWN_SERVER_ERROR, first, last)
+            return m.ProduceResponse(
+                tuple(self._produce_partition(broker, entry, fault) for entry in request.partitions)
+            )
+
+    def _produce_partition(
+        self, broker: int, entry: m.PartitionRecords, fault: ProduceFault | None
+    ) -> m.PartitionProduceResult:
+        """One partition's answer (under the lock)."""
+        topic, partition = entry.topic, entry.partition
+        if topic != self.topic or partition not in self.logs:
+            return m.PartitionProduceResult(topic, partition, Errors.UNKNOWN_TOPIC_OR_PARTITION)
+        if fault is None and broker in self.offline:
+            return m.PartitionProduceResult(topic, partition, Errors.KAFKA_STORAGE_ERROR)
+        log = self.logs[partition]
+        if fault is None and self.leaders[partition] != broker:
+            return m.PartitionProduceResult(topic, partition, Errors.NOT_LEADER_OR_FOLLOWER)
+        first, last = -1, -1
+        if fault is None or fault.append:
+            first = len(log)
+            log.extend(r.value.decode("utf-8") for r in entry.records)
+            last = len(log) - 1
+        error = Errors.NONE if fault is None else fault.error or Errors.UNKNOWN_SERVER_ERROR
+        return m.PartitionProduceResult(topic, partition, error, first, last)
 
     def fetch(self, address: str, request: m.FetchRequest) -> m.FetchResponse:
         """What the broker at `address` answers to Fetch (up to the end of each log)."""

@@ -67,14 +67,57 @@ class ProducedRecord:
 
 
 @dataclass(frozen=True, slots=True)
-class ProduceRequest:
-    """Append records to one partition's leader. `acks`: 0, 1 or -1 (all)."""
+class PartitionRecords:
+    """The records a Produce carries for one partition."""
 
     topic: str
     partition: int
     records: tuple[ProducedRecord, ...]
+
+    @property
+    def topic_partition(self) -> TopicPartition:
+        """The partition written."""
+        return _new_tp(TopicPartition, (self.topic, self.partition))
+
+
+@dataclass(frozen=True, slots=True)
+class ProduceRequest:
+    """Append records to partitions this broker leads. `acks`: 0, 1 or -1 (all); with -1
+    the answer waits for every partition's ISR together, within the one `timeout_ms`."""
+
+    partitions: tuple[PartitionRecords, ...]
     acks: int = -1
     timeout_ms: int = 10_000
+
+    @classmethod
+    def single(
+        cls,
+        topic: str,
+        partition: int,
+        records: tuple[ProducedRecord, ...],
+        acks: int = -1,
+        timeout_ms: int = 10_000,
+    ) -> ProduceRequest:
+        """A request for one partition's records."""
+        return cls((PartitionRecords(topic, partition, records),), acks, timeout_ms)
+
+    @property
+    def record_count(self) -> int:
+        """The records of every partition."""
+        return sum(len(p.records) for p in self.partitions)
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionProduceResult:
+    """One partition's answer: the offsets given to its records, or why they were not
+    written (or acknowledged)."""
+
+    topic: str
+    partition: int
+    error: Errors
+    base_offset: int = -1
+    last_offset: int = -1
+    error_message: str = ""
 
     @property
     def topic_partition(self) -> TopicPartition:
@@ -84,12 +127,26 @@ class ProduceRequest:
 
 @dataclass(frozen=True, slots=True)
 class ProduceResponse:
-    """The offsets given to the records, or why they were not written (or acknowledged)."""
+    """One result per partition entry of the request, in the request's order."""
 
-    error: Errors
-    base_offset: int = -1
-    last_offset: int = -1
-    error_message: str = ""
+    partitions: tuple[PartitionProduceResult, ...]
+
+    @classmethod
+    def refused(cls, request: ProduceRequest, error: Errors, message: str = "") -> ProduceResponse:
+        """Every partition of `request` answered `error` (the request refused as a whole)."""
+        return cls(
+            tuple(
+                PartitionProduceResult(p.topic, p.partition, error, error_message=message)
+                for p in request.partitions
+            )
+        )
+
+    @property
+    def only(self) -> PartitionProduceResult:
+        """The result of a single-partition request. Raises `ValueError` otherwise."""
+        if len(self.partitions) != 1:
+            raise ValueError(f"{len(self.partitions)} partition results, not one")
+        return self.partitions[0]
 
 
 @dataclass(frozen=True, slots=True)

@@ -164,8 +164,8 @@ elect_leaders_requests = st.builds(
     timeout_ms=timeouts,
 )
 
-produce_requests = st.builds(
-    m.ProduceRequest,
+partition_records = st.builds(
+    m.PartitionRecords,
     topic=topics,
     partition=partitions,
     records=st.lists(
@@ -177,6 +177,14 @@ produce_requests = st.builds(
         ),
         max_size=3,
     ).map(tuple),
+)
+#: Several partitions per request: none, a few, and some named twice.
+produce_requests = st.builds(
+    m.ProduceRequest,
+    partitions=st.one_of(
+        st.lists(partition_records, max_size=4).map(tuple),
+        st.lists(partition_records, min_size=1, max_size=3).map(lambda ps: (*ps, ps[0])),
+    ),
     acks=near(-1, 1, 2, -2),
     timeout_ms=timeouts,
 )

@@ -25,9 +25,14 @@ class RecordingHandlers:
         return m.MetadataResponse(1, 1, (), ())
 
     def produce(self, request: m.ProduceRequest) -> m.ProduceResponse:
-        """Acknowledged at offset 0."""
+        """Every partition acknowledged at offset 0."""
         self.ran.append("produce")
-        return m.ProduceResponse(Errors.NONE, 0, 0)
+        return m.ProduceResponse(
+            tuple(
+                m.PartitionProduceResult(p.topic, p.partition, Errors.NONE, 0, 0)
+                for p in request.partitions
+            )
+        )
 
     async def fetch_async(self, request: m.FetchRequest) -> m.FetchResponse:
         """No partitions."""

@@ -16,7 +16,8 @@ DEFAULT_DURATION_S = 10.0
 QUICK_DURATION_S = 3.0
 DEFAULT_FLOOR_S = 3.0
 QUICK_FLOOR_S = 2.0
-#: Produce requests must fit gRPC's message cap (`rpc.limits.MAX_MESSAGE_BYTES`) with room.
+#: Produce requests (a batch per partition the broker leads) must fit gRPC's message cap
+#: (`rpc.limits.MAX_MESSAGE_BYTES`) with room.
 MAX_BATCH_BYTES = MAX_MESSAGE_BYTES // 2
 MAX_PRODUCERS = 64
 
@@ -82,8 +83,12 @@ def _produce(args: argparse.Namespace) -> ProduceOptions:
         raise ValueError("--batch must be at least 1")
     if args.value_bytes < 0:
         raise ValueError("--value-bytes must not be negative")
-    if args.batch * (args.value_bytes + 16) > MAX_BATCH_BYTES:
-        raise ValueError(f"--batch x --value-bytes must stay below {MAX_BATCH_BYTES:,} bytes")
+    per_request = -(-args.partitions // args.brokers)  # a broker's share of the leaders
+    if per_request * args.batch * (args.value_bytes + 16) > MAX_BATCH_BYTES:
+        raise ValueError(
+            "--batch x --value-bytes x partitions per broker must stay below "
+            f"{MAX_BATCH_BYTES:,} bytes"
+        )
     return ProduceOptions(
         replication_factor=args.replication_factor,
         duration_s=duration,

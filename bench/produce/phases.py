@@ -2,9 +2,10 @@
 its CPU and the events written meanwhile), the four phases of a run (`Phases`), CPU per
 operation, and the lines printed under the report's rows.
 
-Ratios compare produce with the gRPC floor measured in the same run: batches/s against
-the Metadata RPC/s of as many threads as there are producers, and the p50 batch latency
-against the p50 of one sequential Metadata round trip ("each batch costs N round trips").
+Ratios compare produce with the gRPC floor measured in the same run: Produce requests/s
+(each carrying one batch per partition its broker leads) against the Metadata RPC/s of as
+many threads as there are producers, and the p50 request latency against the p50 of one
+sequential Metadata round trip ("each request costs N round trips").
 CPU is given per operation and per process, so that a slow phase shows where the box's
 two cores went. Pure values and formatting; main thread.
 """
@@ -121,15 +122,15 @@ def summary(phases: Phases, options: ProduceOptions, cores: int) -> dict[str, An
         out[phase.key] = {
             "records_per_s": round(load.units_rate, 1),
             "mb_per_s": round(load.units_rate * options.value_bytes / 1e6, 3),
-            "batches_per_s": round(load.rate, 2),
+            "requests_per_s": round(load.rate, 2),
             "p50_ms": round(load.p50_s * 1000, 3),
             "p99_ms": round(load.p99_s * 1000, 3),
-            "batches_per_s_x_concurrent_floor": _x(load.rate, conc.rate),
+            "requests_per_s_x_concurrent_floor": _x(load.rate, conc.rate),
             "p50_in_sequential_floor_round_trips": _x(load.p50_s, seq.p50_s),
             "p50_in_concurrent_floor_round_trips": _x(load.p50_s, conc.p50_s),
-            "own_cpu_ms_per_batch": _round(own_cpu_ms(phase)),
+            "own_cpu_ms_per_request": _round(own_cpu_ms(phase)),
             "own_cpu_x_floor_rpc": _x(own_cpu_ms(phase), own_cpu_ms(phases.floor_concurrent)),
-            "cpu_bound_batches_per_s": _round(cpu_ceiling(phase, cores)),
+            "cpu_bound_requests_per_s": _round(cpu_ceiling(phase, cores)),
             "records_per_batch": options.batch,
         }
     out["acks_all_x_acks_1_throughput"] = _x(phases.acks_all.load.rate, phases.acks_one.load.rate)
@@ -147,11 +148,11 @@ def ms(seconds: float) -> str:
 
 
 def errors(load: LoadResult) -> str:
-    """`no errors`, or how many batches failed and which errors the attempts met."""
+    """`no errors`, or how many requests failed and which errors the attempts met."""
     if not load.errors and not load.failed:
         return "no errors"
     parts = [f"{name} x{count:,}" for name, count in load.errors.items()]
-    return f"{load.failed:,} batches failed; attempt errors: " + (", ".join(parts) or "none")
+    return f"{load.failed:,} requests failed; attempt errors: " + (", ".join(parts) or "none")
 
 
 def notes(phases: Phases, options: ProduceOptions, cores: int) -> list[str]:
@@ -159,7 +160,7 @@ def notes(phases: Phases, options: ProduceOptions, cores: int) -> list[str]:
     went, and the events written while producing."""
     lines = [f"{'':<{_LABEL_WIDTH}}{'rate':>16}{'p50':>11}{'p99':>11}"]
     for phase in phases.every:
-        unit = "batches/s" if phase in phases.produce else "RPC/s"
+        unit = "requests/s" if phase in phases.produce else "RPC/s"
         lines.append(
             f"{phase.title:<{_LABEL_WIDTH}}{f'{phase.load.rate:,.1f} {unit}':>16}"
             f"{ms(phase.load.p50_s):>11}{ms(phase.load.p99_s):>11}"
@@ -179,24 +180,24 @@ def _ratios(phases: Phases, options: ProduceOptions, cores: int) -> list[str]:
     for phase in phases.produce:
         load = phase.load
         lines.append(
-            f"each {phase.name} batch costs {_fmt_n(load.p50_s, seq.p50_s)} round trips of the "
+            f"each {phase.name} request costs {_fmt_n(load.p50_s, seq.p50_s)} round trips of the "
             f"sequential floor's p50 ({ms(seq.p50_s)}), {_fmt_n(load.p50_s, conc.p50_s)} of "
             f"the {threads}-thread floor's ({ms(conc.p50_s)})"
         )
     floor_cpu = own_cpu_ms(phases.floor_concurrent)
     for phase in phases.produce:
         lines.append(
-            f"CPU: each {phase.name} batch costs {own_cpu_ms(phase):.2f} ms in the bench, "
+            f"CPU: each {phase.name} request costs {own_cpu_ms(phase):.2f} ms in the bench, "
             f"brokers and ZooKeeper = {_fmt_n(own_cpu_ms(phase), floor_cpu)}x a Metadata "
             f"RPC's ({floor_cpu:.2f} ms); {cores} cores allow "
-            f"~{cpu_ceiling(phase, cores):,.0f} batches/s at that cost "
+            f"~{cpu_ceiling(phase, cores):,.0f} requests/s at that cost "
             f"(measured {phase.load.rate:,.0f})"
         )
     all_, one = phases.acks_all.load, phases.acks_one.load
     extra = all_.p50_s - one.p50_s
     x = _x(all_.rate, one.rate)
     lines.append(
-        f"acks=all vs acks=1: {'-' if x is None else f'{x:.2f}x'} the batches/s; p50 "
+        f"acks=all vs acks=1: {'-' if x is None else f'{x:.2f}x'} the requests/s; p50 "
         f"{extra * 1000:+.1f} ms (= {_fmt_n(extra, seq.p50_s)} floor round trips) waiting "
         "for the followers"
     )
@@ -209,7 +210,7 @@ def _fmt_n(value: float, floor: float) -> str:
 
 
 def _cpu_lines(phases: Phases) -> list[str]:
-    lines = ["CPU ms per operation (RPC or batch), and how busy the 2 cores were:"]
+    lines = ["CPU ms per operation (RPC or request), and how busy the 2 cores were:"]
     names = [*phases.floor_sequential.cpu.processes, "other", "box"]
     header = "".join(f"{n:>10}" for n in names)
     lines.append(f"  {'':<{_LABEL_WIDTH - 2}}{header}   busy")

@@ -3,10 +3,14 @@
 broker.
 
 `bench_client` bootstraps the client from the brokers' loopback ports (the brokers
-advertise 127.0.0.1). `produce_op` is the operation `rpc_load` times: one batch to the next
-partition in the thread's round robin; the client retries NOT_LEADER_OR_FOLLOWER and the
-other retriable errors (refreshing the leaders at most every `REFRESH_INTERVAL_S`) until
-`MAX_ATTEMPTS` or the op's deadline, and every failed attempt is counted by its name.
+advertise 127.0.0.1). `produce_op` is the operation `rpc_load` times: one Produce request
+to the next leader in the thread's round robin, carrying a batch for every partition that
+broker leads (`by_leader`), as a Kafka producer drains the batches of every partition a
+broker leads into one request; with as many partitions as brokers that is one batch. The
+client retries NOT_LEADER_OR_FOLLOWER and the other retriable errors per partition
+(refreshing the leaders at most every `REFRESH_INTERVAL_S`, regrouping the retried batches
+by their new leaders) until `MAX_ATTEMPTS` or the op's deadline, and every failed attempt
+is counted by its name.
 
 Thread-safety: the client is thread-safe; everything else here is pure.
 """
@@ -43,6 +47,14 @@ def bench_client(ports: Mapping[int, int], topic: str, tls: TlsIdentity | None =
     )
 
 
+def by_leader(leaders: Mapping[int, int]) -> list[tuple[int, ...]]:
+    """The partitions of each leader (partition -> leader), leaders in id order."""
+    groups: dict[int, list[int]] = {}
+    for partition, leader in sorted(leaders.items()):
+        groups.setdefault(leader, []).append(partition)
+    return [tuple(groups[b]) for b in sorted(groups)]
+
+
 def leaders_of(client: Client, topic: str) -> dict[int, int]:
     """Partition -> leader id of `topic` in the client's last Metadata."""
     return {
@@ -60,20 +72,22 @@ def make_batch(batch: int, value_bytes: int) -> tuple[m.ProducedRecord, ...]:
 def produce_op(
     client: Client,
     topic: str,
-    partitions: Sequence[int],
+    groups: Sequence[tuple[int, ...]],
     records: tuple[m.ProducedRecord, ...],
     acks: int,
     timeout_ms: int,
 ) -> Op:
-    """Thread i's n-th operation sends `records` to partition `partitions[(i + n) % P]`'s
-    leader with `acks`; a batch counts as `len(records)` units when acknowledged."""
+    """Thread i's n-th operation sends `records` to each partition of `groups[(i + n) % G]`
+    (the partitions one broker leads) in one request with `acks`; it succeeds when every
+    batch is acknowledged, and counts `len(records)` units per acknowledged batch."""
+    batches = [tuple(m.PartitionRecords(topic, p, records) for p in group) for group in groups]
 
     def op(index: int, n: int) -> OpResult:
-        partition = partitions[(index + n) % len(partitions)]
-        try:
-            produced = client.produce(topic, partition, records, acks=acks, timeout_ms=timeout_ms)
-        except ProduceFailed as exc:
-            return OpResult(False, 0, exc.attempt_errors)
-        return OpResult(True, len(records), produced.attempt_errors)
+        results = client.produce_batches(
+            batches[(index + n) % len(batches)], acks=acks, timeout_ms=timeout_ms
+        )
+        acked = [r for r in results if not isinstance(r, ProduceFailed)]
+        errors = tuple(e for r in results for e in r.attempt_errors)
+        return OpResult(len(acked) == len(results), len(acked) * len(records), errors)
 
     return op

@@ -14,12 +14,15 @@ Runbook (the ensemble, the chroot, the teardown and the results are `bench.share
    a leader and the full ISR for every partition.
 3. Floor: after 500 warm-up calls, sequential Metadata RPCs (one topic) to broker 1 for
    `--floor-seconds`, then the same from `--producers` threads sharing the channel.
-4. Produce: a few acks=all batches to every partition (the data path works and is warm),
-   then `--producers` threads, each sending batches of `--batch` records of
-   `--value-bytes` to the partitions' leaders in round robin for `--duration` seconds,
-   first with acks=all, then with acks=1. Leaders come from Metadata; NOT_LEADER_OR_FOLLOWER
-   and other retriable errors refresh them and retry (`bench.produce.producers`).
-5. Report: batches/s against the concurrent floor's RPC/s, p50 latency against the
+4. Produce: a few acks=all requests to every leader (the data path works and is warm),
+   then `--producers` threads, each sending requests to the partitions' leaders in round
+   robin for `--duration` seconds, first with acks=all, then with acks=1; a request
+   carries a batch of `--batch` records of `--value-bytes` for every partition its broker
+   leads (one with as many partitions as brokers, the default). Leaders come from
+   Metadata; NOT_LEADER_OR_FOLLOWER and other retriable errors refresh them and retry
+   (`bench.produce.producers`).
+5. Report: Produce requests/s against the concurrent floor's RPC/s (each one RPC, as each
+   floor call is), p50 latency against the
    sequential floor's, CPU per operation for the bench client and each broker, the
    events written during each produce phase; in `python -m bench all`, the brokers'
    flame graphs of a third acks=all phase of 5 s, not measured
@@ -44,7 +47,7 @@ from admin import AdminError
 from admin.topics import create_topic
 from bench.produce.options import COMMAND, PRODUCE, ProduceOptions
 from bench.produce.phases import Phase, Phases, errors, notes, summary
-from bench.produce.producers import bench_client, leaders_of, make_batch, produce_op
+from bench.produce.producers import bench_client, by_leader, leaders_of, make_batch, produce_op
 from bench.produce.rpc_load import Op, metadata_op, run_load, warm_up
 from bench.shared import console
 from bench.shared.cluster_ready import broker_port, wait_brokers_known, wait_full_isr
@@ -60,7 +63,7 @@ from zkdata.client import KafkaZkClient
 from zkdata.errors import ZkDataError
 
 ACKS_ALL = -1
-#: acks=all batches sent to each partition, one by one, before the measured phases.
+#: acks=all requests sent to each leader, one by one, before the measured phases.
 WARMUP_BATCHES_PER_PARTITION = 3
 #: How long client threads may stay busy after a phase's end (RPC deadlines included).
 GRACE_S = 30.0
@@ -113,12 +116,14 @@ def measure(
     )
     floor_seq, floor_conc = _floor(settings, cluster, client, meter, ports[broker_ids[0]])
     profiles: list[Profiles | None] = []
-    acks_all, acks_one = _produce(settings, cluster, client, meter, profile, profiles)
+    groups = by_leader(initial_leaders)
+    acks_all, acks_one = _produce(settings, cluster, client, meter, groups, profile, profiles)
     topic = {
         "name": options.topic,
         "assignment": {str(p): list(r) for p, r in sorted(assignment.items())},
         "leaders_at_start": {str(p): b for p, b in sorted(initial_leaders.items())},
         "leaders_at_end": {str(p): b for p, b in sorted(leaders_of(client, options.topic).items())},
+        "partitions_per_request": [list(g) for g in groups],
         "leader_refreshes": client.refreshes,
         "floor_broker": broker_ids[0],
         "broker_ports": {str(b): p for b, p in ports.items()},
@@ -218,22 +223,23 @@ def _produce(
     cluster: Cluster,
     client: Client,
     meter: CpuMeter,
+    groups: list[tuple[int, ...]],
     profile: ProfileHook | None,
     profiles: list[Profiles | None],
 ) -> tuple[Phase, Phase]:
     options = settings.options
-    partitions = list(range(settings.partitions))
     records = make_batch(options.batch, options.value_bytes)
 
     def op(acks: int) -> Op:
-        return produce_op(
-            client, options.topic, partitions, records, acks, options.produce_timeout_ms
-        )
+        return produce_op(client, options.topic, groups, records, acks, options.produce_timeout_ms)
 
-    console.phase(f"warm-up: {WARMUP_BATCHES_PER_PARTITION} acks=all batches to each partition")
+    console.phase(
+        f"warm-up: {WARMUP_BATCHES_PER_PARTITION} acks=all requests to each leader "
+        f"(partitions per request: {', '.join(str(len(g)) for g in groups)})"
+    )
     warm = op(ACKS_ALL)
     started = time.monotonic()
-    for n in range(WARMUP_BATCHES_PER_PARTITION * len(partitions)):
+    for n in range(WARMUP_BATCHES_PER_PARTITION * len(groups)):
         result = warm(0, n)
         if not result.ok:
             raise RuntimeError(f"warm-up produce failed: {', '.join(result.errors)}")
@@ -273,8 +279,9 @@ def _produce(
 
 
 def report(settings: Settings[ProduceOptions], phases: Phases, topic: dict[str, Any]) -> Report:
-    """Per acks setting, batches/s against the concurrent floor's RPC/s and the p50 batch
-    latency against the sequential floor's p50; the rest in the notes and details."""
+    """Per acks setting, Produce requests/s against the concurrent floor's RPC/s and the
+    p50 request latency against the sequential floor's p50; the rest in the notes and
+    details."""
     options = settings.options
     cores = os.cpu_count() or 1
     seq, conc = phases.floor_sequential.load, phases.floor_concurrent.load
@@ -294,13 +301,13 @@ def report(settings: Settings[ProduceOptions], phases: Phases, topic: dict[str, 
         rows.append(
             Measure(
                 f"produce_{phase.key}",
-                f"{phase.title} (batches/s)",
+                f"{phase.title} (requests/s)",
                 settings.partitions,
                 load.rate,
                 conc.rate,
                 rate_floor,
                 Figure.PER_SECOND,
-                unit="batches",
+                unit="requests",
                 floor_unit="RPC",
                 note=f"{load.units_rate:,.0f} records/s, {mb:.2f} MB/s; {errors(load)}",
                 extra={
@@ -315,7 +322,7 @@ def report(settings: Settings[ProduceOptions], phases: Phases, topic: dict[str, 
         rows.append(
             Measure(
                 f"produce_{phase.key}_p50",
-                f"  p50 batch latency ({phase.name})",
+                f"  p50 request latency ({phase.name})",
                 settings.partitions,
                 load.p50_s,
                 seq.p50_s,
@@ -324,11 +331,15 @@ def report(settings: Settings[ProduceOptions], phases: Phases, topic: dict[str, 
                 extra=extra,
             )
         )
+    per_request = "/".join(
+        str(n) for n in sorted({len(g) for g in topic.get("partitions_per_request", [[0]])})
+    )
     title = (
         f"produce on {settings.brokers} brokers: topic {options.topic}, "
         f"{settings.partitions} partitions, RF {options.replication_factor}; "
-        f"{options.producers} producer threads, batches of {options.batch:,} x "
-        f"{options.value_bytes:,} B, {options.duration_s:g} s per acks setting"
+        f"{options.producers} producer threads, requests of {per_request} batch(es) of "
+        f"{options.batch:,} x {options.value_bytes:,} B, {options.duration_s:g} s per acks "
+        "setting"
     )
     details = {
         "topic": topic,

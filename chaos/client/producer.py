@@ -82,8 +82,8 @@ class Attempt:
     sent: bool = True
 
 
-def classify_produce(response: m.ProduceResponse) -> Attempt:
-    """What a Produce answer means (pure; see the module docstring)."""
+def classify_produce(response: m.PartitionProduceResult) -> Attempt:
+    """What a partition's Produce answer means (pure; see the module docstring)."""
     base = response.base_offset if response.base_offset >= 0 else None
     if response.error is Errors.NONE:
         return Attempt(AttemptKind.ACKED, None, False, base)
@@ -222,7 +222,7 @@ class Producer:
         except ClientError as exc:
             return not_sent(f"no metadata: {exc}")
         now_ms = int(time.time() * 1000)
-        request = m.ProduceRequest(
+        request = m.ProduceRequest.single(
             self.topic,
             tp.partition,
             tuple(m.ProducedRecord(None, v.encode("utf-8"), now_ms) for v in values),
@@ -233,7 +233,10 @@ class Producer:
             response = self.cluster.api(address).produce(request)
         except TransportError as exc:
             return classify_transport(exc)
-        return classify_produce(response)
+        answer = response.partitions[0] if len(response.partitions) == 1 else None
+        if answer is None or answer.topic_partition != tp:  # the broker's answer is malformed
+            return Attempt(AttemptKind.UNKNOWN, "MISSING_PARTITION", True)
+        return classify_produce(answer)
 
     def _refresh(self) -> None:
         with contextlib.suppress(ClientError):  # the next attempt reports it

@@ -1,11 +1,11 @@
 """The one place that touches generated protobuf code (`testbed_rpc`): conversions between
 `rpc.messages` and protobuf for the control plane (`control`, and AlterIsr's in `alter_isr`)
 and its servicer (`control_server`), conversions and the servicer for the data plane
-(`data`), the client stubs (`clients`), the server (`server`), the mapping of transport
-failures to `rpc.errors` (`status`), mutual TLS credentials (`tls`), the check of who may
-call what before a handler runs (`access`) and refused TLS handshakes read from gRPC's
-tracer (`handshake_trace`). Everything else imports from here. Threads are each module's own
-to say.
+(`data`, and Produce's in `produce`), the client stubs (`clients`), the server (`server`),
+the mapping of transport failures to `rpc.errors` (`status`), mutual TLS credentials
+(`tls`), the check of who may call what before a handler runs (`access`) and refused TLS
+handshakes read from gRPC's tracer (`handshake_trace`). Everything else imports from here.
+Threads are each module's own to say.
 """
 
 from rpc.wire.access import BROKER_ONLY_METHODS, AccessPolicy, Refusal
@@ -57,8 +57,6 @@ from rpc.wire.data import (
     offsets_for_leader_epoch_request_to_pb,
     offsets_for_leader_epoch_response_from_pb,
     offsets_for_leader_epoch_response_to_pb,
-    produce_request_from_pb,
-    produce_request_to_pb,
 )
 from rpc.wire.handshake_trace import (
     HandshakeFailure,
@@ -66,6 +64,12 @@ from rpc.wire.handshake_trace import (
     traced_environment,
 )
 from rpc.wire.options import CHANNEL_OPTIONS, MAX_MESSAGE_BYTES
+from rpc.wire.produce import (
+    produce_request_from_pb,
+    produce_request_to_pb,
+    produce_response_from_pb,
+    produce_response_to_pb,
+)
 from rpc.wire.server import RpcServer
 from rpc.wire.tls import ChannelIdentity
 
@@ -109,6 +113,8 @@ __all__ = [
     "offsets_for_leader_epoch_response_to_pb",
     "produce_request_from_pb",
     "produce_request_to_pb",
+    "produce_response_from_pb",
+    "produce_response_to_pb",
     "replica_audit_request_from_pb",
     "replica_audit_request_to_pb",
     "replica_audit_response_from_json",

@@ -24,8 +24,8 @@ from rpc.wire.data import (
     metadata_response_from_pb,
     offsets_for_leader_epoch_request_to_pb,
     offsets_for_leader_epoch_response_from_pb,
-    produce_request_to_pb,
 )
+from rpc.wire.produce import produce_request_to_pb, produce_response_from_pb, unanswered
 from rpc.wire.status import mapped
 from rpc.wire.tls import ChannelIdentity, open_channel
 from testbed_rpc import control_pb2 as pb
@@ -143,22 +143,18 @@ class ClientApiClient:
         return metadata_response_from_pb(reply)
 
     def produce(self, request: m.ProduceRequest) -> m.ProduceResponse:
-        """Append records to a partition leader. With acks=0 the request is sent and the
-        call returns at once, without offsets and without waiting for the broker's answer
-        (Kafka's broker sends none): a lost or refused request goes unnoticed."""
+        """Append records to partitions this broker leads (one result per partition). With
+        acks=0 the request is sent and the call returns at once, every partition NONE
+        without offsets, without waiting for the broker's answer (Kafka's broker sends
+        none): a lost or refused request goes unnoticed."""
         timeout = max(self._timeout, request.timeout_ms / 1000 + 5)
         if request.acks == 0:
             with mapped(self.target):
                 self._stub.Produce.future(produce_request_to_pb(request), timeout=timeout)
-            return m.ProduceResponse(Errors.NONE, -1, -1)
+            return unanswered(request)
         with mapped(self.target):
             reply = self._stub.Produce(produce_request_to_pb(request), timeout=timeout)
-        return m.ProduceResponse(
-            Errors.from_code(reply.error_code),
-            reply.base_offset,
-            reply.last_offset,
-            reply.error_message,
-        )
+        return produce_response_from_pb(reply)
 
     def fetch(self, request: m.FetchRequest) -> m.FetchResponse:
         """Read partitions (waits up to `max_wait_ms` for data on the broker)."""

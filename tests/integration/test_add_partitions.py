@@ -86,8 +86,8 @@ def test_increase_partition_count(brokers: Start, zk_client: KazooClient) -> Non
     with ClientApiClient(f"127.0.0.1:{procs[3].port()}", timeout_s=10) as client:
 
         def acked() -> bool:
-            request = m.ProduceRequest("t", 2, (m.ProducedRecord(None, b"new"),), -1)
-            return client.produce(request).error is Errors.NONE
+            request = m.ProduceRequest.single("t", 2, (m.ProducedRecord(None, b"new"),), -1)
+            return client.produce(request).only.error is Errors.NONE
 
         wait_until(acked, 20, "a write to the new partition t-2 was not acknowledged")
     added = [e for e in procs[_controller(zk)].events() if e["kind"] == "partitions_added"]

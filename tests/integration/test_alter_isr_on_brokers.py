@@ -81,7 +81,9 @@ def test_leaders_change_isrs_through_the_controller(brokers: Start, zk_client: K
         for leader, tp in ((1, partitions[0]), (2, partitions[1])):  # 3 falls behind
             with ClientApiClient(f"127.0.0.1:{procs[leader].port()}", timeout_s=20) as client:
                 record = m.ProducedRecord(None, b"behind")
-                reply = client.produce(m.ProduceRequest(tp.topic, tp.partition, (record,), 1))
+                reply = client.produce(
+                    m.ProduceRequest.single(tp.topic, tp.partition, (record,), 1)
+                ).only
                 assert reply.error is Errors.NONE
         shrunk = dict.fromkeys(partitions, (1, 2))
         wait_until(lambda: isrs(zk, partitions) == shrunk, 20, "3 never left the ISRs")

@@ -144,7 +144,7 @@ def test_min_insync_replicas_applies_to_a_hosted_partition_at_once(
         leader = procs[_leader(zk, tp)]
         with ClientApiClient(f"127.0.0.1:{leader.port()}", timeout_s=10) as client:
             record = m.ProducedRecord(None, b"v")
-            return client.produce(m.ProduceRequest("t", 0, (record,), -1, 5000)).error
+            return client.produce(m.ProduceRequest.single("t", 0, (record,), -1, 5000)).only.error
 
     wait_until(lambda: produce() is Errors.NONE, 20, "acks=all never succeeded")
     changes.change_topic_config("t", TopicConfig({"min.insync.replicas": "3"}))

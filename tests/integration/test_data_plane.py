@@ -79,13 +79,13 @@ class Cluster:
         return state.leader_and_isr.leader
 
 
-def produce(client: ClientApiClient, values: list[str], acks: int = -1) -> m.ProduceResponse:
+def produce(client: ClientApiClient, values: list[str], acks: int = -1) -> m.PartitionProduceResult:
     """Send `values` as one batch to partition 0 of topic `log`."""
     return client.produce(
-        m.ProduceRequest(
+        m.ProduceRequest.single(
             TP.topic, TP.partition, tuple(m.ProducedRecord(None, v.encode()) for v in values), acks
         )
-    )
+    ).only
 
 
 def consume(client: ClientApiClient, epoch: int = -1, replica_id: int = -1) -> m.FetchedPartition:

@@ -85,7 +85,10 @@ class Cluster:
 
                 def produced(c: ClientApiClient = client, p: int = tp.partition) -> bool:
                     record = m.ProducedRecord(None, b"doomed")
-                    return c.produce(m.ProduceRequest(name, p, (record,), -1)).error is Errors.NONE
+                    return (
+                        c.produce(m.ProduceRequest.single(name, p, (record,), -1)).only.error
+                        is Errors.NONE
+                    )
 
                 wait_until(produced, 20, f"could not produce to {tp}")
 

@@ -75,9 +75,9 @@ def client(proc: BrokerProcess) -> ClientApiClient:
     return ClientApiClient(f"127.0.0.1:{proc.port()}", timeout_s=20)
 
 
-def produce(leader: ClientApiClient, values: list[str]) -> m.ProduceResponse:
+def produce(leader: ClientApiClient, values: list[str]) -> m.PartitionProduceResult:
     records = tuple(m.ProducedRecord(None, v.encode()) for v in values)
-    return leader.produce(m.ProduceRequest(TP.topic, TP.partition, records, acks=-1))
+    return leader.produce(m.ProduceRequest.single(TP.topic, TP.partition, records, acks=-1)).only
 
 
 def read_all(leader: ClientApiClient) -> list[str]:

@@ -57,7 +57,7 @@ def kinds(proc: BrokerProcess, kind: str) -> list[dict[str, Any]]:
     return [e for e in proc.events() if e["kind"] == kind]
 
 
-def produce(proc: BrokerProcess, tp: TopicPartition) -> m.ProduceResponse | None:
+def produce(proc: BrokerProcess, tp: TopicPartition) -> m.PartitionProduceResult | None:
     """One acks=1 record to `proc`; None when the broker did not answer."""
     port = proc.port()
     if port is None:
@@ -65,7 +65,9 @@ def produce(proc: BrokerProcess, tp: TopicPartition) -> m.ProduceResponse | None
     record = m.ProducedRecord(None, b"v")
     try:
         with ClientApiClient(f"127.0.0.1:{port}", timeout_s=5) as client:
-            return client.produce(m.ProduceRequest(tp.topic, tp.partition, (record,), 1))
+            return client.produce(
+                m.ProduceRequest.single(tp.topic, tp.partition, (record,), 1)
+            ).only
     except Exception:  # the broker halted meanwhile
         return None
 

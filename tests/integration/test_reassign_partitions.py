@@ -147,7 +147,7 @@ class Cluster:
 
         def acked() -> bool:
             with self.client(self.leader(tp)) as c:
-                reply = c.produce(m.ProduceRequest(tp.topic, tp.partition, records, -1))
+                reply = c.produce(m.ProduceRequest.single(tp.topic, tp.partition, records, -1)).only
             return reply.error is Errors.NONE
 
         wait_until(acked, 20, f"could not produce to {tp}")

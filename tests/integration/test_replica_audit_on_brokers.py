@@ -86,7 +86,7 @@ class Cluster:
         with ClientApiClient(self.address(leader), 20, self.client_identity) as api:
             for i in range(count):
                 record = m.ProducedRecord(None, f"p{partition}-v{i}".encode())
-                reply = api.produce(m.ProduceRequest(TOPIC, partition, (record,), -1))
+                reply = api.produce(m.ProduceRequest.single(TOPIC, partition, (record,), -1)).only
                 assert reply.error is Errors.NONE, reply
 
     def audit(self) -> list[ReplicaReport]:

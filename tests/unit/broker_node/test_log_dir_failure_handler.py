@@ -49,9 +49,9 @@ def replicas(tmp_path: Path) -> Iterator[ReplicaManager]:
     manager.shutdown()
 
 
-def produce(replicas: ReplicaManager, tp: TopicPartition) -> m.ProduceResponse:
-    request = m.ProduceRequest(tp.topic, tp.partition, (m.ProducedRecord(None, b"v"),), 1)
-    return replicas.produce(request).result(timeout=5)
+def produce(replicas: ReplicaManager, tp: TopicPartition) -> m.PartitionProduceResult:
+    request = m.ProduceRequest.single(tp.topic, tp.partition, (m.ProducedRecord(None, b"v"),), 1)
+    return replicas.produce(request).result(timeout=5).only
 
 
 def fetch_error(replicas: ReplicaManager, tp: TopicPartition) -> Errors:

@@ -4,6 +4,7 @@ timeout, or at shutdown, exactly once. A scripted judge stands in for the partit
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -40,7 +41,7 @@ def purgatory() -> Iterator[ProducePurgatory]:
 
 def test_an_undecided_request_parks_without_an_answer(purgatory: ProducePurgatory) -> None:
     judge = Judge()
-    future = purgatory.park(TP, judge, 0, 9, 1, 30.0)
+    future = purgatory.park(TP, judge, 0, 9, 1, time.monotonic() + 30.0)
     assert not future.done()
     assert purgatory.waiting() == 1
     assert judge.asked == [(9, 1)]
@@ -49,8 +50,8 @@ def test_an_undecided_request_parks_without_an_answer(purgatory: ProducePurgator
 def test_only_partitions_with_a_parked_request_are_named(purgatory: ProducePurgatory) -> None:
     judge = Judge()
     assert purgatory.parked_partitions() == set()
-    purgatory.park(TP, judge, 0, 9, 1, 30.0)
-    purgatory.park(TP, judge, 10, 19, 1, 30.0)
+    purgatory.park(TP, judge, 0, 9, 1, time.monotonic() + 30.0)
+    purgatory.park(TP, judge, 10, 19, 1, time.monotonic() + 30.0)
     assert purgatory.parked_partitions() == {TP}
     judge.outcome = Errors.NONE
     purgatory.check(TP, judge)
@@ -61,27 +62,29 @@ def test_a_check_after_the_isr_caught_up_answers_with_the_offsets(
     purgatory: ProducePurgatory,
 ) -> None:
     judge = Judge()
-    future = purgatory.park(TP, judge, 0, 9, 1, 30.0)
+    future = purgatory.park(TP, judge, 0, 9, 1, time.monotonic() + 30.0)
     purgatory.check(OTHER, judge)  # another partition's progress decides nothing here
     assert not future.done()
     judge.outcome = Errors.NONE
     purgatory.check(TP, judge)
-    assert future.result(0) == m.ProduceResponse(Errors.NONE, 0, 9)
+    assert future.result(0) == m.PartitionProduceResult(TP.topic, TP.partition, Errors.NONE, 0, 9)
     assert purgatory.waiting() == 0
 
 
 def test_a_request_decided_at_parking_is_answered_at_once(purgatory: ProducePurgatory) -> None:
     judge = Judge()
     judge.outcome = Errors.NOT_LEADER_OR_FOLLOWER
-    future = purgatory.park(TP, judge, 3, 4, 2, 30.0)
-    assert future.result(0) == m.ProduceResponse(Errors.NOT_LEADER_OR_FOLLOWER, 3, 4)
+    future = purgatory.park(TP, judge, 3, 4, 2, time.monotonic() + 30.0)
+    assert future.result(0) == m.PartitionProduceResult(
+        TP.topic, TP.partition, Errors.NOT_LEADER_OR_FOLLOWER, 3, 4
+    )
     assert purgatory.waiting() == 0
 
 
 def test_the_timer_answers_request_timed_out(purgatory: ProducePurgatory) -> None:
     judge = Judge()
-    late = purgatory.park(TP, judge, 0, 0, 1, 30.0)
-    soon = purgatory.park(TP, judge, 1, 1, 1, 0.05)
+    late = purgatory.park(TP, judge, 0, 0, 1, time.monotonic() + 30.0)
+    soon = purgatory.park(TP, judge, 1, 1, 1, time.monotonic() + 0.05)
     assert soon.result(5).error is Errors.REQUEST_TIMED_OUT
     assert not late.done()
     judge.outcome = Errors.NONE
@@ -91,7 +94,7 @@ def test_the_timer_answers_request_timed_out(purgatory: ProducePurgatory) -> Non
 
 def test_each_request_is_answered_once(purgatory: ProducePurgatory) -> None:
     judge = Judge()
-    future = purgatory.park(TP, judge, 0, 0, 1, 0.05)
+    future = purgatory.park(TP, judge, 0, 0, 1, time.monotonic() + 0.05)
     wait_until(future.done, 5, "the timer never answered")
     judge.outcome = Errors.NONE
     purgatory.check(TP, judge)  # a late check finds nothing to answer
@@ -101,8 +104,8 @@ def test_each_request_is_answered_once(purgatory: ProducePurgatory) -> None:
 def test_shutdown_answers_every_parked_request() -> None:
     purgatory = ProducePurgatory()
     purgatory.start()
-    futures = [purgatory.park(TP, Judge(), i, i, 1, 30.0) for i in range(3)]
+    futures = [purgatory.park(TP, Judge(), i, i, 1, time.monotonic() + 30.0) for i in range(3)]
     purgatory.shutdown()
     assert [f.result(0).error for f in futures] == [Errors.NOT_LEADER_OR_FOLLOWER] * 3
-    after = purgatory.park(TP, Judge(), 5, 5, 1, 30.0)
+    after = purgatory.park(TP, Judge(), 5, 5, 1, time.monotonic() + 30.0)
     assert after.result(0).error is Errors.NOT_LEADER_OR_FOLLOWER

@@ -91,7 +91,9 @@ def test_a_woken_session_fetch_reads_only_the_partition_that_changed(
         wait_until(lambda: len(reads) >= PARTITIONS, 10, "the fetch never read its session")
         assert not reply.done()  # nothing changed: it waits
         record = (m.ProducedRecord(None, b"v"),)
-        produced = replicas.produce(m.ProduceRequest("orders", 7, record, acks=1)).result(10)
+        produced = (
+            replicas.produce(m.ProduceRequest.single("orders", 7, record, acks=1)).result(10).only
+        )
         assert produced.error is Errors.NONE
         answer = reply.result(10)
     assert [p.topic_partition for p in answer.partitions] == [TPS[7]]
@@ -122,9 +124,9 @@ def test_a_session_fetch_reads_only_what_changed_on_either_side(
     fetch(2)
     assert reads == []  # nothing changed on either side
     record = (m.ProducedRecord(None, b"v"),)
-    assert replicas.produce(m.ProduceRequest("orders", 7, record, acks=1)).result(10).error is (
-        Errors.NONE
-    )
+    assert replicas.produce(m.ProduceRequest.single("orders", 7, record, acks=1)).result(
+        10
+    ).only.error is (Errors.NONE)
     answer = fetch(3)
     assert reads == [TPS[7]]
     assert [p.topic_partition for p in answer.partitions] == [TPS[7]]
@@ -164,7 +166,7 @@ def test_a_follower_whose_session_skips_an_idle_partition_stays_in_sync(
             epoch += 1
         assert reads == TPS  # only the first pass read the partitions
         record = (m.ProducedRecord(None, b"v"),)
-        manager.produce(m.ProduceRequest("orders", 7, record, acks=1)).result(10)
+        manager.produce(m.ProduceRequest.single("orders", 7, record, acks=1)).result(10)
         manager.expire_isr_round()
         partition = manager.partition(TPS[7])
         assert partition is not None
@@ -203,7 +205,9 @@ def test_a_parked_fetch_holds_no_thread_and_is_answered_by_an_append_on_its_loop
         reply = asyncio.ensure_future(replicas.fetch_async(waiting))
         await asyncio.sleep(0)  # it finds nothing changed and parks
         assert not reply.done()
-        produced = replicas.produce(m.ProduceRequest("orders", 7, record, acks=1)).result(0)
+        produced = (
+            replicas.produce(m.ProduceRequest.single("orders", 7, record, acks=1)).result(0).only
+        )
         assert produced.error is Errors.NONE
         return await asyncio.wait_for(reply, 10)
 

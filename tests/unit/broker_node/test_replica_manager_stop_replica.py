@@ -85,7 +85,9 @@ def test_an_isr_expiration_round_shrinks_a_lagging_isr_and_answers_what_was_park
         store.put_state(TP, LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 1, (1, 2), 0), 1), 0)
         replicas.become_leader_or_follower([state], [])
         record = m.ProducedRecord(None, b"v")
-        answer = replicas.produce(m.ProduceRequest(TP.topic, TP.partition, (record,), -1, 30_000))
+        answer = replicas.produce(
+            m.ProduceRequest.single(TP.topic, TP.partition, (record,), -1, 30_000)
+        )
         assert not answer.done()
         assert replicas.purgatory.parked_partitions() == {TP}
 
@@ -94,7 +96,7 @@ def test_an_isr_expiration_round_shrinks_a_lagging_isr_and_answers_what_was_park
             return answer.done()
 
         wait_until(shrunk, 10.0, "the ISR shrank and the Produce was answered")
-        assert answer.result().error is Errors.NONE
+        assert answer.result().only.error is Errors.NONE
         written = store.state(TP)
         assert written is not None
         assert written.leader_and_isr.isr == (1,)

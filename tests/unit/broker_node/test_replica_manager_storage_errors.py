@@ -55,8 +55,10 @@ def test_an_append_the_log_refuses_is_answered_kafka_storage_error(tmp_path: Pat
     partition = replicas.partition(GOOD)
     assert partition is not None
     partition.log.close()
-    reply = replicas.produce(
-        m.ProduceRequest("orders", 0, (m.ProducedRecord(None, b"v"),), 1)
-    ).result(timeout=5)
+    reply = (
+        replicas.produce(m.ProduceRequest.single("orders", 0, (m.ProducedRecord(None, b"v"),), 1))
+        .result(timeout=5)
+        .only
+    )
     assert reply.error is Errors.KAFKA_STORAGE_ERROR
     assert reply.base_offset == -1

@@ -40,7 +40,7 @@ CALLS: list[tuple[str, str, object]] = [
     ("control", "controlled_shutdown", m.ControlledShutdownRequest(1, 1)),
     ("control", "elect_leaders", m.ElectLeadersRequest(0)),
     ("client", "metadata", m.MetadataRequest(("orders",))),
-    ("client", "produce", m.ProduceRequest("orders", 0, ())),
+    ("client", "produce", m.ProduceRequest.single("orders", 0, ())),
     (
         "client",
         "offsets_for_leader_epoch",
@@ -64,7 +64,7 @@ def test_an_exception_in_a_handler_is_answered_and_recorded(
     )
     answer = getattr(wrapped, method)(request_)
 
-    if isinstance(answer, m.OffsetsForLeaderEpochResponse):
+    if isinstance(answer, m.OffsetsForLeaderEpochResponse | m.ProduceResponse):
         assert [p.error for p in answer.partitions] == [Errors.UNKNOWN_SERVER_ERROR]
     elif isinstance(answer, m.ReplicaAuditResponse):
         assert answer == m.ReplicaAuditResponse(-1)  # no broker, no replica
@@ -87,8 +87,11 @@ def test_an_event_log_that_fails_too_still_gets_an_answer() -> None:
             raise OSError("disk full")
 
     guard = RequestGuard(BrokenLog())
-    answer = guard.run("Produce", lambda: 1 / 0, lambda e: m.ProduceResponse(e))
-    assert answer == m.ProduceResponse(Errors.UNKNOWN_SERVER_ERROR)
+    request = m.ProduceRequest.single("t", 0, ())
+    answer = guard.run("Produce", lambda: 1 / 0, lambda e: m.ProduceResponse.refused(request, e))
+    assert answer == m.ProduceResponse(
+        (m.PartitionProduceResult("t", 0, Errors.UNKNOWN_SERVER_ERROR),)
+    )
 
 
 def test_the_fallback_of_stop_replica_is_a_request_level_error() -> None:

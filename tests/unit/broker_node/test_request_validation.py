@@ -254,7 +254,8 @@ def test_elect_leaders(
 
 # -- data plane ----------------------------------------------------------------------------
 
-PRODUCE = m.ProduceRequest("orders", 0, (RECORD,), acks=-1, timeout_ms=1000)
+PRODUCE = m.ProduceRequest.single("orders", 0, (RECORD,), acks=-1, timeout_ms=1000)
+ENTRY = PRODUCE.partitions[0]
 
 
 @pytest.mark.parametrize(
@@ -266,20 +267,48 @@ PRODUCE = m.ProduceRequest("orders", 0, (RECORD,), acks=-1, timeout_ms=1000)
         ({"acks": -2}, E.INVALID_REQUIRED_ACKS),
         ({"timeout_ms": -1}, E.INVALID_REQUEST),
         ({"timeout_ms": limits.MAX_TIMEOUT_MS + 1}, E.INVALID_REQUEST),
-        ({"topic": ""}, E.INVALID_TOPIC_EXCEPTION),
-        ({"partition": -1}, E.UNKNOWN_TOPIC_OR_PARTITION),
-        ({"records": ()}, E.INVALID_REQUEST),
-        ({"records": (replace(RECORD, timestamp_ms=-1),)}, E.NONE),
-        ({"records": (replace(RECORD, timestamp_ms=-2),)}, E.INVALID_TIMESTAMP),
+        ({"partitions": ()}, E.INVALID_REQUEST),
     ],
 )
 def test_produce(fields: dict[str, Any], error: Errors) -> None:
     assert cv.produce(replace(PRODUCE, **fields)).error is error
 
 
+@pytest.mark.parametrize(
+    ("fields", "error"),
+    [
+        ({}, None),
+        ({"topic": ""}, E.INVALID_TOPIC_EXCEPTION),
+        ({"partition": -1}, E.UNKNOWN_TOPIC_OR_PARTITION),
+        ({"records": ()}, E.INVALID_REQUEST),
+        ({"records": (replace(RECORD, timestamp_ms=-1),)}, None),
+        ({"records": (replace(RECORD, timestamp_ms=-2),)}, E.INVALID_TIMESTAMP),
+    ],
+)
+def test_a_produce_partition_is_refused_alone(fields: dict[str, Any], error: Errors | None) -> None:
+    good = m.PartitionRecords("orders", 1, (RECORD,))
+    verdict = cv.produce(replace(PRODUCE, partitions=(replace(ENTRY, **fields), good)))
+    assert verdict.error is E.NONE
+    assert entry_error(verdict) is error
+
+
+def test_a_partition_named_twice_is_refused_in_every_entry() -> None:
+    verdict = cv.produce(replace(PRODUCE, partitions=(ENTRY, ENTRY)))
+    assert verdict.error is E.NONE
+    assert verdict.invalid == {TopicPartition("orders", 0): E.INVALID_REQUEST}
+    assert cv.named_twice(replace(PRODUCE, partitions=(ENTRY, ENTRY))) == {ENTRY.topic_partition}
+
+
+def test_produce_over_the_partition_bound_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(limits, "MAX_PARTITIONS_PER_REQUEST", 2)
+    many = tuple(replace(ENTRY, partition=p) for p in range(3))
+    assert cv.produce(replace(PRODUCE, partitions=many)).error is E.INVALID_REQUEST
+
+
 def test_produce_over_the_record_bound_is_too_large(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(limits, "MAX_RECORDS_PER_PRODUCE", 2)
-    assert cv.produce(replace(PRODUCE, records=(RECORD,) * 3)).error is E.RECORD_LIST_TOO_LARGE
+    verdict = cv.produce(replace(PRODUCE, partitions=(replace(ENTRY, records=(RECORD,) * 3),)))
+    assert entry_error(verdict) is E.RECORD_LIST_TOO_LARGE
 
 
 @pytest.mark.parametrize(

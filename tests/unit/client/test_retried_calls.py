@@ -12,6 +12,7 @@ from client import (
     Client,
     ControlLike,
     FetchFailed,
+    Produced,
     ProduceFailed,
     TransportError,
 )
@@ -64,6 +65,39 @@ def test_produce_follows_a_leader_move(client: Client, brokers: FakeBrokers) -> 
     produced = client.produce("t", 0, _records("a"))
     assert produced.attempt_errors == ("NOT_LEADER_OR_FOLLOWER",)
     assert (REACHABLE[3], "produce") in brokers.calls
+
+
+def _batch(partition: int, *values: str) -> m.PartitionRecords:
+    return m.PartitionRecords("t", partition, tuple(_records(*values)))
+
+
+def test_batches_for_one_leader_go_in_one_request(client: Client, brokers: FakeBrokers) -> None:
+    results = client.produce_batches([_batch(1, "x"), _batch(0, "a", "b")], acks=1)
+    assert results == [Produced(0, 0), Produced(0, 1)]
+    assert [c for c in brokers.calls if c[1] == "produce"] == [(REACHABLE[1], "produce")]
+    assert (brokers.values(0), brokers.values(1)) == (["a", "b"], ["x"])
+
+
+def test_only_the_partitions_that_failed_are_sent_again(
+    client: Client, brokers: FakeBrokers
+) -> None:
+    client.refresh()
+    brokers.move_leader(1, 3)  # the client still thinks broker 1 leads it
+    results = client.produce_batches([_batch(0, "a"), _batch(1, "x"), _batch(7, "z")])
+    assert results[:2] == [Produced(0, 0), Produced(0, 0, ("NOT_LEADER_OR_FOLLOWER",))]
+    assert isinstance(results[2], ProduceFailed)
+    assert results[2].attempt_errors == ("UNKNOWN_TOPIC_OR_PARTITION",) * 4
+    assert (brokers.values(0), brokers.values(1)) == (["a"], ["x"])
+    assert (REACHABLE[3], "produce") in brokers.calls
+
+
+def test_a_transport_failure_retries_every_partition_of_its_request(
+    client: Client, brokers: FakeBrokers
+) -> None:
+    brokers.inject(REACHABLE[1], ProduceFault(transport=True))
+    results = client.produce_batches([_batch(0, "a"), _batch(1, "x")])
+    retried = ("transport:DEADLINE_EXCEEDED",)
+    assert results == [Produced(0, 0, retried), Produced(0, 0, retried)]
 
 
 def test_a_final_error_is_not_retried(client: Client, brokers: FakeBrokers) -> None:

@@ -93,7 +93,7 @@ def test_an_answer_later_than_the_deadline_is_deadline_exceeded(
 
 def test_a_crashing_handler_is_a_failure_of_the_peer(served: tuple[_Broker, str]) -> None:
     _, address = served
-    request = m.ProduceRequest("t", 0, ())
+    request = m.ProduceRequest.single("t", 0, ())
     with ClientApiClient(address, timeout_s=5.0) as client, pytest.raises(RpcFailed) as err:
         client.produce(request)
     assert err.value.status == "UNKNOWN"
@@ -102,9 +102,11 @@ def test_a_crashing_handler_is_a_failure_of_the_peer(served: tuple[_Broker, str]
 def test_acks_0_returns_without_waiting_for_the_answer(served: tuple[_Broker, str]) -> None:
     """The handler crashes, but an acks=0 producer never learns it: nothing is awaited."""
     _, address = served
-    request = m.ProduceRequest("t", 0, (), acks=0)
+    request = m.ProduceRequest.single("t", 0, (), acks=0)
     with ClientApiClient(address, timeout_s=5.0) as client:
-        assert client.produce(request) == m.ProduceResponse(Errors.NONE, -1, -1)
+        assert client.produce(request) == m.ProduceResponse(
+            (m.PartitionProduceResult("t", 0, Errors.NONE, -1, -1),)
+        )
 
 
 def test_a_closed_channel_refuses_calls_without_sending(served: tuple[_Broker, str]) -> None:

@@ -313,6 +313,43 @@ def test_any_produce_request_survives_the_wire(request: m.ProduceRequest) -> Non
     assert back == request
 
 
+produce_results = st.builds(
+    m.PartitionProduceResult,
+    topic=rt.topics,
+    partition=rt.partitions,
+    error=st.sampled_from(list(Errors)),
+    base_offset=rt.offsets,
+    last_offset=rt.offsets,
+    error_message=st.text(max_size=8),
+)
+
+
+@PROPERTY
+@given(results=st.lists(produce_results, max_size=5))
+def test_any_produce_response_survives_the_wire(results: list[m.PartitionProduceResult]) -> None:
+    """Every partition's result, in order, even when a topic comes back after another."""
+    response = m.ProduceResponse(tuple(results))
+    back = through_bytes(
+        response, wire.produce_response_to_pb, pb.ProduceResponse, wire.produce_response_from_pb
+    )
+    assert back == response
+
+
+def test_a_produce_request_names_each_run_of_a_topic_once() -> None:
+    """Kafka's shape: consecutive partitions of one topic share a topic entry."""
+    record = (m.ProducedRecord(b"k", b"v", 7),)
+    request = m.ProduceRequest(
+        tuple(m.PartitionRecords(t, p, record) for t, p in (("a", 0), ("a", 1), ("b", 0), ("a", 2)))
+    )
+    out = wire.produce_request_to_pb(request)
+    assert [(t.topic, [p.partition for p in t.partitions]) for t in out.topics] == [
+        ("a", [0, 1]),
+        ("b", [0]),
+        ("a", [2]),
+    ]
+    assert wire.produce_request_from_pb(out) == request
+
+
 @PROPERTY
 @given(request=rt.fetch_requests, encoded=st.booleans())
 def test_any_fetch_request_survives_the_wire(request: m.FetchRequest, encoded: bool) -> None:

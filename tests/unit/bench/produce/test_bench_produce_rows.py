@@ -1,4 +1,4 @@
-"""The produce benchmark's rows, built from figures as its measures return them: batches
+"""The produce benchmark's rows, built from figures as its measures return them: requests
 against Metadata RPCs and latency against one round trip. Pure; no process is started."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def _phase(key: str, threads: int, ok: int, units: int, p50_s: float) -> Phase:
     return Phase(key, key, load, cpu, {})
 
 
-def test_produce_rows_compare_batches_with_rpcs_and_latency_with_one_round_trip(
+def test_produce_rows_compare_requests_with_rpcs_and_latency_with_one_round_trip(
     tmp_path: Path,
 ) -> None:
     settings = parse_command(COMMAND, ["--quick", "--out", str(tmp_path)])
@@ -42,7 +42,7 @@ def test_produce_rows_compare_batches_with_rpcs_and_latency_with_one_round_trip(
     ]
     acks_all = rows["produce_acks_all"]
     assert acks_all.kind is Figure.PER_SECOND
-    assert (acks_all.figure, acks_all.floor) == (100.0, 2000.0)  # batches/s, RPC/s
+    assert (acks_all.figure, acks_all.floor) == (100.0, 2000.0)  # requests/s, RPC/s
     assert acks_all.ratio == pytest.approx(0.05)
     assert acks_all.extra["records_per_second"] == 10_000.0
     assert acks_all.partitions == 3

@@ -85,8 +85,8 @@ def _ops(client: Producer | Consumer) -> RecordingHistory:
 
 @pytest.mark.parametrize("error", list(Errors))
 def test_every_error_code_is_classified(error: Errors) -> None:
-    without_offset = classify_produce(m.ProduceResponse(error))
-    with_offset = classify_produce(m.ProduceResponse(error, 4, 5))
+    without_offset = classify_produce(m.PartitionProduceResult("t", 0, error))
+    with_offset = classify_produce(m.PartitionProduceResult("t", 0, error, 4, 5))
     if error is Errors.NONE:
         assert without_offset.kind is with_offset.kind is AttemptKind.ACKED
         assert with_offset.base_offset == 4
@@ -100,7 +100,7 @@ def test_every_error_code_is_classified(error: Errors) -> None:
 
 def test_not_enough_replicas_after_append_and_timeouts_are_unknown() -> None:
     for error in (Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND, Errors.REQUEST_TIMED_OUT):
-        assert classify_produce(m.ProduceResponse(error)).kind is AttemptKind.UNKNOWN
+        assert classify_produce(m.PartitionProduceResult("t", 0, error)).kind is AttemptKind.UNKNOWN
 
 
 # -- producer ----------------------------------------------------------------------------

@@ -31,8 +31,12 @@ class LyingBrokers(FakeBrokers):
     def produce(self, address: str, request: m.ProduceRequest) -> m.ProduceResponse:
         self._produces += 1
         if self._produces % 3 == 0:
-            offset = len(self.logs[request.partition]) + 1000
-            return m.ProduceResponse(Errors.NONE, offset, offset + len(request.records) - 1)
+            (entry,) = request.partitions
+            offset = len(self.logs[entry.partition]) + 1000
+            last = offset + len(entry.records) - 1
+            return m.ProduceResponse(
+                (m.PartitionProduceResult(entry.topic, entry.partition, Errors.NONE, offset, last),)
+            )
         return super().produce(address, request)
 
 
