@@ -66,8 +66,20 @@ class Event:
         return cls(node, line, ts, kind, fields)
 
     def __hash__(self) -> int:
-        """By place: a node's line holds one event (the fields are a dict, not hashable)."""
-        return hash((self.node, self.line, self.ts, self.kind))
+        """By place: a node's line holds one event, or a round's facts, one per partition
+        (the fields are a dict, not hashable, so the partition is taken from them: a round
+        of 100,000 facts must not share one hash)."""
+        topic, partition = self.fields.get("topic"), self.fields.get("partition")
+        return hash(
+            (
+                self.node,
+                self.line,
+                self.ts,
+                self.kind,
+                topic if isinstance(topic, str) else None,
+                partition if isinstance(partition, int) else None,
+            )
+        )
 
     def decoded(self) -> eventlog.Event | None:
         """The line as its kind's event type (`eventlog.decode`), or None when it is not

@@ -150,6 +150,11 @@ def test_the_reader_gives_each_fact_its_rounds_line(tmp_path: Path) -> None:
     logs = load_events(_run_dir(tmp_path, columns=True))
     facts = [(e.line, e.kind, e.fields["partition"]) for e in logs["broker2"][2:]]
     assert facts == [(3, "leader_elected", 0), (3, "leader_elected", 1), (4, "isr_changed", 1)]
+    # one line, one time, one kind: the facts still hash apart (a set of a round's 100,000
+    # facts must not compare each with every other)
+    first, second = logs["broker2"][2:4]
+    assert hash(first) != hash(second)
+    assert len({first, second}) == 2
 
 
 def test_a_round_whose_columns_do_not_match_is_refused_with_file_and_line(
