@@ -12,7 +12,8 @@ leader in the context's state, since a leader may have grown the ISR since. Part
 the context does not know are read at once. A state znode of a newer controller fails
 only its partition, and so does a ZooKeeper error (of a read or a write, kazoo's
 `ConnectionLoss` or `NoAuthError` for example): those partitions keep their state, each
-with a `leader_election_failed` naming the error, and the requests for the others are
+with a `leader_election_failed` naming the error (a round's elections and failures are
+written as one event each, `controller.round_events`), and the requests for the others are
 still sent, as Kafka's `doElectLeaderForPartitions` does; the next election retries them.
 `ControllerMovedError` (the fenced write's failed epoch check) propagates: the caller
 resigns. The election each strategy runs is
@@ -37,13 +38,12 @@ from controller.election_strategies import (
 )
 from controller.leader_election import ElectionResult
 from controller.request_batch import LeaderAndIsrEntry, RequestBatch
+from controller.round_events import ElectionRound
 from controller.states import PartitionState, written_by_newer_controller
 from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from eventlog import (
     EventLog,
     InvalidStateTransition,
-    LeaderElected,
-    LeaderElectionFailed,
     MalformedZnode,
     PartitionStateChange,
 )
@@ -223,12 +223,21 @@ class PartitionStateMachine:
     def _initialize_leader_and_isr(
         self, partitions: list[TopicPartition]
     ) -> dict[TopicPartition, StateChangeResult]:
+        events = ElectionRound(self._events, self._ctx.epoch, "initial")
+        try:
+            return self._initialize(partitions, events)
+        finally:
+            events.emit()
+
+    def _initialize(
+        self, partitions: list[TopicPartition], events: ElectionRound
+    ) -> dict[TopicPartition, StateChangeResult]:
         results: dict[TopicPartition, StateChangeResult] = {}
         states: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
         for tp in partitions:
             live = tuple(r for r in self._ctx.replicas(tp) if self._ctx.is_replica_online(r, tp=tp))
             if not live:
-                results[tp] = self._failed(tp, "no live replica to lead a new partition")
+                results[tp] = events.failed(tp, "no live replica to lead a new partition")
                 continue
             states[tp] = LeaderIsrAndControllerEpoch(
                 LeaderAndIsr(live[0], 0, live, 0), self._ctx.epoch
@@ -241,30 +250,44 @@ class PartitionStateMachine:
             if self._batch.aborts_on_zk_error:
                 raise
             written = dict.fromkeys(states, exc)
-        with self._events.together():  # one write for the events of every new partition
-            for tp, outcome in written.items():
-                if isinstance(outcome, Exception):
-                    reason = (
-                        "state znode already exists"
-                        if isinstance(outcome, NodeExistsError)
-                        else f"{type(outcome).__name__}"
-                    )
-                    results[tp] = self._failed(tp, reason)
-                    continue
-                state = states[tp]
-                self._ctx.set_leadership(tp, state)
-                lai = state.leader_and_isr
-                self._batch.add_leader_and_isr(
-                    lai.isr, tp, state, self._ctx.assignment(tp), is_new=True
+        for tp, outcome in written.items():
+            if isinstance(outcome, Exception):
+                reason = (
+                    "state znode already exists"
+                    if isinstance(outcome, NodeExistsError)
+                    else f"{type(outcome).__name__}"
                 )
-                self._elected(tp, lai, "initial", unclean=False)
-                results[tp] = lai
+                results[tp] = events.failed(tp, reason)
+                continue
+            state = states[tp]
+            self._ctx.set_leadership(tp, state)
+            lai = state.leader_and_isr
+            self._batch.add_leader_and_isr(
+                lai.isr, tp, state, self._ctx.assignment(tp), is_new=True
+            )
+            events.elected(tp, lai, unclean=False)
+            results[tp] = lai
         return results
 
     def _elect_leaders(
         self, partitions: list[TopicPartition], strategy: ElectionStrategy
     ) -> dict[TopicPartition, StateChangeResult]:
         started = time.monotonic()
+        events = ElectionRound(self._events, self._ctx.epoch, strategy_name(strategy))
+        try:
+            results, unclean_count = self._elect(partitions, strategy, events)
+        finally:
+            events.emit()
+        self._stats.on_election(time.monotonic() - started)
+        if unclean_count:
+            self._stats.on_unclean(unclean_count)
+        return results
+
+    def _elect(
+        self, partitions: list[TopicPartition], strategy: ElectionStrategy, events: ElectionRound
+    ) -> tuple[dict[TopicPartition, StateChangeResult], int]:
+        """The elections of `_elect_leaders`, each pipelined write's events emitted when its
+        outcomes are recorded; the results and how many were unclean."""
         results: dict[TopicPartition, StateChangeResult] = {}
         remaining = list(partitions)
         unclean_count = 0
@@ -275,8 +298,7 @@ class PartitionStateMachine:
             except KazooException as exc:  # the partitions of this call fail alone (Kafka)
                 if self._batch.aborts_on_zk_error:
                     raise
-                with self._events.together():
-                    results.update({tp: self._failed(tp, type(exc).__name__) for tp in remaining})
+                results.update({tp: events.failed(tp, type(exc).__name__) for tp in remaining})
                 break
             trusted, first_round = first_round, False
             decided: dict[TopicPartition, tuple[LeaderIsrAndControllerEpoch, ElectionResult]] = {}
@@ -286,11 +308,11 @@ class PartitionStateMachine:
                 current = reads.found.get(tp)
                 if tp in reads.malformed:
                     self._malformed(reads.malformed[tp].path, reads.malformed[tp].reason)
-                    results[tp] = self._failed(tp, "state znode does not decode")
+                    results[tp] = events.failed(tp, "state znode does not decode")
                 elif current is None:
-                    results[tp] = self._failed(tp, "state znode is missing")
+                    results[tp] = events.failed(tp, "state znode is missing")
                 elif current.controller_epoch > self._ctx.epoch:
-                    results[tp] = self._failed(
+                    results[tp] = events.failed(
                         tp, written_by_newer_controller(current.controller_epoch, self._ctx.epoch)
                     )
                 else:
@@ -302,7 +324,7 @@ class PartitionStateMachine:
                 if election.leader_and_isr is None and trusted:
                     recheck.append(tp)  # the context may lag a leader's ISR change
                 elif election.leader_and_isr is None:
-                    results[tp] = self._failed(
+                    results[tp] = events.failed(
                         tp, f"no eligible leader ({strategy_name(strategy)})"
                     )
                 else:
@@ -323,67 +345,27 @@ class PartitionStateMachine:
             remaining = recheck
             stored_states: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
             told: list[LeaderAndIsrEntry] = []
-            name = strategy_name(strategy)
-            with self._events.together():  # one write for the round's events
-                for tp, outcome in written.items():
-                    state, election = decided[tp]
-                    if isinstance(outcome, BadVersionError):
-                        remaining.append(tp)  # re-read and re-decide
-                    elif isinstance(outcome, NoNodeError):
-                        results[tp] = self._failed(tp, "state znode is missing")
-                    elif isinstance(outcome, Exception):
-                        results[tp] = self._failed(tp, type(outcome).__name__)
-                    else:
-                        lai = state.leader_and_isr
-                        lai = LeaderAndIsr(lai.leader, lai.leader_epoch, lai.isr, int(outcome))
-                        stored = LeaderIsrAndControllerEpoch(lai, state.controller_epoch)
-                        stored_states[tp] = stored
-                        told.append((election.recipients, tp, stored, self._ctx.assignment(tp)))
-                        self._elected(tp, lai, name, election.unclean, committed_zxid(outcome))
-                        unclean_count += int(election.unclean)
-                        results[tp] = lai
+            for tp, outcome in written.items():
+                state, election = decided[tp]
+                if isinstance(outcome, BadVersionError):
+                    remaining.append(tp)  # re-read and re-decide
+                elif isinstance(outcome, NoNodeError):
+                    results[tp] = events.failed(tp, "state znode is missing")
+                elif isinstance(outcome, Exception):
+                    results[tp] = events.failed(tp, type(outcome).__name__)
+                else:
+                    lai = state.leader_and_isr
+                    lai = LeaderAndIsr(lai.leader, lai.leader_epoch, lai.isr, int(outcome))
+                    stored = LeaderIsrAndControllerEpoch(lai, state.controller_epoch)
+                    stored_states[tp] = stored
+                    told.append((election.recipients, tp, stored, self._ctx.assignment(tp)))
+                    events.elected(tp, lai, election.unclean, committed_zxid(outcome))
+                    unclean_count += int(election.unclean)
+                    results[tp] = lai
+            events.emit()  # this write's events
             self._ctx.set_leaderships(stored_states)
             self._batch.add_leader_and_isrs(told, is_new=False)
-        self._stats.on_election(time.monotonic() - started)
-        if unclean_count:
-            self._stats.on_unclean(unclean_count)
-        return results
-
-    def _elected(
-        self,
-        tp: TopicPartition,
-        lai: LeaderAndIsr,
-        strategy: str,
-        unclean: bool,
-        zxid: int | None = None,
-    ) -> None:
-        """Log a leadership that is now in ZooKeeper, written by the transaction `zxid`
-        (None for a created state znode: a multi's create answers no Stat)."""
-        self._events.emit(
-            LeaderElected(
-                topic=tp.topic,
-                partition=tp.partition,
-                leader=lai.leader,
-                leader_epoch=lai.leader_epoch,
-                isr=list(lai.isr),
-                zk_version=lai.zk_version,
-                zxid=zxid,
-                controller_epoch=self._ctx.epoch,
-                strategy=strategy,
-                unclean=unclean,
-            ),
-        )
-
-    def _failed(self, tp: TopicPartition, reason: str) -> str:
-        self._events.emit(
-            LeaderElectionFailed(
-                topic=tp.topic,
-                partition=tp.partition,
-                reason=reason,
-                controller_epoch=self._ctx.epoch,
-            ),
-        )
-        return reason
+        return results, unclean_count
 
     def _malformed(self, path: str | None, reason: str) -> None:
         self._events.emit(MalformedZnode(path=path, reason=reason))

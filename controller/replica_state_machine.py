@@ -10,7 +10,8 @@ Partitions whose context ISR already lacks the replica are read first, as in Kaf
 reads every state first (docs/kafka-differences.md), except those whose state this
 controller wrote without the replica in the same change (`just_written`: the offline election
 just before, which left the offline replica out). A state znode written by
-a newer controller fails only its partition (`isr_shrink_failed`), and so does a ZooKeeper
+a newer controller fails only its partition (`isr_shrink_failed`, a fact of the round's
+`isr_shrinks_failed`), and so does a ZooKeeper
 error of a read or a write (Kafka's `doRemoveReplicasFromIsr`); losing the
 controllership shows as the fenced write's `ControllerMovedError`. A replica of a partition
 without leadership goes offline with an UpdateMetadata to every live broker. Bug switch
@@ -30,13 +31,12 @@ from controller.context import ControllerContext, PartitionReplica
 from controller.isr_shrinks import decide_isr_shrinks
 from controller.partition_state_machine import PartitionZk
 from controller.request_batch import LeaderAndIsrEntry, RequestBatch
+from controller.round_events import ShrinkRound
 from controller.states import ReplicaState, written_by_newer_controller
 from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from eventlog import (
     EventLog,
     InvalidStateTransition,
-    IsrChanged,
-    IsrShrinkFailed,
     MalformedZnode,
     ReplicaStateChange,
 )
@@ -226,7 +226,21 @@ class ReplicaStateMachine:
         states in one fenced write conditional on their zkVersions, and for the partitions
         that lost a race (BADVERSION: a leader changed its ISR meanwhile) read the state
         znodes from ZooKeeper (pipelined) and start over. Returns the partitions whose state
-        is now settled, with that state; the others failed, each with an event."""
+        is now settled, with that state; the others failed, each with a fact of the round's
+        events (`controller.round_events`)."""
+        events = ShrinkRound(self._events, self._ctx.epoch, broker_id)
+        try:
+            return self._shrink(broker_id, partitions, just_written, events)
+        finally:
+            events.emit()
+
+    def _shrink(
+        self,
+        broker_id: int,
+        partitions: list[TopicPartition],
+        just_written: Mapping[TopicPartition, LeaderAndIsr],
+        events: ShrinkRound,
+    ) -> dict[TopicPartition, LeaderIsrAndControllerEpoch]:
         settled: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
         remaining = list(partitions)
         try:
@@ -234,7 +248,7 @@ class ReplicaStateMachine:
         except KazooException as exc:  # the partitions of this call fail alone (Kafka)
             if self._batch.aborts_on_zk_error:
                 raise
-            reads, remaining = self._all_failed(remaining, broker_id, exc), []
+            reads, remaining = self._all_failed(remaining, events, exc), []
         while remaining:
             found = reads.found
             if reads.malformed:  # reported, not decided
@@ -242,7 +256,7 @@ class ReplicaStateMachine:
             decided = decide_isr_shrinks(
                 broker_id, remaining, found, self._ctx.epoch, self._keep_last_isr_member
             )
-            self._report_undecided(broker_id, decided.undecided, reads)
+            self._report_undecided(events, decided.undecided, reads)
             settled.update(decided.unchanged)  # nothing to shrink: keep what was read
             self._ctx.set_leaderships(decided.unchanged)
             updates = decided.writes
@@ -254,24 +268,24 @@ class ReplicaStateMachine:
                 if self._batch.aborts_on_zk_error:
                     raise
                 written = dict.fromkeys(updates, exc)
-            remaining = self._record_shrinks(broker_id, updates, written, settled)
+            remaining = self._record_shrinks(events, updates, written, settled)
+            events.emit()  # this write's events
             if remaining:
                 try:
                     reads = self._zk.get_partition_states(remaining)
                 except KazooException as exc:
                     if self._batch.aborts_on_zk_error:
                         raise
-                    reads, remaining = self._all_failed(remaining, broker_id, exc), []
+                    reads, remaining = self._all_failed(remaining, events, exc), []
         return settled
 
     def _all_failed(
-        self, partitions: list[TopicPartition], broker_id: int, error: KazooException
+        self, partitions: list[TopicPartition], events: ShrinkRound, error: KazooException
     ) -> Reads[TopicPartition, LeaderIsrAndControllerEpoch]:
-        """A ZooKeeper error failed the shrink of every one of `partitions`: an event each
+        """A ZooKeeper error failed the shrink of every one of `partitions`: each fails,
         naming the error; nothing read."""
-        with self._events.together():
-            for tp in partitions:
-                self._shrink_failed(tp, broker_id, type(error).__name__)
+        for tp in partitions:
+            events.failed(tp, type(error).__name__)
         return Reads({}, {})
 
     def _first_reads(
@@ -307,11 +321,11 @@ class ReplicaStateMachine:
 
     def _report_undecided(
         self,
-        broker_id: int,
+        events: ShrinkRound,
         partitions: list[TopicPartition],
         reads: Reads[TopicPartition, LeaderIsrAndControllerEpoch],
     ) -> None:
-        """An event for each of `partitions` whose state could not be shrunk: it does not
+        """A failure for each of `partitions` whose state could not be shrunk: it does not
         decode, is missing (unless its topic is being deleted) or a newer controller wrote
         it."""
         for tp in partitions:
@@ -319,70 +333,41 @@ class ReplicaStateMachine:
             if tp in reads.malformed:
                 error = reads.malformed[tp]
                 self._events.emit(MalformedZnode(path=error.path, reason=error.reason))
-                self._shrink_failed(tp, broker_id, "state znode does not decode")
+                events.failed(tp, "state znode does not decode")
             elif current is None:
                 if not self._ctx.is_topic_queued_for_deletion(tp.topic):
-                    self._shrink_failed(tp, broker_id, "state znode is missing")
+                    events.failed(tp, "state znode is missing")
             else:
                 reason = written_by_newer_controller(current.controller_epoch, self._ctx.epoch)
-                self._shrink_failed(tp, broker_id, reason)
+                events.failed(tp, reason)
 
     def _record_shrinks(
         self,
-        broker_id: int,
+        events: ShrinkRound,
         updates: Mapping[TopicPartition, LeaderIsrAndControllerEpoch],
         written: Mapping[TopicPartition, OpResult],
         settled: dict[TopicPartition, LeaderIsrAndControllerEpoch],
     ) -> list[TopicPartition]:
-        """Record the shrunk ISRs now in ZooKeeper (the context, an event each, `settled`)
+        """Record the shrunk ISRs now in ZooKeeper (the context, `events`, `settled`)
         and report the writes that failed; returns the partitions that lost a race
         (BADVERSION), to read and decide again."""
         epoch = self._ctx.epoch
-        emit = self._events.emit
         stored_states: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
         lost: list[TopicPartition] = []
-        with self._events.together():  # one write for the round's events
-            for tp, outcome in written.items():
-                if isinstance(outcome, BadVersionError):
-                    lost.append(tp)
-                    continue
-                if isinstance(outcome, Exception):
-                    self._shrink_failed(tp, broker_id, type(outcome).__name__)
-                    continue
-                new = updates[tp].leader_and_isr
-                zk_version = int(outcome)
-                stored_states[tp] = LeaderIsrAndControllerEpoch(
-                    LeaderAndIsr(new.leader, new.leader_epoch, new.isr, zk_version), epoch
-                )
-                emit(
-                    IsrChanged(
-                        topic=tp.topic,
-                        partition=tp.partition,
-                        reason="replica offline",
-                        by="controller",
-                        replica=broker_id,
-                        leader=new.leader,
-                        leader_epoch=new.leader_epoch,
-                        isr=list(new.isr),
-                        zk_version=zk_version,
-                        zxid=committed_zxid(outcome),
-                        controller_epoch=epoch,
-                    ),
-                )
+        for tp, outcome in written.items():
+            if isinstance(outcome, BadVersionError):
+                lost.append(tp)
+                continue
+            if isinstance(outcome, Exception):
+                events.failed(tp, type(outcome).__name__)
+                continue
+            new = updates[tp].leader_and_isr
+            stored = LeaderAndIsr(new.leader, new.leader_epoch, new.isr, int(outcome))
+            stored_states[tp] = LeaderIsrAndControllerEpoch(stored, epoch)
+            events.shrunk(tp, stored, committed_zxid(outcome))
         self._ctx.set_leaderships(stored_states)
         settled.update(stored_states)
         return lost
-
-    def _shrink_failed(self, tp: TopicPartition, broker_id: int, reason: str) -> None:
-        self._events.emit(
-            IsrShrinkFailed(
-                topic=tp.topic,
-                partition=tp.partition,
-                replica=broker_id,
-                reason=reason,
-                controller_epoch=self._ctx.epoch,
-            ),
-        )
 
     def _invalid(
         self, replica: PartitionReplica, current: ReplicaState, target: ReplicaState

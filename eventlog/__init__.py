@@ -2,10 +2,13 @@
 
 A writer builds an event type's value and hands it to `EventLog.emit`
 (`log.emit(LeaderElected(topic=..., ...))`); a reader turns a line back into the same type
-with `decode`. `EVENT_TYPES` maps each kind's name to its type.
+with `decode`. `EVENT_TYPES` maps each kind's name to its type. A round of many
+partitions is one event of columns (`LeadersElected`, ...); every reader turns it into
+its partitions' facts with `expand` (`read_events` does).
 """
 
-from eventlog.event import ABSENT, Absent, Event
+from eventlog.columns import ROUND_KINDS, expand, expand_numbered
+from eventlog.event import ABSENT, Absent, Event, RoundEvent
 from eventlog.events.broker import (
     BrokerRegistered,
     BugSwitchesOn,
@@ -55,6 +58,12 @@ from eventlog.events.replication import (
     LogUnavailable,
     TopicConfigChanged,
 )
+from eventlog.events.rounds import (
+    IsrShrinksFailed,
+    IsrsShrunk,
+    LeaderElectionsFailed,
+    LeadersElected,
+)
 from eventlog.events.state import (
     InvalidStateTransition,
     IsrShrinkFailed,
@@ -74,7 +83,7 @@ from eventlog.events.topics import (
     TopicDeletionRequested,
     TopicDeletionStarted,
 )
-from eventlog.kinds import SCHEMA_VERSION, EventKind
+from eventlog.kinds import READABLE_VERSIONS, SCHEMA_VERSION, EventKind
 from eventlog.log import (
     EventLog,
     event_log_path,
@@ -87,6 +96,8 @@ from eventlog.registry import EVENT_TYPES, EventDecodeError, decode
 __all__ = [
     "ABSENT",
     "EVENT_TYPES",
+    "READABLE_VERSIONS",
+    "ROUND_KINDS",
     "SCHEMA_VERSION",
     "Absent",
     "AlterIsrHandled",
@@ -116,10 +127,14 @@ __all__ = [
     "IsrChangePropagated",
     "IsrChanged",
     "IsrShrinkFailed",
+    "IsrShrinksFailed",
     "IsrUpdateFailed",
+    "IsrsShrunk",
     "LeaderElected",
     "LeaderElectionFailed",
+    "LeaderElectionsFailed",
     "LeaderElectionsRequested",
+    "LeadersElected",
     "LogDirEventHandled",
     "LogDirFailed",
     "LogTruncated",
@@ -140,6 +155,7 @@ __all__ = [
     "RequestFailed",
     "RequestInvalid",
     "RequestRejected",
+    "RoundEvent",
     "TlsHandshakeRefused",
     "TopicChange",
     "TopicConfigChanged",
@@ -153,6 +169,8 @@ __all__ = [
     "decode",
     "event_log_path",
     "event_record",
+    "expand",
+    "expand_numbered",
     "read_events",
     "read_numbered_events",
 ]

@@ -26,8 +26,18 @@ END = "<!-- end of the generated part -->"
 
 
 def field_docs(event_type: type[Event]) -> dict[str, str]:
-    """The text under each field of `event_type` (its attribute docstring), by field name."""
-    tree = ast.parse(inspect.getsource(event_type))
+    """The text under each field of `event_type` (its attribute docstring), by field name;
+    a field it takes from a base type (the shared columns of a round) has the base's."""
+    docs: dict[str, str] = {}
+    for declaring in reversed(event_type.__mro__):
+        if declaring.__module__.startswith("eventlog.events."):
+            docs.update(_own_field_docs(declaring))
+    return docs
+
+
+def _own_field_docs(declaring: type) -> dict[str, str]:
+    """The text under each field `declaring` itself declares."""
+    tree = ast.parse(inspect.getsource(declaring))
     body = tree.body[0].body  # type: ignore[attr-defined]
     docs: dict[str, str] = {}
     for statement, following in itertools.pairwise(body):

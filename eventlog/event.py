@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Final, Literal
 
 from eventlog.kinds import SCHEMA_VERSION
 
-__all__ = ["ABSENT", "ENVELOPE", "Absent", "Event", "EventEncoding", "encoding"]
+__all__ = ["ABSENT", "ENVELOPE", "Absent", "Event", "EventEncoding", "RoundEvent", "encoding"]
 
 
 class _Absent(enum.Enum):
@@ -50,6 +50,21 @@ class Event:
     kind: ClassVar[str]
     #: How the type is written (set by `encoding`, once per type).
     _encoding: ClassVar[EventEncoding]
+
+
+@dataclass(frozen=True, slots=True)
+class RoundEvent(Event):
+    """The facts of many partitions of one round, as columns: one event instead of one per
+    partition. Each partition's fact is an event of the type `fact`; the round's type has,
+    for each of its `columns`, a list field whose i-th item is the i-th partition's value
+    of the fact's field the column names, and its other fields hold what every partition
+    of the round shares (named as the fact's fields). Readers see the facts, never the
+    round: `eventlog.columns.expand`."""
+
+    #: The type of each partition's fact.
+    fact: ClassVar[type[Event]]
+    #: Each column field's name -> the name of the fact's field its items are.
+    columns: ClassVar[dict[str, str]]
 
 
 class EventEncoding:

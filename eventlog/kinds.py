@@ -1,11 +1,15 @@
-"""The kinds of structured events, schema version 1 (docs/events.md). Any thread."""
+"""The kinds of structured events, schema version 2 (docs/events.md). Any thread."""
 
 from __future__ import annotations
 
 from enum import StrEnum
 
 #: Bumped whenever a kind's fields change incompatibly; written into every line as `v`.
-SCHEMA_VERSION = 1
+#: Version 2 writes the controller's per-partition facts of a round as one event of
+#: columns (`eventlog.events.rounds`).
+SCHEMA_VERSION = 2
+#: The versions a reader takes: a version 1 log holds the same facts one event each.
+READABLE_VERSIONS = frozenset({1, 2})
 
 
 class EventKind(StrEnum):
@@ -68,3 +72,7 @@ class EventKind(StrEnum):
     PARTITIONS_ADDED = "partitions_added"
     TLS_HANDSHAKE_REFUSED = "tls_handshake_refused"
     UNAUTHORIZED_REQUEST = "unauthorized_request"
+    LEADERS_ELECTED = "leaders_elected"
+    LEADER_ELECTIONS_FAILED = "leader_elections_failed"
+    ISRS_SHRUNK = "isrs_shrunk"
+    ISR_SHRINKS_FAILED = "isr_shrinks_failed"

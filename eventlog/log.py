@@ -23,8 +23,9 @@ from typing import Any
 
 import orjson
 
+from eventlog.columns import expand_numbered
 from eventlog.event import Event
-from eventlog.jsonlines import JsonLinesWriter, numbered_json_lines, read_json_lines
+from eventlog.jsonlines import JsonLinesWriter, numbered_json_lines
 
 
 def event_log_path(run_dir: Path, node: str) -> Path:
@@ -117,13 +118,16 @@ class EventLog:
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:
-    """All complete events of one log file (a torn last line is ignored)."""
-    return [value for _, value in read_json_lines(path) if isinstance(value, dict)]
+    """All complete events of one log file (a torn last line is ignored), a round's columns
+    expanded into its partitions' facts (`eventlog.columns.expand`)."""
+    return [value for _, value in read_numbered_events(path)]
 
 
 def read_numbered_events(path: Path) -> list[tuple[int, dict[str, Any]]]:
     """Every complete event of one log file with its line number (1-based; torn lines are
-    skipped but counted)."""
-    return [
+    skipped but counted), a round's columns expanded into its partitions' facts, each
+    with the round's line number (`eventlog.columns.expand_numbered`; its
+    `EventDecodeError` for a round that does not expand)."""
+    return expand_numbered(
         (number, value) for number, _, value in numbered_json_lines(path) if isinstance(value, dict)
-    ]
+    )

@@ -8,12 +8,21 @@ from types import MappingProxyType, UnionType
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from eventlog.event import Event, encoding
-from eventlog.events import broker, channel, controller, log_dirs, replication, state, topics
+from eventlog.events import (
+    broker,
+    channel,
+    controller,
+    log_dirs,
+    replication,
+    rounds,
+    state,
+    topics,
+)
 
 __all__ = ["EVENT_MODULES", "EVENT_TYPES", "EventDecodeError", "decode"]
 
 #: The modules of the event types, in the order docs/events.md lists them.
-EVENT_MODULES = (broker, controller, state, replication, log_dirs, topics, channel)
+EVENT_MODULES = (broker, controller, state, rounds, replication, log_dirs, topics, channel)
 
 
 def _types() -> dict[str, type[Event]]:

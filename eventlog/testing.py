@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from typing import Any, TypeVar, cast
 
+from eventlog.columns import ROUND_KINDS, expand
 from eventlog.event import Event
 from eventlog.kinds import EventKind
 from eventlog.log import EventLog
@@ -36,8 +37,12 @@ class RecordingEventLog(EventLog):
             return list(self._recorded)
 
     def of_kind(self, kind: EventKind | str) -> list[dict[str, Any]]:
-        """The events of one kind, in order, as written."""
-        return [e for e in self.events if e["kind"] == str(kind)]
+        """The events of one kind, in order: as written, or for the kind of a round's facts
+        (e.g. `leader_elected`), as readers see them (`eventlog.columns.expand`)."""
+        wanted = str(kind)
+        if wanted in ROUND_KINDS:
+            return [e for e in self.events if e["kind"] == wanted]
+        return [f for e in self.events for f in expand(e) if f["kind"] == wanted]
 
     def of_type(self, event_type: type[E]) -> list[E]:
         """The events of one type, in order, decoded back from what was written."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import eventlog
-from eventlog import SCHEMA_VERSION, EventKind
+from eventlog import READABLE_VERSIONS, EventKind
 from eventlog.event import ENVELOPE
 from rundir.errors import RunDirError
 
@@ -46,12 +46,14 @@ class Event:
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any], line: int) -> Event:
-        """Decode one parsed line; raises `EventFormatError` for another schema version or a
-        missing or mistyped envelope field."""
+        """Decode one parsed line (a round's fact, `eventlog.expand`); raises
+        `EventFormatError` for a schema version this testbed does not read or a missing or
+        mistyped envelope field."""
         version = record.get("v")
-        if version != SCHEMA_VERSION:
+        if version not in READABLE_VERSIONS or isinstance(version, bool):
+            readable = " or ".join(str(v) for v in sorted(READABLE_VERSIONS))
             raise EventFormatError(
-                f"line {line}: event schema version {version!r}, expected {SCHEMA_VERSION}"
+                f"line {line}: event schema version {version!r}, this testbed reads {readable}"
             )
         ts, node, kind = record.get("ts"), record.get("node"), record.get("kind")
         if not isinstance(ts, int) or isinstance(ts, bool):
@@ -64,8 +66,20 @@ class Event:
         return cls(node, line, ts, kind, fields)
 
     def __hash__(self) -> int:
-        """By place: a node's line holds one event (the fields are a dict, not hashable)."""
-        return hash((self.node, self.line, self.ts, self.kind))
+        """By place: a node's line holds one event, or a round's facts, one per partition
+        (the fields are a dict, not hashable, so the partition is taken from them: a round
+        of 100,000 facts must not share one hash)."""
+        topic, partition = self.fields.get("topic"), self.fields.get("partition")
+        return hash(
+            (
+                self.node,
+                self.line,
+                self.ts,
+                self.kind,
+                topic if isinstance(topic, str) else None,
+                partition if isinstance(partition, int) else None,
+            )
+        )
 
     def decoded(self) -> eventlog.Event | None:
         """The line as its kind's event type (`eventlog.decode`), or None when it is not

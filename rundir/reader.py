@@ -4,9 +4,11 @@ calling thread; the invariants themselves never touch files.
 What is read from `<run-dir>`:
 
 - `events/<node>.jsonl`: every node's event log, through `eventlog.read_numbered_events`
-  (torn lines skipped, line numbers kept). Every line must carry the supported schema
-  version and the node named by its file. Its `ts` is put on the host's time line when
-  `config.json` holds the run's clock anchor (`rundir.host_time`).
+  (torn lines skipped, line numbers kept, a round's columns expanded into its partitions'
+  facts, each with the round's line; a round that does not expand is a `RunDirError`).
+  Every line must carry a schema version the testbed reads and the node named by its
+  file. Its `ts` is put on the host's time line when `config.json` holds the run's clock
+  anchor (`rundir.host_time`).
 - the workload history: `history.jsonl` and every `history/<process>.jsonl`, merged by
   `rundir.history.read_history`; none of them: no workload.
 - `snapshots.jsonl` (optional): one `ClusterSnapshot.to_json()` object per line.
@@ -27,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
-from eventlog import read_numbered_events
+from eventlog import EventDecodeError, read_numbered_events
 from eventlog.jsonlines import numbered_json_lines
 from rundir.audit import ReplicaReport, read_audit
 from rundir.errors import RunDirError
@@ -110,10 +112,13 @@ def _event_lines(run_dir: Path) -> dict[str, list[tuple[int, dict[str, Any]]]]:
     if not events_dir.is_dir():
         raise RunDirError(f"{run_dir}: no events/ directory")
     anchor = clock_anchor(run_dir)
-    return {
-        p.stem: on_host_time(read_numbered_events(p), anchor)
-        for p in sorted(events_dir.glob("*.jsonl"))
-    }
+    lines = {}
+    for path in sorted(events_dir.glob("*.jsonl")):
+        try:
+            lines[path.stem] = on_host_time(read_numbered_events(path), anchor)
+        except EventDecodeError as exc:  # a round whose columns do not expand
+            raise RunDirError(f"{path}: {exc}") from None
+    return lines
 
 
 def clock_anchor(run_dir: Path) -> ClockAnchor | None:

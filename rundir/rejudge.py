@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from eventlog import EventDecodeError, expand_numbered
 from eventlog.jsonlines import numbered_json_lines
 from rundir.audit import ReplicaReport
 from rundir.errors import RunDirError
@@ -272,8 +273,8 @@ class _Reading:
             self._missing("events", "events/", "is missing or empty (no event log was copied)")
             return {}
         anchor = clock_anchor(self.run.root)
-        records = {p.stem: on_host_time(self._objects(p), anchor) for p in paths}
         try:
+            records = {p.stem: on_host_time(_facts(p, self._objects(p)), anchor) for p in paths}
             return events_of(RunLines(self.run.root, records, {}, []))
         except RunDirError as exc:
             self._unreadable("events", "events/", str(exc))
@@ -341,3 +342,14 @@ def _line_count(path: Path) -> int:
     except FileNotFoundError:
         return 0
     return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
+def _facts(
+    path: Path, objects: list[tuple[int, dict[str, Any]]]
+) -> list[tuple[int, dict[str, Any]]]:
+    """A file's objects with a round's columns expanded (`eventlog.expand_numbered`);
+    `RunDirError` for a round that does not expand."""
+    try:
+        return expand_numbered(objects)
+    except EventDecodeError as exc:
+        raise RunDirError(f"{path}: {exc}") from None

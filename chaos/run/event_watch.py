@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from chaos.generator.schedule import Trigger
+from eventlog import EventDecodeError, expand
 from rundir.host_time import ClockAnchor
 
 __all__ = ["POLL_S", "EventTail", "EventWatch", "Fired"]
@@ -49,8 +50,9 @@ class EventTail:
             self._offsets[path] = _size(path)
 
     def poll(self) -> list[dict[str, Any]]:
-        """The events appended since the last poll, file by file; lines that are not JSON
-        objects are skipped."""
+        """The events appended since the last poll, file by file, a round's columns expanded
+        into its partitions' facts (`eventlog.expand`); lines that are not JSON objects are
+        skipped."""
         found: list[dict[str, Any]] = []
         for path in self._files():
             size = _size(path)
@@ -73,7 +75,10 @@ class EventTail:
                 except ValueError:
                     continue
                 if isinstance(value, dict):
-                    found.append(value)
+                    try:
+                        found.extend(expand(value))
+                    except EventDecodeError:
+                        continue  # a round that does not expand: no event
         return found
 
     def _files(self) -> list[Path]:

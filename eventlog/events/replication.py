@@ -32,7 +32,8 @@ class IsrChanged(Event):
 
     Written by the partition leader (`partition_isr.py`) for each ISR shrink or expand it wrote,
     and by the controller (`replica_state_machine.py`) for each ISR shrink of OfflineReplica
-    it wrote. The `by` field tells them apart.
+    it wrote, as one partition's fact of an `isrs_shrunk` (a line of its own only in version
+    1 logs). The `by` field tells them apart.
     """
 
     kind: ClassVar[str] = "isr_changed"

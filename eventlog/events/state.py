@@ -89,7 +89,8 @@ class InvalidStateTransition(Event):
 class LeaderElected(Event):
     """The controller elected a partition leader and wrote its state znode.
 
-    `partition_state_machine.py`.
+    `partition_state_machine.py`, as one partition's fact of a `leaders_elected` (a line of
+    its own only in version 1 logs).
     """
 
     kind: ClassVar[str] = "leader_elected"
@@ -124,7 +125,8 @@ class LeaderElected(Event):
 class LeaderElectionFailed(Event):
     """The controller could not elect a leader for a partition.
 
-    `partition_state_machine.py`.
+    `partition_state_machine.py`, as one partition's fact of a `leader_elections_failed` (a
+    line of its own only in version 1 logs).
     """
 
     kind: ClassVar[str] = "leader_election_failed"
@@ -150,7 +152,8 @@ class LeaderElectionFailed(Event):
 class IsrShrinkFailed(Event):
     """The controller could not remove an offline replica from a partition's ISR.
 
-    `replica_state_machine.py`.
+    `replica_state_machine.py`, as one partition's fact of an `isr_shrinks_failed` (a line of
+    its own only in version 1 logs).
     """
 
     kind: ClassVar[str] = "isr_shrink_failed"

@@ -5,12 +5,14 @@ against a time, only what each step did and that every figure is a duration."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from controller import failover_timing as timing
 from domain import TopicPartition
+from eventlog import read_events
 
 
 def test_the_cluster_is_laid_out_as_the_benchmarks_lay_it_out() -> None:
@@ -28,8 +30,13 @@ def test_a_controller_run_times_every_step_and_leaves_nothing_offline(tmp_path: 
     assert all(s > 0 for s in seconds.values())
     assert seconds["batching"] < sum(seconds[s] for s in ("online", "offline", "elections"))
     (log,) = tmp_path.glob("**/*.jsonl")
-    kinds = {json.loads(line)["kind"] for line in log.read_text().splitlines()}
-    assert {"replica_state_change", "leader_elected"} <= kinds
+    kinds = [json.loads(line)["kind"] for line in log.read_text().splitlines()]
+    # one event per round: the ISR shrinks of broker 1's 300 replicas and the elections of
+    # its 100 leaderships, each partition a fact of its round
+    assert kinds.count("isrs_shrunk") == kinds.count("leaders_elected") == 1
+    assert "replica_state_change" in kinds
+    facts = Counter(e["kind"] for e in read_events(log))
+    assert (facts["isr_changed"], facts["leader_elected"]) == (300, 100)
 
 
 def test_the_floor_moves_the_same_partitions() -> None:

@@ -59,7 +59,7 @@ def test_emit_writes_one_json_line_with_the_envelope_and_fields(
     lines = text.splitlines()
     assert len(lines) == 1
     record = json.loads(lines[0])
-    assert record["v"] == SCHEMA_VERSION == 1
+    assert record["v"] == SCHEMA_VERSION == 2
     assert before <= record["ts"] <= after
     assert isinstance(record["ts"], int)
     assert record["node"] == "broker1"

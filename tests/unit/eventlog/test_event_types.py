@@ -47,6 +47,8 @@ _SAMPLES: dict[object, object] = {
     bool: True,
     float: 1.5,
     list[int]: [1, 2],
+    list[int | None]: [3, None],
+    list[bool]: [True, False],
     list[str]: ["a"],
     list[list[int]]: [[0, 1]],
     list[list[int | str]]: [[3, "v"]],

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from eventlog import SCHEMA_VERSION
 from pipeline.testing import write_run
 from rundir.check_report import EXIT_BROKEN, EXIT_OK, EXIT_UNREADABLE, CheckReport, check_run
 from rundir.checker import check_files
@@ -274,7 +275,7 @@ def test_an_allowed_class_is_reported_but_fails_nothing(tmp_path: Path) -> None:
 
 def test_an_event_log_of_another_version_leaves_the_event_invariants_unjudged(run: Path) -> None:
     path = RunDir(run).events / "broker3.jsonl"
-    path.write_text(path.read_text().replace('"v": 1,', '"v": 4,', 1))
+    path.write_text(path.read_text().replace(f'"v": {SCHEMA_VERSION},', '"v": 4,', 1))
     report = check_run(run)
     assert report.exit_code == EXIT_UNREADABLE
     for name in EVENT_INVARIANTS:
