@@ -305,7 +305,7 @@ class Partition(PartitionIsr):
             self.log.set_high_watermark(min(leader_hw, self.log.log_end_offset))
 
     def append_encoded_as_follower(self, data: bytes, leader_hw: int) -> None:
-        """`append_as_follower` of records as the leader's log stores them."""
+        """`append_as_follower` of whole batches as the leader's log stores them."""
         with self._lock:
             if data:
                 self.log.append_encoded_as_follower(data)
@@ -313,10 +313,11 @@ class Partition(PartitionIsr):
             self.log.set_high_watermark(min(leader_hw, self.log.log_end_offset))
 
     def truncate_to(self, offset: int) -> int:
-        """Drop the divergent tail (KIP-101); returns the records removed."""
+        """Drop the divergent tail (KIP-101) from the batch holding `offset`; returns the
+        records removed."""
         with self._lock:
             before = self.log.log_end_offset
-            dropped = self._tail_records(offset, before)
+            dropped = self._tail_records(self.log.batch_start(offset), before)
             self.log.truncate_to(offset)
             removed = before - self.log.log_end_offset
             if removed:

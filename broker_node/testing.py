@@ -26,7 +26,6 @@ from dataclasses import dataclass
 
 from broker_node.fetch_session import FetchSessionCache
 from broker_node.storage import Record
-from broker_node.storage.record import encode_record, split_records
 from broker_node.storage.testing import InMemoryPartitionLog
 from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from rpc import messages as m
@@ -171,9 +170,8 @@ class FakeFollower:
 
     def append_encoded_as_follower(self, data: bytes, leader_hw: int) -> None:
         """`append_as_follower` of records in the log's stored format."""
-        stored, _ = split_records(data)
-        if stored:
-            self.log.append_as_follower(stored)
+        if data:
+            self.log.append_encoded_as_follower(data)
         self.log.set_high_watermark(min(leader_hw, self.log.log_end_offset))
 
 
@@ -282,7 +280,7 @@ class FakeLeader:
             error = Errors.OFFSET_OUT_OF_RANGE
         if error is not Errors.NONE or log is None:
             return m.FetchedPartition(fetch.topic, fetch.partition, error)
-        read = log.read(fetch.fetch_offset, max_records=fetch.max_records)
+        read = [] if encoded else log.read(fetch.fetch_offset, max_records=fetch.max_records)
         return m.FetchedPartition(
             fetch.topic,
             fetch.partition,
@@ -296,7 +294,9 @@ class FakeLeader:
                 m.FetchedRecord(r.offset, r.leader_epoch, r.timestamp_ms, r.key, r.value)
                 for r in read
             ),
-            b"".join(encode_record(r) for r in read) if encoded else b"",
+            log.read_encoded(fetch.fetch_offset, max_records=fetch.max_records)[0]
+            if encoded
+            else b"",
         )
 
     def close(self) -> None:

@@ -3,9 +3,9 @@
 - `leader_append_problem`: a leader may append only in its epoch or a newer one.
 - `follower_append_problem`: a follower's records must continue the log exactly (first
   offset = log end offset, contiguous) with valid, non-decreasing leader epochs
-  (`follower_fields_problem` decides it from the offsets and epochs alone).
-- `split_for_segments`: which records of a batch go to the active segment and which start
-  new segments.
+  (`follower_batches_problem` decides it for whole batches from their headers).
+- `split_for_segments`: which batches of an append go to the active segment and which
+  start new segments.
 
 Pure functions; any thread may call them.
 """
@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from broker_node.storage.record import Record
+from broker_node.storage.record import BatchHeader, Record
 
 __all__ = [
     "follower_append_problem",
-    "follower_fields_problem",
+    "follower_batches_problem",
     "leader_append_problem",
     "split_for_segments",
 ]
@@ -42,50 +42,42 @@ def follower_append_problem(
     that are not contiguous, a negative leader epoch, or an epoch older than the one
     before it (the latest cached epoch, then the previous record's).
     """
-    return follower_fields_problem(
-        [record.offset for record in records],
-        [record.leader_epoch for record in records],
+    return follower_batches_problem(
+        [BatchHeader(r.offset, 0, r.leader_epoch, 1) for r in records],
         log_end_offset,
         latest_epoch,
     )
 
 
-def follower_fields_problem(
-    offsets: Sequence[int], epochs: Sequence[int], log_end_offset: int, latest_epoch: int
+def follower_batches_problem(
+    batches: Sequence[BatchHeader], log_end_offset: int, latest_epoch: int
 ) -> str | None:
-    """`follower_append_problem` of records given by their offsets and leader epochs. A
-    batch of one epoch at the expected offsets (what a leader sends) is checked without a
-    loop over its records."""
-    count = len(offsets)
-    if (
-        count
-        and offsets == list(range(log_end_offset, log_end_offset + count))
-        and epochs[0] >= max(latest_epoch, 0)
-        and epochs.count(epochs[0]) == count
-    ):
-        return None
+    """`follower_append_problem` of whole batches given by their headers (the records of
+    a batch are contiguous and share its epoch): each must start where the one before
+    ends, the first at the log end offset."""
     expected_offset = log_end_offset
     previous_epoch = latest_epoch
-    for offset, epoch in zip(offsets, epochs, strict=True):
+    for batch in batches:
+        offset, epoch = batch.base_offset, batch.leader_epoch
         if offset != expected_offset:
             kind = "gap" if offset > expected_offset else "overlap"
-            return f"offset {offset} where {expected_offset} was expected ({kind})"
+            return f"batch at offset {offset} where {expected_offset} was expected ({kind})"
         if epoch < 0:
-            return f"record {offset} has invalid leader epoch {epoch}"
+            return f"batch {offset} has invalid leader epoch {epoch}"
         if epoch < previous_epoch:
-            return f"record {offset} has leader epoch {epoch}, older than {previous_epoch}"
-        expected_offset += 1
+            return f"batch {offset} has leader epoch {epoch}, older than {previous_epoch}"
+        expected_offset = batch.next_offset
         previous_epoch = epoch
     return None
 
 
 def split_for_segments(sizes: Sequence[int], active_size: int, segment_bytes: int) -> list[int]:
-    """How many consecutive records go to each segment, for records of `sizes` bytes.
+    """How many consecutive batches go to each segment, for batches of `sizes` bytes.
 
     The first count is for the active segment (which holds `active_size` bytes; it may be
     0 when the active segment must roll first); each further count starts a new segment.
-    A record rolls the segment when it would push a non-empty segment past
-    `segment_bytes`, so a segment exceeds it only when it holds a single larger record.
+    A batch rolls the segment when it would push a non-empty segment past
+    `segment_bytes`, so a segment exceeds it only when it holds a single larger batch.
     """
     if active_size + sum(sizes) <= segment_bytes:
         return [len(sizes)]

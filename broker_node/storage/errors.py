@@ -3,7 +3,8 @@
     LogError                      any storage failure a caller can act on
     ├── OffsetOutOfRangeError     a read below the log start or above the log end offset
     └── CorruptLogError           damage that recovery cannot repair
-        └── InvalidRecordError    a record that fails its length or CRC check, at `position`
+        ├── InvalidRecordError    a batch that fails its length or CRC check, at `position`
+        └── LegacyLogFormatError  a directory written in the earlier per-record format
 
 `OSError` from the file system passes through unchanged. Arguments that no caller could
 legitimately pass (a negative `max_records`, a `segment_bytes` of zero) raise `ValueError`.
@@ -33,8 +34,13 @@ class CorruptLogError(LogError):
     index cannot be rebuilt), or a high-watermark checkpoint that does not parse."""
 
 
+class LegacyLogFormatError(CorruptLogError):
+    """A log directory written in the per-record format that preceded record batches: it
+    is refused whole, named in the message, rather than misread as torn batches."""
+
+
 class InvalidRecordError(CorruptLogError):
-    """The bytes at `position` of a segment are not a whole, intact record.
+    """The bytes at `position` of a segment are not a whole, intact record batch.
 
     Recovery catches it in the last segment and truncates there; anywhere else it
     reaches the caller as a `CorruptLogError`.

@@ -3,11 +3,13 @@
 `load_log` runs Kafka's recovery, simplified:
 
 1. delete leftover `*.tmp` files (half-written checkpoints or indexes) and indexes whose
-   log file is gone;
-2. open every segment but the last as sealed (records trusted, index checked against the
+   log file is gone; refuse a directory whose segments are in the earlier per-record
+   format (`LegacyLogFormatError`, before anything is truncated);
+2. open every segment but the last as sealed (batches trusted, index checked against the
    log and rebuilt if missing or inconsistent);
-3. validate each record of the last segment (length, CRC, offset sequence) and truncate
-   the file before the first bad one; rebuild its index;
+3. validate each batch of the last segment (length, CRC, record structure, offset
+   sequence) and truncate the file before the first bad one, so a torn or corrupt last
+   batch goes whole; rebuild its index;
 4. check that the segments' offsets are contiguous;
 5. load the leader-epoch checkpoint and drop entries at or past the recovered log end;
    a checkpoint that is missing, malformed, or misses an epoch of the last segment's
@@ -35,8 +37,8 @@ from broker_node.storage.checkpoints import (
     decode_hw_checkpoint,
 )
 from broker_node.storage.epoch_cache import LeaderEpochCache
-from broker_node.storage.errors import CorruptLogError
-from broker_node.storage.record import Record
+from broker_node.storage.errors import CorruptLogError, LegacyLogFormatError
+from broker_node.storage.record import BATCH_HEADER_BYTES, Record, legacy_head
 from broker_node.storage.segment import INDEX_SUFFIX, LOG_SUFFIX, LogSegment, segment_base_offset
 
 __all__ = ["LoadedLog", "load_log"]
@@ -73,6 +75,7 @@ def load_log(
         for base in (segment_base_offset(path.name) for path in directory.iterdir())
         if base is not None
     )
+    _refuse_legacy(directory, bases)
     truncated = 0
     if not bases:
         segments = [LogSegment.create(directory, 0, index_interval_bytes)]
@@ -85,7 +88,7 @@ def load_log(
         segments.append(last)
         if truncated:
             _log.warning(
-                "%s: truncated %d bytes of torn or corrupt records", last.log_path, truncated
+                "%s: truncated %d bytes of torn or corrupt batches", last.log_path, truncated
             )
     for before, after in itertools.pairwise(segments):
         if before.next_offset != after.base_offset:
@@ -99,6 +102,22 @@ def load_log(
     high_watermark = _load_high_watermark(directory, log_start_offset)
     high_watermark = min(max(high_watermark, log_start_offset), log_end_offset)
     return LoadedLog(segments, epochs, epochs_changed, high_watermark, truncated)
+
+
+def _refuse_legacy(directory: Path, bases: list[int]) -> None:
+    """`LegacyLogFormatError` if a segment starts with a record of the per-record format
+    (recovery would take it for a torn batch and truncate the log to nothing)."""
+    for base in bases:
+        path = directory / f"{base:020d}{LOG_SUFFIX}"
+        with open(path, "rb") as file:
+            head = file.read(BATCH_HEADER_BYTES)
+        if legacy_head(head, base):
+            raise LegacyLogFormatError(
+                f"{directory}: {path.name} is in the per-record log format this broker no "
+                "longer reads (one CRC per record, before record batches); move the "
+                "directory away (the replica then copies the log from its leader) or run "
+                "the broker version that wrote it"
+            )
 
 
 def _remove_debris(directory: Path) -> None:

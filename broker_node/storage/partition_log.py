@@ -1,17 +1,18 @@
 """`PartitionLog`: the on-disk log of one partition replica (Kafka's `Log`, simplified).
 
-The directory holds `<base offset>.log` segments with their `<base offset>.index` sparse
-offset indexes, a `leader-epoch-checkpoint` and an `hw-checkpoint`. Opening the directory
-recovers it (`log_loader`); appends and reads walk its segments (`segment_list`), and the
-checkpoints are rewritten only when what they hold changed (`checkpoint_files`). Appends
-write each batch with one `write` per segment and flush Python's buffer, so a killed
-process loses nothing already appended; the files are fsynced by `sync()` (a broker's
-flush policy), and by `flush()` and a segment roll when opened with `fsync=True`.
+The directory holds `<base offset>.log` segments of record batches (`record`) with their
+`<base offset>.index` sparse offset indexes, a `leader-epoch-checkpoint` and an
+`hw-checkpoint`. Opening the directory recovers it (`log_loader`); appends and reads walk
+its segments (`segment_list`), and the checkpoints are rewritten only when what they hold
+changed (`checkpoint_files`). An append (one batch or more) is one `write` per segment and
+a flush of Python's buffer, so a killed process loses nothing already appended; the files
+are fsynced by `sync()` (a broker's flush policy), and by `flush()` and a segment roll
+when opened with `fsync=True`.
 
 Order of writes, so that any crash leaves a log that recovery accepts:
-- append: epoch checkpoint (new epoch) -> records -> offset index;
+- append: epoch checkpoint (new epoch) -> batches -> offset index;
 - truncate: delete whole segments from the last one back -> truncate the segment holding
-  the offset -> epoch checkpoint -> high-watermark checkpoint;
+  the offset, before the batch holding it -> epoch checkpoint -> high-watermark checkpoint;
 - checkpoints are replaced atomically (temporary file + `os.replace`).
 
 A rising high watermark is checkpointed at most once an interval, a falling one at once,
@@ -31,15 +32,22 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from broker_node.storage.appends import follower_fields_problem, leader_append_problem
+from broker_node.storage.appends import follower_batches_problem, leader_append_problem
 from broker_node.storage.checkpoint_files import CheckpointFiles
 from broker_node.storage.epoch_cache import EpochEntry
 from broker_node.storage.errors import LogError, OffsetOutOfRangeError
 from broker_node.storage.log_loader import load_log
-from broker_node.storage.record import Record, encode_fields, encode_record, scan_encoded
+from broker_node.storage.record import (
+    Record,
+    cut_batches,
+    encode_batch,
+    encode_records,
+    scan_batches,
+)
 from broker_node.storage.segment_list import (
     SegmentSettings,
-    append_records,
+    append_batches,
+    batch_start,
     read_encoded_records,
     read_records,
 )
@@ -130,11 +138,10 @@ class PartitionLog:
         self, records: Sequence[tuple[bytes | None, bytes, int]], leader_epoch: int
     ) -> tuple[int, int]:
         """Append (key, value, timestamp_ms) records at consecutive offsets from the LEO,
-        in `leader_epoch`; return (first offset, last offset).
+        in `leader_epoch`, as one batch; return (first offset, last offset).
 
-        A new epoch is cached as starting at the first offset. An epoch older than the
-        latest cached one raises `LogError`. An empty batch writes nothing and returns
-        (LEO, LEO - 1), as an empty range.
+        A new epoch is cached as starting at the first offset; an epoch older than the
+        latest cached one raises `LogError`. No records: nothing written, (LEO, LEO - 1).
         """
         with self._using_files():
             problem = leader_append_problem(leader_epoch, self._epochs.latest_epoch)
@@ -142,69 +149,60 @@ class PartitionLog:
                 raise LogError(problem)
             first = self._segments[-1].next_offset
             if records:
-                encoded = [
-                    encode_fields(first + i, leader_epoch, timestamp_ms, key, value)
-                    for i, (key, value, timestamp_ms) in enumerate(records)
-                ]
+                batch = encode_batch(first, leader_epoch, records)
                 if self._epochs.assign(leader_epoch, first):
                     self._write_epoch_checkpoint()
-                self._write(first, b"".join(encoded), [len(data) for data in encoded])
+                self._make_directory()
+                sizes, counts = [len(batch)], [len(records)]
+                append_batches(self._segments, first, batch, sizes, counts, self._settings)
             return first, first + len(records) - 1
 
     def append_as_follower(self, records: Sequence[Record]) -> None:
         """Append records copied from the leader, keeping their offsets and epochs.
 
         The first offset must be the LEO and the offsets contiguous; epochs must not go
-        backwards. Otherwise `LogError`, and nothing is written. Every newer epoch met is
-        cached as starting at its first record.
+        backwards. Otherwise `LogError`, and nothing is written. Each run of one epoch is
+        one batch; every newer epoch met is cached as starting at its first record.
         """
-        encoded = [encode_record(record) for record in records]
-        self._append_as_follower(
-            [r.offset for r in records],
-            [r.leader_epoch for r in records],
-            b"".join(encoded),
-            [len(data) for data in encoded],
-        )
+        try:
+            data = b"".join(encode_records(records))
+        except ValueError as exc:
+            raise LogError(str(exc)) from exc
+        self._append_as_follower(data, cut=False)
 
     def append_encoded_as_follower(self, data: bytes) -> None:
-        """`append_as_follower` of records as the leader's log stores them (`read_encoded`
-        on the leader): each is checked (`InvalidRecordError` if one is torn or corrupt)
-        but not decoded, and the bytes are written as they came."""
-        lengths, offsets, epochs = scan_encoded(data)
-        self._append_as_follower(offsets, epochs, data, lengths)
+        """`append_as_follower` of whole batches as the leader's `read_encoded` gives them:
+        each CRC is checked (`InvalidRecordError`), none decoded, the bytes written as they
+        came. A log ending inside the first batch (after a truncation the leader's epochs
+        did not steer: bug switches `kip-101`, `kafka-6361`) takes its records from the log
+        end as a batch (`cut_batches`), as the per-record Kafka those switches model did."""
+        self._append_as_follower(data, cut=True)
 
-    def _append_as_follower(
-        self, offsets: list[int], epochs: list[int], data: bytes, lengths: list[int]
-    ) -> None:
+    def _append_as_follower(self, data: bytes, cut: bool) -> None:
         with self._using_files():
-            problem = follower_fields_problem(
-                offsets, epochs, self._segments[-1].next_offset, self._epochs.latest_epoch
-            )
+            log_end = self._segments[-1].next_offset
+            data = cut_batches(data, log_end) if cut else data
+            batches = scan_batches(data)
+            problem = follower_batches_problem(batches, log_end, self._epochs.latest_epoch)
             if problem is not None:
                 raise LogError(problem)
-            if not offsets:
+            if not batches:
                 return
             changed = False
-            if epochs[0] == epochs[-1]:  # one epoch (the epochs never decrease)
-                changed = self._epochs.assign(epochs[0], offsets[0])
-            else:
-                for offset, epoch in zip(offsets, epochs, strict=True):
-                    changed |= self._epochs.assign(epoch, offset)
+            for batch in batches:
+                changed |= self._epochs.assign(batch.leader_epoch, batch.base_offset)
             if changed:
                 self._write_epoch_checkpoint()
-            self._write(offsets[0], data, lengths)
+            self._make_directory()
+            sizes = [batch.size for batch in batches]
+            counts = [batch.record_count for batch in batches]
+            append_batches(self._segments, log_end, data, sizes, counts, self._settings)
 
     def _make_directory(self) -> None:
         """Create the log's directory before its first file."""
         if not self._directory_made:
             self._directory.mkdir(parents=True, exist_ok=True)
             self._directory_made = True
-
-    def _write(self, first_offset: int, data: bytes, lengths: Sequence[int]) -> None:
-        """Write the records at `first_offset`... (`data`, one per entry of `lengths`),
-        rolling to new segments where `segment_bytes` says (`append_records`)."""
-        self._make_directory()
-        append_records(self._segments, first_offset, data, lengths, self._settings)
 
     # -- reads ---------------------------------------------------------------------------
 
@@ -231,16 +229,16 @@ class PartitionLog:
         max_records: int = 1000,
         max_bytes: int = 1 << 20,
     ) -> tuple[bytes, int]:
-        """`read`'s records as the bytes this log stores them in, unchecked (a follower
-        copies them with `append_encoded_as_follower`, which checks them); returns the
-        bytes and how many records they hold."""
+        """Whole batches as stored, unchecked (for `append_encoded_as_follower`): from the
+        one holding `start_offset`, those ending by min(`max_offset`, LEO) within
+        `max_records` records and `max_bytes` bytes, yet at least one, however large (as
+        Kafka). Returns the bytes and how many records they hold (all the batches')."""
         with self._using_files():
             end = self._read_end(start_offset, max_offset)
             return read_encoded_records(self._segments, start_offset, end, max_records, max_bytes)
 
     def _read_end(self, start_offset: int, max_offset: int | None) -> int:
-        """Where a read from `start_offset` stops (under the lock); `OffsetOutOfRangeError`
-        outside the log."""
+        """Where a read from `start_offset` stops (under the lock), checked in the log."""
         self._check_open()
         log_end = self._segments[-1].next_offset
         if not self._segments[0].base_offset <= start_offset <= log_end:
@@ -249,18 +247,19 @@ class PartitionLog:
 
     # -- truncation ----------------------------------------------------------------------
 
-    def truncate_to(self, offset: int) -> None:
-        """Remove every record at or past `offset` (whole segments past it are deleted);
-        drop epoch entries starting there or later; clamp the high watermark.
-
-        A no-op when `offset` >= LEO; `OffsetOutOfRangeError` below the log start.
-        """
+    def batch_start(self, offset: int) -> int:
+        """Where `truncate_to(offset)` cuts the log (`segment_list.batch_start`)."""
         with self._using_files():
-            log_start = self._segments[0].base_offset
-            log_end = self._segments[-1].next_offset
-            if offset < log_start:
-                raise OffsetOutOfRangeError(offset, log_start, log_end)
-            if offset >= log_end:
+            return batch_start(self._segments, offset)
+
+    def truncate_to(self, offset: int) -> None:
+        """Remove the batch holding `offset` and all after it (whole segments past it are
+        deleted): the LEO becomes `batch_start(offset)`, as Kafka truncates whole batches.
+        Drop epoch entries from the new LEO on; clamp the high watermark to it. A no-op
+        when `offset` >= LEO; `OffsetOutOfRangeError` below the log start."""
+        with self._using_files():
+            offset = batch_start(self._segments, offset)
+            if offset >= self._segments[-1].next_offset:
                 return
             while len(self._segments) > 1 and self._segments[-1].base_offset > offset:
                 self._segments.pop().delete()

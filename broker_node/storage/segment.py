@@ -1,6 +1,7 @@
-"""`LogSegment`: one `<base offset, 20 digits>.log` file of records and its offset index.
+"""`LogSegment`: one `<base offset, 20 digits>.log` file of record batches and its index.
 
-A segment holds the contiguous records from its base offset to `next_offset` (exclusive).
+A segment holds the whole batches of the contiguous records from its base offset to
+`next_offset` (exclusive); no batch spans two segments; index entries point at batches.
 Only the last (active) segment of a log is appended to; it keeps its file open. Older
 segments are opened for the length of each read. A new segment touches the disk only at
 its first append, which creates its log file (and its index, at the first index entry),
@@ -26,8 +27,15 @@ from broker_node.storage.offset_index import (
     index_entry_due,
     parse_index,
 )
-from broker_node.storage.record import PEEK_OFFSET_BYTES, Record, peek_offset
-from broker_node.storage.segment_scan import scan_headers, scan_records
+from broker_node.storage.record import (
+    BATCH_HEADER_BYTES,
+    BatchHeader,
+    Record,
+    batch_header,
+    decode_batch,
+    encoded_size,
+)
+from broker_node.storage.segment_scan import index_matches, scan_batch_bytes, scan_headers
 
 __all__ = ["INDEX_SUFFIX", "LOG_SUFFIX", "LogSegment", "segment_base_offset"]
 
@@ -86,9 +94,10 @@ class LogSegment:
     def open_sealed(
         cls, directory: Path, base_offset: int, index_interval_bytes: int, fsync: bool
     ) -> LogSegment:
-        """An existing segment before the last: its records are trusted; its index is
+        """An existing segment before the last: its batches are trusted; its index is
         checked against the log and rebuilt if missing or inconsistent. `next_offset` comes
-        from scanning past the last index entry. `CorruptLogError` if a record is bad."""
+        from the batch headers past the last index entry. `CorruptLogError` if a batch is
+        bad."""
         segment = cls(directory, base_offset, index_interval_bytes, 0)
         segment.size = segment.log_path.stat().st_size
         try:
@@ -98,15 +107,14 @@ class LogSegment:
         if entries is not None and segment._index_matches_log(entries):
             segment.index = OffsetIndex(segment.index.path, base_offset, entries)
             start_offset, start_position = entries[-1] if entries else (base_offset, 0)
-            last = None
-            for _, record, _ in segment._scan(start_position):
-                last = record
-            segment.next_offset = start_offset if last is None else last.offset + 1
+            segment.next_offset = start_offset
+            for _, header in segment._scan_headers(start_position):
+                segment.next_offset = header.next_offset
         else:
             valid_end = segment._rebuild_index(fsync)
             if valid_end != segment.size:
                 raise CorruptLogError(
-                    f"{segment.log_path}: records stop at byte {valid_end} of {segment.size}"
+                    f"{segment.log_path}: batches stop at byte {valid_end} of {segment.size}"
                 )
         return segment
 
@@ -114,8 +122,9 @@ class LogSegment:
     def recover(
         cls, directory: Path, base_offset: int, index_interval_bytes: int, fsync: bool
     ) -> tuple[LogSegment, int]:
-        """The last segment, validated record by record: it is truncated before the first
-        torn, corrupt or out-of-sequence record, and its index is rebuilt. Returns the
+        """The last segment, validated batch by batch: it is truncated before the first
+        torn, corrupt or out-of-sequence batch (a batch goes whole), and its index is
+        rebuilt. Returns the
         segment (open for appending) and the number of bytes truncated."""
         segment = cls(directory, base_offset, index_interval_bytes, 0)
         segment.size = segment.log_path.stat().st_size
@@ -129,33 +138,29 @@ class LogSegment:
         return segment, truncated
 
     def _rebuild_index(self, fsync: bool) -> int:
-        """Rebuild the index from the records; return where the valid records end."""
+        """Rebuild the index from the batches, each checked whole (`decode_batch`); return
+        where the valid batches end."""
         entries: list[tuple[int, int]] = []
         last_indexed = 0
         valid_end = 0
         self.next_offset = self.base_offset
         with contextlib.suppress(InvalidRecordError):
-            for position, record, length in self._scan(0):
-                if record.offset != self.next_offset:
+            for position, records, length in self._scan(0):
+                if records[0].offset != self.next_offset:
                     break
                 if index_entry_due(position, last_indexed, self._index_interval_bytes):
-                    entries.append((record.offset, position))
+                    entries.append((self.next_offset, position))
                     last_indexed = position
-                self.next_offset += 1
+                self.next_offset += len(records)
                 valid_end = position + length
         self.index = OffsetIndex(self.index.path, self.base_offset, entries)
         self.index.rewrite(fsync)
         return valid_end
 
     def _index_matches_log(self, entries: Sequence[tuple[int, int]]) -> bool:
-        """Whether every entry points at a record with the entry's offset."""
+        """Whether every entry points at a batch with the entry's base offset."""
         with self._reader() as fd:
-            for offset, position in entries:
-                if position + PEEK_OFFSET_BYTES > self.size:
-                    return False
-                if peek_offset(os.pread(fd, PEEK_OFFSET_BYTES, position)) != offset:
-                    return False
-        return True
+            return index_matches(fd, entries, self.size)
 
     # -- appending -----------------------------------------------------------------------
 
@@ -165,11 +170,13 @@ class LogSegment:
         if self._file is None:
             self._file = open(self.log_path, "a+b")  # noqa: SIM115 - closed by close()
 
-    def append(self, first_offset: int, data: bytes, lengths: Sequence[int]) -> None:
-        """Write the records at `first_offset`, `first_offset + 1`, ... (whose bytes are
-        `data`, one record per entry of `lengths`) with one `write` and flush Python's
-        buffer; then index them. `first_offset` must be `next_offset`. The first append of
-        a new segment creates its log file."""
+    def append(
+        self, first_offset: int, data: bytes, sizes: Sequence[int], counts: Sequence[int]
+    ) -> None:
+        """Write whole batches at `first_offset` (whose bytes are `data`: one batch of
+        `counts[i]` records and `sizes[i]` bytes for each i) with one `write` and flush
+        Python's buffer; then index them. `first_offset` must be `next_offset`. The first
+        append of a new segment creates its log file."""
         if not self._active:
             raise RuntimeError(f"{self.log_path} is not open for appending")
         if first_offset != self.next_offset:
@@ -181,12 +188,12 @@ class LogSegment:
         interval = self._index_interval_bytes
         position = start = self.size
         offset = first_offset
-        for length in lengths:
+        for size, count in zip(sizes, counts, strict=True):
             if index_entry_due(position, last_indexed, interval):
                 new_entries.append((offset, position))
                 last_indexed = position
-            position += length
-            offset += 1
+            position += size
+            offset += count
         self._file.write(data)
         self._file.flush()
         self.size = position
@@ -196,7 +203,7 @@ class LogSegment:
         self.index.append(new_entries)
 
     def _remember_boundary(self, offset: int, position: int) -> None:
-        """Keep where the record at `offset` starts: the last `_BOUNDARIES_KEPT` append
+        """Keep where the batch at `offset` starts: the last `_BOUNDARIES_KEPT` append
         boundaries, where a follower's next fetch starts."""
         boundaries = self._boundaries
         boundaries[offset] = position
@@ -209,54 +216,63 @@ class LogSegment:
         self, start_offset: int, end_offset: int, max_records: int, max_bytes: int, force: bool
     ) -> tuple[list[Record], int]:
         """Records from `start_offset` (in this segment) up to `end_offset` (exclusive),
-        at most `max_records` of them and `max_bytes` of their encoded size, but the
-        first regardless of size when `force`. Returns them and the bytes they take."""
+        at most `max_records` of them and `max_bytes` of their sizes in their batches
+        (`encoded_size`), but the first regardless of size when `force`. Only the batches
+        holding them are decoded. Returns them and the bytes they take."""
         records: list[Record] = []
         used = 0
         if start_offset >= end_offset or max_records <= 0:
             return records, used
         _, position = self.index.lookup(start_offset)
-        for _, record, length in self._scan(position):
-            if record.offset >= end_offset:
+        for batch_position, data in self._scan_bytes(position):
+            header = batch_header(data[:BATCH_HEADER_BYTES], batch_position)
+            if header.base_offset >= end_offset:
                 break
-            if record.offset < start_offset:
+            if header.next_offset <= start_offset:
                 continue
-            if used + length > max_bytes and not (force and not records):
-                break
-            records.append(record)
-            used += length
-            if len(records) >= max_records:
-                break
+            for record in decode_batch(data, batch_position):
+                if record.offset < start_offset:
+                    continue
+                if record.offset >= end_offset:
+                    return records, used
+                length = encoded_size(record.key, record.value)
+                if used + length > max_bytes and not (force and not records):
+                    return records, used
+                records.append(record)
+                used += length
+                if len(records) >= max_records:
+                    return records, used
         return records, used
 
     def read_encoded(
         self, start_offset: int, end_offset: int, max_records: int, max_bytes: int, force: bool
     ) -> tuple[bytes, int, int]:
-        """`read`'s records as the bytes the segment stores them in (read with one
-        `pread`, neither decoded nor checked: the reader checks them). Returns the bytes,
-        how many records they hold and the offset after the last one."""
+        """The whole batches from the one holding `start_offset` (in this segment) that end
+        at or before `end_offset`, as the segment stores them (read with one `pread`,
+        neither decoded nor checked: the reader checks them): as many as keep within
+        `max_records` records and `max_bytes` bytes, but the first regardless of both when
+        `force`. Returns the bytes, how many records they hold and the offset after them."""
         first = count = used = 0
         next_offset = start_offset
         if start_offset >= end_offset or max_records <= 0:
             return b"", 0, next_offset
-        whole = self._read_to_end(start_offset, end_offset, max_records, max_bytes, force)
+        whole = self._read_to_end(start_offset, end_offset, max_records, max_bytes)
         if whole is not None:
             return whole
         _, position = self.index.lookup(start_offset)
-        for record_position, offset, length in self._scan_headers(position):
-            if offset >= end_offset:
-                break
-            if offset < start_offset:
+        for batch_position, header in self._scan_headers(position):
+            if header.next_offset <= start_offset:
                 continue
-            if used + length > max_bytes and not (force and count == 0):
+            if header.next_offset > end_offset:
+                break
+            within = count + header.record_count <= max_records
+            if not (within and used + header.size <= max_bytes) and not (force and count == 0):
                 break
             if count == 0:
-                first = record_position
-            used += length
-            count += 1
-            next_offset = offset + 1
-            if count >= max_records:
-                break
+                first = batch_position
+            used += header.size
+            count += header.record_count
+            next_offset = header.next_offset
         if count == 0:
             return b"", 0, next_offset
         with self._reader() as fd:
@@ -266,17 +282,17 @@ class LogSegment:
         return data, count, next_offset
 
     def _read_to_end(
-        self, start_offset: int, end_offset: int, max_records: int, max_bytes: int, force: bool
+        self, start_offset: int, end_offset: int, max_records: int, max_bytes: int
     ) -> tuple[bytes, int, int] | None:
         """`read_encoded` without a scan, when the read starts at a remembered append
-        boundary and takes every record to the segment's end (a follower that keeps up
-        asks for exactly that): None when it does not."""
+        boundary and takes every batch to the segment's end within the limits (a follower
+        that keeps up asks for exactly that): None when it does not."""
         position = self._boundaries.get(start_offset)
         if position is None or end_offset < self.next_offset:
             return None
         count = self.next_offset - start_offset
         used = self.size - position
-        if count > max_records or (used > max_bytes and not (force and count == 1)):
+        if count > max_records or used > max_bytes:
             return None
         with self._reader() as fd:
             data = os.pread(fd, used, position)
@@ -284,26 +300,32 @@ class LogSegment:
             raise InvalidRecordError(position, "file shorter than its size")
         return data, count, self.next_offset
 
-    def _scan_headers(self, position: int) -> Iterator[tuple[int, int, int]]:
-        """(position, offset, length) of each record from `position` to the end of the
-        segment, from the length and offset fields alone (`_scan` without decoding)."""
-        with self._reader() as fd:
-            yield from scan_headers(fd, position, self.size)
-
-    def records(self) -> Iterator[Record]:
-        """Every record of the segment, in order (`CorruptLogError` at a bad one)."""
-        for _, record, _ in self._scan(0):
-            yield record
-
-    def _scan(self, position: int) -> Iterator[tuple[int, Record, int]]:
-        """(position, record, length) from `position` to the end of the segment.
-
-        Raises `InvalidRecordError` at the first torn or corrupt record.
-        """
+    def _scan_headers(self, position: int) -> Iterator[tuple[int, BatchHeader]]:
+        """(position, header) of each batch from `position` to the end of the segment,
+        from the headers alone (`_scan` without decoding)."""
         if position >= self.size:  # nothing to read (a new segment may have no file yet)
             return
         with self._reader() as fd:
-            yield from scan_records(fd, position, self.size)
+            yield from scan_headers(fd, position, self.size)
+
+    def _scan_bytes(self, position: int) -> Iterator[tuple[int, bytes]]:
+        """(position, bytes) of each whole batch from `position` to the end of the segment,
+        unchecked past the header."""
+        if position >= self.size:
+            return
+        with self._reader() as fd:
+            yield from scan_batch_bytes(fd, position, self.size)
+
+    def records(self) -> Iterator[Record]:
+        """Every record of the segment, in order (`CorruptLogError` at a bad batch)."""
+        for _, records, _ in self._scan(0):
+            yield from records
+
+    def _scan(self, position: int) -> Iterator[tuple[int, list[Record], int]]:
+        """(position, records, length) of each batch from `position` to the end of the
+        segment. Raises `InvalidRecordError` at the first torn or corrupt batch."""
+        for batch_position, data in self._scan_bytes(position):
+            yield batch_position, decode_batch(data, batch_position), len(data)
 
     @contextlib.contextmanager
     def _reader(self) -> Iterator[int]:
@@ -319,17 +341,26 @@ class LogSegment:
 
     # -- truncation, durability, lifecycle -----------------------------------------------
 
+    def batch_start(self, offset: int) -> int:
+        """The base offset of the batch holding `offset` (`next_offset` at or past it)."""
+        return self._batch_holding(offset)[0]
+
+    def _batch_holding(self, offset: int) -> tuple[int, int]:
+        """(base offset, position) of the batch holding `offset`, else the segment end."""
+        if offset >= self.next_offset:
+            return self.next_offset, self.size
+        _, start = self.index.lookup(offset)
+        for position, header in self._scan_headers(start):
+            if header.next_offset > offset:
+                return header.base_offset, position
+        raise CorruptLogError(f"{self.log_path}: offset {offset} not found")
+
     def truncate_to(self, offset: int) -> None:
-        """Remove every record at or past `offset` (which lies in this segment)."""
+        """Remove the batch holding `offset` (which lies in this segment) and every later
+        one: the segment then ends at `batch_start(offset)`."""
         if offset >= self.next_offset:
             return
-        _, start = self.index.lookup(offset)
-        for record_position, record, _ in self._scan(start):
-            if record.offset >= offset:
-                position = record_position
-                break
-        else:
-            raise CorruptLogError(f"{self.log_path}: offset {offset} not found")
+        offset, position = self._batch_holding(offset)
         self.index.truncate_to(offset)
         self._boundaries = {o: p for o, p in self._boundaries.items() if o <= offset}
         self._boundaries[offset] = position

@@ -1,10 +1,10 @@
-"""A log's segments, oldest first, as one sequence of records: appends that fill the
-active segment and roll to new ones at the segment size (`append_records`), and reads that
-walk the segments from the one holding the start offset, as decoded records
-(`read_records`) or as the bytes the segments store them in (`read_encoded_records`), each
-stopping at an end offset, a record count or a byte budget, yet returning at least one
-record when any is available. Called by `PartitionLog` under its lock, on whatever thread
-holds it.
+"""A log's segments, oldest first, as one sequence of record batches: appends that fill
+the active segment and roll to new ones at the segment size, between batches
+(`append_batches`), and reads that walk the segments from the one holding the start
+offset, as decoded records (`read_records`) or as the whole batches the segments store
+(`read_encoded_records`), each stopping at an end offset, a record count or a byte
+budget, yet returning at least one record (one batch) when any is available. Called by
+`PartitionLog` under its lock, on whatever thread holds it.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pathlib import Path
 
 from broker_node.storage.appends import split_for_segments
 from broker_node.storage.checkpoints import fsync_directory
+from broker_node.storage.errors import OffsetOutOfRangeError
 from broker_node.storage.record import Record
 from broker_node.storage.segment import LogSegment
 
@@ -39,30 +40,33 @@ class SegmentSettings:
             raise ValueError(f"index_interval_bytes must be >= 0, not {self.index_interval_bytes}")
 
 
-def append_records(
+def append_batches(
     segments: list[LogSegment],
     first_offset: int,
     data: bytes,
-    lengths: Sequence[int],
+    sizes: Sequence[int],
+    counts: Sequence[int],
     settings: SegmentSettings,
 ) -> None:
-    """Append the records at `first_offset`... (`data`, one per entry of `lengths`) to the
-    active segment, rolling to new segments where `settings.segment_bytes` says; the log's
-    directory exists."""
-    counts = split_for_segments(lengths, segments[-1].size, settings.segment_bytes)
-    if len(counts) == 1:
-        segments[-1].append(first_offset, data, lengths)
+    """Append whole batches at `first_offset`... (`data`: one batch of `sizes[i]` bytes
+    and `counts[i]` records for each i) to the active segment, rolling to new segments
+    where `settings.segment_bytes` says; the log's directory exists."""
+    per_segment = split_for_segments(sizes, segments[-1].size, settings.segment_bytes)
+    if len(per_segment) == 1:
+        segments[-1].append(first_offset, data, sizes, counts)
         return
     start = position = 0
-    for n, count in enumerate(counts):
+    offset = first_offset
+    for n, batches in enumerate(per_segment):
         if n:
             _roll(segments, settings)
-        if count:
-            end = start + count
-            size = sum(lengths[start:end])
+        if batches:
+            end = start + batches
+            size = sum(sizes[start:end])
             segments[-1].append(
-                first_offset + start, data[position : position + size], lengths[start:end]
+                offset, data[position : position + size], sizes[start:end], counts[start:end]
             )
+            offset += sum(counts[start:end])
             start, position = end, position + size
 
 
@@ -84,6 +88,17 @@ def segment_index(segments: Sequence[LogSegment], offset: int) -> int:
     """Index of the segment holding `offset` (the last one for the log end)."""
     bases = [segment.base_offset for segment in segments]
     return max(bisect.bisect_right(bases, offset) - 1, 0)
+
+
+def batch_start(segments: Sequence[LogSegment], offset: int) -> int:
+    """The base offset of the batch holding `offset`, the log end when `offset` is at or
+    past it; `OffsetOutOfRangeError` below the log start."""
+    log_start, log_end = segments[0].base_offset, segments[-1].next_offset
+    if offset < log_start:
+        raise OffsetOutOfRangeError(offset, log_start, log_end)
+    if offset >= log_end:
+        return log_end
+    return segments[segment_index(segments, offset)].batch_start(offset)
 
 
 def read_records(
@@ -110,7 +125,9 @@ def read_records(
 def read_encoded_records(
     segments: Sequence[LogSegment], start_offset: int, end: int, max_records: int, max_bytes: int
 ) -> tuple[bytes, int]:
-    """`read_records` as the stored bytes, unchecked, and how many records they hold."""
+    """The whole batches from the one holding `start_offset` that end by `end`, as
+    stored (unchecked), within the limits yet at least one, and how many records they
+    hold (`LogSegment.read_encoded`)."""
     chunks: list[bytes] = []
     count = used = 0
     for segment in segments[segment_index(segments, start_offset) :]:

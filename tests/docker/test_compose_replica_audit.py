@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 
 from admin.topics import create_topic
-from broker_node.storage.record import encode_record, split_records
+from broker_node.storage.record import decode_batch, encode_records, split_batches
 from chaos.cluster import endpoints
 from chaos.cluster.handle import ClusterHandle
 from chaos.run.audit import audit_cluster
@@ -118,12 +118,19 @@ def _change_one_record(handle: ClusterHandle, service: str, data_dir: str) -> No
         source = tar.extractfile(member)
         assert source is not None, f"{path} is not a regular file"
         data = source.read()
-    records, encoded = split_records(data)
-    at = sum(len(e) for e in encoded[:CHANGED])
-    record = records[CHANGED]
-    changed = encode_record(dataclasses.replace(record, value=record.value.upper()))
+    _, batches = split_batches(data)
+    at = 0
+    for batch in batches:  # to the batch holding offset CHANGED
+        records = decode_batch(batch, at)
+        if records[-1].offset >= CHANGED:
+            break
+        at += len(batch)
+    index = CHANGED - records[0].offset
+    record = records[index]
     assert record.value != record.value.upper()
-    assert len(changed) == len(encoded[CHANGED])
+    records[index] = dataclasses.replace(record, value=record.value.upper())
+    [changed] = encode_records(records)  # the batch again, its CRC over the new value
+    assert len(changed) == len(batch)
     data = data[:at] + changed + data[at + len(changed) :]
     archive = io.BytesIO()
     with tarfile.open(fileobj=archive, mode="w") as tar:

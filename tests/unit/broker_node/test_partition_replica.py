@@ -25,7 +25,7 @@ import pytest
 from broker_node.partition import Partition
 from broker_node.partition_isr import HW_EVENT_INTERVAL_MS, PartitionConfig
 from broker_node.storage import PartitionLog
-from broker_node.storage.record import split_records
+from broker_node.storage.record import split_batches
 from broker_node.testing import FakeIsrStore, IsrWrite
 from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from eventlog import EventKind
@@ -815,7 +815,8 @@ def test_append_as_follower_follows_the_leader_high_watermark(rig: Rig) -> None:
 
 def test_truncate_to_reports_the_removed_records(rig: Rig) -> None:
     rig.follow()
-    rig.partition.append_as_follower(follower_records(EPOCH, 0, 5), leader_hw=4)
+    rig.partition.append_as_follower(follower_records(EPOCH, 0, 2), leader_hw=2)
+    rig.partition.append_as_follower(follower_records(EPOCH, 2, 3), leader_hw=4)
     assert rig.partition.truncate_to(2) == 3
     assert rig.partition.log.log_end_offset == 2
     assert rig.partition.log.high_watermark == 2
@@ -829,11 +830,22 @@ def test_truncate_to_reports_the_removed_records(rig: Rig) -> None:
     assert truncated["removed_records"] == [[2, "v"], [3, "v"], [4, "v"]]
 
 
+def test_a_truncation_inside_a_batch_removes_and_reports_the_whole_batch(rig: Rig) -> None:
+    rig.follow()
+    rig.partition.append_as_follower(follower_records(EPOCH, 0, 2), leader_hw=2)
+    rig.partition.append_as_follower(follower_records(EPOCH, 2, 3), leader_hw=4)
+    assert rig.partition.truncate_to(3) == 3
+    [truncated] = rig.events.of_kind(EventKind.LOG_TRUNCATED)
+    assert (truncated["to_offset"], truncated["removed"]) == (2, 3)
+    assert truncated["removed_records"] == [[2, "v"], [3, "v"], [4, "v"]]
+
+
 def test_truncate_to_names_each_removed_record_by_offset_and_value(rig: Rig) -> None:
     rig.follow()
     values = [b"value-0", b"value-1", b"value-2", b"value-3", b"\xff"]
     records = [m.FetchedRecord(o, EPOCH, 1_700_000_000_000, None, v) for o, v in enumerate(values)]
-    rig.partition.append_as_follower(records, leader_hw=3)
+    rig.partition.append_as_follower(records[:1], leader_hw=1)
+    rig.partition.append_as_follower(records[1:], leader_hw=3)
     rig.partition.truncate_to(1)
     [truncated] = rig.events.of_kind(EventKind.LOG_TRUNCATED)
     assert truncated["removed_records"] == [
@@ -929,8 +941,9 @@ def test_an_encoded_follower_fetch_carries_the_stored_bytes(rig: Rig) -> None:
     encoded = rig.partition.read(request, 2, encoded=True)
     assert encoded.records == ()
     assert encoded.has_records
-    stored, _ = split_records(encoded.record_data)
-    assert [(r.offset, r.leader_epoch, r.key, r.value) for r in stored] == [
+    stored, _ = split_batches(encoded.record_data)
+    assert [r.offset for r in stored] == [0, 1, 2], "the whole batch holding offset 1"
+    assert [(r.offset, r.leader_epoch, r.key, r.value) for r in stored[1:]] == [
         (r.offset, r.leader_epoch, r.key, r.value) for r in plain.records
     ]
 
@@ -992,9 +1005,9 @@ def test_a_truncation_names_the_epoch_and_high_watermark_it_kept(rig: Rig) -> No
     rig.follow(epoch=EPOCH + 1)
     rig.partition.append_as_follower(follower_records(EPOCH - 1, 0, 3), leader_hw=2)
     rig.partition.append_as_follower(follower_records(EPOCH, 3, 3), leader_hw=2)
-    rig.partition.truncate_to(2)
+    rig.partition.truncate_to(3)
     [truncated] = rig.events.of_kind(EventKind.LOG_TRUNCATED)
-    assert (truncated["to_offset"], truncated["last_epoch"]) == (2, EPOCH - 1)
+    assert (truncated["to_offset"], truncated["last_epoch"]) == (3, EPOCH - 1)
     assert truncated["high_watermark"] == 2
 
 

@@ -98,7 +98,8 @@ def test_an_epoch_longer_than_a_read_batch_is_digested_whole(logs: list[Partitio
 def test_a_truncated_log_reports_what_is_left(logs: list[PartitionLog]) -> None:
     a, _ = logs
     lead(a, 1, [b"a", b"b"])
-    lead(a, 2, [b"c", b"d"])
+    lead(a, 2, [b"c"])
+    lead(a, 2, [b"d"])
     a.truncate_to(3)
     assert [(e.leader_epoch, e.start_offset, e.end_offset) for e in audit_log(a)] == [
         (1, 0, 2),

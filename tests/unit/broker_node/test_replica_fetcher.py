@@ -37,22 +37,24 @@ Start = Callable[..., ReplicaFetcherThread]
 
 
 def leader_log(*epochs: tuple[int, int]) -> InMemoryPartitionLog:
-    """A leader log holding `count` records of each (epoch, count), all committed."""
+    """A leader log holding `count` records of each (epoch, count), all committed, one
+    record a batch (so that a follower's log may end after any of them)."""
     log = InMemoryPartitionLog()
     for epoch, count in epochs:
-        log.append_as_leader([(b"k", b"v%d" % i, 1_700_000_000_000) for i in range(count)], epoch)
+        for i in range(count):
+            log.append_as_leader([(b"k", b"v%d" % i, 1_700_000_000_000)], epoch)
     log.set_high_watermark(log.log_end_offset)
     return log
 
 
 def follower_log(*epochs: tuple[int, int], high_watermark: int = 0) -> InMemoryPartitionLog:
-    """A follower log holding `count` records of each (epoch, count)."""
+    """A follower log holding `count` records of each (epoch, count), one record a batch
+    (so that a truncation may cut anywhere)."""
     log = InMemoryPartitionLog()
     for epoch, count in epochs:
-        first = log.log_end_offset
-        log.append_as_follower(
-            [Record(first + i, epoch, 1_700_000_000_000, b"k", b"f") for i in range(count)]
-        )
+        for _ in range(count):
+            offset = log.log_end_offset
+            log.append_as_follower([Record(offset, epoch, 1_700_000_000_000, b"k", b"f")])
     log.set_high_watermark(high_watermark)
     return log
 

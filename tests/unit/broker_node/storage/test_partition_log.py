@@ -1,6 +1,7 @@
 """`PartitionLog` on a real directory: appends and reads with their limits, segment rolls,
-the offset index, truncation, follower appends, the high watermark, failures and the life cycle
-(epochs: `test_partition_log_epochs`; reopening: `test_partition_log_recovery`)."""
+the offset index, truncation (whole batches), follower appends, the high watermark, failures
+and the life cycle (epochs: `test_partition_log_epochs`; reopening:
+`test_partition_log_recovery`; batches copied as bytes: `test_partition_log_encoded`)."""
 
 from __future__ import annotations
 
@@ -20,15 +21,22 @@ from broker_node.storage import (
     Record,
 )
 from broker_node.storage.checkpoints import HW_CHECKPOINT, LEADER_EPOCH_CHECKPOINT
-from broker_node.storage.record import decode_record, encoded_size
+from broker_node.storage.record import BATCH_HEADER_BYTES, decode_batch, encoded_size
 from broker_node.storage.segment import LogSegment
 
-RECORD_BYTES = 100  # a null key and a 64-byte value
+RECORD_BYTES = 84  # a null key and a 64-byte value, inside a batch
+BATCH_BYTES = BATCH_HEADER_BYTES + RECORD_BYTES  # a batch of one such record
 
 
 def batch(n: int, start: int = 0) -> list[tuple[bytes | None, bytes, int]]:
     """`n` records of exactly RECORD_BYTES, numbered from `start` in their values."""
     return [(None, f"{i:064d}".encode(), 1000 + i) for i in range(start, start + n)]
+
+
+def append_each(log: PartitionLog, n: int, start: int = 0, epoch: int = 0) -> None:
+    """`batch(n, start)` one record a batch (an append each)."""
+    for i in range(start, start + n):
+        log.append_as_leader(batch(1, start=i), epoch)
 
 
 def numbers(records: list[Record]) -> list[int]:
@@ -46,8 +54,8 @@ def log(tmp_path: Path) -> PartitionLog:
 
 @pytest.fixture
 def segmented(tmp_path: Path) -> PartitionLog:
-    """Ten records per segment."""
-    return PartitionLog(tmp_path / "topic-0", segment_bytes=10 * RECORD_BYTES)
+    """Ten one-record batches per segment."""
+    return PartitionLog(tmp_path / "topic-0", segment_bytes=10 * BATCH_BYTES)
 
 
 def test_a_new_log_is_empty(log: PartitionLog) -> None:
@@ -100,7 +108,7 @@ def test_a_new_log_makes_its_directory_and_parents_for_its_first_record(
 
 
 def test_offsets_reads_start_end_and_high_watermark_together(segmented: PartitionLog) -> None:
-    segmented.append_as_leader(batch(25), 0)
+    append_each(segmented, 25)
     segmented.set_high_watermark(20)
     assert segmented.offsets() == (0, 25, 20)
     segmented.truncate_to(12)
@@ -167,8 +175,7 @@ def test_reads_outside_the_log_are_out_of_range(log: PartitionLog, start: int) -
 
 
 def test_segments_roll_and_reads_cross_them(segmented: PartitionLog) -> None:
-    segmented.append_as_leader(batch(25), 0)
-    segmented.append_as_leader(batch(10, start=25), 0)
+    append_each(segmented, 35)
     assert segment_files(segmented.directory) == [
         "00000000000000000000.log",
         "00000000000000000010.log",
@@ -176,7 +183,7 @@ def test_segments_roll_and_reads_cross_them(segmented: PartitionLog) -> None:
         "00000000000000000030.log",
     ]
     for name in segment_files(segmented.directory):
-        assert (segmented.directory / name).stat().st_size <= 10 * RECORD_BYTES
+        assert (segmented.directory / name).stat().st_size <= 10 * BATCH_BYTES
     assert numbers(segmented.read(0)) == list(range(35))
     assert numbers(segmented.read(8, max_records=5)) == [8, 9, 10, 11, 12]
     assert numbers(segmented.read(8, max_bytes=15 * RECORD_BYTES)) == list(range(8, 23))
@@ -184,9 +191,10 @@ def test_segments_roll_and_reads_cross_them(segmented: PartitionLog) -> None:
     assert numbers(segmented.read(30)) == list(range(30, 35))
 
 
-def test_a_record_larger_than_a_segment_gets_a_segment_of_its_own(tmp_path: Path) -> None:
+def test_a_batch_larger_than_a_segment_gets_a_segment_of_its_own(tmp_path: Path) -> None:
     log = PartitionLog(tmp_path / "t-0", segment_bytes=250)
-    log.append_as_leader([(None, b"x", 0), (None, b"y" * 1000, 0), (None, b"z", 0)], 0)
+    for value in (b"x", b"y" * 1000, b"z"):
+        log.append_as_leader([(None, value, 0)], 0)
     assert segment_files(log.directory) == [
         "00000000000000000000.log",
         "00000000000000000001.log",
@@ -198,22 +206,29 @@ def test_a_record_larger_than_a_segment_gets_a_segment_of_its_own(tmp_path: Path
 
 
 def test_reads_seek_with_the_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    log = PartitionLog(tmp_path / "t-0", index_interval_bytes=10 * RECORD_BYTES)
-    for start in range(0, 2000, 100):
-        log.append_as_leader(batch(100, start), 0)
+    """Batches of ten records (885 bytes), an index entry every few: a read looks at the
+    headers of at most the batches of one index interval and decodes only its own."""
+    log = PartitionLog(tmp_path / "t-0", index_interval_bytes=4 * 885)
+    for start in range(0, 2000, 10):
+        log.append_as_leader(batch(10, start), 0)
     decoded: list[int] = []
 
-    def counting_decode(data: bytes, position: int) -> Record:
+    def counting_decode(data: bytes, position: int) -> list[Record]:
         decoded.append(position)
-        return decode_record(data, position)
+        return decode_batch(data, position)
 
-    monkeypatch.setattr("broker_node.storage.segment_scan.decode_record", counting_decode)
+    monkeypatch.setattr("broker_node.storage.segment.decode_batch", counting_decode)
     assert numbers(log.read(1537, max_records=2)) == [1537, 1538]
-    assert len(decoded) <= 12, "the scan started at most one index interval early"
+    assert len(decoded) == 1, "only the batch holding the records is decoded"
+    assert numbers(log.read(1538, max_records=3)) == [1538, 1539, 1540]
+    assert len(decoded) == 3
+    position = decoded[1]
+    assert position == 153 * 885
+    assert log._segments[0].index.lookup(1538)[1] >= position - 5 * 885
 
 
 def test_truncation_removes_the_tail_across_segments(segmented: PartitionLog) -> None:
-    segmented.append_as_leader(batch(35), 0)
+    append_each(segmented, 35)
     segmented.set_high_watermark(30)
     segmented.truncate_to(13)
     assert segmented.log_end_offset == 13
@@ -223,13 +238,39 @@ def test_truncation_removes_the_tail_across_segments(segmented: PartitionLog) ->
         "00000000000000000010.log",
     ]
     assert numbers(segmented.read(0)) == list(range(13))
-    assert segmented.append_as_leader(batch(12, start=100), 0) == (13, 24)
+    append_each(segmented, 12, start=100)
+    assert segmented.log_end_offset == 25
     assert numbers(segmented.read(10)) == [10, 11, 12, *range(100, 112)]
     assert len(segment_files(segmented.directory)) == 3
 
 
+def test_truncation_inside_a_batch_removes_the_whole_batch(segmented: PartitionLog) -> None:
+    append_each(segmented, 8)
+    segmented.append_as_leader(batch(5, start=8), 0)  # a batch 8..12 of its own segment
+    segmented.append_as_leader(batch(3, start=13), 0)
+    segmented.set_high_watermark(16)
+    assert [segmented.batch_start(o) for o in (7, 8, 12, 13, 15, 16, 99)] == [
+        7,
+        8,
+        8,
+        13,
+        13,
+        16,
+        16,
+    ]
+    segmented.truncate_to(14)
+    assert (segmented.log_end_offset, segmented.high_watermark) == (13, 13)
+    segmented.truncate_to(10)
+    assert (segmented.log_end_offset, segmented.high_watermark) == (8, 8)
+    assert numbers(segmented.read(0)) == list(range(8))
+    assert segmented.append_as_leader(batch(2, start=50), 0) == (8, 9)
+    assert numbers(segmented.read(6)) == [6, 7, 50, 51]
+    with pytest.raises(OffsetOutOfRangeError):
+        segmented.batch_start(-1)
+
+
 def test_truncation_to_a_segment_base_keeps_that_segment_empty(segmented: PartitionLog) -> None:
-    segmented.append_as_leader(batch(25), 0)
+    append_each(segmented, 25)
     segmented.truncate_to(10)
     assert segmented.log_end_offset == 10
     assert segment_files(segmented.directory)[-1] == "00000000000000000010.log"
@@ -302,7 +343,7 @@ def test_rises_of_the_high_watermark_are_checkpointed_at_most_once_an_interval(
     def on_disk() -> int:
         return int(checkpoint.read_text())
 
-    log.append_as_leader(batch(20), 0)
+    append_each(log, 20)
     log.set_high_watermark(5)
     assert on_disk() == 5, "the first rise after opening is written at once"
     now[0] += step_s
@@ -384,9 +425,11 @@ def test_a_failed_write_fails_the_log_until_it_is_reopened(
 ) -> None:
     log.append_as_leader(batch(3), 0)
 
-    def disk_full(segment: LogSegment, first_offset: int, data: bytes, lengths: object) -> None:
+    def disk_full(
+        segment: LogSegment, first_offset: int, data: bytes, sizes: object, counts: object
+    ) -> None:
         with segment.log_path.open("ab") as file:
-            file.write(data[:50])  # half a record reaches the file
+            file.write(data[:50])  # half a batch reaches the file
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(LogSegment, "append", disk_full)
@@ -402,13 +445,13 @@ def test_a_failed_write_fails_the_log_until_it_is_reopened(
 
 
 def test_an_fsyncing_log_behaves_the_same(tmp_path: Path) -> None:
-    log = PartitionLog(tmp_path / "t-0", segment_bytes=5 * RECORD_BYTES, fsync=True)
-    log.append_as_leader(batch(12), 1)
+    log = PartitionLog(tmp_path / "t-0", segment_bytes=5 * BATCH_BYTES, fsync=True)
+    append_each(log, 12, epoch=1)
     log.set_high_watermark(12)
     log.flush()
     log.truncate_to(7)
     log.close()
-    reopened = PartitionLog(tmp_path / "t-0", segment_bytes=5 * RECORD_BYTES, fsync=True)
+    reopened = PartitionLog(tmp_path / "t-0", segment_bytes=5 * BATCH_BYTES, fsync=True)
     assert numbers(reopened.read(0)) == list(range(7))
     assert reopened.high_watermark == 7
     reopened.close()

@@ -2,12 +2,16 @@
 process leaves them), after a torn or corrupt tail, with damaged indexes and checkpoints.
 
 A "kill" is simulated by copying the directory while the log is still open: every append
-has reached the OS when it returns, which is all a killed process leaves behind.
+has reached the OS when it returns, which is all a killed process leaves behind. The
+fixture appends one record at a time, so each batch is one record; a batch of several
+goes whole, and a directory in the earlier per-record format is refused.
 """
 
 from __future__ import annotations
 
 import shutil
+import struct
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,8 +19,10 @@ import pytest
 
 from broker_node.storage import CorruptLogError, EpochEntry, PartitionLog, Record
 from broker_node.storage.checkpoints import HW_CHECKPOINT, LEADER_EPOCH_CHECKPOINT
+from broker_node.storage.errors import LegacyLogFormatError
+from broker_node.storage.record import BATCH_HEADER_BYTES
 
-RECORD_BYTES = 100
+RECORD_BYTES = BATCH_HEADER_BYTES + 84  # a batch of one record, a null key, a 64-byte value
 SEGMENT_BYTES = 10 * RECORD_BYTES
 
 
@@ -44,10 +50,11 @@ def segment(directory: Path, suffix: str, which: int = -1) -> Path:
 
 @pytest.fixture
 def written(tmp_path: Path) -> PartitionLog:
-    """25 records over three segments: epoch 0 [0, 12), epoch 3 [12, 25); HW 20."""
+    """25 one-record batches over three segments: epoch 0 [0, 12), epoch 3 [12, 25);
+    HW 20."""
     log = open_log(tmp_path / "topic-0")
-    log.append_as_leader(batch(12), 0)
-    log.append_as_leader(batch(13, start=12), 3)
+    for offset in range(25):
+        log.append_as_leader(batch(1, start=offset), 0 if offset < 12 else 3)
     log.set_high_watermark(20)
     return log
 
@@ -123,7 +130,7 @@ def test_a_corrupt_record_drops_everything_after_it(written: PartitionLog, tmp_p
     directory = killed_copy(written, tmp_path / "killed")
     last = segment(directory, ".log")
     data = bytearray(last.read_bytes())
-    data[2 * RECORD_BYTES + 50] ^= 0x01  # inside offset 22; 23 and 24 are intact
+    data[2 * RECORD_BYTES + 50] ^= 0x01  # inside batch 22; 23 and 24 are intact
     last.write_bytes(bytes(data))
     assert open_log(directory).log_end_offset == 22
 
@@ -198,7 +205,7 @@ def test_a_corrupt_sealed_segment_without_index_cannot_be_repaired(
     data[50] ^= 0x01
     first.write_bytes(bytes(data))
     segment(written.directory, ".index", 0).unlink()
-    with pytest.raises(CorruptLogError, match="records stop"):
+    with pytest.raises(CorruptLogError, match="batches stop"):
         open_log(written.directory)
 
 
@@ -296,3 +303,40 @@ def test_an_epoch_starting_inside_the_last_segment_is_recovered(
         EpochEntry(3, 12),
         EpochEntry(5, 25),
     ]
+
+
+@pytest.mark.parametrize("cut", [1, 84, 84 * 3, 84 * 4 + BATCH_HEADER_BYTES - 1])
+def test_a_torn_batch_of_several_records_goes_whole(tmp_path: Path, cut: int) -> None:
+    log = open_log(tmp_path / "topic-0")
+    log.append_as_leader(batch(2), 0)
+    log.append_as_leader(batch(4, start=2), 1)
+    directory = killed_copy(log, tmp_path / "killed")
+    last = segment(directory, ".log")
+    with last.open("r+b") as file:
+        file.truncate(last.stat().st_size - cut)
+    recovered = open_log(directory)
+    assert numbers(recovered.read(0)) == [0, 1]
+    assert recovered.epoch_entries() == [EpochEntry(0, 0)]
+    assert last.stat().st_size == BATCH_HEADER_BYTES + 2 * 84
+
+
+def per_record_segment(count: int) -> bytes:
+    """`count` records in the per-record format that preceded record batches."""
+    data = b""
+    for offset in range(count):
+        body = struct.pack(">qiqii", offset, 0, 1000, -1, 3) + b"old"
+        data += struct.pack(">II", len(body) + 4, zlib.crc32(body)) + body
+    return data
+
+
+@pytest.mark.parametrize("count", [1, 5])
+def test_a_directory_in_the_per_record_format_is_refused_untouched(
+    tmp_path: Path, count: int
+) -> None:
+    directory = tmp_path / "topic-0"
+    directory.mkdir()
+    old = per_record_segment(count)
+    (directory / "00000000000000000000.log").write_bytes(old)
+    with pytest.raises(LegacyLogFormatError, match=f"{directory}.*per-record log format"):
+        open_log(directory)
+    assert (directory / "00000000000000000000.log").read_bytes() == old

@@ -1,7 +1,8 @@
 """Hypothesis drives a real `PartitionLog` and the in-memory model (`InMemoryPartitionLog`)
-through the same steps: leader and follower appends (good and bad), truncations, reads,
-high-watermark moves, clean reopens, kills, and kills that tear the last segment's tail.
-After every step the log must equal the model.
+through the same steps: leader and follower appends (good and bad, decoded and as batches),
+truncations (inside batches too), reads of records and of whole batches, high-watermark
+moves, clean reopens, kills, and kills that tear the last segment's tail. After every step
+the log must equal the model, its batches included.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from hypothesis.stateful import (
 )
 
 from broker_node.storage import LogError, OffsetOutOfRangeError, PartitionLog, Record
-from broker_node.storage.record import encoded_size
+from broker_node.storage.record import encode_records
 from broker_node.storage.testing import InMemoryPartitionLog
 
 SEGMENT_BYTES = 300
@@ -81,6 +82,30 @@ class PartitionLogMachine(RuleBasedStateMachine):
             return
         self.log.append_as_follower(records)
 
+    @rule(
+        batch=st.lists(payloads, min_size=1, max_size=6),
+        cuts=st.sets(st.integers(1, 5), max_size=2),
+        shift=st.sampled_from([0, 0, 0, -1, 1]),
+        epoch_step=st.integers(-1, 2),
+    )
+    def append_encoded_as_follower(
+        self, batch: list[tuple[bytes | None, bytes]], cuts: set[int], shift: int, epoch_step: int
+    ) -> None:
+        epoch = max(self.model.latest_epoch() + epoch_step, 0)
+        first = self.model.log_end_offset + shift
+        records = [Record(first + i, epoch, i, k, v) for i, (k, v) in enumerate(batch)]
+        bounds = [0, *sorted(cut for cut in cuts if cut < len(records)), len(records)]
+        data = b"".join(
+            encode_records(records[start:end])[0] for start, end in itertools.pairwise(bounds)
+        )
+        try:
+            self.model.append_encoded_as_follower(data)
+        except LogError:
+            with pytest.raises(LogError):
+                self.log.append_encoded_as_follower(data)
+            return
+        self.log.append_encoded_as_follower(data)
+
     # -- truncation, reads, high watermark -----------------------------------------------
 
     @rule(data=st.data())
@@ -106,6 +131,8 @@ class PartitionLogMachine(RuleBasedStateMachine):
                 self.log.read(start, max_offset, max_records, max_bytes)
             return
         assert self.log.read(start, max_offset, max_records, max_bytes) == expected
+        batches = self.model.read_encoded(start, max_offset, max_records, max_bytes)
+        assert self.log.read_encoded(start, max_offset, max_records, max_bytes) == batches
 
     @rule(data=st.data())
     def set_high_watermark(self, data: st.DataObject) -> None:
@@ -139,11 +166,12 @@ class PartitionLogMachine(RuleBasedStateMachine):
             file.truncate(kept_bytes)
         survivors = base
         used = 0
-        for record in self.model.records[base:]:
-            used += encoded_size(record.key, record.value)
+        while survivors < self.model.log_end_offset:  # the batches kept whole
+            data, count = self.model.read_encoded(survivors, max_records=1)
+            used += len(data)
             if used > kept_bytes:
                 break
-            survivors += 1
+            survivors += count
         self.model.truncate_to(survivors)
         self._restart_from(directory)
         assert self.log.log_end_offset == survivors
@@ -169,6 +197,7 @@ class PartitionLogMachine(RuleBasedStateMachine):
         assert log.log_start_offset == 0
         assert log.log_end_offset == model.log_end_offset
         assert log.read(0, max_records=10**6) == model.records
+        assert log.read_encoded(0, max_records=10**6) == model.read_encoded(0, max_records=10**6)
         assert log.epoch_entries() == model.epoch_entries()
         assert log.latest_epoch() == model.latest_epoch()
         assert log.high_watermark == model.high_watermark

@@ -1,7 +1,9 @@
-"""The on-disk record format: round trips, sizes, and every kind of damage detected."""
+"""The on-disk batch format: round trips, sizes, splits of consecutive batches, torn tails,
+every kind of damage detected, and the earlier per-record format told apart."""
 
 from __future__ import annotations
 
+import struct
 import zlib
 
 import pytest
@@ -11,119 +13,175 @@ from hypothesis import strategies as st
 from broker_node.storage import CorruptLogError, Record
 from broker_node.storage.errors import InvalidRecordError
 from broker_node.storage.record import (
-    LENGTH_PREFIX_BYTES,
-    PEEK_OFFSET_BYTES,
+    BATCH_HEADER_BYTES,
     RECORD_OVERHEAD,
-    decode_record,
-    encode_record,
+    batch_header,
+    decode_batch,
+    encode_batch,
+    encode_records,
     encoded_size,
-    peek_offset,
-    record_length,
-    scan_encoded,
-    split_records,
+    legacy_head,
+    scan_batches,
+    split_batches,
 )
 
-records = st.builds(
-    Record,
-    offset=st.integers(0, 2**63 - 1),
-    leader_epoch=st.integers(0, 2**31 - 1),
-    timestamp_ms=st.integers(-(2**63), 2**63 - 1),
-    key=st.none() | st.binary(max_size=64),
-    value=st.binary(max_size=256),
+payloads = st.tuples(
+    st.none() | st.binary(max_size=64),
+    st.binary(max_size=256),
+    st.integers(-(2**63), 2**63 - 1),
+)
+batches = st.tuples(
+    st.integers(0, 2**62),
+    st.integers(0, 2**31 - 1),
+    st.lists(payloads, min_size=1, max_size=6),
 )
 
 
-@given(records)
-def test_every_record_round_trips_and_has_its_predicted_size(record: Record) -> None:
-    data = encode_record(record)
-    assert len(data) == encoded_size(record.key, record.value)
-    assert record_length(data[:LENGTH_PREFIX_BYTES], 0) == len(data)
-    assert decode_record(data, 0) == record
-    assert peek_offset(data[:PEEK_OFFSET_BYTES]) == record.offset
+Payload = list[tuple[bytes | None, bytes, int]]
+
+
+def as_records(base: int, epoch: int, payload: Payload) -> list[Record]:
+    return [Record(base + i, epoch, ts, key, value) for i, (key, value, ts) in enumerate(payload)]
+
+
+@given(batches)
+def test_every_batch_round_trips_and_has_its_predicted_size(
+    batch: tuple[int, int, list[tuple[bytes | None, bytes, int]]],
+) -> None:
+    base, epoch, payload = batch
+    data = encode_batch(base, epoch, payload)
+    assert len(data) == BATCH_HEADER_BYTES + sum(encoded_size(k, v) for k, v, _ in payload)
+    assert decode_batch(data, 0) == as_records(base, epoch, payload)
+    header = batch_header(data[:BATCH_HEADER_BYTES], 0)
+    assert header == (base, len(data), epoch, len(payload))
+    assert header.next_offset == base + len(payload)
+    assert not legacy_head(data, base)
 
 
 def test_null_and_empty_keys_stay_distinct() -> None:
-    null_key = Record(0, 0, 0, None, b"v")
-    empty_key = Record(0, 0, 0, b"", b"v")
-    assert decode_record(encode_record(null_key), 0).key is None
-    assert decode_record(encode_record(empty_key), 0).key == b""
+    records = decode_batch(encode_batch(0, 0, [(None, b"v", 0), (b"", b"v", 0)]), 0)
+    assert [r.key for r in records] == [None, b""]
 
 
 def test_an_empty_record_takes_the_fixed_overhead() -> None:
-    assert len(encode_record(Record(0, 0, 0, None, b""))) == RECORD_OVERHEAD == 36
+    assert len(encode_batch(0, 0, [(None, b"", 0)])) == BATCH_HEADER_BYTES + RECORD_OVERHEAD
+    assert (BATCH_HEADER_BYTES, RECORD_OVERHEAD) == (45, 20)
 
 
-@given(records, st.data())
-def test_any_flipped_byte_after_the_length_field_is_detected(
-    record: Record, data: st.DataObject
+@given(st.lists(batches, max_size=4))
+def test_consecutive_batches_split_into_their_records_and_bytes(
+    many: list[tuple[int, int, list[tuple[bytes | None, bytes, int]]]],
 ) -> None:
-    encoded = bytearray(encode_record(record))
-    position = data.draw(st.integers(LENGTH_PREFIX_BYTES, len(encoded) - 1))
+    encoded = [encode_batch(*batch) for batch in many]
+    records, pieces = split_batches(b"".join(encoded))
+    assert pieces == encoded
+    assert records == [r for batch in many for r in as_records(*batch)]
+    headers = scan_batches(b"".join(encoded))
+    assert [(h.base_offset, h.size, h.leader_epoch) for h in headers] == [
+        (base, len(one), epoch) for (base, epoch, _), one in zip(many, encoded, strict=True)
+    ]
+
+
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=8), st.integers(0, 100))
+def test_records_make_one_batch_per_run_of_one_epoch(steps: list[int], first: int) -> None:
+    epochs = [sum(steps[: i + 1]) for i in range(len(steps))]
+    records = [Record(first + i, epoch, i, None, b"v") for i, epoch in enumerate(epochs)]
+    encoded = encode_records(records)
+    assert len(encoded) == len(set(epochs))
+    assert split_batches(b"".join(encoded))[0] == records
+
+
+def test_records_with_a_gap_make_no_batch() -> None:
+    with pytest.raises(ValueError, match="gap"):
+        encode_records([Record(0, 0, 0, None, b""), Record(2, 0, 0, None, b"")])
+
+
+@given(batches, st.data())
+def test_any_flipped_byte_after_the_base_offset_is_detected(
+    batch: tuple[int, int, list[tuple[bytes | None, bytes, int]]], data: st.DataObject
+) -> None:
+    """The base offset is checked by where the batch lands in a log, the length and epoch
+    by the header checks and the append checks, every other byte by the CRC."""
+    base, epoch, payload = batch
+    encoded = bytearray(encode_batch(base, epoch, payload))
+    position = data.draw(st.sampled_from([*range(8, 12), *range(16, len(encoded))]))
     encoded[position] ^= data.draw(st.integers(1, 255))
     with pytest.raises(InvalidRecordError):
-        decode_record(bytes(encoded), 7)
-
-
-@given(records, st.data())
-def test_a_truncated_record_is_detected(record: Record, data: st.DataObject) -> None:
-    encoded = encode_record(record)
-    cut = data.draw(st.integers(0, len(encoded) - 1))
+        decode_batch(bytes(encoded), 7)
     with pytest.raises(InvalidRecordError):
-        decode_record(encoded[:cut], 0)
+        scan_batches(bytes(encoded))
 
 
-def test_a_length_field_below_the_minimum_is_invalid() -> None:
-    with pytest.raises(InvalidRecordError) as excinfo:
-        record_length((3).to_bytes(4, "big"), 40)
-    assert excinfo.value.position == 40
-    assert isinstance(excinfo.value, CorruptLogError)
-
-
-@given(st.lists(records, max_size=5))
-def test_a_scan_names_the_records_that_a_split_decodes(batch: list[Record]) -> None:
-    data = b"".join(encode_record(r) for r in batch)
-    lengths, offsets, epochs = scan_encoded(data)
-    decoded, encoded = split_records(data)
-    assert lengths == [len(e) for e in encoded]
-    assert offsets == [r.offset for r in decoded]
-    assert epochs == [r.leader_epoch for r in decoded]
-
-
-@given(st.lists(records, min_size=1, max_size=3), st.data())
-def test_a_scan_refuses_exactly_what_a_split_refuses(
-    batch: list[Record], data: st.DataObject
+@given(st.lists(batches, min_size=1, max_size=3), st.data())
+def test_a_torn_tail_is_detected_wherever_it_is_cut(
+    many: list[tuple[int, int, list[tuple[bytes | None, bytes, int]]]], data: st.DataObject
 ) -> None:
-    encoded = bytearray(b"".join(encode_record(r) for r in batch))
-    if data.draw(st.booleans()):
-        position = data.draw(st.integers(0, len(encoded) - 1))
-        encoded[position] ^= data.draw(st.integers(1, 255))
-    else:
-        del encoded[data.draw(st.integers(0, len(encoded) - 1)) :]
-    damaged = bytes(encoded)
-    try:
-        split_records(damaged)
-    except InvalidRecordError:
-        with pytest.raises(InvalidRecordError):
-            scan_encoded(damaged)
-    else:
-        scan_encoded(damaged)
+    encoded = [encode_batch(*batch) for batch in many]
+    joined = b"".join(encoded)
+    cut = data.draw(st.integers(0, len(joined) - 1))
+    ends = {sum(len(one) for one in encoded[:n]) for n in range(len(encoded) + 1)}
+    if cut in ends:  # a cut between batches leaves whole batches
+        assert len(scan_batches(joined[:cut])) == sorted(ends).index(cut)
+        return
+    with pytest.raises(InvalidRecordError, match="torn"):
+        scan_batches(joined[:cut])
+    with pytest.raises(InvalidRecordError, match="torn"):
+        split_batches(joined[:cut])
 
 
-@pytest.mark.parametrize(("key_length", "reason"), [(-2, "key length"), (5, "value length")])
-def test_a_scan_refuses_lengths_that_disagree_even_under_a_good_crc(
-    key_length: int, reason: str
+def test_a_header_that_cannot_start_a_batch_is_invalid() -> None:
+    good = encode_batch(5, 1, [(None, b"v", 0)])
+    for damaged, reason in [
+        (good[:16] + b"\x01" + good[17:], "magic"),
+        (good[:8] + (3).to_bytes(4, "big") + good[12:], "below the minimum"),
+        (good[:21] + (4).to_bytes(4, "big") + good[25:], "last offset delta"),
+        (good[:10], "torn batch header"),
+    ]:
+        with pytest.raises(InvalidRecordError, match=reason) as excinfo:
+            batch_header(damaged[:BATCH_HEADER_BYTES], 40)
+        assert excinfo.value.position == 40
+        assert isinstance(excinfo.value, CorruptLogError)
+
+
+@pytest.mark.parametrize(
+    ("field", "length", "reason"),
+    [(0, -2, "key length"), (0, 5, "value length"), (5, 3, "after the last")],
+    ids=["negative-key", "key-too-long", "value-too-short"],
+)
+def test_records_that_do_not_fill_their_batch_are_refused_even_under_a_good_crc(
+    field: int, length: int, reason: str
 ) -> None:
-    """A record whose key length does not fit its length field, with a CRC computed over
-    the wrong bytes, as only a broken leader would write it."""
-    body = bytearray(encode_record(Record(0, 0, 0, b"k", b"value"))[8:])
-    body[20:24] = key_length.to_bytes(4, "big", signed=True)
-    data = len(body + b"crc_").to_bytes(4, "big") + zlib.crc32(body).to_bytes(4, "big") + body
+    """A record whose key or value length disagrees with the batch, CRC computed over the
+    wrong bytes, as only a broken leader would write it: a scan (which checks only the
+    CRC) passes it, decoding refuses it."""
+    data = bytearray(encode_batch(0, 0, [(b"k", b"value", 0)]))
+    at = BATCH_HEADER_BYTES + 12 + field  # the key length field, or the value's
+    data[at : at + 4] = length.to_bytes(4, "big", signed=True)
+    data[17:21] = zlib.crc32(bytes(data[21:])).to_bytes(4, "big")
+    assert len(scan_batches(bytes(data))) == 1
     with pytest.raises(InvalidRecordError, match=reason):
-        scan_encoded(bytes(data))
+        decode_batch(bytes(data), 0)
     with pytest.raises(InvalidRecordError, match=reason):
-        split_records(bytes(data))
+        split_batches(bytes(data))
 
 
 def test_fields_that_do_not_fit_raise_value_error() -> None:
     with pytest.raises(ValueError, match="does not fit"):
-        encode_record(Record(0, 2**31, 0, None, b""))
+        encode_batch(0, 2**31, [(None, b"", 0)])
+    with pytest.raises(ValueError, match="at least one"):
+        encode_batch(0, 0, [])
+
+
+def per_record(offset: int, epoch: int) -> bytes:
+    """A record in the per-record format that preceded batches."""
+    body = struct.pack(">qiqii", offset, epoch, 1000, -1, 1) + b"v"
+    return struct.pack(">II", len(body) + 4, zlib.crc32(body)) + body
+
+
+@given(st.integers(0, 2**40), st.integers(0, 2**31 - 1))
+def test_a_segment_in_the_per_record_format_is_told_apart(base: int, epoch: int) -> None:
+    old = per_record(base, epoch)
+    assert legacy_head(old, base)
+    assert legacy_head(old + per_record(base + 1, epoch), base)
+    assert not legacy_head(encode_batch(base, epoch, [(None, b"v", 1000)]), base)
+    assert not legacy_head(b"", base)
