@@ -16,7 +16,11 @@ seed's meaning):
    early, maybe grown (`add-partitions`), maybe reassigned, and deleted before the heal;
    maybe preferred elections of the workload's topic (`elect-leaders`) and a forced
    controller election (`move-controller`) at drawn times.
-3. The timed faults: kinds rotate through `kinds` but `request` (each once per round);
+3. The timed faults. First, in a dense schedule with probability `DOUBLE_SHARE`, a
+   double outage (`chaos.generator.overlap`, rule 3): two brokers named by id taken away
+   by `kill`, `stop` or `pause` for longer than the session timeout (`OUTAGE_HOLD`), the
+   second going down while the first is down and coming back after it, as a rack or a
+   shared host lost in turn. Then kinds rotate through `kinds` but `request` (each once per round);
    a kind whose fault cannot be active with those already placed
    (`chaos.generator.overlap`) is passed over for the next. Targets and params come from
    `FAULT_DRAWS` (ZooKeeper servers too, for the process kinds and `cpu-starve`);
@@ -47,7 +51,6 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from chaos.cluster.roles import RoleClass, parse_role
 from chaos.errors import BadTiming
@@ -56,12 +59,24 @@ from chaos.faults.registry import FAULT_TYPES, fault_type
 from chaos.generator.fault_draws import FAULT_DRAWS, kind_pool
 from chaos.generator.overlap import clashes, takes_broker_away, window
 from chaos.generator.schedule import Action, FaultSpec, Schedule, Step, Trigger, seconds
+from chaos.generator.timings import (
+    DENSE_GAP,
+    HOLD,
+    ISR_WAIT,
+    OP_GAP,
+    OUTAGE_HOLD,
+    SPARSE_GAP,
+    TRIGGER_WAIT,
+    HeavyTail,
+)
 
 __all__ = [
     "BROKER_IDS",
     "DISK_KINDS",
+    "DOUBLE_SHARE",
     "GENERIC_KINDS",
     "HOLD",
+    "OUTAGE_KINDS",
     "SPARSE_GAP",
     "SPARSE_SHARE",
     "TRIGGER_SHARE",
@@ -90,6 +105,10 @@ BROKER_IDS = (1, 2, 3)
 START_S = 5.0
 #: One seed in this many draws a sparse schedule.
 SPARSE_SHARE = 3
+#: The chance that a dense schedule holds a double outage.
+DOUBLE_SHARE = 0.3
+#: The process kinds a double outage takes its brokers away with.
+OUTAGE_KINDS = ("kill", "stop", "pause")
 #: The chance that a hook gets a triggered fault.
 TRIGGER_SHARE = 0.5
 
@@ -117,39 +136,6 @@ _MORE_PARAMS: Mapping[str, Mapping[str, tuple[Scalar, ...]]] = {
         "seed": tuple(range(8)),
     },
 }
-
-
-@dataclass(frozen=True, slots=True)
-class HeavyTail:
-    """A lognormal draw with median `median` and shape `sigma`, clipped to
-    [`low`, `high`] and rounded to 0.1 s: mostly near the median, now and then far
-    beyond it."""
-
-    low: float
-    median: float
-    high: float
-    sigma: float = 0.8
-
-    def draw(self, rng: random.Random) -> float:
-        """One value, from `rng`."""
-        value = rng.lognormvariate(math.log(self.median), self.sigma)
-        return round(min(self.high, max(self.low, value)), 1)
-
-
-#: How long a lasting fault lasts.
-HOLD = HeavyTail(1.0, 8.0, 40.0)
-#: The gap from one fault's start to the next one's in a dense schedule.
-DENSE_GAP = HeavyTail(0.5, 4.0, 30.0, sigma=1.0)
-#: The gap from one fault's window's end to the next fault in a sparse schedule: long
-#: enough for every ISR to be full again.
-SPARSE_GAP = HeavyTail(15.0, 18.0, 40.0, sigma=0.4)
-#: How long a trigger is looked for.
-TRIGGER_WAIT = HeavyTail(8.0, 12.0, 30.0, sigma=0.5)
-#: How long an ISR change is looked for: a follower leaves the ISR only after lagging
-#: `replica.lag.time.max.ms` (10 s in the fast profile).
-ISR_WAIT = HeavyTail(15.0, 18.0, 30.0, sigma=0.3)
-#: The gap between two operations on the side topic.
-OP_GAP = HeavyTail(3.0, 8.0, 25.0, sigma=0.6)
 
 
 def side_topic(topic: str) -> str:
@@ -182,6 +168,7 @@ def generic_schedule(
     drawn_sparse = rng.randrange(SPARSE_SHARE) == 0
     draw = _Draw(rng, pool, heal_at, drawn_sparse if sparse is None else sparse)
     acts = draw.actions(topic) if actions else []
+    draw.double_outage()
     draw.timed()
     if triggers:
         draw.triggered(acts)
@@ -249,6 +236,33 @@ class _Draw:
         if rng.random() < 0.4:
             ops.append(Action(round(rng.uniform(5, latest), 1), "move-controller"))
         return sorted((a for a in ops if a.at_s <= latest), key=lambda a: a.at_s)
+
+    def double_outage(self) -> None:
+        """A double outage (step 3 of the module docstring), in a dense schedule with
+        probability `DOUBLE_SHARE`: two brokers named by id taken away by process faults
+        longer than the session timeout, the second going down while the first is down
+        and coming back after it; left out where it does not fit before the heal."""
+        if self.sparse or self.rng.random() >= DOUBLE_SHARE:
+            return
+        rng = self.rng
+        first, second = rng.sample(BROKER_IDS, 2)
+        hold = OUTAGE_HOLD.draw(rng)
+        lag = round(rng.uniform(2.0, hold - 2.0), 1)
+        hold2 = round(max(OUTAGE_HOLD.draw(rng), hold - lag + 2.0), 1)
+        latest = math.floor((self.heal_at - lag - hold2) * 10) / 10 - 0.1
+        if latest < START_S:
+            return
+        at = round(rng.uniform(START_S, min(latest, self.heal_at / 2)), 1)
+        pair = (
+            Step(at, hold, FaultSpec.of(rng.choice(OUTAGE_KINDS), f"broker:{first}")),
+            Step(
+                round(at + lag, 1),
+                hold2,
+                FaultSpec.of(rng.choice(OUTAGE_KINDS), f"broker:{second}"),
+            ),
+        )
+        if all(self._fits(step) for step in pair):
+            self.steps += pair
 
     def timed(self) -> None:
         """The timed faults (step 3)."""
