@@ -16,15 +16,13 @@ seed's meaning):
    early, maybe grown (`add-partitions`), maybe reassigned, and deleted before the heal;
    maybe preferred elections of the workload's topic (`elect-leaders`) and a forced
    controller election (`move-controller`) at drawn times.
-3. The timed faults. First, in a dense schedule with probability `DOUBLE_SHARE`, a
-   double outage (`chaos.generator.overlap`, rule 3): two brokers named by id taken away
-   by `kill`, `stop` or `pause` for longer than the session timeout (`OUTAGE_HOLD`), the
-   second going down while the first is down and coming back after it, as a rack or a
-   shared host lost in turn. Then kinds rotate through `kinds` but `request` (each once per round);
-   a kind whose fault cannot be active with those already placed
-   (`chaos.generator.overlap`) is passed over for the next. Targets and params come from
-   `FAULT_DRAWS` (ZooKeeper servers too, for the process kinds and `cpu-starve`);
-   durations from `HOLD`, a lognormal clipped to its bounds.
+3. The timed faults. First, in a dense schedule, maybe correlated faults
+   (`chaos.generator.correlated`): a double outage, two brokers down in turn, and a
+   backdrop, one broker slowed for long. Then kinds rotate through `kinds` but
+   `request` (each once per round); a kind whose fault cannot be active with those
+   already placed (`chaos.generator.overlap`) is passed over for the next. Targets and
+   params come from `FAULT_DRAWS` (ZooKeeper servers too, for the process kinds and
+   `cpu-starve`); durations from `HOLD`, a lognormal clipped to its bounds.
 4. The triggered faults: for each hook, with probability `TRIGGER_SHARE`, a fault that
    starts on the event the hook makes the cluster write (`Trigger`): a forced controller
    election or a fault that takes the controller away → `controller_elected`; a fault
@@ -56,6 +54,7 @@ from chaos.cluster.roles import RoleClass, parse_role
 from chaos.errors import BadTiming
 from chaos.faults.params import Scalar
 from chaos.faults.registry import FAULT_TYPES, fault_type
+from chaos.generator.correlated import backdrop, double_outage
 from chaos.generator.fault_draws import FAULT_DRAWS, kind_pool
 from chaos.generator.overlap import clashes, takes_broker_away, window
 from chaos.generator.schedule import Action, FaultSpec, Schedule, Step, Trigger, seconds
@@ -64,7 +63,6 @@ from chaos.generator.timings import (
     HOLD,
     ISR_WAIT,
     OP_GAP,
-    OUTAGE_HOLD,
     SPARSE_GAP,
     TRIGGER_WAIT,
     HeavyTail,
@@ -73,10 +71,8 @@ from chaos.generator.timings import (
 __all__ = [
     "BROKER_IDS",
     "DISK_KINDS",
-    "DOUBLE_SHARE",
     "GENERIC_KINDS",
     "HOLD",
-    "OUTAGE_KINDS",
     "SPARSE_GAP",
     "SPARSE_SHARE",
     "TRIGGER_SHARE",
@@ -105,10 +101,6 @@ BROKER_IDS = (1, 2, 3)
 START_S = 5.0
 #: One seed in this many draws a sparse schedule.
 SPARSE_SHARE = 3
-#: The chance that a dense schedule holds a double outage.
-DOUBLE_SHARE = 0.3
-#: The process kinds a double outage takes its brokers away with.
-OUTAGE_KINDS = ("kill", "stop", "pause")
 #: The chance that a hook gets a triggered fault.
 TRIGGER_SHARE = 0.5
 
@@ -168,7 +160,7 @@ def generic_schedule(
     drawn_sparse = rng.randrange(SPARSE_SHARE) == 0
     draw = _Draw(rng, pool, heal_at, drawn_sparse if sparse is None else sparse)
     acts = draw.actions(topic) if actions else []
-    draw.double_outage()
+    draw.correlated()
     draw.timed()
     if triggers:
         draw.triggered(acts)
@@ -237,32 +229,13 @@ class _Draw:
             ops.append(Action(round(rng.uniform(5, latest), 1), "move-controller"))
         return sorted((a for a in ops if a.at_s <= latest), key=lambda a: a.at_s)
 
-    def double_outage(self) -> None:
-        """A double outage (step 3 of the module docstring), in a dense schedule with
-        probability `DOUBLE_SHARE`: two brokers named by id taken away by process faults
-        longer than the session timeout, the second going down while the first is down
-        and coming back after it; left out where it does not fit before the heal."""
-        if self.sparse or self.rng.random() >= DOUBLE_SHARE:
+    def correlated(self) -> None:
+        """The double outage and the backdrop (step 3), each where it fits."""
+        if self.sparse:
             return
-        rng = self.rng
-        first, second = rng.sample(BROKER_IDS, 2)
-        hold = OUTAGE_HOLD.draw(rng)
-        lag = round(rng.uniform(2.0, hold - 2.0), 1)
-        hold2 = round(max(OUTAGE_HOLD.draw(rng), hold - lag + 2.0), 1)
-        latest = math.floor((self.heal_at - lag - hold2) * 10) / 10 - 0.1
-        if latest < START_S:
-            return
-        at = round(rng.uniform(START_S, min(latest, self.heal_at / 2)), 1)
-        pair = (
-            Step(at, hold, FaultSpec.of(rng.choice(OUTAGE_KINDS), f"broker:{first}")),
-            Step(
-                round(at + lag, 1),
-                hold2,
-                FaultSpec.of(rng.choice(OUTAGE_KINDS), f"broker:{second}"),
-            ),
-        )
-        if all(self._fits(step) for step in pair):
-            self.steps += pair
+        for steps in (double_outage(self.rng, self.heal_at), backdrop(self.rng, self.heal_at)):
+            if steps and all(self._fits(step) for step in steps):
+                self.steps += steps
 
     def timed(self) -> None:
         """The timed faults (step 3)."""

@@ -10,6 +10,7 @@ import random
 from dataclasses import dataclass
 
 __all__ = [
+    "BACKDROP_HOLD",
     "DENSE_GAP",
     "HOLD",
     "ISR_WAIT",
@@ -47,6 +48,8 @@ DENSE_GAP = HeavyTail(0.5, 4.0, 30.0, sigma=1.0)
 SPARSE_GAP = HeavyTail(15.0, 18.0, 40.0, sigma=0.4)
 #: How long each fault of a double outage lasts: beyond the session timeout (6 s).
 OUTAGE_HOLD = HeavyTail(8.0, 12.0, 25.0, sigma=0.4)
+#: How long a slowed broker under the other faults stays slow.
+BACKDROP_HOLD = HeavyTail(10.0, 20.0, 60.0, sigma=0.5)
 #: How long a trigger is looked for.
 TRIGGER_WAIT = HeavyTail(8.0, 12.0, 30.0, sigma=0.5)
 #: How long an ISR change is looked for: a follower leaves the ISR only after lagging

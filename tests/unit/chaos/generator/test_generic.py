@@ -13,12 +13,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chaos.errors import ScheduleError
+from chaos.generator import correlated
 from chaos.generator.action_kinds import ACTION_KINDS
+from chaos.generator.correlated import OUTAGE_KINDS
 from chaos.generator.generic import (
     DISK_KINDS,
     GENERIC_KINDS,
     HOLD,
-    OUTAGE_KINDS,
     HeavyTail,
     draw_step,
     generic_schedule,
@@ -105,6 +106,25 @@ def test_dense_schedules_hold_double_outages_the_first_down_back_first() -> None
         assert min(first.duration_s, second.duration_s) > SESSION_TIMEOUT_S
         assert first.ends_s < second.ends_s
     assert not any(_double_outages(generic_schedule(s, 90, sparse=True)) for s in range(60))
+
+
+def _backdrop(schedule: Schedule) -> list[Step]:
+    slow = ("latency", "cpu-starve")
+    return [s for s in schedule.steps if s.fault.kind in slow and s.duration_s >= 10.0]
+
+
+def test_a_slowed_broker_is_the_backdrop_of_some_dense_schedules(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def early(share: float) -> list[Step]:
+        monkeypatch.setattr(correlated, "BACKDROP_SHARE", share)
+        dense = [generic_schedule(seed, 90, sparse=False) for seed in range(60)]
+        return [s for schedule in dense for s in _backdrop(schedule) if s.at_s <= 10.0]
+
+    found, without = early(correlated.BACKDROP_SHARE), early(0.0)
+    assert len(found) >= len(without) + 10
+    on_controller = [s for s in found if s.fault.target == "controller"]
+    assert len(on_controller) >= len(found) / 4
 
 
 def test_triggered_faults_start_on_every_hook_event(drawn: list[Schedule]) -> None:
