@@ -28,10 +28,13 @@ seed's meaning):
    election or a fault that takes the controller away → `controller_elected`; a fault
    that takes a broker away or preferred elections → `leader_elected`; any broker
    fault → `isr_changed`; the reassignment → `reassignment_started`; the deletion →
-   `topic_deletion_started`. A triggered fault obeys the overlap rules over the whole
-   time it may be active. Its trigger is optional: when the cluster does not write the
-   event in time (another fault held the controller back), the step is left out, not
-   failed.
+   `topic_deletion_started`; a restart of a broker's process → `broker_registered`, with
+   a fault that slows the controller or resets its ZooKeeper connection. A fault on an
+   event that starts the controller's work (a leader election, a reassignment, a
+   deletion) lands on the controller one time in two. A triggered fault obeys the
+   overlap rules over the whole time it may be active. Its trigger is optional: when the
+   cluster does not write the event in time (another fault held the controller back),
+   the step is left out, not failed.
 5. The request faults where control requests flow: with `request` among the kinds, a
    hook that makes the controller send a burst of requests (a forced controller election,
    a fault that takes a broker away, preferred elections) may get a `request` fault
@@ -63,6 +66,7 @@ from chaos.generator.timings import (
     HOLD,
     ISR_WAIT,
     OP_GAP,
+    REGISTER_WAIT,
     SPARSE_GAP,
     TRIGGER_WAIT,
     HeavyTail,
@@ -267,9 +271,30 @@ class _Draw:
         for at, event, role in hooks:
             if self.rng.random() < TRIGGER_SHARE:
                 wait = (ISR_WAIT if event == "isr_changed" else TRIGGER_WAIT).draw(self.rng)
+                if event in _CONTROLLER_WORK and self.rng.random() < 0.5:
+                    role = "controller"  # the broker that does the work the event starts
                 self.place(at, Trigger(event, (), wait, optional=True), role)
+        self._registrations()
         if "request" in self.pool:
             self._requests([at for at, event, _ in hooks if event in _BURSTS])
+
+    def _registrations(self) -> None:
+        """Faults on the controller as a restarted broker registers again (step 4): for
+        each step that restarts a broker's process, with probability `TRIGGER_SHARE`, one
+        of `_REGISTRATION_KINDS` on the controller started by `broker_registered`, looked
+        for over the restart and `REGISTER_WAIT` after it."""
+        restarts = [
+            s
+            for s in self.steps
+            if s.fault.kind in ("bounce", "kill", "stop") and takes_broker_away(s.fault)
+        ]
+        for step in restarts:
+            if self.rng.random() < TRIGGER_SHARE:
+                kinds = [k for k in self.rng.sample(_REGISTRATION_KINDS, 3) if k in self.pool]
+                wait = round(step.duration_s + REGISTER_WAIT.draw(self.rng), 1)
+                trigger = Trigger("broker_registered", (), wait, optional=True)
+                if kinds:
+                    self.place(step.at_s, trigger, "controller", kinds=kinds)
 
     def _requests(self, bursts: list[float]) -> None:
         """Request faults where control requests flow (step 4): a fault that takes a broker
@@ -342,6 +367,13 @@ class _Draw:
 
 #: The hook events after which the controller sends a burst of control requests.
 _BURSTS = ("controller_elected", "leader_elected")
+
+#: The hook events that start work on the controller: a fault they trigger lands on it
+#: one time in two.
+_CONTROLLER_WORK = ("leader_elected", "reassignment_started", "topic_deletion_started")
+#: What may hit the controller as a broker registers again: it stays up, slowed or its
+#: ZooKeeper connection re-made, while it handles the registration.
+_REGISTRATION_KINDS = ("latency", "cpu-starve", "zk-reset")
 
 #: The event an action makes the cluster write, that a triggered fault may start on.
 _ACTION_EVENTS: Mapping[str, str] = {

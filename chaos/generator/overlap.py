@@ -11,7 +11,7 @@ away: stops it serving, or may cost it its ZooKeeper session or its place in eve
 | --- | --- | --- |
 | `process` | `kill`, `stop`, `pause`, `bounce`, `zk-leader-kill`, `zk-pause`, | - |
 | | `cert-rotation` (it restarts every server, one at a time) | |
-| `firewall` | `partition`, `zk-isolate`, `zk-deaf`, `zk-lost-reply`, `zk-reset`, | - |
+| `firewall` | `partition`, `zk-isolate`, `zk-deaf`, `zk-lost-reply`, | `zk-reset` |
 | | `broker-isolate`, `session-expire` | |
 | `netem` | `loss` | `latency`, `bandwidth` |
 | `cgroup` | `memory-squeeze` (it may end in the OOM killer) | `cpu-starve` |
@@ -105,11 +105,12 @@ FOOTPRINTS: Mapping[str, Footprint] = {
             "zk-isolate",
             "zk-deaf",
             "zk-lost-reply",
-            "zk-reset",
             "broker-isolate",
             "session-expire",
         )
     },
+    # it closes the connections, and the broker makes a new one with the same session
+    "zk-reset": Footprint("firewall", False),
     "loss": Footprint("netem", True),
     "bandwidth": Footprint("netem", False),
     "latency": Footprint("netem", False),

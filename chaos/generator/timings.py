@@ -16,6 +16,7 @@ __all__ = [
     "ISR_WAIT",
     "OP_GAP",
     "OUTAGE_HOLD",
+    "REGISTER_WAIT",
     "SPARSE_GAP",
     "TRIGGER_WAIT",
     "HeavyTail",
@@ -52,6 +53,9 @@ OUTAGE_HOLD = HeavyTail(8.0, 12.0, 25.0, sigma=0.4)
 BACKDROP_HOLD = HeavyTail(10.0, 20.0, 60.0, sigma=0.5)
 #: How long a trigger is looked for.
 TRIGGER_WAIT = HeavyTail(8.0, 12.0, 30.0, sigma=0.5)
+#: How long after a broker's restart its new registration is looked for: a new process
+#: registers within seconds.
+REGISTER_WAIT = HeavyTail(4.0, 6.0, 15.0, sigma=0.4)
 #: How long an ISR change is looked for: a follower leaves the ISR only after lagging
 #: `replica.lag.time.max.ms` (10 s in the fast profile).
 ISR_WAIT = HeavyTail(15.0, 18.0, 30.0, sigma=0.3)

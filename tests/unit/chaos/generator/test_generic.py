@@ -136,8 +136,17 @@ def test_triggered_faults_start_on_every_hook_event(drawn: list[Schedule]) -> No
         "reassignment_started",
         "topic_deletion_started",
         "control_request_sent",
+        "broker_registered",
     }
     assert set(events) <= {k.value for k in EventKind}
+    on_work = [
+        s
+        for sch in drawn
+        for s in sch.steps
+        if s.trigger is not None and s.trigger.kind in ("leader_elected", "reassignment_started")
+    ]
+    on_controller = [s for s in on_work if s.fault.target == "controller"]
+    assert len(on_work) / 3 <= len(on_controller) < len(on_work)
     aimed = [
         s
         for sch in drawn
@@ -145,6 +154,25 @@ def test_triggered_faults_start_on_every_hook_event(drawn: list[Schedule]) -> No
         if s.trigger is not None and s.trigger.kind == "control_request_sent"
     ]
     assert all(s.fault.target == f"broker:{dict(s.trigger.match)['broker_id']}" for s in aimed)  # type: ignore[union-attr]
+
+
+def test_a_restarted_broker_registering_may_slow_the_controller(drawn: list[Schedule]) -> None:
+    found = 0
+    for schedule in drawn:
+        restarts = {
+            s.at_s: s
+            for s in schedule.steps
+            if s.fault.kind in ("bounce", "kill", "stop") and s.fault.target.count("zk") == 0
+        }
+        for step in schedule.steps:
+            if step.trigger is None or step.trigger.kind != "broker_registered":
+                continue
+            found += 1
+            assert step.fault.target == "controller"
+            assert step.fault.kind in ("latency", "cpu-starve", "zk-reset")
+            restart = restarts[step.at_s]
+            assert step.trigger.within_s > restart.duration_s
+    assert found >= 5
 
 
 def test_no_trigger_is_drawn_when_told_not_to() -> None:

@@ -61,6 +61,13 @@ def test_faults_that_may_be_active_together(a: tuple[str, str], b: tuple[str, st
     assert why_not_together(_spec(*a), _spec(*b)) is None
 
 
+def test_a_reset_of_a_brokers_zookeeper_connection_takes_it_not_away() -> None:
+    reset = _spec("zk-reset", "controller")
+    assert not takes_broker_away(reset)
+    assert why_not_together(reset, _spec("kill", "non-controller")) is None
+    assert why_not_together(reset, _spec("zk-isolate", "non-controller")) is not None
+
+
 def test_a_fault_on_zookeeper_takes_no_broker_away() -> None:
     assert takes_broker_away(_spec("kill", "controller"))
     assert not takes_broker_away(_spec("kill", "zk-leader"))
