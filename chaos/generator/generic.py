@@ -16,20 +16,25 @@ seed's meaning):
    early, maybe grown (`add-partitions`), maybe reassigned, and deleted before the heal;
    maybe preferred elections of the workload's topic (`elect-leaders`) and a forced
    controller election (`move-controller`) at drawn times.
-3. The timed faults: kinds rotate through `kinds` but `request` (each once per round);
-   a kind whose fault cannot be active with those already placed
-   (`chaos.generator.overlap`) is passed over for the next. Targets and params come from
-   `FAULT_DRAWS` (ZooKeeper servers too, for the process kinds and `cpu-starve`);
-   durations from `HOLD`, a lognormal clipped to its bounds.
+3. The timed faults. First, in a dense schedule, maybe correlated faults
+   (`chaos.generator.correlated`): a double outage, two brokers down in turn, and a
+   backdrop, one broker slowed for long. Then kinds rotate through `kinds` but
+   `request` (each once per round); a kind whose fault cannot be active with those
+   already placed (`chaos.generator.overlap`) is passed over for the next. Targets and
+   params come from `FAULT_DRAWS` (ZooKeeper servers too, for the process kinds and
+   `cpu-starve`); durations from `HOLD`, a lognormal clipped to its bounds.
 4. The triggered faults: for each hook, with probability `TRIGGER_SHARE`, a fault that
    starts on the event the hook makes the cluster write (`Trigger`): a forced controller
    election or a fault that takes the controller away → `controller_elected`; a fault
    that takes a broker away or preferred elections → `leader_elected`; any broker
    fault → `isr_changed`; the reassignment → `reassignment_started`; the deletion →
-   `topic_deletion_started`. A triggered fault obeys the overlap rules over the whole
-   time it may be active. Its trigger is optional: when the cluster does not write the
-   event in time (another fault held the controller back), the step is left out, not
-   failed.
+   `topic_deletion_started`; a restart of a broker's process → `broker_registered`, with
+   a fault that slows the controller or resets its ZooKeeper connection. A fault on an
+   event that starts the controller's work (a leader election, a reassignment, a
+   deletion) lands on the controller one time in two. A triggered fault obeys the
+   overlap rules over the whole time it may be active. Its trigger is optional: when the
+   cluster does not write the event in time (another fault held the controller back),
+   the step is left out, not failed.
 5. The request faults where control requests flow: with `request` among the kinds, a
    hook that makes the controller send a burst of requests (a forced controller election,
    a fault that takes a broker away, preferred elections) may get a `request` fault
@@ -47,15 +52,25 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from chaos.cluster.roles import RoleClass, parse_role
 from chaos.errors import BadTiming
 from chaos.faults.params import Scalar
 from chaos.faults.registry import FAULT_TYPES, fault_type
+from chaos.generator.correlated import backdrop, double_outage
 from chaos.generator.fault_draws import FAULT_DRAWS, kind_pool
 from chaos.generator.overlap import clashes, takes_broker_away, window
 from chaos.generator.schedule import Action, FaultSpec, Schedule, Step, Trigger, seconds
+from chaos.generator.timings import (
+    DENSE_GAP,
+    HOLD,
+    ISR_WAIT,
+    OP_GAP,
+    REGISTER_WAIT,
+    SPARSE_GAP,
+    TRIGGER_WAIT,
+    HeavyTail,
+)
 
 __all__ = [
     "BROKER_IDS",
@@ -119,39 +134,6 @@ _MORE_PARAMS: Mapping[str, Mapping[str, tuple[Scalar, ...]]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class HeavyTail:
-    """A lognormal draw with median `median` and shape `sigma`, clipped to
-    [`low`, `high`] and rounded to 0.1 s: mostly near the median, now and then far
-    beyond it."""
-
-    low: float
-    median: float
-    high: float
-    sigma: float = 0.8
-
-    def draw(self, rng: random.Random) -> float:
-        """One value, from `rng`."""
-        value = rng.lognormvariate(math.log(self.median), self.sigma)
-        return round(min(self.high, max(self.low, value)), 1)
-
-
-#: How long a lasting fault lasts.
-HOLD = HeavyTail(1.0, 8.0, 40.0)
-#: The gap from one fault's start to the next one's in a dense schedule.
-DENSE_GAP = HeavyTail(0.5, 4.0, 30.0, sigma=1.0)
-#: The gap from one fault's window's end to the next fault in a sparse schedule: long
-#: enough for every ISR to be full again.
-SPARSE_GAP = HeavyTail(15.0, 18.0, 40.0, sigma=0.4)
-#: How long a trigger is looked for.
-TRIGGER_WAIT = HeavyTail(8.0, 12.0, 30.0, sigma=0.5)
-#: How long an ISR change is looked for: a follower leaves the ISR only after lagging
-#: `replica.lag.time.max.ms` (10 s in the fast profile).
-ISR_WAIT = HeavyTail(15.0, 18.0, 30.0, sigma=0.3)
-#: The gap between two operations on the side topic.
-OP_GAP = HeavyTail(3.0, 8.0, 25.0, sigma=0.6)
-
-
 def side_topic(topic: str) -> str:
     """The side topic the admin operations act on."""
     return f"{topic}-side"
@@ -182,6 +164,7 @@ def generic_schedule(
     drawn_sparse = rng.randrange(SPARSE_SHARE) == 0
     draw = _Draw(rng, pool, heal_at, drawn_sparse if sparse is None else sparse)
     acts = draw.actions(topic) if actions else []
+    draw.correlated()
     draw.timed()
     if triggers:
         draw.triggered(acts)
@@ -250,6 +233,14 @@ class _Draw:
             ops.append(Action(round(rng.uniform(5, latest), 1), "move-controller"))
         return sorted((a for a in ops if a.at_s <= latest), key=lambda a: a.at_s)
 
+    def correlated(self) -> None:
+        """The double outage and the backdrop (step 3), each where it fits."""
+        if self.sparse:
+            return
+        for steps in (double_outage(self.rng, self.heal_at), backdrop(self.rng, self.heal_at)):
+            if steps and all(self._fits(step) for step in steps):
+                self.steps += steps
+
     def timed(self) -> None:
         """The timed faults (step 3)."""
         gap = SPARSE_GAP if self.sparse else DENSE_GAP
@@ -280,9 +271,30 @@ class _Draw:
         for at, event, role in hooks:
             if self.rng.random() < TRIGGER_SHARE:
                 wait = (ISR_WAIT if event == "isr_changed" else TRIGGER_WAIT).draw(self.rng)
+                if event in _CONTROLLER_WORK and self.rng.random() < 0.5:
+                    role = "controller"  # the broker that does the work the event starts
                 self.place(at, Trigger(event, (), wait, optional=True), role)
+        self._registrations()
         if "request" in self.pool:
             self._requests([at for at, event, _ in hooks if event in _BURSTS])
+
+    def _registrations(self) -> None:
+        """Faults on the controller as a restarted broker registers again (step 4): for
+        each step that restarts a broker's process, with probability `TRIGGER_SHARE`, one
+        of `_REGISTRATION_KINDS` on the controller started by `broker_registered`, looked
+        for over the restart and `REGISTER_WAIT` after it."""
+        restarts = [
+            s
+            for s in self.steps
+            if s.fault.kind in ("bounce", "kill", "stop") and takes_broker_away(s.fault)
+        ]
+        for step in restarts:
+            if self.rng.random() < TRIGGER_SHARE:
+                kinds = [k for k in self.rng.sample(_REGISTRATION_KINDS, 2) if k in self.pool]
+                wait = round(step.duration_s + REGISTER_WAIT.draw(self.rng), 1)
+                trigger = Trigger("broker_registered", (), wait, optional=True)
+                if kinds:
+                    self.place(step.at_s, trigger, "controller", kinds=kinds)
 
     def _requests(self, bursts: list[float]) -> None:
         """Request faults where control requests flow (step 4): a fault that takes a broker
@@ -355,6 +367,14 @@ class _Draw:
 
 #: The hook events after which the controller sends a burst of control requests.
 _BURSTS = ("controller_elected", "leader_elected")
+
+#: The hook events that start work on the controller: a fault they trigger lands on it
+#: one time in two.
+_CONTROLLER_WORK = ("leader_elected", "reassignment_started", "topic_deletion_started")
+#: What may hit the controller as a broker registers again: it stays up, slowed or its
+#: ZooKeeper connection re-made, while it handles the registration (not a starved CPU,
+#: which beside a broker away turns off the judging of `registration_served`).
+_REGISTRATION_KINDS = ("latency", "zk-reset")
 
 #: The event an action makes the cluster write, that a triggered fault may start on.
 _ACTION_EVENTS: Mapping[str, str] = {

@@ -11,7 +11,7 @@ away: stops it serving, or may cost it its ZooKeeper session or its place in eve
 | --- | --- | --- |
 | `process` | `kill`, `stop`, `pause`, `bounce`, `zk-leader-kill`, `zk-pause`, | - |
 | | `cert-rotation` (it restarts every server, one at a time) | |
-| `firewall` | `partition`, `zk-isolate`, `zk-deaf`, `zk-lost-reply`, `zk-reset`, | - |
+| `firewall` | `partition`, `zk-isolate`, `zk-deaf`, `zk-lost-reply`, | `zk-reset` |
 | | `broker-isolate`, `session-expire` | |
 | `netem` | `loss` | `latency`, `bandwidth` |
 | `cgroup` | `memory-squeeze` (it may end in the OOM killer) | `cpu-starve` |
@@ -31,9 +31,15 @@ Two faults may be active at the same time unless one of these rules forbids it
    A fault that slows a broker without taking it away (latency, a starved CPU, a moved
    clock, delayed requests) may overlap one that takes another away: a follower may
    fall out of the ISR and writes wait or fail, which costs availability, not safety.
+   The one exception is a *double outage*: two faults on two brokers named by different
+   ids (`broker:<id>`) may both take their broker away, never a third with them. Two
+   of three brokers down leaves the partitions without the min ISR: writes fail and
+   are not acknowledged, and a partition whose last ISR member went down waits for it
+   (the availability a correlated failure costs, not safety).
 4. At most one fault per mechanism per side: two faults through the same mechanism on
    brokers (two netem rules, two clock fakes, two cgroup limits) could land on the same
    broker, since roles resolve only when a fault starts, and their undo would clash.
+   Two faults on brokers named by different ids cannot.
 
 Time: a fault occupies its window (`window`) from its start (a triggered one from the
 earliest its trigger may fire) to the latest it can end, plus `AFTERMATH_S` for an instant
@@ -99,11 +105,12 @@ FOOTPRINTS: Mapping[str, Footprint] = {
             "zk-isolate",
             "zk-deaf",
             "zk-lost-reply",
-            "zk-reset",
             "broker-isolate",
             "session-expire",
         )
     },
+    # it closes the connections, and the broker makes a new one with the same session
+    "zk-reset": Footprint("firewall", False),
     "loss": Footprint("netem", True),
     "bandwidth": Footprint("netem", False),
     "latency": Footprint("netem", False),
@@ -136,6 +143,13 @@ def takes_broker_away(spec: FaultSpec) -> bool:
     return _side(spec) is not RoleClass.ZOOKEEPER and FOOTPRINTS[spec.kind].away
 
 
+def _apart(a: FaultSpec, b: FaultSpec) -> bool:
+    """The two faults name two different brokers by id (`broker:<id>`)."""
+    prefix = "broker:"
+    pinned = a.target.startswith(prefix) and b.target.startswith(prefix)
+    return pinned and a.target != b.target
+
+
 def why_not_together(a: FaultSpec, b: FaultSpec) -> str | None:
     """Which rule of the module docstring forbids `a` and `b` to be active at once, in
     words; None when they may be."""
@@ -144,6 +158,8 @@ def why_not_together(a: FaultSpec, b: FaultSpec) -> str | None:
     side_a, side_b = _side(a), _side(b)
     if side_a is RoleClass.ZOOKEEPER and side_b is RoleClass.ZOOKEEPER:
         return "at most one fault on ZooKeeper servers at a time"
+    if _apart(a, b):
+        return None
     if takes_broker_away(a) and takes_broker_away(b):
         return "at most one fault that takes a broker away at a time"
     if FOOTPRINTS[a.kind].mechanism == FOOTPRINTS[b.kind].mechanism and side_a is side_b:
@@ -170,12 +186,18 @@ def _overlapping(a: Step, b: Step) -> bool:
 
 def clashes(step: Step, others: tuple[Step, ...] | list[Step]) -> Iterator[tuple[Step, str]]:
     """Each of `others` whose window overlaps `step`'s and that may not be active with it,
-    with the rule's words."""
+    with the rule's words; and with a double outage (rule 3), a second fault that takes a
+    broker away beside it."""
+    away = []
     for other in others:
         if _overlapping(step, other):
             why = why_not_together(step.fault, other.fault)
             if why is not None:
                 yield other, why
+            elif takes_broker_away(step.fault) and takes_broker_away(other.fault):
+                away.append(other)
+    for other in away[1:]:
+        yield other, "at most two brokers away at a time"
 
 
 def overlap_violations(schedule: Schedule) -> list[str]:

@@ -231,10 +231,11 @@ _OPERATIONS = {"drop": _drop, "add": _add, "shift": _shift, "retarget": _retarge
 def mutate(
     rng: random.Random, schedule: Schedule, draw: Callable[[int], Schedule]
 ) -> tuple[Schedule, tuple[str, ...]] | None:
-    """`schedule` with one or two mutations (see the module docstring) and what they
-    were; None when no mutation applies (no step to drop, shift or retarget, and no room
-    to add one)."""
+    """`schedule` with one or two mutations (see the module docstring; the second never
+    gives the schedule back) and what they were; None when no mutation applies (no step
+    to drop, shift or retarget, and no room to add one)."""
     done: list[str] = []
+    original = schedule
     for _ in range(rng.randint(1, 2)):
         order = list(MUTATIONS)
         rng.shuffle(order)
@@ -243,7 +244,7 @@ def mutate(
                 changed, what = _OPERATIONS[name](rng, schedule, draw)
             except ScheduleError:  # a step that does not fit where it went: try another
                 continue
-            if changed is not None:
+            if changed is not None and changed != original:  # not undoing the first
                 schedule = changed
                 done.append(what)
                 break

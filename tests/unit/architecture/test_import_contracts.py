@@ -81,6 +81,8 @@ def tree_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ("chaos/faults/base.py", "import chaos.run.injector", "Chaos by role"),
         ("chaos/client/producer.py", "import chaos.faults.base", "Chaos by role"),
         ("chaos/run/actions.py", "import testbed.topics", "through admin, not the CLI"),
+        ("chaos/generator/generic.py", "import chaos.hunt.reach_shapes", "the bug shapes"),
+        ("chaos/hunt/corpus.py", "import chaos.hunt.reach_shapes", "the bug shapes"),
         ("bench/produce/throughput.py", "import testbed.topics", "through admin, not the CLI"),
         ("testbed/zk_tree.py", "import broker_node.partition", "Tools never import"),
         ("controller/context.py", "import testbed_rpc.control_pb2", "generated protobuf"),

@@ -13,7 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chaos.errors import ScheduleError
+from chaos.generator import correlated
 from chaos.generator.action_kinds import ACTION_KINDS
+from chaos.generator.correlated import OUTAGE_KINDS
 from chaos.generator.generic import (
     DISK_KINDS,
     GENERIC_KINDS,
@@ -24,6 +26,7 @@ from chaos.generator.generic import (
     side_topic,
 )
 from chaos.generator.overlap import overlap_violations, window
+from chaos.generator.scenarios.scenario import SESSION_TIMEOUT_S
 from chaos.generator.schedule import FaultSpec, Schedule, Step
 from chaos.generator.shrink import shrink
 from eventlog.kinds import EventKind
@@ -87,6 +90,42 @@ def test_faults_overlap_in_dense_schedules_and_never_in_sparse_ones() -> None:
     assert all(overlapping(generic_schedule(s, 90, sparse=True)) == 0 for s in range(50))
 
 
+def _double_outages(schedule: Schedule) -> list[tuple[Step, Step]]:
+    pinned = [s for s in schedule.steps if s.fault.target.startswith("broker:")]
+    pinned = [s for s in pinned if s.fault.kind in OUTAGE_KINDS]
+    return [(a, b) for a in pinned for b in pinned if a.at_s < b.at_s < a.ends_s]
+
+
+def test_dense_schedules_hold_double_outages_the_first_down_back_first() -> None:
+    pairs = [
+        p for seed in range(60) for p in _double_outages(generic_schedule(seed, 90, sparse=False))
+    ]
+    assert 5 <= len(pairs) <= 40
+    for first, second in pairs:
+        assert first.fault.target != second.fault.target
+        assert min(first.duration_s, second.duration_s) > SESSION_TIMEOUT_S
+        assert first.ends_s < second.ends_s
+    assert not any(_double_outages(generic_schedule(s, 90, sparse=True)) for s in range(60))
+
+
+def _backdrop(schedule: Schedule) -> list[Step]:
+    return [s for s in schedule.steps if s.fault.kind == "latency" and s.duration_s >= 10.0]
+
+
+def test_a_slowed_broker_is_the_backdrop_of_some_dense_schedules(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def early(share: float) -> list[Step]:
+        monkeypatch.setattr(correlated, "BACKDROP_SHARE", share)
+        dense = [generic_schedule(seed, 90, sparse=False) for seed in range(60)]
+        return [s for schedule in dense for s in _backdrop(schedule) if s.at_s <= 10.0]
+
+    found, without = early(correlated.BACKDROP_SHARE), early(0.0)
+    assert len(found) >= len(without) + 10
+    on_controller = [s for s in found if s.fault.target == "controller"]
+    assert len(on_controller) >= len(found) / 4
+
+
 def test_triggered_faults_start_on_every_hook_event(drawn: list[Schedule]) -> None:
     events = Counter(s.trigger.kind for sch in drawn for s in sch.steps if s.trigger is not None)
     assert set(events) == {
@@ -96,8 +135,17 @@ def test_triggered_faults_start_on_every_hook_event(drawn: list[Schedule]) -> No
         "reassignment_started",
         "topic_deletion_started",
         "control_request_sent",
+        "broker_registered",
     }
     assert set(events) <= {k.value for k in EventKind}
+    on_work = [
+        s
+        for sch in drawn
+        for s in sch.steps
+        if s.trigger is not None and s.trigger.kind in ("leader_elected", "reassignment_started")
+    ]
+    on_controller = [s for s in on_work if s.fault.target == "controller"]
+    assert len(on_work) / 3 <= len(on_controller) < len(on_work)
     aimed = [
         s
         for sch in drawn
@@ -105,6 +153,25 @@ def test_triggered_faults_start_on_every_hook_event(drawn: list[Schedule]) -> No
         if s.trigger is not None and s.trigger.kind == "control_request_sent"
     ]
     assert all(s.fault.target == f"broker:{dict(s.trigger.match)['broker_id']}" for s in aimed)  # type: ignore[union-attr]
+
+
+def test_a_restarted_broker_registering_may_slow_the_controller(drawn: list[Schedule]) -> None:
+    found = 0
+    for schedule in drawn:
+        restarts = {
+            s.at_s: s
+            for s in schedule.steps
+            if s.fault.kind in ("bounce", "kill", "stop") and s.fault.target.count("zk") == 0
+        }
+        for step in schedule.steps:
+            if step.trigger is None or step.trigger.kind != "broker_registered":
+                continue
+            found += 1
+            assert step.fault.target == "controller"
+            assert step.fault.kind in ("latency", "zk-reset")
+            restart = restarts[step.at_s]
+            assert step.trigger.within_s > restart.duration_s
+    assert found >= 5
 
 
 def test_no_trigger_is_drawn_when_told_not_to() -> None:
@@ -194,7 +261,8 @@ def test_a_step_drawn_beside_a_schedule_keeps_its_rules() -> None:
         )
         assert overlap_violations(grown) == []
     kill = Schedule(1, (Step(10, 20, FaultSpec.of("kill", "controller")),), 60, 80)
-    assert draw_step(rng, kill, 15, kinds=("pause", "bounce")) is None
+    # a bounce acts on brokers only (a pause may go to a ZooKeeper server beside the kill)
+    assert draw_step(rng, kill, 15, kinds=("bounce",)) is None
     paused = draw_step(rng, kill, 40, kinds=("pause",))
     assert paused is not None
     assert paused.fault.kind == "pause"

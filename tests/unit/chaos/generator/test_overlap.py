@@ -61,6 +61,13 @@ def test_faults_that_may_be_active_together(a: tuple[str, str], b: tuple[str, st
     assert why_not_together(_spec(*a), _spec(*b)) is None
 
 
+def test_a_reset_of_a_brokers_zookeeper_connection_takes_it_not_away() -> None:
+    reset = _spec("zk-reset", "controller")
+    assert not takes_broker_away(reset)
+    assert why_not_together(reset, _spec("kill", "non-controller")) is None
+    assert why_not_together(reset, _spec("zk-isolate", "non-controller")) is not None
+
+
 def test_a_fault_on_zookeeper_takes_no_broker_away() -> None:
     assert takes_broker_away(_spec("kill", "controller"))
     assert not takes_broker_away(_spec("kill", "zk-leader"))
@@ -84,3 +91,27 @@ def test_the_violations_of_a_schedule_name_both_steps_and_the_rule() -> None:
     assert "kill controller" in found
     assert "pause non-controller" in found
     assert "takes a broker away" in found
+
+
+def test_two_brokers_named_by_different_ids_may_both_be_away() -> None:
+    assert why_not_together(_spec("kill", "broker:1"), _spec("stop", "broker:2")) is None
+    assert why_not_together(_spec("latency", "broker:1"), _spec("loss", "broker:3")) is None
+    same = why_not_together(_spec("kill", "broker:1"), _spec("pause", "broker:1"))
+    assert same is not None
+    assert "takes a broker away" in same
+    by_role = why_not_together(_spec("kill", "broker:1"), _spec("kill", "controller"))
+    assert by_role is not None
+    assert "takes a broker away" in by_role
+
+
+def test_a_double_outage_allows_no_third_broker_away() -> None:
+    pair = (Step(10, 20, _spec("kill", "broker:1")), Step(15, 20, _spec("stop", "broker:2")))
+    assert overlap_violations(Schedule(1, pair, 60, 80)) == []
+    third = Step(12, 5, _spec("pause", "broker:3"))
+    found = overlap_violations(
+        Schedule(1, tuple(sorted((*pair, third), key=lambda s: s.at_s)), 60, 80)
+    )
+    assert any("at most two brokers away at a time" in f for f in found)
+    slowed = Step(12, 5, _spec("latency", "broker:3"))
+    steps = tuple(sorted((*pair, slowed), key=lambda s: s.at_s))
+    assert overlap_violations(Schedule(1, steps, 60, 80)) == []

@@ -1,0 +1,91 @@
+"""Correlated faults the generic generator (`chaos.generator.generic`) may open a dense
+schedule with, each drawn from the schedule's generator and placed only where the
+overlap rules (`chaos.generator.overlap`) let it:
+
+- a double outage, with probability `DOUBLE_SHARE`: two brokers named by id
+  (`broker:<id>`, overlap rule 3) taken away by `kill`, `stop` or `pause` for longer
+  than the session timeout (`OUTAGE_HOLD`), the second going down while the first is
+  down and coming back after it: a rack, a shared host or a network segment lost in
+  turn;
+- a backdrop, with probability `BACKDROP_SHARE`: one broker (the controller one time in
+  two) slowed by network latency from early on for `BACKDROP_HOLD`, the gray failure
+  the other faults then land on.
+
+Pure: the same generator state gives the same steps; the caller's thread.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping
+
+from chaos.faults.params import Scalar
+from chaos.generator.fault_draws import ONE_BROKER
+from chaos.generator.schedule import FaultSpec, Step
+from chaos.generator.timings import BACKDROP_HOLD, OUTAGE_HOLD
+
+__all__ = [
+    "BACKDROP_KINDS",
+    "BACKDROP_SHARE",
+    "DOUBLE_SHARE",
+    "OUTAGE_KINDS",
+    "backdrop",
+    "double_outage",
+]
+
+#: The compose cluster's broker ids.
+_BROKER_IDS = (1, 2, 3)
+#: No correlated fault starts before this (`chaos.generator.generic.START_S`).
+_START_S = 5.0
+#: The chance that a dense schedule holds a double outage.
+DOUBLE_SHARE = 0.3
+#: The process kinds a double outage takes its brokers away with.
+OUTAGE_KINDS = ("kill", "stop", "pause")
+#: The chance that a dense schedule has a slowed broker as its backdrop.
+BACKDROP_SHARE = 0.4
+#: The kinds that slow a broker for a backdrop, and their params.
+#: Not `cpu-starve`: a starved broker beside one taken away turns off the judging of
+#: `registration_served` (`chaos.generator.scenarios.judged`), which a slow controller
+#: handling a returning broker is there to put to the test.
+BACKDROP_KINDS: Mapping[str, Mapping[str, tuple[Scalar, ...]]] = {
+    "latency": {"delay_ms": (50, 100, 300, 800)},
+}
+
+
+def _room(heal_at: float, at: float) -> float:
+    """How long a fault starting at `at` may last: a tenth of a second short of the heal."""
+    return math.floor((heal_at - at) * 10) / 10 - 0.1
+
+
+def double_outage(rng: random.Random, heal_at: float) -> tuple[Step, ...]:
+    """A double outage (module docstring) before `heal_at`, with probability
+    `DOUBLE_SHARE`; () when not drawn or there is no room for it."""
+    if rng.random() >= DOUBLE_SHARE:
+        return ()
+    first, second = rng.sample(_BROKER_IDS, 2)
+    hold = OUTAGE_HOLD.draw(rng)
+    lag = round(rng.uniform(2.0, hold - 2.0), 1)
+    hold2 = round(max(OUTAGE_HOLD.draw(rng), hold - lag + 2.0), 1)
+    latest = _room(heal_at, lag + hold2)
+    if latest < _START_S:
+        return ()
+    at = round(rng.uniform(_START_S, min(latest, heal_at / 2)), 1)
+    kinds = rng.choice(OUTAGE_KINDS), rng.choice(OUTAGE_KINDS)
+    return (
+        Step(at, hold, FaultSpec.of(kinds[0], f"broker:{first}")),
+        Step(round(at + lag, 1), hold2, FaultSpec.of(kinds[1], f"broker:{second}")),
+    )
+
+
+def backdrop(rng: random.Random, heal_at: float) -> tuple[Step, ...]:
+    """A backdrop (module docstring) before `heal_at`, with probability `BACKDROP_SHARE`;
+    () when not drawn or there is no room for it."""
+    if rng.random() >= BACKDROP_SHARE:
+        return ()
+    kind = rng.choice(sorted(BACKDROP_KINDS))
+    role = "controller" if rng.random() < 0.5 else rng.choice(ONE_BROKER)
+    params = {k: rng.choice(v) for k, v in sorted(BACKDROP_KINDS[kind].items())}
+    at = round(rng.uniform(_START_S, _START_S + 5.0), 1)
+    hold = min(BACKDROP_HOLD.draw(rng), _room(heal_at, at))
+    return (Step(at, hold, FaultSpec.of(kind, role, params)),) if hold >= 1.0 else ()
