@@ -34,9 +34,8 @@ A new kind is one entry here and a fault class.
 | `cert-rotation` | `all` only | no: duration 0 (its start is the whole rotation) | - |
 
 `request` takes `action` (`duplicate`), `kinds` (`all`), `count` (1), `probability` (1),
-`delay_ms` (2000), `hold_s` (30) and `seed` (0) (`chaos.faults.request_plan`), and
-`effect` (`acted`: in effect once it acted on a request; `armed`: once its proxy and
-redirect are in place, whether or not a request comes).
+`delay_ms` (2000), `hold_s` (30), `seed` (0) (`chaos.faults.request_plan`) and `effect`
+(`acted`: in effect once it acted on a request; `armed`: once its proxy runs).
 
 `clock` takes `action` (`bump`; `strobe`, `rate`, `reset`), `offset_ms` (60000),
 `other_offset_ms` (0, a strobe's other side), `period_ms` (1000) and `factor` (2, a rate's
@@ -192,10 +191,6 @@ def _request(targets: tuple[str, ...], p: Mapping[str, Scalar]) -> Fault:
     )  # fmt: skip
 
 
-def _effect(value: Scalar) -> bool:
-    return value in EFFECTS
-
-
 def _grudge(value: Scalar) -> bool:
     return value in GRUDGES
 
@@ -331,7 +326,7 @@ FAULT_TYPES: Mapping[str, FaultType] = {
                 ParamRule("delay_ms", 2000, _request_delay, f"an integer in [0, {MAX_DELAY_MS}]"),
                 ParamRule("hold_s", 30.0, _request_hold, f"in (0, {MAX_REQUEST_HOLD_S:g}]"),
                 ParamRule("seed", 0, _integer, "an integer"),
-                ParamRule("effect", "acted", _effect, "|".join(EFFECTS)),
+                ParamRule("effect", "acted", EFFECTS.__contains__, "|".join(EFFECTS)),
             ),
         ),
         FaultType(
