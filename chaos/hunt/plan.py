@@ -231,7 +231,7 @@ PLANS: tuple[BugPlan, ...] = (
     _plan(
         STALE_REASSIGNED_EPOCH,
         ("reassignment-under-failover", "stalled-reassignment"),
-        {CONVERGES_AFTER_HEAL},
+        {CONVERGES_AFTER_HEAL, REASSIGNMENT_COMPLETES},
         "the brokers' metadata keeps the leader epoch from before the reassignment's final "
         "bump when nothing reads the partition's state again",
     ),
