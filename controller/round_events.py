@@ -22,7 +22,17 @@ from eventlog import (
 __all__ = ["ElectionRound", "ShrinkRound"]
 
 
-class _Failures:
+class _Columns:
+    """Lists that are a round event's columns, each slot named as the event's field."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def columns(self) -> dict[str, Any]:
+        """The columns by their fields' names in the round's event."""
+        return {name: getattr(self, name) for name in self.__slots__}
+
+
+class _Failures(_Columns):
     """The partitions of a round that failed, and why."""
 
     __slots__ = ("partitions", "reasons", "topics")
@@ -32,10 +42,6 @@ class _Failures:
         self.partitions: list[int] = []
         self.reasons: list[str] = []
 
-    def columns(self) -> dict[str, Any]:
-        """The columns by their fields' names in the round's event."""
-        return {name: getattr(self, name) for name in self.__slots__}
-
     def add(self, tp: TopicPartition, reason: str) -> str:
         self.topics.append(tp.topic)
         self.partitions.append(tp.partition)
@@ -43,7 +49,7 @@ class _Failures:
         return reason
 
 
-class _Written:
+class _Written(_Columns):
     """The leaderships a round wrote, column by column."""
 
     __slots__ = ("isrs", "leader_epochs", "leaders", "partitions", "topics", "zk_versions", "zxids")
@@ -56,10 +62,6 @@ class _Written:
         self.isrs: list[list[int]] = []
         self.zk_versions: list[int] = []
         self.zxids: list[int | None] = []
-
-    def columns(self) -> dict[str, Any]:
-        """The columns by their fields' names in the round's event."""
-        return {name: getattr(self, name) for name in self.__slots__}
 
     def add(self, tp: TopicPartition, lai: LeaderAndIsr, zxid: int | None) -> None:
         self.topics.append(tp.topic)

@@ -55,9 +55,9 @@ class _Plan:
             raise EventDecodeError(f"{kind}: columns of different lengths")
         envelope = {k: v for k, v in record.items() if k in ENVELOPE}
         envelope["kind"] = self.fact_kind
-        # every slot in the fact's order; a column's slot is overwritten per partition
+        # every slot in the fact's order: a shared field's value, or a column's
+        # placeholder that each partition overwrites
         template = {**envelope, **{n: record.get(n) for n in self.slots}}
-        template.update((n, record[n]) for n in self.shared)
         names = self.names
         facts = []
         for values in zip(*columns, strict=True):

@@ -20,6 +20,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from chaos.hunt.blind import DEFAULT_RUN_S
 from chaos.hunt.corpus import draw_schedule
 from chaos.hunt.reach_shapes import SHAPES, Shape
 
@@ -27,8 +28,8 @@ __all__ = ["Reach", "main", "reach", "render"]
 
 #: How many fresh schedules the table is made of unless told.
 DEFAULT_SCHEDULES = 200
-#: The run length the blind hunt draws for (`chaos.hunt.blind.DEFAULT_RUN_S`).
-DEFAULT_SECONDS = 45.0
+#: The run length the blind hunt draws for.
+DEFAULT_SECONDS = DEFAULT_RUN_S
 #: The runs of the blind hunt per switch the last column is about.
 HUNT_RUNS = 10
 
