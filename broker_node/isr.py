@@ -79,6 +79,22 @@ def out_of_sync_replicas(
     return lagging
 
 
+def isr_log_ends(
+    isr: Iterable[int], leader: int, leader_leo: int, followers: Mapping[int, FollowerState]
+) -> list[int]:
+    """Each ISR member's log end as the leader knows it, in `isr`'s order: its own, a
+    follower's from its last fetch, -1 for a follower it has no fetch from yet."""
+    ends = []
+    for replica in isr:
+        state = followers.get(replica)
+        fetched = state is not None and state.last_fetch_ms > 0
+        if replica == leader:
+            ends.append(leader_leo)
+        else:
+            ends.append(state.log_end_offset if state is not None and fetched else -1)
+    return ends
+
+
 def may_join_isr(follower_leo: int, high_watermark_: int, leader_epoch_start_offset: int) -> bool:
     """A follower outside the ISR rejoins once it has everything up to the high watermark
     and has reached the start of the leader's current epoch (Kafka's `isFollowerInSync`)."""

@@ -27,7 +27,7 @@ from broker_node.partition_isr import PartitionIsr
 from broker_node.replica_audit import audit_log
 from broker_node.storage import LogError, Record
 from domain import NO_EPOCH
-from eventlog import LogTruncated
+from eventlog import HighWatermarkMoved, LogTruncated
 from rpc import messages as m
 from rpc.errors import Errors
 
@@ -62,8 +62,14 @@ class Partition(PartitionIsr):
 
     # -- roles (gRPC thread handling LeaderAndIsr) -----------------------------------------
 
-    def make_leader(self, state: m.LeaderAndIsrPartitionState) -> None:
-        """Become leader at `state`'s epoch: the new epoch starts at the current log end."""
+    def make_leader(
+        self,
+        state: m.LeaderAndIsrPartitionState,
+        round_facts: list[HighWatermarkMoved] | None = None,
+    ) -> None:
+        """Become leader at `state`'s epoch: the new epoch starts at the current log end.
+        Its `high_watermark_moved` goes to `round_facts` when given (the request's
+        `leaderships_started`), else is written alone."""
         with self._lock:
             if self.offline:
                 return
@@ -82,7 +88,7 @@ class Partition(PartitionIsr):
             if self.leader_epoch > 0 or self.log.log_end_offset > 0:
                 # the first leader of a new, empty partition has nothing to tell: a topic
                 # of 100,000 partitions costs no 100,000 lines
-                self._report_high_watermark("leader")
+                self._report_high_watermark("leader", round_facts)
             self._notify()
 
     def make_follower(self, state: m.LeaderAndIsrPartitionState) -> None:

@@ -237,36 +237,35 @@ class PartitionIsr:
             if self._on_high_watermark is not None:  # e.g. the produce purgatory
                 self._on_high_watermark(self)
 
-    def _report_high_watermark(self, reason: str) -> None:
+    def _report_high_watermark(
+        self, reason: str, round_facts: list[HighWatermarkMoved] | None = None
+    ) -> None:
         """Write `high_watermark_moved` (the lock held): always for `"leader"`, for a move
-        only when `HW_EVENT_INTERVAL_MS` passed since the last one of this partition."""
+        only when `HW_EVENT_INTERVAL_MS` passed since the last one of this partition. With
+        `round_facts`, the event joins the caller's round there instead of being written."""
         now = self._clock()
         last = self._hw_reported_ms
         if reason == "moved" and last is not None and now - last < HW_EVENT_INTERVAL_MS:
             self._hw_skipped += 1
             return
-        ends = []
-        for replica in self.isr:
-            if replica == self.broker_id:
-                ends.append(self.log.log_end_offset)
-                continue
-            state = self._followers.get(replica)
-            fetched = state is not None and state.last_fetch_ms > 0
-            ends.append(state.log_end_offset if state is not None and fetched else -1)
-        self._events.emit(
-            HighWatermarkMoved(
-                topic=self.tp.topic,
-                partition=self.tp.partition,
-                leader_epoch=self.leader_epoch,
-                reason=reason,
-                high_watermark=self.log.high_watermark,
-                log_end_offset=self.log.log_end_offset,
-                epoch_start_offset=self._leader_epoch_start_offset,
-                isr=list(self.isr),
-                isr_log_end_offsets=ends,
-                skipped=self._hw_skipped,
-            )
+        event = HighWatermarkMoved(
+            topic=self.tp.topic,
+            partition=self.tp.partition,
+            leader_epoch=self.leader_epoch,
+            reason=reason,
+            high_watermark=self.log.high_watermark,
+            log_end_offset=self.log.log_end_offset,
+            epoch_start_offset=self._leader_epoch_start_offset,
+            isr=list(self.isr),
+            isr_log_end_offsets=decide.isr_log_ends(
+                self.isr, self.broker_id, self.log.log_end_offset, self._followers
+            ),
+            skipped=self._hw_skipped,
         )
+        if round_facts is None:
+            self._events.emit(event)
+        else:
+            round_facts.append(event)
         self._hw_reported_ms = now
         self._hw_skipped = 0
 

@@ -41,7 +41,7 @@ from broker_node.storage import PartitionLog
 from broker_node.storage.errors import LogError
 from bugs.catalog import EARLY_ISR_JOIN, STALE_ISR_CACHE
 from domain import TopicPartition
-from eventlog import EventLog, LogUnavailable
+from eventlog import EventLog, HighWatermarkMoved, LeadershipsStarted, LogUnavailable, gather
 from rpc import messages as m
 from rpc.errors import Errors
 from zkdata.topic_configs import flush_messages, min_insync_replicas
@@ -236,13 +236,16 @@ class ReplicaManager:
                 )
         # every fetcher of these partitions stops before any of them changes role
         self.fetchers.remove_partitions([partition.tp for _, partition in hosted])
+        leaderships: list[HighWatermarkMoved] = []
         for state, partition in hosted:
             if state.leader == self.broker_id:
-                partition.make_leader(state)
+                partition.make_leader(state, leaderships)
             else:
                 partition.make_follower(state)
                 if state.leader >= 0 and state.leader in endpoints:
                     to_follow.setdefault(state.leader, {})[partition.tp] = partition
+        if leaderships:
+            self._events.emit(gather(LeadershipsStarted, leaderships, reason="leader"))
         for leader, partitions in to_follow.items():
             host, port = endpoints[leader]
             self.fetchers.add_partitions(leader, host, port, partitions)

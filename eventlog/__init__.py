@@ -7,7 +7,7 @@ partitions is one event of columns (`LeadersElected`, ...); every reader turns i
 its partitions' facts with `expand` (`read_events` does).
 """
 
-from eventlog.columns import ROUND_KINDS, expand, expand_numbered
+from eventlog.columns import ROUND_KINDS, expand, expand_numbered, gather
 from eventlog.event import ABSENT, Absent, Event, RoundEvent
 from eventlog.events.broker import (
     BrokerRegistered,
@@ -63,6 +63,7 @@ from eventlog.events.rounds import (
     IsrsShrunk,
     LeaderElectionsFailed,
     LeadersElected,
+    LeadershipsStarted,
 )
 from eventlog.events.state import (
     InvalidStateTransition,
@@ -135,6 +136,7 @@ __all__ = [
     "LeaderElectionsFailed",
     "LeaderElectionsRequested",
     "LeadersElected",
+    "LeadershipsStarted",
     "LogDirEventHandled",
     "LogDirFailed",
     "LogTruncated",
@@ -171,6 +173,7 @@ __all__ = [
     "event_record",
     "expand",
     "expand_numbered",
+    "gather",
     "read_events",
     "read_numbered_events",
 ]

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import fields
-from typing import Any
+from typing import Any, TypeVar
 
-from eventlog.event import ENVELOPE, RoundEvent
+from eventlog.event import ENVELOPE, Event, RoundEvent
 from eventlog.registry import EVENT_TYPES, EventDecodeError
 
-__all__ = ["ROUND_KINDS", "expand", "expand_numbered"]
+__all__ = ["ROUND_KINDS", "expand", "expand_numbered", "gather"]
 
 
 class _Plan:
@@ -65,6 +65,20 @@ class _Plan:
             fact.update(zip(names, values, strict=True))
             facts.append(fact)
         return facts
+
+
+_R = TypeVar("_R", bound=RoundEvent)
+
+
+def gather(round_type: type[_R], facts: Iterable[Event], **shared: Any) -> _R:
+    """The round of `round_type` holding `facts` (each of its fact type), the inverse of
+    `expand`: each column the facts' values of its field, in order, and the other fields
+    `shared` (what every fact of the round holds)."""
+    facts = list(facts)
+    columns = {
+        column: [getattr(f, name) for f in facts] for column, name in round_type.columns.items()
+    }
+    return round_type(**columns, **shared)
 
 
 #: Each round kind's plan.

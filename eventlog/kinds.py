@@ -76,3 +76,4 @@ class EventKind(StrEnum):
     LEADER_ELECTIONS_FAILED = "leader_elections_failed"
     ISRS_SHRUNK = "isrs_shrunk"
     ISR_SHRINKS_FAILED = "isr_shrinks_failed"
+    LEADERSHIPS_STARTED = "leaderships_started"

@@ -14,6 +14,7 @@ from eventlog import (
     Event,
     EventDecodeError,
     EventLog,
+    HighWatermarkMoved,
     IsrChanged,
     IsrShrinkFailed,
     IsrShrinksFailed,
@@ -22,10 +23,12 @@ from eventlog import (
     LeaderElectionFailed,
     LeaderElectionsFailed,
     LeadersElected,
+    LeadershipsStarted,
     decode,
     event_record,
     expand,
     expand_numbered,
+    gather,
     read_events,
     read_numbered_events,
 )
@@ -162,6 +165,7 @@ def test_every_round_kind_expands_and_other_records_pass_through_as_they_are() -
         "leader_elections_failed",
         "isrs_shrunk",
         "isr_shrinks_failed",
+        "leaderships_started",
     } == ROUND_KINDS
     other = {"v": 2, "ts": 1, "node": "n", "kind": "leader_elected", "topic": "t"}
     assert expand(other)[0] is other
@@ -229,3 +233,27 @@ def test_the_recording_log_shows_a_rounds_facts_by_their_kind_and_the_round_by_i
     assert log.of_type(LeaderElected) == SINGLES
     assert [e["kind"] for e in log.events] == ["leaders_elected"]
     assert log.of_type(LeadersElected) == [ELECTED]
+
+
+def test_gather_is_the_inverse_of_expand() -> None:
+    facts = [
+        HighWatermarkMoved(
+            topic="t",
+            partition=p,
+            leader_epoch=4,
+            reason="leader",
+            high_watermark=p,
+            log_end_offset=p + 2,
+            epoch_start_offset=p + 2,
+            isr=[1, 2],
+            isr_log_end_offsets=[p + 2, -1],
+            skipped=0,
+        )
+        for p in range(3)
+    ]
+    started = gather(LeadershipsStarted, facts, reason="leader")
+    assert started.partitions == [0, 1, 2]
+    assert started.isrs_log_end_offsets == [[2, -1], [3, -1], [4, -1]]
+    assert expand(event_record(started, 7, "broker1")) == [
+        event_record(f, 7, "broker1") for f in facts
+    ]
