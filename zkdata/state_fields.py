@@ -3,9 +3,10 @@ znode and zkVersion so that every rewrite of a state znode keeps them.
 
 A state write is always conditional on the zkVersion its writer last saw, so the fields
 to keep are those of exactly that version: remembered when this client read or wrote it,
-read again (pipelined) when it did not. A write whose version no longer matches fails in
-ZooKeeper anyway, so nothing is kept for it. Guarded by a lock: the controller event
-thread and a broker's ISR threads share one client.
+read again (pipelined) when it did not, after a `sync` when this session's server had
+not yet seen that version (another session wrote it). A write whose version no longer
+matches fails in ZooKeeper anyway, so nothing is kept for it. Guarded by a lock: the
+controller event thread and a broker's ISR threads share one client.
 """
 
 from __future__ import annotations
@@ -61,13 +62,32 @@ class KeptStateFields:
                 for p, v in expected.items()
                 if p in self._seen and self._seen[p][0] == v
             }
-        pending = [(p, self._zk.get_async(p)) for p in expected if p not in out]
-        for path, result in pending:
+        behind = self._read([p for p in expected if p not in out], expected, out)
+        if behind:
+            # This session's server had not seen the version yet (another session wrote
+            # it): catch up with the leader, then read again.
+            for waited in [self._zk.sync_async(p) for p in behind]:
+                waited.get()
+            self._read(behind, expected, out)
+        return out
+
+    def _read(
+        self, paths: list[str], expected: Mapping[str, int], out: dict[str, UnknownFields]
+    ) -> list[str]:
+        """Read `paths` (pipelined) into `out`; return those whose read showed no znode or an
+        older version than expected, which a server behind the leader answers."""
+        behind = []
+        for path, result in [(p, self._zk.get_async(p)) for p in paths]:
             try:
                 data, stat = result.get()
             except NoNodeError:
                 out[path] = ()
+                behind.append(path)
                 continue
-            same = int(stat.version) == expected[path]
-            out[path] = TopicPartitionStateZNode.unknown_fields(data) if same else ()
-        return out
+            version = int(stat.version)
+            out[path] = (
+                TopicPartitionStateZNode.unknown_fields(data) if version == expected[path] else ()
+            )
+            if version < expected[path]:
+                behind.append(path)
+        return behind
