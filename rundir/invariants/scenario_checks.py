@@ -109,7 +109,6 @@ def reassignment_completes(
     done: set[tuple[str, int]] = set()
     violations = []
     events = events_since(logs, since_ms)
-    stuck = deadlocked(events)
     explained = []
     for e in events:
         event = e.decoded() if e.kind.startswith("reassignment_") else None
@@ -123,6 +122,8 @@ def reassignment_completes(
         else:
             name = f"{key[0]}-{key[1]}"
             violations.append(Violation(name, f"reassignment failed: {event.reason}", (e,)))
+    unfinished = any(key not in done for key in started)
+    stuck = deadlocked(events) if unfinished else frozenset()
     for key, e in sorted(started.items()):
         if key not in done:
             subject = f"{key[0]}-{key[1]}"
@@ -166,7 +167,6 @@ def topic_deletion_completes(
     failed: dict[str, tuple[Event, TopicDeletionFailed]] = {}
     done: set[str] = set()
     events = events_since(logs, since_ms)
-    stuck = deadlocked(events)
     for e in events:
         event = e.decoded() if e.kind.startswith("topic_deletion_") else None
         if isinstance(event, TopicDeletionRequested):
@@ -178,6 +178,8 @@ def topic_deletion_completes(
             failed.pop(event.topic, None)
         elif isinstance(event, TopicDeletionFailed) and ours(event.topic):
             failed[event.topic] = (e, event)
+    pending = any(t not in done and t not in failed for t in requested)
+    stuck = deadlocked(events) if pending else frozenset()
     violations, explained = [], []
     for topic, e in sorted(requested.items()):
         if topic in stuck and topic not in failed and topic not in done:
