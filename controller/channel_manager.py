@@ -16,13 +16,13 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from eventlog import ControlRequestDropped, ControlRequestSent, ControlResponseReceived, EventLog
 from rpc import messages as m
-from rpc.errors import Errors, RpcClosed, RpcError, RpcMalformed
+from rpc.errors import RpcClosed, RpcError, RpcMalformed
 from rpc.wire import BrokerControlClient, ChannelIdentity
 from zkdata.model import Broker
 
@@ -83,8 +83,8 @@ class _Queued:
 
 
 def _partition_error_count(response: ControlResponse) -> int:
-    errors: tuple[m.PartitionError, ...] = getattr(response, "partition_errors", ())
-    return len([e for e in errors if e.error is not Errors.NONE])
+    errors: Sequence[m.PartitionError] = getattr(response, "partition_errors", ())
+    return sum(1 for _ in m.failed_entries(errors))
 
 
 class _Sender:

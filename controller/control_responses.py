@@ -4,8 +4,10 @@ One function per API turns the request sent and the response received into a fro
 result whose per-partition errors are `rpc.errors.Errors`:
 
 - `LeaderAndIsrResult`: the request-level error and every partition the broker answered
-  for. A partition the request did not name still counts, as in Kafka, since a broker
-  reports the storage errors of the logs it hosts.
+  with an error other than NONE (the only ones the controller acts on; the NONE entries
+  of an answer naming 100,000 partitions are never built). A partition the request did
+  not name still counts, as in Kafka, since a broker reports the storage errors of the
+  logs it hosts.
 - `StopReplicaResult`: exactly the partitions the request deleted, in order. Each gets
   the request-level error when there is one, else its own error; a deleted partition the
   broker did not answer for counts as UNKNOWN_SERVER_ERROR (so that it is retried rather
@@ -19,7 +21,7 @@ and `controller.request_batch` turns the result into the event the controller ac
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -35,8 +37,8 @@ def _frozen(errors: Mapping[TopicPartition, Errors]) -> Mapping[TopicPartition, 
 
 @dataclass(frozen=True, slots=True)
 class LeaderAndIsrResult:
-    """A broker's answer to LeaderAndIsr: the request-level error and each answered
-    partition's error."""
+    """A broker's answer to LeaderAndIsr: the request-level error and the error of each
+    partition answered with one other than NONE."""
 
     error: Errors
     partition_errors: Mapping[TopicPartition, Errors] = field(default_factory=dict, hash=False)
@@ -82,8 +84,8 @@ class UpdateMetadataResult:
 ControlResult = LeaderAndIsrResult | StopReplicaResult | UpdateMetadataResult
 
 
-def _answered(response: ControlResponse) -> tuple[m.PartitionError, ...]:
-    errors: tuple[m.PartitionError, ...] = getattr(response, "partition_errors", ())
+def _answered(response: ControlResponse) -> Sequence[m.PartitionError]:
+    errors: Sequence[m.PartitionError] = getattr(response, "partition_errors", ())
     return errors
 
 
@@ -93,26 +95,26 @@ def deleted_partitions(request: m.StopReplicaRequest) -> tuple[TopicPartition, .
 
 
 def leader_and_isr_result(response: ControlResponse) -> LeaderAndIsrResult:
-    """The result of a LeaderAndIsr answer: every partition the broker answered for."""
-    return LeaderAndIsrResult(
-        response.error, {e.topic_partition: e.error for e in _answered(response)}
-    )
+    """The result of a LeaderAndIsr answer: every partition the broker answered with an
+    error."""
+    return LeaderAndIsrResult(response.error, dict(m.failed_entries(_answered(response))))
 
 
 def stop_replica_result(
     request: m.StopReplicaRequest, response: ControlResponse
 ) -> StopReplicaResult:
     """The result of a StopReplica answer for the partitions `request` deleted."""
-    answered = {e.topic_partition: e.error for e in _answered(response)}
+    deleted = deleted_partitions(request)
+    if not deleted:  # the answer's errors are read for deleted partitions only
+        return StopReplicaResult(response.error, {})
+    answered = dict(_answered(response))
 
     def error_of(tp: TopicPartition) -> Errors:
         if response.error is not Errors.NONE:
             return response.error
         return answered.get(tp, Errors.UNKNOWN_SERVER_ERROR)
 
-    return StopReplicaResult(
-        response.error, {tp: error_of(tp) for tp in deleted_partitions(request)}
-    )
+    return StopReplicaResult(response.error, {tp: error_of(tp) for tp in deleted})
 
 
 def update_metadata_result(response: ControlResponse) -> UpdateMetadataResult:

@@ -10,11 +10,12 @@ The per-partition entries of the control requests and their answers are named tu
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, overload
 
 from domain import EndPoint, TopicPartition
-from rpc.errors import Errors
+from rpc.errors import Errors, errors_by_code
 
 #: Builds a `TopicPartition` without the named tuple's own `__new__` (a Python frame):
 #: handlers name hundreds of thousands of partitions per control request.
@@ -76,12 +77,88 @@ class PartitionError(NamedTuple):
     error: Errors
 
 
+class ErrorRun(NamedTuple):
+    """The error codes of consecutive partitions of one topic, as the wire carries them
+    (one code per partition, 0 for NONE; an unknown code reads UNKNOWN_SERVER_ERROR)."""
+
+    topic: str
+    partitions: tuple[int, ...]
+    codes: tuple[int, ...]
+
+
+class PartitionErrors(Sequence[PartitionError]):
+    """One error per partition of an answer, held as the wire's runs and built into
+    `PartitionError`s only when read entry by entry. A LeaderAndIsr answer names every
+    partition of the request, almost all NONE, and the controller reads only the others:
+    `failed()` yields those without building the rest. Equal to any sequence of the same
+    entries, a tuple included. Immutable; any thread."""
+
+    __slots__ = ("_entries", "_runs")
+
+    def __init__(self, runs: Iterable[ErrorRun]) -> None:
+        self._runs = tuple(runs)
+        self._entries: tuple[PartitionError, ...] | None = None
+
+    def _built(self) -> tuple[PartitionError, ...]:
+        if self._entries is None:
+            self._entries = tuple(e for run in self._runs for e in _entries(run))
+        return self._entries
+
+    def __len__(self) -> int:
+        return sum(len(run.partitions) for run in self._runs)
+
+    @overload
+    def __getitem__(self, index: int) -> PartitionError: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[PartitionError]: ...
+
+    def __getitem__(self, index: int | slice) -> PartitionError | Sequence[PartitionError]:
+        return self._built()[index]
+
+    def __iter__(self) -> Iterator[PartitionError]:
+        return iter(self._built())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, PartitionErrors | tuple | list):
+            return self._built() == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._built())
+
+    def __repr__(self) -> str:
+        return f"PartitionErrors({self._built()!r})"
+
+    def failed(self) -> Iterator[PartitionError]:
+        """The entries whose error is not NONE, in order."""
+        for run in self._runs:
+            if any(run.codes):
+                yield from (e for e in _entries(run) if e.error is not Errors.NONE)
+
+
+def _entries(run: ErrorRun) -> Iterator[PartitionError]:
+    by_code, unknown, new = errors_by_code().get, Errors.UNKNOWN_SERVER_ERROR, tuple.__new__
+    topic = run.topic
+    for partition, code in zip(run.partitions, run.codes, strict=True):
+        tp = new(TopicPartition, (topic, partition))
+        yield new(PartitionError, (tp, by_code(code, unknown)))
+
+
+def failed_entries(errors: Sequence[PartitionError]) -> Iterator[PartitionError]:
+    """The entries of `errors` whose error is not NONE, without building the others when
+    `errors` is a `PartitionErrors`."""
+    if isinstance(errors, PartitionErrors):
+        return errors.failed()
+    return (e for e in errors if e.error is not Errors.NONE)
+
+
 @dataclass(frozen=True, slots=True)
 class LeaderAndIsrResponse:
     """A request-level error plus one error per partition."""
 
     error: Errors
-    partition_errors: tuple[PartitionError, ...] = ()
+    partition_errors: Sequence[PartitionError] = ()
 
 
 class UpdateMetadataPartitionState(NamedTuple):
@@ -155,7 +232,7 @@ class StopReplicaResponse:
     """A request-level error plus one error per partition."""
 
     error: Errors
-    partition_errors: tuple[PartitionError, ...] = ()
+    partition_errors: Sequence[PartitionError] = ()
 
 
 @dataclass(frozen=True, slots=True)

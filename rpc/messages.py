@@ -42,6 +42,7 @@ from rpc.control_messages import (
     ControlledShutdownResponse,
     ElectLeadersRequest,
     ElectLeadersResponse,
+    ErrorRun,
     LeaderAndIsrPartitionState,
     LeaderAndIsrRequest,
     LeaderAndIsrResponse,
@@ -49,12 +50,14 @@ from rpc.control_messages import (
     LiveLeader,
     PartitionElectionResult,
     PartitionError,
+    PartitionErrors,
     StopReplicaPartitionState,
     StopReplicaRequest,
     StopReplicaResponse,
     UpdateMetadataPartitionState,
     UpdateMetadataRequest,
     UpdateMetadataResponse,
+    failed_entries,
 )
 
 __all__ = [
@@ -74,6 +77,7 @@ __all__ = [
     "ElectLeadersResponse",
     "EpochEndOffset",
     "EpochPartition",
+    "ErrorRun",
     "FetchPartition",
     "FetchRequest",
     "FetchResponse",
@@ -90,6 +94,7 @@ __all__ = [
     "OffsetsForLeaderEpochResponse",
     "PartitionElectionResult",
     "PartitionError",
+    "PartitionErrors",
     "PartitionMetadata",
     "PartitionProduceResult",
     "PartitionRecords",
@@ -105,4 +110,5 @@ __all__ = [
     "UpdateMetadataPartitionState",
     "UpdateMetadataRequest",
     "UpdateMetadataResponse",
+    "failed_entries",
 ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from itertools import repeat
 from typing import Any
@@ -19,7 +19,7 @@ from google.protobuf.message import Message
 from domain import EndPoint, TopicPartition
 from rpc import columns
 from rpc import messages as m
-from rpc.errors import Errors, errors_by_code
+from rpc.errors import Errors
 from testbed_rpc import control_pb2 as pb
 
 # -- conversions -----------------------------------------------------------------------
@@ -37,7 +37,7 @@ def _header_from_pb(h: pb.ControlHeader) -> m.ControlHeader:
     return m.ControlHeader(h.controller_id, h.controller_epoch, h.broker_epoch)
 
 
-def _add_errors(field: Any, errors: tuple[m.PartitionError, ...]) -> None:
+def _add_errors(field: Any, errors: Sequence[m.PartitionError]) -> None:
     """One `TopicErrors` per run of consecutive partitions of one topic, in order."""
     add = field.add
     topic: str | None = None
@@ -61,24 +61,17 @@ def _add_errors(field: Any, errors: tuple[m.PartitionError, ...]) -> None:
 # copied into it, which takes a third more time for 10,000 partitions.
 
 
-def _errors_from_pb(groups: Any) -> tuple[m.PartitionError, ...]:
-    """The errors of every run, in order. A run with fewer codes than partitions (only a
-    peer that is not this code sends one) answers the rest UNKNOWN_SERVER_ERROR."""
-    new, error, tp = tuple.__new__, m.PartitionError, TopicPartition
-    unknown = Errors.UNKNOWN_SERVER_ERROR
-    code = errors_by_code().get
-    out: list[m.PartitionError] = []
+def _errors_from_pb(groups: Any) -> m.PartitionErrors:
+    """The errors of every run, in order, kept as runs (`m.PartitionErrors`). A run with
+    fewer codes than partitions (only a peer that is not this code sends one) answers the
+    rest UNKNOWN_SERVER_ERROR."""
+    runs = []
     for group in groups:
-        topic, partitions, codes = group.topic, list(group.partitions), list(group.error_codes)
-        if len(codes) < len(partitions):
-            codes.extend([-1] * (len(partitions) - len(codes)))
-        out.extend(
-            [
-                new(error, (new(tp, (topic, p)), code(c, unknown)))
-                for p, c in zip(partitions, codes, strict=False)
-            ]
-        )
-    return tuple(out)
+        partitions, codes = tuple(group.partitions), tuple(group.error_codes)
+        if len(codes) != len(partitions):
+            codes = (codes + (-1,) * len(partitions))[: len(partitions)]
+        runs.append(m.ErrorRun(group.topic, partitions, codes))
+    return m.PartitionErrors(runs)
 
 
 def leader_and_isr_request_to_pb(r: m.LeaderAndIsrRequest) -> pb.LeaderAndIsrRequest:

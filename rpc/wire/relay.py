@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 import grpc
 
+from rpc import messages as m
 from rpc.errors import Errors
 from rpc.wire.control import (
     leader_and_isr_request_from_pb,
@@ -144,8 +145,7 @@ def answer_errors(kind: str, body: bytes) -> tuple[str, dict[tuple[str, int], st
         raise ValueError(f"{kind} answer does not decode: {exc}") from exc
     partitions = {
         (e.topic_partition.topic, e.topic_partition.partition): e.error.name
-        for e in answer.partition_errors
-        if e.error is not Errors.NONE
+        for e in m.failed_entries(answer.partition_errors)
     }
     return answer.error.name, partitions
 

@@ -79,17 +79,15 @@ def errors(*pairs: tuple[TopicPartition, Errors]) -> tuple[m.PartitionError, ...
 # -- LeaderAndIsr -------------------------------------------------------------------------------
 
 
-def test_leader_and_isr_result_keeps_each_partition_error() -> None:
+def test_leader_and_isr_result_keeps_each_partition_error_but_none() -> None:
     response = m.LeaderAndIsrResponse(
         Errors.NONE, errors((D0, Errors.NONE), (D1, Errors.KAFKA_STORAGE_ERROR))
     )
     result = control_result(lai_request(D0, D1), response)
-    assert result == LeaderAndIsrResult(
-        Errors.NONE, {D0: Errors.NONE, D1: Errors.KAFKA_STORAGE_ERROR}
-    )
+    assert result == LeaderAndIsrResult(Errors.NONE, {D1: Errors.KAFKA_STORAGE_ERROR})
     assert isinstance(result, LeaderAndIsrResult)
     assert result.storage_errors == {D1}
-    assert result.partitions_with(Errors.NONE) == {D0}
+    assert result.partitions_with(Errors.NONE) == frozenset()
 
 
 def test_leader_and_isr_result_keeps_a_partition_that_was_not_requested() -> None:
@@ -290,7 +288,7 @@ def test_the_batch_callbacks_enqueue_the_events_of_the_answers(wired: Wired) -> 
             callback(broker, answers[type(request)])
     assert wired.enqueued == [
         ev.LeaderAndIsrResponseReceived(
-            1, LeaderAndIsrResult(Errors.NONE, {D0: Errors.NONE, D1: Errors.KAFKA_STORAGE_ERROR})
+            1, LeaderAndIsrResult(Errors.NONE, {D1: Errors.KAFKA_STORAGE_ERROR})
         ),
         ev.TopicDeletionStopReplicaResponseReceived(
             2, StopReplicaResult(Errors.NONE, {D0: Errors.NONE})
