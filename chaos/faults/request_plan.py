@@ -23,7 +23,10 @@ held one after it.
 newer than one the proxy already delivered to the broker in a LeaderAndIsr: the broker
 must fence them. Only a LeaderAndIsr sets the epoch a broker holds for a partition
 (`delivered_epochs`): an UpdateMetadata or StopReplica with epoch N leaves a broker that
-never got N in a LeaderAndIsr right to obey a late LeaderAndIsr of epoch N.
+never got N in a LeaderAndIsr right to obey a late LeaderAndIsr of epoch N. A StopReplica
+that deleted a partition (answered without an error) makes the broker forget it, as
+Kafka 2.x's does (`forget_deleted`): a late LeaderAndIsr of any epoch then creates the
+replica again, in Kafka too, so the partition's delivered epoch is forgotten with it.
 
 Pure; one decider is used from one thread (the proxy's event loop).
 """
@@ -45,6 +48,7 @@ __all__ = [
     "Decision",
     "RequestPlan",
     "delivered_epochs",
+    "forget_deleted",
     "parse_kinds",
     "stale_partitions",
 ]
@@ -193,6 +197,17 @@ def delivered_epochs(
     for topic, partition, epoch in partitions:
         if epoch >= 0 and epoch > found.get((topic, partition), -1):
             found[(topic, partition)] = epoch
+    return found
+
+
+def forget_deleted(
+    delivered: Mapping[tuple[str, int], int], deleted: Iterable[tuple[str, int]]
+) -> dict[tuple[str, int], int]:
+    """`delivered` without the partitions a StopReplica deleted on the broker (the module
+    docstring says why)."""
+    found = dict(delivered)
+    for tp in deleted:
+        found.pop(tp, None)
     return found
 
 

@@ -43,6 +43,7 @@ from chaos.faults.request_plan import (
     Decision,
     RequestPlan,
     delivered_epochs,
+    forget_deleted,
     parse_kinds,
     stale_partitions,
 )
@@ -139,7 +140,8 @@ class ProxyPolicy:
         step: str | None,
         **extra: Any,
     ) -> bytes:
-        """Send upstream; record it when `step` names it; remember the epochs delivered."""
+        """Send upstream; record it when `step` names it; remember the epochs delivered and
+        forget those of the partitions a StopReplica deleted."""
         from rpc.wire.relay import UpstreamFailed, answer_errors
 
         stale = stale_partitions(summary.partitions, self._delivered)
@@ -150,9 +152,14 @@ class ProxyPolicy:
                 self._recorder.add(step, summary, failed=f"{type(exc).__name__}: {exc}"[:300])
             raise
         self._delivered = delivered_epochs(self._delivered, summary.kind, summary.partitions)
-        if step is None:
+        if step is None and not summary.deleted:
             return answer
         error, errors = answer_errors(summary.kind, answer)
+        if summary.deleted and error == "NONE":
+            gone = (tp for tp in summary.deleted if tp not in errors)
+            self._delivered = forget_deleted(self._delivered, gone)
+        if step is None:
+            return answer
         late = step in ("delivered-again", "delivered-late")
         if late and summary.kind in FENCED_KINDS:
             fenced = [[t, p, errors[(t, p)]] for t, p, _ in stale if (t, p) in errors]

@@ -96,13 +96,15 @@ class RelayDropped(Exception):
 @dataclass(frozen=True, slots=True)
 class ControlSummary:
     """What a record names of one control request: its kind, header and, per partition,
-    `(topic, partition, leader_epoch)`."""
+    `(topic, partition, leader_epoch)`; for a StopReplica, the `(topic, partition)` it
+    deletes."""
 
     kind: str
     controller_id: int
     controller_epoch: int
     broker_epoch: int
     partitions: tuple[tuple[str, int, int], ...]
+    deleted: tuple[tuple[str, int], ...] = ()
 
 
 def summarize(kind: str, body: bytes) -> ControlSummary:
@@ -122,6 +124,11 @@ def summarize(kind: str, body: bytes) -> ControlSummary:
         header.controller_epoch,
         header.broker_epoch,
         tuple((s.topic, s.partition, s.leader_epoch) for s in request.partition_states),
+        tuple(
+            (s.topic, s.partition)
+            for s in request.partition_states
+            if getattr(s, "delete_partition", False)
+        ),
     )
 
 

@@ -26,12 +26,16 @@ from chaos.faults.request_plan import (
     Decision,
     RequestPlan,
     delivered_epochs,
+    forget_deleted,
     parse_kinds,
     stale_partitions,
 )
 from chaos.faults.rules import redirect_unless_owner
 from chaos.generator.random_mix import MIX_KINDS, random_mix
 from chaos.generator.schedule import FaultSpec
+from rpc import messages as m
+from rpc import wire
+from rpc.wire.relay import summarize
 
 LAI, UM, SR = KINDS
 _RECORD = {"step": "drop", "kind": "LeaderAndIsr", "controller_epoch": 3, "partitions": 2}
@@ -143,6 +147,29 @@ def test_only_a_leader_and_isr_sets_the_epoch_a_late_copy_is_stale_against() -> 
     assert stale_partitions(side, after_leader) == [("t-side", 1, 1)]
     older = delivered_epochs(after_leader, "LeaderAndIsr", [("t-side", 1, 0)])
     assert older == {("t-side", 1): 1}
+
+
+def test_a_deleted_partition_forgets_its_delivered_epoch() -> None:
+    # the witness of a blind hunt's run: a reassignment deleted a replica of the side topic
+    # on the broker, then the late copy of the LeaderAndIsr that had created it (epoch 1)
+    # created it again; Kafka 2.x's broker keeps nothing of a deleted partition either
+    delivered = delivered_epochs({}, "LeaderAndIsr", [("t-side", 2, 1), ("t", 0, 4)])
+    after_delete = forget_deleted(delivered, [("t-side", 2)])
+    assert after_delete == {("t", 0): 4}
+    assert stale_partitions([("t-side", 2, 1), ("t", 0, 4)], after_delete) == [("t", 0, 4)]
+    assert forget_deleted(delivered, [("u", 9)]) == delivered
+
+
+def test_a_summary_names_what_a_stop_replica_deletes() -> None:
+    header = m.ControlHeader(1, 15, 7)
+    states = (
+        m.StopReplicaPartitionState("t-side", 2, 1, True),
+        m.StopReplicaPartitionState("t", 0, 4, False),
+    )
+    body = wire.stop_replica_request_to_pb(m.StopReplicaRequest(header, states))
+    summary = summarize("StopReplica", body.SerializeToString())
+    assert summary.deleted == (("t-side", 2),)
+    assert summary.partitions == (("t-side", 2, 1), ("t", 0, 4))
 
 
 def test_the_fault_rebuilds_from_its_description_through_json() -> None:
