@@ -40,6 +40,11 @@ Two faults may be active at the same time unless one of these rules forbids it
    brokers (two netem rules, two clock fakes, two cgroup limits) could land on the same
    broker, since roles resolve only when a fault starts, and their undo would clash.
    Two faults on brokers named by different ids cannot.
+5. Never a `latency` and a `request` fault at once, whatever brokers they name: both
+   redirect connections of a broker's network namespace to a proxy of their own (the
+   request fault's proxy lives in the controller's, whichever broker it targets), so
+   the request proxy's own connections bypass a latency on the controller, which then
+   cannot prove itself and waits out its deadline.
 
 Time: a fault occupies its window (`window`) from its start (a triggered one from the
 earliest its trigger may fire) to the latest it can end, plus `AFTERMATH_S` for an instant
@@ -150,6 +155,10 @@ def _apart(a: FaultSpec, b: FaultSpec) -> bool:
     return pinned and a.target != b.target
 
 
+#: The two kinds that redirect a broker's connections to a proxy of their own (rule 5).
+_PROXIES = frozenset(("latency", "request"))
+
+
 def why_not_together(a: FaultSpec, b: FaultSpec) -> str | None:
     """Which rule of the module docstring forbids `a` and `b` to be active at once, in
     words; None when they may be."""
@@ -158,6 +167,8 @@ def why_not_together(a: FaultSpec, b: FaultSpec) -> str | None:
     side_a, side_b = _side(a), _side(b)
     if side_a is RoleClass.ZOOKEEPER and side_b is RoleClass.ZOOKEEPER:
         return "at most one fault on ZooKeeper servers at a time"
+    if {a.kind, b.kind} == _PROXIES and side_a is side_b is RoleClass.BROKERS:
+        return "a latency and a request fault both redirect a broker's connections to a proxy"
     if _apart(a, b):
         return None
     if takes_broker_away(a) and takes_broker_away(b):

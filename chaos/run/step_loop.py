@@ -11,7 +11,10 @@ trigger is armed at its `at_s`: the loop reads the nodes' event logs every
 it `duration_s` later; a trigger whose wait runs out (or that the heal overtakes) is a
 failed step unless it is optional (then the step is left out), as is a fault that is
 refused, fails to start or does not take effect, and an undo that cannot be verified
-(`failed_steps`, in verdict.json). The loop never waits
+(`failed_steps`, in verdict.json). A start waits for its fault to take effect (up to
+the injector's deadline), so a fault that cannot prove itself holds the loop up: a step
+the loop reaches, or whose event it sees, only once the heal is due is not started (an
+optional trigger's step is left out, any other fails), never laid on the heal. The loop never waits
 on ZooKeeper (`chaos.cluster.zk_off_loop`): a read a step needs gives up after `STEP_READ_S`.
 """
 
@@ -87,7 +90,9 @@ class StepLoop:
             self._wait_until(cue.at_s, phase, injector, status)
             if cue.type is CueType.START and cue.index is not None:
                 step = self.schedule.steps[cue.index]
-                if step.trigger is None:
+                if self._past_heal():  # a start that waited out its deadline held the loop up
+                    self._left_out(cue.index, step.trigger is not None and step.trigger.optional)
+                elif step.trigger is None:
                     self._start(injector, cue.index, step, step.at_s)
                 else:
                     self._arm(cue.index, step)
@@ -148,9 +153,27 @@ class StepLoop:
         self._events.arm(index, trigger, since_ms, deadline)
         self.view.say(f"{step.at_s:6.1f}s step {index} {step.fault.kind}: {trigger.describe()}")
 
+    def _past_heal(self) -> bool:
+        """The heal is due: the loop was held up (a start waits for its fault to take
+        effect, up to the injector's deadline) and a step reached now would land on the
+        heal."""
+        return time.monotonic() - self._started >= self.schedule.heal_at_s
+
+    def _left_out(self, index: int, optional: bool) -> None:
+        """Step `index` is not started: the heal was due before the loop reached it. An
+        optional trigger's step is left out as when its event does not come; any other is
+        a failed step (the run did not perform its schedule)."""
+        if optional:
+            self.view.say(f"       step {index}: left out: the heal was due before it")
+        else:
+            self._not_triggered(index, "the heal was due before the loop reached it")
+
     def _fire(self, injector: Injector, fired: Fired) -> None:
         step = self.schedule.steps[fired.index]
         at = time.monotonic() - self._started
+        if self._past_heal():
+            self._left_out(fired.index, step.trigger is not None and step.trigger.optional)
+            return
         node = fired.event.get("node", "?")
         self.view.say(f"{at:6.1f}s step {fired.index}: {fired.event.get('kind')} of {node}")
         if self._start(injector, fired.index, step, at):

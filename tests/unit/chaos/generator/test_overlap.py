@@ -36,6 +36,10 @@ def test_every_fault_kind_has_a_footprint() -> None:
         (("loss", "all-brokers"), ("bounce", "random-broker"), "takes a broker away"),
         (("latency", "controller"), ("bandwidth", "non-controller"), "netem"),
         (("clock", "controller"), ("clock", "all-brokers"), "clock"),
+        # a blind hunt's schedule: the request proxy's upstream connections, in the
+        # controller's namespace, bypassed the latency laid on the controller
+        (("latency", "controller"), ("request", "non-controller"), "proxy"),
+        (("latency", "broker:2"), ("request", "broker:3"), "proxy"),
     ],
 )
 def test_faults_that_may_not_be_active_together(

@@ -289,3 +289,53 @@ def test_an_optional_trigger_whose_event_never_comes_leaves_its_step_out(tmp_pat
     assert [k for k, _, _ in injector.log] == ["heal"]
     assert loop.failed_steps == []
     assert any("step 0: left out: its optional event did not come" in line for line in view.lines)
+
+
+class SlowStartInjector(RecordingInjector):
+    """An injector whose start of `slow` waits out its took-effect deadline (`hold_s`)."""
+
+    def __init__(self, started: float, slow: str, hold_s: float) -> None:
+        super().__init__(started)
+        self.slow = slow
+        self.hold_s = hold_s
+
+    def start(self, fault: Any, fault_id: str | None = None) -> Injection:
+        if fault_id == self.slow:
+            time.sleep(self.hold_s)  # the injector polling a check that never holds
+        return super().start(fault, fault_id)
+
+
+def test_steps_the_loop_reaches_after_the_heal_was_due_are_not_started(tmp_path: Path) -> None:
+    # a blind hunt's run: a latency fault that could not prove itself held the loop up for
+    # its 30 s deadline, and a triggered kill of a ZooKeeper server landed after the heal
+    log = tmp_path / "broker2.jsonl"
+    log.touch()
+    optional = Trigger("leader_elected", within_s=0.5, optional=True)
+    steps = (
+        Step(0.05, 0.1, FaultSpec("pause", "zk:1"), optional),
+        Step(0.1, 0.2, FaultSpec("pause", "zk:2")),
+        Step(0.3, 0.1, FaultSpec("pause", "zk:3")),
+    )
+    view = RecordingView()
+    loop = _triggered_loop(Schedule(1, steps, heal_at_s=1.0, end_s=1.2), view, tmp_path)
+    injector = SlowStartInjector(loop.start_clock(), "step-1", hold_s=1.2)
+
+    def elect_meanwhile() -> None:
+        time.sleep(0.3)  # the cluster's own pace, while the loop is held up
+        event = {"ts": int(time.time() * 1000), "node": "broker2", "kind": "leader_elected"}
+        with open(log, "a", encoding="utf-8") as f:
+            f.write(json.dumps(event) + "\n")
+
+    cluster_side = threading.Thread(target=elect_meanwhile)
+    cluster_side.start()
+    loop.perform(injector, _status, threading.Event())  # type: ignore[arg-type]
+    cluster_side.join()
+    assert [(k, f) for k, f, _ in injector.log] == [
+        ("start", "step-1"),
+        ("stop", "step-1"),
+        ("heal", ""),
+    ]
+    assert loop.failed_steps == [
+        "step 2 (0.3s +0.1s pause zk:3): not started: the heal was due before the loop reached it"
+    ]
+    assert any("step 0: left out: the heal was due before it" in line for line in view.lines)
