@@ -10,7 +10,7 @@ PACKAGES := domain bugs admin client harness broker_node controller zkdata rpc e
 
 .PHONY: help setup host venv proto secrets compose-plugin images up down ps logs cluster \
         rotate-certs test lint test-unit test-integration fuzz test-docker bench bench-quick bench-produce \
-        bench-produce-quick clean-images clean report docs chaos-list chaos-all chaos-heal chaos-bugs chaos-hunt test-chaos cluster-up
+        bench-produce-quick clean-images clean report docs chaos-list chaos-all chaos-heal chaos-bugs chaos-hunt chaos-soak test-chaos cluster-up
 
 help:
 	@echo "make up                 build what is missing, start the cluster, show it (DISK_LAYER=1: disk layers; FLUSH=1: fsync every message)"
@@ -26,6 +26,7 @@ help:
 	@echo "make chaos-heal         undo whatever faults a killed chaos run left"
 	@echo "make chaos-bugs         hunt the historical bug switches on a project of its own (BUGS=a,b SEEDS=1,2)"
 	@echo "make chaos-hunt         hunt them blind: the generic generator with coverage feedback (BUGS=a,b HUNT_RUNS=10)"
+	@echo "make chaos-soak         the fixed build's false alarms: fresh generic schedules, no switch (SOAK_RUNS=100)"
 	@echo "make chaos-compare      judge a change: this work tree against HEAD under the same faults (BASE=ref HEAD=dir SCENARIOS=a,b SEEDS=1,2)"
 	@echo "make report             verdicts, figures and pictures of every run under runs/ (RUNS=dir ...)"
 	@echo "make docs               regenerate the pages made from the code (docs/scenarios.md)"
@@ -178,6 +179,13 @@ chaos-bugs: images
 HUNT_RUNS ?=
 chaos-hunt: images
 	@$(PY) -m chaos hunt $(if $(BUGS),--bugs $(BUGS)) $(if $(HUNT_RUNS),--runs $(HUNT_RUNS)) $(if $(SEEDS),--seeds $(SEEDS)) $(CHAOS_ARGS)
+
+# The fixed build's soak (docs/bugs.md, "False alarms on the fixed build"): fresh generic
+# schedules, seeds no hunt draws, on a project of its own (testbed-soak) with no switch on;
+# SOAK_RUNS runs (default 100), SEEDS the seeds to run first.
+SOAK_RUNS ?=
+chaos-soak: images
+	@$(PY) -m chaos soak $(if $(SOAK_RUNS),--runs $(SOAK_RUNS)) $(if $(SEEDS),--seeds $(SEEDS)) $(CHAOS_ARGS)
 
 # Judging a change (docs/chaos.md, "Comparing two builds"): HEAD (default: this work tree,
 # uncommitted changes included) against BASE (default: the repository's HEAD commit), each

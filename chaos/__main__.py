@@ -8,6 +8,7 @@
     python -m chaos heal [--project NAME] [--state-dir DIR]
     python -m chaos bugs [--bugs a,b] [--runs N] [--seeds 1,2] [--max-shrink N]
     python -m chaos hunt [--bugs a,b] [--runs N] [--seeds 1,2] [--run-seconds S] [--out DIR]
+    python -m chaos soak [--runs N] [--seeds 1,2] [--soak-seed N] [--run-seconds S] [--out DIR]
     python -m chaos compare [--base REF_OR_DIR] [--head REF_OR_DIR] [--scenarios a,b] [--seeds 1,2]
     python -m chaos check RUN_DIR [--json]
     python -m chaos export-history RUN_DIR --format jepsen [--out FILE]
@@ -21,7 +22,9 @@ subsets of a failing run's schedule and prints the smallest that still fails.
 (`chaos.hunt.command`; docs/bugs.md): exit 0 only when every bug was caught and its fixed
 build ran clean. `hunt` hunts them blind, with the generic generator and coverage
 feedback only (`chaos.hunt.blind_command`; docs/bugs.md, "Blind hunt"): exit 0 only when
-every switch was caught and the fixed build raised no alarm.
+every switch was caught and the fixed build raised no alarm. `soak` runs fresh generic
+schedules, seeds no hunt draws, on the fixed build (`chaos.hunt.soak_command`; docs/bugs.md,
+"False alarms on the fixed build"): exit 0 only when no run raised an alarm.
 
 `compare` runs the same seeded schedules on two builds (git refs or work trees), each on
 a compose project of its own, and compares verdicts and recovery figures
@@ -63,7 +66,7 @@ from chaos.cli import check, commands
 from chaos.cluster.handle import ClusterHandle
 from chaos.compare import command as compare_command
 from chaos.errors import FaultError, ScheduleError
-from chaos.hunt import blind_command
+from chaos.hunt import blind_command, soak_command
 from chaos.hunt import command as bugs_command
 from chaos.run.heal_state import STATE_DIR, HealStateError, pointer_path, state_files, write_pointer
 from chaos.run.injector import Injector
@@ -94,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_commands(commands)
     bugs_command.add_parser(commands)
     blind_command.add_parser(commands)
+    soak_command.add_parser(commands)
     compare_command.add_parser(commands)
     check.add_parsers(commands)
     heal = commands.add_parser(
@@ -253,6 +257,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "export-history": check.export_history,
     "bugs": lambda args: bugs_command.hunt_bugs(args, default_project()),
     "hunt": lambda args: blind_command.hunt_blind(args, default_project()),
+    "soak": lambda args: soak_command.soak_fixed(args, default_project()),
     "compare": lambda args: compare_command.compare_builds(args, default_project()),
 }
 

@@ -45,6 +45,7 @@ __all__ = [
     "blind_hunt",
     "blind_scenario",
     "cannot_hunt",
+    "recreate_brokers",
 ]
 
 #: A blind run's length (seconds): shorter than the `random` scenario's, faults denser.
@@ -160,7 +161,7 @@ def _covered(read: ReadCoverage, attempt: Attempt) -> frozenset[str]:
         return frozenset()
 
 
-def _recreate(builds: Builds, switches: tuple[str, ...]) -> str:
+def recreate_brokers(builds: Builds, switches: tuple[str, ...]) -> str:
     """Recreate the brokers with `switches`; why they did not come up, or ""."""
     try:
         builds.use(switches)
@@ -194,7 +195,7 @@ def blind_hunt(
         choice = planner.next()
         say(f"{bug}: buggy build, run {number}/{settings.runs}: {choice.origin}")
         seed = choice.schedule.seed if choice.schedule.seed is not None else 0
-        error = _recreate(builds, (bug,)) if damaged else ""
+        error = recreate_brokers(builds, (bug,)) if damaged else ""
         recreated += 1 if damaged else 0
         if error:
             attempt = Attempt(scenario.name, seed, None, None, error=error)
@@ -220,7 +221,7 @@ def blind_hunt(
     damaged = False
     for number, run in enumerate(runs, 1):
         say(f"{bug}: fixed build, replay {number}/{len(runs)}: {run.origin}")
-        error = _recreate(builds, ()) if damaged else ""
+        error = recreate_brokers(builds, ()) if damaged else ""
         recreated += 1 if damaged else 0
         if error:
             again = Attempt(scenario.name, run.attempt.seed, None, None, error=error)

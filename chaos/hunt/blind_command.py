@@ -39,7 +39,14 @@ from chaos.run.setup import RunSetupError
 from harness.compose import ComposeStartError, started_project
 from rundir.coverage import read_coverage
 
-__all__ = ["DEFAULT_PROJECT", "add_parser", "hunt_blind", "switches_named"]
+__all__ = [
+    "DEFAULT_PROJECT",
+    "add_parser",
+    "add_run_seconds",
+    "hunt_blind",
+    "run_seconds_of",
+    "switches_named",
+]
 
 DEFAULT_PROJECT = "testbed-hunt"
 DEFAULT_RUNS = 10
@@ -69,13 +76,28 @@ def add_parser(commands: Any) -> None:
         "--seeds", default="", help="comma-separated seeds fresh schedules take first"
     )
     parser.add_argument("--hunt-seed", type=int, default=1, help="the hunt's seed (default 1)")
+    add_run_seconds(parser)
+    add_hunt_arguments(parser, DEFAULT_PROJECT, "where hunt-<time>/ goes")
+
+
+def add_run_seconds(parser: argparse.ArgumentParser) -> None:
+    """`--run-seconds`: each generic run's length (the hunt's and the soak's)."""
     parser.add_argument(
         "--run-seconds",
         type=float,
         default=DEFAULT_RUN_S,
         help=f"each run's length, heal phase included (default {DEFAULT_RUN_S:g})",
     )
-    add_hunt_arguments(parser, DEFAULT_PROJECT, "where hunt-<time>/ goes")
+
+
+def run_seconds_of(args: argparse.Namespace) -> float:
+    """`--run-seconds`, checked: `HuntUsageError` when it leaves no room for a fault
+    before the heal phase."""
+    if args.run_seconds < MIN_RUN_S:
+        raise HuntUsageError(
+            f"--run-seconds must be at least {MIN_RUN_S:g}, got {args.run_seconds}"
+        )
+    return float(args.run_seconds)
 
 
 def switches_named(text: str) -> tuple[str, ...]:
@@ -92,12 +114,8 @@ def switches_named(text: str) -> tuple[str, ...]:
 def hunt_blind(args: argparse.Namespace, default_project: str) -> int:
     """`hunt`: the blind hunt (see the module docstring); the exit code."""
     switches = switches_named(args.bugs)
-    if args.run_seconds < MIN_RUN_S:
-        raise HuntUsageError(
-            f"--run-seconds must be at least {MIN_RUN_S:g}, got {args.run_seconds}"
-        )
     settings = BlindSettings(
-        args.runs, args.run_seconds, args.max_shrink, parse_seeds(args.seeds), args.hunt_seed
+        args.runs, run_seconds_of(args), args.max_shrink, parse_seeds(args.seeds), args.hunt_seed
     )
     return guarded(args, default_project, lambda: _hunt_all(args, switches, settings))
 

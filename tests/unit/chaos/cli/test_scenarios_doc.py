@@ -15,6 +15,7 @@ from chaos.cli import scenarios_doc_text as doc_text
 from chaos.cluster.roles import ROLE_NAMES
 from chaos.faults.registry import FAULT_TYPES
 from chaos.generator.action_kinds import ACTION_KINDS
+from chaos.generator.scenarios import SCENARIOS
 from chaos.generator.scenarios.scenario import INVARIANTS
 from chaos.generator.schedule import SCHEDULE_VERSION, Schedule
 
@@ -62,3 +63,10 @@ def test_main_writes_the_page(tmp_path: Path) -> None:
     path = tmp_path / "scenarios.md"
     assert doc.main([str(path)]) == 0
     assert path.read_text(encoding="utf-8") == doc.render()
+
+
+def test_the_readme_counts_the_scenarios_there_are() -> None:
+    readme = (Path(__file__).resolve().parents[4] / "README.md").read_text()
+    counted = re.search(r"make chaos-list +# the scenarios \((\d+)\)", readme)
+    assert counted is not None, "README.md names `make chaos-list` with the scenarios' count"
+    assert int(counted.group(1)) == len(SCENARIOS)
