@@ -154,7 +154,12 @@ class ProxyPolicy:
         self._delivered = delivered_epochs(self._delivered, summary.kind, summary.partitions)
         if step is None and not summary.deleted:
             return answer
-        error, errors = answer_errors(summary.kind, answer)
+        try:
+            error, errors = answer_errors(summary.kind, answer)
+        except ValueError:  # not the proxy's to judge: the controller reads the answer
+            if step is not None:
+                self._recorder.add(step, summary, answer="undecodable")
+            return answer
         if summary.deleted and error == "NONE":
             gone = (tp for tp in summary.deleted if tp not in errors)
             self._delivered = forget_deleted(self._delivered, gone)
