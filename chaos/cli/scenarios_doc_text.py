@@ -153,6 +153,11 @@ ACTIONS: Mapping[str, str] = {
     "move-controller": "deletes `/controller`, as an operator forces a new controller "
     "election; the brokers race for it again and the controller that held it learns it "
     "from its watch",
+    "alter-config": "sets the override `key` (`unclean.leader.election.enable` or "
+    "`min.insync.replicas`) of `topic` to `value`, keeping its others, and announces it "
+    "with a `/config/changes/config_change_` notification, as `kafka-configs.sh --alter` "
+    "would; the controller elects leaders for the topic's offline partitions when unclean "
+    "elections turn on",
     "elect-leaders": "sends ElectLeaders (preferred, KIP-183) for every partition of `topic` "
     "to the controller, as `kafka-leader-election.sh --election-type preferred` would, and "
     "reports its answer; the controller answers after `timeout_ms` at the latest "

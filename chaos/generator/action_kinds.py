@@ -9,11 +9,16 @@ the runner performs at their time (`chaos.run.actions`), with nothing to undo.
 | `delete-topic` | `topic` | writes `/admin/delete_topics/<topic>` |
 | `move-controller` | - | deletes `/controller`: the brokers elect a controller again |
 | `elect-leaders` | `topic`, `timeout_ms` (500) | asks the controller to elect preferred leaders |
+| `alter-config` | `topic`, `key`, `value` | sets an override of `topic` and announces it |
 
 `elect-leaders` is `kafka-leader-election.sh --election-type preferred` (KIP-183, not
 persisted in ZooKeeper): the controller answers after `timeout_ms` at the latest
 (REQUEST_TIMED_OUT when its elections are not done by then) and carries on electing, so
 a slow controller does not hold up the schedule.
+
+`alter-config` is `kafka-configs.sh --alter --entity-type topics --add-config key=value`:
+`key` is `unclean.leader.election.enable` (`true` or `false`) or `min.insync.replicas` (an
+integer of at least 1), the overrides the controller and the brokers act on.
 
 `add-partitions` is `kafka-topics.sh --alter --partitions`: `partitions` is the new
 count, above the topic's current one; the controller creates the new partitions.
@@ -36,11 +41,25 @@ from dataclasses import dataclass
 from chaos.errors import UnknownKind
 from chaos.faults.params import ParamRule, Scalar, positive_int
 
-__all__ = ["ACTION_KINDS", "ActionKind", "action_kind"]
+__all__ = ["ACTION_KINDS", "CONFIG_KEYS", "CONFIG_VALUES", "ActionKind", "action_kind"]
 
 
 def _topic(value: Scalar) -> bool:
     return isinstance(value, str) and bool(value)
+
+
+#: The topic overrides `alter-config` sets, each with the values a generator draws: the
+#: controller reads the first (an unclean election of the topic's offline partitions once
+#: it turns true), the brokers the second.
+CONFIG_VALUES: Mapping[str, tuple[str, ...]] = {
+    "unclean.leader.election.enable": ("true", "false"),
+    "min.insync.replicas": ("1", "2"),
+}
+CONFIG_KEYS = tuple(CONFIG_VALUES)
+
+
+def _config_key(value: Scalar) -> bool:
+    return value in CONFIG_KEYS
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +102,14 @@ ACTION_KINDS: Mapping[str, ActionKind] = {
             (
                 ParamRule("topic", None, _topic, "a topic name"),
                 ParamRule("timeout_ms", 500, positive_int, "an integer > 0"),
+            ),
+        ),
+        ActionKind(
+            "alter-config",
+            (
+                ParamRule("topic", None, _topic, "a topic name"),
+                ParamRule("key", None, _config_key, " or ".join(CONFIG_KEYS)),
+                ParamRule("value", None, _topic, "a value"),
             ),
         ),
     )

@@ -13,8 +13,9 @@ seed's meaning):
    `no_offline_partitions` too (`chaos.generator.scenarios.judged`).
 2. The admin operations (`chaos.generator.action_kinds`): a side topic
    `<topic>-side` (replication factor 2, so a reassignment copies replicas) created
-   early, maybe grown (`add-partitions`), maybe reassigned, and deleted before the heal;
-   maybe preferred elections of the workload's topic (`elect-leaders`) and a forced
+   early, maybe grown (`add-partitions`), maybe reassigned, maybe one of its overrides
+   altered (`alter-config`: unclean elections on or off, its min ISR), and deleted
+   before the heal; maybe preferred elections of the workload's topic (`elect-leaders`) and a forced
    controller election (`move-controller`) at drawn times.
 3. The timed faults. First, in a dense schedule, maybe correlated faults
    (`chaos.generator.correlated`): a double outage, two brokers down in turn, and a
@@ -57,6 +58,7 @@ from chaos.cluster.roles import RoleClass, parse_role
 from chaos.errors import BadTiming
 from chaos.faults.params import Scalar
 from chaos.faults.registry import FAULT_TYPES, fault_type
+from chaos.generator.action_kinds import CONFIG_KEYS, CONFIG_VALUES
 from chaos.generator.correlated import backdrop, double_outage
 from chaos.generator.fault_draws import FAULT_DRAWS, kind_pool
 from chaos.generator.overlap import clashes, takes_broker_away, window
@@ -107,6 +109,8 @@ START_S = 5.0
 SPARSE_SHARE = 3
 #: The chance that a hook gets a triggered fault.
 TRIGGER_SHARE = 0.5
+#: The chance that the side topic's config is altered while it lives.
+CONFIG_SHARE = 0.4
 
 _ZK = ("zk-follower", "zk-leader")
 #: Roles besides `FAULT_DRAWS`'s: the process kinds and `cpu-starve` on ZooKeeper servers (not
@@ -220,6 +224,11 @@ class _Draw:
         if rng.random() < 0.7:
             t = round(t + OP_GAP.draw(rng), 1)
             ops.append(Action(t, "reassign", _items(topic=side, shift=rng.choice((1, 2)))))
+        if rng.random() < CONFIG_SHARE:
+            t = round(t + OP_GAP.draw(rng), 1)
+            key = rng.choice(CONFIG_KEYS)
+            value = rng.choice(CONFIG_VALUES[key])
+            ops.append(Action(t, "alter-config", _items(topic=side, key=key, value=value)))
         gap = OP_GAP.draw(rng)
         while ops and ops[-1].at_s + OP_GAP.low > latest:
             ops.pop()

@@ -199,10 +199,14 @@ def _shift(rng: random.Random, schedule: Schedule, _: _Draw) -> _Mutated:
     if not around:
         return None, ""
     low, high = _tenths(around[0][0], around[0][1] - _length(step))
-    wanted = round((step.at_s + rng.uniform(-SHIFT_S, SHIFT_S)) * 10)
-    at = min(max(wanted, low), high) / 10
-    if low > high or at == step.at_s:
+    now = round(step.at_s * 10)
+    reach = round(SHIFT_S * 10)
+    # any other tenth of a second within the shift and the free stretch: a step at the
+    # stretch's edge still moves the one way it can
+    places = [t for t in range(max(low, now - reach), min(high, now + reach) + 1) if t != now]
+    if not places:
         return None, ""
+    at = rng.choice(places) / 10
     steps = [dataclasses.replace(s, at_s=at) if k == i else s for k, s in enumerate(schedule.steps)]
     return _with_steps(schedule, steps), f"shift step {i} by {at - step.at_s:+.1f}s"
 

@@ -22,6 +22,10 @@ partition of `topic` with the ElectLeaders request, as `kafka-leader-election.sh
 controller elected meanwhile never learns of it. The controller answers after
 `timeout_ms` at the latest and goes on electing; the answer is only reported.
 
+`alter-config(topic, key, value)`: set one override of `topic` in `/config/topics/<topic>`
+(the others kept) and announce it with a `/config/changes/config_change_` notification, as
+`kafka-configs.sh --alter --zookeeper` would; a value Kafka would refuse fails the action.
+
 A topic param names the scenario's topic or `<scenario topic>-<suffix>`; `run_topic` maps
 it onto the run's topic name, so that each run's side topics are its own.
 """
@@ -43,9 +47,11 @@ from rpc.errors import Errors
 from rpc.messages import ElectLeadersRequest, ElectLeadersResponse
 from zkdata import paths
 from zkdata.client import KafkaZkClient
+from zkdata.config_changes import ConfigChangesZk
 from zkdata.errors import ZkDataError
-from zkdata.model import PartitionReassignment
+from zkdata.model import PartitionReassignment, TopicConfig
 from zkdata.reassignment import ReassignmentZk
+from zkdata.topic_configs import validate_topic_config
 
 #: Sends an ElectLeaders request to the controller and returns its answer; raises when no
 #: controller could be reached (`client.Client.elect_leaders` behind it).
@@ -75,6 +81,7 @@ _KINDS = (
     "delete-topic",
     "move-controller",
     "elect-leaders",
+    "alter-config",
 )
 
 
@@ -127,6 +134,8 @@ def perform(
         return read_zk(_adding(topic, action.param("partitions")))
     if action.kind == "delete-topic":
         return read_zk(_deleting(topic))
+    if action.kind == "alter-config":
+        return read_zk(_altering(topic, str(action.param("key")), str(action.param("value"))))
     shift = action.param("shift")
     if not isinstance(shift, int):
         raise ActionFailed(f"reassign: shift must be an integer, got {shift!r}")
@@ -247,3 +256,22 @@ def describe_elections(reply: ElectLeadersResponse) -> str:
     for result in reply.results:
         outcomes[result.error.name] = outcomes.get(result.error.name, 0) + 1
     return ", ".join(f"{name} {n}" for name, n in sorted(outcomes.items())) or "no results"
+
+
+def _altering(topic: str, key: str, value: str) -> Callable[[KafkaZkClient], str]:
+    def alter(zk: KafkaZkClient) -> str:
+        try:
+            if topic not in zk.get_all_topics():
+                raise ActionFailed(f"alter-config {topic}: no such topic")
+            read = zk.get_topic_configs([topic])
+            if topic in read.malformed:
+                raise ActionFailed(f"alter-config {topic}: {read.malformed[topic].reason}")
+            current = read.found.get(topic)
+            config = {**(current.config if current else {}), key: value}
+            validate_topic_config(config)
+            ConfigChangesZk(zk).change_topic_config(topic, TopicConfig(config))
+        except ZK_ACTION_ERRORS as exc:  # a value Kafka refuses, a lost session
+            raise ActionFailed(f"alter-config {topic}: {exc}") from exc
+        return f"alter-config {topic}: {key}={value}"
+
+    return alter

@@ -155,9 +155,9 @@ def test_triggered_faults_start_on_every_hook_event(drawn: list[Schedule]) -> No
     assert all(s.fault.target == f"broker:{dict(s.trigger.match)['broker_id']}" for s in aimed)  # type: ignore[union-attr]
 
 
-def test_a_restarted_broker_registering_may_slow_the_controller(drawn: list[Schedule]) -> None:
-    found = 0
-    for schedule in drawn:
+def test_a_restarted_broker_registering_may_slow_the_controller() -> None:
+    found = 0  # about one schedule in twenty has one: more seeds than the others' 200
+    for schedule in (generic_schedule(seed, 90) for seed in range(600)):
         restarts = {
             s.at_s: s
             for s in schedule.steps
@@ -190,9 +190,8 @@ def test_admin_operations_act_on_the_side_topic_in_a_working_order(drawn: list[S
         order = [a.kind for a in schedule.actions if a.params and a.param("topic") == side]
         assert order[0] == "create-topic"
         assert order[-1] == "delete-topic"
-        assert order == sorted(
-            order, key=["create-topic", "add-partitions", "reassign", "delete-topic"].index
-        )
+        working = ["create-topic", "add-partitions", "reassign", "alter-config", "delete-topic"]
+        assert order == sorted(order, key=working.index)
 
 
 def test_no_action_is_drawn_when_told_not_to() -> None:

@@ -19,7 +19,8 @@ from domain import TopicPartition
 from rpc.errors import Errors
 from rpc.messages import ElectLeadersRequest, ElectLeadersResponse, PartitionElectionResult
 from zkdata.client import KafkaZkClient
-from zkdata.model import ReplicaAssignment, TopicAssignment
+from zkdata.model import ReplicaAssignment, TopicAssignment, TopicConfig
+from zkdata.pipelined_reads import Reads
 
 
 def test_every_replica_moves_to_the_next_live_broker() -> None:
@@ -277,3 +278,70 @@ def test_an_elect_leaders_bug_is_not_taken_for_an_unreachable_controller() -> No
     zk = cast(KafkaZkClient, _Assignments("chaos-x-1a2b3c", (0,)))
     with pytest.raises(AttributeError, match="a bug"):
         perform(ELECT, lambda work: work(zk), NAMES, broken)
+
+
+class ConfigZk:
+    """The ZooKeeper reads `alter-config` makes: the topics, and their overrides."""
+
+    def __init__(self, topics: set[str], overrides: dict[str, dict[str, str]]) -> None:
+        self.topics = topics
+        self.overrides = overrides
+
+    def get_all_topics(self) -> set[str]:
+        return self.topics
+
+    def get_topic_configs(self, topics: list[str]) -> Reads[str, TopicConfig]:
+        found = {t: TopicConfig(self.overrides[t]) for t in topics if t in self.overrides}
+        return Reads(found, {})
+
+
+def _altered(
+    monkeypatch: pytest.MonkeyPatch, zk: ConfigZk, key: str, value: str
+) -> tuple[str, list[tuple[str, dict[str, str]]]]:
+    changed: list[tuple[str, dict[str, str]]] = []
+
+    class Changes:
+        def __init__(self, client: Any) -> None:
+            assert client is zk
+
+        def change_topic_config(self, topic: str, config: TopicConfig) -> str:
+            changed.append((topic, dict(config.config)))
+            return "/config/changes/config_change_0000000001"
+
+    monkeypatch.setattr(actions, "ConfigChangesZk", Changes)
+    params = (("key", key), ("topic", "chaos-x-side"), ("value", value))
+
+    def read_zk(work: Callable[[Any], str]) -> str:
+        return work(zk)
+
+    said = perform(Action(3.0, "alter-config", params), read_zk, {"chaos-x": "chaos-x-1a2b3c"})
+    return said, changed
+
+
+def test_alter_config_sets_one_override_keeps_the_others_and_announces_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    zk = ConfigZk({"chaos-x-1a2b3c-side"}, {"chaos-x-1a2b3c-side": {"min.insync.replicas": "2"}})
+    said, changed = _altered(monkeypatch, zk, "unclean.leader.election.enable", "true")
+    assert said == "alter-config chaos-x-1a2b3c-side: unclean.leader.election.enable=true"
+    assert changed == [
+        (
+            "chaos-x-1a2b3c-side",
+            {"min.insync.replicas": "2", "unclean.leader.election.enable": "true"},
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("topics", "key", "value", "message"),
+    [
+        (set(), "min.insync.replicas", "2", "no such topic"),
+        ({"chaos-x-1a2b3c-side"}, "min.insync.replicas", "0", "must be an integer"),
+        ({"chaos-x-1a2b3c-side"}, "unclean.leader.election.enable", "yes", "true or false"),
+    ],
+)
+def test_alter_config_of_a_missing_topic_or_a_bad_value_fails_the_action_and_writes_nothing(
+    monkeypatch: pytest.MonkeyPatch, topics: set[str], key: str, value: str, message: str
+) -> None:
+    with pytest.raises(ActionFailed, match=message):
+        _altered(monkeypatch, ConfigZk(topics, {}), key, value)
