@@ -26,7 +26,9 @@ must fence them. Only a LeaderAndIsr sets the epoch a broker holds for a partiti
 never got N in a LeaderAndIsr right to obey a late LeaderAndIsr of epoch N. A StopReplica
 that deleted a partition (answered without an error) makes the broker forget it, as
 Kafka 2.x's does (`forget_deleted`): a late LeaderAndIsr of any epoch then creates the
-replica again, in Kafka too, so the partition's delivered epoch is forgotten with it.
+replica again, in Kafka too, so the partition's delivered epoch is forgotten with it. A
+late copy that crossed such a StopReplica on its way (`raced_deletion`) may have reached
+the broker before or after it: it is not judged for that partition.
 
 Pure; one decider is used from one thread (the proxy's event loop).
 """
@@ -50,6 +52,7 @@ __all__ = [
     "delivered_epochs",
     "forget_deleted",
     "parse_kinds",
+    "raced_deletion",
     "stale_partitions",
 ]
 
@@ -209,6 +212,30 @@ def forget_deleted(
     for tp in deleted:
         found.pop(tp, None)
     return found
+
+
+#: A deletion's span at the proxy: when the StopReplica was sent, and when its answer came
+#: (None while it is in flight).
+DeletionSpan = tuple[float, float | None]
+
+
+def raced_deletion(
+    stale: Iterable[tuple[str, int, int]],
+    deletions: Mapping[tuple[str, int], DeletionSpan],
+    sent: float,
+    answered: float,
+) -> list[tuple[str, int, int]]:
+    """Of a late copy's `stale` partitions (sent at `sent`, answered at `answered`), those a
+    StopReplica deleting the partition was in flight with: sent before the copy's answer
+    and answered after it was sent, or not yet. The broker may have applied the two in
+    either order, so the copy is not judged for them."""
+    return [
+        (topic, partition, epoch)
+        for topic, partition, epoch in stale
+        if (span := deletions.get((topic, partition))) is not None
+        and span[0] < answered
+        and (span[1] is None or span[1] > sent)
+    ]
 
 
 def stale_partitions(

@@ -41,10 +41,12 @@ from typing import TYPE_CHECKING, Any
 from chaos.faults.request_plan import (
     Decider,
     Decision,
+    DeletionSpan,
     RequestPlan,
     delivered_epochs,
     forget_deleted,
     parse_kinds,
+    raced_deletion,
     stale_partitions,
 )
 
@@ -91,6 +93,7 @@ class ProxyPolicy:
         self._decider = Decider(plan)
         self._recorder = recorder
         self._delivered: dict[tuple[str, int], int] = {}
+        self._deletions: dict[tuple[str, int], DeletionSpan] = {}
         self._held: dict[str, tuple[ControlSummary, bytes, Forward]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -145,12 +148,20 @@ class ProxyPolicy:
         from rpc.wire.relay import UpstreamFailed, answer_errors
 
         stale = stale_partitions(summary.partitions, self._delivered)
+        sent = time.monotonic()
+        for tp in summary.deleted:
+            self._deletions[tp] = (sent, None)
         try:
             answer = await forward(body)
         except UpstreamFailed as exc:
+            for tp in summary.deleted:
+                self._deletions[tp] = (sent, time.monotonic())
             if step is not None:
                 self._recorder.add(step, summary, failed=f"{type(exc).__name__}: {exc}"[:300])
             raise
+        answered = time.monotonic()
+        for tp in summary.deleted:
+            self._deletions[tp] = (sent, answered)
         self._delivered = delivered_epochs(self._delivered, summary.kind, summary.partitions)
         if step is None and not summary.deleted:
             return answer
@@ -167,10 +178,14 @@ class ProxyPolicy:
             return answer
         late = step in ("delivered-again", "delivered-late")
         if late and summary.kind in FENCED_KINDS:
+            raced = raced_deletion(stale, self._deletions, sent, answered)
+            stale = [s for s in stale if s not in raced]
             fenced = [[t, p, errors[(t, p)]] for t, p, _ in stale if (t, p) in errors]
             whole = error != "NONE"  # the whole request refused (stale controller or broker epoch)
             unfenced = [] if whole else [[t, p, e] for t, p, e in stale if (t, p) not in errors]
             extra |= {"stale": [list(s) for s in stale], "fenced": fenced, "unfenced": unfenced}
+            if raced:
+                extra["raced_deletion"] = [list(s) for s in raced]
         self._recorder.add(step, summary, answer=error, **extra)
         return answer
 

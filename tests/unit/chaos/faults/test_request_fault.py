@@ -28,6 +28,7 @@ from chaos.faults.request_plan import (
     delivered_epochs,
     forget_deleted,
     parse_kinds,
+    raced_deletion,
     stale_partitions,
 )
 from chaos.faults.rules import redirect_unless_owner
@@ -158,6 +159,17 @@ def test_a_deleted_partition_forgets_its_delivered_epoch() -> None:
     assert after_delete == {("t", 0): 4}
     assert stale_partitions([("t-side", 2, 1), ("t", 0, 4)], after_delete) == [("t", 0, 4)]
     assert forget_deleted(delivered, [("u", 9)]) == delivered
+
+
+def test_a_late_copy_whose_span_meets_a_deletions_raced_it() -> None:
+    stale = [("t", 0, 3), ("t", 1, 3), ("t", 2, 3), ("t", 3, 3)]
+    deletions = {
+        ("t", 0): (1.0, 2.0),  # answered before the copy was sent: ordered
+        ("t", 1): (4.0, 6.0),  # within the copy's span
+        ("t", 2): (2.5, None),  # still in flight
+        ("t", 3): (9.0, 9.5),  # sent after the copy's answer: ordered
+    }
+    assert raced_deletion(stale, deletions, sent=3.0, answered=5.0) == [("t", 1, 3), ("t", 2, 3)]
 
 
 def test_a_summary_names_what_a_stop_replica_deletes() -> None:

@@ -66,6 +66,35 @@ def test_a_late_copy_is_not_stale_for_a_partition_deleted_meanwhile(tmp_path: Pa
     assert again["unfenced"] == [["t", 0, 4]]
 
 
+async def _duplicate_crossing_a_deletion(path: Path) -> None:
+    plan = RequestPlan("duplicate", kinds=("LeaderAndIsr",), count=1, delay_ms=50)
+    policy = ProxyPolicy(plan, Recorder(path))
+    released = asyncio.Event()
+
+    async def deleting(body: bytes) -> bytes:  # the broker answers the deletion late
+        await released.wait()
+        return empty_answer("StopReplica")
+
+    await policy.control(LEADER_AND_ISR, b"", _answering("LeaderAndIsr"))
+    deletion = asyncio.get_running_loop().create_task(policy.control(DELETE, b"", deleting))
+    deadline = time.monotonic() + 5.0
+    while len(path.read_text().splitlines()) < 2 and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    released.set()
+    await deletion
+
+
+def test_a_late_copy_crossing_a_deletion_in_flight_is_not_judged_for_it(tmp_path: Path) -> None:
+    # a blind hunt's run: the broker applied the StopReplica 5 ms before the late copy,
+    # and the proxy learned of it only from the answer, which came after
+    path = tmp_path / "trace.jsonl"
+    asyncio.run(_duplicate_crossing_a_deletion(path))
+    again = _records(path, 2)[1]
+    assert again["stale"] == [["t", 0, 4]]
+    assert again["unfenced"] == [["t", 0, 4]]
+    assert again["raced_deletion"] == [["t-side", 2, 1]]
+
+
 def test_an_answer_that_does_not_decode_goes_back_as_it_came(tmp_path: Path) -> None:
     path = tmp_path / "trace.jsonl"
     plan = RequestPlan("delay", kinds=("LeaderAndIsr",), count=1, delay_ms=0)
