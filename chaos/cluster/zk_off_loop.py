@@ -11,8 +11,9 @@ gives the quorum back. So:
   take what was last published and never wait. An answer older than `STALE_S` counts as
   unknown.
 - `within` runs one read the step needs (resolving a role, a scheduled action) on a
-  helper thread and gives up after a deadline with `FaultFailed`; the read it abandons
-  finishes, or not, on its own daemon thread.
+  helper thread and gives up after a deadline with `FaultFailed` (`STEP_READ_S`,
+  `ACTION_READ_S` for an action); the read it abandons finishes, or not, on its own
+  daemon thread.
 """
 
 from __future__ import annotations
@@ -34,6 +35,10 @@ READ_EVERY_S = 1.0
 STALE_S = 3.0
 #: Seconds a read the step needs may take before the step gives it up.
 STEP_READ_S = 5.0
+#: Seconds an admin action's ZooKeeper work may take before it is given up: longer than
+#: a step's read, so that the session, when the server it talks to was just frozen, can
+#: notice (two thirds of its 10 s timeout) and go on with another server.
+ACTION_READ_S = 10.0
 
 
 @dataclass(frozen=True)

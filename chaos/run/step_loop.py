@@ -15,7 +15,8 @@ refused, fails to start or does not take effect, and an undo that cannot be veri
 the injector's deadline), so a fault that cannot prove itself holds the loop up: a step
 the loop reaches, or whose event it sees, only once the heal is due is not started (an
 optional trigger's step is left out, any other fails), never laid on the heal. The loop never waits
-on ZooKeeper (`chaos.cluster.zk_off_loop`): a read a step needs gives up after `STEP_READ_S`.
+on ZooKeeper (`chaos.cluster.zk_off_loop`): a read a step needs gives up after `STEP_READ_S`,
+an action's after `ACTION_READ_S`.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from chaos.cluster.handle import ClusterHandle
-from chaos.cluster.zk_off_loop import STEP_READ_S, within
+from chaos.cluster.zk_off_loop import ACTION_READ_S, STEP_READ_S, within
 from chaos.errors import FaultError
 from chaos.generator.schedule import Action, Schedule, Step
 from chaos.generator.timeline import CueType, timeline
@@ -226,7 +227,7 @@ class StepLoop:
         try:
             said = within(
                 lambda: perform(action, self.cluster.read_zk, self.topics, self.elect),
-                STEP_READ_S,
+                ACTION_READ_S,
                 action.kind,
             )
         except (ActionFailed, FaultError) as exc:
