@@ -7,8 +7,10 @@ broker sets again.
 
 Instant (duration 0): `start` closes the connections, `took_effect` proves that each
 target had one and that none of them is open any more (the client's new connection is
-another), and there is nothing to undo. A target that had no connection open (it was
-reconnecting) fails the check: nothing was reset.
+another), and there is nothing to undo. A target that had no connection open when the
+fault started (it was reconnecting) has the connection it makes next closed by the first
+check that finds it, and the check after proves that one closed: nothing is reset until
+there is something to reset.
 
 Thread-safety: the fault value is immutable but for what `start` records; its methods
 run on the injector's thread.
@@ -41,11 +43,15 @@ class ZkReset(NetworkFault):
         """Close every connection from each target to a ZooKeeper server's client port."""
         self._closed.clear()
         for broker in self.targets:
-            netns = running_netns(cluster, broker)
-            found = _zk_connections(cluster, netns.established(ZK_PORT))
-            for conn in found:
-                netns.kill_connections(conn.peer_ip, conn.peer_port, conn.local_port)
-            self._closed[broker] = [_key(c) for c in found]
+            self._closed[broker] = self._close(cluster, broker)
+
+    def _close(self, cluster: FaultTarget, broker: str) -> list[Key]:
+        """Close `broker`'s connections to the ZooKeeper servers; the ones it closed."""
+        netns = running_netns(cluster, broker)
+        found = _zk_connections(cluster, netns.established(ZK_PORT))
+        for conn in found:
+            netns.kill_connections(conn.peer_ip, conn.peer_port, conn.local_port)
+        return [_key(c) for c in found]
 
     def took_effect(self, cluster: FaultTarget) -> Check:
         """Each target had a connection to close, and none of those is open now."""
@@ -53,7 +59,9 @@ class ZkReset(NetworkFault):
         for broker in self.targets:
             closed = self._closed.get(broker, [])
             if not closed:
-                checks.append(Check(False, f"{broker}: no ZooKeeper connection to reset"))
+                closed = self._closed[broker] = self._close(cluster, broker)
+                said = "reset now" if closed else "no ZooKeeper connection to reset yet"
+                checks.append(Check(False, f"{broker}: {said}"))
                 continue
             listing = running_netns(cluster, broker).established(ZK_PORT)
             now = {_key(c) for c in _zk_connections(cluster, listing)}

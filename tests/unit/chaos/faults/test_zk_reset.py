@@ -1,6 +1,6 @@
 """`zk-reset` against a scripted network namespace: it closes each of the target's
-ZooKeeper connections (and nothing else), proves they are gone, fails when there was
-nothing to reset, and has nothing to undo."""
+ZooKeeper connections (and nothing else), proves they are gone, resets the connection a
+target makes after the start when it had none then, and has nothing to undo."""
 
 from __future__ import annotations
 
@@ -84,7 +84,7 @@ def test_a_connection_still_open_fails_the_check(
     assert "still open" in check.detail
 
 
-def test_nothing_to_reset_is_no_effect(
+def test_nothing_to_reset_yet_is_no_effect_yet(
     cluster: FakeCluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _patch(monkeypatch, ScriptedNetns([], again=[]))
@@ -93,3 +93,24 @@ def test_nothing_to_reset_is_no_effect(
     check = fault.took_effect(cluster)
     assert not check.ok
     assert "no ZooKeeper connection to reset" in check.detail
+
+
+def test_a_connection_made_after_the_start_is_reset_by_the_check_and_proved_gone(
+    cluster: FakeCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a blind hunt's run: the controller was between connections when the reset started,
+    # and the check waited out its 30 s on a fault that could never take effect
+    zk1 = cluster.ip("zk1")
+    netns = ScriptedNetns([], again=[(40200, zk1, 2181)])
+    _patch(monkeypatch, netns)
+    fault = ZkReset(("broker2",))
+    fault.start(cluster)
+    assert netns.killed == []
+    netns.open = [(40100, zk1, 2181)]  # the client's connection, made meanwhile
+    first = fault.took_effect(cluster)
+    assert not first.ok
+    assert "reset now" in first.detail
+    assert netns.killed == [(zk1, 2181, 40100)]
+    second = fault.took_effect(cluster)
+    assert second.ok, second.detail
+    assert f"{zk1}:2181 from :40100 reset" in second.detail
