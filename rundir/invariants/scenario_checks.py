@@ -8,7 +8,10 @@ happened before the run is not the run's doing. Pure; any thread.
 - `reassignment_completes`: every partition of `topics` (or of a topic beside one,
   `<topic>-<suffix>`) whose reassignment started during the run (`reassignment_started`)
   completed (`reassignment_completed` later), none failed (`reassignment_failed`), and
-  at least one reassignment of those topics ran at all.
+  at least one reassignment of those topics ran at all or was refused by the controller
+  (`reassignment_rejected`: Kafka's controller refuses the reassignment of a topic
+  queued for deletion, or onto a broker that is not registered, and the request ends
+  there).
 - `topic_deletion_completes`: every topic of the run (one of `topics`, or a topic beside
   one, `<topic>-<suffix>`) whose deletion a controller queued during the run
   (`topic_deletion_requested`) was deleted (`topic_deletion_completed` later, by any
@@ -33,6 +36,7 @@ from collections.abc import Collection
 from eventlog import (
     ReassignmentCompleted,
     ReassignmentFailed,
+    ReassignmentRejected,
     ReassignmentStarted,
     TopicDeletionCompleted,
     TopicDeletionFailed,
@@ -98,7 +102,12 @@ def no_offline_partitions(
 
 
 #: The kinds `reassignment_completes` reads.
-_REASSIGNMENT = (ReassignmentStarted, ReassignmentCompleted, ReassignmentFailed)
+_REASSIGNMENT = (
+    ReassignmentStarted,
+    ReassignmentCompleted,
+    ReassignmentFailed,
+    ReassignmentRejected,
+)
 
 
 def reassignment_completes(
@@ -107,6 +116,7 @@ def reassignment_completes(
     """See the module docstring."""
     started: dict[tuple[str, int], Event] = {}
     done: set[tuple[str, int]] = set()
+    refused: set[tuple[str, int]] = set()
     violations = []
     events = events_since(logs, since_ms)
     explained = []
@@ -119,6 +129,8 @@ def reassignment_completes(
             started.setdefault(key, e)
         elif isinstance(event, ReassignmentCompleted):
             done.add(key)
+        elif isinstance(event, ReassignmentRejected):
+            refused.add(key)
         else:
             name = f"{key[0]}-{key[1]}"
             violations.append(Violation(name, f"reassignment failed: {event.reason}", (e,)))
@@ -131,10 +143,10 @@ def reassignment_completes(
                 explained.append(Violation(subject, f"never completed: {EXPLANATION}", (e,)))
             else:
                 violations.append(Violation(subject, "started and never completed", (e,)))
-    if not started and not done and not violations:
+    if not started and not done and not refused and not violations:
         what = ", ".join(sorted(topics))
         violations.append(Violation(what, "no reassignment of these topics ran during the run"))
-    checked = len(set(started) | done)
+    checked = len(set(started) | done | refused)
     return _result(REASSIGNMENT_COMPLETES, violations, explained, checked)
 
 
