@@ -33,7 +33,7 @@ Thread-safety: fault values are immutable; their methods run on the injector's t
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -146,6 +146,16 @@ class FaultTarget(Protocol):
     def exec(self, service: str, argv: Sequence[str], env: Mapping[str, str] | None = None) -> str:
         """Run `argv` as root in the running container, with `env` added to its
         environment, and wait: its output. `FaultFailed` when it exits other than 0."""
+        ...
+
+    def copy_in(self, service: str, directory: str, archive: bytes) -> None:
+        """Unpack the tar `archive` into `directory` of the service's container, running or
+        not (`docker cp`). `FaultFailed` when docker refuses."""
+        ...
+
+    def copy_out(self, service: str, path: str) -> Iterator[bytes]:
+        """`path` of the service's container, running or not, as a tar stream (`docker
+        cp`). `FaultFailed` when docker cannot give it."""
         ...
 
 

@@ -25,7 +25,9 @@ call, by the offset within `TOLERANCE_MS` plus half the round trip; for a strobe
 offsets are seen within a few periods; for a rate, a Python process there sees its wall
 clock advance `factor` times its monotonic one. The undo of every action is one reset: the
 strobe thread stopped, the file back to `REAL`; undone when the file reads `REAL`, no
-strobe of this fault runs and the node's clock agrees with the host's. The reset needs
+strobe of this fault runs and the node's clock agrees with the host's; a node another
+fault stopped, killed or paused meanwhile has its file reset through `docker cp` and is
+undone when the file reads `REAL` (it starts again with a real clock). The reset needs
 nothing but the targets, so `python -m chaos heal` finishes it from `describe()` after the
 runner died (its strobe thread died with it). Two clock faults on one node overlap as the
 last one written, and the first undone resets both.
@@ -42,6 +44,8 @@ the thread `clock-strobe-<targets>`.
 
 from __future__ import annotations
 
+import io
+import tarfile
 import threading
 import time
 from collections.abc import Mapping
@@ -93,6 +97,8 @@ MIN_PERIOD_MS, MAX_PERIOD_MS = 1000, 60_000
 _JOIN_S = 10.0
 
 _WRITE = 'printf "%s\\n" "$1" >"$2.new" && mv -f "$2.new" "$2"'
+#: Docker's state of a container that runs (`FaultTarget.status`).
+RUNNING = "running"
 #: The commands that write the file need no faked clock.
 _UNFAKED = {"LD_PRELOAD": ""}
 
@@ -107,6 +113,34 @@ def offset_spec(offset_ms: int) -> str:
 def write_clock(cluster: FaultTarget, target: str, spec: str) -> None:
     """Set the target's clock file to `spec`."""
     cluster.exec(target, ["sh", "-c", _WRITE, "sh", spec, CLOCK_FILE], _UNFAKED)
+
+
+def reset_clock(cluster: FaultTarget, target: str) -> None:
+    """Put the target's clock file back to `REAL`: through `docker exec` while the container
+    runs, into its filesystem (`docker cp`) while it is stopped or paused, so that a node
+    another fault killed while its clock was moved starts again with a real one."""
+    if cluster.status(target) == RUNNING:
+        write_clock(cluster, target, REAL)
+        return
+    directory, name = CLOCK_FILE.rsplit("/", 1)
+    data = f"{REAL}\n".encode()
+    archive = io.BytesIO()
+    with tarfile.open(fileobj=archive, mode="w") as tar:
+        info = tarfile.TarInfo(name)
+        info.size, info.mode = len(data), 0o644
+        tar.addfile(info, io.BytesIO(data))
+    cluster.copy_in(target, directory, archive.getvalue())
+
+
+def _stopped_file(cluster: FaultTarget, target: str) -> str:
+    """The clock file of a container that does not run, read through `docker cp`."""
+    stream = io.BytesIO(b"".join(cluster.copy_out(target, CLOCK_FILE)))
+    with tarfile.open(fileobj=stream) as tar:
+        for member in tar.getmembers():
+            source = tar.extractfile(member) if member.isfile() else None
+            if source is not None:
+                return source.read().decode(errors="replace").strip()
+    raise FaultFailed(f"docker cp {target}:{CLOCK_FILE}: no file in the archive")
 
 
 def skew_ms(cluster: FaultTarget, target: str) -> tuple[int, int]:
@@ -134,7 +168,12 @@ def clock_at(cluster: FaultTarget, target: str, offset_ms: int) -> Check:
 
 
 def clock_real(cluster: FaultTarget, target: str) -> Check:
-    """The clock file reads `REAL` and the clock agrees with the host's."""
+    """The clock file reads `REAL` and the clock agrees with the host's; for a container
+    that does not run, the file alone (it starts with the clock it says)."""
+    state = cluster.status(target)
+    if state != RUNNING:
+        spec = _stopped_file(cluster, target)
+        return Check(spec == REAL, f"{target} is {state}; its clock file holds {spec!r}")
     spec = cluster.exec(target, ["cat", CLOCK_FILE], _UNFAKED).strip()
     if spec != REAL:
         return Check(False, f"{target} clock file holds {spec!r}, not {REAL!r}")
@@ -305,7 +344,7 @@ class ClockFault(TargetedFault):
         """Stop the strobe thread, if any, and reset every target's clock (a target
         without a fault is reset all the same)."""
         stuck = [s for s in self._strobes if not s.stop()]
-        for_each(self.targets, lambda t: write_clock(cluster, t, REAL))
+        for_each(self.targets, lambda t: reset_clock(cluster, t))
         if stuck:
             raise FaultFailed(f"the strobe thread of {', '.join(self.targets)} did not stop")
 

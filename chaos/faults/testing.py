@@ -10,8 +10,10 @@ files there.
 
 from __future__ import annotations
 
+import io
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+import tarfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -57,6 +59,8 @@ class FakeCluster:
         self.limits = {service: ResourceLimits(0, 0, 0, 0, 0, False) for service in self.state}
         #: Answers `exec` (service, argv, env) -> output; None answers every exec with "".
         self.exec_reply: Callable[[str, Sequence[str], Mapping[str, str]], str] | None = None
+        #: Files written with `copy_in` (or set by a test), by service and path.
+        self.files: dict[tuple[str, str], bytes] = {}
 
     # -- FaultTarget ---------------------------------------------------------------------
 
@@ -157,6 +161,28 @@ class FakeCluster:
         if self.state[service] != RUNNING:
             raise FaultFailed(f"{service} is {self.state[service]}, cannot exec")
         return self.exec_reply(service, argv, env or {}) if self.exec_reply else ""
+
+    def copy_in(self, service: str, directory: str, archive: bytes) -> None:
+        """Every regular file of the tar `archive` into `files`, running or not."""
+        self._known(service, "copy_in")
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            for member in tar.getmembers():
+                source = tar.extractfile(member) if member.isfile() else None
+                if source is not None:
+                    self.files[(service, f"{directory.rstrip('/')}/{member.name}")] = source.read()
+
+    def copy_out(self, service: str, path: str) -> Iterator[bytes]:
+        """The file `path` of `files` as a one-member tar stream; `FaultFailed` when none."""
+        self._known(service, "copy_out")
+        data = self.files.get((service, path))
+        if data is None:
+            raise FaultFailed(f"docker cp {service}:{path}: no such file")
+        out = io.BytesIO()
+        with tarfile.open(fileobj=out, mode="w") as tar:
+            info = tarfile.TarInfo(path.rsplit("/", 1)[-1])
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        return iter([out.getvalue()])
 
     # -- ClusterFacts --------------------------------------------------------------------
 
