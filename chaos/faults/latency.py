@@ -93,9 +93,16 @@ class Latency(NetworkFault):
                 pairs.append(f"{broker}->{peer}")
         times = run_all(probes)
         checks = []
+        judged = 0
         for i, pair in enumerate(pairs):
             delayed, direct = times[2 * i], times[2 * i + 1]
-            if not delayed or not direct:
+            if not direct:
+                # cut around the proxy too: another fault (an isolation) holds the link,
+                # and no round trip can show this one's delay on it
+                checks.append(Check(True, f"{pair}: cut around the proxy too, not judged"))
+                continue
+            judged += 1
+            if not delayed:
                 checks.append(
                     Check(False, f"{pair}: no round trip (via {delayed}, around {direct})")
                 )
@@ -106,6 +113,8 @@ class Latency(NetworkFault):
             checks.append(
                 Check(self.plausible(via_ms, around_ms), f"{pair} +{via_ms - around_ms:.0f} ms")
             )
+        if pairs and not judged:
+            checks.append(Check(False, "every link is cut around the proxy: nothing to judge"))
         running = self.proxies()
         alive = Check(len(running) >= len(self.targets), f"proxies {sorted(running)}")
         for broker in self.targets:

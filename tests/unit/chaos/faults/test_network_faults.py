@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from chaos.errors import UnknownTarget
-from chaos.faults import network
+from chaos.faults import latency, network
 from chaos.faults.base import Check
 from chaos.faults.fields import BadFaultData
 from chaos.faults.grudge import GrudgeError
@@ -259,3 +259,44 @@ def test_without_other_cuts_took_effect_measures_the_fault_alone(
     assert measured.grudges == [
         {"broker1": frozenset({"broker2"}), "broker2": frozenset({"broker1"})}
     ]
+
+
+class _QuietNetns:
+    """A namespace whose connections all go through the proxy."""
+
+    def run(self, argv: list[str]) -> Any:
+        return type("Done", (), {"stdout": ""})()
+
+
+def _latency_took_effect(
+    monkeypatch: pytest.MonkeyPatch, times: list[list[float]]
+) -> tuple[bool, str]:
+    fault = Latency(("broker1",), 100)
+    monkeypatch.setattr(latency, "running_netns", lambda cluster, broker: _QuietNetns())
+    monkeypatch.setattr(latency, "run_all", lambda probes: times)
+    monkeypatch.setattr(Latency, "proxies", lambda self: {4242: "broker1"})
+    monkeypatch.setattr(Latency, "_peers", lambda self, cluster, broker: ["broker2", "zk1"])
+    check = fault.took_effect(FakeCluster())
+    return check.ok, check.detail
+
+
+def test_a_latency_is_judged_on_the_links_another_fault_does_not_cut(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a soak's run: a zk-isolate of the same broker cut its links to ZooKeeper, and the
+    # latency, unable to time them, waited out its 41 s and held the step loop up
+    ok, detail = _latency_took_effect(monkeypatch, [[0.102], [0.002], [], []])
+    assert ok, detail
+    assert "broker1->broker2 +100 ms" in detail
+    assert "broker1->zk1: cut around the proxy too, not judged" in detail
+
+
+def test_a_latency_with_every_link_cut_or_none_through_the_proxy_has_not_taken_effect(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ok, detail = _latency_took_effect(monkeypatch, [[], [], [], []])
+    assert not ok
+    assert "nothing to judge" in detail
+    ok, detail = _latency_took_effect(monkeypatch, [[], [0.002], [], []])
+    assert not ok
+    assert "broker1->broker2: no round trip" in detail
