@@ -134,15 +134,17 @@ class PartitionErrors(Sequence[PartitionError]):
         """The entries whose error is not NONE, in order."""
         for run in self._runs:
             if any(run.codes):
-                yield from (e for e in _entries(run) if e.error is not Errors.NONE)
+                yield from _entries(run, failed_only=True)
 
 
-def _entries(run: ErrorRun) -> Iterator[PartitionError]:
+def _entries(run: ErrorRun, failed_only: bool = False) -> Iterator[PartitionError]:
+    """The run's entries (only those whose code is not NONE's 0 with `failed_only`)."""
     by_code, unknown, new = errors_by_code().get, Errors.UNKNOWN_SERVER_ERROR, tuple.__new__
     topic = run.topic
     for partition, code in zip(run.partitions, run.codes, strict=True):
-        tp = new(TopicPartition, (topic, partition))
-        yield new(PartitionError, (tp, by_code(code, unknown)))
+        if code or not failed_only:
+            tp = new(TopicPartition, (topic, partition))
+            yield new(PartitionError, (tp, by_code(code, unknown)))
 
 
 def failed_entries(errors: Sequence[PartitionError]) -> Iterator[PartitionError]:

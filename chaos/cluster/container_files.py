@@ -1,7 +1,8 @@
 """Files of a container, running or stopped, through docker's archive API
 (`docker cp`): `ContainerFiles` (mixed into `ClusterHandle`) copies a path out as a tar
 stream and a tar into a directory; `extract` writes the members of such a stream that a
-predicate keeps under a host directory (pure file I/O).
+predicate keeps under a host directory (pure file I/O); `file_archive` and
+`archived_files` make and read small archives in memory.
 
 A stopped container's filesystem is still there, so this is how the host reads what a
 broker that is down left on disk (its partition logs, for the replica audit) and how a
@@ -51,6 +52,28 @@ class ContainerFiles:
             raise FaultFailed(f"docker cp into {service}:{directory}: {exc}") from exc
         if not done:
             raise FaultFailed(f"docker cp into {service}:{directory} failed")
+
+
+def file_archive(name: str, data: bytes, mode: int = 0o644) -> bytes:
+    """A tar holding one regular file `name` with `data`, for `copy_in`."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w") as archive:
+        info = tarfile.TarInfo(name)
+        info.size, info.mode = len(data), mode
+        archive.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+def archived_files(chunks: Iterable[bytes]) -> dict[str, bytes]:
+    """The regular files of the tar stream `chunks` (small ones: read into memory), by
+    member name. `tarfile.TarError` on a broken stream."""
+    found = {}
+    with tarfile.open(fileobj=io.BufferedReader(_Stream(chunks)), mode="r|") as archive:
+        for member in archive:
+            source = archive.extractfile(member) if member.isfile() else None
+            if source is not None:
+                found[member.name] = source.read()
+    return found
 
 
 class _Stream(io.RawIOBase):

@@ -44,14 +44,13 @@ the thread `clock-strobe-<targets>`.
 
 from __future__ import annotations
 
-import io
-import tarfile
 import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self
 
+from chaos.cluster.container_files import archived_files, file_archive
 from chaos.errors import FaultError, FaultFailed
 from chaos.faults.base import Check, FaultTarget
 from chaos.faults.clock_rate import (
@@ -64,7 +63,7 @@ from chaos.faults.clock_rate import (
     rate_offset_ms,
 )
 from chaos.faults.fields import BadFaultData, TargetedFault, no_extra_fields, targets_from
-from chaos.faults.process import for_each
+from chaos.faults.process import RUNNING, for_each
 
 __all__ = [
     "ACTIONS",
@@ -97,8 +96,6 @@ MIN_PERIOD_MS, MAX_PERIOD_MS = 1000, 60_000
 _JOIN_S = 10.0
 
 _WRITE = 'printf "%s\\n" "$1" >"$2.new" && mv -f "$2.new" "$2"'
-#: Docker's state of a container that runs (`FaultTarget.status`).
-RUNNING = "running"
 #: The commands that write the file need no faked clock.
 _UNFAKED = {"LD_PRELOAD": ""}
 
@@ -123,24 +120,15 @@ def reset_clock(cluster: FaultTarget, target: str) -> None:
         write_clock(cluster, target, REAL)
         return
     directory, name = CLOCK_FILE.rsplit("/", 1)
-    data = f"{REAL}\n".encode()
-    archive = io.BytesIO()
-    with tarfile.open(fileobj=archive, mode="w") as tar:
-        info = tarfile.TarInfo(name)
-        info.size, info.mode = len(data), 0o644
-        tar.addfile(info, io.BytesIO(data))
-    cluster.copy_in(target, directory, archive.getvalue())
+    cluster.copy_in(target, directory, file_archive(name, f"{REAL}\n".encode()))
 
 
 def _stopped_file(cluster: FaultTarget, target: str) -> str:
     """The clock file of a container that does not run, read through `docker cp`."""
-    stream = io.BytesIO(b"".join(cluster.copy_out(target, CLOCK_FILE)))
-    with tarfile.open(fileobj=stream) as tar:
-        for member in tar.getmembers():
-            source = tar.extractfile(member) if member.isfile() else None
-            if source is not None:
-                return source.read().decode(errors="replace").strip()
-    raise FaultFailed(f"docker cp {target}:{CLOCK_FILE}: no file in the archive")
+    found = list(archived_files(cluster.copy_out(target, CLOCK_FILE)).values())
+    if not found:
+        raise FaultFailed(f"docker cp {target}:{CLOCK_FILE}: no file in the archive")
+    return found[0].decode(errors="replace").strip()
 
 
 def skew_ms(cluster: FaultTarget, target: str) -> tuple[int, int]:

@@ -10,14 +10,13 @@ files there.
 
 from __future__ import annotations
 
-import io
 import itertools
-import tarfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from chaos.cluster.container_files import archived_files, file_archive
 from chaos.cluster.resources import CPU_PERIOD_US, ResourceLimits
 from chaos.errors import FaultFailed, ForeignContainer, UnknownTarget
 from chaos.faults.base import Check, FaultTarget
@@ -165,11 +164,8 @@ class FakeCluster:
     def copy_in(self, service: str, directory: str, archive: bytes) -> None:
         """Every regular file of the tar `archive` into `files`, running or not."""
         self._known(service, "copy_in")
-        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            for member in tar.getmembers():
-                source = tar.extractfile(member) if member.isfile() else None
-                if source is not None:
-                    self.files[(service, f"{directory.rstrip('/')}/{member.name}")] = source.read()
+        for name, data in archived_files([archive]).items():
+            self.files[(service, f"{directory.rstrip('/')}/{name}")] = data
 
     def copy_out(self, service: str, path: str) -> Iterator[bytes]:
         """The file `path` of `files` as a one-member tar stream; `FaultFailed` when none."""
@@ -177,12 +173,7 @@ class FakeCluster:
         data = self.files.get((service, path))
         if data is None:
             raise FaultFailed(f"docker cp {service}:{path}: no such file")
-        out = io.BytesIO()
-        with tarfile.open(fileobj=out, mode="w") as tar:
-            info = tarfile.TarInfo(path.rsplit("/", 1)[-1])
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-        return iter([out.getvalue()])
+        return iter([file_archive(path.rsplit("/", 1)[-1], data)])
 
     # -- ClusterFacts --------------------------------------------------------------------
 

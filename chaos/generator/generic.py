@@ -15,8 +15,8 @@ seed's meaning):
    `<topic>-side` (replication factor 2, so a reassignment copies replicas) created
    early, maybe grown (`add-partitions`), maybe reassigned, maybe one of its overrides
    altered (`alter-config`: unclean elections on or off, its min ISR), and deleted
-   before the heal; maybe preferred elections of the workload's topic (`elect-leaders`) and a forced
-   controller election (`move-controller`) at drawn times.
+   before the heal; maybe preferred elections of the workload's topic (`elect-leaders`)
+   and a forced controller election (`move-controller`) at drawn times.
 3. The timed faults. First, in a dense schedule, maybe correlated faults
    (`chaos.generator.correlated`): a double outage, two brokers down in turn, and a
    backdrop, one broker slowed for long. Then kinds rotate through `kinds` but

@@ -8,7 +8,6 @@ thread.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Any
 from rich.table import Table
 
 from chaos.hunt.blind import BlindResult, BlindRun
-from chaos.hunt.report import short_schedule
+from chaos.hunt.report import short_schedule, write_json
 
 __all__ = ["HEADERS", "Pace", "rich_table", "summary_json", "write_summary"]
 
@@ -151,7 +150,4 @@ def write_summary(
     directory: Path, results: Sequence[BlindResult], pace: Pace, settings: dict[str, Any]
 ) -> Path:
     """`summary.json` in `directory`; its path."""
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / "summary.json"
-    path.write_text(json.dumps(summary_json(results, pace, settings), indent=2) + "\n")
-    return path
+    return write_json(directory, summary_json(results, pace, settings))

@@ -77,12 +77,16 @@ def add_parser(commands: Any) -> None:
     add_hunt_arguments(parser, DEFAULT_PROJECT, "where runs/bugs-<time> goes")
 
 
-def add_hunt_arguments(parser: argparse.ArgumentParser, project: str, out_help: str) -> None:
-    """The options every hunt takes: shrink budget, its compose project (`project` by
-    default), the brokers' session, where its directory goes, plain output."""
-    parser.add_argument(
-        "--max-shrink", type=int, default=8, help="most replays to shrink with (default 8)"
-    )
+def add_hunt_arguments(
+    parser: argparse.ArgumentParser, project: str, out_help: str, shrink: bool = True
+) -> None:
+    """The options every hunt takes: shrink budget (unless `shrink` is false: the soak
+    shrinks nothing), its compose project (`project` by default), the brokers' session,
+    where its directory goes, plain output."""
+    if shrink:
+        parser.add_argument(
+            "--max-shrink", type=int, default=8, help="most replays to shrink with (default 8)"
+        )
     parser.add_argument("--project", default=project, help=f"compose project (default {project})")
     parser.add_argument(
         "--session-ms", type=int, default=SESSION_MS, help="brokers' ZooKeeper session (ms)"

@@ -18,7 +18,16 @@ from rich.table import Table
 from chaos.generator.schedule import Schedule, Step
 from chaos.hunt.hunt import BugResult
 
-__all__ = ["HEADERS", "Row", "markdown", "rich_table", "row_of", "summary_json", "write_summary"]
+__all__ = [
+    "HEADERS",
+    "Row",
+    "markdown",
+    "rich_table",
+    "row_of",
+    "summary_json",
+    "write_json",
+    "write_summary",
+]
 
 HEADERS = ("bug", "scenario", "caught", "runs needed", "shrunk schedule", "fixed build clean")
 
@@ -129,13 +138,20 @@ def summary_json(results: Sequence[BugResult], settings: dict[str, Any]) -> dict
     }
 
 
+def write_json(directory: Path, document: dict[str, Any]) -> Path:
+    """`document` as `summary.json` in `directory` (made if missing); its path. Every
+    hunt's and the soak's summary."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "summary.json"
+    path.write_text(json.dumps(document, indent=2) + "\n")
+    return path
+
+
 def write_summary(
     directory: Path, results: Sequence[BugResult], settings: dict[str, Any]
 ) -> tuple[Path, Path]:
     """`summary.json` and `summary.md` in `directory`; their paths."""
-    directory.mkdir(parents=True, exist_ok=True)
-    as_json = directory / "summary.json"
-    as_json.write_text(json.dumps(summary_json(results, settings), indent=2) + "\n")
+    as_json = write_json(directory, summary_json(results, settings))
     as_md = directory / "summary.md"
     as_md.write_text(f"# Bug hunt {directory.name}\n\n{markdown([row_of(r) for r in results])}\n")
     return as_json, as_md

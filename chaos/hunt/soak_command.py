@@ -17,7 +17,6 @@ Exit code 0 only when at least one run was judged and none raised an alarm; 1 ot
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -29,13 +28,13 @@ from chaos.hunt.blind_report import Pace
 from chaos.hunt.builds import ComposeBuilds
 from chaos.hunt.command import (
     REPO_ROOT,
-    SESSION_MS,
     ProjectRuns,
+    add_hunt_arguments,
     guarded,
     parse_seeds,
     print_table,
 )
-from chaos.hunt.report import short_schedule
+from chaos.hunt.report import short_schedule, write_json
 from chaos.hunt.soak import SoakResult, SoakRun, SoakSettings, soak
 from chaos.run.setup import RunSetupError
 from harness.compose import ComposeStartError, started_project
@@ -62,16 +61,7 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("--seeds", default="", help="comma-separated seeds to run first")
     parser.add_argument("--soak-seed", type=int, default=1, help="the soak's seed (default 1)")
     add_run_seconds(parser)
-    parser.add_argument(
-        "--project", default=DEFAULT_PROJECT, help=f"compose project (default {DEFAULT_PROJECT})"
-    )
-    parser.add_argument(
-        "--session-ms", type=int, default=SESSION_MS, help="brokers' ZooKeeper session (ms)"
-    )
-    parser.add_argument(
-        "--out", type=Path, default=REPO_ROOT / "runs", help="where soak-<time>/ goes"
-    )
-    parser.add_argument("--plain", action="store_true", help="plain progress lines, no live panel")
+    add_hunt_arguments(parser, DEFAULT_PROJECT, "where soak-<time>/ goes", shrink=False)
 
 
 def soak_fixed(args: argparse.Namespace, default_project: str) -> int:
@@ -167,7 +157,4 @@ def write_summary(
     directory: Path, result: SoakResult, pace: Pace, settings: dict[str, Any]
 ) -> Path:
     """`summary.json` in `directory`; its path."""
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / "summary.json"
-    path.write_text(json.dumps(summary_json(result, pace, settings), indent=2) + "\n")
-    return path
+    return write_json(directory, summary_json(result, pace, settings))

@@ -14,9 +14,9 @@ refused, fails to start or does not take effect, and an undo that cannot be veri
 (`failed_steps`, in verdict.json). A start waits for its fault to take effect (up to
 the injector's deadline), so a fault that cannot prove itself holds the loop up: a step
 the loop reaches, or whose event it sees, only once the heal is due is not started (an
-optional trigger's step is left out, any other fails), never laid on the heal. The loop never waits
-on ZooKeeper (`chaos.cluster.zk_off_loop`): a read a step needs gives up after `STEP_READ_S`,
-an action's after `ACTION_READ_S`.
+optional trigger's step is left out, any other fails), never laid on the heal. The loop
+never waits on ZooKeeper (`chaos.cluster.zk_off_loop`): a read a step needs gives up
+after `STEP_READ_S`, an action's after `ACTION_READ_S`.
 """
 
 from __future__ import annotations
