@@ -7,6 +7,11 @@ overlap rules (`chaos.generator.overlap`) let it:
   than the session timeout (`OUTAGE_HOLD`), the second going down while the first is
   down and coming back after it: a rack, a shared host or a network segment lost in
   turn;
+- a failover after a restart, with probability `FAILOVER_SHARE`: a broker other than the
+  controller bounced, and the controller taken away (`kill`, `stop` or `pause`, past
+  the session timeout) `FAILOVER_LAG` later, while the bounced broker waits for its old
+  session to expire before it registers again (overlap rule 3's second exception): a
+  broker comes back to a cluster that is changing controllers;
 - a backdrop, with probability `BACKDROP_SHARE`: one broker (the controller one time in
   two) slowed by network latency from early on for `BACKDROP_HOLD`, the gray failure
   the other faults then land on.
@@ -29,9 +34,12 @@ __all__ = [
     "BACKDROP_KINDS",
     "BACKDROP_SHARE",
     "DOUBLE_SHARE",
+    "FAILOVER_LAG",
+    "FAILOVER_SHARE",
     "OUTAGE_KINDS",
     "backdrop",
     "double_outage",
+    "failover_after_restart",
 ]
 
 #: The compose cluster's broker ids.
@@ -42,6 +50,11 @@ _START_S = 5.0
 DOUBLE_SHARE = 0.3
 #: The process kinds a double outage takes its brokers away with.
 OUTAGE_KINDS = ("kill", "stop", "pause")
+#: The chance that a dense schedule holds a failover after a restart.
+FAILOVER_SHARE = 0.25
+#: How long after the bounce the controller is taken away (s): within the fast
+#: profile's 6 s session, so the bounced broker registers while no controller runs.
+FAILOVER_LAG = (1.0, 5.0)
 #: The chance that a dense schedule has a slowed broker as its backdrop.
 BACKDROP_SHARE = 0.4
 #: The kinds that slow a broker for a backdrop, and their params.
@@ -75,6 +88,23 @@ def double_outage(rng: random.Random, heal_at: float) -> tuple[Step, ...]:
     return (
         Step(at, hold, FaultSpec.of(kinds[0], f"broker:{first}")),
         Step(round(at + lag, 1), hold2, FaultSpec.of(kinds[1], f"broker:{second}")),
+    )
+
+
+def failover_after_restart(rng: random.Random, heal_at: float) -> tuple[Step, ...]:
+    """A failover after a restart (module docstring) before `heal_at`, with probability
+    `FAILOVER_SHARE`; () when not drawn or there is no room for it."""
+    if rng.random() >= FAILOVER_SHARE:
+        return ()
+    lag = round(rng.uniform(*FAILOVER_LAG), 1)
+    hold = OUTAGE_HOLD.draw(rng)
+    latest = _room(heal_at, lag + hold)
+    if latest < _START_S:
+        return ()
+    at = round(rng.uniform(_START_S, min(latest, heal_at / 2)), 1)
+    return (
+        Step(at, 0.0, FaultSpec.of("bounce", "non-controller")),
+        Step(round(at + lag, 1), hold, FaultSpec.of(rng.choice(OUTAGE_KINDS), "controller")),
     )
 
 

@@ -12,11 +12,12 @@ is the sum, over its behaviours, of one over the number of runs that reached eac
 schedule that alone reached something is picked most. A mutation applies one or two of:
 drop a step, add a step drawn from a fresh schedule into a free stretch of time, shift a
 step within the free stretch around it, retarget a step to another role of the same kind
-of node. Mutations never make faults overlap that did not overlap, counting each fault's
-window as the generic mix's overlap rules do (`chaos.generator.overlap`: its latest end
-and the recovery after it; the generic mix chooses when faults come together, a mutation
-moves one fault at a time), keep every fault's window before the heal, and keep the
-parent's seed (roles resolve from the seed and the step) and actions.
+of node where the overlap rules allow it beside the faults it overlaps. Mutations never
+make faults overlap that did not overlap, counting each fault's window as the generic
+mix's overlap rules do (`chaos.generator.overlap`: its latest end and the recovery after
+it; the generic mix chooses when faults come together, a mutation moves one fault at a
+time), keep every fault's window before the heal, and keep the parent's seed (roles
+resolve from the seed and the step) and actions.
 
 Every choice comes from one `random.Random(hunt_seed)` and the coverage recorded so far:
 the same hunt seed and the same coverage give the same schedules. Pure apart from that
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 
 from chaos.errors import ScheduleError
 from chaos.generator.generic import generic_schedule
-from chaos.generator.overlap import window
+from chaos.generator.overlap import clashes, window
 from chaos.generator.schedule import FaultSpec, Schedule, Step
 
 __all__ = [
@@ -222,7 +223,10 @@ def _retarget(rng: random.Random, schedule: Schedule, _: _Draw) -> _Mutated:
                 fault = FaultSpec(step.fault.kind, role, step.fault.params)
             except ScheduleError:
                 continue
-            options.append((i, fault))
+            others = schedule.steps[:i] + schedule.steps[i + 1 :]
+            # a fault the overlap rules let beside another only under its role
+            if next(clashes(dataclasses.replace(step, fault=fault), others), None) is None:
+                options.append((i, fault))
     if not options:
         return None, ""
     i, fault = rng.choice(options)

@@ -113,7 +113,7 @@ def test_mutations_make_valid_schedules_with_faults_apart_before_the_heal() -> N
 
 def test_each_mutation_does_what_it_says() -> None:
     seen = set()
-    for seed in range(60):
+    for seed in range(120):
         parent = _draw(seed)
         found = mutate(random.Random(seed), parent, _draw)
         assert found is not None
