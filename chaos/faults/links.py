@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from chaos.errors import UnknownTarget
+from chaos.errors import FaultFailed, UnknownTarget
 from chaos.faults.base import Check, FaultTarget
 from chaos.faults.grudge import Grudge, cut, drop_rules
 from chaos.faults.netns import Netns, netns_of
@@ -57,6 +57,18 @@ def of_role(services: Iterable[str], wanted: str) -> tuple[str, ...]:
 def running_services(cluster: FaultTarget) -> list[str]:
     """The project's services whose containers are running now."""
     return [s for s in cluster.services() if cluster.status(s) == "running"]
+
+
+def addresses(cluster: FaultTarget, services: Iterable[str]) -> dict[str, str]:
+    """Each of `services` by its address, but for those with none (a stopped container
+    has none, and holds no connection)."""
+    found = {}
+    for service in services:
+        try:
+            found[service] = cluster.ip(service)
+        except FaultFailed:
+            continue
+    return found
 
 
 def running_netns(cluster: FaultTarget, service: str) -> Netns:

@@ -38,7 +38,7 @@ from typing import Any, ClassVar, Self
 
 from chaos.faults.base import Check, FaultTarget
 from chaos.faults.fields import BadFaultData, no_extra_fields, number_from, targets_from
-from chaos.faults.links import ZK_PORT, of_role, running_netns
+from chaos.faults.links import ZK_PORT, addresses, of_role, running_netns
 from chaos.faults.lost_reply_spell import (
     DEFAULT_HOLD_S,
     MAX_HOLD_S,
@@ -60,7 +60,8 @@ class NetnsWire:
     def __init__(self, cluster: FaultTarget, fault_id: str) -> None:
         self._cluster = cluster
         self._fault_id = fault_id
-        self._server_of = {cluster.ip(zk): zk for zk in of_role(cluster.services(), "zk")}
+        zks = addresses(cluster, of_role(cluster.services(), "zk"))
+        self._server_of = {ip: zk for zk, ip in zks.items()}
         self._zk_ips = set(self._server_of)
         self._ruled: list[str] = []
 

@@ -90,7 +90,10 @@ class FakeCluster:
         return 10_000 + self.services().index(self._known(service, "pid"))
 
     def ip(self, service: str) -> str:
-        """A made-up address."""
+        """A made-up address; `FaultFailed` for a container not running, which docker
+        gives none."""
+        if self.status(service) != RUNNING:
+            raise FaultFailed(f"{service} has no address on any network (is it running?)")
         return f"10.0.0.{2 + self.services().index(self._known(service, 'ip'))}"
 
     def kill(self, service: str, signal: str = "SIGKILL") -> None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from chaos.faults.base import Check, FaultTarget
-from chaos.faults.links import ZK_PORT, of_role, running_netns
+from chaos.faults.links import ZK_PORT, addresses, of_role, running_netns
 from chaos.faults.netfault import NetworkFault
 from chaos.faults.tcp_watch import TcpConnection, parse_ss
 
@@ -81,7 +81,8 @@ class ZkReset(NetworkFault):
 
 
 def _zk_connections(cluster: FaultTarget, listing: str) -> list[TcpConnection]:
-    servers = {cluster.ip(zk) for zk in of_role(cluster.services(), "zk")}
+    # a server another fault stopped has no address and no connection to reset
+    servers = set(addresses(cluster, of_role(cluster.services(), "zk")).values())
     return [c for c in parse_ss(listing) if c.peer_ip in servers]
 
 

@@ -114,3 +114,18 @@ def test_a_connection_made_after_the_start_is_reset_by_the_check_and_proved_gone
     second = fault.took_effect(cluster)
     assert second.ok, second.detail
     assert f"{zk1}:2181 from :40100 reset" in second.detail
+
+
+def test_a_server_another_fault_stopped_is_not_looked_up(
+    cluster: FakeCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a blind hunt's run: zk1 stopped by another fault, the broker connected to zk2
+    zk2 = cluster.ip("zk2")
+    cluster.stop("zk1", 10)
+    netns = ScriptedNetns([(40001, zk2, 2181)], again=[(40100, cluster.ip("zk3"), 2181)])
+    _patch(monkeypatch, netns)
+    fault = ZkReset(("broker2",))
+    fault.start(cluster)
+    assert netns.killed == [(zk2, 2181, 40001)]
+    check = fault.took_effect(cluster)
+    assert check.ok, check.detail
