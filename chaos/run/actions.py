@@ -20,7 +20,10 @@ watch fires, and the brokers race for the znode again.
 partition of `topic` with the ElectLeaders request, as `kafka-leader-election.sh
 --election-type preferred` does (KIP-183). The request is not persisted in ZooKeeper: a
 controller elected meanwhile never learns of it. The controller answers after
-`timeout_ms` at the latest and goes on electing; the answer is only reported.
+`timeout_ms` at the latest and goes on electing; the answer is only reported. A request
+that met no answer within the client's deadline (the controller paused or slowed) was
+issued with its outcome unknown, as an admin client's timed-out call: reported, not a
+failed action.
 
 `alter-config(topic, key, value)`: set one override of `topic` in `/config/topics/<topic>`
 (the others kept) and announce it with a `/config/changes/config_change_` notification, as
@@ -41,9 +44,9 @@ from admin import AdminError
 from admin.topics import add_partitions, create_topic, delete_topic
 from chaos.errors import ChaosError
 from chaos.generator.schedule import Action
-from client.errors import ClientError
+from client.errors import ClientError, TransportError
 from domain import TopicPartition
-from rpc.errors import Errors
+from rpc.errors import Errors, RpcDeadlineExceeded
 from rpc.messages import ElectLeadersRequest, ElectLeadersResponse
 from zkdata import paths
 from zkdata.client import KafkaZkClient
@@ -240,11 +243,18 @@ def _electing(
 
     ids = read_zk(partition_ids)
     partitions = tuple(TopicPartition(topic, int(p)) for p in ids.split(",") if p)
+    said = f"elect-leaders {topic} ({len(partitions)} partitions): "
     try:
         reply = elect(ElectLeadersRequest(PREFERRED_ELECTION, partitions, timeout_ms))
-    except ELECT_ERRORS as exc:  # no controller known, a transport failure
+    except TransportError as exc:
+        if isinstance(exc.cause, RpcDeadlineExceeded):
+            # sent to a controller that did not answer in time (paused, slowed): issued,
+            # its outcome unknown, as an admin client's timed-out call
+            return said + f"sent, no answer ({exc}); the controller may still elect"
         raise ActionFailed(f"elect-leaders {topic}: {exc}") from exc
-    return f"elect-leaders {topic} ({len(partitions)} partitions): " + describe_elections(reply)
+    except ELECT_ERRORS as exc:  # no controller known
+        raise ActionFailed(f"elect-leaders {topic}: {exc}") from exc
+    return said + describe_elections(reply)
 
 
 def describe_elections(reply: ElectLeadersResponse) -> str:

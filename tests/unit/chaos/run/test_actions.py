@@ -14,9 +14,9 @@ from admin import TopicOperationError
 from chaos.generator.schedule import Action
 from chaos.run import actions
 from chaos.run.actions import ActionFailed, perform, run_topic, shifted_assignment
-from client.errors import ControllerUnknown
+from client.errors import ControllerUnknown, TransportError
 from domain import TopicPartition
-from rpc.errors import Errors
+from rpc.errors import Errors, RpcDeadlineExceeded, RpcUnavailable
 from rpc.messages import ElectLeadersRequest, ElectLeadersResponse, PartitionElectionResult
 from zkdata.client import KafkaZkClient
 from zkdata.model import ReplicaAssignment, TopicAssignment, TopicConfig
@@ -220,6 +220,24 @@ def test_a_timed_out_answer_is_reported_not_failed() -> None:
         lambda request: ElectLeadersResponse(Errors.REQUEST_TIMED_OUT),
     )
     assert said.endswith("the controller answered REQUEST_TIMED_OUT")
+
+
+def test_a_request_without_an_answer_was_issued_with_its_outcome_unknown() -> None:
+    # a blind hunt's run: the controller paused as preferred elections were asked for
+    zk = cast(KafkaZkClient, _Assignments("chaos-x-1a2b3c", (0, 1)))
+
+    def unanswered(request: ElectLeadersRequest) -> ElectLeadersResponse:
+        raise TransportError(RpcDeadlineExceeded("127.0.0.1:9092", "DEADLINE_EXCEEDED"))
+
+    said = perform(ELECT, lambda work: work(zk), NAMES, unanswered)
+    assert said.startswith("elect-leaders chaos-x-1a2b3c (2 partitions): sent, no answer")
+    assert "may still elect" in said
+
+    def refused(request: ElectLeadersRequest) -> ElectLeadersResponse:
+        raise TransportError(RpcUnavailable("127.0.0.1:9092", "UNAVAILABLE"))
+
+    with pytest.raises(ActionFailed, match="UNAVAILABLE"):
+        perform(ELECT, lambda work: work(zk), NAMES, refused)
 
 
 def _unreachable(request: ElectLeadersRequest) -> ElectLeadersResponse:
