@@ -57,9 +57,12 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from chaos.cli import check, commands
@@ -262,9 +265,17 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 }
 
 
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Parse `argv` and run its command; the exit code."""
+    """Parse `argv` and run its command; the exit code. A SIGTERM (`kill <pid>`, a
+    supervisor stopping the job) interrupts the command as Ctrl-C does, so the run in
+    progress heals its faults before the process exits."""
     args = build_parser().parse_args(argv)
+    on_main = threading.current_thread() is threading.main_thread()
+    before = signal.signal(signal.SIGTERM, _interrupt) if on_main else None
     try:
         return COMMANDS[args.command](args)
     except (
@@ -283,6 +294,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"python -m chaos {args.command}: interrupted; faults were healed", file=sys.stderr)
         return 130
+    finally:
+        if on_main:
+            signal.signal(signal.SIGTERM, before)
 
 
 if __name__ == "__main__":

@@ -5,10 +5,13 @@ a run, and exit code 2 for usage errors (no cluster is touched)."""
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 from pathlib import Path
 
 import pytest
 
+import chaos.__main__ as chaos_main
 from chaos.__main__ import main
 from chaos.cli import commands
 from chaos.generator.scenarios import SCENARIOS
@@ -122,3 +125,18 @@ def test_all_skips_the_disk_scenarios_on_a_cluster_without_layers_unless_named(
     table = capsys.readouterr().out
     said = "SKIPPED: needs disk layers" if named is None else "NOT RUN: no layers"
     assert said in next(line for line in table.splitlines() if line.startswith("disk-full"))
+
+
+def test_a_sigterm_interrupts_a_command_as_ctrl_c_does(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    handler_before = signal.getsignal(signal.SIGTERM)
+
+    def killed(args: object) -> int:
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise AssertionError("the signal did not interrupt the command")
+
+    monkeypatch.setitem(chaos_main.COMMANDS, "list", killed)
+    assert chaos_main.main(["list"]) == 130
+    assert "interrupted; faults were healed" in capsys.readouterr().err
+    assert signal.getsignal(signal.SIGTERM) == handler_before
