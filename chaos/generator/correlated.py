@@ -12,6 +12,10 @@ overlap rules (`chaos.generator.overlap`) let it:
   the session timeout) `FAILOVER_LAG` later, while the bounced broker waits for its old
   session to expire before it registers again (overlap rule 3's second exception): a
   broker comes back to a cluster that is changing controllers;
+- a flapping controller, with probability `FLAP_SHARE`: the controller's ZooKeeper
+  session expired (`session-expire`, instant) two or three times, `FLAP_GAP` apart, each
+  time on whichever broker is the controller then (overlap rule 3's third exception): a
+  controller whose sessions keep expiring, as under long GC pauses;
 - a backdrop, with probability `BACKDROP_SHARE`: one broker (the controller one time in
   two) slowed by network latency from early on for `BACKDROP_HOLD`, the gray failure
   the other faults then land on.
@@ -23,7 +27,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from chaos.faults.params import Scalar
 from chaos.generator.fault_draws import ONE_BROKER
@@ -33,13 +37,17 @@ from chaos.generator.timings import BACKDROP_HOLD, OUTAGE_HOLD
 __all__ = [
     "BACKDROP_KINDS",
     "BACKDROP_SHARE",
+    "CORRELATED",
     "DOUBLE_SHARE",
     "FAILOVER_LAG",
     "FAILOVER_SHARE",
+    "FLAP_GAP",
+    "FLAP_SHARE",
     "OUTAGE_KINDS",
     "backdrop",
     "double_outage",
     "failover_after_restart",
+    "flapping_controller",
 ]
 
 #: The compose cluster's broker ids.
@@ -48,6 +56,8 @@ _BROKER_IDS = (1, 2, 3)
 _START_S = 5.0
 #: The chance that a dense schedule holds a double outage.
 DOUBLE_SHARE = 0.3
+#: How long an instant session expiry may take to act: the fast profile's session.
+_FLAP_TAKES_S = 6.0
 #: The process kinds a double outage takes its brokers away with.
 OUTAGE_KINDS = ("kill", "stop", "pause")
 #: The chance that a dense schedule holds a failover after a restart.
@@ -55,6 +65,11 @@ FAILOVER_SHARE = 0.25
 #: How long after the bounce the controller is taken away (s): within the fast
 #: profile's 6 s session, so the bounced broker registers while no controller runs.
 FAILOVER_LAG = (1.0, 5.0)
+#: The chance that a dense schedule holds a flapping controller.
+FLAP_SHARE = 0.2
+#: The time between two expiries of a flapping controller (s): past the 6 s the expiry
+#: itself may take, so each is over before the next.
+FLAP_GAP = (7.0, 12.0)
 #: The chance that a dense schedule has a slowed broker as its backdrop.
 BACKDROP_SHARE = 0.4
 #: The kinds that slow a broker for a backdrop, and their params.
@@ -108,6 +123,22 @@ def failover_after_restart(rng: random.Random, heal_at: float) -> tuple[Step, ..
     )
 
 
+def flapping_controller(rng: random.Random, heal_at: float) -> tuple[Step, ...]:
+    """A flapping controller (module docstring) before `heal_at`, with probability
+    `FLAP_SHARE`; the expiries that fit before it, () when not drawn or fewer than two
+    fit."""
+    if rng.random() >= FLAP_SHARE:
+        return ()
+    times = [round(rng.uniform(_START_S, _START_S + 8.0), 1)]
+    for _ in range(rng.choice((1, 1, 2))):
+        times.append(round(times[-1] + rng.uniform(*FLAP_GAP), 1))
+    # an expiry may take up to a session to take effect: none starts in the last one
+    fitting = [t for t in times if t <= _room(heal_at, _FLAP_TAKES_S)]
+    if len(fitting) < 2:
+        return ()
+    return tuple(Step(t, 0.0, FaultSpec.of("session-expire", "controller")) for t in fitting)
+
+
 def backdrop(rng: random.Random, heal_at: float) -> tuple[Step, ...]:
     """A backdrop (module docstring) before `heal_at`, with probability `BACKDROP_SHARE`;
     () when not drawn or there is no room for it."""
@@ -119,3 +150,12 @@ def backdrop(rng: random.Random, heal_at: float) -> tuple[Step, ...]:
     at = round(rng.uniform(_START_S, _START_S + 5.0), 1)
     hold = min(BACKDROP_HOLD.draw(rng), _room(heal_at, at))
     return (Step(at, hold, FaultSpec.of(kind, role, params)),) if hold >= 1.0 else ()
+
+
+#: Each correlated fault's draw, in the order a dense schedule draws them.
+CORRELATED: tuple[Callable[[random.Random, float], tuple[Step, ...]], ...] = (
+    double_outage,
+    failover_after_restart,
+    flapping_controller,
+    backdrop,
+)

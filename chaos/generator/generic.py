@@ -18,11 +18,10 @@ seed's meaning):
    before the heal; maybe preferred elections of the workload's topic (`elect-leaders`)
    and a forced controller election (`move-controller`) at drawn times.
 3. The timed faults. First, in a dense schedule, maybe correlated faults
-   (`chaos.generator.correlated`): a double outage, two brokers down in turn, a
-   failover after a restart, the controller lost as a bounced broker comes back, and a
-   backdrop, one broker slowed for long. Then kinds rotate through `kinds` but
-   `request` (each once per round); a kind whose fault cannot be active with those
-   already placed (`chaos.generator.overlap`) is passed over for the next. Targets and
+   (`chaos.generator.correlated`): a double outage, a failover after a restart, a
+   flapping controller, a backdrop. Then kinds rotate through `kinds` but `request`
+   (each once per round); a kind whose fault cannot be active with those already
+   placed (`chaos.generator.overlap`) is passed over for the next. Targets and
    params come from `FAULT_DRAWS` (ZooKeeper servers too, for the process kinds and
    `cpu-starve`); durations from `HOLD`, a lognormal clipped to its bounds.
 4. The triggered faults: for each hook, with probability `TRIGGER_SHARE`, a fault that
@@ -60,7 +59,7 @@ from chaos.errors import BadTiming
 from chaos.faults.params import Scalar
 from chaos.faults.registry import FAULT_TYPES, fault_type
 from chaos.generator.action_kinds import CONFIG_KEYS, CONFIG_VALUES
-from chaos.generator.correlated import backdrop, double_outage, failover_after_restart
+from chaos.generator.correlated import CORRELATED
 from chaos.generator.fault_draws import FAULT_DRAWS, kind_pool
 from chaos.generator.overlap import clashes, takes_broker_away, window
 from chaos.generator.schedule import Action, FaultSpec, Schedule, Step, Trigger, seconds
@@ -247,7 +246,7 @@ class _Draw:
         """The correlated faults (step 3), each where it fits."""
         if self.sparse:
             return
-        for draw in (double_outage, failover_after_restart, backdrop):
+        for draw in CORRELATED:
             steps = draw(self.rng, self.heal_at)
             if steps and all(self._fits(step) for step in steps):
                 self.steps += steps

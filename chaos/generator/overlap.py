@@ -40,6 +40,9 @@ Two faults may be active at the same time unless one of these rules forbids it
    `controller` that starts after it may both take their broker away. The bounced
    broker was not the controller when it went down and cannot win `/controller` before
    it registers again, so the two roles name two brokers; never a third with them.
+   The third is a *flapping controller*: instant faults (duration 0) on `controller` at
+   different times may overlap in their aftermath. Each is over when the next starts
+   and names the controller of its time, the same broker again or another one.
 4. At most one fault per mechanism per side: two faults through the same mechanism on
    brokers (two netem rules, two clock fakes, two cgroup limits) could land on the same
    broker, since roles resolve only when a fault starts, and their undo would clash.
@@ -182,12 +185,16 @@ def why_not_together(a: FaultSpec, b: FaultSpec) -> str | None:
     return None
 
 
-def _restart_then_failover(a: Step, b: Step) -> bool:
-    """The steps are rule 3's failover after a restart: a bounce of `non-controller`,
-    then, later, a fault on `controller`."""
+def _excepted(a: Step, b: Step) -> bool:
+    """The steps are one of rule 3's pairs by role: a failover after a restart (a bounce
+    of `non-controller`, then, later, a fault on `controller`) or a flapping controller
+    (instant faults on `controller` at different times)."""
     first, then = (a, b) if a.at_s <= b.at_s else (b, a)
-    bounced = first.fault.kind == "bounce" and first.fault.target == "non-controller"
-    return bounced and then.fault.target == "controller" and then.at_s > first.at_s
+    if then.fault.target != "controller" or then.at_s == first.at_s:
+        return False
+    if first.fault.kind == "bounce" and first.fault.target == "non-controller":
+        return True
+    return first.fault.target == "controller" and first.duration_s == then.duration_s == 0
 
 
 def window(step: Step) -> tuple[float, float]:
@@ -214,10 +221,7 @@ def clashes(step: Step, others: tuple[Step, ...] | list[Step]) -> Iterator[tuple
     away = []
     for other in others:
         if _overlapping(step, other):
-            if _restart_then_failover(step, other):
-                why = None
-            else:
-                why = why_not_together(step.fault, other.fault)
+            why = None if _excepted(step, other) else why_not_together(step.fault, other.fault)
             if why is not None:
                 yield other, why
             elif takes_broker_away(step.fault) and takes_broker_away(other.fault):

@@ -5,6 +5,7 @@ operations, survives schedule.json, and shrinks like any schedule."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import random
 from collections import Counter
 
@@ -106,6 +107,41 @@ def test_dense_schedules_hold_double_outages_the_first_down_back_first() -> None
         assert min(first.duration_s, second.duration_s) > SESSION_TIMEOUT_S
         assert first.ends_s < second.ends_s
     assert not any(_double_outages(generic_schedule(s, 90, sparse=True)) for s in range(60))
+
+
+def test_dense_schedules_hold_failovers_after_restarts() -> None:
+    dense = [generic_schedule(seed, 90, sparse=False) for seed in range(60)]
+    pairs = [
+        (bounce, lost)
+        for schedule in dense
+        for bounce in schedule.steps
+        if (bounce.fault.kind, bounce.fault.target) == ("bounce", "non-controller")
+        for lost in schedule.steps
+        if lost.fault.target == "controller"
+        and lost.fault.kind in OUTAGE_KINDS
+        and 1.0 <= lost.at_s - bounce.at_s <= 5.0
+    ]
+    assert 5 <= len(pairs) <= 30
+    # the controller is away past its session: the bounced broker registers without one
+    assert all(lost.duration_s > SESSION_TIMEOUT_S for _, lost in pairs)
+
+
+def test_dense_schedules_hold_flapping_controllers() -> None:
+    dense = [generic_schedule(seed, 90, sparse=False) for seed in range(60)]
+    flaps = []
+    for schedule in dense:
+        expiries = [
+            s
+            for s in schedule.steps
+            if (s.fault.kind, s.fault.target, s.duration_s) == ("session-expire", "controller", 0)
+        ]
+        if len(expiries) >= 2:
+            flaps.append(expiries)
+    assert 4 <= len(flaps) <= 25
+    for expiries in flaps:
+        gaps = [b.at_s - a.at_s for a, b in itertools.pairwise(expiries)]
+        low, high = correlated.FLAP_GAP
+        assert any(low <= round(g, 1) <= high for g in gaps)
 
 
 def _backdrop(schedule: Schedule) -> list[Step]:

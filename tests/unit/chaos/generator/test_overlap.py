@@ -119,3 +119,26 @@ def test_a_double_outage_allows_no_third_broker_away() -> None:
     slowed = Step(12, 5, _spec("latency", "broker:3"))
     steps = tuple(sorted((*pair, slowed), key=lambda s: s.at_s))
     assert overlap_violations(Schedule(1, steps, 60, 80)) == []
+
+
+def test_a_bounce_then_the_controller_lost_names_two_brokers() -> None:
+    bounce = Step(10, 0, _spec("bounce", "non-controller"))
+    lost = Step(13, 12, _spec("kill", "controller"))
+    assert overlap_violations(Schedule(1, (bounce, lost), 60, 80)) == []
+    # the other way round the bounce could name the broker the kill took away
+    first = Step(10, 12, _spec("kill", "controller"))
+    then = Step(13, 0, _spec("bounce", "non-controller"))
+    (found,) = overlap_violations(Schedule(1, (first, then), 60, 80))
+    assert "takes a broker away" in found
+    third = Step(14, 5, _spec("pause", "broker:3"))
+    found = overlap_violations(Schedule(1, (bounce, lost, third), 60, 80))
+    assert found
+    assert all("broker away" in f or "brokers away" in f for f in found)
+
+
+def test_instant_faults_on_the_controller_may_follow_each_other() -> None:
+    flaps = tuple(Step(t, 0, _spec("session-expire", "controller")) for t in (10, 18, 27))
+    assert overlap_violations(Schedule(1, flaps, 60, 80)) == []
+    held = (Step(10, 8, _spec("zk-isolate", "controller")), flaps[1])
+    (found,) = overlap_violations(Schedule(1, held, 60, 80))
+    assert "takes a broker away" in found

@@ -113,7 +113,9 @@ def test_mutations_make_valid_schedules_with_faults_apart_before_the_heal() -> N
 
 def test_each_mutation_does_what_it_says() -> None:
     seen = set()
-    for seed in range(120):
+    for seed in range(400):
+        if seen == {"drop", "add", "shift", "retarget"}:
+            break
         parent = _draw(seed)
         found = mutate(random.Random(seed), parent, _draw)
         assert found is not None
