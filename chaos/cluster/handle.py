@@ -63,6 +63,11 @@ PROJECT_LABEL = "com.docker.compose.project"
 SERVICE_LABEL = "com.docker.compose.service"
 ONEOFF_LABEL = "com.docker.compose.oneoff"
 ZK_START_TIMEOUT_S = 15.0
+#: The session timeout of the handle's own ZooKeeper session (s): the brokers' fast
+#: profile. A client notices a frozen server after two thirds of it and goes on with
+#: another, so an admin action issued as the server under it is frozen still gets its
+#: answer within `chaos.cluster.zk_off_loop.ACTION_READ_S`.
+ZK_SESSION_S = 6.0
 
 T = TypeVar("T")
 
@@ -329,7 +334,7 @@ class ClusterHandle(ResourceControls, ContainerFiles, ContainerExec, ZkServers):
                 if self._kazoo is None or connect != self._kazoo_connect:
                     self._stop_kazoo()
                     options = kazoo_options(self._zk_credentials, self._zk_tls)
-                    kazoo = KazooClient(hosts=connect, timeout=10, **options)
+                    kazoo = KazooClient(hosts=connect, timeout=ZK_SESSION_S, **options)
                     kazoo.start(timeout=ZK_START_TIMEOUT_S)
                     self._kazoo, self._kazoo_connect = kazoo, connect
                 return read(KafkaZkClient(self._kazoo))

@@ -37,7 +37,8 @@ STALE_S = 3.0
 STEP_READ_S = 5.0
 #: Seconds an admin action's ZooKeeper work may take before it is given up: longer than
 #: a step's read, so that the session, when the server it talks to was just frozen, can
-#: notice (two thirds of its 10 s timeout) and go on with another server.
+#: notice (two thirds of its 6 s timeout, `chaos.cluster.handle.ZK_SESSION_S`), try
+#: another server (a third of the timeout each) and answer.
 ACTION_READ_S = 10.0
 
 
