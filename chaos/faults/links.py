@@ -80,9 +80,12 @@ def running_netns(cluster: FaultTarget, service: str) -> Netns:
 
 
 def apply_grudge(cluster: FaultTarget, fault_id: str, grudge: Grudge) -> None:
-    """Add the grudge's drop rules to each dropping service, tagged with the fault id."""
-    ips = {node: cluster.ip(node) for dst, srcs in grudge.items() for node in (dst, *srcs)}
-    for dst, rules in drop_rules(grudge, ips).items():
+    """Add the grudge's drop rules to each dropping service, tagged with the fault id.
+    A service another fault stopped has no address and no namespace: the grudge is laid
+    among the services that run (one that starts again meanwhile is not cut)."""
+    ips = addresses(cluster, {node for dst, srcs in grudge.items() for node in (dst, *srcs)})
+    present = {dst: srcs & ips.keys() for dst, srcs in grudge.items() if dst in ips}
+    for dst, rules in drop_rules(present, ips).items():
         running_netns(cluster, dst).add_rules(fault_id, rules)
 
 

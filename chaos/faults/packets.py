@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 from chaos.faults.base import Check, FaultTarget
 from chaos.faults.fields import BadFaultData
-from chaos.faults.links import of_role, running_netns, running_services
+from chaos.faults.links import addresses, of_role, running_netns, running_services
 from chaos.faults.netfault import NetworkFault
 from chaos.faults.netns import netns_of
 from chaos.faults.probe import run_all, udp_burst_argv, udp_flood_argv
@@ -50,16 +50,17 @@ class ZkDeaf(NetworkFault):
     KIND: ClassVar[str] = "zk-deaf"
 
     def start(self, cluster: FaultTarget) -> None:
-        """One drop rule per zk server on each target broker's INPUT."""
-        zks = of_role(cluster.services(), "zk")
-        rules = tuple(drop_data_from(cluster.ip(zk)) for zk in zks)
+        """One drop rule per zk server on each target broker's INPUT (per server that
+        has an address: one another fault stopped has none, and is not cut)."""
+        zks = addresses(cluster, of_role(cluster.services(), "zk"))
+        rules = tuple(drop_data_from(ip) for ip in zks.values())
         for broker in self.targets:
             running_netns(cluster, broker).add_rules(self.fault_id, rules)
 
     def took_effect(self, cluster: FaultTarget) -> Check:
         """Each target carries one tagged rule per zk server. (The links still connect:
         handshakes pass; what is dropped shows as the broker's lost ZooKeeper connection.)"""
-        want = len(of_role(cluster.services(), "zk"))
+        want = len(addresses(cluster, of_role(cluster.services(), "zk")))
         checks = []
         for broker in self.targets:
             listing = running_netns(cluster, broker).listing("filter")

@@ -92,7 +92,7 @@ class FakeCluster:
     def ip(self, service: str) -> str:
         """A made-up address; `FaultFailed` for a container not running, which docker
         gives none."""
-        if self.status(service) != RUNNING:
+        if self.status(service) not in (RUNNING, "paused"):
             raise FaultFailed(f"{service} has no address on any network (is it running?)")
         return f"10.0.0.{2 + self.services().index(self._known(service, 'ip'))}"
 

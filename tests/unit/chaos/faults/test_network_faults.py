@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from chaos.errors import UnknownTarget
-from chaos.faults import latency, network
+from chaos.faults import latency, links, network
 from chaos.faults.base import Check
 from chaos.faults.fields import BadFaultData
 from chaos.faults.grudge import GrudgeError
@@ -300,3 +300,24 @@ def test_a_latency_with_every_link_cut_or_none_through_the_proxy_has_not_taken_e
     ok, detail = _latency_took_effect(monkeypatch, [[], [0.002], [], []])
     assert not ok
     assert "broker1->broker2: no round trip" in detail
+
+
+class RecordingNetns:
+    def __init__(self, service: str, laid: dict[str, list[str]]) -> None:
+        self.service, self.laid = service, laid
+
+    def add_rules(self, fault_id: str, rules: Any) -> None:
+        self.laid.setdefault(self.service, []).extend(str(r) for r in rules)
+
+
+def test_a_cut_is_laid_among_the_services_that_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a blind hunt's run: a session expiry while another fault had stopped zk1
+    cluster = FakeCluster()
+    zk1, zk2 = cluster.ip("zk1"), cluster.ip("zk2")
+    cluster.stop("zk1", 10)
+    laid: dict[str, list[str]] = {}
+    monkeypatch.setattr(links, "running_netns", lambda c, s: RecordingNetns(s, laid))
+    SessionExpire(("broker1",)).start(cluster)
+    assert set(laid) == {"broker1", "zk2", "zk3"}
+    assert not any(zk1 in rule for rule in laid["broker1"])
+    assert any(zk2 in rule for rule in laid["broker1"])
