@@ -31,12 +31,17 @@ a second cut laid over a first expects the first's links to stay unanswered when
 it took effect, and the first, healed while the second holds, expects the second's links
 still cut when it proves it is undone.
 
-Threads: one injector is driven from one thread (the run's injector thread).
+Threads: any. The step loop starts and stops each step's fault on a thread of its own,
+so that a fault proving itself holds no other step up: the injector's bookkeeping (ids,
+the heal state, the active faults, the fault log, the traces) is under one lock, and the
+faults' own work and checks run outside it. A cut measured while another fault lays or
+lifts its rules may see a moment between the two; the checks poll until it passes.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -106,28 +111,31 @@ class Injector:
             if isinstance(line, dict) and line.get("phase") == "start"
         )
         self._log = JsonLinesWriter(run_dir / FAULT_LOG)
+        self._lock = threading.RLock()
 
     def active(self) -> dict[str, Fault]:
         """The faults this injector started and has not undone, by id."""
-        return dict(self._active)
+        with self._lock:
+            return dict(self._active)
 
     def start(self, fault: Fault, fault_id: str | None = None) -> Injection:
         """Record, start and prove `fault` (see the module doc); a fault that does not take
         effect by the deadline is undone before this returns, with `ok` false. A `fault_id`
         that names a fault still active is refused with `ValueError`."""
-        if fault_id is not None and fault_id in self._active:
-            raise ValueError(f"fault id {fault_id!r} is already in use by an active fault")
-        fault_id = fault_id or self._new_id()
-        try:
-            for target in fault.targets:
-                self.cluster.status(target)  # ForeignContainer / UnknownTarget before anything
-        except FaultError as exc:
-            self._record(fault_id, fault, "start", Check(False, f"refused: {exc}"))
-            raise
-        self.state.add(
-            ActiveFault(fault_id, fault.kind, fault.targets, fault.describe(), self._wall_ms())
-        )
-        self._active[fault_id] = fault
+        with self._lock:
+            if fault_id is not None and fault_id in self._active:
+                raise ValueError(f"fault id {fault_id!r} is already in use by an active fault")
+            fault_id = fault_id or self._new_id()
+            try:
+                for target in fault.targets:
+                    self.cluster.status(target)  # ForeignContainer / UnknownTarget first
+            except FaultError as exc:
+                self._record(fault_id, fault, "start", Check(False, f"refused: {exc}"))
+                raise
+            self.state.add(
+                ActiveFault(fault_id, fault.kind, fault.targets, fault.describe(), self._wall_ms())
+            )
+            self._active[fault_id] = fault
         try:
             fault.start(self.cluster)
         except FaultError as exc:
@@ -147,8 +155,9 @@ class Injector:
     def stop(self, fault: Fault | str) -> Injection:
         """Undo a fault this injector holds (by value or id) and verify it; one already
         undone (or never known) is a no-op that holds."""
-        fault_id = fault if isinstance(fault, str) else self._id_of(fault)
-        held = self._active.get(fault_id) if fault_id is not None else None
+        with self._lock:
+            fault_id = fault if isinstance(fault, str) else self._id_of(fault)
+            held = self._active.get(fault_id) if fault_id is not None else None
         if fault_id is None or held is None:
             return Injection(fault_id or "", None, Check(True, "not active"))
         return self._undo(fault_id, held)
@@ -157,23 +166,26 @@ class Injector:
         """Undo every fault the heal state still holds for this run, newest first, faults
         of an earlier process rebuilt from their descriptions."""
         outcomes = []
-        entries = list(reversed(self.state.load()))
-        for entry in entries:  # rebuilt first: each undo is measured beside the others
-            if entry.id not in self._active:
-                try:
-                    self._active[entry.id] = fault_from_json(entry.kind, entry.data)
-                except FaultError as exc:
-                    lost = Check(False, f"cannot rebuild: {exc}")
-                    outcomes.append(Injection(entry.id, None, lost))
+        with self._lock:
+            entries = list(reversed(self.state.load()))
+            for entry in entries:  # rebuilt first: each undo is measured beside the others
+                if entry.id not in self._active:
+                    try:
+                        self._active[entry.id] = fault_from_json(entry.kind, entry.data)
+                    except FaultError as exc:
+                        lost = Check(False, f"cannot rebuild: {exc}")
+                        outcomes.append(Injection(entry.id, None, lost))
         for entry in entries:
-            fault = self._active.get(entry.id)
+            with self._lock:
+                fault = self._active.get(entry.id)
             if fault is not None:
                 outcomes.append(self._undo(entry.id, fault))
         return outcomes
 
     def close(self) -> None:
         """Close the fault log (the heal state stays as it is)."""
-        self._log.close()
+        with self._lock:
+            self._log.close()
 
     def __enter__(self) -> Injector:
         return self
@@ -195,8 +207,9 @@ class Injector:
         self._write_trace(fault_id, fault)
         undone = self._measure(fault_id, fault, "undone", self.deadlines.undone_s)
         if undone.ok:
-            self.state.remove(fault_id)
-            self._active.pop(fault_id, None)
+            with self._lock:
+                self.state.remove(fault_id)
+                self._active.pop(fault_id, None)
         return Injection(fault_id, fault, undone)
 
     def _measure(self, fault_id: str, fault: Fault, phase: str, timeout_s: float) -> Check:
@@ -237,11 +250,13 @@ class Injector:
 
     def _cut_by_others(self, fault_id: str) -> Cuts:
         """The links cut by the active faults other than `fault_id`."""
-        return merge(
-            held.cut_links(self.cluster)
-            for other, held in self._active.items()
-            if other != fault_id and isinstance(held, CutsLinks)
-        )
+        with self._lock:
+            others = [
+                held
+                for other, held in self._active.items()
+                if other != fault_id and isinstance(held, CutsLinks)
+            ]
+        return merge(held.cut_links(self.cluster) for held in others)
 
     def _record(
         self, fault_id: str, fault: Fault, phase: str, check: Check, elapsed_ms: int | None = None
@@ -259,7 +274,8 @@ class Injector:
             line["params"] = dict(fault.describe())
         if elapsed_ms is not None:
             line["elapsed_ms"] = elapsed_ms
-        self._log.append(json.dumps(line, sort_keys=True))
+        with self._lock:
+            self._log.append(json.dumps(line, sort_keys=True))
 
     def _write_trace(self, fault_id: str, fault: Fault) -> None:
         if not isinstance(fault, Traced):
@@ -268,14 +284,15 @@ class Injector:
         if not records:
             return
         traces = self.run_dir / TRACE_DIR
-        traces.mkdir(exist_ok=True)
-        (traces / f"{fault_id}.jsonl").unlink(missing_ok=True)  # the whole trace, once
-        writer = JsonLinesWriter(traces / f"{fault_id}.jsonl")
-        try:
-            for record in records:
-                writer.append(json.dumps(record, sort_keys=True))
-        finally:
-            writer.close()
+        with self._lock:
+            traces.mkdir(exist_ok=True)
+            (traces / f"{fault_id}.jsonl").unlink(missing_ok=True)  # the whole trace, once
+            writer = JsonLinesWriter(traces / f"{fault_id}.jsonl")
+            try:
+                for record in records:
+                    writer.append(json.dumps(record, sort_keys=True))
+            finally:
+                writer.close()
 
     def _id_of(self, fault: Fault) -> str | None:
         return next((i for i, held in self._active.items() if held == fault), None)

@@ -11,16 +11,25 @@ trigger is armed at its `at_s`: the loop reads the nodes' event logs every
 it `duration_s` later; a trigger whose wait runs out (or that the heal overtakes) is a
 failed step unless it is optional (then the step is left out), as is a fault that is
 refused, fails to start or does not take effect, and an undo that cannot be verified
-(`failed_steps`, in verdict.json). A start waits for its fault to take effect (up to
-the injector's deadline), so a fault that cannot prove itself holds the loop up: a step
-the loop reaches, or whose event it sees, only once the heal is due is not started (an
-optional trigger's step is left out, any other fails), never laid on the heal. The loop
-never waits on ZooKeeper (`chaos.cluster.zk_off_loop`): a read a step needs gives up
-after `STEP_READ_S`, an action's after `ACTION_READ_S`.
+(`failed_steps`, in verdict.json).
+
+Each step lives on a thread of its own: it starts its fault, waits for it to take effect
+(up to the injector's deadline: a session expiry takes seconds to prove, a fault that
+cannot prove itself thirty), holds it until its stop cue (a triggered step: `duration_s`
+after its event) or the heal, and undoes it. So a slow start holds no other step up, and
+the steps start when the schedule says, as the overlap rules that drew it assume. The
+admin actions run in order on one thread of their own, for the same reason. A step the
+loop itself reaches, or whose event it sees, only once the heal is due is not started
+(an optional trigger's step is left out, any other fails), never laid on the heal; at
+the heal every step thread stops its fault and the actions still queued are performed
+before the injector heals what is left. The loop never waits on ZooKeeper
+(`chaos.cluster.zk_off_loop`): a read a step needs gives up after `STEP_READ_S`, an
+action's after `ACTION_READ_S`.
 """
 
 from __future__ import annotations
 
+import queue
 import random
 import threading
 import time
@@ -68,8 +77,9 @@ class StepLoop:
         self.failed_steps: list[str] = []
         self.fault_ids: dict[int, str] = {}
         self._events = EventWatch(EventTail(event_dir))
-        #: Triggered steps started, by index: when (monotonic) each is to be stopped.
-        self._stops_at: dict[int, float] = {}
+        #: Each launched step's thread and the event that releases its fault, by index.
+        self._steps: dict[int, tuple[threading.Thread, threading.Event]] = {}
+        self._actions: queue.Queue[Action | None] = queue.Queue()
         self._started = time.monotonic()
         self._started_ms = int(time.time() * 1000)
         self._stop = threading.Event()
@@ -86,36 +96,50 @@ class StepLoop:
         """Every cue up to the heal, whose monotonic time this returns. `stop` cuts the
         waits short (the run is ending)."""
         self._stop = stop
-        for cue in timeline(self.schedule):
-            phase = "healing" if cue.type in (CueType.HEAL, CueType.END) else "faults"
-            self._wait_until(cue.at_s, phase, injector, status)
-            if cue.type is CueType.START and cue.index is not None:
-                step = self.schedule.steps[cue.index]
-                if self._past_heal():  # a start that waited out its deadline held the loop up
-                    self._left_out(cue.index, step.trigger is not None and step.trigger.optional)
-                elif step.trigger is None:
-                    self._start(injector, cue.index, step, step.at_s)
-                else:
-                    self._arm(cue.index, step)
-            elif cue.type is CueType.STOP and cue.index is not None:
-                self._stop_step(injector, cue.index)
-            elif cue.type is CueType.ACTION and cue.index is not None:
-                self._act(self.schedule.actions[cue.index])
-            elif cue.type is CueType.HEAL:
-                break
+        actor = threading.Thread(target=self._act_in_turn, name="actions", daemon=True)
+        actor.start()
+        try:
+            self._cues(injector, status)
+        finally:  # on the heal, and on an interrupt before the injector heals
+            self._actions.put(None)
+            for _, release in self._steps.values():
+                release.set()
+            for thread, _ in self._steps.values():
+                thread.join()
+            actor.join()
         for index in self._events.disarm_all():
             self._not_triggered(index, "its event had not come by the heal")
-        self._stops_at.clear()
         for healed in injector.heal_all():
             self.view.say(f"heal {healed.fault_id}: {healed.check.detail}")
         heal_at = time.monotonic()
         self.view.say(f"{self.schedule.heal_at_s:6.1f}s heal: every fault undone")
         return heal_at
 
+    def _cues(self, injector: Injector, status: StatusOf) -> None:
+        """Every cue up to the heal, on time."""
+        for cue in timeline(self.schedule):
+            phase = "healing" if cue.type in (CueType.HEAL, CueType.END) else "faults"
+            self._wait_until(cue.at_s, phase, injector, status)
+            if cue.type is CueType.START and cue.index is not None:
+                step = self.schedule.steps[cue.index]
+                if self._past_heal():  # the loop itself was held up
+                    self._left_out(cue.index, step.trigger is not None and step.trigger.optional)
+                elif step.trigger is None:
+                    self._launch(injector, cue.index, step, step.at_s, None)
+                else:
+                    self._arm(cue.index, step)
+            elif cue.type is CueType.STOP and cue.index is not None:
+                launched = self._steps.get(cue.index)
+                if launched is not None:
+                    launched[1].set()
+            elif cue.type is CueType.ACTION and cue.index is not None:
+                self._actions.put(self.schedule.actions[cue.index])
+            elif cue.type is CueType.HEAL:
+                return
+
     def _wait_until(self, at: float, phase: str, injector: Injector, status: StatusOf) -> None:
         """Keep the live view fresh until `at`; meanwhile start the triggered steps whose
-        event came, give up on those whose wait ran out, and stop the started ones that
-        are due."""
+        event came and give up on those whose wait ran out."""
         while True:
             self._triggered_cues(injector)
             now = time.monotonic()
@@ -123,17 +147,13 @@ class StepLoop:
             if left <= 0:
                 return
             self.view.update(status(phase, injector))
-            wait = min(TICK_S, left, *(t - now for t in self._stops_at.values()))
+            wait = min(TICK_S, left)
             if self._events.waiting:
                 wait = min(wait, POLL_S)
             self._stop.wait(max(0.0, wait))
 
     def _triggered_cues(self, injector: Injector) -> None:
-        now = time.monotonic()
-        for index in sorted(i for i, t in self._stops_at.items() if t <= now):
-            del self._stops_at[index]
-            self._stop_step(injector, index)
-        fired, expired = self._events.due(now)
+        fired, expired = self._events.due(time.monotonic())
         for index in expired:
             trigger = self.schedule.steps[index].trigger
             if trigger is not None and trigger.optional:
@@ -155,8 +175,7 @@ class StepLoop:
         self.view.say(f"{step.at_s:6.1f}s step {index} {step.fault.kind}: {trigger.describe()}")
 
     def _past_heal(self) -> bool:
-        """The heal is due: the loop was held up (a start waits for its fault to take
-        effect, up to the injector's deadline) and a step reached now would land on the
+        """The heal is due: the loop was held up and a step reached now would land on the
         heal."""
         return time.monotonic() - self._started >= self.schedule.heal_at_s
 
@@ -177,8 +196,39 @@ class StepLoop:
             return
         node = fired.event.get("node", "?")
         self.view.say(f"{at:6.1f}s step {fired.index}: {fired.event.get('kind')} of {node}")
-        if self._start(injector, fired.index, step, at):
-            self._stops_at[fired.index] = self._started + at + step.duration_s
+        self._launch(injector, fired.index, step, at, self._started + at + step.duration_s)
+
+    def _launch(
+        self, injector: Injector, index: int, step: Step, at: float, stop_at: float | None
+    ) -> None:
+        """Step `index` on a thread of its own (module docstring): stopped on its stop cue,
+        at `stop_at` (monotonic) if given, or at the heal."""
+        release = threading.Event()
+        thread = threading.Thread(
+            target=self._hold,
+            args=(injector, index, step, at, release, stop_at),
+            name=f"step-{index}",
+            daemon=True,
+        )
+        self._steps[index] = (thread, release)
+        thread.start()
+
+    def _hold(
+        self,
+        injector: Injector,
+        index: int,
+        step: Step,
+        at: float,
+        release: threading.Event,
+        stop_at: float | None,
+    ) -> None:
+        try:
+            if self._start(injector, index, step, at):
+                release.wait(None if stop_at is None else max(0.0, stop_at - time.monotonic()))
+                self._stop_step(injector, index)
+        except Exception as exc:  # a thread's error must reach the verdict, not vanish
+            self.failed_steps.append(f"step {index}: {type(exc).__name__}: {exc}")
+            self.view.say(f"       step {index}: FAILED: {type(exc).__name__}: {exc}")
 
     def _not_triggered(self, index: int, why: str) -> None:
         step = self.schedule.steps[index]
@@ -222,6 +272,15 @@ class StepLoop:
         if not undone.ok:
             self.failed_steps.append(f"step {index} undo: {undone.check.detail}")
         self.view.say(f"       undo {fault_id}: {'done' if undone.ok else 'FAILED'}")
+
+    def _act_in_turn(self) -> None:
+        """Perform the queued actions in order until the heal's end marker."""
+        while (action := self._actions.get()) is not None:
+            try:
+                self._act(action)
+            except Exception as exc:  # a thread's error must reach the verdict, not vanish
+                self.failed_steps.append(f"action {action.kind}: {type(exc).__name__}: {exc}")
+                self.view.say(f"{action.at_s:6.1f}s {action.kind}: FAILED: {exc!r}")
 
     def _act(self, action: Action) -> None:
         try:

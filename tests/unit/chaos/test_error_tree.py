@@ -17,6 +17,8 @@ ROOT = Path(chaos.__file__).parent
 THREAD_GUARDS = {
     ("client/workload_run.py", "run"),  # `guarded`: each producer and consumer thread
     ("run/runner.py", "_work"),
+    ("run/step_loop.py", "_hold"),  # each step's thread
+    ("run/step_loop.py", "_act_in_turn"),  # the actions' thread
 }
 
 
