@@ -112,7 +112,7 @@ def test_mutations_make_valid_schedules_with_faults_apart_before_the_heal() -> N
 
 
 def test_each_mutation_does_what_it_says() -> None:
-    seen = set()
+    seen: set[str] = set()
     for seed in range(400):
         if seen == {"drop", "add", "shift", "retarget"}:
             break
