@@ -3,10 +3,11 @@ schedule with, each drawn from the schedule's generator and placed only where th
 overlap rules (`chaos.generator.overlap`) let it:
 
 - a double outage, with probability `DOUBLE_SHARE`: two brokers named by id
-  (`broker:<id>`, overlap rule 3) taken away by `kill`, `stop` or `pause` for longer
-  than the session timeout (`OUTAGE_HOLD`), the second going down while the first is
-  down and coming back after it: a rack, a shared host or a network segment lost in
-  turn;
+  (`broker:<id>`, overlap rule 3) taken away by `kill`, `stop`, `pause` or cut from the
+  other brokers (`broker-isolate`: it keeps its ZooKeeper session, and the controller's
+  requests to it fail) for longer than the session timeout (`OUTAGE_HOLD`), the second
+  going down while the first is down and coming back after it: a rack, a shared host or
+  a network segment lost in turn;
 - a failover after a restart, with probability `FAILOVER_SHARE`: a broker other than the
   controller bounced, and the controller taken away (`kill`, `stop` or `pause`, past
   the session timeout) `FAILOVER_LAG` later, while the bounced broker waits for its old
@@ -43,6 +44,7 @@ __all__ = [
     "FAILOVER_SHARE",
     "FLAP_GAP",
     "FLAP_SHARE",
+    "DOUBLE_KINDS",
     "OUTAGE_KINDS",
     "backdrop",
     "double_outage",
@@ -60,6 +62,9 @@ DOUBLE_SHARE = 0.3
 _FLAP_TAKES_S = 6.0
 #: The process kinds a double outage takes its brokers away with.
 OUTAGE_KINDS = ("kill", "stop", "pause")
+#: The kinds a double outage takes its brokers away with: a process kind, or a cut from
+#: the other brokers.
+DOUBLE_KINDS = (*OUTAGE_KINDS, "broker-isolate")
 #: The chance that a dense schedule holds a failover after a restart.
 FAILOVER_SHARE = 0.25
 #: How long after the bounce the controller is taken away (s): within the fast
@@ -99,7 +104,7 @@ def double_outage(rng: random.Random, heal_at: float) -> tuple[Step, ...]:
     if latest < _START_S:
         return ()
     at = round(rng.uniform(_START_S, min(latest, heal_at / 2)), 1)
-    kinds = rng.choice(OUTAGE_KINDS), rng.choice(OUTAGE_KINDS)
+    kinds = rng.choice(DOUBLE_KINDS), rng.choice(DOUBLE_KINDS)
     return (
         Step(at, hold, FaultSpec.of(kinds[0], f"broker:{first}")),
         Step(round(at + lag, 1), hold2, FaultSpec.of(kinds[1], f"broker:{second}")),

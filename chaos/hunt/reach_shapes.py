@@ -140,6 +140,9 @@ def _isolated_election(s: Schedule) -> bool:
             return True
         if any(controller_gone(c) and meets(c, i.at_s, i.ends_s) for c in s.steps):
             return True
+        # another broker down past its session: its partitions get new leaders
+        if any(outage(c) and distinct(c, i) and meets(c, i.at_s, i.ends_s) for c in s.steps):
+            return True
     return False
 
 
@@ -289,7 +292,8 @@ SHAPES: tuple[Shape, ...] = (
         "sender-drops",
         "a broker other than the controller cut off (broker-isolate, loss) longer than the "
         "session timeout while leaders move (it is the busiest leader, the controller is "
-        "taken away or moved, preferred leaders are elected)",
+        "taken away or moved, another broker is down past its session, preferred leaders "
+        "are elected)",
         _isolated_election,
     ),
     Shape(

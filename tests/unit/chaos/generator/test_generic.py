@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from chaos.errors import ScheduleError
 from chaos.generator import correlated
 from chaos.generator.action_kinds import ACTION_KINDS
-from chaos.generator.correlated import OUTAGE_KINDS
+from chaos.generator.correlated import DOUBLE_KINDS, OUTAGE_KINDS
 from chaos.generator.generic import (
     DISK_KINDS,
     GENERIC_KINDS,
@@ -93,7 +93,7 @@ def test_faults_overlap_in_dense_schedules_and_never_in_sparse_ones() -> None:
 
 def _double_outages(schedule: Schedule) -> list[tuple[Step, Step]]:
     pinned = [s for s in schedule.steps if s.fault.target.startswith("broker:")]
-    pinned = [s for s in pinned if s.fault.kind in OUTAGE_KINDS]
+    pinned = [s for s in pinned if s.fault.kind in DOUBLE_KINDS]
     return [(a, b) for a in pinned for b in pinned if a.at_s < b.at_s < a.ends_s]
 
 
