@@ -20,9 +20,11 @@ after its event) or the heal, and undoes it. So a slow start holds no other step
 the steps start when the schedule says, as the overlap rules that drew it assume. The
 admin actions run in order on one thread of their own, for the same reason. A step the
 loop itself reaches, or whose event it sees, only once the heal is due is not started
-(an optional trigger's step is left out, any other fails), never laid on the heal; at
-the heal every step thread stops its fault and the actions still queued are performed
-before the injector heals what is left. The loop never waits on ZooKeeper
+(an optional trigger's step is left out, any other fails), never laid on the heal. A
+step whose fault cannot start or prove itself because another fault took its target
+away meanwhile is left out too (`_went_away`). At the heal every step thread stops its
+fault and the actions still queued are performed before the injector heals what is
+left. The loop never waits on ZooKeeper
 (`chaos.cluster.zk_off_loop`): a read a step needs gives up after `STEP_READ_S`, an
 action's after `ACTION_READ_S`.
 """
@@ -240,6 +242,7 @@ class StepLoop:
         is in effect and waits for its stop."""
         spec = step.fault
         rng = random.Random(f"{self.schedule.seed}:{step.at_s}:{spec.kind}:{spec.target}")
+        targets: tuple[str, ...] = ()
         try:
             targets = within(
                 lambda: self.cluster.resolve(spec.target, rng), STEP_READ_S, spec.target
@@ -247,8 +250,11 @@ class StepLoop:
             fault = spec.fault(tuple(targets))
             done = injector.start(fault, fault_id=f"step-{index}")
         except FaultError as exc:
-            self.failed_steps.append(f"step {index} ({spec.describe()}): {exc}")
-            self.view.say(f"{at:6.1f}s {spec.kind} {spec.target}: NOT STARTED: {exc}")
+            if not self._went_away(index, targets, str(exc)):
+                self.failed_steps.append(f"step {index} ({spec.describe()}): {exc}")
+                self.view.say(f"{at:6.1f}s {spec.kind} {spec.target}: NOT STARTED: {exc}")
+            return False
+        if not done.ok and self._went_away(index, targets, done.check.detail):
             return False
         self.view.say(
             f"{at:6.1f}s {spec.kind} {','.join(targets)}: "
@@ -263,6 +269,19 @@ class StepLoop:
             self._stop_step(injector, index)
             return False
         return True
+
+    def _went_away(self, index: int, targets: tuple[str, ...] | list[str], why: str) -> bool:
+        """Whether a target of step `index`, whose fault could not start or prove itself,
+        is down now: another fault took it away meanwhile (the overlap rules let a fault
+        that slows a broker meet one that takes it away). The step is then left out, as
+        the schedule's two faults met, not a failed step; said so with `why`."""
+        try:
+            down = [t for t in targets if self.cluster.status(t) not in ("running", "paused")]
+        except FaultError:
+            return False
+        if down:
+            self.view.say(f"       step {index}: left out: {', '.join(down)} went away ({why})")
+        return bool(down)
 
     def _stop_step(self, injector: Injector, index: int) -> None:
         fault_id = self.fault_ids.pop(index, None)
