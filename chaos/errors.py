@@ -16,6 +16,8 @@ ChaosError
 └── FaultError
     ├── ForeignContainer     the target does not carry the run's compose project label
     ├── UnknownTarget        no container/role of that name in the project
+    │   └── NoTargetNow      a role that names nobody now: the brokers it could name are
+    │                        down, no controller or ZooKeeper leader is elected yet
     └── FaultFailed          the mechanism failed (docker API, nsenter, iptables, tc)
 
 Every schedule message names the step (by its index) or the field it is about. Any thread.
@@ -30,6 +32,7 @@ __all__ = [
     "FaultError",
     "FaultFailed",
     "ForeignContainer",
+    "NoTargetNow",
     "ScheduleError",
     "ScheduleFormatError",
     "UnknownKind",
@@ -76,6 +79,11 @@ class ForeignContainer(FaultError):
 
 class UnknownTarget(FaultError):
     """A service or role that the project does not have."""
+
+
+class NoTargetNow(UnknownTarget):
+    """A role that names nobody at this moment: what it could name is down or not elected
+    (other faults took it away), not a role the project lacks."""
 
 
 class FaultFailed(FaultError):

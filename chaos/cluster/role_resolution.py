@@ -20,7 +20,7 @@ import random
 from collections.abc import Mapping
 from typing import Protocol
 
-from chaos.errors import UnknownTarget
+from chaos.errors import NoTargetNow, UnknownTarget
 
 #: Every role, with what it resolves to.
 ROLES: Mapping[str, str] = {
@@ -113,7 +113,7 @@ def _running(facts: ClusterFacts, role: str) -> Mapping[int, str]:
     brokers = _need(facts.brokers(), "brokers")
     running = {i: s for i, s in brokers.items() if facts.status(s) == "running"}
     if not running:
-        raise UnknownTarget(f"role {role!r}: no broker of the project runs now")
+        raise NoTargetNow(f"role {role!r}: no broker of the project runs now")
     return running
 
 
@@ -122,7 +122,7 @@ def _broker_role(name: str, facts: ClusterFacts, rng: random.Random) -> tuple[st
         brokers = _need(facts.brokers(), "brokers")
         controller = facts.controller_id()
         if controller is None or controller not in brokers:
-            raise UnknownTarget(
+            raise NoTargetNow(
                 f"role 'controller': no broker of the project is controller now "
                 f"(/controller names {controller})"
             )
@@ -137,7 +137,7 @@ def _broker_role(name: str, facts: ClusterFacts, rng: random.Random) -> tuple[st
     controller = facts.controller_id()
     others = [i for i in ids if i != controller]
     if not others:
-        raise UnknownTarget("role 'non-controller': no running broker but the controller")
+        raise NoTargetNow("role 'non-controller': no running broker but the controller")
     return (brokers[rng.choice(others)],)
 
 
@@ -147,7 +147,7 @@ def _non_controllers(facts: ClusterFacts) -> tuple[str, ...]:
     controller = facts.controller_id()
     others = tuple(brokers[i] for i in sorted(brokers) if i != controller)
     if not others:
-        raise UnknownTarget("role 'non-controllers': no running broker but the controller")
+        raise NoTargetNow("role 'non-controllers': no running broker but the controller")
     return others
 
 
@@ -170,7 +170,7 @@ def _zk_role(name: str, facts: ClusterFacts, rng: random.Random) -> tuple[str, .
     wanted = "leader" if name == "zk-leader" else "follower"
     found = [server for server in servers if modes[server] == wanted]
     if not found:
-        raise UnknownTarget(f"role {name!r}: no ZooKeeper server is {wanted} now: {modes}")
+        raise NoTargetNow(f"role {name!r}: no ZooKeeper server is {wanted} now: {modes}")
     if name == "zk-followers":
         return tuple(found)
     return (found[0],) if wanted == "leader" else (rng.choice(found),)

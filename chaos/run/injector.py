@@ -214,7 +214,8 @@ class Injector:
 
     def _measure(self, fault_id: str, fault: Fault, phase: str, timeout_s: float) -> Check:
         """Poll the phase's check until it holds or `timeout_s` passes; log the last one.
-        A target that is foreign or gone ends the wait at once: waiting does not mend it."""
+        A target that is foreign or gone ends the wait at once: waiting does not mend it
+        (a peer the check found gone does not: another fault's restart mends it)."""
         measure = self._check_of(fault_id, fault, phase)
         began = self._monotonic()
         while True:
@@ -222,7 +223,10 @@ class Injector:
             try:
                 check = measure(self.cluster)
             except (ForeignContainer, UnknownTarget) as exc:
-                check, hopeless = Check(False, f"{type(exc).__name__}: {exc}"), True
+                check = Check(False, f"{type(exc).__name__}: {exc}")
+                # a peer gone between a listing and a probe (another fault's kill) passes;
+                # the fault's own target gone does not
+                hopeless = isinstance(exc, ForeignContainer) or self._target_down(fault)
             except FaultError as exc:
                 check = Check(False, f"{type(exc).__name__}: {exc}")
             elapsed = self._monotonic() - began
@@ -233,6 +237,13 @@ class Injector:
             check = Check(False, f"{phase} not seen after {elapsed:.3g}s: {check.detail}")
         self._record(fault_id, fault, phase, check, elapsed_ms=int(elapsed * 1000))
         return check
+
+    def _target_down(self, fault: Fault) -> bool:
+        """A target of `fault` is neither running nor paused (or cannot be asked)."""
+        try:
+            return any(self.cluster.status(t) not in ("running", "paused") for t in fault.targets)
+        except FaultError:
+            return True
 
     def _check_of(self, fault_id: str, fault: Fault, phase: str) -> Callable[[FaultTarget], Check]:
         """The phase's check; for a fault that cuts links, beside the other active faults'."""

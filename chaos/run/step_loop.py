@@ -21,10 +21,11 @@ the steps start when the schedule says, as the overlap rules that drew it assume
 admin actions run in order on one thread of their own, for the same reason. A step the
 loop itself reaches, or whose event it sees, only once the heal is due is not started
 (an optional trigger's step is left out, any other fails), never laid on the heal. A
-step whose fault cannot start or prove itself because another fault took its target
-away meanwhile is left out too (`_went_away`). At the heal every step thread stops its
-fault and the actions still queued are performed before the injector heals what is
-left. The loop never waits on ZooKeeper
+step whose role names nobody now (`NoTargetNow`: the brokers it could name are down) or
+whose fault cannot start or prove itself because another fault took its target away
+meanwhile is left out too (`_went_away`): the schedule's faults met. At the heal every
+step thread stops its fault and the actions still queued are performed before the
+injector heals what is left. The loop never waits on ZooKeeper
 (`chaos.cluster.zk_off_loop`): a read a step needs gives up after `STEP_READ_S`, an
 action's after `ACTION_READ_S`.
 """
@@ -40,7 +41,7 @@ from pathlib import Path
 
 from chaos.cluster.handle import ClusterHandle
 from chaos.cluster.zk_off_loop import ACTION_READ_S, STEP_READ_S, within
-from chaos.errors import FaultError
+from chaos.errors import FaultError, NoTargetNow
 from chaos.generator.schedule import Action, Schedule, Step
 from chaos.generator.timeline import CueType, timeline
 from chaos.run.actions import ActionFailed, perform
@@ -249,6 +250,9 @@ class StepLoop:
             )
             fault = spec.fault(tuple(targets))
             done = injector.start(fault, fault_id=f"step-{index}")
+        except NoTargetNow as exc:  # other faults took away what the role could name
+            self.view.say(f"       step {index}: left out: {exc}")
+            return False
         except FaultError as exc:
             if not self._went_away(index, targets, str(exc)):
                 self.failed_steps.append(f"step {index} ({spec.describe()}): {exc}")

@@ -366,3 +366,35 @@ def test_a_traced_fault_s_trace_is_written_after_its_check(tmp_path: Path) -> No
     written = [line for _, line in read_json_lines(tmp_path / TRACE_DIR / "step-3.jsonl")]
     assert written == _TracedFault().trace()
     assert sorted(p.name for p in (tmp_path / TRACE_DIR).iterdir()) == ["step-3.jsonl"]
+
+
+class _PeerGoneOnce(FakeFault):
+    """A fake whose first took-effect check meets a peer another fault just removed."""
+
+    def __init__(self) -> None:
+        super().__init__(targets=("broker1",))
+        self.checks = 0
+
+    def took_effect(self, cluster: FaultTarget) -> Check:
+        self.checks += 1
+        if self.checks == 1:
+            raise UnknownTarget("zk1 is not running (exited)")
+        return super().took_effect(cluster)
+
+
+def test_a_peer_gone_during_a_check_is_checked_again_a_target_gone_is_not(
+    tmp_path: Path,
+) -> None:
+    # a blind hunt's run: a session expiry's link probe found zk1 killed meanwhile
+    cluster = FakeCluster()
+    peer_gone = _PeerGoneOnce()
+    assert _injector(cluster, tmp_path).start(peer_gone).ok
+    assert peer_gone.checks == 2
+    clock = FakeClock()
+    target_gone = _PeerGoneOnce()
+    cluster.kill("broker1")
+    before = clock.monotonic()
+    started = _injector(cluster, tmp_path, clock).start(target_gone)
+    assert not started.ok
+    assert target_gone.checks == 1
+    assert clock.monotonic() == before

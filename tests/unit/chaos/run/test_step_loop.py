@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from chaos.cluster.zk_off_loop import ControllerWatch, within
-from chaos.errors import FaultFailed
+from chaos.errors import FaultFailed, NoTargetNow
 from chaos.faults.base import Check
 from chaos.generator.schedule import FaultSpec, Schedule, Step, Trigger
 from chaos.run import runner, step_loop
@@ -404,3 +404,27 @@ def test_a_step_whose_target_another_fault_took_away_is_left_out(
     assert len(loop.failed_steps) == failed
     left_out = [line for line in view.lines if "left out: broker1 went away" in line]
     assert len(left_out) == 1 - failed
+
+
+class NobodyCluster(DownCluster):
+    def resolve(self, role: str, rng: random.Random) -> tuple[str, ...]:
+        raise NoTargetNow("role 'non-controller': no running broker but the controller")
+
+
+def test_a_role_that_names_nobody_now_leaves_its_step_out() -> None:
+    # a blind hunt's replay: a double outage left only the controller running
+    steps = (Step(0.1, 0.2, FaultSpec("pause", "non-controller")),)
+    view = RecordingView()
+    loop = StepLoop(
+        Schedule(1, steps, heal_at_s=0.5, end_s=0.7),
+        NobodyCluster(set()),  # type: ignore[arg-type]
+        view,  # type: ignore[arg-type]
+        None,
+        {},
+        elect=lambda request: pytest.fail("no action elects"),
+    )
+    injector = RecordingInjector(loop.start_clock())
+    loop.perform(injector, _status, threading.Event())  # type: ignore[arg-type]
+    assert loop.failed_steps == []
+    assert [k for k, _, _ in injector.log] == ["heal"]
+    assert any("step 0: left out: role 'non-controller'" in line for line in view.lines)
