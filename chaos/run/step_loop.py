@@ -244,21 +244,23 @@ class StepLoop:
         spec = step.fault
         rng = random.Random(f"{self.schedule.seed}:{step.at_s}:{spec.kind}:{spec.target}")
         targets: tuple[str, ...] = ()
+        runs: dict[str, str] = {}
         try:
             targets = within(
                 lambda: self.cluster.resolve(spec.target, rng), STEP_READ_S, spec.target
             )
+            runs = {t: self.cluster.started_at(t) for t in targets}
             fault = spec.fault(tuple(targets))
             done = injector.start(fault, fault_id=f"step-{index}")
         except NoTargetNow as exc:  # other faults took away what the role could name
             self.view.say(f"       step {index}: left out: {exc}")
             return False
         except FaultError as exc:
-            if not self._went_away(index, targets, str(exc)):
+            if not self._went_away(index, runs, str(exc)):
                 self.failed_steps.append(f"step {index} ({spec.describe()}): {exc}")
                 self.view.say(f"{at:6.1f}s {spec.kind} {spec.target}: NOT STARTED: {exc}")
             return False
-        if not done.ok and self._went_away(index, targets, done.check.detail):
+        if not done.ok and self._went_away(index, runs, done.check.detail):
             return False
         self.view.say(
             f"{at:6.1f}s {spec.kind} {','.join(targets)}: "
@@ -274,18 +276,25 @@ class StepLoop:
             return False
         return True
 
-    def _went_away(self, index: int, targets: tuple[str, ...] | list[str], why: str) -> bool:
+    def _went_away(self, index: int, runs: dict[str, str], why: str) -> bool:
         """Whether a target of step `index`, whose fault could not start or prove itself,
-        is down now: another fault took it away meanwhile (the overlap rules let a fault
-        that slows a broker meet one that takes it away). The step is then left out, as
-        the schedule's two faults met, not a failed step; said so with `why`."""
+        is down now or runs a new container run (`runs`: each target's start time when the
+        step began): another fault took it away meanwhile, and a restart leaves none of a
+        fault's rules behind (the overlap rules let a fault that slows a broker meet one
+        that takes it away). The step is then left out, as the schedule's two faults met,
+        not a failed step; said so with `why`."""
         try:
-            down = [t for t in targets if self.cluster.status(t) not in ("running", "paused")]
+            gone = [
+                t
+                for t, began in runs.items()
+                if self.cluster.status(t) not in ("running", "paused")
+                or self.cluster.started_at(t) != began
+            ]
         except FaultError:
             return False
-        if down:
-            self.view.say(f"       step {index}: left out: {', '.join(down)} went away ({why})")
-        return bool(down)
+        if gone:
+            self.view.say(f"       step {index}: left out: {', '.join(gone)} went away ({why})")
+        return bool(gone)
 
     def _stop_step(self, injector: Injector, index: int) -> None:
         fault_id = self.fault_ids.pop(index, None)

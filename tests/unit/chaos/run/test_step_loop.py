@@ -37,6 +37,9 @@ class HangingZk:
     def brokers(self) -> dict[int, str]:
         return {}
 
+    def started_at(self, service: str) -> str:
+        return "2026-12-06T17:00:00Z"
+
     def read_zk(self, read: Callable[[Any], Any]) -> Any:
         self.reads += 1
         self.release.wait()
@@ -384,16 +387,32 @@ class UnprovenInjector(RecordingInjector):
         return Injection(fault_id, fault, Check(False, "took_effect not seen: not running"))
 
 
-@pytest.mark.parametrize(("down", "failed"), [({"broker1"}, 0), (set(), 1)])
+class RestartedCluster(DownCluster):
+    """Its brokers run, each a new container run since the first look."""
+
+    def __init__(self) -> None:
+        super().__init__(set())
+        self.looks = 0
+
+    def started_at(self, service: str) -> str:
+        self.looks += 1
+        return f"run {self.looks}"
+
+
+@pytest.mark.parametrize(
+    ("cluster", "failed"),
+    [(DownCluster({"broker1"}), 0), (RestartedCluster(), 0), (DownCluster(set()), 1)],
+    ids=["down", "restarted", "running"],
+)
 def test_a_step_whose_target_another_fault_took_away_is_left_out(
-    down: set[str], failed: int
+    cluster: DownCluster, failed: int
 ) -> None:
     # a blind hunt's run: a latency on broker1 proving itself as a double outage killed it
     steps = (Step(0.1, 0.3, FaultSpec("latency", "broker:1", (("delay_ms", 100),))),)
     view = RecordingView()
     loop = StepLoop(
         Schedule(1, steps, heal_at_s=0.6, end_s=0.8),
-        DownCluster(down),  # type: ignore[arg-type]
+        cluster,  # type: ignore[arg-type]
         view,  # type: ignore[arg-type]
         None,
         {},
