@@ -205,6 +205,6 @@ def topic_deletion_completes(
     if not requested and not violations:
         what = ", ".join(sorted(topics))
         violations.append(
-            Violation(what, "no deletion of these topics was requested during the run")
+            Violation(what, "the run asked for their deletion and no controller took it up")
         )
     return _result(TOPIC_DELETION_COMPLETES, violations, explained, len(requested))

@@ -438,7 +438,7 @@ def test_no_deletion_requested_during_the_run_is_a_violation() -> None:
     _deletion_requested(b, "broker1", "run-t-doomed")
     start = b.emit("broker1", NodeStarted(broker_id=1, zk_connect="zk")).ts
     (violation,) = topic_deletion_completes(b.logs(), start, ("run-t",)).violations
-    assert violation.explanation == "no deletion of these topics was requested during the run"
+    assert violation.explanation == "the run asked for their deletion and no controller took it up"
 
 
 def _won(b: EventLogBuilder, node: str, controller: int, epoch: int) -> None:
