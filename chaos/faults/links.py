@@ -86,7 +86,11 @@ def apply_grudge(cluster: FaultTarget, fault_id: str, grudge: Grudge) -> None:
     ips = addresses(cluster, {node for dst, srcs in grudge.items() for node in (dst, *srcs)})
     present = {dst: srcs & ips.keys() for dst, srcs in grudge.items() if dst in ips}
     for dst, rules in drop_rules(present, ips).items():
-        running_netns(cluster, dst).add_rules(fault_id, rules)
+        try:
+            netns = running_netns(cluster, dst)
+        except UnknownTarget:  # stopped by another fault since its address was read
+            continue
+        netns.add_rules(fault_id, rules)
 
 
 def measure_links(

@@ -321,3 +321,21 @@ def test_a_cut_is_laid_among_the_services_that_run(monkeypatch: pytest.MonkeyPat
     assert set(laid) == {"broker1", "zk2", "zk3"}
     assert not any(zk1 in rule for rule in laid["broker1"])
     assert any(zk2 in rule for rule in laid["broker1"])
+
+
+def test_a_service_stopped_while_the_cut_is_laid_is_passed_over(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a blind hunt's run: a concurrent step killed zk2 between the address lookup and
+    # the rules laid in its namespace
+    cluster = FakeCluster()
+    laid: dict[str, list[str]] = {}
+
+    def netns(c: Any, service: str) -> RecordingNetns:
+        if service == "zk2":
+            raise UnknownTarget("zk2 is not running (exited)")
+        return RecordingNetns(service, laid)
+
+    monkeypatch.setattr(links, "running_netns", netns)
+    SessionExpire(("broker1",)).start(cluster)
+    assert set(laid) == {"broker1", "zk1", "zk3"}
