@@ -28,7 +28,9 @@ Errors are `chaos.errors.FaultError`s: `ForeignContainer` (the target does not c
 run's compose project label), `UnknownTarget` (no container/role of that name in the
 project), `FaultFailed` (the mechanism failed: docker API, nsenter, iptables, tc).
 
-Thread-safety: fault values are immutable; their methods run on the injector's thread.
+Thread-safety: fault values are immutable; their methods run on the injector's thread,
+the thread that drives the injector for that fault (in a run, the step's own thread:
+faults of overlapping steps start and stop at once on different threads).
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ from typing import Any
 
 from chaos.errors import FaultFailed
 from chaos.faults.base import FaultTarget
+from chaos.faults.process import UP
 from chaos.faults.rules import (
     Hook,
     Rule,
@@ -152,7 +153,7 @@ class Netns:
 
 def netns_of(cluster: FaultTarget, service: str) -> Netns | None:
     """The service's network namespace, or None when its container is not running."""
-    if cluster.status(service) not in ("running", "paused"):
+    if cluster.status(service) not in UP:
         return None
     pid = cluster.pid(service)
     return Netns(pid) if pid > 0 else None

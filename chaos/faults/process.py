@@ -26,6 +26,9 @@ from chaos.faults.freezer import freezer_state
 
 RUNNING = "running"
 PAUSED = "paused"
+#: Docker's states of a container whose processes exist (running, or frozen): it has an
+#: address and a network namespace.
+UP = frozenset({RUNNING, PAUSED})
 #: Docker states of a container whose process is gone.
 NOT_RUNNING = frozenset({"created", "exited", "dead"})
 #: How long `Bounce` waits for a killed container to be seen as exited before starting it.

@@ -20,8 +20,7 @@ from chaos.cluster.container_files import archived_files, file_archive
 from chaos.cluster.resources import CPU_PERIOD_US, ResourceLimits
 from chaos.errors import FaultFailed, ForeignContainer, UnknownTarget
 from chaos.faults.base import Check, FaultTarget
-
-RUNNING = "running"
+from chaos.faults.process import RUNNING, UP
 
 
 class FakeCluster:
@@ -92,7 +91,7 @@ class FakeCluster:
     def ip(self, service: str) -> str:
         """A made-up address; `FaultFailed` for a container not running, which docker
         gives none."""
-        if self.status(service) not in (RUNNING, "paused"):
+        if self.status(service) not in UP:
             raise FaultFailed(f"{service} has no address on any network (is it running?)")
         return f"10.0.0.{2 + self.services().index(self._known(service, 'ip'))}"
 

@@ -51,6 +51,7 @@ from types import TracebackType
 from chaos.errors import FaultError, ForeignContainer, UnknownTarget
 from chaos.faults.base import Check, Cuts, CutsLinks, Fault, FaultTarget, Traced
 from chaos.faults.grudge import merge
+from chaos.faults.process import UP
 from chaos.faults.registry import fault_from_json
 from chaos.run.heal_state import ActiveFault, HealState
 from eventlog.jsonlines import JsonLinesWriter, read_json_lines
@@ -241,7 +242,7 @@ class Injector:
     def _target_down(self, fault: Fault) -> bool:
         """A target of `fault` is neither running nor paused (or cannot be asked)."""
         try:
-            return any(self.cluster.status(t) not in ("running", "paused") for t in fault.targets)
+            return any(self.cluster.status(t) not in UP for t in fault.targets)
         except FaultError:
             return True
 

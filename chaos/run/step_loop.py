@@ -42,6 +42,7 @@ from pathlib import Path
 from chaos.cluster.handle import ClusterHandle
 from chaos.cluster.zk_off_loop import ACTION_READ_S, STEP_READ_S, within
 from chaos.errors import FaultError, NoTargetNow
+from chaos.faults.process import UP
 from chaos.generator.schedule import Action, Schedule, Step
 from chaos.generator.timeline import CueType, timeline
 from chaos.run.actions import ActionFailed, perform
@@ -287,8 +288,7 @@ class StepLoop:
             gone = [
                 t
                 for t, began in runs.items()
-                if self.cluster.status(t) not in ("running", "paused")
-                or self.cluster.started_at(t) != began
+                if self.cluster.status(t) not in UP or self.cluster.started_at(t) != began
             ]
         except FaultError:
             return False
