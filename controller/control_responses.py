@@ -12,6 +12,8 @@ result whose per-partition errors are `rpc.errors.Errors`:
   the request-level error when there is one, else its own error; a deleted partition the
   broker did not answer for counts as UNKNOWN_SERVER_ERROR (so that it is retried rather
   than waited for). Partitions only stopped, and partitions not requested, are left out.
+  It keeps the broker epoch the request was addressed to, so that topic deletion can
+  tell an answer meant for a broker's previous life.
 - `UpdateMetadataResult`: the request-level error (UpdateMetadata has no per-partition
   errors).
 
@@ -26,7 +28,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from controller.channel_manager import ControlRequest, ControlResponse
-from domain import TopicPartition
+from domain import NO_EPOCH, TopicPartition
 from rpc import messages as m
 from rpc.errors import Errors
 
@@ -59,10 +61,12 @@ class LeaderAndIsrResult:
 @dataclass(frozen=True, slots=True)
 class StopReplicaResult:
     """A broker's answer to StopReplica for the partitions the request deleted: one error
-    per deleted partition, in the request's sorted order."""
+    per deleted partition, in the request's sorted order, and the broker epoch the request
+    was addressed to (`NO_EPOCH` when not known)."""
 
     error: Errors
     partition_errors: Mapping[TopicPartition, Errors] = field(default_factory=dict, hash=False)
+    broker_epoch: int = NO_EPOCH
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "partition_errors", _frozen(self.partition_errors))
@@ -70,7 +74,9 @@ class StopReplicaResult:
     def restricted_to(self, partitions: frozenset[TopicPartition]) -> StopReplicaResult:
         """The same answer for `partitions` only (the others are dropped)."""
         return StopReplicaResult(
-            self.error, {tp: e for tp, e in self.partition_errors.items() if tp in partitions}
+            self.error,
+            {tp: e for tp, e in self.partition_errors.items() if tp in partitions},
+            self.broker_epoch,
         )
 
 
@@ -105,8 +111,9 @@ def stop_replica_result(
 ) -> StopReplicaResult:
     """The result of a StopReplica answer for the partitions `request` deleted."""
     deleted = deleted_partitions(request)
+    epoch = request.header.broker_epoch
     if not deleted:  # the answer's errors are read for deleted partitions only
-        return StopReplicaResult(response.error, {})
+        return StopReplicaResult(response.error, {}, epoch)
     answered = dict(_answered(response))
 
     def error_of(tp: TopicPartition) -> Errors:
@@ -114,7 +121,7 @@ def stop_replica_result(
             return response.error
         return answered.get(tp, Errors.UNKNOWN_SERVER_ERROR)
 
-    return StopReplicaResult(response.error, {tp: error_of(tp) for tp in deleted})
+    return StopReplicaResult(response.error, {tp: error_of(tp) for tp in deleted}, epoch)
 
 
 def update_metadata_result(response: ControlResponse) -> UpdateMetadataResult:

@@ -33,6 +33,8 @@ from controller.deletion_decisions import (
     REASON_REASSIGNMENT,
     RequestTriage,
     TopicDeletionView,
+    ineligible_events,
+    outdated_answer,
     plan_deletions,
     triage_requests,
 )
@@ -44,7 +46,6 @@ from eventlog import (
     EventLog,
     TopicDeletionCompleted,
     TopicDeletionFailed,
-    TopicDeletionIneligible,
     TopicDeletionRequested,
     TopicDeletionStarted,
 )
@@ -133,7 +134,13 @@ class TopicDeletionManager:
     def on_stop_replica_response(self, broker_id: int, result: StopReplicaResult) -> None:
         """A broker answered a StopReplica that deleted partitions; `result` lists exactly
         those partitions (`controller.control_responses`). Only replicas still in
-        ReplicaDeletionStarted are moved."""
+        ReplicaDeletionStarted are moved, and none by an answer meant for the broker's
+        previous life (`outdated_answer`)."""
+        epoch = self._ctx.broker_epoch(broker_id)
+        if (outdated := outdated_answer(broker_id, result, epoch, self._ctx.epoch)) is not None:
+            if self._enabled:
+                self._events.emit(outdated)
+            return
         answers = {
             PartitionReplica(tp, broker_id): error for tp, error in result.partition_errors.items()
         }
@@ -179,23 +186,10 @@ class TopicDeletionManager:
     ) -> None:
         """Halt the deletion of the queued `topics` until it is resumed; emits
         `topic_deletion_ineligible` for each topic newly halted."""
-        concerned = sorted(replicas)
         halted = sorted({t for t in topics if self._queued(t)} - self._ineligible)
         self._ineligible.update(halted)
-        for topic in halted:
-            self._events.emit(
-                TopicDeletionIneligible(
-                    topic=topic,
-                    reason=reason,
-                    replicas=[
-                        [r.topic_partition.partition, r.replica]
-                        for r in concerned
-                        if r.topic_partition.topic == topic
-                    ],
-                    errors=list(errors),
-                    controller_epoch=self._ctx.epoch,
-                ),
-            )
+        for event in ineligible_events(halted, reason, replicas, errors, self._ctx.epoch):
+            self._events.emit(event)
 
     def resume_deletions(self) -> None:
         """Kafka's `resumeDeletions`: tear down the topics whose replicas are all deleted,
@@ -251,13 +245,7 @@ class TopicDeletionManager:
         """Offline replicas -> ReplicaDeletionIneligible (their topics halted); the others
         not deleted yet -> Offline -> ReplicaDeletionStarted (StopReplica with delete)."""
         dead = [r for t in topics for r in self._offline(t)]
-        alive = [
-            r
-            for t in topics
-            for r in self._replicas_of(t)
-            if self._ctx.is_replica_online(r.replica, tp=r.topic_partition)
-            and self._ctx.replica_state(r) is not ReplicaState.DELETION_SUCCESSFUL
-        ]
+        alive = [r for t in topics for r in self._pending(t) if self._online(r)]
         self._replicas.handle_state_changes(
             self._in_states(dead, *ReplicaState.DELETION_INELIGIBLE.valid_previous),
             ReplicaState.DELETION_INELIGIBLE,
@@ -301,14 +289,13 @@ class TopicDeletionManager:
         )
         self._ctx.remove_topic(topic)
         queued_at = self._queued_at.pop(topic, None)
+        took = None if queued_at is None else round((self._clock() - queued_at) * 1000)
         self._forget_all_but(set(self.queued_topics()))
         self._events.emit(
             TopicDeletionCompleted(
                 topic=topic,
                 partitions=partitions,
-                duration_ms=None
-                if queued_at is None
-                else round((self._clock() - queued_at) * 1000),
+                duration_ms=took,
                 controller_epoch=self._ctx.epoch,
             ),
         )
@@ -362,12 +349,17 @@ class TopicDeletionManager:
     def _offline(self, topic: str) -> list[PartitionReplica]:
         """A topic's replicas not deleted yet that are offline (`isReplicaOnline(replica,
         partition)`): on a dead (or shutting-down) broker, or in a failed log directory."""
+        return [r for r in self._pending(topic) if not self._online(r)]
+
+    def _pending(self, topic: str) -> list[PartitionReplica]:
+        """A topic's replicas not deleted yet."""
+        states = self._ctx.replica_state
         return [
-            r
-            for r in self._replicas_of(topic)
-            if not self._ctx.is_replica_online(r.replica, tp=r.topic_partition)
-            and self._ctx.replica_state(r) is not ReplicaState.DELETION_SUCCESSFUL
+            r for r in self._replicas_of(topic) if states(r) is not ReplicaState.DELETION_SUCCESSFUL
         ]
+
+    def _online(self, replica: PartitionReplica) -> bool:
+        return self._ctx.is_replica_online(replica.replica, tp=replica.topic_partition)
 
     def _in_states(
         self, replicas: Iterable[PartitionReplica], *states: ReplicaState

@@ -58,6 +58,7 @@ class EventKind(StrEnum):
     TOPIC_DELETION_REQUESTED = "topic_deletion_requested"
     TOPIC_DELETION_STARTED = "topic_deletion_started"
     TOPIC_DELETION_INELIGIBLE = "topic_deletion_ineligible"
+    TOPIC_DELETION_ANSWER_OUTDATED = "topic_deletion_answer_outdated"
     TOPIC_DELETION_COMPLETED = "topic_deletion_completed"
     TOPIC_DELETION_FAILED = "topic_deletion_failed"
     REASSIGNMENT_STARTED = "reassignment_started"

@@ -20,6 +20,7 @@ __all__ = [
     "ReassignmentFailed",
     "ReassignmentRejected",
     "ReassignmentStarted",
+    "TopicDeletionAnswerOutdated",
     "TopicDeletionCompleted",
     "TopicDeletionFailed",
     "TopicDeletionIneligible",
@@ -93,6 +94,34 @@ class TopicDeletionIneligible(Event):
     """the `[partition, broker]` pairs concerned (may be empty)"""
     errors: list[str]
     """the brokers' error names (may be empty)"""
+    controller_epoch: int
+    """this controller's epoch"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopicDeletionAnswerOutdated(Event):
+    """A StopReplica answer to a broker's previous life did not count.
+
+    When a broker answers a StopReplica that deleted partitions and the request was
+    addressed to a broker epoch older than the one the controller now knows for it: the
+    broker registered again since, the controller took its replicas offline and back, and
+    deletion resumed with a round of its own for the new life.
+    """
+
+    kind: ClassVar[str] = "topic_deletion_answer_outdated"
+
+    broker: int
+    """the broker that answered"""
+    addressed_epoch: int
+    """the broker epoch the request was addressed to"""
+    broker_epoch: int
+    """the broker epoch the controller knows now"""
+    topics: list[str]
+    """the topics whose partitions the request deleted, sorted"""
+    partitions: int
+    """how many deleted partitions the answer named"""
+    errors: list[str]
+    """the error names the answer carried, sorted (may be empty)"""
     controller_epoch: int
     """this controller's epoch"""
 

@@ -30,7 +30,7 @@ from controller.control_responses import (
 )
 from controller.request_batch import RequestBatch, response_event
 from controller.testing.brokers import RecordingSend, make_broker
-from domain import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
+from domain import NO_EPOCH, LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from rpc import messages as m
 from rpc.errors import Errors
 from zkdata.model import ReplicaAssignment
@@ -120,8 +120,9 @@ def test_stop_replica_result_keeps_exactly_the_deleted_partitions() -> None:
     )
     result = control_result(stop_request((D0, True), (K0, False), (D1, True)), response)
     assert result == StopReplicaResult(
-        Errors.NONE, {D0: Errors.NONE, D1: Errors.KAFKA_STORAGE_ERROR}
+        Errors.NONE, {D0: Errors.NONE, D1: Errors.KAFKA_STORAGE_ERROR}, HEADER.broker_epoch
     )
+    assert result.broker_epoch == HEADER.broker_epoch != NO_EPOCH  # the addressed life
     assert isinstance(result, StopReplicaResult)
     assert list(result.partition_errors) == [D0, D1]
 
@@ -291,7 +292,7 @@ def test_the_batch_callbacks_enqueue_the_events_of_the_answers(wired: Wired) -> 
             1, LeaderAndIsrResult(Errors.NONE, {D1: Errors.KAFKA_STORAGE_ERROR})
         ),
         ev.TopicDeletionStopReplicaResponseReceived(
-            2, StopReplicaResult(Errors.NONE, {D0: Errors.NONE})
+            2, StopReplicaResult(Errors.NONE, {D0: Errors.NONE}, wired.ctx.broker_epoch(2))
         ),
     ]
 

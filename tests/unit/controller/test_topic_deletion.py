@@ -197,9 +197,11 @@ class Rig:
         self.ctx.remove_live_brokers([broker])
         self.manager.on_replicas_offline(self.ctx.replicas_on_brokers([broker]))
 
-    def broker_starts(self, broker: int, rsm: ReplicaStateMachine) -> None:
+    def broker_starts(
+        self, broker: int, rsm: ReplicaStateMachine, epoch: int | None = None
+    ) -> None:
         """What `ActiveController.on_broker_startup` does for a queued topic's replicas."""
-        self.ctx.add_live_brokers([make_broker(broker)])
+        self.ctx.add_live_brokers([make_broker(broker, epoch)])
         rsm.handle_state_changes(self.ctx.replicas_on_brokers([broker]), ReplicaState.ONLINE)
         self.manager.resume_deletion_for_topics([DOOMED])
 
@@ -436,6 +438,50 @@ def test_a_broker_failing_mid_deletion_fails_only_what_it_had_not_deleted() -> N
     assert DOOMED not in rig.ctx.all_topics()
 
 
+def test_an_answer_meant_for_a_bounced_brokers_previous_life_does_not_count() -> None:
+    """The deletion's first round reaches broker 2 after it bounced, at the epoch of its
+    previous life; the controller handles the bounce (replicas offline and back, a second
+    round at the new epoch) before the first round's STALE_BROKER_EPOCH answer. That answer
+    fails nothing: the second round's answer completes the deletion."""
+    rig, rsm = build_rig()
+    rig.request(DOOMED)
+    (first,) = [
+        r
+        for b, r in rig.send.of_type(m.StopReplicaRequest)
+        if b == 2 and any(s.delete_partition for s in r.partition_states)
+    ]
+    assert first.header.broker_epoch == 102
+    rig.answer(1)
+    rig.answer(3)
+    rig.broker_fails(2)
+    rig.send.clear()
+    rig.broker_starts(2, rsm, epoch=202)
+    assert {b: [s.topic_partition for s in e] for b, e in rig.deletes_sent().items()} == {
+        2: [D0, D1]
+    }
+    stale = m.StopReplicaResponse(Errors.STALE_BROKER_EPOCH, ())
+    rig.manager.on_stop_replica_response(2, stop_replica_result(first, stale))
+    assert rig.states()[(0, 2)] is S.DELETION_STARTED
+    assert rig.manager.ineligible_topics() == []
+    (outdated,) = rig.kinds(EventKind.TOPIC_DELETION_ANSWER_OUTDATED)
+    assert outdated["broker"] == 2
+    assert (outdated["addressed_epoch"], outdated["broker_epoch"]) == (102, 202)
+    assert (outdated["topics"], outdated["partitions"]) == ([DOOMED], 2)
+    assert outdated["errors"] == ["STALE_BROKER_EPOCH"]
+    rig.answer(2)
+    assert DOOMED not in rig.ctx.all_topics()
+
+
+def test_an_answer_at_the_current_epoch_still_fails_its_replicas(rig: Rig) -> None:
+    """Only an answer to an older broker epoch is set aside: a broker that refuses a
+    request at the epoch the controller knows (bug switch `kafka-9839`) still halts the
+    topic."""
+    rig.request(DOOMED)
+    rig.answer(2, Errors.STALE_BROKER_EPOCH)
+    assert rig.manager.ineligible_topics() == [DOOMED]
+    assert rig.kinds(EventKind.TOPIC_DELETION_ANSWER_OUTDATED) == []
+
+
 def test_late_and_repeated_answers_change_nothing(rig: Rig) -> None:
     rig.request(DOOMED)
     rig.answer(1)
@@ -571,7 +617,7 @@ def test_a_deleting_stop_replica_answer_only_enqueues_an_event_from_the_sender_t
     thread, event = enqueued.get(timeout=5)
     assert thread == "controller-to-broker-1-send-thread"
     assert event == ev.TopicDeletionStopReplicaResponseReceived(
-        1, StopReplicaResult(Errors.NONE, {D0: Errors.NONE})
+        1, StopReplicaResult(Errors.NONE, {D0: Errors.NONE}, controller.ctx.broker_epoch(1))
     )
     assert controller.ctx.replica_state(replica(D0, 1)) is S.NON_EXISTENT  # untouched
 
