@@ -13,6 +13,12 @@ judged the same way. The seed is kept: a runner that resolves each step's roles 
 seed and the step (not from one shared stream of draws) resolves them the same way in
 every subset.
 
+Past the halves, each granularity tries the complements (every step but one chunk) before
+the chunks alone: a failure that needs steps from both halves, as a correlated fault's
+two steps do, has failed neither half, and a complement keeps most of what made it fail,
+so a small budget is spent where a replay is most likely to fail again (ddmin proper tries
+the chunks first).
+
 ddmin assumes that a subset of a passing subset passes; a flaky oracle makes it return a
 schedule that fails at least once, not necessarily a minimal one. Outcomes are cached, so
 no subset is replayed twice. The search stops when `max_tests` replays have run; the
@@ -151,14 +157,16 @@ def shrink(
         current, n = full, 2
         while len(current) >= 2:
             chunks = _split(current, n)
+            complements = [tuple(i for i in current if i not in c) for c in chunks]
+            if n == 2:  # each half's complement is the other half
+                complements = []
+            reduced = next((c for c in complements if failing(c)), None)
+            if reduced is not None:
+                current, n = reduced, max(n - 1, 2)
+                continue
             reduced = next((c for c in chunks if failing(c)), None)
             if reduced is not None:
                 current, n = reduced, 2
-                continue
-            complements = [tuple(i for i in current if i not in c) for c in chunks]
-            reduced = next((c for c in complements if n > 2 and failing(c)), None)
-            if reduced is not None:
-                current, n = reduced, max(n - 1, 2)
                 continue
             if n >= len(current):
                 break

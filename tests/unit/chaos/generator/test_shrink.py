@@ -72,9 +72,17 @@ def test_the_budget_limits_the_replays_and_keeps_the_smallest_failure_found() ->
     result = shrink(_schedule(16), _needs({3, 12}), max_tests=9)
     assert result.tests_run == 9
     assert result.exhausted
-    assert len(result.kept) == 12
+    assert len(result.kept) == 6  # complements first; ddmin proper kept 12 here
     assert {3, 12} <= set(result.kept)
     assert _needs({3, 12})(result.minimal)
+
+
+def test_a_failure_across_both_halves_shrinks_within_four_replays() -> None:
+    """Both halves pass; the fourth replay leaves out one quarter and still fails, where
+    trying the quarters alone would have spent it on a passing run."""
+    result = shrink(_schedule(8), _needs({2, 6}), max_tests=4)
+    assert [t.failed for t in result.trail] == [True, False, False, True]
+    assert result.kept == (2, 3, 4, 5, 6, 7)
 
 
 def test_a_schedule_that_does_not_fail_is_returned_unshrunk() -> None:
