@@ -33,13 +33,16 @@ T = TypeVar("T")
 READ_EVERY_S = 1.0
 #: An answer older than this is unknown: the watch's read is stuck or failing.
 STALE_S = 3.0
-#: Seconds a read the step needs may take before the step gives it up.
-STEP_READ_S = 5.0
-#: Seconds an admin action's ZooKeeper work may take before it is given up: longer than
-#: a step's read, so that the session, when the server it talks to was just frozen, can
-#: notice (two thirds of its 6 s timeout, `chaos.cluster.handle.ZK_SESSION_S`), try
-#: another server (a third of the timeout each) and answer.
+#: Seconds an admin action's ZooKeeper work may take before it is given up: long enough
+#: for the session, when the server it talks to was just frozen, to notice (two thirds of
+#: its 6 s timeout, `chaos.cluster.handle.ZK_SESSION_S`), try another server (a third of
+#: the timeout each) and answer.
 ACTION_READ_S = 10.0
+#: Seconds a read a step needs (resolving its role) may take before the step gives it up:
+#: as long as an action's, for the same reason. Each step runs on a thread of its own, so
+#: a slow read makes only its own step late; a shorter deadline failed the steps whose
+#: role was read while another step had just frozen a ZooKeeper server.
+STEP_READ_S = ACTION_READ_S
 
 
 @dataclass(frozen=True)
