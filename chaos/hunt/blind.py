@@ -16,7 +16,9 @@ that every service runs, every broker is registered and a controller is elected.
 that failed, or could not be judged, may have left the brokers broken (KAFKA-2300's
 controller fails every later state change): they are recreated and proven settled
 (`Builds.use`) before the next run; when they do not come up, that run is recorded as not
-judged, and the next one tries again.
+judged, and the next one tries again. A run not judged (not set up, or not performing its
+whole schedule in any of its tries) is recorded without its coverage, so the planner never
+picks its schedule to mutate.
 
 Like `chaos.hunt.hunt`, `blind_hunt` is handed its `Builds`, `RunOne`, the reader of a
 run's coverage and a clock, so its order of work is tested with fakes. Caller's thread.
@@ -203,7 +205,9 @@ def blind_hunt(
             attempt = run_attempt(run_one, scenario, seed, choice.schedule)
         damaged = attempt.ok is not True
         behaviours = _covered(read_coverage, attempt)
-        new = planner.record(choice.schedule, behaviours)
+        # a run not judged did not perform its schedule as drawn: never mutated
+        judged = behaviours if attempt.ok is not None else frozenset()
+        new = planner.record(choice.schedule, judged)
         minutes = (clock() - started) / 60
         runs.append(BlindRun(choice.origin, choice.schedule, attempt, behaviours, new, minutes))
         reached = len(planner.corpus.reached)

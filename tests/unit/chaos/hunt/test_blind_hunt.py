@@ -5,6 +5,7 @@ schedule replayed on the fixed build; and the summary's shape."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -35,6 +36,7 @@ class FakeCluster:
         self.setup_errors = 0  # how many of the next runs cannot be set up
         self.failing_uses: set[int] = set()  # which calls of `use` fail (from 1)
         self.run_builds: list[tuple[str, ...]] = []  # each run's switches
+        self.unperformed = 0  # how many of the next runs perform no step
 
     def use(self, switches: tuple[str, ...]) -> None:
         self.log.append(f"use {','.join(switches) or '-'}")
@@ -56,7 +58,12 @@ class FakeCluster:
         result = InvariantResult(ACKNOWLEDGED_WRITES, (Violation("e", "lost"),) if fails else ())
         run_dir = Path(f"runs/run-{len(self.ran) + 1}")
         self.ran[run_dir] = schedule
-        return RunOutcome(run_dir, RunVerdict((result,)), 1.0, len(schedule.steps), self.switches)
+        missed: tuple[str, ...] = ()
+        if self.unperformed and not fails:
+            self.unperformed -= 1
+            missed = ("step 0: did not take effect",)
+        outcome = RunOutcome(run_dir, RunVerdict((result,)), 1.0, len(schedule.steps))
+        return dataclasses.replace(outcome, bug_switches=self.switches, failed_steps=missed)
 
     def coverage(self, run_dir: Path) -> frozenset[str]:
         steps = self.ran[run_dir].steps
@@ -137,6 +144,19 @@ def test_brokers_that_do_not_come_back_make_a_run_not_judged_and_the_next_tries_
     assert result.runs[1].attempt.error == "recreating the brokers: brokers did not settle"
     assert cluster.log[:5] == [f"use {BUG}", "setup error", f"use {BUG}", f"use {BUG}", "run"]
     assert result.recreated == 2
+
+
+def test_a_run_not_judged_is_never_the_parent_of_a_mutation() -> None:
+    cluster = FakeCluster(fail=False)
+    cluster.unperformed = 3  # the first run, tried three times, performs nothing
+    result = _hunt(cluster, runs=6)
+    first = result.runs[0]
+    assert first.attempt.ok is None
+    assert first.attempt.error.startswith("not exercised")
+    assert first.behaviours  # what it reached is reported...
+    mutated = [r.origin for r in result.runs if r.origin.startswith("run ")]
+    assert mutated  # ...but only judged runs are mutated
+    assert not any(origin.startswith("run 1:") for origin in mutated)
 
 
 def test_not_caught_replays_every_schedule_on_the_fixed_build() -> None:
