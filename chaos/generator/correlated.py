@@ -34,6 +34,7 @@ from chaos.faults.params import Scalar
 from chaos.generator.fault_draws import ONE_BROKER
 from chaos.generator.schedule import FaultSpec, Step
 from chaos.generator.timings import BACKDROP_HOLD, OUTAGE_HOLD
+from domain.profiles import FAST, setting
 
 __all__ = [
     "BACKDROP_KINDS",
@@ -59,7 +60,7 @@ _START_S = 5.0
 #: The chance that a dense schedule holds a double outage.
 DOUBLE_SHARE = 0.3
 #: How long an instant session expiry may take to act: the fast profile's session.
-_FLAP_TAKES_S = 6.0
+_FLAP_TAKES_S = int(setting("--zk-session-timeout-ms").value(FAST) or 0) / 1000
 #: The process kinds a double outage takes its brokers away with.
 OUTAGE_KINDS = ("kill", "stop", "pause")
 #: The kinds a double outage takes its brokers away with: a process kind, or a cut from
