@@ -250,7 +250,11 @@ replays a schedule and says whether the run failed. The original is replayed fir
 does not fail, the result says so (`reproduced` false) and nothing is shrunk. Otherwise
 ever smaller subsets are replayed until leaving out any one remaining step makes the run
 pass (1-minimal), or until `max_tests` replays have run (`exhausted`; the result then holds
-the smallest failing subset found).
+the smallest failing subset found). After the two halves, each granularity replays the
+complements (every step but one chunk) before the chunks alone: a failure needing steps
+from both halves, such as the two steps of a correlated fault, fails neither half, and
+leaving out one chunk keeps it most likely to fail again, which matters when the budget
+allows only a few replays (the hunt's `--max-shrink`).
 
 A subset keeps its steps' times and every action. Its heal comes as long after its last
 fault (or action) as the original's did, and its heal phase is as long as the original's

@@ -17,6 +17,13 @@ overlap rules (`chaos.generator.overlap`) let it:
   session expired (`session-expire`, instant) two or three times, `FLAP_GAP` apart, each
   time on whichever broker is the controller then (overlap rule 3's third exception): a
   controller whose sessions keep expiring, as under long GC pauses;
+- lost replies while ISRs change, with probability `LOST_REPLIES_SHARE`: a broker
+  named by id cut from the other brokers (`broker-isolate`, it keeps its session) long
+  enough for its followers, and it, to lag out of the ISRs, and ZooKeeper replies lost
+  to the brokers other than the controller (`zk-lost-reply non-controllers`, spells over
+  `LOST_REPLIES_WINDOW`) from `LOST_REPLIES_AFTER` into the cut, when the leaders' ISR
+  shrinks come due (overlap rule 3's fourth exception): a network fault that troubles
+  the brokers' paths to each other and to ZooKeeper at once;
 - a backdrop, with probability `BACKDROP_SHARE`: one broker (the controller one time in
   two) slowed by network latency from early on for `BACKDROP_HOLD`, the gray failure
   the other faults then land on.
@@ -76,6 +83,17 @@ FLAP_SHARE = 0.2
 #: The time between two expiries of a flapping controller (s): past the 6 s the expiry
 #: itself may take, so each is over before the next.
 FLAP_GAP = (7.0, 12.0)
+#: The chance that a dense schedule holds lost replies while ISRs change.
+LOST_REPLIES_SHARE = 0.2
+#: When the lost-reply spells begin, seconds into the cut: close to the 10 s a follower
+#: may lag (`replica.lag.time.max.ms`), so that the leaders' ISR rounds, every 5 s, come
+#: due while the spells go on.
+LOST_REPLIES_AFTER = (8.5, 10.5)
+#: How long the spells go on (s), and the most each may hold a write (s).
+LOST_REPLIES_WINDOW = 8.0
+LOST_REPLIES_HOLD = 2.5
+#: How long the cut lasts (s): past the spells, and short of the heal.
+LOST_REPLIES_CUT = (18.0, 26.0)
 #: The chance that a dense schedule has a slowed broker as its backdrop.
 BACKDROP_SHARE = 0.4
 #: The kinds that slow a broker for a backdrop, and their params.
@@ -145,6 +163,27 @@ def flapping_controller(rng: random.Random, heal_at: float) -> tuple[Step, ...]:
     return tuple(Step(t, 0.0, FaultSpec.of("session-expire", "controller")) for t in fitting)
 
 
+def lost_replies_while_isrs_change(rng: random.Random, heal_at: float) -> tuple[Step, ...]:
+    """Lost replies while ISRs change (module docstring) before `heal_at`, with
+    probability `LOST_REPLIES_SHARE`; () when not drawn or there is no room for it."""
+    if rng.random() >= LOST_REPLIES_SHARE:
+        return ()
+    after = round(rng.uniform(*LOST_REPLIES_AFTER), 1)
+    # the last spell holds its write at most LOST_REPLIES_HOLD past the window
+    latest = _room(heal_at, after + LOST_REPLIES_WINDOW + LOST_REPLIES_HOLD)
+    if latest < _START_S:
+        return ()
+    at = round(rng.uniform(_START_S, latest), 1)
+    cut = round(min(rng.uniform(*LOST_REPLIES_CUT), _room(heal_at, at)), 1)
+    if cut < after + LOST_REPLIES_WINDOW:
+        return ()
+    spells = {"hold_s": LOST_REPLIES_HOLD, "window_s": LOST_REPLIES_WINDOW}
+    return (
+        Step(at, cut, FaultSpec.of("broker-isolate", f"broker:{rng.choice(_BROKER_IDS)}")),
+        Step(round(at + after, 1), 0.0, FaultSpec.of("zk-lost-reply", "non-controllers", spells)),
+    )
+
+
 def backdrop(rng: random.Random, heal_at: float) -> tuple[Step, ...]:
     """A backdrop (module docstring) before `heal_at`, with probability `BACKDROP_SHARE`;
     () when not drawn or there is no room for it."""
@@ -163,5 +202,6 @@ CORRELATED: tuple[Callable[[random.Random, float], tuple[Step, ...]], ...] = (
     double_outage,
     failover_after_restart,
     flapping_controller,
+    lost_replies_while_isrs_change,
     backdrop,
 )

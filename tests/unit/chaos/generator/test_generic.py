@@ -144,6 +144,24 @@ def test_dense_schedules_hold_flapping_controllers() -> None:
         assert any(low <= round(g, 1) <= high for g in gaps)
 
 
+def test_dense_schedules_hold_lost_replies_while_isrs_change() -> None:
+    dense = [generic_schedule(seed, 45, heal_s=15, sparse=False) for seed in range(80)]
+    pairs = [
+        (cut, lost)
+        for schedule in dense
+        for cut in schedule.steps
+        if cut.fault.kind == "broker-isolate" and cut.fault.target.startswith("broker:")
+        for lost in schedule.steps
+        if (lost.fault.kind, lost.fault.target) == ("zk-lost-reply", "non-controllers")
+    ]
+    assert 5 <= len(pairs) <= 35
+    low, high = correlated.LOST_REPLIES_AFTER
+    for cut, lost in pairs:
+        assert low <= round(lost.at_s - cut.at_s, 1) <= high
+        # the spells are over while the cut holds, and both before the heal
+        assert lost.at_s + correlated.LOST_REPLIES_WINDOW <= cut.ends_s < 30
+
+
 def _backdrop(schedule: Schedule) -> list[Step]:
     return [s for s in schedule.steps if s.fault.kind == "latency" and s.duration_s >= 10.0]
 

@@ -142,3 +142,18 @@ def test_instant_faults_on_the_controller_may_follow_each_other() -> None:
     held = (Step(10, 8, _spec("zk-isolate", "controller")), flaps[1])
     (found,) = overlap_violations(Schedule(1, held, 60, 80))
     assert "takes a broker away" in found
+
+
+def test_lost_replies_may_fall_inside_a_cut_from_the_peers() -> None:
+    spells = FaultSpec.of("zk-lost-reply", "non-controllers", {"window_s": 8})
+    cut = Step(10, 22, _spec("broker-isolate", "broker:2"))
+    lost = Step(19.5, 0, spells)
+    assert overlap_violations(Schedule(1, (cut, lost), 60, 80)) == []
+    # not before the cut, not by a role that may name the controller, not beside a third
+    early = Step(9, 0, spells)
+    assert overlap_violations(Schedule(1, (early, cut), 60, 80))
+    by_role = Step(10, 22, _spec("broker-isolate", "non-controller"))
+    assert overlap_violations(Schedule(1, (by_role, lost), 60, 80))
+    third = Step(12, 5, _spec("kill", "broker:3"))
+    found = overlap_violations(Schedule(1, (cut, third, lost), 60, 80))
+    assert any("brokers away" in f for f in found)
