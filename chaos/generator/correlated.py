@@ -17,6 +17,14 @@ overlap rules (`chaos.generator.overlap`) let it:
   session expired (`session-expire`, instant) two or three times, `FLAP_GAP` apart, each
   time on whichever broker is the controller then (overlap rule 3's third exception): a
   controller whose sessions keep expiring, as under long GC pauses;
+- a restart under a slow controller, with probability `SLOW_RESTART_SHARE`: a broker
+  other than the controller bounced, and the controller's links slowed
+  (`latency`, `SLOW_RESTART_DELAYS`) from `SLOW_RESTART_LAG` around the bounce for
+  `SLOW_RESTART_HOLD`: a broker restarted (a rolling upgrade) while the controller is
+  in a gray failure, so that it handles the broker's departure and return late;
+- a frozen controller, with probability `FROZEN_SHARE`: the controller paused past the
+  session timeout (`pause`, `OUTAGE_HOLD`), as by a long GC pause: it wakes up deposed,
+  with requests of its term still to send;
 - lost replies while ISRs change, with probability `LOST_REPLIES_SHARE`: a broker
   named by id cut from the other brokers (`broker-isolate`, it keeps its session) long
   enough for its followers, and it, to lag out of the ISRs, and ZooKeeper replies lost
@@ -83,6 +91,16 @@ FLAP_SHARE = 0.2
 #: The time between two expiries of a flapping controller (s): past the 6 s the expiry
 #: itself may take, so each is over before the next.
 FLAP_GAP = (7.0, 12.0)
+#: The chance that a dense schedule holds a restart under a slow controller.
+SLOW_RESTART_SHARE = 0.2
+#: When the controller's links are slowed, in seconds after the bounce (negative:
+#: before it), and for how long.
+SLOW_RESTART_LAG = (-2.0, 3.0)
+SLOW_RESTART_HOLD = (6.0, 15.0)
+#: The delays a slow controller's links get (ms).
+SLOW_RESTART_DELAYS = (300, 800)
+#: The chance that a dense schedule holds a frozen controller.
+FROZEN_SHARE = 0.15
 #: The chance that a dense schedule holds lost replies while ISRs change.
 LOST_REPLIES_SHARE = 0.2
 #: When the lost-reply spells begin, seconds into the cut: close to the 10 s a follower
@@ -163,6 +181,38 @@ def flapping_controller(rng: random.Random, heal_at: float) -> tuple[Step, ...]:
     return tuple(Step(t, 0.0, FaultSpec.of("session-expire", "controller")) for t in fitting)
 
 
+def restart_under_slow_controller(rng: random.Random, heal_at: float) -> tuple[Step, ...]:
+    """A restart under a slow controller (module docstring) before `heal_at`, with
+    probability `SLOW_RESTART_SHARE`; () when not drawn or there is no room for it."""
+    if rng.random() >= SLOW_RESTART_SHARE:
+        return ()
+    lag = round(rng.uniform(*SLOW_RESTART_LAG), 1)
+    hold = round(rng.uniform(*SLOW_RESTART_HOLD), 1)
+    first = _START_S + max(0.0, -lag)
+    latest = _room(heal_at, max(lag + hold, 0.0))
+    if latest < first:
+        return ()
+    at = round(rng.uniform(first, min(latest, heal_at / 2)), 1)
+    delay = {"delay_ms": rng.choice(SLOW_RESTART_DELAYS)}
+    return (
+        Step(at, 0.0, FaultSpec.of("bounce", "non-controller")),
+        Step(round(at + lag, 1), hold, FaultSpec.of("latency", "controller", delay)),
+    )
+
+
+def frozen_controller(rng: random.Random, heal_at: float) -> tuple[Step, ...]:
+    """A frozen controller (module docstring) before `heal_at`, with probability
+    `FROZEN_SHARE`; () when not drawn or there is no room for it."""
+    if rng.random() >= FROZEN_SHARE:
+        return ()
+    hold = OUTAGE_HOLD.draw(rng)
+    latest = _room(heal_at, hold)
+    if latest < _START_S:
+        return ()
+    at = round(rng.uniform(_START_S, latest), 1)
+    return (Step(at, hold, FaultSpec.of("pause", "controller")),)
+
+
 def lost_replies_while_isrs_change(rng: random.Random, heal_at: float) -> tuple[Step, ...]:
     """Lost replies while ISRs change (module docstring) before `heal_at`, with
     probability `LOST_REPLIES_SHARE`; () when not drawn or there is no room for it."""
@@ -203,5 +253,7 @@ CORRELATED: tuple[Callable[[random.Random, float], tuple[Step, ...]], ...] = (
     failover_after_restart,
     flapping_controller,
     lost_replies_while_isrs_change,
+    restart_under_slow_controller,
+    frozen_controller,
     backdrop,
 )

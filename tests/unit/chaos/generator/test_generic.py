@@ -162,6 +162,40 @@ def test_dense_schedules_hold_lost_replies_while_isrs_change() -> None:
         assert lost.at_s + correlated.LOST_REPLIES_WINDOW <= cut.ends_s < 30
 
 
+def test_dense_schedules_restart_a_broker_under_a_slow_controller() -> None:
+    dense = [generic_schedule(seed, 90, sparse=False) for seed in range(80)]
+    pairs = [
+        (bounce, slow)
+        for schedule in dense
+        for bounce in schedule.steps
+        if (bounce.fault.kind, bounce.fault.target) == ("bounce", "non-controller")
+        for slow in schedule.steps
+        if (slow.fault.kind, slow.fault.target) == ("latency", "controller")
+        and -2.0 <= round(slow.at_s - bounce.at_s, 1) <= 3.0
+    ]
+    assert 5 <= len(pairs) <= 35
+    low, high = correlated.SLOW_RESTART_HOLD
+    assert any(low <= slow.duration_s <= high for _, slow in pairs)
+
+
+def test_dense_schedules_freeze_the_controller_past_its_session(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def frozen(share: float) -> list[Step]:
+        monkeypatch.setattr(correlated, "FROZEN_SHARE", share)
+        dense = [generic_schedule(seed, 90, sparse=False) for seed in range(200)]
+        return [
+            step
+            for schedule in dense
+            for step in schedule.steps
+            if (step.fault.kind, step.fault.target) == ("pause", "controller")
+            and step.duration_s > SESSION_TIMEOUT_S
+        ]
+
+    # most dense schedules already take a broker away where it would go: a few fit
+    assert len(frozen(correlated.FROZEN_SHARE)) >= len(frozen(0.0)) + 4
+
+
 def _backdrop(schedule: Schedule) -> list[Step]:
     return [s for s in schedule.steps if s.fault.kind == "latency" and s.duration_s >= 10.0]
 
