@@ -17,6 +17,13 @@ overlap rules (`chaos.generator.overlap`) let it:
   session expired (`session-expire`, instant) two or three times, `FLAP_GAP` apart, each
   time on whichever broker is the controller then (overlap rule 3's third exception): a
   controller whose sessions keep expiring, as under long GC pauses;
+- lost replies while ISRs change, with probability `LOST_REPLIES_SHARE`: a broker
+  named by id cut from the other brokers (`broker-isolate`, it keeps its session) long
+  enough for its followers, and it, to lag out of the ISRs, and ZooKeeper replies lost
+  to the brokers other than the controller (`zk-lost-reply non-controllers`, spells over
+  `LOST_REPLIES_WINDOW`) from `LOST_REPLIES_AFTER` into the cut, when the leaders' ISR
+  shrinks come due (overlap rule 3's fourth exception): a network fault that troubles
+  the brokers' paths to each other and to ZooKeeper at once;
 - a restart under a slow controller, with probability `SLOW_RESTART_SHARE`: a broker
   other than the controller bounced, and the controller's links slowed
   (`latency`, `SLOW_RESTART_DELAYS`) from `SLOW_RESTART_LAG` around the bounce for
@@ -25,18 +32,13 @@ overlap rules (`chaos.generator.overlap`) let it:
 - a frozen controller, with probability `FROZEN_SHARE`: the controller paused past the
   session timeout (`pause`, `OUTAGE_HOLD`), as by a long GC pause: it wakes up deposed,
   with requests of its term still to send;
-- lost replies while ISRs change, with probability `LOST_REPLIES_SHARE`: a broker
-  named by id cut from the other brokers (`broker-isolate`, it keeps its session) long
-  enough for its followers, and it, to lag out of the ISRs, and ZooKeeper replies lost
-  to the brokers other than the controller (`zk-lost-reply non-controllers`, spells over
-  `LOST_REPLIES_WINDOW`) from `LOST_REPLIES_AFTER` into the cut, when the leaders' ISR
-  shrinks come due (overlap rule 3's fourth exception): a network fault that troubles
-  the brokers' paths to each other and to ZooKeeper at once;
 - a backdrop, with probability `BACKDROP_SHARE`: one broker (the controller one time in
   two) slowed by network latency from early on for `BACKDROP_HOLD`, the gray failure
   the other faults then land on.
 
-Pure: the same generator state gives the same steps; the caller's thread.
+They are drawn in this order (`CORRELATED`), each only where it fits beside those drawn
+before it, so an earlier one keeps its share and a later one loses some. Pure: the same
+generator state gives the same steps; the caller's thread.
 """
 
 from __future__ import annotations
