@@ -11,7 +11,11 @@ happened before the run is not the run's doing. Pure; any thread.
   at least one reassignment of those topics ran at all or was refused by the controller
   (`reassignment_rejected`: Kafka's controller refuses the reassignment of a topic
   queued for deletion, or onto a broker that is not registered, and the request ends
-  there).
+  there). A reassignment whose topic was deleted after it started ended with the topic
+  (`topic_deletion_completed`): no topic is deleted while a partition of it is being
+  reassigned, so by then its reassignment had completed (a controller may lose its
+  session between the completion's writes and its event) or a new controller, finding
+  the topic queued for deletion, dropped it.
 - `topic_deletion_completes`: every topic of the run (one of `topics`, or a topic beside
   one, `<topic>-<suffix>`) whose deletion a controller queued during the run
   (`topic_deletion_requested`) was deleted (`topic_deletion_completed` later, by any
@@ -34,6 +38,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from eventlog import (
+    EventKind,
     ReassignmentCompleted,
     ReassignmentFailed,
     ReassignmentRejected,
@@ -121,6 +126,11 @@ def reassignment_completes(
     events = events_since(logs, since_ms)
     explained = []
     for e in events:
+        if e.kind == EventKind.TOPIC_DELETION_COMPLETED:
+            gone = e.decoded()
+            if isinstance(gone, TopicDeletionCompleted):
+                done.update(key for key in started if key[0] == gone.topic)
+            continue
         event = e.decoded() if e.kind.startswith("reassignment_") else None
         if not isinstance(event, _REASSIGNMENT) or not _ours(event.topic, topics):
             continue

@@ -207,6 +207,30 @@ def test_a_reassignment_of_a_topic_beside_the_runs_counts() -> None:
     assert "no reassignment" in none_ran.explanation
 
 
+def test_a_reassignment_whose_topic_was_deleted_after_it_ended_with_it() -> None:
+    # a blind hunt's fixed-build run: the controller lost its session as it finished a
+    # side topic's reassignment (its writes applied, its event never written); the next
+    # controller found nothing in flight and deleted the topic
+    started = dataclasses.replace(_reassignment_started(0), topic="t-side")
+    gone = TopicDeletionCompleted(topic="t-side", partitions=3, duration_ms=10, controller_epoch=2)
+    b = EventLogBuilder()
+    b.emit("broker3", started)
+    b.emit("broker2", gone)
+    result = reassignment_completes(b.logs(), 0, {"t"})
+    assert result.ok, result.violations
+    # a deletion before the reassignment started does not end it
+    early = EventLogBuilder()
+    early.emit("broker2", gone)
+    early.emit("broker3", started)
+    (violation,) = reassignment_completes(early.logs(), 0, {"t"}).violations
+    assert violation.explanation == "started and never completed"
+    # nor does the deletion of another topic
+    other = EventLogBuilder()
+    other.emit("broker3", started)
+    other.emit("broker2", dataclasses.replace(gone, topic="t-other"))
+    assert not reassignment_completes(other.logs(), 0, {"t"}).ok
+
+
 def test_judge_runs_the_scenario_invariants_it_is_asked_for() -> None:
     b = EventLogBuilder()
     _elected(b, 1, 1)
