@@ -13,8 +13,8 @@ Steps:
    first broker that is not the controller (`request non-controller:1`, action `drop`,
    kinds `LeaderAndIsr` and `UpdateMetadata`, every one while it lasts) until 52 s. The
    UpdateMetadata announcing F's registration, or its return to the ISRs, is the first
-   request the proxy drops: the proof that it acts, which the schedule waits for, so the
-   proxy starts after F's restart and before anything else the schedule does. Each
+   request the proxy drops: the proof that it acts, soon after F's restart and before the
+   elections below (each step starts on time on a thread of its own). Each
    dropped request is answered UNAVAILABLE and the controller's sender sends it again
    after its back-off, so every later request for L waits behind it until the proxy goes.
 3. From 35 s until half a second after the elections below, slow F's links by 800 ms
@@ -52,7 +52,7 @@ from chaos.generator.schedule import Action, FaultSpec, Schedule, Step
 WORKLOAD = Workload("chaos-skipped-epoch", duration_s=90)
 #: The proxy's plan: every LeaderAndIsr and UpdateMetadata for L dropped while it lasts
 #: (the sender resends). UpdateMetadata makes the proxy act soon after F starts again:
-#: the step proves itself then, and the schedule goes on only after that.
+#: the step proves itself then, before the elections.
 DROP: dict[str, Scalar] = {"action": "drop", "kinds": "LeaderAndIsr,UpdateMetadata", "count": 0}
 #: F's links slowed from this time (s) to just after the elections, so that F, when it
 #: takes its partitions over, has not fetched all of L's log: L's tail at E.

@@ -8,6 +8,7 @@ import dataclasses
 import itertools
 import random
 from collections import Counter
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given, settings
@@ -109,18 +110,36 @@ def test_dense_schedules_hold_double_outages_the_first_down_back_first() -> None
     assert not any(_double_outages(generic_schedule(s, 90, sparse=True)) for s in range(60))
 
 
+def _pairs(
+    schedules: list[Schedule], first: Callable[[Step], bool], then: Callable[[Step, Step], bool]
+) -> list[tuple[Step, Step]]:
+    """Every pair of steps of one schedule, the first matching `first` and the second
+    `then` given the first."""
+    return [
+        (a, b)
+        for schedule in schedules
+        for a in schedule.steps
+        if first(a)
+        for b in schedule.steps
+        if then(a, b)
+    ]
+
+
+def _bounce_of_a_non_controller(step: Step) -> bool:
+    return (step.fault.kind, step.fault.target) == ("bounce", "non-controller")
+
+
 def test_dense_schedules_hold_failovers_after_restarts() -> None:
     dense = [generic_schedule(seed, 90, sparse=False) for seed in range(60)]
-    pairs = [
-        (bounce, lost)
-        for schedule in dense
-        for bounce in schedule.steps
-        if (bounce.fault.kind, bounce.fault.target) == ("bounce", "non-controller")
-        for lost in schedule.steps
-        if lost.fault.target == "controller"
-        and lost.fault.kind in OUTAGE_KINDS
-        and 1.0 <= lost.at_s - bounce.at_s <= 5.0
-    ]
+    pairs = _pairs(
+        dense,
+        _bounce_of_a_non_controller,
+        lambda bounce, lost: (
+            lost.fault.target == "controller"
+            and lost.fault.kind in OUTAGE_KINDS
+            and 1.0 <= lost.at_s - bounce.at_s <= 5.0
+        ),
+    )
     assert 5 <= len(pairs) <= 30
     # the controller is away past its session: the bounced broker registers without one
     assert all(lost.duration_s > SESSION_TIMEOUT_S for _, lost in pairs)
@@ -146,14 +165,13 @@ def test_dense_schedules_hold_flapping_controllers() -> None:
 
 def test_dense_schedules_hold_lost_replies_while_isrs_change() -> None:
     dense = [generic_schedule(seed, 45, heal_s=15, sparse=False) for seed in range(80)]
-    pairs = [
-        (cut, lost)
-        for schedule in dense
-        for cut in schedule.steps
-        if cut.fault.kind == "broker-isolate" and cut.fault.target.startswith("broker:")
-        for lost in schedule.steps
-        if (lost.fault.kind, lost.fault.target) == ("zk-lost-reply", "non-controllers")
-    ]
+    pairs = _pairs(
+        dense,
+        lambda cut: cut.fault.kind == "broker-isolate" and cut.fault.target.startswith("broker:"),
+        lambda _, lost: (
+            (lost.fault.kind, lost.fault.target) == ("zk-lost-reply", "non-controllers")
+        ),
+    )
     assert 5 <= len(pairs) <= 35
     low, high = correlated.LOST_REPLIES_AFTER
     for cut, lost in pairs:
@@ -164,15 +182,14 @@ def test_dense_schedules_hold_lost_replies_while_isrs_change() -> None:
 
 def test_dense_schedules_restart_a_broker_under_a_slow_controller() -> None:
     dense = [generic_schedule(seed, 90, sparse=False) for seed in range(80)]
-    pairs = [
-        (bounce, slow)
-        for schedule in dense
-        for bounce in schedule.steps
-        if (bounce.fault.kind, bounce.fault.target) == ("bounce", "non-controller")
-        for slow in schedule.steps
-        if (slow.fault.kind, slow.fault.target) == ("latency", "controller")
-        and -2.0 <= round(slow.at_s - bounce.at_s, 1) <= 3.0
-    ]
+    pairs = _pairs(
+        dense,
+        _bounce_of_a_non_controller,
+        lambda bounce, slow: (
+            (slow.fault.kind, slow.fault.target) == ("latency", "controller")
+            and -2.0 <= round(slow.at_s - bounce.at_s, 1) <= 3.0
+        ),
+    )
     assert 5 <= len(pairs) <= 35
     low, high = correlated.SLOW_RESTART_HOLD
     assert any(low <= slow.duration_s <= high for _, slow in pairs)
