@@ -1,18 +1,26 @@
 """What a broker writes to its event log about the control requests it answers:
 `request_accepted` for an obeyed LeaderAndIsr, UpdateMetadata or StopReplica,
-`request_rejected` for one refused by the fencing rules, and one `partition_fenced` per
-request for the partitions it could not apply. Each names the broker epoch the fencing
-check used, so the invariants judge a request against the registration it was checked
-with. Called by `broker_node.control_requests` on gRPC worker threads, under its lock.
+`request_rejected` for one refused by the fencing rules, one `partition_fenced` per
+request for the partitions it could not apply, and `live_brokers_changed` when an
+UpdateMetadata changed the brokers the metadata lists as live. Each of the first three
+names the broker epoch the fencing check used, so the invariants judge a request against
+the registration it was checked with. Called by `broker_node.control_requests` on gRPC
+worker threads, under its lock.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from domain import TopicPartition
-from eventlog import EventLog, PartitionFenced, RequestAccepted, RequestRejected
+from eventlog import (
+    EventLog,
+    LiveBrokersChanged,
+    PartitionFenced,
+    RequestAccepted,
+    RequestRejected,
+)
 from rpc import messages as m
 from rpc.errors import Errors
 
@@ -67,6 +75,24 @@ def accepted(
             broker_epoch=broker_epoch,
             partitions=len(results) if partitions is None else partitions,
             partition_errors=sum(1 for r in results if r.error is not Errors.NONE),
+        ),
+    )
+
+
+def live_brokers(
+    events: EventLog, header: m.ControlHeader, before: Collection[int], after: Collection[int]
+) -> None:
+    """Write `live_brokers_changed` if an accepted UpdateMetadata listed other live brokers
+    (`after`) than the metadata held (`before`); nothing when they are the same."""
+    if set(before) == set(after):
+        return
+    events.emit(
+        LiveBrokersChanged(
+            live_brokers=sorted(after),
+            added=sorted(set(after) - set(before)),
+            removed=sorted(set(before) - set(after)),
+            controller_id=header.controller_id,
+            controller_epoch=header.controller_epoch,
         ),
     )
 

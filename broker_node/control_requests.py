@@ -259,7 +259,11 @@ class ControlRequestHandler:
             if error is not Errors.NONE:
                 return m.UpdateMetadataResponse(error)
             self._obeyed(request.header)
+            before = self.metadata_cache.snapshot().live_brokers
             self.metadata_cache.update(request)
+            report.live_brokers(
+                self._events, request.header, before, [b.id for b in request.live_brokers]
+            )
             report.accepted(
                 self._events,
                 "UpdateMetadata",

@@ -24,6 +24,7 @@ class EventKind(StrEnum):
     CONTROLLER_RESIGNED = "controller_resigned"
     CONTROLLER_OBSERVED = "controller_observed"
     REQUEST_ACCEPTED = "request_accepted"
+    LIVE_BROKERS_CHANGED = "live_brokers_changed"
     REQUEST_REJECTED = "request_rejected"
     REQUEST_INVALID = "request_invalid"
     REQUEST_FAILED = "request_failed"

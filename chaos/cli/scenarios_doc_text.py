@@ -163,6 +163,12 @@ ACTIONS: Mapping[str, str] = {
     "reports its answer; the controller answers after `timeout_ms` at the latest "
     "(REQUEST_TIMED_OUT) and goes on electing. The request is not kept in ZooKeeper: a "
     "controller elected meanwhile never learns of it",
+    "vacate": "retires `broker` (`broker:<id>`, or `non-controller:<n>` resolved when it "
+    "runs) as an operator does with `kafka-reassign-partitions.sh`: one "
+    "`/admin/reassign_partitions` moves each of its replicas, of every topic not queued for "
+    "deletion, to the live broker holding the fewest of that topic's, or drops it where "
+    "every live broker holds one; it stays registered hosting nothing. A running "
+    "reassignment is waited for up to 10 s",
 }
 
 ACTIONS_TAIL = """

@@ -10,6 +10,7 @@ the runner performs at their time (`chaos.run.actions`), with nothing to undo.
 | `move-controller` | - | deletes `/controller`: the brokers elect a controller again |
 | `elect-leaders` | `topic`, `timeout_ms` (500) | asks the controller to elect preferred leaders |
 | `alter-config` | `topic`, `key`, `value` | sets an override of `topic` and announces it |
+| `vacate` | `broker` | moves every replica off `broker` (`broker:<id>`, `non-controller:<n>`) |
 
 `elect-leaders` is `kafka-leader-election.sh --election-type preferred` (KIP-183, not
 persisted in ZooKeeper): the controller answers after `timeout_ms` at the latest
@@ -19,6 +20,12 @@ a slow controller does not hold up the schedule.
 `alter-config` is `kafka-configs.sh --alter --entity-type topics --add-config key=value`:
 `key` is `unclean.leader.election.enable` (`true` or `false`) or `min.insync.replicas` (an
 integer of at least 1), the overrides the controller and the brokers act on.
+
+`vacate` retires a broker as an operator does (`kafka-reassign-partitions.sh` with a
+broker list that leaves it out): each of its replicas moves to the live broker holding
+the fewest of the topic's, or is dropped where every live broker holds one already, so
+the broker stays registered hosting nothing; `non-controller:<n>` is resolved when the
+action runs, as a fault's role is.
 
 `add-partitions` is `kafka-topics.sh --alter --partitions`: `partitions` is the new
 count, above the topic's current one; the controller creates the new partitions.
@@ -35,13 +42,24 @@ Params are JSON scalars (`chaos.faults.params`). Pure; any thread.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from chaos.errors import UnknownKind
 from chaos.faults.params import ParamRule, Scalar, positive_int
 
-__all__ = ["ACTION_KINDS", "CONFIG_KEYS", "CONFIG_VALUES", "ActionKind", "action_kind"]
+__all__ = [
+    "ACTION_KINDS",
+    "CONFIG_KEYS",
+    "CONFIG_VALUES",
+    "VACATED_BROKER",
+    "ActionKind",
+    "action_kind",
+]
+
+#: The brokers `vacate` names (`chaos.run.vacate` resolves them).
+VACATED_BROKER = re.compile(r"broker:(\d+)|non-controller:([1-9]\d*)")
 
 
 def _topic(value: Scalar) -> bool:
@@ -56,6 +74,10 @@ CONFIG_VALUES: Mapping[str, tuple[str, ...]] = {
     "min.insync.replicas": ("1", "2"),
 }
 CONFIG_KEYS = tuple(CONFIG_VALUES)
+
+
+def _vacated(value: Scalar) -> bool:
+    return isinstance(value, str) and VACATED_BROKER.fullmatch(value) is not None
 
 
 def _config_key(value: Scalar) -> bool:
@@ -111,6 +133,10 @@ ACTION_KINDS: Mapping[str, ActionKind] = {
                 ParamRule("key", None, _config_key, " or ".join(CONFIG_KEYS)),
                 ParamRule("value", None, _topic, "a value"),
             ),
+        ),
+        ActionKind(
+            "vacate",
+            (ParamRule("broker", None, _vacated, "broker:<id> or non-controller:<n>"),),
         ),
     )
 }

@@ -11,12 +11,12 @@ seed's meaning):
    one (one fault at a time, each starting `SPARSE_GAP` after the previous one's window
    ended, see `chaos.generator.overlap.window`): a sparse schedule is judged on
    `no_offline_partitions` too (`chaos.generator.scenarios.judged`).
-2. The admin operations (`chaos.generator.action_kinds`): a side topic
-   `<topic>-side` (replication factor 2, so a reassignment copies replicas) created
-   early, maybe grown (`add-partitions`), maybe reassigned, maybe one of its overrides
-   altered (`alter-config`: unclean elections on or off, its min ISR), and deleted
-   before the heal; maybe preferred elections of the workload's topic (`elect-leaders`)
-   and a forced controller election (`move-controller`) at drawn times.
+2. The admin operations (`chaos.generator.admin_draws`): a side topic `<topic>-side`
+   (replication factor 2, so a reassignment copies replicas) created early, maybe grown
+   (`add-partitions`), maybe reassigned, maybe one of its overrides altered
+   (`alter-config`), and deleted before the heal; maybe preferred elections of the
+   workload's topic (`elect-leaders`), a forced controller election (`move-controller`)
+   and, when the side topic is not reassigned, a broker retired (`vacate`).
 3. The timed faults. First, in a dense schedule, maybe correlated faults
    (`chaos.generator.correlated`): a double outage, a failover after a restart, a
    flapping controller, a backdrop. Then kinds rotate through `kinds` but `request`
@@ -28,8 +28,8 @@ seed's meaning):
    starts on the event the hook makes the cluster write (`Trigger`): a forced controller
    election or a fault that takes the controller away → `controller_elected`; a fault
    that takes a broker away or preferred elections → `leader_elected`; any broker
-   fault → `isr_changed`; the reassignment → `reassignment_started`; the deletion →
-   `topic_deletion_started`; a restart of a broker's process → `broker_registered`, with
+   fault → `isr_changed`; the reassignment or retirement → `reassignment_started`; the
+   deletion → `topic_deletion_started`; a restart of a broker's process → `broker_registered`, with
    a fault that slows the controller or resets its ZooKeeper connection. A fault on an
    event that starts the controller's work (a leader election, a reassignment, a
    deletion) lands on the controller one time in two. A triggered fault obeys the
@@ -58,7 +58,7 @@ from chaos.cluster.roles import RoleClass, parse_role
 from chaos.errors import BadTiming
 from chaos.faults.params import Scalar
 from chaos.faults.registry import FAULT_TYPES, fault_type
-from chaos.generator.action_kinds import CONFIG_KEYS, CONFIG_VALUES
+from chaos.generator.admin_draws import draw_actions, side_topic
 from chaos.generator.correlated import CORRELATED
 from chaos.generator.fault_draws import FAULT_DRAWS, kind_pool
 from chaos.generator.overlap import clashes, takes_broker_away, window
@@ -67,7 +67,6 @@ from chaos.generator.timings import (
     DENSE_GAP,
     HOLD,
     ISR_WAIT,
-    OP_GAP,
     REGISTER_WAIT,
     SPARSE_GAP,
     TRIGGER_WAIT,
@@ -109,8 +108,6 @@ START_S = 5.0
 SPARSE_SHARE = 3
 #: The chance that a hook gets a triggered fault.
 TRIGGER_SHARE = 0.5
-#: The chance that the side topic's config is altered while it lives.
-CONFIG_SHARE = 0.4
 
 _ZK = ("zk-follower", "zk-leader")
 #: Roles besides `FAULT_DRAWS`'s: the process kinds and `cpu-starve` on ZooKeeper servers (not
@@ -138,11 +135,6 @@ _MORE_PARAMS: Mapping[str, Mapping[str, tuple[Scalar, ...]]] = {
 }
 
 
-def side_topic(topic: str) -> str:
-    """The side topic the admin operations act on."""
-    return f"{topic}-side"
-
-
 def generic_schedule(
     seed: int,
     duration_s: float,
@@ -167,7 +159,7 @@ def generic_schedule(
     rng = random.Random(seed)
     drawn_sparse = rng.randrange(SPARSE_SHARE) == 0
     draw = _Draw(rng, pool, heal_at, drawn_sparse if sparse is None else sparse)
-    acts = draw.actions(topic) if actions else []
+    acts = draw_actions(rng, topic, heal_at) if actions else []
     draw.correlated()
     draw.timed()
     if triggers:
@@ -208,39 +200,6 @@ class _Draw:
         self.sparse = sparse
         self.steps: list[Step] = []
         self._bag: list[str] = []
-
-    def actions(self, topic: str) -> list[Action]:
-        """The admin operations (step 2 of the module docstring), sorted by time: the side
-        topic's always end in its deletion, at least `OP_GAP.low` after the operation
-        before it and 10 s before the heal (operations that leave no room for it are
-        left out)."""
-        rng, side, latest = self.rng, side_topic(topic), self.heal_at - 10
-        t = round(rng.uniform(2, 6), 1)
-        ops = [Action(t, "create-topic", _items(topic=side, partitions=3, replication_factor=2))]
-        if rng.random() < 0.5:
-            t = round(t + OP_GAP.draw(rng), 1)
-            grown = _items(topic=side, partitions=rng.choice((4, 6)))
-            ops.append(Action(t, "add-partitions", grown))
-        if rng.random() < 0.7:
-            t = round(t + OP_GAP.draw(rng), 1)
-            ops.append(Action(t, "reassign", _items(topic=side, shift=rng.choice((1, 2)))))
-        if rng.random() < CONFIG_SHARE:
-            t = round(t + OP_GAP.draw(rng), 1)
-            key = rng.choice(CONFIG_KEYS)
-            value = rng.choice(CONFIG_VALUES[key])
-            ops.append(Action(t, "alter-config", _items(topic=side, key=key, value=value)))
-        gap = OP_GAP.draw(rng)
-        while ops and ops[-1].at_s + OP_GAP.low > latest:
-            ops.pop()
-        if ops:
-            at = round(min(ops[-1].at_s + gap, latest), 1)
-            ops.append(Action(at, "delete-topic", _items(topic=side)))
-        if rng.random() < 0.5:
-            at = round(rng.uniform(5, latest), 1)
-            ops.append(Action(at, "elect-leaders", _items(topic=topic)))
-        if rng.random() < 0.4:
-            ops.append(Action(round(rng.uniform(5, latest), 1), "move-controller"))
-        return sorted((a for a in ops if a.at_s <= latest), key=lambda a: a.at_s)
 
     def correlated(self) -> None:
         """The correlated faults (step 3), each where it fits."""
@@ -390,10 +349,7 @@ _REGISTRATION_KINDS = ("latency", "zk-reset")
 _ACTION_EVENTS: Mapping[str, str] = {
     "move-controller": "controller_elected",
     "reassign": "reassignment_started",
+    "vacate": "reassignment_started",
     "delete-topic": "topic_deletion_started",
     "elect-leaders": "leader_elected",
 }
-
-
-def _items(**params: Scalar) -> tuple[tuple[str, Scalar], ...]:
-    return tuple(params.items())

@@ -51,6 +51,7 @@ from rundir.invariants.names import (
     CONTROLLER_EPOCH_FENCING,
     CONTROLLER_WRITES_FENCED,
     CONVERGES_AFTER_HEAL,
+    DEAD_BROKER_FORGOTTEN,
     EVERY_RUN,
     ISR_JOIN_AFTER_EPOCH_START,
     LOG_MATCHING,
@@ -201,10 +202,10 @@ PLANS: tuple[BugPlan, ...] = (
     ),
     _plan(
         NO_METADATA_FOR_EMPTY_BROKER,
-        ("broker-failure",),
-        {CONVERGES_AFTER_HEAL},
-        "no scenario of the three-broker cluster kills a broker hosting no replica: the "
-        "switch is exercised only by its unit tests (docs/bugs.md)",
+        ("empty-broker-failure",),
+        {DEAD_BROKER_FORGOTTEN},
+        "the retired broker, hosting nothing, dies while a partition is offline: no "
+        "UpdateMetadata goes out and the live broker goes on listing it",
     ),
     _plan(
         LEADER_AND_ISR_FIRST,

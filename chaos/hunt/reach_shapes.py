@@ -35,6 +35,7 @@ from chaos.hunt.reach_steps import (
     reconnections,
     returns,
     session_lost,
+    single_broker,
     slowed,
 )
 
@@ -124,6 +125,19 @@ def _reset_mid_change(s: Schedule) -> bool:
 
 def _long_outage(s: Schedule) -> bool:
     return any(outage(step) for step in s.steps)
+
+
+def _retired_then_lost(s: Schedule) -> bool:
+    retired = actions(s, ("vacate",))
+    killed_only = all(
+        step.fault.kind in ("kill", "stop", "bounce") and single_broker(step) for step in s.steps
+    )
+    if not retired or not killed_only:
+        return False
+    downs = [step for step in s.steps if outage(step) and step.at_s > min(retired)]
+    return any(
+        distinct(a, b) and meets(b, a.at_s, a.ends_s) for a in downs for b in downs if a is not b
+    )
 
 
 def _zombie(s: Schedule) -> bool:
@@ -316,8 +330,10 @@ SHAPES: tuple[Shape, ...] = (
     ),
     Shape(
         "kafka-13225",
-        f"{_OUTAGE_TEXT} (the broker must host no replica: never so with three brokers)",
-        _long_outage,
+        "a broker retired (vacate), then two brokers known to differ down past the session "
+        "at once, with nothing but brokers killed, stopped or bounced (so that "
+        "dead_broker_forgotten is judged)",
+        _retired_then_lost,
     ),
     Shape(
         "kafka-4443",

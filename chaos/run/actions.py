@@ -12,6 +12,9 @@ partitions)`: grow it to `partitions` partitions, as `kafka-topics.sh --alter
 --partitions` would. `delete-topic(topic)`: request its deletion
 (`/admin/delete_topics/<topic>`), as `kafka-topics.sh --delete` would.
 
+`vacate(broker)`: move every replica off one broker (`chaos.run.vacate`), as an operator
+retires a broker; it stays registered and hosts nothing.
+
 `move-controller`: delete `/controller`, as an operator forces a new controller election
 (`zookeeper-shell delete /controller`); the controller that held it is not told until its
 watch fires, and the brokers race for the znode again.
@@ -44,6 +47,7 @@ from admin import AdminError
 from admin.topics import add_partitions, create_topic, delete_topic
 from chaos.errors import ChaosError
 from chaos.generator.schedule import Action
+from chaos.run.vacate import vacate
 from client.errors import ClientError, TransportError
 from domain import TopicPartition
 from rpc.errors import Errors, RpcDeadlineExceeded
@@ -85,6 +89,7 @@ _KINDS = (
     "move-controller",
     "elect-leaders",
     "alter-config",
+    "vacate",
 )
 
 
@@ -127,6 +132,8 @@ def perform(
         raise ActionFailed(f"unknown action {action.kind!r}")
     if action.kind == "move-controller":
         return read_zk(_moving_controller)
+    if action.kind == "vacate":
+        return read_zk(_vacating(str(action.param("broker"))))
     topic = run_topic(str(action.param("topic")), topic_names)
     if action.kind == "elect-leaders":
         return _electing(topic, action.param("timeout_ms"), read_zk, elect)
@@ -211,6 +218,16 @@ def _deleting(topic: str) -> Callable[[KafkaZkClient], str]:
         return f"delete-topic {topic}: " + ("requested" if marked else "already requested")
 
     return delete
+
+
+def _vacating(role: str) -> Callable[[KafkaZkClient], str]:
+    def run(zk: KafkaZkClient) -> str:
+        try:
+            return vacate(zk, role)
+        except ZK_ACTION_ERRORS as exc:  # no such broker, a reassignment not ending, a lost session
+            raise ActionFailed(str(exc)) from exc
+
+    return run
 
 
 def _moving_controller(zk: KafkaZkClient) -> str:

@@ -19,6 +19,7 @@ __all__ = [
     "BrokerRegistered",
     "BugSwitchesOn",
     "ControlledShutdownAttempt",
+    "LiveBrokersChanged",
     "NodeStarted",
     "NodeStopped",
     "PartitionFenced",
@@ -211,6 +212,29 @@ class RequestAccepted(Event):
     """number of partition states in the request"""
     partition_errors: int
     """how many of them got an error (always `0` for UpdateMetadata)"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LiveBrokersChanged(Event):
+    """An accepted UpdateMetadata changed the brokers this broker's metadata lists as live
+    (what it tells clients and where its fetchers find leaders). Written only on a change,
+    so a broker's last one says whom it believes alive.
+
+    `control_requests.py`, `grpc-worker*`.
+    """
+
+    kind: ClassVar[str] = "live_brokers_changed"
+
+    live_brokers: list[int]
+    """the live broker ids of the request (sorted)"""
+    added: list[int]
+    """ids listed now and not before"""
+    removed: list[int]
+    """ids listed before and not now"""
+    controller_id: int
+    """from the request header"""
+    controller_epoch: int
+    """from the request header"""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -48,10 +48,12 @@ from rundir.invariants.convergence import (
     ClusterSnapshot,
     converges_after_heal,
 )
+from rundir.invariants.dead_brokers import dead_broker_forgotten
 from rundir.invariants.leaders import one_leader_per_leader_epoch
 from rundir.invariants.names import (
     ACKNOWLEDGED_KEPT,
     CONTROLLER_WRITES_FENCED,
+    DEAD_BROKER_FORGOTTEN,
     NO_OFFLINE_PARTITIONS,
     PAUSED_CONTROLLER_RESIGNS,
     REASSIGNMENT_COMPLETES,
@@ -216,6 +218,7 @@ SCENARIO_CHECKS: Mapping[str, Callable[[RunInputs], InvariantResult]] = {
     PAUSED_CONTROLLER_RESIGNS: lambda i: paused_controller_resigns(i.events, i.since_ms),
     REASSIGNMENT_COMPLETES: lambda i: reassignment_completes(i.events, i.since_ms, i.topics),
     REGISTRATION_SERVED: lambda i: registration_served(i.events, i.since_ms, _last_op_ms(i)),
+    DEAD_BROKER_FORGOTTEN: lambda i: dead_broker_forgotten(i.events, i.since_ms),
     RESIGNED_CONTROLLER_SILENT: lambda i: resigned_controller_silent(i.events, i.since_ms),
     TOPIC_DELETION_COMPLETES: lambda i: topic_deletion_completes(i.events, i.since_ms, i.topics),
     CONTROLLER_WRITES_FENCED: lambda i: controller_writes_fenced(i.events, i.since_ms),

@@ -28,6 +28,7 @@ STRONG_ISR = "strong_isr"
 LOG_MATCHING = "log_matching"
 LEADER_COMPLETENESS = "leader_completeness"
 ISR_JOIN_AFTER_EPOCH_START = "isr_join_after_epoch_start"
+DEAD_BROKER_FORGOTTEN = "dead_broker_forgotten"
 
 #: The replication specifications' invariants, judged on every run whatever its scenario
 #: names (`rundir.invariants.replication`), in verdict order.

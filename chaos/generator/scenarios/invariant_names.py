@@ -22,6 +22,7 @@ from rundir.invariants.names import (
     CONTROLLER_EPOCH_FENCING,
     CONTROLLER_WRITES_FENCED,
     CONVERGES_AFTER_HEAL,
+    DEAD_BROKER_FORGOTTEN,
     EVERY_RUN,
     ISR_JOIN_AFTER_EPOCH_START,
     LEADER_COMPLETENESS,
@@ -74,6 +75,8 @@ _CLUSTER: Mapping[str, str] = {
     "even one it fetches back",
     REGISTRATION_SERVED: "a controller queues a request to every broker registration of "
     "the run, addressed to its broker epoch, within 15 s",
+    DEAD_BROKER_FORGOTTEN: "within 10 s of a controller handling a broker's failure, every "
+    "broker it counts as live holds metadata that no longer lists the dead broker",
     STALE_REQUESTS_FENCED: "every stale LeaderAndIsr or StopReplica the request fault's "
     "proxy delivered late (a duplicate, a reordered request) was fenced by the broker",
 }

@@ -12,8 +12,12 @@ meets. The `random` scenario's verdict checks them (`Scenario.invariants_for`).
   or the schedule partitions the whole cluster: a broker that registers then may wait
   longer than the bound for a crawling controller or ensemble, which is slowness, not a
   lost registration;
-- `reassignment_completes`: when the schedule reassigns a topic;
+- `reassignment_completes`: when the schedule reassigns a topic or retires a broker;
 - `topic_deletion_completes`: when the schedule deletes a topic;
+- `dead_broker_forgotten`: when every fault kills, stops or bounces brokers: nothing
+  then cuts a live broker off from the controller, drops or delays its requests, or
+  holds up the ZooKeeper writes of the elections before the requests go out, so a live
+  broker that still lists a dead one after the bound was never told;
 - `no_offline_partitions`: when faults come one at a time, each on one broker,
   `SPARSE_GAP.low` apart (a sparse schedule), and none takes its broker away but by a
   clean `stop` (a controlled shutdown): every ISR is full again when the next fault
@@ -33,6 +37,7 @@ from chaos.generator.overlap import takes_broker_away, window
 from chaos.generator.scenarios.invariant_names import INVARIANTS
 from chaos.generator.schedule import Schedule, Step
 from rundir.invariants.names import (
+    DEAD_BROKER_FORGOTTEN,
     NO_OFFLINE_PARTITIONS,
     REASSIGNMENT_COMPLETES,
     REGISTRATION_SERVED,
@@ -43,13 +48,21 @@ __all__ = ["ALWAYS", "CONDITIONAL", "judged_invariants"]
 
 #: The invariants judged only when the schedule meets their premise.
 CONDITIONAL = frozenset(
-    {NO_OFFLINE_PARTITIONS, REASSIGNMENT_COMPLETES, REGISTRATION_SERVED, TOPIC_DELETION_COMPLETES}
+    {
+        DEAD_BROKER_FORGOTTEN,
+        NO_OFFLINE_PARTITIONS,
+        REASSIGNMENT_COMPLETES,
+        REGISTRATION_SERVED,
+        TOPIC_DELETION_COMPLETES,
+    }
 )
 
 #: The invariants every generic schedule is judged on.
 ALWAYS = frozenset(INVARIANTS) - CONDITIONAL
 
 _STARVING = ("cpu-starve", "memory-squeeze")
+#: The faults that take brokers away and nothing else.
+_PROCESS_ONLY = ("kill", "stop", "bounce")
 
 
 def _apart(a: Step, b: Step, margin: float) -> bool:
@@ -74,14 +87,23 @@ def _starved_while_away(schedule: Schedule) -> bool:
     return any(not _apart(a, b, 0.0) for a in starving for b in away if a is not b)
 
 
+def _brokers_killed_only(schedule: Schedule) -> bool:
+    return all(
+        s.fault.kind in _PROCESS_ONLY and not s.fault.target.startswith("zk")
+        for s in schedule.steps
+    )
+
+
 def judged_invariants(schedule: Schedule) -> frozenset[str]:
     """The invariants `schedule` is judged on (see the module docstring)."""
     kinds = {a.kind for a in schedule.actions}
     judged = set(ALWAYS)
     if not _starved_while_away(schedule):
         judged.add(REGISTRATION_SERVED)
-    if "reassign" in kinds:
+    if kinds & {"reassign", "vacate"}:
         judged.add(REASSIGNMENT_COMPLETES)
+    if _brokers_killed_only(schedule):
+        judged.add(DEAD_BROKER_FORGOTTEN)
     if "delete-topic" in kinds:
         judged.add(TOPIC_DELETION_COMPLETES)
     if _one_broker_at_a_time(schedule):

@@ -9,7 +9,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from broker_node.control_requests import ControlRequestHandler
-from eventlog import Event, EventKind, RequestAccepted, RequestRejected
+from domain import EndPoint
+from eventlog import Event, EventKind, LiveBrokersChanged, RequestAccepted, RequestRejected
 from eventlog.testing import RecordingEventLog
 from rpc import messages as m
 
@@ -49,6 +50,30 @@ def test_rejected_request_names_the_epoch_its_check_used() -> None:
     (rejected,) = events.of_type(RequestRejected)
     assert rejected.broker_epoch == 200
     assert rejected.error == "STALE_BROKER_EPOCH"
+
+
+def _metadata(epoch: int, *ids: int) -> m.UpdateMetadataRequest:
+    brokers = tuple(m.LiveBroker(i, (EndPoint(f"broker{i}", 9092),), None) for i in ids)
+    return m.UpdateMetadataRequest(m.ControlHeader(2, epoch, 100), (), brokers)
+
+
+def test_live_brokers_changed_only_when_the_live_set_moves() -> None:
+    """A broker's last `live_brokers_changed` is whom it believes alive: written on the
+    first UpdateMetadata, not on one listing the same brokers, again when one is gone."""
+    handler, events = _handler(_epochs(100))
+    handler.update_metadata(_metadata(5, 3, 1, 2))
+    handler.update_metadata(_metadata(5, 1, 2, 3))
+    handler.update_metadata(_metadata(6, 1, 2))
+    first, second = events.of_type(LiveBrokersChanged)
+    assert (first.live_brokers, first.added, first.removed) == ([1, 2, 3], [1, 2, 3], [])
+    assert (second.live_brokers, second.added, second.removed) == ([1, 2], [], [3])
+    assert (second.controller_id, second.controller_epoch) == (2, 6)
+
+
+def test_a_refused_update_metadata_changes_no_live_brokers() -> None:
+    handler, events = _handler(_epochs(200))  # addressed to epoch 100: stale
+    handler.update_metadata(_metadata(5, 1, 2))
+    assert events.of_type(LiveBrokersChanged) == []
 
 
 class _CollectorWatchingLog(RecordingEventLog):

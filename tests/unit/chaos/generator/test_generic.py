@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chaos.errors import ScheduleError
-from chaos.generator import correlated
+from chaos.generator import admin_draws, correlated
 from chaos.generator.action_kinds import ACTION_KINDS
 from chaos.generator.correlated import DOUBLE_KINDS, OUTAGE_KINDS
 from chaos.generator.generic import (
@@ -292,11 +292,39 @@ def test_admin_operations_act_on_the_side_topic_in_a_working_order(drawn: list[S
     assert kinds == set(ACTION_KINDS)
     side = side_topic("chaos-random")
     for schedule in drawn:
-        order = [a.kind for a in schedule.actions if a.params and a.param("topic") == side]
+        order = [a.kind for a in schedule.actions if dict(a.params).get("topic") == side]
         assert order[0] == "create-topic"
         assert order[-1] == "delete-topic"
         working = ["create-topic", "add-partitions", "reassign", "alter-config", "delete-topic"]
         assert order == sorted(order, key=working.index)
+
+
+def test_a_broker_is_retired_only_while_no_reassignment_is_drawn(drawn: list[Schedule]) -> None:
+    retiring = [s for s in drawn if any(a.kind == "vacate" for a in s.actions)]
+    assert 0 < len(retiring) < len(drawn) / 3
+    for schedule in retiring:
+        kinds = [a.kind for a in schedule.actions]
+        assert kinds.count("vacate") == 1
+        assert "reassign" not in kinds
+        (vacate,) = (a for a in schedule.actions if a.kind == "vacate")
+        assert vacate.param("broker") in ("non-controller:1", "non-controller:2")
+
+
+def test_drawing_retirements_left_every_other_seed_as_it_was(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The retirement comes from a generator of its own: a seed that draws none names the
+    schedule it named before retirements were drawn at all."""
+    drawn = {seed: generic_schedule(seed, 90) for seed in range(60)}
+    monkeypatch.setattr(admin_draws, "VACATE_SHARE", 0.0)
+    unchanged = [s for s, sched in drawn.items() if all(a.kind != "vacate" for a in sched.actions)]
+    assert len(unchanged) < len(drawn)
+    for seed in unchanged:
+        assert generic_schedule(seed, 90) == drawn[seed]
+    for seed, schedule in drawn.items():
+        without = generic_schedule(seed, 90)
+        kept = tuple(a for a in schedule.actions if a.kind != "vacate")
+        assert without.actions == kept
 
 
 def test_no_action_is_drawn_when_told_not_to() -> None:

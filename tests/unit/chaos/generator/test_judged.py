@@ -9,6 +9,7 @@ from chaos.generator.scenarios.invariant_names import INVARIANTS
 from chaos.generator.scenarios.judged import CONDITIONAL, judged_invariants
 from chaos.generator.schedule import Action, FaultSpec, Schedule, Step
 from rundir.invariants.names import (
+    DEAD_BROKER_FORGOTTEN,
     NO_OFFLINE_PARTITIONS,
     REASSIGNMENT_COMPLETES,
     REGISTRATION_SERVED,
@@ -37,6 +38,20 @@ def test_the_operations_invariants_are_judged_when_the_schedule_performs_them() 
     assert not {REASSIGNMENT_COMPLETES, TOPIC_DELETION_COMPLETES} & judged_invariants(
         _schedule((_step(10, "kill", "controller"),), actions[:0])
     )
+
+
+def test_a_retirement_is_a_reassignment_to_complete() -> None:
+    retire = (Action(5, "vacate", (("broker", "non-controller:2"),)),)
+    assert REASSIGNMENT_COMPLETES in judged_invariants(_schedule((), retire))
+
+
+def test_dead_brokers_must_be_forgotten_when_brokers_are_only_killed_stopped_or_bounced() -> None:
+    killed = (_step(10, "kill", "non-controller:1", 20), _step(15, "stop", "controller"))
+    assert DEAD_BROKER_FORGOTTEN in judged_invariants(_schedule(killed))
+    for kind, target in (("pause", "non-controller"), ("broker-isolate", "controller"),
+                         ("kill", "zk-leader"), ("request", "broker:1")):  # fmt: skip
+        more = (*killed, _step(40, kind, target))
+        assert DEAD_BROKER_FORGOTTEN not in judged_invariants(_schedule(more)), kind
 
 
 def test_no_offline_partitions_is_judged_for_one_broker_at_a_time_far_apart() -> None:

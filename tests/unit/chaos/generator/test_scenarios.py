@@ -47,6 +47,7 @@ NAMES = (
     "stalled-reassignment",
     "stalled-deletion",
     "last-replica-standing",
+    "empty-broker-failure",
     "zk-leader-loss",
     "zk-quorum-loss",
     "controller-zk-reset",
