@@ -59,6 +59,12 @@ Two faults may be active at the same time unless one of these rules forbids it
    request fault's proxy lives in the controller's, whichever broker it targets), so
    the request proxy's own connections bypass a latency on the controller, which then
    cannot prove itself and waits out its deadline.
+6. Never a `clock` fault on brokers while a fault through the `process` mechanism holds
+   a broker (killed, stopped, paused, bounced and registering again), unless the two
+   name brokers by different ids: a clock is set and measured through `docker exec`,
+   which a stopped or paused container refuses, and roles resolve only when a fault
+   starts, so a clock on `controller` may land on the broker a pause of `controller`
+   froze.
 
 Time: a fault occupies its window (`window`) from its start (a triggered one from the
 earliest its trigger may fire) to the latest it can end, plus `AFTERMATH_S` for an instant
@@ -187,9 +193,19 @@ def why_not_together(a: FaultSpec, b: FaultSpec) -> str | None:
         return None
     if takes_broker_away(a) and takes_broker_away(b):
         return "at most one fault that takes a broker away at a time"
+    if _clock_beside_process(a, b) or _clock_beside_process(b, a):
+        return "a clock is set through docker exec, which a stopped or paused broker refuses"
     if FOOTPRINTS[a.kind].mechanism == FOOTPRINTS[b.kind].mechanism and side_a is side_b:
         return f"at most one {FOOTPRINTS[a.kind].mechanism} fault on {side_a.value} at a time"
     return None
+
+
+def _clock_beside_process(clock: FaultSpec, other: FaultSpec) -> bool:
+    return (
+        clock.kind == "clock"
+        and FOOTPRINTS[other.kind].mechanism == "process"
+        and _side(clock) is _side(other) is RoleClass.BROKERS
+    )
 
 
 def _excepted(a: Step, b: Step) -> bool:

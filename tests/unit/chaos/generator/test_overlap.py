@@ -40,6 +40,10 @@ def test_every_fault_kind_has_a_footprint() -> None:
         # controller's namespace, bypassed the latency laid on the controller
         (("latency", "controller"), ("request", "non-controller"), "proxy"),
         (("latency", "broker:2"), ("request", "broker:3"), "proxy"),
+        # a soak's run: the clock of `controller` met the broker a pause had frozen
+        (("pause", "controller"), ("clock", "controller"), "docker exec"),
+        (("kill", "non-controller"), ("clock", "random-broker"), "docker exec"),
+        (("bounce", "broker:1"), ("clock", "all-brokers"), "docker exec"),
     ],
 )
 def test_faults_that_may_not_be_active_together(
@@ -59,6 +63,8 @@ def test_faults_that_may_not_be_active_together(
         (("kill", "non-controller"), ("zk-leader-kill", "zk-leader")),
         (("clock", "controller"), ("clock", "zk-leader")),
         (("broker-isolate", "random-broker"), ("request", "non-controller")),
+        (("pause", "broker:1"), ("clock", "broker:2")),
+        (("kill", "zk-leader"), ("clock", "controller")),
     ],
 )
 def test_faults_that_may_be_active_together(a: tuple[str, str], b: tuple[str, str]) -> None:
