@@ -24,7 +24,9 @@ Two faults may be active at the same time unless one of these rules forbids it
 
 1. `partition` acts on the whole cluster (`all`): it overlaps nothing.
 2. At most one fault on ZooKeeper servers at a time: the ensemble of three keeps a
-   majority whatever that fault does (killed, paused, starved, clock moved).
+   majority whatever that fault does (killed, paused, starved, clock moved). A
+   `zk-lost-reply` counts as one, whatever brokers it names: its spells freeze the
+   ensemble's leader, which a server killed or paused meanwhile may leave without one.
 3. At most one fault that takes a broker away at a time (a group role such as
    `all-brokers` counts as one such fault): with replication factor 3 and min ISR 2, one
    broker away leaves every partition a leader and writes acknowledged by two replicas.
@@ -162,6 +164,11 @@ def _side(spec: FaultSpec) -> RoleClass:
     return parse_role(spec.target).role_class
 
 
+def _on_zookeeper(spec: FaultSpec) -> bool:
+    """The fault acts on ZooKeeper servers: it names them, or it freezes their leader."""
+    return _side(spec) is RoleClass.ZOOKEEPER or spec.kind == "zk-lost-reply"
+
+
 def takes_broker_away(spec: FaultSpec) -> bool:
     """The fault may take a broker away: it acts on brokers (or everything) and its kind
     does (`Footprint.away`)."""
@@ -185,7 +192,7 @@ def why_not_together(a: FaultSpec, b: FaultSpec) -> str | None:
     if a.kind == "partition" or b.kind == "partition":
         return "a partition of the whole cluster overlaps nothing"
     side_a, side_b = _side(a), _side(b)
-    if side_a is RoleClass.ZOOKEEPER and side_b is RoleClass.ZOOKEEPER:
+    if _on_zookeeper(a) and _on_zookeeper(b):
         return "at most one fault on ZooKeeper servers at a time"
     if {a.kind, b.kind} == _PROXIES and side_a is side_b is RoleClass.BROKERS:
         return "a latency and a request fault both redirect a broker's connections to a proxy"

@@ -32,6 +32,9 @@ def test_every_fault_kind_has_a_footprint() -> None:
         (("partition", "all"), ("latency", "controller"), "overlaps nothing"),
         (("zk-pause", "zk-follower"), ("kill", "zk-leader"), "ZooKeeper"),
         (("cpu-starve", "zk-leader"), ("clock", "zk-follower"), "ZooKeeper"),
+        # a soak's run: the spells found the ensemble without a leader after a kill
+        (("zk-lost-reply", "busiest-leader"), ("zk-leader-kill", "zk-leader"), "ZooKeeper"),
+        (("zk-lost-reply", "broker:1"), ("zk-lost-reply", "broker:2"), "ZooKeeper"),
         (("kill", "controller"), ("zk-isolate", "non-controller"), "takes a broker away"),
         (("loss", "all-brokers"), ("bounce", "random-broker"), "takes a broker away"),
         (("latency", "controller"), ("bandwidth", "non-controller"), "netem"),
