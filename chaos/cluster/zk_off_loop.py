@@ -11,9 +11,9 @@ gives the quorum back. So:
   take what was last published and never wait. An answer older than `STALE_S` counts as
   unknown.
 - `within` runs one read the step needs (resolving a role, a scheduled action) on a
-  helper thread and gives up after a deadline with `FaultFailed` (`STEP_READ_S`,
-  `ACTION_READ_S` for an action); the read it abandons finishes, or not, on its own
-  daemon thread.
+  helper thread and gives up after a deadline with `ZkNoAnswer`, a `FaultFailed`
+  (`STEP_READ_S`, `ACTION_READ_S` for an action); the read it abandons finishes, or not,
+  on its own daemon thread.
 """
 
 from __future__ import annotations
@@ -43,6 +43,10 @@ ACTION_READ_S = 10.0
 #: a slow read makes only its own step late; a shorter deadline failed the steps whose
 #: role was read while another step had just frozen a ZooKeeper server.
 STEP_READ_S = ACTION_READ_S
+
+
+class ZkNoAnswer(FaultFailed):
+    """A read `within` gave up on: ZooKeeper did not answer before the deadline."""
 
 
 @dataclass(frozen=True)
@@ -106,7 +110,7 @@ class ControllerWatch:
 
 
 def within(call: Callable[[], T], deadline_s: float, what: str) -> T:
-    """`call()`'s result, or `FaultFailed` when it has not returned after `deadline_s`
+    """`call()`'s result, or `ZkNoAnswer` when it has not returned after `deadline_s`
     (ZooKeeper without quorum); its own exceptions are raised as they are."""
     if deadline_s <= 0:
         raise ValueError(f"deadline_s must be > 0, got {deadline_s}")
@@ -123,7 +127,7 @@ def within(call: Callable[[], T], deadline_s: float, what: str) -> T:
 
     threading.Thread(target=run, name="chaos-step-read", daemon=True).start()
     if not done.wait(deadline_s):
-        raise FaultFailed(f"{what}: no answer from ZooKeeper within {deadline_s:g} s")
+        raise ZkNoAnswer(f"{what}: no answer from ZooKeeper within {deadline_s:g} s")
     ok, value = outcome[0]
     if not ok:
         assert isinstance(value, BaseException)

@@ -95,6 +95,7 @@ __all__ = [
     "Footprint",
     "clashes",
     "footprint",
+    "on_zookeeper",
     "overlap_violations",
     "takes_broker_away",
     "why_not_together",
@@ -164,7 +165,7 @@ def _side(spec: FaultSpec) -> RoleClass:
     return parse_role(spec.target).role_class
 
 
-def _on_zookeeper(spec: FaultSpec) -> bool:
+def on_zookeeper(spec: FaultSpec) -> bool:
     """The fault acts on ZooKeeper servers: it names them, or it freezes their leader."""
     return _side(spec) is RoleClass.ZOOKEEPER or spec.kind == "zk-lost-reply"
 
@@ -192,7 +193,7 @@ def why_not_together(a: FaultSpec, b: FaultSpec) -> str | None:
     if a.kind == "partition" or b.kind == "partition":
         return "a partition of the whole cluster overlaps nothing"
     side_a, side_b = _side(a), _side(b)
-    if _on_zookeeper(a) and _on_zookeeper(b):
+    if on_zookeeper(a) and on_zookeeper(b):
         return "at most one fault on ZooKeeper servers at a time"
     if {a.kind, b.kind} == _PROXIES and side_a is side_b is RoleClass.BROKERS:
         return "a latency and a request fault both redirect a broker's connections to a proxy"

@@ -23,7 +23,11 @@ loop itself reaches, or whose event it sees, only once the heal is due is not st
 (an optional trigger's step is left out, any other fails), never laid on the heal. A
 step whose role names nobody now (`NoTargetNow`: the brokers it could name are down) or
 whose fault cannot start or prove itself because another fault took its target away
-meanwhile is left out too (`_went_away`): the schedule's faults met. At the heal every
+meanwhile is left out too (`_went_away`): the schedule's faults met. So is a step whose
+role ZooKeeper gave no answer for while a fault of the schedule held the ensemble (a
+step on ZooKeeper servers, or a `zk-lost-reply`, within its window,
+`chaos.generator.overlap.window`, which counts the servers' recovery): a leader killed
+under load left the ensemble without one for 13 s. At the heal every
 step thread stops its fault and the actions still queued are performed before the
 injector heals what is left. The loop never waits on ZooKeeper
 (`chaos.cluster.zk_off_loop`): a read a step needs gives up after `STEP_READ_S`, an
@@ -40,9 +44,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from chaos.cluster.handle import ClusterHandle
-from chaos.cluster.zk_off_loop import ACTION_READ_S, STEP_READ_S, within
+from chaos.cluster.zk_off_loop import ACTION_READ_S, STEP_READ_S, ZkNoAnswer, within
 from chaos.errors import FaultError, NoTargetNow
 from chaos.faults.process import UP
+from chaos.generator.overlap import on_zookeeper, window
 from chaos.generator.schedule import Action, Schedule, Step
 from chaos.generator.timeline import CueType, timeline
 from chaos.run.actions import ActionFailed, perform
@@ -256,6 +261,14 @@ class StepLoop:
         except NoTargetNow as exc:  # other faults took away what the role could name
             self.view.say(f"       step {index}: left out: {exc}")
             return False
+        except ZkNoAnswer as exc:  # the role could not be read
+            holder = zookeeper_held_at(self.schedule, at)
+            if holder is None:
+                self.failed_steps.append(f"step {index} ({spec.describe()}): {exc}")
+                self.view.say(f"{at:6.1f}s {spec.kind} {spec.target}: NOT STARTED: {exc}")
+            else:
+                self.view.say(f"       step {index}: left out: {exc} (step {holder} held it)")
+            return False
         except FaultError as exc:
             if not self._went_away(index, runs, str(exc)):
                 self.failed_steps.append(f"step {index} ({spec.describe()}): {exc}")
@@ -325,3 +338,13 @@ class StepLoop:
             self.failed_steps.append(f"action {action.kind}: {exc}")
             said = f"FAILED: {exc}"
         self.view.say(f"{action.at_s:6.1f}s {action.kind}: {said}")
+
+
+def zookeeper_held_at(schedule: Schedule, at_s: float) -> int | None:
+    """The index of a step of `schedule` on ZooKeeper (`on_zookeeper`) whose window holds
+    `at_s` seconds into the run, or None. Pure."""
+    for i, step in enumerate(schedule.steps):
+        start, end = window(step)
+        if on_zookeeper(step.fault) and start <= at_s <= end:
+            return i
+    return None

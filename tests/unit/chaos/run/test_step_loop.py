@@ -153,20 +153,47 @@ def test_a_hanging_zookeeper_read_does_not_delay_the_undo(cluster: HangingZk) ->
 def test_a_role_zookeeper_cannot_resolve_gives_the_step_up_and_the_undo_stays_on_time(
     cluster: HangingZk, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """While a step of the schedule holds the ensemble, the step whose role could not be
+    read is left out: the schedule's faults met."""
     monkeypatch.setattr(step_loop, "STEP_READ_S", 0.2)
     steps = (
         Step(0.1, 1.0, FaultSpec("pause", "zk:1")),
         Step(0.2, 0.3, FaultSpec("kill", "controller")),
     )
-    performed, injector, _ = _perform(cluster, steps, heal_at_s=1.3, watch=False)
+    performed, injector, view = _perform(cluster, steps, heal_at_s=1.3, watch=False)
     assert [(k, f) for k, f, _ in injector.log] == [
         ("start", "step-0"),
         ("stop", "step-0"),
         ("heal", ""),
     ]
     assert 1.1 <= injector.log[1][2] < 1.4, injector.log
-    assert len(performed.failed_steps) == 1
-    assert "no answer from ZooKeeper within 0.2 s" in performed.failed_steps[0]
+    assert performed.failed_steps == []
+    (said,) = [line for line in view.lines if "step 1: left out" in line]
+    assert "no answer from ZooKeeper within 0.2 s (step 0 held it)" in said
+
+
+def test_a_role_zookeeper_cannot_resolve_with_the_ensemble_left_alone_fails_the_step(
+    cluster: HangingZk, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(step_loop, "STEP_READ_S", 0.2)
+    steps = (Step(0.2, 0.3, FaultSpec("kill", "controller")),)
+    performed, injector, _ = _perform(cluster, steps, heal_at_s=0.8, watch=False)
+    assert [(k, f) for k, f, _ in injector.log] == [("heal", "")]
+    (failed,) = performed.failed_steps
+    assert "no answer from ZooKeeper within 0.2 s" in failed
+
+
+def test_a_zookeeper_fault_or_lost_reply_holds_the_ensemble_over_its_window() -> None:
+    steps = (
+        Step(5, 2, FaultSpec("zk-leader-kill", "zk-leader")),
+        Step(30, 0, FaultSpec("zk-lost-reply", "non-controller")),
+        Step(45, 5, FaultSpec("latency", "controller")),
+    )
+    schedule = Schedule(1, steps, heal_at_s=60, end_s=80)
+    times = (4, 5, 16.9, 17.1, 29.9, 44.9, 45.1)
+    held = {at: step_loop.zookeeper_held_at(schedule, at) for at in times}
+    # a server's window ends 10 s after it does; a lost reply's 10 s after it, then 5
+    assert held == {4: None, 5: 0, 16.9: 0, 17.1: None, 29.9: None, 44.9: 1, 45.1: None}
 
 
 def test_within_returns_the_answer_and_raises_the_call_s_own_error() -> None:
