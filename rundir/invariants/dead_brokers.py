@@ -13,8 +13,11 @@ their clients and fetchers.
 A pair is not judged when its deadline lies beyond the logs' last event, when the dead
 broker registered again before the deadline, when the observing broker's own
 registration ended before it (its process started or stopped, it registered again, or
-lost its session), when a later `broker_change` counted the observer dead before it, or
-when the observer never wrote `live_brokers_changed` (a log older than the event). The
+lost its session), when a later `broker_change` counted the observer dead before it,
+when a controller was elected before it (the one that handled the failure may have died
+before it sent anything; its successor tells every live broker at failover, after a
+session timeout), or when the observer never wrote `live_brokers_changed` (a log older
+than the event). The
 check assumes the controller could reach the observer: a run that cuts a live broker off
 from the controller, or drops its requests, for `bound_ms` may fail it without a bug, so
 only scenarios that take brokers away by killing them ask for it.
@@ -68,11 +71,12 @@ def dead_broker_forgotten(
     last_ms = max((e.ts for log in logs.values() for e in log), default=0)
     brokers = {b.broker_id: b for b in _brokers(logs)}
     changes = list(_changes(logs, since_ms))
+    elected = [e.ts for log in logs.values() for e in log if e.kind == EventKind.CONTROLLER_ELECTED]
     violations = []
     checked = 0
     for event, change in changes:
         deadline = event.ts + bound_ms
-        if deadline > last_ms:
+        if deadline > last_ms or any(event.ts < t <= deadline for t in elected):
             continue
         for dead in change.dead:
             back = brokers.get(dead)

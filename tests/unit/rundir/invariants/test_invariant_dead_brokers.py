@@ -8,7 +8,14 @@ from __future__ import annotations
 import pytest
 
 import eventlog
-from eventlog import BrokerChange, BrokerRegistered, LiveBrokersChanged, NodeStarted, ZkSessionState
+from eventlog import (
+    BrokerChange,
+    BrokerRegistered,
+    ControllerElected,
+    LiveBrokersChanged,
+    NodeStarted,
+    ZkSessionState,
+)
 from rundir.events import Event
 from rundir.invariants import RunInputs, judge
 from rundir.invariants.dead_brokers import dead_broker_forgotten
@@ -103,6 +110,21 @@ def test_an_observer_whose_registration_ends_is_not_judged(ending: eventlog.Even
     result = dead_broker_forgotten(b.logs(), 0, bound_ms=BOUND_MS)
     assert result.ok
     assert result.checked == 0
+
+
+def test_a_failure_whose_controller_is_replaced_within_the_bound_is_not_judged() -> None:
+    """The controller that handled it may have died before it sent anything; its
+    successor tells every live broker at failover, a session timeout later."""
+    b = EventLogBuilder()
+    _cluster(b)
+    _change(b, dead=[3], live=[1, 2])
+    elected = ControllerElected(
+        controller_id=2, controller_epoch=4, epoch_zk_version=4, epoch_zxid=None
+    )
+    b.emit("broker2", elected)
+    b.advance(BOUND_MS)
+    _believes(b, 1, 1, 2)
+    assert dead_broker_forgotten(b.logs(), 0, bound_ms=BOUND_MS).checked == 0
 
 
 def test_a_dead_broker_back_within_the_bound_is_not_judged() -> None:
