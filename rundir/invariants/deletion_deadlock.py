@@ -12,12 +12,21 @@ elects no leader for a partition of a topic queued for deletion (Kafka's
 `triggerOnlineStateChangeForPartitions` skips them, and so does this controller). Each
 waits for the next, for good.
 
+The same wait holds when the partition keeps its leader but the reassignment's
+LeaderAndIsr reached its new replicas while that leader was away: a broker told to follow
+a leader it cannot find does not follow it (Kafka's "cannot become follower since the new
+leader is unavailable"), and when the leader comes back no election, so no new
+LeaderAndIsr, tells the new replicas again.
+
 `deadlocked(events)` returns the topics caught in it at the end of the run: topic T was
 queued for deletion (`topic_deletion_requested`) and never deleted, its deletion was last
 halted for a reassignment in progress, and a partition of T whose reassignment started
-and never completed has no leader in the last fact the events give about its leadership
-(a controller's ISR shrink that removed the leader, or a failed election, after its last
-`leader_elected`). Any one of those missing, and the stall is not this deadlock.
+and never completed either has no leader in the last fact the events give about its
+leadership (a controller's ISR shrink that removed the leader, or a failed election,
+after its last `leader_elected`), or had its last reassignment start
+(`reassignment_started`, resumed or not) while the last leader elected for it was not
+among the brokers the controller last counted live (`broker_change` `live`), with no
+election of it since. Any one of those missing, and the stall is not this deadlock.
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from eventlog import (
+    BrokerChange,
     IsrChanged,
     LeaderElected,
     LeaderElectionFailed,
@@ -50,6 +60,7 @@ EXPLANATION = (
 
 _KINDS = frozenset(
     {
+        "broker_change",
         "isr_changed",
         "leader_elected",
         "leader_election_failed",
@@ -69,23 +80,38 @@ def deadlocked(events: Iterable[Event]) -> frozenset[str]:
     last_halt: dict[str, str] = {}
     reassigning: set[tuple[str, int]] = set()
     leaderless: dict[tuple[str, int], bool] = {}
+    leaders: dict[tuple[str, int], int] = {}
+    told_while_away: set[tuple[str, int]] = set()
+    live: frozenset[int] | None = None
     for e in events:
         event = e.decoded() if e.kind in _KINDS else None
-        if isinstance(event, TopicDeletionRequested):
+        if isinstance(event, BrokerChange):
+            live = frozenset(event.live)
+        elif isinstance(event, TopicDeletionRequested):
             queued.update(event.topics)
         elif isinstance(event, TopicDeletionIneligible):
             last_halt[event.topic] = event.reason
         elif isinstance(event, TopicDeletionCompleted):
             queued.discard(event.topic)
         elif isinstance(event, ReassignmentStarted):
-            reassigning.add((event.topic, event.partition))
+            key = (event.topic, event.partition)
+            reassigning.add(key)
+            leader = leaders.get(key, -1)
+            if live is not None and leader >= 0 and leader not in live:
+                told_while_away.add(key)
+            else:
+                told_while_away.discard(key)
         elif isinstance(event, ReassignmentCompleted):
             reassigning.discard((event.topic, event.partition))
         elif isinstance(event, (LeaderElected, IsrChanged)):
-            leaderless[(event.topic, event.partition)] = event.leader < 0
+            key = (event.topic, event.partition)
+            leaderless[key] = event.leader < 0
+            leaders[key] = event.leader
+            if isinstance(event, LeaderElected):
+                told_while_away.discard(key)
         elif isinstance(event, LeaderElectionFailed):
             leaderless[(event.topic, event.partition)] = True
-    stuck = {topic for topic, partition in reassigning if leaderless.get((topic, partition))}
+    stuck = {t for t, p in reassigning if leaderless.get((t, p)) or (t, p) in told_while_away}
     return frozenset(
         topic for topic in queued & stuck if last_halt.get(topic) == REASON_REASSIGNMENT
     )

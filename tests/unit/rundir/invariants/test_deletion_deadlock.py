@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from controller.deletion_decisions import REASON_REASSIGNMENT as CONTROLLER_REASON
 from eventlog import (
+    BrokerChange,
     IsrChanged,
     LeaderElected,
     ReassignmentCompleted,
@@ -151,3 +152,59 @@ def test_other_stalls_still_fail_and_the_note_counts_the_explained() -> None:
     (violation,) = result.violations
     assert violation.subject == "t-other-3"
     assert "1 more explained" in result.note
+
+
+def _elected(b: EventLogBuilder, leader: int, node: str = "broker2") -> None:
+    b.emit(
+        node,
+        LeaderElected(
+            topic="t-side",
+            partition=0,
+            leader=leader,
+            leader_epoch=2,
+            isr=[leader],
+            zk_version=2,
+            zxid=None,
+            controller_epoch=4,
+            strategy="offline",
+            unclean=False,
+        ),
+    )
+
+
+def _live(b: EventLogBuilder, *live: int) -> None:
+    change = BrokerChange(new=[], dead=[], bounced=[], live=list(live), epochs={})
+    b.emit("broker2", change)
+
+
+def test_a_reassignment_resumed_while_its_leader_was_away_is_the_deadlock() -> None:
+    """A soak's run: the leader of a partition of the side topic went away as its topic
+    was queued for deletion; the reassignment, resumed at another broker's return, told
+    its new replicas to follow a leader they could not find, and when the leader came
+    back no election told them again."""
+    b = EventLogBuilder()
+    _live(b, 1, 2, 3)
+    _elected(b, leader=1)
+    _started(b)
+    _queued(b)
+    _halted(b)
+    _live(b, 2, 3)  # the leader's session expired
+    _started(b)  # resumed at broker 3's return
+    _live(b, 1, 2, 3)  # the leader is back, leading
+    _halted(b)
+    assert deadlocked(events_since(b.logs(), 0)) == {"t-side"}
+    assert reassignment_completes(b.logs(), 0, {"t"}).status() == "allowed"
+
+
+def test_a_reassignment_started_while_its_leader_was_live_is_not_the_deadlock() -> None:
+    b = EventLogBuilder()
+    _live(b, 1, 2, 3)
+    _elected(b, leader=1)
+    _started(b)
+    _queued(b)
+    _halted(b)
+    assert deadlocked(events_since(b.logs(), 0)) == frozenset()
+    _live(b, 2, 3)
+    _started(b)
+    _elected(b, leader=2)  # an election tells the new replicas whom to follow
+    assert deadlocked(events_since(b.logs(), 0)) == frozenset()
