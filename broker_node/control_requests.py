@@ -199,6 +199,7 @@ class ControlRequestHandler:
                 TopicPartition,
             )
             hosted_type, broker_id = HostedPartition, self.broker_id
+            before: dict[TopicPartition, HostedPartition | None] = {}
             for state in request.partition_states:
                 tp = new(tp_type, (state.topic, state.partition))
                 invalid = invalid_by_tp.get(tp) if invalid_by_tp else None
@@ -211,6 +212,7 @@ class ControlRequestHandler:
                 current = hosted.state.leader_epoch if hosted else None
                 fenced_by = check(state.leader_epoch, current, state.replicas, broker_id)
                 if fenced_by is none:
+                    before.setdefault(tp, hosted)
                     hosted_by_tp[tp] = new(hosted_type, (state, state.leader == broker_id))
                     accepted.append(state)
                 else:
@@ -223,7 +225,17 @@ class ControlRequestHandler:
                     if self._leaders_from_cache
                     else request.live_leaders
                 )
-                failed = self._replicas.become_leader_or_follower(accepted, leaders)
+                try:
+                    failed = self._replicas.become_leader_or_follower(accepted, leaders)
+                except BaseException:
+                    # nothing of the request counts as applied: a resend at the same
+                    # leader epochs must not be refused as already seen
+                    for tp, previous in before.items():
+                        if previous is None:
+                            del hosted_by_tp[tp]
+                        else:
+                            hosted_by_tp[tp] = previous
+                    raise
                 for tp in failed:  # not hosted: a later LeaderAndIsr may try again
                     hosted_by_tp.pop(tp, None)
                 if failed:

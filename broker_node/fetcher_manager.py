@@ -70,6 +70,11 @@ class ReplicaFetcherManager:
             for tp in partitions:
                 self._owner[tp] = leader_id
 
+    def leader_of(self, tp: TopicPartition) -> int | None:
+        """The leader `tp` is followed from; None when it is not followed."""
+        with self._lock:
+            return self._owner.get(tp)
+
     def remove_partitions(self, partitions: list[TopicPartition]) -> None:
         """Stop following `partitions`; idle threads are stopped."""
         idle = []

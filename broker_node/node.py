@@ -243,8 +243,11 @@ class BrokerNode:
         return self._topic_configs([topic]).get(topic, {})
 
     def _topic_configs(self, topics: Collection[str]) -> dict[str, dict[str, str]]:
-        """The overrides of `topics` (read pipelined); a topic without any has none."""
-        found = self.zk.get_topic_configs(topics).found
+        """The overrides of `topics` (read pipelined); a topic without any has none. A lost
+        connection is waited out within the session (the client's command retry), as
+        Kafka's ZooKeeper client blocks until it reconnects: a LeaderAndIsr naming a new
+        topic while the connection is re-made is applied, not failed."""
+        found = self.zk.kazoo.retry(self.zk.get_topic_configs, topics).found
         return {topic: dict(config.config) for topic, config in found.items()}
 
     def _on_topic_config(self, topic: str, overrides: dict[str, str]) -> None:
