@@ -155,7 +155,10 @@ def netns_of(cluster: FaultTarget, service: str) -> Netns | None:
     """The service's network namespace, or None when its container is not running."""
     if cluster.status(service) not in UP:
         return None
-    pid = cluster.pid(service)
+    try:
+        pid = cluster.pid(service)
+    except FaultFailed:  # the container stopped between the two reads (a kill of it)
+        return None
     return Netns(pid) if pid > 0 else None
 
 

@@ -7,9 +7,10 @@ import struct
 
 import pytest
 
+from chaos.errors import FaultFailed
 from chaos.faults.delay_proxy import original_destination
 from chaos.faults.latency import unproxied
-from chaos.faults.netns import Netns
+from chaos.faults.netns import Netns, netns_of
 from chaos.faults.probe import (
     HTTP2_PREFACE,
     TLS_HANDSHAKE,
@@ -33,6 +34,7 @@ from chaos.faults.rules import (
     tag,
     tagged_lines,
 )
+from chaos.faults.testing import FakeCluster
 
 LISTING = """-P INPUT ACCEPT
 -N TESTBED-CHAOS-IN
@@ -188,3 +190,21 @@ class RedirectedSocket:
 
 def test_the_proxy_reads_the_original_destination_of_a_redirected_socket() -> None:
     assert original_destination(RedirectedSocket()) == ("10.1.2.3", 2181)  # type: ignore[arg-type]
+
+
+class _DyingCluster(FakeCluster):
+    """A container that exits between the read of its state and that of its pid, as a
+    kill of another step may make it."""
+
+    def pid(self, service: str) -> int:
+        if service == "zk2":
+            raise FaultFailed("zk2 has no process (exited)")
+        return super().pid(service)
+
+
+def test_a_container_that_exits_between_two_reads_has_no_namespace() -> None:
+    """A soak's run: a latency's stop met a ZooKeeper server a leader kill had just
+    stopped, failed, and left its proxy running."""
+    cluster = _DyingCluster()
+    assert netns_of(cluster, "zk2") is None
+    assert netns_of(cluster, "zk1") == Netns(cluster.pid("zk1"))
