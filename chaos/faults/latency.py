@@ -32,11 +32,11 @@ from chaos.faults.fields import BadFaultData
 from chaos.faults.links import port, running_netns
 from chaos.faults.netfault import NetworkFault
 from chaos.faults.netns import leftovers_everywhere, netns_of
-from chaos.faults.probe import round_trips_argv, run_all
+from chaos.faults.probe import BYPASS_MARK, round_trips_argv, run_all
 from chaos.faults.proxy_process import tagged, terminate
 from chaos.faults.rules import redirect
 
-PROXY_MARK = 0x7E57
+PROXY_MARK = BYPASS_MARK
 PROXY_SCRIPT = Path(delay_proxy.__file__).resolve()
 ROUND_TRIPS = 3
 ROUND_TRIP_TIMEOUT_S = 5.0

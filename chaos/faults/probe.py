@@ -6,6 +6,9 @@ value. Probes of several namespaces run at once (`run_all`), so a check over man
 costs about one connect timeout.
 
 - `connects`: a TCP connect to each address, with a timeout: did it succeed, how long.
+  Its sockets carry `BYPASS_MARK`, so a latency's redirect (which passes sockets so
+  marked) leaves them alone: they test the link itself, not the latency's proxy, which
+  accepts at once whatever the link does.
 - `round_trips`: connect, send the port's greeting and wait for the answer to it (on
   ZooKeeper's TLS-only client port a ClientHello the server refuses at once with an
   alert; on a broker's gRPC port a TLS ClientHello answered by the ServerHello, or,
@@ -33,6 +36,10 @@ from chaos.errors import FaultFailed
 from chaos.faults.netns import Netns
 
 Address = tuple[str, int]
+
+#: The firewall mark of the sockets a latency's redirect lets pass: its proxy's own
+#: upstream connections, and the link probes.
+BYPASS_MARK = 0x7E57
 
 HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
 TLS_HANDSHAKE = 0x16
@@ -76,9 +83,10 @@ GREETINGS: Mapping[int, Callable[[], bytes]] = {2181: refused_hello, 9092: clien
 
 _CONNECTS = """
 import json, socket, sys, threading, time
-timeout = float(sys.argv[1]); out = {}
+timeout = float(sys.argv[1]); out = {}; mark = int(sys.argv[3])
 def go(host, port):
     s = socket.socket(); s.settimeout(timeout); t = time.monotonic()
+    s.setsockopt(socket.SOL_SOCKET, 36, mark)
     try:
         s.connect((host, port)); out[f"{host}:{port}"] = [True, time.monotonic() - t, ""]
     except OSError as e:
@@ -169,7 +177,9 @@ def script(source: str, *args: str) -> list[str]:
 
 def connects_argv(addresses: Sequence[Address], timeout_s: float) -> list[str]:
     """A probe that connects to every address at once."""
-    return script(_CONNECTS, str(timeout_s), json.dumps([list(a) for a in addresses]))
+    return script(
+        _CONNECTS, str(timeout_s), json.dumps([list(a) for a in addresses]), str(BYPASS_MARK)
+    )
 
 
 def round_trips_argv(address: Address, count: int, timeout_s: float, mark: int = 0) -> list[str]:

@@ -9,9 +9,10 @@ import pytest
 
 from chaos.errors import FaultFailed
 from chaos.faults.delay_proxy import original_destination
-from chaos.faults.latency import unproxied
+from chaos.faults.latency import PROXY_MARK, unproxied
 from chaos.faults.netns import Netns, netns_of
 from chaos.faults.probe import (
+    BYPASS_MARK,
     HTTP2_PREFACE,
     TLS_HANDSHAKE,
     connects_argv,
@@ -145,7 +146,9 @@ def test_commands_run_under_nsenter_in_the_network_namespace_only() -> None:
 def test_probe_command_lines_carry_their_arguments() -> None:
     connect = connects_argv([("10.0.0.1", 2181), ("10.0.0.2", 9092)], 1.5)
     assert connect[1] == "-c"
-    assert connect[3:] == ["1.5", '[["10.0.0.1", 2181], ["10.0.0.2", 9092]]']
+    # the link probes pass a latency's redirect by its mark: they test the link itself
+    assert connect[3:] == ["1.5", '[["10.0.0.1", 2181], ["10.0.0.2", 9092]]', str(BYPASS_MARK)]
+    assert BYPASS_MARK == PROXY_MARK
     trips = round_trips_argv(("10.0.0.1", 2181), 3, 5.0, mark=0x7E57)
     assert trips[3:5] == ["10.0.0.1", "2181"]
     assert bytes.fromhex(trips[5])[0] == TLS_HANDSHAKE  # ZooKeeper's port speaks TLS only
