@@ -106,6 +106,8 @@ class Injector:
         self._sleep = sleep
         self._wall_ms = wall_ms
         self._active: dict[str, Fault] = {}
+        #: Active faults stopped (their rules deleted), their undo not yet proven.
+        self._stopped: set[str] = set()
         self._next_id = 1 + sum(
             1
             for _, line in read_json_lines(run_dir / FAULT_LOG)
@@ -202,6 +204,8 @@ class Injector:
     def _undo(self, fault_id: str, fault: Fault) -> Injection:
         try:
             fault.stop(self.cluster)
+            with self._lock:
+                self._stopped.add(fault_id)
             self._record(fault_id, fault, "stop", Check(True, "stopped"))
         except FaultError as exc:
             self._record(fault_id, fault, "stop", Check(False, f"{type(exc).__name__}: {exc}"))
@@ -211,6 +215,7 @@ class Injector:
             with self._lock:
                 self.state.remove(fault_id)
                 self._active.pop(fault_id, None)
+                self._stopped.discard(fault_id)
         return Injection(fault_id, fault, undone)
 
     def _measure(self, fault_id: str, fault: Fault, phase: str, timeout_s: float) -> Check:
@@ -261,12 +266,14 @@ class Injector:
         return beside
 
     def _cut_by_others(self, fault_id: str) -> Cuts:
-        """The links cut by the active faults other than `fault_id`."""
+        """The links cut by the active faults other than `fault_id`, but those already
+        stopped: their rules are gone while their undo is being proven, and two such
+        undos counting each other's links as cut would each wait out its deadline."""
         with self._lock:
             others = [
                 held
                 for other, held in self._active.items()
-                if other != fault_id and isinstance(held, CutsLinks)
+                if other != fault_id and other not in self._stopped and isinstance(held, CutsLinks)
             ]
         return merge(held.cut_links(self.cluster) for held in others)
 

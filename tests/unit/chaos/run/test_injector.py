@@ -322,6 +322,33 @@ def test_a_cut_over_a_cut_is_measured_beside_the_links_the_first_cuts(tmp_path: 
     assert from_zk.seen[-1] == ("undone", {})
 
 
+class _SlowUndo(_Cutter):
+    """A cut whose undo is not seen while `held` (other undos run meanwhile)."""
+
+    def __init__(self, target: str, cuts: dict[str, frozenset[str]]) -> None:
+        super().__init__(target, cuts)
+        self.held = True
+
+    def undone_beside(self, cluster: FaultTarget, already_cut: Any) -> Check:
+        super().undone_beside(cluster, already_cut)
+        return Check(not self.held, "undone" if not self.held else "not yet")
+
+
+def test_a_stopped_cut_is_not_counted_while_its_undo_is_proven(tmp_path: Path) -> None:
+    """A soak's run: two broker isolations stopped in turn each counted the other's
+    links as cut and waited out its deadline, 60 s each, after the heal."""
+    first = _SlowUndo("broker2", {"broker2": frozenset({"broker1", "broker3"})})
+    second = _Cutter("broker3", {"broker3": frozenset({"broker1", "broker2"})})
+    injector = _injector(FakeCluster(), tmp_path)
+    injector.start(first)
+    injector.start(second)
+    assert not injector.stop(first).ok  # stopped, its undo not seen within the deadline
+    assert injector.stop(second).ok
+    assert second.seen[-1] == ("undone", {})
+    first.held = False
+    assert injector.stop(first).ok
+
+
 def test_overlapping_cuts_are_merged_per_node(tmp_path: Path) -> None:
     one = _Cutter("broker1", {"broker1": frozenset({"broker2"})})
     two = _Cutter("broker1", {"broker1": frozenset({"zk1"}), "zk1": frozenset({"broker1"})})
