@@ -11,7 +11,9 @@ Connections that peers open to the broker are not delayed.
 
 took_effect measures, from inside the namespace, request round trips to each peer through
 the redirect and around it (a socket with the proxy's firewall mark skips the rule): the
-difference of the fastest of each is the added delay and must be near `delay_ms`. stop
+difference of the fastest of each is the added delay and must be near `delay_ms`; a peer
+with no redirect of the fault (down when it started: a stopped container has no address)
+is not judged. stop
 deletes the rules and terminates the proxy, found by the fault id in its command line, so
 a rebuilt fault (heal) finds it too; undone checks that neither is left.
 
@@ -21,7 +23,9 @@ Thread-safety: fault values are immutable; their methods run on the injector's t
 from __future__ import annotations
 
 import json
+import re
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -80,12 +84,19 @@ class Latency(NetworkFault):
         """Round trips through the redirect exceed those around it by about `delay_ms`."""
         probes = []
         pairs = []
+        skipped = []
         for broker in self.targets:
             netns = running_netns(cluster, broker)
+            sent = redirected(netns.leftovers(self.fault_id))
             for peer in self._peers(cluster, broker):
                 if cluster.status(peer) != "running":
                     continue  # a paused peer answers nobody, proxy or not
                 address = (cluster.ip(peer), port(peer))
+                if address not in sent:
+                    # down when the redirects were laid (another fault's kill), so never
+                    # redirected: its links are not this fault's to delay
+                    skipped.append(f"{broker}->{peer}")
+                    continue
                 for mark in (0, PROXY_MARK):
                     probes.append(
                         (netns, round_trips_argv(address, ROUND_TRIPS, ROUND_TRIP_TIMEOUT_S, mark))
@@ -115,11 +126,13 @@ class Latency(NetworkFault):
             )
         if pairs and not judged:
             checks.append(Check(False, "every link is cut around the proxy: nothing to judge"))
+        if skipped:
+            checks.append(Check(True, f"not redirected, not judged: {', '.join(skipped)}"))
         running = self.proxies()
         alive = Check(len(running) >= len(self.targets), f"proxies {sorted(running)}")
         for broker in self.targets:
             netns = running_netns(cluster, broker)
-            peers = {(cluster.ip(p), port(p)) for p in self._peers(cluster, broker)}
+            peers = redirected(netns.leftovers(self.fault_id))
             shown = netns.run(["ss", "-Htnp", "state", "established"]).stdout
             straight = unproxied(shown, peers, set(running))
             checks.append(Check(not straight, f"{broker} straight to peers: {straight}"))
@@ -161,6 +174,21 @@ class Latency(NetworkFault):
 
     def _peers(self, cluster: FaultTarget, broker: str) -> list[str]:
         return [s for s in cluster.services() if s != broker and netns_of(cluster, s)]
+
+
+def redirected(lines: Iterable[str]) -> set[tuple[str, int]]:
+    """The destinations a fault's redirect rules (`iptables -S` lines) send to its proxy
+    (pure)."""
+    found = set()
+    for line in lines:
+        to, dport = _DEST.search(line), _DPORT.search(line)
+        if "REDIRECT" in line and to and dport:
+            found.add((to.group(1), int(dport.group(1))))
+    return found
+
+
+_DEST = re.compile(r"-d (\d+\.\d+\.\d+\.\d+)(?:/32)?\b")
+_DPORT = re.compile(r"--dport (\d+)")
 
 
 def unproxied(ss_output: str, peers: set[tuple[str, int]], proxies: set[int]) -> list[str]:

@@ -262,17 +262,32 @@ def test_without_other_cuts_took_effect_measures_the_fault_alone(
 
 
 class _QuietNetns:
-    """A namespace whose connections all go through the proxy."""
+    """A namespace whose connections all go through the proxy, with the fault's
+    redirects to `sent` laid."""
+
+    def __init__(self, sent: tuple[str, ...]) -> None:
+        self.sent = sent
 
     def run(self, argv: list[str]) -> Any:
         return type("Done", (), {"stdout": ""})()
 
+    def leftovers(self, fault_id: str | None = None) -> list[str]:
+        cluster = FakeCluster()
+        return [
+            f"-A TESTBED-CHAOS-NAT -d {cluster.ip(s)}/32 -p tcp -m tcp --dport {port(s)} -m mark "
+            f'! --mark 0x7e57 -m comment --comment "testbed-chaos:{fault_id}" -j REDIRECT '
+            "--to-ports 40000"
+            for s in self.sent
+        ]
+
 
 def _latency_took_effect(
-    monkeypatch: pytest.MonkeyPatch, times: list[list[float]]
+    monkeypatch: pytest.MonkeyPatch,
+    times: list[list[float]],
+    sent: tuple[str, ...] = ("broker2", "zk1"),
 ) -> tuple[bool, str]:
     fault = Latency(("broker1",), 100)
-    monkeypatch.setattr(latency, "running_netns", lambda cluster, broker: _QuietNetns())
+    monkeypatch.setattr(latency, "running_netns", lambda cluster, broker: _QuietNetns(sent))
     monkeypatch.setattr(latency, "run_all", lambda probes: times)
     monkeypatch.setattr(Latency, "proxies", lambda self: {4242: "broker1"})
     monkeypatch.setattr(Latency, "_peers", lambda self, cluster, broker: ["broker2", "zk1"])
@@ -300,6 +315,23 @@ def test_a_latency_with_every_link_cut_or_none_through_the_proxy_has_not_taken_e
     ok, detail = _latency_took_effect(monkeypatch, [[], [0.002], [], []])
     assert not ok
     assert "broker1->broker2: no round trip" in detail
+
+
+def test_a_peer_down_when_the_redirects_were_laid_is_not_judged(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a soak's runs: a peer killed when the latency started came back undelayed, and the
+    # latency waited out its 30 s for a delay it had never laid on that link
+    ok, detail = _latency_took_effect(monkeypatch, [[0.102], [0.002]], sent=("broker2",))
+    assert ok, detail
+    assert "not redirected, not judged: broker1->zk1" in detail
+
+
+def test_the_redirected_destinations_are_read_from_the_rules() -> None:
+    lines = _QuietNetns(("broker2", "zk1")).leftovers("latency-1")
+    cluster = FakeCluster()
+    expected = {(cluster.ip("broker2"), port("broker2")), (cluster.ip("zk1"), port("zk1"))}
+    assert latency.redirected([*lines, "-A TESTBED-CHAOS-IN -s 10.0.0.9/32 -j DROP"]) == expected
 
 
 class RecordingNetns:
