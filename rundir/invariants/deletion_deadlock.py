@@ -19,8 +19,10 @@ leader is unavailable"), and when the leader comes back no election, so no new
 LeaderAndIsr, tells the new replicas again.
 
 `deadlocked(events)` returns the topics caught in it at the end of the run: topic T was
-queued for deletion (`topic_deletion_requested`) and never deleted, its deletion was last
-halted for a reassignment in progress, and a partition of T whose reassignment started
+queued for deletion (`topic_deletion_requested`) and never deleted, its deletion was
+halted for a reassignment in progress since (a later halt for a replica offline meanwhile
+does not end the wait: the reassignment still blocks it once the replica is back), and a
+partition of T whose reassignment started
 and never completed either has no leader in the last fact the events give about its
 leadership (a controller's ISR shrink that removed the leader, or a failed election,
 after its last `leader_elected`), or had its last reassignment start
@@ -77,7 +79,7 @@ def deadlocked(events: Iterable[Event]) -> frozenset[str]:
     """The topics caught in the deadlock at the end of `events` (in time order); see the
     module docstring."""
     queued: set[str] = set()
-    last_halt: dict[str, str] = {}
+    halted: set[str] = set()
     reassigning: set[tuple[str, int]] = set()
     leaderless: dict[tuple[str, int], bool] = {}
     leaders: dict[tuple[str, int], int] = {}
@@ -90,9 +92,11 @@ def deadlocked(events: Iterable[Event]) -> frozenset[str]:
         elif isinstance(event, TopicDeletionRequested):
             queued.update(event.topics)
         elif isinstance(event, TopicDeletionIneligible):
-            last_halt[event.topic] = event.reason
+            if event.reason == REASON_REASSIGNMENT:
+                halted.add(event.topic)
         elif isinstance(event, TopicDeletionCompleted):
             queued.discard(event.topic)
+            halted.discard(event.topic)
         elif isinstance(event, ReassignmentStarted):
             key = (event.topic, event.partition)
             reassigning.add(key)
@@ -112,6 +116,4 @@ def deadlocked(events: Iterable[Event]) -> frozenset[str]:
         elif isinstance(event, LeaderElectionFailed):
             leaderless[(event.topic, event.partition)] = True
     stuck = {t for t, p in reassigning if leaderless.get((t, p)) or (t, p) in told_while_away}
-    return frozenset(
-        topic for topic in queued & stuck if last_halt.get(topic) == REASON_REASSIGNMENT
-    )
+    return frozenset(queued & stuck & halted)

@@ -122,15 +122,22 @@ def test_a_partition_with_a_leader_is_not_the_deadlock() -> None:
     assert result.violations[0].explanation == "started and never completed"
 
 
-def test_a_deletion_halted_for_another_reason_is_not_the_deadlock() -> None:
+def test_a_deletion_halted_only_for_another_reason_is_not_the_deadlock() -> None:
     b = EventLogBuilder()
     _started(b)
     _leader_removed(b)
     _queued(b)
-    _halted(b)
     _halted(b, reason="offline replicas")
     assert deadlocked(events_since(b.logs(), 0)) == frozenset()
     assert not topic_deletion_completes(b.logs(), 0, {"t"}).ok
+
+
+def test_a_replica_offline_meanwhile_does_not_end_the_deadlock() -> None:
+    """A soak's run: the deletion was last halted for a replica offline meanwhile; once it
+    was back the reassignment blocked the deletion again, and nothing was logged."""
+    b = _deadlock()
+    _halted(b, reason="offline replicas")
+    assert deadlocked(events_since(b.logs(), 0)) == {"t-side"}
 
 
 def test_a_completed_reassignment_or_deletion_ends_it() -> None:
