@@ -16,12 +16,13 @@ writes raise, and `ValueError` for a broker that is not there.
 
 from __future__ import annotations
 
-import time
+import contextlib
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from chaos.generator.action_kinds import VACATED_BROKER
 from domain import TopicPartition
+from harness.waiting import wait_until
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.deletion import TopicDeletionZk
@@ -97,8 +98,12 @@ def vacate(zk: KafkaZkClient, role: str, wait_s: float = WAIT_S) -> str:
 
 
 def _wait_for_no_reassignment(zk: KafkaZkClient, wait_s: float) -> None:
-    deadline = time.monotonic() + wait_s
-    while zk.kazoo.retry(zk.kazoo.exists, paths.REASSIGN_PARTITIONS) is not None:
-        if time.monotonic() >= deadline:
-            return  # create_reassignments names the running one
-        time.sleep(_POLL_S)
+    """Until no reassignment runs, for `wait_s` at most: past it, `create_reassignments`
+    names the running one."""
+    with contextlib.suppress(TimeoutError):
+        wait_until(
+            lambda: zk.kazoo.retry(zk.kazoo.exists, paths.REASSIGN_PARTITIONS) is None,
+            wait_s,
+            "a reassignment is still running",
+            interval=_POLL_S,
+        )

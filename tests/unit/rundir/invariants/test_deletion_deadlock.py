@@ -184,17 +184,24 @@ def _live(b: EventLogBuilder, *live: int) -> None:
     b.emit("broker2", change)
 
 
-def test_a_reassignment_resumed_while_its_leader_was_away_is_the_deadlock() -> None:
-    """A soak's run: the leader of a partition of the side topic went away as its topic
-    was queued for deletion; the reassignment, resumed at another broker's return, told
-    its new replicas to follow a leader they could not find, and when the leader came
-    back no election told them again."""
+def _reassigned_then_queued() -> EventLogBuilder:
+    """Broker 1 leads the partition, its reassignment starts with every broker live, then
+    its topic is queued for deletion and halted for the reassignment."""
     b = EventLogBuilder()
     _live(b, 1, 2, 3)
     _elected(b, leader=1)
     _started(b)
     _queued(b)
     _halted(b)
+    return b
+
+
+def test_a_reassignment_resumed_while_its_leader_was_away_is_the_deadlock() -> None:
+    """A soak's run: the leader of a partition of the side topic went away as its topic
+    was queued for deletion; the reassignment, resumed at another broker's return, told
+    its new replicas to follow a leader they could not find, and when the leader came
+    back no election told them again."""
+    b = _reassigned_then_queued()
     _live(b, 2, 3)  # the leader's session expired
     _started(b)  # resumed at broker 3's return
     _live(b, 1, 2, 3)  # the leader is back, leading
@@ -204,12 +211,7 @@ def test_a_reassignment_resumed_while_its_leader_was_away_is_the_deadlock() -> N
 
 
 def test_a_reassignment_started_while_its_leader_was_live_is_not_the_deadlock() -> None:
-    b = EventLogBuilder()
-    _live(b, 1, 2, 3)
-    _elected(b, leader=1)
-    _started(b)
-    _queued(b)
-    _halted(b)
+    b = _reassigned_then_queued()
     assert deadlocked(events_since(b.logs(), 0)) == frozenset()
     _live(b, 2, 3)
     _started(b)
