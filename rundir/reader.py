@@ -15,6 +15,8 @@ What is read from `<run-dir>`:
 - `audit.json` (optional): the end-of-run replica audit (`rundir.audit.read_audit`).
 - `traces/*.jsonl` (optional): the records of the `request` fault's proxy among the
   faults' traces (those with a `step` and a `kind`), each tagged with its file's name.
+- `faults.jsonl` (optional): when, and on which containers, each fault that did more
+  than take broker processes away held (`rundir.disturbances`).
 
 Errors: `RunDirError` (a `ValueError`) for a missing directory, a bad event or snapshot
 line, an unreadable `audit.json`; `rundir.history.HistoryFormatError` (a `RunDirError`
@@ -32,6 +34,7 @@ from typing import Any, TypedDict, Unpack
 from eventlog import EventDecodeError, read_numbered_events
 from eventlog.jsonlines import numbered_json_lines
 from rundir.audit import ReplicaReport, read_audit
+from rundir.disturbances import disturbances_of
 from rundir.errors import RunDirError
 from rundir.events import Event, EventFormatError
 from rundir.history import (
@@ -230,6 +233,7 @@ def run_inputs(
         snapshots=snapshots_of(lines),
         audit=audit_of(lines.run_dir),
         request_records=request_records_of(lines.run_dir),
+        disturbances=disturbances_of(lines.run_dir),
         **settings,
     )
 

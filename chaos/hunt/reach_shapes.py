@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from chaos.generator.scenarios.scenario import SESSION_TIMEOUT_S
-from chaos.generator.schedule import Schedule
+from chaos.generator.schedule import Schedule, Step
 from chaos.hunt.reach_steps import (
     INSTANT_S,
     PROCESS,
@@ -32,10 +32,10 @@ from chaos.hunt.reach_steps import (
     off_controller,
     on_controller,
     outage,
+    pin,
     reconnections,
     returns,
     session_lost,
-    single_broker,
     slowed,
 )
 
@@ -48,6 +48,8 @@ SOON_S = 10.0
 CATCH_UP_S = 30.0
 #: How long after a controller's reconnection its election is looked at (seconds).
 AFTER_RECONNECT_S = 30.0
+#: The fault kinds that take brokers away by their processes and do nothing else.
+_PROCESS_ONLY = ("kill", "stop", "bounce")
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,14 +131,30 @@ def _long_outage(s: Schedule) -> bool:
 
 def _retired_then_lost(s: Schedule) -> bool:
     retired = actions(s, ("vacate",))
-    killed_only = all(
-        step.fault.kind in ("kill", "stop", "bounce") and single_broker(step) for step in s.steps
-    )
-    if not retired or not killed_only:
+    if not retired:
         return False
     downs = [step for step in s.steps if outage(step) and step.at_s > min(retired)]
     return any(
-        distinct(a, b) and meets(b, a.at_s, a.ends_s) for a in downs for b in downs if a is not b
+        distinct(a, b) and meets(b, a.at_s, a.ends_s) and _undisturbed(s, a, b)
+        for a in downs
+        for b in downs
+        if a.at_s <= b.at_s and a is not b
+    )
+
+
+def _undisturbed(s: Schedule, *dead: Step) -> bool:
+    """No step but one on the dead brokers, or one killing, stopping or bouncing a broker,
+    meets the handling of the last one's failure (a session timeout after it starts, and
+    `SOON_S`, the invariant's bound, after that), each lengthened by the bound: where
+    `dead_broker_forgotten` judges a failure."""
+    handled = dead[-1].at_s + SESSION_TIMEOUT_S
+    pins = {pin(d.fault.target) for d in dead} - {None, ("controller", "")}
+    return not any(
+        meets(step, handled - SOON_S, handled + SOON_S)
+        for step in s.steps
+        if step not in dead
+        and pin(step.fault.target) not in pins
+        and not (step.fault.kind in _PROCESS_ONLY and not step.fault.target.startswith("zk"))
     )
 
 
@@ -330,9 +348,9 @@ SHAPES: tuple[Shape, ...] = (
     ),
     Shape(
         "kafka-13225",
-        "a broker retired (vacate), then two brokers known to differ down past the session "
-        "at once, with nothing but brokers killed, stopped or bounced (so that "
-        "dead_broker_forgotten is judged)",
+        "a broker retired (vacate), then two brokers known to differ down past the session at "
+        "once, and no fault but on them or killing brokers near the second's handling "
+        "(where dead_broker_forgotten judges it)",
         _retired_then_lost,
     ),
     Shape(

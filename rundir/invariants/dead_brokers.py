@@ -18,17 +18,23 @@ when a controller was elected before it (the one that handled the failure may ha
 before it sent anything; its successor tells every live broker at failover, after a
 session timeout), or when the observer never wrote `live_brokers_changed` (a log older
 than the event). The
-check assumes the controller could reach the observer: a run that cuts a live broker off
-from the controller, or drops its requests, for `bound_ms` may fail it without a bug, so
-only scenarios that take brokers away by killing them ask for it.
+check assumes the controller could reach the observer: a fault that cuts a live broker
+off from the controller, drops or delays its requests, or holds up ZooKeeper may fail it
+without a bug. So a pair is not judged when one of `disturbances` (the faults that did
+more than take broker processes away, `rundir.disturbances`) reaches the controller's
+broker or the observer (or ZooKeeper) and its span, lengthened by `bound_ms` after its
+end, meets the time from the controller's handling to the deadline; a fault on the dead
+broker alone stands between nobody. With no disturbances given (a run whose faults are
+unknown, or that only killed brokers) every pair is judged.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from eventlog import BrokerChange, BrokerRegistered, EventKind, LiveBrokersChanged, ZkSessionState
+from rundir.disturbances import Disturbance
 from rundir.events import Event, EventLogs
 from rundir.invariants.names import DEAD_BROKER_FORGOTTEN
 from rundir.results import InvariantResult, Violation
@@ -45,9 +51,10 @@ _ENDS = {EventKind.NODE_STARTED, EventKind.NODE_STOPPED, EventKind.BROKER_REGIST
 
 @dataclass(frozen=True, slots=True)
 class _Broker:
-    """What one broker's log says: its id, when each of its registrations ended, and its
-    beliefs (time, live ids) in log order."""
+    """What one broker's log says: its node, its id, when each of its registrations ended,
+    and its beliefs (time, live ids) in log order."""
 
+    node: str
     broker_id: int
     registered_ms: list[int]
     ended_ms: list[int]
@@ -65,7 +72,10 @@ class _Broker:
 
 
 def dead_broker_forgotten(
-    logs: EventLogs, since_ms: int, bound_ms: int = DEFAULT_BOUND_MS
+    logs: EventLogs,
+    since_ms: int,
+    bound_ms: int = DEFAULT_BOUND_MS,
+    disturbances: Sequence[Disturbance] = (),
 ) -> InvariantResult:
     """See the module docstring."""
     last_ms = max((e.ts for log in logs.values() for e in log), default=0)
@@ -78,6 +88,7 @@ def dead_broker_forgotten(
         deadline = event.ts + bound_ms
         if deadline > last_ms or any(event.ts < t <= deadline for t in elected):
             continue
+        near = [d for d in disturbances if d.meets(event.ts, deadline, tail_ms=bound_ms)]
         for dead in change.dead:
             back = brokers.get(dead)
             if back is not None and any(event.ts < t <= deadline for t in back.registered_ms):
@@ -87,6 +98,8 @@ def dead_broker_forgotten(
                 if observer is None or live == dead:
                     continue
                 if any(event.ts < t <= deadline for t in observer.ended_ms):
+                    continue
+                if any(d.reaches((event.node, observer.node)) for d in near):
                     continue
                 if any(event.ts < e.ts <= deadline and live in c.dead for e, c in changes):
                     continue
@@ -123,7 +136,7 @@ def _changes(logs: EventLogs, since_ms: int) -> Iterator[tuple[Event, BrokerChan
 
 def _brokers(logs: EventLogs) -> Iterator[_Broker]:
     """One `_Broker` per log that holds a registration."""
-    for log in logs.values():
+    for node, log in logs.items():
         broker_id = None
         registered: list[int] = []
         ended: list[int] = []
@@ -140,7 +153,7 @@ def _brokers(logs: EventLogs) -> Iterator[_Broker]:
             if isinstance(decoded, LiveBrokersChanged):
                 beliefs.append((e.ts, frozenset(decoded.live_brokers), e))
         if broker_id is not None:
-            yield _Broker(broker_id, registered, ended, beliefs)
+            yield _Broker(node, broker_id, registered, ended, beliefs)
 
 
 _READ = {EventKind.BROKER_REGISTERED, EventKind.ZK_SESSION_STATE, EventKind.LIVE_BROKERS_CHANGED}

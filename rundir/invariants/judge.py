@@ -33,6 +33,7 @@ from rundir.checker import (
     final_read_from_history,
     indexed,
 )
+from rundir.disturbances import Disturbance
 from rundir.events import EventLogs, since_process_at
 from rundir.history import FINAL_READ_PROCESS, HistoryOp
 from rundir.history_stream import HistoryFiles
@@ -106,6 +107,10 @@ class RunInputs:
     #: The `request` fault's proxy records (`traces/`), each with its `trace` file name;
     #: None: the run kept none.
     request_records: Sequence[Mapping[str, Any]] | None = None
+    #: The faults that did more than take broker processes away, when and on whom
+    #: (`rundir.disturbances`); None: the run's faults are unknown, and the invariants
+    #: that assume an undisturbed cluster judge the whole run.
+    disturbances: Sequence[Disturbance] | None = None
     #: The history checker's verdict over `history`, `final_read` and the `policy`, when
     #: the caller judged it already (`history_verdict`).
     history_verdict: RunVerdict | None = None
@@ -218,7 +223,9 @@ SCENARIO_CHECKS: Mapping[str, Callable[[RunInputs], InvariantResult]] = {
     PAUSED_CONTROLLER_RESIGNS: lambda i: paused_controller_resigns(i.events, i.since_ms),
     REASSIGNMENT_COMPLETES: lambda i: reassignment_completes(i.events, i.since_ms, i.topics),
     REGISTRATION_SERVED: lambda i: registration_served(i.events, i.since_ms, _last_op_ms(i)),
-    DEAD_BROKER_FORGOTTEN: lambda i: dead_broker_forgotten(i.events, i.since_ms),
+    DEAD_BROKER_FORGOTTEN: lambda i: dead_broker_forgotten(
+        i.events, i.since_ms, disturbances=i.disturbances or ()
+    ),
     RESIGNED_CONTROLLER_SILENT: lambda i: resigned_controller_silent(i.events, i.since_ms),
     TOPIC_DELETION_COMPLETES: lambda i: topic_deletion_completes(i.events, i.since_ms, i.topics),
     CONTROLLER_WRITES_FENCED: lambda i: controller_writes_fenced(i.events, i.since_ms),

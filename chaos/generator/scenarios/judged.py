@@ -14,10 +14,12 @@ meets. The `random` scenario's verdict checks them (`Scenario.invariants_for`).
   lost registration;
 - `reassignment_completes`: when the schedule reassigns a topic or retires a broker;
 - `topic_deletion_completes`: when the schedule deletes a topic;
-- `dead_broker_forgotten`: when every fault kills, stops or bounces brokers: nothing
-  then cuts a live broker off from the controller, drops or delays its requests, or
-  holds up the ZooKeeper writes of the elections before the requests go out, so a live
-  broker that still lists a dead one after the bound was never told;
+- `dead_broker_forgotten`: when some fault kills, stops or bounces a broker. The
+  invariant judges only the failures no other fault came near (the run's
+  `faults.jsonl`, `rundir.disturbances`): nothing then cut a live broker off from the
+  controller, dropped or delayed its requests, or held up the ZooKeeper writes of the
+  elections before the requests went out, so a live broker that still lists a dead one
+  after the bound was never told;
 - `no_offline_partitions`: when faults come one at a time, each on one broker,
   `SPARSE_GAP.low` apart (a sparse schedule), and none takes its broker away but by a
   clean `stop` (a controlled shutdown): every ISR is full again when the next fault
@@ -87,8 +89,8 @@ def _starved_while_away(schedule: Schedule) -> bool:
     return any(not _apart(a, b, 0.0) for a in starving for b in away if a is not b)
 
 
-def _brokers_killed_only(schedule: Schedule) -> bool:
-    return all(
+def _brokers_killed(schedule: Schedule) -> bool:
+    return any(
         s.fault.kind in _PROCESS_ONLY and not s.fault.target.startswith("zk")
         for s in schedule.steps
     )
@@ -102,7 +104,7 @@ def judged_invariants(schedule: Schedule) -> frozenset[str]:
         judged.add(REGISTRATION_SERVED)
     if kinds & {"reassign", "vacate"}:
         judged.add(REASSIGNMENT_COMPLETES)
-    if _brokers_killed_only(schedule):
+    if _brokers_killed(schedule):
         judged.add(DEAD_BROKER_FORGOTTEN)
     if "delete-topic" in kinds:
         judged.add(TOPIC_DELETION_COMPLETES)

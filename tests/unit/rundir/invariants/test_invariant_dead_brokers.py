@@ -1,7 +1,8 @@
 """`dead_broker_forgotten` over hand-made event logs: after a controller handles a
 broker's failure, every broker it counts as live must hold metadata without the dead
 broker within the bound, unless the dead broker came back, the observer's registration
-ended, or the logs end before the bound."""
+ended, a fault that did more than take processes away held near it, or the logs end
+before the bound."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from eventlog import (
     NodeStarted,
     ZkSessionState,
 )
+from rundir.disturbances import Disturbance
 from rundir.events import Event
 from rundir.invariants import RunInputs, judge
 from rundir.invariants.dead_brokers import dead_broker_forgotten
@@ -167,3 +169,79 @@ def test_the_judge_runs_it_when_a_scenario_asks() -> None:
     verdict = judge(RunInputs(events=b.logs(), also=frozenset({DEAD_BROKER_FORGOTTEN})))
     (result,) = (r for r in verdict.results if r.name == DEAD_BROKER_FORGOTTEN)
     assert not result.ok
+
+
+def _unheard(b: EventLogBuilder) -> Event:
+    """Broker 3 dies and broker 1, the controller's own, is never told; returns the
+    controller's handling."""
+    _cluster(b)
+    change = _change(b, dead=[3], live=[1])
+    b.advance(BOUND_MS)
+    _believes(b, 2, 1, 2)
+    return change
+
+
+def _near(at: int, start: int, end: int, *targets: str) -> list[Disturbance]:
+    return [Disturbance(at + start, at + end, frozenset(targets))]
+
+
+@pytest.mark.parametrize(("start", "end"), [(-5, -1), (1, 3), (-100, -BOUND_MS), (5, 500)])
+@pytest.mark.parametrize("target", ["broker1", "zk2", "*"])
+def test_a_failure_a_disturbance_of_the_pair_meets_is_not_judged(
+    start: int, end: int, target: str
+) -> None:
+    """A fault on the controller's or the observer's broker, or on ZooKeeper, that holds,
+    or ended less than the bound before, from the handling to its deadline: the
+    controller may not have reached the observer."""
+    b = EventLogBuilder()
+    at = _unheard(b).ts
+    near = _near(at, start, end, target)
+    result = dead_broker_forgotten(b.logs(), 0, bound_ms=BOUND_MS, disturbances=near)
+    assert result.ok
+    assert result.checked == 0
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "target"),
+    [
+        (-100, -BOUND_MS - 1, "broker1"),  # over before
+        (BOUND_MS + 1, BOUND_MS + 50, "broker1"),  # after the deadline
+        (-5, 50, "broker3"),  # on the dead broker alone
+    ],
+)
+def test_a_disturbance_away_from_the_pair_leaves_it_judged(
+    start: int, end: int, target: str
+) -> None:
+    b = EventLogBuilder()
+    at = _unheard(b).ts
+    near = _near(at, start, end, target)
+    result = dead_broker_forgotten(b.logs(), 0, bound_ms=BOUND_MS, disturbances=near)
+    assert len(result.violations) == 1
+
+
+def test_a_disturbance_of_one_observer_leaves_the_other_judged() -> None:
+    b = EventLogBuilder()
+    _cluster(b)
+    at = _change(b, dead=[3], live=[1, 2]).ts
+    _believes(b, 1, 1, 2)  # broker 2's metadata still lists broker 3
+    b.advance(BOUND_MS)
+    _believes(b, 3, 1, 2)
+    near = _near(at, 0, 5, "broker2")
+    result = dead_broker_forgotten(b.logs(), 0, bound_ms=BOUND_MS, disturbances=near)
+    assert result.ok
+    assert result.checked == 1
+    assert len(dead_broker_forgotten(b.logs(), 0, bound_ms=BOUND_MS).violations) == 1
+
+
+def test_the_judge_skips_the_pairs_its_inputs_say_were_disturbed() -> None:
+    b = EventLogBuilder()
+    _cluster(b)
+    at = _change(b, dead=[3], live=[1]).ts
+    b.advance(10_001)
+    _believes(b, 2, 1, 2)
+    asked = frozenset({DEAD_BROKER_FORGOTTEN})
+    near = _near(at, -1, 1, "zk1")
+    inputs = RunInputs(events=b.logs(), also=asked, disturbances=near)
+    (result,) = (r for r in judge(inputs).results if r.name == DEAD_BROKER_FORGOTTEN)
+    assert result.ok
+    assert result.checked == 0
