@@ -27,7 +27,9 @@ meanwhile is left out too (`_went_away`): the schedule's faults met. So is a ste
 role ZooKeeper gave no answer for while a fault of the schedule held the ensemble (a
 step on ZooKeeper servers, or a `zk-lost-reply`, within its window,
 `chaos.generator.overlap.window`, which counts the servers' recovery): a leader killed
-under load left the ensemble without one for 13 s. At the heal every
+under load left the ensemble without one for 13 s; and so is an admin action no
+invariant's premise rests on (`SPARE_ACTIONS`) that ZooKeeper gave no answer for then.
+At the heal every
 step thread stops its fault and the actions still queued are performed before the
 injector heals what is left. The loop never waits on ZooKeeper
 (`chaos.cluster.zk_off_loop`): a read a step needs gives up after `STEP_READ_S`, an
@@ -42,6 +44,9 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
+
+from kazoo.exceptions import ConnectionLoss, OperationTimeoutError, SessionExpiredError
+from kazoo.handlers.threading import KazooTimeoutError
 
 from chaos.cluster.handle import ClusterHandle
 from chaos.cluster.zk_off_loop import ACTION_READ_S, STEP_READ_S, ZkNoAnswer, within
@@ -335,9 +340,28 @@ class StepLoop:
                 action.kind,
             )
         except (ActionFailed, FaultError) as exc:
-            self.failed_steps.append(f"action {action.kind}: {exc}")
-            said = f"FAILED: {exc}"
+            holder = zookeeper_held_at(self.schedule, action.at_s)
+            if holder is not None and action.kind in SPARE_ACTIONS and unanswered(exc):
+                said = f"left out: {exc} (step {holder} held ZooKeeper)"
+            else:
+                self.failed_steps.append(f"action {action.kind}: {exc}")
+                said = f"FAILED: {exc}"
         self.view.say(f"{action.at_s:6.1f}s {action.kind}: {said}")
+
+
+def unanswered(exc: BaseException) -> bool:
+    """Whether `exc` says ZooKeeper gave no answer (`ZkNoAnswer`, or an action failed of
+    a lost connection or session, or a timeout), rather than refused. Pure."""
+    return isinstance(exc, ZkNoAnswer) or isinstance(exc.__cause__, _NO_ANSWER)
+
+
+#: The admin actions no invariant's premise rests on (`reassignment_completes` needs its
+#: reassignment issued, `topic_deletion_completes` its deletion, later actions their
+#: topic): one ZooKeeper gave no answer for while a fault of the schedule held the
+#: ensemble is left out, as such a step is.
+SPARE_ACTIONS = frozenset({"add-partitions", "alter-config", "elect-leaders", "move-controller"})
+
+_NO_ANSWER = (ConnectionLoss, OperationTimeoutError, SessionExpiredError, KazooTimeoutError)
 
 
 def zookeeper_held_at(schedule: Schedule, at_s: float) -> int | None:

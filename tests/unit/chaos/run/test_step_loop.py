@@ -1,6 +1,8 @@
 """The runner's step loop: it never waits on ZooKeeper (with a cluster whose every
-ZooKeeper read hangs, a quorum lost, the steps and their undo still run on time), and it
-starts a triggered step on its event and stops it its duration later."""
+ZooKeeper read hangs, a quorum lost, the steps and their undo still run on time), it
+leaves out a step or a spare action ZooKeeper gave no answer for while the schedule held
+the ensemble, and it starts a triggered step on its event and stops it its duration
+later."""
 
 from __future__ import annotations
 
@@ -15,12 +17,15 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from kazoo.exceptions import ConnectionLoss, NodeExistsError
 
-from chaos.cluster.zk_off_loop import ControllerWatch, within
+from chaos.cluster.zk_off_loop import ControllerWatch, ZkNoAnswer, within
 from chaos.errors import FaultFailed, NoTargetNow
 from chaos.faults.base import Check
-from chaos.generator.schedule import FaultSpec, Schedule, Step, Trigger
+from chaos.faults.params import Scalar
+from chaos.generator.schedule import Action, FaultSpec, Schedule, Step, Trigger
 from chaos.run import runner, step_loop
+from chaos.run.actions import ActionFailed
 from chaos.run.injector import Injection
 from chaos.run.live import RunStatus
 from chaos.run.step_loop import StepLoop
@@ -95,13 +100,17 @@ def cluster() -> Iterator[HangingZk]:
 
 
 def _perform(
-    cluster: HangingZk, steps: tuple[Step, ...], heal_at_s: float, watch: bool
+    cluster: HangingZk,
+    steps: tuple[Step, ...],
+    heal_at_s: float,
+    watch: bool,
+    actions: tuple[Action, ...] = (),
 ) -> tuple[StepLoop, RecordingInjector, RecordingView]:
-    """Perform `steps` through a `StepLoop` with the status of `runner._Performance`
-    (with its controller watch or without one) until the heal; the loop, the injector's
-    record and the view."""
+    """Perform `steps` and `actions` through a `StepLoop` with the status of
+    `runner._Performance` (with its controller watch or without one) until the heal; the
+    loop, the injector's record and the view."""
     request = SimpleNamespace(scenario=SimpleNamespace(name="t", workload=SimpleNamespace()))
-    schedule = Schedule(1, steps, heal_at_s=heal_at_s, end_s=heal_at_s + 0.3)
+    schedule = Schedule(1, steps, heal_at_s=heal_at_s, end_s=heal_at_s + 0.3, actions=actions)
     view = RecordingView()
     performed = runner._Performance(
         request,  # type: ignore[arg-type]
@@ -181,6 +190,59 @@ def test_a_role_zookeeper_cannot_resolve_with_the_ensemble_left_alone_fails_the_
     assert [(k, f) for k, f, _ in injector.log] == [("heal", "")]
     (failed,) = performed.failed_steps
     assert "no answer from ZooKeeper within 0.2 s" in failed
+
+
+@pytest.mark.parametrize(
+    ("kind", "params", "left_out"),
+    [
+        ("add-partitions", (("partitions", 4), ("topic", "t")), True),
+        ("alter-config", (("key", "min.insync.replicas"), ("topic", "t"), ("value", "2")), True),
+        ("reassign", (("topic", "t"),), False),  # reassignment_completes needs it issued
+        ("delete-topic", (("topic", "t"),), False),
+    ],
+)
+def test_an_unanswered_action_while_zookeeper_is_held_is_left_out_unless_a_premise(
+    cluster: HangingZk,
+    monkeypatch: pytest.MonkeyPatch,
+    kind: str,
+    params: tuple[tuple[str, Scalar], ...],
+    left_out: bool,
+) -> None:
+    monkeypatch.setattr(step_loop, "ACTION_READ_S", 0.2)
+    steps = (Step(0.1, 1.0, FaultSpec("pause", "zk:1")),)
+    actions = (Action(0.2, kind, params),)
+    performed, _, view = _perform(cluster, steps, heal_at_s=1.3, watch=False, actions=actions)
+    said = [line for line in view.lines if kind in line]
+    if left_out:
+        assert performed.failed_steps == []
+        assert any("left out" in line and "(step 0 held ZooKeeper)" in line for line in said)
+    else:
+        (failed,) = performed.failed_steps
+        assert failed.startswith(f"action {kind}: ")
+        assert "no answer from ZooKeeper" in failed
+
+
+def test_an_unanswered_action_with_the_ensemble_left_alone_fails(
+    cluster: HangingZk, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(step_loop, "ACTION_READ_S", 0.2)
+    actions = (Action(0.1, "add-partitions", (("partitions", 4), ("topic", "t"))),)
+    performed, _, _ = _perform(cluster, (), heal_at_s=0.8, watch=False, actions=actions)
+    (failed,) = performed.failed_steps
+    assert "no answer from ZooKeeper within 0.2 s" in failed
+
+
+def test_no_answer_is_a_lost_connection_or_a_timeout_not_a_refusal() -> None:
+    def failed(cause: Exception) -> ActionFailed:
+        try:
+            raise ActionFailed(f"add-partitions t: {cause!r}") from cause
+        except ActionFailed as exc:
+            return exc
+
+    assert step_loop.unanswered(ZkNoAnswer("read: no answer"))
+    assert step_loop.unanswered(failed(ConnectionLoss()))
+    assert not step_loop.unanswered(failed(NodeExistsError()))
+    assert not step_loop.unanswered(ActionFailed("add-partitions t: no such topic"))
 
 
 def test_a_zookeeper_fault_or_lost_reply_holds_the_ensemble_over_its_window() -> None:
