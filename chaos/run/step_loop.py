@@ -28,7 +28,8 @@ role ZooKeeper gave no answer for while a fault of the schedule held the ensembl
 step on ZooKeeper servers, or a `zk-lost-reply`, within its window,
 `chaos.generator.overlap.window`, which counts the servers' recovery): a leader killed
 under load left the ensemble without one for 13 s; and so is an admin action no
-invariant's premise rests on (`SPARE_ACTIONS`) that ZooKeeper gave no answer for then.
+invariant's premise rests on (`SPARE_ACTIONS`) that ZooKeeper gave no answer for then,
+or whose controller could not be reached while any step held (`spared`).
 At the heal every
 step thread stops its fault and the actions still queued are performed before the
 injector heals what is left. The loop never waits on ZooKeeper
@@ -59,6 +60,7 @@ from chaos.run.actions import ActionFailed, perform
 from chaos.run.event_watch import POLL_S, EventTail, EventWatch, Fired
 from chaos.run.injector import Injector
 from chaos.run.live import LiveView, RunStatus
+from client.errors import ControllerUnknown, TransportError
 from rpc.messages import ElectLeadersRequest, ElectLeadersResponse
 
 __all__ = ["TICK_S", "StepLoop"]
@@ -340,9 +342,9 @@ class StepLoop:
                 action.kind,
             )
         except (ActionFailed, FaultError) as exc:
-            holder = zookeeper_held_at(self.schedule, action.at_s)
-            if holder is not None and action.kind in SPARE_ACTIONS and unanswered(exc):
-                said = f"left out: {exc} (step {holder} held ZooKeeper)"
+            why = spared(self.schedule, action, exc)
+            if why is not None:
+                said = f"left out: {exc} ({why})"
             else:
                 self.failed_steps.append(f"action {action.kind}: {exc}")
                 said = f"FAILED: {exc}"
@@ -353,6 +355,24 @@ def unanswered(exc: BaseException) -> bool:
     """Whether `exc` says ZooKeeper gave no answer (`ZkNoAnswer`, or an action failed of
     a lost connection or session, or a timeout), rather than refused. Pure."""
     return isinstance(exc, ZkNoAnswer) or isinstance(exc.__cause__, _NO_ANSWER)
+
+
+def spared(schedule: Schedule, action: Action, exc: BaseException) -> str | None:
+    """Why `action`, failed with `exc`, is left out rather than failed, or None: a spare
+    action (`SPARE_ACTIONS`) ZooKeeper gave no answer for while a step of the schedule
+    held the ensemble, or whose controller could not be reached (a transport failure,
+    none known) while any step of the schedule held. Pure."""
+    if action.kind not in SPARE_ACTIONS:
+        return None
+    if unanswered(exc):
+        holder = zookeeper_held_at(schedule, action.at_s)
+        return None if holder is None else f"step {holder} held ZooKeeper"
+    if isinstance(exc.__cause__, (TransportError, ControllerUnknown)):
+        for i, step in enumerate(schedule.steps):
+            start, end = window(step)
+            if start <= action.at_s <= end:
+                return f"step {i} held the cluster"
+    return None
 
 
 #: The admin actions no invariant's premise rests on (`reassignment_completes` needs its

@@ -29,6 +29,8 @@ from chaos.run.actions import ActionFailed
 from chaos.run.injector import Injection
 from chaos.run.live import RunStatus
 from chaos.run.step_loop import StepLoop
+from client.errors import ControllerUnknown, TransportError
+from rpc.errors import RpcUnavailable
 
 
 class HangingZk:
@@ -243,6 +245,28 @@ def test_no_answer_is_a_lost_connection_or_a_timeout_not_a_refusal() -> None:
     assert step_loop.unanswered(failed(ConnectionLoss()))
     assert not step_loop.unanswered(failed(NodeExistsError()))
     assert not step_loop.unanswered(ActionFailed("add-partitions t: no such topic"))
+
+
+def _failed_of(cause: Exception) -> ActionFailed:
+    try:
+        raise ActionFailed(f"elect-leaders t: {cause}") from cause
+    except ActionFailed as exc:
+        return exc
+
+
+def test_a_spare_action_whose_controller_is_unreachable_is_left_out_while_a_step_holds() -> None:
+    steps = (Step(10, 8, FaultSpec("pause", "controller")),)
+    schedule = Schedule(1, steps, heal_at_s=30, end_s=45)
+    elect = Action(12, "elect-leaders", (("topic", "t"),))
+    unreachable = _failed_of(TransportError(RpcUnavailable("broker3:9092", "UNAVAILABLE")))
+    assert step_loop.spared(schedule, elect, unreachable) == "step 0 held the cluster"
+    assert step_loop.spared(schedule, elect, _failed_of(ControllerUnknown("none"))) is not None
+    late = Action(40, "elect-leaders", (("topic", "t"),))  # nothing holds then
+    assert step_loop.spared(schedule, late, unreachable) is None
+    reassign = Action(12, "reassign", (("topic", "t"),))  # a premise: never spared
+    assert step_loop.spared(schedule, reassign, unreachable) is None
+    refused = _failed_of(ValueError("no such topic"))
+    assert step_loop.spared(schedule, elect, refused) is None
 
 
 def test_a_zookeeper_fault_or_lost_reply_holds_the_ensemble_over_its_window() -> None:
