@@ -53,7 +53,7 @@ from chaos.cluster.metrics_scrape import MetricsScraper
 from chaos.cluster.zk_off_loop import ControllerSeen, ControllerWatch
 from chaos.errors import FaultError
 from chaos.generator.scenarios import Scenario
-from chaos.generator.schedule import Schedule, write_schedule
+from chaos.generator.schedule import Action, Schedule, write_schedule
 from chaos.run.audit import audit_cluster
 from chaos.run.injector import Injector
 from chaos.run.live import LiveView, RunStatus, rates_between
@@ -63,6 +63,7 @@ from chaos.run.setup import (
     check_inter_broker_protocol,
     check_ready,
     create_run_topic,
+    judged_as_performed,
     run_client,
     run_config,
     snapshot,
@@ -155,7 +156,9 @@ def run(request: RunRequest) -> RunOutcome:
             performed = _Performance(request, schedule, cluster, run_dir, topic, view, switches)
             performed.go()
         recovery = time_to_convergence(performed.snapshots)
-        judged = scenario.invariants_for(schedule)
+        judged = judged_as_performed(scenario, schedule, performed.left_out_actions, config)
+        if performed.left_out_actions:  # `chaos check` judges what config.json names
+            run_dir.write_json(run_dir.config, config)
         nodes = run_dir.copy_events(performed.event_dir) if performed.event_dir else []
         inputs = load_run(
             run_dir.root,
@@ -227,6 +230,7 @@ class _Performance:
         self.view = view
         self.snapshots: list[ClusterSnapshot] = []
         self.failed_steps: list[str] = []
+        self.left_out_actions: list[Action] = []
         self.event_dir = endpoints.event_dir(cluster)
         self.workload: WorkloadResult | None = None
         self.workload_error: str | None = None
@@ -258,6 +262,7 @@ class _Performance:
             self._elect,
         )
         self.failed_steps = steps.failed_steps  # the loop records them; the summary reads them
+        self.left_out_actions = steps.left_out_actions
         started = steps.start_clock()
         scraper.start()
         worker.start()

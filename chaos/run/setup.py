@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import platform
+from collections.abc import Sequence
 from typing import Any
 
 from admin import AdminError
@@ -19,7 +20,7 @@ from chaos.errors import ChaosError, FaultError
 from chaos.faults.disk import DISK_KINDS, behind_layer
 from chaos.faults.power import DiskVolatile, PowerLoss
 from chaos.generator.scenarios import Scenario
-from chaos.generator.schedule import Schedule
+from chaos.generator.schedule import Action, Schedule
 from client import Client
 from domain.flush import FLUSH_INTERVAL_SETTING, NEVER_FLUSH, flushes_every_message
 from harness.waiting import wait_until
@@ -243,3 +244,25 @@ def snapshot(cluster: ClusterHandle, client: Client, topic: str, after_ms: int) 
             return None
 
     return cluster.read_zk(lambda zk: take_snapshot(zk, (topic,), apis, after_ms, active))
+
+
+def judged_as_performed(
+    scenario: Scenario,
+    schedule: Schedule,
+    left_out: Sequence[Action],
+    config: dict[str, Any],
+) -> frozenset[str]:
+    """The invariants the run is judged on: the scenario's for `schedule` without the
+    actions the step loop left out (`chaos.run.step_loop.spared`), so that an invariant
+    whose premise is one of them (a retirement for `reassignment_completes`) is not
+    judged. With any left out, `config` (the run's `config.json`) is brought in line:
+    its `invariants`, and the actions in `left_out_actions`."""
+    if not left_out:
+        return scenario.invariants_for(schedule)
+    kept = tuple(a for a in schedule.actions if a not in left_out)
+    judged = scenario.invariants_for(dataclasses.replace(schedule, actions=kept))
+    config["invariants"] = sorted(judged | frozenset(EVERY_RUN))
+    config["left_out_actions"] = [
+        {"at_s": a.at_s, "kind": a.kind, "params": dict(a.params)} for a in left_out
+    ]
+    return judged

@@ -91,6 +91,9 @@ class StepLoop:
         self.topics = dict(topics)
         self.elect = elect
         self.failed_steps: list[str] = []
+        #: The actions left out (`spared`): the invariants they are the premise of are
+        #: not judged on the run.
+        self.left_out_actions: list[Action] = []
         self.fault_ids: dict[int, str] = {}
         self._events = EventWatch(EventTail(event_dir))
         #: Each launched step's thread and the event that releases its fault, by index.
@@ -344,6 +347,7 @@ class StepLoop:
         except (ActionFailed, FaultError) as exc:
             why = spared(self.schedule, action, exc)
             if why is not None:
+                self.left_out_actions.append(action)
                 said = f"left out: {exc} ({why})"
             else:
                 self.failed_steps.append(f"action {action.kind}: {exc}")
@@ -358,10 +362,13 @@ def unanswered(exc: BaseException) -> bool:
 
 
 def spared(schedule: Schedule, action: Action, exc: BaseException) -> str | None:
-    """Why `action`, failed with `exc`, is left out rather than failed, or None: a spare
-    action (`SPARE_ACTIONS`) ZooKeeper gave no answer for while a step of the schedule
-    held the ensemble, or whose controller could not be reached (a transport failure,
-    none known) while any step of the schedule held. Pure."""
+    """Why `action`, failed with `exc`, is left out rather than failed, or None: an
+    action whose role names nobody now (`NoTargetNow`: a retirement's broker is down);
+    a spare action (`SPARE_ACTIONS`) ZooKeeper gave no answer for while a step of the
+    schedule held the ensemble, or whose controller could not be reached (a transport
+    failure, none known) while any step of the schedule held. Pure."""
+    if isinstance(exc, NoTargetNow) or isinstance(exc.__cause__, NoTargetNow):
+        return "the schedule's faults took what its role names"
     if action.kind not in SPARE_ACTIONS:
         return None
     if unanswered(exc):

@@ -11,7 +11,8 @@ the controller), waits up to `WAIT_S` for a running reassignment to end, and wri
 `/admin/reassign_partitions` for the partitions of every topic not queued for deletion
 (Kafka's controller refuses to reassign those) that have a replica on it. Runs on the
 caller's thread (the runner's action step); raises what the ZooKeeper reads and
-writes raise, and `ValueError` for a broker that is not there.
+writes raise, `ValueError` for a role that is not a broker's, and `NoTargetNow` for a
+broker that is not registered now (other faults took it away).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import contextlib
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
+from chaos.errors import NoTargetNow
 from chaos.generator.action_kinds import VACATED_BROKER
 from domain import TopicPartition
 from harness.waiting import wait_until
@@ -65,12 +67,14 @@ def resolve_broker(role: str, live: Sequence[int], controller: int | None) -> in
     if found.group(1) is not None:
         broker = int(found.group(1))
         if broker not in live:
-            raise ValueError(f"vacate: broker {broker} is not registered")
+            raise NoTargetNow(f"vacate: broker {broker} is not registered")
         return broker
     others = [b for b in sorted(live) if b != controller]
     n = int(found.group(2))
     if n > len(others):
-        raise ValueError(f"vacate: {role}: {len(others)} registered brokers besides the controller")
+        raise NoTargetNow(
+            f"vacate: {role}: {len(others)} registered brokers besides the controller"
+        )
     return others[n - 1]
 
 

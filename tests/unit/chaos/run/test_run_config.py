@@ -1,9 +1,9 @@
 """`config.json` of a chaos run records the brokers' timing profile and the effective value
 of every setting a profile chooses, as the brokers resolve them from their environment,
 their inter-broker protocol (which a run may insist on) and the invariants the schedule
-is judged on; readers of older run directories, which lack them, still read them. A
-schedule with disk faults refuses a cluster whose brokers are not behind their disk
-layers."""
+is judged on (without the actions the run left out); readers of older run directories,
+which lack them, still read them. A schedule with disk faults refuses a cluster whose
+brokers are not behind their disk layers."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from chaos.cluster.handle import ClusterHandle
 from chaos.faults import disk
 from chaos.faults.testing import FakeCluster
 from chaos.generator.scenarios import SCENARIOS
+from chaos.generator.schedule import Action, FaultSpec, Schedule, Step
 from chaos.run.setup import (
     NeedsDiskLayers,
     RunSetupError,
@@ -25,10 +26,12 @@ from chaos.run.setup import (
     check_disk_layers,
     check_flush_interval,
     check_inter_broker_protocol,
+    judged_as_performed,
     run_config,
 )
 from domain.flush import NEVER_FLUSH
 from pipeline.runs import RunConfig
+from rundir.invariants.names import EVERY_RUN, REASSIGNMENT_COMPLETES
 from rundir.rejudge import ACKNOWLEDGED_LOSS_ALLOWED, settings_of
 
 
@@ -170,3 +173,22 @@ def test_the_report_reads_a_power_losss_reason_as_the_check_does(tmp_path: Path)
     assert RunConfig.from_json(tmp_path, config).acknowledged_loss_allowed == "power-loss under x"
     assert settings_of(config, tmp_path)["acknowledged_loss_allowed"] == "power-loss under x"
     assert RunConfig.from_json(tmp_path, _config([])).acknowledged_loss_allowed is None
+
+
+def test_an_action_left_out_takes_its_invariant_out_of_the_config_and_the_verdict() -> None:
+    scenario = SCENARIOS["random"]
+    retire = Action(10, "vacate", (("broker", "non-controller:2"),))
+    grow = Action(12, "add-partitions", (("partitions", 4), ("topic", "chaos-random-side")))
+    schedule = Schedule(
+        1, (Step(5, 20, FaultSpec("kill", "non-controller:1")),), 30, 45, (retire, grow)
+    )
+    config: dict[str, Any] = {"invariants": ["unchanged"]}
+    assert REASSIGNMENT_COMPLETES in judged_as_performed(scenario, schedule, [], config)
+    assert config == {"invariants": ["unchanged"]}  # nothing left out: nothing rewritten
+    judged = judged_as_performed(scenario, schedule, [retire], config)
+    assert REASSIGNMENT_COMPLETES not in judged
+    assert REASSIGNMENT_COMPLETES not in config["invariants"]
+    assert set(config["invariants"]) == judged | set(EVERY_RUN)
+    assert config["left_out_actions"] == [
+        {"at_s": 10.0, "kind": "vacate", "params": {"broker": "non-controller:2"}}
+    ]

@@ -269,6 +269,13 @@ def test_a_spare_action_whose_controller_is_unreachable_is_left_out_while_a_step
     assert step_loop.spared(schedule, elect, refused) is None
 
 
+def test_an_action_whose_role_names_nobody_now_is_left_out_whatever_its_kind() -> None:
+    schedule = Schedule(1, (), heal_at_s=30, end_s=45)
+    retire = Action(12, "vacate", (("broker", "non-controller:2"),))
+    gone = NoTargetNow("vacate: non-controller:2: 1 registered brokers besides the controller")
+    assert step_loop.spared(schedule, retire, gone) is not None
+
+
 def test_a_zookeeper_fault_or_lost_reply_holds_the_ensemble_over_its_window() -> None:
     steps = (
         Step(5, 2, FaultSpec("zk-leader-kill", "zk-leader")),

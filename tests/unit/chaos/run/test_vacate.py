@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from chaos.errors import NoTargetNow
 from chaos.generator.action_kinds import action_kind
 from chaos.generator.schedule import Action
 from chaos.run.vacate import resolve_broker, vacated_assignment
@@ -42,12 +43,17 @@ def test_a_role_names_a_registered_broker(role: str, controller: int | None, bro
 
 @pytest.mark.parametrize(
     ("role", "message"),
-    [("broker:4", "not registered"), ("non-controller:3", "2 registered brokers besides"),
-     ("controller", "broker:<id> or non-controller:<n>")],
+    [("broker:4", "not registered"), ("non-controller:3", "2 registered brokers besides")],
 )  # fmt: skip
-def test_a_role_naming_no_registered_broker_is_refused(role: str, message: str) -> None:
-    with pytest.raises(ValueError, match=message):
+def test_a_role_naming_no_registered_broker_now_names_nobody(role: str, message: str) -> None:
+    """Other faults took the broker away: the action is left out, not failed."""
+    with pytest.raises(NoTargetNow, match=message):
         resolve_broker(role, [1, 2, 3], 1)
+
+
+def test_a_role_that_is_not_a_broker_s_is_refused() -> None:
+    with pytest.raises(ValueError, match="broker:<id> or non-controller:<n>"):
+        resolve_broker("controller", [1, 2, 3], 1)
 
 
 def test_the_action_takes_a_broker_role_and_nothing_else() -> None:
