@@ -382,10 +382,8 @@ def spared(schedule: Schedule, action: Action, exc: BaseException) -> str | None
     return None
 
 
-#: The admin actions no invariant's premise rests on (`reassignment_completes` needs its
-#: reassignment issued, `topic_deletion_completes` its deletion, later actions their
-#: topic): one ZooKeeper gave no answer for while a fault of the schedule held the
-#: ensemble is left out, as such a step is.
+#: The admin actions no invariant's premise rests on, as a reassignment is
+#: `reassignment_completes`'s (and a creation the later actions'): see `spared`.
 SPARE_ACTIONS = frozenset({"add-partitions", "alter-config", "elect-leaders", "move-controller"})
 
 _NO_ANSWER = (ConnectionLoss, OperationTimeoutError, SessionExpiredError, KazooTimeoutError)
