@@ -38,6 +38,7 @@ from chaos.hunt.reach_steps import (
     session_lost,
     slowed,
 )
+from rundir.disturbances import PROCESS_ONLY_KINDS
 
 __all__ = ["SHAPES", "Shape", "shape_for"]
 
@@ -48,8 +49,6 @@ SOON_S = 10.0
 CATCH_UP_S = 30.0
 #: How long after a controller's reconnection its election is looked at (seconds).
 AFTER_RECONNECT_S = 30.0
-#: The fault kinds that take brokers away by their processes and do nothing else.
-_PROCESS_ONLY = ("kill", "stop", "bounce")
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +153,7 @@ def _undisturbed(s: Schedule, *dead: Step) -> bool:
         for step in s.steps
         if step not in dead
         and pin(step.fault.target) not in pins
-        and not (step.fault.kind in _PROCESS_ONLY and not step.fault.target.startswith("zk"))
+        and not (step.fault.kind in PROCESS_ONLY_KINDS and not step.fault.target.startswith("zk"))
     )
 
 

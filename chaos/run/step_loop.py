@@ -27,10 +27,9 @@ meanwhile is left out too (`_went_away`): the schedule's faults met. So is a ste
 role ZooKeeper gave no answer for while a fault of the schedule held the ensemble (a
 step on ZooKeeper servers, or a `zk-lost-reply`, within its window,
 `chaos.generator.overlap.window`, which counts the servers' recovery): a leader killed
-under load left the ensemble without one for 13 s; and so is an admin action no
-invariant's premise rests on (`SPARE_ACTIONS`) that ZooKeeper gave no answer for then,
-or whose controller could not be reached while any step held (`spared`).
-At the heal every
+under load left the ensemble without one for 13 s; and so is an action whose role
+names nobody, or a spare one (`SPARE_ACTIONS`) ZooKeeper gave no answer for then or
+whose controller could not be reached while any step held (`spared`). At the heal every
 step thread stops its fault and the actions still queued are performed before the
 injector heals what is left. The loop never waits on ZooKeeper
 (`chaos.cluster.zk_off_loop`): a read a step needs gives up after `STEP_READ_S`, an
@@ -54,7 +53,7 @@ from chaos.cluster.zk_off_loop import ACTION_READ_S, STEP_READ_S, ZkNoAnswer, wi
 from chaos.errors import FaultError, NoTargetNow
 from chaos.faults.process import UP
 from chaos.generator.overlap import on_zookeeper, window
-from chaos.generator.schedule import Action, Schedule, Step
+from chaos.generator.schedule import Action, FaultSpec, Schedule, Step
 from chaos.generator.timeline import CueType, timeline
 from chaos.run.actions import ActionFailed, perform
 from chaos.run.event_watch import POLL_S, EventTail, EventWatch, Fired
@@ -91,8 +90,7 @@ class StepLoop:
         self.topics = dict(topics)
         self.elect = elect
         self.failed_steps: list[str] = []
-        #: The actions left out (`spared`): the invariants they are the premise of are
-        #: not judged on the run.
+        #: The actions left out (`spared`): the run is not judged on what they premise.
         self.left_out_actions: list[Action] = []
         self.fault_ids: dict[int, str] = {}
         self._events = EventWatch(EventTail(event_dir))
@@ -374,26 +372,29 @@ def spared(schedule: Schedule, action: Action, exc: BaseException) -> str | None
     if unanswered(exc):
         holder = zookeeper_held_at(schedule, action.at_s)
         return None if holder is None else f"step {holder} held ZooKeeper"
-    if isinstance(exc.__cause__, (TransportError, ControllerUnknown)):
-        for i, step in enumerate(schedule.steps):
-            start, end = window(step)
-            if start <= action.at_s <= end:
-                return f"step {i} held the cluster"
-    return None
+    holder = held_at(schedule, action.at_s)
+    unreachable = isinstance(exc.__cause__, (TransportError, ControllerUnknown))
+    return f"step {holder} held the cluster" if unreachable and holder is not None else None
 
 
-#: The admin actions no invariant's premise rests on, as a reassignment is
-#: `reassignment_completes`'s (and a creation the later actions'): see `spared`.
+#: The admin actions no invariant or later action needs done (see `spared`).
 SPARE_ACTIONS = frozenset({"add-partitions", "alter-config", "elect-leaders", "move-controller"})
 
 _NO_ANSWER = (ConnectionLoss, OperationTimeoutError, SessionExpiredError, KazooTimeoutError)
 
 
-def zookeeper_held_at(schedule: Schedule, at_s: float) -> int | None:
-    """The index of a step of `schedule` on ZooKeeper (`on_zookeeper`) whose window holds
+def held_at(
+    schedule: Schedule, at_s: float, which: Callable[[FaultSpec], bool] = lambda _: True
+) -> int | None:
+    """The index of a step of `schedule` whose fault `which` accepts and whose window holds
     `at_s` seconds into the run, or None. Pure."""
     for i, step in enumerate(schedule.steps):
         start, end = window(step)
-        if on_zookeeper(step.fault) and start <= at_s <= end:
+        if which(step.fault) and start <= at_s <= end:
             return i
     return None
+
+
+def zookeeper_held_at(schedule: Schedule, at_s: float) -> int | None:
+    """`held_at` for the steps on ZooKeeper (`on_zookeeper`). Pure."""
+    return held_at(schedule, at_s, on_zookeeper)

@@ -38,6 +38,7 @@ from chaos.generator.generic import SPARSE_GAP
 from chaos.generator.overlap import takes_broker_away, window
 from chaos.generator.scenarios.invariant_names import INVARIANTS
 from chaos.generator.schedule import Schedule, Step
+from rundir.disturbances import PROCESS_ONLY_KINDS
 from rundir.invariants.names import (
     DEAD_BROKER_FORGOTTEN,
     NO_OFFLINE_PARTITIONS,
@@ -63,8 +64,6 @@ CONDITIONAL = frozenset(
 ALWAYS = frozenset(INVARIANTS) - CONDITIONAL
 
 _STARVING = ("cpu-starve", "memory-squeeze")
-#: The faults that take brokers away and nothing else.
-_PROCESS_ONLY = ("kill", "stop", "bounce")
 
 
 def _apart(a: Step, b: Step, margin: float) -> bool:
@@ -91,7 +90,7 @@ def _starved_while_away(schedule: Schedule) -> bool:
 
 def _brokers_killed(schedule: Schedule) -> bool:
     return any(
-        s.fault.kind in _PROCESS_ONLY and not s.fault.target.startswith("zk")
+        s.fault.kind in PROCESS_ONLY_KINDS and not s.fault.target.startswith("zk")
         for s in schedule.steps
     )
 
