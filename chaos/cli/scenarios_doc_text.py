@@ -104,6 +104,13 @@ SCHEDULE_FIELDS: tuple[tuple[str, str, str], ...] = (
         "array, sorted by `at_s`, optional",
         "admin operations: `at_s`, `kind`, `params` (optional)",
     ),
+    (
+        "`replication`",
+        "object, optional",
+        "the workload topic's `factor` (1 to 3) and `min_insync` (1 to `factor`), "
+        "overriding the scenario's; absent: the scenario's (the generic generator always "
+        "sets it)",
+    ),
 )
 
 PARAMS = """
@@ -340,4 +347,5 @@ def example_schedule(version: int) -> dict[str, Any]:
                 "params": {"shift": 1, "topic": "chaos-reassignment"},
             }
         ],
+        "replication": {"factor": 2, "min_insync": 1},
     }

@@ -42,6 +42,9 @@ seed's meaning):
    from its time on, and one of them one started on the first request sent to its broker
    (`control_request_sent` with that `broker_id`, the fault on `broker:<id>`): a request
    fault placed where no request comes never takes effect.
+6. The workload's replication (`chaos.generator.replication.draw_replication`): factor
+   3 with min ISR 2, or one seed in `PAIRS_SHARE` factor 2 with min ISR 1, from a
+   generator of its own seeded by the seed, so that it moves no other draw.
 
 A schedule is data: a caller may drop, add or shift steps and actions (`Schedule`
 validates the result; `chaos.generator.overlap.overlap_violations` says whether it keeps
@@ -62,6 +65,7 @@ from chaos.generator.admin_draws import draw_actions, side_topic
 from chaos.generator.correlated import CORRELATED
 from chaos.generator.fault_draws import FAULT_DRAWS, kind_pool
 from chaos.generator.overlap import clashes, takes_broker_away, window
+from chaos.generator.replication import draw_replication
 from chaos.generator.schedule import Action, FaultSpec, Schedule, Step, Trigger, seconds
 from chaos.generator.timings import (
     DENSE_GAP,
@@ -167,7 +171,8 @@ def generic_schedule(
     if not draw.steps:
         raise BadTiming(f"duration_s {duration_s} leaves no room for a fault before the heal")
     steps = tuple(sorted(draw.steps, key=lambda s: s.at_s))
-    return Schedule(seed, steps, heal_at, float(duration_s), tuple(acts))
+    replication = draw_replication(seed)
+    return Schedule(seed, steps, heal_at, float(duration_s), tuple(acts), replication)
 
 
 def draw_step(

@@ -3,7 +3,8 @@ between them; when everything is healed; and when the run ends. A schedule is da
 written to the run's `schedule.json` before the run and can be replayed from there.
 
     Schedule(seed, steps=(Step(at_s, duration_s, FaultSpec(kind, target, params)), ...),
-             heal_at_s, end_s, actions=(Action(at_s, kind, params), ...))
+             heal_at_s, end_s, actions=(Action(at_s, kind, params), ...),
+             replication=Replication(factor, min_insync) or None for the scenario's)
 
 Times are seconds from the start of the workload. A step's fault starts at `at_s` and is
 stopped at `at_s + duration_s` (an instant fault such as `bounce` has duration 0). A step
@@ -35,6 +36,7 @@ from chaos.faults.base import Fault
 from chaos.faults.params import ParamItems, Scalar, normalize_params
 from chaos.faults.registry import check_target, fault_type
 from chaos.generator.action_kinds import action_kind
+from chaos.generator.replication import Replication
 from eventlog.kinds import EventKind
 
 __all__ = [
@@ -216,6 +218,8 @@ class Schedule:
     heal_at_s: float
     end_s: float
     actions: tuple[Action, ...] = field(default=())
+    #: The workload topic's replication, when the schedule sets it (`None`: the scenario's).
+    replication: Replication | None = None
 
     def __post_init__(self) -> None:
         if self.seed is not None and (
@@ -224,6 +228,8 @@ class Schedule:
             raise ScheduleError(f"seed must be an integer or None, got {self.seed!r}")
         object.__setattr__(self, "steps", tuple(self.steps))
         object.__setattr__(self, "actions", tuple(self.actions))
+        if self.replication is not None and not isinstance(self.replication, Replication):
+            raise ScheduleError(f"replication must be a Replication, got {self.replication!r}")
         heal = seconds(self.heal_at_s, "heal_at_s")
         end = seconds(self.end_s, "end_s")
         object.__setattr__(self, "heal_at_s", heal)
@@ -262,6 +268,8 @@ class Schedule:
             params = " ".join(f"{k}={v}" for k, v in a.params)
             lines.append((a.at_s, f"{a.at_s:.1f}s action {a.kind} {params}".rstrip()))
         lines.sort(key=lambda line: line[0])
+        if self.replication is not None:
+            lines.insert(0, (0.0, f"workload at {self.replication.describe()}"))
         ends = [f"{self.heal_at_s:.1f}s heal", f"{self.end_s:.1f}s end"]
         return "\n".join([text for _, text in lines] + ends)
 
@@ -276,7 +284,7 @@ class Schedule:
             "actions": [
                 {"at_s": a.at_s, "kind": a.kind, "params": dict(a.params)} for a in self.actions
             ],
-        }
+        } | ({"replication": self.replication.to_json()} if self.replication else {})
 
     @classmethod
     def from_json(cls, data: object) -> Schedule:
@@ -284,7 +292,7 @@ class Schedule:
         unknown field, a wrong type or another version; other `ScheduleError`s for values
         that do not make a schedule (each message names the step)."""
         required = {"version", "seed", "heal_at_s", "end_s", "steps"}
-        top = _object(data, "schedule", required, {"actions"})
+        top = _object(data, "schedule", required, {"actions", "replication"})
         version = top["version"]
         if version != SCHEDULE_VERSION:
             raise ScheduleFormatError(
@@ -311,7 +319,11 @@ class Schedule:
                 actions.append(Action(a["at_s"], a["kind"], _param_object(a.get("params"), where)))
             except ScheduleError as exc:
                 raise type(exc)(f"{where}: {exc}") from None
-        return cls(top["seed"], tuple(steps), top["heal_at_s"], top["end_s"], tuple(actions))
+        raw_replication = top.get("replication")
+        replication = None if raw_replication is None else Replication.from_json(raw_replication)
+        return cls(
+            top["seed"], tuple(steps), top["heal_at_s"], top["end_s"], tuple(actions), replication
+        )
 
 
 def _step_json(step: Step) -> dict[str, Any]:

@@ -95,9 +95,8 @@ def sub_schedule(schedule: Schedule, kept: tuple[int, ...]) -> Schedule:
         return schedule
     steps = tuple(schedule.steps[i] for i in kept)
     heal = _anchor(schedule, steps) + schedule.heal_at_s - _anchor(schedule, schedule.steps)
-    return Schedule(
-        schedule.seed, steps, heal, heal + schedule.end_s - schedule.heal_at_s, schedule.actions
-    )
+    end = heal + schedule.end_s - schedule.heal_at_s
+    return Schedule(schedule.seed, steps, heal, end, schedule.actions, schedule.replication)
 
 
 class _BudgetSpent(ChaosError):

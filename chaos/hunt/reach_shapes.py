@@ -98,6 +98,8 @@ def _bounce_then_slowed(s: Schedule, starts_after: bool) -> bool:
 
 
 def _two_down(s: Schedule) -> bool:
+    if s.replication is not None and s.replication.factor > 2:  # needs pairs: see text
+        return False
     for a in s.steps:
         for b in s.steps:
             both = outage(a) and outage(b) and a.fault.kind in PROCESS
@@ -293,8 +295,8 @@ SHAPES: tuple[Shape, ...] = (
     ),
     Shape(
         "kafka-5083",
-        "two brokers known to differ killed, stopped or paused longer than the session "
-        "timeout at once, the first down coming back first",
+        "two brokers known to differ down (kill, stop, pause) past the session at once, the "
+        "first back first, on pairs (replication factor 2; a planned schedule says none)",
         _two_down,
     ),
     Shape("unclean-election", "as kafka-5083", _two_down),
@@ -375,11 +377,7 @@ SHAPES: tuple[Shape, ...] = (
         "the controller taken away or moved within 10 s after a reassignment starts",
         _failover_after(("reassign",)),
     ),
-    Shape(
-        "kafka-1367",
-        "a broker taken away or bounced and back: ISRs shrink and grow",
-        _any_away,
-    ),
+    Shape("kafka-1367", "a broker taken away or bounced and back: ISRs shrink and grow", _any_away),
     Shape("kafka-1120", _BOUNCE_SLOWED, lambda s: _bounce_then_slowed(s, starts_after=False)),
     Shape("kafka-9839", _REREGISTERS, _reregisters),
     Shape("kafka-7165", _REREGISTERS, _reregisters),

@@ -7,8 +7,9 @@ Order (docs/chaos.md, "A run"):
 1. Check that every service of the project runs and a controller is elected, and, for a
    schedule with disk faults, that every broker's log directory is behind its layer.
 2. Write `config.json` and `schedule.json` (`rundir.layout`), then create the run's own
-   topic (the scenario's name plus the run's suffix, so runs never share a log) and wait
-   until every partition is led with its full ISR and every broker's metadata agrees.
+   topic (the scenario's name plus the run's suffix, so runs never share a log; at the
+   schedule's replication when it sets one, `Scenario.for_schedule`) and wait until every
+   partition is led with its full ISR and every broker's metadata agrees.
 3. Start the metrics scraper and the workload (`chaos.client.workload_run`) in the background.
 4. Perform the schedule's cues on time (`chaos.run.step_loop`): faults through the injector
    (`chaos.run.injector`: recorded, proven, undone and verified), actions, the heal. A step
@@ -132,8 +133,9 @@ class RunOutcome:
 def run(request: RunRequest) -> RunOutcome:
     """Perform the run (see the module docstring). Raises `RunSetupError` before anything
     was done to the cluster when it is not ready."""
-    scenario = request.scenario
-    schedule = request.schedule or scenario.schedule(request.seed)
+    schedule = request.schedule or request.scenario.schedule(request.seed)
+    scenario = request.scenario.for_schedule(schedule)
+    request = dataclasses.replace(request, scenario=scenario)
     with ClusterHandle.for_project(request.project) as cluster:
         check_ready(cluster)
         check_inter_broker_protocol(cluster, request.inter_broker_protocol)

@@ -1,7 +1,8 @@
 """random: every fault family, several at once, with admin operations and event-triggered faults.
 
-Setup: topic `chaos-random`, 6 partitions, replication factor 3, min ISR 2, acks=all; two
-producers at 50 values/s each and a consumer, for 90 s.
+Setup: topic `chaos-random`, 6 partitions, replication factor 3 and min ISR 2 or, as the
+seed draws (`chaos.generator.replication`, two seeds in five), replication factor 2 and
+min ISR 1; acks=all; two producers at 50 values/s each and a consumer, for 90 s.
 
 Steps:
 

@@ -14,6 +14,7 @@ Values are immutable; `schedule(seed)` is pure. Any thread.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -210,3 +211,18 @@ class Scenario:
                 f"{self.workload.duration_s} s"
             )
         return schedule
+
+    def for_schedule(self, schedule: Schedule) -> Scenario:
+        """The scenario as a run of `schedule` performs it: its workload at the schedule's
+        replication when the schedule sets one (`chaos.generator.replication`), else
+        itself."""
+        r = schedule.replication
+        if r is None or (r.factor, r.min_insync) == (
+            self.workload.replication_factor,
+            self.workload.min_insync_replicas,
+        ):
+            return self
+        workload = dataclasses.replace(
+            self.workload, replication_factor=r.factor, min_insync_replicas=r.min_insync
+        )
+        return dataclasses.replace(self, workload=workload)
