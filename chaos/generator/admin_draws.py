@@ -11,10 +11,17 @@ controller (`vacate`: every replica of every topic moved off it, so that it stay
 registered hosting nothing); one reassignment at a time runs in Kafka 2.x, and the side
 topic's would hold the retirement up.
 
-The retirement is drawn from a generator of its own, seeded from the schedule
-generator's state at that point without advancing it, so that it left every other draw
-of every seed as it was: a seed recorded by a hunt or a soak before it names the same
-schedule, the retirement added where one is drawn. Pure; any thread.
+When the workload runs on pairs (replication factor 2 on three brokers, drawn by
+`chaos.generator.replication`), a reassignment drawn moves, with probability
+`WORKLOAD_REASSIGN_SHARE`, the workload's topic instead of the side topic, at the same
+time and shift: a reassignment under the load, whose records every invariant then
+follows (a shift on three replicas of three brokers moves no replica).
+
+The retirement and the choice of topic are drawn from generators of their own, seeded
+from the schedule generator's state at that point without advancing it, so that they
+left every other draw of every seed as it was: a seed recorded by a hunt or a soak before
+them names the same schedule, the retirement added or the topic changed where drawn.
+Pure; any thread.
 """
 
 from __future__ import annotations
@@ -26,7 +33,13 @@ from chaos.generator.action_kinds import CONFIG_KEYS, CONFIG_VALUES
 from chaos.generator.schedule import Action
 from chaos.generator.timings import OP_GAP
 
-__all__ = ["CONFIG_SHARE", "VACATE_SHARE", "draw_actions", "side_topic"]
+__all__ = [
+    "CONFIG_SHARE",
+    "VACATE_SHARE",
+    "WORKLOAD_REASSIGN_SHARE",
+    "draw_actions",
+    "side_topic",
+]
 
 #: The chance that the side topic's config is altered while it lives.
 CONFIG_SHARE = 0.4
@@ -34,6 +47,10 @@ CONFIG_SHARE = 0.4
 VACATE_SHARE = 0.3
 #: Mixed into the retirement's seed.
 _VACATE_SALT = 0x7ACA7E
+#: The chance that, on pairs, the reassignment drawn moves the workload's topic.
+WORKLOAD_REASSIGN_SHARE = 0.5
+#: Mixed into that draw's seed.
+_WORKLOAD_SALT = 0x3E3A55
 
 
 def side_topic(topic: str) -> str:
@@ -41,10 +58,14 @@ def side_topic(topic: str) -> str:
     return f"{topic}-side"
 
 
-def draw_actions(rng: random.Random, topic: str, heal_at: float) -> list[Action]:
+def draw_actions(
+    rng: random.Random, topic: str, heal_at: float, pairs: bool = False
+) -> list[Action]:
     """The admin operations (see the module docstring), sorted by time: the side topic's
     always end in its deletion, at least `OP_GAP.low` after the operation before it and
-    10 s before the heal (operations that leave no room for it are left out)."""
+    10 s before the heal (operations that leave no room for it are left out). With
+    `pairs` (the workload on two replicas of three brokers), maybe the workload's topic
+    is reassigned in the side topic's place."""
     side, latest = side_topic(topic), heal_at - 10
     t = round(rng.uniform(2, 6), 1)
     ops = [Action(t, "create-topic", _items(topic=side, partitions=3, replication_factor=2))]
@@ -71,8 +92,11 @@ def draw_actions(rng: random.Random, topic: str, heal_at: float) -> list[Action]
         ops.append(Action(at, "elect-leaders", _items(topic=topic)))
     if rng.random() < 0.4:
         ops.append(Action(round(rng.uniform(5, latest), 1), "move-controller"))
+    state = hash(rng.getstate()[1])
     if not any(a.kind == "reassign" for a in ops):
-        ops += _retirement(random.Random(hash(rng.getstate()[1]) ^ _VACATE_SALT), latest)
+        ops += _retirement(random.Random(state ^ _VACATE_SALT), latest)
+    elif pairs and random.Random(state ^ _WORKLOAD_SALT).random() < WORKLOAD_REASSIGN_SHARE:
+        ops = [_on(topic, a) if a.kind == "reassign" else a for a in ops]
     return sorted((a for a in ops if a.at_s <= latest), key=lambda a: a.at_s)
 
 
@@ -82,6 +106,11 @@ def _retirement(rng: random.Random, latest: float) -> list[Action]:
         return []
     broker = f"non-controller:{rng.choice((1, 2))}"
     return [Action(round(rng.uniform(5, latest), 1), "vacate", _items(broker=broker))]
+
+
+def _on(topic: str, reassign: Action) -> Action:
+    """`reassign` moving `topic` instead, at the same time and shift."""
+    return Action(reassign.at_s, reassign.kind, _items(topic=topic, shift=reassign.param("shift")))
 
 
 def _items(**params: Scalar) -> tuple[tuple[str, Scalar], ...]:

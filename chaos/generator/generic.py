@@ -16,7 +16,8 @@ seed's meaning):
    (`add-partitions`), maybe reassigned, maybe one of its overrides altered
    (`alter-config`), and deleted before the heal; maybe preferred elections of the
    workload's topic (`elect-leaders`), a forced controller election (`move-controller`)
-   and, when the side topic is not reassigned, a broker retired (`vacate`).
+   and, when the side topic is not reassigned, a broker retired (`vacate`); on pairs
+   (step 6) the reassignment may move the workload's topic instead.
 3. The timed faults. First, in a dense schedule, maybe correlated faults
    (`chaos.generator.correlated`): a double outage, a failover after a restart, a
    flapping controller, a backdrop. Then kinds rotate through `kinds` but `request`
@@ -163,7 +164,9 @@ def generic_schedule(
     rng = random.Random(seed)
     drawn_sparse = rng.randrange(SPARSE_SHARE) == 0
     draw = _Draw(rng, pool, heal_at, drawn_sparse if sparse is None else sparse)
-    acts = draw_actions(rng, topic, heal_at) if actions else []
+    replication = draw_replication(seed)
+    pairs = replication.factor < len(BROKER_IDS)
+    acts = draw_actions(rng, topic, heal_at, pairs) if actions else []
     draw.correlated()
     draw.timed()
     if triggers:
@@ -171,7 +174,6 @@ def generic_schedule(
     if not draw.steps:
         raise BadTiming(f"duration_s {duration_s} leaves no room for a fault before the heal")
     steps = tuple(sorted(draw.steps, key=lambda s: s.at_s))
-    replication = draw_replication(seed)
     return Schedule(seed, steps, heal_at, float(duration_s), tuple(acts), replication)
 
 

@@ -179,9 +179,9 @@ def _isolated_election(s: Schedule) -> bool:
     return False
 
 
-def _failover_after(kinds: tuple[str, ...]) -> Callable[[Schedule], bool]:
+def _failover_after(kinds: tuple[str, ...], watched: bool = False) -> Callable[[Schedule], bool]:
     def match(s: Schedule) -> bool:
-        starts = actions(s, kinds)
+        starts = actions(s, kinds, watched=watched)
         for c in s.steps:
             if controller_gone(c) and any(t <= c.at_s <= t + SOON_S for t in starts):
                 return True
@@ -374,8 +374,9 @@ SHAPES: tuple[Shape, ...] = (
     ),
     Shape(
         "kafka-9212",
-        "the controller taken away or moved within 10 s after a reassignment starts",
-        _failover_after(("reassign",)),
+        "the controller taken away or moved within 10 s after a reassignment of the "
+        "workload's topic starts (reassign, vacate: the side topic's state is not followed)",
+        _failover_after(("reassign", "vacate"), watched=True),
     ),
     Shape("kafka-1367", "a broker taken away or bounced and back: ISRs shrink and grow", _any_away),
     Shape("kafka-1120", _BOUNCE_SLOWED, lambda s: _bounce_then_slowed(s, starts_after=False)),

@@ -151,10 +151,16 @@ def reconnections(schedule: Schedule) -> list[float]:
     return found
 
 
-def actions(schedule: Schedule, kinds: Iterable[str]) -> list[float]:
-    """When the schedule's actions of `kinds` come."""
+def actions(schedule: Schedule, kinds: Iterable[str], *, watched: bool = False) -> list[float]:
+    """When the schedule's actions of `kinds` come; with `watched`, only those that may
+    act on the workload's topic, the one the run's snapshots follow (not on the side
+    topic, `<topic>-side`, deleted before the heal)."""
     wanted = set(kinds)
-    return [a.at_s for a in schedule.actions if a.kind in wanted]
+    return [
+        a.at_s
+        for a in schedule.actions
+        if a.kind in wanted and not (watched and str(dict(a.params).get("topic")).endswith("-side"))
+    ]
 
 
 def returns(step: Step) -> float:

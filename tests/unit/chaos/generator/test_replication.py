@@ -10,6 +10,7 @@ import pytest
 
 from chaos.errors import ScheduleError, ScheduleFormatError
 from chaos.generator import replication as replication_module
+from chaos.generator.admin_draws import WORKLOAD_REASSIGN_SHARE, side_topic
 from chaos.generator.generic import generic_schedule
 from chaos.generator.replication import (
     PAIRS,
@@ -19,7 +20,7 @@ from chaos.generator.replication import (
     draw_replication,
 )
 from chaos.generator.scenarios import SCENARIOS
-from chaos.generator.schedule import FaultSpec, Schedule, Step
+from chaos.generator.schedule import Action, FaultSpec, Schedule, Step
 from chaos.generator.shrink import sub_schedule
 
 
@@ -86,14 +87,45 @@ def test_the_generic_generator_draws_pairs_one_seed_in_its_share() -> None:
     assert [draw_replication(seed) for seed in range(300)] == drawn
 
 
+def _side(action: Action) -> Action:
+    """A reassignment of the workload's topic as the side topic's it replaced."""
+    if action.kind != "reassign" or action.param("topic") != "chaos-random":
+        return action
+    params = (("topic", side_topic("chaos-random")), ("shift", action.param("shift")))
+    return Action(action.at_s, action.kind, params)
+
+
 def test_drawing_the_replication_moves_no_other_draw(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The replication comes from a generator of its own: with it never pairs, every
-    seed's steps and actions are those it drew with pairs possible."""
-    drawn = {seed: generic_schedule(seed, 60) for seed in range(40)}
+    """The replication, and on pairs the reassignment's topic, come from generators of
+    their own: with the workload never on pairs, every seed's steps and actions are those
+    it drew with pairs possible, each reassignment on the side topic."""
+    drawn = {seed: generic_schedule(seed, 60) for seed in range(80)}
     assert any(s.replication == PAIRS for s in drawn.values())
+    moved = [s for s in drawn.values() if any(_side(a) != a for a in s.actions)]
+    assert moved
+    assert all(s.replication == PAIRS for s in moved)
     monkeypatch.setattr(replication_module, "PAIRS_SHARE", 0.0)
     for seed, schedule in drawn.items():
-        assert generic_schedule(seed, 60) == dataclasses.replace(schedule, replication=TRIPLES)
+        without = generic_schedule(seed, 60)
+        assert without.steps == schedule.steps
+        assert without.actions == tuple(_side(a) for a in schedule.actions)
+        assert without.replication == TRIPLES
+
+
+def test_on_pairs_half_the_reassignments_move_the_workloads_topic() -> None:
+    reassigned = [
+        s
+        for s in (generic_schedule(seed, 60) for seed in range(400))
+        if any(a.kind == "reassign" for a in s.actions)
+    ]
+    on_workload = [
+        s
+        for s in reassigned
+        if any(a.kind == "reassign" and a.param("topic") == "chaos-random" for a in s.actions)
+    ]
+    assert all(s.replication == PAIRS for s in on_workload)
+    paired = [s for s in reassigned if s.replication == PAIRS]
+    assert abs(len(on_workload) / len(paired) - WORKLOAD_REASSIGN_SHARE) < 0.15
 
 
 def test_a_run_performs_the_scenario_at_its_schedules_replication() -> None:
