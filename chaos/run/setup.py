@@ -253,7 +253,7 @@ def judged_as_performed(
     config: dict[str, Any],
 ) -> frozenset[str]:
     """The invariants the run is judged on: the scenario's for `schedule` without the
-    actions the step loop left out (`chaos.run.step_loop.spared`), so that an invariant
+    actions the step loop left out (`chaos.run.left_out.spared`), so that an invariant
     whose premise is one of them (a retirement for `reassignment_completes`) is not
     judged. With any left out, `config` (the run's `config.json`) is brought in line:
     its `invariants`, and the actions in `left_out_actions`."""

@@ -23,13 +23,14 @@ loop itself reaches, or whose event it sees, only once the heal is due is not st
 (an optional trigger's step is left out, any other fails), never laid on the heal. A
 step whose role names nobody now (`NoTargetNow`: the brokers it could name are down) or
 whose fault cannot start or prove itself because another fault took its target away
-meanwhile is left out too (`_went_away`): the schedule's faults met. So is a step whose
+meanwhile (for a `request` fault, whose proxy runs in the controller's namespace, the
+controller too) is left out too (`_went_away`): the schedule's faults met. So is a step whose
 role ZooKeeper gave no answer for while a fault of the schedule held the ensemble (a
 step on ZooKeeper servers, or a `zk-lost-reply`, within its window,
 `chaos.generator.overlap.window`, which counts the servers' recovery): a leader killed
 under load left the ensemble without one for 13 s; and so is an action whose role
 names nobody, or a spare one (`SPARE_ACTIONS`) ZooKeeper gave no answer for then or
-whose controller could not be reached while any step held (`spared`). At the heal every
+whose controller could not be reached while any step held (`chaos.run.left_out`). At the heal every
 step thread stops its fault and the actions still queued are performed before the
 injector heals what is left. The loop never waits on ZooKeeper
 (`chaos.cluster.zk_off_loop`): a read a step needs gives up after `STEP_READ_S`, an
@@ -45,21 +46,17 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from kazoo.exceptions import ConnectionLoss, OperationTimeoutError, SessionExpiredError
-from kazoo.handlers.threading import KazooTimeoutError
-
 from chaos.cluster.handle import ClusterHandle
 from chaos.cluster.zk_off_loop import ACTION_READ_S, STEP_READ_S, ZkNoAnswer, within
 from chaos.errors import FaultError, NoTargetNow
 from chaos.faults.process import UP
-from chaos.generator.overlap import on_zookeeper, window
-from chaos.generator.schedule import Action, FaultSpec, Schedule, Step
+from chaos.generator.schedule import Action, Schedule, Step
 from chaos.generator.timeline import CueType, timeline
 from chaos.run.actions import ActionFailed, perform
 from chaos.run.event_watch import POLL_S, EventTail, EventWatch, Fired
 from chaos.run.injector import Injector
+from chaos.run.left_out import VIA_CONTROLLER, spared, zookeeper_held_at
 from chaos.run.live import LiveView, RunStatus
-from client.errors import ControllerUnknown, TransportError
 from rpc.messages import ElectLeadersRequest, ElectLeadersResponse
 
 __all__ = ["TICK_S", "StepLoop"]
@@ -264,6 +261,8 @@ class StepLoop:
                 lambda: self.cluster.resolve(spec.target, rng), STEP_READ_S, spec.target
             )
             runs = {t: self.cluster.started_at(t) for t in targets}
+            if spec.kind in VIA_CONTROLLER:  # its proxy runs in the controller's namespace
+                runs |= self._controller_run()
             fault = spec.fault(tuple(targets))
             done = injector.start(fault, fault_id=f"step-{index}")
         except NoTargetNow as exc:  # other faults took away what the role could name
@@ -297,6 +296,15 @@ class StepLoop:
             self._stop_step(injector, index)
             return False
         return True
+
+    def _controller_run(self) -> dict[str, str]:
+        """The controller's service and when its container run started, or nothing when
+        none is known: where a fault of `VIA_CONTROLLER` puts its proxy."""
+        controller = within(self.cluster.controller_id, STEP_READ_S, "controller")
+        service = f"broker{controller}"
+        if controller is None or service not in self.cluster.services():
+            return {}
+        return {service: self.cluster.started_at(service)}
 
     def _went_away(self, index: int, runs: dict[str, str], why: str) -> bool:
         """Whether a target of step `index`, whose fault could not start or prove itself,
@@ -351,50 +359,3 @@ class StepLoop:
                 self.failed_steps.append(f"action {action.kind}: {exc}")
                 said = f"FAILED: {exc}"
         self.view.say(f"{action.at_s:6.1f}s {action.kind}: {said}")
-
-
-def unanswered(exc: BaseException) -> bool:
-    """Whether `exc` says ZooKeeper gave no answer (`ZkNoAnswer`, or an action failed of
-    a lost connection or session, or a timeout), rather than refused. Pure."""
-    return isinstance(exc, ZkNoAnswer) or isinstance(exc.__cause__, _NO_ANSWER)
-
-
-def spared(schedule: Schedule, action: Action, exc: BaseException) -> str | None:
-    """Why `action`, failed with `exc`, is left out rather than failed, or None: an
-    action whose role names nobody now (`NoTargetNow`: a retirement's broker is down);
-    a spare action (`SPARE_ACTIONS`) ZooKeeper gave no answer for while a step of the
-    schedule held the ensemble, or whose controller could not be reached (a transport
-    failure, none known) while any step of the schedule held. Pure."""
-    if isinstance(exc, NoTargetNow) or isinstance(exc.__cause__, NoTargetNow):
-        return "the schedule's faults took what its role names"
-    if action.kind not in SPARE_ACTIONS:
-        return None
-    if unanswered(exc):
-        holder = zookeeper_held_at(schedule, action.at_s)
-        return None if holder is None else f"step {holder} held ZooKeeper"
-    holder = held_at(schedule, action.at_s)
-    unreachable = isinstance(exc.__cause__, (TransportError, ControllerUnknown))
-    return f"step {holder} held the cluster" if unreachable and holder is not None else None
-
-
-#: The admin actions no invariant or later action needs done (see `spared`).
-SPARE_ACTIONS = frozenset({"add-partitions", "alter-config", "elect-leaders", "move-controller"})
-
-_NO_ANSWER = (ConnectionLoss, OperationTimeoutError, SessionExpiredError, KazooTimeoutError)
-
-
-def held_at(
-    schedule: Schedule, at_s: float, which: Callable[[FaultSpec], bool] = lambda _: True
-) -> int | None:
-    """The index of a step of `schedule` whose fault `which` accepts and whose window holds
-    `at_s` seconds into the run, or None. Pure."""
-    for i, step in enumerate(schedule.steps):
-        start, end = window(step)
-        if which(step.fault) and start <= at_s <= end:
-            return i
-    return None
-
-
-def zookeeper_held_at(schedule: Schedule, at_s: float) -> int | None:
-    """`held_at` for the steps on ZooKeeper (`on_zookeeper`). Pure."""
-    return held_at(schedule, at_s, on_zookeeper)

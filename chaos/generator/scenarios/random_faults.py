@@ -11,8 +11,9 @@ Steps:
    at a time, at least 15 s between them).
 2. Admin operations: a side topic `chaos-random-side` (3 partitions, replication factor 2)
    created in the first seconds, maybe grown to more partitions, maybe reassigned (on
-   replication factor 2, maybe the workload's topic in its place), then deleted; maybe preferred elections of the workload's topic and a forced controller
-   election, at drawn times.
+   replication factor 2, maybe the workload's topic in its place), then deleted; maybe
+   preferred elections of the workload's topic and a forced controller election, at
+   drawn times.
 3. Faults of every kind but the disk kinds, `power-loss` and `request`, on drawn roles (brokers and
    ZooKeeper servers) with drawn params, each held for a heavy-tailed time (a lognormal
    of median 8 s, clipped to 1-40 s), after heavy-tailed gaps; kinds rotate. Two faults

@@ -17,20 +17,16 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from kazoo.exceptions import ConnectionLoss, NodeExistsError
 
-from chaos.cluster.zk_off_loop import ControllerWatch, ZkNoAnswer, within
+from chaos.cluster.zk_off_loop import ControllerWatch, within
 from chaos.errors import FaultFailed, NoTargetNow
 from chaos.faults.base import Check
 from chaos.faults.params import Scalar
 from chaos.generator.schedule import Action, FaultSpec, Schedule, Step, Trigger
 from chaos.run import runner, step_loop
-from chaos.run.actions import ActionFailed
 from chaos.run.injector import Injection
 from chaos.run.live import RunStatus
 from chaos.run.step_loop import StepLoop
-from client.errors import ControllerUnknown, TransportError
-from rpc.errors import RpcUnavailable
 
 
 class HangingZk:
@@ -232,61 +228,6 @@ def test_an_unanswered_action_with_the_ensemble_left_alone_fails(
     performed, _, _ = _perform(cluster, (), heal_at_s=0.8, watch=False, actions=actions)
     (failed,) = performed.failed_steps
     assert "no answer from ZooKeeper within 0.2 s" in failed
-
-
-def test_no_answer_is_a_lost_connection_or_a_timeout_not_a_refusal() -> None:
-    def failed(cause: Exception) -> ActionFailed:
-        try:
-            raise ActionFailed(f"add-partitions t: {cause!r}") from cause
-        except ActionFailed as exc:
-            return exc
-
-    assert step_loop.unanswered(ZkNoAnswer("read: no answer"))
-    assert step_loop.unanswered(failed(ConnectionLoss()))
-    assert not step_loop.unanswered(failed(NodeExistsError()))
-    assert not step_loop.unanswered(ActionFailed("add-partitions t: no such topic"))
-
-
-def _failed_of(cause: Exception) -> ActionFailed:
-    try:
-        raise ActionFailed(f"elect-leaders t: {cause}") from cause
-    except ActionFailed as exc:
-        return exc
-
-
-def test_a_spare_action_whose_controller_is_unreachable_is_left_out_while_a_step_holds() -> None:
-    steps = (Step(10, 8, FaultSpec("pause", "controller")),)
-    schedule = Schedule(1, steps, heal_at_s=30, end_s=45)
-    elect = Action(12, "elect-leaders", (("topic", "t"),))
-    unreachable = _failed_of(TransportError(RpcUnavailable("broker3:9092", "UNAVAILABLE")))
-    assert step_loop.spared(schedule, elect, unreachable) == "step 0 held the cluster"
-    assert step_loop.spared(schedule, elect, _failed_of(ControllerUnknown("none"))) is not None
-    late = Action(40, "elect-leaders", (("topic", "t"),))  # nothing holds then
-    assert step_loop.spared(schedule, late, unreachable) is None
-    reassign = Action(12, "reassign", (("topic", "t"),))  # a premise: never spared
-    assert step_loop.spared(schedule, reassign, unreachable) is None
-    refused = _failed_of(ValueError("no such topic"))
-    assert step_loop.spared(schedule, elect, refused) is None
-
-
-def test_an_action_whose_role_names_nobody_now_is_left_out_whatever_its_kind() -> None:
-    schedule = Schedule(1, (), heal_at_s=30, end_s=45)
-    retire = Action(12, "vacate", (("broker", "non-controller:2"),))
-    gone = NoTargetNow("vacate: non-controller:2: 1 registered brokers besides the controller")
-    assert step_loop.spared(schedule, retire, gone) is not None
-
-
-def test_a_zookeeper_fault_or_lost_reply_holds_the_ensemble_over_its_window() -> None:
-    steps = (
-        Step(5, 2, FaultSpec("zk-leader-kill", "zk-leader")),
-        Step(30, 0, FaultSpec("zk-lost-reply", "non-controller")),
-        Step(45, 5, FaultSpec("latency", "controller")),
-    )
-    schedule = Schedule(1, steps, heal_at_s=60, end_s=80)
-    times = (4, 5, 16.9, 17.1, 29.9, 44.9, 45.1)
-    held = {at: step_loop.zookeeper_held_at(schedule, at) for at in times}
-    # a server's window ends 10 s after it does; a lost reply's 10 s after it, then 5
-    assert held == {4: None, 5: 0, 16.9: 0, 17.1: None, 29.9: None, 44.9: 1, 45.1: None}
 
 
 def test_within_returns_the_answer_and_raises_the_call_s_own_error() -> None:
@@ -528,10 +469,18 @@ def test_a_step_whose_target_another_fault_took_away_is_left_out(
     cluster: DownCluster, failed: int
 ) -> None:
     # a blind hunt's run: a latency on broker1 proving itself as a double outage killed it
-    steps = (Step(0.1, 0.3, FaultSpec("latency", "broker:1", (("delay_ms", 100),))),)
+    step = Step(0.1, 0.3, FaultSpec("latency", "broker:1", (("delay_ms", 100),)))
+    loop, view = _unproven(step, cluster)
+    assert len(loop.failed_steps) == failed
+    left_out = [line for line in view.lines if "left out: broker1 went away" in line]
+    assert len(left_out) == 1 - failed
+
+
+def _unproven(step: Step, cluster: DownCluster) -> tuple[StepLoop, RecordingView]:
+    """`step` performed on `cluster` by an injector whose faults never prove themselves."""
     view = RecordingView()
     loop = StepLoop(
-        Schedule(1, steps, heal_at_s=0.6, end_s=0.8),
+        Schedule(1, (step,), heal_at_s=0.6, end_s=0.8),
         cluster,  # type: ignore[arg-type]
         view,  # type: ignore[arg-type]
         None,
@@ -540,9 +489,7 @@ def test_a_step_whose_target_another_fault_took_away_is_left_out(
     )
     injector = UnprovenInjector(loop.start_clock())
     loop.perform(injector, _status, threading.Event())  # type: ignore[arg-type]
-    assert len(loop.failed_steps) == failed
-    left_out = [line for line in view.lines if "left out: broker1 went away" in line]
-    assert len(left_out) == 1 - failed
+    return loop, view
 
 
 class NobodyCluster(DownCluster):
@@ -567,3 +514,26 @@ def test_a_role_that_names_nobody_now_leaves_its_step_out() -> None:
     assert loop.failed_steps == []
     assert [k for k, _, _ in injector.log] == ["heal"]
     assert any("step 0: left out: role 'non-controller'" in line for line in view.lines)
+
+
+class ControllerCluster(DownCluster):
+    """Broker 2 holds `/controller`; its `down` brokers are not running."""
+
+    def controller_id(self) -> int:
+        return 2
+
+    def services(self) -> tuple[str, ...]:
+        return ("broker1", "broker2", "broker3")
+
+
+@pytest.mark.parametrize(("down", "failed"), [({"broker2"}, 0), (set(), 1)], ids=["gone", "up"])
+def test_a_request_fault_whose_controller_another_fault_took_away_is_left_out(
+    down: set[str], failed: int
+) -> None:
+    # a soak's run: the controller killed while a request fault on broker1 started, whose
+    # proxy was to run in the controller's namespace
+    step = Step(0.1, 0.3, FaultSpec("request", "broker:1"))
+    loop, view = _unproven(step, ControllerCluster(down))
+    assert len(loop.failed_steps) == failed
+    left_out = [line for line in view.lines if "left out: broker2 went away" in line]
+    assert len(left_out) == 1 - failed
