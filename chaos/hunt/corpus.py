@@ -12,7 +12,10 @@ is the sum, over its behaviours, of one over the number of runs that reached eac
 schedule that alone reached something is picked most. A mutation applies one or two of:
 drop a step, add a step drawn from a fresh schedule into a free stretch of time, shift a
 step within the free stretch around it, retarget a step to another role of the same kind
-of node where the overlap rules allow it beside the faults it overlaps. Mutations never
+of node where the overlap rules allow it beside the faults it overlaps, run the workload
+at the generator's other replication (`replicate`: pairs for three replicas or back,
+`chaos.generator.replication`), so that a schedule reaching rare behaviours on one is
+tried on the other. Mutations never
 make faults overlap that did not overlap, counting each fault's window as the generic
 mix's overlap rules do (`chaos.generator.overlap`: its latest end and the recovery after
 it; the generic mix chooses when faults come together, a mutation moves one fault at a
@@ -36,6 +39,7 @@ from dataclasses import dataclass
 from chaos.errors import ScheduleError
 from chaos.generator.generic import generic_schedule
 from chaos.generator.overlap import clashes, window
+from chaos.generator.replication import PAIRS, TRIPLES
 from chaos.generator.schedule import FaultSpec, Schedule, Step
 
 __all__ = [
@@ -63,7 +67,7 @@ ROLE_FAMILIES: tuple[tuple[str, ...], ...] = (
     ("controller", "non-controller", "busiest-leader", "random-broker"),
     ("zk-leader", "zk-follower"),
 )
-MUTATIONS = ("drop", "add", "shift", "retarget")
+MUTATIONS = ("drop", "add", "shift", "retarget", "replicate")
 #: How many mutations are tried for one that was not run already, before a fresh seed.
 MUTATION_TRIES = 4
 _SEED_RANGE = 2**31
@@ -235,7 +239,21 @@ def _retarget(rng: random.Random, schedule: Schedule, _: _Draw) -> _Mutated:
     return _with_steps(schedule, steps), f"retarget step {i} to {fault.target}"
 
 
-_OPERATIONS = {"drop": _drop, "add": _add, "shift": _shift, "retarget": _retarget}
+def _replicate(rng: random.Random, schedule: Schedule, _: _Draw) -> _Mutated:
+    if schedule.replication is None:  # the scenario's own: not the generator's to change
+        return None, ""
+    other = TRIPLES if schedule.replication == PAIRS else PAIRS
+    what = f"replicate at factor {other.factor}, min ISR {other.min_insync}"
+    return dataclasses.replace(schedule, replication=other), what
+
+
+_OPERATIONS = {
+    "drop": _drop,
+    "add": _add,
+    "shift": _shift,
+    "retarget": _retarget,
+    "replicate": _replicate,
+}
 
 
 def mutate(

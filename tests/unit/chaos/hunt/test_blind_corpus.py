@@ -9,9 +9,11 @@ import random
 
 from chaos.generator.generic import generic_schedule
 from chaos.generator.overlap import overlap_violations
+from chaos.generator.replication import PAIRS, TRIPLES
 from chaos.generator.schedule import Action, FaultSpec, Schedule, Step
 from chaos.hunt.corpus import (
     HEAL_S,
+    MUTATIONS,
     ROLE_FAMILIES,
     Corpus,
     Planner,
@@ -114,7 +116,7 @@ def test_mutations_make_valid_schedules_with_faults_apart_before_the_heal() -> N
 def test_each_mutation_does_what_it_says() -> None:
     seen: set[str] = set()
     for seed in range(400):
-        if seen == {"drop", "add", "shift", "retarget"}:
+        if seen == set(MUTATIONS):
             break
         parent = _draw(seed)
         found = mutate(random.Random(seed), parent, _draw)
@@ -134,6 +136,9 @@ def test_each_mutation_does_what_it_says() -> None:
             moved = set(child.steps) - set(parent.steps)
             assert len(moved) == 1
             assert [s.fault for s in child.steps] == [s.fault for s in parent.steps] or moved
+        elif what.startswith("replicate"):
+            assert child.steps == parent.steps
+            assert {child.replication, parent.replication} == {PAIRS, TRIPLES}
         else:
             changed = [
                 (a.fault.target, b.fault.target)
@@ -143,7 +148,7 @@ def test_each_mutation_does_what_it_says() -> None:
             assert len(changed) == 1
             before, after = changed[0]
             assert any(before in f and after in f for f in ROLE_FAMILIES)
-    assert seen == {"drop", "add", "shift", "retarget"}
+    assert seen == set(MUTATIONS)
 
 
 def test_a_step_is_added_only_where_it_fits() -> None:
