@@ -12,10 +12,9 @@ Order (docs/chaos.md, "A run"):
    partition is led with its full ISR and every broker's metadata agrees.
 3. Start the metrics scraper and the workload (`chaos.client.workload_run`) in the background.
 4. Perform the schedule's cues on time (`chaos.run.step_loop`): faults through the injector
-   (`chaos.run.injector`: recorded, proven, undone and verified), actions, the heal. A step
-   with a trigger is started when its event appears in a node's event log
-   (`chaos.run.event_watch`) and stopped its duration later; one whose event never comes is
-   a failed step.
+   (`chaos.run.injector`: recorded, proven, undone and verified), actions, the heal (and
+   a node that exited on its own started again, `chaos.run.supervisor`). A triggered step
+   starts when its event appears in a node's event log (`chaos.run.event_watch`).
 5. After the heal, take a snapshot of the cluster every `SNAPSHOT_EVERY_S` until it has
    converged and the workload ended, or the scenario's bound ran out; then audit the
    replicas of the run's topic into `audit.json` (`chaos.run.audit`).
@@ -70,6 +69,7 @@ from chaos.run.setup import (
     snapshot,
 )
 from chaos.run.step_loop import StepLoop
+from chaos.run.supervisor import restart_exited
 from client import Client
 from eventlog.jsonlines import JsonLinesWriter
 from rpc.messages import ElectLeadersRequest, ElectLeadersResponse
@@ -273,6 +273,8 @@ class _Performance:
                 with Injector(self.cluster, self.run_dir.root) as injector:
                     status = functools.partial(self._status, started)
                     self.heal_at = steps.perform(injector, status, self._stop)
+                for said in restart_exited(self.cluster):  # all undone: it exited itself
+                    self.view.say(said)
                 self._converge(started, worker)
             self.view.say(audit_cluster(self.cluster, self.run_dir, self.topic))
         finally:
