@@ -21,7 +21,8 @@ Errors, each with a message phrased like Kafka's:
         ├── TopicExistsError                Kafka's TopicExistsException
         ├── InvalidTopicConfigError         Kafka's InvalidConfigurationException
         └── TopicOperationError             the topic is missing, marked for deletion,
-                                            being reassigned or changed meanwhile
+            │                               being reassigned or changed meanwhile
+            └── ReassignmentInProgressError its reassignment is still in progress
 """
 
 from admin.errors import (
@@ -32,6 +33,7 @@ from admin.errors import (
     InvalidReplicationFactorError,
     InvalidTopicConfigError,
     InvalidTopicError,
+    ReassignmentInProgressError,
     TopicExistsError,
     TopicOperationError,
 )
@@ -69,6 +71,7 @@ __all__ = [
     "InvalidTopicConfigError",
     "InvalidTopicError",
     "RackAwareMode",
+    "ReassignmentInProgressError",
     "TopicExistsError",
     "TopicOperationError",
     "assign_replicas_to_brokers",

@@ -13,6 +13,7 @@ __all__ = [
     "InvalidReplicationFactorError",
     "InvalidTopicConfigError",
     "InvalidTopicError",
+    "ReassignmentInProgressError",
     "TopicExistsError",
     "TopicOperationError",
 ]
@@ -54,3 +55,8 @@ class InvalidTopicConfigError(AdminError):
 class TopicOperationError(AdminError):
     """A topic operation that cannot be carried out on the topic as it stands: it does not
     exist, is marked for deletion, is being reassigned or changed during the operation."""
+
+
+class ReassignmentInProgressError(TopicOperationError):
+    """The topic has a partition reassignment in progress, which the operation must wait
+    for (partitions are not added to a topic being reassigned)."""

@@ -21,6 +21,7 @@ from kazoo.exceptions import BadVersionError, NoNodeError
 from admin.errors import (
     InvalidReplicaAssignmentError,
     InvalidTopicConfigError,
+    ReassignmentInProgressError,
     TopicExistsError,
     TopicOperationError,
 )
@@ -118,9 +119,9 @@ def new_partitions(
     Kafka's `AdminZkClient.addPartitions` decides: partition id -> replicas, ids from the
     current count up to `partitions - 1`.
 
-    Refused (`TopicOperationError`) while any partition is being reassigned, when the
-    existing ids are not 0..n-1, when `partitions` is not above the current count, and
-    when partition 0 has no replica.
+    Refused while any partition is being reassigned (`ReassignmentInProgressError`),
+    and (`TopicOperationError`) when the existing ids are not 0..n-1, when `partitions`
+    is not above the current count, and when partition 0 has no replica.
     Without `requested`, the new partitions get Kafka's assignment over `live_brokers`
     (rack-aware when it maps every broker to a rack) with partition 0's replication
     factor, starting from the first live broker whose id is at least partition 0's
@@ -133,7 +134,7 @@ def new_partitions(
     """
     moving = sorted(p for p, a in existing.items() if a.is_being_reassigned)
     if moving:
-        raise TopicOperationError(
+        raise ReassignmentInProgressError(
             f"Topic '{topic}' has a partition reassignment in progress (partitions "
             f"{_ids(moving)}); add partitions once `testbed reassign verify` reports it complete"
         )

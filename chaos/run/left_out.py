@@ -2,7 +2,8 @@
 (`chaos.run.step_loop`) asks when an action fails or a role cannot be read. An action
 whose role names nobody, or a spare one (`SPARE_ACTIONS`: no invariant or later action
 needs it done) that ZooKeeper gave no answer for while a step of the schedule held the
-ensemble, or whose controller could not be reached while any step held (`spared`); a
+ensemble, whose controller could not be reached while any step held, or that was refused
+while a reassignment of the schedule was in progress (`spared`); a
 step whose role ZooKeeper gave no answer for while a step held the ensemble
 (`zookeeper_held_at`); a step whose fault works through the controller's network
 namespace (`VIA_CONTROLLER`) counts the controller among its targets when it asks
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from kazoo.exceptions import ConnectionLoss, OperationTimeoutError, SessionExpiredError
 from kazoo.handlers.threading import KazooTimeoutError
 
+from admin.errors import ReassignmentInProgressError
 from chaos.cluster.zk_off_loop import ZkNoAnswer
 from chaos.errors import NoTargetNow
 from chaos.generator.overlap import on_zookeeper, window
@@ -31,6 +33,9 @@ __all__ = [
     "zookeeper_held_at",
 ]
 
+#: The schedule's actions that reassign partitions (Kafka 2.x runs one reassignment at
+#: a time, and partitions are not added to a topic being reassigned).
+_MOVES = frozenset({"reassign", "vacate"})
 #: The fault kinds that act from the controller's network namespace (the request
 #: proxy), so that a fault taking the controller away meanwhile keeps them from starting.
 VIA_CONTROLLER = frozenset({"request"})
@@ -46,12 +51,16 @@ def spared(schedule: Schedule, action: Action, exc: BaseException) -> str | None
     """Why `action`, failed with `exc`, is left out rather than failed, or None: an
     action whose role names nobody now (`NoTargetNow`: a retirement's broker is down);
     a spare action (`SPARE_ACTIONS`) ZooKeeper gave no answer for while a step of the
-    schedule held the ensemble, or whose controller could not be reached (a transport
-    failure, none known) while any step of the schedule held. Pure."""
+    schedule held the ensemble, whose controller could not be reached (a transport
+    failure, none known) while any step of the schedule held, or that was refused for a
+    reassignment in progress after the schedule's own (`reassign`, `vacate`). Pure."""
     if isinstance(exc, NoTargetNow) or isinstance(exc.__cause__, NoTargetNow):
         return "the schedule's faults took what its role names"
     if action.kind not in SPARE_ACTIONS:
         return None
+    if isinstance(exc.__cause__, ReassignmentInProgressError):
+        moves = [a for a in schedule.actions if a.kind in _MOVES and a.at_s <= action.at_s]
+        return f"the {moves[-1].kind} at {moves[-1].at_s:g}s was in progress" if moves else None
     if unanswered(exc):
         holder = zookeeper_held_at(schedule, action.at_s)
         return None if holder is None else f"step {holder} held ZooKeeper"

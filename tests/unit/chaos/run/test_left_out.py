@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from kazoo.exceptions import ConnectionLoss, NodeExistsError
 
+from admin.errors import ReassignmentInProgressError
 from chaos.cluster.zk_off_loop import ZkNoAnswer
 from chaos.errors import NoTargetNow
 from chaos.generator.schedule import Action, FaultSpec, Schedule, Step
@@ -68,3 +69,20 @@ def test_a_zookeeper_fault_or_lost_reply_holds_the_ensemble_over_its_window() ->
     held = {at: left_out.zookeeper_held_at(schedule, at) for at in times}
     # a server's window ends 10 s after it does; a lost reply's 10 s after it, then 5
     assert held == {4: None, 5: 0, 16.9: 0, 17.1: None, 29.9: None, 44.9: 1, 45.1: None}
+
+
+def test_a_spare_action_refused_while_the_schedules_reassignment_runs_is_left_out() -> None:
+    # a soak's run: a retirement moved the side topic too, and its growth came meanwhile
+    retire = Action(9.0, "vacate", (("broker", "non-controller:2"),))
+    grow = Action(15.0, "add-partitions", (("topic", "t-side"), ("partitions", 6)))
+    schedule = Schedule(1, (), heal_at_s=30, end_s=45, actions=(retire, grow))
+    moving = ReassignmentInProgressError("Topic 't-side' has a partition reassignment in progress")
+    try:
+        raise ActionFailed(f"add-partitions t-side: {moving}") from moving
+    except ActionFailed as exc:
+        refused = exc
+    assert left_out.spared(schedule, grow, refused) == "the vacate at 9s was in progress"
+    alone = Schedule(1, (), heal_at_s=30, end_s=45, actions=(grow,))  # not the schedule's
+    assert left_out.spared(alone, grow, refused) is None
+    delete = Action(15.0, "delete-topic", (("topic", "t-side"),))  # a premise: never spared
+    assert left_out.spared(schedule, delete, refused) is None
