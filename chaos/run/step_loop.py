@@ -24,7 +24,9 @@ loop itself reaches, or whose event it sees, only once the heal is due is not st
 step whose role names nobody now (`NoTargetNow`: the brokers it could name are down) or
 whose fault cannot start or prove itself because another fault took its target away
 meanwhile (for a `request` fault, whose proxy runs in the controller's namespace, the
-controller too) is left out too (`_went_away`): the schedule's faults met. So is a step whose
+controller too), or whose proof met the undo of a fault of its kind on its target (an
+earlier step stopped late), is left out too (`_went_away`, `_undone_beside`): the
+schedule's faults met. So is a step whose
 role ZooKeeper gave no answer for while a fault of the schedule held the ensemble (a
 step on ZooKeeper servers, or a `zk-lost-reply`, within its window,
 `chaos.generator.overlap.window`, which counts the servers' recovery): a leader killed
@@ -90,6 +92,9 @@ class StepLoop:
         #: The actions left out (`spared`): the run is not judged on what they premise.
         self.left_out_actions: list[Action] = []
         self.fault_ids: dict[int, str] = {}
+        #: Each started step's fault kind and targets, and when its undo began, by index.
+        self._footprints: dict[int, tuple[str, frozenset[str]]] = {}
+        self._undoing: dict[int, float] = {}
         self._events = EventWatch(EventTail(event_dir))
         #: Each launched step's thread and the event that releases its fault, by index.
         self._steps: dict[int, tuple[threading.Thread, threading.Event]] = {}
@@ -264,6 +269,8 @@ class StepLoop:
             if spec.kind in VIA_CONTROLLER:  # its proxy runs in the controller's namespace
                 runs |= self._controller_run()
             fault = spec.fault(tuple(targets))
+            began = time.monotonic()
+            self._footprints[index] = (spec.kind, frozenset(targets))
             done = injector.start(fault, fault_id=f"step-{index}")
         except NoTargetNow as exc:  # other faults took away what the role could name
             self.view.say(f"       step {index}: left out: {exc}")
@@ -282,6 +289,8 @@ class StepLoop:
                 self.view.say(f"{at:6.1f}s {spec.kind} {spec.target}: NOT STARTED: {exc}")
             return False
         if not done.ok and self._went_away(index, runs, done.check.detail):
+            return False
+        if not done.ok and self._undone_beside(index, began, done.check.detail):
             return False
         self.view.say(
             f"{at:6.1f}s {spec.kind} {','.join(targets)}: "
@@ -325,10 +334,26 @@ class StepLoop:
             self.view.say(f"       step {index}: left out: {', '.join(gone)} went away ({why})")
         return bool(gone)
 
+    def _undone_beside(self, index: int, began: float, why: str) -> bool:
+        """Whether, while step `index` (started at `began`) proved itself, another step's
+        fault of the same kind on one of its targets was undone: a fault whose proof ran
+        past its end (a bandwidth's flood measured under load) is stopped late, and its
+        undo removes what the later one laid through the same mechanism. The step is then
+        left out, as the schedule's faults met; said so with `why`."""
+        kind, targets = self._footprints[index]
+        for other, at in list(self._undoing.items()):
+            other_kind, other_targets = self._footprints.get(other, ("", frozenset()))
+            if other != index and at >= began and other_kind == kind and targets & other_targets:
+                said = f"step {other}'s undo came on {', '.join(sorted(targets & other_targets))}"
+                self.view.say(f"       step {index}: left out: {said} ({why})")
+                return True
+        return False
+
     def _stop_step(self, injector: Injector, index: int) -> None:
         fault_id = self.fault_ids.pop(index, None)
         if fault_id is None:
             return
+        self._undoing[index] = time.monotonic()
         undone = injector.stop(fault_id)
         if not undone.ok:
             self.failed_steps.append(f"step {index} undo: {undone.check.detail}")

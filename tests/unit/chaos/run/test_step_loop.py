@@ -476,18 +476,23 @@ def test_a_step_whose_target_another_fault_took_away_is_left_out(
     assert len(left_out) == 1 - failed
 
 
-def _unproven(step: Step, cluster: DownCluster) -> tuple[StepLoop, RecordingView]:
-    """`step` performed on `cluster` by an injector whose faults never prove themselves."""
+def _unproven(
+    step: Step | tuple[Step, ...],
+    cluster: DownCluster,
+    injector_of: Callable[[float], RecordingInjector] = lambda t: UnprovenInjector(t),
+) -> tuple[StepLoop, RecordingView]:
+    """The steps performed on `cluster` by an injector (by default one whose faults never
+    prove themselves), healed at 0.6 s."""
     view = RecordingView()
     loop = StepLoop(
-        Schedule(1, (step,), heal_at_s=0.6, end_s=0.8),
+        Schedule(1, step if isinstance(step, tuple) else (step,), heal_at_s=0.6, end_s=0.8),
         cluster,  # type: ignore[arg-type]
         view,  # type: ignore[arg-type]
         None,
         {},
         elect=lambda request: pytest.fail("no action elects"),
     )
-    injector = UnprovenInjector(loop.start_clock())
+    injector = injector_of(loop.start_clock())
     loop.perform(injector, _status, threading.Event())  # type: ignore[arg-type]
     return loop, view
 
@@ -536,4 +541,40 @@ def test_a_request_fault_whose_controller_another_fault_took_away_is_left_out(
     loop, view = _unproven(step, ControllerCluster(down))
     assert len(loop.failed_steps) == failed
     left_out = [line for line in view.lines if "left out: broker2 went away" in line]
+    assert len(left_out) == 1 - failed
+
+
+class LateUndoInjector(RecordingInjector):
+    """Step 1's fault proves nothing until step 0's undo has come (that undo removed it)."""
+
+    def __init__(self, started: float) -> None:
+        super().__init__(started)
+        self.undone = threading.Event()
+
+    def start(self, fault: Any, fault_id: str | None = None) -> Injection:
+        if fault_id != "step-1":
+            return super().start(fault, fault_id)
+        self.log.append(("start", fault_id, time.monotonic() - self.started))
+        assert self.undone.wait(5.0)
+        return Injection(fault_id, fault, Check(False, "root qdisc is None, want tbf"))
+
+    def stop(self, fault_id: str) -> Injection:
+        self.undone.set()
+        return super().stop(fault_id)
+
+
+@pytest.mark.parametrize(("second", "failed"), [("broker:1", 0), ("broker:2", 1)])
+def test_a_step_whose_proof_met_an_undo_of_its_kind_on_its_target_is_left_out(
+    second: str, failed: int
+) -> None:
+    # a soak's run: a bandwidth proved itself late, so stopped late, and its undo removed
+    # the later bandwidth's qdisc on the same broker
+    rate = (("rate_kbit", 512),)
+    steps = (
+        Step(0.1, 0.1, FaultSpec("bandwidth", "broker:1", rate)),
+        Step(0.15, 0.2, FaultSpec("bandwidth", second, rate)),
+    )
+    loop, view = _unproven(steps, DownCluster(set()), LateUndoInjector)
+    assert len(loop.failed_steps) == failed
+    left_out = [line for line in view.lines if "step 1: left out: step 0's undo came on" in line]
     assert len(left_out) == 1 - failed
