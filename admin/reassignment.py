@@ -2,8 +2,9 @@
 target replica list is usable, what a partition's current target is, a proposed new
 assignment (`reassign generate`), and why a request would be rejected.
 
-A target is usable when it is non-empty, names no broker twice, has no negative id and names
-only registered brokers; a request also needs an existing topic and partition, listed once.
+A target is usable when it is non-empty, names no broker twice, has no negative id and the
+brokers it adds are registered (a replica the partition has already may be down, as in
+Kafka); a request also needs an existing topic and partition, listed once.
 
 Pure: no I/O, logging or metrics. Any thread.
 """
@@ -23,9 +24,13 @@ from zkdata.model import PartitionReassignment, ReplicaAssignment, TopicAssignme
 __all__ = ["current_replicas", "propose_assignment", "reassignment_problems", "target_error"]
 
 
-def target_error(target: Sequence[int], live_brokers: AbstractSet[int]) -> str | None:
+def target_error(
+    target: Sequence[int], live_brokers: AbstractSet[int], adding: Iterable[int] | None = None
+) -> str | None:
     """Why `target` cannot be a partition's replica list, or None when it can: it must be
-    non-empty, without repeats and name only registered brokers (`live_brokers`)."""
+    non-empty and without repeats, and the brokers it adds (`adding`; all of it when not
+    given) must be registered (`live_brokers`): Kafka's `validateReassignment` lets a
+    replica the partition already has be down."""
     if not target:
         return "the target replica list is empty"
     repeated = sorted(b for b, n in Counter(target).items() if n > 1)
@@ -34,7 +39,7 @@ def target_error(target: Sequence[int], live_brokers: AbstractSet[int]) -> str |
     negative = sorted(b for b in set(target) if b < 0)
     if negative:
         return f"the target replica list {_ids(target)} has invalid broker id(s) {_ids(negative)}"
-    absent = sorted(set(target) - set(live_brokers))
+    absent = sorted(set(target if adding is None else adding) - set(live_brokers))
     if absent:
         return (
             f"broker(s) {_ids(absent)} of the target {_ids(target)} are not registered "
@@ -96,8 +101,11 @@ def reassignment_problems(
             problems.append(f"{tp}: topic {tp.topic} does not exist")
         elif tp.partition not in topics[tp.topic].partitions:
             problems.append(f"{tp}: topic {tp.topic} has no partition {tp.partition}")
-        elif (reason := target_error(request.replicas, live_brokers)) is not None:
-            problems.append(f"{tp}: {reason}")
+        else:
+            current = topics[tp.topic].partitions[tp.partition]
+            adding = current.reassign_to(tuple(request.replicas)).adding_replicas
+            if (reason := target_error(request.replicas, live_brokers, adding)) is not None:
+                problems.append(f"{tp}: {reason}")
     return problems
 
 

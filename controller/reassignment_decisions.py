@@ -11,8 +11,11 @@ A request is rejected, and nothing about the partition changes, when:
 
 - its topic is queued for deletion, or the partition does not exist
   (UNKNOWN_TOPIC_OR_PARTITION);
-- the target is empty, names a broker twice, names a negative broker id or a broker
-  that is not registered (INVALID_REPLICA_ASSIGNMENT);
+- the target is empty, names a broker twice, names a negative broker id, or would add
+  a replica on a broker that is not registered (INVALID_REPLICA_ASSIGNMENT; Kafka's
+  `validateReassignment` asks only the replicas being added to be live, so a request
+  whose target the partition already holds, as after a controller that wrote it died
+  before it cleared the request, still completes);
 - the partition is listed more than once in the same request (INVALID_REQUEST).
 
 Pure: no I/O, logging or metrics. Any thread.
@@ -104,7 +107,11 @@ def plan_reassignments(
             rejected.append(
                 Rejection(tp, target, Errors.UNKNOWN_TOPIC_OR_PARTITION, f"{tp} does not exist")
             )
-        elif (reason := target_error(target, live_brokers)) is not None:
+        elif (
+            reason := target_error(
+                target, live_brokers, current.reassign_to(target).adding_replicas
+            )
+        ) is not None:
             rejected.append(Rejection(tp, target, Errors.INVALID_REPLICA_ASSIGNMENT, reason))
         elif (
             not redo_in_flight and current.is_being_reassigned and current.target_replicas == target

@@ -210,7 +210,8 @@ class ReassignmentRejected(Event):
     error: str
     """Kafka's error name: `"INVALID_REQUEST"` (partition listed twice),
     `"UNKNOWN_TOPIC_OR_PARTITION"` (topic queued for deletion, or unknown partition) or
-    `"INVALID_REPLICA_ASSIGNMENT"` (empty target, a broker twice, a broker not registered)
+    `"INVALID_REPLICA_ASSIGNMENT"` (empty target, a broker twice, a broker to be added
+    not registered)
     """
     reason: str
     """why, e.g. `"t-0 does not exist"`"""

@@ -169,3 +169,15 @@ def test_a_valid_reassignment_has_no_problems() -> None:
 )
 def test_reassignment_problems(requests: list[PartitionReassignment], problems: list[str]) -> None:
     assert reassignment_problems(requests, TOPICS, LIVE) == problems
+
+
+def test_a_replica_the_partition_already_has_may_be_down() -> None:
+    # Kafka's validateReassignment asks only the replicas being added to be live
+    down = frozenset({1, 3})  # broker 2, a replica of both partitions, is down
+    keep = [PartitionReassignment(T0, (2, 1)), PartitionReassignment(T1, (3, 2))]
+    assert reassignment_problems(keep, TOPICS, down) == []
+    add = [PartitionReassignment(T0, (2, 1)), PartitionReassignment(T1, (1, 4))]
+    assert reassignment_problems(add, TOPICS, down) == [
+        "t-1: broker(s) [4] of the target [1,4] are not registered (dead or unknown); "
+        "live brokers: [1,3]"
+    ]

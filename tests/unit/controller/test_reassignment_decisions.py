@@ -145,3 +145,16 @@ def test_complete_once_every_target_replica_is_in_the_isr() -> None:
 
 def test_nothing_in_flight_is_complete() -> None:
     assert is_reassignment_complete(ReplicaAssignment((1, 2)), None)
+
+
+def test_a_replica_the_partition_already_has_may_be_down() -> None:
+    # Kafka's validateReassignment asks only the replicas being added to be live: a new
+    # controller finding a request whose target its predecessor already wrote, one of
+    # its brokers down, completes it rather than rejecting it
+    current = {T0: ReplicaAssignment((5, 3))}  # broker 5 is not live
+    result = plan((T0, (5, 3)), current=current, redo=True)
+    assert result.rejected == ()
+    assert list(result.start) == [T0]
+    [rejection] = plan((T0, (5, 6)), current=current).rejected  # 6 would be added
+    assert rejection.error is Errors.INVALID_REPLICA_ASSIGNMENT
+    assert rejection.reason.startswith("broker(s) [6] of the target [5,6] are not registered")
