@@ -131,10 +131,9 @@ class RequestFault(NetworkFault):
         """Start the proxy in the controller's namespace, redirect the controller's
         connections to the target to it, and close those already open."""
         self.stop(cluster)
-        controller = cluster.controller_id()
-        service = f"broker{controller}"
-        if controller is None or service not in cluster.services():
-            raise UnknownTarget(f"request: no controller to put the proxy beside ({controller})")
+        service = proxy_host(cluster)
+        if service is None:
+            raise UnknownTarget("request: no controller to put the proxy beside")
         tls = cluster.tls_dir()
         if tls is None:
             raise FaultFailed("request: the project's brokers speak plaintext; the proxy needs TLS")
@@ -220,4 +219,12 @@ class RequestFault(NetworkFault):
         return tagged(PROXY_MODULE, self.tag(cluster))
 
 
-__all__ = ["EFFECTS", "KINDS", "RequestFault"]
+def proxy_host(cluster: FaultTarget) -> str | None:
+    """The service whose network namespace a request fault's proxy runs in: the
+    controller's broker (one ZooKeeper read), or None when no controller is known."""
+    controller = cluster.controller_id()
+    service = f"broker{controller}"
+    return service if controller is not None and service in cluster.services() else None
+
+
+__all__ = ["EFFECTS", "KINDS", "RequestFault", "proxy_host"]

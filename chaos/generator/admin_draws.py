@@ -38,6 +38,7 @@ __all__ = [
     "VACATE_SHARE",
     "WORKLOAD_REASSIGN_SHARE",
     "draw_actions",
+    "is_side_topic",
     "side_topic",
 ]
 
@@ -45,6 +46,8 @@ __all__ = [
 CONFIG_SHARE = 0.4
 #: The chance that a schedule whose side topic is not reassigned retires a broker.
 VACATE_SHARE = 0.3
+#: What a side topic's name ends with.
+_SIDE = "-side"
 #: Mixed into the retirement's seed.
 _VACATE_SALT = 0x7ACA7E
 #: The chance that, on pairs, the reassignment drawn moves the workload's topic.
@@ -55,7 +58,12 @@ _WORKLOAD_SALT = 0x3E3A55
 
 def side_topic(topic: str) -> str:
     """The side topic the admin operations act on."""
-    return f"{topic}-side"
+    return f"{topic}{_SIDE}"
+
+
+def is_side_topic(name: str) -> bool:
+    """Whether `name` is a side topic (`side_topic` of some topic)."""
+    return name.endswith(_SIDE)
 
 
 def draw_actions(

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from chaos.cluster.roles import RoleClass, parse_role
+from chaos.generator.admin_draws import is_side_topic
 from chaos.generator.overlap import takes_broker_away
 from chaos.generator.scenarios.scenario import SESSION_TIMEOUT_S
 from chaos.generator.schedule import Schedule, Step
@@ -154,12 +155,12 @@ def reconnections(schedule: Schedule) -> list[float]:
 def actions(schedule: Schedule, kinds: Iterable[str], *, watched: bool = False) -> list[float]:
     """When the schedule's actions of `kinds` come; with `watched`, only those that may
     act on the workload's topic, the one the run's snapshots follow (not on the side
-    topic, `<topic>-side`, deleted before the heal)."""
+    topic, `is_side_topic`, deleted before the heal)."""
     wanted = set(kinds)
     return [
         a.at_s
         for a in schedule.actions
-        if a.kind in wanted and not (watched and str(dict(a.params).get("topic")).endswith("-side"))
+        if a.kind in wanted and not (watched and is_side_topic(str(dict(a.params).get("topic"))))
     ]
 
 

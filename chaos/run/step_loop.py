@@ -52,6 +52,7 @@ from chaos.cluster.handle import ClusterHandle
 from chaos.cluster.zk_off_loop import ACTION_READ_S, STEP_READ_S, ZkNoAnswer, within
 from chaos.errors import FaultError, NoTargetNow
 from chaos.faults.process import UP
+from chaos.faults.request import proxy_host
 from chaos.generator.schedule import Action, Schedule, Step
 from chaos.generator.timeline import CueType, timeline
 from chaos.run.actions import ActionFailed, perform
@@ -308,12 +309,9 @@ class StepLoop:
 
     def _controller_run(self) -> dict[str, str]:
         """The controller's service and when its container run started, or nothing when
-        none is known: where a fault of `VIA_CONTROLLER` puts its proxy."""
-        controller = within(self.cluster.controller_id, STEP_READ_S, "controller")
-        service = f"broker{controller}"
-        if controller is None or service not in self.cluster.services():
-            return {}
-        return {service: self.cluster.started_at(service)}
+        none is known: where a fault of `VIA_CONTROLLER` puts its proxy (`proxy_host`)."""
+        service = within(lambda: proxy_host(self.cluster), STEP_READ_S, "controller")
+        return {} if service is None else {service: self.cluster.started_at(service)}
 
     def _went_away(self, index: int, runs: dict[str, str], why: str) -> bool:
         """Whether a target of step `index`, whose fault could not start or prove itself,
