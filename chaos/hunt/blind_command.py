@@ -139,7 +139,8 @@ def _hunt_all(args: argparse.Namespace, switches: tuple[str, ...], settings: Bli
     run_one = ProjectRuns(args.project, out, args.plain)
 
     def pace() -> Pace:
-        return Pace(run_one.performed, (time.monotonic() - started) / 3600)
+        hours = (time.monotonic() - started) / 3600
+        return Pace(run_one.performed, hours, run_one.tidied)
 
     try:
         with started_project(

@@ -35,10 +35,12 @@ HEADERS = (
 @dataclass(frozen=True, slots=True)
 class Pace:
     """How fast the hunt went: every run it performed (buggy, shrink replays, fixed
-    replays) over the hours it took, set-up included."""
+    replays) over the hours it took, set-up included, and how many times an earlier
+    run's admin work was tidied off the project before a run (`chaos.hunt.tidy`)."""
 
     runs: int
     hours: float
+    tidied: int = 0
 
     @property
     def runs_per_hour(self) -> float | None:
@@ -141,6 +143,7 @@ def summary_json(
         "fixed_runs": sum(len(r.fixed) for r in results),
         "fixed_false_alarms": sum(r.false_alarms for r in results),
         "runs": pace.runs,
+        "tidied": pace.tidied,
         "hours": round(pace.hours, 3),
         "runs_per_hour": pace.runs_per_hour,
     }

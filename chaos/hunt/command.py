@@ -31,8 +31,9 @@ from chaos.hunt.builds import ComposeBuilds
 from chaos.hunt.hunt import Attempt, BugResult, HuntSettings, hunt
 from chaos.hunt.plan import DEFAULT_RUNS, BugPlan, plans_for
 from chaos.hunt.report import rich_table, row_of, write_summary
+from chaos.hunt.tidy import tidy
 from chaos.run.runner import RunOutcome, RunRequest, run
-from chaos.run.setup import RunSetupError
+from chaos.run.setup import LeftoverWork, RunSetupError
 from harness.compose import ComposeStartError, missing_images, started_project
 
 __all__ = [
@@ -174,11 +175,20 @@ class ProjectRuns:
         self.out = out
         self.plain = plain
         self.performed = 0
+        self.tidied = 0
 
     def __call__(self, scenario: Scenario, seed: int, schedule: Schedule | None) -> RunOutcome:
-        """One run (`chaos.run.runner.run`)."""
+        """One run (`chaos.run.runner.run`); when an earlier run left admin work in flight
+        on the project, it is tidied away first (`chaos.hunt.tidy`)."""
         self.performed += 1
-        outcome = run(RunRequest(scenario, seed, self.project, self.out, schedule, self.plain))
+        request = RunRequest(scenario, seed, self.project, self.out, schedule, self.plain)
+        try:
+            outcome = run(request)
+        except LeftoverWork as exc:
+            print(exc, flush=True)
+            tidy(self.project, exc.leftovers)
+            self.tidied += 1
+            outcome = run(request)
         print(outcome.verdict.table(), flush=True)
         return outcome
 

@@ -8,7 +8,8 @@ removes it at the end, also on errors and Ctrl-C. It runs `--runs` fresh schedul
 and writes `summary.json` into `<out>/soak-<time>/` beside the runs, rewritten after every
 run (a long soak that is stopped keeps what it found):
 `{"ok", "settings", "runs", "held", "false_alarms", "not_judged", "fired", "alarms",
-"every_run", "brokers_recreated", "hours", "runs_per_hour"}`.
+"every_run", "brokers_recreated", "tidied", "hours", "runs_per_hour"}` (`tidied`: how
+often an earlier run's admin work was cleared off the project, `chaos.hunt.tidy`).
 
 Exit code 0 only when at least one run was judged and none raised an alarm; 1 otherwise;
 2 on usage or set-up errors. Main thread.
@@ -93,6 +94,7 @@ def summary_json(result: SoakResult, pace: Pace, settings: dict[str, Any]) -> di
         "alarms": [_run_json(r) for r in result.alarms],
         "every_run": [_run_json(r) for r in result.runs],
         "brokers_recreated": result.recreated,
+        "tidied": pace.tidied,
         "hours": round(pace.hours, 3),
         "runs_per_hour": pace.runs_per_hour,
     }
@@ -127,7 +129,8 @@ def _soak(args: argparse.Namespace, settings: SoakSettings) -> int:
     run_one = ProjectRuns(args.project, out, args.plain)
 
     def pace() -> Pace:
-        return Pace(run_one.performed, (time.monotonic() - started) / 3600)
+        hours = (time.monotonic() - started) / 3600
+        return Pace(run_one.performed, hours, run_one.tidied)
 
     def say(line: str) -> None:
         print(line, flush=True)

@@ -4,8 +4,8 @@ workload runs, then judged by the cluster invariants. `run` is what `python -m c
 
 Order (docs/chaos.md, "A run"):
 
-1. Check that every service of the project runs and a controller is elected, and, for a
-   schedule with disk faults, that every broker's log directory is behind its layer.
+1. Check that every service runs, a controller is elected, no earlier run's admin work is
+   in flight, and for disk faults that every broker's log directory is behind its layer.
 2. Write `config.json` and `schedule.json` (`rundir.layout`), then create the run's own
    topic (the scenario's name plus the run's suffix, so runs never share a log; at the
    schedule's replication when it sets one, `Scenario.for_schedule`) and wait until every

@@ -14,6 +14,7 @@ from admin import AdminError
 from admin.topics import create_topic
 from chaos.cluster import endpoints
 from chaos.cluster.handle import ClusterHandle
+from chaos.cluster.leftovers import Leftovers, find_leftovers
 from chaos.cluster.metrics_scrape import fetch_metrics, parse_metrics
 from chaos.cluster.snapshots import ACTIVE_CONTROLLER, take_snapshot
 from chaos.errors import ChaosError, FaultError
@@ -37,10 +38,20 @@ POWER_LOSS = PowerLoss.KIND
 #: Seconds between readiness polls; the deadline of the set-up steps.
 POLL_S = 1.0
 READY_TIMEOUT_S = 90.0
+#: How long an earlier run's admin work may take to finish before a run starts.
+LEFTOVER_TIMEOUT_S = 60.0
 
 
 class RunSetupError(ChaosError):
     """The run could not start: the project is not up, no controller, the topic failed."""
+
+
+class LeftoverWork(RunSetupError):
+    """An earlier run's reassignment, deletion or election is still in flight."""
+
+    def __init__(self, message: str, leftovers: Leftovers) -> None:
+        super().__init__(message)
+        self.leftovers = leftovers
 
 
 class NeedsDiskLayers(RunSetupError):
@@ -48,8 +59,9 @@ class NeedsDiskLayers(RunSetupError):
 
 
 def check_ready(cluster: ClusterHandle) -> None:
-    """Every service runs, and within `READY_TIMEOUT_S` every broker is registered and a
-    controller is elected (a previous run's restarted broker may still be registering)."""
+    """Every service runs, within `READY_TIMEOUT_S` every broker is registered and a
+    controller is elected (a previous run's restarted broker may still be registering),
+    and then no earlier run's admin work is in flight (`check_no_leftovers`)."""
     services = cluster.services()
     if not services:
         raise RunSetupError(f"compose project {cluster.project} has no containers; `make up` first")
@@ -79,6 +91,30 @@ def check_ready(cluster: ClusterHandle) -> None:
         raise RunSetupError(f"ZooKeeper of {cluster.project} is not reachable: {exc}") from exc
     except TimeoutError as exc:
         raise RunSetupError(str(exc)) from None
+    check_no_leftovers(cluster)
+
+
+def check_no_leftovers(cluster: ClusterHandle, timeout_s: float = LEFTOVER_TIMEOUT_S) -> None:
+    """No earlier run's admin work is in flight (`chaos.cluster.leftovers`), waiting up to
+    `timeout_s` for it to finish (the previous run's topic is usually still being
+    deleted); `LeftoverWork` naming it when it does not."""
+    seen = [Leftovers()]
+
+    def drained() -> bool:
+        seen[0] = cluster.read_zk(find_leftovers)
+        return not seen[0]
+
+    try:
+        wait_until(drained, timeout_s, lambda: "", interval=POLL_S)
+    except FaultError as exc:
+        raise RunSetupError(f"ZooKeeper of {cluster.project} is not reachable: {exc}") from exc
+    except TimeoutError:
+        raise LeftoverWork(
+            f"an earlier run's admin work is still in flight after {timeout_s:.0f} s: "
+            f"{seen[0].describe()}; wait for it, or start the cluster afresh "
+            f"(`make down` then `make up`)",
+            seen[0],
+        ) from None
 
 
 def check_inter_broker_protocol(cluster: ClusterHandle, wanted: str | None) -> None:
