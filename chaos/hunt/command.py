@@ -23,6 +23,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from chaos.cluster.leftovers import Leftovers
 from chaos.cluster.project_lock import ProjectBusy, held
 from chaos.errors import ChaosError
 from chaos.generator.scenarios import Scenario
@@ -31,7 +32,7 @@ from chaos.hunt.builds import ComposeBuilds
 from chaos.hunt.hunt import Attempt, BugResult, HuntSettings, hunt
 from chaos.hunt.plan import DEFAULT_RUNS, BugPlan, plans_for
 from chaos.hunt.report import rich_table, row_of, write_summary
-from chaos.hunt.tidy import tidy
+from chaos.hunt.tidy import left_stuck, present, tidy
 from chaos.run.runner import RunOutcome, RunRequest, run
 from chaos.run.setup import LeftoverWork, RunSetupError
 from harness.compose import ComposeStartError, missing_images, started_project
@@ -176,21 +177,29 @@ class ProjectRuns:
         self.plain = plain
         self.performed = 0
         self.tidied = 0
+        self._stuck = False
 
     def __call__(self, scenario: Scenario, seed: int, schedule: Schedule | None) -> RunOutcome:
         """One run (`chaos.run.runner.run`); when an earlier run left admin work in flight
-        on the project, it is tidied away first (`chaos.hunt.tidy`)."""
+        on the project, it is tidied away first (`chaos.hunt.tidy`): at once after a run
+        that allowed a stall, else once the run's set-up has waited for it in vain."""
         self.performed += 1
         request = RunRequest(scenario, seed, self.project, self.out, schedule, self.plain)
+        if self._stuck and (found := present(self.project)):
+            self._tidy(found)
         try:
             outcome = run(request)
         except LeftoverWork as exc:
             print(exc, flush=True)
-            tidy(self.project, exc.leftovers)
-            self.tidied += 1
+            self._tidy(exc.leftovers)
             outcome = run(request)
+        self._stuck = left_stuck(outcome.verdict)
         print(outcome.verdict.table(), flush=True)
         return outcome
+
+    def _tidy(self, found: Leftovers) -> None:
+        tidy(self.project, found)
+        self.tidied += 1
 
 
 def print_table(table: Table) -> None:

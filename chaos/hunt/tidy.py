@@ -20,8 +20,14 @@ from collections.abc import Callable
 from chaos.cluster.handle import ClusterHandle
 from chaos.cluster.leftovers import Leftovers, find_leftovers, wipe_leftovers
 from chaos.run.setup import check_ready
+from rundir.invariants import RunVerdict
+from rundir.invariants.names import REASSIGNMENT_COMPLETES, TOPIC_DELETION_COMPLETES
 
-__all__ = ["STOP_S", "tidy"]
+__all__ = ["STALLS", "STOP_S", "left_stuck", "present", "tidy"]
+
+#: The invariants whose allowed violations (Kafka 2.x's deletion-reassignment deadlock)
+#: leave work in flight after a run that held.
+STALLS = frozenset({REASSIGNMENT_COMPLETES, TOPIC_DELETION_COMPLETES})
 
 #: Seconds a broker gets to shut down (controlled shutdown) before it is killed.
 STOP_S = 10.0
@@ -47,3 +53,15 @@ def tidy(project: str, seen: Leftovers, say: Callable[[str], None] = print) -> N
             cluster.start(service)
         check_ready(cluster)
     say(f"tidied {project}: removed topics {', '.join(every.topics) or 'none'}")
+
+
+def left_stuck(verdict: RunVerdict) -> bool:
+    """Whether a run allowed a stall that stays after it (`STALLS`): the next run need
+    not wait for that work to finish before it is tidied."""
+    return any(r.allowed and r.violations for r in verdict.results if r.name in STALLS)
+
+
+def present(project: str) -> Leftovers:
+    """What is in flight on `project` now (one read, no waiting)."""
+    with ClusterHandle.for_project(project) as cluster:
+        return cluster.read_zk(find_leftovers)

@@ -472,6 +472,28 @@ def test_an_answer_meant_for_a_bounced_brokers_previous_life_does_not_count() ->
     assert DOOMED not in rig.ctx.all_topics()
 
 
+def test_a_bounce_seen_after_its_stale_answer_resumes_the_deletion() -> None:
+    """The other order: broker 2 bounced, but the controller has not seen it yet when the
+    first round's STALE_BROKER_EPOCH answer arrives (addressed to the epoch it still
+    knows), so the answer counts and halts the topic. The bounce, once seen, takes the
+    replicas offline and back and resumes the deletion, whose second round completes it."""
+    rig, rsm = build_rig()
+    rig.request(DOOMED)
+    rig.answer(1)
+    rig.answer(3)
+    rig.answer(2, Errors.STALE_BROKER_EPOCH)
+    assert rig.manager.ineligible_topics() == [DOOMED]
+    rig.broker_fails(2)
+    rig.send.clear()
+    rig.broker_starts(2, rsm, epoch=202)
+    assert rig.manager.ineligible_topics() == []
+    assert {b: [s.topic_partition for s in e] for b, e in rig.deletes_sent().items()} == {
+        2: [D0, D1]
+    }
+    rig.answer(2)
+    assert DOOMED not in rig.ctx.all_topics()
+
+
 def test_an_answer_at_the_current_epoch_still_fails_its_replicas(rig: Rig) -> None:
     """Only an answer to an older broker epoch is set aside: a broker that refuses a
     request at the epoch the controller knows (bug switch `kafka-9839`) still halts the
