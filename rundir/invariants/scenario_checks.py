@@ -7,7 +7,10 @@ happened before the run is not the run's doing. Pure; any thread.
   election left a partition without a leader (`leader_election_failed`).
 - `reassignment_completes`: every partition of `topics` (or of a topic beside one,
   `<topic>-<suffix>`) whose reassignment started during the run (`reassignment_started`)
-  completed (`reassignment_completed` later), none failed (`reassignment_failed`), and
+  completed (`reassignment_completed` later), none failed (`reassignment_failed`; a
+  failure by a controller whose successor then worked on the partition, a newer
+  controller epoch starting or completing its reassignment, is that controller's lost
+  term, and the successor must complete it), and
   at least one reassignment of those topics ran at all or was refused by the controller
   (`reassignment_rejected`: Kafka's controller refuses the reassignment of a topic
   queued for deletion, or onto a broker that is not registered, and the request ends
@@ -122,6 +125,8 @@ def reassignment_completes(
     started: dict[tuple[str, int], Event] = {}
     done: set[tuple[str, int]] = set()
     refused: set[tuple[str, int]] = set()
+    failed: list[tuple[tuple[str, int], int, Event, str]] = []
+    handled_at: dict[tuple[str, int], int] = {}  # the newest controller epoch working on it
     violations = []
     events = events_since(logs, since_ms)
     explained = []
@@ -135,6 +140,8 @@ def reassignment_completes(
         if not isinstance(event, _REASSIGNMENT) or not _ours(event.topic, topics):
             continue
         key = (event.topic, event.partition)
+        if isinstance(event, ReassignmentStarted | ReassignmentCompleted):
+            handled_at[key] = max(handled_at.get(key, -1), event.controller_epoch)
         if isinstance(event, ReassignmentStarted):
             started.setdefault(key, e)
         elif isinstance(event, ReassignmentCompleted):
@@ -142,8 +149,11 @@ def reassignment_completes(
         elif isinstance(event, ReassignmentRejected):
             refused.add(key)
         else:
+            failed.append((key, event.controller_epoch, e, event.reason))
+    for key, epoch, e, reason in failed:
+        if handled_at.get(key, -1) <= epoch:  # no newer controller took the partition over
             name = f"{key[0]}-{key[1]}"
-            violations.append(Violation(name, f"reassignment failed: {event.reason}", (e,)))
+            violations.append(Violation(name, f"reassignment failed: {reason}", (e,)))
     unfinished = any(key not in done for key in started)
     stuck = deadlocked(events) if unfinished else frozenset()
     for key, e in sorted(started.items()):

@@ -20,6 +20,7 @@ from eventlog import (
     NodeStarted,
     PartitionStateChange,
     ReassignmentCompleted,
+    ReassignmentFailed,
     ReassignmentRejected,
     ReassignmentStarted,
     RequestAccepted,
@@ -167,6 +168,57 @@ def test_a_reassignment_left_unfinished_or_never_run_is_a_violation() -> None:
     assert violation.events == (started,)
     (none_ran,) = reassignment_completes(b.logs(), 0, {"other"}).violations
     assert "no reassignment" in none_ran.explanation
+
+
+def _reassignment_failed(epoch: int) -> ReassignmentFailed:
+    return ReassignmentFailed(
+        topic="t",
+        partition=0,
+        target=[2, 3],
+        reason="state znode written by another controller (epoch 2, this controller's is 1)",
+        controller_epoch=epoch,
+    )
+
+
+@pytest.mark.parametrize("completed", [True, False])
+def test_a_failure_of_a_superseded_controller_leaves_the_work_to_its_successor(
+    completed: bool,
+) -> None:
+    """A soak's run: controller epoch 1, fenced by its successor mid-reassignment, failed
+    the partition's epoch bump after epoch 2 had resumed the reassignment, which epoch 2
+    completed. The failure was epoch 1's lost term, not the reassignment's; epoch 2 must
+    still complete it."""
+    b = EventLogBuilder()
+    b.emit("broker1", _reassignment_started(0))
+    b.emit("broker2", dataclasses.replace(_reassignment_started(0), controller_epoch=2))
+    b.emit("broker1", _reassignment_failed(1))
+    if completed:
+        b.emit(
+            "broker2",
+            ReassignmentCompleted(
+                topic="t", partition=0, replicas=[2, 3], removed=[], leader=2, controller_epoch=2
+            ),
+        )
+    result = reassignment_completes(b.logs(), 0, {"t"})
+    assert result.ok is completed
+    assert [v.explanation for v in result.violations] == (
+        [] if completed else ["started and never completed"]
+    )
+
+
+def test_a_failure_no_newer_controller_took_over_is_a_violation() -> None:
+    b = EventLogBuilder()
+    b.emit("broker1", _reassignment_started(0))
+    failed = b.emit("broker1", _reassignment_failed(1))
+    b.emit(
+        "broker1",
+        ReassignmentCompleted(
+            topic="t", partition=0, replicas=[2, 3], removed=[], leader=2, controller_epoch=1
+        ),
+    )
+    (violation,) = reassignment_completes(b.logs(), 0, {"t"}).violations
+    assert violation.events == (failed,)
+    assert violation.explanation.startswith("reassignment failed: state znode written")
 
 
 def test_a_reassignment_the_controller_refused_ran_its_course() -> None:
