@@ -20,7 +20,11 @@ seed's meaning):
    (step 6) the reassignment may move the workload's topic instead.
 3. The timed faults. First, in a dense schedule, maybe correlated faults
    (`chaos.generator.correlated`): a double outage, a failover after a restart, a
-   flapping controller, a backdrop. Then kinds rotate through `kinds` but `request`
+   flapping controller, a backdrop. Then, with admin operations, maybe a race
+   (`chaos.generator.races`: a forced controller election chasing an admin operation
+   or a reset of the controller's ZooKeeper connection, the controller's links slowed
+   around it), drawn from a generator of its own and placed where it fits beside the
+   correlated faults. Then kinds rotate through `kinds` but `request`
    (each once per round); a kind whose fault cannot be active with those already
    placed (`chaos.generator.overlap`) is passed over for the next. Targets and
    params come from `FAULT_DRAWS` (ZooKeeper servers too, for the process kinds and
@@ -66,6 +70,7 @@ from chaos.generator.admin_draws import draw_actions, side_topic
 from chaos.generator.correlated import CORRELATED
 from chaos.generator.fault_draws import FAULT_DRAWS, kind_pool
 from chaos.generator.overlap import clashes, takes_broker_away, window
+from chaos.generator.races import draw_race
 from chaos.generator.replication import draw_replication
 from chaos.generator.schedule import Action, FaultSpec, Schedule, Step, Trigger, seconds
 from chaos.generator.timings import (
@@ -168,6 +173,8 @@ def generic_schedule(
     pairs = replication.factor < len(BROKER_IDS)
     acts = draw_actions(rng, topic, heal_at, pairs) if actions else []
     draw.correlated()
+    if actions and not draw.sparse:
+        acts = draw.race(seed, acts)
     draw.timed()
     if triggers:
         draw.triggered(acts)
@@ -253,6 +260,19 @@ class _Draw:
         self._registrations()
         if "request" in self.pool:
             self._requests([at for at, event, _ in hooks if event in _BURSTS])
+
+    def race(self, seed: int, acts: list[Action]) -> list[Action]:
+        """`acts` with the race of `seed` (step 3) when its steps fit; `acts` else."""
+        race = draw_race(seed, acts, self.heal_at)
+        if race is None:
+            return acts
+        placed = list(self.steps)
+        for step in race.steps:
+            if not self._fits(step):
+                self.steps = placed
+                return acts
+            self.steps.append(step)
+        return sorted([*acts, *race.actions], key=lambda a: a.at_s)
 
     def _registrations(self) -> None:
         """Faults on the controller as a restarted broker registers again (step 4): for
