@@ -37,8 +37,22 @@ overlap rules (`chaos.generator.overlap`) let it:
   the other faults then land on.
 
 They are drawn in this order (`CORRELATED`), each only where it fits beside those drawn
-before it, so an earlier one keeps its share and a later one loses some. Pure: the same
-generator state gives the same steps; the caller's thread.
+before it, so an earlier one keeps its share and a later one loses some. After them
+comes one drawn from a generator of its own seeded by the schedule's seed
+(`cut_in_turn(seed, heal_at)`, so that drawing it moved none of the draws above), again
+only where it fits:
+
+- a controller cut in turn, with probability `CUT_SHARE`: the controller cut from the
+  other brokers (`broker-isolate controller`, it keeps its session) and, `CUT_LAG`
+  later, once its followers lagged out of the ISRs and the metadata it sends about
+  that waits in its senders, from ZooKeeper too (`zk-isolate controller`). Its session
+  expires and another broker takes over; `CUT_OVERLAP` into the second cut the first
+  ends, so the deposed controller reaches the brokers again while it still cannot learn
+  that it was deposed, its queued requests of the old epoch with it; the second cut
+  ends `CUT_TAIL` later (overlap rule 3's fifth exception): a network failing the
+  controller one path after another and healing in the other order.
+
+Pure: the same generator state (or seed) gives the same steps; the caller's thread.
 """
 
 from __future__ import annotations
@@ -57,6 +71,7 @@ __all__ = [
     "BACKDROP_KINDS",
     "BACKDROP_SHARE",
     "CORRELATED",
+    "CUT_SHARE",
     "DOUBLE_KINDS",
     "DOUBLE_SHARE",
     "FAILOVER_LAG",
@@ -65,6 +80,7 @@ __all__ = [
     "FLAP_SHARE",
     "OUTAGE_KINDS",
     "backdrop",
+    "cut_in_turn",
     "double_outage",
     "failover_after_restart",
     "flapping_controller",
@@ -114,6 +130,19 @@ LOST_REPLIES_WINDOW = 8.0
 LOST_REPLIES_HOLD = 2.5
 #: How long the cut lasts (s): past the spells, and short of the heal.
 LOST_REPLIES_CUT = (18.0, 26.0)
+#: The chance that a dense schedule holds a controller cut in turn.
+CUT_SHARE = 0.5
+#: When the controller is cut from ZooKeeper too, seconds into its cut from the brokers:
+#: past the 10 s a follower may lag (`replica.lag.time.max.ms`), the ISR shrinks and the
+#: notifications of them, so that the metadata about them waits in its senders.
+CUT_LAG = (11.0, 13.0)
+#: How long after the cut from ZooKeeper the cut from the brokers ends (s): past the
+#: session's 6 s and the election of a successor, which tells the brokers first.
+CUT_OVERLAP = (7.5, 9.0)
+#: How long the cut from ZooKeeper outlasts the other (s).
+CUT_TAIL = (1.5, 3.0)
+#: Mixed into its seed.
+_CUT_SALT = "cut"
 #: The chance that a dense schedule has a slowed broker as its backdrop.
 BACKDROP_SHARE = 0.4
 #: The kinds that slow a broker for a backdrop, and their params.
@@ -247,6 +276,26 @@ def backdrop(rng: random.Random, heal_at: float) -> tuple[Step, ...]:
     at = round(rng.uniform(_START_S, _START_S + 5.0), 1)
     hold = min(BACKDROP_HOLD.draw(rng), _room(heal_at, at))
     return (Step(at, hold, FaultSpec.of(kind, role, params)),) if hold >= 1.0 else ()
+
+
+def cut_in_turn(seed: int, heal_at: float) -> tuple[Step, ...]:
+    """A controller cut in turn (module docstring) before `heal_at`, drawn from a
+    generator of its own seeded by `seed`, with probability `CUT_SHARE`; () when not
+    drawn or there is no room for it."""
+    rng = random.Random(f"{_CUT_SALT}:{seed}")
+    if rng.random() >= CUT_SHARE:
+        return ()
+    lag, overlap, tail = (round(rng.uniform(*pair), 1) for pair in (CUT_LAG, CUT_OVERLAP, CUT_TAIL))
+    latest = _room(heal_at, lag + overlap + tail)
+    if latest < _START_S:
+        return ()
+    at = round(rng.uniform(_START_S, latest), 1)
+    return (
+        Step(at, round(lag + overlap, 1), FaultSpec.of("broker-isolate", "controller")),
+        Step(
+            round(at + lag, 1), round(overlap + tail, 1), FaultSpec.of("zk-isolate", "controller")
+        ),
+    )
 
 
 #: Each correlated fault's draw, in the order a dense schedule draws them.

@@ -20,7 +20,8 @@ seed's meaning):
    (step 6) the reassignment may move the workload's topic instead.
 3. The timed faults. First, in a dense schedule, maybe correlated faults
    (`chaos.generator.correlated`): a double outage, a failover after a restart, a
-   flapping controller, a backdrop. Then, with admin operations, maybe a race
+   flapping controller, a backdrop, ..., then a controller cut in turn drawn from a
+   generator of its own. Then, with admin operations, maybe a race
    (`chaos.generator.races`: a forced controller election chasing an admin operation
    or a reset of the controller's ZooKeeper connection, the controller's links slowed
    around it), drawn from a generator of its own and placed where it fits beside the
@@ -67,7 +68,7 @@ from chaos.errors import BadTiming
 from chaos.faults.params import Scalar
 from chaos.faults.registry import FAULT_TYPES, fault_type
 from chaos.generator.admin_draws import draw_actions, side_topic
-from chaos.generator.correlated import CORRELATED
+from chaos.generator.correlated import CORRELATED, cut_in_turn
 from chaos.generator.fault_draws import FAULT_DRAWS, kind_pool
 from chaos.generator.overlap import clashes, takes_broker_away, window
 from chaos.generator.races import draw_race
@@ -172,7 +173,7 @@ def generic_schedule(
     replication = draw_replication(seed)
     pairs = replication.factor < len(BROKER_IDS)
     acts = draw_actions(rng, topic, heal_at, pairs) if actions else []
-    draw.correlated()
+    draw.correlated(seed)
     if actions and not draw.sparse:
         acts = draw.race(seed, acts)
     draw.timed()
@@ -215,7 +216,7 @@ class _Draw:
         self.steps: list[Step] = []
         self._bag: list[str] = []
 
-    def correlated(self) -> None:
+    def correlated(self, seed: int) -> None:
         """The correlated faults (step 3), each where it fits."""
         if self.sparse:
             return
@@ -223,6 +224,18 @@ class _Draw:
             steps = draw(self.rng, self.heal_at)
             if steps and all(self._fits(step) for step in steps):
                 self.steps += steps
+        self._add(cut_in_turn(seed, self.heal_at))
+
+    def _add(self, steps: Sequence[Step]) -> bool:
+        """Place `steps` if each fits beside those placed before it, its own included;
+        whether they were placed."""
+        placed = list(self.steps)
+        for step in steps:
+            if not self._fits(step):
+                self.steps = placed
+                return False
+            self.steps.append(step)
+        return True
 
     def timed(self) -> None:
         """The timed faults (step 3)."""
@@ -264,14 +277,8 @@ class _Draw:
     def race(self, seed: int, acts: list[Action]) -> list[Action]:
         """`acts` with the race of `seed` (step 3) when its steps fit; `acts` else."""
         race = draw_race(seed, acts, self.heal_at)
-        if race is None:
+        if race is None or not self._add(race.steps):
             return acts
-        placed = list(self.steps)
-        for step in race.steps:
-            if not self._fits(step):
-                self.steps = placed
-                return acts
-            self.steps.append(step)
         return sorted([*acts, *race.actions], key=lambda a: a.at_s)
 
     def _registrations(self) -> None:

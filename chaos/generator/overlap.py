@@ -52,6 +52,12 @@ Two faults may be active at the same time unless one of these rules forbids it
    session (the spells hold a write at most 2.5 s of the 6 s), not its session; so
    every broker stays registered and no partition loses more than the cut broker from
    its ISR. Never a third fault that takes a broker away with them.
+   The fifth is a *controller cut in turn*: a `zk-isolate` of `controller` that starts
+   while a `broker-isolate` of `controller` holds and outlasts it. The broker cut from
+   its peers keeps its session and stays the controller, so both name one broker, the
+   one broker away (a controller moved meanwhile, by another fault, makes it two: a
+   double outage's cost, availability). Never a third fault that takes a broker away
+   with them.
 4. At most one fault per mechanism per side: two faults through the same mechanism on
    brokers (two netem rules, two clock fakes, two cgroup limits) could land on the same
    broker, since roles resolve only when a fault starts, and their undo would clash.
@@ -219,11 +225,12 @@ def _clock_beside_process(clock: FaultSpec, other: FaultSpec) -> bool:
 def _excepted(a: Step, b: Step) -> bool:
     """The steps are one of rule 3's pairs by role: a failover after a restart (a bounce
     of `non-controller`, then, later, a fault on `controller`), a flapping controller
-    (instant faults on `controller` at different times), or lost replies while ISRs
+    (instant faults on `controller` at different times), lost replies while ISRs
     change (a `zk-lost-reply` of `non-controllers` starting during a `broker-isolate` of
-    one broker by id)."""
+    one broker by id), or a controller cut in turn (a `zk-isolate` of `controller`
+    starting during a `broker-isolate` of it and outlasting it)."""
     first, then = (a, b) if a.at_s <= b.at_s else (b, a)
-    if _lost_replies_in_cut(first, then):
+    if _lost_replies_in_cut(first, then) or _cut_in_turn(first, then):
         return True
     if then.fault.target != "controller" or then.at_s == first.at_s:
         return False
@@ -239,6 +246,14 @@ def _lost_replies_in_cut(cut: Step, lost: Step) -> bool:
         and lost.fault.kind == "zk-lost-reply"
         and lost.fault.target == "non-controllers"
         and cut.at_s < lost.at_s < cut.ends_s
+    )
+
+
+def _cut_in_turn(cut: Step, then: Step) -> bool:
+    return (
+        cut.fault == FaultSpec.of("broker-isolate", "controller")
+        and then.fault == FaultSpec.of("zk-isolate", "controller")
+        and cut.at_s < then.at_s < cut.ends_s < then.ends_s
     )
 
 

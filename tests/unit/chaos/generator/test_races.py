@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from chaos.generator import races
+from chaos.generator import correlated, races
+from chaos.generator.correlated import cut_in_turn
 from chaos.generator.generic import generic_schedule
 from chaos.generator.overlap import overlap_violations
 from chaos.generator.races import CHASE_LAG, CHASED, RACE_DELAYS, Race, draw_race
@@ -107,12 +108,23 @@ def test_no_race_in_sparse_schedules_or_without_actions() -> None:
             assert not _placed(seed, schedule)
 
 
-def test_drawing_races_left_every_seed_without_one_as_it_was(
+def _cut(seed: int, schedule: Schedule) -> bool:
+    steps = cut_in_turn(seed, schedule.heal_at_s)
+    return bool(steps) and all(s in schedule.steps for s in steps)
+
+
+def test_drawing_races_and_cuts_left_every_seed_without_one_as_it_was(
     drawn: dict[int, Schedule], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A seed whose race is not placed names the schedule it named before races."""
-    unchanged = [seed for seed, schedule in drawn.items() if not _placed(seed, schedule)]
+    """A seed that has neither a race nor a controller cut in turn placed names the
+    schedule it named before either was drawn."""
+    unchanged = [
+        seed
+        for seed, schedule in drawn.items()
+        if not _placed(seed, schedule) and not _cut(seed, schedule)
+    ]
     monkeypatch.setattr(races, "RACE_SHARE", 0.0)
+    monkeypatch.setattr(correlated, "CUT_SHARE", 0.0)
     assert len(unchanged) < len(drawn)
     for seed in unchanged:
         assert generic_schedule(seed, 60, sparse=False) == drawn[seed]
