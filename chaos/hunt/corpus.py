@@ -10,17 +10,16 @@ schedule run before, preferring those that reached behaviours few runs reached.
 The corpus holds every run's schedule with the behaviours it reached. A schedule's weight
 is the sum, over its behaviours, of one over the number of runs that reached each: a
 schedule that alone reached something is picked most. A mutation applies one or two of:
-drop a step, add a step drawn from a fresh schedule into a free stretch of time, shift a
-step within the free stretch around it, retarget a step to another role of the same kind
-of node where the overlap rules allow it beside the faults it overlaps, run the workload
-at the generator's other replication (`replicate`: pairs for three replicas or back,
-`chaos.generator.replication`), so that a schedule reaching rare behaviours on one is
-tried on the other. Mutations never
-make faults overlap that did not overlap, counting each fault's window as the generic
-mix's overlap rules do (`chaos.generator.overlap`: its latest end and the recovery after
-it; the generic mix chooses when faults come together, a mutation moves one fault at a
-time), keep every fault's window before the heal, and keep the parent's seed (roles
-resolve from the seed and the step) and actions.
+drop a step; add a step drawn from a fresh schedule at a time where it fits; shift a step
+by up to `SHIFT_S` either way; retarget a step to another role of the same kind of node;
+run the workload at the generator's other replication (`replicate`: pairs for three
+replicas or back, `chaos.generator.replication`), so that a schedule reaching rare
+behaviours on one is tried on the other. A step added, shifted or retargeted goes only
+where the generic mix's overlap rules (`chaos.generator.overlap`, each fault's window
+counted to its latest end and the recovery after it) let it be beside the faults it
+then overlaps, as the generic mix would have let it: a shift can move a fault into or
+out of another's company, which is what timing needs. Mutations keep every fault before
+the heal and the parent's seed (roles resolve from the seed and the step) and actions.
 
 Every choice comes from one `random.Random(hunt_seed)` and the coverage recorded so far:
 the same hunt seed and the same coverage give the same schedules. Pure apart from that
@@ -38,7 +37,7 @@ from dataclasses import dataclass
 
 from chaos.errors import ScheduleError
 from chaos.generator.generic import generic_schedule
-from chaos.generator.overlap import clashes, window
+from chaos.generator.overlap import clashes
 from chaos.generator.replication import PAIRS, TRIPLES
 from chaos.generator.schedule import FaultSpec, Schedule, Step
 
@@ -62,6 +61,8 @@ FRESH_SHARE = 0.3
 SHIFT_S = 5.0
 #: The least time between two faults that a mutation keeps (seconds).
 GAP_S = 1.0
+#: How long before the heal a step added or shifted ends, at the latest (seconds).
+_BEFORE_HEAL_S = 0.1
 #: The roles a step may be retargeted between: one node of the same kind each.
 ROLE_FAMILIES: tuple[tuple[str, ...], ...] = (
     ("controller", "non-controller", "busiest-leader", "random-broker"),
@@ -126,25 +127,6 @@ class Choice:
     origin: str
 
 
-def _spans(schedule: Schedule, leave_out: int | None = None) -> list[tuple[float, float]]:
-    """The steps' windows (`chaos.generator.overlap.window`: the latest end and the
-    recovery after it), but for step `leave_out`."""
-    return sorted(window(s) for i, s in enumerate(schedule.steps) if i != leave_out)
-
-
-def _free(spans: list[tuple[float, float]], heal_s: float) -> list[tuple[float, float]]:
-    """The stretches of [`GAP_S`, heal) no span covers, each narrowed by `GAP_S` where it
-    meets a span."""
-    gaps, t = [], GAP_S
-    for start, end in spans:
-        if start - GAP_S > t:
-            gaps.append((t, start - GAP_S))
-        t = max(t, end + GAP_S)
-    if heal_s > t:
-        gaps.append((t, heal_s))
-    return gaps
-
-
 def _with_steps(schedule: Schedule, steps: list[Step]) -> Schedule:
     ordered = tuple(sorted(steps, key=lambda s: s.at_s))
     return dataclasses.replace(schedule, steps=ordered)
@@ -155,20 +137,20 @@ def _tenths(low: float, high: float) -> tuple[int, int]:
     return math.ceil(round(low * 10, 6)), math.floor(round(high * 10, 6))
 
 
-def _place(rng: random.Random, step: Step, gaps: list[tuple[float, float]]) -> Step | None:
-    """`step` moved to a random time (on the 0.1 s grid) where it fits in one of `gaps`."""
-    length = _length(step)
-    fits = [t for a, b in gaps if (t := _tenths(a, b - length))[0] <= t[1]]
-    if not fits:
-        return None
-    low, high = rng.choice(fits)
-    return dataclasses.replace(step, at_s=rng.randint(low, high) / 10)
-
-
-def _length(step: Step) -> float:
-    """How long the step's window lasts."""
-    start, end = window(step)
-    return end - start
+def _places(
+    step: Step, others: Sequence[Step], heal_at: float, low: float, high: float
+) -> list[float]:
+    """The starts in [`low`, `high`] (on the 0.1 s grid, from `GAP_S` on) where `step`
+    keeps the overlap rules beside `others` and ends a tenth of a second or more before
+    `heal_at` (as the generic mix's steps do)."""
+    latest = heal_at - _BEFORE_HEAL_S - (step.ends_s - step.at_s)
+    first, last = _tenths(max(low, GAP_S), min(high, latest))
+    found = []
+    for tenth in range(first, last + 1):
+        moved = dataclasses.replace(step, at_s=tenth / 10)
+        if next(clashes(moved, list(others)), None) is None:
+            found.append(tenth / 10)
+    return found
 
 
 #: A mutation's schedule (None: it does not apply) and what it did.
@@ -187,9 +169,10 @@ def _drop(rng: random.Random, schedule: Schedule, _: _Draw) -> _Mutated:
 def _add(rng: random.Random, schedule: Schedule, draw: _Draw) -> _Mutated:
     donor = draw(rng.randrange(_SEED_RANGE))
     step = rng.choice(donor.steps)
-    placed = _place(rng, step, _free(_spans(schedule), schedule.heal_at_s))
-    if placed is None:
+    places = _places(step, schedule.steps, schedule.heal_at_s, 0.0, schedule.heal_at_s)
+    if not places:
         return None, ""
+    placed = dataclasses.replace(step, at_s=rng.choice(places))
     what = f"add {placed.fault.describe()} at {placed.at_s:g}s"
     return _with_steps(schedule, [*schedule.steps, placed]), what
 
@@ -199,19 +182,14 @@ def _shift(rng: random.Random, schedule: Schedule, _: _Draw) -> _Mutated:
         return None, ""
     i = rng.randrange(len(schedule.steps))
     step = schedule.steps[i]
-    gaps = _free(_spans(schedule, leave_out=i), schedule.heal_at_s)
-    around = [(a, b) for a, b in gaps if a <= step.at_s <= b]
-    if not around:
-        return None, ""
-    low, high = _tenths(around[0][0], around[0][1] - _length(step))
-    now = round(step.at_s * 10)
-    reach = round(SHIFT_S * 10)
-    # any other tenth of a second within the shift and the free stretch: a step at the
-    # stretch's edge still moves the one way it can
-    places = [t for t in range(max(low, now - reach), min(high, now + reach) + 1) if t != now]
+    others = schedule.steps[:i] + schedule.steps[i + 1 :]
+    # any other tenth of a second within the shift where the rules let it be: a step
+    # that cannot move one way still moves the other
+    around = _places(step, others, schedule.heal_at_s, step.at_s - SHIFT_S, step.at_s + SHIFT_S)
+    places = [t for t in around if round(t * 10) != round(step.at_s * 10)]
     if not places:
         return None, ""
-    at = rng.choice(places) / 10
+    at = rng.choice(places)
     steps = [dataclasses.replace(s, at_s=at) if k == i else s for k, s in enumerate(schedule.steps)]
     return _with_steps(schedule, steps), f"shift step {i} by {at - step.at_s:+.1f}s"
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 
 from chaos.generator.generic import generic_schedule
-from chaos.generator.overlap import overlap_violations
+from chaos.generator.overlap import clashes, overlap_violations
 from chaos.generator.replication import PAIRS, TRIPLES
 from chaos.generator.schedule import Action, FaultSpec, Schedule, Step
 from chaos.hunt.corpus import (
@@ -151,23 +151,37 @@ def test_each_mutation_does_what_it_says() -> None:
     assert seen == set(MUTATIONS)
 
 
-def test_a_step_is_added_only_where_it_fits() -> None:
+def test_a_step_is_added_or_shifted_only_where_the_overlap_rules_let_it_be() -> None:
     kill = FaultSpec.of("kill", "controller")
     crowded = Schedule(
         1,
-        (Step(0.0, 14.0, kill), Step(15.0, 14.9, kill)),
+        (Step(2.0, 10.0, kill), Step(20.0, 9.9, FaultSpec.of("kill", "non-controller"))),
         30.0,
         45.0,
         (Action(2.0, "reassign", (("topic", "chaos-random"),)),),
     )
-    for seed in range(30):
+    kinds = set()
+    for seed in range(60):
         found = mutate(random.Random(seed), crowded, _draw)
-        if found is None:
-            continue
+        assert found is not None
         child, done = found
-        assert not done[0].startswith("add")  # a second one may use room the first made
-        assert len(overlap_violations(child)) <= len(overlap_violations(crowded))
         assert child.actions == crowded.actions
+        if len(done) == 1 and done[0].split()[0] in ("add", "shift"):
+            kinds.add(done[0].split()[0])
+            assert overlap_violations(child) == []
+            # two kills of two brokers: never at once, a recovery apart
+            kills = [s for s in child.steps if s.fault.kind == "kill"]
+            if len(kills) == 2:
+                assert not list(clashes(kills[0], [kills[1]]))
+    assert kinds == {"add", "shift"}
+
+
+def test_nothing_is_added_beside_a_partition_of_the_whole_cluster() -> None:
+    """A partition of the whole cluster overlaps nothing (overlap rule 1)."""
+    partition = FaultSpec.of("partition", "all", {"grudge": "isolate"})
+    whole = Schedule(1, (Step(1.0, 28.9, partition),), 30.0, 45.0)
+    # nor can it move: it ends a tenth of a second before the heal
+    assert all(mutate(random.Random(seed), whole, _draw) is None for seed in range(30))
 
 
 def test_fresh_schedules_are_dense_so_a_short_run_holds_several_faults() -> None:
