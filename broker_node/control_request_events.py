@@ -1,8 +1,9 @@
 """What a broker writes to its event log about the control requests it answers:
 `request_accepted` for an obeyed LeaderAndIsr, UpdateMetadata or StopReplica,
 `request_rejected` for one refused by the fencing rules, one `partition_fenced` per
-request for the partitions it could not apply, and `live_brokers_changed` when an
-UpdateMetadata changed the brokers the metadata lists as live. Each of the first three
+request for the partitions it could not apply, `replicas_deleted` for the replicas a
+StopReplica deleted, and `live_brokers_changed` when an UpdateMetadata changed the
+brokers the metadata lists as live. Each of the first three
 names the broker epoch the fencing check used, so the invariants judge a request against
 the registration it was checked with. Called by `broker_node.control_requests` on gRPC
 worker threads, under its lock.
@@ -18,6 +19,7 @@ from eventlog import (
     EventLog,
     LiveBrokersChanged,
     PartitionFenced,
+    ReplicasDeleted,
     RequestAccepted,
     RequestRejected,
 )
@@ -123,3 +125,14 @@ def fenced(events: EventLog, api: str, header: m.ControlHeader, found: Sequence[
             ],
         ),
     )
+
+
+def deleted(events: EventLog, partitions: Sequence[TopicPartition]) -> None:
+    """Write `replicas_deleted` for the replicas a StopReplica deleted; nothing when none."""
+    if partitions:
+        events.emit(
+            ReplicasDeleted(
+                topics=[tp.topic for tp in partitions],
+                partitions=[tp.partition for tp in partitions],
+            )
+        )

@@ -305,6 +305,7 @@ class ControlRequestHandler:
             self._obeyed(request.header)
             results = []
             fenced: list[report.Fenced] = []
+            deleted: list[TopicPartition] = []
             for state in request.partition_states:
                 tp = state.topic_partition
                 invalid = verdict.invalid.get(tp)
@@ -318,6 +319,8 @@ class ControlRequestHandler:
                 fenced_by = fencing.check_stop_replica_partition(state.leader_epoch, current)
                 if fenced_by is Errors.NONE:
                     _stop_hosted(self._hosted, tp, state.delete_partition)
+                    if state.delete_partition:
+                        deleted.append(tp)
                 else:
                     fenced.append((tp, fenced_by, state.leader_epoch, current))
                 results.append(m.PartitionError(tp, fenced_by))
@@ -332,6 +335,7 @@ class ControlRequestHandler:
                         if s.delete_partition and s.topic_partition not in verdict.invalid
                     ],
                 )
+            report.deleted(self._events, deleted)
             report.accepted(
                 self._events, "StopReplica", request.header, broker_epoch, tuple(results)
             )

@@ -57,6 +57,7 @@ from eventlog.events.replication import (
     IsrUpdateFailed,
     LogTruncated,
     LogUnavailable,
+    ReplicasDeleted,
     TopicConfigChanged,
 )
 from eventlog.events.rounds import (
@@ -155,6 +156,7 @@ __all__ = [
     "ReassignmentRejected",
     "ReassignmentStarted",
     "ReplicaStateChange",
+    "ReplicasDeleted",
     "ReplicasOffline",
     "RequestAccepted",
     "RequestFailed",

@@ -69,6 +69,7 @@ class EventKind(StrEnum):
     TOPIC_CONFIG_CHANGED = "topic_config_changed"
     REPLICAS_OFFLINE = "replicas_offline"
     LOG_UNAVAILABLE = "log_unavailable"
+    REPLICAS_DELETED = "replicas_deleted"
     LOG_DIR_FAILED = "log_dir_failed"
     LOG_DIR_EVENT_HANDLED = "log_dir_event_handled"
     PARTITIONS_ADDED = "partitions_added"

@@ -22,6 +22,7 @@ __all__ = [
     "IsrUpdateFailed",
     "LogTruncated",
     "LogUnavailable",
+    "ReplicasDeleted",
     "TopicConfigChanged",
 ]
 
@@ -147,6 +148,25 @@ class LogUnavailable(Event):
     """the partition"""
     reason: str
     """`"<ExceptionType>: <message>"`, e.g. a `CorruptLogError` from recovery"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplicasDeleted(Event):
+    """A StopReplica deleted replicas on this broker.
+
+    `control_requests.py`, the gRPC worker handling a StopReplica; one per request that
+    deleted a replica (`delete_partition`, its leader epoch not fenced). The broker
+    forgets the replica, its log and its leader epoch, as Kafka 2.x's does: a later
+    LeaderAndIsr of any epoch creates it again, empty, a new incarnation whose high
+    watermark starts over.
+    """
+
+    kind: ClassVar[str] = "replicas_deleted"
+
+    topics: list[str]
+    """each deleted replica's topic"""
+    partitions: list[int]
+    """each deleted replica's partition"""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

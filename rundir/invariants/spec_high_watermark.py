@@ -10,8 +10,9 @@ any thread.
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
-from eventlog import EventKind, HighWatermarkMoved, LeaderElected
+from eventlog import EventKind, HighWatermarkMoved, LeaderElected, ReplicasDeleted
 from rundir.events import Event, EventLogs, events_of_kind, processes
 from rundir.invariants.names import LEADER_COMPLETENESS, VALID_HIGH_WATERMARK
 from rundir.results import InvariantResult, Violation
@@ -23,14 +24,21 @@ def valid_high_watermark(logs: EventLogs) -> InvariantResult:
     """In every `high_watermark_moved` line the leader's high watermark is at most the log
     end it knows of every ISR member (a member it has no fetch from yet, -1, is not
     judged), and within one leader epoch of one leader process it never moves back (line
-    order). Approximated: the lines are samples (`skipped` moves are not seen), so a move
-    back between two samples that came forward again is missed."""
+    order), unless a StopReplica deleted the replica between (`replicas_deleted`): a
+    LeaderAndIsr arriving after that, a late copy of one the proxy of a `request` fault
+    delivered again, say, creates the replica again, empty, at an epoch it may have had
+    (Kafka 2.x forgets a deleted replica's epoch), a new replica whose high watermark
+    starts over. Approximated: the lines are samples (`skipped` moves are not seen), so
+    a move back between two samples that came forward again is missed."""
     violations: list[Violation] = []
     checked = 0
     for node in sorted(logs):
         for life in processes(logs[node]):
             last: dict[tuple[str, int, int], tuple[Event, HighWatermarkMoved]] = {}
             for event in life:
+                if event.kind == EventKind.REPLICAS_DELETED:
+                    _forget(last, event.decoded())
+                    continue
                 moved = event.decoded() if event.kind == EventKind.HIGH_WATERMARK_MOVED else None
                 if not isinstance(moved, HighWatermarkMoved):
                     continue
@@ -59,6 +67,15 @@ def valid_high_watermark(logs: EventLogs) -> InvariantResult:
                     )
                 last[key] = (event, moved)
     return InvariantResult(VALID_HIGH_WATERMARK, tuple(violations), checked)
+
+
+def _forget(last: dict[tuple[str, int, int], Any], deleted: object) -> None:
+    """Drop from `last` every leader epoch of the replicas `deleted` names."""
+    if not isinstance(deleted, ReplicasDeleted):
+        return
+    gone = set(zip(deleted.topics, deleted.partitions, strict=False))
+    for key in [k for k in last if (k[0], k[1]) in gone]:
+        del last[key]
 
 
 def leader_completeness(logs: EventLogs, *, unclean_leader_election: bool) -> InvariantResult:

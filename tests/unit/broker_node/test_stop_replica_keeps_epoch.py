@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from broker_node.control_requests import ControlRequestHandler, HostedPartition
 from domain import EPOCH_DURING_DELETE, TopicPartition
+from eventlog import ReplicasDeleted
 from eventlog.testing import RecordingEventLog
 from rpc import messages as m
 from rpc.errors import Errors
@@ -20,14 +21,14 @@ HEADER = m.ControlHeader(2, 5, BROKER_EPOCH)
 TP = TopicPartition("orders", 0)
 
 
+def _no_shutdown(_: m.ControlledShutdownRequest) -> m.ControlledShutdownResponse:
+    return m.ControlledShutdownResponse(Errors.NOT_CONTROLLER)
+
+
 def handler() -> ControlRequestHandler:
     """Broker 1, registered, without a replica manager."""
-
-    def no_shutdown(_: m.ControlledShutdownRequest) -> m.ControlledShutdownResponse:
-        return m.ControlledShutdownResponse(Errors.NOT_CONTROLLER)
-
     control = ControlRequestHandler(
-        BROKER, lambda: BROKER_EPOCH, RecordingEventLog("b1"), no_shutdown
+        BROKER, lambda: BROKER_EPOCH, RecordingEventLog("b1"), _no_shutdown
     )
     control.on_registered()
     return control
@@ -100,3 +101,19 @@ def test_no_leader_epoch_up_to_the_accepted_one_is_obeyed_after_a_stop(
     assert stop(control, accepted + stopped_above, delete=False) is Errors.NONE
     expected = Errors.NONE if older > accepted else Errors.STALE_CONTROLLER_EPOCH
     assert leader_and_isr(control, older) is expected
+
+
+def test_a_deletion_is_written_and_a_stop_or_a_fenced_one_is_not() -> None:
+    """`replicas_deleted` marks where a replica's history ends: the LeaderAndIsr that
+    comes after creates it again, empty, even at the epoch it had."""
+    events = RecordingEventLog("b1")
+    control = ControlRequestHandler(BROKER, lambda: BROKER_EPOCH, events, _no_shutdown)
+    control.on_registered()
+    assert leader_and_isr(control, 5) is Errors.NONE
+    assert stop(control, 4, delete=True) is Errors.FENCED_LEADER_EPOCH
+    assert stop(control, 6, delete=False) is Errors.NONE
+    assert events.of_type(ReplicasDeleted) == []
+    assert stop(control, 7, delete=True) is Errors.NONE
+    (deleted,) = events.of_type(ReplicasDeleted)
+    assert (deleted.topics, deleted.partitions) == ([TP.topic], [TP.partition])
+    assert leader_and_isr(control, 5) is Errors.NONE

@@ -4,7 +4,7 @@ witness named), clean, and allowed under unclean leader election."""
 
 from __future__ import annotations
 
-from eventlog import LeaderElected, NodeStarted
+from eventlog import LeaderElected, NodeStarted, ReplicasDeleted
 from rundir.invariants.spec_high_watermark import leader_completeness, valid_high_watermark
 from rundir.invariants.testing import EventLogBuilder
 
@@ -44,6 +44,25 @@ def test_a_new_epoch_or_a_new_process_starts_the_high_watermark_over() -> None:
     b.emit("broker1", NodeStarted(broker_id=1, zk_connect="zk1:2181"))
     b.high_watermark_moved("broker1", 2, leader_epoch=2)
     assert valid_high_watermark(b.logs()).ok
+
+
+def test_a_replica_deleted_and_created_again_starts_its_high_watermark_over() -> None:
+    """A late LeaderAndIsr re-creates a replica a StopReplica deleted, at its old epoch."""
+    b = EventLogBuilder()
+    b.high_watermark_moved("broker1", 228)
+    b.emit("broker1", ReplicasDeleted(topics=["other", "t"], partitions=[0, 0]))
+    b.high_watermark_moved("broker1", 0, reason="leader", log_ends=(0, -1))
+    assert valid_high_watermark(b.logs()).ok
+
+
+def test_deleting_another_replica_does_not_start_it_over() -> None:
+    b = EventLogBuilder()
+    high = b.high_watermark_moved("broker1", 228)
+    b.emit("broker1", ReplicasDeleted(topics=["t", "other"], partitions=[1, 0]))
+    b.emit("broker2", ReplicasDeleted(topics=["t"], partitions=[0]))
+    low = b.high_watermark_moved("broker1", 0, reason="leader", log_ends=(0, -1))
+    [violation] = valid_high_watermark(b.logs()).violations
+    assert violation.events == (high, low)
 
 
 def _elected(b: EventLogBuilder, epoch: int, *, unclean: bool, strategy: str = "offline") -> None:
