@@ -145,12 +145,12 @@ def _places(
     `heal_at` (as the generic mix's steps do)."""
     latest = heal_at - _BEFORE_HEAL_S - (step.ends_s - step.at_s)
     first, last = _tenths(max(low, GAP_S), min(high, latest))
-    found = []
-    for tenth in range(first, last + 1):
-        moved = dataclasses.replace(step, at_s=tenth / 10)
-        if next(clashes(moved, list(others)), None) is None:
-            found.append(tenth / 10)
-    return found
+    beside = list(others)
+    return [
+        tenth / 10
+        for tenth in range(first, last + 1)
+        if next(clashes(dataclasses.replace(step, at_s=tenth / 10), beside), None) is None
+    ]
 
 
 #: A mutation's schedule (None: it does not apply) and what it did.

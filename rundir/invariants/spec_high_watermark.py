@@ -10,7 +10,6 @@ any thread.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
 
 from eventlog import EventKind, HighWatermarkMoved, LeaderElected, ReplicasDeleted
 from rundir.events import Event, EventLogs, events_of_kind, processes
@@ -69,7 +68,9 @@ def valid_high_watermark(logs: EventLogs) -> InvariantResult:
     return InvariantResult(VALID_HIGH_WATERMARK, tuple(violations), checked)
 
 
-def _forget(last: dict[tuple[str, int, int], Any], deleted: object) -> None:
+def _forget(
+    last: dict[tuple[str, int, int], tuple[Event, HighWatermarkMoved]], deleted: object
+) -> None:
     """Drop from `last` every leader epoch of the replicas `deleted` names."""
     if not isinstance(deleted, ReplicasDeleted):
         return
