@@ -52,6 +52,10 @@ only where it fits:
   ends `CUT_TAIL` later (overlap rule 3's fifth exception): a network failing the
   controller one path after another and healing in the other order.
 
+Each draw of `CORRELATED` takes `always` (and `cut_in_turn_from` is the cut's): drawn
+whatever its probability says, from the caller's generator, as the blind hunt's grafts
+(`chaos.hunt.corpus`) draw one into a schedule that has none.
+
 Pure: the same generator state (or seed) gives the same steps; the caller's thread.
 """
 
@@ -59,7 +63,8 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
+from typing import Protocol
 
 from chaos.faults.params import Scalar
 from chaos.generator.fault_draws import ONE_BROKER
@@ -79,8 +84,10 @@ __all__ = [
     "FLAP_GAP",
     "FLAP_SHARE",
     "OUTAGE_KINDS",
+    "GroupDraw",
     "backdrop",
     "cut_in_turn",
+    "cut_in_turn_from",
     "double_outage",
     "failover_after_restart",
     "flapping_controller",
@@ -159,10 +166,10 @@ def _room(heal_at: float, at: float) -> float:
     return math.floor((heal_at - at) * 10) / 10 - 0.1
 
 
-def double_outage(rng: random.Random, heal_at: float) -> tuple[Step, ...]:
+def double_outage(rng: random.Random, heal_at: float, always: bool = False) -> tuple[Step, ...]:
     """A double outage (module docstring) before `heal_at`, with probability
     `DOUBLE_SHARE`; () when not drawn or there is no room for it."""
-    if rng.random() >= DOUBLE_SHARE:
+    if not always and rng.random() >= DOUBLE_SHARE:
         return ()
     first, second = rng.sample(_BROKER_IDS, 2)
     hold = OUTAGE_HOLD.draw(rng)
@@ -179,10 +186,12 @@ def double_outage(rng: random.Random, heal_at: float) -> tuple[Step, ...]:
     )
 
 
-def failover_after_restart(rng: random.Random, heal_at: float) -> tuple[Step, ...]:
+def failover_after_restart(
+    rng: random.Random, heal_at: float, always: bool = False
+) -> tuple[Step, ...]:
     """A failover after a restart (module docstring) before `heal_at`, with probability
     `FAILOVER_SHARE`; () when not drawn or there is no room for it."""
-    if rng.random() >= FAILOVER_SHARE:
+    if not always and rng.random() >= FAILOVER_SHARE:
         return ()
     lag = round(rng.uniform(*FAILOVER_LAG), 1)
     hold = OUTAGE_HOLD.draw(rng)
@@ -196,11 +205,13 @@ def failover_after_restart(rng: random.Random, heal_at: float) -> tuple[Step, ..
     )
 
 
-def flapping_controller(rng: random.Random, heal_at: float) -> tuple[Step, ...]:
+def flapping_controller(
+    rng: random.Random, heal_at: float, always: bool = False
+) -> tuple[Step, ...]:
     """A flapping controller (module docstring) before `heal_at`, with probability
     `FLAP_SHARE`; the expiries that fit before it, () when not drawn or fewer than two
     fit."""
-    if rng.random() >= FLAP_SHARE:
+    if not always and rng.random() >= FLAP_SHARE:
         return ()
     times = [round(rng.uniform(_START_S, _START_S + 8.0), 1)]
     for _ in range(rng.choice((1, 1, 2))):
@@ -212,10 +223,12 @@ def flapping_controller(rng: random.Random, heal_at: float) -> tuple[Step, ...]:
     return tuple(Step(t, 0.0, FaultSpec.of("session-expire", "controller")) for t in fitting)
 
 
-def restart_under_slow_controller(rng: random.Random, heal_at: float) -> tuple[Step, ...]:
+def restart_under_slow_controller(
+    rng: random.Random, heal_at: float, always: bool = False
+) -> tuple[Step, ...]:
     """A restart under a slow controller (module docstring) before `heal_at`, with
     probability `SLOW_RESTART_SHARE`; () when not drawn or there is no room for it."""
-    if rng.random() >= SLOW_RESTART_SHARE:
+    if not always and rng.random() >= SLOW_RESTART_SHARE:
         return ()
     lag = round(rng.uniform(*SLOW_RESTART_LAG), 1)
     hold = round(rng.uniform(*SLOW_RESTART_HOLD), 1)
@@ -231,10 +244,10 @@ def restart_under_slow_controller(rng: random.Random, heal_at: float) -> tuple[S
     )
 
 
-def frozen_controller(rng: random.Random, heal_at: float) -> tuple[Step, ...]:
+def frozen_controller(rng: random.Random, heal_at: float, always: bool = False) -> tuple[Step, ...]:
     """A frozen controller (module docstring) before `heal_at`, with probability
     `FROZEN_SHARE`; () when not drawn or there is no room for it."""
-    if rng.random() >= FROZEN_SHARE:
+    if not always and rng.random() >= FROZEN_SHARE:
         return ()
     hold = OUTAGE_HOLD.draw(rng)
     latest = _room(heal_at, hold)
@@ -244,10 +257,12 @@ def frozen_controller(rng: random.Random, heal_at: float) -> tuple[Step, ...]:
     return (Step(at, hold, FaultSpec.of("pause", "controller")),)
 
 
-def lost_replies_while_isrs_change(rng: random.Random, heal_at: float) -> tuple[Step, ...]:
+def lost_replies_while_isrs_change(
+    rng: random.Random, heal_at: float, always: bool = False
+) -> tuple[Step, ...]:
     """Lost replies while ISRs change (module docstring) before `heal_at`, with
     probability `LOST_REPLIES_SHARE`; () when not drawn or there is no room for it."""
-    if rng.random() >= LOST_REPLIES_SHARE:
+    if not always and rng.random() >= LOST_REPLIES_SHARE:
         return ()
     after = round(rng.uniform(*LOST_REPLIES_AFTER), 1)
     # the last spell holds its write at most LOST_REPLIES_HOLD past the window
@@ -265,10 +280,10 @@ def lost_replies_while_isrs_change(rng: random.Random, heal_at: float) -> tuple[
     )
 
 
-def backdrop(rng: random.Random, heal_at: float) -> tuple[Step, ...]:
+def backdrop(rng: random.Random, heal_at: float, always: bool = False) -> tuple[Step, ...]:
     """A backdrop (module docstring) before `heal_at`, with probability `BACKDROP_SHARE`;
     () when not drawn or there is no room for it."""
-    if rng.random() >= BACKDROP_SHARE:
+    if not always and rng.random() >= BACKDROP_SHARE:
         return ()
     kind = rng.choice(sorted(BACKDROP_KINDS))
     role = "controller" if rng.random() < 0.5 else rng.choice(ONE_BROKER)
@@ -283,8 +298,12 @@ def cut_in_turn(seed: int, heal_at: float) -> tuple[Step, ...]:
     generator of its own seeded by `seed`, with probability `CUT_SHARE`; () when not
     drawn or there is no room for it."""
     rng = random.Random(f"{_CUT_SALT}:{seed}")
-    if rng.random() >= CUT_SHARE:
-        return ()
+    return cut_in_turn_from(rng, heal_at) if rng.random() < CUT_SHARE else ()
+
+
+def cut_in_turn_from(rng: random.Random, heal_at: float) -> tuple[Step, ...]:
+    """A controller cut in turn drawn from `rng` before `heal_at` (whatever `CUT_SHARE`
+    says); () when there is no room for it."""
     lag, overlap, tail = (round(rng.uniform(*pair), 1) for pair in (CUT_LAG, CUT_OVERLAP, CUT_TAIL))
     latest = _room(heal_at, lag + overlap + tail)
     if latest < _START_S:
@@ -298,8 +317,19 @@ def cut_in_turn(seed: int, heal_at: float) -> tuple[Step, ...]:
     )
 
 
+class GroupDraw(Protocol):
+    """A correlated fault's draw: its steps before `heal_at` from `rng` (with its
+    probability unless `always`), () when not drawn or there is no room."""
+
+    __name__: str
+
+    def __call__(
+        self, rng: random.Random, heal_at: float, always: bool = False
+    ) -> tuple[Step, ...]: ...
+
+
 #: Each correlated fault's draw, in the order a dense schedule draws them.
-CORRELATED: tuple[Callable[[random.Random, float], tuple[Step, ...]], ...] = (
+CORRELATED: tuple[GroupDraw, ...] = (
     double_outage,
     failover_after_restart,
     flapping_controller,

@@ -20,7 +20,9 @@ generic generator places it after the correlated faults and before the timed one
 where the overlap rules (`chaos.generator.overlap`) let its steps be beside the
 correlated faults. A seed whose race is placed draws its timed and triggered faults
 around it: those differ from what the seed drew before races existed (about one dense
-seed in seven); every other seed names the schedule it named. Pure; any thread.
+seed in seven); every other seed names the schedule it named. `race_from(rng, actions,
+heal_at)` draws one from the caller's generator whatever the share, as the blind hunt's
+grafts (`chaos.hunt.corpus`) do. Pure; any thread.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ __all__ = [
     "RACE_SHARE",
     "Race",
     "draw_race",
+    "race_from",
 ]
 
 #: The chance that a dense schedule draws a race.
@@ -79,8 +82,12 @@ def draw_race(seed: int, actions: Sequence[Action], heal_at: float) -> Race | No
     """The race of `seed` (module docstring) for a schedule with `actions` whose heal
     comes at `heal_at`, or None when none is drawn or it has no room."""
     rng = random.Random(f"{_SALT}:{seed}")
-    if rng.random() >= RACE_SHARE:
-        return None
+    return race_from(rng, actions, heal_at) if rng.random() < RACE_SHARE else None
+
+
+def race_from(rng: random.Random, actions: Sequence[Action], heal_at: float) -> Race | None:
+    """A race drawn from `rng` (whatever `RACE_SHARE` says) for a schedule with `actions`
+    whose heal comes at `heal_at`, or None when it has no room."""
     latest = heal_at - _BEFORE_HEAL_S
     chased = [a for a in actions if a.kind in CHASED and _START_S + 1.0 <= a.at_s <= latest]
     if chased and rng.random() < ADMIN_RACE_SHARE:

@@ -14,12 +14,18 @@ drop a step; add a step drawn from a fresh schedule at a time where it fits; shi
 by up to `SHIFT_S` either way; retarget a step to another role of the same kind of node;
 run the workload at the generator's other replication (`replicate`: pairs for three
 replicas or back, `chaos.generator.replication`), so that a schedule reaching rare
-behaviours on one is tried on the other. A step added, shifted or retargeted goes only
-where the generic mix's overlap rules (`chaos.generator.overlap`, each fault's window
-counted to its latest end and the recovery after it) let it be beside the faults it
-then overlaps, as the generic mix would have let it: a shift can move a fault into or
-out of another's company, which is what timing needs. Mutations keep every fault before
-the heal and the parent's seed (roles resolve from the seed and the step) and actions.
+behaviours on one is tried on the other; graft one of the generic mix's groups of faults
+(`GRAFTS`: a correlated fault, a controller cut in turn, a race chasing one of the
+schedule's admin operations or a reset of the controller's connection, with its forced
+controller election) drawn whatever its share, the parent's steps it could not be beside
+dropped for it: single steps never rebuild a group's timing, and a parent drawn without
+a race never gets one otherwise. A step added, shifted or retargeted goes only where the
+generic mix's overlap rules (`chaos.generator.overlap`, each fault's window counted to
+its latest end and the recovery after it) let it be beside the faults it then overlaps,
+as the generic mix would have let it: a shift can move a fault into or out of another's
+company, which is what timing needs. Mutations keep every fault before the heal and the
+parent's seed (roles resolve from the seed and the step) and actions (a race adds its
+`move-controller`).
 
 Every choice comes from one `random.Random(hunt_seed)` and the coverage recorded so far:
 the same hunt seed and the same coverage give the same schedules. Pure apart from that
@@ -36,13 +42,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from chaos.errors import ScheduleError
+from chaos.generator.correlated import CORRELATED, GroupDraw, cut_in_turn_from
 from chaos.generator.generic import generic_schedule
 from chaos.generator.overlap import clashes
+from chaos.generator.races import race_from
 from chaos.generator.replication import PAIRS, TRIPLES
-from chaos.generator.schedule import FaultSpec, Schedule, Step
+from chaos.generator.schedule import Action, FaultSpec, Schedule, Step
 
 __all__ = [
     "FRESH_SHARE",
+    "GRAFTS",
     "HEAL_S",
     "MUTATIONS",
     "Choice",
@@ -68,7 +77,12 @@ ROLE_FAMILIES: tuple[tuple[str, ...], ...] = (
     ("controller", "non-controller", "busiest-leader", "random-broker"),
     ("zk-leader", "zk-follower"),
 )
-MUTATIONS = ("drop", "add", "shift", "retarget", "replicate")
+MUTATIONS = ("drop", "add", "shift", "retarget", "replicate", "graft")
+#: The groups of faults a graft draws one of: the generic mix's correlated faults
+#: (`chaos.generator.correlated`), its controller cut in turn and its race
+#: (`chaos.generator.races`), each by the name of its draw.
+_GROUPS: dict[str, GroupDraw] = {draw.__name__.replace("_", "-"): draw for draw in CORRELATED}
+GRAFTS: tuple[str, ...] = (*_GROUPS, "cut-in-turn", "race")
 #: How many mutations are tried for one that was not run already, before a fresh seed.
 MUTATION_TRIES = 4
 _SEED_RANGE = 2**31
@@ -225,12 +239,42 @@ def _replicate(rng: random.Random, schedule: Schedule, _: _Draw) -> _Mutated:
     return dataclasses.replace(schedule, replication=other), what
 
 
+def _graft(rng: random.Random, schedule: Schedule, _: _Draw) -> _Mutated:
+    name = rng.choice(GRAFTS)
+    actions: tuple[Action, ...] = ()
+    if name == "race":
+        race = race_from(rng, schedule.actions, schedule.heal_at_s)
+        steps, actions = (race.steps, race.actions) if race is not None else ((), ())
+    elif name == "cut-in-turn":
+        steps = cut_in_turn_from(rng, schedule.heal_at_s)
+    else:
+        steps = _GROUPS[name](rng, schedule.heal_at_s, always=True)
+    if not steps:
+        return None, ""
+    # the parent's steps the group could not be beside make way for it, in time order
+    placed = list(steps)
+    for step in schedule.steps:
+        if next(clashes(step, placed), None) is None:
+            placed.append(step)
+    kept = placed[len(steps) :]
+    grafted = dataclasses.replace(
+        _with_steps(schedule, placed),
+        actions=tuple(sorted([*schedule.actions, *actions], key=lambda a: a.at_s)),
+    )
+    dropped = len(schedule.steps) - len(kept)
+    what = f"graft {name} at {min(s.at_s for s in steps):g}s" + (
+        f" (dropped {dropped} step{'s' if dropped != 1 else ''})" if dropped else ""
+    )
+    return grafted, what
+
+
 _OPERATIONS = {
     "drop": _drop,
     "add": _add,
     "shift": _shift,
     "retarget": _retarget,
     "replicate": _replicate,
+    "graft": _graft,
 }
 
 

@@ -5,6 +5,7 @@ the parent's seed and actions."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 from chaos.generator.generic import generic_schedule
@@ -12,11 +13,13 @@ from chaos.generator.overlap import clashes, overlap_violations
 from chaos.generator.replication import PAIRS, TRIPLES
 from chaos.generator.schedule import Action, FaultSpec, Schedule, Step
 from chaos.hunt.corpus import (
+    GRAFTS,
     HEAL_S,
     MUTATIONS,
     ROLE_FAMILIES,
     Corpus,
     Planner,
+    _graft,
     draw_schedule,
     mutate,
 )
@@ -106,7 +109,7 @@ def test_mutations_make_valid_schedules_with_faults_apart_before_the_heal() -> N
         assert 1 <= len(done) <= 2
         assert child != parent or all(d.startswith("shift") for d in done)
         assert child.seed == parent.seed
-        assert child.actions == parent.actions
+        assert _added_actions(parent, child) in ((), ("move-controller",))
         assert (child.heal_at_s, child.end_s) == (parent.heal_at_s, parent.end_s)
         assert all(s.ends_s <= child.heal_at_s for s in child.steps)
         assert overlap_violations(child) == []
@@ -139,6 +142,12 @@ def test_each_mutation_does_what_it_says() -> None:
         elif what.startswith("replicate"):
             assert child.steps == parent.steps
             assert {child.replication, parent.replication} == {PAIRS, TRIPLES}
+        elif what.startswith("graft"):
+            assert what.split()[1] in GRAFTS
+            grafted = set(child.steps) - set(parent.steps)
+            assert grafted
+            assert set(child.steps) - grafted <= set(parent.steps)
+            assert min(s.at_s for s in grafted) == float(what.split()[3].rstrip("s"))
         else:
             changed = [
                 (a.fault.target, b.fault.target)
@@ -165,7 +174,7 @@ def test_a_step_is_added_or_shifted_only_where_the_overlap_rules_let_it_be() -> 
         found = mutate(random.Random(seed), crowded, _draw)
         assert found is not None
         child, done = found
-        assert child.actions == crowded.actions
+        assert _added_actions(crowded, child) in ((), ("move-controller",))
         if len(done) == 1 and done[0].split()[0] in ("add", "shift"):
             kinds.add(done[0].split()[0])
             assert overlap_violations(child) == []
@@ -180,8 +189,68 @@ def test_nothing_is_added_beside_a_partition_of_the_whole_cluster() -> None:
     """A partition of the whole cluster overlaps nothing (overlap rule 1)."""
     partition = FaultSpec.of("partition", "all", {"grudge": "isolate"})
     whole = Schedule(1, (Step(1.0, 28.9, partition),), 30.0, 45.0)
-    # nor can it move: it ends a tenth of a second before the heal
-    assert all(mutate(random.Random(seed), whole, _draw) is None for seed in range(30))
+    # nor can it move: it ends a tenth of a second before the heal; a graft replaces it
+    for seed in range(30):
+        found = mutate(random.Random(seed), whole, _draw)
+        if found is not None:
+            child, done = found
+            assert done[0].startswith("graft")
+            assert overlap_violations(child) == []
+
+
+def _added_actions(parent: Schedule, child: Schedule) -> tuple[str, ...]:
+    """The kinds of the actions `child` has that `parent` has not (parent's all kept)."""
+    assert set(parent.actions) <= set(child.actions)
+    return tuple(a.kind for a in child.actions if a not in parent.actions)
+
+
+def test_a_graft_places_a_whole_group_and_drops_only_what_it_cannot_be_beside() -> None:
+    names = set()
+    for seed in range(200):
+        parent = _draw(seed)
+        child, what = _graft(random.Random(seed), parent, _draw)
+        if child is None:
+            continue
+        names.add(what.split()[1])
+        assert overlap_violations(child) == []
+        grafted = [s for s in child.steps if s not in parent.steps]
+        dropped = [s for s in parent.steps if s not in child.steps]
+        assert grafted
+        assert ("dropped" in what) == bool(dropped)
+        # every step dropped could not be beside the group (with the steps kept before it)
+        for step in dropped:
+            kept_before = [s for s in parent.steps if s in child.steps and s.at_s <= step.at_s]
+            assert next(clashes(step, [*grafted, *kept_before]), None) is not None
+        if what.split()[1] == "race":
+            (move,) = [a for a in child.actions if a not in parent.actions]
+            assert move.kind == "move-controller"
+            slowed = [s for s in grafted if s.fault.kind == "latency"]
+            assert slowed
+            assert slowed[0].fault.target == "controller"
+            assert slowed[0].at_s < move.at_s < slowed[0].ends_s
+        else:
+            assert child.actions == parent.actions
+    assert names == set(GRAFTS)
+
+
+def test_a_race_graft_chases_an_admin_operation_or_a_reset() -> None:
+    quiet = Schedule(1, (Step(6.0, 2.0, FaultSpec.of("kill", "non-controller")),), 30.0, 45.0)
+    chased = dataclasses.replace(
+        quiet, actions=(Action(12.0, "elect-leaders", (("topic", "chaos-random"),)),)
+    )
+    resets = elections = 0
+    for seed in range(200):
+        child, what = _graft(random.Random(seed), chased, _draw)
+        if child is None or not what.startswith("graft race"):
+            continue
+        (move,) = [a for a in child.actions if a.kind == "move-controller"]
+        if any(s.fault.kind == "zk-reset" for s in child.steps):
+            resets += 1
+        else:
+            elections += 1
+            assert 12.2 <= move.at_s <= 13.2  # `CHASE_LAG` after the operation
+    assert resets
+    assert elections
 
 
 def test_fresh_schedules_are_dense_so_a_short_run_holds_several_faults() -> None:
