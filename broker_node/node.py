@@ -61,6 +61,7 @@ from rpc.wire import (
 from security.tls_files import BROKER, TlsIdentity, broker_identity
 from zkdata.client import KafkaZkClient
 from zkdata.config_changes import ConfigChangesZk
+from zkdata.fenced_writes import observe_commits
 from zkdata.state_readers import ReaderSettings
 
 log = logging.getLogger(__name__)
@@ -200,6 +201,7 @@ class BrokerNode:
             ),
             connect=functools.partial(grpc_channel, tls=self._tls),
         )
+        observe_commits(self._kazoo, self.controller.writes_committed)
         self._kazoo.add_listener(
             SessionListener(
                 self._kazoo,

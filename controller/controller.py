@@ -41,6 +41,7 @@ from eventlog import (
     ControllerElected,
     ControllerObserved,
     ControllerResigned,
+    ControllerWritesCommitted,
     EventFailed,
     EventLog,
     MalformedZnode,
@@ -57,6 +58,7 @@ from rpc.messages import (
 from zkdata import paths
 from zkdata.client import KafkaZkClient
 from zkdata.errors import ControllerMovedError, ZnodeFormatError
+from zkdata.fenced_writes import Committed
 from zkdata.model import Broker
 
 log = logging.getLogger(__name__)
@@ -104,6 +106,20 @@ class KafkaController:
     def active_controller_id(self) -> int:
         """The controller as last observed, or -1."""
         return self._active_controller_id
+
+    def writes_committed(self, committed: Committed) -> None:
+        """Log a multi of fenced writes that committed (the thread that wrote: the event
+        thread; `zkdata.fenced_writes.observe_commits`)."""
+        self._events.emit(
+            ControllerWritesCommitted(
+                controller_id=self.broker_id,
+                controller_epoch=self.context.epoch,
+                epoch_zk_version=committed.epoch_zk_version,
+                zxid=committed.zxid,
+                writes=len(committed.ops),
+                paths=[op.path for op in committed.ops[:3]],
+            )
+        )
 
     def startup(self) -> None:
         """Start the event thread and join the election."""

@@ -87,6 +87,7 @@ from eventlog.events.topics import (
     TopicDeletionRequested,
     TopicDeletionStarted,
 )
+from eventlog.events.zk_writes import ControllerWritesCommitted
 from eventlog.kinds import READABLE_VERSIONS, SCHEMA_VERSION, EventKind
 from eventlog.log import (
     EventLog,
@@ -119,6 +120,7 @@ __all__ = [
     "ControllerFailoverStep",
     "ControllerObserved",
     "ControllerResigned",
+    "ControllerWritesCommitted",
     "Event",
     "EventDecodeError",
     "EventFailed",

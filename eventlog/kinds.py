@@ -22,6 +22,7 @@ class EventKind(StrEnum):
     BROKER_REGISTERED = "broker_registered"
     CONTROLLER_ELECTED = "controller_elected"
     CONTROLLER_RESIGNED = "controller_resigned"
+    CONTROLLER_WRITES_COMMITTED = "controller_writes_committed"
     CONTROLLER_OBSERVED = "controller_observed"
     REQUEST_ACCEPTED = "request_accepted"
     LIVE_BROKERS_CHANGED = "live_brokers_changed"

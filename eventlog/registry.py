@@ -17,12 +17,23 @@ from eventlog.events import (
     rounds,
     state,
     topics,
+    zk_writes,
 )
 
 __all__ = ["EVENT_MODULES", "EVENT_TYPES", "EventDecodeError", "decode"]
 
 #: The modules of the event types, in the order docs/events.md lists them.
-EVENT_MODULES = (broker, controller, state, rounds, replication, log_dirs, topics, channel)
+EVENT_MODULES = (
+    broker,
+    controller,
+    zk_writes,
+    state,
+    rounds,
+    replication,
+    log_dirs,
+    topics,
+    channel,
+)
 
 
 def _types() -> dict[str, type[Event]]:

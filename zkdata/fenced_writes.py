@@ -12,12 +12,22 @@ a batch fails on one of its own operations (e.g. BADVERSION of one state znode),
 batch is re-run one write per multi, pipelined, so that each write gets its own result;
 a batch that cannot be retried fails its writes alone, the others stand (`write`).
 Blocks the calling thread (the controller event thread).
+
+Every multi that commits is reported, with the zxid it committed at, to the observer
+registered for its ZooKeeper client (`observe_commits`): the controller logs each, so
+that a write of a superseded controller shows wherever it lands (docs/fencing.md). The
+zxid is the reply header's: ZooKeeper answers a write with the transaction's own zxid
+(its final processor applies and answers committed writes one at a time), and kazoo
+hands results over without headers, so the multi's result records the client's
+`last_zxid` at the moment the connection thread sets it, just after reading that header.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import weakref
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from kazoo.client import KazooClient, TransactionRequest
 from kazoo.exceptions import BadVersionError, KazooException, NoNodeError
@@ -162,6 +172,49 @@ def _result(raw: object) -> OpResult:
     raise TypeError(f"unexpected multi result {raw!r}")
 
 
+@dataclass(frozen=True, slots=True)
+class Committed:
+    """One multi that committed: its writes (the epoch check aside), the zkVersion it
+    checked `/controller_epoch` at (-1 checks nothing) and the zxid it committed at."""
+
+    ops: tuple[Op, ...]
+    epoch_zk_version: int
+    zxid: int
+
+
+#: Told of each multi that committed, on the thread that wrote (`observe_commits`).
+CommitObserver = Callable[[Committed], None]
+_OBSERVERS: weakref.WeakKeyDictionary[KazooClient, CommitObserver] = weakref.WeakKeyDictionary()
+
+
+def observe_commits(kazoo: KazooClient, observer: CommitObserver | None) -> None:
+    """Tell `observer` of every multi a `FencedWriter` on `kazoo` commits from now on
+    (None: no longer). One observer per client."""
+    if observer is None:
+        _OBSERVERS.pop(kazoo, None)
+    else:
+        _OBSERVERS[kazoo] = observer
+
+
+def _commit_async(kazoo: KazooClient, tx: TransactionRequest) -> Any:
+    """`tx.commit_async()`, whose result also carries `zxid`: the client's `last_zxid`
+    when the connection thread set the result, which is the reply header's zxid (kazoo
+    sets `last_zxid` from each header just before it sets that reply's result), or None
+    when the multi failed."""
+    result = kazoo.handler.async_result()
+    result.zxid = None
+    plain_set = result.set
+
+    def set_with_zxid(value: object = None) -> None:
+        result.zxid = kazoo.last_zxid
+        plain_set(value)
+
+    result.set = set_with_zxid
+    # what `commit_async` does, with the result above
+    kazoo._call(serialization.Transaction(tx.operations), result)
+    return result
+
+
 class FencedWriter:
     """Runs writes guarded by the controller epoch's zkVersion."""
 
@@ -182,16 +235,15 @@ class FencedWriter:
         results: list[OpResult] = []
         for chunk, async_result in pipelined(
             multi_chunks(ops),
-            lambda chunk: self._transaction(chunk, epoch_zk_version).commit_async(),
+            lambda chunk: self._commit_async(chunk, epoch_zk_version),
             MAX_MULTIS_IN_FLIGHT,
         ):
             try:
                 raw = list(async_result.get())
+                zxid = async_result.zxid
             except KazooException:  # connection loss mid-pipeline: redo this chunk with retries
                 try:
-                    raw = self._zk.retry(
-                        lambda c=chunk: list(self._transaction(c, epoch_zk_version).commit())
-                    )
+                    raw, zxid = self._zk.retry(self._commit, chunk, epoch_zk_version)
                 except KazooException as exc:  # given up: these writes fail, the rest stand
                     results.extend(exc for _ in chunk)
                     continue
@@ -199,8 +251,22 @@ class FencedWriter:
             if any(isinstance(r, Exception) for r in raw[1:]):
                 results.extend(self._one_by_one(chunk, epoch_zk_version))
             else:
+                self._committed(chunk, epoch_zk_version, zxid)
                 results.extend(_result(r) for r in raw[1:])
         return results
+
+    def _commit_async(self, chunk: Sequence[Op], epoch_zk_version: int) -> Any:
+        return _commit_async(self._zk, self._transaction(chunk, epoch_zk_version))
+
+    def _commit(self, chunk: Sequence[Op], epoch_zk_version: int) -> tuple[list[object], int]:
+        """Commit one multi and wait: its results and the zxid it committed at."""
+        async_result = self._commit_async(chunk, epoch_zk_version)
+        return list(async_result.get()), async_result.zxid
+
+    def _committed(self, chunk: Sequence[Op], epoch_zk_version: int, zxid: int | None) -> None:
+        observer = _OBSERVERS.get(self._zk)
+        if observer is not None and zxid is not None:
+            observer(Committed(tuple(chunk), epoch_zk_version, zxid))
 
     def _transaction(self, chunk: Sequence[Op], epoch_zk_version: int) -> TransactionRequest:
         tx = self._zk.transaction()
@@ -211,20 +277,21 @@ class FencedWriter:
         return tx
 
     def _one_by_one(self, chunk: Sequence[Op], epoch_zk_version: int) -> list[OpResult]:
-        pending = [self._transaction([op], epoch_zk_version).commit_async() for op in chunk]
+        pending = [self._commit_async([op], epoch_zk_version) for op in chunk]
         out: list[OpResult] = []
         for op, async_result in zip(chunk, pending, strict=True):
             try:
                 raw = list(async_result.get())
+                zxid = async_result.zxid
             except KazooException:
                 try:
-                    raw = self._zk.retry(
-                        lambda o=op: list(self._transaction([o], epoch_zk_version).commit())
-                    )
+                    raw, zxid = self._zk.retry(self._commit, [op], epoch_zk_version)
                 except KazooException as exc:
                     out.append(exc)
                     continue
             self._raise_if_fenced(raw[0])
+            if not isinstance(raw[1], Exception):
+                self._committed([op], epoch_zk_version, zxid)
             out.append(_result(raw[1]))
         return out
 

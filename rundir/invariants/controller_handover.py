@@ -24,17 +24,19 @@ happened before the run is not the run's doing. Pure; any thread.
   the network still held: a request written to a connection that a cut had silenced,
   which TCP delivers when the cut heals, after the channel was closed (seen 42.5 s
   after a resignation), and which the broker refuses by its epoch.
-- `controller_writes_fenced`: no partition state written by a controller lands after a
-  newer controller epoch was elected: no `leader_elected`, and no `isr_changed` by the
-  controller, with a `controller_epoch` below that of a `controller_elected` whose epoch
-  bump committed before it. A controller's writes are fenced by the `/controller_epoch`
-  version it won, so once a successor bumped the epoch they fail atomically. When the
-  write carries the `zxid` it committed at and the election its `epoch_zxid`, ZooKeeper's
-  order decides, with no grace: a write whose zxid exceeds the bump's is a violation,
-  however close the clocks put them. Otherwise (logs without zxids) the clock does: the
-  write must not be logged more than `SUPERSEDED_GRACE_MS` after the election (each of
-  those events is logged after its ZooKeeper write succeeded; the grace covers a write
-  that landed just before the bump and was logged just after it).
+- `controller_writes_fenced`: no write of a controller lands after a newer controller
+  epoch was elected: no `controller_writes_committed` (any multi of its fenced writes:
+  state znodes, assignments, deletions, notifications), no `leader_elected` and no
+  `isr_changed` by the controller, with a `controller_epoch` below that of a
+  `controller_elected` whose epoch bump committed before it. A controller's writes are
+  fenced by the `/controller_epoch` version it won, so once a successor bumped the epoch
+  they fail atomically. When the write carries the `zxid` it committed at and the
+  election its `epoch_zxid`, ZooKeeper's order decides, with no grace: a write whose
+  zxid exceeds the bump's is a violation, however close the clocks put them. Otherwise
+  (logs without zxids) the clock does: the write must not be logged more than
+  `SUPERSEDED_GRACE_MS` after the election (each of those events is logged after its
+  ZooKeeper write succeeded; the grace covers a write that landed just before the bump
+  and was logged just after it).
 """
 
 from __future__ import annotations
@@ -201,7 +203,7 @@ def _answered_after(
 
 
 def _controller_write(e: Event) -> bool:
-    return e.kind == "leader_elected" or (
+    return e.kind in ("leader_elected", "controller_writes_committed") or (
         e.kind == "isr_changed" and e.fields.get("by") == "controller"
     )
 
@@ -234,6 +236,12 @@ def controller_writes_fenced(logs: EventLogs, since_ms: int) -> InvariantResult:
 
 
 def _written(e: Event, epoch: int) -> str:
+    if e.kind == "controller_writes_committed":
+        return (
+            f"{e.fields.get('writes')} write(s) ({', '.join(map(str, e.fields.get('paths') or []))}"
+            f"{', ...' if (e.int_field('writes') or 0) > 3 else ''}) written at "
+            f"controller epoch {epoch}"
+        )
     return (
         f"{e.kind} of {e.fields.get('topic')}-{e.fields.get('partition')} (leader epoch "
         f"{e.fields.get('leader_epoch')}, zkVersion {e.fields.get('zk_version')}) written at "
