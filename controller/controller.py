@@ -37,11 +37,11 @@ from controller.event_manager import ControllerEventManager
 from controller.metrics import ControllerMetrics
 from controller.partition_state_machine import ElectionStats
 from controller.watchers import Watchers, controller_watch_events
+from controller.zk_outcomes import committed_event, failure
 from eventlog import (
     ControllerElected,
     ControllerObserved,
     ControllerResigned,
-    ControllerWritesCommitted,
     EventFailed,
     EventLog,
     MalformedZnode,
@@ -110,16 +110,7 @@ class KafkaController:
     def writes_committed(self, committed: Committed) -> None:
         """Log a multi of fenced writes that committed (the thread that wrote: the event
         thread; `zkdata.fenced_writes.observe_commits`)."""
-        self._events.emit(
-            ControllerWritesCommitted(
-                controller_id=self.broker_id,
-                controller_epoch=self.context.epoch,
-                epoch_zk_version=committed.epoch_zk_version,
-                zxid=committed.zxid,
-                writes=len(committed.ops),
-                paths=[op.path for op in committed.ops[:3]],
-            )
-        )
+        self._events.emit(committed_event(self.broker_id, self.context.epoch, committed))
 
     def startup(self) -> None:
         """Start the event thread and join the election."""
@@ -251,12 +242,18 @@ class KafkaController:
             case _ if active is not None:
                 dispatch_to_active(active, event)
 
-    def on_process_error(self, event: ev.ControllerEvent, error: BaseException) -> None:
-        """Record a failed event; answer its caller if it has one (event thread)."""
-        self._events.emit(
-            EventFailed(event=type(event).__name__, error=f"{type(error).__name__}: {error}"),
-        )
-        event.preempt()
+    def on_process_error(
+        self, event: ev.ControllerEvent, error: BaseException, may_retry: bool = False
+    ) -> bool:
+        """Record a failed event; True when it is to be handled again (`may_retry`, it
+        decides from ZooKeeper and lost the connection: Kafka's client would have retried
+        the request until connected); else answer its caller if it has one (event
+        thread)."""
+        failed, retry = failure(event, error, may_retry)
+        self._events.emit(failed)
+        if not retry:
+            event.preempt()
+        return retry
 
     def _on_controller_znode(self, watched: WatchedEvent) -> None:
         """Watch on `/controller` (kazoo's event thread): only enqueue what

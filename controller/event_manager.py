@@ -10,6 +10,13 @@ holds the next event instead of processing it: a controller that cannot reach Zo
 stops acting (DESIGN 4.5). The same session coming back (`resume`) releases it; an expiry
 arrives as `clear_and_put(Expire())`, which also releases the gate and preempts the event
 held.
+
+An event whose handling lost the ZooKeeper connection with the session kept is handled
+again, from the start, once the session is connected, when the processor says it may be
+(`on_process_error` returns True), at most `MAX_RETRIES` times: Kafka's ZooKeeper client
+retries such a request until connected, where kazoo fails it with ConnectionLoss, and a
+change read from ZooKeeper and dropped would be lost until the next one (a broker that
+registered while the controller's connection flapped stayed unknown to it).
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ from controller.states import ControllerState
 log = logging.getLogger(__name__)
 
 THREAD_NAME = "controller-event-thread"
+#: How many times one event is handled again after losing the connection.
+MAX_RETRIES = 5
 
 
 class EventProcessor(Protocol):
@@ -37,8 +46,11 @@ class EventProcessor(Protocol):
     def process(self, event: ControllerEvent) -> None:
         """Handle one event (on the event thread)."""
 
-    def on_process_error(self, event: ControllerEvent, error: BaseException) -> None:
-        """Report an exception `process` raised (on the event thread)."""
+    def on_process_error(
+        self, event: ControllerEvent, error: BaseException, may_retry: bool
+    ) -> bool | None:
+        """Report an exception `process` raised (on the event thread); True, when
+        `may_retry`, to have the event handled again once the session is connected."""
 
 
 @dataclass(slots=True)
@@ -137,16 +149,29 @@ class ControllerEventManager:
                 self._on_queue_time(waited)
             self.state = item.event.state
             try:
-                with collector.paused():
-                    self._processor.process(item.event)
-            except Exception as exc:  # the controller never dies of one event
-                log.exception("controller event %s failed", type(item.event).__name__)
-                try:
-                    self._processor.on_process_error(item.event, exc)
-                except Exception:
-                    log.exception("reporting the failure of %s failed", item.event)
+                for attempt in range(MAX_RETRIES + 1):
+                    if attempt and not self._pass_gate(clears):
+                        item.event.preempt()  # dropped by clear_and_put while held
+                        break
+                    if self._processed(item.event, retry=attempt < MAX_RETRIES):
+                        break
             finally:
                 self.state = ControllerState.IDLE
+
+    def _processed(self, event: ControllerEvent, retry: bool) -> bool:
+        """Process `event`; False when it failed and asks to be handled again (`retry`
+        says whether it may ask)."""
+        try:
+            with collector.paused():
+                self._processor.process(event)
+            return True
+        except Exception as exc:  # the controller never dies of one event
+            log.exception("controller event %s failed", type(event).__name__)
+            try:
+                return not (self._processor.on_process_error(event, exc, retry) and retry)
+            except Exception:
+                log.exception("reporting the failure of %s failed", event)
+                return True
 
     def _pass_gate(self, clears: int) -> bool:
         """Wait while the session is suspended; False when `clear_and_put` ran since the

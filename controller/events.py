@@ -30,6 +30,9 @@ class ControllerEvent:
     """Base of all events."""
 
     state: ClassVar[ControllerState] = ControllerState.IDLE
+    #: The handler decides from what it reads in ZooKeeper, so it may run again from the
+    #: start when it lost the connection (`ControllerEventManager`, `MAX_RETRIES`).
+    rereads: ClassVar[bool] = False
 
     def preempt(self) -> None:
         """Answer the caller, if any, because the event will not be processed."""
@@ -84,6 +87,7 @@ class BrokerChange(ControllerEvent):
     (not part of the event's value)."""
 
     state: ClassVar[ControllerState] = ControllerState.BROKER_CHANGE
+    rereads: ClassVar[bool] = True
     listing: BrokerListing | None = field(default=None, compare=False)
 
 
@@ -92,6 +96,7 @@ class BrokerModifications(ControllerEvent):
     """The registration of a known broker changed (its `/brokers/ids/N` data watch)."""
 
     state: ClassVar[ControllerState] = ControllerState.BROKER_CHANGE
+    rereads: ClassVar[bool] = True
     broker_id: int
 
 
@@ -100,6 +105,7 @@ class TopicChange(ControllerEvent):
     """The children of `/brokers/topics` changed: topics were created or removed."""
 
     state: ClassVar[ControllerState] = ControllerState.TOPIC_CHANGE
+    rereads: ClassVar[bool] = True
 
 
 @dataclass(frozen=True)
@@ -107,6 +113,7 @@ class PartitionModifications(ControllerEvent):
     """`/brokers/topics/T` changed: partitions may have been added to the topic."""
 
     state: ClassVar[ControllerState] = ControllerState.TOPIC_CHANGE
+    rereads: ClassVar[bool] = True
     topic: str
 
 
@@ -115,6 +122,7 @@ class TopicDeletion(ControllerEvent):
     """The children of `/admin/delete_topics` changed."""
 
     state: ClassVar[ControllerState] = ControllerState.TOPIC_DELETION
+    rereads: ClassVar[bool] = True
 
 
 @dataclass(frozen=True)
@@ -143,6 +151,7 @@ class IsrChangeNotification(ControllerEvent):
     """Leaders recorded ISR changes under `/isr_change_notification`."""
 
     state: ClassVar[ControllerState] = ControllerState.ISR_CHANGE
+    rereads: ClassVar[bool] = True
 
 
 @dataclass(frozen=True)
@@ -163,6 +172,7 @@ class LogDirEventNotification(ControllerEvent):
     """Brokers recorded log-directory failures under `/log_dir_event_notification`."""
 
     state: ClassVar[ControllerState] = ControllerState.LOG_DIR_CHANGE
+    rereads: ClassVar[bool] = True
 
 
 @dataclass(frozen=True)
@@ -170,6 +180,7 @@ class PartitionReassignment(ControllerEvent):
     """`/admin/reassign_partitions` was created or changed."""
 
     state: ClassVar[ControllerState] = ControllerState.ALTER_PARTITION_REASSIGNMENT
+    rereads: ClassVar[bool] = True
 
 
 @dataclass(frozen=True)
@@ -178,6 +189,7 @@ class PartitionReassignmentIsrChange(ControllerEvent):
     target replica."""
 
     state: ClassVar[ControllerState] = ControllerState.ALTER_PARTITION_REASSIGNMENT
+    rereads: ClassVar[bool] = True
     topic_partition: TopicPartition
 
 
@@ -188,6 +200,7 @@ class TopicConfigChange(ControllerEvent):
     partitions (Kafka's TopicUncleanLeaderElectionEnable)."""
 
     state: ClassVar[ControllerState] = ControllerState.TOPIC_UNCLEAN_LEADER_ELECTION_ENABLE
+    rereads: ClassVar[bool] = True
     topic: str
 
 
@@ -196,6 +209,7 @@ class ReplicaLeaderElection(ControllerEvent):
     """`/admin/preferred_replica_election` was created or changed."""
 
     state: ClassVar[ControllerState] = ControllerState.MANUAL_LEADER_BALANCE
+    rereads: ClassVar[bool] = True
 
 
 @dataclass(frozen=True)
@@ -231,6 +245,7 @@ class AutoPreferredReplicaLeaderElection(ControllerEvent):
     """The leader-imbalance timer fired: move leaderships back to preferred replicas."""
 
     state: ClassVar[ControllerState] = ControllerState.AUTO_LEADER_BALANCE
+    rereads: ClassVar[bool] = True
 
 
 @dataclass(frozen=True)

@@ -136,6 +136,10 @@ class EventFailed(Event):
     """
     error: str
     """`"<ExceptionType>: <message>"`"""
+    retried: bool | Absent = ABSENT
+    """`true`: the handling lost the ZooKeeper connection (the session kept) and the
+    event is handled again once connected, as Kafka's client retries a request until
+    connected; absent in older logs"""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -75,7 +75,9 @@ class RecordingProcessor:
             raise RuntimeError(event.message)
         self.processed.append(event)
 
-    def on_process_error(self, event: ControllerEvent, error: BaseException) -> None:
+    def on_process_error(
+        self, event: ControllerEvent, error: BaseException, may_retry: bool = False
+    ) -> None:
         self.errors.append((event, error, threading.current_thread().name))
 
 
@@ -225,7 +227,9 @@ def test_exception_is_reported_and_later_events_are_processed(
 class BrokenReporter(RecordingProcessor):
     """A processor whose error report itself raises."""
 
-    def on_process_error(self, event: ControllerEvent, error: BaseException) -> None:
+    def on_process_error(
+        self, event: ControllerEvent, error: BaseException, may_retry: bool = False
+    ) -> None:
         raise ValueError("reporting failed too")
 
 
