@@ -30,7 +30,10 @@ happened before the run is not the run's doing. Pure; any thread.
 Both name a topic caught in Kafka 2.x's deletion-reassignment deadlock
 (`rundir.invariants.deletion_deadlock`) as that: a correct controller stalls there as
 Kafka's does, so when every violation is that deadlock the result is `allowed` (shown, not
-failing), and otherwise the note counts the ones it explained.
+failing), and otherwise the note counts the ones it explained. A `reassignment_failed`
+of a partition the deadlock holds, never completed, is one of the stalled reassignment's
+tries (a new partition whose replicas were all away has no state znode to bump, and
+Kafka's controller, finding none, leaves the reassignment pending too).
 
 The controller handover's (`paused_controller_resigns`, `resigned_controller_silent`,
 `controller_writes_fenced`) are `rundir.invariants.controller_handover`'s.
@@ -150,12 +153,15 @@ def reassignment_completes(
             refused.add(key)
         else:
             failed.append((key, event.controller_epoch, e, event.reason))
+    unfinished = any(key not in done for key in started)
+    stuck = deadlocked(events) if unfinished else frozenset()
     for key, epoch, e, reason in failed:
         if handled_at.get(key, -1) <= epoch:  # no newer controller took the partition over
             name = f"{key[0]}-{key[1]}"
-            violations.append(Violation(name, f"reassignment failed: {reason}", (e,)))
-    unfinished = any(key not in done for key in started)
-    stuck = deadlocked(events) if unfinished else frozenset()
+            if key[0] in stuck and key not in done:  # a try of the deadlock's waiting
+                explained.append(Violation(name, f"failed ({reason}): {EXPLANATION}", (e,)))
+            else:
+                violations.append(Violation(name, f"reassignment failed: {reason}", (e,)))
     for key, e in sorted(started.items()):
         if key not in done:
             subject = f"{key[0]}-{key[1]}"

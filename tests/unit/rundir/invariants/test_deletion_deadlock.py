@@ -8,7 +8,9 @@ from eventlog import (
     BrokerChange,
     IsrChanged,
     LeaderElected,
+    LeaderElectionFailed,
     ReassignmentCompleted,
+    ReassignmentFailed,
     ReassignmentStarted,
     TopicDeletionIneligible,
     TopicDeletionRequested,
@@ -217,3 +219,55 @@ def test_a_reassignment_started_while_its_leader_was_live_is_not_the_deadlock() 
     _started(b)
     _elected(b, leader=2)  # an election tells the new replicas whom to follow
     assert deadlocked(events_since(b.logs(), 0)) == frozenset()
+
+
+def _failed(b: EventLogBuilder, topic: str = "t-side", partition: int = 0) -> None:
+    b.emit(
+        "broker3",
+        ReassignmentFailed(
+            topic=topic,
+            partition=partition,
+            target=[2, 1],
+            reason="the state znode is missing or does not decode",
+            controller_epoch=5,
+        ),
+    )
+
+
+def test_a_failed_try_of_a_partition_the_deadlock_holds_is_part_of_it() -> None:
+    """A soak's run: a new partition whose replicas were all away got no state znode, its
+    topic was queued for deletion before they came back, and each try of its reassignment
+    failed on the missing znode, as Kafka's leaves it pending."""
+    b = EventLogBuilder()
+    b.emit(
+        "broker3",
+        LeaderElectionFailed(
+            topic="t-side",
+            partition=0,
+            reason="no live replica to lead a new partition",
+            controller_epoch=5,
+        ),
+    )
+    _started(b)
+    _failed(b)
+    _queued(b)
+    _halted(b)
+    _failed(b)
+    result = reassignment_completes(b.logs(), 0, {"t"})
+    assert result.status() == "allowed", result
+    assert [v.explanation.split(":")[0] for v in result.violations] == [
+        "failed (the state znode is missing or does not decode)",
+        "failed (the state znode is missing or does not decode)",
+        "never completed",
+    ]
+
+
+def test_a_failure_outside_the_deadlock_still_fails() -> None:
+    b = _deadlock()
+    _failed(b, topic="t-other", partition=2)
+    result = reassignment_completes(b.logs(), 0, {"t"})
+    assert not result.ok
+    (violation,) = result.violations
+    assert violation.explanation == (
+        "reassignment failed: the state znode is missing or does not decode"
+    )
