@@ -258,7 +258,9 @@ class FencedWriter:
     def _commit_async(self, chunk: Sequence[Op], epoch_zk_version: int) -> Any:
         return _commit_async(self._zk, self._transaction(chunk, epoch_zk_version))
 
-    def _commit(self, chunk: Sequence[Op], epoch_zk_version: int) -> tuple[list[object], int]:
+    def _commit(
+        self, chunk: Sequence[Op], epoch_zk_version: int
+    ) -> tuple[list[object], int | None]:
         """Commit one multi and wait: its results and the zxid it committed at."""
         async_result = self._commit_async(chunk, epoch_zk_version)
         return list(async_result.get()), async_result.zxid
