@@ -50,7 +50,12 @@ only where it fits:
   ends, so the deposed controller reaches the brokers again while it still cannot learn
   that it was deposed, its queued requests of the old epoch with it; the second cut
   ends `CUT_TAIL` later (overlap rule 3's fifth exception): a network failing the
-  controller one path after another and healing in the other order.
+  controller one path after another and healing in the other order. Both cuts name
+  `controller`, resolved as each starts: a forced controller election
+  (`move-controller`) between them would land the second on another broker, so
+  `outside_cut(steps, actions)` takes out of `actions` those from `CUT_CALM_S` before
+  the first cut to the start of the second (the generic generator and the blind hunt's
+  grafts apply it).
 
 Each draw of `CORRELATED` takes `always` (and `cut_in_turn_from` is the cut's): drawn
 whatever its probability says, from the caller's generator, as the blind hunt's grafts
@@ -63,12 +68,12 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from chaos.faults.params import Scalar
 from chaos.generator.fault_draws import ONE_BROKER
-from chaos.generator.schedule import FaultSpec, Step
+from chaos.generator.schedule import Action, FaultSpec, Step
 from chaos.generator.timings import BACKDROP_HOLD, OUTAGE_HOLD
 from domain.profiles import FAST, setting
 
@@ -91,6 +96,7 @@ __all__ = [
     "double_outage",
     "failover_after_restart",
     "flapping_controller",
+    "outside_cut",
 ]
 
 #: The compose cluster's broker ids.
@@ -150,6 +156,10 @@ CUT_OVERLAP = (7.5, 9.0)
 CUT_TAIL = (1.5, 3.0)
 #: Mixed into its seed.
 _CUT_SALT = "cut"
+#: How long before a controller cut in turn no forced controller election may come (s):
+#: the election it starts is over, and its winner named, before the cut resolves
+#: `controller`.
+CUT_CALM_S = 2.0
 #: The chance that a dense schedule has a slowed broker as its backdrop.
 BACKDROP_SHARE = 0.4
 #: The kinds that slow a broker for a backdrop, and their params.
@@ -159,6 +169,11 @@ BACKDROP_SHARE = 0.4
 BACKDROP_KINDS: Mapping[str, Mapping[str, tuple[Scalar, ...]]] = {
     "latency": {"delay_ms": (50, 100, 300, 800)},
 }
+
+
+#: A controller cut in turn's two cuts.
+_CUT_FIRST = FaultSpec.of("broker-isolate", "controller")
+_CUT_SECOND = FaultSpec.of("zk-isolate", "controller")
 
 
 def _room(heal_at: float, at: float) -> float:
@@ -310,11 +325,28 @@ def cut_in_turn_from(rng: random.Random, heal_at: float) -> tuple[Step, ...]:
         return ()
     at = round(rng.uniform(_START_S, latest), 1)
     return (
-        Step(at, round(lag + overlap, 1), FaultSpec.of("broker-isolate", "controller")),
-        Step(
-            round(at + lag, 1), round(overlap + tail, 1), FaultSpec.of("zk-isolate", "controller")
-        ),
+        Step(at, round(lag + overlap, 1), _CUT_FIRST),
+        Step(round(at + lag, 1), round(overlap + tail, 1), _CUT_SECOND),
     )
+
+
+def outside_cut(steps: Sequence[Step], actions: Sequence[Action]) -> list[Action]:
+    """`actions` without the forced controller elections (`move-controller`) that would
+    move the controller between the two cuts of a controller cut in turn among `steps`
+    (module docstring): from `CUT_CALM_S` before the first cut to the second's start."""
+    cuts = [s for s in steps if s.fault == _CUT_FIRST]
+    zk_cuts = [s for s in steps if s.fault == _CUT_SECOND]
+    windows = [
+        (cut.at_s - CUT_CALM_S, then.at_s)
+        for cut in cuts
+        for then in zk_cuts
+        if cut.at_s < then.at_s < cut.ends_s
+    ]
+    return [
+        a
+        for a in actions
+        if a.kind != "move-controller" or not any(lo <= a.at_s <= hi for lo, hi in windows)
+    ]
 
 
 class GroupDraw(Protocol):

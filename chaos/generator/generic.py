@@ -21,7 +21,8 @@ seed's meaning):
 3. The timed faults. First, in a dense schedule, maybe correlated faults
    (`chaos.generator.correlated`): a double outage, a failover after a restart, a
    flapping controller, a backdrop, ..., then a controller cut in turn drawn from a
-   generator of its own. Then, with admin operations, maybe a race
+   generator of its own (a forced controller election between its two cuts is taken
+   out, `chaos.generator.correlated.outside_cut`). Then, with admin operations, maybe a race
    (`chaos.generator.races`: a forced controller election chasing an admin operation
    or a reset of the controller's ZooKeeper connection, the controller's links slowed
    around it), drawn from a generator of its own and placed where it fits beside the
@@ -68,7 +69,7 @@ from chaos.errors import BadTiming
 from chaos.faults.params import Scalar
 from chaos.faults.registry import FAULT_TYPES, fault_type
 from chaos.generator.admin_draws import draw_actions, side_topic
-from chaos.generator.correlated import CORRELATED, cut_in_turn
+from chaos.generator.correlated import CORRELATED, cut_in_turn, outside_cut
 from chaos.generator.fault_draws import FAULT_DRAWS, kind_pool
 from chaos.generator.overlap import clashes, takes_broker_away, window
 from chaos.generator.races import draw_race
@@ -174,6 +175,7 @@ def generic_schedule(
     pairs = replication.factor < len(BROKER_IDS)
     acts = draw_actions(rng, topic, heal_at, pairs) if actions else []
     draw.correlated(seed)
+    acts = outside_cut(draw.steps, acts)
     if actions and not draw.sparse:
         acts = draw.race(seed, acts)
     draw.timed()
@@ -277,7 +279,9 @@ class _Draw:
     def race(self, seed: int, acts: list[Action]) -> list[Action]:
         """`acts` with the race of `seed` (step 3) when its steps fit; `acts` else."""
         race = draw_race(seed, acts, self.heal_at)
-        if race is None or not self._add(race.steps):
+        if race is None or outside_cut(self.steps, race.actions) != list(race.actions):
+            return acts
+        if not self._add(race.steps):
             return acts
         return sorted([*acts, *race.actions], key=lambda a: a.at_s)
 

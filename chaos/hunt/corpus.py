@@ -18,8 +18,10 @@ behaviours on one is tried on the other; graft one of the generic mix's groups o
 (`GRAFTS`: a correlated fault, a controller cut in turn, a race chasing one of the
 schedule's admin operations or a reset of the controller's connection, with its forced
 controller election) drawn whatever its share, the parent's steps it could not be beside
-dropped for it: single steps never rebuild a group's timing, and a parent drawn without
-a race never gets one otherwise. A step added, shifted or retargeted goes only where the
+dropped for it, and so are its forced controller elections between a cut in turn's two
+cuts (`chaos.generator.correlated.outside_cut`; a race whose own would be is not
+grafted): single steps never rebuild a group's timing, and a parent drawn without a race
+never gets one otherwise. A step added, shifted or retargeted goes only where the
 generic mix's overlap rules (`chaos.generator.overlap`, each fault's window counted to
 its latest end and the recovery after it) let it be beside the faults it then overlaps,
 as the generic mix would have let it: a shift can move a fault into or out of another's
@@ -42,7 +44,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from chaos.errors import ScheduleError
-from chaos.generator.correlated import CORRELATED, GroupDraw, cut_in_turn_from
+from chaos.generator.correlated import CORRELATED, GroupDraw, cut_in_turn_from, outside_cut
 from chaos.generator.generic import generic_schedule
 from chaos.generator.overlap import clashes
 from chaos.generator.races import race_from
@@ -257,10 +259,12 @@ def _graft(rng: random.Random, schedule: Schedule, _: _Draw) -> _Mutated:
         if next(clashes(step, placed), None) is None:
             placed.append(step)
     kept = placed[len(steps) :]
-    grafted = dataclasses.replace(
-        _with_steps(schedule, placed),
-        actions=tuple(sorted([*schedule.actions, *actions], key=lambda a: a.at_s)),
-    )
+    merged = sorted([*schedule.actions, *actions], key=lambda a: a.at_s)
+    # no forced election between a cut in turn's two cuts (the race's own makes it none)
+    kept_actions = outside_cut(placed, merged)
+    if not set(actions) <= set(kept_actions):
+        return None, ""
+    grafted = dataclasses.replace(_with_steps(schedule, placed), actions=tuple(kept_actions))
     dropped = len(schedule.steps) - len(kept)
     what = f"graft {name} at {min(s.at_s for s in steps):g}s" + (
         f" (dropped {dropped} step{'s' if dropped != 1 else ''})" if dropped else ""

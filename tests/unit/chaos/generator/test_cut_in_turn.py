@@ -6,10 +6,17 @@ from __future__ import annotations
 
 import pytest
 
-from chaos.generator.correlated import CUT_LAG, CUT_OVERLAP, CUT_TAIL, cut_in_turn
+from chaos.generator.correlated import (
+    CUT_CALM_S,
+    CUT_LAG,
+    CUT_OVERLAP,
+    CUT_TAIL,
+    cut_in_turn,
+    outside_cut,
+)
 from chaos.generator.generic import generic_schedule
 from chaos.generator.overlap import clashes, overlap_violations
-from chaos.generator.schedule import FaultSpec, Step
+from chaos.generator.schedule import Action, FaultSpec, Step
 
 _BROKERS = FaultSpec.of("broker-isolate", "controller")
 _ZK = FaultSpec.of("zk-isolate", "controller")
@@ -72,3 +79,25 @@ def test_dense_schedules_hold_cuts_within_the_overlap_rules() -> None:
             held.append(schedule)
     assert len(held) >= 5
     assert all(overlap_violations(schedule) == [] for schedule in held)
+
+
+def test_no_forced_election_between_the_two_cuts() -> None:
+    cut, isolated = _cut()  # the first cut at 6 s, the second at 18 s
+    acts = [Action(at, "move-controller") for at in (3.9, 4.0, 12.0, 18.0, 18.1)]
+    assert [a.at_s for a in outside_cut((cut, isolated), acts)] == [3.9, 18.1]
+    elect = Action(12.0, "elect-leaders", (("topic", "t"),))
+    assert outside_cut((cut, isolated), [elect]) == [elect]
+    assert outside_cut((cut,), acts) == acts  # no second cut: nothing to keep apart
+
+
+def test_dense_schedules_move_no_controller_between_their_cuts() -> None:
+    checked = 0
+    for seed in range(300):
+        schedule = generic_schedule(seed, 45, heal_s=15, sparse=False)
+        steps = cut_in_turn(seed, schedule.heal_at_s)
+        if steps and all(s in schedule.steps for s in steps):
+            checked += 1
+            lo, hi = steps[0].at_s - CUT_CALM_S, steps[1].at_s
+            moves = [a.at_s for a in schedule.actions if a.kind == "move-controller"]
+            assert not [at for at in moves if lo <= at <= hi], seed
+    assert checked >= 15
