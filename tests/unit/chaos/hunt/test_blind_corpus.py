@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from collections import Counter
 
 from chaos.generator.correlated import outside_cut
 from chaos.generator.generic import generic_schedule
+from chaos.generator.groups import groups_in
 from chaos.generator.overlap import clashes, overlap_violations
 from chaos.generator.replication import PAIRS, TRIPLES
 from chaos.generator.schedule import Action, FaultSpec, Schedule, Step
@@ -83,6 +85,37 @@ def test_without_any_behaviour_reached_every_run_is_fresh() -> None:
 def test_a_schedule_is_never_chosen_twice_by_mutation() -> None:
     chosen = [s for o, s in _choices(9, 25) if o.startswith("run ")]
     assert len(chosen) == len(set(chosen))
+
+
+def test_a_rare_graft_takes_the_group_the_runs_held_least() -> None:
+    planner = Planner(1, _draw, fresh_share=0.0)
+    for seed in (1, 2, 3):
+        planner.record(_draw(seed), frozenset({f"b{seed}"}))
+    held = Counter(g for seed in (1, 2, 3) for g in groups_in(_draw(seed)))
+    parent = planner.corpus.entries[0]
+    lacking = [g for g in GRAFTS if g not in groups_in(parent.schedule)]
+    fewest = min(held[g] for g in lacking)
+    for _ in range(10):
+        assert held[planner._rarest(parent) or ""] == fewest
+    child = mutate(random.Random(4), parent.schedule, _draw, graft="cut-in-turn")
+    assert child is not None
+    assert child[1][0].startswith("graft cut-in-turn")
+    assert "cut-in-turn" in groups_in(child[0])
+
+
+def test_hunts_of_ten_runs_hold_most_groups() -> None:
+    """Single-step mutations of a parent rarely build a group it lacks: grafting the
+    group the runs held least brings most of the nine into ten runs."""
+    counts = []
+    for hunt in range(12):
+        planner = Planner(f"{hunt}:groups", _draw)
+        held: set[str] = set()
+        for run in range(10):
+            choice = planner.next()
+            held |= groups_in(choice.schedule)
+            planner.record(choice.schedule, frozenset({f"{hunt}:{run % 4}"}))
+        counts.append(len(held))
+    assert sum(counts) / len(counts) >= 7
 
 
 def test_rare_behaviours_weigh_more_and_record_counts_the_new_ones() -> None:
