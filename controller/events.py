@@ -73,9 +73,11 @@ class Expire(ControllerEvent):
 @dataclass(frozen=True)
 class RegisterBrokerAndReelect(ControllerEvent):
     """A new session is up after an expiry: register the broker again (new broker epoch)
-    and run for election."""
+    and run for election. Handled again after a lost connection, as Kafka's registration
+    retries until connected: a node its own session made counts as registered."""
 
     state: ClassVar[ControllerState] = ControllerState.CONTROLLER_CHANGE
+    rereads: ClassVar[bool] = True
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ MEANINGS: Mapping[str, str] = {
     names.TOPIC_DELETION_COMPLETES: "every topic deletion requested completes",
     names.CONTROLLER_WRITES_FENCED: "a superseded controller's ZooKeeper writes fail",
     names.REGISTRATION_SERVED: "a registered broker hears from the controller within 15 s",
+    names.REREGISTRATION_COMPLETES: "a broker registers again within 15 s of a new session",
     names.DEAD_BROKER_FORGOTTEN: "a dead broker leaves every live broker's metadata in 10 s",
     names.STALE_REQUESTS_FENCED: "a late copy of a control request is fenced by its epoch",
     names.LEADER_IN_ISR: "a partition's leader is a member of its ISR",

@@ -48,6 +48,7 @@ from chaos.faults.lost_reply_spell import (
     series_check,
 )
 from chaos.faults.netfault import NetworkFault
+from chaos.faults.params import ParamRule, Scalar, number
 from chaos.faults.process import PAUSED, frozen, thawed, unpause_paused
 from chaos.faults.rules import drop_replies_to, packet_counts
 from chaos.faults.tcp_watch import TcpConnection, parse_cons, parse_ss
@@ -108,6 +109,31 @@ class NetnsWire:
         return parse_cons(listing).get((self._cluster.ip(broker), conn.local_port), 0)
 
 
+def _hold(value: Scalar) -> bool:
+    found = number(value)
+    return found is not None and 0 < found <= MAX_HOLD_S
+
+
+def _window(value: Scalar) -> bool:
+    found = number(value)
+    return found is not None and 0 <= found <= MAX_WINDOW_S
+
+
+def _flag(value: Scalar) -> bool:
+    return isinstance(value, bool)
+
+
+#: The params of `zk-lost-reply` (`chaos.faults.registry`): how long a spell may freeze
+#: the leader, how long spells may follow one another, and whether only a write its
+#: server holds is caught (`perform_spell`), not a handshake or a read waiting
+#: unanswered.
+LOST_REPLY_PARAMS = (
+    ParamRule("hold_s", DEFAULT_HOLD_S, _hold, f"in (0, {MAX_HOLD_S:g}]"),
+    ParamRule("window_s", 0, _window, f"in [0, {MAX_WINDOW_S:g}]"),
+    ParamRule("writes_only", False, _flag, "true or false"),
+)
+
+
 @dataclass(frozen=True, slots=True)
 class ZkLostReply(NetworkFault):
     """Lost-reply spells on the target brokers (module docstring); took effect when each
@@ -116,6 +142,7 @@ class ZkLostReply(NetworkFault):
 
     hold_s: float = DEFAULT_HOLD_S
     window_s: float = 0.0
+    writes_only: bool = False
     KIND: ClassVar[str] = "zk-lost-reply"
     _spells: list[SpellReport] = field(default_factory=list, compare=False, hash=False, repr=False)
     _trace: list[dict[str, Any]] = field(
@@ -134,25 +161,43 @@ class ZkLostReply(NetworkFault):
             raise BadFaultData(
                 f"{self.KIND}: window_s must be in [0, {MAX_WINDOW_S}], got {window}"
             )
+        if not isinstance(self.writes_only, bool):
+            raise BadFaultData(f"{self.KIND}: writes_only must be true or false")
+
+    @classmethod
+    def from_params(cls, targets: tuple[str, ...], params: Mapping[str, Scalar]) -> Self:
+        """Build from a step's targets and normalized params (`LOST_REPLY_PARAMS`)."""
+        hold, window = (number(params[name]) for name in ("hold_s", "window_s"))
+        writes_only = params.get("writes_only", False)
+        if hold is None or window is None or not isinstance(writes_only, bool):
+            raise BadFaultData(f"{cls.KIND}: bad params {dict(params)}")
+        return cls(targets, float(hold), float(window), writes_only)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Self:
         """Rebuild from `describe()`."""
-        no_extra_fields(data, {"targets", "hold_s", "window_s"}, cls.KIND)
+        no_extra_fields(data, {"targets", "hold_s", "window_s", "writes_only"}, cls.KIND)
         hold = number_from(data, "hold_s", DEFAULT_HOLD_S, cls.KIND)
         window = data.get("window_s", 0.0)
-        return cls(targets_from(data, cls.KIND), hold, window)
+        writes_only = data.get("writes_only", False)
+        return cls(targets_from(data, cls.KIND), hold, window, writes_only)
 
     def params(self) -> dict[str, Any]:
-        """The hold and the window."""
-        return {"hold_s": self.hold_s, "window_s": self.window_s}
+        """The hold, the window and whether only writes are caught."""
+        return {"hold_s": self.hold_s, "window_s": self.window_s, "writes_only": self.writes_only}
 
     def start(self, cluster: FaultTarget) -> None:
         """Perform the spells (this blocks while they last)."""
         wire = NetnsWire(cluster, self.fault_id)
         self._trace.clear()
         self._spells[:] = perform_spells(
-            cluster, self.targets, self.hold_s, self.window_s, wire, trace=self._trace
+            cluster,
+            self.targets,
+            self.hold_s,
+            self.window_s,
+            wire,
+            trace=self._trace,
+            writes_only=self.writes_only,
         )
 
     def trace(self) -> list[dict[str, Any]]:

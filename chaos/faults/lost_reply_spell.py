@@ -25,6 +25,7 @@ blocks it while the spells last.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -142,9 +143,14 @@ def perform_spell(
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
     trace: list[dict[str, Any]] | None = None,
+    writes_only: bool = False,
 ) -> SpellReport:
-    """One spell (module docstring); what it saw is appended to `trace`. The leader is
-    thawed and the rules deleted however the spell ends."""
+    """One spell (module docstring); what it saw is appended to `trace`. With
+    `writes_only`, a connection is caught only by what its server holds (a write waiting
+    for the frozen leader), never by its bytes alone: a TLS handshake or a new session's
+    handshake also waits unanswered, and a connection to the frozen leader itself is
+    not caught at all. The leader is thawed and the rules deleted however the spell
+    ends."""
     trace = [] if trace is None else trace
     leader = ensemble_leader(cluster)
     watches = {broker: UnansweredWatch() for broker in targets}
@@ -179,6 +185,8 @@ def perform_spell(
                     conn = watches[broker].update(sample)
                     queued = _queued(wire, broker, sample, at_ms, queued_since, leader_ip)
                     trace.append(_sampled(at_ms, broker, sample, watches[broker], queued))
+                    if writes_only:
+                        conn = None
                     conn = conn or _held_long_enough(broker, sample, at_ms, queued_since)
                     if conn is None:
                         continue
@@ -217,19 +225,22 @@ def perform_spells(
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
     trace: list[dict[str, Any]] | None = None,
+    writes_only: bool = False,
 ) -> tuple[SpellReport, ...]:
-    """Spells one after another until one catches a request or `window_s` has passed
-    (one spell when it is 0; the last one's hold cut to what is left, but never below
-    `MIN_HOLD_S`); the reports in order. Each spell appends to `trace`."""
+    """Spells one after another until one catches a request (a write, with
+    `writes_only`) or `window_s` has passed (one spell when it is 0; the last one's hold
+    cut to what is left, but never below `MIN_HOLD_S`); the reports in order. Each spell
+    appends to `trace`."""
     started = clock()
-    reports = [perform_spell(cluster, targets, hold_s, wire, clock, sleep, trace)]
+    spell = functools.partial(perform_spell, writes_only=writes_only)
+    reports = [spell(cluster, targets, hold_s, wire, clock, sleep, trace)]
     while not reports[-1].caught:
         left = window_s - (clock() - started) - BREATHER_S
         if left < MIN_HOLD_S:
             break
         sleep(BREATHER_S)
         hold = min(hold_s, left)
-        reports.append(perform_spell(cluster, targets, hold, wire, clock, sleep, trace))
+        reports.append(spell(cluster, targets, hold, wire, clock, sleep, trace))
     return tuple(reports)
 
 

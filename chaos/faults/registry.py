@@ -15,7 +15,7 @@ A new kind is one entry here and a fault class.
 | `partition` | any role | yes | `grudge` (`halves`) |
 | `zk-isolate` | brokers | yes | - |
 | `zk-deaf` | brokers | yes | - |
-| `zk-lost-reply` | brokers | no: duration 0 | `hold_s` (2.5), `window_s` (0) |
+| `zk-lost-reply` | brokers | no: duration 0 | `hold_s` (2.5), `window_s` (0), `writes_only` (no) |
 | `zk-reset` | brokers | no: duration 0 | - |
 | `broker-isolate` | brokers | yes | - |
 | `session-expire` | brokers | either (see below) | - |
@@ -70,8 +70,7 @@ from chaos.faults.disk import DiskEio, DiskFault, DiskFull, DiskSlow
 from chaos.faults.fields import BadFaultData, targets_from
 from chaos.faults.grudge import GRUDGES
 from chaos.faults.latency import Latency
-from chaos.faults.lost_reply import ZkLostReply
-from chaos.faults.lost_reply_spell import DEFAULT_HOLD_S, MAX_HOLD_S, MAX_WINDOW_S
+from chaos.faults.lost_reply import LOST_REPLY_PARAMS, ZkLostReply
 from chaos.faults.network import BrokerIsolate, Partition, SessionExpire, ZkIsolate
 from chaos.faults.packets import Bandwidth, PacketLoss, ZkDeaf
 from chaos.faults.params import ParamRule, Scalar, number, percent, positive, positive_int
@@ -116,16 +115,6 @@ class FaultType:
     params: tuple[ParamRule, ...] = ()
     only_role: str | None = None
     why_not: str = ""
-
-
-def _hold(value: Scalar) -> bool:
-    found = number(value)
-    return found is not None and 0 < found <= MAX_HOLD_S
-
-
-def _window(value: Scalar) -> bool:
-    found = number(value)
-    return found is not None and 0 <= found <= MAX_WINDOW_S
 
 
 def _action(value: Scalar) -> bool:
@@ -262,12 +251,9 @@ FAULT_TYPES: Mapping[str, FaultType] = {
             "zk-lost-reply",
             _B,
             False,
-            lambda t, p: ZkLostReply(t, _float(p, "hold_s"), _float(p, "window_s")),
+            ZkLostReply.from_params,
             ZkLostReply.from_json,
-            (
-                ParamRule("hold_s", DEFAULT_HOLD_S, _hold, f"in (0, {MAX_HOLD_S:g}]"),
-                ParamRule("window_s", 0, _window, f"in [0, {MAX_WINDOW_S:g}]"),
-            ),
+            LOST_REPLY_PARAMS,
         ),
         FaultType("zk-reset", _B, False, lambda t, p: ZkReset(t), _targeted(ZkReset, "zk-reset")),
         FaultType(

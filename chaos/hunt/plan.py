@@ -59,6 +59,7 @@ from rundir.invariants.names import (
     PAUSED_CONTROLLER_RESIGNS,
     REASSIGNMENT_COMPLETES,
     REGISTRATION_SERVED,
+    REREGISTRATION_COMPLETES,
     RESIGNED_CONTROLLER_SILENT,
     TOPIC_DELETION_COMPLETES,
 )
@@ -259,10 +260,10 @@ PLANS: tuple[BugPlan, ...] = (
     ),
     _plan(
         REGISTRATION_GIVES_UP,
-        ("slow-reregistration", "zk-isolation"),
-        {CONVERGES_AFTER_HEAL},
-        "a broker whose re-registration meets an existing node stays alive and "
-        "unregistered, its replicas out of the ISRs",
+        ("lost-registration-reply", "slow-reregistration"),
+        {REREGISTRATION_COMPLETES, CONVERGES_AFTER_HEAL},
+        "a broker whose re-registration meets the node its own first attempt made gives "
+        "up: it goes on without a registration it knows of",
     ),
     _plan(
         STALE_TERM_STATE,

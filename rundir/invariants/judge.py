@@ -59,12 +59,13 @@ from rundir.invariants.names import (
     PAUSED_CONTROLLER_RESIGNS,
     REASSIGNMENT_COMPLETES,
     REGISTRATION_SERVED,
+    REREGISTRATION_COMPLETES,
     RESIGNED_CONTROLLER_SILENT,
     STALE_REQUESTS_FENCED,
     TOPIC_DELETION_COMPLETES,
 )
 from rundir.invariants.queue_anomalies import queue_anomalies
-from rundir.invariants.registrations import registration_served
+from rundir.invariants.registrations import registration_served, reregistration_completes
 from rundir.invariants.replication import audit_invariants, event_invariants
 from rundir.invariants.scenario_checks import (
     no_offline_partitions,
@@ -223,6 +224,9 @@ SCENARIO_CHECKS: Mapping[str, Callable[[RunInputs], InvariantResult]] = {
     PAUSED_CONTROLLER_RESIGNS: lambda i: paused_controller_resigns(i.events, i.since_ms),
     REASSIGNMENT_COMPLETES: lambda i: reassignment_completes(i.events, i.since_ms, i.topics),
     REGISTRATION_SERVED: lambda i: registration_served(i.events, i.since_ms, _last_op_ms(i)),
+    REREGISTRATION_COMPLETES: lambda i: reregistration_completes(
+        i.events, i.since_ms, _last_op_ms(i)
+    ),
     DEAD_BROKER_FORGOTTEN: lambda i: dead_broker_forgotten(
         i.events, i.since_ms, disturbances=i.disturbances or ()
     ),

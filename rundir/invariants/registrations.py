@@ -1,5 +1,6 @@
 """`registration_served`: every broker registration made during the run is answered by a
-controller. Pure function of the event logs; any thread.
+controller; `reregistration_completes`: a broker that lost its session registers again.
+Pure functions of the event logs; any thread.
 
 A broker that registers (`broker_registered`, with its broker epoch) is one the
 controller must bring in: a start-up (or a bounce: a failure, then a start-up) sends it
@@ -16,6 +17,16 @@ registration ended first: the broker's process started again or stopped
 (the last event of the logs, or `until_ms` when later: the logs of a quiet cluster end
 long before the run) is not judged.
 
+`reregistration_completes`: a broker whose ZooKeeper session was lost (`zk_session_state`
+`lost`) and that opened a new one (`connected` after it) must log its new registration
+(`broker_registered`) within `bound_ms` of the new session, unless that session was
+lost too, or its process stopped or started again, first. Registering again is what the
+new session is for (Kafka registers from its new-session handler and retries until it is
+connected): a broker that did not went on without a registration it knows of, its
+broker epoch that of its previous session (a controlled shutdown it asks for is refused
+as stale), and not running for controller. A new session whose deadline lies beyond
+what the run saw is not judged.
+
 A controller that took a registered broker for dead (it decided on a listing read before
 the registration, and no notification told it of the registration since) or for its
 previous incarnation (it kept the old broker epoch) addresses nothing to the new
@@ -29,10 +40,16 @@ from dataclasses import dataclass
 
 from eventlog import BrokerRegistered, ControlRequestSent, EventKind, ZkSessionState
 from rundir.events import Event, EventLogs
-from rundir.invariants.names import REGISTRATION_SERVED
+from rundir.invariants.names import REGISTRATION_SERVED, REREGISTRATION_COMPLETES
 from rundir.results import InvariantResult, Violation
 
-__all__ = ["DEFAULT_BOUND_MS", "REGISTRATION_SERVED", "registration_served"]
+__all__ = [
+    "DEFAULT_BOUND_MS",
+    "REGISTRATION_SERVED",
+    "REREGISTRATION_COMPLETES",
+    "registration_served",
+    "reregistration_completes",
+]
 
 #: How long a registration may wait for its first request: a controller frozen across
 #: it (a few seconds), or elected after the previous one's session expired (6 s), serves
@@ -101,3 +118,46 @@ def _registrations(logs: EventLogs, since_ms: int) -> Iterator[_Registration]:
                     open_ = (e, registered.broker_id, registered.broker_epoch)
         if open_ is not None:
             yield _Registration(*open_, None)
+
+
+def reregistration_completes(
+    logs: EventLogs, since_ms: int, until_ms: int = 0, bound_ms: int = DEFAULT_BOUND_MS
+) -> InvariantResult:
+    """See the module docstring."""
+    last_ms = max((e.ts for log in logs.values() for e in log), default=until_ms)
+    last_ms = max(last_ms, until_ms)
+    violations = []
+    checked = 0
+    for log in logs.values():
+        lost = False  # a session was lost during the run and no registration followed
+        session: Event | None = None  # the new session opened after it
+        for e in log:
+            if session is not None and e.ts > session.ts + bound_ms:
+                checked += 1
+                violations.append(_not_registered(session, bound_ms))
+                lost, session = False, None
+            state = e.decoded() if e.kind == EventKind.ZK_SESSION_STATE else None
+            if isinstance(state, ZkSessionState) and state.state == "lost":
+                lost, session = e.ts >= since_ms, None
+            elif isinstance(state, ZkSessionState) and state.state == "connected":
+                if lost and session is None:
+                    session = e
+            elif e.kind == EventKind.BROKER_REGISTERED:
+                checked += session is not None
+                lost, session = False, None
+            elif e.kind in (EventKind.NODE_STARTED, EventKind.NODE_STOPPED):
+                lost, session = False, None
+        if session is not None and session.ts + bound_ms <= last_ms:
+            checked += 1
+            violations.append(_not_registered(session, bound_ms))
+    return InvariantResult(REREGISTRATION_COMPLETES, tuple(violations), checked)
+
+
+def _not_registered(session: Event, bound_ms: int) -> Violation:
+    state = session.decoded()
+    sid = state.session_id if isinstance(state, ZkSessionState) else None
+    return Violation(
+        f"broker {session.node} session {sid}",
+        f"opened after its session was lost, and no registration within {bound_ms / 1000:g} s",
+        (session,),
+    )

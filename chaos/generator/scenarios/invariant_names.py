@@ -34,6 +34,7 @@ from rundir.invariants.names import (
     PAUSED_CONTROLLER_RESIGNS,
     REASSIGNMENT_COMPLETES,
     REGISTRATION_SERVED,
+    REREGISTRATION_COMPLETES,
     RESIGNED_CONTROLLER_SILENT,
     STALE_REQUESTS_FENCED,
     STRONG_ISR,
@@ -75,6 +76,8 @@ _CLUSTER: Mapping[str, str] = {
     "even one it fetches back",
     REGISTRATION_SERVED: "a controller queues a request to every broker registration of "
     "the run, addressed to its broker epoch, within 15 s",
+    REREGISTRATION_COMPLETES: "a broker that lost its ZooKeeper session and opened a new "
+    "one registers again within 15 s",
     DEAD_BROKER_FORGOTTEN: "within 10 s of a controller handling a broker's failure, every "
     "broker it counts as live holds metadata that no longer lists the dead broker",
     STALE_REQUESTS_FENCED: "every stale LeaderAndIsr or StopReplica the request fault's "

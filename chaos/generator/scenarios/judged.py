@@ -7,11 +7,11 @@ meets. The `random` scenario's verdict checks them (`Scenario.invariants_for`).
   `acknowledged_kept`, `paused_controller_resigns`, `resigned_controller_silent`,
   `controller_writes_fenced` and `stale_requests_fenced` (the last judged only over the
   late copies a `request` fault delivered);
-- `registration_served`: unless a fault that starves a broker's or a ZooKeeper server's
-  CPU or memory (`cpu-starve`, `memory-squeeze`) overlaps one that takes a broker away,
-  or the schedule partitions the whole cluster: a broker that registers then may wait
-  longer than the bound for a crawling controller or ensemble, which is slowness, not a
-  lost registration;
+- `registration_served` and `reregistration_completes`: unless a fault that starves a
+  broker's or a ZooKeeper server's CPU or memory (`cpu-starve`, `memory-squeeze`)
+  overlaps one that takes a broker away, or the schedule partitions the whole cluster: a
+  broker that registers then may wait longer than the bound for a crawling controller or
+  ensemble, which is slowness, not a lost registration;
 - `reassignment_completes`: when the schedule reassigns a topic or retires a broker;
 - `topic_deletion_completes`: when the schedule deletes a topic;
 - `dead_broker_forgotten`: when some fault kills, stops or bounces a broker. The
@@ -44,6 +44,7 @@ from rundir.invariants.names import (
     NO_OFFLINE_PARTITIONS,
     REASSIGNMENT_COMPLETES,
     REGISTRATION_SERVED,
+    REREGISTRATION_COMPLETES,
     TOPIC_DELETION_COMPLETES,
 )
 
@@ -56,6 +57,7 @@ CONDITIONAL = frozenset(
         NO_OFFLINE_PARTITIONS,
         REASSIGNMENT_COMPLETES,
         REGISTRATION_SERVED,
+        REREGISTRATION_COMPLETES,
         TOPIC_DELETION_COMPLETES,
     }
 )
@@ -100,7 +102,7 @@ def judged_invariants(schedule: Schedule) -> frozenset[str]:
     kinds = {a.kind for a in schedule.actions}
     judged = set(ALWAYS)
     if not _starved_while_away(schedule):
-        judged.add(REGISTRATION_SERVED)
+        judged |= {REGISTRATION_SERVED, REREGISTRATION_COMPLETES}
     if kinds & {"reassign", "vacate"}:
         judged.add(REASSIGNMENT_COMPLETES)
     if _brokers_killed(schedule):

@@ -268,3 +268,34 @@ def test_a_read_the_follower_answers_at_once_is_not_caught() -> None:
     wire.queued = iter([0, 1, 0])  # held for one sample only: answered within 50 ms
     report = perform_spell(cluster, ["broker2"], 1.0, wire, clock, clock.sleep)
     assert report.caught == ()
+
+
+def test_writes_only_passes_over_bytes_the_server_does_not_hold() -> None:
+    """A new connection's TLS handshake waits unanswered as a write does; only the
+    follower holding the request tells a write."""
+    cluster, clock = FakeCluster(), FakeClock()
+    for queued, caught in (([0, 0, 0], []), ([0, 0, 1], [150])):
+        wire = ScriptedWire(cluster, [[BEFORE], [BEFORE], [WAITING]])
+        wire.queued = iter(queued)
+        report = perform_spell(
+            cluster, ["broker2"], 1.0, wire, clock, clock.sleep, writes_only=True
+        )
+        assert [c.unanswered_bytes for c in report.caught] == caught
+        assert cluster.state["zk1"] == "running"
+
+
+@pytest.mark.parametrize("writes_only", [1, "yes", None])
+def test_writes_only_must_be_a_flag(writes_only: object) -> None:
+    with pytest.raises(BadFaultData, match="writes_only"):
+        ZkLostReply(("broker1",), 2.0, 0.0, writes_only)  # type: ignore[arg-type]
+
+
+def test_the_fault_is_built_and_rebuilt_with_writes_only() -> None:
+    kind = registry.FAULT_TYPES["zk-lost-reply"]
+    fault = kind.build(("broker2",), {"hold_s": 2.5, "window_s": 10, "writes_only": True})
+    assert isinstance(fault, ZkLostReply)
+    assert fault.params() == {"hold_s": 2.5, "window_s": 10.0, "writes_only": True}
+    assert kind.rebuild({"targets": ["broker2"], **fault.params()}) == fault
+    default = kind.rebuild({"targets": ["broker2"], "hold_s": 2.5})
+    assert isinstance(default, ZkLostReply)
+    assert not default.writes_only

@@ -13,6 +13,7 @@ from rundir.invariants.names import (
     NO_OFFLINE_PARTITIONS,
     REASSIGNMENT_COMPLETES,
     REGISTRATION_SERVED,
+    REREGISTRATION_COMPLETES,
     TOPIC_DELETION_COMPLETES,
 )
 
@@ -27,7 +28,7 @@ def _step(at: float, kind: str, target: str, hold: float = 5.0) -> Step:
 
 def test_every_invariant_but_the_conditional_ones_is_always_judged() -> None:
     judged = judged_invariants(_schedule((_step(10, "latency", "all-brokers"),)))
-    assert judged == set(INVARIANTS) - CONDITIONAL | {REGISTRATION_SERVED}
+    assert judged == set(INVARIANTS) - CONDITIONAL | {REGISTRATION_SERVED, REREGISTRATION_COMPLETES}
 
 
 def test_the_operations_invariants_are_judged_when_the_schedule_performs_them() -> None:
@@ -76,8 +77,9 @@ def test_no_offline_partitions_is_judged_for_one_broker_at_a_time_far_apart() ->
 def test_registration_served_is_not_judged_when_a_starved_broker_overlaps_one_away() -> None:
     starved = (_step(10, "cpu-starve", "controller", 20), _step(15, "bounce", "non-controller", 0))
     assert REGISTRATION_SERVED not in judged_invariants(_schedule(starved))
+    assert REREGISTRATION_COMPLETES not in judged_invariants(_schedule(starved))
     after = (_step(10, "cpu-starve", "controller"), _step(40, "bounce", "non-controller", 0))
-    assert REGISTRATION_SERVED in judged_invariants(_schedule(after))
+    assert {REGISTRATION_SERVED, REREGISTRATION_COMPLETES} <= judged_invariants(_schedule(after))
     zk = (_step(10, "cpu-starve", "zk-leader", 20), _step(15, "kill", "non-controller"))
     assert REGISTRATION_SERVED not in judged_invariants(_schedule(zk))
     cut = (_step(10, "partition", "all"),)

@@ -42,6 +42,7 @@ NAMES = (
     "fast-bounce",
     "slow-controller-bounce",
     "slow-reregistration",
+    "lost-registration-reply",
     "controlled-shutdown",
     "reassignment-under-failover",
     "stalled-reassignment",
