@@ -22,7 +22,8 @@ seed's meaning):
    (`chaos.generator.correlated`): a double outage, a failover after a restart, a
    flapping controller, a backdrop, ..., then a controller cut in turn drawn from a
    generator of its own (a forced controller election between its two cuts is taken
-   out, `chaos.generator.correlated.outside_cut`). Then, with admin operations, maybe a race
+   out, `chaos.generator.correlated.outside_cut`), and a lost registration reply
+   (`chaos.generator.lost_registration`) from another. Then, with admin operations, maybe a race
    (`chaos.generator.races`: a forced controller election chasing an admin operation
    or a reset of the controller's ZooKeeper connection, the controller's links slowed
    around it), drawn from a generator of its own and placed where it fits beside the
@@ -71,6 +72,7 @@ from chaos.faults.registry import FAULT_TYPES, fault_type
 from chaos.generator.admin_draws import draw_actions, side_topic
 from chaos.generator.correlated import CORRELATED, cut_in_turn, outside_cut
 from chaos.generator.fault_draws import FAULT_DRAWS, kind_pool
+from chaos.generator.lost_registration import lost_registration
 from chaos.generator.overlap import clashes, takes_broker_away, window
 from chaos.generator.races import draw_race
 from chaos.generator.replication import draw_replication
@@ -227,6 +229,7 @@ class _Draw:
             if steps and all(self._fits(step) for step in steps):
                 self.steps += steps
         self._add(cut_in_turn(seed, self.heal_at))
+        self._add(lost_registration(seed, self.heal_at))
 
     def _add(self, steps: Sequence[Step]) -> bool:
         """Place `steps` if each fits beside those placed before it, its own included;

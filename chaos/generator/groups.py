@@ -2,8 +2,9 @@
 by the names the blind hunt's grafts use (`chaos.hunt.corpus.GRAFTS`): the correlated
 faults of `chaos.generator.correlated` (`double-outage`, `failover-after-restart`,
 `flapping-controller`, `lost-replies-while-isrs-change`,
-`restart-under-slow-controller`, `frozen-controller`, `backdrop`), the `cut-in-turn`
-and the `race` of `chaos.generator.races`.
+`restart-under-slow-controller`, `frozen-controller`, `backdrop`), the `cut-in-turn`,
+the `lost-registration` of `chaos.generator.lost_registration` and the `race` of
+`chaos.generator.races`.
 
 Each group is recognised by its shape, not by how the schedule came to hold it: the steps
 and actions the draw makes, within the bounds the draw keeps (a mutation that shifted a
@@ -108,6 +109,18 @@ def _cut_in_turn(s: Schedule) -> bool:
     )
 
 
+def _lost_registration(s: Schedule) -> bool:
+    cuts = [x for x in s.steps if x.fault.kind == "zk-isolate"]
+    lost = [
+        x
+        for x in s.steps
+        if x.fault.kind == "zk-lost-reply" and dict(x.fault.params).get("writes_only") is True
+    ]
+    return any(
+        c.fault.target == x.fault.target and c.at_s < x.at_s < c.ends_s for c in cuts for x in lost
+    )
+
+
 def _race(s: Schedule) -> bool:
     slowed = [x for x in s.steps if _on(x, "latency", "controller")]
     moves = [a.at_s for a in s.actions if a.kind == "move-controller"]
@@ -124,6 +137,7 @@ GROUPS: Mapping[str, Callable[[Schedule], bool]] = {
     "frozen-controller": _frozen_controller,
     "backdrop": _backdrop,
     "cut-in-turn": _cut_in_turn,
+    "lost-registration": _lost_registration,
     "race": _race,
 }
 

@@ -58,6 +58,11 @@ Two faults may be active at the same time unless one of these rules forbids it
    one broker away (a controller moved meanwhile, by another fault, makes it two: a
    double outage's cost, availability). Never a third fault that takes a broker away
    with them.
+   The sixth is a *lost registration reply*: a `zk-lost-reply` of `broker:<id>` that
+   catches only writes (`writes_only`) and starts, on a trigger, while a `zk-isolate`
+   of the same broker holds (rule 4 does not forbid them either). Its spells act once
+   the broker has learned that its session expired, after the cut: both take the one
+   broker away. Never a third fault that takes a broker away with them.
 4. At most one fault per mechanism per side: two faults through the same mechanism on
    brokers (two netem rules, two clock fakes, two cgroup limits) could land on the same
    broker, since roles resolve only when a fault starts, and their undo would clash.
@@ -227,10 +232,12 @@ def _excepted(a: Step, b: Step) -> bool:
     of `non-controller`, then, later, a fault on `controller`), a flapping controller
     (instant faults on `controller` at different times), lost replies while ISRs
     change (a `zk-lost-reply` of `non-controllers` starting during a `broker-isolate` of
-    one broker by id), or a controller cut in turn (a `zk-isolate` of `controller`
-    starting during a `broker-isolate` of it and outlasting it)."""
+    one broker by id), a controller cut in turn (a `zk-isolate` of `controller`
+    starting during a `broker-isolate` of it and outlasting it), or a lost registration
+    reply (a triggered `zk-lost-reply` of a broker by id, catching only writes, starting
+    during a `zk-isolate` of it)."""
     first, then = (a, b) if a.at_s <= b.at_s else (b, a)
-    if _lost_replies_in_cut(first, then) or _cut_in_turn(first, then):
+    if any(pair(first, then) for pair in (_lost_replies_in_cut, _cut_in_turn, _lost_reg)):
         return True
     if then.fault.target != "controller" or then.at_s == first.at_s:
         return False
@@ -245,6 +252,18 @@ def _lost_replies_in_cut(cut: Step, lost: Step) -> bool:
         and cut.fault.target.startswith("broker:")
         and lost.fault.kind == "zk-lost-reply"
         and lost.fault.target == "non-controllers"
+        and cut.at_s < lost.at_s < cut.ends_s
+    )
+
+
+def _lost_reg(cut: Step, lost: Step) -> bool:
+    return (
+        cut.fault.kind == "zk-isolate"
+        and cut.fault.target.startswith("broker:")
+        and lost.fault.kind == "zk-lost-reply"
+        and lost.fault.target == cut.fault.target
+        and dict(lost.fault.params).get("writes_only") is True
+        and lost.trigger is not None
         and cut.at_s < lost.at_s < cut.ends_s
     )
 

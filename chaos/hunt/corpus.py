@@ -7,30 +7,31 @@ schedule run before, preferring those that reached behaviours few runs reached.
     ... run choice.schedule, read its coverage (`rundir.coverage`) ...
     planner.record(choice.schedule, behaviours)
 
-The corpus holds every run's schedule with the behaviours it reached. A schedule's weight
-is the sum, over its behaviours, of one over the number of runs that reached each: a
-schedule that alone reached something is picked most. A mutation applies one or two of:
-drop a step; add a step drawn from a fresh schedule at a time where it fits; shift a step
-by up to `SHIFT_S` either way; retarget a step to another role of the same kind of node;
-run the workload at the generator's other replication (`replicate`: pairs for three
-replicas or back, `chaos.generator.replication`), so that a schedule reaching rare
-behaviours on one is tried on the other; graft one of the generic mix's groups of faults
-(`GRAFTS`: a correlated fault, a controller cut in turn, a race chasing one of the
-schedule's admin operations or a reset of the controller's connection, with its forced
-controller election) drawn whatever its share, the parent's steps it could not be beside
-dropped for it, and so are its forced controller elections between a cut in turn's two
-cuts (`chaos.generator.correlated.outside_cut`; a race whose own would be is not
-grafted): single steps never rebuild a group's timing, and a parent drawn without a race
-never gets one otherwise. A `RARE_GRAFT_SHARE` of mutations first graft the group the
-hunt's runs held least (`chaos.generator.groups`, ties drawn) that the parent lacks, so
-that ten runs hold most of the nine groups (eight of nine on average, against five when
-grafts were drawn alike: `test_blind_corpus.py`). A step added, shifted or retargeted goes only where the
-generic mix's overlap rules (`chaos.generator.overlap`, each fault's window counted to
-its latest end and the recovery after it) let it be beside the faults it then overlaps,
-as the generic mix would have let it: a shift can move a fault into or out of another's
-company, which is what timing needs. Mutations keep every fault before the heal and the
-parent's seed (roles resolve from the seed and the step) and actions (a race adds its
-`move-controller`).
+The corpus holds every run's schedule with the behaviours it reached. A schedule's
+weight is the sum, over its behaviours, of one over the number of runs that reached
+each: a schedule that alone reached something is picked most. A mutation applies one or
+two of: drop a step; add a step drawn from a fresh schedule at a time where it fits;
+shift a step by up to `SHIFT_S` either way; retarget a step to another role of the same
+kind of node; run the workload at the generator's other replication (`replicate`: pairs
+for three replicas or back, `chaos.generator.replication`), so that a schedule reaching
+rare behaviours on one is tried on the other; graft one of the generic mix's groups of
+faults (`GRAFTS`: a correlated fault, a controller cut in turn, a lost registration
+reply, a race chasing one of the schedule's admin operations or a reset of the
+controller's connection, with its forced controller election) drawn whatever its share,
+the parent's steps it could not be beside dropped for it, and so are its forced
+controller elections between a cut in turn's two cuts
+(`chaos.generator.correlated.outside_cut`; a race whose own would be is not grafted):
+single steps never rebuild a group's timing, and a parent drawn without a race never
+gets one otherwise. A `RARE_GRAFT_SHARE` of mutations first graft the group the hunt's
+runs held least (`chaos.generator.groups`, ties drawn) that the parent lacks, so that
+ten runs hold most of the ten groups (eight on average, against five when grafts were
+drawn alike: `test_blind_corpus.py`). A step added, shifted or retargeted goes only
+where the generic mix's overlap rules (`chaos.generator.overlap`, each fault's window
+counted to its latest end and the recovery after it) let it be beside the faults it then
+overlaps, as the generic mix would have let it: a shift can move a fault into or out of
+another's company, which is what timing needs. Mutations keep every fault before the
+heal and the parent's seed (roles resolve from the seed and the step) and actions (a
+race adds its `move-controller`).
 
 Every choice comes from one `random.Random(hunt_seed)` and the coverage recorded so far:
 the same hunt seed and the same coverage give the same schedules. Pure apart from that
@@ -51,6 +52,7 @@ from chaos.errors import ScheduleError
 from chaos.generator.correlated import CORRELATED, GroupDraw, cut_in_turn_from, outside_cut
 from chaos.generator.generic import generic_schedule
 from chaos.generator.groups import groups_in
+from chaos.generator.lost_registration import lost_registration_from
 from chaos.generator.overlap import clashes
 from chaos.generator.races import race_from
 from chaos.generator.replication import PAIRS, TRIPLES
@@ -87,10 +89,11 @@ ROLE_FAMILIES: tuple[tuple[str, ...], ...] = (
 )
 MUTATIONS = ("drop", "add", "shift", "retarget", "replicate", "graft")
 #: The groups of faults a graft draws one of: the generic mix's correlated faults
-#: (`chaos.generator.correlated`), its controller cut in turn and its race
-#: (`chaos.generator.races`), each by the name of its draw.
+#: (`chaos.generator.correlated`), its controller cut in turn, its lost registration
+#: reply (`chaos.generator.lost_registration`) and its race (`chaos.generator.races`),
+#: each by the name of its draw.
 _GROUPS: dict[str, GroupDraw] = {draw.__name__.replace("_", "-"): draw for draw in CORRELATED}
-GRAFTS: tuple[str, ...] = (*_GROUPS, "cut-in-turn", "race")
+GRAFTS: tuple[str, ...] = (*_GROUPS, "cut-in-turn", "lost-registration", "race")
 #: The share of mutations that first graft the group the hunt's runs held least
 #: (`Planner`): single-step mutations of a parent rarely build a group it lacks.
 RARE_GRAFT_SHARE = 0.8
@@ -258,6 +261,8 @@ def _graft(rng: random.Random, schedule: Schedule, _: _Draw, name: str | None = 
         steps, actions = (race.steps, race.actions) if race is not None else ((), ())
     elif name == "cut-in-turn":
         steps = cut_in_turn_from(rng, schedule.heal_at_s)
+    elif name == "lost-registration":
+        steps = lost_registration_from(rng, schedule.heal_at_s)
     else:
         steps = _GROUPS[name](rng, schedule.heal_at_s, always=True)
     if not steps:

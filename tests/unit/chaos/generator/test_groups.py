@@ -9,6 +9,7 @@ import random
 
 from chaos.generator.correlated import CORRELATED, cut_in_turn_from
 from chaos.generator.groups import GROUPS, groups_in
+from chaos.generator.lost_registration import lost_registration_from
 from chaos.generator.races import race_from
 from chaos.generator.schedule import Action, FaultSpec, Schedule, Step
 from chaos.hunt.corpus import GRAFTS, draw_schedule
@@ -16,9 +17,12 @@ from chaos.hunt.corpus import GRAFTS, draw_schedule
 _DELETE = Action(12.0, "delete-topic", (("topic", "t-side"),))
 
 
-def _schedule(steps: tuple[Step, ...], actions: tuple[Action, ...] = ()) -> Schedule:
+def _schedule(
+    steps: tuple[Step, ...], actions: tuple[Action, ...] = (), heal_at: float = 30.0
+) -> Schedule:
     ordered = tuple(sorted(steps, key=lambda s: s.at_s))
-    return Schedule(1, ordered, 30.0, 45.0, tuple(sorted(actions, key=lambda a: a.at_s)))
+    acts = tuple(sorted(actions, key=lambda a: a.at_s))
+    return Schedule(1, ordered, heal_at, heal_at + 15.0, acts)
 
 
 def test_the_groups_are_the_grafts_of_the_blind_hunt() -> None:
@@ -33,6 +37,8 @@ def test_every_draw_of_a_group_is_recognised_as_that_group() -> None:
                 assert draw.__name__.replace("_", "-") in groups_in(_schedule(steps)), seed
         if steps := cut_in_turn_from(rng, 30.0):
             assert "cut-in-turn" in groups_in(_schedule(steps))
+        if steps := lost_registration_from(rng, 60.0):
+            assert "lost-registration" in groups_in(_schedule(steps, heal_at=60.0))
         if race := race_from(rng, (_DELETE,), 30.0):
             assert "race" in groups_in(_schedule(race.steps, (_DELETE, *race.actions)))
 
@@ -55,6 +61,6 @@ def test_a_group_shifted_out_of_its_bounds_is_no_longer_that_group() -> None:
 
 
 def test_fresh_schedules_hold_every_group_now_and_then() -> None:
-    held = [groups_in(draw_schedule(seed, 45.0)) for seed in range(1, 201)]
+    held = [groups_in(draw_schedule(seed, 45.0)) for seed in range(1, 301)]
     for name in GROUPS:
-        assert 5 <= sum(name in g for g in held) < 200, name
+        assert 5 <= sum(name in g for g in held) < 300, name

@@ -105,7 +105,7 @@ def test_a_rare_graft_takes_the_group_the_runs_held_least() -> None:
 
 def test_hunts_of_ten_runs_hold_most_groups() -> None:
     """Single-step mutations of a parent rarely build a group it lacks: grafting the
-    group the runs held least brings most of the nine into ten runs."""
+    group the runs held least brings most of the ten into ten runs."""
     counts = []
     for hunt in range(12):
         planner = Planner(f"{hunt}:groups", _draw)
