@@ -17,14 +17,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from chaos.generator.groups import groups_in
 from chaos.generator.scenarios.scenario import SESSION_TIMEOUT_S
 from chaos.generator.schedule import Schedule, Step
 from chaos.hunt.reach_steps import (
     INSTANT_S,
     PROCESS,
+    SOON_S,
     actions,
     away,
     bounce,
+    bounce_then_slowed,
     controller_gone,
     distinct,
     lasting,
@@ -36,15 +39,11 @@ from chaos.hunt.reach_steps import (
     reconnections,
     returns,
     session_lost,
-    slowed,
 )
 from rundir.disturbances import PROCESS_ONLY_KINDS
 
 __all__ = ["SHAPES", "Shape", "shape_for"]
 
-#: How soon after a cause a consequence counts as its (seconds): a controller's handling
-#: of a failure, a broker's restart and registration.
-SOON_S = 10.0
 #: How long after a broker's return its follower may still be catching up (seconds).
 CATCH_UP_S = 30.0
 #: How long after a controller's reconnection its election is looked at (seconds).
@@ -60,39 +59,27 @@ class Shape:
     match: Callable[[Schedule], bool]
 
 
+def _frozen(step: Step) -> bool:
+    return on_controller(step) and step.fault.kind == "pause" and lasting(step)
+
+
 def _unfenced_writes(s: Schedule) -> bool:
     moves = actions(s, ("move-controller",))
     for step in s.steps:
         slow = on_controller(step) and step.fault.kind in ("latency", "cpu-starve")
-        if slow and any(step.at_s <= t <= step.ends_s for t in moves):
-            return True
-        if on_controller(step) and step.fault.kind == "pause" and lasting(step):
+        if _frozen(step) or (slow and any(step.at_s <= t <= step.ends_s for t in moves)):
             return True
     return False
 
 
 def _deposed(s: Schedule) -> bool:
     for step in s.steps:
-        if on_controller(step) and step.fault.kind == "pause" and lasting(step):
+        if _frozen(step):
             return True
         cut = on_controller(step) and step.fault.kind == "broker-isolate"
         for other in s.steps:
             lost = other is not step and on_controller(other) and session_lost(other)
             if cut and lost and meets(other, step.at_s, step.ends_s):
-                return True
-    return False
-
-
-def _bounce_then_slowed(s: Schedule, starts_after: bool) -> bool:
-    for b in s.steps:
-        if not (bounce(b) and off_controller(b)):
-            continue
-        for c in s.steps:
-            if not (on_controller(c) and slowed(c)):
-                continue
-            if starts_after and b.at_s <= c.at_s <= b.at_s + SOON_S:
-                return True
-            if not starts_after and meets(c, b.at_s, b.at_s + SOON_S):
                 return True
     return False
 
@@ -273,6 +260,11 @@ _REREGISTERS = (
     "(zk-isolate or zk-deaf longer than the session timeout, session-expire)"
 )
 
+_LOST_REGISTRATION = (
+    "a broker slowed and cut from ZooKeeper past its session, and spells catching a write "
+    "of its new session (a lost registration reply: its create's answer lost)"
+)
+
 #: One shape per switch of the catalog, in the catalog's order.
 SHAPES: tuple[Shape, ...] = (
     Shape(
@@ -291,7 +283,7 @@ SHAPES: tuple[Shape, ...] = (
         "kip-380",
         "a broker bounced (bounce, kill or stop under the session timeout), then within "
         "10 s the controller slowed (latency, starved CPU, a short pause)",
-        lambda s: _bounce_then_slowed(s, starts_after=True),
+        lambda s: bounce_then_slowed(s, starts_after=True),
     ),
     Shape(
         "kafka-5083",
@@ -313,7 +305,7 @@ SHAPES: tuple[Shape, ...] = (
         "delete-topic)",
         _reset_mid_change,
     ),
-    Shape("kafka-3085", _BOUNCE_SLOWED, lambda s: _bounce_then_slowed(s, starts_after=False)),
+    Shape("kafka-3085", _BOUNCE_SLOWED, lambda s: bounce_then_slowed(s, starts_after=False)),
     Shape("kip-101", _OUTAGE_TEXT, _long_outage),
     Shape(
         "kafka-5310",
@@ -379,9 +371,9 @@ SHAPES: tuple[Shape, ...] = (
         _failover_after(("reassign", "vacate"), watched=True),
     ),
     Shape("kafka-1367", "a broker taken away or bounced and back: ISRs shrink and grow", _any_away),
-    Shape("kafka-1120", _BOUNCE_SLOWED, lambda s: _bounce_then_slowed(s, starts_after=False)),
+    Shape("kafka-1120", _BOUNCE_SLOWED, lambda s: bounce_then_slowed(s, starts_after=False)),
     Shape("kafka-9839", _REREGISTERS, _reregisters),
-    Shape("kafka-7165", _REREGISTERS, _reregisters),
+    Shape("kafka-7165", _LOST_REGISTRATION, lambda s: "lost-registration" in groups_in(s)),
     Shape(
         "kafka-4229",
         "the controller loses its session and lives on, and after it is back the "

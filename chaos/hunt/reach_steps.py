@@ -22,9 +22,11 @@ __all__ = [
     "INSTANT_S",
     "OUTAGE",
     "PROCESS",
+    "SOON_S",
     "actions",
     "away",
     "bounce",
+    "bounce_then_slowed",
     "controller_gone",
     "distinct",
     "lasting",
@@ -43,6 +45,9 @@ __all__ = [
 
 #: How long an instant fault (a bounce) takes to act: restart and register again.
 INSTANT_S = 5.0
+#: How soon after a cause a consequence counts as its (seconds): a controller's handling
+#: of a failure, a broker's restart and registration.
+SOON_S = 10.0
 #: The process kinds that hold a broker down for their duration.
 PROCESS = ("kill", "stop", "pause")
 #: The kinds that take a broker away for their duration.
@@ -167,3 +172,20 @@ def actions(schedule: Schedule, kinds: Iterable[str], *, watched: bool = False) 
 def returns(step: Step) -> float:
     """When a broker taken away is back."""
     return step.ends_s if step.duration_s > 0 else step.at_s + INSTANT_S
+
+
+def bounce_then_slowed(s: Schedule, starts_after: bool) -> bool:
+    """A broker other than the controller bounced and the controller slowed within
+    `SOON_S`: the slowing starting after the bounce (`starts_after`), or holding at some
+    time of that span."""
+    for b in s.steps:
+        if not (bounce(b) and off_controller(b)):
+            continue
+        for c in s.steps:
+            if not (on_controller(c) and slowed(c)):
+                continue
+            if starts_after and b.at_s <= c.at_s <= b.at_s + SOON_S:
+                return True
+            if not starts_after and meets(c, b.at_s, b.at_s + SOON_S):
+                return True
+    return False
