@@ -57,6 +57,16 @@ BROKER_SERVICES = ("broker1", "broker2", "broker3")
 DISK_COMPOSE_FILE = "docker-compose.disk.yml"
 
 
+def brokers_up_command(compose_command: Sequence[str]) -> list[str]:
+    """`docker compose up` of the brokers alone, each recreated even when its
+    configuration did not change (`--force-recreate`; compose would keep it running)."""
+    return [
+        *compose_command,
+        *("up", "--detach", "--wait", "--no-deps", "--force-recreate"),
+        *BROKER_SERVICES,
+    ]
+
+
 class ComposeStartError(Exception):
     """The project did not come up; the message holds compose's output and each
     container's state and log tail."""
@@ -91,18 +101,12 @@ class ComposeCluster:
 
     def recreate_brokers(self, env: Mapping[str, str]) -> None:
         """`docker compose up --wait` of the brokers alone with `env` added to the
-        project's environment: compose recreates the brokers whose configuration changed
-        (ZooKeeper is left alone) and waits until they are healthy. Only inside
-        `started_project`, whose environment names the project. `ComposeStartError` when
-        they do not come up."""
-        command = [
-            *self.compose.docker_compose_command(),
-            "up",
-            "--detach",
-            "--wait",
-            "--no-deps",
-            *BROKER_SERVICES,
-        ]
+        project's environment (`brokers_up_command`): every broker is recreated, its
+        configuration changed or not, so that one a run left broken (alive but
+        unregistered, a controller stuck) is replaced; ZooKeeper is left alone. Waits
+        until they are healthy. Only inside `started_project`, whose environment names the
+        project. `ComposeStartError` when they do not come up."""
+        command = brokers_up_command(self.compose.docker_compose_command())
         try:
             subprocess.run(
                 command,
