@@ -22,13 +22,14 @@ seed's meaning):
    (`chaos.generator.correlated`): a double outage, a failover after a restart, a
    flapping controller, a backdrop, ..., then a controller cut in turn drawn from a
    generator of its own (a forced controller election between its two cuts is taken
-   out, `chaos.generator.correlated.outside_cut`), and a lost registration reply
-   (`chaos.generator.lost_registration`) from another. Then, with admin operations, maybe a race
-   (`chaos.generator.races`: a forced controller election chasing an admin operation
-   or a reset of the controller's ZooKeeper connection, the controller's links slowed
-   around it), drawn from a generator of its own and placed where it fits beside the
-   correlated faults. Then kinds rotate through `kinds` but `request`
-   (each once per round); a kind whose fault cannot be active with those already
+   out, `chaos.generator.correlated.outside_cut`), a lost registration reply
+   (`chaos.generator.lost_registration`) and a reset mid-failover
+   (`chaos.generator.reset_mid_failover`), each from another. Then, with admin
+   operations, maybe a race (`chaos.generator.races`: a forced controller election
+   chasing an admin operation or a reset of the controller's ZooKeeper connection, the
+   controller's links slowed around it), drawn from a generator of its own and placed
+   where it fits beside the correlated faults. Then kinds rotate through `kinds` but
+   `request` (each once per round); a kind whose fault cannot be active with those already
    placed (`chaos.generator.overlap`) is passed over for the next. Targets and
    params come from `FAULT_DRAWS` (ZooKeeper servers too, for the process kinds and
    `cpu-starve`); durations from `HOLD`, a lognormal clipped to its bounds.
@@ -76,6 +77,7 @@ from chaos.generator.lost_registration import lost_registration
 from chaos.generator.overlap import clashes, takes_broker_away, window
 from chaos.generator.races import draw_race
 from chaos.generator.replication import draw_replication
+from chaos.generator.reset_mid_failover import reset_mid_failover
 from chaos.generator.schedule import Action, FaultSpec, Schedule, Step, Trigger, seconds
 from chaos.generator.timings import (
     DENSE_GAP,
@@ -176,7 +178,7 @@ def generic_schedule(
     replication = draw_replication(seed)
     pairs = replication.factor < len(BROKER_IDS)
     acts = draw_actions(rng, topic, heal_at, pairs) if actions else []
-    draw.correlated(seed)
+    draw.correlated(seed, triggers)
     acts = outside_cut(draw.steps, acts)
     if actions and not draw.sparse:
         acts = draw.race(seed, acts)
@@ -220,8 +222,9 @@ class _Draw:
         self.steps: list[Step] = []
         self._bag: list[str] = []
 
-    def correlated(self, seed: int) -> None:
-        """The correlated faults (step 3), each where it fits."""
+    def correlated(self, seed: int, triggers: bool) -> None:
+        """The correlated faults (step 3), each where it fits; with `triggers`, those
+        with a triggered step too."""
         if self.sparse:
             return
         for draw in CORRELATED:
@@ -229,7 +232,8 @@ class _Draw:
             if steps and all(self._fits(step) for step in steps):
                 self.steps += steps
         self._add(cut_in_turn(seed, self.heal_at))
-        self._add(lost_registration(seed, self.heal_at))
+        for group in (lost_registration, reset_mid_failover) if triggers else ():
+            self._add(group(seed, self.heal_at))
 
     def _add(self, steps: Sequence[Step]) -> bool:
         """Place `steps` if each fits beside those placed before it, its own included;

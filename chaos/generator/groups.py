@@ -3,7 +3,8 @@ by the names the blind hunt's grafts use (`chaos.hunt.corpus.GRAFTS`): the corre
 faults of `chaos.generator.correlated` (`double-outage`, `failover-after-restart`,
 `flapping-controller`, `lost-replies-while-isrs-change`,
 `restart-under-slow-controller`, `frozen-controller`, `backdrop`), the `cut-in-turn`,
-the `lost-registration` of `chaos.generator.lost_registration` and the `race` of
+the `lost-registration` of `chaos.generator.lost_registration`, the
+`reset-mid-failover` of `chaos.generator.reset_mid_failover` and the `race` of
 `chaos.generator.races`.
 
 Each group is recognised by its shape, not by how the schedule came to hold it: the steps
@@ -25,6 +26,7 @@ from chaos.generator.correlated import (
     SLOW_RESTART_LAG,
 )
 from chaos.generator.overlap import takes_broker_away
+from chaos.generator.reset_mid_failover import ELECTIONS, KILL_AFTER_S
 from chaos.generator.schedule import FaultSpec, Schedule, Step
 from chaos.generator.timings import BACKDROP_HOLD, OUTAGE_HOLD
 
@@ -121,6 +123,18 @@ def _lost_registration(s: Schedule) -> bool:
     )
 
 
+def _reset_mid_failover(s: Schedule) -> bool:
+    slowed = [x for x in s.steps if _on(x, "latency", "controller")]
+    kills = [x for x in s.steps if x.fault.kind == "kill" and x.fault.target != "controller"]
+    resets = [x for x in s.steps if _on(x, "zk-reset", "controller") and x.trigger == ELECTIONS]
+    return any(
+        _within(k.at_s - x.at_s, *KILL_AFTER_S) and r.at_s == k.at_s and k.ends_s < x.ends_s
+        for x in slowed
+        for k in kills
+        for r in resets
+    )
+
+
 def _race(s: Schedule) -> bool:
     slowed = [x for x in s.steps if _on(x, "latency", "controller")]
     moves = [a.at_s for a in s.actions if a.kind == "move-controller"]
@@ -138,6 +152,7 @@ GROUPS: Mapping[str, Callable[[Schedule], bool]] = {
     "backdrop": _backdrop,
     "cut-in-turn": _cut_in_turn,
     "lost-registration": _lost_registration,
+    "reset-mid-failover": _reset_mid_failover,
     "race": _race,
 }
 

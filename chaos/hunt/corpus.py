@@ -16,7 +16,7 @@ kind of node; run the workload at the generator's other replication (`replicate`
 for three replicas or back, `chaos.generator.replication`), so that a schedule reaching
 rare behaviours on one is tried on the other; graft one of the generic mix's groups of
 faults (`GRAFTS`: a correlated fault, a controller cut in turn, a lost registration
-reply, a race chasing one of the schedule's admin operations or a reset of the
+reply, a reset mid-failover, a race chasing one of the schedule's admin operations or a reset of the
 controller's connection, with its forced controller election) drawn whatever its share,
 the parent's steps it could not be beside dropped for it, and so are its forced
 controller elections between a cut in turn's two cuts
@@ -56,6 +56,7 @@ from chaos.generator.lost_registration import lost_registration_from
 from chaos.generator.overlap import clashes
 from chaos.generator.races import race_from
 from chaos.generator.replication import PAIRS, TRIPLES
+from chaos.generator.reset_mid_failover import reset_mid_failover_from
 from chaos.generator.schedule import Action, FaultSpec, Schedule, Step
 
 __all__ = [
@@ -90,10 +91,11 @@ ROLE_FAMILIES: tuple[tuple[str, ...], ...] = (
 MUTATIONS = ("drop", "add", "shift", "retarget", "replicate", "graft")
 #: The groups of faults a graft draws one of: the generic mix's correlated faults
 #: (`chaos.generator.correlated`), its controller cut in turn, its lost registration
-#: reply (`chaos.generator.lost_registration`) and its race (`chaos.generator.races`),
-#: each by the name of its draw.
+#: reply (`chaos.generator.lost_registration`), its reset mid-failover
+#: (`chaos.generator.reset_mid_failover`) and its race (`chaos.generator.races`), each
+#: by the name of its draw.
 _GROUPS: dict[str, GroupDraw] = {draw.__name__.replace("_", "-"): draw for draw in CORRELATED}
-GRAFTS: tuple[str, ...] = (*_GROUPS, "cut-in-turn", "lost-registration", "race")
+GRAFTS = (*_GROUPS, "cut-in-turn", "lost-registration", "reset-mid-failover", "race")
 #: The share of mutations that first graft the group the hunt's runs held least
 #: (`Planner`): single-step mutations of a parent rarely build a group it lacks.
 RARE_GRAFT_SHARE = 0.8
@@ -263,6 +265,8 @@ def _graft(rng: random.Random, schedule: Schedule, _: _Draw, name: str | None = 
         steps = cut_in_turn_from(rng, schedule.heal_at_s)
     elif name == "lost-registration":
         steps = lost_registration_from(rng, schedule.heal_at_s)
+    elif name == "reset-mid-failover":
+        steps = reset_mid_failover_from(rng, schedule.heal_at_s)
     else:
         steps = _GROUPS[name](rng, schedule.heal_at_s, always=True)
     if not steps:

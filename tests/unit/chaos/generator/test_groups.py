@@ -11,6 +11,7 @@ from chaos.generator.correlated import CORRELATED, cut_in_turn_from
 from chaos.generator.groups import GROUPS, groups_in
 from chaos.generator.lost_registration import lost_registration_from
 from chaos.generator.races import race_from
+from chaos.generator.reset_mid_failover import reset_mid_failover_from
 from chaos.generator.schedule import Action, FaultSpec, Schedule, Step
 from chaos.hunt.corpus import GRAFTS, draw_schedule
 
@@ -39,6 +40,8 @@ def test_every_draw_of_a_group_is_recognised_as_that_group() -> None:
             assert "cut-in-turn" in groups_in(_schedule(steps))
         if steps := lost_registration_from(rng, 60.0):
             assert "lost-registration" in groups_in(_schedule(steps, heal_at=60.0))
+        if steps := reset_mid_failover_from(rng, 30.0):
+            assert "reset-mid-failover" in groups_in(_schedule(steps))
         if race := race_from(rng, (_DELETE,), 30.0):
             assert "race" in groups_in(_schedule(race.steps, (_DELETE, *race.actions)))
 
