@@ -55,7 +55,9 @@ only where it fits:
   (`move-controller`) between them would land the second on another broker, so
   `outside_cut(steps, actions)` takes out of `actions` those from `CUT_CALM_S` before
   the first cut to the start of the second (the generic generator and the blind hunt's
-  grafts apply it).
+  grafts apply it), and likewise from `CUT_CALM_S` before a reset mid-failover's
+  slowed controller to the latest its reset may start
+  (`chaos.generator.reset_mid_failover`).
 
 Each draw of `CORRELATED` takes `always` (and `cut_in_turn_from` is the cut's): drawn
 whatever its probability says, from the caller's generator, as the blind hunt's grafts
@@ -73,6 +75,7 @@ from typing import Protocol
 
 from chaos.faults.params import Scalar
 from chaos.generator.fault_draws import ONE_BROKER
+from chaos.generator.reset_mid_failover import ELECTIONS
 from chaos.generator.schedule import Action, FaultSpec, Step
 from chaos.generator.timings import BACKDROP_HOLD, OUTAGE_HOLD
 from domain.profiles import FAST, setting
@@ -174,6 +177,8 @@ BACKDROP_KINDS: Mapping[str, Mapping[str, tuple[Scalar, ...]]] = {
 #: A controller cut in turn's two cuts.
 _CUT_FIRST = FaultSpec.of("broker-isolate", "controller")
 _CUT_SECOND = FaultSpec.of("zk-isolate", "controller")
+#: A reset mid-failover's reset (`chaos.generator.reset_mid_failover`).
+_RESET = FaultSpec.of("zk-reset", "controller")
 
 
 def _room(heal_at: float, at: float) -> float:
@@ -332,8 +337,11 @@ def cut_in_turn_from(rng: random.Random, heal_at: float) -> tuple[Step, ...]:
 
 def outside_cut(steps: Sequence[Step], actions: Sequence[Action]) -> list[Action]:
     """`actions` without the forced controller elections (`move-controller`) that would
-    move the controller between the two cuts of a controller cut in turn among `steps`
-    (module docstring): from `CUT_CALM_S` before the first cut to the second's start."""
+    move the controller within a group of `steps` that names `controller` twice: between
+    the two cuts of a controller cut in turn (module docstring), from `CUT_CALM_S` before
+    the first cut to the second's start, and in a reset mid-failover
+    (`chaos.generator.reset_mid_failover`), from `CUT_CALM_S` before the controller's
+    links are slowed to the latest its reset may start."""
     cuts = [s for s in steps if s.fault == _CUT_FIRST]
     zk_cuts = [s for s in steps if s.fault == _CUT_SECOND]
     windows = [
@@ -341,6 +349,14 @@ def outside_cut(steps: Sequence[Step], actions: Sequence[Action]) -> list[Action
         for cut in cuts
         for then in zk_cuts
         if cut.at_s < then.at_s < cut.ends_s
+    ]
+    slowed = [s for s in steps if s.fault.kind == "latency" and s.fault.target == "controller"]
+    windows += [
+        (slow.at_s - CUT_CALM_S, reset.at_s + ELECTIONS.within_s)
+        for reset in steps
+        if reset.fault == _RESET and reset.trigger == ELECTIONS
+        for slow in slowed
+        if slow.at_s < reset.at_s < slow.ends_s
     ]
     return [
         a

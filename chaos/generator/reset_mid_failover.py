@@ -17,7 +17,9 @@ ConnectionLoss, in the middle of the state change, and the controller reconnects
 with its session and its role. It must drop what the failed change queued and go on:
 the broker returns and gets its leaderships. A gray ZooKeeper link that also flaps, as
 in the `controller-zk-reset` scenario; three faults through three mechanisms, one broker
-away, so the overlap rules allow them together.
+away, so the overlap rules allow them together. The latency and the reset both name
+`controller`: `chaos.generator.correlated.outside_cut` keeps forced controller elections
+out of the time between them.
 
 `reset_mid_failover_from(rng, heal_at)` draws one from the caller's generator whatever
 the share, as the blind hunt's grafts (`chaos.hunt.corpus`) do. Pure; any thread.

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 
+from chaos.generator.correlated import outside_cut
 from chaos.generator.generic import generic_schedule
 from chaos.generator.overlap import clashes, overlap_violations
 from chaos.generator.reset_mid_failover import (
@@ -17,7 +18,7 @@ from chaos.generator.reset_mid_failover import (
     reset_mid_failover,
     reset_mid_failover_from,
 )
-from chaos.generator.schedule import FaultSpec, Step
+from chaos.generator.schedule import Action, FaultSpec, Step
 
 
 def test_the_controller_is_slowed_a_broker_killed_and_the_reset_waits_for_its_elections() -> None:
@@ -65,3 +66,15 @@ def test_generic_schedules_hold_it_within_the_overlap_rules() -> None:
             held.append(schedule)
     assert len(held) >= 10
     assert all(overlap_violations(schedule) == [] for schedule in held)
+
+
+def test_no_forced_controller_election_moves_the_controller_the_reset_is_for() -> None:
+    slowed, killed, reset = reset_mid_failover_from(random.Random(2), 60.0)
+    moves = [
+        Action(round(t, 1), "move-controller")
+        for t in (slowed.at_s - 3.0, slowed.at_s - 1.0, killed.at_s + 4.0, reset.at_s + 12.5)
+    ]
+    kept = outside_cut((slowed, killed, reset), moves)
+    assert kept == [moves[0], moves[3]]
+    # without the slowed links the reset is no group of this kind
+    assert outside_cut((killed, reset), moves) == moves
