@@ -47,14 +47,17 @@ RESET_MID_FAILOVER_SHARE = 0.3
 #: reset, started within about 0.2 s of the event, lands in.
 DELAY_MS = 500
 #: When the broker is killed, seconds after the delay began: about when the controller
-#: has re-armed its watches through it (a backlog its failover would queue behind).
-KILL_AFTER_S = (6.0, 9.0)
+#: has re-armed its watches through it (about 5 s: a backlog its failover would queue
+#: behind).
+KILL_AFTER_S = (4.0, 7.0)
 #: How long the broker stays dead (s): past its 6 s session and the controller's slowed
 #: handling of its failure, back before the controller's links are.
 KILL_S = (10.0, 11.5)
 #: How long the controller's elections are looked for from the kill, and how long its
-#: links stay slowed after the kill (s): the session's expiry, then a few requests.
-ELECTIONS_WITHIN_S = 12.0
+#: links stay slowed after the kill (s): the session's expiry (6 s, and up to 2 s more
+#: before ZooKeeper acts on it), whatever the controller had queued (a topic deletion
+#: takes a few seconds of slowed writes), then a few requests.
+ELECTIONS_WITHIN_S = 16.0
 #: The controller's elections for the dead broker's partitions are done: its next
 #: request is on its way.
 ELECTIONS = Trigger(

@@ -72,7 +72,7 @@ def test_no_forced_controller_election_moves_the_controller_the_reset_is_for() -
     slowed, killed, reset = reset_mid_failover_from(random.Random(2), 60.0)
     moves = [
         Action(round(t, 1), "move-controller")
-        for t in (slowed.at_s - 3.0, slowed.at_s - 1.0, killed.at_s + 4.0, reset.at_s + 12.5)
+        for t in (slowed.at_s - 3.0, slowed.at_s - 1.0, killed.at_s + 4.0, reset.at_s + 16.5)
     ]
     kept = outside_cut((slowed, killed, reset), moves)
     assert kept == [moves[0], moves[3]]
