@@ -75,7 +75,7 @@ from typing import Protocol
 
 from chaos.faults.params import Scalar
 from chaos.generator.fault_draws import ONE_BROKER
-from chaos.generator.reset_mid_failover import ELECTIONS
+from chaos.generator.reset_mid_failover import ELECTIONS, RESET
 from chaos.generator.schedule import Action, FaultSpec, Step
 from chaos.generator.timings import BACKDROP_HOLD, OUTAGE_HOLD
 from domain.profiles import FAST, setting
@@ -177,8 +177,6 @@ BACKDROP_KINDS: Mapping[str, Mapping[str, tuple[Scalar, ...]]] = {
 #: A controller cut in turn's two cuts.
 _CUT_FIRST = FaultSpec.of("broker-isolate", "controller")
 _CUT_SECOND = FaultSpec.of("zk-isolate", "controller")
-#: A reset mid-failover's reset (`chaos.generator.reset_mid_failover`).
-_RESET = FaultSpec.of("zk-reset", "controller")
 
 
 def _room(heal_at: float, at: float) -> float:
@@ -354,7 +352,7 @@ def outside_cut(steps: Sequence[Step], actions: Sequence[Action]) -> list[Action
     windows += [
         (slow.at_s - CUT_CALM_S, reset.at_s + ELECTIONS.within_s)
         for reset in steps
-        if reset.fault == _RESET and reset.trigger == ELECTIONS
+        if reset.fault == RESET and reset.trigger == ELECTIONS
         for slow in slowed
         if slow.at_s < reset.at_s < slow.ends_s
     ]

@@ -26,7 +26,7 @@ from chaos.generator.correlated import (
     SLOW_RESTART_LAG,
 )
 from chaos.generator.overlap import takes_broker_away
-from chaos.generator.reset_mid_failover import ELECTIONS, KILL_AFTER_S
+from chaos.generator.reset_mid_failover import ELECTIONS, KILL_AFTER_S, RESET
 from chaos.generator.schedule import FaultSpec, Schedule, Step
 from chaos.generator.timings import BACKDROP_HOLD, OUTAGE_HOLD
 
@@ -126,7 +126,7 @@ def _lost_registration(s: Schedule) -> bool:
 def _reset_mid_failover(s: Schedule) -> bool:
     slowed = [x for x in s.steps if _on(x, "latency", "controller")]
     kills = [x for x in s.steps if x.fault.kind == "kill" and x.fault.target != "controller"]
-    resets = [x for x in s.steps if _on(x, "zk-reset", "controller") and x.trigger == ELECTIONS]
+    resets = [x for x in s.steps if x.fault == RESET and x.trigger == ELECTIONS]
     return any(
         _within(k.at_s - x.at_s, *KILL_AFTER_S) and r.at_s == k.at_s and k.ends_s < x.ends_s
         for x in slowed

@@ -6,7 +6,7 @@ only where its steps fit.
 
 The controller's links are slowed (`latency controller`, `DELAY_MS`: each of its
 ZooKeeper requests reaches the ensemble that much later). The delay begins by closing the
-controller's connection, so it first re-arms its watches through it (about 25 requests);
+controller's connection, so it first re-arms its watches through it (about 5 s);
 `KILL_AFTER_S` later a broker other than the controller is killed past its session
 (`KILL_S`), and the controller handles the failure in slow motion: it lists the brokers,
 elects new leaders, then takes the dead broker's replicas offline, StopReplica requests
@@ -36,6 +36,7 @@ __all__ = [
     "DELAY_MS",
     "ELECTIONS",
     "KILL_AFTER_S",
+    "RESET",
     "RESET_MID_FAILOVER_SHARE",
     "reset_mid_failover",
     "reset_mid_failover_from",
@@ -63,6 +64,8 @@ ELECTIONS_WITHIN_S = 16.0
 ELECTIONS = Trigger(
     "partition_state_change", (("target", "OnlinePartition"),), ELECTIONS_WITHIN_S, True
 )
+#: The reset, started by `ELECTIONS`.
+RESET = FaultSpec.of("zk-reset", "controller")
 #: No fault starts before this (`chaos.generator.generic.START_S`).
 _START_S = 5.0
 #: Mixed into its seed.
@@ -92,5 +95,5 @@ def reset_mid_failover_from(rng: random.Random, heal_at: float) -> tuple[Step, .
     return (
         Step(at, round(lag + ELECTIONS_WITHIN_S, 1), FaultSpec.of("latency", "controller", slowed)),
         Step(kill, dead, FaultSpec.of("kill", victim)),
-        Step(kill, 0.0, FaultSpec.of("zk-reset", "controller"), ELECTIONS),
+        Step(kill, 0.0, RESET, ELECTIONS),
     )

@@ -16,22 +16,23 @@ kind of node; run the workload at the generator's other replication (`replicate`
 for three replicas or back, `chaos.generator.replication`), so that a schedule reaching
 rare behaviours on one is tried on the other; graft one of the generic mix's groups of
 faults (`GRAFTS`: a correlated fault, a controller cut in turn, a lost registration
-reply, a reset mid-failover, a race chasing one of the schedule's admin operations or a reset of the
-controller's connection, with its forced controller election) drawn whatever its share,
-the parent's steps it could not be beside dropped for it, and so are its forced
-controller elections between a cut in turn's two cuts
-(`chaos.generator.correlated.outside_cut`; a race whose own would be is not grafted):
-single steps never rebuild a group's timing, and a parent drawn without a race never
-gets one otherwise. A `RARE_GRAFT_SHARE` of mutations first graft the group the hunt's
-runs held least (`chaos.generator.groups`, ties drawn) that the parent lacks, so that
-ten runs hold most of the ten groups (eight on average, against five when grafts were
-drawn alike: `test_blind_corpus.py`). A step added, shifted or retargeted goes only
-where the generic mix's overlap rules (`chaos.generator.overlap`, each fault's window
-counted to its latest end and the recovery after it) let it be beside the faults it then
-overlaps, as the generic mix would have let it: a shift can move a fault into or out of
-another's company, which is what timing needs. Mutations keep every fault before the
-heal and the parent's seed (roles resolve from the seed and the step) and actions (a
-race adds its `move-controller`).
+reply, a reset mid-failover, a race chasing one of the schedule's admin operations or a
+reset of the controller's connection, with its forced controller election) drawn
+whatever its share, the parent's steps it could not be beside dropped for it, and so are
+its forced controller elections between a cut in turn's two cuts or inside a reset
+mid-failover (`chaos.generator.correlated.outside_cut`; a race whose own would be is not
+grafted): single steps never rebuild a group's timing, and a parent drawn without a race
+never gets one otherwise. A `RARE_GRAFT_SHARE` of mutations first graft the group the
+hunt's runs held least (`chaos.generator.groups`, ties drawn) that the parent lacks, so
+that ten runs hold most of the groups (eight of the ten there were on 7 December on
+average, against five when grafts were drawn alike: `test_blind_corpus.py`). A step
+added, shifted or retargeted goes only where the generic mix's overlap rules
+(`chaos.generator.overlap`, each fault's window counted to its latest end and the
+recovery after it) let it be beside the faults it then overlaps, as the generic mix
+would have let it: a shift can move a fault into or out of another's company, which is
+what timing needs. Mutations keep every fault before the heal and the parent's seed
+(roles resolve from the seed and the step) and actions (a race adds its
+`move-controller`).
 
 Every choice comes from one `random.Random(hunt_seed)` and the coverage recorded so far:
 the same hunt seed and the same coverage give the same schedules. Pure apart from that
